@@ -1,0 +1,16 @@
+"""`l4lite parse`."""
+
+from __future__ import annotations
+
+import argparse
+
+from l4lite.errors import L4Error
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("parse", help="(not available yet)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    raise L4Error("'parse' is not available in this build")

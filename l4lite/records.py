@@ -1,0 +1,131 @@
+"""Records and line accounting: the plain data every stage after ingest works on.
+
+A record is one log event. Most records are one line; a Python traceback, a C++ frame dump or a torchelastic
+failure block is one record spanning ``line``..``end_line``. Node, rank and GPU stay separate unless a line ties
+them. Every input line ends in a record or in a skip counter with a reason, so that
+``lines_read == lines_in_records + sum(lines_skipped.values())`` always holds.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(slots=True)
+class Record:
+    """One log event.
+
+    ``text`` is the event as written (continuation lines joined with newlines); ``message`` is the part that
+    carries meaning for template mining and rules: the first line with its headers (timestamp, host:pid:tid,
+    rank prefix) stripped, or for a traceback the final exception line. ``time`` is seconds since the epoch
+    (UTC) or ``None`` when neither the line nor an earlier line of its file gave one.
+    """
+
+    file: str
+    line: int
+    end_line: int
+    node: str | None
+    rank: int | None
+    gpu: int | None
+    source: str
+    time: float | None
+    level: str | None
+    message: str
+    text: str
+    template_id: str = ""
+    template: str = ""
+
+    def as_row(self) -> dict[str, Any]:
+        """The record as a flat row for CSV, Parquet and JSON lines."""
+        return {
+            "file": self.file,
+            "line": self.line,
+            "end_line": self.end_line,
+            "node": self.node,
+            "rank": self.rank,
+            "gpu": self.gpu,
+            "source": self.source,
+            "time": self.time,
+            "level": self.level,
+            "template_id": self.template_id,
+            "template": self.template,
+            "text": self.text,
+        }
+
+
+@dataclass
+class Accounting:
+    """Where every input line and file went. Shards merge with ``merge``."""
+
+    files: int = 0
+    lines_read: int = 0
+    lines_in_records: int = 0
+    records: int = 0
+    lines_skipped: Counter[str] = field(default_factory=Counter)
+    files_skipped: Counter[str] = field(default_factory=Counter)
+    warnings: list[str] = field(default_factory=list)
+
+    MAX_WARNINGS = 200
+
+    def skip_lines(self, reason: str, n: int = 1) -> None:
+        self.lines_skipped[reason] += n
+
+    def skip_file(self, reason: str, path: str, detail: str = "") -> None:
+        self.files_skipped[reason] += 1
+        self.warn(f"{path}: skipped ({reason}){': ' + detail if detail else ''}")
+
+    def warn(self, message: str) -> None:
+        """Keep a bounded list of one-line warnings (file and line named by the caller)."""
+        if len(self.warnings) < self.MAX_WARNINGS:
+            self.warnings.append(message)
+        elif len(self.warnings) == self.MAX_WARNINGS:
+            self.warnings.append("... further warnings suppressed")
+
+    @property
+    def balanced(self) -> bool:
+        return self.lines_read == self.lines_in_records + sum(self.lines_skipped.values())
+
+    def merge(self, other: Accounting) -> Accounting:
+        self.files += other.files
+        self.lines_read += other.lines_read
+        self.lines_in_records += other.lines_in_records
+        self.records += other.records
+        self.lines_skipped.update(other.lines_skipped)
+        self.files_skipped.update(other.files_skipped)
+        for w in other.warnings:
+            self.warn(w)
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "lines_read": self.lines_read,
+            "lines_in_records": self.lines_in_records,
+            "records": self.records,
+            "lines_skipped": dict(sorted(self.lines_skipped.items())),
+            "files_skipped": dict(sorted(self.files_skipped.items())),
+            "warnings": list(self.warnings),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Accounting:
+        return cls(
+            files=int(data.get("files", 0)),
+            lines_read=int(data.get("lines_read", 0)),
+            lines_in_records=int(data.get("lines_in_records", 0)),
+            records=int(data.get("records", 0)),
+            lines_skipped=Counter(data.get("lines_skipped", {})),
+            files_skipped=Counter(data.get("files_skipped", {})),
+            warnings=list(data.get("warnings", [])),
+        )
+
+    def summary_line(self) -> str:
+        skipped = sum(self.lines_skipped.values())
+        reasons = ", ".join(f"{k}={v}" for k, v in sorted(self.lines_skipped.items())) or "none"
+        return (
+            f"{self.files} files, {self.lines_read} lines read = {self.lines_in_records} in {self.records} records"
+            f" + {skipped} skipped ({reasons})"
+            + (f"; {sum(self.files_skipped.values())} files skipped" if self.files_skipped else "")
+        )
