@@ -4,14 +4,31 @@
 aggregates: per-template statistics, per (node, time bucket, template) counts, rule hits (capped), trainer
 metric points, phase markers and a few exemplar records per (template, node). A ``JobScan`` is plain data and
 scans of shards merge with ``JobScan.merge`` (templates are keyed by stable template ids, so shards agree).
+
+During the pass records carry local template-miner cluster ids (``template_id == "#<cluster>"``); ``finish``
+maps them to stable template ids, and remaps rank-only node keys (``rank:N``) to node names with the rank->node
+map learned from lines that name both. The count table coarsens its time buckets (doubling their length) when
+it grows past ``max_cells``, so memory stays bounded whatever the length of the job.
 """
 
 from __future__ import annotations
 
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from l4lite.metrics import parse_metric_line
+from l4lite.phases import match_marker
 from l4lite.records import Accounting, Record
+
+UNKNOWN_NODE = "unknown"
+HIT_CAP = 20  # hits kept per (rule, node); the rest only counted in hit_totals
+EXEMPLAR_CAP = 2  # records kept per (template, node)
+MARKER_CAP = 5000
+METRIC_CAP = 4000  # metric points kept per node before older points are thinned
+MAX_CELLS = 400_000  # count-table cells before buckets double in length
 
 
 @dataclass
@@ -26,6 +43,14 @@ class TemplateStat:
     sources: dict[str, int] = field(default_factory=dict)  # source -> count
     first_time: float | None = None
     last_time: float | None = None
+
+    def merge(self, other: TemplateStat) -> None:
+        self.count += other.count
+        for mine, theirs in ((self.nodes, other.nodes), (self.levels, other.levels), (self.sources, other.sources)):
+            for k, v in theirs.items():
+                mine[k] = mine.get(k, 0) + v
+        self.first_time = _min(self.first_time, other.first_time)
+        self.last_time = _max(self.last_time, other.last_time)
 
 
 @dataclass
@@ -56,6 +81,18 @@ class MetricPoint:
     nan_count: int | None = None
     val_loss: float | None = None
     throughput: float | None = None  # samples/s or TFLOPs, whatever the framework prints
+    kind: str = "train"  # train, val or overflow
+    skipped_total: int | None = None  # cumulative skipped steps (DeepSpeed)
+    seq: int = 0  # order of the point on its node (stands in for the iteration when a framework prints none)
+    text: str = ""  # the line as written, for evidence
+
+    @property
+    def flagged(self) -> bool:
+        """Non-finite values or skipped/nan counters: points that thinning never drops."""
+        for v in (self.loss, self.grad_norm, self.val_loss):
+            if v is not None and not math.isfinite(v):
+                return True
+        return bool(self.nan_count) or self.kind == "overflow"
 
 
 @dataclass
@@ -70,6 +107,29 @@ class Marker:
     line: int
     iteration: int | None = None
     detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Progress:
+    """Training progress of one node: first and last iteration seen, and where the last one was printed."""
+
+    first_iteration: int | None = None
+    last_iteration: int | None = None
+    first_time: float | None = None
+    last_time: float | None = None
+    last_file: str = ""
+    last_line: int = 0
+    points: int = 0
+
+    def merge(self, other: Progress) -> None:
+        if other.points == 0:
+            return
+        if self.points == 0 or _before(other.first_time, self.first_time):
+            self.first_iteration, self.first_time = other.first_iteration, other.first_time
+        if self.points == 0 or _later_progress(other, self):
+            self.last_iteration, self.last_time = other.last_iteration, other.last_time
+            self.last_file, self.last_line = other.last_file, other.last_line
+        self.points += other.points
 
 
 @dataclass
@@ -91,3 +151,444 @@ class JobScan:
     start_time: float | None = None
     end_time: float | None = None
     info: dict[str, Any] = field(default_factory=dict)  # job facts parsed from logs (model, parallelism, ...)
+    node_ranks: dict[str, set[int]] = field(default_factory=dict)  # node -> ranks seen on it
+    progress: dict[str, Progress] = field(default_factory=dict)  # node -> training progress
+    node_first: dict[str, float | None] = field(default_factory=dict)  # node -> first record time
+
+    @property
+    def nodes(self) -> list[str]:
+        """All nodes seen, sorted."""
+        return sorted(self.node_last)
+
+    def merge(self, other: JobScan) -> JobScan:
+        """Add another shard's scan into this one (in place) and return self.
+
+        Templates merge by stable id; counts sum (after bringing both to the coarser bucket length); hits
+        concatenate and are capped per (rule, node) keeping the earliest; metrics and markers concatenate.
+        """
+        if other.bucket_seconds != self.bucket_seconds:
+            target = max(self.bucket_seconds, other.bucket_seconds)
+            self.counts = _rebucket(self.counts, self.bucket_seconds, target)
+            other_counts = _rebucket(other.counts, other.bucket_seconds, target)
+            self.bucket_seconds = target
+        else:
+            other_counts = other.counts
+        if not self.root:
+            self.root = other.root
+        self.accounting.merge(other.accounting)
+        for tid, stat in other.templates.items():
+            mine = self.templates.get(tid)
+            if mine is None:
+                self.templates[tid] = TemplateStat(tid, stat.template, stat.count, dict(stat.nodes), dict(stat.levels),
+                                                   dict(stat.sources), stat.first_time, stat.last_time)
+            else:
+                mine.merge(stat)
+        for key, n in other_counts.items():
+            self.counts[key] = self.counts.get(key, 0) + n
+        self.hits = cap_hits(self.hits + other.hits)
+        for key, n in other.hit_totals.items():
+            self.hit_totals[key] = self.hit_totals.get(key, 0) + n
+        self.metrics = thin_metrics(self.metrics + other.metrics)
+        self.markers = sorted(self.markers + other.markers, key=_event_key)[:MARKER_CAP]
+        for key, recs in other.exemplars.items():
+            mine_recs = self.exemplars.setdefault(key, [])
+            mine_recs.extend(recs)
+            mine_recs.sort(key=_record_key)
+            del mine_recs[EXEMPLAR_CAP:]
+        self.rank_nodes.update(other.rank_nodes)
+        for node, (t, n) in other.node_last.items():
+            t0, n0 = self.node_last.get(node, (None, 0))
+            self.node_last[node] = (_max(t0, t), n0 + n)
+        for node, t in other.node_first.items():
+            self.node_first[node] = _min(self.node_first.get(node), t)
+        for node, ranks in other.node_ranks.items():
+            self.node_ranks.setdefault(node, set()).update(ranks)
+        for node, prog in other.progress.items():
+            self.progress.setdefault(node, Progress()).merge(prog)
+        self.start_time = _min(self.start_time, other.start_time)
+        self.end_time = _max(self.end_time, other.end_time)
+        for k, v in other.info.items():
+            self.info.setdefault(k, v)
+        return self
+
+    def remap_nodes(self, rank_nodes: Mapping[int, str] | None = None) -> JobScan:
+        """Replace ``rank:N`` node keys by node names where the rank->node map knows them (in place)."""
+        if rank_nodes:
+            self.rank_nodes.update(rank_nodes)
+        mapping = {f"rank:{r}": n for r, n in self.rank_nodes.items()}
+        if not any(key in mapping for key in self.node_last):
+            return self
+
+        def m(node: str | None) -> str | None:
+            return mapping.get(node, node) if node is not None else None
+
+        for stat in self.templates.values():
+            stat.nodes = _sum_keys(stat.nodes, m)
+        self.counts = _sum_keys(self.counts, lambda k: (m(k[0]), k[1], k[2]))
+        self.hit_totals = _sum_keys(self.hit_totals, lambda k: (k[0], m(k[1])))
+        for hit in self.hits:
+            _fill_node(hit.record, self.rank_nodes)
+        for point in self.metrics:
+            point.node = m(point.node)
+        for marker in self.markers:
+            marker.node = m(marker.node)
+        exemplars: dict[tuple[str, str], list[Record]] = {}
+        for (tid, node), recs in self.exemplars.items():
+            lst = exemplars.setdefault((tid, m(node) or node), [])
+            for r in recs:
+                _fill_node(r, self.rank_nodes)
+            lst.extend(recs)
+            lst.sort(key=_record_key)
+            del lst[EXEMPLAR_CAP:]
+        self.exemplars = exemplars
+        node_last: dict[str, tuple[float | None, int]] = {}
+        for node, (t, n) in self.node_last.items():
+            t0, n0 = node_last.get(m(node) or node, (None, 0))
+            node_last[m(node) or node] = (_max(t0, t), n0 + n)
+        self.node_last = node_last
+        node_first: dict[str, float | None] = {}
+        for node, t in self.node_first.items():
+            key = m(node) or node
+            node_first[key] = _min(node_first.get(key), t)
+        self.node_first = node_first
+        node_ranks: dict[str, set[int]] = {}
+        for node, ranks in self.node_ranks.items():
+            node_ranks.setdefault(m(node) or node, set()).update(ranks)
+        self.node_ranks = node_ranks
+        progress: dict[str, Progress] = {}
+        for node, prog in self.progress.items():
+            progress.setdefault(m(node) or node, Progress()).merge(prog)
+        self.progress = progress
+        self.hits = cap_hits(self.hits)
+        return self
+
+
+class Miner(Protocol):
+    """What the scan needs of a template miner (``l4lite.templates.TemplateMiner``)."""
+
+    def add(self, message: str) -> int: ...
+
+    def finalize(self) -> dict[int, tuple[str, str]]: ...
+
+
+class Matcher(Protocol):
+    """What the scan needs of a rule pack (``l4lite.rulepack.RulePack``): ``match(record) -> [RuleMatch]``."""
+
+    def match(self, record: Record) -> list[Any]: ...
+
+
+def node_key(record: Record) -> str:
+    """The node a record counts under during the pass: its node, else ``rank:N``, else ``unknown``."""
+    if record.node:
+        return record.node
+    if record.rank is not None:
+        return f"rank:{record.rank}"
+    return UNKNOWN_NODE
+
+
+class _Stat:
+    __slots__ = ("count", "nodes", "levels", "sources", "first", "last")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.nodes: Counter[str] = Counter()
+        self.levels: Counter[str] = Counter()
+        self.sources: Counter[str] = Counter()
+        self.first: float | None = None
+        self.last: float | None = None
+
+
+class Scanner:
+    """Consumes records one at a time (``add``) and produces a ``JobScan`` (``finish``).
+
+    ``finish`` does not consume the scanner's state, so a live follower (tail) can keep adding records and
+    take a fresh scan whenever it wants one.
+    """
+
+    def __init__(self, miner: Miner, rules: Matcher | None = None, *, bucket_seconds: float = 5.0,
+                 root: str = "", max_cells: int = MAX_CELLS, hit_cap: int = HIT_CAP) -> None:
+        self.miner = miner
+        self.rules = rules
+        self.root = root
+        self.bucket_seconds = float(bucket_seconds)
+        self.max_cells = max_cells
+        self.hit_cap = hit_cap
+        self._stats: dict[int, _Stat] = {}
+        self._counts: dict[tuple[str, int, int], int] = {}
+        self._hits: list[Hit] = []
+        self._hit_kept: Counter[tuple[str, str]] = Counter()
+        self._hit_totals: Counter[tuple[str, str]] = Counter()
+        self._metrics: dict[str, list[MetricPoint]] = {}
+        self._seq: Counter[str] = Counter()
+        self._markers: list[Marker] = []
+        self._exemplars: dict[tuple[int, str], list[Record]] = {}
+        self._rank_nodes: dict[int, str] = {}
+        self._node_last: dict[str, tuple[float | None, int]] = {}
+        self._node_first: dict[str, float | None] = {}
+        self._node_ranks: dict[str, set[int]] = {}
+        self._progress: dict[str, Progress] = {}
+        self._trained: set[str] = set()
+        self.start_time: float | None = None
+        self.end_time: float | None = None
+
+    # ------------------------------------------------------------------ the hot path
+    def add(self, record: Record) -> None:
+        node = node_key(record)
+        t = record.time
+        cid = self.miner.add(record.message)
+        record.template_id = f"#{cid}"
+        st = self._stats.get(cid)
+        if st is None:
+            st = self._stats[cid] = _Stat()
+        st.count += 1
+        st.nodes[node] += 1
+        if record.level:
+            st.levels[record.level] += 1
+        st.sources[record.source] += 1
+        if t is not None:
+            if st.first is None or t < st.first:
+                st.first = t
+            if st.last is None or t > st.last:
+                st.last = t
+            if self.start_time is None or t < self.start_time:
+                self.start_time = t
+            if self.end_time is None or t > self.end_time:
+                self.end_time = t
+            bucket = int(t // self.bucket_seconds)
+        else:
+            bucket = -1
+        key = (node, bucket, cid)
+        counts = self._counts
+        counts[key] = counts.get(key, 0) + 1
+        if len(counts) > self.max_cells:
+            self._coarsen()
+        ex = self._exemplars.get((cid, node))
+        if ex is None:
+            self._exemplars[(cid, node)] = [record]
+        elif len(ex) < EXEMPLAR_CAP:
+            ex.append(record)
+        last = self._node_last.get(node)
+        if last is None:
+            self._node_last[node] = (t, 1)
+            self._node_first[node] = t
+        else:
+            self._node_last[node] = (t if t is not None else last[0], last[1] + 1)
+            if self._node_first[node] is None:
+                self._node_first[node] = t
+        if record.rank is not None:
+            ranks = self._node_ranks.get(node)
+            if ranks is None:
+                self._node_ranks[node] = {record.rank}
+            elif record.rank not in ranks:
+                ranks.add(record.rank)
+            if record.node and record.rank not in self._rank_nodes:
+                self._rank_nodes[record.rank] = record.node
+        if self.rules is not None:
+            for match in self.rules.match(record):
+                self._add_hit(match, record, node)
+        msg = record.message
+        values = parse_metric_line(msg)
+        if values is not None:
+            self._add_metric(values, record, node)
+        marker = match_marker(msg)
+        if marker is not None and len(self._markers) < MARKER_CAP:
+            self._markers.append(Marker(marker.kind, record.node, record.rank, t, record.file, record.line,
+                                        marker.iteration, marker.detail))
+
+    def _add_hit(self, match: Any, record: Record, node: str) -> None:
+        rule = getattr(match, "rule", None)
+        rule_id = str(getattr(rule, "id", None) or getattr(match, "rule_id", None) or rule)
+        key = (rule_id, node)
+        self._hit_totals[key] += 1
+        if self._hit_kept[key] < self.hit_cap:
+            self._hit_kept[key] += 1
+            groups = getattr(match, "groups", None) or {}
+            self._hits.append(Hit(rule_id, record, {k: v for k, v in dict(groups).items() if v is not None}))
+
+    def _add_metric(self, values: dict[str, Any], record: Record, node: str) -> None:
+        self._seq[node] += 1
+        point = MetricPoint(node=record.node, rank=record.rank, time=record.time, iteration=values.get("iteration"),
+                            file=record.file, line=record.line, loss=values.get("loss"),
+                            grad_norm=values.get("grad_norm"), lr=values.get("lr"),
+                            iter_time=values.get("iter_time"), loss_scale=values.get("loss_scale"),
+                            skipped=values.get("skipped"), nan_count=values.get("nan_count"),
+                            val_loss=values.get("val_loss"), throughput=values.get("throughput"),
+                            kind=values.get("kind", "train"), skipped_total=values.get("skipped_total"),
+                            seq=self._seq[node], text=record.text[:500])
+        series = self._metrics.setdefault(node, [])
+        series.append(point)
+        if len(series) > METRIC_CAP:
+            self._metrics[node] = thin_metrics(series)
+        if point.kind == "train" and point.iteration is not None:
+            prog = self._progress.get(node)
+            if prog is None:
+                prog = self._progress[node] = Progress(point.iteration, point.iteration, record.time, record.time)
+            prog.points += 1
+            if prog.last_iteration is None or point.iteration >= prog.last_iteration or point.iteration < (
+                    prog.last_iteration // 2):  # a restart from an earlier checkpoint also counts as progress
+                prog.last_iteration = point.iteration
+                prog.last_time = record.time if record.time is not None else prog.last_time
+                prog.last_file, prog.last_line = record.file, record.line
+        if point.kind == "train" and node not in self._trained and len(self._markers) < MARKER_CAP:
+            self._trained.add(node)
+            self._markers.append(Marker("train", record.node, record.rank, record.time, record.file, record.line,
+                                        point.iteration, {"implied": True}))
+
+    def _coarsen(self) -> None:
+        while len(self._counts) > self.max_cells // 2:
+            self._counts = _rebucket(self._counts, self.bucket_seconds, self.bucket_seconds * 2)
+            self.bucket_seconds *= 2
+
+    # ------------------------------------------------------------------ the end of the pass
+    def finish(self, accounting: Accounting | None = None, rank_nodes: Mapping[int, str] | None = None,
+               info: Mapping[str, Any] | None = None) -> JobScan:
+        """Map cluster ids to stable template ids and node keys to nodes; return the scan."""
+        final = self.miner.finalize()
+        tid_of: dict[int, str] = {}
+        scan = JobScan(root=self.root, accounting=accounting if accounting is not None else Accounting(),
+                       bucket_seconds=self.bucket_seconds)
+        for cid, st in self._stats.items():
+            tid, text = final.get(cid, (f"c{cid}", ""))
+            tid_of[cid] = tid
+            stat = TemplateStat(tid, text, st.count, dict(st.nodes), dict(st.levels), dict(st.sources),
+                                st.first, st.last)
+            mine = scan.templates.get(tid)
+            if mine is None:
+                scan.templates[tid] = stat
+            else:
+                mine.merge(stat)
+        text_of = {tid: stat.template for tid, stat in scan.templates.items()}
+        for (node, bucket, cid), n in self._counts.items():
+            key = (node, bucket, tid_of[cid])
+            scan.counts[key] = scan.counts.get(key, 0) + n
+
+        def fix(rec: Record) -> Record:
+            if rec.template_id.startswith("#"):
+                tid = tid_of.get(int(rec.template_id[1:]), "")
+                rec.template_id, rec.template = tid, text_of.get(tid, "")
+            return rec
+
+        scan.hits = [Hit(h.rule_id, fix(h.record), dict(h.groups)) for h in self._hits]
+        scan.hit_totals = dict(self._hit_totals)
+        scan.metrics = [p for series in self._metrics.values() for p in series]
+        scan.markers = list(self._markers)
+        for (cid, node), recs in self._exemplars.items():
+            lst = scan.exemplars.setdefault((tid_of[cid], node), [])
+            lst.extend(fix(r) for r in recs)
+            del lst[EXEMPLAR_CAP:]
+        scan.rank_nodes = dict(self._rank_nodes)
+        scan.node_last = dict(self._node_last)
+        scan.node_first = dict(self._node_first)
+        scan.node_ranks = {k: set(v) for k, v in self._node_ranks.items()}
+        scan.progress = {k: Progress(p.first_iteration, p.last_iteration, p.first_time, p.last_time, p.last_file,
+                                     p.last_line, p.points) for k, p in self._progress.items()}
+        scan.start_time, scan.end_time = self.start_time, self.end_time
+        if info:
+            scan.info.update(info)
+        scan.remap_nodes(rank_nodes)
+        scan.hits = cap_hits(scan.hits, self.hit_cap)
+        return scan
+
+
+def scan_records(records: Iterable[Record], miner: Miner, rules: Matcher | None = None, *,
+                 bucket_seconds: float = 5.0, root: str = "", accounting: Accounting | None = None,
+                 rank_nodes: Mapping[int, str] | None = None) -> JobScan:
+    """Scan a stream of records in one pass."""
+    scanner = Scanner(miner, rules, bucket_seconds=bucket_seconds, root=root)
+    for record in records:
+        scanner.add(record)
+    return scanner.finish(accounting, rank_nodes)
+
+
+# ---------------------------------------------------------------------- helpers
+def cap_hits(hits: list[Hit], cap: int = HIT_CAP) -> list[Hit]:
+    """Keep the earliest ``cap`` hits per (rule, node), ordered by time then file position."""
+    hits = sorted(hits, key=lambda h: _record_key(h.record))
+    kept: Counter[tuple[str, str]] = Counter()
+    out: list[Hit] = []
+    for h in hits:
+        key = (h.rule_id, node_key(h.record))
+        if kept[key] < cap:
+            kept[key] += 1
+            out.append(h)
+    return out
+
+
+def thin_metrics(points: list[MetricPoint], cap: int = METRIC_CAP) -> list[MetricPoint]:
+    """Bound the metric points per node: halve the density of the older points, never dropping flagged ones.
+
+    The newest quarter of each node's series is always kept in full, because failures happen at the end.
+    """
+    by_node: dict[str | None, list[MetricPoint]] = {}
+    for p in points:
+        by_node.setdefault(p.node, []).append(p)
+    out: list[MetricPoint] = []
+    for series in by_node.values():
+        series.sort(key=lambda p: (p.seq, p.time if p.time is not None else -math.inf, p.line))
+        while len(series) > cap:
+            keep_tail = cap // 4
+            head, tail = series[:-keep_tail], series[-keep_tail:]
+            head = [p for i, p in enumerate(head) if i % 2 == 0 or p.flagged]
+            if len(head) + len(tail) >= len(series):
+                break
+            series = head + tail
+        out.extend(series)
+    return out
+
+
+def _rebucket(counts: dict[tuple[str, int, Any], int], old: float, new: float) -> dict[tuple[str, int, Any], int]:
+    ratio = int(round(new / old))
+    if ratio <= 1:
+        return dict(counts)
+    out: dict[tuple[str, int, Any], int] = {}
+    for (node, bucket, tid), n in counts.items():
+        key = (node, bucket // ratio if bucket >= 0 else bucket, tid)
+        out[key] = out.get(key, 0) + n
+    return out
+
+
+def _sum_keys(d: dict[Any, int], f: Any) -> dict[Any, int]:
+    out: dict[Any, int] = {}
+    for k, v in d.items():
+        k2 = f(k)
+        out[k2] = out.get(k2, 0) + v
+    return out
+
+
+def _fill_node(record: Record, rank_nodes: Mapping[int, str]) -> None:
+    if record.node is None and record.rank is not None and record.rank in rank_nodes:
+        record.node = rank_nodes[record.rank]
+
+
+def _record_key(r: Record) -> tuple[float, str, int]:
+    return (r.time if r.time is not None else math.inf, r.file, r.line)
+
+
+def _event_key(m: Marker) -> tuple[float, str, int]:
+    return (m.time if m.time is not None else math.inf, m.file, m.line)
+
+
+def _before(a: float | None, b: float | None) -> bool:
+    return a is not None and (b is None or a < b)
+
+
+def _later_progress(a: Progress, b: Progress) -> bool:
+    if a.last_time is not None and b.last_time is not None:
+        return a.last_time > b.last_time
+    return (a.last_iteration or -1) > (b.last_iteration or -1)
+
+
+def _min(a: float | None, b: float | None) -> float | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a if a < b else b
+
+
+def _max(a: float | None, b: float | None) -> float | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a if a > b else b

@@ -1,0 +1,229 @@
+"""Training phases from framework markers: init, load, train, checkpoint, eval, shutdown.
+
+Markers are recognised with cheap substring gates (this runs on every line). A ``PhaseTracker`` turns the marker
+stream of a job into phase spans and answers "which phase was node N in at time t (or at file:line)?". The
+failure phase is the phase of the first root-cause evidence, so this is what the localiser asks.
+
+Why a tracker and not only the latest marker: NCCL prints communicator set-up lines ("Init COMPLETE") whenever a
+new process group is created, also in the middle of training; such lines only mean ``init`` before the job has
+loaded or trained, or after a restart.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import Any
+
+from l4lite.vocab import PHASES
+
+PHASE_ORDER = {name: i for i, name in enumerate(PHASES)}
+
+# (substring gate, marker kind). The gate is matched case-sensitively against the message; order matters
+# (first hit wins), so completion markers come before start markers of the same family.
+_MARKERS: tuple[tuple[str, str], ...] = (
+    ("successfully saved checkpoint", "checkpoint_saved"),
+    ("Successfully saved checkpoint", "checkpoint_saved"),
+    ("is ready now!", "checkpoint_saved"),  # DeepSpeed "[Torch] Checkpoint global_step100 is ready now!"
+    ("Saved checkpoint", "checkpoint_saved"),
+    ("Checkpoint saved", "checkpoint_saved"),
+    ("checkpoint saved", "checkpoint_saved"),
+    ("saving checkpoint", "checkpoint"),
+    ("Saving checkpoint", "checkpoint"),
+    ("Saving model checkpoint", "checkpoint"),
+    ("is about to be saved", "checkpoint"),
+    ("saving model to", "checkpoint"),
+    ("Saving model to", "checkpoint"),
+    ("successfully loaded checkpoint", "load_done"),
+    ("Successfully loaded checkpoint", "load_done"),
+    ("loading checkpoint", "load"),
+    ("Loading checkpoint", "load"),
+    ("load_checkpoint", "load"),
+    ("Resuming from checkpoint", "load"),
+    ("resuming from checkpoint", "load"),
+    ("Loading model", "load"),
+    ("loading model", "load"),
+    ("building train, validation, and test datasets", "load"),
+    ("Building dataset", "load"),
+    ("building dataset", "load"),
+    ("Loading dataset", "load"),
+    ("loading dataset", "load"),
+    ("building GPT model", "load"),
+    ("Running training", "train"),
+    ("Starting training", "train"),
+    ("starting training", "train"),
+    ("before the start of training step", "train"),
+    ("training ...", "train"),
+    ("Running Evaluation", "eval"),
+    ("Running evaluation", "eval"),
+    ("Start evaluation", "eval"),
+    ("Evaluating", "eval"),
+    ("Validation DataLoader", "eval"),
+    ("Validation:", "eval"),
+    ("evaluating", "eval"),
+    ("Restarting worker group", "restart"),
+    ("restarting worker group", "restart"),
+    ("Rendezvous complete for workers", "init"),
+    ("Starting elastic_operator", "init"),
+    ("initializing torch distributed", "init"),
+    ("Initializing distributed", "init"),
+    ("init_process_group", "init"),
+    ("initializing tensor model parallel", "init"),
+    ("Initializing TorchBackend", "init"),
+    ("NCCL version", "init"),
+    ("Bootstrap :", "init"),
+    ("Init COMPLETE", "init"),
+    ("exiting program", "shutdown"),
+    ("Training completed", "shutdown"),
+    ("Training finished", "shutdown"),
+    ("training finished", "shutdown"),
+    ("Training complete", "shutdown"),
+    ("Finished training", "shutdown"),
+    ("finished training", "shutdown"),
+    ("Trainer.fit` stopped", "shutdown"),
+    ("destroy_process_group", "shutdown"),
+    ("Destroying process group", "shutdown"),
+)
+_GATE = re.compile("|".join(re.escape(g) for g, _ in _MARKERS))
+_KIND = dict(_MARKERS)
+
+_ITER = re.compile(r"\b(?:iteration|step|global_step|global step)[\s=:]*(\d+)", re.I)
+_EPOCHS = re.compile(r"\bat\s+(\d+)\s+epochs?\b")
+_PATH = re.compile(r"(?:\bto|:)\s+'?(/[^\s']+|[\w.-]+/[^\s']+)'?")
+_CKPT_PATH = re.compile(r"((?:/|\.{1,2}/|\w[\w.-]*/)[^\s'\",]*(?:checkpoint|ckpt|global_step|iter_)[^\s'\",]*)", re.I)
+
+# Innermost Python frames tell where an exception was thrown; the last matching frame wins.
+_FRAME_PHASE: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\bin (?:_?save_checkpoint\w*|save_model|_save_model|save_pretrained|_save|savez|"
+                r"save_state|_save_checkpoint|checkpoint_save|save_to_disk|write_checkpoint)\b"), "checkpoint"),
+    (re.compile(r"\bin (?:_?load_checkpoint\w*|from_pretrained|load_state_dict|_load_from_checkpoint|"
+                r"load_model|_load_model|build_train_valid_test_data\w*|_load_from_state_dict|load_sharded\w*|"
+                r"resume\w*)\b"), "load"),
+    (re.compile(r"\bin (?:evaluate|evaluation_loop|evaluation_step|validation_step|_run_evaluate|"
+                r"_evaluate|run_eval\w*|prediction_step|_validate)\b"), "eval"),
+    (re.compile(r"\bin (?:initialize_megatron|_initialize_distributed|init_process_group|_compile_dependencies|"
+                r"init_distributed|_init_dist\w*|setup_distributed|_new_process_group_helper)\b"), "init"),
+    (re.compile(r"\bin (?:train_step|training_step|forward_step|backward_step|_inner_training_loop|"
+                r"train_epoch|_optimizer_step|optimizer_step|run_iter|run_epoch)\b"), "train"),
+)
+
+
+@dataclass(slots=True)
+class MarkerMatch:
+    """What a marker line says: its kind and details (iteration, checkpoint path)."""
+
+    kind: str
+    iteration: int | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+def match_marker(message: str) -> MarkerMatch | None:
+    """Recognise a phase marker in one message, or return None (most lines)."""
+    m = _GATE.search(message)
+    if m is None:
+        return None
+    kind = _KIND[m.group(0)]
+    out = MarkerMatch(kind)
+    if kind in ("checkpoint", "checkpoint_saved", "load", "load_done"):
+        it = _ITER.search(message)
+        if it is not None:
+            out.iteration = int(it.group(1))
+        else:
+            ep = _EPOCHS.search(message)
+            if ep is not None:
+                out.detail["epoch"] = int(ep.group(1))
+        path = _CKPT_PATH.search(message) or _PATH.search(message[m.end():])
+        if path is not None:
+            out.detail["path"] = path.group(1).rstrip(".,;:")
+    return out
+
+
+def phase_from_traceback(text: str) -> str | None:
+    """The phase named by the innermost recognisable frame of a traceback, or None."""
+    if "File \"" not in text and "in " not in text:
+        return None
+    best: tuple[int, str] | None = None
+    for pattern, phase in _FRAME_PHASE:
+        for m in pattern.finditer(text):
+            if best is None or m.start() > best[0]:
+                best = (m.start(), phase)
+    return best[1] if best else None
+
+
+@dataclass(slots=True)
+class PhaseEvent:
+    """A phase entered at a point of one node's log (time may be None; file/line order is kept)."""
+
+    phase: str
+    time: float | None
+    file: str
+    line: int
+    node: str | None = None
+    iteration: int | None = None
+
+
+@dataclass
+class PhaseTracker:
+    """Phase state machine of one log stream (a node, or the whole job)."""
+
+    events: list[PhaseEvent] = field(default_factory=list)
+    current: str | None = None
+    trained: bool = False  # load/train/checkpoint/eval seen since the last restart
+
+    def feed(self, kind: str, time: float | None, file: str, line: int, node: str | None = None,
+             iteration: int | None = None) -> bool:
+        """Feed one marker kind; return True when the phase changed."""
+        phase = {"checkpoint_saved": "train", "load_done": None, "restart": "init"}.get(kind, kind)
+        if kind == "restart":
+            self.trained = False
+        if phase is None or phase not in PHASE_ORDER:
+            return False
+        if phase == "init" and self.trained and kind != "restart":
+            return False  # a late process group, not a new start
+        if phase != "init" and phase != "shutdown":
+            self.trained = True
+        if phase == self.current:
+            return False
+        self.current = phase
+        self.events.append(PhaseEvent(phase, time, file, line, node, iteration))
+        return True
+
+
+def spans(events: list[PhaseEvent], end_time: float | None) -> list[tuple[str, float | None, float | None]]:
+    """Turn ordered phase events into (phase, start, end) spans; the last span ends at ``end_time``."""
+    out: list[tuple[str, float | None, float | None]] = []
+    for i, ev in enumerate(events):
+        nxt = events[i + 1].time if i + 1 < len(events) else end_time
+        if out and out[-1][0] == ev.phase:
+            continue
+        out.append((ev.phase, ev.time, nxt))
+    # merge consecutive spans of the same phase (can happen when events were merged from several nodes)
+    merged: list[tuple[str, float | None, float | None]] = []
+    for name, start, end in out:
+        if merged and merged[-1][0] == name:
+            merged[-1] = (name, merged[-1][1], end)
+        else:
+            merged.append((name, start, end))
+    for i in range(len(merged) - 1):
+        name, start, _ = merged[i]
+        merged[i] = (name, start, merged[i + 1][1])
+    return merged
+
+
+def phase_at(events: list[PhaseEvent], time: float | None, file: str | None = None,
+             line: int | None = None) -> str | None:
+    """The phase in force at a point: by file order within the same file, else by time."""
+    if file is not None and line is not None:
+        same = [e for e in events if e.file == file and e.line <= line]
+        if same:
+            return same[-1].phase
+    if time is not None:
+        timed = [e for e in events if e.time is not None]
+        if timed:
+            timed.sort(key=lambda e: e.time)  # type: ignore[arg-type,return-value]
+            i = bisect_right([e.time for e in timed], time)  # type: ignore[misc]
+            if i > 0:
+                return timed[i - 1].phase
+            return timed[0].phase if timed[0].phase == "init" else "init"
+    return None

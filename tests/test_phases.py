@@ -1,0 +1,70 @@
+"""Phase markers, the phase state machine and phases named by tracebacks."""
+
+from __future__ import annotations
+
+from l4lite.phases import PhaseTracker, match_marker, phase_at, phase_from_traceback, spans
+
+
+def test_checkpoint_markers_with_iteration_and_path() -> None:
+    start = match_marker("saving checkpoint at iteration   33241 to /gpfs/checkpoints/tr1-13B/checkpoints")
+    assert start is not None and start.kind == "checkpoint" and start.iteration == 33241
+    assert start.detail["path"] == "/gpfs/checkpoints/tr1-13B/checkpoints"
+    done = match_marker("  successfully saved checkpoint at iteration   33241 to /gpfs/checkpoints/tr1-13B/checkpoints")
+    assert done is not None and done.kind == "checkpoint_saved" and done.iteration == 33241
+    hf = match_marker("Saving model checkpoint to output/checkpoint-500")
+    assert hf is not None and hf.kind == "checkpoint" and hf.detail["path"] == "output/checkpoint-500"
+    mm = match_marker("12/09 06:49:23 - mmengine - INFO - Saving checkpoint at 14 epochs")
+    assert mm is not None and mm.kind == "checkpoint" and mm.detail["epoch"] == 14
+
+
+def test_other_markers() -> None:
+    assert match_marker("NCCL INFO NCCL version 2.18.5+cuda12.2").kind == "init"  # type: ignore[union-attr]
+    assert match_marker("loading checkpoint from /ckpt at iteration 2000").kind == "load"  # type: ignore[union-attr]
+    assert match_marker("***** Running Evaluation *****").kind == "eval"  # type: ignore[union-attr]
+    assert match_marker("[exiting program after 1190.03 minutes]").kind == "shutdown"  # type: ignore[union-attr]
+    assert match_marker("Restarting worker group").kind == "restart"  # type: ignore[union-attr]
+    assert match_marker("NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC") is None
+    assert match_marker("iteration 10/100 | lm loss: 2.0") is None
+
+
+def test_tracker_ignores_late_nccl_init_but_honours_restart() -> None:
+    tr = PhaseTracker()
+    tr.feed("init", 0.0, "a.log", 1)
+    tr.feed("load", 10.0, "a.log", 5)
+    tr.feed("train", 20.0, "a.log", 9)
+    assert not tr.feed("init", 30.0, "a.log", 12)  # a new process group mid-training
+    tr.feed("checkpoint", 40.0, "a.log", 15)
+    tr.feed("checkpoint_saved", 45.0, "a.log", 16)
+    assert tr.current == "train"
+    tr.feed("restart", 50.0, "a.log", 20)
+    assert tr.current == "init"
+    names = [e.phase for e in tr.events]
+    assert names == ["init", "load", "train", "checkpoint", "train", "init"]
+    sp = spans(tr.events, 60.0)
+    assert sp[0] == ("init", 0.0, 10.0) and sp[-1] == ("init", 50.0, 60.0)
+
+
+def test_phase_at_by_line_and_by_time() -> None:
+    tr = PhaseTracker()
+    tr.feed("init", 0.0, "a.log", 1)
+    tr.feed("train", 20.0, "a.log", 9)
+    tr.feed("eval", 40.0, "a.log", 30)
+    assert phase_at(tr.events, None, "a.log", 10) == "train"
+    assert phase_at(tr.events, 45.0, "kern.log", 3) == "eval"
+    assert phase_at(tr.events, 25.0) == "train"
+    assert phase_at(tr.events, -5.0) == "init"
+    assert phase_at([], None) is None
+
+
+def test_phase_from_traceback_uses_innermost_frame() -> None:
+    save = ('Traceback (most recent call last):\n  File "train.py", line 5, in <module>\n'
+            '  File "trainer.py", line 10, in train_epoch\n  File "hooks.py", line 345, in _save_checkpoint\n'
+            'OSError: [Errno 122] Disk quota exceeded')
+    assert phase_from_traceback(save) == "checkpoint"
+    load = ('  File "x.py", line 2, in train\n  File "modeling_utils.py", line 2560, in from_pretrained\n'
+            'safetensors_rust.SafetensorError: HeaderTooLarge')
+    assert phase_from_traceback(load) == "load"
+    init = ('  File "training.py", line 95, in pretrain\n  File "initialize.py", line 140, in _compile_dependencies\n'
+            'RuntimeError: CUDA error: out of memory')
+    assert phase_from_traceback(init) == "init"
+    assert phase_from_traceback("RuntimeError: CUDA error: out of memory") is None
