@@ -128,6 +128,8 @@ def connect(path: Path, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> sqlite3.C
         migrate(conn, path)
     except sqlite3.DatabaseError as exc:
         conn.close()
+        if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc)):
+            raise _busy_error(exc, path) from None
         raise L4Error(f"{path}: not a usable l4lite history store: {exc}") from None
     except BaseException:
         conn.close()
