@@ -105,6 +105,27 @@ def test_v1_store_is_migrated_and_keeps_its_data(tmp_path: Path) -> None:
         assert s.schema_version == 2 and len(s.jobs()) == 2
 
 
+def test_frozen_v1_fixture_migrates_and_matches_the_v1_ddl(tmp_path: Path) -> None:
+    dump = (REPO / "fixtures" / "history" / "store-v1.sql").read_text()
+    path = tmp_path / "fixture.sqlite3"
+    conn = sqlite3.connect(path)
+    conn.executescript(dump)
+    fixture_schema = sorted(r[0] for r in conn.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL"))
+    conn.close()
+    fresh = sqlite3.connect(tmp_path / "fresh-v1.sqlite3")
+    for statement in schema.V1:  # the V1 DDL kept in code must still be what version 1 wrote
+        fresh.execute(statement)
+    assert sorted(r[0] for r in fresh.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL")) == \
+        fixture_schema
+    fresh.close()
+    with Store(path) as s:
+        assert s.schema_version == schema.SCHEMA_VERSION
+        assert s.baseline_templates("tag=llama") == {"t1": 0.25}
+        jobs = {j["job_id"]: j for j in s.jobs()}
+        assert jobs[2]["top_node"] == "node009" and jobs[2]["category"] == "gpu_hardware"
+        assert s.confirm(2, "gpu_hardware", "Xid 79") == 1
+
+
 def test_store_from_a_newer_version_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "new.sqlite3"
     conn = sqlite3.connect(path)
