@@ -1,0 +1,361 @@
+"""The HTML incident report: one self-contained file that opens offline and makes the verdict obvious.
+
+``render_html(incident)`` turns an ``Incident`` (nothing else: the report never sees detectors or records) into a
+page made from the Jinja2 templates in the top-level ``templates/`` folder. Design choices:
+
+* Autoescaping is on for every template, and log text is only ever inserted as template variables, so a log
+  line such as ``<script>`` appears as text. Data handed to the page script is JSON inside
+  ``<script type="application/json">`` with ``<``, ``>`` and ``&`` written as ``\\u003c`` etc.
+* A Content-Security-Policy meta tag allows no network access at all and only the page's own script (by hash),
+  so even an escaping bug could neither run injected code nor fetch anything.
+* Charts are inline SVG laid out in :mod:`l4lite.report_charts` (numbers only) and drawn by template macros:
+  no plotting dependency, a few kB per chart, text escaped by construction.
+* The page is bounded: evidence rows, context lines, line lengths, heatmap cells, series points and events are
+  capped (with the counts of what was left out shown on the page); if a page still exceeds the budget it is
+  rendered again with tighter caps, so a 16-node job stays under 2 MB whatever the length of its logs.
+* Everything is readable without JavaScript; the script only adds sorting, filtering and a copy button.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from l4lite import __version__
+from l4lite import report_charts as rc
+from l4lite.errors import L4Error
+from l4lite.incident import Evidence, Incident, write_atomic
+from l4lite.report_context import attach_context
+from l4lite.report_facts import CATEGORY_LABELS, checklist, ticket_text
+from l4lite.resources import templates_dir
+
+MAX_BYTES = 2_000_000
+_BUDGET = 1_900_000  # keep a margin under MAX_BYTES
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+ROLE_ORDER = {"root": 0, "cascade": 1, "symptom": 2, "confirmation": 3, "anomaly": 4}
+
+
+@dataclass(frozen=True)
+class Caps:
+    """Upper bounds on what one page shows; tighter levels are tried when a page exceeds the budget."""
+
+    evidence_rows: int = 200
+    evidence_chars: int = 2000
+    evidence_text_lines: int = 40
+    context_lines: int = 14
+    context_chars: int = 400
+    heatmap_rows: int = 64
+    heatmap_cols: int = 144
+    series_points: int = 500
+    node_series: int = 32
+    node_points: int = 200
+    timeline_events: int = 300
+    templates: int = 40
+    template_chars: int = 300
+    warnings: int = 50
+
+
+CAP_LEVELS: tuple[Caps, ...] = (
+    Caps(),
+    Caps(evidence_rows=100, evidence_chars=1000, context_lines=10, context_chars=240, heatmap_cols=100,
+         series_points=300, node_points=120, timeline_events=200, templates=30, template_chars=200),
+    Caps(evidence_rows=40, evidence_chars=400, evidence_text_lines=12, context_lines=6, context_chars=160,
+         heatmap_rows=32, heatmap_cols=60, series_points=150, node_series=16, node_points=60,
+         timeline_events=80, templates=15, template_chars=120, warnings=20),
+)
+
+
+def render_html(incident: Incident, path: str | Path | None = None, logs: Sequence[str] | None = None) -> str:
+    """Render the report; write it atomically to ``path`` when given. ``logs`` adds context lines."""
+    if logs:
+        incident = copy.deepcopy(incident)
+        attach_context(incident, logs)
+    html = ""
+    for caps in CAP_LEVELS:
+        html = _render(incident, caps)
+        if len(html.encode("utf-8")) <= _BUDGET:
+            break
+    if path is not None:
+        write_atomic(Path(path), html)
+    return html
+
+
+def load_incident(path: str | Path) -> Incident:
+    """Read a saved incident, turning every way it can be wrong into a one-line L4Error naming the file."""
+    p = Path(path)
+    try:
+        with open(p, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except FileNotFoundError:
+        raise L4Error(f"{p}: no such incident file") from None
+    except IsADirectoryError:
+        raise L4Error(f"{p}: is a directory, expected an incident JSON file") from None
+    except UnicodeDecodeError as exc:
+        raise L4Error(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise L4Error(f"{p}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    except OSError as exc:
+        raise L4Error(f"{p}: cannot read: {exc.strerror or exc}") from None
+    if not isinstance(data, dict):
+        raise L4Error(f"{p}: not an l4lite incident (top level is not an object)")
+    try:
+        return Incident.from_dict(data)
+    except ValueError as exc:
+        raise L4Error(f"{p}: {exc}") from None
+    except TypeError as exc:
+        raise L4Error(f"{p}: malformed incident: {exc}") from None
+
+
+# ---------------------------------------------------------------------------------------------- rendering
+@lru_cache(maxsize=4)
+def _environment(folder: str) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(folder),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["pct"] = lambda v: "—" if v is None else f"{float(v) * 100:.0f}%"
+    return env
+
+
+def _render(incident: Incident, caps: Caps) -> str:
+    env = _environment(str(templates_dir()))
+    script = env.get_template("report.js.j2").render()
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    view = _view(incident, caps)
+    page = env.get_template("report.html.j2").render(
+        v=view, script=Markup(script), script_hash=f"sha256-{digest}",
+        page_data=Markup(script_json(view["page_data"])),
+    )
+    return page.encode("utf-8", "replace").decode("utf-8")
+
+
+def script_json(data: Any) -> str:
+    """JSON safe to place inside a <script> element: no '<', '>' or '&' survive (no '</script>' breakout)."""
+    text = json.dumps(data, ensure_ascii=False, default=str)
+    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def clean(text: Any) -> str:
+    """Log text for display: control characters (NUL, escape sequences) become U+FFFD, surrogates are dropped."""
+    s = "" if text is None else str(text)
+    return _CONTROL.sub("\ufffd", s).encode("utf-8", "replace").decode("utf-8")
+
+
+def clip(text: Any, limit: int) -> tuple[str, int]:
+    s = clean(text)
+    return (s, 0) if len(s) <= limit else (s[:limit], len(s) - limit)
+
+
+def _view(inc: Incident, caps: Caps) -> dict[str, Any]:
+    extra = inc.extra if isinstance(inc.extra, dict) else {}
+    suspects = sorted(inc.suspects, key=lambda s: -float(s.score or 0))
+    suspect_nodes = [s.node for s in suspects]
+    failure_t = rc.parse_time(inc.failure_time)
+    is_incident = inc.status == "incident"
+    omitted: list[str] = []
+    view: dict[str, Any] = {
+        "version": __version__,
+        "generated": datetime.now(tz=UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "status": clean(inc.status),
+        "tone": "bad" if is_incident else "good" if inc.status == "healthy" else "warn",
+        "is_incident": is_incident,
+        "category": clean(inc.category) if inc.category else None,
+        "category_label": CATEGORY_LABELS.get(inc.category or "", clean(inc.category)) if inc.category else None,
+        "phase": clean(inc.phase) if inc.phase else None,
+        "iteration": inc.iteration,
+        "failure_time": rc.fmt_time(failure_t) if failure_t is not None else clean(inc.failure_time or "") or None,
+        "summary": clip(inc.summary, 1000)[0],
+        "scope": inc.scope,
+        "confidence": inc.confidence,
+        "suspects": [{"node": clip(s.node, 120)[0], "score": s.score, "category": s.category,
+                      "reasons": [clip(r, 300)[0] for r in (s.reasons or [])[:4]]} for s in suspects[:8]],
+        "more_suspects": max(0, len(suspects) - 8),
+        "recommendations": [clip(r, 600)[0] for r in inc.recommendations[:20]],
+        "checkpoint": _kv(inc.checkpoint.get("last_saved") if isinstance(inc.checkpoint, dict) else None),
+        "job": _kv(inc.job),
+        "job_name": clip(inc.job.get("name") or inc.job.get("root") or "", 200)[0] if inc.job else "",
+        "nodes_seen": len(extra.get("nodes") or []),
+        "matched_fault": _kv(inc.matched_fault),
+        "schema": inc.schema,
+    }
+    view["evidence"], view["facets"] = _evidence(inc.evidence, caps, omitted)
+    view["evidence_total"] = len(inc.evidence)
+    view["timeline"] = rc.timeline(extra.get("timeline") or _derived_timeline(inc),
+                                   [{"name": p.name, "start": p.start, "end": p.end} for p in inc.phases],
+                                   max_events=caps.timeline_events, failure_time=failure_t,
+                                   suspects=suspect_nodes[:6])
+    view["phases"] = [{"name": clean(p.name), "start": rc.fmt_time(rc.parse_time(p.start)),
+                       "end": rc.fmt_time(rc.parse_time(p.end))} for p in inc.phases[:20]]
+    hm = extra.get("heatmap")
+    view["heatmap"] = rc.heatmap(hm, suspects=suspect_nodes, max_rows=caps.heatmap_rows,
+                                 max_cols=caps.heatmap_cols, failure_time=failure_t) if isinstance(hm, dict) else None
+    view["health"] = _health(extra.get("health"), suspect_nodes, caps)
+    view["checklist"] = [{"question": clip(c.get("question"), 300)[0], "answer": clip(c.get("answer"), 600)[0],
+                          "status": c.get("status") if c.get("status") in ("yes", "no", "unknown") else "unknown"}
+                         for c in checklist(inc)[:40] if isinstance(c, dict)]
+    view["templates"] = _templates(extra.get("templates"), caps, omitted)
+    view["accounting"] = _accounting(inc.stats, caps, omitted)
+    view["stats"] = _kv({k: v for k, v in (inc.stats or {}).items() if k != "accounting"
+                         and not isinstance(v, dict | list)})
+    for chart in [view["timeline"], view["heatmap"], *(view["health"] or {}).get("charts", [])]:
+        if chart is not None and chart.note:
+            omitted.append(f"{getattr(chart, 'title', type(chart).__name__.lower())}: {chart.note}")
+    view["omitted"] = omitted
+    view["page_data"] = {"ticket": ticket_text(inc), "evidence_total": len(inc.evidence),
+                         "evidence_shown": len(view["evidence"])}
+    return view
+
+
+def _kv(data: Any) -> list[tuple[str, str]]:
+    """A flat dict as display pairs (nested values as compact JSON, everything clipped)."""
+    if not isinstance(data, dict):
+        return []
+    out = []
+    for k, v in list(data.items())[:40]:
+        if v is None or v == "" or v == [] or v == {}:
+            continue
+        text = v if isinstance(v, str) else json.dumps(v, default=str, ensure_ascii=False)
+        if isinstance(v, bool):
+            text = "yes" if v else "no"
+        out.append((clip(str(k).replace("_", " "), 80)[0], clip(text, 400)[0]))
+    return out
+
+
+def _evidence(evidence: Sequence[Evidence], caps: Caps, omitted: list[str]) -> tuple[list[dict], dict]:
+    order = sorted(range(len(evidence)), key=lambda i: (ROLE_ORDER.get(evidence[i].role, 9), i))
+    keep = sorted(order[: caps.evidence_rows])
+    if len(evidence) > len(keep):
+        left_out = Counter(evidence[i].role for i in order[caps.evidence_rows:])
+        omitted.append(f"evidence: {len(evidence) - len(keep)} of {len(evidence)} rows not shown ("
+                       + ", ".join(f"{n} {r}" for r, n in left_out.most_common()) + ")")
+    rows = []
+    cut_chars = cut_ctx = 0
+    for i in keep:
+        ev = evidence[i]
+        lines = clean(ev.text).split("\n")
+        text, cut = clip("\n".join(lines[: caps.evidence_text_lines]), caps.evidence_chars)
+        cut += sum(len(x) + 1 for x in lines[caps.evidence_text_lines:])
+        cut_chars += cut
+        t = rc.parse_time(ev.time)
+        last = ev.end_line or ev.line
+        ctx = []
+        context = [c for c in (ev.context or []) if isinstance(c, dict)]
+        for c in context[: caps.context_lines]:
+            ln = c.get("line")
+            body, _ = clip(c.get("text"), caps.context_chars)
+            ctx.append({"line": ln, "text": body,
+                        "hit": isinstance(ln, int) and ev.line <= ln <= last})
+        cut_ctx += max(0, len(context) - caps.context_lines)
+        rows.append({
+            "rank_in_incident": i + 1, "time": rc.fmt_time(t) if t is not None else clean(ev.time or "") or "—",
+            "epoch": t if t is not None else "", "node": clean(ev.node or ""), "rank": ev.rank, "gpu": ev.gpu,
+            "source": clean(ev.source or "other"), "role": clean(ev.role), "rule": clean(ev.rule or ""),
+            "category": clean(ev.category or ""), "score": float(ev.score or 0.0),
+            "file": clip(ev.file, 240)[0], "line": ev.line, "end_line": last, "count": ev.count,
+            "text": text, "text_cut": cut, "explain": clip(ev.explain or "", 400)[0], "context": ctx,
+            "open": ev.role == "root" and bool(ctx),
+        })
+    if cut_chars:
+        omitted.append(f"evidence text: {cut_chars} characters of long lines not shown")
+    if cut_ctx:
+        omitted.append(f"context: {cut_ctx} context lines beyond {caps.context_lines} per row not shown")
+    facets = {key: sorted({r[key] for r in rows if r[key]}) for key in ("node", "source", "role")}
+    return rows, facets
+
+
+def _health(data: Any, suspects: list[str], caps: Caps) -> dict[str, Any] | None:
+    if not isinstance(data, dict):
+        return None
+    series = data.get("series") if isinstance(data.get("series"), dict) else {}
+    fail = data.get("failure_iteration")
+    fail_x = float(fail) if isinstance(fail, int | float) and not isinstance(fail, bool) else None
+    titles = {"loss": "Training loss", "grad_norm": "Gradient norm", "iter_time": "Iteration time (s)",
+              "val_loss": "Validation loss", "loss_scale": "Loss scale"}
+    charts = []
+    for key in [*titles, *sorted(k for k in series if k not in titles)]:
+        pts = series.get(key)
+        if isinstance(pts, list) and pts:
+            chart = rc.line_chart(titles.get(key, clip(key, 60)[0]), {key: pts}, max_points=caps.series_points,
+                                  failure_x=fail_x)
+            if chart:
+                charts.append(chart)
+    per_node = data.get("per_node_iter_time")
+    if isinstance(per_node, dict) and per_node:
+        names = sorted(per_node, key=lambda n: (n not in suspects, str(n)))[: caps.node_series]
+        chart = rc.line_chart("Iteration time per node (s)",
+                              {clip(n, 80)[0]: per_node[n] for n in names if isinstance(per_node[n], list)},
+                              max_points=caps.node_points, failure_x=fail_x, highlight=suspects, width=560)
+        if chart:
+            if len(per_node) > len(names):
+                chart.note = (chart.note + "; " if chart.note else "") + \
+                    f"{len(per_node) - len(names)} of {len(per_node)} nodes not drawn"
+            charts.append(chart)
+    return {"charts": charts, "failure_iteration": fail} if charts else None
+
+
+def _templates(data: Any, caps: Caps, omitted: list[str]) -> dict[str, Any] | None:
+    if not isinstance(data, dict):
+        return None
+    top = [t for t in (data.get("top") or []) if isinstance(t, dict)]
+    rows = []
+    for t in top[: caps.templates]:
+        nodes = t.get("nodes")
+        rows.append({"id": clip(t.get("template_id"), 40)[0], "template": clip(t.get("template"), caps.template_chars)[0],
+                     "count": t.get("count"), "nodes": len(nodes) if isinstance(nodes, list | dict) else nodes,
+                     "first": rc.fmt_time(rc.parse_time(t.get("first_time")))})
+    if len(top) > caps.templates:
+        omitted.append(f"templates: {len(top) - caps.templates} of the {len(top)} listed templates not shown")
+    return {"total": data.get("total"), "rows": rows}
+
+
+def _accounting(stats: Any, caps: Caps, omitted: list[str]) -> dict[str, Any] | None:
+    if not isinstance(stats, dict):
+        return None
+    acc = stats.get("accounting") if isinstance(stats.get("accounting"), dict) else stats
+    if "lines_read" not in acc and "files" not in acc:
+        return None
+    warnings = [clip(w, 400)[0] for w in acc.get("warnings") or []]
+    if len(warnings) > caps.warnings:
+        omitted.append(f"warnings: {len(warnings) - caps.warnings} of {len(warnings)} not shown")
+    skipped = {clean(k): v for k, v in (acc.get("lines_skipped") or {}).items()}
+    read, in_rec = acc.get("lines_read"), acc.get("lines_in_records")
+    balanced = None
+    if isinstance(read, int) and isinstance(in_rec, int):
+        balanced = read == in_rec + sum(v for v in skipped.values() if isinstance(v, int))
+    return {"files": acc.get("files"), "lines_read": read, "lines_in_records": in_rec,
+            "records": acc.get("records"), "lines_skipped": skipped,
+            "files_skipped": {clean(k): v for k, v in (acc.get("files_skipped") or {}).items()},
+            "warnings": warnings[: caps.warnings], "balanced": balanced}
+
+
+def _derived_timeline(inc: Incident) -> dict[str, Any]:
+    """A timeline from the evidence when the incident carries none."""
+    events = [{"time": e.time, "node": e.node, "role": e.role, "label": (e.explain or e.text or "")[:120],
+               "rule": e.rule} for e in inc.evidence if e.time]
+    return {"events": events, "lanes": [s.node for s in inc.suspects[:4]]}
+
+
+def default_report_path(incident_path: str | Path) -> Path:
+    p = Path(incident_path)
+    return p.with_name(p.stem + ".html") if p.suffix == ".json" else Path(os.fspath(p) + ".html")
+
+
+__all__ = ["CAP_LEVELS", "MAX_BYTES", "Caps", "load_incident", "render_html", "script_json"]

@@ -1,0 +1,132 @@
+"""Context lines around each evidence line, read back from the job's log files for a postmortem report.
+
+A saved incident names its evidence by file and line. Given the job's log path(s) again, we read a few lines
+before and after each one. Reading is bounded (a fixed number of evidence entries, lines and characters, and
+each file is read only up to the last line needed, in chunks, so a 10 MB single line costs no memory), plain or
+gzip (truncated archives keep what was readable), and confined to the given log folders: a path in the incident
+never makes us read a file outside them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import zlib
+from collections import defaultdict
+from pathlib import Path
+from typing import IO, Any
+
+from l4lite.errors import L4Error
+from l4lite.incident import Evidence, Incident
+
+MAX_EVIDENCE = 300  # evidence entries that get context
+MAX_SPAN = 12  # lines of a multi-line evidence record shown in its context
+KEEP_CHARS = 2000  # characters kept of one context line
+_CHUNK = 65536
+
+
+def attach_context(incident: Incident, logs: Any, before: int = 3, after: int = 3) -> list[str]:
+    """Fill ``Evidence.context`` in place; returns one-line notes on evidence files that could not be read."""
+    roots = []
+    for p in [logs] if isinstance(logs, str | Path) else list(logs):
+        path = Path(p)
+        if not path.exists():
+            raise L4Error(f"{path}: no such file or directory (--logs)")
+        roots.append(path.resolve())
+    recorded_root = str((incident.job or {}).get("root") or "")
+    by_file: dict[Path, list[Evidence]] = defaultdict(list)
+    notes: list[str] = []
+    missing: set[str] = set()
+    for ev in incident.evidence[:MAX_EVIDENCE]:
+        if not isinstance(ev.line, int) or ev.line < 1:
+            continue
+        found = resolve(ev.file, roots, recorded_root)
+        if found is None:
+            if ev.file not in missing:
+                missing.add(ev.file)
+                notes.append(f"{ev.file}: not found under the given log path(s); no context")
+            continue
+        by_file[found].append(ev)
+    for path, evs in by_file.items():
+        # (first line shown, last line of the record shown, last line of the record, last line shown)
+        spans = []
+        for ev in evs:
+            end = max(ev.end_line or ev.line, ev.line)
+            spans.append((max(1, ev.line - before), min(end, ev.line + MAX_SPAN - 1), end, end + after))
+        wanted: set[int] = set()
+        for lo, shown_end, end, hi in spans:
+            wanted.update(range(lo, shown_end + 1))
+            wanted.update(range(end + 1, hi + 1))
+        try:
+            lines = read_lines(path, wanted)
+        except OSError as exc:
+            notes.append(f"{path}: cannot read: {exc.strerror or exc}")
+            continue
+        for ev, (lo, shown_end, end, hi) in zip(evs, spans, strict=True):
+            numbers = [*range(lo, shown_end + 1), *range(end + 1, hi + 1)]
+            ev.context = [{"line": n, "text": lines[n]} for n in numbers if n in lines]
+    return notes
+
+
+def resolve(name: str, roots: list[Path], recorded_root: str = "") -> Path | None:
+    """The file an evidence entry names, found under one of ``roots``; never a file outside them."""
+    if not name:
+        return None
+    rel = Path(name)
+    if recorded_root and rel.is_absolute():
+        with contextlib.suppress(ValueError):
+            rel = rel.relative_to(recorded_root)
+    parts = [p for p in rel.parts if p not in ("/", "")]
+    for root in roots:
+        base = root if root.is_dir() else root.parent
+        if root.is_file() and root.name == rel.name and (rel.is_absolute() or len(parts) == 1):
+            return root
+        candidates = [Path(name)] if rel.is_absolute() else []
+        candidates += [base.joinpath(*parts[k:]) for k in range(len(parts))]
+        for cand in candidates:
+            try:
+                real = cand.resolve()
+            except OSError:
+                continue
+            if real.is_file() and (real == root or real.is_relative_to(base)) and \
+                    (root.is_dir() or real == root):
+                return real
+    return None
+
+
+def _open(path: Path) -> IO[bytes]:
+    fh = open(path, "rb")  # noqa: SIM115 - returned to the caller's with-block
+    magic = fh.read(2)
+    fh.seek(0)
+    if magic == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=fh, mode="rb")
+    return fh
+
+
+def read_lines(path: Path, wanted: set[int], keep: int = KEEP_CHARS) -> dict[int, str]:
+    """Lines ``wanted`` (1-based) of a plain or gzip file, each cut to ``keep`` characters."""
+    out: dict[int, str] = {}
+    if not wanted:
+        return out
+    last = max(wanted)
+    n = 0
+    with _open(path) as fh:
+        try:
+            while n < last:
+                chunk = fh.readline(_CHUNK)
+                if not chunk:
+                    break
+                n += 1
+                head = chunk
+                while not chunk.endswith(b"\n"):
+                    chunk = fh.readline(_CHUNK)
+                    if not chunk:
+                        break
+                    if len(head) < keep * 4:
+                        head += chunk[: keep * 4]
+                if n in wanted:
+                    text = head.decode("utf-8", "replace").rstrip("\r\n")
+                    out[n] = text if len(text) <= keep else text[:keep] + f" … [{len(text) - keep}+ more chars]"
+        except (EOFError, gzip.BadGzipFile, zlib.error):
+            pass  # a truncated archive from a node that died mid-write: keep what was readable
+    return out
