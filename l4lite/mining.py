@@ -1,0 +1,334 @@
+"""Template mining: masking, drain3's Drain, a cache in front of it and stable template ids.
+
+A record's ``message`` (headers already stripped by ingest) is masked first: numbers, hex, PCI addresses, IPs,
+host names, paths, UUIDs, durations, sizes and hashes become ``<NUM>``, ``<HEX>``, ``<PCI>`` ... placeholders.
+The masked text goes to :class:`drain3.drain.Drain` (a dependency, used directly: drain3's own ``TemplateMiner``
+persists with jsonpickle, which must never touch user paths). A template id is a hash of the final template
+text, so two runs, two shards or two jobs that find the same template give it the same id.
+
+Fast path. Drain costs tens of microseconds per line, masking several. Most lines of a training log differ
+from an earlier line only in their digits, so :meth:`TemplateMiner.add` first looks up the message with its
+digits 2-9 folded to ``1`` (masking never tells those digits apart), then the masked text, and calls Drain only
+when both miss. A cached answer is only used while no cluster with the same token count was created or changed
+since it was cached (Drain's choice for a message depends on nothing else), so the fast path assigns exactly
+the clusters that calling Drain on every line would assign; ``cache_size=0`` is that plain path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from drain3.drain import Drain, LogCluster, Node
+
+from l4lite.errors import L4Error
+from l4lite.records import Record
+
+# Boundaries: a masked value never starts or ends inside a word or a dotted version, so "python3.8", "v1.2",
+# "R02-M1" stay as they are, while "core.3613" and "mlx5_0" get their number masked.
+_L = r"(?<![A-Za-z0-9])(?<!\d\.)"
+_R = r"(?![A-Za-z0-9])"
+_X = "[0-9a-fA-F]"
+_TLDS = "com|net|org|edu|gov|io|ai|local|internal|lan|localdomain|cluster|cloud"
+_PATH_CHAR = r"""[^\s/"'`,;:()\[\]{}<>|=]"""
+
+
+def _hex(pattern: str) -> str:
+    return pattern.replace("X", _X)
+
+
+#: (name, regex) in priority order; each match becomes ``<name>``. No pattern may match whitespace, so masking
+#: works token by token (the miner caches masked tokens) and gives the same text as masking the whole line.
+#: No pattern may tell the digits 1-9 apart (``\d``, never ``[0-7]``): the fast path relies on it.
+DEFAULT_MASKS: tuple[tuple[str, str], ...] = (
+    ("URL", r"""[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>()\[\]{}]+"""),
+    ("UUID", _L + _hex("X{8}-X{4}-X{4}-X{4}-X{12}") + _R),
+    (
+        "TIME",  # 2024-09-11, 2005-06-03-15.42.50.675872, 2025-01-21T04:41:44,283302+00:00, 17:52:11.320
+        _L + r"(?:\d{4}-\d{2}-\d{2}(?:[T-]\d{2}[:.]\d{2}[:.]\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+        r"|\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?)" + _R,
+    ),
+    ("PCI", _L + _hex(r"(?:X{4}:X{2}:X{2}(?:\.X)?|X{2}:X{2}\.X)") + _R),  # 0000:cb:00.0, 0019:01:00, cb:00.0
+    (
+        "IP",  # IPv6 (full, with ::, IPv4-mapped, %scope) and IPv4, each with an optional :port or NCCL's <port>
+        r"(?<![A-Za-z0-9.:])"
+        + _hex(
+            r"(?:(?:X{1,4}:){7}X{1,4}|(?:X{1,4}:){1,6}(?::X{1,4}){1,6}|::(?:ffff:)?\d{1,3}(?:\.\d{1,3}){3})"
+        )
+        + r"(?:%\w+)?(?:<\d{1,5}>)?(?![A-Za-z0-9:])"
+        + "|"
+        + _L
+        + r"\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5}|<\d{1,5}>)?"
+        + _R,
+    ),
+    (
+        "HOST",  # FQDNs whose first label has a digit or with a common suffix; node017-like names; r11i6n2
+        r"(?<![A-Za-z0-9._/-])(?:"
+        r"[a-z0-9-]*\d[a-z0-9-]*(?:\.[a-z0-9-]+)+\.[a-z]{2,}"
+        r"|[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:" + _TLDS + ")"
+        r"|(?:node|nid|host|compute|worker|login|dgx|hgx|cn|dn|gn)[-_]?\d+(?:-[a-z0-9]+)*"
+        r"|r\d+i\d+n\d+)(?::\d{1,5}|<\d{1,5}>)?(?![A-Za-z0-9.-])",
+    ),
+    (
+        "PATH",  # absolute (or ~/, ./, ../) paths; the first component does not start with a digit (/10.0.0.1)
+        r"(?<![A-Za-z0-9.:/~_-])(?:~|\.{1,2})?/(?![0-9])" + _PATH_CHAR + "+(?:/" + _PATH_CHAR + "+)*/?",
+    ),
+    ("HEX", _L + "0[xX]" + _hex("X+") + _R),
+    # Bare hex with digits and letters: ids, pointers, hashes.
+    ("HASH", _L + _hex(r"(?=X*\d)(?=X*[a-fA-F])X{8,}") + _R),
+    ("DUR", _L + r"-?\d+(?:\.\d+)?(?:ns|us|µs|ms|s|sec|secs|min|mins|h|hrs?)" + _R),
+    ("SIZE", _L + r"\d+(?:\.\d+)?(?:[KMGTPE]i?B|[kK]B|B|[KMGTP])" + _R),
+    ("NUM", _L + r"[-+]?\d+(?:\.\d+)*(?:[eE][-+]?\d+)?" + _R),
+)
+
+#: Folds the digits 2-9 to 1 in the fast path's first cache key (0 stays: ``0x`` starts a hex number).
+_FOLD_DIGITS = bytes.maketrans(b"23456789", b"11111111")
+
+
+def _compile(masks: Iterable[tuple[str, str]]) -> tuple[re.Pattern[str], dict[str, str]]:
+    masks = list(masks)
+    try:
+        pattern = re.compile("|".join(f"(?P<{name}>{regex})" for name, regex in masks))
+    except re.error as exc:
+        raise L4Error(f"invalid masking pattern: {exc}") from exc
+    return pattern, {name: f"<{name}>" for name, _ in masks}
+
+
+_DEFAULT_PATTERN, _DEFAULT_TOKENS = _compile(DEFAULT_MASKS)
+
+
+def _default_repl(match: re.Match[str]) -> str:
+    return _DEFAULT_TOKENS[match.lastgroup]  # type: ignore[index]
+
+
+def _finish(tokens: list[str]) -> str:
+    """Join masked tokens, collapsing a run of one repeated masked token (``blk_<NUM> blk_<NUM>``) into one:
+    a list of 1 or 40 block ids is the same event."""
+    out: list[str] = []
+    prev = None
+    for token in tokens:
+        if token == prev and "<" in token:
+            continue
+        out.append(token)
+        prev = token
+    return " ".join(out)
+
+
+def mask(message: str) -> str:
+    """Mask the variable parts of a message (see :data:`DEFAULT_MASKS`).
+
+    Whitespace runs become one space (Drain splits on whitespace anyway) and a run of one repeated masked
+    token becomes one token. Numbers with a separate unit keep the unit as a word (``<NUM> GiB``).
+    """
+    return _finish(_DEFAULT_PATTERN.sub(_default_repl, message).split())
+
+
+def template_id(template: str) -> str:
+    """Stable id of a template text: ``T`` + 16 hex digits of its BLAKE2b hash."""
+    return "T" + hashlib.blake2b(template.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+class Masker:
+    """Masks messages token by token with a bounded cache of masked tokens (most tokens are plain words)."""
+
+    def __init__(self, masks: Iterable[tuple[str, str]] = DEFAULT_MASKS, cache_size: int = 200_000) -> None:
+        self._pattern, tokens = _compile(masks)
+        self._tokens = tokens
+        self._cache: dict[str, str] = {}
+        self._cache_size = cache_size
+
+    def _repl(self, match: re.Match[str]) -> str:
+        return self._tokens[match.lastgroup]  # type: ignore[index]
+
+    def mask_plain(self, message: str) -> str:
+        """The same result as ``__call__`` without the token cache."""
+        return _finish(self._pattern.sub(self._repl, message).split())
+
+    def __call__(self, message: str) -> str:
+        cache = self._cache
+        out = []
+        for token in message.split():
+            masked = cache.get(token)
+            if masked is None:
+                masked = self._pattern.sub(self._repl, token)
+                if len(cache) >= self._cache_size:
+                    cache.clear()
+                cache[token] = masked
+            out.append(masked)
+        return _finish(out)
+
+
+# A cache entry: (cluster, generation cell of its token count, generation when cached). It stays valid while
+# cell[0] == generation, i.e. while no cluster of that token count was created or changed.
+_Entry = tuple[LogCluster, list[int], int]
+
+_STATE_VERSION = 1
+
+
+class TemplateMiner:
+    """Assigns messages to Drain clusters; cluster ids are local, template ids (after ``finalize``) stable.
+
+    ``cache_size`` bounds each of the two caches of the fast path (a full cache is cleared); 0 disables
+    both and calls Drain on every message (the plain path, kept to check that both agree).
+    """
+
+    def __init__(
+        self,
+        sim_th: float = 0.5,
+        depth: int = 4,
+        max_children: int = 100,
+        cache_size: int = 100_000,
+        masks: Iterable[tuple[str, str]] = DEFAULT_MASKS,
+    ) -> None:
+        if not 0.0 <= sim_th <= 1.0:
+            raise L4Error(f"template similarity threshold must be within [0, 1], got {sim_th}")
+        if depth < 3:
+            raise L4Error(f"template tree depth must be at least 3, got {depth}")
+        self.sim_th = sim_th
+        self.depth = depth
+        self.max_children = max_children
+        self.cache_size = max(0, int(cache_size))
+        self.masks = tuple(masks)
+        self.drain = Drain(sim_th=sim_th, depth=depth, max_children=max_children)
+        self.masker = Masker(self.masks, cache_size=max(self.cache_size, 1))
+        self._generation: dict[int, list[int]] = {}
+        self._by_key: dict[bytes, _Entry] = {}
+        self._by_masked: dict[str, _Entry] = {}
+        self.hits = 0
+        self.drain_calls = 0
+
+    # -- mining ---------------------------------------------------------------------------------------
+
+    def add(self, message: str) -> int:
+        """Assign one message to a cluster and return the cluster's local id."""
+        if not self.cache_size:
+            return self._drain_add(self.masker.mask_plain(message))[0].cluster_id
+        key = message.encode("utf-8", "surrogatepass").translate(_FOLD_DIGITS)
+        entry = self._by_key.get(key)
+        if entry is not None and entry[1][0] == entry[2]:
+            cluster = entry[0]
+            cluster.size += 1
+            self.hits += 1
+            return cluster.cluster_id
+        masked = self.masker(message)
+        entry = self._by_masked.get(masked)
+        if entry is not None and entry[1][0] == entry[2]:
+            entry[0].size += 1
+            self.hits += 1
+        else:
+            entry = self._drain_add(masked)
+            if len(self._by_masked) >= self.cache_size:
+                self._by_masked.clear()
+            self._by_masked[masked] = entry
+        if len(self._by_key) >= self.cache_size:
+            self._by_key.clear()
+        self._by_key[key] = entry
+        return entry[0].cluster_id
+
+    def _drain_add(self, masked: str) -> _Entry:
+        self.drain_calls += 1
+        cluster, change = self.drain.add_log_message(masked)
+        n = len(cluster.log_template_tokens)
+        cell = self._generation.get(n)
+        if cell is None:
+            cell = self._generation[n] = [0]
+        if change != "none":
+            cell[0] += 1  # a new or changed cluster of this length: cached answers for this length are stale
+        return cluster, cell, cell[0]
+
+    def template(self, cluster_id: int) -> str:
+        """The current template text of a cluster."""
+        cluster = self.drain.id_to_cluster.get(cluster_id)
+        if cluster is None:
+            raise KeyError(cluster_id)
+        return cluster.get_template()
+
+    def finalize(self) -> dict[int, tuple[str, str]]:
+        """Cluster id -> (template id, template text), from the clusters' final templates."""
+        out: dict[int, tuple[str, str]] = {}
+        for cluster in self.drain.id_to_cluster.values():
+            text = cluster.get_template()
+            out[cluster.cluster_id] = (template_id(text), text)
+        return out
+
+    def __len__(self) -> int:
+        return len(self.drain.id_to_cluster)
+
+    def assign(self, records: Iterable[Record]) -> Iterator[Record]:
+        """Fill ``template_id`` and ``template`` of records. Buffers all records: final ids need every line."""
+        buffered = list(records)
+        ids = [self.add(r.message) for r in buffered]
+        table = self.finalize()
+        for record, cid in zip(buffered, ids, strict=True):
+            record.template_id, record.template = table[cid]
+            yield record
+
+    # -- state ----------------------------------------------------------------------------------------
+
+    def to_state(self) -> dict[str, Any]:
+        """The miner as plain JSON-safe data: parameters, clusters and Drain's prefix tree."""
+        return {
+            "version": _STATE_VERSION,
+            "params": {"sim_th": self.sim_th, "depth": self.depth, "max_children": self.max_children},
+            "masks": [list(m) for m in self.masks],
+            "clusters_counter": self.drain.clusters_counter,
+            "clusters": [
+                [c.cluster_id, c.size, list(c.log_template_tokens)] for c in self.drain.id_to_cluster.values()
+            ],
+            "tree": _node_to_state(self.drain.root_node),
+        }
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any], cache_size: int = 100_000) -> TemplateMiner:
+        """Rebuild a miner saved with ``to_state``; it continues mining exactly where the saved one stopped.
+
+        Without a saved tree (e.g. clusters merged from shards) the prefix tree is rebuilt by re-adding every
+        cluster, as Drain does when it creates one.
+        """
+        try:
+            if int(state.get("version", 0)) != _STATE_VERSION:
+                raise L4Error(f"unsupported template miner state version {state.get('version')!r}")
+            params = state["params"]
+            masks = [(str(n), str(p)) for n, p in state.get("masks", DEFAULT_MASKS)]
+            miner = cls(
+                sim_th=float(params["sim_th"]),
+                depth=int(params["depth"]),
+                max_children=int(params["max_children"]),
+                cache_size=cache_size,
+                masks=masks,
+            )
+            drain = miner.drain
+            for cid, size, tokens in state["clusters"]:
+                cluster = LogCluster([str(t) for t in tokens], int(cid))
+                cluster.size = int(size)
+                drain.id_to_cluster[cluster.cluster_id] = cluster
+            drain.clusters_counter = int(state.get("clusters_counter", max(drain.id_to_cluster, default=0)))
+            tree = state.get("tree")
+            if tree is not None:
+                drain.root_node = _node_from_state(tree)
+            else:
+                for cluster in sorted(drain.id_to_cluster.values(), key=lambda c: c.cluster_id):
+                    drain.add_seq_to_prefix_tree(drain.root_node, cluster)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise L4Error(f"invalid template miner state: {exc!r}") from exc
+        return miner
+
+
+def _node_to_state(node: Node) -> list[Any]:
+    children = {key: _node_to_state(child) for key, child in node.key_to_child_node.items()}
+    return [list(node.cluster_ids), children]
+
+
+def _node_from_state(data: list[Any]) -> Node:
+    root = Node()
+    stack = [(root, data)]
+    while stack:
+        node, (cluster_ids, children) = stack.pop()
+        node.cluster_ids = [int(c) for c in cluster_ids]
+        for key, child_data in children.items():
+            child = Node()
+            node.key_to_child_node[str(key)] = child
+            stack.append((child, child_data))
+    return root
