@@ -29,6 +29,7 @@ EXEMPLAR_CAP = 2  # records kept per (template, node)
 MARKER_CAP = 5000
 METRIC_CAP = 4000  # metric points kept per node before older points are thinned
 MAX_CELLS = 400_000  # count-table cells before buckets double in length
+_PHASE_OF_MARKER = {"checkpoint_saved": "train", "restart": "init", "load_done": "load"}
 
 
 @dataclass
@@ -120,6 +121,12 @@ class Progress:
     last_file: str = ""
     last_line: int = 0
     points: int = 0
+    after_time: float | None = None  # first time seen later in the same file when the last point had none
+
+    @property
+    def stop_time(self) -> float | None:
+        """When progress was last seen: its own time, else an upper bound from the lines after it."""
+        return self.last_time if self.last_time is not None else self.after_time
 
     def merge(self, other: Progress) -> None:
         if other.points == 0:
@@ -129,6 +136,7 @@ class Progress:
         if self.points == 0 or _later_progress(other, self):
             self.last_iteration, self.last_time = other.last_iteration, other.last_time
             self.last_file, self.last_line = other.last_file, other.last_line
+            self.after_time = other.after_time
         self.points += other.points
 
 
@@ -327,7 +335,8 @@ class Scanner:
         self._node_first: dict[str, float | None] = {}
         self._node_ranks: dict[str, set[int]] = {}
         self._progress: dict[str, Progress] = {}
-        self._trained: set[str] = set()
+        self._await_time: dict[str, str] = {}  # file -> node whose last progress line had no time
+        self._phase_now: dict[str, str] = {}  # node -> phase implied by its latest marker or metric line
         self.start_time: float | None = None
         self.end_time: float | None = None
 
@@ -355,6 +364,10 @@ class Scanner:
             if self.end_time is None or t > self.end_time:
                 self.end_time = t
             bucket = int(t // self.bucket_seconds)
+            if self._await_time:
+                waiting = self._await_time.pop(record.file, None)
+                if waiting is not None and self._progress[waiting].after_time is None:
+                    self._progress[waiting].after_time = t
         else:
             bucket = -1
         key = (node, bucket, cid)
@@ -392,6 +405,7 @@ class Scanner:
             self._add_metric(values, record, node)
         marker = match_marker(msg)
         if marker is not None and len(self._markers) < MARKER_CAP:
+            self._phase_now[node] = _PHASE_OF_MARKER.get(marker.kind, marker.kind)
             self._markers.append(Marker(marker.kind, record.node, record.rank, t, record.file, record.line,
                                         marker.iteration, marker.detail))
 
@@ -427,11 +441,15 @@ class Scanner:
             if prog.last_iteration is None or point.iteration >= prog.last_iteration or point.iteration < (
                     prog.last_iteration // 2):  # a restart from an earlier checkpoint also counts as progress
                 prog.last_iteration = point.iteration
-                prog.last_time = record.time if record.time is not None else prog.last_time
+                prog.last_time = record.time
                 prog.last_file, prog.last_line = record.file, record.line
-        if point.kind == "train" and node not in self._trained and len(self._markers) < MARKER_CAP:
-            self._trained.add(node)
-            self._markers.append(Marker("train", record.node, record.rank, record.time, record.file, record.line,
+                prog.after_time = None
+                if record.time is None:
+                    self._await_time[record.file] = node
+        implied = {"train": "train", "val": "eval"}.get(point.kind)
+        if implied is not None and self._phase_now.get(node) != implied and len(self._markers) < MARKER_CAP:
+            self._phase_now[node] = implied
+            self._markers.append(Marker(implied, record.node, record.rank, record.time, record.file, record.line,
                                         point.iteration, {"implied": True}))
 
     def _coarsen(self) -> None:
@@ -481,7 +499,7 @@ class Scanner:
         scan.node_first = dict(self._node_first)
         scan.node_ranks = {k: set(v) for k, v in self._node_ranks.items()}
         scan.progress = {k: Progress(p.first_iteration, p.last_iteration, p.first_time, p.last_time, p.last_file,
-                                     p.last_line, p.points) for k, p in self._progress.items()}
+                                     p.last_line, p.points, p.after_time) for k, p in self._progress.items()}
         scan.start_time, scan.end_time = self.start_time, self.end_time
         if info:
             scan.info.update(info)

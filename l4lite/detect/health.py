@@ -1,0 +1,341 @@
+"""Training-health signals from trainer metric lines.
+
+Signals: NaN/Inf loss or grad norm and nan-iteration counters (numerical, job-wide); a loss spike that does not
+recover, and whether the grad norm exploded before it; fp16 loss-scale collapse; validation loss rising while
+training loss falls; per-node iteration-time slowdown (a fail-slow straggler) and a job-wide slowdown; no
+progress (a hang: the last iteration per node, who stopped first, while the logs show the job alive).
+
+Thresholds are robust (medians and MADs of the job's own earlier points), because loss and timing scales differ
+by orders of magnitude between models. Findings of a numerical kind are global (they blame no node).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import median
+from typing import Any
+
+from l4lite.detect.base import Detector, Finding
+from l4lite.records import Record
+from l4lite.scan import JobScan, MetricPoint
+
+
+@dataclass
+class _Series:
+    node: str | None
+    points: list[MetricPoint]
+
+
+def point_record(p: MetricPoint) -> Record:
+    """A record for a metric point, so that it can be shown as evidence."""
+    return Record(file=p.file, line=p.line, end_line=p.line, node=p.node, rank=p.rank, gpu=None, source="trainer",
+                  time=p.time, level="info", message=p.text, text=p.text)
+
+
+def _finite(v: float | None) -> bool:
+    return v is not None and math.isfinite(v)
+
+
+def _mad(values: list[float], center: float) -> float:
+    return median(abs(v - center) for v in values) if values else 0.0
+
+
+def _order(p: MetricPoint) -> tuple[float, float]:
+    return (p.iteration if p.iteration is not None else -1.0, float(p.seq))
+
+
+class HealthDetector(Detector):
+    """Training-health findings from ``scan.metrics`` and ``scan.progress``."""
+
+    name = "health"
+
+    def __init__(self, *, spike_ratio: float = 1.5, spike_mad: float = 6.0, spike_window: int = 20,
+                 grad_ratio: float = 10.0, slow_ratio: float = 0.04, slow_mad: float = 6.0,
+                 straggler_ratio: float = 0.15, hang_factor: float = 10.0, hang_min_seconds: float = 300.0,
+                 min_points: int = 3) -> None:
+        self.spike_ratio = spike_ratio
+        self.spike_mad = spike_mad
+        self.spike_window = spike_window
+        self.grad_ratio = grad_ratio
+        self.slow_ratio = slow_ratio
+        self.slow_mad = slow_mad
+        self.straggler_ratio = straggler_ratio
+        self.hang_factor = hang_factor
+        self.hang_min_seconds = hang_min_seconds
+        self.min_points = min_points
+
+    # ------------------------------------------------------------------ entry point
+    def detect(self, scan: JobScan) -> list[Finding]:
+        train = [p for p in scan.metrics if p.kind == "train"]
+        findings: list[Finding] = []
+        ref = self.reference_series(train, "loss")
+        grad_ref = self.reference_series(train, "grad_norm")
+        findings += self._non_finite(train)
+        spike = self._loss_spike(ref)
+        grad = self._grad_explosion(grad_ref)
+        if spike is not None:
+            if grad is not None:
+                before = grad.data["iteration_key"] <= spike.data["iteration_key"]
+                spike.data["grad_norm_grew_first"] = before
+                if before:
+                    spike.explain += f"; the grad norm had exploded first (at iteration {grad.data['iteration']})"
+            findings.append(spike)
+        if grad is not None:
+            findings.append(grad)
+        findings += self._loss_scale(scan.metrics)
+        findings += self._val_rising(scan.metrics, ref)
+        findings += self._slowdown(train)
+        findings += self._hang(scan, train)
+        return findings
+
+    @staticmethod
+    def reference_series(points: list[MetricPoint], attr: str) -> _Series:
+        """The series of one metric from the node that printed it most (trainers print it on one rank or all)."""
+        by_node: dict[str | None, list[MetricPoint]] = {}
+        for p in points:
+            if getattr(p, attr) is not None:
+                by_node.setdefault(p.node, []).append(p)
+        if not by_node:
+            return _Series(None, [])
+        node = max(by_node, key=lambda n: (len(by_node[n]), str(n)))
+        series = sorted(by_node[node], key=_order)
+        return _Series(node, series)
+
+    # ------------------------------------------------------------------ numerical
+    def _non_finite(self, train: list[MetricPoint]) -> list[Finding]:
+        first: MetricPoint | None = None
+        what = ""
+        count = 0
+        for p in sorted(train, key=lambda p: (p.time if p.time is not None else math.inf, _order(p))):
+            bad = [name for name in ("loss", "grad_norm") if getattr(p, name) is not None
+                   and not math.isfinite(getattr(p, name))]
+            if p.nan_count:
+                bad.append("nan iterations")
+            if bad:
+                count += 1
+                if first is None:
+                    first, what = p, " and ".join(bad)
+        if first is None:
+            return []
+        at = f" at iteration {first.iteration}" if first.iteration is not None else ""
+        label = {"loss": "the loss became NaN/Inf", "grad_norm": "the gradient norm became NaN/Inf",
+                 "nan iterations": "the trainer counted NaN iterations"}
+        explain = (label.get(what, f"{what} became NaN/Inf") + at
+                   + ": the training diverged numerically (check the learning rate, the data and the loss scale)")
+        return [Finding(self.name, "numerical", "root", 0.9, explain, node=first.node, rank=first.rank,
+                        time=first.time, records=[point_record(first)], count=count,
+                        data={"signal": "nan", "iteration": first.iteration, "scope": "global"})]
+
+    def _loss_spike(self, ref: _Series) -> Finding | None:
+        pts = [p for p in ref.points if _finite(p.loss)]
+        for i in range(max(self.min_points, 5), len(pts)):
+            prev = [p.loss for p in pts[max(0, i - self.spike_window):i]]  # type: ignore[misc]
+            base = median(prev)
+            spread = max(_mad(prev, base), 0.01 * abs(base), 1e-6)
+            v = pts[i].loss
+            assert v is not None
+            if v > base * self.spike_ratio and v - base > self.spike_mad * spread:
+                after = [p.loss for p in pts[i:]]  # type: ignore[misc]
+                elevated = sum(1 for a in after if a > base * (1 + (self.spike_ratio - 1) / 2))
+                sustained = elevated >= max(1, math.ceil(0.8 * len(after)))
+                p = pts[i]
+                at = f"iteration {p.iteration}" if p.iteration is not None else "one step"
+                explain = (f"the loss jumped from {base:.4g} to {v:.4g} at {at}"
+                           + (" and did not recover: the training diverged" if sustained else " and recovered"))
+                return Finding(self.name, "numerical", "root" if sustained else "anomaly",
+                               0.8 if sustained else 0.3, explain, node=p.node, rank=p.rank, time=p.time,
+                               records=[point_record(p)],
+                               data={"signal": "loss_spike", "iteration": p.iteration, "baseline": base,
+                                     "value": v, "sustained": sustained, "iteration_key": _order(p),
+                                     "scope": "global"})
+        return None
+
+    def _grad_explosion(self, ref: _Series) -> Finding | None:
+        pts = [p for p in ref.points if _finite(p.grad_norm) and p.grad_norm > 0]  # type: ignore[operator]
+        for i in range(max(self.min_points, 5), len(pts)):
+            prev = [p.grad_norm for p in pts[max(0, i - self.spike_window):i]]  # type: ignore[misc]
+            base = median(prev)
+            v = pts[i].grad_norm
+            assert v is not None
+            if base > 0 and v > base * self.grad_ratio:
+                p = pts[i]
+                at = f"iteration {p.iteration}" if p.iteration is not None else "one step"
+                return Finding(self.name, "numerical", "symptom", 0.5,
+                               f"the gradient norm exploded from {base:.4g} to {v:.4g} at {at}", node=p.node,
+                               rank=p.rank, time=p.time, records=[point_record(p)],
+                               data={"signal": "grad_explosion", "iteration": p.iteration, "baseline": base,
+                                     "value": v, "iteration_key": _order(p), "scope": "global"})
+        return None
+
+    def _loss_scale(self, metrics: list[MetricPoint]) -> list[Finding]:
+        pts = sorted((p for p in metrics if _finite(p.loss_scale)),
+                     key=lambda p: (p.time if p.time is not None else math.inf, p.seq))
+        if len(pts) < 2:
+            return []
+        high = pts[0].loss_scale or 0.0
+        for p in pts[1:]:
+            assert p.loss_scale is not None
+            if p.loss_scale <= 1.0 and high > 1.0:
+                return [Finding(self.name, "numerical", "root", 0.75,
+                                f"the fp16 loss scale collapsed from {high:.4g} to {p.loss_scale:.4g}: every step "
+                                "overflows, the training cannot make progress", node=p.node, rank=p.rank,
+                                time=p.time, records=[point_record(p)],
+                                data={"signal": "loss_scale_collapse", "iteration": p.iteration, "scope": "global"})]
+            high = max(high, p.loss_scale)
+        return []
+
+    def _val_rising(self, metrics: list[MetricPoint], ref: _Series) -> list[Finding]:
+        vals: list[MetricPoint] = []
+        for p in sorted((p for p in metrics if _finite(p.val_loss)), key=lambda p: (p.time or 0.0, p.seq)):
+            if not vals or vals[-1].val_loss != p.val_loss:
+                vals.append(p)
+        if len(vals) < 4:
+            return []
+        tail = [p.val_loss for p in vals[-3:]]  # type: ignore[misc]
+        best = min(p.val_loss for p in vals[:-3])  # type: ignore[type-var]
+        if not (tail[0] < tail[1] < tail[2] and tail[2] > best * 1.02):  # type: ignore[operator]
+            return []
+        losses = [p.loss for p in ref.points if _finite(p.loss)]
+        if len(losses) >= 6:
+            third = len(losses) // 3
+            if median(losses[-third:]) >= median(losses[:third]):  # type: ignore[type-var]
+                return []
+        p = vals[-3]
+        return [Finding(self.name, "numerical", "symptom", 0.3,
+                        f"validation loss has risen for 3 evaluations (from {best:.4g} to {tail[2]:.4g}) while the "
+                        "training loss kept falling: overfitting or a data problem", node=p.node, time=p.time,
+                        records=[point_record(p)],
+                        data={"signal": "val_rising", "since_iteration": p.iteration, "scope": "global"})]
+
+    # ------------------------------------------------------------------ speed
+    def _slowdown(self, train: list[MetricPoint]) -> list[Finding]:
+        by_node: dict[str | None, list[MetricPoint]] = {}
+        for p in train:
+            if _finite(p.iter_time) and p.iter_time > 0:  # type: ignore[operator]
+                by_node.setdefault(p.node, []).append(p)
+        for pts in by_node.values():
+            pts.sort(key=_order)
+        out: list[Finding] = []
+        straggler = self._straggler(by_node)
+        if straggler is not None:
+            out.append(straggler)
+        slow = [f for f in (self._temporal_slowdown(n, pts) for n, pts in by_node.items()) if f is not None]
+        if slow and straggler is None:
+            if len(slow) == 1 or len(slow) < len(by_node):
+                out.extend(slow)
+            else:  # every node slowed down alike: a job-wide slowdown, not a node
+                worst = max(slow, key=lambda f: f.data["ratio"])
+                worst.node = None
+                worst.data["nodes"] = sorted(str(f.node) for f in slow)
+                out.append(worst)
+        return out
+
+    def _straggler(self, by_node: dict[str | None, list[MetricPoint]]) -> Finding | None:
+        recent = {n: median(p.iter_time for p in pts[len(pts) // 2:])  # type: ignore[misc]
+                  for n, pts in by_node.items() if len(pts) >= self.min_points}
+        if len(recent) < 3:
+            return None
+        worst = max(recent, key=lambda n: recent[n])
+        others = [v for n, v in recent.items() if n != worst]
+        base = median(others)
+        spread = max(_mad(others, base), 0.005 * base)
+        v = recent[worst]
+        if v > base * (1 + self.straggler_ratio) and v - base > self.slow_mad * spread:
+            pts = by_node[worst]
+            first = next((p for p in pts if p.iter_time > base * (1 + self.straggler_ratio)), pts[-1])  # type: ignore[operator]
+            return Finding(self.name, "gpu_hardware", "root", 0.6,
+                           f"node {worst} is a straggler: {v:.3g}s per iteration against {base:.3g}s on the other "
+                           "nodes (a slow or throttled GPU is the usual cause; check clocks, temperature, power and "
+                           "the node's links)", node=worst, rank=first.rank, time=first.time,
+                           records=[point_record(first)],
+                           data={"signal": "straggler", "iteration": first.iteration, "ratio": v / base,
+                                 "scope": "node"})
+        return None
+
+    def _temporal_slowdown(self, node: str | None, pts: list[MetricPoint]) -> Finding | None:
+        n = len(pts)
+        k = max(2, n // 5)
+        if n - k < self.min_points:
+            return None
+        head = [p.iter_time for p in pts[:-k]]  # type: ignore[misc]
+        tail = [p.iter_time for p in pts[-k:]]  # type: ignore[misc]
+        base = median(head)
+        spread = _mad(head, base)
+        low = min(tail)
+        if low > base * (1 + self.slow_ratio) and low - base > self.slow_mad * spread:
+            first = pts[-k]
+            ratio = median(tail) / base
+            return Finding(self.name, "gpu_hardware", "root", 0.55,
+                           f"iterations slowed down from {base:.4g}s to {median(tail):.4g}s "
+                           f"(+{(ratio - 1) * 100:.0f}%) from iteration {first.iteration} on and stayed slow: a "
+                           "fail-slow fault (a throttled or degraded GPU is the usual cause; check clocks, "
+                           "temperature and links)", node=node, rank=first.rank, time=first.time,
+                           records=[point_record(first)],
+                           data={"signal": "slowdown", "iteration": first.iteration, "ratio": ratio, "scope": "node"})
+        return None
+
+    # ------------------------------------------------------------------ progress
+    def progress_interval(self, train: list[MetricPoint]) -> float | None:
+        """Typical seconds between two progress lines of the reference node."""
+        ref = self.reference_series([p for p in train if p.iteration is not None], "iteration")
+        times = [p.time for p in ref.points if p.time is not None]
+        gaps = [b - a for a, b in zip(times, times[1:], strict=False) if b > a]
+        if len(gaps) >= 2:
+            return median(gaps)
+        its = [p.iter_time for p in ref.points if _finite(p.iter_time)]
+        steps = [b.iteration - a.iteration for a, b in zip(ref.points, ref.points[1:], strict=False)  # type: ignore[operator]
+                 if b.iteration is not None and a.iteration is not None and b.iteration > a.iteration]
+        if its:
+            return median(its) * (median(steps) if steps else 1)  # type: ignore[operator]
+        return None
+
+    def _hang(self, scan: JobScan, train: list[MetricPoint]) -> list[Finding]:
+        progress = {n: p for n, p in scan.progress.items() if p.points and p.last_iteration is not None}
+        if not progress or scan.end_time is None:
+            return []
+        stops = {n: p.stop_time for n, p in progress.items() if p.stop_time is not None}
+        if not stops:
+            return []
+        last_stop = max(stops.values())  # type: ignore[type-var]
+        gap = scan.end_time - last_stop
+        interval = self.progress_interval(train) or 0.0
+        threshold = max(self.hang_min_seconds, self.hang_factor * interval)
+        if gap <= threshold:
+            return []
+        top_iter = max(p.last_iteration for p in progress.values())  # type: ignore[type-var]
+        behind = sorted((n for n, p in progress.items() if p.last_iteration < top_iter),  # type: ignore[operator]
+                        key=lambda n: (progress[n].last_iteration, stops.get(n) or math.inf))
+        silent = sorted((n for n, (t, _) in scan.node_last.items()
+                         if t is not None and t <= last_stop + max(interval, 1.0) and scan.end_time - t > threshold),
+                        key=lambda n: scan.node_last[n][0] or 0.0)
+        first_node = behind[0] if behind else (silent[0] if len(silent) < len(scan.node_last) and silent else None)
+        alive = [n for n, (t, _) in scan.node_last.items() if t is not None and t > last_stop + threshold / 2]
+        where = first_node or max(progress, key=lambda n: (progress[n].last_iteration or 0, stops.get(n) or 0.0))
+        prog = progress[where]
+        rec = Record(file=prog.last_file, line=prog.last_line, end_line=prog.last_line, node=where, rank=None,
+                     gpu=None, source="trainer", time=prog.last_time, level="info",
+                     message=f"last progress: iteration {prog.last_iteration}",
+                     text=f"last progress: iteration {prog.last_iteration}")
+        for p in train:
+            if p.file == prog.last_file and p.line == prog.last_line:
+                rec = point_record(p)
+                break
+        minutes = gap / 60.0
+        if first_node is not None and behind:
+            who = (f"node {first_node} stopped first at iteration {progress[first_node].last_iteration} while others "
+                   f"reached {top_iter}")
+        elif first_node is not None:
+            who = f"node {first_node} went silent first"
+        else:
+            who = f"every node stopped at iteration {top_iter}"
+        explain = (f"no training progress for {minutes:.0f} min (typically every {interval:.3g}s) while the job "
+                   f"was still logging: a hang; {who}")
+        data: dict[str, Any] = {
+            "signal": "hang", "iteration": top_iter, "last_progress_time": last_stop, "gap_seconds": gap,
+            "interval_seconds": interval, "behind": behind, "silent": silent, "alive": sorted(alive),
+            "last_iterations": {n: p.last_iteration for n, p in progress.items()},
+            "scope": "node" if first_node else "global",
+        }
+        return [Finding(self.name, "unknown", "root", 0.5, explain, node=first_node, time=last_stop, records=[rec],
+                        data=data)]

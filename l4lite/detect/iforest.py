@@ -1,0 +1,184 @@
+"""Isolation forests over template-count vectors: spatial (a node unlike its peers) and temporal (a window unlike
+the ones before), each reporting the templates that drive its score.
+
+Vectors are log-scaled template counts (``log1p``), so that one chatty template does not drown the rest. The
+spatial forest is fitted on all nodes of the job (L4's insight: nodes of one job should look alike); the
+temporal forest is fitted on the job's own first windows (or a baseline job's windows) and scores the later
+ones. Findings are "anomaly" evidence: they rank suspects and explain, they never make an incident alone.
+
+``node_window_scores`` scores every (node, window) cell the same way, for the report's heatmap.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from sklearn.ensemble import IsolationForest
+
+from l4lite.detect.base import Detector, Finding
+from l4lite.scan import JobScan
+from l4lite.windows import auto_window, count_frame, node_frame, window_frame
+
+MAX_COLUMNS = 400
+
+
+def _forest(n_rows: int, seed: int) -> IsolationForest:
+    return IsolationForest(n_estimators=100, max_samples=min(256, max(2, n_rows)), random_state=seed)
+
+
+def _select_columns(frame: pd.DataFrame, limit: int = MAX_COLUMNS) -> pd.DataFrame:
+    """Keep the templates with the most variation across rows (bounded, for speed and memory)."""
+    if frame.shape[1] <= limit:
+        return frame
+    spread = np.log1p(frame).std(axis=0)
+    keep = spread.sort_values(ascending=False).index[:limit]
+    return frame[keep]
+
+
+def drivers(row: pd.Series, reference: pd.DataFrame, top: int = 3) -> list[tuple[str, float]]:
+    """Templates whose (log) count differs most from the reference rows' median, with that difference."""
+    x = np.log1p(row.astype(float))
+    med = np.log1p(reference.astype(float)).median(axis=0)
+    diff = (x - med).sort_values(ascending=False)
+    return [(str(k), float(v)) for k, v in diff.head(top).items() if v > 0]
+
+
+def _normalise(raw: np.ndarray) -> np.ndarray:
+    lo, hi = float(np.min(raw)), float(np.max(raw))
+    if hi - lo < 1e-12:
+        return np.zeros_like(raw)
+    return (raw - lo) / (hi - lo)
+
+
+class IsolationForestDetector(Detector):
+    """Spatial and temporal isolation forests over template counts."""
+
+    name = "iforest"
+
+    def __init__(self, *, window_seconds: float | None = None, min_nodes: int = 4, min_windows: int = 8,
+                 fit_fraction: float = 0.6, z_threshold: float = 3.5, seed: int = 0, max_findings: int = 5) -> None:
+        self.window_seconds = window_seconds
+        self.min_nodes = min_nodes
+        self.min_windows = min_windows
+        self.fit_fraction = fit_fraction
+        self.z_threshold = z_threshold
+        self.seed = seed
+        self.max_findings = max_findings
+        self._baseline_windows: pd.DataFrame | None = None
+
+    def fit(self, baseline: JobScan) -> IsolationForestDetector:
+        """Use a healthy job's windows as the temporal reference instead of the job's own first windows."""
+        frame = window_frame(baseline, self.window_seconds)
+        if not frame.empty:
+            self._baseline_windows = frame if self._baseline_windows is None else pd.concat(
+                [self._baseline_windows, frame]).fillna(0)
+        return self
+
+    def detect(self, scan: JobScan) -> list[Finding]:
+        return self.spatial(scan) + self.temporal(scan)
+
+    # ------------------------------------------------------------------ spatial
+    def spatial(self, scan: JobScan) -> list[Finding]:
+        frame = node_frame(scan)
+        if frame.shape[0] < self.min_nodes or frame.shape[1] == 0:
+            return []
+        frame = _select_columns(frame)
+        x = np.log1p(frame.to_numpy(dtype=float))
+        forest = _forest(len(frame), self.seed).fit(x)
+        raw = -forest.score_samples(x)
+        med = float(np.median(raw))
+        mad = float(np.median(np.abs(raw - med))) or 1e-6
+        z = (raw - med) / (1.4826 * mad)
+        order = np.argsort(-z)
+        out: list[Finding] = []
+        for i in order[: self.max_findings]:
+            if z[i] < self.z_threshold:
+                break
+            node = str(frame.index[i])
+            peers = frame.drop(index=frame.index[i])
+            top = drivers(frame.iloc[i], peers)
+            names = [scan.templates[t].template[:100] if t in scan.templates else t for t, _ in top]
+            records = [r for t, _ in top for r in scan.exemplars.get((t, node), [])[:1]]
+            score = float(min(1.0, z[i] / (2 * self.z_threshold)))
+            out.append(Finding(self.name, "unknown", "anomaly", round(score, 3),
+                               f"node {node} logs unlike its peers (isolation score z={z[i]:.1f}); driven by: "
+                               + "; ".join(names), node=node, records=records,
+                               time=min((r.time for r in records if r.time is not None), default=None),
+                               data={"kind": "spatial", "z": float(z[i]), "drivers": [t for t, _ in top]}))
+        return out
+
+    # ------------------------------------------------------------------ temporal
+    def temporal(self, scan: JobScan) -> list[Finding]:
+        frame = window_frame(scan, self.window_seconds)
+        if frame.shape[0] < self.min_windows or frame.shape[1] == 0:
+            return []
+        if self._baseline_windows is not None:
+            cols = frame.columns.union(self._baseline_windows.columns)
+            train = self._baseline_windows.reindex(columns=cols, fill_value=0)
+            frame = frame.reindex(columns=cols, fill_value=0)
+        else:
+            n_fit = max(self.min_windows // 2, int(len(frame) * self.fit_fraction))
+            train = frame.iloc[:n_fit]
+        cols = _select_columns(pd.concat([train, frame]).fillna(0)).columns
+        train, test = train[cols], frame[cols]
+        forest = _forest(len(train), self.seed).fit(np.log1p(train.to_numpy(dtype=float)))
+        ref_raw = -forest.score_samples(np.log1p(train.to_numpy(dtype=float)))
+        raw = -forest.score_samples(np.log1p(test.to_numpy(dtype=float)))
+        med = float(np.median(ref_raw))
+        mad = float(np.median(np.abs(ref_raw - med))) or 1e-6
+        z = (raw - med) / (1.4826 * mad)
+        out: list[Finding] = []
+        window = auto_window(scan, self.window_seconds)
+        for i in np.argsort(-z)[: self.max_findings]:
+            if z[i] < self.z_threshold:
+                break
+            start = float(test.index[i])
+            top = drivers(test.iloc[i], train)
+            names = [scan.templates[t].template[:100] if t in scan.templates else t for t, _ in top]
+            node = self._node_of(scan, [t for t, _ in top], start, window)
+            records = [r for t, _ in top for r in scan.exemplars.get((t, node), [])[:1]] if node else []
+            score = float(min(1.0, z[i] / (2 * self.z_threshold)))
+            out.append(Finding(self.name, "unknown", "anomaly", round(score, 3),
+                               f"window at +{start - (scan.start_time or start):.0f}s unlike the windows before "
+                               f"(z={z[i]:.1f}); driven by: " + "; ".join(names), node=node, time=start,
+                               records=records,
+                               data={"kind": "temporal", "z": float(z[i]), "window": start,
+                                     "drivers": [t for t, _ in top]}))
+        return out
+
+    @staticmethod
+    def _node_of(scan: JobScan, tids: list[str], start: float, window: float) -> str | None:
+        """The node that printed most of the driving templates in that window."""
+        if not tids:
+            return None
+        b0 = math.floor(start / scan.bucket_seconds)
+        b1 = math.floor((start + window) / scan.bucket_seconds)
+        wanted = set(tids)
+        per_node: dict[str, int] = {}
+        for (node, bucket, tid), n in scan.counts.items():
+            if tid in wanted and b0 <= bucket < b1:
+                per_node[node] = per_node.get(node, 0) + n
+        if not per_node:
+            return None
+        return max(per_node, key=lambda k: per_node[k])
+
+
+def node_window_scores(scan: JobScan, window_seconds: float | None = None, seed: int = 0) -> pd.DataFrame:
+    """Anomaly score in [0, 1] per node (rows) x window start (columns): the report's heatmap."""
+    frame = count_frame(scan, window_seconds)
+    if frame.empty:
+        return pd.DataFrame()
+    frame = _select_columns(frame)
+    x = np.log1p(frame.to_numpy(dtype=float))
+    if len(frame) >= 4:
+        raw = -_forest(len(frame), seed).fit(x).score_samples(x)
+        scores = _normalise(raw)
+    else:
+        scores = np.zeros(len(frame))
+    series = pd.Series(scores, index=frame.index)
+    grid = series.unstack("window").fillna(0.0)
+    window = auto_window(scan, window_seconds)
+    full = np.arange(grid.columns.min(), grid.columns.max() + window / 2, window)
+    return grid.reindex(columns=full, fill_value=0.0)

@@ -1,0 +1,291 @@
+"""Localisation: combine the detectors' findings into one verdict.
+
+Principles (after L4 and NVIDIA's resiliency attribution):
+
+- Root-cause evidence outranks cascades. Among root findings whose scores are close to the best, the earliest
+  wins (``primary``): one dead GPU makes every other rank log NCCL watchdog timeouts minutes later.
+- A root-cause line that training survived (steady progress well after it, on the node or in the job) is not
+  the cause of this failure; it is kept as a symptom.
+- The root evidence is the primary's node's root findings (the Xid line, the CUDA error on that node, the link
+  down and the IB completion error on that node); root hits on other nodes are shown as cascades.
+- Global faults (numerical, user configuration, a rule scoped "global") blame no node.
+- Without any root finding, confirmations (a torchelastic summary naming the first failed rank) and cascades
+  still make an incident; the suspect is then the named rank's node, the node that stopped first, or the rank
+  that lagged behind in the NCCL watchdog's sequence numbers.
+
+``localize`` returns a ``Verdict`` (plain data); ``pipeline`` turns it into the ``Incident``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from l4lite.detect.base import Finding
+from l4lite.phases import PhaseEvent, PhaseTracker, phase_at, phase_from_traceback
+from l4lite.scan import JobScan
+from l4lite.vocab import GLOBAL_CATEGORIES
+
+ROLE_ORDER = {"root": 0, "confirmation": 1, "cascade": 2, "symptom": 3, "anomaly": 4}
+SEVERE = ("critical", "error")
+CLOSE_SCORE = 0.2  # root findings within this of the best compete on time
+SURVIVE_POINTS = 5  # progress points after a root line for training to have survived it
+
+_SEQ = re.compile(r"SeqNum=(\d+)")
+_LAST_DONE = re.compile(r"last completed NCCL work:\s*(\d+)")
+_RANK = re.compile(r"\[(?:PG \S+ (?:\(\S+\) )?)?Rank (\d+)\]")
+
+
+@dataclass
+class Verdict:
+    """What localisation concluded; ``findings`` carry their final roles (``data["role"]``)."""
+
+    status: str
+    category: str | None = None
+    phase: str | None = None
+    scope: str | None = None
+    primary: Finding | None = None
+    suspects: list[tuple[str, float, list[str]]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # ordered, most important first
+    roles: list[str] = field(default_factory=list)  # final role per finding, parallel to ``findings``
+    failure_time: float | None = None
+    iteration: int | None = None
+    confidence: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def finding_key(f: Finding) -> tuple[float, str, int]:
+    """Time order of a finding; untimed ones sort after timed ones, by file position."""
+    r = f.records[0] if f.records else None
+    t = f.time if f.time is not None else (r.time if r is not None else None)
+    return (t if t is not None else math.inf, r.file if r else "", r.line if r else 0)
+
+
+def is_global(f: Finding) -> bool:
+    return f.category in GLOBAL_CATEGORIES or f.data.get("scope") == "global"
+
+
+def node_trackers(scan: JobScan) -> tuple[dict[str | None, list[PhaseEvent]], list[PhaseEvent]]:
+    """Phase events per node, and for the job as a whole (all markers in time order)."""
+    per_node: dict[str | None, PhaseTracker] = {}
+    job = PhaseTracker()
+    ordered = sorted(scan.markers, key=lambda m: (m.time if m.time is not None else math.inf, m.file, m.line))
+    for m in ordered:
+        per_node.setdefault(m.node, PhaseTracker()).feed(m.kind, m.time, m.file, m.line, m.node, m.iteration)
+        job.feed(m.kind, m.time, m.file, m.line, m.node, m.iteration)
+    return {n: t.events for n, t in per_node.items()}, job.events
+
+
+def phase_of(f: Finding, scan: JobScan, trackers: dict[str | None, list[PhaseEvent]],
+             job_events: list[PhaseEvent]) -> str:
+    """The phase of a finding: the traceback's innermost frame, the node's markers, the rule's hint, the job's."""
+    r = f.records[0] if f.records else None
+    if r is not None and r.end_line > r.line:
+        tb = phase_from_traceback(r.text)
+        if tb is not None:
+            return tb
+    t = f.time if f.time is not None else (r.time if r else None)
+    where = (r.file, r.line) if r else (None, None)
+    node_phase = phase_at(trackers.get(f.node, []), t, *where) if f.node in trackers else None
+    hint = f.data.get("phase_hint")
+    if node_phase in ("checkpoint", "eval", "load", "shutdown"):
+        return node_phase
+    if hint:
+        return str(hint)
+    if node_phase:
+        return node_phase
+    job_phase = phase_at(job_events, t, *where)
+    if job_phase:
+        return job_phase
+    if f.data.get("signal") in ("nan", "loss_spike", "loss_scale_collapse", "slowdown", "straggler", "hang"):
+        return "train"
+    return "train" if scan.progress else "init"
+
+
+def survived(f: Finding, scan: JobScan, grace: float) -> bool:
+    """Did training go on for a while after this finding (so it cannot be what stopped the job)?"""
+    r = f.records[0] if f.records else None
+    t = f.time if f.time is not None else (r.time if r else None)
+    train = [p for p in scan.metrics if p.kind == "train" and p.iteration is not None]
+    if not train:
+        return False
+    own = [p for p in train if p.node == f.node] or train
+    if t is not None:
+        after = sum(1 for p in own if p.time is not None and p.time > t + grace)
+    elif r is not None:
+        after = sum(1 for p in own if p.file == r.file and p.line > r.end_line)
+    else:
+        return False
+    return after >= SURVIVE_POINTS
+
+
+def _ranks_behind(findings: Sequence[Finding]) -> list[int]:
+    """Ranks that lag in the NCCL watchdog's view: a lower timed-out SeqNum or last completed work than the rest."""
+    seqs: dict[int, int] = {}
+    for f in findings:
+        for r in f.records:
+            mr = _RANK.search(r.text)
+            if mr is None:
+                continue
+            m = _LAST_DONE.search(r.text) or _SEQ.search(r.text)
+            if m is None:
+                continue
+            rank = int(mr.group(1))
+            seqs[rank] = min(seqs.get(rank, 1 << 62), int(m.group(1)))
+    if len(seqs) < 2:
+        return []
+    low = min(seqs.values())
+    if low == max(seqs.values()):
+        return []
+    return sorted(r for r, s in seqs.items() if s == low)
+
+
+class Localizer:
+    """Turns findings into a verdict. Parameters are in ``__init__``, like a detector's."""
+
+    def __init__(self, *, survive_grace: float = 120.0, max_suspects: int = 10) -> None:
+        self.survive_grace = survive_grace
+        self.max_suspects = max_suspects
+
+    def localize(self, scan: JobScan, findings: Sequence[Finding]) -> Verdict:
+        findings = list(findings)
+        roles = {id(f): f.role for f in findings}
+        notes: list[str] = []
+        # Root lines that training survived are symptoms of something the job lived through.
+        for f in findings:
+            if f.role == "root" and f.detector != "health" and survived(f, scan, self.survive_grace):
+                roles[id(f)] = "symptom"
+                f.data["survived"] = True
+        roots = [f for f in findings if roles[id(f)] == "root"]
+        severe = [f for f in findings if roles[id(f)] in ("cascade", "confirmation") and f.severity in SEVERE]
+        if not roots and not severe:
+            return self._finish(scan, findings, roles, Verdict(status="healthy", notes=notes))
+
+        verdict = Verdict(status="incident")
+        if roots:
+            best = max(f.score for f in roots)
+            close = [f for f in roots if f.score >= best - CLOSE_SCORE]
+            primary = min(close, key=lambda f: (finding_key(f), -f.score))
+        else:
+            primary = self._primary_without_root(scan, findings, severe)
+        verdict.primary = primary
+        verdict.scope = "global" if is_global(primary) else "node"
+        verdict.category = primary.category
+        nodes = list(scan.node_last)
+        if verdict.scope == "node" and primary.node is None and len(nodes) == 1:
+            primary.node = nodes[0]
+        if verdict.scope == "node" and primary.node is None:
+            named = self._named_node(scan, findings, roles)
+            if named is not None:
+                primary.node = named
+            elif primary.category in ("unknown", "software"):
+                verdict.scope = "global"
+        # Root evidence: the primary's node's root findings; root findings elsewhere become cascades.
+        for f in findings:
+            if roles[id(f)] != "root" or f is primary:
+                continue
+            if verdict.scope == "global":
+                same = is_global(f) and f.category == primary.category
+            else:
+                same = f.node == primary.node and f.node is not None and not (
+                    f.detector == "health" and primary.detector != "health")
+            if not same:
+                roles[id(f)] = "cascade" if f.detector != "health" else "symptom"
+        roles[id(primary)] = "root"
+        trackers, job_events = node_trackers(scan)
+        verdict.phase = phase_of(primary, scan, trackers, job_events)
+        r = primary.records[0] if primary.records else None
+        verdict.failure_time = primary.time if primary.time is not None else (r.time if r else None)
+        verdict.iteration = self._iteration(scan, primary, verdict.failure_time)
+        verdict.confidence = round(min(1.0, primary.score), 3)
+        verdict.notes = notes
+        return self._finish(scan, findings, roles, verdict)
+
+    # ------------------------------------------------------------------ no root
+    def _primary_without_root(self, scan: JobScan, findings: list[Finding], severe: list[Finding]) -> Finding:
+        confirmations = [f for f in severe if f.role == "confirmation"]
+        if confirmations:
+            primary = min(confirmations, key=lambda f: (finding_key(f), -f.score))
+        else:
+            primary = min(severe, key=lambda f: (finding_key(f), -f.score))
+        if primary.node is None or primary.role == "cascade":
+            behind = _ranks_behind([f for f in findings if f.role == "cascade"])
+            node = next((scan.rank_nodes.get(r) for r in behind if r in scan.rank_nodes), None)
+            if node is not None:
+                primary.data.setdefault("behind_ranks", behind)
+                primary.node = node
+        return primary
+
+    def _named_node(self, scan: JobScan, findings: list[Finding], roles: dict[int, str]) -> str | None:
+        for f in sorted(findings, key=finding_key):
+            if roles[id(f)] == "confirmation" and f.node:
+                return f.node
+        for f in findings:
+            if f.detector == "health" and f.data.get("signal") == "hang" and f.node:
+                return f.node
+        return None
+
+    # ------------------------------------------------------------------ iteration
+    @staticmethod
+    def _iteration(scan: JobScan, primary: Finding, failure_time: float | None) -> int | None:
+        if primary.data.get("signal") in ("nan", "loss_spike", "loss_scale_collapse") and \
+                primary.data.get("iteration") is not None:
+            return int(primary.data["iteration"])
+        best: int | None = None
+        slack = 1.0
+        for p in scan.metrics:
+            if p.kind != "train" or p.iteration is None:
+                continue
+            if failure_time is not None and p.time is not None and p.time > failure_time + slack:
+                continue
+            if best is None or p.iteration > best:
+                best = p.iteration
+        if best is None:
+            its = [p.last_iteration for p in scan.progress.values() if p.last_iteration is not None]
+            best = max(its) if its else None
+        return best
+
+    # ------------------------------------------------------------------ suspects and ordering
+    def _finish(self, scan: JobScan, findings: list[Finding], roles: dict[int, str], verdict: Verdict) -> Verdict:
+        primary = verdict.primary
+        ordered = sorted(findings, key=lambda f: (f is not primary, ROLE_ORDER.get(roles[id(f)], 9),
+                                                 finding_key(f), -f.score))
+        verdict.findings = ordered
+        verdict.roles = [roles[id(f)] for f in ordered]
+        if verdict.status == "incident" and verdict.scope == "node":
+            verdict.suspects = self._suspects(scan, ordered, verdict.roles, primary)
+        return verdict
+
+    def _suspects(self, scan: JobScan, findings: list[Finding], roles: list[str],
+                  primary: Finding | None) -> list[tuple[str, float, list[str]]]:
+        weight = {"root": 0.45, "confirmation": 0.4, "anomaly": 0.3, "symptom": 0.2, "cascade": 0.08}
+        scores: dict[str, float] = {}
+        reasons: dict[str, list[str]] = {}
+        for f, role in zip(findings, roles, strict=True):
+            if f.node is None:
+                continue
+            if f is primary:
+                s = 0.7 + 0.3 * min(1.0, f.score)
+            elif role == "cascade" and f.role == "root":
+                s = 0.5 * weight["root"] * f.score  # a root line on a node other than the first
+            else:
+                s = weight.get(role, 0.1) * min(1.0, f.score)
+            scores[f.node] = 1 - (1 - scores.get(f.node, 0.0)) * (1 - s)
+            if len(reasons.setdefault(f.node, [])) < 4 and f.explain not in reasons[f.node]:
+                reasons[f.node].append(f"{role}: {f.explain}")
+        if primary is not None and primary.node is not None:
+            top = max(scores.values())
+            scores[primary.node] = max(scores.get(primary.node, 0.0), min(1.0, top + 0.05))
+            others = [n for n in scores if n != primary.node]
+            for n in others:  # the primary's node must stay first
+                scores[n] = min(scores[n], scores[primary.node] * 0.8)
+        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+        return [(n, round(min(1.0, s), 3), reasons.get(n, [])) for n, s in ranked[: self.max_suspects] if s > 0.02]
+
+
+def localize(scan: JobScan, findings: Sequence[Finding], **kwargs: Any) -> Verdict:
+    """Convenience wrapper: ``Localizer(**kwargs).localize(scan, findings)``."""
+    return Localizer(**kwargs).localize(scan, findings)

@@ -1,0 +1,105 @@
+"""Node x time-window template counts as pandas frames, built from the scan's bucket counts.
+
+The scan counts templates per (node, bucket) with short buckets; a window is a whole number of buckets, so any
+window length (``--window SECONDS``) is available without reading the logs again. Frames are wide: one column
+per template id, one row per (node, window) or per window, which is the form the isolation forests take.
+
+The default window length (``DEFAULT_WINDOW``) was chosen by measurement on the simulator suite (see
+``benchmarks/`` and the analyze notes): shorter windows split one burst of errors across several rows and make
+the temporal forest noisy; longer windows blur the moment the failure began. ``auto_window`` keeps the number of
+windows of very long or very short jobs in a useful range.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from l4lite.scan import JobScan
+
+DEFAULT_WINDOW = 60.0
+MIN_WINDOWS = 8
+MAX_WINDOWS = 2000
+
+
+def auto_window(scan: JobScan, requested: float | None = None) -> float:
+    """The window length to use: the requested one, else the default bounded to 8..2000 windows over the job.
+
+    Always a whole multiple of the scan's bucket length.
+    """
+    bucket = scan.bucket_seconds
+    if requested is not None and requested > 0:
+        return max(bucket, round(requested / bucket) * bucket)
+    window = DEFAULT_WINDOW
+    if scan.start_time is not None and scan.end_time is not None:
+        span = max(scan.end_time - scan.start_time, bucket)
+        window = min(window, max(bucket, span / MIN_WINDOWS))
+        window = max(window, span / MAX_WINDOWS)
+    return max(bucket, math.ceil(window / bucket) * bucket)
+
+
+def _rows(scan: JobScan, window: float) -> pd.DataFrame:
+    if not scan.counts:
+        return pd.DataFrame({"node": pd.Series([], dtype=object), "window": pd.Series([], dtype=float),
+                             "template_id": pd.Series([], dtype=object), "count": pd.Series([], dtype=np.int64)})
+    keys = list(scan.counts.keys())
+    nodes = [k[0] for k in keys]
+    buckets = np.fromiter((k[1] for k in keys), dtype=np.int64, count=len(keys))
+    tids = [k[2] for k in keys]
+    counts = np.fromiter(scan.counts.values(), dtype=np.int64, count=len(keys))
+    starts = np.floor(buckets * scan.bucket_seconds / window) * window
+    starts = np.where(buckets < 0, np.nan, starts)  # untimed records
+    return pd.DataFrame({"node": nodes, "window": starts, "template_id": tids, "count": counts})
+
+
+def count_frame(scan: JobScan, window_seconds: float | None = None, *, include_untimed: bool = False) -> pd.DataFrame:
+    """Counts per (node, window start) x template id. Untimed records are left out unless asked for."""
+    window = auto_window(scan, window_seconds)
+    rows = _rows(scan, window)
+    if not include_untimed:
+        rows = rows.dropna(subset=["window"])
+    if rows.empty:
+        return pd.DataFrame(index=pd.MultiIndex.from_tuples([], names=["node", "window"]))
+    frame = rows.pivot_table(index=["node", "window"], columns="template_id", values="count", aggfunc="sum",
+                             fill_value=0)
+    frame.columns.name = None
+    return frame.astype(np.int64)
+
+
+def window_frame(scan: JobScan, window_seconds: float | None = None) -> pd.DataFrame:
+    """Counts per window start x template id, summed over nodes, with empty windows filled in."""
+    window = auto_window(scan, window_seconds)
+    rows = _rows(scan, window).dropna(subset=["window"])
+    if rows.empty:
+        return pd.DataFrame()
+    frame = rows.pivot_table(index="window", columns="template_id", values="count", aggfunc="sum", fill_value=0)
+    full = np.arange(frame.index.min(), frame.index.max() + window / 2, window)
+    frame = frame.reindex(full, fill_value=0)
+    frame.index.name = "window"
+    frame.columns.name = None
+    return frame.astype(np.int64)
+
+
+def node_frame(scan: JobScan) -> pd.DataFrame:
+    """Counts per node x template id over the whole job (timed and untimed records)."""
+    data: dict[str, dict[str, int]] = {}
+    for tid, stat in scan.templates.items():
+        for node, n in stat.nodes.items():
+            data.setdefault(node, {})[tid] = n
+    if not data:
+        return pd.DataFrame()
+    frame = pd.DataFrame.from_dict(data, orient="index").fillna(0).astype(np.int64)
+    return frame.sort_index()
+
+
+def node_activity(scan: JobScan, window_seconds: float | None = None) -> pd.DataFrame:
+    """Records per node x window start (all templates), with empty windows filled in: the heatmap's grid."""
+    window = auto_window(scan, window_seconds)
+    rows = _rows(scan, window).dropna(subset=["window"])
+    if rows.empty:
+        return pd.DataFrame()
+    frame = rows.pivot_table(index="node", columns="window", values="count", aggfunc="sum", fill_value=0)
+    full = np.arange(frame.columns.min(), frame.columns.max() + window / 2, window)
+    return frame.reindex(columns=full, fill_value=0).astype(np.int64)
