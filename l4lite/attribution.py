@@ -1,0 +1,265 @@
+"""Which node, rank and GPU wrote a line.
+
+Node, rank and GPU stay three separate facts unless a line ties them: a per-rank file named ``rank3.log`` says
+nothing about its host, a ``[default3]:`` prefix is a local rank and says nothing about the global rank, and a
+NCCL header ``host:pid:tid [3]`` names a host and a local CUDA device but no rank. Lines that do tie them (NCCL
+``ncclCommInitRank ... rank 6 nranks 16``, the torchelastic failure summary's ``host``/``rank`` fields, a
+``[rankN]:`` prefix on a line that names its host) feed a ``RankMap`` that later fills the node of records
+that only know their rank.
+
+Host names are normalised to their lowercase short form (``dgx017.cluster.local`` -> ``dgx017``) so that the
+path, NCCL, syslog and torchelastic spellings of one machine agree; IPv4 addresses are kept whole.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from l4lite.records import Record
+
+# ------------------------------------------------------------------------------------------- line patterns
+# name.host [stderr]   (milabench and similar multi-node runners)
+NAMED_HOST_PREFIX = re.compile(r"([^\s\[\]]+)\.([A-Za-z0-9][\w-]*) \[(?:stdout|stderr)\] ")
+# "  3: "  (srun --label)
+SRUN_LABEL = re.compile(r" *(\d{1,6}): ")
+# [rank3]:  [default3]:  (torchrun --tee / --role); an optional "[pid] " first
+TORCHRUN_PREFIX = re.compile(r" *(?:\[\d+\] )?\[([A-Za-z_]+?)(\d{1,6})\]:")
+# host:pid:tid [dev]  (NCCL)
+NCCL_HEADER = re.compile(r"([A-Za-z0-9][\w.-]*):(\d+):(\d+) \[(\d+)\] ")
+# [host:pid :0:tid]  (UCX)
+UCX_HEADER = re.compile(r"\[([A-Za-z0-9][\w.-]*):(\d+) *:\d+:\d+\] ")
+# host program[pid]:  after a syslog/journald timestamp
+SYSLOG_HOST = re.compile(r"([A-Za-z0-9][\w.-]*) ([\w./@-]+?)(?:\[(\d+)\])?: ")
+# [Rank 3]  inside torch and DeepSpeed messages (rank of the default process group)
+RANK_IN_MESSAGE = re.compile(r"\[Rank (\d+)\]")
+# ncclCommInitRank comm 0x.. rank 6 nranks 16 cudaDev 6 ... / Init timings: rank 2 nranks 16
+NCCL_RANK = re.compile(r"\brank (\d+) nranks (\d+)\b")
+NCCL_RANK_PLAIN = re.compile(r"NCCL INFO Rank (\d+)\b")
+# torchelastic failure summary fields
+ELASTIC_FIELD = re.compile(r"\s*(time|host|rank|exitcode|error_file|traceback)\s*: ?(.*)$")
+ELASTIC_RANK = re.compile(r"(\d+)(?: \(local_rank: (\d+)\))?")
+# torchelastic agent: global_ranks=[0, 1, 2, 3]
+GLOBAL_RANKS = re.compile(r"global_ranks=\[([\d, ]*)\]")
+
+_IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}$")
+
+
+def normalize_host(host: str) -> str:
+    """Lowercase short host name; dotted IPv4 addresses stay whole."""
+    h = host.strip().lower()
+    if _IPV4.match(h):
+        return h
+    return h.split(".", 1)[0]
+
+
+# ------------------------------------------------------------------------------------------- path patterns
+_STRIP_EXT = re.compile(r"\.(?:gz|log|txt|out|err|stdout|stderr|json|jsonl|csv|\d{1,3})$", re.I)
+_RANK_IN_PATH = re.compile(r"(?<!local_)(?<!local)(?<![a-z])rank[-_]?(\d{1,6})(?!\d)", re.I)
+_RANK_PART = re.compile(r"(?<![a-z])(?:local_)?rank[-_]?\d+", re.I)
+_IP_DASHED = re.compile(r"(?:ip-)?\d{1,3}-\d{1,3}-\d{1,3}-\d{1,3}$", re.I)
+_HOSTLIKE = re.compile(r"[a-z][a-z0-9-]*\d[a-z0-9-]*$", re.I)
+_NOT_HOST = re.compile(
+    r"(?:rank|localrank|local_rank|proc|process|pid|task|job|jobid|slurm|step|gpu|dev|device|cuda|part|shard|"
+    r"epoch|iter|iteration|run|attempt|v|ver|version|exp|experiment|trial|seed|ckpt|checkpoint|batch|chunk|"
+    r"split|log|logs|stdout|stderr|out|err|output|test|tmp|day|week|py|python|torch|nccl|ib|mlx|sd|tp|pp|dp|"
+    r"ep|world|try|retry|restart|fold|model|layer|stage|round|array|id|n|x|r|p|t|e|s|fp|bf|int|sm|cu|"
+    r"cp|mp|ds|zero|top|k|gen|release|py3|utf|results?|eval|val|valid|save|data|sample|bench)[-_]?\d+$",
+    re.I,
+)
+_MODEL_SIZE = re.compile(r"(?:^|-)\d+(?:\.\d+)?[bmk]$", re.I)
+_MODEL_NAME = re.compile(r"(?:gpt|llama|bert|roberta|t5|opt|bloom|mistral|mixtral|qwen|resnet|vit|gemma|phi|"
+                         r"falcon|yolo|yolov|unet|sdxl|sd|deepseek|glm|internlm|baichuan)[-_.]?\d", re.I)
+_VERSION_TOKEN = re.compile(r"v\d+$", re.I)
+_KIND_WORDS = frozenset(
+    ["dmesg", "syslog", "kern", "kernel", "messages", "journal", "journalctl", "nccl", "slurm", "stdout", "stderr", "output", "out", "err", "error", "errors", "train", "training", "trainer", "log", "logs", "console", "nvidia-smi", "nvsmi", "smi", "fabricmanager", "fm", "job", "run", "host", "node-log", "agent", "launcher", "torchrun", "srun", "mpirun", "worker-log"]
+)
+
+
+def _host_in_segment(seg: str) -> str | None:
+    if not seg:
+        return None
+    if _IP_DASHED.match(seg):
+        return seg.lower()
+    seg = _RANK_PART.sub("", seg).strip("-_")
+    for part in seg.split("_"):
+        tokens = part.split("-")
+        while tokens and tokens[0].lower() in _KIND_WORDS:
+            tokens.pop(0)
+        while tokens and tokens[-1].lower() in _KIND_WORDS:
+            tokens.pop()
+        cand = "-".join(tokens)
+        if not cand:
+            continue
+        if _IP_DASHED.match(cand):
+            return cand.lower()
+        if not _HOSTLIKE.match(cand) or _NOT_HOST.match(cand) or _MODEL_SIZE.search(cand) \
+                or _MODEL_NAME.match(cand):
+            continue
+        if len(tokens) > 5 or not any(ch.isdigit() for ch in tokens[-1]) \
+                or any(_VERSION_TOKEN.match(t) for t in tokens):
+            continue
+        return cand.lower()
+    return None
+
+
+def host_from_path(rel: str) -> str | None:
+    """A host name in the file name or its directories (nearest first), or None."""
+    if rel in ("", "-"):
+        return None
+    parts = rel.replace("\\", "/").split("/")
+    name = parts[-1]
+    while True:
+        stripped = _STRIP_EXT.sub("", name)
+        if stripped == name or not stripped:
+            break
+        name = stripped
+    candidates = [name] + parts[-2::-1]
+    for comp in candidates:
+        if _IPV4.match(comp):
+            return comp
+        for seg in comp.split("."):
+            host = _host_in_segment(seg)
+            if host:
+                return host
+    return None
+
+
+def rank_from_path(rel: str) -> int | None:
+    """``rank3.log``, ``rank-3/``, ``rank_03.out`` give a (global) rank; the nearest component wins."""
+    found = _RANK_IN_PATH.findall(rel)
+    return int(found[-1]) if found else None
+
+
+def compile_node_from(pattern: str | None) -> re.Pattern[str] | None:
+    """Compile ``--node-from``; raises ValueError with a readable message for a bad pattern."""
+    if not pattern:
+        return None
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"--node-from: invalid regular expression {pattern!r}: {exc}") from None
+
+
+def node_from_regex(rel: str, regex: re.Pattern[str]) -> str | None:
+    """The named group ``node``, else group 1, else the whole match of ``--node-from`` on the path."""
+    m = regex.search(rel)
+    if not m:
+        return None
+    if "node" in regex.groupindex:
+        value = m.group("node")
+    elif regex.groups:
+        value = m.group(1)
+    else:
+        value = m.group(0)
+    return normalize_host(value) if value else None
+
+
+def attribute_path(rel: str, node_from: re.Pattern[str] | None = None) -> tuple[str | None, int | None]:
+    """``(node, rank)`` that the path alone reveals."""
+    node = node_from_regex(rel, node_from) if node_from is not None else None
+    if node is None:
+        node = host_from_path(rel)
+    return node, rank_from_path(rel)
+
+
+# ------------------------------------------------------------------------------------------- rank map
+GLOBAL_WEIGHT = 1 << 30
+
+
+class RankMap:
+    """Global rank -> node, learned from lines that tie them.
+
+    Each tie has a weight: explicit global ties (torchelastic summaries, a rank prefix on a line that names its
+    host) beat NCCL communicator ranks, and among those the largest communicator (most likely the world) wins,
+    because ranks inside a tensor- or pipeline-parallel communicator are not global ranks.
+    """
+
+    __slots__ = ("_ties", "conflicts")
+
+    def __init__(self) -> None:
+        self._ties: dict[int, tuple[int, str]] = {}
+        self.conflicts = 0
+
+    def tie(self, rank: int, node: str, weight: int = GLOBAL_WEIGHT) -> None:
+        old = self._ties.get(rank)
+        if old is None or weight > old[0]:
+            self._ties[rank] = (weight, node)
+        elif weight == old[0] and old[1] != node:
+            self.conflicts += 1
+
+    def node_of(self, rank: int | None) -> str | None:
+        if rank is None:
+            return None
+        t = self._ties.get(rank)
+        return t[1] if t else None
+
+    def learn(self, record: Record) -> bool:
+        """Learn the ties a record shows (NCCL init lines, torchelastic summaries); True if it tied any."""
+        tied = False
+        text = record.text
+        if record.node and "nranks" in text:
+            m = NCCL_RANK.search(text)
+            if m:
+                self.tie(int(m[1]), record.node, int(m[2]))
+                tied = True
+        if "host" in text and "rank" in text and "\n" in text:
+            for rank, host in elastic_ties(text.split("\n")):
+                self.tie(rank, host)
+                tied = True
+        return tied
+
+    def as_dict(self) -> dict[int, str]:
+        return {r: n for r, (_, n) in sorted(self._ties.items())}
+
+    def __len__(self) -> int:
+        return len(self._ties)
+
+    def __contains__(self, rank: object) -> bool:
+        return rank in self._ties
+
+    def merge(self, other: RankMap) -> RankMap:
+        for rank, (weight, node) in other._ties.items():
+            self.tie(rank, node, weight)
+        self.conflicts += other.conflicts
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ties": [[r, n, w] for r, (w, n) in sorted(self._ties.items())], "conflicts": self.conflicts}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RankMap:
+        rm = cls()
+        for r, n, w in data.get("ties", []):
+            rm._ties[int(r)] = (int(w), str(n))
+        rm.conflicts = int(data.get("conflicts", 0))
+        return rm
+
+
+def elastic_ties(lines: Iterable[str]) -> list[tuple[int, str]]:
+    """``(rank, host)`` pairs of a torchelastic failure summary (``host : X`` then ``rank : N``)."""
+    out: list[tuple[int, str]] = []
+    host: str | None = None
+    for line in lines:
+        m = ELASTIC_FIELD.match(_strip_stream_prefix(line))
+        if not m:
+            continue
+        if m[1] == "host":
+            host = normalize_host(m[2]) if m[2].strip() else None
+        elif m[1] == "rank" and host:
+            rm = ELASTIC_RANK.match(m[2])
+            if rm:
+                out.append((int(rm[1]), host))
+            host = None
+    return out
+
+
+def _strip_stream_prefix(line: str) -> str:
+    m = SRUN_LABEL.match(line)
+    if m:
+        line = line[m.end():]
+    m = TORCHRUN_PREFIX.match(line)
+    if m:
+        line = line[m.end():]
+    return line

@@ -1,0 +1,372 @@
+"""From a job's files to records: headers stripped, node/rank/GPU attributed, multi-line events joined.
+
+``iter_records(paths, options, accounting)`` streams the records of a job, file by file (sorted by relative
+path), each file's records in the order of their first line. Memory stays bounded: lines are read in chunks,
+and the only state per file is one open record per prefix stream (a merged ``srun --label`` or torchrun file
+interleaves ranks, so a rank's traceback continues on the next line *of that rank*), a reorder queue so that
+records still come out in line order, and a short hold at the start of a file until its host is known.
+
+Every line ends in exactly one record or in ``accounting.lines_skipped`` with a reason, so
+``accounting.balanced`` always holds, however broken the input.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from l4lite import lineclass as lc
+from l4lite.attribution import (
+    GLOBAL_RANKS,
+    GLOBAL_WEIGHT,
+    NAMED_HOST_PREFIX,
+    NCCL_HEADER,
+    NCCL_RANK,
+    SRUN_LABEL,
+    SYSLOG_HOST,
+    TORCHRUN_PREFIX,
+    UCX_HEADER,
+    RankMap,
+    attribute_path,
+    compile_node_from,
+    normalize_host,
+)
+from l4lite.errors import L4Error
+from l4lite.records import Accounting, Record
+from l4lite.sources import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover, iter_line_blocks
+from l4lite.timestamps import TimestampParser
+
+__all__ = ["IngestOptions", "RankMap", "iter_records", "iter_job", "read_file"]
+
+_HOLD_LINES = 1000  # lines held at the start of a file while its host is still unknown
+_STALE_LINES = 5000  # an open multi-line record untouched for this many lines is closed
+_AMBIGUOUS = "\x00"  # a stream that showed two different hosts (or GPUs)
+_SPACE_START = frozenset(" \t")
+
+
+@dataclass
+class IngestOptions:
+    """How to read a job. ``rank_map`` collects rank -> node ties across the files read with these options."""
+
+    node_from: str | None = None
+    max_line_chars: int = DEFAULT_MAX_LINE_CHARS
+    year: int | None = None
+    max_record_lines: int = 2000
+    rank_map: RankMap = field(default_factory=RankMap)
+
+
+def iter_records(paths: Sequence[str], options: IngestOptions, accounting: Accounting) -> Iterator[Record]:
+    """All records of a job (see ``sources.discover`` for what a path may be)."""
+    job = discover(paths, accounting)
+    yield from iter_job(job, options, accounting)
+
+
+def iter_job(job: Job, options: IngestOptions, accounting: Accounting) -> Iterator[Record]:
+    for input_file in job.files:
+        yield from read_file(input_file, options, accounting)
+
+
+def read_file(input_file: InputFile, options: IngestOptions, accounting: Accounting,
+              rank_map: RankMap | None = None) -> Iterator[Record]:
+    """The records of one file, in the order of their first line."""
+    try:
+        node_re = compile_node_from(options.node_from)
+    except ValueError as exc:
+        raise L4Error(str(exc)) from None
+    reader = _FileReader(input_file, options, accounting, rank_map if rank_map is not None else options.rank_map,
+                         node_re)
+    return reader.run()
+
+
+class _Open:
+    """A record being built: its first line is known, continuation lines may still come."""
+
+    __slots__ = ("line", "end", "node", "rank", "gpu", "source", "time", "level", "message", "first", "parts",
+                 "n", "kind", "state", "closed", "stream", "extra")
+
+    def __init__(self, line: int, node: str | None, rank: int | None, gpu: int | None, source: str,
+                 time: float | None, level: str | None, message: str, first: str, kind: int, stream: str) -> None:
+        self.line = line
+        self.end = line
+        self.node = node
+        self.rank = rank
+        self.gpu = gpu
+        self.source = source
+        self.time = time
+        self.level = level
+        self.message = message
+        self.first = first
+        self.parts: list[str] | None = None
+        self.n = 1
+        self.kind = kind
+        self.state = 0
+        self.closed = False
+        self.stream = stream
+        self.extra: list[str] | None = None
+
+    def add(self, lineno: int, raw: str) -> None:
+        if self.parts is None:
+            self.parts = [self.first]
+        self.parts.append(raw)
+        self.end = lineno
+        self.n += 1
+
+
+class _FileReader:
+    """Reads one file; see the module docstring for the state it keeps."""
+
+    def __init__(self, input_file: InputFile, options: IngestOptions, accounting: Accounting,
+                 rank_map: RankMap, node_re) -> None:
+        self.f = input_file
+        self.opt = options
+        self.acc = accounting
+        self.rank_map = rank_map
+        self.path_node, self.path_rank = attribute_path(input_file.rel, node_re)
+        self.default_source = lc.default_source(input_file.rel)
+        self.ts = TimestampParser(options.year, input_file.mtime)
+        self.open: dict[str, _Open] = {}
+        self.out: deque[_Open] = deque()
+        self.streams: dict[str, list] = {}  # stream -> [host, gpu] seen on lines of that stream
+        self.file_host: str | None = None  # the single host named by lines of this file, if only one
+        self.hold = self.path_node is None
+        self.last_time: float | None = None
+
+    # ------------------------------------------------------------------------------------------ main loop
+    def run(self) -> Iterator[Record]:
+        acc = self.acc
+        skipped_blank = 0
+        lines_read = 0
+        out = self.out
+        line = self._line
+        finish = self._finish
+        lineno = 0
+        try:
+            for first, lines in iter_line_blocks(self.f, acc, self.opt.max_line_chars):
+                lineno = first
+                for s in lines:
+                    lines_read += 1
+                    if not s or (s[0] in _SPACE_START and s.isspace()) or line(lineno, s):
+                        skipped_blank += 1
+                    lineno += 1
+                    if out and out[0].closed and not self.hold:
+                        while out and out[0].closed:
+                            yield finish(out.popleft())
+                if len(self.open) > 1 or (self.open and lineno - next(iter(self.open.values())).end > _STALE_LINES):
+                    self._close_stale(lineno)
+                if self.hold and lineno > _HOLD_LINES:
+                    self.hold = False
+            self.hold = False
+            for op in self.open.values():
+                op.closed = True
+            self.open.clear()
+            while out:
+                yield finish(out.popleft())
+        finally:
+            acc.lines_read += lines_read
+            if skipped_blank:
+                acc.skip_lines("blank", skipped_blank)
+            # records still queued when the consumer stopped early are counted so that the books balance
+            for op in out:
+                acc.skip_lines("unconsumed", op.n)
+            out.clear()
+
+    def _line(self, lineno: int, s: str) -> bool:
+        """Handle one non-blank line; True if it turned out blank after its prefixes."""
+        pos = 0
+        rank: int | None = None
+        global_rank = False
+        host: str | None = None
+        gpu: int | None = None
+        # ---- stream prefixes: name.host [stderr], srun label, torchrun [rankN]:/[defaultN]:
+        if "[std" in s:
+            m = NAMED_HOST_PREFIX.match(s)
+            if m:
+                host = normalize_host(m[2])
+                pos = m.end()
+        c = s[pos]
+        if c == " " or c.isdigit():
+            m = SRUN_LABEL.match(s, pos)
+            if m:
+                rank = int(m[1])
+                global_rank = True
+                pos = m.end()
+        if "]:" in s and (s.startswith("[", pos) or s[pos] == " "):
+            m = TORCHRUN_PREFIX.match(s, pos)
+            if m:
+                if m[1] == "rank":
+                    rank = int(m[2])
+                    global_rank = True
+                elif rank is None:
+                    rank = int(m[2])  # a local rank: the best there is
+                pos = m.end()
+                if s.startswith(" ", pos):
+                    pos += 1
+        stream = s[:pos] if pos else ""
+        if pos >= len(s) or (pos and s[pos:].isspace()):
+            return True
+        # ---- headers: NCCL host:pid:tid [dev], timestamp, syslog host/program, level marker
+        p = pos
+        header = False
+        nccl = False
+        if "NCCL" in s:
+            m = NCCL_HEADER.match(s, p)
+            if m:
+                host = normalize_host(m[1])
+                gpu = int(m[4])
+                p = m.end()
+                header = nccl = True
+        t, end, level, kind = self.ts.parse(s, p)
+        source = None
+        if end:
+            p = end
+            header = True
+            if kind == "syslog" or kind == "rfc3339":
+                m = SYSLOG_HOST.match(s, p)
+                if m and m[1] not in lc.LEVEL_WORDS:
+                    host = normalize_host(m[1])
+                    p = m.end()
+                    source = lc.syslog_source(m[2])
+                    if source == "kernel" and s.startswith("[", p):
+                        t2, end2, _, kind2 = self.ts.parse(s, p)
+                        if kind2 == "uptime":
+                            if t is not None:
+                                up = float(s[p + 1:end2].strip().rstrip("]").strip())
+                                self.ts.anchor(t, up)
+                            p = end2
+            elif kind[0] in "dk" or kind == "uptime" or kind == "delta":  # dmesg forms, kern facility
+                source = "kernel"
+            elif kind == "fm":
+                source = "other"
+            if not nccl and "NCCL" in s:
+                m = NCCL_HEADER.match(s, p)
+                if m:
+                    host = normalize_host(m[1])
+                    gpu = int(m[4])
+                    p = m.end()
+                    nccl = True
+        elif s.startswith("[", p) and ":" in s:
+            m = UCX_HEADER.match(s, p)
+            if m:
+                host = normalize_host(m[1])
+                p = m.end()
+                header = True
+        if level is None and p < len(s):
+            level, p2 = lc.level_marker(s, p)
+            if p2 != p:
+                p = p2
+                header = True
+        if t is None:
+            t = self.last_time
+        else:
+            self.last_time = t
+        # ---- continuation of this stream's open record?
+        op = self.open.get(stream)
+        if op is not None and not header:
+            content = s[pos:]
+            if (op.kind != lc.K_LINE or content.startswith(lc.CONTINUATION_STARTS)
+                    or content.startswith(lc.WHAT_STARTS)) \
+                    and op.n < self.opt.max_record_lines and lc.continues(op, content, self):
+                op.add(lineno, s)
+                if op.closed:
+                    del self.open[stream]
+                return False
+        msg = s[p:].strip()
+        if not msg:
+            msg = s[pos:].strip()
+        if "\r" in msg:
+            segs = [x for x in msg.split("\r") if x.strip()]
+            msg = segs[-1].strip() if segs else ""
+        # ---- attribution from the line
+        if host is not None:
+            self._saw_host(stream, host, gpu)
+            if global_rank and rank is not None:
+                self.rank_map.tie(rank, host)
+            if nccl and "nranks" in msg:
+                m = NCCL_RANK.search(msg)
+                if m:
+                    self.rank_map.tie(int(m[1]), host, int(m[2]))
+        elif gpu is not None:
+            self._saw_host(stream, None, gpu)
+        if "global_ranks=[" in msg and self.path_node:
+            m = GLOBAL_RANKS.search(msg)
+            if m:
+                for r in m[1].replace(" ", "").split(","):
+                    if r:
+                        self.rank_map.tie(int(r), self.path_node, GLOBAL_WEIGHT - 1)
+        if rank is None:
+            rank = self.path_rank
+            if rank is None and "[Rank " in msg:
+                rank = lc.rank_in_message(msg)
+        node = host if host is not None else self.path_node
+        # ---- kind of record, level and source
+        rkind = lc.record_kind(msg)
+        if level is None:
+            level = "error" if rkind == lc.K_TB else lc.content_level(msg)
+        if nccl:
+            source = "nccl"
+        elif source is None or source == "other":
+            source = lc.classify(s, msg) or source or self.default_source
+        elif source == "kernel":
+            source = lc.kernel_or_storage(msg)
+        new = _Open(lineno, node, rank, gpu, source, t, level, msg, s, rkind, stream)
+        if nccl:
+            # a NCCL line is complete in itself and comes from another thread: it leaves the stream's open
+            # record (say a traceback being printed by the trainer) open
+            new.closed = True
+        else:
+            if op is not None:
+                op.closed = True
+            self.open[stream] = new
+        self.out.append(new)
+        return False
+
+    # ------------------------------------------------------------------------------------------ helpers
+    def _saw_host(self, stream: str, host: str | None, gpu: int | None) -> None:
+        info = self.streams.get(stream)
+        if info is None:
+            info = self.streams[stream] = [host, gpu]
+        else:
+            if host is not None and info[0] != host:
+                info[0] = host if info[0] is None else _AMBIGUOUS
+            if gpu is not None and info[1] != gpu:
+                info[1] = gpu if info[1] is None else _AMBIGUOUS
+        if host is not None:
+            if self.file_host is None:
+                self.file_host = host
+            elif self.file_host != host:
+                self.file_host = _AMBIGUOUS
+            self.hold = False
+
+    def _close_stale(self, lineno: int) -> None:
+        for stream, op in list(self.open.items()):
+            if lineno - op.end > _STALE_LINES:
+                op.closed = True
+                del self.open[stream]
+
+    def _finish(self, op: _Open) -> Record:
+        node = op.node
+        gpu = op.gpu
+        if node is None or gpu is None:
+            info = self.streams.get(op.stream)
+            if info is not None:
+                if node is None and info[0] is not None and info[0] != _AMBIGUOUS:
+                    node = info[0]
+                if gpu is None and op.stream and info[1] is not None and info[1] != _AMBIGUOUS:
+                    gpu = info[1]
+            if node is None:
+                fh = self.file_host
+                if fh is not None and fh != _AMBIGUOUS:
+                    node = fh
+                elif op.rank is not None:
+                    node = self.rank_map.node_of(op.rank)
+        if op.kind == lc.K_ELASTIC:
+            lc.finish_elastic(op, self)
+            if node is None:
+                node = op.node
+        acc = self.acc
+        acc.lines_in_records += op.n
+        acc.records += 1
+        text = op.first if op.parts is None else "\n".join(op.parts)
+        return Record(self.f.rel, op.line, op.end, node, op.rank, gpu, op.source, op.time, op.level, op.message,
+                      text)

@@ -1,0 +1,294 @@
+"""What a line is: its level, its source kind, and whether it continues a multi-line record.
+
+Kept apart from ``ingest`` so that the per-line reader stays small: this module holds the vocabulary of real
+log formats (level markers, subsystem keywords, traceback and C++ frame-dump shapes, the torchelastic failure
+summary), ``ingest`` holds the reading state.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from l4lite.attribution import ELASTIC_FIELD, ELASTIC_RANK, GLOBAL_WEIGHT, RANK_IN_MESSAGE, normalize_host
+from l4lite.timestamps import parse_elastic_time
+
+if TYPE_CHECKING:  # pragma: no cover
+    from l4lite.ingest import _FileReader, _Open
+
+# record kinds
+K_LINE, K_TB, K_FRAMES, K_ELASTIC, K_BANNER, K_NVRM, K_UCX = range(7)
+# traceback states
+TB_FRAMES, TB_EXC, TB_CHAIN, TB_CFRAMES = range(4)
+
+LEVEL_WORDS = frozenset({"DEBUG", "INFO", "NOTICE", "WARNING", "WARN", "ERROR", "CRITICAL", "FATAL", "TRACE"})
+_LEVEL_OF = {"DEBUG": "debug", "TRACE": "debug", "INFO": "info", "NOTICE": "info", "WARNING": "warning",
+             "WARN": "warning", "ERROR": "error", "CRITICAL": "error", "FATAL": "error",
+             "I": "info", "W": "warning", "E": "error", "F": "error"}
+_LW = "(DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE)"
+_LEVEL_BRACKET = re.compile(r"\[" + _LW + r"\] *")
+_GLOG_BRACKET = re.compile(r"\[([IWEF]) [^\]\s]+:\d+\] *")  # [E ProcessGroupNCCL.cpp:915]
+_LEVEL_SEP = re.compile(r"(?:- [^\s]+ - |\| )" + _LW + r" *[|-] *")  # - name - INFO -   | INFO     |
+_LEVEL_WORD = re.compile(_LW + r"(?::[\w.<>]*:|\s*[|-]\s+|:\s+|\s+)")  # INFO:root:  INFO -  ERROR:  INFO
+
+HINTS = (
+    "CUDA kernel errors might be asynchronously reported",
+    "For debugging consider passing CUDA_LAUNCH_BLOCKING",
+    "Compile with `TORCH_USE_CUDA_DSA`",
+    "Compile with TORCH_USE_CUDA_DSA",
+    "Device-side assertion tracking was not enabled",
+)
+FRAME_STARTS = ("frame #", "<omitting python frames>")
+CHAIN_MARKERS = ("The above exception was the direct cause", "During handling of the above exception")
+CONTINUATION_STARTS = HINTS + ("Exception raised from ",)
+WHAT_START = "what():"
+WHAT_STARTS = ("  what():", "what():")
+_EXC_LINE = re.compile(r"[A-Za-z_][\w.]*(?::(?:\s|$)|$)")
+_ERROR = re.compile(r"\b(?:ERROR|FATAL|FAILED|Traceback|Fatal|fatal error|CRITICAL|Xid|Caught signal|"
+                    r"Segmentation fault|core dumped|Bus error|Killed process)\b"
+                    r"|[A-Za-z]*(?:Error|Exception)\b(?!s)")
+_WARNING = re.compile(r"\b(?:WARNING|WARN|Warning)\b|[A-Za-z]+Warning\b")
+
+_STORAGE = ("Lustre", "LNet", "nfs:", "NFS:", "mmfs", "GPFS", "BeeGFS", "beegfs")
+_KERNEL = ("NVRM:", "mlx5_", "AER:", "pcieport", "oom-kill", "Out of memory: Kill", "invoked oom-killer",
+           "kernel:", "Xid ", "nvidia-peermem", "ib_core", "EDAC", "Hardware Error", "soft lockup",
+           "hung_task", "blocked for more than")
+_LAUNCHER = ("torchrun", "torch.distributed.elastic", "torch/distributed/elastic", "torch/distributed/run.py",
+             "launch.py", "srun:", "slurmstepd", "mpirun", "ChildFailedError", "launcher/api.py", "deepspeed.launcher",
+             "torch.distributed.run")
+_SYSLOG_LAUNCHER = frozenset({"slurmd", "slurmstepd", "slurmctld", "srun", "sbatch", "mpirun", "torchrun"})
+
+
+def default_source(rel: str) -> str:
+    """The source of lines that say nothing about themselves, from the file name."""
+    low = rel.lower()
+    if "dmesg" in low or "kern" in low:
+        return "kernel"
+    if "syslog" in low or "messages" in low or "journal" in low or "fabricmanager" in low:
+        return "other"
+    return "trainer"
+
+
+def syslog_source(program: str) -> str:
+    if program.startswith("kernel"):
+        return "kernel"
+    if program in _SYSLOG_LAUNCHER:
+        return "launcher"
+    if program.startswith(("mmfs", "lustre", "lnet")):
+        return "storage"
+    return "other"
+
+
+def kernel_or_storage(msg: str) -> str:
+    for k in _STORAGE:
+        if k in msg:
+            return "storage"
+    return "kernel"
+
+
+def classify(line: str, msg: str) -> str | None:
+    """Source kind from the line's content, or None when nothing in it tells."""
+    if "NCCL" in msg:
+        return "nccl"
+    for k in _STORAGE:
+        if k in msg:
+            return "storage"
+    for k in _KERNEL:
+        if k in msg:
+            return "kernel"
+    for k in _LAUNCHER:
+        if k in line:
+            return "launcher"
+    return None
+
+
+def level_marker(s: str, p: int) -> tuple[str | None, int]:
+    """A level marker at ``p`` (``[INFO]``, ``- name - ERROR -``, ``| WARNING |``, ``INFO:root:``, ``[E x.cpp:1]``)."""
+    c = s[p]
+    m = None
+    if c == "[":
+        m = _LEVEL_BRACKET.match(s, p) or _GLOG_BRACKET.match(s, p)
+    elif c == "-" or c == "|":
+        m = _LEVEL_SEP.match(s, p)
+    elif c in "DIWECNFT":
+        m = _LEVEL_WORD.match(s, p)
+    if m is None:
+        return None, p
+    return _LEVEL_OF[m[1]], m.end()
+
+
+def content_level(msg: str) -> str | None:
+    """Level from the words of a message without a level marker."""
+    if "NCCL " in msg:
+        if "NCCL WARN" in msg:
+            return "warning"
+        if "NCCL INFO" in msg:
+            return "info"
+    if _ERROR.search(msg):
+        return "error"
+    if ("arn" in msg or "ARN" in msg) and _WARNING.search(msg):
+        return "warning"
+    return None
+
+
+def rank_in_message(msg: str) -> int | None:
+    m = RANK_IN_MESSAGE.search(msg)
+    return int(m[1]) if m else None
+
+
+def _is_rule(text: str, ch: str) -> bool:
+    t = text.strip()
+    return len(t) >= 10 and t.count(ch) == len(t)
+
+
+def record_kind(msg: str) -> int:
+    c = msg[:1]
+    if c == "T" and msg.startswith("Traceback (most recent call last)"):
+        return K_TB
+    if c == "=":
+        if msg.startswith("==== backtrace"):
+            return K_UCX
+        if _is_rule(msg, "="):
+            return K_BANNER
+    elif c == "f" or c == "E":
+        if msg.startswith(FRAME_STARTS) or msg.startswith("Exception raised from "):
+            return K_FRAMES
+    elif c == "N" and msg.startswith("NVRM: "):
+        return K_NVRM
+    return K_LINE
+
+
+def continues(op: _Open, content: str, reader: _FileReader) -> bool:
+    """Whether a line without header continues the open record ``op`` of its stream (and absorb it if so)."""
+    k = op.kind
+    if k == K_TB:
+        return _traceback(op, content)
+    if k in (K_LINE, K_FRAMES):
+        st = content.lstrip()
+        if st.startswith(HINTS):
+            return True
+        if st.startswith("Exception raised from "):
+            op.kind = K_FRAMES
+            return True
+        if k == K_FRAMES and st.startswith(FRAME_STARTS):
+            return True
+        if st.startswith(WHAT_START) and op.message.startswith("terminate called"):
+            op.message = f"{op.message} {st}"
+            return True
+        return False
+    if k == K_NVRM:
+        if content[:1] in (" ", "\t"):
+            st = content.strip()
+            if st.startswith("NVRM: "):
+                op.message = f"{op.message} {st[6:]}"
+                return True
+        return False
+    if k == K_BANNER:
+        st = content.strip()
+        if st.endswith(" FAILED"):
+            op.kind = K_ELASTIC
+            op.extra = [st]
+            return True
+        return False
+    if k == K_ELASTIC:
+        assert op.extra is not None
+        op.extra.append(content)
+        if _is_rule(content, "="):
+            op.closed = True
+        return True
+    if k == K_UCX:
+        if _is_rule(content, "="):
+            op.closed = True
+        return True
+    return False
+
+
+def _traceback(op: _Open, content: str) -> bool:
+    st = op.state
+    c0 = content[:1]
+    if st == TB_FRAMES:
+        if c0 == " " or c0 == "\t":
+            return True
+        if content.startswith("Traceback (most recent call last)"):
+            return False
+        line = content.strip()
+        if _EXC_LINE.match(line):
+            op.message = line
+            op.state = TB_EXC
+            return True
+        return False
+    if st == TB_EXC:
+        line = content.strip()
+        if line.startswith(CHAIN_MARKERS):
+            op.state = TB_CHAIN
+            return True
+        if line.startswith(HINTS):
+            return True
+        if line.startswith("Exception raised from "):
+            op.state = TB_CFRAMES
+            return True
+        return c0 == "\t" or content.startswith("  ")
+    if st == TB_CHAIN:
+        if content.startswith("Traceback (most recent call last)"):
+            op.state = TB_FRAMES
+            return True
+        return False
+    line = content.lstrip()  # TB_CFRAMES
+    return line.startswith(FRAME_STARTS) or line.startswith(HINTS)
+
+
+def finish_elastic(op: _Open, reader: _FileReader) -> None:
+    """Summarise a torchelastic failure block into its message and learn its rank -> host ties."""
+    lines = op.extra or []
+    failed = lines[0] if lines else "FAILED"
+    root: dict[str, str] = {}
+    in_root = False
+    host = None
+    failures: list[int] = []
+    hosts: set[str] = set()
+    for raw in lines[1:]:
+        text = raw.strip()
+        if text.startswith("Root Cause"):
+            in_root = True
+            continue
+        m = ELASTIC_FIELD.match(raw)
+        if not m:
+            continue
+        key, value = m[1], m[2].strip()
+        if key == "host":
+            host = normalize_host(value) if value else None
+        elif key == "rank" and host:
+            rm = ELASTIC_RANK.match(value)
+            if rm:
+                reader.rank_map.tie(int(rm[1]), host, GLOBAL_WEIGHT)
+                failures.append(int(rm[1]))
+                hosts.add(host)
+        if in_root:
+            root[key] = value
+    parts = []
+    rank = None
+    if "rank" in root:
+        rm = ELASTIC_RANK.match(root["rank"])
+        if rm:
+            rank = int(rm[1])
+            parts.append(f"rank {rank}")
+    if "exitcode" in root:
+        parts.append(f"exitcode {root['exitcode']}")
+    if root.get("traceback") and not root["traceback"].startswith("To enable traceback"):
+        parts.append(root["traceback"])
+    if parts:
+        op.message = f"{failed} (root cause: {', '.join(parts)})"
+    elif failures:
+        op.message = f"{failed} (failed ranks: {', '.join(str(r) for r in failures)})"
+    else:
+        op.message = failed
+    op.level = "error"
+    op.source = "launcher"
+    if op.rank is None and rank is not None:
+        op.rank = rank
+    if op.node is None and root.get("host"):
+        op.node = normalize_host(root["host"])
+    elif op.node is None and len(hosts) == 1:
+        op.node = next(iter(hosts))
+    if op.time is None and root.get("time"):
+        op.time = parse_elastic_time(root["time"])

@@ -1,0 +1,577 @@
+"""Discovery and reading of a job's log files.
+
+A job path may be a directory tree, one or several files, gzip files or ``-`` (stdin). Text is recognised by
+sniffing the first kilobytes, never by extension, because crashed jobs leave logs named ``*.out``, ``*.1`` or
+nothing at all next to core dumps and checkpoints. Reading never materialises a whole file: bytes are read in
+chunks, decompressed incrementally and split into lines, and a line longer than the cap is truncated while the
+rest of it is skipped in chunks, so a 10 MB line of tensor dump costs neither memory nor much time.
+"""
+
+from __future__ import annotations
+
+import codecs
+import errno
+import os
+import stat
+import sys
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from l4lite.errors import InputError
+from l4lite.records import Accounting
+
+SNIFF_BYTES = 8192
+CHUNK_BYTES = 1 << 20
+DEFAULT_MAX_LINE_CHARS = 64 * 1024
+_MAX_INFLATE = 4 << 20  # bound on bytes produced per decompress call (gzip bombs)
+_SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__"})
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_BINARY_MAGICS: tuple[tuple[bytes, str], ...] = (
+    (b"\x7fELF", "ELF executable or core dump"),
+    (b"PK\x03\x04", "zip archive (e.g. a torch checkpoint)"),
+    (b"\x89PNG", "PNG image"),
+    (b"\x89HDF", "HDF5 file"),
+    (b"BZh", "bzip2 data (decompress it first)"),
+    (b"\xfd7zXZ\x00", "xz data (decompress it first)"),
+    (b"\x28\xb5\x2f\xfd", "zstd data (decompress it first)"),
+    (b"SQLite format 3\x00", "SQLite database"),
+    (b"\x93NUMPY", "numpy array"),
+    (b"PAR1", "parquet file"),
+    (b"%PDF", "PDF document"),
+)
+# Bytes that do not occur in text: C0 controls except \t \n \v \f \r and ESC (ANSI colours), plus DEL.
+_CONTROL_BYTES = bytes(b for b in range(32) if b not in (9, 10, 11, 12, 13, 27)) + b"\x7f"
+_NON_CONTROL = bytes(b for b in range(256) if b not in _CONTROL_BYTES)
+_ASCII = bytes(range(128))
+
+
+@dataclass(frozen=True, slots=True)
+class InputFile:
+    """One readable text input. ``rel`` is relative to the job root (``-`` for stdin)."""
+
+    path: str
+    rel: str
+    size: int = 0
+    mtime: float | None = None
+    encoding: str = "utf-8"
+    compressed: bool = False
+
+    @property
+    def is_stdin(self) -> bool:
+        return self.path == "-"
+
+
+@dataclass
+class Job:
+    """The files of a job in a deterministic order (sorted by relative path)."""
+
+    root: str
+    files: list[InputFile] = field(default_factory=list)
+
+
+def sniff(head: bytes) -> tuple[str | None, str]:
+    """Classify the first bytes of a file: ``(encoding, "")`` for text, ``(None, why)`` for binary."""
+    if not head:
+        return "utf-8", ""
+    if head.startswith(codecs.BOM_UTF8):
+        return "utf-8", ""
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16", ""
+    if head[257:262] == b"ustar":
+        return None, "tar archive (extract it first)"
+    for magic, what in _BINARY_MAGICS:
+        if head.startswith(magic):
+            return None, what
+    n = len(head)
+    nul = head.count(0)
+    if nul > n // 4 and n >= 4:
+        # UTF-16 without a BOM: every other byte is NUL (ASCII text).
+        even, odd = head[0::2], head[1::2]
+        if odd.count(0) > 0.9 * len(odd) and even.count(0) < 0.1 * len(even):
+            return "utf-16-le", ""
+        if even.count(0) > 0.9 * len(even) and odd.count(0) < 0.1 * len(odd):
+            return "utf-16-be", ""
+    control = n - len(head.translate(None, _CONTROL_BYTES))
+    if control > 0.10 * n:
+        return None, "binary data"
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < n - 4:  # not merely a character cut at the end of the sample
+            high = len(head.translate(None, _ASCII))
+            if high > 0.30 * n:
+                return None, "binary data"
+    return "utf-8", ""
+
+
+def _read_head(path: str) -> tuple[bytes, bool]:
+    """The first bytes of a file, decompressed when it is gzip (whatever its name)."""
+    with open(path, "rb") as fh:
+        head = fh.read(SNIFF_BYTES)
+        if not head.startswith(_GZIP_MAGIC):
+            return head, False
+        raw = head + fh.read(64 * 1024)
+    d = zlib.decompressobj(wbits=31)
+    try:
+        out = d.decompress(raw, SNIFF_BYTES)
+    except zlib.error:
+        out = b""
+    return out, True
+
+
+def discover(paths: Sequence[str], accounting: Accounting) -> Job:
+    """List the readable text files of a job; warn about (and count) everything else.
+
+    Raises InputError only when nothing readable remains.
+    """
+    if not paths:
+        raise InputError("no input given: pass a job directory, log files or - for stdin")
+    found: dict[tuple[int, int] | str, tuple[str, os.stat_result | None, str]] = {}
+    roots: list[str] = []
+    missing: list[str] = []
+    stdin = False
+    for given in paths:
+        if given == "-":
+            stdin = True
+            continue
+        apath = os.path.abspath(given)
+        try:
+            st = os.stat(apath)
+        except OSError as exc:
+            why = _os_reason(exc)
+            if os.path.islink(apath):
+                accounting.skip_file(why, given, os.strerror(exc.errno or 0) if exc.errno else str(exc))
+            else:
+                accounting.warn(f"{given}: {os.strerror(exc.errno) if exc.errno else exc}")
+            missing.append(given)
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            roots.append(apath)
+            _walk(apath, st, found, accounting)
+        else:
+            roots.append(os.path.dirname(apath))
+            _add_file(apath, st, found, accounting, explicit=True)
+    root = _common_root(roots) if roots else ("-" if stdin else "")
+    files: list[InputFile] = []
+    for apath, st, how in found.values():
+        rel = os.path.relpath(apath, root) if root not in ("", "-") else os.path.basename(apath)
+        if how == "pipe":
+            files.append(InputFile(path=apath, rel=rel, size=0, mtime=None))
+            continue
+        try:
+            head, compressed = _read_head(apath)
+        except OSError as exc:
+            accounting.skip_file("unreadable", rel, os.strerror(exc.errno) if exc.errno else str(exc))
+            continue
+        encoding, why = sniff(head)
+        if encoding is None:
+            accounting.skip_file("archive" if why.startswith("tar") else "binary", rel, why)
+            continue
+        assert st is not None
+        files.append(InputFile(path=apath, rel=rel, size=st.st_size, mtime=st.st_mtime,
+                               encoding=encoding, compressed=compressed))
+    files.sort(key=lambda f: f.rel)
+    if stdin:
+        files.insert(0, InputFile(path="-", rel="-"))
+    if not files:
+        skipped = sum(accounting.files_skipped.values())
+        detail = f"; {skipped} files skipped (" + ", ".join(
+            f"{k}={v}" for k, v in sorted(accounting.files_skipped.items())) + ")" if skipped else ""
+        names = ", ".join(paths)
+        if missing and len(missing) == len(paths):
+            raise InputError(f"{missing[0]}: no such file or directory" if len(missing) == 1
+                             else f"none of the inputs exist: {names}")
+        raise InputError(f"{names}: no readable text log files{detail}")
+    return Job(root=root, files=files)
+
+
+def _os_reason(exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "symlink_loop"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return "unreadable"
+    if exc.errno == errno.ENOENT:
+        return "broken_symlink"
+    return "unreadable"
+
+
+def _common_root(roots: list[str]) -> str:
+    try:
+        return os.path.commonpath(roots)
+    except ValueError:  # different drives
+        return roots[0]
+
+
+def _add_file(apath: str, st: os.stat_result, found: dict, accounting: Accounting, explicit: bool) -> None:
+    mode = st.st_mode
+    if stat.S_ISREG(mode):
+        key: tuple[int, int] | str = (st.st_dev, st.st_ino)
+        if key not in found:
+            found[key] = (apath, st, "file")
+    elif explicit and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+        found[apath] = (apath, None, "pipe")  # e.g. <(zcat ...): sniffed while reading
+    else:
+        accounting.skip_file("not_regular", apath)
+
+
+def _walk(top: str, top_st: os.stat_result, found: dict, accounting: Accounting) -> None:
+    """Depth-first walk following directory symlinks, with loop detection on (device, inode)."""
+    visited: set[tuple[int, int]] = {(top_st.st_dev, top_st.st_ino)}
+    stack = [top]
+    while stack:
+        d = stack.pop()
+        try:
+            with os.scandir(d) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            accounting.skip_file(_os_reason(exc), d, os.strerror(exc.errno) if exc.errno else str(exc))
+            continue
+        for entry in reversed(entries):
+            try:
+                st = entry.stat(follow_symlinks=True)
+            except OSError as exc:
+                accounting.skip_file(_os_reason(exc), entry.path,
+                                     os.strerror(exc.errno) if exc.errno else str(exc))
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if entry.name in _SKIP_DIRS:
+                    continue
+                key = (st.st_dev, st.st_ino)
+                if key in visited:
+                    if entry.is_symlink():
+                        accounting.skip_file("symlink_loop", entry.path, "directory already visited")
+                    continue
+                visited.add(key)
+                stack.append(entry.path)
+            else:
+                _add_file(entry.path, st, found, accounting, explicit=False)
+
+
+# ----------------------------------------------------------------------------------------------- reading
+
+
+def open_lines(input_file: InputFile, accounting: Accounting,
+               max_line_chars: int = DEFAULT_MAX_LINE_CHARS) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, text)`` for every line of a file, newline and NUL bytes removed.
+
+    Problems (unreadable, truncated gzip, bad bytes, over-long lines) become one warning each naming the file;
+    what could be read is still yielded.
+    """
+    for first, lines in iter_line_blocks(input_file, accounting, max_line_chars):
+        yield from enumerate(lines, first)
+
+
+def iter_line_blocks(input_file: InputFile, accounting: Accounting,
+                     max_line_chars: int = DEFAULT_MAX_LINE_CHARS) -> Iterator[tuple[int, list[str]]]:
+    """Like ``open_lines`` but yields ``(first_line_number, [lines])`` blocks: the fast path used by ingest."""
+    name = input_file.rel
+    try:
+        if input_file.is_stdin:
+            stream = _stdin_binary()
+            if stream is None:  # a text-only stdin (tests, embedding): already decoded
+                yield from _text_stream_blocks(sys.stdin, max_line_chars, name, accounting)
+                return
+            limit = None
+            owned = False
+        else:
+            stream = open(input_file.path, "rb")  # noqa: SIM115 - closed in finally
+            owned = True
+            limit = None
+            if not input_file.compressed:
+                try:
+                    st = os.fstat(stream.fileno())
+                    limit = st.st_size if stat.S_ISREG(st.st_mode) else None
+                except OSError:
+                    limit = None
+    except OSError as exc:
+        accounting.skip_file(_os_reason(exc), name, os.strerror(exc.errno) if exc.errno else str(exc))
+        return
+    accounting.files += 1
+    try:
+        chunks = _raw_chunks(stream, limit, name, accounting)
+        first = next(chunks, b"")
+        if first.startswith(_GZIP_MAGIC):
+            chunks = _gunzip(_prepend(first, chunks), name, accounting)
+            first = next(chunks, b"")
+        encoding = input_file.encoding
+        if first.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+            encoding = "utf-16"
+        elif first.startswith(codecs.BOM_UTF8):
+            first = first[3:]
+        if encoding != "utf-8":
+            yield from _decoded_blocks(_prepend(first, chunks), encoding, max_line_chars, name, accounting)
+        else:
+            yield from _utf8_blocks(_prepend(first, chunks), max_line_chars, name, accounting)
+    finally:
+        if owned:
+            stream.close()
+
+
+def _stdin_binary() -> BinaryIO | None:
+    buf = getattr(sys.stdin, "buffer", None)
+    return buf
+
+
+def _prepend(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
+    if first:
+        yield first
+    yield from rest
+
+
+def _raw_chunks(stream: BinaryIO, limit: int | None, name: str, accounting: Accounting) -> Iterator[bytes]:
+    """Chunks of the file as it was when opened: a file that grows meanwhile is read up to its size at opening,
+    finishing the line in progress, so that one read is a consistent snapshot."""
+    total = 0
+    try:
+        while True:
+            chunk = stream.read(CHUNK_BYTES)
+            if not chunk:
+                return
+            if limit is not None and total + len(chunk) >= limit:
+                cut = chunk.find(b"\n", max(0, limit - total - 1))
+                if cut >= 0:
+                    yield chunk[: cut + 1]
+                    return
+            total += len(chunk)
+            yield chunk
+    except OSError as exc:
+        accounting.warn(f"{name}: read error after {total} bytes ({exc}); kept what was read")
+
+
+def _gunzip(chunks: Iterator[bytes], name: str, accounting: Accounting) -> Iterator[bytes]:
+    """Incremental gzip (multi-member) decompression; a truncated or corrupt stream keeps what decoded."""
+    d = zlib.decompressobj(wbits=31)
+    fed = False  # the current member has received input
+    produced = 0
+    try:
+        for chunk in chunks:
+            data = chunk
+            while data:
+                fed = True
+                out = d.decompress(data, _MAX_INFLATE)
+                produced += len(out)
+                if out:
+                    yield out
+                while d.unconsumed_tail:
+                    out = d.decompress(d.unconsumed_tail, _MAX_INFLATE)
+                    produced += len(out)
+                    if out:
+                        yield out
+                if d.eof:
+                    data = d.unused_data
+                    d = zlib.decompressobj(wbits=31)
+                    fed = False
+                    if data and not data.startswith(_GZIP_MAGIC):
+                        if data.strip(b"\x00"):
+                            accounting.warn(f"{name}: trailing garbage after gzip data ignored")
+                        return
+                else:
+                    data = b""
+        if fed and not d.eof:
+            out = d.flush()
+            if out:
+                produced += len(out)
+                yield out
+            accounting.warn(f"{name}: truncated gzip; kept the {produced} bytes that decoded")
+    except zlib.error as exc:
+        accounting.warn(f"{name}: corrupt gzip after {produced} bytes ({exc}); kept what decoded")
+
+
+def _utf8_blocks(chunks: Iterator[bytes], cap: int, name: str,
+                 accounting: Accounting) -> Iterator[tuple[int, list[str]]]:
+    """Split byte chunks on newlines and decode each complete block at once (fast path); fall back per line."""
+    lineno = 1
+    carry = b""
+    discarding = False  # inside an over-long line, skipping to its newline
+    stats = _ReadStats()
+    for chunk in chunks:
+        if discarding:
+            nl = chunk.find(b"\n")
+            if nl < 0:
+                continue
+            chunk = chunk[nl + 1:]
+            discarding = False
+        data = carry + chunk if carry else chunk
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            if len(data) > cap:
+                stats.long_line(lineno)
+                lines = [_decode_line(data[:cap], stats, lineno)]
+                yield lineno, lines
+                lineno += 1
+                carry = b""
+                discarding = True
+            else:
+                carry = data
+            continue
+        carry = data[cut + 1:]
+        block = data[:cut]
+        lines = _decode_block(block, cap, stats, lineno)
+        yield lineno, lines
+        lineno += len(lines)
+        if len(carry) > cap:
+            stats.long_line(lineno)
+            yield lineno, [_decode_line(carry[:cap], stats, lineno)]
+            lineno += 1
+            carry = b""
+            discarding = True
+    if carry:
+        yield lineno, [_decode_line(carry, stats, lineno)]
+    stats.report(name, accounting)
+
+
+def _decode_block(block: bytes, cap: int, stats: _ReadStats, lineno: int) -> list[str]:
+    if b"\x00" in block:
+        stats.nul += block.count(0)
+        block = block.replace(b"\x00", b"")
+    try:
+        text = block.decode("utf-8")
+    except UnicodeDecodeError:
+        raws = block.split(b"\n")
+        lines = []
+        for i, raw in enumerate(raws):
+            if len(raw) > cap:
+                stats.long_line(lineno + i)
+                raw = raw[:cap]
+            lines.append(_decode_line(raw, stats, lineno + i, nul_done=True))
+        return lines
+    lines = text.split("\n")
+    if "\r" in text:
+        lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+    if len(block) > cap:
+        for i, ln in enumerate(lines):
+            if len(ln) > cap:
+                stats.long_line(lineno + i)
+                lines[i] = ln[:cap]
+    return lines
+
+
+def _decode_line(raw: bytes, stats: _ReadStats, lineno: int, nul_done: bool = False) -> str:
+    if not nul_done and b"\x00" in raw:
+        stats.nul += raw.count(0)
+        raw = raw.replace(b"\x00", b"")
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start >= len(raw) - 3:  # a character cut by truncation
+            try:
+                return raw[: exc.start].decode("utf-8")
+            except UnicodeDecodeError:
+                pass
+        stats.bad_line(lineno)
+        return raw.decode("latin-1")
+
+
+def _decoded_blocks(chunks: Iterator[bytes], encoding: str, cap: int, name: str,
+                    accounting: Accounting) -> Iterator[tuple[int, list[str]]]:
+    """Non-UTF-8 encodings (UTF-16): incremental decode, then the same line splitting on text."""
+    decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+
+    def texts() -> Iterator[str]:
+        for c in chunks:
+            yield decoder.decode(c)
+        yield decoder.decode(b"", final=True)
+
+    yield from _text_chunks_blocks(texts(), cap, name, accounting, strip_bom=True)
+
+
+def _text_stream_blocks(stream, cap: int, name: str, accounting: Accounting) -> Iterator[tuple[int, list[str]]]:
+    def chunks() -> Iterator[str]:
+        while True:
+            c = stream.read(CHUNK_BYTES)
+            if not c:
+                return
+            yield c
+
+    yield from _text_chunks_blocks(chunks(), cap, name, accounting, strip_bom=True)
+
+
+def _text_chunks_blocks(chunks: Iterator[str], cap: int, name: str, accounting: Accounting,
+                        strip_bom: bool) -> Iterator[tuple[int, list[str]]]:
+    lineno = 1
+    carry = ""
+    discarding = False
+    stats = _ReadStats()
+    first = True
+    for chunk in chunks:
+        if not chunk:
+            continue
+        if first and strip_bom and chunk.startswith("\ufeff"):
+            chunk = chunk[1:]
+        first = False
+        if "\x00" in chunk:
+            stats.nul += chunk.count("\x00")
+            chunk = chunk.replace("\x00", "")
+        if discarding:
+            nl = chunk.find("\n")
+            if nl < 0:
+                continue
+            chunk = chunk[nl + 1:]
+            discarding = False
+        data = carry + chunk
+        cut = data.rfind("\n")
+        if cut < 0:
+            if len(data) > cap:
+                stats.long_line(lineno)
+                yield lineno, [data[:cap].rstrip("\r")]
+                lineno += 1
+                carry = ""
+                discarding = True
+            else:
+                carry = data
+            continue
+        carry = data[cut + 1:]
+        lines = data[:cut].split("\n")
+        for i, ln in enumerate(lines):
+            if ln.endswith("\r"):
+                ln = lines[i] = ln[:-1]
+            if len(ln) > cap:
+                stats.long_line(lineno + i)
+                lines[i] = ln[:cap]
+        yield lineno, lines
+        lineno += len(lines)
+        if len(carry) > cap:
+            stats.long_line(lineno)
+            yield lineno, [carry[:cap]]
+            lineno += 1
+            carry = ""
+            discarding = True
+    if carry:
+        yield lineno, [carry.rstrip("\r")]
+    stats.report(name, accounting)
+
+
+class _ReadStats:
+    """Per-file reading problems, reported as one warning each at the end of the file."""
+
+    __slots__ = ("nul", "long", "first_long", "bad", "first_bad")
+
+    def __init__(self) -> None:
+        self.nul = 0
+        self.long = 0
+        self.first_long = 0
+        self.bad = 0
+        self.first_bad = 0
+
+    def long_line(self, lineno: int) -> None:
+        if not self.long:
+            self.first_long = lineno
+        self.long += 1
+
+    def bad_line(self, lineno: int) -> None:
+        if not self.bad:
+            self.first_bad = lineno
+        self.bad += 1
+
+    def report(self, name: str, accounting: Accounting) -> None:
+        if self.long:
+            accounting.warn(f"{name}:{self.first_long}: {self.long} over-long line(s) truncated")
+        if self.bad:
+            accounting.warn(f"{name}:{self.first_bad}: {self.bad} line(s) not valid UTF-8, read as latin-1")
+        if self.nul:
+            accounting.warn(f"{name}: {self.nul} NUL byte(s) removed")

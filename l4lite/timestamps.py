@@ -1,0 +1,285 @@
+"""Timestamps of the log formats seen on GPU clusters, parsed fast.
+
+``TimestampParser.parse(line, pos)`` looks at the text at ``pos`` and returns ``(time, end, level, kind)``:
+``time`` in epoch seconds (UTC; naive times are taken as UTC) or ``None``, ``end`` the index just after the
+header (and the spaces after it) so that the caller can strip it, a ``level`` when the header carries one (glog
+letters, kernel priorities, vLLM) and the ``kind`` of header ("" when there is none). One parser per file:
+formats without a year (syslog, glog, mmengine) take it from the file's other timestamps, else from the file's
+modification time, with year roll-over at New Year; dmesg uptimes are anchored to wall time once a line of the
+same boot shows both.
+
+The dispatch on the first character keeps the common case (a line without a known header) to a few
+comparisons; each format then has one anchored regex.
+"""
+
+from __future__ import annotations
+
+import re
+import time as _time
+from datetime import date
+
+MONTHS = {m: i for i, m in enumerate(
+    ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_MON = "(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+_OFFSET = r"(Z|[+-]\d\d(?::?\d\d)?)?"
+
+# 2026-11-29 10:11:12,345 / 2025-01-21T04:41:44.283302+00:00 / 2024/01/02 03:04:05
+_ISO = re.compile(r"(\d{4})[-/](\d\d)[-/](\d\d)([T ])(\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?" + _OFFSET + r"(?=[\s|\]]|$) *")
+# [2023-03-05 06:40:25,173]
+_ISO_BR = re.compile(r"\[(\d{4})[-/](\d\d)[-/](\d\d)([T ])(\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?" + _OFFSET + r"\] *")
+# Nov 29 10:11:12 (syslog, optionally with fraction)
+_SYSLOG = re.compile(_MON + r" +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))? +")
+# E1129 10:11:12.345678 12345 file.cc:123]  and torch's [E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607]
+_GLOG = re.compile(r"\[?([IWEF])(\d{3,4}) (\d\d):(\d\d):(\d\d)\.(\d{1,9})(?: +\d+)? +[^\]\s]*\] *")
+# [Sun Feb 23 16:24:18 2025]  (dmesg -T) and  Sun Feb 23 16:24:18 UTC 2025  (date)
+_DATE = re.compile(r"\[?(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) " + _MON
+                   + r" +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?: [A-Z]{2,5})? (\d{4})\]? *")
+# [Feb 25 2025 13:59:45]  (NVIDIA fabric manager)
+_FM = re.compile(r"\[" + _MON + r" +(\d{1,2}) (\d{4}) (\d\d):(\d\d):(\d\d)\] *")
+# [Feb23 16:24]  (dmesg -H)
+_DMESG_H = re.compile(r"\[" + _MON + r"(\d\d) (\d\d):(\d\d)\] *")
+# [12345.678901]  /  [  +0.000316]  (dmesg uptime, dmesg -d delta)
+_UPTIME = re.compile(r"\[ *(\+?)(\d+)\.(\d+)\] *")
+# 12/09 06:49:23  (mmengine)
+_MMDD = re.compile(r"(\d\d)/(\d\d) (\d\d):(\d\d):(\d\d)(?= ) *")
+# INFO 12-06 18:44:12 (vLLM)
+_VLLM = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.\d+)? +")
+# kern  :warn  : <rest>  (dmesg -x)
+_KERN = re.compile(r"(kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local\d) *:"
+                   r"(emerg|alert|crit|err|warn|notice|info|debug) *: *")
+
+_GLOG_LEVEL = {"I": "info", "W": "warning", "E": "error", "F": "error"}
+_KERN_LEVEL = {"emerg": "error", "alert": "error", "crit": "error", "err": "error", "warn": "warning",
+               "notice": "info", "info": "info", "debug": "debug"}
+_WORD_LEVEL = {"DEBUG": "debug", "INFO": "info", "WARNING": "warning", "ERROR": "error", "CRITICAL": "error"}
+_KERN_PREFIXES = ("kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron", "ftp",
+                  "local")
+_UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_DIGITS = frozenset("0123456789")
+
+NO_STAMP: tuple[float | None, int, str | None, str] = (None, 0, None, "")
+
+
+def _offset_seconds(off: str | None) -> int:
+    if not off or off == "Z":
+        return 0
+    sign = -1 if off[0] == "-" else 1
+    digits = off[1:].replace(":", "")
+    hours = int(digits[:2])
+    minutes = int(digits[2:4]) if len(digits) >= 4 else 0
+    return sign * (hours * 3600 + minutes * 60)
+
+
+def _frac(digits: str | None) -> float:
+    return int(digits) / 10 ** len(digits) if digits else 0.0
+
+
+class TimestampParser:
+    """Per-file timestamp state: year inference and the dmesg boot anchor."""
+
+    __slots__ = ("_year", "_default_year", "_mtime", "_last_month", "_days", "boot", "boot_index",
+                 "_last_uptime", "_prescan_boot")
+
+    def __init__(self, year: int | None = None, mtime: float | None = None) -> None:
+        self._default_year = year
+        self._mtime = mtime
+        self._year: int | None = year
+        self._last_month: int | None = None
+        self._days: dict[tuple[int, int, int], float] = {}
+        self.boot: float | None = None  # wall time of boot for the current boot, once revealed
+        self.boot_index = 0  # incremented when the uptime restarts (a reboot inside the file)
+        self._last_uptime = -1.0
+        self._prescan_boot: tuple[int, float] | None = None
+
+    # ------------------------------------------------------------------------------------------ helpers
+    def _day(self, y: int, m: int, d: int) -> float:
+        key = (y, m, d)
+        v = self._days.get(key)
+        if v is None:
+            v = float((date(y, m, d).toordinal() - 719163) * 86400)
+            if len(self._days) > 4096:
+                self._days.clear()
+            self._days[key] = v
+        return v
+
+    def _seen_year(self, y: int, m: int) -> None:
+        self._year = y
+        self._last_month = m
+
+    def _infer_year(self, m: int, d: int) -> int:
+        """The year of a date printed without one."""
+        y = self._year
+        if y is None:
+            ref = self._mtime if self._mtime is not None else _time.time()
+            t = _time.gmtime(ref)
+            y = t.tm_year
+            if (m, d) > (t.tm_mon, t.tm_mday + 1):  # later in the year than the file was written: last year
+                y -= 1
+            self._year = y
+        lm = self._last_month
+        if lm is not None:
+            if m < lm - 6:  # December -> January
+                y += 1
+                self._year = y
+            elif m > lm + 6:  # a clock jumping back over New Year
+                y -= 1
+                self._year = y
+        self._last_month = m
+        return y
+
+    def anchor(self, wall: float, uptime: float) -> None:
+        """A line showed both wall time and uptime: later uptimes of this boot become wall times."""
+        self.boot = wall - uptime
+
+    def set_prescan_anchor(self, boot_index: int, boot: float) -> None:
+        """An anchor found by reading ahead in the file, valid for the boot it was found in."""
+        self._prescan_boot = (boot_index, boot)
+        if boot_index == self.boot_index and self.boot is None:
+            self.boot = boot
+
+    def uptime(self, value: float) -> float | None:
+        """Wall time of a dmesg uptime, or None while no anchor is known."""
+        if value + 1.0 < self._last_uptime:  # uptime went back: a new boot
+            self.boot_index += 1
+            self.boot = None
+            pb = self._prescan_boot
+            if pb is not None and pb[0] == self.boot_index:
+                self.boot = pb[1]
+        self._last_uptime = value
+        b = self.boot
+        return None if b is None else b + value
+
+    # ------------------------------------------------------------------------------------------ parsing
+    def parse(self, s: str, pos: int = 0) -> tuple[float | None, int, str | None, str]:
+        """Parse the timestamp header at ``pos``; ``NO_STAMP`` (end 0) when there is none."""
+        try:
+            c = s[pos]
+        except IndexError:
+            return NO_STAMP
+        try:
+            if c in _DIGITS:
+                c4 = s[pos + 4:pos + 5]
+                if c4 == "-" or c4 == "/":
+                    return self._iso(_ISO.match(s, pos))
+                if s[pos + 2:pos + 3] == "/":
+                    m = _MMDD.match(s, pos)
+                    if m:
+                        mo, d = int(m[1]), int(m[2])
+                        t = self._day(self._infer_year(mo, d), mo, d) + int(m[3]) * 3600 + int(m[4]) * 60 + int(m[5])
+                        return t, m.end(), None, "mmengine"
+                return NO_STAMP
+            if c == "[":
+                return self._bracket(s, pos)
+            if c in _UPPER:
+                return self._upper(s, pos, c)
+            if (c == "k" or c in "umdalnsfc") and s.startswith(_KERN_PREFIXES, pos):
+                m = _KERN.match(s, pos)
+                if m:
+                    level = _KERN_LEVEL[m[2]]
+                    t, end, _, kind = self.parse(s, m.end())
+                    return t, (end or m.end()), level, "kern" if not kind else "kern+" + kind
+            return NO_STAMP
+        except ValueError:  # impossible dates such as Feb 30
+            return NO_STAMP
+
+    def _iso(self, m: re.Match[str] | None) -> tuple[float | None, int, str | None, str]:
+        if m is None:
+            return NO_STAMP
+        y, mo = int(m[1]), int(m[2])
+        t = self._day(y, mo, int(m[3])) + int(m[5]) * 3600 + int(m[6]) * 60 + int(m[7])
+        if m[8]:
+            t += _frac(m[8])
+        off = m[9]
+        if off:
+            t -= _offset_seconds(off)
+        self._seen_year(y, mo)
+        # RFC 3339 with T and an offset is what syslog/journald write: a host field may follow
+        return t, m.end(), None, "rfc3339" if (m[4] == "T" and off) else "iso"
+
+    def _bracket(self, s: str, pos: int) -> tuple[float | None, int, str | None, str]:
+        c1 = s[pos + 1:pos + 2]
+        if c1 in _DIGITS or c1 == " " or c1 == "+":
+            if s[pos + 5:pos + 6] in ("-", "/") and c1 in _DIGITS:
+                m = _ISO_BR.match(s, pos)
+                if m:
+                    return self._iso(m)
+            m = _UPTIME.match(s, pos)
+            if m is None:
+                return NO_STAMP
+            if m[1]:  # [  +0.000316]: a delta, no absolute time
+                return None, m.end(), None, "delta"
+            return self.uptime(int(m[2]) + _frac(m[3])), m.end(), None, "uptime"
+        if c1 in _UPPER:
+            if c1 in "IWEF" and s[pos + 2:pos + 3] in _DIGITS:
+                return self._glog(s, pos)
+            m = _DATE.match(s, pos)
+            if m:
+                return self._date(m), m.end(), None, "dmesg_t"
+            m = _FM.match(s, pos)
+            if m:
+                mo, d, y = MONTHS[m[1]], int(m[2]), int(m[3])
+                self._seen_year(y, mo)
+                t = self._day(y, mo, d) + int(m[4]) * 3600 + int(m[5]) * 60 + int(m[6])
+                return t, m.end(), None, "fm"
+            m = _DMESG_H.match(s, pos)
+            if m:
+                mo, d = MONTHS[m[1]], int(m[2])
+                t = self._day(self._infer_year(mo, d), mo, d) + int(m[3]) * 3600 + int(m[4]) * 60
+                return t, m.end(), None, "dmesg_h"
+        return NO_STAMP
+
+    def _date(self, m: re.Match[str]) -> float:
+        mo, y = MONTHS[m[1]], int(m[6])
+        self._seen_year(y, mo)
+        return self._day(y, mo, int(m[2])) + int(m[3]) * 3600 + int(m[4]) * 60 + int(m[5])
+
+    def _glog(self, s: str, pos: int) -> tuple[float | None, int, str | None, str]:
+        m = _GLOG.match(s, pos)
+        if m is None:
+            return NO_STAMP
+        md = m[2]
+        mo, d = int(md[:-2]), int(md[-2:])
+        t = self._day(self._infer_year(mo, d), mo, d) + int(m[3]) * 3600 + int(m[4]) * 60 + int(m[5])
+        return t + _frac(m[6]), m.end(), _GLOG_LEVEL[m[1]], "glog"
+
+    def _upper(self, s: str, pos: int, c: str) -> tuple[float | None, int, str | None, str]:
+        c1 = s[pos + 1:pos + 2]
+        if c1 in _DIGITS:
+            if c in "IWEF":
+                return self._glog(s, pos)
+            return NO_STAMP
+        mon = MONTHS.get(s[pos:pos + 3])
+        if mon is not None:
+            m = _SYSLOG.match(s, pos)
+            if m:
+                d = int(m[2])
+                t = self._day(self._infer_year(mon, d), mon, d) + int(m[3]) * 3600 + int(m[4]) * 60 + int(m[5])
+                if m[6]:
+                    t += _frac(m[6])
+                return t, m.end(), None, "syslog"
+            return NO_STAMP
+        if s.startswith(_WEEKDAYS, pos):
+            m = _DATE.match(s, pos)
+            if m:
+                return self._date(m), m.end(), None, "date"
+            return NO_STAMP
+        if c in "DIWEC":
+            m = _VLLM.match(s, pos)
+            if m:
+                mo, d = int(m[2]), int(m[3])
+                t = self._day(self._infer_year(mo, d), mo, d) + int(m[4]) * 3600 + int(m[5]) * 60 + int(m[6])
+                return t, m.end(), _WORD_LEVEL[m[1]], "vllm"
+        return NO_STAMP
+
+
+def parse_elastic_time(value: str) -> float | None:
+    """torchelastic's ``2025-05-21_15:43:03`` (local time of the agent; taken as UTC like other naive times)."""
+    m = re.match(r"(\d{4})-(\d\d)-(\d\d)_(\d\d):(\d\d):(\d\d)", value.strip())
+    if not m:
+        return None
+    try:
+        return float((date(int(m[1]), int(m[2]), int(m[3])).toordinal() - 719163) * 86400
+                     + int(m[4]) * 3600 + int(m[5]) * 60 + int(m[6]))
+    except ValueError:
+        return None
