@@ -22,6 +22,7 @@ import contextlib
 import glob
 import hashlib
 import os
+import re
 import stat
 import time
 import zlib
@@ -42,6 +43,35 @@ ACTIVE, SHADOW, ENDED, SKIPPED = "active", "shadow", "ended", "skipped"
 
 def _fingerprint(prefix: bytes) -> str:
     return hashlib.blake2b(prefix, digest_size=12).hexdigest()
+
+
+_COMPRESSED_SUFFIX = re.compile(r"\.(?:gz|z|bz2|xz|zst)$", re.IGNORECASE)
+# logrotate suffixes: ".1" (numbered) or "-20250101" / "-2025-01-01-1700" (dateext, any separator)
+_SUFFIX = r"(?:\.\d{1,6}|[._-]\d{4}-?\d\d-?\d\d(?:[-_T]?\d{2,6})?)"
+_ROTATION_SUFFIX = re.compile("(?:" + _SUFFIX + ")+$")
+_ROTATION_REST = re.compile("(?:" + _SUFFIX + r")+(?:\.(?:gz|z|bz2|xz|zst))?$", re.IGNORECASE)
+
+
+def rotation_stem(name: str) -> str:
+    """``train.log.2.gz`` -> ``train.log``; ``train.log-20250101`` -> ``train.log``."""
+    return _ROTATION_SUFFIX.sub("", _COMPRESSED_SUFFIX.sub("", name))
+
+
+def rotated_from(candidate: str, original: str) -> bool:
+    """Whether file name ``candidate`` is what log rotation makes of ``original`` (same folder assumed):
+    ``x.log.1``, ``x.log.1.gz``, ``x.log-20250101``, ``x-20250101.log`` (dateext with extension)."""
+    if candidate == original:
+        return False  # the same name again is a new file (recreated), not a copy
+    for base in {original, rotation_stem(original)}:
+        if candidate != base and candidate.startswith(base) and _ROTATION_REST.fullmatch(candidate[len(base):]):
+            return True
+        stem, dot, ext = base.rpartition(".")
+        if dot and stem:
+            rest = _COMPRESSED_SUFFIX.sub("", candidate)
+            if rest.startswith(stem) and rest.endswith("." + ext) and len(rest) > len(base) and (
+                    _ROTATION_SUFFIX.fullmatch(rest[len(stem):-len(ext) - 1])):
+                return True
+    return False
 
 
 class GzipReader:
@@ -117,6 +147,7 @@ class Stream:
     tail: bytes = b""  # the bytes just before ``offset``
     committed_tail: bytes = b""
     size: int = -1  # size at the last poll, to skip unchanged files cheaply
+    sig: tuple[int, int] = (-1, -1)  # (size, mtime_ns) of an ended stream's file, to notice it changing
     last_data: float = 0.0  # monotonic time bytes last arrived
     orphan_since: float | None = None  # when the path stopped pointing at this inode
     handle: Any = None  # int fd for plain files, GzipReader for compressed ones
@@ -135,7 +166,7 @@ class Stream:
             "compressed": self.compressed, "offset": self.committed_offset, "line": self.committed_line,
             "fp": self.fp, "fp_len": self.fp_len, "status": self.status, "shadow_of": self.shadow_of,
             "continued_by": self.continued_by, "base_line": self.base_line, "tail": self.committed_tail.hex(),
-            "skipping": self.skipping and self.committed_offset == self.offset,
+            "skipping": self.skipping and self.committed_offset == self.offset, "sig": list(self.sig),
         }
 
     @classmethod
@@ -148,6 +179,8 @@ class Stream:
         s.offset = s.committed_offset = int(d.get("offset", 0))
         s.line = s.committed_line = int(d.get("line", 0))
         s.tail = s.committed_tail = bytes.fromhex(str(d.get("tail", "")))
+        sig = d.get("sig") or (-1, -1)
+        s.sig = (int(sig[0]), int(sig[1]))
         return s
 
 
@@ -245,8 +278,8 @@ class Follower:
         for d in data.get("streams", []):
             s = Stream.from_dict(d)
             self.streams[s.sid] = s
+            self._by_inode[(s.dev, s.ino)] = s.sid  # later streams of a reused inode win
             if s.status != ENDED:
-                self._by_inode[(s.dev, s.ino)] = s.sid
                 self._restored.add(s.sid)
 
     @property
@@ -320,6 +353,15 @@ class Follower:
                 fresh.append((path, st))
                 continue
             s = self.streams[sid]
+            if s.status == ENDED and (st.st_size, st.st_mtime_ns) != s.sig:
+                # An ended stream's file changed: a compressed copy is only re-checked, anything else (or a
+                # reused inode number) is a new file.
+                if s.compressed and self._intact(s):
+                    s.sig = (st.st_size, st.st_mtime_ns)
+                else:
+                    del self._by_inode[ident]
+                    fresh.append((path, st))
+                continue
             if s.path != path:
                 s.path, s.name = path, self._rel(path)
         if self._restored:
@@ -375,7 +417,7 @@ class Follower:
             self.warn(f"{path}: skipped (binary)")
             return
         s.fp_len, s.fp = len(head), _fingerprint(head)
-        origin = self._match(head, exclude=s)
+        origin = self._match(path, head, exclude=s)
         if origin is None:
             return
         if origin.status == ACTIVE and origin.continued_by is None and self._intact(origin):
@@ -383,11 +425,16 @@ class Follower:
             return
         self._continue(s, origin)
 
-    def _match(self, head: bytes, exclude: Stream) -> Stream | None:
-        """The stream whose fingerprint ``head`` starts with, furthest read first."""
+    def _match(self, path: str, head: bytes, exclude: Stream) -> Stream | None:
+        """The stream that file ``path`` is a rotated copy of: its name is a rotation of the stream's name in
+        the same folder and it starts with the stream's first bytes; the furthest read wins."""
         best: Stream | None = None
+        folder, base = os.path.split(os.path.abspath(path))
         for s in self.streams.values():
             if s is exclude or s.status in (SKIPPED, SHADOW) or s.fp_len < MIN_MATCH_BYTES or s.fp_len > len(head):
+                continue
+            s_folder, s_base = os.path.split(os.path.abspath(s.path))
+            if s_folder != folder or not rotated_from(base, s_base):
                 continue
             if _fingerprint(head[: s.fp_len]) != s.fp:
                 continue
@@ -426,7 +473,13 @@ class Follower:
         self._close(s)
         s.status = ENDED
         if self._by_inode.get((s.dev, s.ino)) == s.sid:
-            del self._by_inode[(s.dev, s.ino)]  # the inode number may be reused by a new file
+            try:
+                st = os.stat(s.path)
+                if (st.st_dev, st.st_ino) != (s.dev, s.ino):
+                    raise FileNotFoundError(s.path)
+                s.sig = (st.st_size, st.st_mtime_ns)  # still there (e.g. a compressed file read to its end)
+            except OSError:
+                del self._by_inode[(s.dev, s.ino)]  # gone: the inode number may be reused by a new file
         chunks.append(Chunk(s, s.line + 1, s.offset, b"", [], final=True))
         if s.continued_by is not None:
             return

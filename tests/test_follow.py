@@ -353,3 +353,28 @@ def test_pattern_root(tmp_path: Path) -> None:
     (tmp_path / "job" / "n1").mkdir(parents=True)
     assert pattern_root([str(tmp_path / "job" / "n*" / "*.log")]) == str(tmp_path / "job")
     assert pattern_root([str(tmp_path / "job")]) == str(tmp_path / "job")
+
+
+def test_identical_files_in_other_folders_are_not_copies(tmp_path: Path) -> None:
+    for node in ("node000", "node001"):
+        (tmp_path / node).mkdir()
+        write(tmp_path / node / "train.log", lines("same", 0, 40))
+    (tmp_path / "node000" / "train.log.1").write_text("")  # a rotated name, but other content
+    f, _, _ = make([tmp_path])
+    got = drain(f)
+    assert len(got) == 80
+    write(tmp_path / "node001" / "train.log", ["x"])
+    assert texts(drain(f)) == ["x"]
+
+
+def test_rotation_names() -> None:
+    from l4lite.follow import rotated_from
+
+    assert rotated_from("train.log.1", "train.log")
+    assert rotated_from("train.log.1.gz", "train.log")
+    assert rotated_from("train.log.2.gz", "train.log.1")
+    assert rotated_from("train.log-20250101", "train.log")
+    assert rotated_from("train-20250101.log.gz", "train.log")
+    assert not rotated_from("train.log", "train.log")
+    assert not rotated_from("rank2.log", "rank1.log")
+    assert not rotated_from("node-002", "node-001")
