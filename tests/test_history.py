@@ -440,9 +440,12 @@ def test_cli_export_import_and_bad_file(tmp_path: Path, capsys: pytest.CaptureFi
 
 def test_cli_add_requires_healthy_and_records_scanned_jobs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
-    job = tmp_path / "job1"
-    job.mkdir()
-    (job / "train.log").write_text("step 1\n")
+    """The command's own logic, with a stand-in for the pipeline (its real use is in the end-to-end test)."""
+    jobs = []
+    for name in ("job1", "broken"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "train.log").write_text("step 1\n")
+        jobs.append(str(tmp_path / name))
     fake = types.ModuleType("l4lite.pipeline")
 
     class AnalyzeOptions:
@@ -450,15 +453,24 @@ def test_cli_add_requires_healthy_and_records_scanned_jobs(tmp_path: Path, monke
             self.kw = kw
 
     fake.AnalyzeOptions = AnalyzeOptions
-    fake.scan_job = lambda paths, options: make_scan(paths[0], {"a": 2}, lines=10, info={"model": "m"})
+    fake.load_rules = lambda options: None
+    fake.scan_job = lambda paths, options, rules=None: make_scan(paths[0], {"a": 2}, lines=10, info={"model": "m"})
+    fake.diagnose = lambda scan, options, rules=None: make_incident(
+        "n1", ["x"], status="incident" if "broken" in scan.root else "healthy")
     monkeypatch.setitem(sys.modules, "l4lite.pipeline", fake)
+    monkeypatch.setattr("l4lite.pipeline", fake, raising=False)
     path = tmp_path / "s.sqlite3"
-    assert main(["history", "add", str(job), "--store", str(path)]) == 2
+    assert main(["history", "add", jobs[0], "--store", str(path)]) == 2
     assert "--healthy" in capsys.readouterr().err
-    assert main(["history", "add", str(job), "--healthy", "--store", str(path)]) == 0
-    assert main(["history", "add", str(job), "--healthy", "--tag", "nightly", "--store", str(path)]) == 0
+    assert main(["history", "add", *jobs, "--healthy", "--store", str(path)]) == 2
+    assert "broken: not recorded, it looks failed" in capsys.readouterr().err
+    with Store(path) as s:
+        assert [j["path"] for j in s.jobs()] == [jobs[0]]
+        assert s.baseline_templates("model=m") == {"a": 0.2}
+    assert main(["history", "add", jobs[1], "--healthy", "--force", "--store", str(path)]) == 0
+    assert main(["history", "add", jobs[0], "--healthy", "--tag", "nightly", "--store", str(path)]) == 0
     with Store(path) as s:  # adding the same job again with a tag moves it to the tag's key
-        assert s.baseline_templates("model=m") == {}
+        assert s.baseline_templates("model=m") == {"a": 0.2}
         assert s.baseline_templates("tag=nightly") == {"a": 0.2}
-        assert len(s.jobs()) == 1
+        assert len(s.jobs()) == 2
     assert main(["history", "add", str(tmp_path / "missing"), "--healthy", "--store", str(path)]) == 2

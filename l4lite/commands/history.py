@@ -38,6 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("jobs", nargs="+", metavar="JOB", help="a healthy job's log folder or file (each is one job)")
     a.add_argument("--healthy", action="store_true", help="the jobs ran without a fault (required)")
     a.add_argument("--tag", help="match jobs by this tag instead of the setup parsed from the logs")
+    a.add_argument("--force", action="store_true", help="record the jobs even if analysis finds an incident")
 
     a = action("confirm", "add the confirmed cause of an analysed job to the fault library", run_confirm)
     a.add_argument("job_id", type=int, metavar="JOB_ID", help="the job's number in 'l4lite history jobs'")
@@ -88,13 +89,24 @@ def _open(args: argparse.Namespace) -> Any:
 def run_add(args: argparse.Namespace) -> int:
     if not args.healthy:
         raise L4Error("'history add' records healthy baselines: pass --healthy (analyze --store records failures)")
-    from l4lite.pipeline import AnalyzeOptions, scan_job
+    from l4lite import pipeline
 
+    options = pipeline.AnalyzeOptions(tag=args.tag, quiet=True)
+    rules = pipeline.load_rules(options)
+    refused = 0
     with _open(args) as store:
         for job in args.jobs:
             if not Path(job).exists():
                 raise L4Error(f"{job}: no such file or folder")
-            scan = scan_job([job], AnalyzeOptions(tag=args.tag, quiet=True))
+            scan = pipeline.scan_job([job], options, rules=rules)
+            if not args.force:
+                # A failed job recorded as healthy would teach cross-job filtering to drop its fault lines.
+                verdict = pipeline.diagnose(scan, options, rules=rules)
+                if verdict.is_incident:
+                    print(f"l4lite: {job}: not recorded, it looks failed: {verdict.summary} "
+                          "(pass --force to record it as healthy anyway)", file=sys.stderr)
+                    refused += 1
+                    continue
             key = store.job_key(scan, args.tag)
             job_id = store.add_healthy(scan, key, str(Path(job).resolve()))
             print(
@@ -102,7 +114,7 @@ def run_add(args: argparse.Namespace) -> int:
                 f" under key {key}"
             )
         print(f"store: {store.path}")
-    return 0
+    return 2 if refused else 0
 
 
 def run_confirm(args: argparse.Namespace) -> int:
