@@ -1,0 +1,441 @@
+"""The rule pack: known failure signatures as data (TOML), loaded, validated and matched against records.
+
+A signature is a ``[[rule]]`` table (see ``l4lite/rules/default.toml`` for the full field list). Rules live in data
+so that operators can add their own with ``--rules FILE`` without touching code: a user rule with the id of a
+shipped rule replaces it (``enabled = false`` switches it off), any other id is added.
+
+Matching has to be cheap because every record of a job passes through it, and almost all of them are healthy.
+Every rule therefore carries literal keywords (declared, or derived from its pattern), and one combined
+case-insensitive keyword regex per matched field decides whether any rule can match at all; only then are the
+candidate rules' own regexes run. Patterns are compiled with the ``regex`` module and run with a timeout, so a
+catastrophic user pattern costs at most a bounded time per record and is switched off after a few timeouts.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from re import _constants as sre_constants  # the stdlib regex parser: used only to derive keywords
+from re import _parser as sre_parse
+from typing import Any
+
+import regex
+
+from l4lite.errors import L4Error
+from l4lite.records import Record
+from l4lite.resources import rules_dir
+from l4lite.vocab import CATEGORIES, GLOBAL_CATEGORIES, PHASES, SEVERITIES, SOURCES
+
+RULE_ROLES: tuple[str, ...] = ("root", "cascade", "symptom", "confirmation")
+MATCH_FIELDS: tuple[str, ...] = ("message", "text")
+SCOPES: tuple[str, ...] = ("node", "global")
+
+_REQUIRED = ("id", "pattern", "category", "role", "severity", "explain")
+_OPTIONAL = (
+    "action", "match", "source", "phase_hint", "priority", "scope", "keywords", "ignore_case", "fallback",
+    "enabled", "examples", "counter_examples", "category_by_phase", "note",
+)
+_PLACEHOLDER = re.compile(r"\{(\w+)(?:\|(\w+))?\}")
+_RULE_HEADER = re.compile(r"^\s*\[\[\s*rule\s*\]\]", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One failure signature.
+
+    ``match`` names the record field the pattern is searched in: ``message`` (the header-stripped line, or the
+    final exception line of a traceback) or ``text`` (the record as written, continuation lines included: use it
+    for tracebacks, torchelastic summaries and kernel messages wrapped over several lines).
+    """
+
+    id: str
+    pattern: str
+    category: str
+    role: str
+    severity: str
+    explain: str
+    action: str = ""
+    match: str = "message"
+    source: tuple[str, ...] = ()
+    phase_hint: str | None = None
+    priority: int = 50
+    scope: str = "node"
+    keywords: tuple[str, ...] = ()
+    ignore_case: bool = False
+    fallback: bool = False
+    category_by_phase: tuple[tuple[str, str], ...] = ()
+    examples: tuple[str, ...] = ()
+    counter_examples: tuple[str, ...] = ()
+    origin: str = ""
+    compiled: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def is_global(self) -> bool:
+        return self.scope == "global"
+
+
+@dataclass
+class RuleMatch:
+    """A rule that matched a record, with the pattern's named groups (unmatched groups left out)."""
+
+    rule: Rule
+    groups: dict[str, str] = field(default_factory=dict)
+
+
+def render(template: str, values: dict[str, Any], tables: dict[str, dict[str, str]] | None = None) -> str:
+    """Fill ``{name}`` and ``{name|table}`` placeholders; no attribute access, unknown names become ``?``.
+
+    ``str.format`` is deliberately not used: the template may come from a user's rule file and the values from
+    log lines, and a plain substitution cannot reach anything but the given values.
+    """
+    tables = tables or {}
+
+    def sub(m: re.Match[str]) -> str:
+        value = values.get(m.group(1))
+        if value is None or value == "":
+            return "?"
+        text = str(value)
+        if m.group(2):
+            table = tables.get(m.group(2), {})
+            return table.get(text, table.get("default", text))
+        return text
+
+    return _PLACEHOLDER.sub(sub, template)
+
+
+def derive_keywords(pattern: str, ignore_case: bool = True) -> tuple[str, ...]:
+    """Literal strings one of which every match of ``pattern`` must contain; empty when none can be proven.
+
+    Uses the standard library's regex parser on the pattern (most rule patterns are plain ``re`` syntax); for a
+    top-level alternation each branch contributes its longest required literal. Patterns the parser rejects or
+    branches without a literal of three or more characters give no keywords (the rule is then always tried).
+    """
+    try:
+        parsed = sre_parse.parse(pattern, re.IGNORECASE if ignore_case else 0)
+    except (sre_constants.error, re.error, OverflowError, RecursionError):
+        return ()
+    branches = _top_branches(list(parsed))
+    keywords: list[str] = []
+    for branch in branches:
+        best = max(_literal_runs(branch), key=len, default="")
+        if len(best) < 3:
+            return ()
+        keywords.append(best)
+    return tuple(dict.fromkeys(k.lower() for k in keywords))
+
+
+def _top_branches(items: list[Any]) -> list[list[Any]]:
+    """Split a parsed pattern into its top-level alternatives (a lone group wrapping a BRANCH counts too)."""
+    if len(items) == 1:
+        op, av = items[0]
+        if op == sre_constants.BRANCH:
+            return [list(b) for b in av[1]]
+        if op == sre_constants.SUBPATTERN and len(av[-1]) == 1 and av[-1][0][0] == sre_constants.BRANCH:
+            return [list(b) for b in av[-1][0][1][1]]
+    return [items]
+
+
+def _literal_runs(items: list[Any]) -> list[str]:
+    """Runs of consecutive literal characters that every match of the sequence must contain."""
+    runs: list[str] = []
+    current: list[str] = []
+    for op, av in items:
+        if op == sre_constants.LITERAL:
+            current.append(chr(av))
+            continue
+        if op == sre_constants.SUBPATTERN and not any(o == sre_constants.BRANCH for o, _ in av[-1]):
+            # A group that is always entered: its literals join the run only if it is all literals.
+            inner = list(av[-1])
+            if all(o == sre_constants.LITERAL for o, _ in inner):
+                current.extend(chr(a) for _, a in inner)
+                continue
+            runs.append("".join(current))
+            current = []
+            runs.extend(_literal_runs(inner))
+            continue
+        if op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT) and av[0] >= 1:
+            runs.append("".join(current))
+            current = []
+            runs.extend(_literal_runs(list(av[2])))
+            continue
+        if op in (sre_constants.AT,):
+            continue
+        runs.append("".join(current))
+        current = []
+    runs.append("".join(current))
+    return [r for r in runs if r]
+
+
+class RulePack:
+    """A validated, compiled set of rules with a keyword prefilter.
+
+    ``timeout`` bounds one regex search in seconds; a rule that times out ``max_timeouts`` times is switched off
+    for the rest of the run. ``max_chars`` caps the part of a record a rule pattern sees (a 10 MB tensor dump is
+    not searched ten times over). Timeouts and their one-line warnings are kept on the instance
+    (``timeouts``, ``warnings``) for the caller to report; nothing here prints.
+    """
+
+    def __init__(
+        self,
+        rules: Sequence[Rule],
+        tables: dict[str, dict[str, str]] | None = None,
+        timeout: float = 0.05,
+        max_timeouts: int = 3,
+        max_chars: int = 32_768,
+    ) -> None:
+        self.rules: list[Rule] = list(rules)
+        self.tables: dict[str, dict[str, str]] = dict(tables or {})
+        self.timeout = timeout
+        self.max_timeouts = max_timeouts
+        self.max_chars = max_chars
+        self.timeouts: Counter[str] = Counter()
+        self.warnings: list[str] = []
+        self.disabled: set[str] = set()
+        self.by_id: dict[str, Rule] = {r.id: r for r in self.rules}
+        self._build_index()
+
+    # ----------------------------------------------------------------------------------------------- loading
+    @classmethod
+    def load(cls, paths: Sequence[str | Path] = (), include_default: bool = True, **kwargs: Any) -> RulePack:
+        """Load the shipped pack (unless ``include_default`` is false) and then each user file in order.
+
+        A later rule with an existing id replaces the earlier one in place; ``enabled = false`` removes it.
+        Raises ``L4Error`` with a one-line message naming the file and the rule (id and line) at fault.
+        """
+        files: list[Path] = []
+        if include_default:
+            files.extend(sorted(rules_dir().glob("*.toml")))
+        files.extend(Path(p) for p in paths)
+        ordered: dict[str, Rule] = {}
+        tables: dict[str, dict[str, str]] = {}
+        for path in files:
+            file_rules, file_tables, disabled = _load_file(path)
+            for name, table in file_tables.items():
+                tables.setdefault(name, {}).update(table)
+            for rule in file_rules:
+                ordered[rule.id] = rule
+            for rule_id in disabled:
+                ordered.pop(rule_id, None)
+        return cls(list(ordered.values()), tables, **kwargs)
+
+    def _build_index(self) -> None:
+        self._always: dict[str, list[Rule]] = {f: [] for f in MATCH_FIELDS}
+        self._by_keyword: dict[str, dict[str, list[Rule]]] = {f: {} for f in MATCH_FIELDS}
+        for rule in self.rules:
+            if rule.keywords:
+                for kw in rule.keywords:
+                    self._by_keyword[rule.match].setdefault(kw, []).append(rule)
+            else:
+                self._always[rule.match].append(rule)
+        self._gate: dict[str, Any] = {}
+        self._kw_list: dict[str, list[tuple[str, list[Rule]]]] = {}
+        for fld in MATCH_FIELDS:
+            kws = sorted(self._by_keyword[fld], key=len, reverse=True)
+            self._kw_list[fld] = [(k, self._by_keyword[fld][k]) for k in kws]
+            self._gate[fld] = (
+                regex.compile("|".join(regex.escape(k) for k in kws), regex.IGNORECASE) if kws else None
+            )
+        self._order = {r.id: i for i, r in enumerate(self.rules)}
+
+    # ---------------------------------------------------------------------------------------------- matching
+    def candidates(self, text: str, fld: str) -> list[Rule]:
+        """Rules whose keywords occur in ``text`` (plus keyword-less rules), in pack order."""
+        found: list[Rule] = list(self._always[fld])
+        gate = self._gate[fld]
+        if gate is not None and gate.search(text) is not None:
+            low = text.lower()
+            for kw, rules in self._kw_list[fld]:
+                if kw in low:
+                    found.extend(rules)
+        if len(found) > 1:
+            found = sorted(set(found), key=lambda r: self._order[r.id])
+        return found
+
+    def match(self, record: Record) -> list[RuleMatch]:
+        """All rules that match the record; fallback rules only when no other rule matched."""
+        return self.match_fields(record.message or record.text, record.text, record.source)
+
+    def match_fields(self, message: str, text: str, source: str | None = None) -> list[RuleMatch]:
+        message = message[: self.max_chars]
+        text = text[: self.max_chars]
+        out: list[RuleMatch] = []
+        fallbacks: list[RuleMatch] = []
+        for fld, value in (("message", message), ("text", text)):
+            if not value:
+                continue
+            for rule in self.candidates(value, fld):
+                if rule.id in self.disabled or (rule.source and source not in rule.source):
+                    continue
+                m = self._search(rule, value)
+                if m is None:
+                    continue
+                groups = {k: v for k, v in m.groupdict().items() if v is not None}
+                (fallbacks if rule.fallback else out).append(RuleMatch(rule, groups))
+        return out or fallbacks
+
+    def _search(self, rule: Rule, value: str) -> Any:
+        try:
+            return rule.compiled.search(value, timeout=self.timeout)
+        except TimeoutError:
+            self.timeouts[rule.id] += 1
+            n = self.timeouts[rule.id]
+            if n == 1:
+                self.warnings.append(
+                    f"{rule.origin}: rule {rule.id!r}: pattern timed out after {self.timeout}s on a record; skipped"
+                )
+            if n >= self.max_timeouts:
+                self.disabled.add(rule.id)
+                self.warnings.append(f"{rule.origin}: rule {rule.id!r}: disabled after {n} timeouts")
+            return None
+
+    # ------------------------------------------------------------------------------------------- rendering
+    def explain(self, rule: Rule, groups: dict[str, str], context: dict[str, Any] | None = None) -> str:
+        return render(rule.explain, {**(context or {}), **groups}, self.tables)
+
+    def action(self, rule: Rule, groups: dict[str, str], context: dict[str, Any] | None = None) -> str:
+        return render(rule.action, {**(context or {}), **groups}, self.tables) if rule.action else ""
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+    def __iter__(self) -> Iterable[Rule]:  # type: ignore[override]
+        return iter(self.rules)
+
+    def get(self, rule_id: str) -> Rule | None:
+        return self.by_id.get(rule_id)
+
+
+# ------------------------------------------------------------------------------------------------- file loading
+def _load_file(path: Path) -> tuple[list[Rule], dict[str, dict[str, str]], list[str]]:
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise L4Error(f"{path}: cannot read rule file: {e.strerror or e}") from None
+    try:
+        text = raw.decode("utf-8")
+        data = tomllib.loads(text)
+    except UnicodeDecodeError:
+        raise L4Error(f"{path}: rule file is not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as e:
+        raise L4Error(f"{path}: invalid TOML: {e}") from None
+    unknown_top = set(data) - {"rule", "tables", "meta"}
+    if unknown_top:
+        raise L4Error(f"{path}: unknown top-level key(s) {sorted(unknown_top)} (expected [[rule]], [tables.NAME])")
+    lines = [text.count("\n", 0, m.start()) + 1 for m in _RULE_HEADER.finditer(text)]
+    tables: dict[str, dict[str, str]] = {}
+    for name, table in (data.get("tables") or {}).items():
+        if not isinstance(table, dict):
+            raise L4Error(f"{path}: [tables.{name}] must be a table of strings")
+        tables[name] = {str(k): str(v) for k, v in table.items()}
+    entries = data.get("rule", [])
+    if not isinstance(entries, list):
+        raise L4Error(f"{path}: 'rule' must be an array of tables ([[rule]])")
+    rules: list[Rule] = []
+    disabled: list[str] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(entries):
+        where = f"{path}:{lines[i]}" if i < len(lines) else str(path)
+        rule_id = entry.get("id") if isinstance(entry, dict) else None
+        label = f"{where}: rule {rule_id!r}" if rule_id else f"{where}: rule #{i + 1}"
+        if isinstance(entry, dict) and entry.get("enabled") is False and isinstance(rule_id, str):
+            disabled.append(rule_id)
+            continue
+        rule = _build_rule(entry, label, where)
+        if rule.id in seen:
+            raise L4Error(f"{label}: duplicate rule id in the same file")
+        seen.add(rule.id)
+        rules.append(rule)
+    return rules, tables, disabled
+
+
+def _build_rule(entry: Any, label: str, where: str) -> Rule:
+    if not isinstance(entry, dict):
+        raise L4Error(f"{label}: each [[rule]] must be a table")
+    missing = [k for k in _REQUIRED if k not in entry]
+    if missing:
+        raise L4Error(f"{label}: missing required field(s) {missing}")
+    unknown = sorted(set(entry) - set(_REQUIRED) - set(_OPTIONAL))
+    if unknown:
+        raise L4Error(f"{label}: unknown field(s) {unknown}")
+    for key in ("id", "pattern", "category", "role", "severity", "explain"):
+        if not isinstance(entry[key], str) or not entry[key]:
+            raise L4Error(f"{label}: field {key!r} must be a non-empty string")
+    rule_id = entry["id"]
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.:-]*", rule_id):
+        raise L4Error(f"{label}: id may only contain letters, digits and _ . : -")
+    _check_choice(label, "category", entry["category"], CATEGORIES)
+    _check_choice(label, "role", entry["role"], RULE_ROLES)
+    _check_choice(label, "severity", entry["severity"], SEVERITIES)
+    match = entry.get("match", "message")
+    _check_choice(label, "match", match, MATCH_FIELDS)
+    sources = entry.get("source", ())
+    if isinstance(sources, str):
+        sources = (sources,)
+    if not isinstance(sources, list | tuple) or not all(isinstance(s, str) for s in sources):
+        raise L4Error(f"{label}: 'source' must be a string or a list of strings")
+    for s in sources:
+        _check_choice(label, "source", s, SOURCES)
+    phase_hint = entry.get("phase_hint")
+    if phase_hint is not None:
+        _check_choice(label, "phase_hint", phase_hint, PHASES)
+    by_phase = entry.get("category_by_phase", {})
+    if not isinstance(by_phase, dict):
+        raise L4Error(f"{label}: 'category_by_phase' must be a table phase = category")
+    for ph, cat in by_phase.items():
+        _check_choice(label, "category_by_phase key", ph, PHASES)
+        _check_choice(label, "category_by_phase value", cat, CATEGORIES)
+    priority = entry.get("priority", 50)
+    if not isinstance(priority, int) or isinstance(priority, bool) or not 0 <= priority <= 100:
+        raise L4Error(f"{label}: 'priority' must be an integer from 0 to 100")
+    scope = entry.get("scope", "global" if entry["category"] in GLOBAL_CATEGORIES else "node")
+    _check_choice(label, "scope", scope, SCOPES)
+    for key in ("ignore_case", "fallback"):
+        if not isinstance(entry.get(key, False), bool):
+            raise L4Error(f"{label}: {key!r} must be true or false")
+    for key in ("explain", "action"):
+        if key in entry and not isinstance(entry[key], str):
+            raise L4Error(f"{label}: {key!r} must be a string")
+    lists: dict[str, tuple[str, ...]] = {}
+    for key in ("keywords", "examples", "counter_examples"):
+        value = entry.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise L4Error(f"{label}: {key!r} must be a list of non-empty strings")
+        lists[key] = tuple(value)
+    ignore_case = bool(entry.get("ignore_case", False))
+    flags = regex.IGNORECASE if ignore_case else 0
+    try:
+        compiled = regex.compile(entry["pattern"], flags | regex.VERSION0)
+    except (regex.error, ValueError, OverflowError, RecursionError) as e:
+        raise L4Error(f"{label}: invalid pattern: {e}") from None
+    keywords = tuple(k.lower() for k in lists["keywords"]) or derive_keywords(entry["pattern"])
+    return Rule(
+        id=rule_id,
+        pattern=entry["pattern"],
+        category=entry["category"],
+        role=entry["role"],
+        severity=entry["severity"],
+        explain=entry["explain"],
+        action=entry.get("action", ""),
+        match=match,
+        source=tuple(sources),
+        phase_hint=phase_hint,
+        priority=priority,
+        scope=scope,
+        keywords=keywords,
+        ignore_case=ignore_case,
+        fallback=bool(entry.get("fallback", False)),
+        category_by_phase=tuple(sorted(by_phase.items())),
+        examples=lists["examples"],
+        counter_examples=lists["counter_examples"],
+        origin=where,
+        compiled=compiled,
+    )
+
+
+def _check_choice(label: str, key: str, value: Any, allowed: Sequence[str]) -> None:
+    if value not in allowed:
+        raise L4Error(f"{label}: unknown {key} {value!r} (expected one of: {', '.join(allowed)})")
