@@ -44,6 +44,8 @@ _GEN_STEP = re.compile(r"\b(?:iter|iteration|step|global_step)\b\s*[:=#]?\s*(\d+
 _GEN_LOSS = re.compile(r"\b(?:train[_ ])?loss\b\s*[:=]?\s*(" + _NUM + ")", re.I)
 _GEN_VAL_LOSS = re.compile(r"\b(?:val|valid|validation|eval)[_ ]loss\b\s*[:=]?\s*(" + _NUM + ")", re.I)
 _GEN_TIME_MS = re.compile(r"\btime\b\s*[:=]?\s*(" + _NUM + r")\s*ms\b", re.I)
+_GEN_TIME_S = re.compile(r"\b(?:step_time|iter_time|iteration_time|time_per_step|time)\s*[:=]\s*(" + _NUM
+                         + r")\s*s\b", re.I)
 _GEN_GNORM = re.compile(r"\bgrad[_ ]?norm\b\s*[:=]?\s*(" + _NUM + ")", re.I)
 _ERRORISH = ("Error", "error:", "Traceback", "Exception", "WARN")
 
@@ -282,6 +284,12 @@ def _generic(message: str) -> dict[str, Any] | None:
         v = to_float(t.group(1))
         if v is not None:
             out["iter_time"] = v / 1000.0
+    else:
+        t = _GEN_TIME_S.search(message)
+        if t is not None:
+            v = to_float(t.group(1))
+            if v is not None:
+                out["iter_time"] = v
     g = _GEN_GNORM.search(message)
     if g is not None:
         out["grad_norm"] = to_float(g.group(1))

@@ -27,6 +27,7 @@ _MARKERS: tuple[tuple[str, str], ...] = (
     ("Successfully saved checkpoint", "checkpoint_saved"),
     ("is ready now!", "checkpoint_saved"),  # DeepSpeed "[Torch] Checkpoint global_step100 is ready now!"
     ("Saved checkpoint", "checkpoint_saved"),
+    ("Model weights saved in", "checkpoint_saved"),  # Hugging Face Trainer, the last file of a save
     ("Checkpoint saved", "checkpoint_saved"),
     ("checkpoint saved", "checkpoint_saved"),
     ("saving checkpoint", "checkpoint"),
@@ -43,6 +44,8 @@ _MARKERS: tuple[tuple[str, str], ...] = (
     ("Resuming from checkpoint", "load"),
     ("resuming from checkpoint", "load"),
     ("Loading model", "load"),
+    ("loading weights file", "load"),
+    ("loading configuration file", "load"),
     ("loading model", "load"),
     ("building train, validation, and test datasets", "load"),
     ("Building dataset", "load"),
@@ -75,6 +78,7 @@ _MARKERS: tuple[tuple[str, str], ...] = (
     ("Bootstrap :", "init"),
     ("Init COMPLETE", "init"),
     ("exiting program", "shutdown"),
+    ("after training is done", "shutdown"),
     ("Training completed", "shutdown"),
     ("Training finished", "shutdown"),
     ("training finished", "shutdown"),

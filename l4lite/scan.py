@@ -433,14 +433,16 @@ class Scanner:
         series.append(point)
         if len(series) > METRIC_CAP:
             self._metrics[node] = thin_metrics(series)
-        if point.kind == "train" and point.iteration is not None:
+        if point.kind == "train":
             prog = self._progress.get(node)
             if prog is None:
                 prog = self._progress[node] = Progress(point.iteration, point.iteration, record.time, record.time)
             prog.points += 1
-            if prog.last_iteration is None or point.iteration >= prog.last_iteration or point.iteration < (
+            it = point.iteration
+            if it is None or prog.last_iteration is None or it >= prog.last_iteration or it < (
                     prog.last_iteration // 2):  # a restart from an earlier checkpoint also counts as progress
-                prog.last_iteration = point.iteration
+                if it is not None:
+                    prog.last_iteration = it
                 prog.last_time = record.time
                 prog.last_file, prog.last_line = record.file, record.line
                 prog.after_time = None

@@ -291,7 +291,7 @@ class HealthDetector(Detector):
         return None
 
     def _hang(self, scan: JobScan, train: list[MetricPoint]) -> list[Finding]:
-        progress = {n: p for n, p in scan.progress.items() if p.points and p.last_iteration is not None}
+        progress = {n: p for n, p in scan.progress.items() if p.points}
         if not progress or scan.end_time is None:
             return []
         stops = {n: p.stop_time for n, p in progress.items() if p.stop_time is not None}
@@ -303,15 +303,18 @@ class HealthDetector(Detector):
         threshold = max(self.hang_min_seconds, self.hang_factor * interval)
         if gap <= threshold:
             return []
-        top_iter = max(p.last_iteration for p in progress.values())  # type: ignore[type-var]
-        behind = sorted((n for n, p in progress.items() if p.last_iteration < top_iter),  # type: ignore[operator]
-                        key=lambda n: (progress[n].last_iteration, stops.get(n) or math.inf))
+        known = {n: p.last_iteration for n, p in progress.items() if p.last_iteration is not None}
+        top_iter = max(known.values()) if known else None
+        behind = sorted((n for n, it in known.items() if top_iter is not None and it < top_iter),
+                        key=lambda n: (known[n], stops.get(n) or math.inf))
         silent = sorted((n for n, (t, _) in scan.node_last.items()
                          if t is not None and t <= last_stop + max(interval, 1.0) and scan.end_time - t > threshold),
                         key=lambda n: scan.node_last[n][0] or 0.0)
         first_node = behind[0] if behind else (silent[0] if len(silent) < len(scan.node_last) and silent else None)
         alive = [n for n, (t, _) in scan.node_last.items() if t is not None and t > last_stop + threshold / 2]
         where = first_node or max(progress, key=lambda n: (progress[n].last_iteration or 0, stops.get(n) or 0.0))
+        if where not in progress:
+            where = max(progress, key=lambda n: (progress[n].last_iteration or 0, stops.get(n) or 0.0))
         prog = progress[where]
         rec = Record(file=prog.last_file, line=prog.last_line, end_line=prog.last_line, node=where, rank=None,
                      gpu=None, source="trainer", time=prog.last_time, level="info",
@@ -327,8 +330,10 @@ class HealthDetector(Detector):
                    f"reached {top_iter}")
         elif first_node is not None:
             who = f"node {first_node} went silent first"
-        else:
+        elif top_iter is not None:
             who = f"every node stopped at iteration {top_iter}"
+        else:
+            who = "every node stopped at the same point"
         explain = (f"no training progress for {minutes:.0f} min (typically every {interval:.3g}s) while the job "
                    f"was still logging: a hang; {who}")
         data: dict[str, Any] = {
