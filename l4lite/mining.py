@@ -6,19 +6,22 @@ The masked text goes to :class:`drain3.drain.Drain` (a dependency, used directly
 persists with jsonpickle, which must never touch user paths). A template id is a hash of the final template
 text, so two runs, two shards or two jobs that find the same template give it the same id.
 
-Fast path. Drain costs tens of microseconds per line, masking several. Most lines of a training log differ
-from an earlier line only in their digits, so :meth:`TemplateMiner.add` first looks up the message with its
-digits 2-9 folded to ``1`` (masking never tells those digits apart), then the masked text, and calls Drain only
-when both miss. A cached answer is only used while no cluster with the same token count was created or changed
-since it was cached (Drain's choice for a message depends on nothing else), so the fast path assigns exactly
-the clusters that calling Drain on every line would assign; ``cache_size=0`` is that plain path.
+Fast path. Drain costs tens of microseconds per line and masking several, so :meth:`TemplateMiner.add` first
+looks the message up with every digit folded to 0. Masking never tells digits apart, so two messages with the
+same folded form mask to the same text, except for digits that masking keeps (``P2P``, ``mlx5_<NUM>``): the
+tokens holding those are compared as well. On a miss the message is masked (with a cache of masked tokens) and
+the masked text looked up; Drain runs only when both miss. A cached answer is used only while no cluster with
+the same token count was created or changed since it was cached (Drain's choice for a message depends on
+nothing else), so the fast path assigns exactly the clusters that calling Drain on every line assigns;
+``cache_size=0`` is that plain path.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from operator import itemgetter
 from typing import Any
 
 from drain3.drain import Drain, LogCluster, Node
@@ -41,9 +44,9 @@ def _hex(pattern: str) -> str:
 
 #: (name, regex) in priority order; each match becomes ``<name>``. No pattern may match whitespace, so masking
 #: works token by token (the miner caches masked tokens) and gives the same text as masking the whole line.
-#: No pattern may tell the digits 1-9 apart (``\d``, never ``[0-7]``): the fast path relies on it.
+#: No pattern may tell digits apart (``\d``, never ``0`` or ``[0-7]``): the fast path relies on it.
 DEFAULT_MASKS: tuple[tuple[str, str], ...] = (
-    ("URL", r"""[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>()\[\]{}]+"""),
+    ("URL", r"""[A-Za-z][A-Za-z0-9+.-]*+://[^\s"'<>()\[\]{}]+"""),
     ("UUID", _L + _hex("X{8}-X{4}-X{4}-X{4}-X{12}") + _R),
     (
         "TIME",  # 2024-09-11, 2005-06-03-15.42.50.675872, 2025-01-21T04:41:44,283302+00:00, 17:52:11.320
@@ -53,10 +56,8 @@ DEFAULT_MASKS: tuple[tuple[str, str], ...] = (
     ("PCI", _L + _hex(r"(?:X{4}:X{2}:X{2}(?:\.X)?|X{2}:X{2}\.X)") + _R),  # 0000:cb:00.0, 0019:01:00, cb:00.0
     (
         "IP",  # IPv6 (full, with ::, IPv4-mapped, %scope) and IPv4, each with an optional :port or NCCL's <port>
-        r"(?<![A-Za-z0-9.:])"
-        + _hex(
-            r"(?:(?:X{1,4}:){7}X{1,4}|(?:X{1,4}:){1,6}(?::X{1,4}){1,6}|::(?:ffff:)?\d{1,3}(?:\.\d{1,3}){3})"
-        )
+        r"(?<![A-Za-z0-9.:])(?=X{0,4}:)"
+        + _hex(r"(?:(?:X{1,4}:){7}X{1,4}|(?:X{1,4}:){1,6}(?::X{1,4}){1,6}|::(?:ffff:)?\d{1,3}(?:\.\d{1,3}){3})")
         + r"(?:%\w+)?(?:<\d{1,5}>)?(?![A-Za-z0-9:])"
         + "|"
         + _L
@@ -66,25 +67,26 @@ DEFAULT_MASKS: tuple[tuple[str, str], ...] = (
     (
         "HOST",  # FQDNs whose first label has a digit or with a common suffix; node017-like names; r11i6n2
         r"(?<![A-Za-z0-9._/-])(?:"
-        r"[a-z0-9-]*\d[a-z0-9-]*(?:\.[a-z0-9-]+)+\.[a-z]{2,}"
-        r"|[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:" + _TLDS + ")"
-        r"|(?:node|nid|host|compute|worker|login|dgx|hgx|cn|dn|gn)[-_]?\d+(?:-[a-z0-9]+)*"
+        r"(?=[a-z-]*+\d[a-z0-9-]*+\.)[a-z0-9-]++(?:\.[a-z0-9-]+)+\.[a-z]{2,}"
+        r"|(?=[a-z0-9-]++\.)[a-z0-9-]++(?:\.[a-z0-9-]+)*\.(?:" + _TLDS + ")"
+        r"|(?:node|nid|host|compute|worker|login|dgx|hgx|cn|dn|gn)[-_]?\d++(?:-[a-z0-9]+)*"
         r"|r\d+i\d+n\d+)(?::\d{1,5}|<\d{1,5}>)?(?![A-Za-z0-9.-])",
     ),
     (
         "PATH",  # absolute (or ~/, ./, ../) paths; the first component does not start with a digit (/10.0.0.1)
-        r"(?<![A-Za-z0-9.:/~_-])(?:~|\.{1,2})?/(?![0-9])" + _PATH_CHAR + "+(?:/" + _PATH_CHAR + "+)*/?",
+        r"(?<![A-Za-z0-9.:/~_-])(?:~|\.{1,2})?/(?![0-9])" + _PATH_CHAR + "++(?:/" + _PATH_CHAR + "++)*+/?",
     ),
-    ("HEX", _L + "0[xX]" + _hex("X+") + _R),
+    ("HEX", _L + r"\d[xX]" + _hex("X++") + _R),  # 0x7fe705ea81a2 (and 3x3: no digit is special, see below)
     # Bare hex with digits and letters: ids, pointers, hashes.
-    ("HASH", _L + _hex(r"(?=X*\d)(?=X*[a-fA-F])X{8,}") + _R),
-    ("DUR", _L + r"-?\d+(?:\.\d+)?(?:ns|us|µs|ms|s|sec|secs|min|mins|h|hrs?)" + _R),
-    ("SIZE", _L + r"\d+(?:\.\d+)?(?:[KMGTPE]i?B|[kK]B|B|[KMGTP])" + _R),
-    ("NUM", _L + r"[-+]?\d+(?:\.\d+)*(?:[eE][-+]?\d+)?" + _R),
+    ("HASH", _L + _hex(r"(?=[a-fA-F]*+\d)(?=\d*+[a-fA-F])X{8,}+") + _R),
+    ("DUR", _L + r"-?\d++(?:\.\d++)?+(?:ns|us|µs|ms|s|sec|secs|min|mins|h|hrs?)" + _R),
+    ("SIZE", _L + r"\d++(?:\.\d++)?+(?:[KMGTPE]i?B|[kK]B|B|[KMGTP])" + _R),
+    ("NUM", _L + r"[-+]?\d++(?:\.\d++)*+(?:[eE][-+]?\d++)?+" + _R),
 )
 
-#: Folds the digits 2-9 to 1 in the fast path's first cache key (0 stays: ``0x`` starts a hex number).
-_FOLD_DIGITS = bytes.maketrans(b"23456789", b"11111111")
+#: Folds every ASCII digit to 0 in the fast path's first cache key.
+_FOLD_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+_has_ascii_digit = re.compile("[0-9]").search
 
 
 def _compile(masks: Iterable[tuple[str, str]]) -> tuple[re.Pattern[str], dict[str, str]]:
@@ -134,30 +136,54 @@ class Masker:
     """Masks messages token by token with a bounded cache of masked tokens (most tokens are plain words)."""
 
     def __init__(self, masks: Iterable[tuple[str, str]] = DEFAULT_MASKS, cache_size: int = 200_000) -> None:
-        self._pattern, tokens = _compile(masks)
-        self._tokens = tokens
-        self._cache: dict[str, str] = {}
-        self._cache_size = cache_size
+        self._pattern, self._tokens = _compile(masks)
+        self._cache: dict[str, tuple[str, bool]] = {}
+        self._folded: dict[bytes, tuple[str, bool]] = {}
+        self._cache_size = max(1, cache_size)
 
     def _repl(self, match: re.Match[str]) -> str:
         return self._tokens[match.lastgroup]  # type: ignore[index]
 
     def mask_plain(self, message: str) -> str:
-        """The same result as ``__call__`` without the token cache."""
+        """Mask a message with one pass over the whole line (no cache)."""
         return _finish(self._pattern.sub(self._repl, message).split())
 
     def __call__(self, message: str) -> str:
+        """The same text as ``mask_plain``."""
+        return self.mask_tokens(message.split())[0]
+
+    def mask_tokens(self, tokens: list[str]) -> tuple[str, list[int]]:
+        """Masked text of a split message, and the indices of tokens whose masked form still has digits.
+
+        Tokens are looked up as they are, then with their digits folded: a masked token without digits is
+        the same for every token of the same folded form (masking never tells digits apart), so "29020" and
+        "31250" share one entry.
+        """
         cache = self._cache
+        folded_cache = self._folded
         out = []
-        for token in message.split():
-            masked = cache.get(token)
-            if masked is None:
-                masked = self._pattern.sub(self._repl, token)
-                if len(cache) >= self._cache_size:
-                    cache.clear()
-                cache[token] = masked
-            out.append(masked)
-        return _finish(out)
+        kept = []
+        for i, token in enumerate(tokens):
+            hit = cache.get(token)
+            if hit is None:
+                raw = token.encode("utf-8", "surrogatepass")
+                folded = raw.translate(_FOLD_DIGITS)
+                hit = folded_cache.get(folded)
+                if hit is None:
+                    masked = self._pattern.sub(self._repl, token)
+                    hit = (masked, _has_ascii_digit(masked) is not None)
+                    if not hit[1]:
+                        if len(folded_cache) >= self._cache_size:
+                            folded_cache.clear()
+                        folded_cache[folded] = hit
+                if hit[1] or folded == raw:  # digits kept, or a plain word: worth a direct entry
+                    if len(cache) >= self._cache_size:
+                        cache.clear()
+                    cache[token] = hit
+            out.append(hit[0])
+            if hit[1]:
+                kept.append(i)
+        return _finish(out), kept
 
 
 # A cache entry: (cluster, generation cell of its token count, generation when cached). It stays valid while
@@ -192,9 +218,9 @@ class TemplateMiner:
         self.cache_size = max(0, int(cache_size))
         self.masks = tuple(masks)
         self.drain = Drain(sim_th=sim_th, depth=depth, max_children=max_children)
-        self.masker = Masker(self.masks, cache_size=max(self.cache_size, 1))
+        self.masker = Masker(self.masks, cache_size=self.cache_size)
         self._generation: dict[int, list[int]] = {}
-        self._by_key: dict[bytes, _Entry] = {}
+        self._by_key: dict[bytes, tuple[_Entry, Callable[[list[str]], Any] | None, Any]] = {}
         self._by_masked: dict[str, _Entry] = {}
         self.hits = 0
         self.drain_calls = 0
@@ -206,13 +232,16 @@ class TemplateMiner:
         if not self.cache_size:
             return self._drain_add(self.masker.mask_plain(message))[0].cluster_id
         key = message.encode("utf-8", "surrogatepass").translate(_FOLD_DIGITS)
-        entry = self._by_key.get(key)
-        if entry is not None and entry[1][0] == entry[2]:
-            cluster = entry[0]
-            cluster.size += 1
-            self.hits += 1
-            return cluster.cluster_id
-        masked = self.masker(message)
+        hit = self._by_key.get(key)
+        if hit is not None:
+            entry, getter, expected = hit
+            if entry[1][0] == entry[2] and (getter is None or getter(message.split()) == expected):
+                cluster = entry[0]
+                cluster.size += 1
+                self.hits += 1
+                return cluster.cluster_id
+        tokens = message.split()
+        masked, kept = self.masker.mask_tokens(tokens)
         entry = self._by_masked.get(masked)
         if entry is not None and entry[1][0] == entry[2]:
             entry[0].size += 1
@@ -224,7 +253,11 @@ class TemplateMiner:
             self._by_masked[masked] = entry
         if len(self._by_key) >= self.cache_size:
             self._by_key.clear()
-        self._by_key[key] = entry
+        if kept:
+            getter = itemgetter(*kept)
+            self._by_key[key] = (entry, getter, getter(tokens))
+        else:
+            self._by_key[key] = (entry, None, None)
         return entry[0].cluster_id
 
     def _drain_add(self, masked: str) -> _Entry:
