@@ -33,6 +33,7 @@ from l4lite.incident import Evidence, Incident
 
 ALERT_SCHEMA = "l4lite.alert/1"
 EVIDENCE_IN_ALERT = 20
+SUSPECT_MIN_SCORE = 0.3
 TEXT_IN_ALERT = 2000
 EVIDENCE_FIELDS = ("file", "line", "end_line", "node", "rank", "gpu", "time", "text", "template_id", "rule", "role",
                    "score", "category", "explain", "count", "source")
@@ -130,7 +131,9 @@ class _Known:
 
 def _facets(incident: Incident) -> tuple[set[str], set[str], set[str], set[str]]:
     categories = {incident.category} if incident.category else set()
-    suspects = {s.node for s in incident.suspects[:3]}
+    top = incident.suspects[0].score if incident.suspects else 0.0
+    # Weak suspects (a fraction of the top score) come and go with the windows: not worth a message.
+    suspects = {s.node for s in incident.suspects[:3] if s.score >= max(SUSPECT_MIN_SCORE, 0.5 * top)}
     rules = {e.rule for e in incident.evidence if e.rule and e.role in ("root", "symptom", "confirmation")}
     roots = {f"{e.file}:{e.line}" for e in incident.evidence if e.role == "root"}
     return categories, suspects, rules, roots
@@ -220,8 +223,6 @@ class AlertTracker:
         more_roots = len(roots - known.roots)
         if more_roots and not new_rules:
             changes.append(f"{more_roots} more root-cause line(s)")
-        if incident.phase and known.phase is None:
-            changes.append(f"phase {incident.phase}")
         return changes
 
     @staticmethod

@@ -1,0 +1,615 @@
+"""``l4lite tail``: the analyze pipeline fed incrementally from followed files, with state kept between polls.
+
+One poll: the follower (``l4lite.follow``) returns new complete lines per stream; a per-stream record reader turns
+them into records (multi-line records may span polls); each record goes through the streaming ``Scanner`` (the
+same one ``analyze`` uses: templates, windows, rule hits, metrics, markers). Then
+
+* a root-cause rule hit raises (or updates) an alert at once, from the hits alone;
+* every few seconds ``pipeline.diagnose`` runs on the sliding scan (spatial and temporal scores once enough
+  windows exist) and the alert follows its verdict;
+* hang: training progress stopped for ``hang_after`` seconds while the logs are still written.
+
+Exactly-once across ``kill -9``: a stream's committed offset only moves past lines whose records were handed to
+the scanner (a record still being assembled keeps the offset at its first line), and the state file saves those
+offsets together with the line/record/hit totals they account for, the template miner and the alerts already
+sent, in one atomic write, every few seconds and right after an alert. After a restart the lines after the
+checkpoint are read again: totals resume from the checkpoint (nothing counted twice) and alerts are keyed by
+incident id (nothing announced twice).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from l4lite.alerts import Alert, AlertSink, AlertTracker, read_alert_log
+from l4lite.errors import L4Error
+from l4lite.follow import Chunk, Follower, Stream
+from l4lite.incident import Evidence, Incident, Suspect, write_atomic
+from l4lite.mining import TemplateMiner, template_id
+from l4lite.records import Accounting, Record
+from l4lite.scan import UNKNOWN_NODE, JobScan, Scanner
+
+STATE_SCHEMA = "l4lite.tail-state/1"
+STATE_FILE = "state.json"
+ROOT_HITS_KEPT = 50  # root-cause hits kept for the immediate (rules-only) verdict
+
+
+class RecordReader(Protocol):
+    """Turns one stream's lines into records; a record may wait for its continuation lines."""
+
+    def feed(self, line_no: int, text: str) -> list[Record]: ...
+
+    def flush(self) -> list[Record]: ...
+
+    @property
+    def pending_line(self) -> int | None:
+        """First line of the record still being assembled, or None."""
+        ...
+
+
+ReaderFactory = Callable[[str], RecordReader]
+
+
+@dataclass
+class TailOptions:
+    """What ``l4lite tail`` was asked to do. Times in seconds."""
+
+    paths: list[str]
+    baselines: list[str] = field(default_factory=list)
+    rules_files: list[str] = field(default_factory=list)
+    default_rules: bool = True  # the shipped rule pack (besides rules_files)
+    state_dir: str | None = None
+    alerts_path: str | None = None  # a file whose alerts were already written (de-duplication after a crash)
+    html: str | None = None
+    poll: float = 0.2
+    hang_after: float = 300.0
+    once: bool = False
+    bucket_seconds: float = 5.0
+    diagnose_every: float = 3.0
+    checkpoint_every: float = 2.0
+    checkpoint_lines: int = 1_000_000
+    html_every: float = 5.0
+    flush_after: float = 0.3  # a record whose stream went quiet this long is complete
+    generation_seconds: float = 900.0  # the sliding scan covers the last one to two generations
+    partial_after: float = 5.0
+    orphan_idle: float = 5.0
+    exclude: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Totals:
+    """Counts that are committed together with the offsets (so a restart never counts a line twice)."""
+
+    lines: int = 0
+    records: int = 0
+    lines_in_records: int = 0
+    hits: Counter[str] = field(default_factory=Counter)
+    alerts: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"lines": self.lines, "records": self.records, "lines_in_records": self.lines_in_records,
+                "hits": dict(sorted(self.hits.items())), "alerts": self.alerts}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Totals:
+        return cls(int(d.get("lines", 0)), int(d.get("records", 0)), int(d.get("lines_in_records", 0)),
+                   Counter({str(k): int(v) for k, v in d.get("hits", {}).items()}), int(d.get("alerts", 0)))
+
+
+@dataclass
+class _RootHit:
+    rule: Any  # l4lite.rulepack.Rule
+    groups: dict[str, str]
+    record: Record
+    explain: str
+    action: str
+
+
+class _RuleTap:
+    """Stands between the scanner and the rule pack: counts hits and keeps root-cause hits for an instant alert."""
+
+    def __init__(self, pack: Any, tailer: Tailer) -> None:
+        self.pack = pack
+        self.tailer = tailer
+
+    def match(self, record: Record) -> list[Any]:
+        matches = self.pack.match(record)
+        for m in matches:
+            self.tailer._on_hit(m, record)
+        return matches
+
+
+def _node_or_none(key: str) -> str | None:
+    """A scan node key (``rank:N`` and ``unknown`` stand in for nodes not known) as an incident node."""
+    return None if key == UNKNOWN_NODE or key.startswith("rank:") else key
+
+
+def _iso(t: float | None) -> str | None:
+    if t is None or not math.isfinite(t):
+        return None
+    return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class Tailer:
+    """The tail loop. ``step()`` is one poll; ``run()`` loops until stopped; ``close()`` checkpoints."""
+
+    def __init__(
+        self,
+        options: TailOptions,
+        *,
+        sinks: Sequence[AlertSink] = (),
+        reader_factory: ReaderFactory | None = None,
+        warn: Callable[[str], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        self.options = options
+        self.sinks = list(sinks)
+        self.warn = warn or (lambda message: None)
+        self.clock = clock
+        self.wall = wall
+        exclude = list(options.exclude)
+        for p in (options.alerts_path, options.html, options.state_dir):
+            if p and p != "-":
+                exclude.append(p)
+        self.follower = Follower(options.paths, warn=self.warn, partial_after=options.partial_after,
+                                 orphan_idle=options.orphan_idle, clock=clock)
+        self.follower.exclude |= {os.path.abspath(p) for p in exclude}
+        self._exclude_dirs = [os.path.abspath(options.state_dir)] if options.state_dir else []
+        self.totals = Totals()
+        self.tracker = AlertTracker()
+        self.miner = TemplateMiner()
+        self.rules = self._load_rules(options.rules_files, options.default_rules)
+        from l4lite.attribution import RankMap
+
+        self._rank_map = RankMap()
+        self._restore()
+        self.reader_factory = reader_factory or default_reader_factory(self.follower.root, self.warn,
+                                                                       rank_map=self._rank_map)
+        self._rank_map = getattr(self.reader_factory, "rank_map", self._rank_map)
+        self._readers: dict[str, tuple[RecordReader, float]] = {}
+        self._tap = _RuleTap(self.rules, self) if self.rules is not None else None
+        self._scanner = self._new_scanner()
+        self._previous: JobScan | None = None  # the last generation, finished
+        self._generation_start = clock()
+        self._root_hits: list[_RootHit] = []
+        self._new_root_hits = 0
+        self._records_since_diagnose = 0
+        self._uncommitted_lines = 0
+        now = clock()
+        self._last_checkpoint = now
+        self._last_diagnose = now
+        self._last_html = now
+        self._last_lines = now
+        self._progress_mark: tuple[int, int] | None = None
+        self._last_progress: float | None = None
+        self._hang_raised = False
+        self.incident: Incident | None = None
+        self._html_incident: Incident | None = None
+        self._baseline_scans = self._load_baselines(options.baselines)
+        self.alerts_sent: list[Alert] = []
+
+    # ----------------------------------------------------------------------------------------------- setup
+    @staticmethod
+    def _load_rules(files: Sequence[str], include_default: bool) -> Any:
+        from l4lite.rulepack import RulePack
+
+        return RulePack.load(files, include_default=include_default)
+
+    def _load_baselines(self, paths: Sequence[str]) -> list[JobScan]:
+        if not paths:
+            return []
+        from l4lite import pipeline
+
+        options = pipeline.AnalyzeOptions(rules_files=list(self.options.rules_files))
+        return [pipeline.scan_job([p], options, rules=self.rules) for p in paths]
+
+    def _new_scanner(self) -> Scanner:
+        return Scanner(self.miner, self._tap, bucket_seconds=self.options.bucket_seconds, root=self.follower.root)
+
+    @property
+    def state_path(self) -> Path | None:
+        return Path(self.options.state_dir) / STATE_FILE if self.options.state_dir else None
+
+    def _restore(self) -> None:
+        """Resume from the state directory (offsets, totals, template miner, alerts) and the alert log."""
+        path = self.state_path
+        if path is not None and path.exists():
+            try:
+                state = json.loads(path.read_text(encoding="utf-8"))
+                if state.get("schema") != STATE_SCHEMA:
+                    raise ValueError(f"schema {state.get('schema')!r}")
+                self.follower.load_state(state.get("follower", {}))
+                self.totals = Totals.from_dict(state.get("totals", {}))
+                if state.get("templates"):
+                    self.miner = TemplateMiner.from_state(state["templates"])
+                self.tracker.load_state(state.get("alerts", []))
+                if state.get("rank_map"):
+                    self._rank_map.merge(type(self._rank_map).from_dict(state["rank_map"]))
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise L4Error(f"{path}: unreadable tail state ({exc}); remove it to start over") from exc
+        if self.options.alerts_path and self.options.alerts_path != "-":
+            for row in read_alert_log(self.options.alerts_path):
+                self.tracker.absorb(row)
+
+    # ----------------------------------------------------------------------------------------------- the loop
+    def run(self, stop: threading.Event | None = None) -> Incident | None:
+        """Poll until ``stop`` is set (or, with ``once``, until everything present is read); then close."""
+        stop = stop or threading.Event()
+        try:
+            if self.options.once:
+                while self.step() and not stop.is_set():
+                    pass
+                self.step(finish=True)
+                self.diagnose()
+            else:
+                while not stop.is_set():
+                    started = self.clock()
+                    self.step()
+                    stop.wait(max(0.0, self.options.poll - (self.clock() - started)))
+        finally:
+            self.close()
+        return self.incident
+
+    def step(self, *, finish: bool = False) -> int:
+        """One poll: read, build records, scan, alert, checkpoint. Returns the number of lines read."""
+        now = self.clock()
+        chunks = self.follower.poll(finish=finish)
+        n = 0
+        for chunk in chunks:
+            n += self._consume(chunk, now)
+        self._flush_idle(now, force=finish)
+        if n:
+            self._last_lines = now
+        self._uncommitted_lines += n
+        alerted = False
+        if self._new_root_hits and not self.options.once:  # --once reports the full diagnosis only
+            self._new_root_hits = 0
+            alerted |= self._observe(self._rules_incident())
+        if not self.options.once and now - self._last_diagnose >= self.options.diagnose_every:
+            alerted |= self.diagnose()
+        alerted |= self._check_hang(now)
+        if alerted or now - self._last_checkpoint >= self.options.checkpoint_every or (
+                self._uncommitted_lines >= self.options.checkpoint_lines):
+            self.checkpoint()
+        if self.options.html and now - self._last_html >= self.options.html_every:
+            self._write_html()
+        if not self.options.once and now - self._generation_start >= self.options.generation_seconds:
+            self._rotate_generation()
+        return n
+
+    def _consume(self, chunk: Chunk, now: float) -> int:
+        s = chunk.stream
+        entry = self._readers.get(s.sid)
+        reader = entry[0] if entry else self.reader_factory(s.name)
+        process = self._process
+        line_no = chunk.first_line
+        for text in chunk.lines:
+            for record in reader.feed(line_no, text):
+                process(record)
+            line_no += 1
+        if chunk.final:
+            for record in reader.flush():
+                process(record)
+            self._readers.pop(s.sid, None)
+            s.commit(s.line, s.offset)
+            return len(chunk.lines)
+        self._readers[s.sid] = (reader, now if chunk.lines else (entry[1] if entry else now))
+        self._commit(s, reader, chunk)
+        return len(chunk.lines)
+
+    @staticmethod
+    def _commit(s: Stream, reader: RecordReader, chunk: Chunk | None) -> None:
+        """Move the stream's committed position to just before the record still being assembled."""
+        pending = reader.pending_line
+        if pending is None:
+            s.commit(s.line, s.offset)
+        elif chunk is not None and pending >= chunk.first_line:
+            off = chunk.offset_of(pending)
+            rel = off - chunk.start
+            s.commit(pending - 1, off, chunk.data[max(0, rel - 64):rel])
+        # else: the pending record began in an earlier chunk, whose poll already committed up to it
+
+    def _flush_idle(self, now: float, force: bool) -> None:
+        for sid, (reader, last) in list(self._readers.items()):
+            if reader.pending_line is None:
+                continue
+            if force or now - last >= self.options.flush_after:
+                for record in reader.flush():
+                    self._process(record)
+                stream = self.follower.streams.get(sid)
+                if stream is not None:
+                    self._commit(stream, reader, None)
+
+    def _process(self, record: Record) -> None:
+        self.totals.records += 1
+        self.totals.lines_in_records += record.end_line - record.line + 1
+        self._records_since_diagnose += 1
+        self._scanner.add(record)
+
+    def _on_hit(self, match: Any, record: Record) -> None:
+        rule = match.rule
+        self.totals.hits[rule.id] += 1
+        if rule.role != "root":
+            return
+        same = sum(1 for h in self._root_hits if h.rule.id == rule.id and h.record.node == record.node)
+        if same >= 5 or len(self._root_hits) >= ROOT_HITS_KEPT:
+            return
+        groups = dict(match.groups)
+        self._root_hits.append(_RootHit(rule, groups, record, self.rules.explain(rule, groups),
+                                        self.rules.action(rule, groups)))
+        self._new_root_hits += 1
+
+    # ----------------------------------------------------------------------------------------------- verdicts
+    def _rules_incident(self) -> Incident:
+        """The immediate verdict from root-cause rule hits alone (before any window statistics)."""
+        hits = sorted(self._root_hits, key=lambda h: (h.record.time if h.record.time is not None else math.inf,
+                                                      h.record.file, h.record.line))
+        first = hits[0]
+        evidence = []
+        for h in hits:
+            r = h.record
+            tid = r.template_id
+            if tid.startswith("#"):
+                try:
+                    tid = template_id(self.miner.template(int(tid[1:])))
+                except (KeyError, ValueError):
+                    tid = ""
+            evidence.append(Evidence(file=r.file, line=r.line, node=r.node, rank=r.rank, time=_iso(r.time),
+                                     text=r.text, template_id=tid, rule=h.rule.id, role="root", score=1.0,
+                                     end_line=r.end_line, source=r.source, gpu=r.gpu, category=h.rule.category,
+                                     explain=h.explain))
+        suspects: list[Suspect] = []
+        if not first.rule.is_global:
+            seen: dict[str, Suspect] = {}
+            for h in hits:
+                node = h.record.node or (f"rank {h.record.rank}" if h.record.rank is not None else None)
+                if node and node not in seen and not h.rule.is_global:
+                    seen[node] = Suspect(node, round(1.0 / (1 + len(seen)), 3), [h.explain], h.rule.category)
+            suspects = list(seen.values())
+        where = f" on {suspects[0].node}" if suspects else ""
+        summary = f"{first.rule.category}{where}: {first.explain} ({first.record.file}:{first.record.line})"
+        return Incident(status="incident", category=first.rule.category, phase=first.rule.phase_hint,
+                        iteration=None, failure_time=_iso(first.record.time), summary=summary, suspects=suspects,
+                        evidence=evidence, recommendations=[h.action for h in hits[:3] if h.action],
+                        stats=self._stats(), scope="global" if first.rule.is_global else "node")
+
+    def scan(self) -> JobScan:
+        """The sliding scan: the previous generation (if any) and the current one."""
+        accounting = Accounting(files=len(self.follower.streams), lines_read=self.totals.lines,
+                                lines_in_records=self.totals.lines_in_records, records=self.totals.records)
+        rank_nodes = self._rank_map.as_dict() if hasattr(self._rank_map, "as_dict") else None
+        current = self._scanner.finish(accounting, rank_nodes)
+        if self._previous is None:
+            return current
+        merged = JobScan(root=current.root, bucket_seconds=current.bucket_seconds)
+        merged.merge(self._previous).merge(current)
+        merged.accounting = accounting
+        return merged
+
+    def diagnose(self) -> bool:
+        """Run the analyze detectors on the sliding scan; alert on its verdict. True if an alert went out."""
+        self._last_diagnose = self.clock()
+        if not self._records_since_diagnose and self.incident is not None:
+            return False
+        self._records_since_diagnose = 0
+        from l4lite import pipeline
+
+        scan = self.scan()
+        options = pipeline.AnalyzeOptions(rules_files=list(self.options.rules_files), quiet=True,
+                                          bucket_seconds=self.options.bucket_seconds)
+        incident = pipeline.diagnose(scan, options, self._baseline_scans, rules=self.rules)
+        incident.stats.update(self._stats())
+        self.incident = incident
+        return self._observe(incident)
+
+    def _observe(self, incident: Incident) -> bool:
+        if incident.is_incident and (self.incident is None or not self.incident.is_incident):
+            self._html_incident = incident
+        alert = self.tracker.observe(incident, now=self.wall())
+        if alert is None:
+            return False
+        self._html_incident = incident
+        self.totals.alerts += 1
+        self.alerts_sent.append(alert)
+        del self.alerts_sent[:-100]
+        for sink in self.sinks:
+            try:
+                sink.emit(alert)
+            except OSError as exc:
+                self.warn(f"alert output: {exc}")
+        return True
+
+    def _check_hang(self, now: float) -> bool:
+        """No new training iteration for ``hang_after`` seconds while lines keep arriving."""
+        progress = getattr(self._scanner, "_progress", {})
+        mark = (sum((p.last_iteration or 0) for p in progress.values()), sum(p.points for p in progress.values()))
+        if mark[1] == 0:
+            return False
+        if mark != self._progress_mark:
+            self._progress_mark, self._last_progress = mark, now
+            self._hang_raised = False
+            return False
+        if self._hang_raised or self._last_progress is None:
+            return False
+        stalled = now - self._last_progress
+        if stalled < self.options.hang_after or now - self._last_lines >= self.options.hang_after:
+            return False
+        self._hang_raised = True
+        return self._observe(self._hang_incident(progress, stalled))
+
+    def _hang_incident(self, progress: dict[str, Any], stalled: float) -> Incident:
+        last = {node: p for node, p in progress.items() if p.last_iteration is not None}
+        top = max((p.last_iteration for p in last.values()), default=None)
+        behind = sorted(n for n, p in last.items() if top is not None and p.last_iteration < top)
+        evidence = [Evidence(file=p.last_file, line=p.last_line, node=_node_or_none(n),
+                             rank=None, time=_iso(p.last_time), text=f"last progress: iteration {p.last_iteration}",
+                             template_id="", rule="hang", role="symptom", score=0.5)
+                    for n, p in sorted(last.items(), key=lambda kv: kv[1].last_iteration or 0)[:10]]
+        suspects = [Suspect(_node_or_none(n) or n, 0.6, [f"stopped at iteration {last[n].last_iteration}, others reached {top}"])
+                    for n in behind]
+        who = f"; {', '.join(behind)} stopped first" if behind else ""
+        summary = (f"Training hang: no progress for {stalled:.0f} s after iteration {top} "
+                   f"while logs are still written{who}.")
+        return Incident(status="incident", category="unknown", phase="train", iteration=top, failure_time=None,
+                        summary=summary, suspects=suspects, evidence=evidence, scope="node" if behind else "global",
+                        recommendations=["Dump stacks of the stuck ranks (py-spy dump) before killing the job."],
+                        stats=self._stats())
+
+    # ----------------------------------------------------------------------------------------------- state
+    def _stats(self) -> dict[str, Any]:
+        return {"files": len(self.follower.streams), "lines_read": self.follower.lines_committed,
+                "records": self.totals.records, "alerts": self.totals.alerts}
+
+    def checkpoint(self) -> None:
+        """Save committed offsets, the totals they account for, the miner and the alerts, in one atomic write."""
+        self.totals.lines = self.follower.lines_committed
+        self._last_checkpoint = self.clock()
+        self._uncommitted_lines = 0
+        path = self.state_path
+        if path is None:
+            return
+        state = {
+            "schema": STATE_SCHEMA,
+            "saved_at": _iso(self.wall()),
+            "paths": self.options.paths,
+            "follower": self.follower.to_state(),
+            "totals": self.totals.to_dict(),
+            "alerts": self.tracker.to_state(),
+            "rank_map": self._rank_map.to_dict() if hasattr(self._rank_map, "to_dict") else None,
+            "templates": self.miner.to_state(),
+        }
+        write_atomic(path, json.dumps(state, separators=(",", ":")))
+
+    def _write_html(self) -> None:
+        self._last_html = self.clock()
+        incident = self.incident if self.incident is not None and self.incident.is_incident else (
+            self._html_incident or self.incident)
+        if incident is None or self.options.html is None:
+            return
+        try:
+            from l4lite.report import render_html
+        except ImportError:
+            return
+        try:
+            render_html(incident, self.options.html)
+        except (OSError, ValueError) as exc:
+            self.warn(f"{self.options.html}: report not written: {exc}")
+
+    def _rotate_generation(self) -> None:
+        self._previous = self._scanner.finish()
+        self._scanner = self._new_scanner()
+        self._generation_start = self.clock()
+
+    def close(self) -> None:
+        """Flush pending records, checkpoint, write the final report, finish deliveries."""
+        self._flush_idle(self.clock(), force=True)
+        self.checkpoint()
+        if self.options.html:
+            if self.incident is None and self.totals.records:
+                self.diagnose()
+            self._write_html()
+        for sink in self.sinks:
+            sink.close()
+        self.follower.close()
+
+
+# ---------------------------------------------------------------------------------------------------- readers
+class IngestLineReader:
+    """Incremental use of the ingest stage's per-file parser: lines go in one at a time, records come out as
+    soon as they are complete (a record stays open until a line shows it ended, or ``flush``).
+
+    ``ingest.read_file`` only reads whole files, so this drives its per-line step (``_FileReader._line``) and
+    its output queue directly; the attribution, timestamps, multi-line rules and rank map are the same.
+    """
+
+    __slots__ = ("r", "max_chars", "n", "warn", "_stale", "_hold", "_warned")
+
+    def __init__(self, rel: str, options: Any, accounting: Accounting, node_re: Any, mtime: float,
+                 warn: Callable[[str], None]) -> None:
+        from l4lite import ingest
+        from l4lite.sources import InputFile
+
+        self.r = ingest._FileReader(InputFile(path=rel, rel=rel, mtime=mtime), options, accounting,
+                                    options.rank_map, node_re)
+        self.max_chars = options.max_line_chars
+        self.n = 0
+        self.warn = warn
+        self._stale = ingest._STALE_LINES
+        self._hold = ingest._HOLD_LINES
+        self._warned = False
+
+    @property
+    def pending_line(self) -> int | None:
+        out = self.r.out
+        return out[0].line if out else None
+
+    def feed(self, line_no: int, text: str) -> list[Record]:
+        r = self.r
+        if len(text) > self.max_chars:
+            text = text[: self.max_chars]
+        if text and not (text[0] in " \t" and text.isspace()):
+            try:
+                r._line(line_no, text)
+            except (IndexError, ValueError) as exc:  # a line the parser does not expect: keep it as it is
+                if not self._warned:
+                    self._warned = True
+                    self.warn(f"{r.f.rel}:{line_no}: line not parsed ({exc.__class__.__name__}); kept verbatim")
+        self.n += 1
+        if not self.n & 255:
+            if r.open and (len(r.open) > 1 or line_no - next(iter(r.open.values())).end > self._stale):
+                r._close_stale(line_no)
+            if r.hold and line_no > self._hold:
+                r.hold = False
+        out = r.out
+        if out and out[0].closed and not r.hold:
+            done = []
+            while out and out[0].closed:
+                done.append(r._finish(out.popleft()))
+            return done
+        return []
+
+    def flush(self) -> list[Record]:
+        r = self.r
+        r.hold = False
+        for op in r.open.values():
+            op.closed = True
+        r.open.clear()
+        out = r.out
+        done = []
+        while out:
+            done.append(r._finish(out.popleft()))
+        return done
+
+
+def default_reader_factory(root: str, warn: Callable[[str], None] | None = None, *, node_from: str | None = None,
+                           rank_map: Any = None) -> ReaderFactory:
+    """Per-stream record readers built on the ingest stage's parsing; they share one rank -> node map."""
+    from l4lite.attribution import compile_node_from
+    from l4lite.ingest import IngestOptions
+
+    options = IngestOptions(node_from=node_from)
+    if rank_map is not None:
+        options.rank_map = rank_map
+    try:
+        node_re = compile_node_from(node_from)
+    except ValueError as exc:
+        raise L4Error(str(exc)) from None
+    accounting = Accounting()
+    say = warn or (lambda message: None)
+
+    def make(rel: str) -> RecordReader:
+        return IngestLineReader(rel, options, accounting, node_re, time.time(), say)
+
+    make.rank_map = options.rank_map  # type: ignore[attr-defined]
+    return make
