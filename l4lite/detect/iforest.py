@@ -37,6 +37,32 @@ def _select_columns(frame: pd.DataFrame, limit: int = MAX_COLUMNS) -> pd.DataFra
     return frame[keep]
 
 
+def normalised(frame: pd.DataFrame) -> pd.DataFrame:
+    """Log-scaled counts with each row rescaled to the median row volume.
+
+    Rows (nodes, windows) differ in volume for dull reasons (a partial first window, a node with more ranks);
+    rescaling keeps what a row is made of and drops how much of it there is.
+    """
+    totals = frame.sum(axis=1).astype(float)
+    scale = float(totals[totals > 0].median()) if (totals > 0).any() else 1.0
+    rates = frame.astype(float).div(totals.replace(0, np.nan), axis=0).fillna(0.0) * scale
+    return np.log1p(rates)
+
+
+def informative(train: pd.DataFrame, test: pd.DataFrame, min_shift: float = math.log(2.0),
+                spread_factor: float = 4.0) -> list[str]:
+    """Columns on which some test row departs from the training rows' median by more than noise.
+
+    An isolation forest splits every feature alike, so columns that only carry noise isolate random rows;
+    keeping the columns that actually move makes its scores mean something with few rows.
+    """
+    med = train.median(axis=0)
+    mad = (train - med).abs().median(axis=0)
+    shift = (test - med).abs().max(axis=0)
+    keep = shift > np.maximum(min_shift, spread_factor * 1.4826 * mad)
+    return [str(c) for c in keep[keep].index]
+
+
 def drivers(row: pd.Series, reference: pd.DataFrame, top: int = 3) -> list[tuple[str, float]]:
     """Templates whose (log) count differs most from the reference rows' median, with that difference."""
     x = np.log1p(row.astype(float))
@@ -84,8 +110,12 @@ class IsolationForestDetector(Detector):
         frame = node_frame(scan)
         if frame.shape[0] < self.min_nodes or frame.shape[1] == 0:
             return []
-        frame = _select_columns(frame)
-        x = np.log1p(frame.to_numpy(dtype=float))
+        norm = normalised(frame)
+        cols = informative(norm, norm)
+        if not cols:
+            return []
+        frame = _select_columns(frame[cols])
+        x = norm[frame.columns].to_numpy(dtype=float)
         forest = _forest(len(frame), self.seed).fit(x)
         raw = -forest.score_samples(x)
         med = float(np.median(raw))
@@ -121,11 +151,18 @@ class IsolationForestDetector(Detector):
         else:
             n_fit = max(self.min_windows // 2, int(len(frame) * self.fit_fraction))
             train = frame.iloc[:n_fit]
-        cols = _select_columns(pd.concat([train, frame]).fillna(0)).columns
+        ntrain, ntest = normalised(train), normalised(frame)
+        cols = informative(ntrain, ntest)
+        if not cols:
+            return []
+        cols = list(_select_columns(frame[cols]).columns)
         train, test = train[cols], frame[cols]
-        forest = _forest(len(train), self.seed).fit(np.log1p(train.to_numpy(dtype=float)))
-        ref_raw = -forest.score_samples(np.log1p(train.to_numpy(dtype=float)))
-        raw = -forest.score_samples(np.log1p(test.to_numpy(dtype=float)))
+        # Fitted on every window: a forest never splits on a column that is constant in its training rows,
+        # and a template new near the failure is exactly that. The training windows only set the scale of z.
+        both = ntest[cols] if self._baseline_windows is None else pd.concat([ntrain[cols], ntest[cols]])
+        forest = _forest(len(both), self.seed).fit(both.to_numpy(dtype=float))
+        ref_raw = -forest.score_samples(ntrain[cols].to_numpy(dtype=float))
+        raw = -forest.score_samples(ntest[cols].to_numpy(dtype=float))
         med = float(np.median(ref_raw))
         mad = float(np.median(np.abs(ref_raw - med))) or 1e-6
         z = (raw - med) / (1.4826 * mad)
@@ -170,9 +207,10 @@ def node_window_scores(scan: JobScan, window_seconds: float | None = None, seed:
     frame = count_frame(scan, window_seconds)
     if frame.empty:
         return pd.DataFrame()
-    frame = _select_columns(frame)
-    x = np.log1p(frame.to_numpy(dtype=float))
-    if len(frame) >= 4:
+    norm = normalised(frame)
+    cols = informative(norm, norm)
+    x = norm[list(_select_columns(frame[cols]).columns)].to_numpy(dtype=float) if cols else None
+    if x is not None and len(frame) >= 4:
         raw = -_forest(len(frame), seed).fit(x).score_samples(x)
         scores = _normalise(raw)
     else:

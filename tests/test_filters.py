@@ -1,0 +1,60 @@
+"""L4's cross-job, spatial and temporal template filtering."""
+
+from __future__ import annotations
+
+from scan_helpers import DigitMiner, rec
+
+from l4lite.detect.filters import FilterDetector
+from l4lite.records import Record
+from l4lite.scan import JobScan, scan_records
+
+NODES = [f"n{k}" for k in range(8)]
+
+
+def _job(extra: list[Record] | None = None) -> JobScan:
+    records = []
+    line = 0
+    for i in range(100):
+        for node in NODES:
+            line += 1
+            records.append(rec(f"iteration {i}/100 | lm loss: 2.0 |", node=node, time=1000.0 + 10 * i, line=line))
+            if i == 0:
+                records.append(rec("WARNING deprecated flag ignored", node=node, time=1000.0, line=line,
+                                   level="warning"))
+    records.append(rec("kernel: ERROR something odd early", node="n3", time=1005.0, line=9000, level="error"))
+    return scan_records(records + (extra or []), DigitMiner())
+
+
+def _templates(findings) -> set[str]:
+    return {f.data["template"] for f in findings}
+
+
+def test_spatial_and_temporal_filters_keep_the_new_local_error() -> None:
+    scan = _job([rec("mlx5_core 0000:3b:00.0: port 1 link down", node="n5", time=1985.0, line=9999,
+                     level="error", source="kernel")])
+    findings = FilterDetector().detect(scan)
+    assert len(findings) == 1 and "link down" in findings[0].data["template"]
+    f = findings[0]
+    assert f.node == "n5" and f.role == "anomaly" and f.records[0].line == 9999
+
+
+def test_cross_job_filter_drops_what_healthy_jobs_print() -> None:
+    late = rec("NCCL WARN late warning seen in healthy runs too", node="n1", time=1990.0, line=9998, level="warning")
+    scan = _job([late])
+    assert _templates(FilterDetector().detect(scan)) == {"NCCL WARN late warning seen in healthy runs too"}
+    baseline = scan_records([rec("NCCL WARN late warning seen in healthy runs too", time=5.0)], DigitMiner())
+    assert FilterDetector().fit(baseline).detect(scan) == []
+
+
+def test_rate_far_above_the_baseline_survives_the_cross_job_filter() -> None:
+    noisy = [rec("NCCL WARN retry", node="n1", time=1980.0 + k * 0.01, line=9000 + k, level="warning")
+             for k in range(400)]
+    scan = _job(noisy)
+    rates = {t: 1e-6 for t, s in scan.templates.items() if "retry" in s.template}
+    assert _templates(FilterDetector(baseline_rates=rates).detect(scan)) == {"NCCL WARN retry"}
+
+
+def test_templates_on_many_nodes_are_dropped() -> None:
+    everywhere = [rec("ERROR watchdog timeout", node=n, time=1995.0, line=9900 + k, level="error")
+                  for k, n in enumerate(NODES)]
+    assert FilterDetector().detect(_job(everywhere)) == []
