@@ -1,0 +1,156 @@
+"""RuleDetector: turns the rule hits the scan collected into findings.
+
+The scan matched every record against the rule pack (``RulePack.match``) and kept the first hits per
+(rule, node) plus the totals. Here the hits of one rule on one node become one finding: the rule gives its
+category, role, severity, explanation and action (filled with the pattern's named groups), the hits give the
+evidence records, the count and the time of the first occurrence. Choosing among findings (root beats cascade,
+the earliest root wins ties) is left to ``localize``.
+
+Scores encode both severity and the rule's priority so that localisation can compare findings of different rules:
+``score = weight(severity) * (0.3 + 0.7 * priority / 100)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from l4lite.detect.base import Detector, Finding
+from l4lite.phases import PhaseTracker, phase_at, phase_from_traceback
+from l4lite.records import Record
+
+if TYPE_CHECKING:
+    from l4lite.rulepack import Rule, RulePack
+    from l4lite.scan import Hit, JobScan
+
+SEVERITY_WEIGHT = {"critical": 1.0, "error": 0.8, "warning": 0.5, "info": 0.2}
+UNKNOWN_NODE = "unknown"
+
+
+def rule_score(severity: str, priority: int) -> float:
+    """The score of a rule's finding in [0, 1]: severity first, priority second."""
+    return round(SEVERITY_WEIGHT.get(severity, 0.5) * (0.3 + 0.7 * max(0, min(priority, 100)) / 100), 4)
+
+
+def _node_key(record: Record) -> str:
+    # Same keying as the scan (l4lite.scan.node_key), repeated here to keep detectors independent of the scanner.
+    if record.node:
+        return record.node
+    if record.rank is not None:
+        return f"rank:{record.rank}"
+    return UNKNOWN_NODE
+
+
+def _order(record: Record) -> tuple[float, str, int]:
+    return (record.time if record.time is not None else math.inf, record.file, record.line)
+
+
+class RuleDetector(Detector):
+    """One finding per (rule, node) from the scan's rule hits.
+
+    ``max_records`` caps the evidence records kept per finding (the full count is in ``Finding.count``).
+    """
+
+    name = "rules"
+
+    def __init__(self, pack: RulePack, max_records: int = 20) -> None:
+        self.pack = pack
+        self.max_records = max_records
+
+    def detect(self, scan: JobScan) -> list[Finding]:
+        grouped: dict[tuple[str, str], list[Hit]] = {}
+        for hit in scan.hits:
+            grouped.setdefault((hit.rule_id, _node_key(hit.record)), []).append(hit)
+        phases = _PhaseLookup(scan)
+        findings: list[Finding] = []
+        for (rule_id, key), hits in grouped.items():
+            rule = self.pack.get(rule_id)
+            if rule is None:  # a hit recorded with another rule pack (merged or restored state)
+                continue
+            hits.sort(key=lambda h: _order(h.record))
+            findings.append(self._finding(rule, key, hits, scan, phases))
+        findings.sort(key=lambda f: (_order(f.records[0]), -f.score))
+        return findings
+
+    def _finding(self, rule: Rule, key: str, hits: Sequence[Hit], scan: JobScan, phases: _PhaseLookup) -> Finding:
+        first = hits[0].record
+        groups: dict[str, str] = {}
+        for h in hits:  # the first hit's groups, completed by later hits where the first left a group empty
+            for k, v in h.groups.items():
+                groups.setdefault(k, v)
+        count = scan.hit_totals.get((rule.id, key), len(hits))
+        ranks = {h.record.rank for h in hits}
+        gpus = {h.record.gpu for h in hits}
+        context: dict[str, Any] = {
+            "node": first.node or "the node",
+            "rank": first.rank,
+            "gpu": first.gpu,
+            "count": count,
+            "source": first.source,
+        }
+        category = rule.category
+        phase = None
+        if rule.category_by_phase:
+            phase = phases.phase(first)
+            category = dict(rule.category_by_phase).get(phase or "", category)
+        data: dict[str, Any] = {
+            "scope": rule.scope,
+            "priority": rule.priority,
+            "groups": groups,
+            "ranks": sorted(r for r in ranks if r is not None),
+            "source": first.source,
+            "origin": rule.origin,
+        }
+        if rule.phase_hint:
+            data["phase_hint"] = rule.phase_hint
+        if phase is not None:
+            data["phase"] = phase
+        if category != rule.category:
+            data["category_from_phase"] = True
+        # A launcher summary names the host and rank that failed first: give them to localisation.
+        for name in ("host", "failed_rank", "peer"):
+            if groups.get(name):
+                data[name] = groups[name]
+        return Finding(
+            detector=self.name,
+            category=category,
+            role=rule.role,
+            score=rule_score(rule.severity, rule.priority),
+            explain=self.pack.explain(rule, groups, context),
+            node=first.node,
+            rank=first.rank,
+            gpu=first.gpu if len(gpus) == 1 else None,
+            time=first.time,
+            rule=rule.id,
+            severity=rule.severity,
+            action=self.pack.action(rule, groups, context) or None,
+            records=[h.record for h in hits[: self.max_records]],
+            count=count,
+            data=data,
+        )
+
+
+class _PhaseLookup:
+    """The phase in force at a record: its traceback's innermost frame, else its node's phase markers."""
+
+    def __init__(self, scan: JobScan) -> None:
+        self._scan = scan
+        self._events: dict[str | None, list[Any]] | None = None
+
+    def phase(self, record: Record) -> str | None:
+        if record.end_line > record.line:
+            tb = phase_from_traceback(record.text)
+            if tb is not None:
+                return tb
+        if self._events is None:
+            self._events = {}
+            trackers: dict[str | None, PhaseTracker] = {}
+            markers = sorted(self._scan.markers,
+                             key=lambda m: (m.time if m.time is not None else math.inf, m.file, m.line))
+            for m in markers:
+                trackers.setdefault(m.node, PhaseTracker()).feed(m.kind, m.time, m.file, m.line, m.node,
+                                                                 m.iteration)
+            self._events = {n: t.events for n, t in trackers.items()}
+        events = self._events.get(record.node, [])
+        return phase_at(events, record.time, record.file, record.line)
