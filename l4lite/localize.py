@@ -27,12 +27,14 @@ from typing import Any
 from l4lite.detect.base import Finding
 from l4lite.phases import PhaseEvent, PhaseTracker, phase_at, phase_from_traceback
 from l4lite.scan import JobScan
+from l4lite.timestamps import parse_elastic_time
 from l4lite.vocab import GLOBAL_CATEGORIES
 
 ROLE_ORDER = {"root": 0, "confirmation": 1, "cascade": 2, "symptom": 3, "anomaly": 4}
 SEVERE = ("critical", "error")
 CLOSE_SCORE = 0.2  # root findings within this of the best compete on time
 SURVIVE_POINTS = 5  # progress points after a root line for training to have survived it
+INFERRED = frozenset({"hang", "slowdown", "straggler"})  # health signals that infer a fault without a signature
 
 _SEQ = re.compile(r"SeqNum=(\d+)")
 _LAST_DONE = re.compile(r"last completed NCCL work:\s*(\d+)")
@@ -143,6 +145,29 @@ def _ranks_behind(findings: Sequence[Finding]) -> list[int]:
     return sorted(r for r, s in seqs.items() if s == low)
 
 
+def node_for_host(scan: JobScan, host: str) -> str | None:
+    """The job's node for a host name as a launcher prints it (FQDN, upper case, IP)."""
+    nodes = scan.node_last
+    if host in nodes:
+        return host
+    short = host.strip().lower()
+    short = short if re.match(r"^\d+\.\d+\.\d+\.\d+$", short) else short.split(".", 1)[0]
+    for node in nodes:
+        if node.lower() == short or node.lower().split(".", 1)[0] == short:
+            return node
+    return None
+
+
+def _named_time(f: Finding) -> float:
+    """The first-failure time a launcher summary states (torchelastic ``time : 2025-05-21_15:43:03``)."""
+    when = (f.data.get("groups") or {}).get("when")
+    if when:
+        t = parse_elastic_time(str(when))
+        if t is not None:
+            return t
+    return finding_key(f)[0]
+
+
 class Localizer:
     """Turns findings into a verdict. Parameters are in ``__init__``, like a detector's."""
 
@@ -166,8 +191,11 @@ class Localizer:
 
         verdict = Verdict(status="incident")
         if roots:
-            best = max(f.score for f in roots)
-            close = [f for f in roots if f.score >= best - CLOSE_SCORE]
+            # Signatures (rules, numerical health signals) before inferences (hang, slowdown): a job that
+            # stopped or slowed down because of a signed fault is explained by the signature.
+            signed = [f for f in roots if f.data.get("signal") not in INFERRED] or roots
+            best = max(f.score for f in signed)
+            close = [f for f in signed if f.score >= best - CLOSE_SCORE]
             primary = min(close, key=lambda f: (finding_key(f), -f.score))
         else:
             primary = self._primary_without_root(scan, findings, severe)
@@ -207,11 +235,13 @@ class Localizer:
     # ------------------------------------------------------------------ no root
     def _primary_without_root(self, scan: JobScan, findings: list[Finding], severe: list[Finding]) -> Finding:
         confirmations = [f for f in severe if f.role == "confirmation"]
-        if confirmations:
-            primary = min(confirmations, key=lambda f: (finding_key(f), -f.score))
+        named = [f for f in confirmations if self._confirmed_node(scan, f)]
+        if named:  # the launcher's summary with the earliest first failure names the culprit
+            primary = min(named, key=lambda f: (_named_time(f), finding_key(f)))
+            primary.node = self._confirmed_node(scan, primary)
         else:
-            primary = min(severe, key=lambda f: (finding_key(f), -f.score))
-        if primary.node is None or primary.role == "cascade":
+            primary = min(confirmations or severe, key=lambda f: (finding_key(f), -f.score))
+        if primary.role == "cascade" or primary.node is None:
             behind = _ranks_behind([f for f in findings if f.role == "cascade"])
             node = next((scan.rank_nodes.get(r) for r in behind if r in scan.rank_nodes), None)
             if node is not None:
@@ -219,10 +249,26 @@ class Localizer:
                 primary.node = node
         return primary
 
+    @staticmethod
+    def _confirmed_node(scan: JobScan, f: Finding) -> str | None:
+        """The node a confirmation names (torchelastic's host, or the failed rank's node), if it is in the job."""
+        host = f.data.get("host")
+        if host:
+            node = node_for_host(scan, str(host))
+            if node is not None:
+                return node
+        rank = f.data.get("failed_rank")
+        if rank is not None:
+            try:
+                return scan.rank_nodes.get(int(rank))
+            except (TypeError, ValueError):
+                return None
+        return None
+
     def _named_node(self, scan: JobScan, findings: list[Finding], roles: dict[int, str]) -> str | None:
-        for f in sorted(findings, key=finding_key):
-            if roles[id(f)] == "confirmation" and f.node:
-                return f.node
+        named = [f for f in findings if roles[id(f)] == "confirmation" and self._confirmed_node(scan, f)]
+        if named:
+            return self._confirmed_node(scan, min(named, key=lambda f: (_named_time(f), finding_key(f))))
         for f in findings:
             if f.detector == "health" and f.data.get("signal") == "hang" and f.node:
                 return f.node

@@ -342,5 +342,9 @@ class HealthDetector(Detector):
             "last_iterations": {n: p.last_iteration for n, p in progress.items()},
             "scope": "node" if first_node else "global",
         }
-        return [Finding(self.name, "unknown", "root", 0.5, explain, node=first_node, time=last_stop, records=[rec],
+        # Every node alive and stuck at the same point with no error line: most often a deadlock in the job's
+        # own code (a DataLoader worker, a collective that one code path skips); a node that fell behind or
+        # went silent points at that node instead, with the cause not yet known.
+        category = "unknown" if first_node else "software"
+        return [Finding(self.name, category, "root", 0.5, explain, node=first_node, time=last_stop, records=[rec],
                         data=data)]
