@@ -56,8 +56,10 @@ DEFAULT_MASKS: tuple[tuple[str, str], ...] = (
     ("PCI", _L + _hex(r"(?:X{4}:X{2}:X{2}(?:\.X)?|X{2}:X{2}\.X)") + _R),  # 0000:cb:00.0, 0019:01:00, cb:00.0
     (
         "IP",  # IPv6 (full, with ::, IPv4-mapped, %scope) and IPv4, each with an optional :port or NCCL's <port>
-        r"(?<![A-Za-z0-9.:])(?=X{0,4}:)"
-        + _hex(r"(?:(?:X{1,4}:){7}X{1,4}|(?:X{1,4}:){1,6}(?::X{1,4}){1,6}|::(?:ffff:)?\d{1,3}(?:\.\d{1,3}){3})")
+        r"(?<![A-Za-z0-9.:])"
+        + _hex(
+            r"(?=X{0,4}:)(?:(?:X{1,4}:){7}X{1,4}|(?:X{1,4}:){1,6}(?::X{1,4}){1,6}|::(?:ffff:)?\d{1,3}(?:\.\d{1,3}){3})"
+        )
         + r"(?:%\w+)?(?:<\d{1,5}>)?(?![A-Za-z0-9:])"
         + "|"
         + _L
@@ -107,11 +109,12 @@ def _default_repl(match: re.Match[str]) -> str:
 
 def _finish(tokens: list[str]) -> str:
     """Join masked tokens, collapsing a run of one repeated masked token (``blk_<NUM> blk_<NUM>``) into one:
-    a list of 1 or 40 block ids is the same event."""
+    a list of 1 or 40 block ids is the same event. Tokens that kept digits never collapse, so that masking
+    stays blind to digit values."""
     out: list[str] = []
     prev = None
     for token in tokens:
-        if token == prev and "<" in token:
+        if token == prev and "<" in token and _has_ascii_digit(token) is None:
             continue
         out.append(token)
         prev = token
