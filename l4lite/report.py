@@ -23,7 +23,6 @@ import copy
 import hashlib
 import json
 import os
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,19 +32,19 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from l4lite import __version__
 from l4lite import report_charts as rc
 from l4lite.errors import L4Error
 from l4lite.incident import Evidence, Incident, write_atomic
+from l4lite.report_charts import clean
 from l4lite.report_context import attach_context
 from l4lite.report_facts import CATEGORY_LABELS, checklist, ticket_text
 from l4lite.resources import templates_dir
 
 MAX_BYTES = 2_000_000
 _BUDGET = 1_900_000  # keep a margin under MAX_BYTES
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 ROLE_ORDER = {"root": 0, "cascade": 1, "symptom": 2, "confirmation": 3, "anomaly": 4}
 
 
@@ -54,16 +53,17 @@ class Caps:
     """Upper bounds on what one page shows; tighter levels are tried when a page exceeds the budget."""
 
     evidence_rows: int = 200
+    evidence_bytes: int = 700_000  # escaped HTML of evidence text and context lines
     evidence_chars: int = 2000
     evidence_text_lines: int = 40
     context_lines: int = 14
     context_chars: int = 400
     heatmap_rows: int = 64
-    heatmap_cols: int = 144
+    heatmap_cols: int = 180
     series_points: int = 500
     node_series: int = 32
     node_points: int = 200
-    timeline_events: int = 300
+    timeline_events: int = 200
     templates: int = 40
     template_chars: int = 300
     warnings: int = 50
@@ -71,11 +71,11 @@ class Caps:
 
 CAP_LEVELS: tuple[Caps, ...] = (
     Caps(),
-    Caps(evidence_rows=100, evidence_chars=1000, context_lines=10, context_chars=240, heatmap_cols=100,
-         series_points=300, node_points=120, timeline_events=200, templates=30, template_chars=200),
-    Caps(evidence_rows=40, evidence_chars=400, evidence_text_lines=12, context_lines=6, context_chars=160,
+    Caps(evidence_rows=100, evidence_bytes=350_000, evidence_chars=1000, context_lines=10, context_chars=240, heatmap_cols=100,
+         series_points=300, node_points=120, timeline_events=100, templates=30, template_chars=200),
+    Caps(evidence_rows=40, evidence_bytes=150_000, evidence_chars=400, evidence_text_lines=12, context_lines=6, context_chars=160,
          heatmap_rows=32, heatmap_cols=60, series_points=150, node_series=16, node_points=60,
-         timeline_events=80, templates=15, template_chars=120, warnings=20),
+         timeline_events=50, templates=15, template_chars=120, warnings=20),
 )
 
 
@@ -84,9 +84,10 @@ def render_html(incident: Incident, path: str | Path | None = None, logs: Sequen
     if logs:
         incident = copy.deepcopy(incident)
         attach_context(incident, logs)
+    shared = {"checklist": checklist(incident), "ticket": ticket_text(incident)}
     html = ""
     for caps in CAP_LEVELS:
-        html = _render(incident, caps)
+        html = _render(incident, caps, shared)
         if len(html.encode("utf-8")) <= _BUDGET:
             break
     if path is not None:
@@ -131,14 +132,15 @@ def _environment(folder: str) -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["pct"] = lambda v: "—" if v is None else f"{float(v) * 100:.0f}%"
+    env.filters["num"] = lambda v: f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else v
     return env
 
 
-def _render(incident: Incident, caps: Caps) -> str:
+def _render(incident: Incident, caps: Caps, shared: dict[str, Any]) -> str:
     env = _environment(str(templates_dir()))
     script = env.get_template("report.js.j2").render()
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
-    view = _view(incident, caps)
+    view = _view(incident, caps, shared)
     page = env.get_template("report.html.j2").render(
         v=view, script=Markup(script), script_hash=f"sha256-{digest}",
         page_data=Markup(script_json(view["page_data"])),
@@ -153,18 +155,13 @@ def script_json(data: Any) -> str:
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
-def clean(text: Any) -> str:
-    """Log text for display: control characters (NUL, escape sequences) become U+FFFD, surrogates are dropped."""
-    s = "" if text is None else str(text)
-    return _CONTROL.sub("\ufffd", s).encode("utf-8", "replace").decode("utf-8")
-
-
 def clip(text: Any, limit: int) -> tuple[str, int]:
-    s = clean(text)
-    return (s, 0) if len(s) <= limit else (s[:limit], len(s) - limit)
+    """At most ``limit`` characters of cleaned text, and how many were cut (cut first: lines can be huge)."""
+    raw = "" if text is None else str(text)
+    return clean(raw[:limit]), max(0, len(raw) - limit)
 
 
-def _view(inc: Incident, caps: Caps) -> dict[str, Any]:
+def _view(inc: Incident, caps: Caps, shared: dict[str, Any]) -> dict[str, Any]:
     extra = inc.extra if isinstance(inc.extra, dict) else {}
     suspects = sorted(inc.suspects, key=lambda s: -float(s.score or 0))
     suspect_nodes = [s.node for s in suspects]
@@ -182,7 +179,7 @@ def _view(inc: Incident, caps: Caps) -> dict[str, Any]:
         "phase": clean(inc.phase) if inc.phase else None,
         "iteration": inc.iteration,
         "failure_time": rc.fmt_time(failure_t) if failure_t is not None else clean(inc.failure_time or "") or None,
-        "summary": clip(inc.summary, 1000)[0],
+        "summary": clip(inc.summary, 600)[0] + ("…" if len(inc.summary or "") > 600 else ""),
         "scope": inc.scope,
         "confidence": inc.confidence,
         "suspects": [{"node": clip(s.node, 120)[0], "score": s.score, "category": s.category,
@@ -190,18 +187,17 @@ def _view(inc: Incident, caps: Caps) -> dict[str, Any]:
         "more_suspects": max(0, len(suspects) - 8),
         "recommendations": [clip(r, 600)[0] for r in inc.recommendations[:20]],
         "checkpoint": _kv(inc.checkpoint.get("last_saved") if isinstance(inc.checkpoint, dict) else None),
+        "checkpoint_short": _checkpoint_short(inc.checkpoint),
         "job": _kv(inc.job),
         "job_name": clip(inc.job.get("name") or inc.job.get("root") or "", 200)[0] if inc.job else "",
         "nodes_seen": len(extra.get("nodes") or []),
         "matched_fault": _kv(inc.matched_fault),
+        "seen_before": _seen_before(inc.matched_fault),
         "schema": inc.schema,
     }
     view["evidence"], view["facets"] = _evidence(inc.evidence, caps, omitted)
     view["evidence_total"] = len(inc.evidence)
-    view["timeline"] = rc.timeline(extra.get("timeline") or _derived_timeline(inc),
-                                   [{"name": p.name, "start": p.start, "end": p.end} for p in inc.phases],
-                                   max_events=caps.timeline_events, failure_time=failure_t,
-                                   suspects=suspect_nodes[:6])
+    view["timelines"] = _timelines(inc, extra, caps, failure_t, suspect_nodes[:6])
     view["phases"] = [{"name": clean(p.name), "start": rc.fmt_time(rc.parse_time(p.start)),
                        "end": rc.fmt_time(rc.parse_time(p.end))} for p in inc.phases[:20]]
     hm = extra.get("heatmap")
@@ -210,18 +206,40 @@ def _view(inc: Incident, caps: Caps) -> dict[str, Any]:
     view["health"] = _health(extra.get("health"), suspect_nodes, caps)
     view["checklist"] = [{"question": clip(c.get("question"), 300)[0], "answer": clip(c.get("answer"), 600)[0],
                           "status": c.get("status") if c.get("status") in ("yes", "no", "unknown") else "unknown"}
-                         for c in checklist(inc)[:40] if isinstance(c, dict)]
+                         for c in shared["checklist"][:40] if isinstance(c, dict)]
     view["templates"] = _templates(extra.get("templates"), caps, omitted)
     view["accounting"] = _accounting(inc.stats, caps, omitted)
     view["stats"] = _kv({k: v for k, v in (inc.stats or {}).items() if k != "accounting"
                          and not isinstance(v, dict | list)})
-    for chart in [view["timeline"], view["heatmap"], *(view["health"] or {}).get("charts", [])]:
+    for chart in [*view["timelines"], view["heatmap"], *(view["health"] or {}).get("charts", [])]:
         if chart is not None and chart.note:
-            omitted.append(f"{getattr(chart, 'title', type(chart).__name__.lower())}: {chart.note}")
+            omitted.append(f"{getattr(chart, 'title', 'heatmap')}: {chart.note}")
     view["omitted"] = omitted
-    view["page_data"] = {"ticket": ticket_text(inc), "evidence_total": len(inc.evidence),
+    view["page_data"] = {"ticket": clean(shared["ticket"]), "evidence_total": len(inc.evidence),
                          "evidence_shown": len(view["evidence"])}
     return view
+
+
+def _seen_before(fault: Any) -> str:
+    if not isinstance(fault, dict) or not fault:
+        return ""
+    parts = [str(fault[k]) for k in ("summary", "job_id") if fault.get(k)]
+    sim = fault.get("similarity")
+    if isinstance(sim, int | float):
+        parts.append(f"similarity {sim:.2f}")
+    if fault.get("resolution"):
+        parts.append(f"resolution: {fault['resolution']}")
+    return clip(" · ".join(parts) or "a matching fault is in the history library", 300)[0]
+
+
+def _checkpoint_short(checkpoint: Any) -> str:
+    last = checkpoint.get("last_saved") if isinstance(checkpoint, dict) else None
+    if not isinstance(last, dict):
+        return "none seen"
+    it = last.get("iteration")
+    head = f"iteration {it}" if it is not None else "saved"
+    state = {True: "complete", False: "INCOMPLETE"}.get(last.get("complete"), "completion unknown")
+    return clean(f"{head} ({state})")
 
 
 def _kv(data: Any) -> list[tuple[str, str]]:
@@ -240,31 +258,41 @@ def _kv(data: Any) -> list[tuple[str, str]]:
 
 
 def _evidence(evidence: Sequence[Evidence], caps: Caps, omitted: list[str]) -> tuple[list[dict], dict]:
+    """Rows for the evidence table: root causes first when something must go, within a byte budget."""
     order = sorted(range(len(evidence)), key=lambda i: (ROLE_ORDER.get(evidence[i].role, 9), i))
-    keep = sorted(order[: caps.evidence_rows])
-    if len(evidence) > len(keep):
-        left_out = Counter(evidence[i].role for i in order[caps.evidence_rows:])
-        omitted.append(f"evidence: {len(evidence) - len(keep)} of {len(evidence)} rows not shown ("
-                       + ", ".join(f"{n} {r}" for r, n in left_out.most_common()) + ")")
-    rows = []
-    cut_chars = cut_ctx = 0
-    for i in keep:
+    rows: dict[int, dict[str, Any]] = {}
+    used = cut_chars = cut_ctx = dropped_ctx = 0
+    left_out: Counter[str] = Counter()
+    full = False
+    for i in order:
         ev = evidence[i]
-        lines = clean(ev.text).split("\n")
-        text, cut = clip("\n".join(lines[: caps.evidence_text_lines]), caps.evidence_chars)
-        cut += sum(len(x) + 1 for x in lines[caps.evidence_text_lines:])
-        cut_chars += cut
-        t = rc.parse_time(ev.time)
+        if full or len(rows) >= caps.evidence_rows:
+            left_out[ev.role] += 1
+            continue
+        raw = "" if ev.text is None else str(ev.text)
+        text = clean("\n".join(raw[: caps.evidence_chars].split("\n")[: caps.evidence_text_lines]))
+        cut = len(raw) - len(text)
         last = ev.end_line or ev.line
-        ctx = []
         context = [c for c in (ev.context or []) if isinstance(c, dict)]
+        ctx = []
         for c in context[: caps.context_lines]:
             ln = c.get("line")
-            body, _ = clip(c.get("text"), caps.context_chars)
-            ctx.append({"line": ln, "text": body,
+            ctx.append({"line": ln, "text": clip(c.get("text"), caps.context_chars)[0],
                         "hit": isinstance(ln, int) and ev.line <= ln <= last})
+        size = len(escape(text)) + sum(len(escape(c["text"])) + 40 for c in ctx) + 900
+        if used + size > caps.evidence_bytes and ctx:
+            dropped_ctx += len(ctx)
+            size -= sum(len(escape(c["text"])) + 40 for c in ctx)
+            ctx = []
+        if used + size > caps.evidence_bytes and rows:
+            left_out[ev.role] += 1
+            full = True
+            continue
+        used += size
+        cut_chars += cut
         cut_ctx += max(0, len(context) - caps.context_lines)
-        rows.append({
+        t = rc.parse_time(ev.time)
+        rows[i] = {
             "rank_in_incident": i + 1, "time": rc.fmt_time(t) if t is not None else clean(ev.time or "") or "—",
             "epoch": t if t is not None else "", "node": clean(ev.node or ""), "rank": ev.rank, "gpu": ev.gpu,
             "source": clean(ev.source or "other"), "role": clean(ev.role), "rule": clean(ev.rule or ""),
@@ -272,13 +300,18 @@ def _evidence(evidence: Sequence[Evidence], caps: Caps, omitted: list[str]) -> t
             "file": clip(ev.file, 240)[0], "line": ev.line, "end_line": last, "count": ev.count,
             "text": text, "text_cut": cut, "explain": clip(ev.explain or "", 400)[0], "context": ctx,
             "open": ev.role == "root" and bool(ctx),
-        })
+        }
+    if left_out:
+        omitted.append(f"evidence: {sum(left_out.values())} of {len(evidence)} rows not shown ("
+                       + ", ".join(f"{n} {r}" for r, n in left_out.most_common()) + ")")
     if cut_chars:
         omitted.append(f"evidence text: {cut_chars} characters of long lines not shown")
-    if cut_ctx:
-        omitted.append(f"context: {cut_ctx} context lines beyond {caps.context_lines} per row not shown")
-    facets = {key: sorted({r[key] for r in rows if r[key]}) for key in ("node", "source", "role")}
-    return rows, facets
+    if cut_ctx or dropped_ctx:
+        omitted.append(f"context: {cut_ctx + dropped_ctx} context lines not shown (at most {caps.context_lines} "
+                       "per row, within the page budget)")
+    shown = [rows[i] for i in sorted(rows)]
+    facets = {key: sorted({r[key] for r in shown if r[key]}) for key in ("node", "source", "role")}
+    return shown, facets
 
 
 def _health(data: Any, suspects: list[str], caps: Caps) -> dict[str, Any] | None:
@@ -344,6 +377,26 @@ def _accounting(stats: Any, caps: Caps, omitted: list[str]) -> dict[str, Any] | 
             "records": acc.get("records"), "lines_skipped": skipped,
             "files_skipped": {clean(k): v for k, v in (acc.get("files_skipped") or {}).items()},
             "warnings": warnings[: caps.warnings], "balanced": balanced}
+
+
+def _timelines(inc: Incident, extra: dict[str, Any], caps: Caps, failure_t: float | None,
+               suspects: list[str]) -> list[rc.Timeline]:
+    """A zoomed view around the failure (when the run is much longer) above the whole run."""
+    data = extra.get("timeline") if isinstance(extra.get("timeline"), dict) else _derived_timeline(inc)
+    phases = [{"name": p.name, "start": p.start, "end": p.end} for p in inc.phases]
+    full = rc.time_range(data, phases, failure_t)
+    if full is None:
+        return []
+    out = []
+    focus = rc.focus_window(data, failure_t, full)
+    if focus is not None:
+        out.append(rc.timeline(data, phases, max_events=caps.timeline_events, failure_time=failure_t,
+                               suspects=suspects, window=focus,
+                               title=f"Around the failure: {rc.fmt_time(focus[0], False)} to "
+                                     f"{rc.fmt_time(focus[1], False)} UTC"))
+    out.append(rc.timeline(data, phases, max_events=caps.timeline_events, failure_time=failure_t,
+                           suspects=suspects, title=f"Whole run: {rc.fmt_time(full[0])} to {rc.fmt_time(full[1])}"))
+    return [t for t in out if t is not None]
 
 
 def _derived_timeline(inc: Incident) -> dict[str, Any]:

@@ -14,65 +14,105 @@ a short burst of anomalies never disappears.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
+
+import numpy as np
 
 Point = tuple[float, float]
 
 
 # ---------------------------------------------------------------------------------------------- downsampling
-def lttb(points: Sequence[Point], threshold: int) -> list[Point]:
-    """Largest-triangle-three-buckets: at most ``threshold`` points that keep the visual shape (and spikes)."""
-    n = len(points)
-    if threshold >= n or threshold < 3:
-        return list(points) if threshold >= n else list(points[:: max(1, n // max(threshold, 1))])[:threshold]
-    out = [points[0]]
+def xy_arrays(points: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``[[x, y], ...]`` as float arrays: points without a finite x are dropped, a missing y becomes NaN."""
+    try:
+        a = np.asarray(points, dtype=float)
+        ok = a.ndim == 2 and a.shape[1] >= 2
+    except (TypeError, ValueError):
+        ok = False
+    if ok:
+        x, y = a[:, 0], a[:, 1]
+    else:
+        pairs = [(_finite(p[0]), _finite(p[1])) for p in points if isinstance(p, list | tuple) and len(p) >= 2]
+        x = np.array([math.nan if px is None else px for px, _ in pairs], dtype=float)
+        y = np.array([math.nan if py is None else py for _, py in pairs], dtype=float)
+    keep = np.isfinite(x)
+    return x[keep], y[keep]
+
+
+def lttb_indices(x: np.ndarray, y: np.ndarray, threshold: int) -> np.ndarray:
+    """Largest-triangle-three-buckets: indices of at most ``threshold`` points that keep the shape and spikes."""
+    n = len(x)
+    if n <= threshold:
+        return np.arange(n)
+    if threshold < 3:
+        return np.array([0, n - 1][:max(threshold, 1)])
     every = (n - 2) / (threshold - 2)
+    edges = np.minimum((np.floor(np.arange(threshold - 1) * every) + 1).astype(int), n - 1)
+    edges[-1] = n - 1
+    cx = np.concatenate(([0.0], np.cumsum(x)))
+    cy = np.concatenate(([0.0], np.cumsum(y)))
+    out = np.empty(threshold, dtype=int)
+    out[0], out[-1] = 0, n - 1
     a = 0
     for i in range(threshold - 2):
-        start = int(math.floor((i + 1) * every)) + 1
-        end = min(int(math.floor((i + 2) * every)) + 1, n)
-        nxt = points[start:end] or [points[-1]]
-        avg_x = sum(p[0] for p in nxt) / len(nxt)
-        avg_y = sum(p[1] for p in nxt) / len(nxt)
-        lo = int(math.floor(i * every)) + 1
-        hi = int(math.floor((i + 1) * every)) + 1
-        ax, ay = points[a]
-        best, best_area = lo, -1.0
-        for j in range(lo, min(hi, n - 1)):
-            px, py = points[j]
-            area = abs((ax - avg_x) * (py - ay) - (ax - px) * (avg_y - ay))
-            if area > best_area:
-                best, best_area = j, area
-        out.append(points[best])
-        a = best
-    out.append(points[-1])
+        lo, hi = edges[i], max(edges[i + 1], edges[i] + 1)
+        if i + 2 < len(edges):
+            nlo, nhi = edges[i + 1], max(edges[i + 2], edges[i + 1] + 1)
+            avg_x = (cx[nhi] - cx[nlo]) / (nhi - nlo)
+            avg_y = (cy[nhi] - cy[nlo]) / (nhi - nlo)
+        else:
+            avg_x, avg_y = x[-1], y[-1]
+        ax, ay = x[a], y[a]
+        area = np.abs((ax - avg_x) * (y[lo:hi] - ay) - (ax - x[lo:hi]) * (avg_y - ay))
+        a = lo + int(np.argmax(area))
+        out[i + 1] = a
     return out
 
 
-def pool_columns(row: Sequence[float], width: int) -> list[float]:
+def lttb(points: Sequence[Point], threshold: int) -> list[Point]:
+    """``lttb_indices`` on a list of (x, y) points sorted by x."""
+    x, y = xy_arrays(points)
+    return [(float(x[i]), float(y[i])) for i in lttb_indices(x, y, threshold)]
+
+
+def pool_columns(row: Sequence[float] | np.ndarray, width: int) -> list[float]:
     """Max-pool a row of scores into ``width`` columns (a short burst stays visible)."""
-    n = len(row)
+    arr = np.asarray(row, dtype=float)
+    n = len(arr)
     if n <= width:
-        return [float(v) for v in row]
-    out = []
-    for c in range(width):
-        lo, hi = (c * n) // width, ((c + 1) * n) // width
-        out.append(max(float(v) for v in row[lo:max(hi, lo + 1)]))
-    return out
+        return arr.tolist()
+    starts = (np.arange(width) * n) // width
+    return np.maximum.reduceat(arr, starts).tolist()
 
 
 # ---------------------------------------------------------------------------------------------- helpers
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def clean(text: Any) -> str:
+    """Log text for display: control characters (NUL, escape sequences) become U+FFFD, surrogates are dropped."""
+    s = "" if text is None else str(text)
+    return _CONTROL.sub("\ufffd", s).encode("utf-8", "replace").decode("utf-8")
+
+
 def parse_time(value: Any) -> float | None:
     """ISO 8601 (naive means UTC) or epoch seconds to epoch seconds; None when unreadable."""
     if value is None or value == "":
         return None
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value) if math.isfinite(value) else None
+    return _parse_iso(str(value))
+
+
+@lru_cache(maxsize=65536)
+def _parse_iso(value: str) -> float | None:
     try:
-        dt = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+        dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
         return None
     if dt.tzinfo is None:
@@ -183,29 +223,26 @@ def line_chart(title: str, series: dict[str, Sequence[Sequence[Any]]], *, max_po
                height: int = 190) -> LineChart | None:
     """Lay out one or more [x, y] series; non-finite y values become red ticks at the top of the plot."""
     chart = LineChart(title=title, width=width, height=height)
-    clean: dict[str, list[Point]] = {}
-    bad: list[float] = []
+    kept: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    bad_parts: list[np.ndarray] = []
     for name, pts in series.items():
-        good: list[Point] = []
-        for p in pts:
-            if not isinstance(p, list | tuple) or len(p) < 2:
-                continue
-            x, y = _finite(p[0]), _finite(p[1])
-            if x is None:
-                continue
-            chart.total += 1
-            if y is None:
-                bad.append(x)
-            else:
-                good.append((x, y))
-        good.sort()
-        if good:
-            clean[name] = lttb(good, max_points)
-            chart.shown += len(clean[name])
-    if not clean and not bad:
+        x, y = xy_arrays(pts)
+        chart.total += len(x)
+        finite = np.isfinite(y)
+        bad_parts.append(x[~finite])
+        x, y = x[finite], y[finite]
+        order = np.argsort(x, kind="stable")
+        x, y = x[order], y[order]
+        if len(x):
+            sel = lttb_indices(x, y, max_points)
+            kept[name] = (x[sel], y[sel])
+            chart.shown += len(sel)
+    bad = np.concatenate(bad_parts) if bad_parts else np.empty(0)
+    if not kept and not len(bad):
         return None
-    xs = [p[0] for pts in clean.values() for p in pts] + bad + ([failure_x] if failure_x is not None else [])
-    ys = [p[1] for pts in clean.values() for p in pts]
+    xs = [float(v) for px, _ in kept.values() for v in (px.min(), px.max())] + \
+        ([float(bad.min()), float(bad.max())] if len(bad) else []) + ([failure_x] if failure_x is not None else [])
+    ys = [float(v) for _, py in kept.values() for v in (py.min(), py.max())]
     x0, x1 = min(xs), max(xs)
     if x1 == x0:
         x0, x1 = x0 - 1, x1 + 1
@@ -220,38 +257,52 @@ def line_chart(title: str, series: dict[str, Sequence[Sequence[Any]]], *, max_po
     pw = width - chart.left - chart.right
     ph = height - chart.top - chart.bottom
 
-    def sx(x: float) -> float:
-        return round(chart.left + (x - x0) / (x1 - x0) * pw, 1)
+    def sx(x: Any) -> Any:
+        return np.round(chart.left + (np.asarray(x, dtype=float) - x0) / (x1 - x0) * pw, 1)
 
-    def sy(y: float) -> float:
-        v = math.log10(y) if chart.log_y else y
-        return round(chart.top + (1 - (v - y0) / (y1 - y0)) * ph, 1)
+    def sy(y: Any) -> Any:
+        v = np.asarray(y, dtype=float)
+        v = np.log10(v) if chart.log_y else v
+        return np.round(chart.top + (1 - (v - y0) / (y1 - y0)) * ph, 1)
 
-    high = set(highlight)
-    colours = iter(LINE_PALETTE * 10)
-    for name, pts in sorted(clean.items(), key=lambda kv: kv[0] in high):
-        d = "M" + " L".join(f"{sx(x)},{sy(y)}" for x, y in pts)
-        muted = len(clean) > 1 and name not in high
-        colour = "#9ca3af" if muted else next(colours) if len(clean) > 1 else "#1d4ed8"
-        chart.lines.append({"d": d, "colour": colour, "width": 1 if muted else 1.8, "label": name,
-                            "muted": muted, "points": len(pts)})
-    chart.xticks = [(sx(t), fmt_num(t)) for t in nice_ticks(x0, x1, 6)]
+    high = list(highlight)
+    for name, (px, py) in sorted(kept.items(), key=lambda kv: -high.index(kv[0]) if kv[0] in high else -999):
+        d = "M" + " L".join(f"{a:g},{b:g}" for a, b in zip(sx(px).tolist(), sy(py).tolist(), strict=True))
+        muted = len(kept) > 1 and name not in high
+        colour = ("#9ca3af" if muted else LINE_PALETTE[high.index(name) % len(LINE_PALETTE)]) if len(kept) > 1 \
+            else "#1d4ed8"
+        chart.lines.append({"d": d, "colour": colour, "width": 1 if muted else 1.8, "label": clean(name)[:80],
+                            "muted": muted, "points": len(px)})
+    chart.xticks = [(float(sx(t)), fmt_num(t)) for t in nice_ticks(x0, x1, 6)]
     if chart.log_y:
-        chart.yticks = [(sy(10**e), fmt_num(10**e)) for e in range(math.ceil(y0), math.floor(y1) + 1)]
+        chart.yticks = [(float(sy(10.0**e)), fmt_num(10.0**e)) for e in range(math.ceil(y0), math.floor(y1) + 1)]
     else:
-        chart.yticks = [(sy(t), fmt_num(t)) for t in nice_ticks(y0, y1, 4)]
-    chart.bad_points = sorted({sx(x) for x in bad})[:200]
+        chart.yticks = [(float(sy(t)), fmt_num(t)) for t in nice_ticks(y0, y1, 4)]
+    chart.bad_points = np.unique(sx(bad)).tolist()[:200] if len(bad) else []
     if failure_x is not None:
-        chart.marker_x = sx(failure_x)
+        chart.marker_x = float(sx(failure_x))
         chart.marker_label = f"failure @ {fmt_num(failure_x)}"
     if chart.shown < chart.total - len(bad):
         chart.note = f"{chart.shown} of {chart.total - len(bad)} points drawn (LTTB downsampling)"
-    if bad:
+    if len(bad):
         chart.note = (chart.note + "; " if chart.note else "") + f"{len(bad)} non-finite values (red ticks)"
     return chart
 
 
 # ---------------------------------------------------------------------------------------------- heatmap
+def _row_array(row: Any) -> np.ndarray:
+    """One heatmap row as floats in [0, 1]; anything unreadable counts as 0."""
+    if not isinstance(row, list | tuple):
+        return np.zeros(0)
+    try:
+        arr = np.asarray(row, dtype=float)
+    except (TypeError, ValueError):
+        arr = np.array([_finite(v) or 0.0 for v in row], dtype=float)
+    if arr.ndim != 1:
+        return np.zeros(0)
+    return np.clip(np.nan_to_num(arr, nan=0.0, posinf=1.0, neginf=0.0), 0.0, 1.0)
+
+
 @dataclass
 class Heatmap:
     width: int
@@ -269,7 +320,7 @@ class Heatmap:
 
 def heatmap(data: dict[str, Any], *, suspects: Sequence[str], max_rows: int, max_cols: int,
             failure_time: float | None) -> Heatmap | None:
-    nodes = [str(n) for n in data.get("nodes") or []]
+    nodes = [clean(n)[:80] for n in data.get("nodes") or []]
     scores = data.get("scores") or []
     times = [parse_time(t) for t in data.get("times") or []]
     if not nodes or not scores or not times:
@@ -277,13 +328,14 @@ def heatmap(data: dict[str, Any], *, suspects: Sequence[str], max_rows: int, max
     bucket = _finite(data.get("bucket_seconds")) or 0.0
     rows_all = []
     for node, row in zip(nodes, scores, strict=False):
-        vals = [(_finite(v) or 0.0) for v in (row or [])][: len(times)]
-        vals += [0.0] * (len(times) - len(vals))
+        vals = np.zeros(len(times))
+        arr = _row_array(row)[: len(times)]
+        vals[: len(arr)] = arr
         rows_all.append((node, vals))
     notes = []
-    sus = set(suspects)
+    sus = {clean(n)[:80] for n in suspects}
     if len(rows_all) > max_rows:
-        ranked = sorted(rows_all, key=lambda r: (r[0] not in sus, -max(r[1] or [0.0])))
+        ranked = sorted(rows_all, key=lambda r: (r[0] not in sus, -float(r[1].max(initial=0.0))))
         keep = {r[0] for r in ranked[:max_rows]}
         notes.append(f"{len(rows_all) - max_rows} of {len(rows_all)} nodes with lower scores not shown")
         rows_all = [r for r in rows_all if r[0] in keep]
@@ -301,13 +353,21 @@ def heatmap(data: dict[str, Any], *, suspects: Sequence[str], max_rows: int, max
     cell_h = 18.0 if len(rows_all) <= 32 else max(6.0, 576 / len(rows_all))
     rows = []
     for i, (node, vals) in enumerate(rows_all):
-        pooled = pool_columns(vals, cols)
+        # Scores quantised to 0.05 steps; equal neighbours merge into one rect; only notable runs get a tooltip.
+        q = [round(v * 20) / 20 for v in pool_columns(vals, cols)]
         cells = []
-        for c, s in enumerate(pooled):
-            if s < 0.03:
-                continue
-            cells.append((round(left + c * cell_w, 2), heat_colour(s),
-                          f"{node} · {fmt_time(col_times[c], False)} · score {s:.2f}"))
+        c = 0
+        while c < cols:
+            end = c
+            while end + 1 < cols and q[end + 1] == q[c]:
+                end += 1
+            if q[c] >= 0.05:
+                span = fmt_time(col_times[c], False)
+                if end > c:
+                    span += f"–{fmt_time(col_times[end], False)}"
+                cells.append((round(left + c * cell_w, 2), round((end - c + 1) * cell_w, 2), heat_colour(q[c]),
+                              f"{node} · {span} · score {q[c]:.2f}" if q[c] >= 0.2 else ""))
+            c = end + 1
         rows.append({"node": node, "y": round(top + i * cell_h, 2), "suspect": node in sus, "cells": cells})
     height = int(top + len(rows) * cell_h + 26)
     xticks: list[tuple[float, str]] = []
@@ -329,6 +389,7 @@ def heatmap(data: dict[str, Any], *, suspects: Sequence[str], max_rows: int, max
 # ---------------------------------------------------------------------------------------------- timeline
 @dataclass
 class Timeline:
+    title: str
     width: int
     height: int
     left: int
@@ -341,71 +402,95 @@ class Timeline:
     note: str
 
 
-def timeline(data: dict[str, Any], phases: Sequence[dict[str, Any]], *, max_events: int,
-             failure_time: float | None, suspects: Sequence[str]) -> Timeline | None:
-    events = []
+_EVENT_RANK = {"root": 0, "cascade": 1, "symptom": 2, "confirmation": 3, "anomaly": 4}
+
+
+def timeline_events(data: dict[str, Any]) -> list[tuple[float, dict[str, Any]]]:
+    out = []
     for e in data.get("events") or []:
-        if not isinstance(e, dict):
-            continue
-        t = parse_time(e.get("time"))
-        if t is not None:
-            events.append((t, e))
-    spans = [(parse_time(p.get("start")), parse_time(p.get("end")), str(p.get("name") or "")) for p in phases]
-    ts = [t for t, _ in events] + [t for s, e, _ in spans for t in (s, e) if t is not None]
-    for key in ("start", "end"):
-        t = parse_time(data.get(key))
-        if t is not None:
-            ts.append(t)
+        if isinstance(e, dict):
+            t = parse_time(e.get("time"))
+            if t is not None:
+                out.append((t, e))
+    return sorted(out, key=lambda te: te[0])
+
+
+def focus_window(data: dict[str, Any], failure_time: float | None, full: tuple[float, float]) -> tuple[float, float] | None:
+    """The stretch around the failure worth a zoomed view, or None when the whole run is already that short."""
+    ts = [t for t, e in timeline_events(data) if str(e.get("role")) in _EVENT_RANK]
     if failure_time is not None:
         ts.append(failure_time)
     if not ts:
         return None
+    lo, hi = min(ts), max(ts)
+    pad = max((hi - lo) * 0.08, 30.0)
+    lo, hi = max(full[0], lo - pad), min(full[1], hi + pad)
+    return (lo, hi) if (hi - lo) < 0.5 * (full[1] - full[0]) else None
+
+
+def time_range(data: dict[str, Any], phases: Sequence[dict[str, Any]], failure_time: float | None) -> tuple[float, float] | None:
+    ts = [t for t, _ in timeline_events(data)]
+    ts += [t for p in phases for t in (parse_time(p.get("start")), parse_time(p.get("end"))) if t is not None]
+    ts += [t for t in (parse_time(data.get("start")), parse_time(data.get("end")), failure_time) if t is not None]
+    if not ts:
+        return None
     t0, t1 = min(ts), max(ts)
-    if t1 - t0 < 1:
-        t0, t1 = t0 - 30, t1 + 30
+    return (t0 - 30, t1 + 30) if t1 - t0 < 1 else (t0, t1)
+
+
+def timeline(data: dict[str, Any], phases: Sequence[dict[str, Any]], *, max_events: int,
+             failure_time: float | None, suspects: Sequence[str], window: tuple[float, float] | None = None,
+             title: str = "Whole run") -> Timeline | None:
+    """Phases as bands, events as marks in lanes (job-wide, the top suspects' lanes, other nodes)."""
+    full = time_range(data, phases, failure_time)
+    if full is None:
+        return None
+    t0, t1 = window or full
+    events = [(t, e) for t, e in timeline_events(data) if t0 <= t <= t1]
     notes = []
     if len(events) > max_events:
-        rank = {"root": 0, "cascade": 1, "symptom": 2, "confirmation": 3, "anomaly": 4}
-        kept = sorted(events, key=lambda te: (rank.get(str(te[1].get("role")), 5), te[0]))[:max_events]
+        kept = sorted(events, key=lambda te: (_EVENT_RANK.get(str(te[1].get("role")), 5), te[0]))[:max_events]
         notes.append(f"{len(events) - max_events} of {len(events)} events not drawn (lowest priority first)")
         events = sorted(kept, key=lambda te: te[0])
     lane_names = [str(n) for n in (data.get("lanes") or [])][:8]
     for s in suspects:
         if s not in lane_names and len(lane_names) < 8:
             lane_names.append(s)
-    left, lane_h, top = 130, 26, 30
+    left, lane_h, top = 130, 26, 26
     width = 1180
     plot_w = width - left - 12
 
     def sx(t: float) -> float:
         return round(left + (t - t0) / (t1 - t0) * plot_w, 1)
 
-    lanes = [{"label": "job-wide", "y": top, "suspect": False}]
-    lane_names_set = set(lane_names)
-    lanes += [{"label": n, "y": top + (i + 1) * lane_h, "suspect": n in suspects}
-              for i, n in enumerate(lane_names)]
-    other_y = top + (len(lane_names) + 1) * lane_h
-    has_other = any(e.get("node") and str(e.get("node")) not in lane_names_set for _, e in events)
-    if has_other:
-        lanes.append({"label": "other nodes", "y": other_y, "suspect": False})
     lane_y = {n: top + (i + 1) * lane_h for i, n in enumerate(lane_names)}
+    lanes = [{"label": "job-wide", "y": top, "suspect": False}]
+    lanes += [{"label": clean(n)[:40], "y": y, "suspect": n in suspects} for n, y in lane_y.items()]
+    other_y = top + (len(lane_names) + 1) * lane_h
+    if any(e.get("node") and str(e.get("node")) not in lane_y for _, e in events):
+        lanes.append({"label": "other nodes", "y": other_y, "suspect": False})
     marks = []
     for t, e in events:
         node = e.get("node")
         y = lane_y.get(str(node), other_y) if node else top
         role = str(e.get("role") or "anomaly")
-        label = str(e.get("label") or e.get("rule") or role)[:300]
+        label = clean(str(e.get("label") or e.get("rule") or role)[:120])
         marks.append({"x": sx(t), "y": y + lane_h / 2, "role": role, "colour": ROLE_COLOURS.get(role, "#6b7280"),
-                      "title": f"{fmt_time(t)} · {node or 'job-wide'} · {role} · {label}"})
+                      "title": f"{fmt_time(t)} · {clean(node)[:80] if node else 'job-wide'} · {clean(role)[:20]} · "
+                               f"{label}"})
     bands = []
-    for s, e, name in spans:
+    for p in phases:
+        s, e = parse_time(p.get("start")), parse_time(p.get("end"))
         if s is None and e is None:
             continue
-        s = t0 if s is None else s
-        e = t1 if e is None else e
-        bands.append({"x": sx(s), "w": max(sx(e) - sx(s), 1.0), "name": name,
-                      "colour": PHASE_COLOURS.get(name, "#f3f4f6")})
+        s, e = max(t0, full[0] if s is None else s), min(t1, full[1] if e is None else e)
+        if e <= s:
+            continue
+        name = clean(p.get("name") or "")[:20]
+        w = max(sx(e) - sx(s), 1.0)
+        bands.append({"x": sx(s), "w": w, "name": name, "colour": PHASE_COLOURS.get(name, "#f3f4f6"),
+                      "show_label": w > 7 * len(name) + 8})
     height = int(top + len(lanes) * lane_h + 28)
-    marker = sx(failure_time) if failure_time is not None else None
+    marker = sx(failure_time) if failure_time is not None and t0 <= failure_time <= t1 else None
     xticks = [(sx(t), fmt_time(t, False)) for t in time_ticks(t0, t1, 8)]
-    return Timeline(width, height, left, lane_h, bands, lanes, marks, xticks, marker, "; ".join(notes))
+    return Timeline(title, width, height, left, lane_h, bands, lanes, marks, xticks, marker, "; ".join(notes))

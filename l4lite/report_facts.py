@@ -11,8 +11,10 @@ import math
 import statistics
 from typing import Any
 
+import numpy as np
+
 from l4lite.incident import Incident
-from l4lite.report_charts import fmt_time, parse_time
+from l4lite.report_charts import fmt_time, lttb_indices, parse_time, xy_arrays
 
 CATEGORY_LABELS = {
     "gpu_hardware": "GPU hardware", "network": "Network", "storage": "Storage", "host": "Host",
@@ -21,16 +23,22 @@ CATEGORY_LABELS = {
 }
 
 
-def _series(inc: Incident, key: str) -> list[tuple[float, float]]:
+def _series(inc: Incident, key: str, limit: int = 2000) -> list[tuple[float, float]]:
+    """A health series sorted by iteration, at most ``limit`` points (LTTB keeps the spikes), non-finite kept."""
     health = inc.extra.get("health") if isinstance(inc.extra, dict) else None
-    pts = ((health or {}).get("series") or {}).get(key) or []
-    out = []
-    for p in pts:
-        try:
-            out.append((float(p[0]), float(p[1])))
-        except (TypeError, ValueError, IndexError):
-            continue
-    return sorted(out)
+    series = (health or {}).get("series") if isinstance(health, dict) else None
+    pts = series.get(key) if isinstance(series, dict) else None
+    if not isinstance(pts, list) or not pts:
+        return []
+    x, y = xy_arrays(pts)
+    order = np.argsort(x, kind="stable")
+    x, y = x[order], y[order]
+    finite = np.isfinite(y)
+    sel = lttb_indices(x[finite], y[finite], limit)
+    keep = np.concatenate((x[finite][sel], x[~finite][:1]))
+    vals = np.concatenate((y[finite][sel], y[~finite][:1]))
+    order = np.argsort(keep, kind="stable")
+    return list(zip(keep[order].tolist(), vals[order].tolist(), strict=True))
 
 
 def _item(question: str, answer: str, status: str) -> dict[str, str]:
