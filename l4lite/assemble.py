@@ -16,6 +16,11 @@ from l4lite.phases import spans
 from l4lite.records import Record
 from l4lite.scan import JobScan
 
+CATEGORY_LABELS = {
+    "gpu_hardware": "GPU hardware", "network": "network", "storage": "storage", "host": "host", "oom": "out-of-memory",
+    "numerical": "numerical", "data": "data", "software": "software", "user_config": "user configuration",
+    "unknown": "unexplained",
+}
 MAX_EVIDENCE = 150
 RECORDS_PER_FINDING = {"root": 10, "confirmation": 3, "cascade": 2, "symptom": 2, "anomaly": 2}
 TEXT_CHARS = 4000
@@ -178,10 +183,11 @@ def summary(scan: JobScan, verdict: Verdict, cascades: int) -> str:
     when = f" at {iso(verdict.failure_time)}" if verdict.failure_time is not None else ""
     at = f" at iteration {verdict.iteration}" if verdict.iteration is not None else ""
     what = p.explain.rstrip(".")
+    label = CATEGORY_LABELS.get(verdict.category or "unknown", verdict.category or "unexplained")
     if verdict.scope == "node" and p.node:
-        head = f"{verdict.category} fault on {p.node} during {verdict.phase}{at}{when}: {what}"
+        head = f"{label} fault on {p.node} during {verdict.phase}{at}{when}: {what}"
     else:
-        head = f"job-wide {verdict.category} fault during {verdict.phase}{at}{when}: {what}; no node is blamed"
+        head = f"job-wide {label} fault during {verdict.phase}{at}{when}: {what}; no node is blamed"
     if cascades:
         head += f"; {cascades} other node{'s' if cascades != 1 else ''} logged cascading errors"
     return head[0].upper() + head[1:] + "."

@@ -22,6 +22,8 @@ from l4lite.scan import JobScan
 from l4lite.windows import auto_window, count_frame, node_frame, window_frame
 
 MAX_COLUMNS = 400
+MAD_FLOOR = 0.01  # isolation scores of identical rows have no spread; z is measured against at least this
+CONCENTRATION = 0.6  # a window anomaly names a node only when that node printed this share of its drivers
 
 
 def _forest(n_rows: int, seed: int) -> IsolationForest:
@@ -119,7 +121,7 @@ class IsolationForestDetector(Detector):
         forest = _forest(len(frame), self.seed).fit(x)
         raw = -forest.score_samples(x)
         med = float(np.median(raw))
-        mad = float(np.median(np.abs(raw - med))) or 1e-6
+        mad = max(float(np.median(np.abs(raw - med))), MAD_FLOOR)
         z = (raw - med) / (1.4826 * mad)
         order = np.argsort(-z)
         out: list[Finding] = []
@@ -164,14 +166,19 @@ class IsolationForestDetector(Detector):
         ref_raw = -forest.score_samples(ntrain[cols].to_numpy(dtype=float))
         raw = -forest.score_samples(ntest[cols].to_numpy(dtype=float))
         med = float(np.median(ref_raw))
-        mad = float(np.median(np.abs(ref_raw - med))) or 1e-6
+        mad = max(float(np.median(np.abs(ref_raw - med))), MAD_FLOOR)
         z = (raw - med) / (1.4826 * mad)
         out: list[Finding] = []
         window = auto_window(scan, self.window_seconds)
-        for i in np.argsort(-z)[: self.max_findings]:
-            if z[i] < self.z_threshold:
+        # Start-up windows differ from training ones by nature; only windows after training began compete.
+        starts = [p.first_time for p in scan.progress.values() if p.first_time is not None]
+        first_train = min(starts) if starts else None
+        for i in np.argsort(-z):
+            if len(out) >= self.max_findings or z[i] < self.z_threshold:
                 break
             start = float(test.index[i])
+            if first_train is not None and start < first_train:
+                continue
             top = drivers(test.iloc[i], train)
             names = [scan.templates[t].template[:100] if t in scan.templates else t for t, _ in top]
             node = self._node_of(scan, [t for t, _ in top], start, window)
@@ -199,7 +206,8 @@ class IsolationForestDetector(Detector):
                 per_node[node] = per_node.get(node, 0) + n
         if not per_node:
             return None
-        return max(per_node, key=lambda k: per_node[k])
+        node = max(per_node, key=lambda k: per_node[k])
+        return node if per_node[node] >= CONCENTRATION * sum(per_node.values()) else None
 
 
 def node_window_scores(scan: JobScan, window_seconds: float | None = None, seed: int = 0) -> pd.DataFrame:

@@ -1,0 +1,121 @@
+"""Localisation: root beats cascade, the earliest root wins, global faults blame no node, survived errors."""
+
+from __future__ import annotations
+
+from scan_helpers import DigitMiner, rec
+
+from l4lite.detect.base import Finding
+from l4lite.localize import Localizer, localize, node_for_host
+from l4lite.records import Record
+from l4lite.scan import JobScan, scan_records
+
+NODES = ["n1", "n2", "n3", "n4"]
+
+
+def _scan(last_iter: int = 50, extra: list[Record] | None = None) -> JobScan:
+    records = []
+    line = 0
+    for i in range(1, last_iter + 1):
+        for node in NODES:
+            line += 1
+            records.append(rec(f" iteration {i}/1000 | lm loss: 2.0 | elapsed time per iteration (ms): 1000.0 |",
+                               node=node, rank=NODES.index(node), time=1000.0 + i, line=line, file=f"{node}.log"))
+    return scan_records(records + (extra or []), DigitMiner())
+
+
+def finding(node: str | None, t: float, *, role: str = "root", category: str = "gpu_hardware", score: float = 0.9,
+            rule: str = "r", scope: str = "node", line: int = 1, text: str = "error line", **data) -> Finding:
+    r = rec(text, node=node, time=t, line=line, file=f"{node}-kern.log")
+    return Finding("rules", category, role, score, f"{rule} happened", node=node, time=t, rule=rule,
+                   records=[r], data={"scope": scope, **data})
+
+
+def test_root_outranks_cascades_on_every_other_node() -> None:
+    scan = _scan()
+    root = finding("n3", 1051.0, rule="xid-79")
+    cascades = [finding(n, 1651.0, role="cascade", category="unknown", score=0.35, rule="watchdog")
+                for n in NODES if n != "n3"]
+    v = localize(scan, cascades + [root])
+    assert v.status == "incident" and v.primary is root and v.category == "gpu_hardware" and v.scope == "node"
+    assert v.suspects[0][0] == "n3" and v.suspects[0][1] > max(s for _, s, _ in v.suspects[1:])
+    assert v.roles[0] == "root" and v.roles.count("root") == 1
+    assert v.iteration == 50 and v.phase == "train"
+
+
+def test_earliest_root_wins_among_close_scores_and_later_roots_become_cascades() -> None:
+    scan = _scan()
+    link_down = finding("n2", 1050.0, category="network", score=0.9, rule="ib-link-down")
+    ib_err_here = finding("n2", 1052.0, category="network", score=0.8, rule="nccl-ib", line=2)
+    ib_err_peer = finding("n4", 1051.5, category="network", score=0.8, rule="nccl-ib")
+    v = localize(scan, [ib_err_peer, ib_err_here, link_down])
+    assert v.primary is link_down and v.suspects[0][0] == "n2"
+    roles = {f.node + f.rule: r for f, r in zip(v.findings, v.roles, strict=True)}  # type: ignore[operator]
+    assert roles == {"n2ib-link-down": "root", "n2nccl-ib": "root", "n4nccl-ib": "cascade"}
+
+
+def test_a_much_stronger_later_root_beats_a_weak_early_one() -> None:
+    scan = _scan()
+    weak = finding("n1", 1040.0, category="software", score=0.3, rule="python-traceback")
+    strong = finding("n3", 1051.0, score=1.0, rule="xid-79")
+    assert localize(scan, [weak, strong]).primary is strong
+
+
+def test_global_fault_blames_no_node() -> None:
+    scan = _scan()
+    errs = [finding(n, 1051.0 + k, category="user_config", scope="global", score=0.6, rule="cfg", line=k + 1)
+            for k, n in enumerate(NODES)]
+    v = localize(scan, errs)
+    assert v.status == "incident" and v.scope == "global" and v.suspects == []
+    assert v.category == "user_config" and v.roles.count("root") == 4
+
+
+def test_error_that_training_survived_is_a_symptom() -> None:
+    scan = _scan(last_iter=200)
+    early = finding("n2", 1010.0, category="network", rule="nccl-ib")  # 190 iterations went on after it
+    v = localize(scan, [early])
+    assert v.status == "healthy" and v.roles == ["symptom"] and early.data["survived"]
+
+
+def test_only_cascades_still_make_an_incident_and_lagging_rank_is_blamed() -> None:
+    scan = _scan()
+    texts = {0: "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=120, OpType=ALLREDUCE)",
+             1: "[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=120, OpType=ALLREDUCE)",
+             2: "[Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=117, OpType=ALLREDUCE)",
+             3: "[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=120, OpType=ALLREDUCE)"}
+    cascades = [finding(NODES[r], 1700.0 + r, role="cascade", category="unknown", score=0.35, rule="watchdog",
+                        text=t) for r, t in texts.items()]
+    v = localize(scan, cascades)
+    assert v.status == "incident" and v.suspects[0][0] == "n3"  # rank 2 lives on n3
+
+
+def test_launcher_summary_names_the_node_when_nothing_else_does() -> None:
+    scan = _scan()
+    summaries = [finding(n, 1700.0, role="confirmation", category="unknown", score=0.3, rule="elastic-root-cause",
+                         host=f"{n}.cluster.local", groups={"when": f"1970-01-01_00:2{k}:00"})
+                 for k, n in enumerate(["n4", "n2", "n3"])]
+    v = localize(scan, summaries)
+    assert v.status == "incident" and v.primary.node == "n4"  # type: ignore[union-attr]
+    assert v.suspects[0][0] == "n4"
+
+
+def test_hang_is_primary_only_without_a_signature() -> None:
+    scan = _scan()
+    hang = Finding("health", "software", "root", 0.5, "no progress", node=None, time=1050.0,
+                   records=[rec("last", node="n1", time=1050.0)], data={"signal": "hang", "scope": "global"})
+    enospc = finding("n2", 1060.0, category="storage", score=0.7, rule="enospc")
+    assert localize(scan, [hang, enospc]).primary is enospc
+    alone = localize(scan, [hang])
+    assert alone.primary is hang and alone.scope == "global" and alone.category == "software"
+
+
+def test_healthy_when_only_anomalies_and_symptoms() -> None:
+    scan = _scan()
+    v = Localizer().localize(scan, [finding("n1", 1020.0, role="anomaly", category="unknown", score=0.9),
+                                    finding("n2", 1020.0, role="symptom", score=0.9)])
+    assert v.status == "healthy" and v.suspects == [] and v.primary is None
+
+
+def test_node_for_host_normalises_names() -> None:
+    scan = _scan()
+    assert node_for_host(scan, "N3.cluster.local") == "n3"
+    assert node_for_host(scan, "elsewhere") is None
