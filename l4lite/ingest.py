@@ -12,6 +12,7 @@ Every line ends in exactly one record or in ``accounting.lines_skipped`` with a 
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +44,9 @@ _HOLD_LINES = 1000  # lines held at the start of a file while its host is still 
 _STALE_LINES = 5000  # an open multi-line record untouched for this many lines is closed
 _AMBIGUOUS = "\x00"  # a stream that showed two different hosts (or GPUs)
 _SPACE_START = frozenset(" \t")
+_DIGITS = frozenset("0123456789")
+_BLANK = object()  # _line's answer for a line that is blank once its prefixes are removed
+UPTIME_BRACKET = re.compile(r"\[ *(\d+\.\d+)\] *")
 
 
 @dataclass
@@ -137,6 +141,7 @@ class _FileReader:
         acc = self.acc
         skipped_blank = 0
         lines_read = 0
+        direct = 0  # single-line records emitted without queueing
         out = self.out
         line = self._line
         finish = self._finish
@@ -146,13 +151,22 @@ class _FileReader:
                 lineno = first
                 for s in lines:
                     lines_read += 1
-                    if not s or (s[0] in _SPACE_START and s.isspace()) or line(lineno, s):
+                    if not s or (s[0] in _SPACE_START and s.isspace()):
                         skipped_blank += 1
+                    else:
+                        r = line(lineno, s)
+                        if r is not None:
+                            if r is _BLANK:
+                                skipped_blank += 1
+                            else:
+                                direct += 1
+                                yield r
                     lineno += 1
                     if out and out[0].closed and not self.hold:
                         while out and out[0].closed:
                             yield finish(out.popleft())
-                if len(self.open) > 1 or (self.open and lineno - next(iter(self.open.values())).end > _STALE_LINES):
+                if self.open and (len(self.open) > 1
+                                  or lineno - next(iter(self.open.values())).end > _STALE_LINES):
                     self._close_stale(lineno)
                 if self.hold and lineno > _HOLD_LINES:
                     self.hold = False
@@ -164,6 +178,8 @@ class _FileReader:
                 yield finish(out.popleft())
         finally:
             acc.lines_read += lines_read
+            acc.lines_in_records += direct
+            acc.records += direct
             if skipped_blank:
                 acc.skip_lines("blank", skipped_blank)
             # records still queued when the consumer stopped early are counted so that the books balance
@@ -171,8 +187,12 @@ class _FileReader:
                 acc.skip_lines("unconsumed", op.n)
             out.clear()
 
-    def _line(self, lineno: int, s: str) -> bool:
-        """Handle one non-blank line; True if it turned out blank after its prefixes."""
+    def _line(self, lineno: int, s: str) -> Record | _Open | None:
+        """Handle one non-blank line.
+
+        Returns a finished single-line record when it can be emitted at once (the fast path), ``_BLANK`` when the
+        line is blank after its prefixes, else None (the line was queued or joined an open record).
+        """
         pos = 0
         rank: int | None = None
         global_rank = False
@@ -185,13 +205,14 @@ class _FileReader:
                 host = normalize_host(m[2])
                 pos = m.end()
         c = s[pos]
-        if c == " " or c.isdigit():
+        if c == " " or c in _DIGITS:
             m = SRUN_LABEL.match(s, pos)
             if m:
                 rank = int(m[1])
                 global_rank = True
                 pos = m.end()
-        if "]:" in s and (s.startswith("[", pos) or s[pos] == " "):
+                c = s[pos] if pos < len(s) else ""
+        if (c == "[" or c == " ") and "]:" in s:
             m = TORCHRUN_PREFIX.match(s, pos)
             if m:
                 if m[1] == "rank":
@@ -202,9 +223,12 @@ class _FileReader:
                 pos = m.end()
                 if s.startswith(" ", pos):
                     pos += 1
-        stream = s[:pos] if pos else ""
-        if pos >= len(s) or (pos and s[pos:].isspace()):
-            return True
+        if pos:
+            stream = s[:pos]
+            if pos >= len(s) or s[pos:].isspace():
+                return _BLANK
+        else:
+            stream = ""
         # ---- headers: NCCL host:pid:tid [dev], timestamp, syslog host/program, level marker
         p = pos
         header = False
@@ -221,20 +245,11 @@ class _FileReader:
         if end:
             p = end
             header = True
-            if kind == "syslog" or kind == "rfc3339":
-                m = SYSLOG_HOST.match(s, p)
-                if m and m[1] not in lc.LEVEL_WORDS:
-                    host = normalize_host(m[1])
-                    p = m.end()
-                    source = lc.syslog_source(m[2])
-                    if source == "kernel" and s.startswith("[", p):
-                        t2, end2, _, kind2 = self.ts.parse(s, p)
-                        if kind2 == "uptime":
-                            if t is not None:
-                                up = float(s[p + 1:end2].strip().rstrip("]").strip())
-                                self.ts.anchor(t, up)
-                            p = end2
-            elif kind[0] in "dk" or kind == "uptime" or kind == "delta":  # dmesg forms, kern facility
+            if kind == "iso":
+                pass
+            elif kind == "syslog" or kind == "rfc3339":
+                p, host, source = self._syslog_host(s, p, t, host)
+            elif kind == "uptime" or kind == "delta" or kind[0] in "dk":  # dmesg forms, kern facility
                 source = "kernel"
             elif kind == "fm":
                 source = "other"
@@ -245,7 +260,7 @@ class _FileReader:
                     gpu = int(m[4])
                     p = m.end()
                     nccl = True
-        elif s.startswith("[", p) and ":" in s:
+        elif c == "[" and ":" in s:
             m = UCX_HEADER.match(s, p)
             if m:
                 host = normalize_host(m[1])
@@ -270,34 +285,22 @@ class _FileReader:
                 op.add(lineno, s)
                 if op.closed:
                     del self.open[stream]
-                return False
-        msg = s[p:].strip()
+                return None
+        msg = s[p:].strip() if p else s.strip()
         if not msg:
             msg = s[pos:].strip()
         if "\r" in msg:
             segs = [x for x in msg.split("\r") if x.strip()]
             msg = segs[-1].strip() if segs else ""
         # ---- attribution from the line
-        if host is not None:
-            self._saw_host(stream, host, gpu)
-            if global_rank and rank is not None:
-                self.rank_map.tie(rank, host)
-            if nccl and "nranks" in msg:
-                m = NCCL_RANK.search(msg)
-                if m:
-                    self.rank_map.tie(int(m[1]), host, int(m[2]))
-        elif gpu is not None:
-            self._saw_host(stream, None, gpu)
-        if "global_ranks=[" in msg and self.path_node:
-            m = GLOBAL_RANKS.search(msg)
-            if m:
-                for r in m[1].replace(" ", "").split(","):
-                    if r:
-                        self.rank_map.tie(int(r), self.path_node, GLOBAL_WEIGHT - 1)
+        if host is not None or gpu is not None:
+            self._saw(stream, host, gpu, rank if global_rank else None, msg if nccl else None)
         if rank is None:
             rank = self.path_rank
             if rank is None and "[Rank " in msg:
                 rank = lc.rank_in_message(msg)
+        if "global_ranks=[" in msg:
+            self._global_ranks(msg)
         node = host if host is not None else self.path_node
         # ---- kind of record, level and source
         rkind = lc.record_kind(msg)
@@ -309,20 +312,44 @@ class _FileReader:
             source = lc.classify(s, msg) or source or self.default_source
         elif source == "kernel":
             source = lc.kernel_or_storage(msg)
-        new = _Open(lineno, node, rank, gpu, source, t, level, msg, s, rkind, stream)
-        if nccl:
+        # ---- emit now, queue closed, or keep open for continuation lines
+        if op is not None and not nccl:
             # a NCCL line is complete in itself and comes from another thread: it leaves the stream's open
             # record (say a traceback being printed by the trainer) open
+            op.closed = True
+            del self.open[stream]
+        if nccl or (rkind == lc.K_LINE and level != "error"):
+            if not self.out and not self.hold:
+                if node is None or (gpu is None and stream):
+                    node, gpu = self._fill(stream, node, rank, gpu)
+                return Record(self.f.rel, lineno, lineno, node, rank, gpu, source, t, level, msg, s)
+            new = _Open(lineno, node, rank, gpu, source, t, level, msg, s, rkind, stream)
             new.closed = True
         else:
-            if op is not None:
-                op.closed = True
+            new = _Open(lineno, node, rank, gpu, source, t, level, msg, s, rkind, stream)
             self.open[stream] = new
         self.out.append(new)
-        return False
+        return None
 
     # ------------------------------------------------------------------------------------------ helpers
-    def _saw_host(self, stream: str, host: str | None, gpu: int | None) -> None:
+    def _syslog_host(self, s: str, p: int, t: float | None, host: str | None) -> tuple[int, str | None, str | None]:
+        """``host program[pid]: `` after a syslog/journald timestamp; a kernel line may carry an uptime."""
+        m = SYSLOG_HOST.match(s, p)
+        if not m or m[1] in lc.LEVEL_WORDS:
+            return p, host, None
+        p = m.end()
+        source = lc.syslog_source(m[2])
+        if source == "kernel" and s.startswith("[", p):
+            mu = UPTIME_BRACKET.match(s, p)
+            if mu:
+                if t is not None:
+                    self.ts.anchor(t, float(mu[1]))
+                p = mu.end()
+        return p, normalize_host(m[1]), source
+
+    def _saw(self, stream: str, host: str | None, gpu: int | None, global_rank: int | None,
+             nccl_msg: str | None) -> None:
+        """Record what a line says about its stream's host and GPU, and learn rank ties."""
         info = self.streams.get(stream)
         if info is None:
             info = self.streams[stream] = [host, gpu]
@@ -331,12 +358,45 @@ class _FileReader:
                 info[0] = host if info[0] is None else _AMBIGUOUS
             if gpu is not None and info[1] != gpu:
                 info[1] = gpu if info[1] is None else _AMBIGUOUS
-        if host is not None:
-            if self.file_host is None:
-                self.file_host = host
-            elif self.file_host != host:
-                self.file_host = _AMBIGUOUS
-            self.hold = False
+        if host is None:
+            return
+        if self.file_host is None:
+            self.file_host = host
+        elif self.file_host != host:
+            self.file_host = _AMBIGUOUS
+        self.hold = False
+        if global_rank is not None:
+            self.rank_map.tie(global_rank, host)
+        if nccl_msg is not None and "nranks" in nccl_msg:
+            m = NCCL_RANK.search(nccl_msg)
+            if m:
+                self.rank_map.tie(int(m[1]), host, int(m[2]))
+
+    def _global_ranks(self, msg: str) -> None:
+        """torchelastic's ``global_ranks=[...]`` names the ranks of the agent's own node (the file's node)."""
+        if not self.path_node:
+            return
+        m = GLOBAL_RANKS.search(msg)
+        if m:
+            for r in m[1].replace(" ", "").split(","):
+                if r:
+                    self.rank_map.tie(int(r), self.path_node, GLOBAL_WEIGHT - 1)
+
+    def _fill(self, stream: str, node: str | None, rank: int | None, gpu: int | None) -> tuple[str | None, int | None]:
+        """Node and GPU that the line itself did not give: from its stream, its file, or the rank map."""
+        info = self.streams.get(stream)
+        if info is not None:
+            if node is None and info[0] is not None and info[0] != _AMBIGUOUS:
+                node = info[0]
+            if gpu is None and stream and info[1] is not None and info[1] != _AMBIGUOUS:
+                gpu = info[1]
+        if node is None:
+            fh = self.file_host
+            if fh is not None and fh != _AMBIGUOUS:
+                node = fh
+            elif rank is not None:
+                node = self.rank_map.node_of(rank)
+        return node, gpu
 
     def _close_stale(self, lineno: int) -> None:
         for stream, op in list(self.open.items()):
@@ -345,25 +405,12 @@ class _FileReader:
                 del self.open[stream]
 
     def _finish(self, op: _Open) -> Record:
-        node = op.node
-        gpu = op.gpu
-        if node is None or gpu is None:
-            info = self.streams.get(op.stream)
-            if info is not None:
-                if node is None and info[0] is not None and info[0] != _AMBIGUOUS:
-                    node = info[0]
-                if gpu is None and op.stream and info[1] is not None and info[1] != _AMBIGUOUS:
-                    gpu = info[1]
-            if node is None:
-                fh = self.file_host
-                if fh is not None and fh != _AMBIGUOUS:
-                    node = fh
-                elif op.rank is not None:
-                    node = self.rank_map.node_of(op.rank)
+        node, gpu = op.node, op.gpu
         if op.kind == lc.K_ELASTIC:
             lc.finish_elastic(op, self)
-            if node is None:
-                node = op.node
+            node = node or op.node
+        if node is None or (gpu is None and op.stream):
+            node, gpu = self._fill(op.stream, node, op.rank, gpu)
         acc = self.acc
         acc.lines_in_records += op.n
         acc.records += 1

@@ -46,16 +46,19 @@ WHAT_STARTS = ("  what():", "what():")
 _EXC_LINE = re.compile(r"[A-Za-z_][\w.]*(?::(?:\s|$)|$)")
 _ERROR = re.compile(r"\b(?:ERROR|FATAL|FAILED|Traceback|Fatal|fatal error|CRITICAL|Xid|Caught signal|"
                     r"Segmentation fault|core dumped|Bus error|Killed process)\b"
-                    r"|[A-Za-z]*(?:Error|Exception)\b(?!s)")
-_WARNING = re.compile(r"\b(?:WARNING|WARN|Warning)\b|[A-Za-z]+Warning\b")
+                    r"|(?:Error|Exception)\b")
+_WARNING = re.compile(r"(?:WARNING|WARN|Warning)\b")
 
-_STORAGE = ("Lustre", "LNet", "nfs:", "NFS:", "mmfs", "GPFS", "BeeGFS", "beegfs")
-_KERNEL = ("NVRM:", "mlx5_", "AER:", "pcieport", "oom-kill", "Out of memory: Kill", "invoked oom-killer",
-           "kernel:", "Xid ", "nvidia-peermem", "ib_core", "EDAC", "Hardware Error", "soft lockup",
-           "hung_task", "blocked for more than")
-_LAUNCHER = ("torchrun", "torch.distributed.elastic", "torch/distributed/elastic", "torch/distributed/run.py",
-             "launch.py", "srun:", "slurmstepd", "mpirun", "ChildFailedError", "launcher/api.py", "deepspeed.launcher",
-             "torch.distributed.run")
+# Subsystems name themselves at the start of kernel messages; launchers in their logger name or file name.
+_STORAGE = ("Lustre", "LNet", "nfs:", "NFS:", "nfs4", "NFS4", "mmfs", "GPFS", "BeeGFS", "beegfs", "wekafs")
+_KERNEL = ("NVRM", "mlx5_", "pcieport", "AER:", "oom-kill", "Out of memory", "Memory cgroup out of memory", "EDAC",
+           "nvidia-peermem", "nvidia-nvswitch", "ib_core", "mce:", "[Hardware Error]", "INFO: task",
+           "watchdog: BUG: soft lockup", "Xid", "kernel:", "nvidia-nvlink", "NVLink", "ib0:", "mlx4_", "bnxt_")
+_LAUNCHER = ("srun:", "srun ", "slurmstepd", "mpirun", "torchrun", "[launch.py", "launch.py", "[runner.py",
+             "[multinode_runner.py", "deepspeed.launcher", "[deepspeed.launcher", "torch.distributed.elastic",
+             "torch.distributed.run", "--------------------------------------------------------------------------")
+_LAUNCHER_PATHS = ("distributed/elastic", "distributed.elastic", "distributed/run.py", "distributed.run",
+                   "launcher/api.py")
 _SYSLOG_LAUNCHER = frozenset({"slurmd", "slurmstepd", "slurmctld", "srun", "sbatch", "mpirun", "torchrun"})
 
 
@@ -80,25 +83,23 @@ def syslog_source(program: str) -> str:
 
 
 def kernel_or_storage(msg: str) -> str:
-    for k in _STORAGE:
-        if k in msg:
-            return "storage"
-    return "kernel"
+    return "storage" if msg.startswith(_STORAGE) else "kernel"
 
 
 def classify(line: str, msg: str) -> str | None:
     """Source kind from the line's content, or None when nothing in it tells."""
     if "NCCL" in msg:
         return "nccl"
-    for k in _STORAGE:
-        if k in msg:
-            return "storage"
-    for k in _KERNEL:
-        if k in msg:
-            return "kernel"
-    for k in _LAUNCHER:
-        if k in line:
-            return "launcher"
+    if msg.startswith(_STORAGE):
+        return "storage"
+    if msg.startswith(_KERNEL) or "oom-killer" in msg:
+        return "kernel"
+    if msg.startswith(_LAUNCHER) or "ChildFailedError" in msg:
+        return "launcher"
+    if "distributed" in line:
+        for k in _LAUNCHER_PATHS:
+            if k in line:
+                return "launcher"
     return None
 
 
@@ -124,7 +125,9 @@ def content_level(msg: str) -> str | None:
             return "warning"
         if "NCCL INFO" in msg:
             return "info"
-    if _ERROR.search(msg):
+    if ("rror" in msg or "RROR" in msg or "xception" in msg or "FAIL" in msg or "atal" in msg or "ATAL" in msg
+            or "Traceback" in msg or "Xid" in msg or "CRITICAL" in msg or "signal" in msg or "fault" in msg
+            or "dumped" in msg or "Killed" in msg) and _ERROR.search(msg):
         return "error"
     if ("arn" in msg or "ARN" in msg) and _WARNING.search(msg):
         return "warning"

@@ -24,27 +24,31 @@ _WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _MON = "(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 _OFFSET = r"(Z|[+-]\d\d(?::?\d\d)?)?"
 
+# Group 1 of each pattern is the date-time text without fraction: the key of the per-file cache, so that
+# lines of the same second cost one regex match and one dict lookup.
 # 2026-11-29 10:11:12,345 / 2025-01-21T04:41:44.283302+00:00 / 2024/01/02 03:04:05
-_ISO = re.compile(r"(\d{4})[-/](\d\d)[-/](\d\d)([T ])(\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?" + _OFFSET + r"(?=[\s|\]]|$) *")
+_ISO = re.compile(r"((\d{4})[-/](\d\d)[-/](\d\d)[T ](\d\d):(\d\d):(\d\d))(?:[.,](\d{1,9}))?" + _OFFSET
+                  + r"(?=[\s|\]]|$) *")
 # [2023-03-05 06:40:25,173]
-_ISO_BR = re.compile(r"\[(\d{4})[-/](\d\d)[-/](\d\d)([T ])(\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?" + _OFFSET + r"\] *")
+_ISO_BR = re.compile(r"\[((\d{4})[-/](\d\d)[-/](\d\d)[T ](\d\d):(\d\d):(\d\d))(?:[.,](\d{1,9}))?" + _OFFSET
+                     + r"\] *")
 # Nov 29 10:11:12 (syslog, optionally with fraction)
-_SYSLOG = re.compile(_MON + r" +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))? +")
+_SYSLOG = re.compile(r"(" + _MON + r" +(\d{1,2}) (\d\d):(\d\d):(\d\d))(?:\.(\d{1,9}))? +")
 # E1129 10:11:12.345678 12345 file.cc:123]  and torch's [E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607]
-_GLOG = re.compile(r"\[?([IWEF])(\d{3,4}) (\d\d):(\d\d):(\d\d)\.(\d{1,9})(?: +\d+)? +[^\]\s]*\] *")
+_GLOG = re.compile(r"\[?([IWEF])((\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d))\.(\d{1,9})(?: +\d+)? +[^\]\s]*\] *")
 # [Sun Feb 23 16:24:18 2025]  (dmesg -T) and  Sun Feb 23 16:24:18 UTC 2025  (date)
-_DATE = re.compile(r"\[?(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) " + _MON
-                   + r" +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?: [A-Z]{2,5})? (\d{4})\]? *")
+_DATE = re.compile(r"\[?((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) " + _MON
+                   + r" +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?: [A-Z]{2,5})? (\d{4}))\]? *")
 # [Feb 25 2025 13:59:45]  (NVIDIA fabric manager)
-_FM = re.compile(r"\[" + _MON + r" +(\d{1,2}) (\d{4}) (\d\d):(\d\d):(\d\d)\] *")
+_FM = re.compile(r"\[(" + _MON + r" +(\d{1,2}) (\d{4}) (\d\d):(\d\d):(\d\d))\] *")
 # [Feb23 16:24]  (dmesg -H)
-_DMESG_H = re.compile(r"\[" + _MON + r"(\d\d) (\d\d):(\d\d)\] *")
+_DMESG_H = re.compile(r"\[(" + _MON + r"(\d\d) (\d\d):(\d\d))\] *")
 # [12345.678901]  /  [  +0.000316]  (dmesg uptime, dmesg -d delta)
 _UPTIME = re.compile(r"\[ *(\+?)(\d+)\.(\d+)\] *")
 # 12/09 06:49:23  (mmengine)
-_MMDD = re.compile(r"(\d\d)/(\d\d) (\d\d):(\d\d):(\d\d)(?= ) *")
+_MMDD = re.compile(r"((\d\d)/(\d\d) (\d\d):(\d\d):(\d\d))(?= ) *")
 # INFO 12-06 18:44:12 (vLLM)
-_VLLM = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.\d+)? +")
+_VLLM = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL) ((\d\d)-(\d\d) (\d\d):(\d\d):(\d\d))(?:\.\d+)? +")
 # kern  :warn  : <rest>  (dmesg -x)
 _KERN = re.compile(r"(kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local\d) *:"
                    r"(emerg|alert|crit|err|warn|notice|info|debug) *: *")
@@ -71,15 +75,18 @@ def _offset_seconds(off: str | None) -> int:
     return sign * (hours * 3600 + minutes * 60)
 
 
+_POW10 = tuple(10.0 ** i for i in range(20))
+
+
 def _frac(digits: str | None) -> float:
-    return int(digits) / 10 ** len(digits) if digits else 0.0
+    return int(digits) / _POW10[len(digits)] if digits else 0.0
 
 
 class TimestampParser:
     """Per-file timestamp state: year inference and the dmesg boot anchor."""
 
     __slots__ = ("_year", "_default_year", "_mtime", "_last_month", "_days", "boot", "boot_index",
-                 "_last_uptime", "_prescan_boot")
+                 "_last_uptime", "_prescan_boot", "_cache")
 
     def __init__(self, year: int | None = None, mtime: float | None = None) -> None:
         self._default_year = year
@@ -87,6 +94,7 @@ class TimestampParser:
         self._year: int | None = year
         self._last_month: int | None = None
         self._days: dict[tuple[int, int, int], float] = {}
+        self._cache: dict[str, float] = {}  # date-time text (to the second) -> epoch seconds
         self.boot: float | None = None  # wall time of boot for the current boot, once revealed
         self.boot_index = 0  # incremented when the uptime restarts (a reboot inside the file)
         self._last_uptime = -1.0
@@ -104,8 +112,16 @@ class TimestampParser:
         return v
 
     def _seen_year(self, y: int, m: int) -> None:
+        if y != self._year:
+            self._cache.clear()  # cached dates without a year were computed for another year
         self._year = y
         self._last_month = m
+
+    def _remember(self, key: str, value: float) -> None:
+        cache = self._cache
+        if len(cache) > 65536:
+            cache.clear()
+        cache[key] = value
 
     def _infer_year(self, m: int, d: int) -> int:
         """The year of a date printed without one."""
@@ -122,9 +138,11 @@ class TimestampParser:
             if m < lm - 6:  # December -> January
                 y += 1
                 self._year = y
+                self._cache.clear()
             elif m > lm + 6:  # a clock jumping back over New Year
                 y -= 1
                 self._year = y
+                self._cache.clear()
         self._last_month = m
         return y
 
@@ -161,12 +179,19 @@ class TimestampParser:
             if c in _DIGITS:
                 c4 = s[pos + 4:pos + 5]
                 if c4 == "-" or c4 == "/":
-                    return self._iso(_ISO.match(s, pos))
+                    m = _ISO.match(s, pos)
+                    if m is None:
+                        return NO_STAMP
+                    return self._iso(m)
                 if s[pos + 2:pos + 3] == "/":
                     m = _MMDD.match(s, pos)
                     if m:
-                        mo, d = int(m[1]), int(m[2])
-                        t = self._day(self._infer_year(mo, d), mo, d) + int(m[3]) * 3600 + int(m[4]) * 60 + int(m[5])
+                        t = self._cache.get(m[1])
+                        if t is None:
+                            mo, d = int(m[2]), int(m[3])
+                            t = self._day(self._infer_year(mo, d), mo, d) + int(m[4]) * 3600 + int(m[5]) * 60 \
+                                + int(m[6])
+                            self._remember(m[1], t)
                         return t, m.end(), None, "mmengine"
                 return NO_STAMP
             if c == "[":
@@ -183,24 +208,29 @@ class TimestampParser:
         except ValueError:  # impossible dates such as Feb 30
             return NO_STAMP
 
-    def _iso(self, m: re.Match[str] | None) -> tuple[float | None, int, str | None, str]:
-        if m is None:
-            return NO_STAMP
-        y, mo = int(m[1]), int(m[2])
-        t = self._day(y, mo, int(m[3])) + int(m[5]) * 3600 + int(m[6]) * 60 + int(m[7])
-        if m[8]:
-            t += _frac(m[8])
+    def _iso(self, m: re.Match[str]) -> tuple[float | None, int, str | None, str]:
+        key = m[1]
+        t = self._cache.get(key)
+        if t is None:
+            y, mo = int(m[2]), int(m[3])
+            self._seen_year(y, mo)
+            t = self._day(y, mo, int(m[4])) + int(m[5]) * 3600 + int(m[6]) * 60 + int(m[7])
+            self._remember(key, t)
+        f = m[8]
+        if f:
+            t += int(f) / _POW10[len(f)]
         off = m[9]
         if off:
             t -= _offset_seconds(off)
-        self._seen_year(y, mo)
-        # RFC 3339 with T and an offset is what syslog/journald write: a host field may follow
-        return t, m.end(), None, "rfc3339" if (m[4] == "T" and off) else "iso"
+            # RFC 3339 with T and an offset is what syslog/journald write: a host field may follow
+            if key[10] == "T":
+                return t, m.end(), None, "rfc3339"
+        return t, m.end(), None, "iso"
 
     def _bracket(self, s: str, pos: int) -> tuple[float | None, int, str | None, str]:
         c1 = s[pos + 1:pos + 2]
         if c1 in _DIGITS or c1 == " " or c1 == "+":
-            if s[pos + 5:pos + 6] in ("-", "/") and c1 in _DIGITS:
+            if c1 in _DIGITS and s[pos + 5:pos + 6] in ("-", "/"):
                 m = _ISO_BR.match(s, pos)
                 if m:
                     return self._iso(m)
@@ -218,30 +248,43 @@ class TimestampParser:
                 return self._date(m), m.end(), None, "dmesg_t"
             m = _FM.match(s, pos)
             if m:
-                mo, d, y = MONTHS[m[1]], int(m[2]), int(m[3])
-                self._seen_year(y, mo)
-                t = self._day(y, mo, d) + int(m[4]) * 3600 + int(m[5]) * 60 + int(m[6])
+                t = self._cache.get(m[1])
+                if t is None:
+                    mo, d, y = MONTHS[m[2]], int(m[3]), int(m[4])
+                    self._seen_year(y, mo)
+                    t = self._day(y, mo, d) + int(m[5]) * 3600 + int(m[6]) * 60 + int(m[7])
+                    self._remember(m[1], t)
                 return t, m.end(), None, "fm"
             m = _DMESG_H.match(s, pos)
             if m:
-                mo, d = MONTHS[m[1]], int(m[2])
-                t = self._day(self._infer_year(mo, d), mo, d) + int(m[3]) * 3600 + int(m[4]) * 60
+                t = self._cache.get(m[1])
+                if t is None:
+                    mo, d = MONTHS[m[2]], int(m[3])
+                    t = self._day(self._infer_year(mo, d), mo, d) + int(m[4]) * 3600 + int(m[5]) * 60
+                    self._remember(m[1], t)
                 return t, m.end(), None, "dmesg_h"
         return NO_STAMP
 
     def _date(self, m: re.Match[str]) -> float:
-        mo, y = MONTHS[m[1]], int(m[6])
-        self._seen_year(y, mo)
-        return self._day(y, mo, int(m[2])) + int(m[3]) * 3600 + int(m[4]) * 60 + int(m[5])
+        t = self._cache.get(m[1])
+        if t is None:
+            mo, y = MONTHS[m[2]], int(m[7])
+            self._seen_year(y, mo)
+            t = self._day(y, mo, int(m[3])) + int(m[4]) * 3600 + int(m[5]) * 60 + int(m[6])
+            self._remember(m[1], t)
+        return t
 
     def _glog(self, s: str, pos: int) -> tuple[float | None, int, str | None, str]:
         m = _GLOG.match(s, pos)
         if m is None:
             return NO_STAMP
-        md = m[2]
-        mo, d = int(md[:-2]), int(md[-2:])
-        t = self._day(self._infer_year(mo, d), mo, d) + int(m[3]) * 3600 + int(m[4]) * 60 + int(m[5])
-        return t + _frac(m[6]), m.end(), _GLOG_LEVEL[m[1]], "glog"
+        t = self._cache.get(m[2])
+        if t is None:
+            mo, d = int(m[3]), int(m[4])
+            t = self._day(self._infer_year(mo, d), mo, d) + int(m[5]) * 3600 + int(m[6]) * 60 + int(m[7])
+            self._remember(m[2], t)
+        f = m[8]
+        return t + int(f) / _POW10[len(f)], m.end(), _GLOG_LEVEL[m[1]], "glog"
 
     def _upper(self, s: str, pos: int, c: str) -> tuple[float | None, int, str | None, str]:
         c1 = s[pos + 1:pos + 2]
@@ -253,10 +296,14 @@ class TimestampParser:
         if mon is not None:
             m = _SYSLOG.match(s, pos)
             if m:
-                d = int(m[2])
-                t = self._day(self._infer_year(mon, d), mon, d) + int(m[3]) * 3600 + int(m[4]) * 60 + int(m[5])
-                if m[6]:
-                    t += _frac(m[6])
+                t = self._cache.get(m[1])
+                if t is None:
+                    d = int(m[3])
+                    t = self._day(self._infer_year(mon, d), mon, d) + int(m[4]) * 3600 + int(m[5]) * 60 \
+                        + int(m[6])
+                    self._remember(m[1], t)
+                if m[7]:
+                    t += _frac(m[7])
                 return t, m.end(), None, "syslog"
             return NO_STAMP
         if s.startswith(_WEEKDAYS, pos):
@@ -267,8 +314,12 @@ class TimestampParser:
         if c in "DIWEC":
             m = _VLLM.match(s, pos)
             if m:
-                mo, d = int(m[2]), int(m[3])
-                t = self._day(self._infer_year(mo, d), mo, d) + int(m[4]) * 3600 + int(m[5]) * 60 + int(m[6])
+                t = self._cache.get(m[2])
+                if t is None:
+                    mo, d = int(m[3]), int(m[4])
+                    t = self._day(self._infer_year(mo, d), mo, d) + int(m[5]) * 3600 + int(m[6]) * 60 \
+                        + int(m[7])
+                    self._remember(m[2], t)
                 return t, m.end(), _WORD_LEVEL[m[1]], "vllm"
         return NO_STAMP
 
