@@ -90,21 +90,32 @@ def detectors(options: AnalyzeOptions, rules: Any, baseline_scans: Sequence[JobS
 
 def scan_job(paths: Sequence[str], options: AnalyzeOptions, *, rules: Any = None, miner: Any = None) -> JobScan:
     """One streaming pass over a job's files."""
-    from l4lite.ingest import IngestOptions, read_file
     from l4lite.sources import discover
 
-    started = time.perf_counter()
     accounting = Accounting()
     job = discover(list(paths), accounting)
+    return scan_files(job.files, job.root, options, accounting=accounting, rules=rules, miner=miner)
+
+
+def scan_files(files: Sequence[Any], root: str, options: AnalyzeOptions, *, accounting: Accounting | None = None,
+               rules: Any = None, miner: Any = None) -> JobScan:
+    """Scan some of a job's files (``sources.InputFile`` from ``sources.discover``): one shard, or all of them.
+
+    Shards of one job scanned separately merge with ``JobScan.merge`` followed by ``JobScan.remap_nodes``.
+    """
+    from l4lite.ingest import IngestOptions, read_file
+
+    started = time.perf_counter()
+    accounting = accounting if accounting is not None else Accounting()
     rules = rules if rules is not None else load_rules(options)
     ingest = IngestOptions(node_from=options.node_from)
     scanner = Scanner(miner if miner is not None else new_miner(), rules, bucket_seconds=options.bucket_seconds,
-                      root=job.root)
-    total = sum(f.size for f in job.files)
+                      root=root)
+    total = sum(f.size for f in files)
     done = 0
     n = 0
     report = options.progress
-    for input_file in job.files:
+    for input_file in files:
         for record in read_file(input_file, ingest, accounting):
             scanner.add(record)
             n += 1

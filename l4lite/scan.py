@@ -162,6 +162,12 @@ class JobScan:
     node_ranks: dict[str, set[int]] = field(default_factory=dict)  # node -> ranks seen on it
     progress: dict[str, Progress] = field(default_factory=dict)  # node -> training progress
     node_first: dict[str, float | None] = field(default_factory=dict)  # node -> first record time
+    source_last: dict[str, float] = field(default_factory=dict)  # source -> last record time
+
+    def job_end(self, exclude: tuple[str, ...] = ("kernel", "storage")) -> float | None:
+        """When the job itself last logged: system logs (kernel, storage daemons) outlive a dead job."""
+        times = [t for s, t in self.source_last.items() if s not in exclude]
+        return max(times) if times else self.end_time
 
     @property
     def nodes(self) -> list[str]:
@@ -209,6 +215,8 @@ class JobScan:
             self.node_last[node] = (_max(t0, t), n0 + n)
         for node, t in other.node_first.items():
             self.node_first[node] = _min(self.node_first.get(node), t)
+        for src, t in other.source_last.items():
+            self.source_last[src] = max(self.source_last.get(src, t), t)
         for node, ranks in other.node_ranks.items():
             self.node_ranks.setdefault(node, set()).update(ranks)
         for node, prog in other.progress.items():
@@ -337,6 +345,7 @@ class Scanner:
         self._progress: dict[str, Progress] = {}
         self._await_time: dict[str, str] = {}  # file -> node whose last progress line had no time
         self._phase_now: dict[str, str] = {}  # node -> phase implied by its latest marker or metric line
+        self._source_last: dict[str, float] = {}
         self.start_time: float | None = None
         self.end_time: float | None = None
 
@@ -363,6 +372,9 @@ class Scanner:
                 self.start_time = t
             if self.end_time is None or t > self.end_time:
                 self.end_time = t
+            src_last = self._source_last.get(record.source)
+            if src_last is None or t > src_last:
+                self._source_last[record.source] = t
             bucket = int(t // self.bucket_seconds)
             if self._await_time:
                 waiting = self._await_time.pop(record.file, None)
@@ -503,6 +515,7 @@ class Scanner:
         scan.progress = {k: Progress(p.first_iteration, p.last_iteration, p.first_time, p.last_time, p.last_file,
                                      p.last_line, p.points, p.after_time) for k, p in self._progress.items()}
         scan.start_time, scan.end_time = self.start_time, self.end_time
+        scan.source_last = dict(self._source_last)
         if info:
             scan.info.update(info)
         scan.remap_nodes(rank_nodes)

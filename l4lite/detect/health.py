@@ -292,13 +292,14 @@ class HealthDetector(Detector):
 
     def _hang(self, scan: JobScan, train: list[MetricPoint]) -> list[Finding]:
         progress = {n: p for n, p in scan.progress.items() if p.points}
-        if not progress or scan.end_time is None:
+        end = scan.job_end()
+        if not progress or end is None:
             return []
         stops = {n: p.stop_time for n, p in progress.items() if p.stop_time is not None}
         if not stops:
             return []
         last_stop = max(stops.values())  # type: ignore[type-var]
-        gap = scan.end_time - last_stop
+        gap = end - last_stop
         interval = self.progress_interval(train) or 0.0
         threshold = max(self.hang_min_seconds, self.hang_factor * interval)
         if gap <= threshold:
@@ -308,7 +309,7 @@ class HealthDetector(Detector):
         behind = sorted((n for n, it in known.items() if top_iter is not None and it < top_iter),
                         key=lambda n: (known[n], stops.get(n) or math.inf))
         silent = sorted((n for n, (t, _) in scan.node_last.items()
-                         if t is not None and t <= last_stop + max(interval, 1.0) and scan.end_time - t > threshold),
+                         if t is not None and t <= last_stop + max(interval, 1.0) and end - t > threshold),
                         key=lambda n: scan.node_last[n][0] or 0.0)
         first_node = behind[0] if behind else (silent[0] if len(silent) < len(scan.node_last) and silent else None)
         alive = [n for n, (t, _) in scan.node_last.items() if t is not None and t > last_stop + threshold / 2]

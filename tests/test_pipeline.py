@@ -1,0 +1,166 @@
+"""The analyze pipeline end to end on small hand-written jobs, the incident schema, and the CLI contract."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+
+from l4lite.cli import main
+from l4lite.incident import Incident
+from l4lite.pipeline import AnalyzeOptions, analyze, diagnose, scan_files, scan_job
+from l4lite.records import Accounting
+from l4lite.scan import JobScan
+from l4lite.sources import discover
+
+T0 = dt.datetime(2024, 5, 7, 1, 0, 0)
+
+
+def ts(s: float) -> str:
+    return (T0 + dt.timedelta(seconds=s)).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def write_job(root: Path, *, fault: str | None = "xid", nodes: int = 4, iters: int = 120) -> Path:
+    """A Megatron-style job: one trainer log and one kernel log per node; the fault hits node 02."""
+    for n in range(nodes):
+        node = f"gpu-node-{n:02d}"
+        d = root / node
+        d.mkdir(parents=True, exist_ok=True)
+        lines = [f"[{ts(0)}] > initializing torch distributed ...",
+                 f"[{ts(1)}] {node}:1234:1234 [0] NCCL INFO NCCL version 2.18.5+cuda12.2",
+                 f"[{ts(5)}] building GPT model ...", f"[{ts(9)}] training ..."]
+        stop = 100 if (fault and n == 2) else iters
+        if fault == "nan":
+            stop = iters
+        for i in range(1, stop + 1):
+            if i == 50:
+                lines += [f"[{ts(10 + i * 10)}] saving checkpoint at iteration      50 to /ckpt/run1",
+                          f"[{ts(12 + i * 10)}]   successfully saved checkpoint at iteration      50 to /ckpt/run1"]
+            loss = "nan" if fault == "nan" and i >= 90 else f"{3 - i * 0.001:.6E}"
+            lines.append(f"[{ts(10 + i * 10)}]  iteration {i:8d}/    1000 | elapsed time per iteration (ms): "
+                         f"10000.0 | lm loss: {loss} | grad norm: 1.0 |")
+        if fault == "xid":
+            if n == 2:
+                lines.append(f"[{ts(1015)}] RuntimeError: CUDA error: unspecified launch failure")
+            else:
+                lines.append(f"[{ts(1630)}] [rank{n * 2}]:[E ProcessGroupNCCL.cpp:607] [Rank {n * 2}] Watchdog caught "
+                             "collective operation timeout: WorkNCCL(SeqNum=311, OpType=ALLREDUCE, NumelIn=1, "
+                             "NumelOut=1, Timeout(ms)=600000) ran for 600034 milliseconds before timing out.")
+        else:
+            lines.append(f"[{ts(20 + stop * 10)}] [after training is done] datetime: {ts(20 + stop * 10)}")
+        (d / "train.log").write_text("\n".join(lines) + "\n")
+        kern = ["[Tue May  7 01:00:00 2024] Linux version 5.15.0"]
+        if fault == "xid" and n == 2:
+            kern.append("[Tue May  7 01:16:52 2024] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the "
+                        "bus.")
+        (d / "dmesg.log").write_text("\n".join(kern) + "\n")
+    return root
+
+
+def test_gpu_fault_incident(tmp_path: Path) -> None:
+    job = write_job(tmp_path / "job")
+    inc = analyze([str(job)], AnalyzeOptions())
+    assert inc.status == "incident" and inc.category == "gpu_hardware" and inc.phase == "train"
+    assert inc.suspects[0].node == "gpu-node-02" and inc.suspects[0].score == 1.0
+    assert all(s.score < 0.5 for s in inc.suspects[1:])
+    assert inc.iteration == 100 and inc.scope == "node"
+    roots = [e for e in inc.evidence if e.role == "root"]
+    assert roots and roots[0].file == "gpu-node-02/dmesg.log" and roots[0].line == 2 and roots[0].rule == "xid-79"
+    assert all(e.node == "gpu-node-02" for e in roots)
+    cascades = [e for e in inc.evidence if e.role == "cascade"]
+    assert {e.node for e in cascades} == {"gpu-node-00", "gpu-node-01", "gpu-node-03"}
+    assert inc.failure_time == "2024-05-07T01:16:52.000Z"
+    assert inc.checkpoint["last_saved"] == {"iteration": 50, "time": "2024-05-07T01:08:30.000Z",
+                                            "path": "/ckpt/run1", "complete": True}
+    assert any("Drain gpu-node-02" in r for r in inc.recommendations)
+    assert any("iteration 50" in r for r in inc.recommendations)
+    assert [p.name for p in inc.phases][:3] == ["init", "load", "train"]
+    assert inc.stats["files"] == 8 and inc.stats["lines_read"] == inc.stats["records"] > 0
+    assert inc.stats["templates"] > 0 and "lines_skipped" in inc.stats
+    assert roots[0].context and any(c["line"] == 2 for c in roots[0].context)
+
+
+def test_incident_json_round_trip_and_extra(tmp_path: Path) -> None:
+    inc = analyze([str(write_job(tmp_path / "job"))], AnalyzeOptions())
+    path = tmp_path / "incident.json"
+    inc.save(path)
+    data = json.loads(path.read_text())  # strict JSON: no NaN tokens
+    assert data["schema"] == "l4lite.incident/1"
+    for key in ("status", "category", "phase", "iteration", "failure_time", "summary", "suspects", "evidence",
+                "phases", "checkpoint", "recommendations", "stats"):
+        assert key in data
+    extra = data["extra"]
+    assert extra["nodes"] == [f"gpu-node-{n:02d}" for n in range(4)]
+    hm = extra["heatmap"]
+    assert len(hm["scores"]) == len(hm["nodes"]) and all(len(r) == len(hm["times"]) for r in hm["scores"])
+    assert extra["health"]["series"]["loss"] and extra["health"]["failure_iteration"] == 100
+    assert any(e["role"] == "root" for e in extra["timeline"]["events"])
+    assert extra["templates"]["total"] == len(extra["templates"]["top"]) or extra["templates"]["top"]
+    assert {c["status"] for c in extra["checklist"]} <= {"yes", "no", "unknown"}
+    assert Incident.load(path).to_dict() == data
+
+
+def test_healthy_job(tmp_path: Path) -> None:
+    inc = analyze([str(write_job(tmp_path / "job", fault=None))], AnalyzeOptions())
+    assert inc.status == "healthy" and inc.category is None and inc.phase is None and inc.suspects == []
+    assert not any(e.role == "root" for e in inc.evidence)
+    assert inc.summary.startswith("No incident")
+
+
+def test_numerical_fault_is_global(tmp_path: Path) -> None:
+    inc = analyze([str(write_job(tmp_path / "job", fault="nan"))], AnalyzeOptions())
+    assert inc.status == "incident" and inc.category == "numerical" and inc.scope == "global"
+    assert inc.suspects == [] and inc.iteration == 90
+
+
+def test_diagnose_on_merged_shard_scans_matches_one_pass(tmp_path: Path) -> None:
+    job = write_job(tmp_path / "job")
+    options = AnalyzeOptions()
+    whole = diagnose(scan_job([str(job)], options), options)
+    discovered = discover([str(job)], Accounting())
+    merged = JobScan()
+    for f in discovered.files:  # one shard per file, as a parallel engine would scan them
+        merged.merge(scan_files([f], discovered.root, options))
+    merged.remap_nodes()
+    shard = diagnose(merged, options)
+    assert (shard.status, shard.category, shard.phase, shard.iteration) == (
+        whole.status, whole.category, whole.phase, whole.iteration)
+    assert [s.node for s in shard.suspects[:1]] == [s.node for s in whole.suspects[:1]]
+
+
+def test_cli_exit_codes_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = write_job(tmp_path / "bad")
+    out = tmp_path / "inc.json"
+    assert main(["analyze", str(bad), "--no-store", "--json", str(out)]) == 1
+    printed = capsys.readouterr().out
+    assert printed.startswith("INCIDENT  gpu_hardware") and "gpu-node-02" in printed
+    assert json.loads(out.read_text())["status"] == "incident"
+    good = write_job(tmp_path / "good", fault=None)
+    assert main(["analyze", str(good), "--no-store", "--quiet"]) == 0
+    assert capsys.readouterr().out == ""
+    assert main(["analyze", str(tmp_path / "missing"), "--no-store"]) == 2
+    assert "error" in capsys.readouterr().err
+    assert main(["analyze", str(good), "--no-store", "--window", "-5"]) == 2
+
+
+def test_cli_writes_history_when_a_store_is_given(tmp_path: Path) -> None:
+    bad = write_job(tmp_path / "bad")
+    store = tmp_path / "store.sqlite3"
+    assert main(["analyze", str(bad), "--store", str(store), "--quiet"]) == 1
+    from l4lite.history import Store
+
+    with Store(str(store)) as s:
+        jobs = s.jobs()
+    assert len(jobs) == 1
+
+
+def test_baseline_job_filters_its_templates(tmp_path: Path) -> None:
+    bad = write_job(tmp_path / "bad")
+    good = write_job(tmp_path / "good", fault=None)
+    plain = analyze([str(bad)], AnalyzeOptions())
+    with_base = analyze([str(bad)], AnalyzeOptions(baselines=[str(good)]))
+    anomalies = [e for e in with_base.evidence if e.role == "anomaly" and "Linux version" in e.text]
+    assert anomalies == []
+    assert with_base.suspects[0].node == plain.suspects[0].node == "gpu-node-02"
