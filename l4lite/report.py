@@ -195,6 +195,7 @@ def _view(inc: Incident, caps: Caps, shared: dict[str, Any]) -> dict[str, Any]:
         "seen_before": _seen_before(inc.matched_fault),
         "schema": inc.schema,
     }
+    view["facts"] = _facts(inc, view)
     view["evidence"], view["facets"] = _evidence(inc.evidence, caps, omitted)
     view["evidence_total"] = len(inc.evidence)
     view["timelines"] = _timelines(inc, extra, caps, failure_t, suspect_nodes[:6])
@@ -218,6 +219,22 @@ def _view(inc: Incident, caps: Caps, shared: dict[str, Any]) -> dict[str, Any]:
     view["page_data"] = {"ticket": clean(shared["ticket"]), "evidence_total": len(inc.evidence),
                          "evidence_shown": len(view["evidence"])}
     return view
+
+
+def _facts(inc: Incident, view: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The six facts beside the verdict: the failure for an incident, the run's extent for a healthy job."""
+    if view["is_incident"]:
+        return [("Category", view["category_label"]), ("Phase", view["phase"]), ("Iteration", inc.iteration),
+                ("Failure time", view["failure_time"]), ("Last checkpoint", view["checkpoint_short"]),
+                ("Evidence lines", f"{len(inc.evidence):,}")]
+    acc = inc.stats.get("accounting") if isinstance(inc.stats, dict) else None
+    acc = acc if isinstance(acc, dict) else {}
+    nodes = view["nodes_seen"] or (inc.job or {}).get("nodes")
+    read = acc.get("lines_read")
+    return [("Nodes", nodes), ("Phase reached", view["phase"]), ("Last iteration", inc.iteration),
+            ("Last checkpoint", view["checkpoint_short"]),
+            ("Lines read", f"{read:,}" if isinstance(read, int) else None),
+            ("Warnings", len(acc.get("warnings") or []))]
 
 
 def _seen_before(fault: Any) -> str:
@@ -330,6 +347,8 @@ def _health(data: Any, suspects: list[str], caps: Caps) -> dict[str, Any] | None
                                   failure_x=fail_x)
             if chart:
                 charts.append(chart)
+        if key == "grad_norm" and fail_x is not None:
+            charts += _before_failure(series, titles, fail_x, caps)
     per_node = data.get("per_node_iter_time")
     if isinstance(per_node, dict) and per_node:
         names = sorted(per_node, key=lambda n: (n not in suspects, str(n)))[: caps.node_series]
@@ -342,6 +361,24 @@ def _health(data: Any, suspects: list[str], caps: Caps) -> dict[str, Any] | None
                     f"{len(per_node) - len(names)} of {len(per_node)} nodes not drawn"
             charts.append(chart)
     return {"charts": charts, "failure_iteration": fail} if charts else None
+
+
+def _before_failure(series: dict[str, Any], titles: dict[str, str], fail_x: float, caps: Caps) -> list[rc.LineChart]:
+    """Loss and gradient norm over the last stretch before the failure, where divergence shows."""
+    out = []
+    for key in ("loss", "grad_norm"):
+        pts = series.get(key)
+        if not isinstance(pts, list) or len(pts) < 50:
+            continue
+        x, _ = rc.xy_arrays(pts)
+        if not len(x) or fail_x - float(x.min()) < 1000:
+            continue
+        window = max(200.0, round((fail_x - float(x.min())) * 0.05, -1))
+        chart = rc.line_chart(f"{titles[key]}: last {window:.0f} iterations before the failure", {key: pts},
+                              max_points=caps.series_points, failure_x=fail_x, x_min=fail_x - window)
+        if chart:
+            out.append(chart)
+    return out
 
 
 def _templates(data: Any, caps: Caps, omitted: list[str]) -> dict[str, Any] | None:

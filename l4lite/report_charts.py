@@ -204,7 +204,7 @@ class LineChart:
     height: int = 190
     left: int = 56
     right: int = 14
-    top: int = 12
+    top: int = 22
     bottom: int = 30
     lines: list[dict[str, Any]] = field(default_factory=list)  # {"d", "colour", "width", "label", "muted"}
     xticks: list[tuple[float, str]] = field(default_factory=list)
@@ -220,13 +220,15 @@ class LineChart:
 
 def line_chart(title: str, series: dict[str, Sequence[Sequence[Any]]], *, max_points: int,
                failure_x: float | None = None, highlight: Sequence[str] = (), width: int = 560,
-               height: int = 190) -> LineChart | None:
+               height: int = 190, x_min: float | None = None) -> LineChart | None:
     """Lay out one or more [x, y] series; non-finite y values become red ticks at the top of the plot."""
     chart = LineChart(title=title, width=width, height=height)
     kept: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     bad_parts: list[np.ndarray] = []
     for name, pts in series.items():
         x, y = xy_arrays(pts)
+        if x_min is not None:
+            x, y = x[x >= x_min], y[x >= x_min]
         chart.total += len(x)
         finite = np.isfinite(y)
         bad_parts.append(x[~finite])
@@ -234,7 +236,8 @@ def line_chart(title: str, series: dict[str, Sequence[Sequence[Any]]], *, max_po
         order = np.argsort(x, kind="stable")
         x, y = x[order], y[order]
         if len(x):
-            sel = lttb_indices(x, y, max_points)
+            # Downsample only when it saves much: a few hundred extra points cost less than a note.
+            sel = lttb_indices(x, y, max_points if len(x) > max_points * 1.5 else len(x))
             kept[name] = (x[sel], y[sel])
             chart.shown += len(sel)
     bad = np.concatenate(bad_parts) if bad_parts else np.empty(0)
@@ -273,7 +276,7 @@ def line_chart(title: str, series: dict[str, Sequence[Sequence[Any]]], *, max_po
             else "#1d4ed8"
         chart.lines.append({"d": d, "colour": colour, "width": 1 if muted else 1.8, "label": clean(name)[:80],
                             "muted": muted, "points": len(px)})
-    chart.xticks = [(float(sx(t)), fmt_num(t)) for t in nice_ticks(x0, x1, 6)]
+    chart.xticks = [(float(sx(t)), fmt_num(t)) for t in nice_ticks(x0, x1, 6) if float(sx(t)) <= width - 14]
     if chart.log_y:
         chart.yticks = [(float(sy(10.0**e)), fmt_num(10.0**e)) for e in range(math.ceil(y0), math.floor(y1) + 1)]
     else:
@@ -281,7 +284,7 @@ def line_chart(title: str, series: dict[str, Sequence[Sequence[Any]]], *, max_po
     chart.bad_points = np.unique(sx(bad)).tolist()[:200] if len(bad) else []
     if failure_x is not None:
         chart.marker_x = float(sx(failure_x))
-        chart.marker_label = f"failure @ {fmt_num(failure_x)}"
+        chart.marker_label = f"failure at {fmt_num(failure_x)}"
     if chart.shown < chart.total - len(bad):
         chart.note = f"{chart.shown} of {chart.total - len(bad)} points drawn (LTTB downsampling)"
     if len(bad):
@@ -378,7 +381,8 @@ def heatmap(data: dict[str, Any], *, suspects: Sequence[str], max_rows: int, max
         def sx(t: float) -> float:
             return round(left + (t - t_first) / span * plot_w, 1)
 
-        xticks = [(sx(t), fmt_time(t, False)) for t in time_ticks(t_first, t_last + bucket, 8)]
+        xticks = [(sx(t), fmt_time(t, False)) for t in time_ticks(t_first, t_last + bucket, 8)
+                  if sx(t) <= width - 36]
         if failure_time is not None and t_first <= failure_time <= t_last + bucket:
             marker = sx(failure_time)
     legend = [(v, heat_colour(v)) for v in (0.1, 0.3, 0.5, 0.7, 0.9)]
@@ -492,5 +496,5 @@ def timeline(data: dict[str, Any], phases: Sequence[dict[str, Any]], *, max_even
                       "show_label": w > 7 * len(name) + 8})
     height = int(top + len(lanes) * lane_h + 28)
     marker = sx(failure_time) if failure_time is not None and t0 <= failure_time <= t1 else None
-    xticks = [(sx(t), fmt_time(t, False)) for t in time_ticks(t0, t1, 8)]
+    xticks = [(sx(t), fmt_time(t, False)) for t in time_ticks(t0, t1, 8) if sx(t) <= width - 36]
     return Timeline(title, width, height, left, lane_h, bands, lanes, marks, xticks, marker, "; ".join(notes))
