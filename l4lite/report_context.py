@@ -2,27 +2,27 @@
 
 A saved incident names its evidence by file and line. Given the job's log path(s) again, we read a few lines
 before and after each one. Reading is bounded (a fixed number of evidence entries, lines and characters, and
-each file is read only up to the last line needed, in chunks, so a 10 MB single line costs no memory), plain or
-gzip (truncated archives keep what was readable), and confined to the given log folders: a path in the incident
-never makes us read a file outside them.
+each file is read only up to the last line needed, in chunks, so a 10 MB single line costs no memory), goes
+through the same reader as ingest (plain, gzip, UTF-16; truncated archives keep what was readable) so that line
+numbers agree, and is confined to the given log folders: a path in the incident never makes us read a file
+outside them.
 """
 
 from __future__ import annotations
 
 import contextlib
-import gzip
-import zlib
 from collections import defaultdict
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
+from l4lite import sources
 from l4lite.errors import L4Error
 from l4lite.incident import Evidence, Incident
+from l4lite.records import Accounting
 
 MAX_EVIDENCE = 300  # evidence entries that get context
 MAX_SPAN = 12  # lines of a multi-line evidence record shown in its context
 KEEP_CHARS = 2000  # characters kept of one context line
-_CHUNK = 65536
 
 
 def attach_context(incident: Incident, logs: Any, before: int = 3, after: int = 3) -> list[str]:
@@ -62,6 +62,9 @@ def attach_context(incident: Incident, logs: Any, before: int = 3, after: int = 
         except OSError as exc:
             notes.append(f"{path}: cannot read: {exc.strerror or exc}")
             continue
+        except L4Error as exc:
+            notes.append(f"{path}: no context: {exc}")
+            continue
         for ev, (lo, shown_end, end, hi) in zip(evs, spans, strict=True):
             numbers = [*range(lo, shown_end + 1), *range(end + 1, hi + 1)]
             ev.context = [{"line": n, "text": lines[n]} for n in numbers if n in lines]
@@ -94,39 +97,26 @@ def resolve(name: str, roots: list[Path], recorded_root: str = "") -> Path | Non
     return None
 
 
-def _open(path: Path) -> IO[bytes]:
-    fh = open(path, "rb")  # noqa: SIM115 - returned to the caller's with-block
-    magic = fh.read(2)
-    fh.seek(0)
-    if magic == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=fh, mode="rb")
-    return fh
-
-
 def read_lines(path: Path, wanted: set[int], keep: int = KEEP_CHARS) -> dict[int, str]:
-    """Lines ``wanted`` (1-based) of a plain or gzip file, each cut to ``keep`` characters."""
+    """Lines ``wanted`` (1-based, numbered as ingest numbers them) of a log file, each cut to ``keep`` bytes.
+
+    Reading goes through :mod:`l4lite.sources` (encoding sniffing, gzip, NUL removal, bounded long lines), so
+    line numbers agree with the evidence; the file is read only up to the last line needed. Raises InputError
+    when the file is not text.
+    """
     out: dict[int, str] = {}
     if not wanted:
         return out
     last = max(wanted)
-    n = 0
-    with _open(path) as fh:
-        try:
-            while n < last:
-                chunk = fh.readline(_CHUNK)
-                if not chunk:
-                    break
-                n += 1
-                head = chunk
-                while not chunk.endswith(b"\n"):
-                    chunk = fh.readline(_CHUNK)
-                    if not chunk:
-                        break
-                    if len(head) < keep * 4:
-                        head += chunk[: keep * 4]
-                if n in wanted:
-                    text = head.decode("utf-8", "replace").rstrip("\r\n")
-                    out[n] = text if len(text) <= keep else text[:keep] + f" … [{len(text) - keep}+ more chars]"
-        except (EOFError, gzip.BadGzipFile, zlib.error):
-            pass  # a truncated archive from a node that died mid-write: keep what was readable
+    accounting = Accounting()
+    job = sources.discover([str(path)], accounting)
+    lines = sources.open_lines(job.files[0], accounting, max_line_chars=keep)
+    try:
+        for number, text in lines:
+            if number > last:
+                break
+            if number in wanted:
+                out[number] = text + (" … [rest of the line not shown]" if len(text.encode()) >= keep - 3 else "")
+    finally:
+        lines.close()
     return out

@@ -234,9 +234,12 @@ def test_context_never_reads_outside_the_log_folder(tmp_path: Path) -> None:
                    evidence=[Evidence(file=f, line=2, node=None, rank=None, time=None, text="", template_id="",
                                       rule=None, role="root", score=1.0)
                              for f in ("../secret.txt", str(secret), "/etc/passwd")])
+    (job / "core.1234").write_bytes(b"\x7fELF" + bytes(range(256)) * 40)
+    inc.evidence.append(Evidence(file="core.1234", line=1, node=None, rank=None, time=None, text="",
+                                 template_id="", rule=None, role="root", score=1.0))
     notes = attach_context(inc, [str(job)])
     assert all(not e.context for e in inc.evidence)
-    assert len(notes) == 3
+    assert len(notes) == 4 and "no context" in notes[-1]
 
 
 def test_context_reading_survives_truncated_gzip_and_huge_lines(tmp_path: Path) -> None:
@@ -246,8 +249,10 @@ def test_context_reading_survives_truncated_gzip_and_huge_lines(tmp_path: Path) 
     assert got[5] == "line 5" and got[6] == "line 6"
     (tmp_path / "b.log").write_bytes(b"x" * 10_000_000 + b"\nafter\r\n\xff\xfebad\n")
     got = read_lines(tmp_path / "b.log", {1, 2, 3})
-    assert got[1].startswith("xxxx") and len(got[1]) < 2100 and "more chars" in got[1]
-    assert got[2] == "after" and got[3] == "\ufffd\ufffdbad"
+    assert got[1].startswith("xxxx") and len(got[1]) < 2100 and "rest of the line not shown" in got[1]
+    assert got[2] == "after" and got[3].endswith("bad")
+    (tmp_path / "c.log").write_bytes("\n".join(f"zeile {i} é" for i in range(1, 9)).encode("utf-16"))
+    assert read_lines(tmp_path / "c.log", {3}) == {3: "zeile 3 é"}
 
 
 # ------------------------------------------------------------------------------------------- the command
