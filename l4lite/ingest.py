@@ -47,6 +47,8 @@ _SPACE_START = frozenset(" \t")
 _DIGITS = frozenset("0123456789")
 _BLANK = object()  # _line's answer for a line that is blank once its prefixes are removed
 UPTIME_BRACKET = re.compile(r"\[ *(\d+\.\d+)\] *")
+SRUN_ERROR = re.compile(r"srun: error: ([A-Za-z0-9][\w.-]*): tasks? (\d+)(?:-(\d+))?: ")
+STEPD_NODE = re.compile(r"\bON ([A-Za-z0-9][\w.-]*) CANCELLED AT\b")
 
 
 @dataclass
@@ -135,6 +137,7 @@ class _FileReader:
         self.file_host: str | None = None  # the single host named by lines of this file, if only one
         self.hold = self.path_node is None
         self.last_time: float | None = None
+        self.last_open: _Open | None = None  # the latest record that may take continuation lines
 
     # ------------------------------------------------------------------------------------------ main loop
     def run(self) -> Iterator[Record]:
@@ -241,6 +244,11 @@ class _FileReader:
                 p = m.end()
                 header = nccl = True
         t, end, level, kind = self.ts.parse(s, p)
+        if not end and s.startswith(" ", p):  # " [2024-09-11 17:52:18] iteration ..." (Megatron)
+            p1 = p + 1
+            while s.startswith(" ", p1) and p1 - p < 8:
+                p1 += 1
+            t, end, level, kind = self.ts.parse(s, p1)
         source = None
         if end:
             p = end
@@ -277,14 +285,25 @@ class _FileReader:
             self.last_time = t
         # ---- continuation of this stream's open record?
         op = self.open.get(stream)
-        if op is not None and not header:
+        if not header:
             content = s[pos:]
-            if (op.kind != lc.K_LINE or content.startswith(lc.CONTINUATION_STARTS)
-                    or content.startswith(lc.WHAT_STARTS)) \
+            if op is not None and (op.kind != lc.K_LINE or content.startswith(lc.CONTINUATION_STARTS)
+                                   or content.startswith(lc.WHAT_STARTS)) \
                     and op.n < self.opt.max_record_lines and lc.continues(op, content, self):
                 op.add(lineno, s)
                 if op.closed:
                     del self.open[stream]
+                self.last_open = op
+                return None
+            # c10 prefixes only the first line of a message with [rankN]: its hint lines, "Exception raised
+            # from" and frames come unprefixed: they continue the latest open record of another stream
+            last = self.last_open
+            if not stream and last is not None and last is not op and not last.closed \
+                    and content.startswith(lc.STRONG_CONTINUATION) and last.n < self.opt.max_record_lines \
+                    and lc.continues(last, content, self):
+                last.add(lineno, s)
+                if last.closed:
+                    self.open.pop(last.stream, None)
                 return None
         msg = s[p:].strip() if p else s.strip()
         if not msg:
@@ -301,6 +320,10 @@ class _FileReader:
                 rank = lc.rank_in_message(msg)
         if "global_ranks=[" in msg:
             self._global_ranks(msg)
+        if msg.startswith(("srun: error: ", "slurmstepd: error: ")):
+            about = self._slurm_node(msg)
+            if about is not None:
+                host = about
         node = host if host is not None else self.path_node
         # ---- kind of record, level and source
         rkind = lc.record_kind(msg)
@@ -328,6 +351,7 @@ class _FileReader:
         else:
             new = _Open(lineno, node, rank, gpu, source, t, level, msg, s, rkind, stream)
             self.open[stream] = new
+            self.last_open = new
         self.out.append(new)
         return None
 
@@ -382,6 +406,19 @@ class _FileReader:
                 if r:
                     self.rank_map.tie(int(r), self.path_node, GLOBAL_WEIGHT - 1)
 
+    def _slurm_node(self, msg: str) -> str | None:
+        """``srun: error: node017: tasks 8-15: Exited ...`` ties tasks to a host; both name the node concerned."""
+        m = SRUN_ERROR.match(msg)
+        if m:
+            host = normalize_host(m[1])
+            first = int(m[2])
+            last = int(m[3]) if m[3] else first
+            for r in range(first, min(last, first + 4096) + 1):
+                self.rank_map.tie(r, host)
+            return host
+        m = STEPD_NODE.search(msg)
+        return normalize_host(m[1]) if m else None
+
     def _fill(self, stream: str, node: str | None, rank: int | None, gpu: int | None) -> tuple[str | None, int | None]:
         """Node and GPU that the line itself did not give: from its stream, its file, or the rank map."""
         info = self.streams.get(stream)
@@ -409,6 +446,8 @@ class _FileReader:
         if op.kind == lc.K_ELASTIC:
             lc.finish_elastic(op, self)
             node = node or op.node
+        elif op.kind == lc.K_TB:
+            op.source = lc.classify(op.message, op.message) or op.source
         if node is None or (gpu is None and op.stream):
             node, gpu = self._fill(op.stream, node, op.rank, gpu)
         acc = self.acc

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
 # record kinds
 K_LINE, K_TB, K_FRAMES, K_ELASTIC, K_BANNER, K_NVRM, K_UCX = range(7)
 # traceback states
-TB_FRAMES, TB_EXC, TB_CHAIN, TB_CFRAMES = range(4)
+TB_FRAMES, TB_EXC, TB_CHAIN, TB_CFRAMES, TB_LASTERR = range(5)
 
 LEVEL_WORDS = frozenset({"DEBUG", "INFO", "NOTICE", "WARNING", "WARN", "ERROR", "CRITICAL", "FATAL", "TRACE"})
 _LEVEL_OF = {"DEBUG": "debug", "TRACE": "debug", "INFO": "info", "NOTICE": "info", "WARNING": "warning",
@@ -28,7 +28,7 @@ _LEVEL_OF = {"DEBUG": "debug", "TRACE": "debug", "INFO": "info", "NOTICE": "info
 _LW = "(DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE)"
 _LEVEL_BRACKET = re.compile(r"\[" + _LW + r"\] *")
 _GLOG_BRACKET = re.compile(r"\[([IWEF]) [^\]\s]+:\d+\] *")  # [E ProcessGroupNCCL.cpp:915]
-_LEVEL_SEP = re.compile(r"(?:- [^\s]+ - |\| )" + _LW + r" *[|-] *")  # - name - INFO -   | INFO     |
+_LEVEL_SEP = re.compile(r"(?:- (?:[^\s]+ - )?|\| )" + _LW + r" *[|-] *")  # - name - INFO -   | INFO     |
 _LEVEL_WORD = re.compile(_LW + r"(?::[\w.<>]*:|\s*[|-]\s+|:\s+|\s+)")  # INFO:root:  INFO -  ERROR:  INFO
 
 HINTS = (
@@ -41,6 +41,10 @@ HINTS = (
 FRAME_STARTS = ("frame #", "<omitting python frames>")
 CHAIN_MARKERS = ("The above exception was the direct cause", "During handling of the above exception")
 CONTINUATION_STARTS = HINTS + ("Exception raised from ",)
+# lines that continue the message of a torch DistBackendError / NCCL exception
+NCCL_EXC_LINES = ("ncclRemoteError:", "ncclSystemError:", "ncclInternalError:", "ncclUnhandledCudaError:",
+                  "ncclInvalidUsage:", "ncclInvalidArgument:", "ncclInProgress:")
+STRONG_CONTINUATION = CONTINUATION_STARTS + FRAME_STARTS + ("  what():", "what():")
 WHAT_START = "what():"
 WHAT_STARTS = ("  what():", "what():")
 _EXC_LINE = re.compile(r"[A-Za-z_][\w.]*(?::(?:\s|$)|$)")
@@ -225,12 +229,18 @@ def _traceback(op: _Open, content: str) -> bool:
         if line.startswith(CHAIN_MARKERS):
             op.state = TB_CHAIN
             return True
-        if line.startswith(HINTS):
+        if line.startswith(HINTS) or line.startswith(NCCL_EXC_LINES):
+            return True
+        if line == "Last error:":
+            op.state = TB_LASTERR
             return True
         if line.startswith("Exception raised from "):
             op.state = TB_CFRAMES
             return True
         return c0 == "\t" or content.startswith("  ")
+    if st == TB_LASTERR:  # the detail line after "Last error:"
+        op.state = TB_EXC
+        return True
     if st == TB_CHAIN:
         if content.startswith("Traceback (most recent call last)"):
             op.state = TB_FRAMES
@@ -249,6 +259,7 @@ def finish_elastic(op: _Open, reader: _FileReader) -> None:
     host = None
     failures: list[int] = []
     hosts: set[str] = set()
+    in_tb = False
     for raw in lines[1:]:
         text = raw.strip()
         if text.startswith("Root Cause"):
@@ -256,8 +267,15 @@ def finish_elastic(op: _Open, reader: _FileReader) -> None:
             continue
         m = ELASTIC_FIELD.match(raw)
         if not m:
+            # a multi-line "traceback :" field: its last line is the exception
+            if in_tb:
+                if text.startswith(("[", "---", "===")):
+                    in_tb = False
+                elif in_root and text and text != "..." and not text.startswith("File "):
+                    root["traceback"] = text
             continue
         key, value = m[1], m[2].strip()
+        in_tb = key == "traceback" and value.startswith("Traceback")
         if key == "host":
             host = normalize_host(value) if value else None
         elif key == "rank" and host:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import codecs
 import errno
+import fnmatch
 import os
 import stat
 import sys
@@ -27,6 +28,10 @@ CHUNK_BYTES = 1 << 20
 DEFAULT_MAX_LINE_CHARS = 64 * 1024
 _MAX_INFLATE = 4 << 20  # bound on bytes produced per decompress call (gzip bombs)
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__"})
+# Files inside a job folder that are not logs of the job: the answer key of a simulated job must never be read
+# as evidence. Matched (fnmatch) against file names found while walking a directory, never against paths given
+# explicitly.
+DEFAULT_EXCLUDE: tuple[str, ...] = ("ground_truth.json",)
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _BINARY_MAGICS: tuple[tuple[bytes, str], ...] = (
@@ -122,7 +127,8 @@ def _read_head(path: str) -> tuple[bytes, bool]:
     return out, True
 
 
-def discover(paths: Sequence[str], accounting: Accounting) -> Job:
+def discover(paths: Sequence[str], accounting: Accounting,
+             exclude: Sequence[str] = DEFAULT_EXCLUDE) -> Job:
     """List the readable text files of a job; warn about (and count) everything else.
 
     Raises InputError only when nothing readable remains.
@@ -150,7 +156,7 @@ def discover(paths: Sequence[str], accounting: Accounting) -> Job:
             continue
         if stat.S_ISDIR(st.st_mode):
             roots.append(apath)
-            _walk(apath, st, found, accounting)
+            _walk(apath, st, found, accounting, tuple(exclude))
         else:
             roots.append(os.path.dirname(apath))
             _add_file(apath, st, found, accounting, explicit=True)
@@ -217,7 +223,8 @@ def _add_file(apath: str, st: os.stat_result, found: dict, accounting: Accountin
         accounting.skip_file("not_regular", apath)
 
 
-def _walk(top: str, top_st: os.stat_result, found: dict, accounting: Accounting) -> None:
+def _walk(top: str, top_st: os.stat_result, found: dict, accounting: Accounting,
+          exclude: tuple[str, ...] = ()) -> None:
     """Depth-first walk following directory symlinks, with loop detection on (device, inode)."""
     visited: set[tuple[int, int]] = {(top_st.st_dev, top_st.st_ino)}
     stack = [top]
@@ -230,6 +237,9 @@ def _walk(top: str, top_st: os.stat_result, found: dict, accounting: Accounting)
             accounting.skip_file(_os_reason(exc), d, os.strerror(exc.errno) if exc.errno else str(exc))
             continue
         for entry in reversed(entries):
+            if exclude and any(fnmatch.fnmatch(entry.name, pat) for pat in exclude):
+                accounting.files_skipped["excluded"] += 1
+                continue
             try:
                 st = entry.stat(follow_symlinks=True)
             except OSError as exc:

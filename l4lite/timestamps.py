@@ -28,7 +28,11 @@ _OFFSET = r"(Z|[+-]\d\d(?::?\d\d)?)?"
 # lines of the same second cost one regex match and one dict lookup.
 # 2026-11-29 10:11:12,345 / 2025-01-21T04:41:44.283302+00:00 / 2024/01/02 03:04:05
 _ISO = re.compile(r"((\d{4})[-/](\d\d)[-/](\d\d)[T ](\d\d):(\d\d):(\d\d))(?:[.,](\d{1,9}))?" + _OFFSET
-                  + r"(?=[\s|\]]|$) *")
+                  + r"(?=[\s|\],]|$),? *(?:>> )?")
+# 09/11/2024 17:52:18  (HF example scripts)
+_US = re.compile(r"((\d\d)/(\d\d)/(\d{4}) (\d\d):(\d\d):(\d\d))(?:[.,](\d{1,9}))?(?= |$) *")
+# [INFO|trainer.py:2048] 2024-09-11 17:52:18,030 >>  (HF transformers)
+_HF = re.compile(r"\[(DEBUG|INFO|WARNING|ERROR|CRITICAL)\|[^\]]*\] *")
 # [2023-03-05 06:40:25,173]
 _ISO_BR = re.compile(r"\[((\d{4})[-/](\d\d)[-/](\d\d)[T ](\d\d):(\d\d):(\d\d))(?:[.,](\d{1,9}))?" + _OFFSET
                      + r"\] *")
@@ -184,6 +188,17 @@ class TimestampParser:
                         return NO_STAMP
                     return self._iso(m)
                 if s[pos + 2:pos + 3] == "/":
+                    if s[pos + 5:pos + 6] == "/":
+                        m = _US.match(s, pos)
+                        if m is None:
+                            return NO_STAMP
+                        t = self._cache.get(m[1])
+                        if t is None:
+                            mo, y = int(m[2]), int(m[4])
+                            self._seen_year(y, mo)
+                            t = self._day(y, mo, int(m[3])) + int(m[5]) * 3600 + int(m[6]) * 60 + int(m[7])
+                            self._remember(m[1], t)
+                        return t + _frac(m[8]), m.end(), None, "iso"
                     m = _MMDD.match(s, pos)
                     if m:
                         t = self._cache.get(m[1])
@@ -243,6 +258,11 @@ class TimestampParser:
         if c1 in _UPPER:
             if c1 in "IWEF" and s[pos + 2:pos + 3] in _DIGITS:
                 return self._glog(s, pos)
+            if "|" in s[pos:pos + 12]:
+                m = _HF.match(s, pos)
+                if m:
+                    t, end, _, kind = self.parse(s, m.end())
+                    return t, (end or m.end()), _WORD_LEVEL[m[1]], "hf"
             m = _DATE.match(s, pos)
             if m:
                 return self._date(m), m.end(), None, "dmesg_t"
