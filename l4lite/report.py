@@ -37,7 +37,7 @@ from markupsafe import Markup, escape
 from l4lite import __version__
 from l4lite import report_charts as rc
 from l4lite.errors import L4Error
-from l4lite.incident import Evidence, Incident, write_atomic
+from l4lite.incident import Evidence, Incident, Suspect, write_atomic
 from l4lite.report_charts import clean
 from l4lite.report_context import attach_context
 from l4lite.report_facts import CATEGORY_LABELS, checklist, ticket_text
@@ -45,6 +45,8 @@ from l4lite.resources import templates_dir
 
 MAX_BYTES = 2_000_000
 _BUDGET = 1_900_000  # keep a margin under MAX_BYTES
+_ACCOUNTING_KEYS = frozenset({"accounting", "files", "lines_read", "lines_in_records", "records", "lines_skipped",
+                              "files_skipped", "warnings"})
 ROLE_ORDER = {"root": 0, "cascade": 1, "symptom": 2, "confirmation": 3, "anomaly": 4}
 
 
@@ -164,7 +166,8 @@ def clip(text: Any, limit: int) -> tuple[str, int]:
 def _view(inc: Incident, caps: Caps, shared: dict[str, Any]) -> dict[str, Any]:
     extra = inc.extra if isinstance(inc.extra, dict) else {}
     suspects = sorted(inc.suspects, key=lambda s: -float(s.score or 0))
-    suspect_nodes = [s.node for s in suspects]
+    main = main_suspects(suspects)
+    suspect_nodes = [s.node for s in main]
     failure_t = rc.parse_time(inc.failure_time)
     is_incident = inc.status == "incident"
     omitted: list[str] = []
@@ -183,8 +186,10 @@ def _view(inc: Incident, caps: Caps, shared: dict[str, Any]) -> dict[str, Any]:
         "scope": inc.scope,
         "confidence": inc.confidence,
         "suspects": [{"node": clip(s.node, 120)[0], "score": s.score, "category": s.category,
-                      "reasons": [clip(r, 300)[0] for r in (s.reasons or [])[:4]]} for s in suspects[:8]],
-        "more_suspects": max(0, len(suspects) - 8),
+                      "reasons": [clip(r, 300)[0] for r in (s.reasons or [])[:4]]} for s in main],
+        "other_suspects": clip(", ".join(f"{s.node} {float(s.score or 0) * 100:.0f}%"
+                                         for s in suspects[len(main):len(main) + 12]), 300)[0],
+        "more_suspects": max(0, len(suspects) - len(main)),
         "recommendations": [clip(r, 600)[0] for r in inc.recommendations[:20]],
         "checkpoint": _kv(inc.checkpoint.get("last_saved") if isinstance(inc.checkpoint, dict) else None),
         "checkpoint_short": _checkpoint_short(inc.checkpoint),
@@ -198,7 +203,7 @@ def _view(inc: Incident, caps: Caps, shared: dict[str, Any]) -> dict[str, Any]:
     view["facts"] = _facts(inc, view)
     view["evidence"], view["facets"] = _evidence(inc.evidence, caps, omitted)
     view["evidence_total"] = len(inc.evidence)
-    view["timelines"] = _timelines(inc, extra, caps, failure_t, suspect_nodes[:6])
+    view["timelines"] = _timelines(inc, extra, caps, failure_t, suspect_nodes)
     view["phases"] = [{"name": clean(p.name), "start": rc.fmt_time(rc.parse_time(p.start)),
                        "end": rc.fmt_time(rc.parse_time(p.end))} for p in inc.phases[:20]]
     hm = extra.get("heatmap")
@@ -210,7 +215,7 @@ def _view(inc: Incident, caps: Caps, shared: dict[str, Any]) -> dict[str, Any]:
                          for c in shared["checklist"][:40] if isinstance(c, dict)]
     view["templates"] = _templates(extra.get("templates"), caps, omitted)
     view["accounting"] = _accounting(inc.stats, caps, omitted)
-    view["stats"] = _kv({k: v for k, v in (inc.stats or {}).items() if k != "accounting"
+    view["stats"] = _kv({k: v for k, v in (inc.stats or {}).items() if k not in _ACCOUNTING_KEYS
                          and not isinstance(v, dict | list)})
     for chart in [*view["timelines"], view["heatmap"], *(view["health"] or {}).get("charts", [])]:
         if chart is not None and chart.note:
@@ -219,6 +224,14 @@ def _view(inc: Incident, caps: Caps, shared: dict[str, Any]) -> dict[str, Any]:
     view["page_data"] = {"ticket": clean(shared["ticket"]), "evidence_total": len(inc.evidence),
                          "evidence_shown": len(view["evidence"])}
     return view
+
+
+def main_suspects(suspects: list[Suspect]) -> list[Suspect]:
+    """The suspects worth naming up front (at most 3): the top one and any close to it."""
+    if not suspects:
+        return []
+    top = float(suspects[0].score or 0)
+    return [suspects[0]] + [s for s in suspects[1:3] if float(s.score or 0) >= max(0.2, 0.4 * top)]
 
 
 def _facts(inc: Incident, view: dict[str, Any]) -> list[tuple[str, Any]]:

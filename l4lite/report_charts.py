@@ -276,7 +276,8 @@ def line_chart(title: str, series: dict[str, Sequence[Sequence[Any]]], *, max_po
             else "#1d4ed8"
         chart.lines.append({"d": d, "colour": colour, "width": 1 if muted else 1.8, "label": clean(name)[:80],
                             "muted": muted, "points": len(px)})
-    chart.xticks = [(float(sx(t)), fmt_num(t)) for t in nice_ticks(x0, x1, 6) if float(sx(t)) <= width - 14]
+    chart.xticks = [(float(sx(t)), fmt_num(t)) for t in nice_ticks(x0, x1, 6)
+                    if float(sx(t)) + 3.2 * len(fmt_num(t)) <= width]
     if chart.log_y:
         chart.yticks = [(float(sy(10.0**e)), fmt_num(10.0**e)) for e in range(math.ceil(y0), math.floor(y1) + 1)]
     else:
@@ -382,7 +383,7 @@ def heatmap(data: dict[str, Any], *, suspects: Sequence[str], max_rows: int, max
             return round(left + (t - t_first) / span * plot_w, 1)
 
         xticks = [(sx(t), fmt_time(t, False)) for t in time_ticks(t_first, t_last + bucket, 8)
-                  if sx(t) <= width - 36]
+                  if sx(t) + 26 <= width]
         if failure_time is not None and t_first <= failure_time <= t_last + bucket:
             marker = sx(failure_time)
     legend = [(v, heat_colour(v)) for v in (0.1, 0.3, 0.5, 0.7, 0.9)]
@@ -482,6 +483,7 @@ def timeline(data: dict[str, Any], phases: Sequence[dict[str, Any]], *, max_even
         marks.append({"x": sx(t), "y": y + lane_h / 2, "role": role, "colour": ROLE_COLOURS.get(role, "#6b7280"),
                       "title": f"{fmt_time(t)} · {clean(node)[:80] if node else 'job-wide'} · {clean(role)[:20]} · "
                                f"{label}"})
+    marks.sort(key=lambda m: -_EVENT_RANK.get(m["role"], 5))  # root causes drawn last, on top
     bands = []
     for p in phases:
         s, e = parse_time(p.get("start")), parse_time(p.get("end"))
@@ -496,5 +498,5 @@ def timeline(data: dict[str, Any], phases: Sequence[dict[str, Any]], *, max_even
                       "show_label": w > 7 * len(name) + 8})
     height = int(top + len(lanes) * lane_h + 28)
     marker = sx(failure_time) if failure_time is not None and t0 <= failure_time <= t1 else None
-    xticks = [(sx(t), fmt_time(t, False)) for t in time_ticks(t0, t1, 8) if sx(t) <= width - 36]
+    xticks = [(sx(t), fmt_time(t, False)) for t in time_ticks(t0, t1, 8) if sx(t) + 26 <= width]
     return Timeline(title, width, height, left, lane_h, bands, lanes, marks, xticks, marker, "; ".join(notes))
