@@ -49,7 +49,7 @@ WHAT_START = "what():"
 WHAT_STARTS = ("  what():", "what():")
 _EXC_LINE = re.compile(r"[A-Za-z_][\w.]*(?::(?:\s|$)|$)")
 _ERROR = re.compile(r"\b(?:ERROR|FATAL|FAILED|Traceback|Fatal|fatal error|CRITICAL|Xid|Caught signal|"
-                    r"Segmentation fault|core dumped|Bus error|Killed process)\b"
+                    r"Segmentation fault|core dumped|Bus error|Killed process)\b|\berror: "
                     r"|(?:Error|Exception)\b")
 _WARNING = re.compile(r"(?:WARNING|WARN|Warning)\b")
 

@@ -1,0 +1,145 @@
+"""Timestamp formats of GPU-cluster logs: epoch seconds (UTC), header span, level, year inference, dmesg uptimes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from l4lite.timestamps import TimestampParser, parse_elastic_time
+
+
+def ts(*args: int, us: int = 0) -> float:
+    return datetime(*args, tzinfo=UTC).timestamp() + us / 1e6
+
+
+MTIME_2025 = ts(2025, 12, 31, 12, 0, 0)
+
+
+@pytest.mark.parametrize(
+    ("line", "expected", "rest", "level"),
+    [
+        # ISO 8601 with T or space, with and without fraction and offset
+        ("2026-11-29 10:11:12,345 - trainer - INFO - hi", ts(2026, 11, 29, 10, 11, 12, us=345000),
+         "- trainer - INFO - hi", None),
+        ("2026-11-29T10:11:12Z msg", ts(2026, 11, 29, 10, 11, 12), "msg", None),
+        ("2026-11-29T10:11:12.5+02:00 msg", ts(2026, 11, 29, 8, 11, 12, us=500000), "msg", None),
+        ("2025-01-21T04:41:44+0000 node1 kernel: x", ts(2025, 1, 21, 4, 41, 44), "node1 kernel: x", None),
+        ("2024/09/11 17:52:18.030, 0, 00000000:4E:00.0", ts(2024, 9, 11, 17, 52, 18, us=30000), "0, 00000000:4E:00.0",
+         None),
+        # DeepSpeed (real: deepspeed-2946-t5-11b-sigkill-handler)
+        ("[2023-03-05 06:40:25,173] [INFO] [launch.py:318:sigkill_handler] Killing subprocess 3698707",
+         ts(2023, 3, 5, 6, 40, 25, us=173000), "[INFO] [launch.py:318:sigkill_handler] Killing subprocess 3698707",
+         None),
+        # loguru (real: dddd-trainer-36)
+        ("2023-07-26 09:59:13.215 | INFO     | __main__:__init__:12 - ", ts(2023, 7, 26, 9, 59, 13, us=215000),
+         "| INFO     | __main__:__init__:12 - ", None),
+        # glog / c10 (real: llamafactory-6269, llamafactory-7396, milabench-269)
+        ("[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught",
+         ts(2025, 12, 6, 18, 44, 12, us=715299), "[Rank 0] Watchdog caught", "error"),
+        ("[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] x", ts(2025, 3, 21, 2, 7, 8, us=408271),
+         "[Rank 0] x", "error"),
+        ("W0801 13:23:17.366000 139989 torch/distributed/elastic/multiprocessing/api.py:897] Sending process 1",
+         ts(2025, 8, 1, 13, 23, 17, us=366000), "Sending process 1", "warning"),
+        ("I1129 10:11:12.345678 12345 file.cc:123] hello", ts(2025, 11, 29, 10, 11, 12, us=345678), "hello", "info"),
+        # dmesg -T (real: gpud-46, vllm-40652)
+        ("[Fri Aug 30 11:43:09 2024] NVRM: Xid (PCI:0000:cb:00): 13", ts(2024, 8, 30, 11, 43, 9),
+         "NVRM: Xid (PCI:0000:cb:00): 13", None),
+        # syslog (real: pcluster-2701), year from the file's mtime
+        ("Apr 30 14:49:44 ip-10-0-33-4 kernel: [271848.483268] Lustre: x", ts(2025, 4, 30, 14, 49, 44),
+         "ip-10-0-33-4 kernel: [271848.483268] Lustre: x", None),
+        ("Nov  9 10:11:12 host prog[12]: x", ts(2025, 11, 9, 10, 11, 12), "host prog[12]: x", None),
+        # dmesg -x --time-format iso
+        ("kern  :warn  : 2025-01-21T04:41:44,283302+00:00 mlx5_core: link down", ts(2025, 1, 21, 4, 41, 44, us=283302),
+         "mlx5_core: link down", "warning"),
+        ("kern  :err   : [  12.5] x", None, "x", "error"),
+        # mmengine (real: mmdet-12069, xtuner-187)
+        ("12/09 06:49:23 - mmengine - INFO - Saving checkpoint", ts(2025, 12, 9, 6, 49, 23),
+         "- mmengine - INFO - Saving checkpoint", None),
+        # NVIDIA fabric manager (real: gpud-testdata-fabricmanager)
+        ("[Feb 25 2025 13:59:45] [INFO] [tid 1803] Received", ts(2025, 2, 25, 13, 59, 45), "[INFO] [tid 1803] Received",
+         None),
+        # vLLM and HF transformers
+        ("INFO 12-06 18:44:12 llm_engine.py:1] x", ts(2025, 12, 6, 18, 44, 12), "llm_engine.py:1] x", "info"),
+        ("[WARNING|trainer.py:2048] 2024-09-11 17:52:18,030 >> hello", ts(2024, 9, 11, 17, 52, 18, us=30000), "hello",
+         "warning"),
+        ("09/11/2024 17:52:18 - WARNING - __main__ - Process rank: 0", ts(2024, 9, 11, 17, 52, 18),
+         "- WARNING - __main__ - Process rank: 0", None),
+    ],
+)
+def test_formats(line: str, expected: float | None, rest: str, level: str | None) -> None:
+    t, end, lvl, kind = TimestampParser(mtime=MTIME_2025).parse(line)
+    assert kind
+    if expected is None:
+        assert t is None
+    else:
+        assert t == pytest.approx(expected, abs=1e-6)
+    assert line[end:] == rest
+    assert lvl == level
+
+
+@pytest.mark.parametrize("line", ["hello world", "", "[E ProcessGroupNCCL.cpp:915] x", "Feb 30 10:00:00 h x",
+                                  "2024-13-45 10:00:00 x", "12345 apples", "[rank0]: x", "[INFO] x",
+                                  "2024-01-01 10:00:00abc", "Epoch 0: 3%"])
+def test_no_timestamp(line: str) -> None:
+    assert TimestampParser(year=2025).parse(line) == (None, 0, None, "")
+
+
+def test_parse_at_offset() -> None:
+    line = "3: [rank3]:[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607] msg"
+    t, end, level, _ = TimestampParser(year=2024).parse(line, line.index("[E"))
+    assert t == pytest.approx(ts(2024, 12, 6, 18, 44, 12, us=715299), abs=1e-6)
+    assert line[end:] == "msg" and level == "error"
+
+
+def test_year_from_explicit_option_and_from_full_timestamps() -> None:
+    p = TimestampParser(year=2019)
+    assert p.parse("Nov 29 10:11:12 h x")[0] == ts(2019, 11, 29, 10, 11, 12)
+    p = TimestampParser(year=2019)
+    p.parse("2022-11-01 00:00:00 full year first")
+    assert p.parse("Nov 29 10:11:12 h x")[0] == ts(2022, 11, 29, 10, 11, 12)
+
+
+def test_year_before_mtime_when_date_is_later_in_the_year() -> None:
+    # a file written on 2026-01-02 that starts in December belongs to 2025
+    p = TimestampParser(mtime=ts(2026, 1, 2, 0, 0, 0))
+    assert p.parse("Dec 31 23:59:59 h x")[0] == ts(2025, 12, 31, 23, 59, 59)
+    assert p.parse("Jan  1 00:00:01 h x")[0] == ts(2026, 1, 1, 0, 0, 1)  # roll-over at New Year
+
+
+def test_glog_roll_over_new_year() -> None:
+    p = TimestampParser(year=2024)
+    assert p.parse("E1231 23:59:59.000000 1 a.cc:1] x")[0] == ts(2024, 12, 31, 23, 59, 59)
+    assert p.parse("E0101 00:00:01.000000 1 a.cc:1] x")[0] == ts(2025, 1, 1, 0, 0, 1)
+
+
+def test_cache_gives_the_same_second_with_different_fractions() -> None:
+    p = TimestampParser()
+    a = p.parse("2024-05-01 10:00:01,100 x")[0]
+    b = p.parse("2024-05-01 10:00:01,900 x")[0]
+    assert b - a == pytest.approx(0.8)
+
+
+def test_dmesg_uptime_unanchored_then_anchored() -> None:
+    p = TimestampParser(year=2021)
+    t, end, _, kind = p.parse("[271848.483268] Lustre: x")
+    assert (t, kind) == (None, "uptime") and end == len("[271848.483268] ")
+    wall = ts(2021, 4, 30, 14, 49, 44)
+    p.anchor(wall, 271848.483268)
+    t, _, _, _ = p.parse("[271850.483268] later")
+    assert t == pytest.approx(wall + 2.0)
+    # the uptime restarting means a reboot: the anchor no longer holds
+    t, _, _, _ = p.parse("[    1.000000] Linux version")
+    assert t is None
+
+
+def test_dmesg_delta_has_no_time() -> None:
+    t, end, _, kind = TimestampParser().parse("[  +0.000316] pcieport 0000:00:03.0: AER: Corrected error")
+    assert t is None and kind == "delta"
+    assert end == len("[  +0.000316] ")
+
+
+def test_elastic_time() -> None:
+    assert parse_elastic_time("2025-05-21_15:43:03") == ts(2025, 5, 21, 15, 43, 3)
+    assert parse_elastic_time("<N/A>") is None
+    assert parse_elastic_time("2025-02-30_15:43:03") is None
