@@ -1,16 +1,273 @@
-"""`l4lite parse`."""
+"""`l4lite parse JOB... [-o records.parquet|records.csv|records.jsonl] [--node-from REGEX] [--quiet]`.
+
+One row per record: file, line, end_line, node, rank, gpu, source, time, level, template_id, template, text.
+Template ids are only final once every line has been mined, so parsing takes two passes: the first streams
+the records through the template miner into a spool file on disk (Arrow IPC, in batches) and the second reads
+the spool back, adds the final template of each record and writes the output in batches. Memory stays bounded
+by the batch size and the templates, whatever the size of the job.
+
+The line accounting (lines read = lines in records + lines skipped by reason) is printed to stderr at the end
+and stored with the output: in the Parquet schema metadata under ``l4lite.accounting``, and for CSV and JSON
+lines in a sidecar ``<output>.meta.json``. Without ``-o`` (or with ``-o -``) JSON lines (or with ``--format csv``,
+CSV) go to stdout.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
 
+from l4lite import __version__
 from l4lite.errors import L4Error
+from l4lite.records import Accounting, Record
+
+FORMATS = ("parquet", "csv", "jsonl")
+_SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl",
+             ".json": "jsonl"}
+BATCH_RECORDS = 32_768
+ACCOUNTING_KEY = "l4lite.accounting"
+COLUMNS = ("file", "line", "end_line", "node", "rank", "gpu", "source", "time", "level", "template_id",
+           "template", "text")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("parse", help="(not available yet)")
+    p = sub.add_parser(
+        "parse", help="turn a job's logs into records with stable template ids (Parquet, CSV or JSON lines)",
+        description="Parse a job's logs into one row per record (file, line, end_line, node, rank, gpu, source, "
+                    "time, level, template_id, template, text) and print the line accounting.")
+    p.add_argument("paths", nargs="+", metavar="JOB", help="job directory, log files, or - for stdin")
+    p.add_argument("-o", "--output", default="-", metavar="FILE",
+                   help="records.parquet, records.csv or records.jsonl (default: JSON lines on stdout)")
+    p.add_argument("--format", choices=FORMATS, help="output format (default: from the output's extension)")
+    p.add_argument("--node-from", metavar="REGEX",
+                   help="regex whose first group (or group 'node') names the node in a file's relative path")
+    p.add_argument("--quiet", action="store_true", help="do not print the line accounting and warnings")
     p.set_defaults(run=run)
 
 
+def output_format(output: str, explicit: str | None) -> str:
+    """The output format: explicit, else from the file's extension; stdout is JSON lines."""
+    if explicit:
+        return explicit
+    if output == "-":
+        return "jsonl"
+    suffix = Path(output).suffix.lower()
+    if suffix not in _SUFFIXES:
+        raise L4Error(f"{output}: cannot tell the output format from the extension; use .parquet, .csv or .jsonl "
+                      "(or --format)")
+    return _SUFFIXES[suffix]
+
+
 def run(args: argparse.Namespace) -> int:
-    raise L4Error("'parse' is not available in this build")
+    fmt = output_format(args.output, args.format)
+    if args.output == "-" and fmt == "parquet":
+        raise L4Error("--format parquet needs an output file (-o FILE)")
+    from l4lite.ingest import IngestOptions, iter_records
+    from l4lite.mining import TemplateMiner
+
+    accounting = Accounting()
+    miner = TemplateMiner()
+    with tempfile.TemporaryDirectory(prefix="l4lite-parse-") as tmp:
+        spool = Path(tmp) / "records.arrows"
+        records = iter_records(args.paths, IngestOptions(node_from=args.node_from), accounting)
+        n = write_spool(records, miner, spool)
+        metadata = {"l4lite.version": __version__, ACCOUNTING_KEY: accounting.to_dict(), "records": n,
+                    "templates": len(miner)}
+        batches = finalize_spool(spool, miner.finalize())
+        if args.output == "-":
+            sys.stdout.flush()
+            if fmt == "csv":
+                _write_csv(batches, sys.stdout.buffer)
+            else:
+                write_jsonl(batches, sys.stdout)
+            sys.stdout.flush()
+        else:
+            write_output(batches, Path(args.output), fmt, metadata)
+    if not args.quiet:
+        for warning in accounting.warnings:
+            print(f"l4lite: warning: {warning}", file=sys.stderr)
+        print(f"l4lite: {accounting.summary_line()}", file=sys.stderr)
+    return 0
+
+
+# -- pass 1: records -> spool --------------------------------------------------------------------------
+
+
+def _spool_schema() -> Any:
+    import pyarrow as pa
+
+    return pa.schema([("file", pa.string()), ("line", pa.int64()), ("end_line", pa.int64()), ("node", pa.string()),
+                      ("rank", pa.int64()), ("gpu", pa.int64()), ("source", pa.string()), ("time", pa.float64()),
+                      ("level", pa.string()), ("text", pa.string()), ("cluster", pa.int64())])
+
+
+def _strings(values: list[str | None]) -> Any:
+    import pyarrow as pa
+
+    try:
+        return pa.array(values, pa.string())
+    except (UnicodeEncodeError, pa.ArrowInvalid):  # lone surrogates: keep the text, replace the bad code points
+        return pa.array([None if v is None else v.encode("utf-8", "replace").decode("utf-8") for v in values],
+                        pa.string())
+
+
+def write_spool(records: Iterable[Record], miner: Any, path: Path) -> int:
+    """Mine every record and spool it with its local cluster id, in batches. Returns the number of records."""
+    import pyarrow as pa
+
+    schema = _spool_schema()
+    n = 0
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, schema) as writer:
+        batch: list[Record] = []
+        clusters: list[int] = []
+        add = miner.add
+        for record in records:
+            batch.append(record)
+            clusters.append(add(record.message))
+            if len(batch) >= BATCH_RECORDS:
+                n += _flush(writer, schema, batch, clusters)
+        n += _flush(writer, schema, batch, clusters)
+    return n
+
+
+def _flush(writer: Any, schema: Any, batch: list[Record], clusters: list[int]) -> int:
+    import pyarrow as pa
+
+    if not batch:
+        return 0
+    arrays = [
+        _strings([r.file for r in batch]),
+        pa.array([r.line for r in batch], pa.int64()),
+        pa.array([r.end_line for r in batch], pa.int64()),
+        _strings([r.node for r in batch]),
+        pa.array([r.rank for r in batch], pa.int64()),
+        pa.array([r.gpu for r in batch], pa.int64()),
+        _strings([r.source for r in batch]),
+        pa.array([r.time for r in batch], pa.float64()),
+        _strings([r.level for r in batch]),
+        _strings([r.text for r in batch]),
+        pa.array(clusters, pa.int64()),
+    ]
+    writer.write_batch(pa.record_batch(arrays, schema=schema))
+    n = len(batch)
+    batch.clear()
+    clusters.clear()
+    return n
+
+
+# -- pass 2: spool -> final records --------------------------------------------------------------------
+
+
+def output_schema(metadata: dict[str, Any] | None = None) -> Any:
+    import pyarrow as pa
+
+    schema = pa.schema([("file", pa.string()), ("line", pa.int64()), ("end_line", pa.int64()), ("node", pa.string()),
+                        ("rank", pa.int64()), ("gpu", pa.int64()), ("source", pa.string()),
+                        ("time", pa.timestamp("us", tz="UTC")), ("level", pa.string()),
+                        ("template_id", pa.string()), ("template", pa.string()), ("text", pa.string())])
+    if metadata:
+        schema = schema.with_metadata({k: json.dumps(v) for k, v in metadata.items()})
+    return schema
+
+
+def finalize_spool(path: Path, table: dict[int, tuple[str, str]]) -> Iterator[Any]:
+    """Batches of final records: the spool's batches with the template id and text of their cluster."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    size = max(table, default=0) + 1
+    ids: list[str] = [""] * size
+    texts: list[str] = [""] * size
+    for cid, (tid, text) in table.items():
+        ids[cid] = tid
+        texts[cid] = text
+    id_array = pa.array(ids, pa.string())
+    text_array = _strings(texts)
+    schema = output_schema()
+    with pa.OSFile(str(path), "rb") as source, pa.ipc.open_stream(source) as reader:
+        for batch in reader:
+            cluster = batch.column("cluster")
+            micros = pc.cast(pc.round(pc.multiply(batch.column("time"), 1e6)), pa.int64())
+            columns = {
+                **{name: batch.column(name) for name in ("file", "line", "end_line", "node", "rank", "gpu", "source")},
+                "time": pc.cast(micros, pa.timestamp("us", tz="UTC")),
+                "level": batch.column("level"),
+                "template_id": pc.take(id_array, cluster),
+                "template": pc.take(text_array, cluster),
+                "text": batch.column("text"),
+            }
+            yield pa.record_batch([columns[name] for name in COLUMNS], schema=schema)
+
+
+# -- writers -------------------------------------------------------------------------------------------
+
+
+def _iso_times(batch: Any) -> Any:
+    import pyarrow.compute as pc
+
+    return pc.strftime(batch.column("time"), format="%Y-%m-%dT%H:%M:%SZ")
+
+
+def write_jsonl(batches: Iterable[Any], out: IO[str]) -> None:
+    """JSON lines, one object per record, time as ISO 8601 (UTC)."""
+    dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    for batch in batches:
+        columns = [batch.column(name).to_pylist() for name in COLUMNS]
+        columns[COLUMNS.index("time")] = _iso_times(batch).to_pylist()
+        out.write("".join(dumps(dict(zip(COLUMNS, row, strict=True))) + "\n" for row in zip(*columns, strict=True)))
+
+
+def write_output(batches: Iterable[Any], path: Path, fmt: str, metadata: dict[str, Any]) -> None:
+    """Write the records atomically (temporary file in the same folder, then rename); CSV and JSON lines get
+    a sidecar ``<output>.meta.json`` with the accounting."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise L4Error(f"{path}: cannot write: {exc.strerror or exc}") from None
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        if fmt == "parquet":
+            _write_parquet(batches, tmp, metadata)
+        elif fmt == "csv":
+            _write_csv(batches, tmp)
+        else:
+            with tmp.open("w", encoding="utf-8", newline="\n") as fh:
+                write_jsonl(batches, fh)
+        if fmt != "parquet":
+            from l4lite.incident import write_atomic
+
+            write_atomic(Path(f"{path}.meta.json"), json.dumps(metadata, indent=2, sort_keys=True) + "\n")
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise L4Error(f"{path}: cannot write: {exc.strerror or exc}") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _write_parquet(batches: Iterable[Any], path: Path, metadata: dict[str, Any]) -> None:
+    import pyarrow.parquet as pq
+
+    schema = output_schema(metadata)
+    with pq.ParquetWriter(str(path), schema, compression="zstd") as writer:
+        for batch in batches:
+            writer.write_batch(batch.replace_schema_metadata(schema.metadata))
+
+
+def _write_csv(batches: Iterable[Any], path: Path | IO[bytes]) -> None:
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    schema = output_schema()
+    csv_schema = schema.set(COLUMNS.index("time"), pa.field("time", pa.string()))
+    with pcsv.CSVWriter(str(path) if isinstance(path, Path) else path, csv_schema) as writer:
+        for batch in batches:
+            columns = [_iso_times(batch) if name == "time" else batch.column(name) for name in COLUMNS]
+            writer.write_batch(pa.record_batch(columns, schema=csv_schema))
