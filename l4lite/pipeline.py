@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -108,7 +110,7 @@ def scan_files(files: Sequence[Any], root: str, options: AnalyzeOptions, *, acco
     started = time.perf_counter()
     accounting = accounting if accounting is not None else Accounting()
     rules = rules if rules is not None else load_rules(options)
-    ingest = IngestOptions(node_from=options.node_from)
+    ingest = IngestOptions(node_from=options.node_from, year=job_year(files))
     scanner = Scanner(miner if miner is not None else new_miner(), rules, bucket_seconds=options.bucket_seconds,
                       root=root)
     total = sum(f.size for f in files)
@@ -131,6 +133,36 @@ def scan_files(files: Sequence[Any], root: str, options: AnalyzeOptions, *, acco
     scan.info.setdefault("nodes", len(scan.node_last))
     scan.info["scan_seconds"] = round(time.perf_counter() - started, 3)
     return scan
+
+
+_YEAR_DATE = re.compile(r"(?<!\d)(20\d\d)[-/.](?:0[1-9]|1[0-2])[-/.](?:0[1-9]|[12]\d|3[01])(?!\d)")
+_YEAR_CTIME = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} +\d{1,2} \d\d:\d\d:\d\d (20\d\d)\b")
+
+
+def job_year(files: Sequence[Any], head_lines: int = 50) -> int | None:
+    """The year most of a job's dated lines carry, read from the first lines of its files.
+
+    Formats without a year (glog ``W0625 20:51:06``, syslog ``May  7 ...``) otherwise take the year of the
+    file's modification time, and a job copied or simulated long after it ran would have one of its files in
+    another year than the rest; the job's own dated lines are the better guess.
+    """
+    years: Counter[int] = Counter()
+    for f in files:
+        path = getattr(f, "path", None)
+        if not path or path == "-":
+            continue
+        try:
+            opener = gzip.open if getattr(f, "compressed", False) else open
+            with opener(path, "rt", encoding="utf-8", errors="replace") as fh:  # type: ignore[operator]
+                for n, line in enumerate(fh):
+                    if n >= head_lines:
+                        break
+                    m = _YEAR_DATE.search(line) or _YEAR_CTIME.search(line)
+                    if m:
+                        years[int(m.group(1))] += 1
+        except (OSError, EOFError):
+            continue
+    return years.most_common(1)[0][0] if years else None
 
 
 def run_detectors(scan: JobScan, dets: Iterable[Detector]) -> list[Finding]:
