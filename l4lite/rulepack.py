@@ -40,7 +40,7 @@ _OPTIONAL = (
     "enabled", "examples", "counter_examples", "category_by_phase", "note",
 )
 _PLACEHOLDER = re.compile(r"\{(\w+)(?:\|(\w+))?\}")
-_RULE_HEADER = re.compile(r"^\s*\[\[\s*rule\s*\]\]", re.MULTILINE)
+_RULE_HEADER = re.compile(r"^[ \t]*\[\[[ \t]*rule[ \t]*\]\]", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -256,7 +256,7 @@ class RulePack:
         return found
 
     def match(self, record: Record) -> list[RuleMatch]:
-        """All rules that match the record; fallback rules only when no other rule matched."""
+        """All rules that match the record; when none does, the best fallback rule that matches (if any)."""
         return self.match_fields(record.message or record.text, record.text, record.source)
 
     def match_fields(self, message: str, text: str, source: str | None = None) -> list[RuleMatch]:
@@ -275,7 +275,9 @@ class RulePack:
                     continue
                 groups = {k: v for k, v in m.groupdict().items() if v is not None}
                 (fallbacks if rule.fallback else out).append(RuleMatch(rule, groups))
-        return out or fallbacks
+        if out or not fallbacks:
+            return out
+        return [max(fallbacks, key=lambda m: m.rule.priority)]
 
     def _search(self, rule: Rule, value: str) -> Any:
         try:

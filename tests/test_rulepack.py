@@ -1,0 +1,317 @@
+"""The rule pack: loading and validation, user overrides, the keyword prefilter, timeouts, and RuleDetector."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from l4lite.detect.rules import RuleDetector, rule_score
+from l4lite.errors import L4Error
+from l4lite.records import Record
+from l4lite.rulepack import RULE_ROLES, RulePack, derive_keywords, render
+from l4lite.scan import Hit, JobScan
+from l4lite.vocab import CATEGORIES, PHASES, SEVERITIES
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+PACK = RulePack.load()
+
+
+def rec(message: str, *, text: str | None = None, node: str | None = "node01", rank: int | None = 0,
+        time: float | None = 100.0, line: int = 1, source: str = "trainer", file: str = "train.log") -> Record:
+    text = message if text is None else text
+    return Record(file=file, line=line, end_line=line + text.count("\n"), node=node, rank=rank, gpu=None,
+                  source=source, time=time, level="error", message=message, text=text)
+
+
+def write(tmp_path: Path, body: str, name: str = "user.toml") -> Path:
+    p = tmp_path / name
+    p.write_text(body, encoding="utf-8")
+    return p
+
+
+def naive(pack: RulePack, message: str, text: str) -> set[str]:
+    """Every rule's regex tried on its field, no prefilter: the reference the prefilter must agree with."""
+    hits, fallbacks = set(), set()
+    for r in pack.rules:
+        value = message if r.match == "message" else text
+        if value and r.compiled.search(value[: pack.max_chars]):
+            (fallbacks if r.fallback else hits).add(r.id)
+    if hits or not fallbacks:
+        return hits
+    return {max(fallbacks, key=lambda i: pack.get(i).priority)}
+
+
+# --------------------------------------------------------------------------------------------- the shipped pack
+def test_default_pack_is_valid_and_covers_the_issue():
+    assert len(PACK) >= 100
+    for r in PACK.rules:
+        assert r.category in CATEGORIES and r.role in RULE_ROLES and r.severity in SEVERITIES
+        assert r.phase_hint is None or r.phase_hint in PHASES
+        assert r.keywords, f"{r.id} has no keywords: it would run on every record"
+        assert r.explain and r.action, r.id
+        assert r.examples, f"{r.id} has no example line"
+    ids = {r.id for r in PACK.rules}
+    for xid in (13, 31, 43, 45, 48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 109, 119, 154):
+        assert f"xid-{xid}" in ids
+    assert {"xid-nvlink5-fatal", "xid-nvlink5-nonfatal", "gpu-fallen-off-bus", "cuda-ecc-uncorrectable",
+            "pcie-aer-fatal", "ib-link-down", "nccl-ib-retry-exceeded", "nccl-watchdog-timeout", "cuda-oom",
+            "host-oom-killer", "elastic-root-cause", "enospc", "eio", "ckpt-zip-corrupt", "nan-metric",
+            "loss-scale-min", "nccl-no-interface", "python-exception"} <= ids
+
+
+@pytest.mark.parametrize("rule", PACK.rules, ids=lambda r: r.id)
+def test_rule_examples_match_and_counter_examples_do_not(rule):
+    for ex in rule.examples:
+        assert rule in PACK.candidates(ex, rule.match), f"keywords of {rule.id} miss its example: {ex!r}"
+        assert rule.compiled.search(ex), f"{rule.id} does not match its example {ex!r}"
+    for ex in rule.counter_examples:
+        assert not (rule in PACK.candidates(ex, rule.match) and rule.compiled.search(ex)), (rule.id, ex)
+
+
+def test_prefilter_agrees_with_trying_every_regex():
+    lines: list[str] = []
+    for r in PACK.rules:
+        lines += list(r.examples) + list(r.counter_examples)
+    for path in (FIXTURES / "real" / "real-failures.jsonl", FIXTURES / "rules" / "paraphrased.jsonl"):
+        for row in path.read_text(encoding="utf-8").splitlines():
+            excerpt = json.loads(row)["lines"]
+            lines += excerpt
+            lines.append("\n".join(excerpt))  # as a multi-line record
+    for line in lines:
+        got = {m.rule.id for m in PACK.match_fields(line, line)}
+        assert got == naive(PACK, line, line), line[:120]
+
+
+def test_healthy_lines_match_nothing():
+    healthy = [
+        "gpu-a100-017:4012:4101 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read",
+        "n01:2211:2290 [0] NCCL INFO TUNER/Plugin: Failed to find ncclTunerPlugin_v3 symbol, using internal tuner.",
+        " iteration      100/  500000 | consumed samples: 51200 | lm loss: 3.456789E+00 | loss scale: 1.0 | "
+        "grad norm: 0.876 | number of skipped iterations:   0 | number of nan iterations:   0 |",
+        "{'loss': 1.8734, 'grad_norm': 0.4121, 'learning_rate': 1.2e-05, 'epoch': 2.98}",
+        "mlx5_core 0000:c1:00.0: mlx5_ib: port 1 state changed to INIT",
+        "mlx5_core 0000:c1:00.0 ibp193s0: Link up",
+        "[INFO|trainer.py:3705] >> Saving model checkpoint to /out/checkpoint-500",
+        "checking for errors in compile output: 0 errors, 2 warnings",
+    ]
+    for line in healthy:
+        assert PACK.match_fields(line, line) == [], line
+
+
+# ------------------------------------------------------------------------------------------- named groups, render
+def test_named_groups_and_explanation_use_the_capture():
+    line = ("kp-ddp-worker-0:3468:3905 [4] NCCL WARN NET/IB : Got completion from peer 10.0.0.9<54862> with "
+            "status=12 opcode=0 len=0 vendor err 129 (Recv)")
+    (m,) = PACK.match(rec(line))
+    assert m.rule.id == "nccl-ib-retry-exceeded" and m.groups["peer"] == "10.0.0.9" and m.groups["status"] == "12"
+    text = PACK.explain(m.rule, m.groups)
+    assert "10.0.0.9" in text and "RETRY_EXC_ERR" in text
+    (flush,) = PACK.match(rec(line.replace("status=12", "status=5")))
+    assert flush.rule.id == "nccl-ib-flush" and flush.rule.role == "symptom"
+    assert "WR_FLUSH_ERR" in PACK.explain(flush.rule, flush.groups)
+
+
+def test_torchelastic_summary_names_host_and_rank():
+    block = "\n".join([
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
+        "Root Cause (first observed failure):", "[0]:", "  time      : 2025-05-21_15:43:03",
+        "  host      : gpu-node-17", "  rank      : 12 (local_rank: 4)", "  exitcode  : -9 (pid: 14750)",
+        "  error_file: <N/A>", "  traceback : Signal 9 (SIGKILL) received by PID 14750"])
+    matches = {m.rule.id: m for m in PACK.match(rec("ChildFailedError", text=block))}
+    root = matches["elastic-root-cause"]
+    assert root.groups["host"] == "gpu-node-17" and root.groups["failed_rank"] == "12"
+    assert root.groups["exitcode"] == "-9" and root.rule.role == "confirmation"
+    assert matches["sigkill-exit"].rule.category == "oom"
+
+
+def test_render_is_plain_substitution():
+    assert render("GPU {pci} on {node}", {"pci": "0000:3b:00"}) == "GPU 0000:3b:00 on ?"
+    assert render("{status|t}", {"status": "12"}, {"t": {"12": "retry"}}) == "retry"
+    assert render("{status|t}", {"status": "99"}, {"t": {"default": "unknown"}}) == "unknown"
+    assert render("{x.__class__} {x[0]}", {"x": "abc"}) == "{x.__class__} {x[0]}"
+
+
+def test_fallback_rules_only_when_nothing_specific_matched():
+    ids = {m.rule.id for m in PACK.match(rec("RuntimeError: CUDA error: an illegal memory access was encountered"))}
+    assert "cuda-illegal-address" in ids and "python-exception" not in ids
+    ids = {m.rule.id for m in PACK.match(rec("RuntimeError: something nobody has seen before"))}
+    assert ids == {"python-exception"}
+
+
+def test_overlong_record_is_cut_not_searched_whole():
+    pack = RulePack.load(max_chars=1000)
+    tail = "x" * 2_000_000 + " NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus."
+    assert pack.match(rec(tail)) == []
+    assert pack.match(rec("NVRM: Xid (PCI:0000:01:00): 79, x" + "y" * 2_000_000))[0].rule.id == "xid-79"
+
+
+# --------------------------------------------------------------------------------------------- keyword derivation
+def test_derive_keywords():
+    assert derive_keywords(r"No space left on device") == ("no space left on device",)
+    assert set(derive_keywords(r"Disk quota exceeded|EDQUOT")) == {"disk quota exceeded", "edquot"}
+    assert derive_keywords(r"foo\d+barbaz") == ("barbaz",)
+    assert derive_keywords(r"(?:ab|cd)\d") == ()  # no literal of 3+ characters on every branch
+    assert derive_keywords(r"(unbalanced") == ()
+
+
+# ------------------------------------------------------------------------------------------------- user rule files
+def test_user_rule_overrides_adds_and_disables(tmp_path):
+    user = write(tmp_path, """
+[[rule]]
+id = "xid-79"
+pattern = 'Xid \\((?:PCI:)?(?P<pci>[0-9a-f:.]+)\\):\\s*79\\b'
+category = "gpu_hardware"
+role = "root"
+severity = "critical"
+explain = "site text for {pci}"
+action = "call the vendor"
+
+[[rule]]
+id = "site-fs-hang"
+pattern = 'weka(?:fs)?: (?P<what>[a-z ]+) timed out'
+category = "storage"
+role = "root"
+severity = "error"
+explain = "WekaFS {what} timed out"
+
+[[rule]]
+id = "nccl-socket-closed"
+enabled = false
+""")
+    pack = RulePack.load([user])
+    assert len(pack) == len(PACK)  # one replaced, one added, one removed
+    assert pack.get("xid-79").explain == "site text for {pci}"
+    assert [r.id for r in pack.rules].index("xid-79") == [r.id for r in PACK.rules].index("xid-79")
+    assert pack.get("nccl-socket-closed") is None
+    (m,) = pack.match(rec("wekafs: metadata read timed out"))
+    assert m.rule.id == "site-fs-hang" and pack.explain(m.rule, m.groups) == "WekaFS metadata read timed out"
+    assert m.rule.keywords  # derived from the pattern
+    only = RulePack.load([user], include_default=False)
+    assert {r.id for r in only.rules} == {"xid-79", "site-fs-hang"}
+
+
+@pytest.mark.parametrize("body, message", [
+    ('[[rule]]\nid = "a"\npattern = "x"\ncategory = "disk"\nrole = "root"\nseverity = "error"\nexplain = "e"\n',
+     "unknown category 'disk'"),
+    ('[[rule]]\nid = "a"\npattern = "x"\ncategory = "storage"\nrole = "culprit"\nseverity = "error"\nexplain = "e"\n',
+     "unknown role 'culprit'"),
+    ('[[rule]]\nid = "a"\npattern = "(x"\ncategory = "storage"\nrole = "root"\nseverity = "error"\nexplain = "e"\n',
+     "invalid pattern"),
+    ('[[rule]]\nid = "a"\npattern = "x"\ncategory = "storage"\nrole = "root"\nexplain = "e"\n',
+     "missing required field(s) ['severity']"),
+    ('[[rule]]\nid = "a"\npattern = "x"\ncategory = "storage"\nrole = "root"\nseverity = "error"\nexplain = "e"\n'
+     'colour = "red"\n', "unknown field(s) ['colour']"),
+    ('[[rule]]\nid = "a"\npattern = "x"\ncategory = "storage"\nrole = "root"\nseverity = "error"\nexplain = "e"\n'
+     'priority = 500\n', "'priority' must be an integer from 0 to 100"),
+])
+def test_invalid_rule_names_file_line_and_id(tmp_path, body, message):
+    path = write(tmp_path, "# site rules\n\n" + body)
+    with pytest.raises(L4Error) as err:
+        RulePack.load([path])
+    text = str(err.value)
+    assert "\n" not in text
+    assert f"{path}:3" in text and "'a'" in text and message in text
+
+
+def test_bad_toml_and_missing_file_are_one_line_errors(tmp_path):
+    with pytest.raises(L4Error, match=r"invalid TOML.*line 2"):
+        RulePack.load([write(tmp_path, '[[rule]]\nid = "unterminated\n')])
+    with pytest.raises(L4Error, match="cannot read rule file"):
+        RulePack.load([tmp_path / "absent.toml"])
+    dup = '[[rule]]\nid = "a"\npattern = "x+y"\ncategory = "storage"\nrole = "root"\nseverity = "error"\nexplain = "e"\n'
+    with pytest.raises(L4Error, match="duplicate rule id"):
+        RulePack.load([write(tmp_path, dup + "\n" + dup, "dup.toml")])
+
+
+# ------------------------------------------------------------------------------------------------------ timeouts
+def test_catastrophic_user_pattern_times_out_and_is_switched_off(tmp_path):
+    user = write(tmp_path, """
+[[rule]]
+id = "evil"
+pattern = '(a|aa)+$'
+keywords = ["aaaa"]
+category = "unknown"
+role = "symptom"
+severity = "warning"
+explain = "never"
+""")
+    pack = RulePack.load([user], timeout=0.02, max_timeouts=2)
+    hostile = rec("a" * 5000 + "!")
+    for _ in range(5):  # would take hours without the timeout
+        assert [m.rule.id for m in pack.match(hostile)] == []
+    assert pack.timeouts["evil"] == 2 and "evil" in pack.disabled
+    assert len([w for w in pack.warnings if "timed out" in w]) == 1
+    assert any("disabled after 2 timeouts" in w for w in pack.warnings)
+    assert str(user) in pack.warnings[0]
+    # The rest of the pack still works.
+    assert pack.match(rec("OSError: [Errno 28] No space left on device"))[0].rule.id == "enospc"
+
+
+# ------------------------------------------------------------------------------------------------- RuleDetector
+def scan_with(records: list[Record], pack: RulePack = PACK, totals: dict | None = None) -> JobScan:
+    scan = JobScan()
+    for r in records:
+        for m in pack.match(r):
+            scan.hits.append(Hit(m.rule.id, r, m.groups))
+            key = (m.rule.id, r.node or "unknown")
+            scan.hit_totals[key] = scan.hit_totals.get(key, 0) + 1
+    for k, v in (totals or {}).items():
+        scan.hit_totals[k] = v
+    return scan
+
+
+def test_rule_detector_groups_by_rule_and_node():
+    xid = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus."
+    wd = ("[Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=77, OpType=ALLREDUCE, "
+          "NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600010 milliseconds before timing out.")
+    records = [rec(xid, node="n1", time=50.0, source="kernel", line=3)]
+    records += [rec(wd.format(r=r), node="n2", rank=r, time=700.0 + r, line=10 + r) for r in range(30)]
+    records += [rec(wd.format(r=40), node="n3", rank=40, time=705.0)]
+    scan = scan_with(records, totals={("nccl-watchdog-timeout", "n2"): 1234})
+    findings = RuleDetector(PACK, max_records=20).detect(scan)
+    by = {(f.rule, f.node): f for f in findings}
+    assert set(by) == {("xid-79", "n1"), ("nccl-watchdog-timeout", "n2"), ("nccl-watchdog-timeout", "n3")}
+    root = by[("xid-79", "n1")]
+    assert root.role == "root" and root.category == "gpu_hardware" and root.severity == "critical"
+    assert root.time == 50.0 and "0000:3b:00" in root.explain and "n1" in root.action
+    assert root.data["scope"] == "node" and root.data["groups"]["pci"] == "0000:3b:00"
+    wd2 = by[("nccl-watchdog-timeout", "n2")]
+    assert wd2.role == "cascade" and wd2.count == 1234 and len(wd2.records) == 20
+    assert wd2.time == 700.0 and wd2.records[0].rank == 0 and "ALLREDUCE" in wd2.explain
+    assert root.score > wd2.score
+    assert findings[0] is root  # ordered by time
+
+
+def test_scores_follow_severity_then_priority():
+    assert rule_score("critical", 100) == 1.0
+    assert rule_score("critical", 50) > rule_score("error", 50) > rule_score("warning", 50) > rule_score("info", 50)
+    assert rule_score("error", 80) > rule_score("error", 10)
+    assert 0.0 <= rule_score("info", 0) <= 1.0
+
+
+def test_rule_detector_global_scope_and_phase_category():
+    nan = rec("{'loss': nan, 'grad_norm': nan, 'learning_rate': 1e-05, 'epoch': 1.2}", node="n4")
+    tb = "\n".join(["Traceback (most recent call last):", '  File "train.py", line 9, in <module>',
+                    '  File "ckpt.py", line 40, in save_checkpoint', "    write(blob)",
+                    "RuntimeError: write failed in an unexpected way"])
+    crash = rec("RuntimeError: write failed in an unexpected way", text=tb, node="n5", line=20)
+    findings = {f.rule: f for f in RuleDetector(PACK).detect(scan_with([nan, crash]))}
+    assert findings["nan-metric"].category == "numerical" and findings["nan-metric"].data["scope"] == "global"
+    # A storage signature from the save frames, and the generic exception is suppressed for that record.
+    assert findings["ckpt-save-traceback"].category == "storage"
+    assert "python-exception" not in findings
+    # Without the frames the generic exception is re-categorised by the checkpoint phase of the traceback.
+    bare = "\n".join(["Traceback (most recent call last):", '  File "ckpt.py", line 40, in _save', "    w()",
+                      "RuntimeError: odd"])
+    pack = RulePack.load()
+    pack.disabled.add("ckpt-save-traceback")
+    (f,) = RuleDetector(pack).detect(scan_with([rec("RuntimeError: odd", text=bare)], pack))
+    assert f.rule == "python-exception" and f.category == "storage" and f.data["phase"] == "checkpoint"
+
+
+def test_rule_detector_skips_hits_of_unknown_rules():
+    scan = JobScan()
+    scan.hits.append(Hit("no-such-rule", rec("x"), {}))
+    assert RuleDetector(PACK).detect(scan) == []
