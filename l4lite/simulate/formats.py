@@ -222,7 +222,7 @@ class DeepSpeed(TrainerFormat):
         return (f"{self.head(t, 'logging.py:128:log_dist')}[Rank {rank}] step={i}, skipped={skipped}, "
                 f"lr=[{p.lr[i]!r}], mom=[[0.9, 0.95]]\n"
                 f"{self.head(t, 'timer.py:264:stop')}epoch=0/micro_step={i * 4}/global_step={i}, "
-                f"RunningAvgSamplesPerSec={sps * 0.998!r}, CurrSamplesPerSec={sps!r}, MemAllocated=14.26GB, "
+                f"RunningAvgSamplesPerSec={round(sps * 0.998, 11)!r}, CurrSamplesPerSec={round(sps, 11)!r}, MemAllocated=14.26GB, "
                 f"MaxMemAllocated=31.02GB\n{line}")
 
     def init_lines(self, rank: int) -> Timed:
@@ -276,11 +276,14 @@ class DeepSpeed(TrainerFormat):
     def ckpt_path(self, i: int) -> str:
         return f"{self.c.ckpt_dir}/global_step{i}"
 
+    def zero_prefix(self) -> str:
+        return "bf16_" if self.c.variant.precision == "bf16" else ""
+
     def ckpt_lines(self, i: int, rank: int) -> Timed:
         start, end = self.p.ckpt_span[i]
         ls, le = self.local(rank, start), self.local(rank, end)
         path = self.ckpt_path(i)
-        shard = f"{path}/bf16_zero_pp_rank_{rank}_mp_rank_00_optim_states.pt"
+        shard = f"{path}/{self.zero_prefix()}zero_pp_rank_{rank}_mp_rank_00_optim_states.pt"
         out: Timed = []
         if rank == 0:
             out += [(start, self.head(ls, "logging.py:128:log_dist") + f"[Rank 0] [Torch] Checkpoint global_step{i} is about to be saved!"),

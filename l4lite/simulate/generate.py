@@ -49,6 +49,7 @@ def build_plan(spec: JobSpec) -> tuple[Plan, TrainerFormat, Scenario]:
     scen.prepare(plan)
     build_timeline(plan)
     fmt = FORMAT_CLASSES[variant.fmt](plan)
+    plan.extras["site"] = fmt.site()
     scen.inject(plan, fmt)
     return plan, fmt, scen
 

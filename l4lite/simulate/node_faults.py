@@ -369,7 +369,8 @@ class CheckpointLoadFailure(Scenario):
         fail_rank(plan, fmt, rank, t, "load", exc, "torch_load")
         cascade(plan, fmt, t, None, _mode(plan), culprit_ranks=frozenset({rank}))
         shard = {"megatron": f"iter_{plan.sched.resume_from:07d}/mp_rank_00_{rank:03d}/distrib_optim.pt",
-                 "deepspeed": f"global_step{plan.sched.resume_from}/bf16_zero_pp_rank_{rank}_mp_rank_00_optim_states.pt",
+                 "deepspeed": f"global_step{plan.sched.resume_from}/{'bf16_' if c.variant.precision == 'bf16' else ''}"
+                              f"zero_pp_rank_{rank}_mp_rank_00_optim_states.pt",
                  "hf": f"checkpoint-{plan.sched.resume_from}/rng_state_{rank}.pth"}[fmt.name]
         plan.set_truth("storage", "load", [f], None, t,
                        f"The job resumes from iteration {plan.sched.resume_from}; {shard} was truncated when the file "

@@ -175,6 +175,7 @@ def make_plan(cluster: Cluster, sched: Schedule) -> Plan:
         else:
             frac = min(1.0, (i - sched.warmup) / max(1, sched.train_iters - sched.warmup))
             lr[i] = min_lr + 0.5 * (peak_lr - min_lr) * (1 + math.cos(math.pi * frac))
+        lr[i] = float(f"{lr[i]:.15g}")  # printed with repr by HF: keep the last digits platform-independent
         ms[i] = base_ms * (1 + r.gauss(0, 0.015))
         if fp16 and i % 1000 == 0:
             cur_scale *= 2

@@ -357,7 +357,10 @@ def _failure_block(plan: Plan, rank: int, ex: Exit, node: int) -> list[str]:
         err_file, tb = "<N/A>", f"Signal {-ex.code} ({sig}) received by PID {c.pid(rank)}"
     else:
         err_file = f"/tmp/torchelastic_{c.job_id:x}/none_{c.comm_id[2:10]}/attempt_0/{c.local(rank)}/error.json"
-        tb = "Traceback (most recent call last):\n    ...\n  " + (ex.error or "RuntimeError")
+        site = plan.extras.get("site", "/usr/local/lib/python3.10/dist-packages")
+        tb = ("Traceback (most recent call last):\n"
+              f'    File "{site}/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 355, in wrapper\n'
+              "      return f(*args, **kwargs)\n    ...\n  " + (ex.error or "RuntimeError"))
     return [f"  time      : {plan.clock.sec('elastic', lt)}", f"  host      : {c.nodes[node].name}",
             f"  rank      : {rank} (local_rank: {c.local(rank)})", f"  exitcode  : {ex.code} (pid: {c.pid(rank)})",
             f"  error_file: {err_file}", f"  traceback : {tb}"]

@@ -102,8 +102,9 @@ def write_streams(plan: Plan, streams: list[Stream], out: Path) -> Written:
         target = out / path
         target.parent.mkdir(parents=True, exist_ok=True)
         with open(target, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write("\n".join(parts))
-            fh.write("\n")
+            if parts:  # a rank that never printed leaves an empty file, not a blank line
+                fh.write("\n".join(parts))
+                fh.write("\n")
         written.files[path] = lineno - 1
     return written
 
