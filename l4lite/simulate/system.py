@@ -99,7 +99,7 @@ def boot_noise(plan: Plan, node: int, hard_negatives: bool) -> None:
 
 
 def gpu_telemetry(plan: Plan, node: int, t_stop: float) -> None:
-    """``nvidia-smi --query-gpu=... --format=csv -l 60`` run by the job script on every node."""
+    """``nvidia-smi --query-gpu=... --format=csv -l 30`` run by the job script on every node."""
     c = plan.cluster
     n = c.nodes[node]
     r = plan.rng(f"smi{node}")
@@ -127,7 +127,7 @@ def gpu_telemetry(plan: Plan, node: int, t_stop: float) -> None:
             lines.append(f"{ts}, {k}, 00000000:{n.gpu_bus[k].upper()}:00.0, {temp}, {util} %, {clk} MHz, {act}, "
                          f"{act}, {power:.2f} W")
         plan.add("gpu", node, t, "\n".join(lines), tuple(roots))
-        t += 60.0
+        t += 30.0
 
 
 def slurm_end(plan: Plan, exits: dict[int, Exit]) -> list[tuple[float, str, tuple | None]]:
