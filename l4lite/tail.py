@@ -38,6 +38,7 @@ from l4lite.incident import Evidence, Incident, Suspect, write_atomic
 from l4lite.mining import TemplateMiner, template_id
 from l4lite.records import Accounting, Record
 from l4lite.scan import UNKNOWN_NODE, JobScan, Scanner
+from l4lite.triage import KeywordGate, Sampler, Triage
 
 STATE_SCHEMA = "l4lite.tail-state/1"
 STATE_FILE = "state.json"
@@ -95,15 +96,17 @@ class Totals:
     lines_in_records: int = 0
     hits: Counter[str] = field(default_factory=Counter)
     alerts: int = 0
+    sampled_out: int = 0  # routine records left out of the window statistics while the loop was overloaded
 
     def to_dict(self) -> dict[str, Any]:
         return {"lines": self.lines, "records": self.records, "lines_in_records": self.lines_in_records,
-                "hits": dict(sorted(self.hits.items())), "alerts": self.alerts}
+                "hits": dict(sorted(self.hits.items())), "alerts": self.alerts, "sampled_out": self.sampled_out}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Totals:
         return cls(int(d.get("lines", 0)), int(d.get("records", 0)), int(d.get("lines_in_records", 0)),
-                   Counter({str(k): int(v) for k, v in d.get("hits", {}).items()}), int(d.get("alerts", 0)))
+                   Counter({str(k): int(v) for k, v in d.get("hits", {}).items()}), int(d.get("alerts", 0)),
+                   int(d.get("sampled_out", 0)))
 
 
 @dataclass
@@ -116,14 +119,18 @@ class _RootHit:
 
 
 class _RuleTap:
-    """Stands between the scanner and the rule pack: counts hits and keeps root-cause hits for an instant alert."""
+    """Stands between the scanner and the rule pack: a fast keyword gate first, then the pack's rules; counts
+    hits and keeps root-cause hits for an instant alert."""
 
-    def __init__(self, pack: Any, tailer: Tailer) -> None:
-        self.pack = pack
+    def __init__(self, gate: KeywordGate, triage: Triage, tailer: Tailer) -> None:
+        self.gate = gate
+        self.triage = triage
         self.tailer = tailer
 
     def match(self, record: Record) -> list[Any]:
-        matches = self.pack.match(record)
+        if not self.triage.rule_candidate(record):
+            return []
+        matches = self.gate.match(record)
         for m in matches:
             self.tailer._on_hit(m, record)
         return matches
@@ -178,7 +185,10 @@ class Tailer:
                                                                        rank_map=self._rank_map)
         self._rank_map = getattr(self.reader_factory, "rank_map", self._rank_map)
         self._readers: dict[str, tuple[RecordReader, float]] = {}
-        self._tap = _RuleTap(self.rules, self) if self.rules is not None else None
+        gate = KeywordGate(self.rules)
+        self.triage = Triage(gate)
+        self.sampler = Sampler()
+        self._tap = _RuleTap(gate, self.triage, self)
         self._scanner = self._new_scanner()
         self._previous: JobScan | None = None  # the last generation, finished
         self._generation_start = clock()
@@ -194,9 +204,15 @@ class Tailer:
         self._progress_mark: tuple[int, int] | None = None
         self._last_progress: float | None = None
         self._hang_raised = False
+        self._last_step: float | None = None
+        self._last_busy = 0.0
         self.incident: Incident | None = None
         self._html_incident: Incident | None = None
         self._baseline_scans = self._load_baselines(options.baselines)
+        from l4lite import pipeline  # imported now (scikit-learn takes seconds), not in the middle of a poll
+
+        self._pipeline = pipeline
+        self.perf: dict[str, float] = {"diagnose_seconds": 0.0, "diagnose_max": 0.0, "diagnoses": 0}
         self.alerts_sent: list[Alert] = []
 
     # ----------------------------------------------------------------------------------------------- setup
@@ -264,6 +280,9 @@ class Tailer:
     def step(self, *, finish: bool = False) -> int:
         """One poll: read, build records, scan, alert, checkpoint. Returns the number of lines read."""
         now = self.clock()
+        if not self.options.once and self._last_step is not None:
+            self.sampler.adjust(self._last_busy, now - self._last_step)
+        self._last_step = now
         chunks = self.follower.poll(finish=finish)
         n = 0
         for chunk in chunks:
@@ -286,6 +305,7 @@ class Tailer:
             self._write_html()
         if not self.options.once and now - self._generation_start >= self.options.generation_seconds:
             self._rotate_generation()
+        self._last_busy = self.clock() - now
         return n
 
     def _consume(self, chunk: Chunk, now: float) -> int:
@@ -335,6 +355,9 @@ class Tailer:
         self.totals.records += 1
         self.totals.lines_in_records += record.end_line - record.line + 1
         self._records_since_diagnose += 1
+        if self.triage.routine(record) and not self.sampler.take():
+            self.totals.sampled_out += 1  # a routine line left out of the window statistics while overloaded
+            return
         self._scanner.add(record)
 
     def _on_hit(self, match: Any, record: Record) -> None:
@@ -346,8 +369,10 @@ class Tailer:
         if same >= 5 or len(self._root_hits) >= ROOT_HITS_KEPT:
             return
         groups = dict(match.groups)
-        self._root_hits.append(_RootHit(rule, groups, record, self.rules.explain(rule, groups),
-                                        self.rules.action(rule, groups)))
+        context = {"node": record.node or "the node", "rank": record.rank, "gpu": record.gpu, "count": 1,
+                   "source": record.source}
+        self._root_hits.append(_RootHit(rule, groups, record, self.rules.explain(rule, groups, context),
+                                        self.rules.action(rule, groups, context)))
         self._new_root_hits += 1
 
     # ----------------------------------------------------------------------------------------------- verdicts
@@ -403,13 +428,17 @@ class Tailer:
         if not self._records_since_diagnose and self.incident is not None:
             return False
         self._records_since_diagnose = 0
-        from l4lite import pipeline
-
+        pipeline = self._pipeline
+        started = time.perf_counter()
         scan = self.scan()
         options = pipeline.AnalyzeOptions(rules_files=list(self.options.rules_files), quiet=True,
                                           bucket_seconds=self.options.bucket_seconds)
         incident = pipeline.diagnose(scan, options, self._baseline_scans, rules=self.rules)
         incident.stats.update(self._stats())
+        took = time.perf_counter() - started
+        self.perf["diagnose_seconds"] = round(took, 4)
+        self.perf["diagnose_max"] = round(max(self.perf["diagnose_max"], took), 4)
+        self.perf["diagnoses"] += 1
         self.incident = incident
         return self._observe(incident)
 
@@ -485,6 +514,7 @@ class Tailer:
             "paths": self.options.paths,
             "follower": self.follower.to_state(),
             "totals": self.totals.to_dict(),
+            "perf": {**self.perf, "sample_keep": round(self.sampler.keep, 4), "full_looks": self.triage.full_looks},
             "alerts": self.tracker.to_state(),
             "rank_map": self._rank_map.to_dict() if hasattr(self._rank_map, "to_dict") else None,
             "templates": self.miner.to_state(),
@@ -558,13 +588,14 @@ class IngestLineReader:
         r = self.r
         if len(text) > self.max_chars:
             text = text[: self.max_chars]
+        direct = None
         if text and not (text[0] in " \t" and text.isspace()):
             try:
-                r._line(line_no, text)
-            except (IndexError, ValueError) as exc:  # a line the parser does not expect: keep it as it is
+                direct = r._line(line_no, text)  # a finished single-line record, a blank marker, or None
+            except (IndexError, ValueError) as exc:  # a line the parser does not expect: counted, not parsed
                 if not self._warned:
                     self._warned = True
-                    self.warn(f"{r.f.rel}:{line_no}: line not parsed ({exc.__class__.__name__}); kept verbatim")
+                    self.warn(f"{r.f.rel}:{line_no}: line not parsed ({exc.__class__.__name__})")
         self.n += 1
         if not self.n & 255:
             if r.open and (len(r.open) > 1 or line_no - next(iter(r.open.values())).end > self._stale):
@@ -573,11 +604,11 @@ class IngestLineReader:
                 r.hold = False
         out = r.out
         if out and out[0].closed and not r.hold:
-            done = []
+            done = [direct] if isinstance(direct, Record) else []
             while out and out[0].closed:
                 done.append(r._finish(out.popleft()))
             return done
-        return []
+        return [direct] if isinstance(direct, Record) else []
 
     def flush(self) -> list[Record]:
         r = self.r
