@@ -22,9 +22,10 @@ import base64
 import copy
 import hashlib
 import json
+import math
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -39,6 +40,7 @@ from l4lite import report_charts as rc
 from l4lite.errors import L4Error
 from l4lite.incident import Evidence, Incident, Suspect, write_atomic
 from l4lite.report_charts import clean
+from l4lite.report_check import check_incident
 from l4lite.report_context import attach_context
 from l4lite.report_facts import CATEGORY_LABELS, checklist, ticket_text
 from l4lite.resources import templates_dir
@@ -83,10 +85,13 @@ CAP_LEVELS: tuple[Caps, ...] = (
 
 def render_html(incident: Incident, path: str | Path | None = None, logs: Sequence[str] | None = None) -> str:
     """Render the report; write it atomically to ``path`` when given. ``logs`` adds context lines."""
+    check_incident(incident)
     if logs:
         incident = copy.deepcopy(incident)
         attach_context(incident, logs)
-    shared = {"checklist": checklist(incident), "ticket": ticket_text(incident)}
+    omitted: list[str] = []
+    shared = {"checklist": _guard("checklist", omitted, checklist, incident) or [],
+              "ticket": ticket_text(incident), "omitted": omitted}
     html = ""
     for caps in CAP_LEVELS:
         html = _render(incident, caps, shared)
@@ -116,11 +121,13 @@ def load_incident(path: str | Path) -> Incident:
     if not isinstance(data, dict):
         raise L4Error(f"{p}: not an l4lite incident (top level is not an object)")
     try:
-        return Incident.from_dict(data)
+        incident = Incident.from_dict(data)
     except ValueError as exc:
         raise L4Error(f"{p}: {exc}") from None
-    except TypeError as exc:
+    except (TypeError, AttributeError) as exc:
         raise L4Error(f"{p}: malformed incident: {exc}") from None
+    check_incident(incident, str(p))
+    return incident
 
 
 # ---------------------------------------------------------------------------------------------- rendering
@@ -133,9 +140,17 @@ def _environment(folder: str) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters["pct"] = lambda v: "—" if v is None else f"{float(v) * 100:.0f}%"
+    env.filters["pct"] = _pct
     env.filters["num"] = lambda v: f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else v
     return env
+
+
+def _pct(value: Any) -> str:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return "—"
+    return f"{v * 100:.0f}%" if math.isfinite(v) else "—"
 
 
 def _render(incident: Incident, caps: Caps, shared: dict[str, Any]) -> str:
@@ -170,7 +185,7 @@ def _view(inc: Incident, caps: Caps, shared: dict[str, Any]) -> dict[str, Any]:
     suspect_nodes = [s.node for s in main]
     failure_t = rc.parse_time(inc.failure_time)
     is_incident = inc.status == "incident"
-    omitted: list[str] = []
+    omitted: list[str] = list(shared["omitted"])
     view: dict[str, Any] = {
         "version": __version__,
         "generated": datetime.now(tz=UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -194,8 +209,8 @@ def _view(inc: Incident, caps: Caps, shared: dict[str, Any]) -> dict[str, Any]:
         "checkpoint": _kv(inc.checkpoint.get("last_saved") if isinstance(inc.checkpoint, dict) else None),
         "checkpoint_short": _checkpoint_short(inc.checkpoint),
         "job": _kv(inc.job),
-        "job_name": clip(inc.job.get("name") or inc.job.get("root") or "", 200)[0] if inc.job else "",
-        "nodes_seen": len(extra.get("nodes") or []),
+        "job_name": clip((inc.job or {}).get("name") or (inc.job or {}).get("root") or "", 200)[0],
+        "nodes_seen": len(extra["nodes"]) if isinstance(extra.get("nodes"), list) else 0,
         "matched_fault": _kv(inc.matched_fault),
         "seen_before": _seen_before(inc.matched_fault),
         "schema": inc.schema,
@@ -203,18 +218,18 @@ def _view(inc: Incident, caps: Caps, shared: dict[str, Any]) -> dict[str, Any]:
     view["facts"] = _facts(inc, view)
     view["evidence"], view["facets"] = _evidence(inc.evidence, caps, omitted)
     view["evidence_total"] = len(inc.evidence)
-    view["timelines"] = _timelines(inc, extra, caps, failure_t, suspect_nodes)
+    view["timelines"] = _guard("timeline", omitted, _timelines, inc, extra, caps, failure_t, suspect_nodes) or []
     view["phases"] = [{"name": clean(p.name), "start": rc.fmt_time(rc.parse_time(p.start)),
                        "end": rc.fmt_time(rc.parse_time(p.end))} for p in inc.phases[:20]]
     hm = extra.get("heatmap")
-    view["heatmap"] = rc.heatmap(hm, suspects=suspect_nodes, max_rows=caps.heatmap_rows,
-                                 max_cols=caps.heatmap_cols, failure_time=failure_t) if isinstance(hm, dict) else None
-    view["health"] = _health(extra.get("health"), suspect_nodes, caps)
+    view["heatmap"] = _guard("heatmap", omitted, rc.heatmap, hm, suspects=suspect_nodes, max_rows=caps.heatmap_rows,
+                             max_cols=caps.heatmap_cols, failure_time=failure_t) if isinstance(hm, dict) else None
+    view["health"] = _guard("training health", omitted, _health, extra.get("health"), suspect_nodes, caps)
     view["checklist"] = [{"question": clip(c.get("question"), 300)[0], "answer": clip(c.get("answer"), 600)[0],
                           "status": c.get("status") if c.get("status") in ("yes", "no", "unknown") else "unknown"}
                          for c in shared["checklist"][:40] if isinstance(c, dict)]
-    view["templates"] = _templates(extra.get("templates"), caps, omitted)
-    view["accounting"] = _accounting(inc.stats, caps, omitted)
+    view["templates"] = _guard("templates", omitted, _templates, extra.get("templates"), caps, omitted)
+    view["accounting"] = _guard("input accounting", omitted, _accounting, inc.stats, caps, omitted)
     view["stats"] = _kv({k: v for k, v in (inc.stats or {}).items() if k not in _ACCOUNTING_KEYS
                          and not isinstance(v, dict | list)})
     for chart in [*view["timelines"], view["heatmap"], *(view["health"] or {}).get("charts", [])]:
@@ -224,6 +239,17 @@ def _view(inc: Incident, caps: Caps, shared: dict[str, Any]) -> dict[str, Any]:
     view["page_data"] = {"ticket": clean(shared["ticket"]), "evidence_total": len(inc.evidence),
                          "evidence_shown": len(view["evidence"])}
     return view
+
+
+def _guard(name: str, omitted: list[str], fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Build one section from the free-form chart data; malformed data leaves the section out with a note."""
+    try:
+        return fn(*args, **kwargs)
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError, OverflowError) as exc:
+        note = f"{name}: left out, the incident's data for it is malformed ({type(exc).__name__})"
+        if note not in omitted:
+            omitted.append(note)
+        return None
 
 
 def main_suspects(suspects: list[Suspect]) -> list[Suspect]:
@@ -268,7 +294,8 @@ def _checkpoint_short(checkpoint: Any) -> str:
         return "none seen"
     it = last.get("iteration")
     head = f"iteration {it}" if it is not None else "saved"
-    state = {True: "complete", False: "INCOMPLETE"}.get(last.get("complete"), "completion unknown")
+    done = last.get("complete")
+    state = "complete" if done is True else "INCOMPLETE" if done is False else "completion unknown"
     return clean(f"{head} ({state})")
 
 
@@ -418,14 +445,14 @@ def _accounting(stats: Any, caps: Caps, omitted: list[str]) -> dict[str, Any] | 
     warnings = [clip(w, 400)[0] for w in acc.get("warnings") or []]
     if len(warnings) > caps.warnings:
         omitted.append(f"warnings: {len(warnings) - caps.warnings} of {len(warnings)} not shown")
-    skipped = {clean(k): v for k, v in (acc.get("lines_skipped") or {}).items()}
+    skipped = {clean(k): v for k, v in (acc.get("lines_skipped") or {}).items() if isinstance(v, int)}
     read, in_rec = acc.get("lines_read"), acc.get("lines_in_records")
     balanced = None
     if isinstance(read, int) and isinstance(in_rec, int):
         balanced = read == in_rec + sum(v for v in skipped.values() if isinstance(v, int))
     return {"files": acc.get("files"), "lines_read": read, "lines_in_records": in_rec,
             "records": acc.get("records"), "lines_skipped": skipped,
-            "files_skipped": {clean(k): v for k, v in (acc.get("files_skipped") or {}).items()},
+            "files_skipped": {clean(k): v for k, v in (acc.get("files_skipped") or {}).items() if isinstance(v, int)},
             "warnings": warnings[: caps.warnings], "balanced": balanced}
 
 

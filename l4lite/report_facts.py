@@ -173,7 +173,7 @@ def ticket_text(inc: Incident) -> str:
              else "", f"failed {fmt_time(parse_time(inc.failure_time))}" if parse_time(inc.failure_time) else ""]
     if any(facts):
         lines.append(", ".join(f for f in facts if f))
-    lines.append(inc.summary[:1000])
+    lines.append((inc.summary or "")[:1000])
     if inc.recommendations:
         lines.append("What to do now:")
         lines += [f"- {r[:300]}" for r in inc.recommendations[:8]]

@@ -9,8 +9,11 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from l4lite.cli import main
+from l4lite.errors import L4Error
 from l4lite.incident import Evidence, Incident, Suspect
 from l4lite.report import MAX_BYTES, load_incident, render_html, script_json
 from l4lite.report_charts import lttb, pool_columns
@@ -270,6 +273,10 @@ def test_report_command_writes_the_page(tmp_path: Path, capsys: pytest.CaptureFi
     ("[1, 2]", "not an l4lite incident"),
     ('{"schema": "other/1"}', "not an l4lite incident"),
     ('{"schema": "l4lite.incident/1"}', "malformed incident"),
+    ('{"schema": "l4lite.incident/1", "status": "incident", "category": null, "phase": null, "iteration": null, '
+     '"failure_time": null, "summary": "", "evidence": [{"file": "a", "line": "7", "node": null, "rank": null, '
+     '"time": null, "text": "", "template_id": "", "rule": null, "role": "root", "score": 1}]}',
+     "evidence[0].line should be an integer, not text"),
 ])
 def test_report_command_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                             content: str | None, message: str) -> None:
@@ -286,3 +293,42 @@ def test_report_command_rejects_missing_logs(tmp_path: Path, capsys: pytest.Capt
     assert main(["report", str(FIX / "healthy.json"), "-o", str(tmp_path / "r.html"),
                  "--logs", str(tmp_path / "nope")]) == 2
     assert "nope: no such file or directory" in capsys.readouterr().err
+
+
+def _paths(data: object, prefix: tuple = ()) -> list[tuple]:
+    out: list[tuple] = []
+    items = data.items() if isinstance(data, dict) else enumerate(data[:2]) if isinstance(data, list) else []
+    for key, value in items:
+        out.append((*prefix, key))
+        out += _paths(value, (*prefix, key))
+    return out
+
+
+_SMALL = json.loads((FIX / "hostile.json").read_text(encoding="utf-8"))
+_SMALL["evidence"] = _SMALL["evidence"][:3]
+_PATHS = [p for p in _paths(_SMALL) if p != ("schema",)]
+_JUNK = [None, 5, -1, 1.5, float("nan"), "x", "", [], {}, [1], {"a": 1}, True, [None], [[1, None]], ["a"]]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(_PATHS), st.sampled_from(_JUNK)), min_size=1, max_size=3))
+def test_damaged_incidents_give_an_error_line_or_a_page(edits: list[tuple[tuple, object]]) -> None:
+    data = json.loads(json.dumps(_SMALL))
+    for path, value in edits:
+        node = data
+        try:
+            for key in path[:-1]:
+                node = node[key]
+            node[path[-1]] = value
+        except (KeyError, IndexError, TypeError):
+            continue
+    try:
+        incident = Incident.from_dict(data)
+    except (TypeError, ValueError, AttributeError):
+        return  # load_incident turns these into one-line errors (tested above)
+    try:
+        html = render_html(incident)
+    except L4Error as exc:
+        assert "\n" not in str(exc)
+        return
+    assert html.startswith("<!DOCTYPE html>") and "</html>" in html
