@@ -1,4 +1,4 @@
-"""Faults that belong to one node: GPU, network, host, storage, data and a silent hang.
+"""Faults that belong to one node: GPU, network, memory and a silent hang (storage and data: io_faults).
 
 Each picks the faulty node (and GPU or rank) from the seed, writes the first fault lines there (marked as
 root-cause evidence), kills or stops the affected ranks and lets :func:`faults.cascade` take the rest of the job
@@ -24,7 +24,7 @@ def xid(plan: Plan, rank: int, code: int, text: str) -> str:
     return f"NVRM: Xid ({plan.cluster.pci(rank)}): {code}, pid={plan.cluster.pid(rank)}, name=pt_main_thread, {text}"
 
 
-def _mode(plan: Plan) -> str:
+def cascade_mode(plan: Plan) -> str:
     return "watchdog" if plan.rng("mode").random() < 0.5 else "remote"
 
 
@@ -52,7 +52,7 @@ class Xid79(Scenario):
         plan.add("trainer", rank, ta, runtime.watchdog_abort(plan, rank, ta, ["CUDA error: unknown error"], "cuda"),
                  (0,))
         plan.kill(rank, ta + 0.05, -6)
-        cascade(plan, fmt, t, i, _mode(plan), culprit_ranks=frozenset({rank}))
+        cascade(plan, fmt, t, i, cascade_mode(plan), culprit_ranks=frozenset({rank}))
         plan.set_truth("gpu_hardware", "train", [f], i - 1, t,
                        f"GPU {g} ({c.pci(rank)}) of {c.nodes[f].name} fell off the bus during iteration {i}; rank "
                        f"{rank} aborts with a CUDA error, every other rank is a cascade.")
@@ -84,7 +84,7 @@ class EccUncorrectable(Scenario):
         system.kernel(plan, f, t, msgs, root=(0, 1))
         exc = ["RuntimeError: CUDA error: uncorrectable ECC error encountered"] + runtime.CUDA_TAIL[:-1]
         fail_rank(plan, fmt, rank, t + r.uniform(0.1, 0.8), "train", exc, "cuda_sync")
-        cascade(plan, fmt, t, i, _mode(plan), culprit_ranks=frozenset({rank}))
+        cascade(plan, fmt, t, i, cascade_mode(plan), culprit_ranks=frozenset({rank}))
         plan.set_truth("gpu_hardware", "train", [f], i - 1, t,
                        f"Uncorrectable ECC error on GPU {g} of {c.nodes[f].name} during iteration {i}.")
 
@@ -116,7 +116,7 @@ class NvlinkError(Scenario):
             runtime.CUDA_TAIL[:-1]
         for k, rk in enumerate(ranks):
             fail_rank(plan, fmt, rk, t + 0.2 + 0.15 * k + r.uniform(0, 0.3), "train", exc, "collective")
-        cascade(plan, fmt, t, i, _mode(plan), culprit_ranks=frozenset(ranks))
+        cascade(plan, fmt, t, i, cascade_mode(plan), culprit_ranks=frozenset(ranks))
         plan.set_truth("gpu_hardware", "train", [f], i - 1, t,
                        f"NVLink {link} between GPUs {g} and {g2} of {c.nodes[f].name} failed during iteration {i}.")
 
@@ -263,7 +263,7 @@ class DeviceOom(Scenario):
                "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory "
                "Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)"]
         fail_rank(plan, fmt, rank, t, "train", exc, "alloc")
-        cascade(plan, fmt, t, i, _mode(plan), culprit_ranks=frozenset({rank}))
+        cascade(plan, fmt, t, i, cascade_mode(plan), culprit_ranks=frozenset({rank}))
         plan.set_truth("oom", "train", [f], i - 1, t,
                        f"Rank {rank} (GPU {g} of {c.nodes[f].name}) runs out of device memory on a long batch in "
                        f"iteration {i}.")
@@ -295,131 +295,11 @@ class HostOom(Scenario):
         ], root=(0, 4))
         plan.kill(rank, t + 0.01, -9)
         plan.extras["cgroup_oom"] = c.variant.layout == "merged-slurm"
-        cascade(plan, fmt, t, i, _mode(plan), culprit_ranks=frozenset({rank}))
+        cascade(plan, fmt, t, i, cascade_mode(plan), culprit_ranks=frozenset({rank}))
         plan.set_truth("host", "train", [f], i - 1, t,
                        f"Host memory of {c.nodes[f].name} is exhausted (data-loader workers growing); the kernel kills "
                        f"rank {rank} (pid {pid}) with SIGKILL: no Python traceback, exitcode -9.")
 
 
-class CheckpointSaveFailure(Scenario):
-    name = "checkpoint_save_failure"
-    category, phase = "storage", "checkpoint"
-    summary = "Writing a checkpoint fails on one node (Lustre/NFS errors, ENOSPC or EIO)."
-
-    def inject(self, plan: Plan, fmt: TrainerFormat) -> None:
-        c = plan.cluster
-        ckpts = sorted(plan.ckpt_span)
-        it = ckpts[1] if len(ckpts) > 2 else ckpts[0]
-        r = plan.rng("ckpt-save")
-        f = 0 if fmt.name == "hf" else r.randrange(c.spec.nodes)
-        writers = [0] if fmt.name == "hf" else list(c.ranks_of(f))
-        start = plan.ckpt_span[it][0]
-        t = start + r.uniform(2.0, 8.0)
-        enospc = r.random() < 0.35
-        fs = system.lustre_fsname(plan)
-        ost = f"{fs}-OST{r.randint(0, 31):04x}"
-        oss = f"{c.nodes[0].ip.rsplit('.', 2)[0]}.250.{r.randint(10, 40)}"
-        if c.ckpt_dir.startswith("/nfs"):
-            msgs = [] if enospc else ["nfs: server nfs01 not responding, timed out",
-                                      "nfs: server nfs01 not responding, timed out"]
-        elif enospc:
-            msgs = [f"LustreError: 11-0: {ost}-osc-ffff9a3c1e2f5800: operation ost_write to node {oss}@o2ib failed: rc = -28"]
-        else:
-            msgs = [f"LustreError: 167-0: {ost}-osc-ffff9a3c1e2f5800: This client was evicted by {ost}; in progress "
-                    "operations using this service will fail.",
-                    f"LustreError: {r.randint(2000, 9000)}:0:(osc_request.c:2173:osc_brw_redo_request()) @@@ redo for "
-                    f"recoverable error -5  req@ffff8f2a6c3d1200 x{r.getrandbits(50)}/t0(0) o4->{ost}-osc-ffff9a3c1e2f5800"
-                    f"@{oss}@o2ib:6/4 lens 488/448 e 1 to 1 dl {int(t) + 40} ref 2 fl Interpret:RQU/0/0 rc -5/-5"]
-        if msgs:
-            system.kernel(plan, f, t - 0.5, msgs, root=tuple(range(len(msgs))))
-        code, word = (28, "No space left on device") if enospc else (5, "Input/output error")
-        if fmt.name == "hf":
-            kind = "StorageFull" if enospc else "Uncategorized"
-            exc = [f'safetensors_rust.SafetensorError: Error while serializing: IoError(Os {{ code: {code}, kind: {kind}, '
-                   f'message: "{word}" }})']
-        else:
-            exc = [f"OSError: [Errno {code}] {word}"]
-        for k, rk in enumerate(writers):
-            fail_rank(plan, fmt, rk, t + r.uniform(0.0, 1.5), "checkpoint", exc,
-                      None if fmt.name == "hf" else "torch_save", mark=k < 3)
-        cascade(plan, fmt, t, None, _mode(plan), culprit_ranks=frozenset(writers))
-        plan.set_truth("storage", "checkpoint", [f], it, t,
-                       f"Saving the checkpoint of iteration {it} to {c.ckpt_dir} fails on {c.nodes[f].name} with "
-                       f"{'ENOSPC' if enospc else 'EIO'}"
-                       + (" after the Lustre client is evicted" if msgs and not enospc else "")
-                       + "; the other ranks wait in the post-save barrier (cascade).")
-
-
-class CheckpointLoadFailure(Scenario):
-    name = "checkpoint_load_failure"
-    category, phase = "storage", "load"
-    summary = "Resuming from a truncated checkpoint file: PytorchStreamReader fails on one rank."
-    resume = True
-
-    def prepare(self, plan: Plan) -> None:
-        plan.extras["load_fails"] = True
-
-    def inject(self, plan: Plan, fmt: TrainerFormat) -> None:
-        c = plan.cluster
-        r = plan.rng("ckpt-load")
-        rank = r.randrange(c.world)
-        f = rank // c.gpn
-        t = plan.t_load + 4.0 + r.uniform(1.0, 6.0)
-        exc = ["RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory"]
-        fail_rank(plan, fmt, rank, t, "load", exc, "torch_load")
-        cascade(plan, fmt, t, None, _mode(plan), culprit_ranks=frozenset({rank}))
-        shard = {"megatron": f"iter_{plan.sched.resume_from:07d}/mp_rank_00_{rank:03d}/distrib_optim.pt",
-                 "deepspeed": f"global_step{plan.sched.resume_from}/{'bf16_' if c.variant.precision == 'bf16' else ''}"
-                              f"zero_pp_rank_{rank}_mp_rank_00_optim_states.pt",
-                 "hf": f"checkpoint-{plan.sched.resume_from}/rng_state_{rank}.pth"}[fmt.name]
-        plan.set_truth("storage", "load", [f], None, t,
-                       f"The job resumes from iteration {plan.sched.resume_from}; {shard} was truncated when the file "
-                       f"system filled up during the previous run, so rank {rank} on {c.nodes[f].name} fails to read "
-                       "it. No iteration is reached in this job.")
-
-
-class DataPipelineFault(Scenario):
-    name = "data_pipeline_fault"
-    category, phase = "data", "train"
-    summary = "A corrupted data shard: decode warnings, then a DataLoader worker exception on one rank."
-
-    def inject(self, plan: Plan, fmt: TrainerFormat) -> None:
-        c = plan.cluster
-        f, g = pick(plan, "data")
-        rank = f * c.gpn + g
-        i = fault_iteration(plan)
-        r = plan.rng("data-kind")
-        shard = f"{c.data_path}/shard-{r.randint(0, 999):05d}.jsonl.zst"
-        worker = r.randint(0, 7)
-        warns = []
-        for k in range(r.randint(2, 3)):
-            tw = mid_iteration(plan, i - 3 + k, 0.9)
-            line = (f"WARNING: skipping malformed sample {r.randint(10**6, 10**8)} in {shard}: JSONDecodeError: "
-                    f"Unterminated string starting at: line 1 column {r.randint(100, 4000)} (char {r.randint(99, 3999)})")
-            warns.append(line)
-            plan.add("trainer", rank, tw, line, (0,))
-        t = mid_iteration(plan, i, 0.95)
-        if r.random() < 0.5:
-            inner, name = "UnicodeDecodeError: 'utf-8' codec can't decode byte 0x8b in position 1: invalid start byte", \
-                "UnicodeDecodeError"
-        else:
-            inner, name = "zstandard.backend_c.ZstdError: zstd decompress error: Unknown frame descriptor", "ZstdError"
-        site = fmt.site()
-        exc = [f"RuntimeError: Caught {name} in DataLoader worker process {worker}.",
-               "Original Traceback (most recent call last):",
-               f'  File "{site}/torch/utils/data/_utils/worker.py", line 309, in _worker_loop',
-               "    data = fetcher.fetch(index)  # type: ignore[possibly-undefined]",
-               f'  File "{site}/torch/utils/data/_utils/fetch.py", line 52, in fetch',
-               "    data = [self.dataset[idx] for idx in possibly_batched_index]",
-               f'  File "{c.code_dir}/data/jsonl_dataset.py", line 88, in __getitem__',
-               '    record = json.loads(self._read_line(idx).decode("utf-8"))', inner]
-        fail_rank(plan, fmt, rank, t, "data", exc, "dataloader", roots=(0, len(exc) - 1))
-        cascade(plan, fmt, t, i, _mode(plan), culprit_ranks=frozenset({rank}))
-        plan.set_truth("data", "train", [f], i - 1, t,
-                       f"{shard} is corrupted: the data loader of rank {rank} on {c.nodes[f].name} skips malformed "
-                       f"samples, then its worker {worker} dies on an undecodable block.")
-
-
 SCENARIOS: list[Scenario] = [Xid79(), EccUncorrectable(), NvlinkError(), IbLinkDown(), NcclHang(), SlowNode(),
-                             DeviceOom(), HostOom(), CheckpointSaveFailure(), CheckpointLoadFailure(),
-                             DataPipelineFault()]
+                             DeviceOom(), HostOom()]

@@ -2,7 +2,7 @@
 
 A scenario is a small class: ``schedule`` adjusts intervals, ``prepare`` edits metrics before the timeline is
 computed, ``inject`` adds the fault lines and fates after it. Faults localised on one node live in
-:mod:`l4lite.simulate.node_faults`; this module has the registry, the healthy runs and the job-wide faults
+:mod:`l4lite.simulate.node_faults` and :mod:`l4lite.simulate.io_faults`; this module has the registry, the healthy runs and the job-wide faults
 (divergence, overfitting, user code, NCCL misconfiguration) that blame no node.
 """
 
@@ -216,8 +216,9 @@ class NcclMisconfig(Scenario):
 
 
 def registry() -> dict[str, Scenario]:
-    from l4lite.simulate import node_faults
+    from l4lite.simulate import io_faults, node_faults
 
-    items: list[Scenario] = [Healthy(), HealthyHardNegatives(), *node_faults.SCENARIOS, LossDivergence(),
+    items: list[Scenario] = [Healthy(), HealthyHardNegatives(), *node_faults.SCENARIOS, *io_faults.SCENARIOS,
+                             LossDivergence(),
                              UserCodeError(), NcclMisconfig(), Overfitting()]
     return {s.name: s for s in items}
