@@ -474,3 +474,39 @@ def test_cli_add_requires_healthy_and_records_scanned_jobs(tmp_path: Path, monke
         assert s.baseline_templates("tag=nightly") == {"a": 0.2}
         assert len(s.jobs()) == 2
     assert main(["history", "add", str(tmp_path / "missing"), "--healthy", "--store", str(path)]) == 2
+
+
+# -- end to end with the simulator and the pipeline --------------------------------------------------------------
+def test_analyze_uses_baseline_records_jobs_and_matches_confirmed_faults(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    pipeline = pytest.importorskip("l4lite.pipeline")
+    from l4lite.simulate.cluster import JobSpec
+    from l4lite.simulate.generate import generate
+
+    def sim(scenario: str, seed: int) -> str:
+        out = tmp_path / f"{scenario}-{seed}"
+        generate(JobSpec(scenario=scenario, nodes=2, gpus_per_node=1, iterations=20, seed=seed, fmt="megatron",
+                         layout="per-node-dir", naming="node"), out)
+        (out / "ground_truth.json").unlink()
+        return str(out)
+
+    store = tmp_path / "store.sqlite3"
+    healthy, hard_negative = sim("healthy_hard_negatives", 3), sim("healthy_hard_negatives", 4)
+    without = pipeline.analyze([hard_negative], pipeline.AnalyzeOptions(quiet=True))
+    assert main(["history", "add", healthy, "--healthy", "--store", str(store)]) == 0
+    assert "healthy job #1" in capsys.readouterr().out
+    with_store = pipeline.analyze([hard_negative], pipeline.AnalyzeOptions(quiet=True, store=str(store)))
+    assert not with_store.is_incident
+    assert len(with_store.evidence) < len(without.evidence)  # cross-job filtering drops the benign templates
+
+    first = pipeline.analyze([sim("ib_link_down", 1)], pipeline.AnalyzeOptions(quiet=True, store=str(store)))
+    assert first.is_incident and first.matched_fault is None
+    job_id = first.job["history_id"]
+    assert main(["history", "confirm", str(job_id), "--category", "network", "--cause", "IB cable",
+                 "--node", first.suspects[0].node, "--store", str(store)]) == 0
+    second = pipeline.analyze([sim("ib_link_down", 2)], pipeline.AnalyzeOptions(quiet=True, store=str(store)))
+    assert second.matched_fault is not None and second.matched_fault["cause"] == "IB cable"
+    assert "matches confirmed fault #1 of " in second.summary
+    with Store(store) as s:
+        assert [j["kind"] for j in s.jobs()] == ["analysis", "analysis", "analysis", "healthy"]
+        assert {e["node"] for e in s.nodes()} == {first.suspects[0].node, second.suspects[0].node}
