@@ -113,12 +113,13 @@ class _Known:
     phase: str | None = None
     opened: float = 0.0
     updated: float = 0.0
+    told_roots: int = 0  # root-cause lines when last announced: more are news only once they double
 
     def to_dict(self) -> dict[str, Any]:
         return {"alert_id": self.alert_id, "seq": self.seq, "category": self.category, "suspect": self.suspect,
                 "rule": self.rule, "categories": sorted(self.categories), "suspects": sorted(self.suspects),
                 "rules": sorted(self.rules), "roots": sorted(self.roots), "phase": self.phase,
-                "opened": self.opened, "updated": self.updated}
+                "opened": self.opened, "updated": self.updated, "told_roots": self.told_roots}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> _Known:
@@ -126,7 +127,7 @@ class _Known:
                    suspect=d.get("suspect"), rule=d.get("rule"), categories=set(d.get("categories", [])),
                    suspects=set(d.get("suspects", [])), rules=set(d.get("rules", [])),
                    roots=set(d.get("roots", [])), phase=d.get("phase"), opened=float(d.get("opened", 0.0)),
-                   updated=float(d.get("updated", 0.0)))
+                   updated=float(d.get("updated", 0.0)), told_roots=int(d.get("told_roots", 0)))
 
 
 def _facets(incident: Incident) -> tuple[set[str], set[str], set[str], set[str]]:
@@ -220,9 +221,9 @@ class AlertTracker:
         new_rules = sorted(rules - known.rules)
         if new_rules:
             changes.append("new evidence rules: " + ", ".join(new_rules))
-        more_roots = len(roots - known.roots)
-        if more_roots and not new_rules:
-            changes.append(f"{more_roots} more root-cause line(s)")
+        total_roots = len(roots | known.roots)
+        if total_roots >= max(1, 2 * known.told_roots) and total_roots > known.told_roots and not new_rules:
+            changes.append(f"{total_roots - known.told_roots} more root-cause line(s)")
         return changes
 
     @staticmethod
@@ -232,6 +233,7 @@ class AlertTracker:
         known.suspects |= suspects
         known.rules |= rules
         known.roots |= roots
+        known.told_roots = len(known.roots)
         if incident.category:
             known.category = incident.category
         if incident.phase:

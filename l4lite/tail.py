@@ -402,8 +402,8 @@ class Tailer:
                 if node and node not in seen and not h.rule.is_global:
                     seen[node] = Suspect(node, round(1.0 / (1 + len(seen)), 3), [h.explain], h.rule.category)
             suspects = list(seen.values())
-        where = f" on {suspects[0].node}" if suspects else ""
-        summary = f"{first.rule.category}{where}: {first.explain} ({first.record.file}:{first.record.line})"
+        where = f"{suspects[0].node}, " if suspects else ""
+        summary = f"{first.explain} ({where}{first.record.file}:{first.record.line})"
         return Incident(status="incident", category=first.rule.category, phase=first.rule.phase_hint,
                         iteration=None, failure_time=_iso(first.record.time), summary=summary, suspects=suspects,
                         evidence=evidence, recommendations=[h.action for h in hits[:3] if h.action],

@@ -55,6 +55,16 @@ def test_one_alert_then_updates_only_on_news() -> None:
     assert t.observe(incident(), now=7.0) is None
 
 
+def test_a_flood_of_root_lines_is_announced_when_it_doubles() -> None:
+    t = AlertTracker()
+    assert t.observe(incident(evidence=[ev(1, "xid-79")]), now=1.0).kind == "new"
+    kinds = []
+    for n in range(2, 10):
+        a = t.observe(incident(evidence=[ev(i, "xid-79") for i in range(1, n + 1)]), now=float(n))
+        kinds.append(a.seq if a else None)
+    assert kinds == [2, None, 3, None, None, None, 4, None]  # at 2, 4 and 8 root lines
+
+
 def test_category_change_is_an_update_and_flapping_is_not_repeated() -> None:
     t = AlertTracker()
     a = t.observe(incident(category="network", evidence=[ev(5, "ib-link-down")]), now=1.0)

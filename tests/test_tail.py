@@ -5,6 +5,10 @@ from __future__ import annotations
 import io
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -210,3 +214,117 @@ def test_own_outputs_are_not_followed(tmp_path: Path, rules: str) -> None:
                        alerts_path=str(alerts_file), once=True)
     Tailer(opts, sinks=[JsonLinesSink(stream=out)], reader_factory=SimpleReader).run()
     assert json.loads((root / "state" / STATE_FILE).read_text())["totals"]["lines"] == 40
+
+
+# ------------------------------------------------------------------------------------------ the real command
+def healthy(rank: int, i: int) -> str:
+    if i % 3 == 0:
+        return f"gpu-node{rank // 2:03d}:{4100 + rank}:{4200 + i % 5} [{rank % 2}] NCCL INFO Channel {i % 32:02d}/0 : " \
+               f"{rank}[{rank % 2}] -> {rank + 1}[0] via P2P/IPC"
+    return f"[rank{rank}]:[2026-01-05 10:{i // 600 % 60:02d}:{i // 10 % 60:02d},{i % 1000:03d}] INFO data.py:12 " \
+           f"prefetched shard {i % 97} in {i % 13}.{i % 10} ms"
+
+
+def append(path: Path, lines: list[str]) -> None:
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("".join(line + "\n" for line in lines))
+
+
+def l4lite_tail(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "l4lite", "tail", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def wait_for(predicate, timeout: float = 90.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def committed(state_file: Path) -> dict:
+    try:
+        return json.loads(state_file.read_text())["totals"]
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def test_kill9_and_restart_loses_and_repeats_nothing(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    files = [logs / f"rank{r}.log" for r in range(4)]
+    written = 0
+    for r, f in enumerate(files):
+        append(f, [healthy(r, i) for i in range(500)])
+        written += 500
+    state = tmp_path / "state"
+    state_file = state / STATE_FILE
+    alerts_file = tmp_path / "alerts.jsonl"
+    args = (str(logs / "*.log"), "--state", str(state), "--alerts", str(alerts_file), "--poll", "0.05")
+    proc = l4lite_tail(*args)
+    try:
+        wait_for(lambda: committed(state_file).get("lines", 0) >= 2000, what="first checkpoint")
+        # Keep writing while it runs; an Xid line among them; kill -9 in the middle of it.
+        for k in range(30):
+            for r, f in enumerate(files):
+                append(f, [healthy(r, 1000 + k * 50 + i) for i in range(50)])
+                written += 50
+            if k == 10:
+                append(files[1], [f"[Mon Jan  5 10:30:00 2026] {XID}"])
+                written += 1
+            time.sleep(0.02)
+        wait_for(lambda: alerts_file.exists() and alerts_file.read_text().strip() != "", what="the alert")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    before = committed(state_file).get("lines", 0)
+    for r, f in enumerate(files):  # written while it was down
+        append(f, [healthy(r, 5000 + i) for i in range(300)])
+        written += 300
+    report = tmp_path / "report.html"
+    proc = l4lite_tail(*args, "--html", str(report))
+    try:
+        for r, f in enumerate(files):
+            append(f, [healthy(r, 9000 + i) for i in range(100)])
+            written += 100
+        wait_for(lambda: committed(state_file).get("lines", 0) >= written, what="catching up")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    totals = committed(state_file)
+    assert before < written
+    assert totals["lines"] == written  # nothing lost, nothing counted twice
+    assert totals["records"] == written
+    assert totals["hits"].get("xid-79") == 1
+    rows = [json.loads(line) for line in alerts_file.read_text().splitlines()]
+    assert [r["kind"] for r in rows].count("new") == 1
+    assert report.exists() and "gpu-node000" in report.read_text()  # the final report, written on SIGTERM
+
+
+def test_webhook_gets_one_alert_and_a_restart_sends_nothing_again(tmp_path: Path) -> None:
+    from test_alerts import local_server
+
+    from l4lite.alerts import WebhookSink
+
+    logs = tmp_path / "logs"
+    (logs / "gpu-node003").mkdir(parents=True)
+    append(logs / "gpu-node003" / "train.log", [healthy(6, i) for i in range(100)])
+    append(logs / "gpu-node003" / "dmesg.log", [f"[Mon Jan  5 10:30:00 2026] {XID}"])
+    opts = TailOptions(paths=[str(logs)], state_dir=str(tmp_path / "state"), flush_after=0.0)
+    with local_server() as server:
+        url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+        t = Tailer(opts, sinks=[WebhookSink(url, backoff=0.01)])
+        t.step()
+        append(logs / "gpu-node003" / "train.log", [healthy(6, i) for i in range(100, 110)])
+        t.step()
+        t.close()
+        assert len(server.bodies) == 1 and "gpu-node003" in server.bodies[0]["text"]
+        append(logs / "gpu-node003" / "dmesg.log", [f"[Mon Jan  5 10:30:02 2026] {XID.replace('cb:00', 'ca:00')}"])
+        t2 = Tailer(opts, sinks=[WebhookSink(url, backoff=0.01)])  # a restart: same incident, one new root line
+        t2.step()
+        t2.close()
+        assert len(server.bodies) == 2 and "[update]" in server.bodies[1]["text"]
+    assert committed(tmp_path / "state" / STATE_FILE)["lines"] == 112

@@ -1,0 +1,100 @@
+"""The tail hot path: the fast keyword gate agrees with the rule pack; routine shapes; the adaptive sampler."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from l4lite.records import Record
+from l4lite.rulepack import RulePack
+from l4lite.triage import KeywordGate, Sampler, Triage, trie_regex
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "real" / "real-failures.jsonl"
+
+HEALTHY = [
+    "gpu-node003:4101:4203 [1] NCCL INFO Channel 07/0 : 3[1] -> 4[0] via P2P/IPC/read",
+    "[rank3]:[2026-01-05 10:00:01,120] INFO data_loader.py:142 prefetched shard 17 (1100 samples) in 12.5 ms",
+    "[rank3]:[2026-01-05 10:00:01,120] INFO training.py:1021  iteration     1201/  500000 | consumed samples:"
+    "  1229824 | elapsed time per iteration (ms): 991.2 | learning rate: 2.999E-04 | global batch size:  1024 |"
+    " lm loss: 2.4100E+00 | loss scale: 1.0 | grad norm: 0.331 | number of skipped iterations:   0 |"
+    " number of nan iterations:   0 |",
+]
+
+
+def rec(text: str, *, line: int = 1, end: int | None = None, level: str | None = None) -> Record:
+    return Record("f.log", line, end or line, None, None, None, "other", None, level, text.strip(), text)
+
+
+def corpus() -> list[str]:
+    lines = list(HEALTHY)
+    for row in FIXTURES.read_text().splitlines():
+        lines.extend(json.loads(row)["lines"])
+    return lines
+
+
+def test_trie_regex_matches_exactly_the_words() -> None:
+    words = ["nan", "nan iterations", "xid", "x(d", "error"]
+    rx = re.compile(trie_regex(words))
+    assert rx.fullmatch("nan") and rx.fullmatch("nan iterations") and rx.fullmatch("x(d")
+    assert not rx.fullmatch("na") and not rx.fullmatch("xi")
+    assert rx.search("number of nan iterations: 0").group() == "nan iterations"  # the longest at a position
+
+
+def test_gate_matches_like_the_rule_pack() -> None:
+    pack = RulePack.load()
+    gate = KeywordGate(pack)
+    lines = corpus()
+    hits = 0
+    for text in lines:
+        expected = [(m.rule.id, m.groups) for m in pack.match(rec(text))]
+        got = [(m.rule.id, m.groups) for m in gate.match(rec(text))]
+        assert got == expected, text
+        hits += bool(expected)
+        for fld in ("message", "text"):
+            assert {r.id for r in gate.candidates(text.lower(), fld)} == {r.id for r in pack.candidates(text, fld)}
+    assert hits > 20  # the corpus does exercise the rules
+
+
+def test_routine_needs_a_known_shape_without_anything_in_it() -> None:
+    triage = Triage(KeywordGate(RulePack.load()))
+    nccl = HEALTHY[0]
+    assert not triage.routine(rec(nccl))  # first sight: a full look
+    assert triage.routine(rec(nccl.replace("07/0", "12/0").replace("4203", "4207")))  # same shape
+    assert not triage.rule_candidate(rec(nccl.replace("07/0", "12/0")))
+    progress = HEALTHY[2]
+    assert not triage.routine(rec(progress)) and not triage.routine(rec(progress))  # a metric line, always looked at
+    xid = "NVRM: Xid (PCI:0000:cb:00): 79, pid=1234, name=python, GPU has fallen off the bus."
+    assert not triage.routine(rec(xid)) and not triage.routine(rec(xid))
+    assert triage.rule_candidate(rec(xid))
+    err = "[rank3]:[2026-01-05 10:00:01,120] INFO step done"
+    triage.routine(rec(err))
+    assert triage.routine(rec(err)) and not triage.routine(rec(err, level="error"))
+    assert not triage.routine(rec(err, line=3, end=5))  # multi-line records are never routine
+
+
+def test_digit_keywords_are_checked_on_routine_shapes() -> None:
+    class Rule:
+        def __init__(self, rid: str, kws: tuple[str, ...]) -> None:
+            self.id, self.keywords, self.match = rid, kws, "message"
+
+    class Pack:
+        rules = [Rule("exit-137", ("exit code 137",)), Rule("oom", ("out of memory",))]
+
+    triage = Triage(KeywordGate(Pack()))
+    assert not triage.routine(rec("worker exited with exit code 0"))
+    assert triage.routine(rec("worker exited with exit code 1"))
+    assert not triage.routine(rec("worker exited with exit code 137"))  # same shape, but a keyword with digits
+
+
+def test_sampler_backs_off_under_load_and_recovers() -> None:
+    s = Sampler()
+    assert all(s.take() for _ in range(10))
+    for _ in range(5):
+        s.adjust(busy=0.19, interval=0.2)
+    assert s.keep < 0.2
+    kept = sum(s.take() for _ in range(1000))
+    assert abs(kept - 1000 * s.keep) <= 2  # evenly spread, not random
+    for _ in range(200):
+        s.adjust(busy=0.01, interval=0.2)
+    assert s.keep == 1.0
