@@ -22,7 +22,6 @@ CATEGORY_LABELS = {
     "unknown": "unexplained",
 }
 MAX_EVIDENCE = 150
-RECORDS_PER_FINDING = {"root": 10, "confirmation": 3, "cascade": 2, "symptom": 2, "anomaly": 2}
 TEXT_CHARS = 4000
 
 _CATEGORY_ACTION = {
@@ -60,10 +59,10 @@ def relative(file: str, root: str) -> str:
 def build_evidence(scan: JobScan, verdict: Verdict, max_entries: int = MAX_EVIDENCE) -> list[Evidence]:
     out: list[Evidence] = []
     seen: set[tuple[str, int]] = set()
-    for f, role in zip(verdict.findings, verdict.roles, strict=True):
+    for f, role, records in zip(verdict.findings, verdict.roles, verdict.records, strict=True):
         if verdict.status != "incident" and role == "root":
             role = "symptom"
-        for r in f.records[: RECORDS_PER_FINDING.get(role, 2)]:
+        for r in records:
             key = (r.file, r.line)
             if key in seen:
                 continue

@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from l4lite.detect.base import Finding
+from l4lite.evidence import global_root_records, hit_groups, is_companion, node_root_records, strip_summaries
 from l4lite.phases import PhaseEvent, PhaseTracker, phase_at, phase_from_traceback
+from l4lite.records import Record
 from l4lite.scan import JobScan
 from l4lite.timestamps import parse_elastic_time
 from l4lite.vocab import GLOBAL_CATEGORIES
@@ -35,6 +37,7 @@ SEVERE = ("critical", "error")
 CLOSE_SCORE = 0.2  # root findings within this of the best compete on time
 SURVIVE_POINTS = 5  # progress points after a root line for training to have survived it
 INFERRED = frozenset({"hang", "slowdown", "straggler"})  # health signals that infer a fault without a signature
+SHOWN = {"root": 10, "confirmation": 3, "cascade": 2, "symptom": 2, "anomaly": 2}  # records shown per finding
 
 _SEQ = re.compile(r"SeqNum=(\d+)")
 _LAST_DONE = re.compile(r"last completed NCCL work:\s*(\d+)")
@@ -53,6 +56,7 @@ class Verdict:
     suspects: list[tuple[str, float, list[str]]] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # ordered, most important first
     roles: list[str] = field(default_factory=list)  # final role per finding, parallel to ``findings``
+    records: list[list[Record]] = field(default_factory=list)  # records shown per finding, parallel too
     failure_time: float | None = None
     iteration: int | None = None
     confidence: float | None = None
@@ -179,6 +183,7 @@ class Localizer:
         findings = list(findings)
         roles = {id(f): f.role for f in findings}
         notes: list[str] = []
+        strip_summaries(findings, roles)
         # Root lines that training survived are symptoms of something the job lived through.
         for f in findings:
             if f.role == "root" and f.detector != "health" and survived(f, scan, self.survive_grace):
@@ -223,6 +228,11 @@ class Localizer:
             if not same:
                 roles[id(f)] = "cascade" if f.detector != "health" else "symptom"
         roles[id(primary)] = "root"
+        if verdict.scope == "node":
+            for f in findings:
+                if roles[id(f)] in ("symptom", "confirmation") and is_companion(f, primary):
+                    roles[id(f)] = "root"
+                    f.data["companion"] = True
         trackers, job_events = node_trackers(scan)
         verdict.phase = phase_of(primary, scan, trackers, job_events)
         r = primary.records[0] if primary.records else None
@@ -301,6 +311,16 @@ class Localizer:
                                                  finding_key(f), -f.score))
         verdict.findings = ordered
         verdict.roles = [roles[id(f)] for f in ordered]
+        groups = hit_groups(scan)
+        incident = verdict.status == "incident"
+        chosen = global_root_records([f for f, role in zip(ordered, verdict.roles, strict=True) if role == "root"]) \
+            if incident and verdict.scope == "global" else {}
+        for f, role in zip(ordered, verdict.roles, strict=True):
+            if role == "root" and incident:
+                recs = chosen[id(f)] if verdict.scope == "global" else node_root_records(f, groups)
+            else:
+                recs = f.records[: SHOWN.get(role, 2)]
+            verdict.records.append(recs)
         if verdict.status == "incident" and verdict.scope == "node":
             verdict.suspects = self._suspects(scan, ordered, verdict.roles, primary)
         return verdict

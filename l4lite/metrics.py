@@ -186,7 +186,7 @@ def _hf(message: str) -> dict[str, Any] | None:
     if "loss" not in pairs:
         return None
     out = {"kind": "train", "loss": pairs["loss"]}
-    for src, dst in (("grad_norm", "grad_norm"), ("learning_rate", "lr")):
+    for src, dst in (("grad_norm", "grad_norm"), ("learning_rate", "lr"), ("epoch", "epoch")):
         if pairs.get(src) is not None:
             out[dst] = pairs[src]
     if "step" in pairs:
@@ -293,4 +293,32 @@ def _generic(message: str) -> dict[str, Any] | None:
     g = _GEN_GNORM.search(message)
     if g is not None:
         out["grad_norm"] = to_float(g.group(1))
+    return out
+
+
+_FACTS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"Total optimization steps = ([\d,]+)"), "total_steps"),
+    (re.compile(r"using world size:\s*(\d+)"), "world_size"),
+    (re.compile(r"^\s*world_size\s*\.{3,}\s*(\d+)"), "world_size"),
+    (re.compile(r"tensor-model-parallel size:\s*(\d+)"), "tensor_parallel"),
+    (re.compile(r"^\s*tensor_model_parallel_size\s*\.{3,}\s*(\d+)"), "tensor_parallel"),
+    (re.compile(r"pipeline-model-parallel size:\s*(\d+)"), "pipeline_parallel"),
+    (re.compile(r"^\s*pipeline_model_parallel_size\s*\.{3,}\s*(\d+)"), "pipeline_parallel"),
+    (re.compile(r"^\s*num_layers\s*\.{3,}\s*(\d+)"), "num_layers"),
+    (re.compile(r"^\s*hidden_size\s*\.{3,}\s*(\d+)"), "hidden_size"),
+    (re.compile(r"^\s*global_batch_size\s*\.{3,}\s*(\d+)"), "global_batch_size"),
+    (re.compile(r"^\s*train_iters\s*\.{3,}\s*(\d+)"), "train_iters"),
+)
+
+
+def parse_job_facts(message: str) -> dict[str, int]:
+    """Job facts a trainer prints at start-up (world size, parallelism, model shape, total steps).
+
+    They key the history store's baselines ("the same setup") and turn Hugging Face epochs into iterations.
+    """
+    out: dict[str, int] = {}
+    for pattern, name in _FACTS:
+        m = pattern.search(message)
+        if m:
+            out.setdefault(name, int(m.group(1).replace(",", "")))
     return out

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from l4lite.metrics import parse_metric_line
+from l4lite.metrics import parse_job_facts, parse_metric_line
 from l4lite.phases import match_marker
 from l4lite.records import Accounting, Record
 
@@ -346,6 +346,8 @@ class Scanner:
         self._await_time: dict[str, str] = {}  # file -> node whose last progress line had no time
         self._phase_now: dict[str, str] = {}  # node -> phase implied by its latest marker or metric line
         self._source_last: dict[str, float] = {}
+        self._total_steps: int | None = None  # "Total optimization steps = N" (Hugging Face): epoch -> iteration
+        self.info: dict[str, Any] = {}
         self.start_time: float | None = None
         self.end_time: float | None = None
 
@@ -415,6 +417,8 @@ class Scanner:
         values = parse_metric_line(msg)
         if values is not None:
             self._add_metric(values, record, node)
+        if "steps =" in msg or "world size" in msg or " ....." in msg:
+            self._job_fact(msg)
         marker = match_marker(msg)
         if marker is not None and len(self._markers) < MARKER_CAP:
             self._phase_now[node] = _PHASE_OF_MARKER.get(marker.kind, marker.kind)
@@ -432,7 +436,10 @@ class Scanner:
             self._hits.append(Hit(rule_id, record, {k: v for k, v in dict(groups).items() if v is not None}))
 
     def _add_metric(self, values: dict[str, Any], record: Record, node: str) -> None:
-        self._seq[node] += 1
+        seq_key = f"{node}\x00{record.rank}"
+        self._seq[seq_key] += 1
+        if values.get("iteration") is None and values.get("epoch") is not None and self._total_steps:
+            values["iteration"] = int(round(values["epoch"] * self._total_steps))
         point = MetricPoint(node=record.node, rank=record.rank, time=record.time, iteration=values.get("iteration"),
                             file=record.file, line=record.line, loss=values.get("loss"),
                             grad_norm=values.get("grad_norm"), lr=values.get("lr"),
@@ -440,7 +447,7 @@ class Scanner:
                             skipped=values.get("skipped"), nan_count=values.get("nan_count"),
                             val_loss=values.get("val_loss"), throughput=values.get("throughput"),
                             kind=values.get("kind", "train"), skipped_total=values.get("skipped_total"),
-                            seq=self._seq[node], text=record.text[:500])
+                            seq=self._seq[seq_key], text=record.text[:500])
         series = self._metrics.setdefault(node, [])
         series.append(point)
         if len(series) > METRIC_CAP:
@@ -465,6 +472,13 @@ class Scanner:
             self._phase_now[node] = implied
             self._markers.append(Marker(implied, record.node, record.rank, record.time, record.file, record.line,
                                         point.iteration, {"implied": True}))
+
+    def _job_fact(self, msg: str) -> None:
+        facts = parse_job_facts(msg)
+        for k, v in facts.items():
+            self.info.setdefault(k, v)
+        if "total_steps" in facts and self._total_steps is None:
+            self._total_steps = int(facts["total_steps"])
 
     def _coarsen(self) -> None:
         while len(self._counts) > self.max_cells // 2:
@@ -516,6 +530,7 @@ class Scanner:
                                      p.last_line, p.points, p.after_time) for k, p in self._progress.items()}
         scan.start_time, scan.end_time = self.start_time, self.end_time
         scan.source_last = dict(self._source_last)
+        scan.info.update(self.info)
         if info:
             scan.info.update(info)
         scan.remap_nodes(rank_nodes)

@@ -46,13 +46,14 @@ class FilterDetector(Detector):
 
     def __init__(self, *, baseline_rates: dict[str, float] | None = None, spatial_fraction: float = 0.25,
                  horizon_fraction: float = 0.1, min_horizon: float = 120.0, max_findings: int = 30,
-                 rate_factor: float = 20.0) -> None:
+                 rate_factor: float = 20.0, min_weight: float = 0.5) -> None:
         self.baseline: dict[str, float] = dict(baseline_rates or {})
         self.spatial_fraction = spatial_fraction
         self.horizon_fraction = horizon_fraction
         self.min_horizon = min_horizon
         self.max_findings = max_findings
         self.rate_factor = rate_factor
+        self.min_weight = min_weight
 
     def fit(self, baseline: JobScan) -> FilterDetector:
         """Remember the templates (and their rate per record) of a healthy job; may be called for several jobs."""
@@ -83,12 +84,12 @@ class FilterDetector(Detector):
                 continue  # cross-job: healthy jobs print it too (at a similar rate)
             if len(stat.nodes) > spatial_limit:
                 continue  # spatial: printed across the job
-            if ref is not None and horizon is not None and stat.first_time is not None \
-                    and stat.first_time < ref - horizon:
-                continue  # temporal: present long before the failure
+            if ref is not None and horizon is not None and (
+                    stat.first_time is None or stat.first_time < ref - horizon):
+                continue  # temporal: present long before the failure (or never dated)
             weight = self._weight(stat)
-            if weight <= 0.0:
-                continue
+            if weight < self.min_weight:
+                continue  # routine informational lines are not failure-indicating
             for node, count in stat.nodes.items():
                 out.append(Candidate(stat, node, count, weight))
         out.sort(key=lambda c: (-c.score, c.stat.first_time if c.stat.first_time is not None else math.inf))
@@ -101,7 +102,7 @@ class FilterDetector(Detector):
         w = _LEVEL_WEIGHT.get(level, 0.25) if level else 0.25
         if _BAD_WORDS.search(stat.template):
             w = max(w, 0.7) + 0.2
-        if "trainer" in stat.sources and not _BAD_WORDS.search(stat.template) and level != "error":
+        if "trainer" in stat.sources and not _BAD_WORDS.search(stat.template) and level not in ("error", "warning"):
             w *= 0.5
         return min(1.0, w)
 

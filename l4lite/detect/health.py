@@ -33,6 +33,17 @@ def point_record(p: MetricPoint) -> Record:
                   time=p.time, level="info", message=p.text, text=p.text)
 
 
+def copies(points: list[MetricPoint], p: MetricPoint, limit: int = 16) -> list[Record]:
+    """The same iteration's line as printed by every rank (lowest ranks first): one fault, many copies."""
+    if p.iteration is not None:
+        same = [q for q in points if q.iteration == p.iteration and q.kind == p.kind]
+    else:  # no iteration numbers: the k-th line of every rank
+        same = [q for q in points if q.iteration is None and q.seq == p.seq and q.kind == p.kind]
+    same.sort(key=lambda q: (q.rank if q.rank is not None else 1 << 30, q.time or 0.0, q.line))
+    out = [point_record(q) for q in same[:limit]]
+    return out or [point_record(p)]
+
+
 def _finite(v: float | None) -> bool:
     return v is not None and math.isfinite(v)
 
@@ -72,7 +83,7 @@ class HealthDetector(Detector):
         ref = self.reference_series(train, "loss")
         grad_ref = self.reference_series(train, "grad_norm")
         findings += self._non_finite(train)
-        spike = self._loss_spike(ref)
+        spike = self._loss_spike(ref, train)
         grad = self._grad_explosion(grad_ref)
         if spike is not None:
             if grad is not None:
@@ -123,11 +134,13 @@ class HealthDetector(Detector):
                  "nan iterations": "the trainer counted NaN iterations"}
         explain = (label.get(what, f"{what} became NaN/Inf") + at
                    + ": the training diverged numerically (check the learning rate, the data and the loss scale)")
+        bad_first = [p for p in train if p.iteration == first.iteration and p.kind == "train" and (
+            p.nan_count or any(v is not None and not math.isfinite(v) for v in (p.loss, p.grad_norm)))]
         return [Finding(self.name, "numerical", "root", 0.9, explain, node=first.node, rank=first.rank,
-                        time=first.time, records=[point_record(first)], count=count,
+                        time=first.time, records=copies(bad_first or [first], first), count=count,
                         data={"signal": "nan", "iteration": first.iteration, "scope": "global"})]
 
-    def _loss_spike(self, ref: _Series) -> Finding | None:
+    def _loss_spike(self, ref: _Series, train: list[MetricPoint]) -> Finding | None:
         pts = [p for p in ref.points if _finite(p.loss)]
         for i in range(max(self.min_points, 5), len(pts)):
             prev = [p.loss for p in pts[max(0, i - self.spike_window):i]]  # type: ignore[misc]
@@ -136,16 +149,21 @@ class HealthDetector(Detector):
             v = pts[i].loss
             assert v is not None
             if v > base * self.spike_ratio and v - base > self.spike_mad * spread:
-                after = [p.loss for p in pts[i:]]  # type: ignore[misc]
-                elevated = sum(1 for a in after if a > base * (1 + (self.spike_ratio - 1) / 2))
-                sustained = elevated >= max(1, math.ceil(0.8 * len(after)))
                 p = pts[i]
+                # After the spike: did the loss come back near its level, with finite gradients? A loss printed
+                # as 0.0 next to a NaN grad norm (Hugging Face after a NaN) is no recovery.
+                start = ref.points.index(p)
+                limit = base * (1 + (self.spike_ratio - 1) / 2)
+                after = ref.points[start:]
+                recovered = sum(1 for q in after if _finite(q.loss) and 0.0 < q.loss <= limit  # type: ignore[operator]
+                                and (q.grad_norm is None or math.isfinite(q.grad_norm)))
+                sustained = recovered <= 0.2 * len(after)
                 at = f"iteration {p.iteration}" if p.iteration is not None else "one step"
                 explain = (f"the loss jumped from {base:.4g} to {v:.4g} at {at}"
                            + (" and did not recover: the training diverged" if sustained else " and recovered"))
                 return Finding(self.name, "numerical", "root" if sustained else "anomaly",
                                0.8 if sustained else 0.3, explain, node=p.node, rank=p.rank, time=p.time,
-                               records=[point_record(p)],
+                               records=copies(train, p),
                                data={"signal": "loss_spike", "iteration": p.iteration, "baseline": base,
                                      "value": v, "sustained": sustained, "iteration_key": _order(p),
                                      "scope": "global"})
@@ -279,6 +297,10 @@ class HealthDetector(Detector):
     def progress_interval(self, train: list[MetricPoint]) -> float | None:
         """Typical seconds between two progress lines of the reference node."""
         ref = self.reference_series([p for p in train if p.iteration is not None], "iteration")
+        ranks = [p.rank for p in ref.points]
+        if ranks:  # one rank's lines: several ranks print the same iteration at the same moment
+            top = max(set(ranks), key=lambda r: (ranks.count(r), -(r if r is not None else 0)))
+            ref = _Series(ref.node, [p for p in ref.points if p.rank == top])
         times = [p.time for p in ref.points if p.time is not None]
         gaps = [b - a for a, b in zip(times, times[1:], strict=False) if b > a]
         if len(gaps) >= 2:
@@ -321,10 +343,16 @@ class HealthDetector(Detector):
                      gpu=None, source="trainer", time=prog.last_time, level="info",
                      message=f"last progress: iteration {prog.last_iteration}",
                      text=f"last progress: iteration {prog.last_iteration}")
+        records = [rec]
+        last_by_rank: dict[int | None, MetricPoint] = {}
         for p in train:
-            if p.file == prog.last_file and p.line == prog.last_line:
-                rec = point_record(p)
-                break
+            if p.node == where and p.iteration is not None:
+                q = last_by_rank.get(p.rank)
+                if q is None or (p.iteration, p.seq) > (q.iteration, q.seq):  # type: ignore[operator]
+                    last_by_rank[p.rank] = p
+        if last_by_rank:
+            ordered = sorted(last_by_rank.values(), key=lambda p: p.rank if p.rank is not None else 1 << 30)
+            records = [point_record(p) for p in ordered[:4]]
         minutes = gap / 60.0
         if first_node is not None and behind:
             who = (f"node {first_node} stopped first at iteration {progress[first_node].last_iteration} while others "
@@ -343,9 +371,9 @@ class HealthDetector(Detector):
             "last_iterations": {n: p.last_iteration for n, p in progress.items()},
             "scope": "node" if first_node else "global",
         }
-        # Every node alive and stuck at the same point with no error line: most often a deadlock in the job's
-        # own code (a DataLoader worker, a collective that one code path skips); a node that fell behind or
-        # went silent points at that node instead, with the cause not yet known.
-        category = "unknown" if first_node else "software"
-        return [Finding(self.name, category, "root", 0.5, explain, node=first_node, time=last_stop, records=[rec],
+        # A hang with no error line at all: nothing in the logs points at hardware or the network, so the
+        # category is software (a stuck process, a deadlock in the job's code or a library); the node that
+        # stopped first, when there is one, is where to take stack dumps.
+        category = "software"
+        return [Finding(self.name, category, "root", 0.5, explain, node=first_node, time=last_stop, records=records,
                         data=data)]
