@@ -19,6 +19,8 @@ incident id (nothing announced twice).
 
 from __future__ import annotations
 
+import concurrent.futures
+import functools
 import json
 import math
 import os
@@ -213,6 +215,11 @@ class Tailer:
 
         self._pipeline = pipeline
         self.perf: dict[str, float] = {"diagnose_seconds": 0.0, "diagnose_max": 0.0, "diagnoses": 0}
+        self._worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="l4lite-tail")
+        self._job: concurrent.futures.Future[Any] | None = None
+        self._html_job: concurrent.futures.Future[Any] | None = None
+        self._html_written: Incident | None = None
+        self._problems: set[str] = set()
         self.alerts_sent: list[Alert] = []
 
     # ----------------------------------------------------------------------------------------------- setup
@@ -295,14 +302,17 @@ class Tailer:
         if self._new_root_hits and not self.options.once:  # --once reports the full diagnosis only
             self._new_root_hits = 0
             alerted |= self._observe(self._rules_incident())
-        if not self.options.once and now - self._last_diagnose >= self.options.diagnose_every:
-            alerted |= self.diagnose()
+        alerted |= self._collect()
+        # Diagnose every few seconds, but never spend more than about a fifth of the time on it.
+        every = max(self.options.diagnose_every, 5 * self.perf["diagnose_seconds"])
+        if not self.options.once and now - self._last_diagnose >= every:
+            alerted |= self.diagnose(background=True)
         alerted |= self._check_hang(now)
         if alerted or now - self._last_checkpoint >= self.options.checkpoint_every or (
                 self._uncommitted_lines >= self.options.checkpoint_lines):
             self.checkpoint()
         if self.options.html and now - self._last_html >= self.options.html_every:
-            self._write_html()
+            self._write_html(background=not self.options.once)
         if not self.options.once and now - self._generation_start >= self.options.generation_seconds:
             self._rotate_generation()
         self._last_busy = self.clock() - now
@@ -422,23 +432,58 @@ class Tailer:
         merged.accounting = accounting
         return merged
 
-    def diagnose(self) -> bool:
-        """Run the analyze detectors on the sliding scan; alert on its verdict. True if an alert went out."""
+    def diagnose(self, *, background: bool = False) -> bool:
+        """Run the analyze detectors on the sliding scan and alert on the verdict (True if an alert went out).
+
+        With ``background`` the scan is taken here but the detectors run on the worker thread, so that a poll
+        is never held up by them; the verdict is picked up by a later ``step``.
+        """
         self._last_diagnose = self.clock()
         if not self._records_since_diagnose and self.incident is not None:
             return False
+        if self._job is not None:
+            if not background:
+                self._collect(wait=True)
+            else:
+                return False  # one diagnosis at a time
         self._records_since_diagnose = 0
-        pipeline = self._pipeline
-        started = time.perf_counter()
         scan = self.scan()
+        work = functools.partial(self._diagnose_scan, scan, self._stats())
+        if background:
+            self._job = self._worker.submit(work)
+            return False
+        return self._take(work())
+
+    def _diagnose_scan(self, scan: JobScan, stats: dict[str, Any]) -> tuple[Incident | None, float, str | None]:
+        started = time.perf_counter()
+        pipeline = self._pipeline
         options = pipeline.AnalyzeOptions(rules_files=list(self.options.rules_files), quiet=True,
                                           bucket_seconds=self.options.bucket_seconds)
-        incident = pipeline.diagnose(scan, options, self._baseline_scans, rules=self.rules)
-        incident.stats.update(self._stats())
-        took = time.perf_counter() - started
+        try:
+            incident = pipeline.diagnose(scan, options, self._baseline_scans, rules=self.rules)
+        except Exception as exc:  # a detector failing on odd data must not end the monitoring
+            return None, time.perf_counter() - started, f"diagnosis failed: {exc.__class__.__name__}: {exc}"
+        incident.stats.update(stats)
+        return incident, time.perf_counter() - started, None
+
+    def _collect(self, wait: bool = False) -> bool:
+        """Pick up a finished background diagnosis."""
+        job = self._job
+        if job is None or not (wait or job.done()):
+            return False
+        self._job = None
+        return self._take(job.result())
+
+    def _take(self, result: tuple[Incident | None, float, str | None]) -> bool:
+        incident, took, problem = result
         self.perf["diagnose_seconds"] = round(took, 4)
         self.perf["diagnose_max"] = round(max(self.perf["diagnose_max"], took), 4)
         self.perf["diagnoses"] += 1
+        if incident is None:
+            if problem and problem not in self._problems:
+                self._problems.add(problem)
+                self.warn(problem)
+            return False
         self.incident = incident
         return self._observe(incident)
 
@@ -521,12 +566,21 @@ class Tailer:
         }
         write_atomic(path, json.dumps(state, separators=(",", ":")))
 
-    def _write_html(self) -> None:
+    def _write_html(self, *, background: bool = False) -> None:
         self._last_html = self.clock()
         incident = self.incident if self.incident is not None and self.incident.is_incident else (
             self._html_incident or self.incident)
-        if incident is None or self.options.html is None:
+        if incident is None or self.options.html is None or incident is self._html_written:
             return
+        if background and self._html_job is not None and not self._html_job.done():
+            return
+        self._html_written = incident
+        if background:
+            self._html_job = self._worker.submit(self._render, incident)
+        else:
+            self._render(incident)
+
+    def _render(self, incident: Incident) -> None:
         try:
             from l4lite.report import render_html
         except ImportError:
@@ -544,11 +598,19 @@ class Tailer:
     def close(self) -> None:
         """Flush pending records, checkpoint, write the final report, finish deliveries."""
         self._flush_idle(self.clock(), force=True)
+        self._collect(wait=True)
+        if self._new_root_hits and not self.options.once:
+            self._new_root_hits = 0
+            self._observe(self._rules_incident())
         self.checkpoint()
         if self.options.html:
-            if self.incident is None and self.totals.records:
+            if self._html_job is not None:
+                self._html_job.result()
+            if self._records_since_diagnose or self.incident is None:
                 self.diagnose()
+                self.checkpoint()
             self._write_html()
+        self._worker.shutdown(wait=True)
         for sink in self.sinks:
             sink.close()
         self.follower.close()
