@@ -22,45 +22,29 @@ from __future__ import annotations
 import concurrent.futures
 import functools
 import json
-import math
 import os
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from l4lite.alerts import Alert, AlertSink, AlertTracker, read_alert_log
 from l4lite.errors import L4Error
 from l4lite.follow import Chunk, Follower, Stream
-from l4lite.incident import Evidence, Incident, Suspect, write_atomic
+from l4lite.incident import Incident, write_atomic
+from l4lite.livereader import ReaderFactory, RecordReader, default_reader_factory
+from l4lite.liveverdict import RootHit, hang_incident, iso, rules_incident
 from l4lite.mining import TemplateMiner, template_id
 from l4lite.records import Accounting, Record
-from l4lite.scan import UNKNOWN_NODE, JobScan, Scanner
+from l4lite.scan import JobScan, Scanner
 from l4lite.triage import KeywordGate, Sampler, Triage
 
 STATE_SCHEMA = "l4lite.tail-state/1"
 STATE_FILE = "state.json"
 ROOT_HITS_KEPT = 50  # root-cause hits kept for the immediate (rules-only) verdict
-
-
-class RecordReader(Protocol):
-    """Turns one stream's lines into records; a record may wait for its continuation lines."""
-
-    def feed(self, line_no: int, text: str) -> list[Record]: ...
-
-    def flush(self) -> list[Record]: ...
-
-    @property
-    def pending_line(self) -> int | None:
-        """First line of the record still being assembled, or None."""
-        ...
-
-
-ReaderFactory = Callable[[str], RecordReader]
 
 
 @dataclass
@@ -111,15 +95,6 @@ class Totals:
                    int(d.get("sampled_out", 0)))
 
 
-@dataclass
-class _RootHit:
-    rule: Any  # l4lite.rulepack.Rule
-    groups: dict[str, str]
-    record: Record
-    explain: str
-    action: str
-
-
 class _RuleTap:
     """Stands between the scanner and the rule pack: a fast keyword gate first, then the pack's rules; counts
     hits and keeps root-cause hits for an instant alert."""
@@ -136,17 +111,6 @@ class _RuleTap:
         for m in matches:
             self.tailer._on_hit(m, record)
         return matches
-
-
-def _node_or_none(key: str) -> str | None:
-    """A scan node key (``rank:N`` and ``unknown`` stand in for nodes not known) as an incident node."""
-    return None if key == UNKNOWN_NODE or key.startswith("rank:") else key
-
-
-def _iso(t: float | None) -> str | None:
-    if t is None or not math.isfinite(t):
-        return None
-    return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class Tailer:
@@ -194,7 +158,7 @@ class Tailer:
         self._scanner = self._new_scanner()
         self._previous: JobScan | None = None  # the last generation, finished
         self._generation_start = clock()
-        self._root_hits: list[_RootHit] = []
+        self._root_hits: list[RootHit] = []
         self._new_root_hits = 0
         self._records_since_diagnose = 0
         self._uncommitted_lines = 0
@@ -381,43 +345,23 @@ class Tailer:
         groups = dict(match.groups)
         context = {"node": record.node or "the node", "rank": record.rank, "gpu": record.gpu, "count": 1,
                    "source": record.source}
-        self._root_hits.append(_RootHit(rule, groups, record, self.rules.explain(rule, groups, context),
+        self._root_hits.append(RootHit(rule, groups, record, self.rules.explain(rule, groups, context),
                                         self.rules.action(rule, groups, context)))
         self._new_root_hits += 1
 
     # ----------------------------------------------------------------------------------------------- verdicts
     def _rules_incident(self) -> Incident:
         """The immediate verdict from root-cause rule hits alone (before any window statistics)."""
-        hits = sorted(self._root_hits, key=lambda h: (h.record.time if h.record.time is not None else math.inf,
-                                                      h.record.file, h.record.line))
-        first = hits[0]
-        evidence = []
-        for h in hits:
-            r = h.record
-            tid = r.template_id
-            if tid.startswith("#"):
-                try:
-                    tid = template_id(self.miner.template(int(tid[1:])))
-                except (KeyError, ValueError):
-                    tid = ""
-            evidence.append(Evidence(file=r.file, line=r.line, node=r.node, rank=r.rank, time=_iso(r.time),
-                                     text=r.text, template_id=tid, rule=h.rule.id, role="root", score=1.0,
-                                     end_line=r.end_line, source=r.source, gpu=r.gpu, category=h.rule.category,
-                                     explain=h.explain))
-        suspects: list[Suspect] = []
-        if not first.rule.is_global:
-            seen: dict[str, Suspect] = {}
-            for h in hits:
-                node = h.record.node or (f"rank {h.record.rank}" if h.record.rank is not None else None)
-                if node and node not in seen and not h.rule.is_global:
-                    seen[node] = Suspect(node, round(1.0 / (1 + len(seen)), 3), [h.explain], h.rule.category)
-            suspects = list(seen.values())
-        where = f"{suspects[0].node}, " if suspects else ""
-        summary = f"{first.explain} ({where}{first.record.file}:{first.record.line})"
-        return Incident(status="incident", category=first.rule.category, phase=first.rule.phase_hint,
-                        iteration=None, failure_time=_iso(first.record.time), summary=summary, suspects=suspects,
-                        evidence=evidence, recommendations=[h.action for h in hits[:3] if h.action],
-                        stats=self._stats(), scope="global" if first.rule.is_global else "node")
+        return rules_incident(self._root_hits, self._template_id, self._stats())
+
+    def _template_id(self, record: Record) -> str:
+        tid = record.template_id
+        if tid.startswith("#"):
+            try:
+                return template_id(self.miner.template(int(tid[1:])))
+            except (KeyError, ValueError):
+                return ""
+        return tid
 
     def scan(self) -> JobScan:
         """The sliding scan: the previous generation (if any) and the current one."""
@@ -520,25 +464,16 @@ class Tailer:
         if stalled < self.options.hang_after or now - self._last_lines >= self.options.hang_after:
             return False
         self._hang_raised = True
-        return self._observe(self._hang_incident(progress, stalled))
+        return self._observe(hang_incident(progress, stalled, self._last_progress_lines(), self._stats()))
 
-    def _hang_incident(self, progress: dict[str, Any], stalled: float) -> Incident:
-        last = {node: p for node, p in progress.items() if p.last_iteration is not None}
-        top = max((p.last_iteration for p in last.values()), default=None)
-        behind = sorted(n for n, p in last.items() if top is not None and p.last_iteration < top)
-        evidence = [Evidence(file=p.last_file, line=p.last_line, node=_node_or_none(n),
-                             rank=None, time=_iso(p.last_time), text=f"last progress: iteration {p.last_iteration}",
-                             template_id="", rule="hang", role="symptom", score=0.5)
-                    for n, p in sorted(last.items(), key=lambda kv: kv[1].last_iteration or 0)[:10]]
-        suspects = [Suspect(_node_or_none(n) or n, 0.6, [f"stopped at iteration {last[n].last_iteration}, others reached {top}"])
-                    for n in behind]
-        who = f"; {', '.join(behind)} stopped first" if behind else ""
-        summary = (f"Training hang: no progress for {stalled:.0f} s after iteration {top} "
-                   f"while logs are still written{who}.")
-        return Incident(status="incident", category="unknown", phase="train", iteration=top, failure_time=None,
-                        summary=summary, suspects=suspects, evidence=evidence, scope="node" if behind else "global",
-                        recommendations=["Dump stacks of the stuck ranks (py-spy dump) before killing the job."],
-                        stats=self._stats())
+    def _last_progress_lines(self) -> dict[str, str]:
+        """Per node, the text of its last progress line (kept by the scanner with the metric points)."""
+        out: dict[str, str] = {}
+        metrics: dict[str, list[Any]] = getattr(self._scanner, "_metrics", {})
+        for node, points in metrics.items():
+            if points:
+                out[node] = points[-1].text
+        return out
 
     # ----------------------------------------------------------------------------------------------- state
     def _stats(self) -> dict[str, Any]:
@@ -555,7 +490,7 @@ class Tailer:
             return
         state = {
             "schema": STATE_SCHEMA,
-            "saved_at": _iso(self.wall()),
+            "saved_at": iso(self.wall()),
             "paths": self.options.paths,
             "follower": self.follower.to_state(),
             "totals": self.totals.to_dict(),
@@ -614,95 +549,3 @@ class Tailer:
         for sink in self.sinks:
             sink.close()
         self.follower.close()
-
-
-# ---------------------------------------------------------------------------------------------------- readers
-class IngestLineReader:
-    """Incremental use of the ingest stage's per-file parser: lines go in one at a time, records come out as
-    soon as they are complete (a record stays open until a line shows it ended, or ``flush``).
-
-    ``ingest.read_file`` only reads whole files, so this drives its per-line step (``_FileReader._line``) and
-    its output queue directly; the attribution, timestamps, multi-line rules and rank map are the same.
-    """
-
-    __slots__ = ("r", "max_chars", "n", "warn", "_stale", "_hold", "_warned")
-
-    def __init__(self, rel: str, options: Any, accounting: Accounting, node_re: Any, mtime: float,
-                 warn: Callable[[str], None]) -> None:
-        from l4lite import ingest
-        from l4lite.sources import InputFile
-
-        self.r = ingest._FileReader(InputFile(path=rel, rel=rel, mtime=mtime), options, accounting,
-                                    options.rank_map, node_re)
-        self.max_chars = options.max_line_chars
-        self.n = 0
-        self.warn = warn
-        self._stale = ingest._STALE_LINES
-        self._hold = ingest._HOLD_LINES
-        self._warned = False
-
-    @property
-    def pending_line(self) -> int | None:
-        out = self.r.out
-        return out[0].line if out else None
-
-    def feed(self, line_no: int, text: str) -> list[Record]:
-        r = self.r
-        if len(text) > self.max_chars:
-            text = text[: self.max_chars]
-        direct = None
-        if text and not (text[0] in " \t" and text.isspace()):
-            try:
-                direct = r._line(line_no, text)  # a finished single-line record, a blank marker, or None
-            except (IndexError, ValueError) as exc:  # a line the parser does not expect: counted, not parsed
-                if not self._warned:
-                    self._warned = True
-                    self.warn(f"{r.f.rel}:{line_no}: line not parsed ({exc.__class__.__name__})")
-        self.n += 1
-        if not self.n & 255:
-            if r.open and (len(r.open) > 1 or line_no - next(iter(r.open.values())).end > self._stale):
-                r._close_stale(line_no)
-            if r.hold and line_no > self._hold:
-                r.hold = False
-        out = r.out
-        if out and out[0].closed and not r.hold:
-            done = [direct] if isinstance(direct, Record) else []
-            while out and out[0].closed:
-                done.append(r._finish(out.popleft()))
-            return done
-        return [direct] if isinstance(direct, Record) else []
-
-    def flush(self) -> list[Record]:
-        r = self.r
-        r.hold = False
-        for op in r.open.values():
-            op.closed = True
-        r.open.clear()
-        out = r.out
-        done = []
-        while out:
-            done.append(r._finish(out.popleft()))
-        return done
-
-
-def default_reader_factory(root: str, warn: Callable[[str], None] | None = None, *, node_from: str | None = None,
-                           rank_map: Any = None) -> ReaderFactory:
-    """Per-stream record readers built on the ingest stage's parsing; they share one rank -> node map."""
-    from l4lite.attribution import compile_node_from
-    from l4lite.ingest import IngestOptions
-
-    options = IngestOptions(node_from=node_from)
-    if rank_map is not None:
-        options.rank_map = rank_map
-    try:
-        node_re = compile_node_from(node_from)
-    except ValueError as exc:
-        raise L4Error(str(exc)) from None
-    accounting = Accounting()
-    say = warn or (lambda message: None)
-
-    def make(rel: str) -> RecordReader:
-        return IngestLineReader(rel, options, accounting, node_re, time.time(), say)
-
-    make.rank_map = options.rank_map  # type: ignore[attr-defined]
-    return make
