@@ -20,219 +20,37 @@ from __future__ import annotations
 
 import contextlib
 import glob
-import hashlib
 import os
-import re
 import stat
 import time
 import zlib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-FINGERPRINT_BYTES = 1024  # the first bytes that identify a stream's content
-MIN_MATCH_BYTES = 64  # shorter prefixes are too weak to call two files the same content
-TAIL_BYTES = 64  # bytes just before an offset, checked before a copy continues a stream there
-MAX_READ_BYTES = 4 << 20  # per stream per poll, so that one file catching up cannot starve the others
-MAX_LINE_BYTES = 1 << 20  # a longer line is cut there; the rest of it is skipped
-MAX_ENDED_KEPT = 2000  # ended streams remembered (for matching later copies) in the state
-GZIP_MAGIC = b"\x1f\x8b"
+from l4lite.followio import (
+    ACTIVE,
+    ENDED,
+    FINGERPRINT_BYTES,
+    GZIP_MAGIC,
+    MAX_ENDED_KEPT,
+    MAX_LINE_BYTES,
+    MAX_READ_BYTES,
+    MIN_MATCH_BYTES,
+    SHADOW,
+    SKIPPED,
+    TAIL_BYTES,
+    Chunk,
+    GzipReader,
+    Stream,
+    fingerprint,
+    is_glob,
+    pattern_root,
+    rotated_from,
+    rotation_stem,
+)
 
-ACTIVE, SHADOW, ENDED, SKIPPED = "active", "shadow", "ended", "skipped"
-
-
-def _fingerprint(prefix: bytes) -> str:
-    return hashlib.blake2b(prefix, digest_size=12).hexdigest()
-
-
-_COMPRESSED_SUFFIX = re.compile(r"\.(?:gz|z|bz2|xz|zst)$", re.IGNORECASE)
-# logrotate suffixes: ".1" (numbered) or "-20250101" / "-2025-01-01-1700" (dateext, any separator)
-_SUFFIX = r"(?:\.\d{1,6}|[._-]\d{4}-?\d\d-?\d\d(?:[-_T]?\d{2,6})?)"
-_ROTATION_SUFFIX = re.compile("(?:" + _SUFFIX + ")+$")
-_ROTATION_REST = re.compile("(?:" + _SUFFIX + r")+(?:\.(?:gz|z|bz2|xz|zst))?$", re.IGNORECASE)
-
-
-def rotation_stem(name: str) -> str:
-    """``train.log.2.gz`` -> ``train.log``; ``train.log-20250101`` -> ``train.log``."""
-    return _ROTATION_SUFFIX.sub("", _COMPRESSED_SUFFIX.sub("", name))
-
-
-def rotated_from(candidate: str, original: str) -> bool:
-    """Whether file name ``candidate`` is what log rotation makes of ``original`` (same folder assumed):
-    ``x.log.1``, ``x.log.1.gz``, ``x.log-20250101``, ``x-20250101.log`` (dateext with extension)."""
-    if candidate == original:
-        return False  # the same name again is a new file (recreated), not a copy
-    for base in {original, rotation_stem(original)}:
-        if candidate != base and candidate.startswith(base) and _ROTATION_REST.fullmatch(candidate[len(base):]):
-            return True
-        stem, dot, ext = base.rpartition(".")
-        if dot and stem:
-            rest = _COMPRESSED_SUFFIX.sub("", candidate)
-            if rest.startswith(stem) and rest.endswith("." + ext) and len(rest) > len(base) and (
-                    _ROTATION_SUFFIX.fullmatch(rest[len(stem):-len(ext) - 1])):
-                return True
-    return False
-
-
-class GzipReader:
-    """Decompresses a gzip file progressively (multi-member aware); a file still being written reads as far as
-    it goes, a truncated one yields everything decodable. ``complete`` once the last member ended at file end."""
-
-    def __init__(self, path: str) -> None:
-        self.fh = open(path, "rb")  # noqa: SIM115 - closed by close()
-        self.d = zlib.decompressobj(31)
-        self.buf = bytearray()
-        self.at_eof = False
-        self.complete = False
-
-    def fill(self, n: int) -> None:
-        """Decompress until ``n`` bytes are buffered or the file (as written so far) is exhausted."""
-        self.at_eof = False
-        while len(self.buf) < n:
-            raw = self.fh.read(1 << 16)
-            if not raw:
-                self.at_eof = True
-                self.complete = self.d.eof and not self.d.unused_data
-                return
-            self.buf += self.d.decompress(raw)
-            while self.d.eof and self.d.unused_data:
-                rest = self.d.unused_data
-                self.d = zlib.decompressobj(31)
-                self.buf += self.d.decompress(rest)
-        self.complete = False
-
-    def skip(self, n: int) -> int:
-        """Drop the first ``n`` decompressed bytes; returns how many could be dropped."""
-        done = 0
-        while done < n:
-            self.fill(min(n - done, 1 << 20))
-            take = min(len(self.buf), n - done)
-            if take == 0:
-                break
-            del self.buf[:take]
-            done += take
-        return done
-
-    def read(self, n: int) -> bytes:
-        self.fill(n)
-        out = bytes(self.buf[:n])
-        del self.buf[:n]
-        return out
-
-    def close(self) -> None:
-        self.fh.close()
-
-
-@dataclass
-class Stream:
-    """One followed byte stream. ``offset``/``line`` are what was read; ``committed_*`` what was processed."""
-
-    sid: str
-    path: str  # current path of the file
-    name: str  # path relative to the followed root, as records name it
-    dev: int
-    ino: int
-    compressed: bool = False
-    offset: int = 0  # bytes consumed (complete lines)
-    line: int = 0  # lines consumed
-    committed_offset: int = 0
-    committed_line: int = 0
-    fp: str = ""
-    fp_len: int = 0
-    status: str = ACTIVE
-    shadow_of: str | None = None
-    continued_by: str | None = None
-    base_line: int = 0  # a copy continuing another stream starts counting after the origin's lines
-    skipping: bool = False  # inside an over-long line: bytes up to the next newline are dropped
-    tail: bytes = b""  # the bytes just before ``offset``
-    committed_tail: bytes = b""
-    size: int = -1  # size at the last poll, to skip unchanged files cheaply
-    sig: tuple[int, int] = (-1, -1)  # (size, mtime_ns) of an ended stream's file, to notice it changing
-    last_data: float = 0.0  # monotonic time bytes last arrived
-    orphan_since: float | None = None  # when the path stopped pointing at this inode
-    handle: Any = None  # int fd for plain files, GzipReader for compressed ones
-
-    def commit(self, line: int, offset: int, tail: bytes | None = None) -> None:
-        """Record that every line up to ``line`` (ending at byte ``offset``) is durably processed."""
-        self.committed_line, self.committed_offset = line, offset
-        if tail is not None:
-            self.committed_tail = tail
-        elif offset == self.offset:
-            self.committed_tail = self.tail
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "sid": self.sid, "path": self.path, "name": self.name, "dev": self.dev, "ino": self.ino,
-            "compressed": self.compressed, "offset": self.committed_offset, "line": self.committed_line,
-            "fp": self.fp, "fp_len": self.fp_len, "status": self.status, "shadow_of": self.shadow_of,
-            "continued_by": self.continued_by, "base_line": self.base_line, "tail": self.committed_tail.hex(),
-            "skipping": self.skipping and self.committed_offset == self.offset, "sig": list(self.sig),
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Stream:
-        s = cls(sid=str(d["sid"]), path=str(d["path"]), name=str(d["name"]), dev=int(d["dev"]), ino=int(d["ino"]),
-                compressed=bool(d.get("compressed")), fp=str(d.get("fp", "")), fp_len=int(d.get("fp_len", 0)),
-                status=str(d.get("status", ACTIVE)), shadow_of=d.get("shadow_of"),
-                continued_by=d.get("continued_by"), base_line=int(d.get("base_line", 0)),
-                skipping=bool(d.get("skipping")))
-        s.offset = s.committed_offset = int(d.get("offset", 0))
-        s.line = s.committed_line = int(d.get("line", 0))
-        s.tail = s.committed_tail = bytes.fromhex(str(d.get("tail", "")))
-        sig = d.get("sig") or (-1, -1)
-        s.sig = (int(sig[0]), int(sig[1]))
-        return s
-
-
-@dataclass(slots=True)
-class Chunk:
-    """Complete lines read from one stream in one poll. ``final``: the stream ends here (flush pending records)."""
-
-    stream: Stream
-    first_line: int  # number of lines[0] (1-based)
-    start: int  # byte offset of lines[0]
-    data: bytes  # the bytes consumed, newlines included
-    lines: list[str]
-    final: bool = False
-
-    @property
-    def end(self) -> int:
-        return self.start + len(self.data)
-
-    def offset_of(self, line_no: int) -> int:
-        """Byte offset where line ``line_no`` starts (``first_line <= line_no <= last + 1``); scans from the end."""
-        last = self.first_line + len(self.lines) - 1
-        if line_no > last:
-            return self.end
-        if line_no <= self.first_line:
-            return self.start
-        pos = len(self.data) - 1  # the newline that ends the last line
-        for _ in range(last - line_no + 1):
-            pos = self.data.rfind(b"\n", 0, pos)
-        return self.start + pos + 1
-
-
-def _is_glob(pattern: str) -> bool:
-    return any(c in pattern for c in "*?[")
-
-
-def pattern_root(patterns: Sequence[str]) -> str:
-    """The deepest folder holding everything the patterns can match: records name files relative to it."""
-    bases = []
-    for p in patterns:
-        if _is_glob(p):
-            fixed: list[str] = []
-            for part in os.path.normpath(p).split(os.sep):
-                if _is_glob(part):
-                    break
-                fixed.append(part)
-            base = os.sep.join(fixed) or "."
-            bases.append(os.path.abspath(base if os.path.isdir(base) else os.path.dirname(base) or "."))
-        elif os.path.isdir(p):
-            bases.append(os.path.abspath(p))
-        else:
-            bases.append(os.path.dirname(os.path.abspath(p)))
-    return os.path.commonpath(bases) if bases else os.getcwd()
+__all__ = ["Chunk", "Follower", "GzipReader", "MAX_LINE_BYTES", "Stream", "pattern_root", "rotated_from",
+           "rotation_stem"]
 
 
 class Follower:
@@ -292,7 +110,7 @@ class Follower:
         """Current files matching the patterns (directories walked), in a stable order."""
         seen: dict[str, None] = {}
         for pattern in self.patterns:
-            candidates = sorted(glob.glob(pattern, recursive=True)) if _is_glob(pattern) else [pattern]
+            candidates = sorted(glob.glob(pattern, recursive=True)) if is_glob(pattern) else [pattern]
             for c in candidates:
                 if os.path.isdir(c):
                     for dirpath, dirnames, filenames in os.walk(c):
@@ -387,7 +205,7 @@ class Follower:
             if s.status == SKIPPED:
                 continue
             prefix = self._prefix(s.path, s.fp_len, s.compressed)
-            if prefix is None or len(prefix) != s.fp_len or _fingerprint(prefix) != s.fp:
+            if prefix is None or len(prefix) != s.fp_len or fingerprint(prefix) != s.fp:
                 self._replaced(s, chunks)
         self._restored.clear()
 
@@ -416,7 +234,7 @@ class Follower:
             s.status = SKIPPED
             self.warn(f"{path}: skipped (binary)")
             return
-        s.fp_len, s.fp = len(head), _fingerprint(head)
+        s.fp_len, s.fp = len(head), fingerprint(head)
         origin = self._match(path, head, exclude=s)
         if origin is None:
             return
@@ -436,7 +254,7 @@ class Follower:
             s_folder, s_base = os.path.split(os.path.abspath(s.path))
             if s_folder != folder or not rotated_from(base, s_base):
                 continue
-            if _fingerprint(head[: s.fp_len]) != s.fp:
+            if fingerprint(head[: s.fp_len]) != s.fp:
                 continue
             if best is None or s.offset > best.offset:
                 best = s
@@ -660,7 +478,7 @@ class Follower:
             prefix = os.pread(fd, s.fp_len, 0) if fd is not None else self._prefix(s.path, s.fp_len, s.compressed)
         except OSError:
             return False
-        return prefix is not None and len(prefix) == s.fp_len and _fingerprint(prefix) == s.fp
+        return prefix is not None and len(prefix) == s.fp_len and fingerprint(prefix) == s.fp
 
     def _refresh_fp(self, s: Stream, fd: int | None = None) -> None:
         try:
@@ -669,7 +487,7 @@ class Follower:
         except OSError:
             return
         if prefix is not None:
-            s.fp_len, s.fp = len(prefix), _fingerprint(prefix)
+            s.fp_len, s.fp = len(prefix), fingerprint(prefix)
 
     def _bytes_at(self, s: Stream, offset: int, n: int) -> bytes | None:
         if n == 0:
