@@ -48,6 +48,7 @@ from l4lite.followio import (
     rotated_from,
     rotation_stem,
 )
+from l4lite.sources import sniff
 
 __all__ = ["Chunk", "Follower", "GzipReader", "MAX_LINE_BYTES", "Stream", "pattern_root", "rotated_from",
            "rotation_stem"]
@@ -61,7 +62,7 @@ class Follower:
         patterns: Sequence[str],
         *,
         root: str | None = None,
-        exclude: Iterable[str] = (),
+        exclude: Iterable[str] = (),  # files and folders never followed
         warn: Callable[[str], None] | None = None,
         orphan_idle: float = 5.0,
         partial_after: float = 5.0,
@@ -81,6 +82,7 @@ class Follower:
         self._next_id = 1
         self._open: dict[str, None] = {}  # sids with an open handle, oldest first
         self._restored: set[str] = set()  # streams from a saved state, not yet checked against their file
+        self._unreadable: set[str] = set()
 
     # ----------------------------------------------------------------------------------------------- state
     def to_state(self) -> dict[str, Any]:
@@ -110,16 +112,33 @@ class Follower:
         """Current files matching the patterns (directories walked), in a stable order."""
         seen: dict[str, None] = {}
         for pattern in self.patterns:
-            candidates = sorted(glob.glob(pattern, recursive=True)) if is_glob(pattern) else [pattern]
-            for c in candidates:
-                if os.path.isdir(c):
-                    for dirpath, dirnames, filenames in os.walk(c):
-                        dirnames.sort()
-                        for f in sorted(filenames):
-                            seen.setdefault(os.path.join(dirpath, f), None)
-                else:
-                    seen.setdefault(c, None)
-        return [p for p in seen if os.path.abspath(p) not in self.exclude]
+            for path in self.expand_one(pattern):
+                seen.setdefault(path, None)
+        return list(seen)
+
+    def expand_one(self, pattern: str) -> list[str]:
+        """The files one path, directory or glob stands for right now (excluded paths left out)."""
+        out: list[str] = []
+        candidates = sorted(glob.glob(pattern, recursive=True)) if is_glob(pattern) else [pattern]
+        for c in candidates:
+            if os.path.isdir(c):
+                for dirpath, dirnames, filenames in os.walk(c):
+                    dirnames.sort()
+                    out.extend(os.path.join(dirpath, f) for f in sorted(filenames))
+            elif os.path.exists(c):
+                out.append(c)
+        return [p for p in out if not self._excluded(os.path.abspath(p))]
+
+    def _excluded(self, apath: str) -> bool:
+        """An excluded file, or a file inside an excluded folder (the tail's own outputs and state)."""
+        if apath in self.exclude:
+            return True
+        parent = os.path.dirname(apath)
+        while parent and parent != os.path.dirname(parent):
+            if parent in self.exclude:
+                return True
+            parent = os.path.dirname(parent)
+        return False
 
     def _rel(self, path: str) -> str:
         rel = os.path.relpath(os.path.abspath(path), self.root)
@@ -226,13 +245,19 @@ class Follower:
             return
         head = self._prefix(path, FINGERPRINT_BYTES, compressed)
         if head is None:
+            if path not in self._unreadable:
+                self._unreadable.add(path)
+                self.warn(f"{path}: cannot be read yet (permission?); will retry")
             return
         if compressed and len(head) < FINGERPRINT_BYTES and not self._gzip_complete(path):
             return  # still being compressed: decide once its first bytes are all there
         s = self._new_stream(path, st, compressed)
-        if not compressed and b"\x00" in head:
+        encoding, why = sniff(head)
+        if encoding not in ("utf-8", None) and not why:
+            why = f"{encoding} text (tail reads UTF-8)"
+        if why:
             s.status = SKIPPED
-            self.warn(f"{path}: skipped (binary)")
+            self.warn(f"{path}: skipped ({why})")
             return
         s.fp_len, s.fp = len(head), fingerprint(head)
         origin = self._match(path, head, exclude=s)

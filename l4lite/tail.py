@@ -138,7 +138,6 @@ class Tailer:
         self.follower = Follower(options.paths, warn=self.warn, partial_after=options.partial_after,
                                  orphan_idle=options.orphan_idle, clock=clock)
         self.follower.exclude |= {os.path.abspath(p) for p in exclude}
-        self._exclude_dirs = [os.path.abspath(options.state_dir)] if options.state_dir else []
         self.totals = Totals()
         self.tracker = AlertTracker()
         self.miner = TemplateMiner()
@@ -234,6 +233,11 @@ class Tailer:
         """Poll until ``stop`` is set (or, with ``once``, until everything present is read); then close."""
         stop = stop or threading.Event()
         try:
+            missing = [p for p in self.options.paths if not self.follower.expand_one(p)]
+            if self.options.once and len(missing) == len(self.options.paths):
+                raise L4Error(f"{', '.join(missing)}: no such file or directory")
+            for p in missing:
+                self.warn(f"{p}: nothing matches yet; waiting for it to appear")
             if self.options.once:
                 while self.step() and not stop.is_set():
                     pass

@@ -337,7 +337,9 @@ def test_restart_after_truncation_while_down(tmp_path: Path) -> None:
 def test_excluded_paths_are_not_followed(tmp_path: Path) -> None:
     write(tmp_path / "a.log", ["x"])
     write(tmp_path / "alerts.jsonl", ["{}"])
-    f, _, _ = make([tmp_path], exclude=[tmp_path / "alerts.jsonl"])
+    (tmp_path / "state").mkdir()
+    write(tmp_path / "state" / "state.json", ["{}"])
+    f, _, _ = make([tmp_path], exclude=[tmp_path / "alerts.jsonl", tmp_path / "state"])
     assert {n for n, _, _ in drain(f)} == {"a.log"}
 
 
