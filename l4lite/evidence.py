@@ -26,7 +26,7 @@ MAX_ROOT_RECORDS = 10  # root records per finding
 COMPANION_BEFORE = 300.0  # seconds before the primary a companion line may be (node clocks drift apart:
 COMPANION_AFTER = 600.0  # a kernel log minutes off the trainer's is common), and after
 VAGUE = frozenset({"unknown", "software"})
-INFERRED_SIGNALS = frozenset({"hang", "slowdown", "straggler"})
+INFERRED_SIGNALS = frozenset({"hang", "slowdown", "straggler", "gpu_slowdown"})  # any concrete line explains them
 
 
 def summary_lines(findings: Sequence[Finding]) -> set[tuple[str, int]]:

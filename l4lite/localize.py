@@ -224,7 +224,7 @@ class Localizer:
                 same = is_global(f) and f.category == primary.category
             else:
                 same = f.node == primary.node and f.node is not None and not (
-                    f.detector == "health" and primary.detector != "health")
+                    f.detector == "health" and primary.detector != "health") and f.data.get("signal") not in INFERRED
             if not same:
                 roles[id(f)] = "cascade" if f.detector != "health" else "symptom"
         roles[id(primary)] = "root"

@@ -322,3 +322,29 @@ def parse_job_facts(message: str) -> dict[str, int]:
         if m:
             out.setdefault(name, int(m.group(1).replace(",", "")))
     return out
+
+
+# ---------------------------------------------------------------------- GPU telemetry (nvidia-smi CSV queries)
+_SLOW_COLUMNS = ("hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown", "sw_thermal_slowdown")
+
+
+def telemetry_header(message: str) -> list[str] | None:
+    """Column names of an ``nvidia-smi --query-gpu=... --format=csv`` header that reports clock slowdowns."""
+    if "clocks_event_reasons" not in message and "clocks_throttle_reasons" not in message:
+        return None
+    cols = [c.strip().lower() for c in message.split(",")]
+    return cols if any(c.endswith(_SLOW_COLUMNS) for c in cols) else None
+
+
+def telemetry_slowdown(header: list[str], message: str) -> dict[str, str] | None:
+    """For one CSV data line: the slowdown reasons that are ``Active`` (with the GPU index), or None."""
+    values = [v.strip() for v in message.split(",")]
+    if len(values) != len(header):
+        return None
+    active = [name.rsplit(".", 1)[-1] for name, v in zip(header, values, strict=True)
+              if name.endswith(_SLOW_COLUMNS) and v.lower() == "active"]
+    if not active:
+        return None
+    row = dict(zip(header, values, strict=True))
+    return {"reasons": ",".join(active), "gpu": row.get("index", ""), "bus": row.get("pci.bus_id", ""),
+            "temperature": row.get("temperature.gpu", ""), "clock": row.get("clocks.sm [mhz]", "")}

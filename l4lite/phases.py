@@ -77,6 +77,8 @@ _MARKERS: tuple[tuple[str, str], ...] = (
     ("NCCL version", "init"),
     ("Bootstrap :", "init"),
     ("Init COMPLETE", "init"),
+    ("WorkerState.SUCCEEDED", "shutdown"),
+    ("'train_runtime'", "shutdown"),
     ("exiting program", "shutdown"),
     ("after training is done", "shutdown"),
     ("Training completed", "shutdown"),
@@ -89,6 +91,10 @@ _MARKERS: tuple[tuple[str, str], ...] = (
     ("destroy_process_group", "shutdown"),
     ("Destroying process group", "shutdown"),
 )
+# Shutdown markers that only a run that ended well prints.
+_SUCCESS = frozenset({"WorkerState.SUCCEEDED", "'train_runtime'", "exiting program", "after training is done",
+                      "Training completed", "Training finished", "training finished", "Training complete",
+                      "Finished training", "finished training", "Trainer.fit` stopped"})
 _GATE = re.compile("|".join(re.escape(g) for g, _ in _MARKERS))
 _KIND = dict(_MARKERS)
 
@@ -129,6 +135,8 @@ def match_marker(message: str) -> MarkerMatch | None:
         return None
     kind = _KIND[m.group(0)]
     out = MarkerMatch(kind)
+    if kind == "shutdown" and m.group(0) in _SUCCESS:
+        out.detail["success"] = True
     if kind in ("checkpoint", "checkpoint_saved", "load", "load_done"):
         it = _ITER.search(message)
         if it is not None:

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from l4lite.metrics import parse_job_facts, parse_metric_line
+from l4lite.metrics import parse_job_facts, parse_metric_line, telemetry_header, telemetry_slowdown
 from l4lite.phases import match_marker
 from l4lite.records import Accounting, Record
 
@@ -27,6 +27,7 @@ UNKNOWN_NODE = "unknown"
 HIT_CAP = 20  # hits kept per (rule, node); the rest only counted in hit_totals
 EXEMPLAR_CAP = 2  # records kept per (template, node)
 MARKER_CAP = 5000
+DEVICE_EVENT_CAP = 4  # telemetry events kept per (node, GPU); the last one stands for the rest
 METRIC_CAP = 4000  # metric points kept per node before older points are thinned
 MAX_CELLS = 400_000  # count-table cells before buckets double in length
 _PHASE_OF_MARKER = {"checkpoint_saved": "train", "restart": "init", "load_done": "load"}
@@ -141,6 +142,16 @@ class Progress:
 
 
 @dataclass
+class DeviceEvent:
+    """A device telemetry reading worth reporting (a GPU clock slowdown that nvidia-smi shows as Active)."""
+
+    kind: str
+    record: Record
+    detail: dict[str, str] = field(default_factory=dict)
+    count: int = 1
+
+
+@dataclass
 class JobScan:
     """Everything the detectors and the localiser see of a job."""
 
@@ -163,6 +174,7 @@ class JobScan:
     progress: dict[str, Progress] = field(default_factory=dict)  # node -> training progress
     node_first: dict[str, float | None] = field(default_factory=dict)  # node -> first record time
     source_last: dict[str, float] = field(default_factory=dict)  # source -> last record time
+    device_events: dict[tuple[str, str], list[DeviceEvent]] = field(default_factory=dict)  # (node, gpu) -> events
 
     def job_end(self, exclude: tuple[str, ...] = ("kernel", "storage")) -> float | None:
         """When the job itself last logged: system logs (kernel, storage daemons) outlive a dead job."""
@@ -215,6 +227,11 @@ class JobScan:
             self.node_last[node] = (_max(t0, t), n0 + n)
         for node, t in other.node_first.items():
             self.node_first[node] = _min(self.node_first.get(node), t)
+        for key, events in other.device_events.items():
+            mine_ev = self.device_events.setdefault(key, [])
+            mine_ev.extend(events)
+            mine_ev.sort(key=lambda e: _record_key(e.record))
+            del mine_ev[DEVICE_EVENT_CAP:]
         for src, t in other.source_last.items():
             self.source_last[src] = max(self.source_last.get(src, t), t)
         for node, ranks in other.node_ranks.items():
@@ -275,6 +292,10 @@ class JobScan:
         for node, prog in self.progress.items():
             progress.setdefault(m(node) or node, Progress()).merge(prog)
         self.progress = progress
+        device: dict[tuple[str, str], list[DeviceEvent]] = {}
+        for (node, gpu), events in self.device_events.items():
+            device.setdefault((m(node) or node, gpu), []).extend(events)
+        self.device_events = device
         self.hits = cap_hits(self.hits)
         return self
 
@@ -346,6 +367,8 @@ class Scanner:
         self._await_time: dict[str, str] = {}  # file -> node whose last progress line had no time
         self._phase_now: dict[str, str] = {}  # node -> phase implied by its latest marker or metric line
         self._source_last: dict[str, float] = {}
+        self._csv_headers: dict[str, list[str]] = {}  # file -> nvidia-smi CSV columns
+        self._device: dict[tuple[str, str], list[DeviceEvent]] = {}
         self._total_steps: int | None = None  # "Total optimization steps = N" (Hugging Face): epoch -> iteration
         self.info: dict[str, Any] = {}
         self.start_time: float | None = None
@@ -417,6 +440,12 @@ class Scanner:
         values = parse_metric_line(msg)
         if values is not None:
             self._add_metric(values, record, node)
+        if self._csv_headers and record.file in self._csv_headers:
+            self._telemetry(record, node, record.text)
+        elif "clocks_" in msg:
+            header = telemetry_header(msg)
+            if header is not None:
+                self._csv_headers[record.file] = header
         if "steps =" in msg or "world size" in msg or " ....." in msg:
             self._job_fact(msg)
         marker = match_marker(msg)
@@ -472,6 +501,16 @@ class Scanner:
             self._phase_now[node] = implied
             self._markers.append(Marker(implied, record.node, record.rank, record.time, record.file, record.line,
                                         point.iteration, {"implied": True}))
+
+    def _telemetry(self, record: Record, node: str, msg: str) -> None:
+        event = telemetry_slowdown(self._csv_headers[record.file], msg)
+        if event is None:
+            return
+        events = self._device.setdefault((node, event["gpu"]), [])
+        if len(events) < DEVICE_EVENT_CAP:
+            events.append(DeviceEvent("gpu_slowdown", record, event))
+        else:
+            events[-1] = DeviceEvent("gpu_slowdown", record, event, events[-1].count + 1)
 
     def _job_fact(self, msg: str) -> None:
         facts = parse_job_facts(msg)
@@ -530,6 +569,7 @@ class Scanner:
                                      p.last_line, p.points, p.after_time) for k, p in self._progress.items()}
         scan.start_time, scan.end_time = self.start_time, self.end_time
         scan.source_last = dict(self._source_last)
+        scan.device_events = {k: list(v) for k, v in self._device.items()}
         scan.info.update(self.info)
         if info:
             scan.info.update(info)

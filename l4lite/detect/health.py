@@ -97,6 +97,7 @@ class HealthDetector(Detector):
         findings += self._loss_scale(scan.metrics)
         findings += self._val_rising(scan.metrics, ref)
         findings += self._slowdown(train)
+        findings += self._device_slowdown(scan)
         findings += self._hang(scan, train)
         return findings
 
@@ -293,6 +294,25 @@ class HealthDetector(Detector):
                            data={"signal": "slowdown", "iteration": first.iteration, "ratio": ratio, "scope": "node"})
         return None
 
+    def _device_slowdown(self, scan: JobScan) -> list[Finding]:
+        """GPUs whose telemetry shows a hardware (thermal, power brake) clock slowdown in two or more readings."""
+        out: list[Finding] = []
+        by_node: dict[str, list[Any]] = {}
+        for (node, _gpu), events in scan.device_events.items():
+            if sum(e.count for e in events) >= 2:
+                by_node.setdefault(node, []).append(events[0])
+        for node, firsts in by_node.items():
+            firsts.sort(key=lambda e: (e.record.time if e.record.time is not None else math.inf, e.record.line))
+            first = firsts[0]
+            gpus = ", ".join(e.detail.get("gpu", "?") for e in firsts)
+            out.append(Finding(self.name, "gpu_hardware", "root", 0.6,
+                               f"GPU {gpus} on {node} report a hardware clock slowdown ({first.detail['reasons']}) "
+                               f"at {first.detail.get('temperature') or '?'} C: the GPUs are throttled (cooling, power "
+                               "or a failing GPU) and slow the whole job", node=node, time=first.record.time,
+                               records=[e.record for e in firsts[:8]], count=len(firsts),
+                               data={"signal": "gpu_slowdown", "scope": "node", "source": "telemetry"}))
+        return out
+
     # ------------------------------------------------------------------ progress
     def progress_interval(self, train: list[MetricPoint]) -> float | None:
         """Typical seconds between two progress lines of the reference node."""
@@ -321,6 +341,9 @@ class HealthDetector(Detector):
         if not stops:
             return []
         last_stop = max(stops.values())  # type: ignore[type-var]
+        if any(m.kind == "shutdown" and m.detail.get("success") and (m.time is None or m.time >= last_stop - 60.0)
+               for m in scan.markers):
+            return []  # the run said it finished: progress stopped because training was done
         gap = end - last_stop
         interval = self.progress_interval(train) or 0.0
         threshold = max(self.hang_min_seconds, self.hang_factor * interval)
