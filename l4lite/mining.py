@@ -46,7 +46,9 @@ def _hex(pattern: str) -> str:
 #: works token by token (the miner caches masked tokens) and gives the same text as masking the whole line.
 #: No pattern may tell digits apart (``\d``, never ``0`` or ``[0-7]``): the fast path relies on it.
 DEFAULT_MASKS: tuple[tuple[str, str], ...] = (
-    ("URL", r"""[A-Za-z][A-Za-z0-9+.-]*+://[^\s"'<>()\[\]{}]+"""),
+    # The scheme starts where a run of scheme characters starts: tried at every letter of a long word, the
+    # possessive scan to the end of the run would make masking quadratic in the length of the word.
+    ("URL", r"""(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*+://[^\s"'<>()\[\]{}]+"""),
     ("UUID", _L + _hex("X{8}-X{4}-X{4}-X{4}-X{12}") + _R),
     (
         "TIME",  # 2024-09-11, 2005-06-03-15.42.50.675872, 2025-01-21T04:41:44,283302+00:00, 17:52:11.320
