@@ -99,6 +99,13 @@ def sniff(head: bytes) -> tuple[str | None, str]:
             return "utf-16-le", ""
         if even.count(0) > 0.9 * len(even) and odd.count(0) < 0.1 * len(odd):
             return "utf-16-be", ""
+    if nul:
+        # NUL bytes alone do not make a file binary: a node that died leaves its log's tail zero-filled (the
+        # size grew but the data never reached the disk) and the reader removes them. What is left decides.
+        head = head.replace(b"\x00", b"")
+        n = len(head)
+        if not n:
+            return "utf-8", ""
     control = n - len(head.translate(None, _CONTROL_BYTES))
     if control > 0.10 * n:
         return None, "binary data"
@@ -409,7 +416,7 @@ def _utf8_blocks(chunks: Iterator[bytes], cap: int, name: str,
         if cut < 0:
             if len(data) > cap:
                 stats.long_line(lineno)
-                lines = [_decode_line(data[:cap], stats, lineno)]
+                lines = [_decode_line(data[:cap], stats, lineno, cut=True)]
                 yield lineno, lines
                 lineno += 1
                 carry = b""
@@ -424,12 +431,12 @@ def _utf8_blocks(chunks: Iterator[bytes], cap: int, name: str,
         lineno += len(lines)
         if len(carry) > cap:
             stats.long_line(lineno)
-            yield lineno, [_decode_line(carry[:cap], stats, lineno)]
+            yield lineno, [_decode_line(carry[:cap], stats, lineno, cut=True)]
             lineno += 1
             carry = b""
             discarding = True
     if carry:
-        yield lineno, [_decode_line(carry, stats, lineno)]
+        yield lineno, [_decode_line(carry, stats, lineno, cut=True)]
     stats.report(name, accounting)
 
 
@@ -443,10 +450,11 @@ def _decode_block(block: bytes, cap: int, stats: _ReadStats, lineno: int) -> lis
         raws = block.split(b"\n")
         lines = []
         for i, raw in enumerate(raws):
-            if len(raw) > cap:
+            cut = len(raw) > cap
+            if cut:
                 stats.long_line(lineno + i)
                 raw = raw[:cap]
-            lines.append(_decode_line(raw, stats, lineno + i, nul_done=True))
+            lines.append(_decode_line(raw, stats, lineno + i, nul_done=True, cut=cut))
         return lines
     lines = text.split("\n")
     if "\r" in text:
@@ -459,7 +467,9 @@ def _decode_block(block: bytes, cap: int, stats: _ReadStats, lineno: int) -> lis
     return lines
 
 
-def _decode_line(raw: bytes, stats: _ReadStats, lineno: int, nul_done: bool = False) -> str:
+def _decode_line(raw: bytes, stats: _ReadStats, lineno: int, nul_done: bool = False, cut: bool = False) -> str:
+    """Decode one line; ``cut`` says the line was cut short (over-long, or the end of a file without a final
+    newline), so that an incomplete UTF-8 character at its end is dropped rather than read as latin-1."""
     if not nul_done and b"\x00" in raw:
         stats.nul += raw.count(0)
         raw = raw.replace(b"\x00", b"")
@@ -468,7 +478,7 @@ def _decode_line(raw: bytes, stats: _ReadStats, lineno: int, nul_done: bool = Fa
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        if exc.start >= len(raw) - 3:  # a character cut by truncation
+        if cut and exc.end == len(raw) and exc.reason == "unexpected end of data":  # a character cut short
             try:
                 return raw[: exc.start].decode("utf-8")
             except UnicodeDecodeError:
