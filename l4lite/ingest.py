@@ -13,6 +13,7 @@ Every line ends in exactly one record or in ``accounting.lines_skipped`` with a 
 from __future__ import annotations
 
 import re
+import time as _time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ __all__ = ["IngestOptions", "RankMap", "iter_records", "iter_job", "read_file"]
 
 _HOLD_LINES = 1000  # lines held at the start of a file while its host is still unknown
 _STALE_LINES = 5000  # an open multi-line record untouched for this many lines is closed
+_FUTURE_SLACK = 86400.0  # a line stamped this long after its file was last written (and after now) has a wrong clock
 _AMBIGUOUS = "\x00"  # a stream that showed two different hosts (or GPUs)
 _SPACE_START = frozenset(" \t")
 _DIGITS = frozenset("0123456789")
@@ -138,6 +140,9 @@ class _FileReader:
         self.hold = self.path_node is None
         self.last_time: float | None = None
         self.last_open: _Open | None = None  # the latest record that may take continuation lines
+        self.future = self._future_limit()  # times after this are wrong clocks (see _future_time)
+        self.future_lines = 0
+        self.nameless = 0  # records that got neither a node nor a rank
 
     # ------------------------------------------------------------------------------------------ main loop
     def run(self) -> Iterator[Record]:
@@ -179,6 +184,9 @@ class _FileReader:
             self.open.clear()
             while out:
                 yield finish(out.popleft())
+            if self.nameless:
+                acc.warn(f"{self.f.rel}: no node in its path or lines: its {self.nameless} record(s) count under "
+                         "node 'unknown' (name the node with --node-from REGEX)")
         finally:
             acc.lines_read += lines_read
             acc.lines_in_records += direct
@@ -279,7 +287,7 @@ class _FileReader:
             if p2 != p:
                 p = p2
                 header = True
-        if t is None:
+        if t is None or (t > self.future and self._future_time(lineno, t)):
             t = self.last_time
         else:
             self.last_time = t
@@ -345,6 +353,8 @@ class _FileReader:
             if not self.out and not self.hold:
                 if node is None or (gpu is None and stream):
                     node, gpu = self._fill(stream, node, rank, gpu)
+                    if node is None and rank is None:
+                        self.nameless += 1
                 return Record(self.f.rel, lineno, lineno, node, rank, gpu, source, t, level, msg, s)
             new = _Open(lineno, node, rank, gpu, source, t, level, msg, s, rkind, stream)
             new.closed = True
@@ -356,6 +366,23 @@ class _FileReader:
         return None
 
     # ------------------------------------------------------------------------------------------ helpers
+    def _future_limit(self) -> float:
+        mtime = self.f.mtime
+        now = _time.time()
+        return (now if mtime is None else max(mtime, now)) + _FUTURE_SLACK
+
+    def _future_time(self, lineno: int, t: float) -> bool:
+        """A time later than the file was last written, and than now: a wrong clock. Its line keeps the time of
+        the line before (so one node's broken clock cannot stretch the job's timeline to a distant year)."""
+        self.future = self._future_limit()  # a long-lived reader (tail) moves the limit with the clock
+        if t <= self.future:
+            return False
+        if not self.future_lines:
+            self.acc.warn(f"{self.f.rel}:{lineno}: time stamped in the future (after the file was last written); "
+                          "such times are ignored (wrong clock?)")
+        self.future_lines += 1
+        return True
+
     def _syslog_host(self, s: str, p: int, t: float | None, host: str | None) -> tuple[int, str | None, str | None]:
         """``host program[pid]: `` after a syslog/journald timestamp; a kernel line may carry an uptime."""
         m = SYSLOG_HOST.match(s, p)
@@ -450,6 +477,8 @@ class _FileReader:
             op.source = lc.classify(op.message, op.message) or op.source
         if node is None or (gpu is None and op.stream):
             node, gpu = self._fill(op.stream, node, op.rank, gpu)
+            if node is None and op.rank is None:
+                self.nameless += 1
         acc = self.acc
         acc.lines_in_records += op.n
         acc.records += 1
