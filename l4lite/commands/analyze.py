@@ -103,8 +103,19 @@ def run(args: argparse.Namespace) -> int:
     if args.html:
         render_html(incident, args.html)
     if not args.quiet:
+        sys.stderr.write(input_warnings(incident))
         sys.stdout.write(terminal_summary(incident))
     return 1 if incident.is_incident else 0
+
+
+def input_warnings(incident: Incident, limit: int = 20) -> str:
+    """One stderr line per input problem (a file skipped, a line truncated or re-decoded ...), each naming its
+    file, so that a user sees what was not read as it was written; the full list is in the incident's stats."""
+    warnings = list(incident.stats.get("warnings") or [])
+    lines = [f"l4lite: warning: {w}" for w in warnings[:limit]]
+    if len(warnings) > limit:
+        lines.append(f"l4lite: warning: {len(warnings) - limit} more input warnings in the incident's stats")
+    return "".join(line + os.linesep for line in lines)
 
 
 def render_html(incident: Incident, path: str) -> None:
