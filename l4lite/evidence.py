@@ -119,10 +119,13 @@ def global_root_records(findings: Sequence[Finding], limit: int = LOW_RANKS) -> 
     made across them.
     """
     by_sig: dict[str, list[tuple[Finding, Record]]] = {}
+    out: dict[int, list[Record]] = {id(f): [] for f in findings}
     for f in findings:
+        if f.data.get("distinct_records"):  # separate events (three evaluations), not copies of one
+            out[id(f)] = list(f.records[:MAX_ROOT_RECORDS])
+            continue
         sig = f.rule or str(f.data.get("signal") or f.detector)
         by_sig.setdefault(sig, []).extend((f, r) for r in f.records)
-    out: dict[int, list[Record]] = {id(f): [] for f in findings}
     for pairs in by_sig.values():
         owner = {id(r): f for f, r in pairs}
         merged = Finding("", "", "", 0.0, "", records=[r for _, r in pairs])

@@ -36,7 +36,8 @@ ROLE_ORDER = {"root": 0, "confirmation": 1, "cascade": 2, "symptom": 3, "anomaly
 SEVERE = ("critical", "error")
 CLOSE_SCORE = 0.2  # root findings within this of the best compete on time
 SURVIVE_POINTS = 5  # progress points after a root line for training to have survived it
-INFERRED = frozenset({"hang", "slowdown", "straggler"})  # health signals that infer a fault without a signature
+# Health signals that infer a fault without a signature: they lead only when no signature does.
+INFERRED = frozenset({"hang", "slowdown", "straggler", "val_rising"})
 SHOWN = {"root": 10, "confirmation": 3, "cascade": 2, "symptom": 2, "anomaly": 2}  # records shown per finding
 
 _SEQ = re.compile(r"SeqNum=(\d+)")
@@ -287,7 +288,7 @@ class Localizer:
     # ------------------------------------------------------------------ iteration
     @staticmethod
     def _iteration(scan: JobScan, primary: Finding, failure_time: float | None) -> int | None:
-        if primary.data.get("signal") in ("nan", "loss_spike", "loss_scale_collapse") and \
+        if primary.data.get("signal") in ("nan", "loss_spike", "loss_scale_collapse", "val_rising") and \
                 primary.data.get("iteration") is not None:
             return int(primary.data["iteration"])
         best: int | None = None

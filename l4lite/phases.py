@@ -228,8 +228,8 @@ def phase_at(events: list[PhaseEvent], time: float | None, file: str | None = No
     """The phase in force at a point: by file order within the same file, else by time."""
     if file is not None and line is not None:
         same = [e for e in events if e.file == file and e.line <= line]
-        if same:
-            return same[-1].phase
+        if same:  # the nearest marker above the line (events are in time order, a merged file's lines not quite)
+            return max(same, key=lambda e: e.line).phase
     if time is not None:
         timed = [e for e in events if e.time is not None]
         if timed:

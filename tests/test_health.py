@@ -122,4 +122,14 @@ def test_validation_loss_rising_while_training_falls() -> None:
     for k, v in enumerate([2.5, 2.4, 2.45, 2.5, 2.6]):
         lines.append((100.0 + 10 * k + 0.5, f" validation loss at iteration {10 * k + 1} | lm loss value: {v} |"))
     found = signals(job({"n1": sorted(lines)}))
-    assert found["val_rising"].role == "symptom"  # type: ignore[attr-defined]
+    rising = found["val_rising"]
+    assert rising.role == "root" and rising.data["scope"] == "global"  # type: ignore[attr-defined]
+    assert [r.line for r in rising.records] == [24, 35, 46]  # type: ignore[attr-defined]  # the first three rises
+    assert rising.data["iteration"] == 21  # type: ignore[attr-defined]
+
+
+def test_validation_loss_that_recovers_is_not_overfitting() -> None:
+    lines = healthy_lines(60)
+    for k, v in enumerate([2.5, 2.4, 2.45, 2.3, 2.2]):
+        lines.append((100.0 + 10 * k + 0.5, f" validation loss at iteration {10 * k + 1} | lm loss value: {v} |"))
+    assert "val_rising" not in signals(job({"n1": sorted(lines)}))

@@ -44,6 +44,14 @@ def copies(points: list[MetricPoint], p: MetricPoint, limit: int = 16) -> list[R
     return out or [point_record(p)]
 
 
+def _before(p: MetricPoint, q: MetricPoint) -> bool:
+    if p.iteration is not None and q.iteration is not None:
+        return p.iteration < q.iteration
+    if p.time is not None and q.time is not None:
+        return p.time < q.time
+    return (p.file, p.line) < (q.file, q.line)
+
+
 def _finite(v: float | None) -> bool:
     return v is not None and math.isfinite(v)
 
@@ -205,27 +213,38 @@ class HealthDetector(Detector):
         return []
 
     def _val_rising(self, metrics: list[MetricPoint], ref: _Series) -> list[Finding]:
+        """Validation loss rising at every evaluation since its best while the training loss keeps falling."""
         vals: list[MetricPoint] = []
-        for p in sorted((p for p in metrics if _finite(p.val_loss)), key=lambda p: (p.time or 0.0, p.seq)):
-            if not vals or vals[-1].val_loss != p.val_loss:
+        for p in sorted((p for p in metrics if _finite(p.val_loss)), key=lambda p: (_order(p), p.time or 0.0)):
+            if not vals or (vals[-1].val_loss != p.val_loss and vals[-1].iteration != p.iteration) or \
+                    (p.iteration is None and vals[-1].val_loss != p.val_loss):
                 vals.append(p)
         if len(vals) < 4:
             return []
-        tail = [p.val_loss for p in vals[-3:]]  # type: ignore[misc]
-        best = min(p.val_loss for p in vals[:-3])  # type: ignore[type-var]
-        if not (tail[0] < tail[1] < tail[2] and tail[2] > best * 1.02):  # type: ignore[operator]
+        values = [p.val_loss for p in vals]
+        best = min(range(len(vals)), key=lambda i: values[i])  # type: ignore[arg-type,return-value]
+        after = vals[best + 1:]
+        if len(after) < 3:
             return []
-        losses = [p.loss for p in ref.points if _finite(p.loss)]
-        if len(losses) >= 6:
-            third = len(losses) // 3
-            if median(losses[-third:]) >= median(losses[:third]):  # type: ignore[type-var]
-                return []
-        p = vals[-3]
-        return [Finding(self.name, "numerical", "symptom", 0.3,
-                        f"validation loss has risen for 3 evaluations (from {best:.4g} to {tail[2]:.4g}) while the "
-                        "training loss kept falling: overfitting or a data problem", node=p.node, time=p.time,
-                        records=[point_record(p)],
-                        data={"signal": "val_rising", "since_iteration": p.iteration, "scope": "global"})]
+        rising = [values[best + 1 + k] > values[best + k] for k in range(len(after))]  # type: ignore[operator]
+        if not all(rising[:3]) or sum(rising) < 0.8 * len(rising) or \
+                values[-1] <= values[best] * 1.02:  # type: ignore[operator]
+            return []
+        first = after[0]
+        losses_before = [p.loss for p in ref.points if _finite(p.loss) and _before(p, first)]
+        losses_after = [p.loss for p in ref.points if _finite(p.loss) and not _before(p, first)]
+        if len(losses_before) >= 3 and len(losses_after) >= 3 and \
+                median(losses_after) >= median(losses_before):  # type: ignore[type-var]
+            return []  # training loss not falling: a divergence, not overfitting
+        at = f"iteration {vals[best].iteration}" if vals[best].iteration is not None else "its best"
+        return [Finding(self.name, "numerical", "root", 0.45,
+                        f"validation loss has risen at every evaluation since {at} (from {values[best]:.4g} to "
+                        f"{values[-1]:.4g}) while the training loss kept falling: the model is overfitting; stop "
+                        "or roll back to the best checkpoint", node=first.node, rank=first.rank, time=first.time,
+                        records=[point_record(p) for p in after[:3]],
+                        data={"signal": "val_rising", "iteration": first.iteration,
+                              "since_iteration": vals[best].iteration, "scope": "global",
+                              "distinct_records": True})]
 
     # ------------------------------------------------------------------ speed
     def _slowdown(self, train: list[MetricPoint]) -> list[Finding]:
