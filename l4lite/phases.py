@@ -98,6 +98,8 @@ _SUCCESS = frozenset({"WorkerState.SUCCEEDED", "'train_runtime'", "exiting progr
 _GATE = re.compile("|".join(re.escape(g) for g, _ in _MARKERS))
 _KIND = dict(_MARKERS)
 
+_CKPT_LOOKUP = re.compile(r"\b(?:search|look|find|restor|resum)\w*\s+(?:for\s+|from\s+)?(?:the\s+)?(?:\w+\s+)?"
+                         r"checkpoints?\b", re.I)
 _ITER = re.compile(r"\b(?:iteration|step|global_step|global step)[\s=:]*(\d+)", re.I)
 _EPOCHS = re.compile(r"\bat\s+(\d+)\s+epochs?\b")
 _PATH = re.compile(r"(?:\bto|:)\s+'?(/[^\s']+|[\w.-]+/[^\s']+)'?")
@@ -132,6 +134,8 @@ def match_marker(message: str) -> MarkerMatch | None:
     """Recognise a phase marker in one message, or return None (most lines)."""
     m = _GATE.search(message)
     if m is None:
+        if "heckpoint" in message and _CKPT_LOOKUP.search(message):
+            return MarkerMatch("load")  # "Search for history checkpoints...", "Restoring checkpoint ..."
         return None
     kind = _KIND[m.group(0)]
     out = MarkerMatch(kind)

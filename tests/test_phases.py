@@ -23,6 +23,8 @@ def test_other_markers() -> None:
     assert match_marker("***** Running Evaluation *****").kind == "eval"  # type: ignore[union-attr]
     assert match_marker("[exiting program after 1190.03 minutes]").kind == "shutdown"  # type: ignore[union-attr]
     assert match_marker("Restarting worker group").kind == "restart"  # type: ignore[union-attr]
+    assert match_marker("Search for history checkpoints...").kind == "load"  # type: ignore[union-attr]
+    assert match_marker("Restoring from checkpoint ckpt/step_100").kind == "load"  # type: ignore[union-attr]
     assert match_marker("NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC") is None
     assert match_marker("iteration 10/100 | lm loss: 2.0") is None
 
