@@ -127,6 +127,12 @@ def fmt_time(epoch: float | None, with_date: bool = True) -> str:
     return dt.strftime("%Y-%m-%d %H:%M:%S UTC" if with_date else "%H:%M:%S")
 
 
+def fmt_tick(epoch: float, span: float) -> str:
+    """An axis label: the time of day, with the date when the axis spans most of a day or more."""
+    dt = datetime.fromtimestamp(epoch, tz=UTC)
+    return dt.strftime("%m-%d %H:%M" if span > 0.8 * 86400 else "%H:%M:%S")
+
+
 def fmt_num(v: float) -> str:
     if v == 0:
         return "0"
@@ -366,26 +372,27 @@ def heatmap(data: dict[str, Any], *, suspects: Sequence[str], max_rows: int, max
             while end + 1 < cols and q[end + 1] == q[c]:
                 end += 1
             if q[c] >= 0.05:
-                span = fmt_time(col_times[c], False)
+                span = fmt_time(col_times[c])
                 if end > c:
-                    span += f"–{fmt_time(col_times[end], False)}"
+                    span += f" – {fmt_time(col_times[end], False)}"
                 cells.append((round(left + c * cell_w, 2), round((end - c + 1) * cell_w, 2), heat_colour(q[c]),
                               f"{node} · {span} · score {q[c]:.2f}" if q[c] >= 0.2 else ""))
             c = end + 1
         rows.append({"node": node, "y": round(top + i * cell_h, 2), "suspect": node in sus, "cells": cells})
     height = int(top + len(rows) * cell_h + 26)
+    # Ticks and the failure mark go by column (not by linear time), so irregular bucket times stay right.
     xticks: list[tuple[float, str]] = []
     marker = None
     if t_first is not None and t_last is not None:
-        span = (t_last + bucket) - t_first or 1.0
-
-        def sx(t: float) -> float:
-            return round(left + (t - t_first) / span * plot_w, 1)
-
-        xticks = [(sx(t), fmt_time(t, False)) for t in time_ticks(t_first, t_last + bucket, 8)
-                  if sx(t) + 26 <= width]
+        span = (t_last + bucket) - t_first
+        for c in range(0, cols, max(1, cols // 8)):
+            x = left + c * cell_w
+            if col_times[c] is not None and x + 30 <= width:
+                xticks.append((round(x, 1), fmt_tick(col_times[c], span)))
         if failure_time is not None and t_first <= failure_time <= t_last + bucket:
-            marker = sx(failure_time)
+            idx = max((i for i, t in enumerate(times) if t is not None and t <= failure_time), default=0)
+            frac = min(max((failure_time - (times[idx] or failure_time)) / bucket, 0.0), 1.0) if bucket else 0.0
+            marker = round(left + (idx + frac) * cell_w * cols / ncols, 1)
     legend = [(v, heat_colour(v)) for v in (0.1, 0.3, 0.5, 0.7, 0.9)]
     return Heatmap(width, height, left, top, round(cell_w, 3), cell_h, rows, xticks, marker, "; ".join(notes),
                    legend)
@@ -498,5 +505,5 @@ def timeline(data: dict[str, Any], phases: Sequence[dict[str, Any]], *, max_even
                       "show_label": w > 7 * len(name) + 8})
     height = int(top + len(lanes) * lane_h + 28)
     marker = sx(failure_time) if failure_time is not None and t0 <= failure_time <= t1 else None
-    xticks = [(sx(t), fmt_time(t, False)) for t in time_ticks(t0, t1, 8) if sx(t) + 26 <= width]
+    xticks = [(sx(t), fmt_tick(t, t1 - t0)) for t in time_ticks(t0, t1, 8) if sx(t) + 30 <= width]
     return Timeline(title, width, height, left, lane_h, bands, lanes, marks, xticks, marker, "; ".join(notes))
