@@ -2,7 +2,7 @@
 
 The package reads top to bottom as the pipeline:
 ``sources`` (find and open files) -> ``ingest`` (lines to records: node, rank, time, multi-line)
--> ``templates`` (drain3 template mining) -> ``windows`` (node x time counts) -> ``detect`` (findings)
+-> ``mining`` (drain3 template mining) -> ``windows`` (node x time counts) -> ``detect`` (findings)
 -> ``localize`` (suspects, phase, category) -> ``incident`` (the JSON result) -> ``report`` (HTML).
 ``pipeline`` composes the stages; ``cli`` is a thin layer over it.
 """
