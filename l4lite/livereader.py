@@ -23,6 +23,10 @@ class RecordReader(Protocol):
 
     def flush(self) -> list[Record]: ...
 
+    def expire(self, line_no: int) -> list[Record]:
+        """Close records whose last line is ``line_no`` or earlier; return those now complete."""
+        ...
+
     @property
     def pending_line(self) -> int | None:
         """First line of the record still being assembled, or None."""
@@ -86,6 +90,22 @@ class IngestLineReader:
                 done.append(r._finish(out.popleft()))
             return done
         return [direct] if isinstance(direct, Record) else []
+
+    def expire(self, line_no: int) -> list[Record]:
+        """Close the records that got no line after ``line_no`` (their continuation is not coming), and stop
+        holding records back for a host name once the oldest waiting one is that old."""
+        r = self.r
+        for stream, op in list(r.open.items()):
+            if op.end <= line_no:
+                op.closed = True
+                del r.open[stream]
+        out = r.out
+        if r.hold and out and out[0].line <= line_no:
+            r.hold = False
+        done = []
+        while out and out[0].closed and not r.hold:
+            done.append(r._finish(out.popleft()))
+        return done
 
     def flush(self) -> list[Record]:
         r = self.r

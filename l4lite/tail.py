@@ -25,7 +25,7 @@ import json
 import os
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +45,19 @@ from l4lite.triage import KeywordGate, Sampler, Triage
 STATE_SCHEMA = "l4lite.tail-state/1"
 STATE_FILE = "state.json"
 ROOT_HITS_KEPT = 50  # root-cause hits kept for the immediate (rules-only) verdict
+UNCLEAN_MAX_SECONDS = 5.0  # longest wait for a clean checkpoint before open records are completed
+
+
+@dataclass
+class _Slot:
+    """A stream's record reader and what committing its offset exactly needs."""
+
+    reader: RecordReader
+    last_data: float  # when lines last arrived
+    marks: deque[tuple[float, int]] = field(default_factory=deque)  # (time, last line fed) per poll
+    ripe: int = 0  # lines up to here were fed at least ``flush_after`` seconds ago
+    chunks: deque[Chunk] = field(default_factory=deque)  # read, not yet committed past
+    max_end: int = 0  # the last line of any record emitted
 
 
 @dataclass
@@ -79,19 +92,16 @@ class Totals:
 
     lines: int = 0
     records: int = 0
-    lines_in_records: int = 0
     hits: Counter[str] = field(default_factory=Counter)
     alerts: int = 0
     sampled_out: int = 0  # routine records left out of the window statistics while the loop was overloaded
 
     def to_dict(self) -> dict[str, Any]:
-        return {"lines": self.lines, "records": self.records, "lines_in_records": self.lines_in_records,
-                "hits": dict(sorted(self.hits.items())), "alerts": self.alerts, "sampled_out": self.sampled_out}
+        return {"lines": self.lines, "records": self.records, "hits": dict(sorted(self.hits.items())), "alerts": self.alerts, "sampled_out": self.sampled_out}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Totals:
-        return cls(int(d.get("lines", 0)), int(d.get("records", 0)), int(d.get("lines_in_records", 0)),
-                   Counter({str(k): int(v) for k, v in d.get("hits", {}).items()}), int(d.get("alerts", 0)),
+        return cls(int(d.get("lines", 0)), int(d.get("records", 0)), Counter({str(k): int(v) for k, v in d.get("hits", {}).items()}), int(d.get("alerts", 0)),
                    int(d.get("sampled_out", 0)))
 
 
@@ -149,7 +159,8 @@ class Tailer:
         self.reader_factory = reader_factory or default_reader_factory(self.follower.root, self.warn,
                                                                        rank_map=self._rank_map)
         self._rank_map = getattr(self.reader_factory, "rank_map", self._rank_map)
-        self._readers: dict[str, tuple[RecordReader, float]] = {}
+        self._slots: dict[str, _Slot] = {}
+        self._unclean_since: float | None = None
         gate = KeywordGate(self.rules)
         self.triage = Triage(gate)
         self.sampler = Sampler()
@@ -262,7 +273,7 @@ class Tailer:
         n = 0
         for chunk in chunks:
             n += self._consume(chunk, now)
-        self._flush_idle(now, force=finish)
+        self._expire(now, force=finish)
         if n:
             self._last_lines = now
         self._uncommitted_lines += n
@@ -288,50 +299,86 @@ class Tailer:
 
     def _consume(self, chunk: Chunk, now: float) -> int:
         s = chunk.stream
-        entry = self._readers.get(s.sid)
-        reader = entry[0] if entry else self.reader_factory(s.name)
-        process = self._process
+        slot = self._slots.get(s.sid)
+        if slot is None:
+            slot = self._slots[s.sid] = _Slot(self.reader_factory(s.name), now)
+        feed = slot.reader.feed
+        emit = self._emit
         line_no = chunk.first_line
         for text in chunk.lines:
-            for record in reader.feed(line_no, text):
-                process(record)
+            records = feed(line_no, text)
+            if records:
+                emit(slot, records)
             line_no += 1
+        if chunk.lines:
+            slot.last_data = now
+            slot.marks.append((now, line_no - 1))
+            slot.chunks.append(chunk)
         if chunk.final:
-            for record in reader.flush():
-                process(record)
-            self._readers.pop(s.sid, None)
+            emit(slot, slot.reader.flush())
+            del self._slots[s.sid]
             s.commit(s.line, s.offset)
-            return len(chunk.lines)
-        self._readers[s.sid] = (reader, now if chunk.lines else (entry[1] if entry else now))
-        self._commit(s, reader, chunk)
+        else:
+            self._commit(s, slot)
         return len(chunk.lines)
 
+    def _emit(self, slot: _Slot, records: list[Record]) -> None:
+        process = self._process
+        for record in records:
+            process(record)
+            if record.end_line > slot.max_end:
+                slot.max_end = record.end_line
+
     @staticmethod
-    def _commit(s: Stream, reader: RecordReader, chunk: Chunk | None) -> None:
-        """Move the stream's committed position to just before the record still being assembled."""
-        pending = reader.pending_line
+    def _commit(s: Stream, slot: _Slot) -> None:
+        """Move the stream's committed position to just before the oldest record still being assembled."""
+        pending = slot.reader.pending_line
+        chunks = slot.chunks
         if pending is None:
             s.commit(s.line, s.offset)
-        elif chunk is not None and pending >= chunk.first_line:
-            off = chunk.offset_of(pending)
-            rel = off - chunk.start
-            s.commit(pending - 1, off, chunk.data[max(0, rel - 64):rel])
-        # else: the pending record began in an earlier chunk, whose poll already committed up to it
+            chunks.clear()
+            return
+        while chunks and chunks[0].first_line + len(chunks[0].lines) <= pending:
+            chunks.popleft()
+        if chunks and chunks[0].first_line <= pending:
+            c = chunks[0]
+            off = c.offset_of(pending)
+            rel = off - c.start
+            s.commit(pending - 1, off, c.data[max(0, rel - 64):rel])
 
-    def _flush_idle(self, now: float, force: bool) -> None:
-        for sid, (reader, last) in list(self._readers.items()):
-            if reader.pending_line is None:
+    def _expire(self, now: float, force: bool) -> None:
+        """Complete records whose continuation is not coming: the stream went quiet, or the record got no line
+        for ``flush_after`` seconds while other lines kept coming (an error line in a busy file)."""
+        horizon = now - self.options.flush_after
+        for sid, slot in list(self._slots.items()):
+            marks = slot.marks
+            while marks and marks[0][0] <= horizon:
+                slot.ripe = marks.popleft()[1]
+            pending = slot.reader.pending_line
+            if pending is None:
                 continue
-            if force or now - last >= self.options.flush_after:
-                for record in reader.flush():
-                    self._process(record)
-                stream = self.follower.streams.get(sid)
-                if stream is not None:
-                    self._commit(stream, reader, None)
+            if force or slot.last_data <= horizon:
+                records = slot.reader.flush()
+            elif slot.ripe >= pending:
+                records = slot.reader.expire(slot.ripe)
+            else:
+                continue
+            self._emit(slot, records)
+            stream = self.follower.streams.get(sid)
+            if stream is not None:
+                self._commit(stream, slot)
+
+    def _clean(self) -> bool:
+        """No emitted record reaches past a stream's commit point (interleaved multi-line records can), so the
+        committed offsets and the totals describe the same lines."""
+        for slot in self._slots.values():
+            pending = slot.reader.pending_line
+            if pending is not None and slot.max_end >= pending:
+                return False
+        return True
 
     def _process(self, record: Record) -> None:
         self.totals.records += 1
-        self.totals.lines_in_records += record.end_line - record.line + 1
         self._records_since_diagnose += 1
         if self.triage.routine(record) and not self.sampler.take():
             self.totals.sampled_out += 1  # a routine line left out of the window statistics while overloaded
@@ -369,8 +416,9 @@ class Tailer:
 
     def scan(self) -> JobScan:
         """The sliding scan: the previous generation (if any) and the current one."""
+        # Tail counts lines (committed offsets) and records; blank lines are not told apart here.
         accounting = Accounting(files=len(self.follower.streams), lines_read=self.totals.lines,
-                                lines_in_records=self.totals.lines_in_records, records=self.totals.records)
+                                lines_in_records=self.totals.lines, records=self.totals.records)
         rank_nodes = self._rank_map.as_dict() if hasattr(self._rank_map, "as_dict") else None
         current = self._scanner.finish(accounting, rank_nodes)
         if self._previous is None:
@@ -484,8 +532,20 @@ class Tailer:
         return {"files": len(self.follower.streams), "lines_read": self.follower.lines_committed,
                 "records": self.totals.records, "alerts": self.totals.alerts}
 
-    def checkpoint(self) -> None:
-        """Save committed offsets, the totals they account for, the miner and the alerts, in one atomic write."""
+    def checkpoint(self) -> bool:
+        """Save committed offsets, the totals they account for, the miner and the alerts, in one atomic write.
+
+        Only at a clean cut (see ``_clean``); after a few seconds without one, open records are completed to
+        make one. Returns whether the state was written.
+        """
+        if not self._clean():
+            now = self.clock()
+            if self._unclean_since is None:
+                self._unclean_since = now
+            if now - self._unclean_since < UNCLEAN_MAX_SECONDS:
+                return False
+            self._expire(now, force=True)
+        self._unclean_since = None
         self.totals.lines = self.follower.lines_committed
         self._last_checkpoint = self.clock()
         self._uncommitted_lines = 0
@@ -504,6 +564,7 @@ class Tailer:
             "templates": self.miner.to_state(),
         }
         write_atomic(path, json.dumps(state, separators=(",", ":")))
+        return True
 
     def _write_html(self, *, background: bool = False) -> None:
         self._last_html = self.clock()
@@ -536,7 +597,7 @@ class Tailer:
 
     def close(self) -> None:
         """Flush pending records, checkpoint, write the final report, finish deliveries."""
-        self._flush_idle(self.clock(), force=True)
+        self._expire(self.clock(), force=True)
         self._collect(wait=True)
         if self._new_root_hits and not self.options.once:
             self._new_root_hits = 0

@@ -59,6 +59,9 @@ class SimpleReader:
         self.lines = [(line_no, text)]
         return out
 
+    def expire(self, line_no: int) -> list[Record]:
+        return self.flush() if self.lines and self.lines[-1][0] <= line_no else []
+
     def flush(self) -> list[Record]:
         if not self.lines:
             return []
@@ -354,3 +357,118 @@ def test_incremental_reader_gives_the_same_records_as_ingest(tmp_path: Path) -> 
     assert reader.pending_line is None
     assert [r.as_row() for r in got] == [r.as_row() for r in expected]
     assert sum(r.end_line - r.line + 1 for r in got) + sum(not t.strip() for t in lines) == len(lines)
+
+
+class InterleavedReader:
+    """Two prefix streams in one file ("A ..." and "B ..."); "A+ ..." continues A's open record. Records come
+    out in the order of their first line, as ingest's do."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.open: dict[str, list[tuple[int, str]]] = {}
+        self.out: list[tuple[list[tuple[int, str]], bool]] = []  # (lines, closed)
+
+    @property
+    def pending_line(self) -> int | None:
+        return self.out[0][0][0][0] if self.out else None
+
+    def _drain(self) -> list[Record]:
+        done = []
+        while self.out and self.out[0][1]:
+            lines = self.out.pop(0)[0]
+            text = "\n".join(t for _, t in lines)
+            done.append(Record(self.name, lines[0][0], lines[-1][0], "n1", None, None, "other", None, None,
+                               lines[0][1], text))
+        return done
+
+    def _close(self, stream: str) -> None:
+        lines = self.open.pop(stream, None)
+        if lines is not None:
+            for i, (ls, _) in enumerate(self.out):
+                if ls is lines:
+                    self.out[i] = (ls, True)
+
+    def feed(self, line_no: int, text: str) -> list[Record]:
+        stream = text[0]
+        if text[1:2] == "+" and stream in self.open:
+            self.open[stream].append((line_no, text))
+            return []
+        self._close(stream)
+        lines = [(line_no, text)]
+        self.open[stream] = lines
+        self.out.append((lines, False))
+        return self._drain()
+
+    def expire(self, line_no: int) -> list[Record]:
+        for stream, lines in list(self.open.items()):
+            if lines[-1][0] <= line_no:
+                self._close(stream)
+        return self._drain()
+
+    def flush(self) -> list[Record]:
+        for stream in list(self.open):
+            self._close(stream)
+        return self._drain()
+
+
+def test_checkpoint_waits_for_a_clean_cut_between_interleaved_records(tmp_path: Path, rules: str) -> None:
+    log = tmp_path / "merged.log"
+    log.write_text("A start\nB start\nA+ more\nA next\n")
+    clock = [0.0]
+    opts = TailOptions(paths=[str(log)], rules_files=[rules], default_rules=False, state_dir=str(tmp_path / "state"),
+                       flush_after=3600.0)
+    t = Tailer(opts, reader_factory=InterleavedReader, clock=lambda: clock[0])
+    t.step()
+    assert t.totals.records == 1  # A (lines 1-3) is out while B (line 2) is still open
+    assert not t.checkpoint()  # committing "line 1 done" with A counted would count line 3 twice after a crash
+    with open(log, "a") as fh:
+        fh.write("B next\n")  # closes B: the cut is clean again
+    clock[0] += 1
+    t.step()
+    assert t.checkpoint()
+    saved = json.loads((tmp_path / "state" / STATE_FILE).read_text())["totals"]
+    assert saved["records"] == 2 and saved["lines"] == 3  # A and B; line 4 opens a record still open
+    # Crash here and restart: the rest is read once, nothing is counted twice.
+    t.follower.close()
+    t2 = Tailer(TailOptions(paths=[str(log)], rules_files=[rules], default_rules=False,
+                            state_dir=str(tmp_path / "state"), once=True), reader_factory=InterleavedReader)
+    t2.run()
+    final = json.loads((tmp_path / "state" / STATE_FILE).read_text())["totals"]
+    assert final["lines"] == 5 and final["records"] == 4
+
+
+def test_no_clean_cut_for_long_forces_one(tmp_path: Path, rules: str) -> None:
+    log = tmp_path / "merged.log"
+    log.write_text("A start\nB start\nA+ more\nA next\n")
+    clock = [0.0]
+    opts = TailOptions(paths=[str(log)], rules_files=[rules], default_rules=False, state_dir=str(tmp_path / "state"),
+                       flush_after=3600.0)
+    t = Tailer(opts, reader_factory=InterleavedReader, clock=lambda: clock[0])
+    t.step()
+    assert not t.checkpoint()
+    clock[0] += 10
+    assert t.checkpoint()
+    saved = json.loads((tmp_path / "state" / STATE_FILE).read_text())["totals"]
+    assert saved["lines"] == 4 and saved["records"] == 3
+
+
+def test_error_line_in_a_busy_file_is_not_held_back(tmp_path: Path) -> None:
+    clock = [0.0]
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    log = logs / "rank09.log"
+    append(log, [healthy(9, i) for i in range(50)])
+    out = io.StringIO()
+    t = Tailer(TailOptions(paths=[str(logs)], flush_after=0.3), sinks=[JsonLinesSink(stream=out)],
+               clock=lambda: clock[0])
+    t.step()
+    append(log, [f"[Mon Jan  5 10:30:00 2026] {XID}"])
+    steps = 0
+    while not out.getvalue() and steps < 20:  # the file keeps growing: no idle flush ever happens
+        append(log, [healthy(9, 1000 + steps * 10 + i) for i in range(10)])
+        clock[0] += 0.1
+        t.step()
+        steps += 1
+    assert out.getvalue(), "no alert while the file kept growing"
+    assert steps <= 6
+    t.close()
