@@ -472,3 +472,41 @@ def test_error_line_in_a_busy_file_is_not_held_back(tmp_path: Path) -> None:
     assert out.getvalue(), "no alert while the file kept growing"
     assert steps <= 6
     t.close()
+
+
+def test_sliding_scan_keeps_the_previous_generation(tmp_path: Path) -> None:
+    clock = [0.0]
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    append(logs / "rank0.log", [healthy(0, i) for i in range(30)])
+    t = Tailer(TailOptions(paths=[str(logs)], generation_seconds=10.0), clock=lambda: clock[0])
+    t.step()
+    first = t.scan().node_last
+    clock[0] += 11
+    t.step()  # the generation rolls over
+    append(logs / "rank0.log", ["[rank0]:[2026-01-05 10:40:00,000] INFO a different kind of line entirely"])
+    clock[0] += 1
+    t.step()
+    t.close()
+    scan = t.scan()
+    assert sum(n for _, n in scan.node_last.values()) == 31
+    assert set(first) <= set(scan.node_last)
+    clock[0] += 11
+    t._rotate_generation()  # the oldest generation is dropped
+    assert sum(n for _, n in t.scan().node_last.values()) == 1
+
+
+def test_baseline_job_is_scanned_and_used(tmp_path: Path) -> None:
+    base = tmp_path / "healthy"
+    base.mkdir()
+    append(base / "rank0.log", [healthy(0, i) for i in range(60)])
+    logs = tmp_path / "logs"
+    (logs / "gpu-node000").mkdir(parents=True)
+    append(logs / "gpu-node000" / "rank0.log", [healthy(0, i) for i in range(60)])
+    append(logs / "gpu-node000" / "dmesg.log", [f"[Mon Jan  5 10:30:00 2026] {XID}"])
+    out = io.StringIO()
+    t = Tailer(TailOptions(paths=[str(logs)], baselines=[str(base)], once=True), sinks=[JsonLinesSink(stream=out)])
+    assert len(t._baseline_scans) == 1 and t._baseline_scans[0].templates
+    incident = t.run()
+    assert incident is not None and incident.category == "gpu_hardware"
+    assert [json.loads(x)["suspects"][0]["node"] for x in out.getvalue().splitlines()] == ["gpu-node000"]
