@@ -40,6 +40,8 @@ _OPTIONAL = (
     "enabled", "examples", "counter_examples", "category_by_phase", "note",
 )
 _PLACEHOLDER = re.compile(r"\{(\w+)(?:\|(\w+))?\}")
+_DIGITS_TO_HASH = bytes.maketrans(b"0123456789", b"##########")
+_DIGIT_RUN = re.compile(r"[0-9]+")
 _RULE_HEADER = re.compile(r"^[ \t]*\[\[[ \t]*rule[ \t]*\]\]", re.MULTILINE)
 
 
@@ -71,6 +73,7 @@ class Rule:
     examples: tuple[str, ...] = ()
     counter_examples: tuple[str, ...] = ()
     origin: str = ""
+    shipped: bool = False  # from the package's own rule files (reviewed patterns, see RulePack._search)
     compiled: Any = field(default=None, compare=False, repr=False)
 
     @property
@@ -170,6 +173,36 @@ def _literal_runs(items: list[Any]) -> list[str]:
     return [r for r in runs if r]
 
 
+def _gate_keywords(keywords: Sequence[str]) -> tuple[str, ...]:
+    """Keywords as the gate uses them: lower case, each cut to its longest digit-free run (at least three
+    characters). Empty when some keyword has no such run: the rule is then tried on every record."""
+    out: list[str] = []
+    for kw in keywords:
+        run = max(_DIGIT_RUN.split(kw.lower()), key=len)
+        if len(run.strip()) < 3:
+            return ()
+        out.append(run)
+    return tuple(dict.fromkeys(out))
+
+
+def _trie_pattern(words: Sequence[str]) -> str:
+    """One regex matching any of ``words``, shaped as a trie so that each position costs one branch."""
+    trie: dict[str, Any] = {}
+    for w in words:
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def build(node: dict[str, Any]) -> str:
+        if "" in node:
+            return ""  # a keyword ends here: any longer keyword through this node is implied
+        alts = [re.escape(ch) + build(sub) for ch, sub in sorted(node.items())]
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+    return build(trie)
+
+
 class RulePack:
     """A validated, compiled set of rules with a keyword prefilter.
 
@@ -186,12 +219,16 @@ class RulePack:
         timeout: float = 0.05,
         max_timeouts: int = 3,
         max_chars: int = 32_768,
+        max_cache: int = 100_000,
+        trusted_chars: int = 4096,
     ) -> None:
         self.rules: list[Rule] = list(rules)
         self.tables: dict[str, dict[str, str]] = dict(tables or {})
         self.timeout = timeout
         self.max_timeouts = max_timeouts
         self.max_chars = max_chars
+        self.max_cache = max_cache
+        self.trusted_chars = trusted_chars
         self.timeouts: Counter[str] = Counter()
         self.warnings: list[str] = []
         self.disabled: set[str] = set()
@@ -223,51 +260,79 @@ class RulePack:
         return cls(list(ordered.values()), tables, **kwargs)
 
     def _build_index(self) -> None:
+        """The keyword gate: a trie-shaped regex over all keywords of a field, and a cache of its answers.
+
+        Gate keywords are the rules' keywords reduced to their longest run without digits, so the answer for a
+        record depends only on its lower-cased text with every digit replaced by ``#``: healthy lines that differ
+        only in numbers (iteration lines, NCCL channel lines) share one cache entry and cost one dict lookup.
+        """
         self._always: dict[str, list[Rule]] = {f: [] for f in MATCH_FIELDS}
-        self._by_keyword: dict[str, dict[str, list[Rule]]] = {f: {} for f in MATCH_FIELDS}
+        by_keyword: dict[str, dict[str, list[Rule]]] = {f: {} for f in MATCH_FIELDS}
         for rule in self.rules:
-            if rule.keywords:
-                for kw in rule.keywords:
-                    self._by_keyword[rule.match].setdefault(kw, []).append(rule)
-            else:
+            gate_kws = _gate_keywords(rule.keywords)
+            if not gate_kws:
                 self._always[rule.match].append(rule)
+                continue
+            for kw in gate_kws:
+                by_keyword[rule.match].setdefault(kw, []).append(rule)
+        self._order = {r.id: i for i, r in enumerate(self.rules)}
         self._gate: dict[str, Any] = {}
         self._kw_list: dict[str, list[tuple[str, list[Rule]]]] = {}
+        self._cache: dict[bytes, tuple[tuple[Rule, ...], tuple[Rule, ...]]] = {}
         for fld in MATCH_FIELDS:
-            kws = sorted(self._by_keyword[fld], key=len, reverse=True)
-            self._kw_list[fld] = [(k, self._by_keyword[fld][k]) for k in kws]
-            self._gate[fld] = (
-                regex.compile("|".join(regex.escape(k) for k in kws), regex.IGNORECASE) if kws else None
-            )
-        self._order = {r.id: i for i, r in enumerate(self.rules)}
+            kws = sorted(by_keyword[fld], key=len, reverse=True)
+            self._kw_list[fld] = [(k, by_keyword[fld][k]) for k in kws]
+            self._gate[fld] = re.compile(_trie_pattern(kws)) if kws else None
 
     # ---------------------------------------------------------------------------------------------- matching
-    def candidates(self, text: str, fld: str) -> list[Rule]:
-        """Rules whose keywords occur in ``text`` (plus keyword-less rules), in pack order."""
+    def candidates(self, text: str, fld: str) -> tuple[Rule, ...]:
+        """Rules of field ``fld`` whose keywords occur in ``text`` (plus keyword-less rules), in pack order."""
+        return self._lookup(text)[MATCH_FIELDS.index(fld)]
+
+    def _lookup(self, text: str) -> tuple[tuple[Rule, ...], tuple[Rule, ...]]:
+        """(message rules, text rules) whose keywords occur in ``text``; cached on the digit-masked text."""
+        low = text.lower()
+        key = low.encode("utf-8", "surrogatepass").translate(_DIGITS_TO_HASH)
+        found = self._cache.get(key)
+        if found is None:
+            found = (self._candidates(low, "message"), self._candidates(low, "text"))
+            if len(self._cache) >= self.max_cache:
+                self._cache.clear()
+            self._cache[key] = found
+        return found
+
+    def _candidates(self, low: str, fld: str) -> tuple[Rule, ...]:
         found: list[Rule] = list(self._always[fld])
         gate = self._gate[fld]
-        if gate is not None and gate.search(text) is not None:
-            low = text.lower()
+        if gate is not None and gate.search(low) is not None:
             for kw, rules in self._kw_list[fld]:
                 if kw in low:
                     found.extend(rules)
         if len(found) > 1:
             found = sorted(set(found), key=lambda r: self._order[r.id])
-        return found
+        return tuple(found)
 
     def match(self, record: Record) -> list[RuleMatch]:
         """All rules that match the record; when none does, the best fallback rule that matches (if any)."""
         return self.match_fields(record.message or record.text, record.text, record.source)
 
     def match_fields(self, message: str, text: str, source: str | None = None) -> list[RuleMatch]:
-        message = message[: self.max_chars]
-        text = text[: self.max_chars]
+        if len(message) > self.max_chars:
+            message = message[: self.max_chars]
+        if len(text) > self.max_chars:
+            text = text[: self.max_chars]
+        # The message is normally a part of the text (the line without its headers): one gate lookup on the
+        # text then serves both fields (a superset for the message; each rule's own regex decides).
+        if message in text:
+            by_message, by_text = self._lookup(text)
+        else:
+            by_message, by_text = self._lookup(message)[0], self._lookup(text)[1] if text else ()
+        if not by_message and not by_text:
+            return []
         out: list[RuleMatch] = []
         fallbacks: list[RuleMatch] = []
-        for fld, value in (("message", message), ("text", text)):
-            if not value:
-                continue
-            for rule in self.candidates(value, fld):
+        for rules, value in ((by_message, message), (by_text, text)):
+            for rule in rules:
                 if rule.id in self.disabled or (rule.source and source not in rule.source):
                     continue
                 m = self._search(rule, value)
@@ -280,6 +345,11 @@ class RulePack:
         return [max(fallbacks, key=lambda m: m.rule.priority)]
 
     def _search(self, rule: Rule, value: str) -> Any:
+        # The timeout costs several microseconds per search in the regex module, so the reviewed shipped
+        # patterns skip it on ordinary record lengths (the tests run each of them on hostile inputs under a
+        # timeout); user patterns always run under it.
+        if rule.shipped and len(value) <= self.trusted_chars:
+            return rule.compiled.search(value)
         try:
             return rule.compiled.search(value, timeout=self.timeout)
         except TimeoutError:
@@ -328,6 +398,7 @@ def _load_file(path: Path) -> tuple[list[Rule], dict[str, dict[str, str]], list[
     if unknown_top:
         raise L4Error(f"{path}: unknown top-level key(s) {sorted(unknown_top)} (expected [[rule]], [tables.NAME])")
     lines = [text.count("\n", 0, m.start()) + 1 for m in _RULE_HEADER.finditer(text)]
+    shipped = path.resolve().parent == rules_dir().resolve()
     tables: dict[str, dict[str, str]] = {}
     for name, table in (data.get("tables") or {}).items():
         if not isinstance(table, dict):
@@ -346,7 +417,7 @@ def _load_file(path: Path) -> tuple[list[Rule], dict[str, dict[str, str]], list[
         if isinstance(entry, dict) and entry.get("enabled") is False and isinstance(rule_id, str):
             disabled.append(rule_id)
             continue
-        rule = _build_rule(entry, label, where)
+        rule = _build_rule(entry, label, where, shipped)
         if rule.id in seen:
             raise L4Error(f"{label}: duplicate rule id in the same file")
         seen.add(rule.id)
@@ -354,7 +425,7 @@ def _load_file(path: Path) -> tuple[list[Rule], dict[str, dict[str, str]], list[
     return rules, tables, disabled
 
 
-def _build_rule(entry: Any, label: str, where: str) -> Rule:
+def _build_rule(entry: Any, label: str, where: str, shipped: bool = False) -> Rule:
     if not isinstance(entry, dict):
         raise L4Error(f"{label}: each [[rule]] must be a table")
     missing = [k for k in _REQUIRED if k not in entry]
@@ -434,6 +505,7 @@ def _build_rule(entry: Any, label: str, where: str) -> Rule:
         examples=lists["examples"],
         counter_examples=lists["counter_examples"],
         origin=where,
+        shipped=shipped,
         compiled=compiled,
     )
 
