@@ -44,7 +44,7 @@ class IngestLineReader:
     its output queue directly; the attribution, timestamps, multi-line rules and rank map are the same.
     """
 
-    __slots__ = ("r", "max_chars", "n", "warn", "_stale", "_hold", "_warned")
+    __slots__ = ("r", "max_chars", "n", "warn", "_stale", "_hold", "_warned", "_ambiguous")
 
     def __init__(self, rel: str, options: Any, accounting: Accounting, node_re: Any, mtime: float,
                  warn: Callable[[str], None]) -> None:
@@ -58,12 +58,21 @@ class IngestLineReader:
         self.warn = warn
         self._stale = ingest._STALE_LINES
         self._hold = ingest._HOLD_LINES
+        self._ambiguous = ingest._AMBIGUOUS
         self._warned = False
 
     @property
     def pending_line(self) -> int | None:
         out = self.r.out
         return out[0].line if out else None
+
+    @property
+    def node_hint(self) -> str | None:
+        """The node this file's lines were attributed to so far (the one host its lines name, else its path)."""
+        host = self.r.file_host
+        if host is not None and host != self._ambiguous:
+            return host
+        return self.r.path_node
 
     def feed(self, line_no: int, text: str) -> list[Record]:
         r = self.r

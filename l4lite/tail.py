@@ -40,7 +40,7 @@ from l4lite.liveverdict import RootHit, hang_incident, iso, rules_incident
 from l4lite.mining import TemplateMiner, template_id
 from l4lite.records import Accounting, Record
 from l4lite.scan import JobScan, Scanner
-from l4lite.triage import KeywordGate, Sampler, Triage
+from l4lite.triage import KeywordGate, Sampler, Triage, root_prefilter
 
 STATE_SCHEMA = "l4lite.tail-state/1"
 STATE_FILE = "state.json"
@@ -117,7 +117,7 @@ class _RuleTap:
     def match(self, record: Record) -> list[Any]:
         if not self.triage.rule_candidate(record):
             return []
-        matches = self.gate.match(record)
+        matches = self.gate.pack.match(record)
         for m in matches:
             self.tailer._on_hit(m, record)
         return matches
@@ -162,6 +162,9 @@ class Tailer:
         self._slots: dict[str, _Slot] = {}
         self._unclean_since: float | None = None
         gate = KeywordGate(self.rules)
+        self._lane = None if options.once else root_prefilter(self.rules)
+        self._lane_hits: list[RootHit] = []
+        self._lane_seen: set[tuple[str, int]] = set()
         self.triage = Triage(gate)
         self.sampler = Sampler()
         self._tap = _RuleTap(gate, self.triage, self)
@@ -270,6 +273,8 @@ class Tailer:
             self.sampler.adjust(self._last_busy, now - self._last_step)
         self._last_step = now
         chunks = self.follower.poll(finish=finish)
+        if self._lane is not None and self._fast_lane(chunks):
+            self._new_root_hits += 1
         n = 0
         for chunk in chunks:
             n += self._consume(chunk, now)
@@ -321,6 +326,48 @@ class Tailer:
         else:
             self._commit(s, slot)
         return len(chunk.lines)
+
+    def _fast_lane(self, chunks: list[Chunk]) -> int:
+        """Root-cause lines found in the raw bytes before any record is built: one regex search per chunk, so the
+        alert does not wait for the records ahead of the line (the lines are still processed in order later)."""
+        rx = self._lane
+        assert rx is not None
+        found = 0
+        for c in chunks:
+            data = c.data
+            if not data:
+                continue
+            low = data.lower()
+            m = rx.search(low)
+            while m is not None:
+                start = data.rfind(b"\n", 0, m.start()) + 1
+                end = data.find(b"\n", m.end())
+                line_no = c.first_line + data.count(b"\n", 0, start)
+                if line_no - c.first_line < len(c.lines):
+                    found += self._lane_line(c.stream, line_no, c.lines[line_no - c.first_line])
+                m = None if end < 0 else rx.search(low, end + 1)
+        return found
+
+    def _lane_line(self, stream: Stream, line_no: int, text: str) -> int:
+        key = (stream.name, line_no)
+        if key in self._lane_seen or len(self._lane_hits) >= ROOT_HITS_KEPT:
+            return 0
+        reader = self.reader_factory(stream.name)  # a scratch reader: headers, host, rank of this one line
+        records = reader.feed(line_no, text) + reader.flush()
+        if not records:
+            return 0
+        record = records[0]
+        if record.node is None:
+            slot = self._slots.get(stream.sid)
+            record.node = getattr(slot.reader, "node_hint", None) if slot is not None else None
+        found = 0
+        for match in self.rules.match(record):
+            if match.rule.role == "root":
+                self._lane_hits.append(self._root_hit(match, record))
+                found += 1
+        if found:
+            self._lane_seen.add(key)
+        return found
 
     def _emit(self, slot: _Slot, records: list[Record]) -> None:
         process = self._process
@@ -393,17 +440,23 @@ class Tailer:
         same = sum(1 for h in self._root_hits if h.rule.id == rule.id and h.record.node == record.node)
         if same >= 5 or len(self._root_hits) >= ROOT_HITS_KEPT:
             return
-        groups = dict(match.groups)
+        self._root_hits.append(self._root_hit(match, record))
+        self._new_root_hits += 1
+
+    def _root_hit(self, match: Any, record: Record) -> RootHit:
+        rule, groups = match.rule, dict(match.groups)
         context = {"node": record.node or "the node", "rank": record.rank, "gpu": record.gpu, "count": 1,
                    "source": record.source}
-        self._root_hits.append(RootHit(rule, groups, record, self.rules.explain(rule, groups, context),
-                                        self.rules.action(rule, groups, context)))
-        self._new_root_hits += 1
+        return RootHit(rule, groups, record, self.rules.explain(rule, groups, context),
+                       self.rules.action(rule, groups, context))
 
     # ----------------------------------------------------------------------------------------------- verdicts
     def _rules_incident(self) -> Incident:
         """The immediate verdict from root-cause rule hits alone (before any window statistics)."""
-        return rules_incident(self._root_hits, self._template_id, self._stats())
+        hits = list(self._root_hits)
+        seen = {(h.record.file, h.record.line, h.rule.id) for h in hits}
+        hits.extend(h for h in self._lane_hits if (h.record.file, h.record.line, h.rule.id) not in seen)
+        return rules_incident(hits, self._template_id, self._stats())
 
     def _template_id(self, record: Record) -> str:
         tid = record.template_id

@@ -12,9 +12,9 @@ The shape cache is exact for the rule gate: two texts with the same folded form 
 characters at the same positions, so a keyword without digits occurs in both or in neither (keywords with
 digits are checked on every record). For metrics and markers it assumes the parsers do not tell digits apart.
 
-``KeywordGate`` is the rule pack's keyword prefilter built as a trie-shaped regular expression over lowercase
-text, which Python's ``re`` runs about two orders of magnitude faster than a flat alternation of hundreds of
-keywords.
+``root_prefilter`` is a regular expression (trie-shaped: Python's ``re`` runs that about two orders of
+magnitude faster than a flat alternation of hundreds of keywords) that finds the lines a root-cause rule could
+match in a whole chunk of raw bytes at once: tail's fast lane.
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ from l4lite.metrics import parse_metric_line
 from l4lite.phases import match_marker
 from l4lite.records import Record
 
-_FOLD = str.maketrans("123456789", "000000000")
+_FOLD = bytes.maketrans(b"123456789", b"000000000")  # bytes.translate: C speed (str.translate is not)
 _DIGITS = frozenset("0123456789")
+_DIGIT_RUN = re.compile(r"[0-9]+")
 
 
 def trie_regex(words: Iterable[str]) -> str:
@@ -52,81 +53,51 @@ def trie_regex(words: Iterable[str]) -> str:
     return emit(trie)
 
 
+def gate_words(keywords: Iterable[str]) -> tuple[str, ...]:
+    """A rule's keywords reduced to their longest digit-free run (three characters or more), lower case: a
+    superset filter that does not depend on digits. Empty when some keyword has no such run."""
+    out: list[str] = []
+    for kw in keywords:
+        run = max(_DIGIT_RUN.split(kw.lower()), key=len)
+        if len(run.strip()) < 3:
+            return ()
+        out.append(run)
+    return tuple(dict.fromkeys(out))
+
+
 class KeywordGate:
-    """The rule pack's keyword index, fast: ``hit`` says whether any rule can match a text, ``match`` matches a
-    record the way ``RulePack.match`` does (same candidates, order, source filter and fallbacks)."""
+    """Whether any rule of the pack can match a text (``RulePack.candidates`` on both fields), plus a check for
+    keywords that contain digits (those are not invariant under digit folding, see ``Triage``)."""
 
     def __init__(self, pack: Any) -> None:
         self.pack = pack
-        plain: set[str] = set()
-        digits: set[str] = set()
-        self.always = False
-        self._order: dict[str, int] = {}
-        self._always: dict[str, list[Any]] = {}
-        self._by_keyword: dict[str, dict[str, list[Any]]] = {}
-        for i, rule in enumerate(pack.rules):
-            self._order[rule.id] = i
-            keywords = tuple(k.lower() for k in getattr(rule, "keywords", ()))
-            if not keywords:
-                self.always = True
-                self._always.setdefault(rule.match, []).append(rule)
-            for kw in keywords:
-                self._by_keyword.setdefault(rule.match, {}).setdefault(kw, []).append(rule)
-                (digits if _DIGITS.intersection(kw) else plain).add(kw)
-        self._plain = re.compile(trie_regex(plain)) if plain else None
+        digits = {kw.lower() for rule in pack.rules for kw in getattr(rule, "keywords", ()) if
+                  _DIGITS.intersection(kw)}
         self.digit_keywords = tuple(sorted(digits))
-        # Per field: the trie regex, and for each keyword the rules of every keyword that is a prefix of it (the
-        # regex reports the longest keyword starting at a position; shorter ones there are its prefixes).
-        self._fields: dict[str, tuple[re.Pattern[str], dict[str, list[Any]]]] = {}
-        for fld, kws in self._by_keyword.items():
-            rules_of = {kw: [r for k2, rules in kws.items() if kw.startswith(k2) for r in rules] for kw in kws}
-            self._fields[fld] = (re.compile(trie_regex(kws)), rules_of)
-
-    def candidates(self, low: str, fld: str) -> list[Any]:
-        """Rules for field ``fld`` whose keywords occur in the lowercase value, in pack order."""
-        found = list(self._always.get(fld, ()))
-        entry = self._fields.get(fld)
-        if entry is not None:
-            rx, rules_of = entry
-            m = rx.search(low)
-            while m is not None:  # every start position of a keyword, not only non-overlapping ones
-                found.extend(rules_of[m.group()])
-                m = rx.search(low, m.start() + 1)
-        if len(found) > 1:
-            found = sorted(set(found), key=lambda r: self._order[r.id])
-        return found
-
-    def match(self, record: Record) -> list[Any]:
-        """Same result as ``RulePack.match(record)``, with this index as the prefilter."""
-        from l4lite.rulepack import RuleMatch
-
-        pack = self.pack
-        limit = pack.max_chars
-        out: list[Any] = []
-        fallbacks: list[Any] = []
-        for fld, value in (("message", (record.message or record.text)[:limit]), ("text", record.text[:limit])):
-            if not value:
-                continue
-            for rule in self.candidates(value.lower(), fld):
-                if rule.id in pack.disabled or (rule.source and record.source not in rule.source):
-                    continue
-                m = pack._search(rule, value)  # the pack's regex timeout and bookkeeping
-                if m is None:
-                    continue
-                groups = {k: v for k, v in m.groupdict().items() if v is not None}
-                (fallbacks if rule.fallback else out).append(RuleMatch(rule, groups))
-        return out or fallbacks
-
-    def plain_hit(self, low: str) -> bool:
-        """A digit-free keyword occurs in the lowercase text (invariant under digit folding)."""
-        return self.always or (self._plain is not None and self._plain.search(low) is not None)
-
-    def digit_hit(self, low: str) -> bool:
-        return any(k in low for k in self.digit_keywords)
+        self._digits = re.compile(trie_regex(digits)) if digits else None
 
     def hit(self, text: str) -> bool:
-        low = text.lower()
-        return self.plain_hit(low) or (bool(self.digit_keywords) and self.digit_hit(low))
+        pack = self.pack
+        return bool(pack.candidates(text, "message") or pack.candidates(text, "text"))
+
+    def digit_hit(self, low: str) -> bool:
+        return self._digits is not None and self._digits.search(low) is not None
+
+
+def root_prefilter(pack: Any) -> re.Pattern[bytes] | None:
+    """A bytes regex (over lower-cased raw bytes) that every line a root-cause rule can match contains; None
+    when some root rule has no usable keyword (then there is no such shortcut)."""
+    words: set[str] = set()
+    for rule in pack.rules:
+        if getattr(rule, "role", None) != "root":
+            continue
+        kws = gate_words(getattr(rule, "keywords", ()))
+        if not kws:
+            return None
+        words.update(kws)
+    if not words:
+        return None
+    return re.compile(trie_regex(words).encode("utf-8"))
 
 
 class Triage:
@@ -135,7 +106,7 @@ class Triage:
     def __init__(self, gate: KeywordGate, cache_size: int = 200_000) -> None:
         self.gate = gate
         self.cache_size = cache_size
-        self._routine: set[str] = set()
+        self._routine: set[bytes] = set()
         self.full_looks = 0
         self._last: tuple[Record | None, bool] = (None, False)  # the gate's answer for the last record looked at
 
@@ -144,16 +115,16 @@ class Triage:
         if record.end_line != record.line or record.level == "error":
             return False
         text = record.text
-        key = text.translate(_FOLD)
+        key = text.encode("utf-8", "surrogatepass").translate(_FOLD)
         if key in self._routine:
             return not (self.gate.digit_keywords and self.gate.digit_hit(text.lower()))
         self.full_looks += 1
+        msg = record.message
+        if parse_metric_line(msg) is not None or match_marker(msg) is not None:
+            return False
         hit = self.gate.hit(text)
         self._last = (record, hit)
         if hit:
-            return False
-        msg = record.message
-        if parse_metric_line(msg) is not None or match_marker(msg) is not None:
             return False
         if len(self._routine) >= self.cache_size:
             self._routine.clear()
@@ -164,7 +135,8 @@ class Triage:
         """Whether the rule pack can match this record at all (the gate on its text)."""
         if self._last[0] is record:
             return self._last[1]
-        if record.end_line == record.line and record.text.translate(_FOLD) in self._routine:
+        if record.end_line == record.line and (
+                record.text.encode("utf-8", "surrogatepass").translate(_FOLD) in self._routine):
             return bool(self.gate.digit_keywords) and self.gate.digit_hit(record.text.lower())
         return self.gate.hit(record.text)
 

@@ -510,3 +510,22 @@ def test_baseline_job_is_scanned_and_used(tmp_path: Path) -> None:
     incident = t.run()
     assert incident is not None and incident.category == "gpu_hardware"
     assert [json.loads(x)["suspects"][0]["node"] for x in out.getvalue().splitlines()] == ["gpu-node000"]
+
+
+def test_fast_lane_alerts_before_the_record_is_complete(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    (logs / "gpu-node003").mkdir(parents=True)
+    append(logs / "gpu-node003" / "rank6.log", [healthy(6, i) for i in range(20)])
+    out = io.StringIO()
+    clock = [0.0]
+    t = Tailer(TailOptions(paths=[str(logs)], flush_after=3600.0), sinks=[JsonLinesSink(stream=out)],
+               clock=lambda: clock[0])
+    t.step()
+    append(logs / "gpu-node003" / "rank6.log", [f"[Mon Jan  5 10:30:00 2026] {XID}"])
+    t.step()
+    got = alerts(out)
+    assert len(got) == 1 and got[0]["suspects"][0]["node"] == "gpu-node003"
+    assert got[0]["evidence"][0]["line"] == 21
+    assert not t._root_hits  # the record itself is still open (an error line may get continuation lines)
+    t.close()  # the record completes: same incident, nothing new to say
+    assert len(alerts(out)) == 1 and t.totals.hits == {"xid-79": 1}
