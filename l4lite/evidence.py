@@ -15,6 +15,7 @@ Three rules, each from how real failures look in logs:
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 from l4lite.detect.base import Finding
@@ -27,6 +28,27 @@ COMPANION_BEFORE = 300.0  # seconds before the primary a companion line may be (
 COMPANION_AFTER = 600.0  # a kernel log minutes off the trainer's is common), and after
 VAGUE = frozenset({"unknown", "software"})
 INFERRED_SIGNALS = frozenset({"hang", "slowdown", "straggler", "gpu_slowdown"})  # any concrete line explains them
+
+
+_OWN_STAMP = re.compile(r"\d{1,2}:\d\d:\d\d|^\s*\[\s*\d+\.\d+\]")
+
+
+def own_time(record: Record) -> float | None:
+    """The record's time if its first line carries a timestamp, else None.
+
+    Ingest gives a line without a timestamp the time of the last stamped line of its file (a Hugging Face loss
+    dict, a traceback, a merged Slurm output); that time can be minutes early, so it must not decide which
+    error came first or whether training went on after one.
+    """
+    if record.time is None:
+        return None
+    head = record.text[:120]
+    return record.time if _OWN_STAMP.search(head) else None
+
+
+def stamped(text: str) -> bool:
+    """Whether a line carries its own timestamp."""
+    return _OWN_STAMP.search(text[:120]) is not None
 
 
 def summary_lines(findings: Sequence[Finding]) -> set[tuple[str, int]]:
@@ -56,9 +78,9 @@ def strip_summaries(findings: Sequence[Finding], roles: dict[int, str]) -> None:
 
 
 def _time(f: Finding) -> float | None:
-    if f.time is not None:
-        return f.time
-    return f.records[0].time if f.records else None
+    if f.records:
+        return own_time(f.records[0])
+    return f.time
 
 
 def is_companion(f: Finding, primary: Finding) -> bool:

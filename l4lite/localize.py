@@ -25,7 +25,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from l4lite.detect.base import Finding
-from l4lite.evidence import global_root_records, hit_groups, is_companion, node_root_records, strip_summaries
+from l4lite.evidence import (
+    global_root_records,
+    hit_groups,
+    is_companion,
+    node_root_records,
+    own_time,
+    stamped,
+    strip_summaries,
+)
 from l4lite.phases import PhaseEvent, PhaseTracker, phase_at, phase_from_traceback
 from l4lite.records import Record
 from l4lite.scan import JobScan
@@ -65,9 +73,9 @@ class Verdict:
 
 
 def finding_key(f: Finding) -> tuple[float, str, int]:
-    """Time order of a finding; untimed ones sort after timed ones, by file position."""
+    """Time order of a finding; untimed ones (and inherited times) sort after timed ones, by file position."""
     r = f.records[0] if f.records else None
-    t = f.time if f.time is not None else (r.time if r is not None else None)
+    t = own_time(r) if r is not None else f.time
     return (t if t is not None else math.inf, r.file if r else "", r.line if r else 0)
 
 
@@ -115,13 +123,13 @@ def phase_of(f: Finding, scan: JobScan, trackers: dict[str | None, list[PhaseEve
 def survived(f: Finding, scan: JobScan, grace: float) -> bool:
     """Did training go on for a while after this finding (so it cannot be what stopped the job)?"""
     r = f.records[0] if f.records else None
-    t = f.time if f.time is not None else (r.time if r else None)
-    train = [p for p in scan.metrics if p.kind == "train" and p.iteration is not None]
+    t = own_time(r) if r is not None else f.time
+    train = [p for p in scan.metrics if p.kind == "train" and (p.iteration is not None or p.seq)]
     if not train:
         return False
     own = [p for p in train if p.node == f.node] or train
     if t is not None:
-        after = sum(1 for p in own if p.time is not None and p.time > t + grace)
+        after = sum(1 for p in own if p.time is not None and p.time > t + grace and stamped(p.text))
     elif r is not None:
         after = sum(1 for p in own if p.file == r.file and p.line > r.end_line)
     else:
@@ -202,7 +210,10 @@ class Localizer:
             signed = [f for f in roots if f.data.get("signal") not in INFERRED] or roots
             best = max(f.score for f in signed)
             close = [f for f in signed if f.score >= best - CLOSE_SCORE]
-            primary = min(close, key=lambda f: (finding_key(f), -f.score))
+            # A line that names no node cannot localise a node fault (and its time is often inherited from an
+            # earlier line of a merged output); the same fault's attributed line leads instead.
+            primary = min(close, key=lambda f: (f.node is None and not is_global(f) and len(scan.node_last) > 1,
+                                                finding_key(f), -f.score))
         else:
             primary = self._primary_without_root(scan, findings, severe)
         verdict.primary = primary

@@ -18,14 +18,14 @@ def _scan(last_iter: int = 50, extra: list[Record] | None = None) -> JobScan:
     for i in range(1, last_iter + 1):
         for node in NODES:
             line += 1
-            records.append(rec(f" iteration {i}/1000 | lm loss: 2.0 | elapsed time per iteration (ms): 1000.0 |",
+            records.append(rec(f"12:00:00 iteration {i}/1000 | lm loss: 2.0 | elapsed time per iteration (ms): 1000.0 |",
                                node=node, rank=NODES.index(node), time=1000.0 + i, line=line, file=f"{node}.log"))
     return scan_records(records + (extra or []), DigitMiner())
 
 
 def finding(node: str | None, t: float, *, role: str = "root", category: str = "gpu_hardware", score: float = 0.9,
             rule: str = "r", scope: str = "node", line: int = 1, text: str = "error line", **data) -> Finding:
-    r = rec(text, node=node, time=t, line=line, file=f"{node}-kern.log")
+    r = rec(f"12:00:00 {text}", node=node, time=t, line=line, file=f"{node}-kern.log")
     return Finding("rules", category, role, score, f"{rule} happened", node=node, time=t, rule=rule,
                    records=[r], data={"scope": scope, **data})
 
@@ -113,6 +113,15 @@ def test_healthy_when_only_anomalies_and_symptoms() -> None:
     v = Localizer().localize(scan, [finding("n1", 1020.0, role="anomaly", category="unknown", score=0.9),
                                     finding("n2", 1020.0, role="symptom", score=0.9)])
     assert v.status == "healthy" and v.suspects == [] and v.primary is None
+
+
+def test_inherited_time_does_not_win_the_earliest_root() -> None:
+    scan = _scan()
+    stamped = finding("n3", 1051.0, rule="xid-79", score=0.9)
+    inherited = finding("n1", 1001.0, rule="cuda-error", score=0.9)
+    inherited.records[0].text = "RuntimeError: CUDA error: unknown error"  # no timestamp of its own
+    v = localize(scan, [inherited, stamped])
+    assert v.primary is stamped
 
 
 def test_node_for_host_normalises_names() -> None:

@@ -20,6 +20,8 @@ from l4lite.detect.base import Detector, Finding
 from l4lite.records import Record
 from l4lite.scan import JobScan, MetricPoint
 
+TELEMETRY_RECORDS = 2  # the first readings that show a slowdown; the others say the same
+
 
 @dataclass
 class _Series:
@@ -328,7 +330,7 @@ class HealthDetector(Detector):
                                f"GPU {gpus} on {node} report a hardware clock slowdown ({first.detail['reasons']}) "
                                f"at {first.detail.get('temperature') or '?'} C: the GPUs are throttled (cooling, power "
                                "or a failing GPU) and slow the whole job", node=node, time=first.record.time,
-                               records=[e.record for e in firsts[:8]], count=len(firsts),
+                               records=[e.record for e in firsts[:TELEMETRY_RECORDS]], count=len(firsts),
                                data={"signal": "gpu_slowdown", "scope": "node", "source": "telemetry"}))
         return out
 
