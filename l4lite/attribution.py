@@ -13,6 +13,7 @@ path, NCCL, syslog and torchelastic spellings of one machine agree; IPv4 address
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -115,14 +116,27 @@ def host_from_path(rel: str) -> str | None:
         if stripped == name or not stripped:
             break
         name = stripped
-    candidates = [name] + parts[-2::-1]
-    for comp in candidates:
-        if _IPV4.match(comp):
-            return comp
-        for seg in comp.split("."):
-            host = _host_in_segment(seg)
-            if host:
-                return host
+    return _host_in_component(name) or _host_in_dirs("/".join(parts[:-1]))
+
+
+@functools.lru_cache(maxsize=4096)
+def _host_in_dirs(dirs: str) -> str | None:
+    """The host named by a file's directories, nearest first: the same for every file of a folder (a job of
+    100,000 small files has a few hundred folders), so it is worked out once per folder."""
+    for comp in reversed(dirs.split("/")):
+        host = _host_in_component(comp)
+        if host:
+            return host
+    return None
+
+
+def _host_in_component(comp: str) -> str | None:
+    if _IPV4.match(comp):
+        return comp
+    for seg in comp.split("."):
+        host = _host_in_segment(seg)
+        if host:
+            return host
     return None
 
 
