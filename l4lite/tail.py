@@ -40,11 +40,14 @@ from l4lite.liveverdict import RootHit, hang_incident, iso, rules_incident
 from l4lite.mining import TemplateMiner, template_id
 from l4lite.records import Accounting, Record
 from l4lite.scan import JobScan, Scanner
-from l4lite.triage import KeywordGate, Sampler, Triage, root_prefilter
+from l4lite.triage import KeywordGate, RootLane, Sampler, Triage
 
 STATE_SCHEMA = "l4lite.tail-state/1"
 STATE_FILE = "state.json"
 ROOT_HITS_KEPT = 50  # root-cause hits kept for the immediate (rules-only) verdict
+LANE_READ_BYTES = 16 << 20  # fast lane read-ahead per stream per poll
+STEP_WORK_SECONDS = 0.25  # the record path reads about this much work per poll when it is behind
+MIN_READ_BYTES = 64 << 10
 UNCLEAN_MAX_SECONDS = 5.0  # longest wait for a clean checkpoint before open records are completed
 
 
@@ -162,9 +165,11 @@ class Tailer:
         self._slots: dict[str, _Slot] = {}
         self._unclean_since: float | None = None
         gate = KeywordGate(self.rules)
-        self._lane = None if options.once else root_prefilter(self.rules)
+        self._lane = None if options.once else RootLane(self.rules)
         self._lane_hits: list[RootHit] = []
         self._lane_seen: set[tuple[str, int]] = set()
+        self._lane_pos: dict[str, tuple[int, int]] = {}  # stream -> (byte offset, lines) scanned ahead to
+        self._bytes_per_second = 0.0  # how fast the record path goes (bytes read per second of work)
         self.triage = Triage(gate)
         self.sampler = Sampler()
         self._tap = _RuleTap(gate, self.triage, self)
@@ -276,8 +281,11 @@ class Tailer:
         if self._lane is not None and self._fast_lane(chunks):
             self._new_root_hits += 1
         n = 0
+        began = self.clock()
         for chunk in chunks:
             n += self._consume(chunk, now)
+        if not self.options.once:
+            self._pace(sum(len(c.data) for c in chunks), self.clock() - began)
         self._expire(now, force=finish)
         if n:
             self._last_lines = now
@@ -327,25 +335,52 @@ class Tailer:
             self._commit(s, slot)
         return len(chunk.lines)
 
+    def _pace(self, nbytes: int, seconds: float) -> None:
+        """Bound the bytes the record path reads per poll to about ``STEP_WORK_SECONDS`` of its work, so that a
+        poll (and the fast lane's next look) is never far away, however far behind the records are."""
+        if nbytes < MIN_READ_BYTES or seconds <= 0:
+            return
+        rate = nbytes / seconds
+        self._bytes_per_second = rate if not self._bytes_per_second else 0.7 * self._bytes_per_second + 0.3 * rate
+        active = sum(1 for s in self.follower.streams.values() if s.status == "active") or 1
+        budget = int(self._bytes_per_second * STEP_WORK_SECONDS / active)
+        self.follower.max_read = max(MIN_READ_BYTES, min(4 << 20, budget))
+
     def _fast_lane(self, chunks: list[Chunk]) -> int:
-        """Root-cause lines found in the raw bytes before any record is built: one regex search per chunk, so the
-        alert does not wait for the records ahead of the line (the lines are still processed in order later)."""
-        rx = self._lane
-        assert rx is not None
+        """Root-cause lines found in raw bytes before any record is built: the chunks just read, and the bytes
+        beyond them up to the end of each file (when the record path is behind). Each byte is scanned once, by
+        one regex search per region, so an alert never waits for the records ahead of its line; the lines are
+        still processed in order by the record path."""
         found = 0
         for c in chunks:
-            data = c.data
-            if not data:
+            s = c.stream
+            pos, line = self._lane_pos.get(s.sid, (c.start, c.first_line - 1))
+            if pos < c.start or pos > c.end:
+                pos, line = c.start, c.first_line - 1
+            if pos < c.end:
+                data = c.data[pos - c.start:]
+                found += self._lane_region(s, data, line)
+                self._lane_pos[s.sid] = (c.end, line + data.count(b"\n"))
+        for s in self.follower.streams.values():
+            if s.status != "active" or s.compressed or s.handle is None or s.size <= s.offset:
                 continue
-            low = data.lower()
-            m = rx.search(low)
-            while m is not None:
-                start = data.rfind(b"\n", 0, m.start()) + 1
-                end = data.find(b"\n", m.end())
-                line_no = c.first_line + data.count(b"\n", 0, start)
-                if line_no - c.first_line < len(c.lines):
-                    found += self._lane_line(c.stream, line_no, c.lines[line_no - c.first_line])
-                m = None if end < 0 else rx.search(low, end + 1)
+            pos, line = self._lane_pos.get(s.sid, (s.offset, s.line))
+            if pos < s.offset:
+                pos, line = s.offset, s.line
+            data = self.follower.read_ahead(s, pos, LANE_READ_BYTES)
+            if data:
+                found += self._lane_region(s, data, line)
+                self._lane_pos[s.sid] = (pos + len(data), line + data.count(b"\n"))
+        return found
+
+    def _lane_region(self, stream: Stream, data: bytes, line_before: int) -> int:
+        """Scan complete lines ``data`` whose first line is ``line_before + 1``."""
+        assert self._lane is not None
+        found = 0
+        for start, end in self._lane.lines(data):
+            text = data[start:end].decode("utf-8", "replace").rstrip("\r")
+            if self._lane.may_match(text):
+                found += self._lane_line(stream, line_before + 1 + data.count(b"\n", 0, start), text)
         return found
 
     def _lane_line(self, stream: Stream, line_no: int, text: str) -> int:

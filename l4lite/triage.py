@@ -12,7 +12,7 @@ The shape cache is exact for the rule gate: two texts with the same folded form 
 characters at the same positions, so a keyword without digits occurs in both or in neither (keywords with
 digits are checked on every record). For metrics and markers it assumes the parsers do not tell digits apart.
 
-``root_prefilter`` is a regular expression (trie-shaped: Python's ``re`` runs that about two orders of
+``RootLane`` uses a regular expression (trie-shaped: Python's ``re`` runs that about two orders of
 magnitude faster than a flat alternation of hundreds of keywords) that finds the lines a root-cause rule could
 match in a whole chunk of raw bytes at once: tail's fast lane.
 """
@@ -84,20 +84,63 @@ class KeywordGate:
         return self._digits is not None and self._digits.search(low) is not None
 
 
-def root_prefilter(pack: Any) -> re.Pattern[bytes] | None:
-    """A bytes regex (over lower-cased raw bytes) that every line a root-cause rule can match contains; None
-    when some root rule has no usable keyword (then there is no such shortcut)."""
-    words: set[str] = set()
-    for rule in pack.rules:
-        if getattr(rule, "role", None) != "root":
-            continue
-        kws = gate_words(getattr(rule, "keywords", ()))
-        if not kws:
-            return None
-        words.update(kws)
-    if not words:
-        return None
-    return re.compile(trie_regex(words).encode("utf-8"))
+class RootLane:
+    """Finds lines that a root-cause rule matches, in raw bytes, cheaply: a keyword search over a whole region,
+    then only the regexes of the root rules whose keywords the line contains (on the raw line: a pattern anchored
+    to the start of the message is left to the record path)."""
+
+    def __init__(self, pack: Any) -> None:
+        self.pack = pack
+        by_word: dict[str, list[Any]] = {}
+        for rule in pack.rules:
+            if getattr(rule, "role", None) != "root":
+                continue
+            for word in gate_words(getattr(rule, "keywords", ())):
+                by_word.setdefault(word, []).append(rule)
+        self.words = tuple(sorted(by_word))
+        pattern = trie_regex(self.words) if self.words else None
+        self.bytes_rx = re.compile(pattern.encode("utf-8")) if pattern else None
+        self._rx = re.compile(pattern) if pattern else None
+        # The regex reports the longest word starting at a position; the rules of shorter words there (its
+        # prefixes) are candidates too.
+        self._rules_of = {w: [r for w2, rules in by_word.items() if w.startswith(w2) for r in rules]
+                          for w in self.words}
+
+    def lines(self, data: bytes) -> list[tuple[int, int]]:
+        """(start, end) byte spans of the lines of ``data`` that contain a root keyword (lower-case match)."""
+        rx = self.bytes_rx
+        if rx is None:
+            return []
+        low = data.lower()
+        out = []
+        m = rx.search(low)
+        while m is not None:
+            start = data.rfind(b"\n", 0, m.start()) + 1
+            end = data.find(b"\n", m.end())
+            out.append((start, len(data) if end < 0 else end))
+            m = None if end < 0 else rx.search(low, end + 1)
+        return out
+
+    def may_match(self, text: str) -> bool:
+        """Some root rule whose keyword occurs in ``text`` has a pattern that matches it."""
+        rx = self._rx
+        if rx is None:
+            return False
+        low = text.lower()
+        tried: set[str] = set()
+        m = rx.search(low)
+        while m is not None:
+            for rule in self._rules_of[m.group()]:
+                if rule.id in tried:
+                    continue
+                tried.add(rule.id)
+                try:
+                    if rule.compiled.search(text, timeout=self.pack.timeout) is not None:
+                        return True
+                except TimeoutError:
+                    continue
+            m = rx.search(low, m.start() + 1)
+        return False
 
 
 class Triage:
