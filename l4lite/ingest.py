@@ -47,6 +47,7 @@ _FUTURE_SLACK = 86400.0  # a line stamped this long after its file was last writ
 _AMBIGUOUS = "\x00"  # a stream that showed two different hosts (or GPUs)
 _SPACE_START = frozenset(" \t")
 _DIGITS = frozenset("0123456789")
+_KIND_STARTS = frozenset("T=fEN")  # first characters of messages that may open a multi-line record
 _BLANK = object()  # _line's answer for a line that is blank once its prefixes are removed
 UPTIME_BRACKET = re.compile(r"\[ *(\d+\.\d+)\] *")
 SRUN_ERROR = re.compile(r"srun: error: ([A-Za-z0-9][\w.-]*): tasks? (\d+)(?:-(\d+))?: ")
@@ -140,6 +141,7 @@ class _FileReader:
         self.hold = self.path_node is None
         self.last_time: float | None = None
         self.last_open: _Open | None = None  # the latest record that may take continuation lines
+        self.hosts: dict[str, str] = {}  # host as written -> normalised
         self.future = self._future_limit()  # times after this are wrong clocks (see _future_time)
         self.future_lines = 0
         self.nameless = 0  # records that got neither a node nor a rank
@@ -210,20 +212,20 @@ class _FileReader:
         host: str | None = None
         gpu: int | None = None
         # ---- stream prefixes: name.host [stderr], srun label, torchrun [rankN]:/[defaultN]:
-        if "[std" in s:
+        if s.find(" [std", 0, 160) > 0:
             m = NAMED_HOST_PREFIX.match(s)
             if m:
-                host = normalize_host(m[2])
+                host = self._host(m[2])
                 pos = m.end()
         c = s[pos]
-        if c == " " or c in _DIGITS:
+        if (c == " " or c in _DIGITS) and s.find(": ", pos, pos + 9) > 0:
             m = SRUN_LABEL.match(s, pos)
             if m:
                 rank = int(m[1])
                 global_rank = True
                 pos = m.end()
                 c = s[pos] if pos < len(s) else ""
-        if (c == "[" or c == " ") and "]:" in s:
+        if (c == "[" or c == " ") and s.find("]:", pos, pos + 48) > 0:
             m = TORCHRUN_PREFIX.match(s, pos)
             if m:
                 if m[1] == "rank":
@@ -244,10 +246,11 @@ class _FileReader:
         p = pos
         header = False
         nccl = False
-        if "NCCL" in s:
+        has_nccl = s.find("NCCL", p, p + 240) > 0
+        if has_nccl:
             m = NCCL_HEADER.match(s, p)
             if m:
-                host = normalize_host(m[1])
+                host = self._host(m[1])
                 gpu = int(m[4])
                 p = m.end()
                 header = nccl = True
@@ -269,10 +272,10 @@ class _FileReader:
                 source = "kernel"
             elif kind == "fm":
                 source = "other"
-            if not nccl and "NCCL" in s:
+            if has_nccl and not nccl:
                 m = NCCL_HEADER.match(s, p)
                 if m:
-                    host = normalize_host(m[1])
+                    host = self._host(m[1])
                     gpu = int(m[4])
                     p = m.end()
                     nccl = True
@@ -334,7 +337,7 @@ class _FileReader:
                 host = about
         node = host if host is not None else self.path_node
         # ---- kind of record, level and source
-        rkind = lc.record_kind(msg)
+        rkind = lc.record_kind(msg) if msg[:1] in _KIND_STARTS else lc.K_LINE
         if level is None:
             level = "error" if rkind == lc.K_TB else lc.content_level(msg)
         if nccl:
@@ -351,10 +354,10 @@ class _FileReader:
             del self.open[stream]
         if nccl or (rkind == lc.K_LINE and level != "error"):
             if not self.out and not self.hold:
-                if node is None or (gpu is None and stream):
+                if (node is None and (self.streams or rank is not None)) or (gpu is None and stream):
                     node, gpu = self._fill(stream, node, rank, gpu)
-                    if node is None and rank is None:
-                        self.nameless += 1
+                if node is None and rank is None:
+                    self.nameless += 1
                 return Record(self.f.rel, lineno, lineno, node, rank, gpu, source, t, level, msg, s)
             new = _Open(lineno, node, rank, gpu, source, t, level, msg, s, rkind, stream)
             new.closed = True
@@ -366,6 +369,12 @@ class _FileReader:
         return None
 
     # ------------------------------------------------------------------------------------------ helpers
+    def _host(self, raw: str) -> str:
+        h = self.hosts.get(raw)
+        if h is None:
+            h = self.hosts[raw] = normalize_host(raw)
+        return h
+
     def _future_limit(self) -> float:
         mtime = self.f.mtime
         now = _time.time()
@@ -396,7 +405,7 @@ class _FileReader:
                 if t is not None:
                     self.ts.anchor(t, float(mu[1]))
                 p = mu.end()
-        return p, normalize_host(m[1]), source
+        return p, self._host(m[1]), source
 
     def _saw(self, stream: str, host: str | None, gpu: int | None, global_rank: int | None,
              nccl_msg: str | None) -> None:
