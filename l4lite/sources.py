@@ -13,6 +13,7 @@ import codecs
 import errno
 import fnmatch
 import os
+import re
 import stat
 import sys
 import zlib
@@ -168,9 +169,15 @@ def discover(paths: Sequence[str], accounting: Accounting,
             roots.append(os.path.dirname(apath))
             _add_file(apath, st, found, accounting, explicit=True)
     root = _common_root(roots) if roots else ("-" if stdin else "")
+    prefix = root.rstrip(os.sep) + os.sep
     files: list[InputFile] = []
     for apath, st, how in found.values():
-        rel = os.path.relpath(apath, root) if root not in ("", "-") else os.path.basename(apath)
+        if root in ("", "-"):
+            rel = os.path.basename(apath)
+        elif apath.startswith(prefix):  # the usual case, without relpath's cost per file
+            rel = apath[len(prefix):]
+        else:
+            rel = os.path.relpath(apath, root)
         if how == "pipe":
             files.append(InputFile(path=apath, rel=rel, size=0, mtime=None))
             continue
@@ -234,6 +241,7 @@ def _walk(top: str, top_st: os.stat_result, found: dict, accounting: Accounting,
           exclude: tuple[str, ...] = ()) -> None:
     """Depth-first walk following directory symlinks, with loop detection on (device, inode)."""
     visited: set[tuple[int, int]] = {(top_st.st_dev, top_st.st_ino)}
+    excluded = re.compile("|".join(fnmatch.translate(p) for p in exclude)).match if exclude else None
     stack = [top]
     while stack:
         d = stack.pop()
@@ -244,7 +252,7 @@ def _walk(top: str, top_st: os.stat_result, found: dict, accounting: Accounting,
             accounting.skip_file(_os_reason(exc), d, os.strerror(exc.errno) if exc.errno else str(exc))
             continue
         for entry in reversed(entries):
-            if exclude and any(fnmatch.fnmatch(entry.name, pat) for pat in exclude):
+            if excluded is not None and excluded(os.path.normcase(entry.name)):
                 accounting.files_skipped["excluded"] += 1
                 continue
             try:
