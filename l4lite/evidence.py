@@ -24,6 +24,7 @@ from l4lite.scan import JobScan
 
 LOW_RANKS = 4  # copies of a job-wide error shown, lowest ranks first
 MAX_ROOT_RECORDS = 10  # root records per finding
+RANKS_PER_NODE = 3  # ranks of one node whose copies of one error are shown
 COMPANION_BEFORE = 300.0  # seconds before the primary a companion line may be (node clocks drift apart:
 COMPANION_AFTER = 600.0  # a kernel log minutes off the trainer's is common), and after
 VAGUE = frozenset({"unknown", "software"})
@@ -107,11 +108,16 @@ def node_root_records(f: Finding, groups: dict[tuple[str, int, str], tuple[tuple
     """The root records of a node fault: one per (rank, details), first occurrence first."""
     out: list[Record] = []
     seen: set[tuple[object, ...]] = set()
-    for r in sorted(f.records, key=_order):
+    ranks: set[int] = set()
+    for r in sorted(f.records, key=lambda r: (r.rank if r.rank is not None else -1, _order(r))):
+        if r.rank is not None and r.rank not in ranks:
+            if len(ranks) >= RANKS_PER_NODE:
+                continue  # the same error on every rank of the node: the lowest ranks show it
+            ranks.add(r.rank)
         g = groups.get((r.file, r.line, f.rule or ""))
-        key = (r.rank, g) if g else (r.rank, r.file, r.line) if r.rank is None else (r.rank, r.message)
-        if g and r.rank is None:
-            key = (None, g)
+        # A rank quoting its own error ("Last error: ...") repeats rule and details; kernel lines (no rank)
+        # that repeat are separate reports and all count.
+        key: tuple[object, ...] = (r.file, r.line) if r.rank is None else (r.rank, g) if g else (r.rank, r.message)
         if key in seen:
             continue
         seen.add(key)

@@ -43,7 +43,7 @@ from l4lite.vocab import GLOBAL_CATEGORIES
 ROLE_ORDER = {"root": 0, "confirmation": 1, "cascade": 2, "symptom": 3, "anomaly": 4}
 SEVERE = ("critical", "error")
 CLOSE_SCORE = 0.2  # root findings within this of the best compete on time
-SURVIVE_POINTS = 5  # progress points after a root line for training to have survived it
+SURVIVE_POINTS = 5  # iterations logged after a root line for training to have survived it
 # Health signals that infer a fault without a signature: they lead only when no signature does.
 INFERRED = frozenset({"hang", "slowdown", "straggler", "val_rising"})
 SHOWN = {"root": 10, "confirmation": 3, "cascade": 2, "symptom": 2, "anomaly": 2}  # records shown per finding
@@ -103,11 +103,17 @@ def phase_of(f: Finding, scan: JobScan, trackers: dict[str | None, list[PhaseEve
         if tb is not None:
             return tb
     t = f.time if f.time is not None else (r.time if r else None)
+    if t is not None and t == int(t):
+        t += 0.999  # a timestamp to the second covers the whole second
     where = (r.file, r.line) if r else (None, None)
     node_phase = phase_at(trackers.get(f.node, []), t, *where) if f.node in trackers else None
     hint = f.data.get("phase_hint")
     if node_phase in ("checkpoint", "eval", "load", "shutdown"):
         return node_phase
+    if t is not None:  # checkpoints and evaluations are often logged by rank 0 alone: the job's markers say
+        job_phase = phase_at(job_events, t)
+        if job_phase in ("checkpoint", "eval"):
+            return job_phase
     if hint:
         return str(hint)
     if node_phase:
@@ -128,13 +134,16 @@ def survived(f: Finding, scan: JobScan, grace: float) -> bool:
     if not train:
         return False
     own = [p for p in train if p.node == f.node] or train
+    if r is not None and r.rank is not None:
+        own = [p for p in own if p.rank == r.rank] or own
     if t is not None:
-        after = sum(1 for p in own if p.time is not None and p.time > t + grace and stamped(p.text))
+        later = [p for p in own if p.time is not None and p.time > t + grace and stamped(p.text)]
     elif r is not None:
-        after = sum(1 for p in own if p.file == r.file and p.line > r.end_line)
+        later = [p for p in own if p.file == r.file and p.line > r.end_line]
     else:
         return False
-    return after >= SURVIVE_POINTS
+    steps = {p.iteration if p.iteration is not None else p.seq for p in later}
+    return len(steps) >= SURVIVE_POINTS
 
 
 def _ranks_behind(findings: Sequence[Finding]) -> list[int]:
@@ -240,6 +249,13 @@ class Localizer:
             if not same:
                 roles[id(f)] = "cascade" if f.detector != "health" else "symptom"
         roles[id(primary)] = "root"
+        if verdict.scope == "global":  # a rule matching the trainer's metric lines says what health says
+            metric_lines = {(p.file, p.line) for p in scan.metrics}
+            for f in findings:
+                if f is not primary and f.detector == "rules" and roles[id(f)] == "root" and f.records and \
+                        all((r.file, r.line) in metric_lines for r in f.records) and \
+                        any(g.detector == "health" and roles[id(g)] == "root" for g in findings):
+                    roles[id(f)] = "confirmation"
         if verdict.scope == "node":
             for f in findings:
                 if roles[id(f)] in ("symptom", "confirmation") and is_companion(f, primary):

@@ -133,3 +133,10 @@ def test_validation_loss_that_recovers_is_not_overfitting() -> None:
     for k, v in enumerate([2.5, 2.4, 2.45, 2.3, 2.2]):
         lines.append((100.0 + 10 * k + 0.5, f" validation loss at iteration {10 * k + 1} | lm loss value: {v} |"))
     assert "val_rising" not in signals(job({"n1": sorted(lines)}))
+
+
+def test_loss_spike_without_grad_growth_says_so() -> None:
+    lines = healthy_lines(40)
+    lines += [(142.0 + k, megatron(41 + k, f"{7.0 + 0.1 * k:.2f}", grad="1.0")) for k in range(6)]
+    spike = signals(job({"n1": lines}))["loss_spike"]
+    assert spike.data["grad_norm_grew_first"] is False  # type: ignore[attr-defined]

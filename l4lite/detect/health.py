@@ -35,12 +35,16 @@ def point_record(p: MetricPoint) -> Record:
                   time=p.time, level="info", message=p.text, text=p.text)
 
 
-def copies(points: list[MetricPoint], p: MetricPoint, limit: int = 16) -> list[Record]:
-    """The same iteration's line as printed by every rank (lowest ranks first): one fault, many copies."""
+def copies(points: list[MetricPoint], p: MetricPoint, attr: str = "loss", limit: int = 16) -> list[Record]:
+    """The same iteration's line as printed by every rank (lowest ranks first): one fault, many copies.
+
+    Only lines that print ``attr`` count (DeepSpeed prints a step/skipped line and a loss line per step).
+    """
     if p.iteration is not None:
         same = [q for q in points if q.iteration == p.iteration and q.kind == p.kind]
     else:  # no iteration numbers: the k-th line of every rank
         same = [q for q in points if q.iteration is None and q.seq == p.seq and q.kind == p.kind]
+    same = [q for q in same if getattr(q, attr) is not None or (attr == "loss" and q.nan_count)]
     same.sort(key=lambda q: (q.rank if q.rank is not None else 1 << 30, q.time or 0.0, q.line))
     out = [point_record(q) for q in same[:limit]]
     return out or [point_record(p)]
@@ -96,11 +100,12 @@ class HealthDetector(Detector):
         spike = self._loss_spike(ref, train)
         grad = self._grad_explosion(grad_ref)
         if spike is not None:
-            if grad is not None:
-                before = grad.data["iteration_key"] <= spike.data["iteration_key"]
-                spike.data["grad_norm_grew_first"] = before
-                if before:
-                    spike.explain += f"; the grad norm had exploded first (at iteration {grad.data['iteration']})"
+            grew = self._grad_grew_before(grad_ref, spike.data["iteration_key"])
+            if grew is not None:
+                spike.data["grad_norm_grew_first"] = grew[0]
+                if grew[0]:
+                    spike.explain += (f"; the gradient norm had grown {grew[1]:.1f}x over the iterations before "
+                                      "it")
             findings.append(spike)
         if grad is not None:
             findings.append(grad)
@@ -179,6 +184,18 @@ class HealthDetector(Detector):
                                      "value": v, "sustained": sustained, "iteration_key": _order(p),
                                      "scope": "global"})
         return None
+
+    def _grad_grew_before(self, ref: _Series, key: tuple[float, float], recent: int = 10,
+                          factor: float = 2.0) -> tuple[bool, float] | None:
+        """Did the grad norm grow before the loss spike? (peak of the last iterations before it / earlier level)."""
+        pts = [p for p in ref.points if _finite(p.grad_norm) and p.grad_norm > 0 and _order(p) < key]  # type: ignore[operator]
+        if len(pts) < recent + self.min_points:
+            return None
+        base = median(p.grad_norm for p in pts[: -recent][-3 * recent:])  # type: ignore[misc]
+        peak = max(p.grad_norm for p in pts[-recent:])  # type: ignore[type-var]
+        if base <= 0:
+            return None
+        return (peak > factor * base, peak / base)  # type: ignore[operator]
 
     def _grad_explosion(self, ref: _Series) -> Finding | None:
         pts = [p for p in ref.points if _finite(p.grad_norm) and p.grad_norm > 0]  # type: ignore[operator]
