@@ -217,7 +217,7 @@ class _FileReader:
             if m:
                 host = self._host(m[2])
                 pos = m.end()
-        c = s[pos]
+        c = s[pos] if pos < len(s) else ""
         if (c == " " or c in _DIGITS) and s.find(": ", pos, pos + 9) > 0:
             m = SRUN_LABEL.match(s, pos)
             if m:

@@ -458,6 +458,8 @@ _FRAGMENTS = st.sampled_from([
     "Exception raised from x at y:1 (most recent call first):", "frame #0: f + 0x1", "=" * 60, "x.py FAILED",
     "  host      : n1", "  rank      : 1 (local_rank: 1)", "Root Cause (first observed failure):", "NVRM: Xid (PCI:0:1:0): 79",
     "              NVRM: more", "srun: error: n1: task 3: Exited", "\r", "\x00", "\udcff", "\u00e9",
+    "job.n1 [stderr] ", "[80746] ", "  what():  x", "Last error:", "ncclRemoteError: x", "[W x.cpp:1] ",
+    "[INFO|t.py:1] ", "09/11/2024 17:52:18 ", "12/09 06:49:23 - mmengine - INFO - ", "- INFO - ", "| ERROR | ",
 ])
 
 
