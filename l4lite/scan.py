@@ -261,10 +261,11 @@ class JobScan:
         self.hit_totals = _sum_keys(self.hit_totals, lambda k: (k[0], m(k[1])))
         for hit in self.hits:
             _fill_node(hit.record, self.rank_nodes)
-        for point in self.metrics:
-            point.node = m(point.node)
+        ranks = self.rank_nodes
+        for point in self.metrics:  # a rank-only trainer line gets its node from a tie seen anywhere in the job
+            point.node = m(point.node) if point.node is not None or point.rank is None else ranks.get(point.rank)
         for marker in self.markers:
-            marker.node = m(marker.node)
+            marker.node = m(marker.node) if marker.node is not None or marker.rank is None else ranks.get(marker.rank)
         exemplars: dict[tuple[str, str], list[Record]] = {}
         for (tid, node), recs in self.exemplars.items():
             lst = exemplars.setdefault((tid, m(node) or node), [])

@@ -1,0 +1,208 @@
+"""Execution engines: shard plans, the merge of shard scans, and the process pool (``--jobs``) giving the
+same verdict as one process on the committed fixture jobs."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from l4lite.cli import main
+from l4lite.engine import (
+    LocalEngine,
+    PoolEngine,
+    ShardTask,
+    make_engine,
+    merge_results,
+    plan_shards,
+    scan_job_parallel,
+    scan_shard,
+    unify_templates,
+)
+from l4lite.errors import L4Error
+from l4lite.incident import Incident
+from l4lite.pipeline import AnalyzeOptions, analyze, diagnose, scan_job
+from l4lite.scan import JobScan, TemplateStat
+from l4lite.sources import InputFile
+
+ROOT = Path(__file__).resolve().parent.parent
+SUITE = ROOT / "fixtures" / "suite"
+JOBS = sorted(p for p in SUITE.iterdir() if p.is_dir())
+# one job per layout and trainer format: merged srun output, one file per rank, one folder per node
+VERDICT_JOBS = ["002-xid79_fallen_off_bus", "008-device_oom", "005-ib_link_down", "013-loss_divergence"]
+
+
+class TwoWorkers(LocalEngine):
+    """The shard plan and merge of a two-worker engine, run in this process."""
+
+    workers = 2
+
+
+def verdict(inc: Incident) -> tuple:
+    """What must not depend on the engine: status, category, phase, suspects and the evidence lines."""
+    return (inc.status, inc.category, inc.phase, inc.iteration, inc.scope,
+            [(s.node, round(s.score, 6)) for s in inc.suspects],
+            [(e.file, e.line, e.end_line, e.role, e.node, e.rule) for e in inc.evidence])
+
+
+def signature(scan: JobScan) -> dict:
+    """A scan as comparable data (list orders that no detector depends on are normalised)."""
+    info = {k: v for k, v in scan.info.items() if k not in ("scan_seconds", "shards")}
+    return {
+        "templates": {t: (s.template, s.count, s.nodes, s.levels, s.sources, s.first_time, s.last_time)
+                      for t, s in scan.templates.items()},
+        "counts": scan.counts, "bucket": scan.bucket_seconds, "hit_totals": scan.hit_totals,
+        "hits": sorted((h.rule_id, h.record.file, h.record.line, h.record.node, h.record.template_id)
+                       for h in scan.hits),
+        "metrics": sorted(repr(p) for p in scan.metrics), "markers": sorted(repr(m) for m in scan.markers),
+        "exemplars": {k: [(r.file, r.line, r.node, r.template_id) for r in v] for k, v in scan.exemplars.items()},
+        "rank_nodes": scan.rank_nodes, "node_last": scan.node_last, "node_first": scan.node_first,
+        "node_ranks": scan.node_ranks, "progress": scan.progress, "start": scan.start_time, "end": scan.end_time,
+        "source_last": scan.source_last, "info": info, "accounting": scan.accounting.to_dict(),
+    }
+
+
+def _file(path: Path, root: Path, size: int) -> InputFile:
+    return InputFile(path=str(path), rel=str(path.relative_to(root)), size=size)
+
+
+# ------------------------------------------------------------------------------------------------ shard plans
+@pytest.mark.parametrize("sizes,parts", [([5] * 10, 3), ([100, 1, 1, 1, 1], 2), ([1, 1, 1, 100], 3), ([7], 4),
+                                         ([3, 0, 0, 9, 2, 2, 2, 40, 1], 4), ([1] * 5, 10)])
+def test_plan_keeps_every_file_once_in_order(sizes: list[int], parts: int, tmp_path: Path) -> None:
+    files = [_file(tmp_path / f"f{i:02d}", tmp_path, s) for i, s in enumerate(sizes)]
+    shards = plan_shards(files, parts)
+    assert [f for shard in shards for f in shard] == files  # contiguous runs, file order kept
+    assert all(shards) and len(shards) == min(parts, len(files))
+
+
+def test_plan_balances_sizes(tmp_path: Path) -> None:
+    files = [_file(tmp_path / f"f{i:03d}", tmp_path, 10 + (i * 7) % 13) for i in range(200)]
+    shards = plan_shards(files, 4)
+    sizes = [sum(f.size for f in s) for s in shards]
+    assert max(sizes) <= 1.1 * sum(sizes) / 4
+    assert plan_shards([], 3) == []
+
+
+# ------------------------------------------------------------------------------------------------ merging
+def test_every_fixture_job_scans_the_same_in_shards() -> None:
+    """Shards of one or two files each, merged: the same scan as one pass (templates, counts, nodes, ...)."""
+    options = AnalyzeOptions()
+    for job in JOBS:
+        whole = scan_job([str(job)], options)
+
+        class Many(LocalEngine):
+            workers = 8
+
+        sharded = scan_job_parallel([str(job)], options, engine=Many())
+        assert sharded.info["shards"] > 1
+        assert signature(sharded) == signature(whole), job.name
+
+
+def test_rank_only_lines_get_the_node_tied_in_a_later_shard(tmp_path: Path) -> None:
+    """The rank->node map merges across shards before rank-only node keys are resolved."""
+    job = tmp_path / "job"
+    job.mkdir()
+    ts = "2024-05-07 01:00:{:02d}"
+    (job / "a-trainer.log").write_text("".join(
+        f"[rank3]: [{ts.format(i)}] iteration {i + 1:5d}/  100 | lm loss: 2.5 | grad norm: 1.0 |\n"
+        for i in range(20)))
+    (job / "b-nccl.log").write_text(
+        "node07:2001:2001 [3] NCCL INFO comm 0x55d1 rank 3 nranks 8 cudaDev 3 busId 3b000 - Init COMPLETE\n"
+        "node02:2001:2001 [0] NCCL INFO comm 0x55d2 rank 0 nranks 8 cudaDev 0 busId 1b000 - Init COMPLETE\n")
+    options = AnalyzeOptions()
+    whole = scan_job([str(job)], options)
+    sharded = scan_job_parallel([str(job)], options, engine=TwoWorkers())
+    assert sharded.info["shards"] == 2
+    assert sharded.nodes == whole.nodes == ["node02", "node07"]
+    assert sharded.rank_nodes[3] == "node07"
+    assert {p.node for p in sharded.metrics} == {"node07"}
+    assert signature(sharded) == signature(whole)
+
+
+def test_merge_keeps_file_order_for_first_and_last_times(tmp_path: Path) -> None:
+    """A node's kernel log may start days before its trainer log: one pass keeps the times in file order."""
+    job = tmp_path / "job"
+    (job / "n1").mkdir(parents=True)
+    (job / "n1" / "a-kern.log").write_text("[Tue May  7 01:00:05 2024] Linux version 5.15.0\n")
+    (job / "n1" / "b-train.log").write_text("2024-05-01 01:00:00 hello\n2024-05-01 01:00:01 world\n")
+    options = AnalyzeOptions()
+    whole = scan_job([str(job)], options)
+    sharded = scan_job_parallel([str(job)], options, engine=TwoWorkers())
+    assert sharded.node_first == whole.node_first and sharded.node_last == whole.node_last
+
+
+def test_unify_templates_joins_what_shards_generalised_differently() -> None:
+    scan = JobScan()
+    texts = ["comm <HEX> busId <NUM> - Init <*>", "comm <HEX> busId <*> - Init COMPLETE", "something else here"]
+    for i, text in enumerate(texts):
+        scan.templates[f"T{i}"] = TemplateStat(f"T{i}", text, count=2, nodes={"n1": 2})
+        scan.counts[("n1", 0, f"T{i}")] = 2
+    assert unify_templates(scan) == 1
+    joined = [s for s in scan.templates.values() if s.template.startswith("comm")]
+    assert len(joined) == 1 and joined[0].count == 4 and joined[0].template == "comm <HEX> busId <*> - Init <*>"
+    assert scan.counts[("n1", 0, joined[0].template_id)] == 4 and len(scan.counts) == 2
+
+
+def test_merge_results_is_associative_on_a_job(tmp_path: Path) -> None:
+    job = SUITE / "012-data_pipeline_fault"
+    from l4lite.records import Accounting
+    from l4lite.sources import discover
+
+    found = discover([str(job)], Accounting())
+    shards = plan_shards(found.files, 3)
+    tasks = [ShardTask(i, tuple(s), found.root, None, 2024, (), 5.0) for i, s in enumerate(shards)]
+    left = merge_results(merge_results(scan_shard(tasks[0]), scan_shard(tasks[1])), scan_shard(tasks[2]))
+    right = merge_results(scan_shard(tasks[0]), merge_results(scan_shard(tasks[1]), scan_shard(tasks[2])))
+    assert signature(left.scan) == signature(right.scan)
+    assert left.ties.as_dict() == right.ties.as_dict() and left.first_rank_nodes == right.first_rank_nodes
+    assert left.records == right.records > 0
+
+
+# ------------------------------------------------------------------------------------------------ the pool
+@pytest.fixture(scope="module")
+def single() -> dict[str, Incident]:
+    return {name: analyze([str(SUITE / name)], AnalyzeOptions()) for name in VERDICT_JOBS}
+
+
+def test_pool_gives_the_single_process_verdict(single: dict[str, Incident]) -> None:
+    with PoolEngine(2) as engine:
+        assert engine.workers == 2
+        for name in VERDICT_JOBS:
+            options = AnalyzeOptions(jobs=2)
+            scan = scan_job_parallel([str(SUITE / name)], options, engine=engine)
+            inc = diagnose(scan, options)
+            ref = single[name]
+            assert verdict(inc) == verdict(ref), name
+            assert inc.stats["lines_read"] == ref.stats["lines_read"]
+
+
+def test_analyze_with_jobs_through_the_cli(single: dict[str, Incident], tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    name = VERDICT_JOBS[0]
+    out = tmp_path / "inc.json"
+    assert main(["analyze", str(SUITE / name), "--jobs", "2", "--no-store", "--quiet", "--json", str(out)]) == 1
+    inc = Incident.from_dict(json.loads(out.read_text()))
+    assert verdict(inc) == verdict(single[name])
+    assert [e.context for e in inc.evidence] == [e.context for e in single[name].evidence]
+    assert capsys.readouterr().err == ""
+
+
+def test_engine_choice_and_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert isinstance(make_engine(1, None), LocalEngine)
+    with pytest.raises(L4Error, match="expected tcp://HOST:PORT or local:N"):
+        make_engine(1, "somewhere:8786")
+    with pytest.raises(L4Error, match="local:N"):
+        make_engine(1, "local:two")
+    monkeypatch.setitem(sys.modules, "distributed", None)  # Dask not installed
+    with pytest.raises(L4Error, match=r"pip install 'l4lite\[dask\]'"):
+        make_engine(1, "local:2")
+    job = SUITE / VERDICT_JOBS[0]
+    assert main(["analyze", str(job), "--scheduler", "local:2", "--no-store", "--quiet"]) == 2
+
+
+def test_stdin_cannot_be_sharded(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(L4Error, match="stdin"):
+        scan_job_parallel(["-"], AnalyzeOptions(jobs=2), engine=TwoWorkers())
