@@ -37,9 +37,9 @@ from l4lite.attribution import (
 from l4lite.errors import L4Error
 from l4lite.records import Accounting, Record
 from l4lite.sources import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover, iter_line_blocks
-from l4lite.timestamps import TimestampParser
+from l4lite.timestamps import TimestampParser, boot_anchors
 
-__all__ = ["IngestOptions", "RankMap", "iter_records", "iter_job", "read_file"]
+__all__ = ["IngestOptions", "RankMap", "iter_records", "iter_job", "prepare_job", "read_file"]
 
 _HOLD_LINES = 1000  # lines held at the start of a file while its host is still unknown
 _STALE_LINES = 5000  # an open multi-line record untouched for this many lines is closed
@@ -63,6 +63,7 @@ class IngestOptions:
     year: int | None = None
     max_record_lines: int = 2000
     rank_map: RankMap = field(default_factory=RankMap)
+    boot_anchors: dict[str, float] = field(default_factory=dict)  # node -> boot wall time, see prepare_job
 
 
 def iter_records(paths: Sequence[str], options: IngestOptions, accounting: Accounting) -> Iterator[Record]:
@@ -72,8 +73,20 @@ def iter_records(paths: Sequence[str], options: IngestOptions, accounting: Accou
 
 
 def iter_job(job: Job, options: IngestOptions, accounting: Accounting) -> Iterator[Record]:
+    prepare_job(job, options, accounting)
     for input_file in job.files:
         yield from read_file(input_file, options, accounting)
+
+
+def prepare_job(job: Job, options: IngestOptions, accounting: Accounting) -> None:
+    """Job-wide facts needed before reading files one by one (so that shards can read files independently):
+    the boot time of nodes whose dmesg captures only carry uptimes (``timestamps.boot_anchors``)."""
+    try:
+        node_re = compile_node_from(options.node_from)
+    except ValueError as exc:
+        raise L4Error(str(exc)) from None
+    found = boot_anchors(job.files, lambda rel: attribute_path(rel, node_re)[0], options.year, accounting)
+    options.boot_anchors.update(found)
 
 
 def read_file(input_file: InputFile, options: IngestOptions, accounting: Accounting,
@@ -134,6 +147,8 @@ class _FileReader:
         self.path_node, self.path_rank = attribute_path(input_file.rel, node_re)
         self.default_source = lc.default_source(input_file.rel)
         self.ts = TimestampParser(options.year, input_file.mtime)
+        if self.path_node is not None and self.path_node in options.boot_anchors:
+            self.ts.set_prescan_anchor(0, options.boot_anchors[self.path_node])
         self.open: dict[str, _Open] = {}
         self.out: deque[_Open] = deque()
         self.streams: dict[str, list] = {}  # stream -> [host, gpu] seen on lines of that stream

@@ -422,6 +422,23 @@ def test_uptime_anchored_by_a_syslog_kernel_line(tmp_path: Path) -> None:
     assert recs[1].source == "kernel" and recs[1].node == "node5"
 
 
+def test_plain_dmesg_anchored_by_the_nodes_kern_log(tmp_path: Path) -> None:
+    node = tmp_path / "node5"
+    node.mkdir()
+    (node / "dmesg.txt").write_text("[  100.000000] Linux booted\n"
+                                    "[  200.500000] NVRM: Xid (PCI:0000:4e:00): 79, GPU has fallen off the bus.\n")
+    (node / "kern.log").write_text("Apr 30 14:49:44 node5 kernel: [150.000000] first\n"
+                                   "Apr 30 14:50:44 node5 kernel: [210.000000] second (latest boot anchor)\n")
+    (tmp_path / "node6").mkdir()
+    (tmp_path / "node6" / "dmesg.txt").write_text("[  5.000000] no anchor for this node\n")
+    recs, _, opt = ingest(tmp_path, year=2021)
+    boot = ts(2021, 4, 30, 14, 50, 44) - 210.0
+    assert opt.boot_anchors == {"node5": boot}
+    xid = next(r for r in recs if "Xid" in r.message)
+    assert xid.time == pytest.approx(boot + 200.5) and xid.node == "node5"
+    assert next(r for r in recs if r.node == "node6").time is None
+
+
 def test_record_line_cap(tmp_path: Path) -> None:
     p = tmp_path / "a.log"
     p.write_text("Traceback (most recent call last):\n" + '  File "x.py", line 1, in f\n' * 30 + "ValueError: x\n")
