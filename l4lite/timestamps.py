@@ -87,7 +87,10 @@ _POW10 = tuple(10.0 ** i for i in range(20))
 
 
 def _frac(digits: str | None) -> float:
-    return int(digits) / _POW10[len(digits)] if digits else 0.0
+    if not digits:
+        return 0.0
+    digits = digits[:18]
+    return int(digits) / _POW10[len(digits)]
 
 
 class TimestampParser:

@@ -133,6 +133,12 @@ def test_dmesg_uptime_unanchored_then_anchored() -> None:
     assert t is None
 
 
+def test_absurd_uptimes_do_not_raise() -> None:
+    p = TimestampParser()
+    assert p.parse("[1.123456789012345678901234] x")[3] == "uptime"
+    assert p.parse("[99999999999999999999999.5] x")[3] == "uptime"
+
+
 def test_dmesg_delta_has_no_time() -> None:
     t, end, _, kind = TimestampParser().parse("[  +0.000316] pcieport 0000:00:03.0: AER: Corrected error")
     assert t is None and kind == "delta"
