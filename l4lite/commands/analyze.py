@@ -10,12 +10,10 @@ import argparse
 import importlib
 import os
 import sys
-import time
-from typing import TextIO
 
 from l4lite.errors import L4Error
 from l4lite.incident import Incident
-from l4lite.pipeline import AnalyzeOptions, analyze
+from l4lite.progress import progress_bar
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -55,41 +53,14 @@ def _store_path(args: argparse.Namespace) -> str | None:
     return str(Store.default_path())
 
 
-class ProgressBar:
-    """A one-line progress bar on a terminal stream; silent until the run has taken a second."""
-
-    def __init__(self, stream: TextIO, width: int = 30) -> None:
-        self.stream = stream
-        self.width = width
-        self.started = time.monotonic()
-        self.shown = False
-        self.last = 0.0
-
-    def __call__(self, done: int, total: int, records: int) -> None:
-        now = time.monotonic()
-        if now - self.started < 1.0 or now - self.last < 0.2:
-            return
-        self.last = now
-        frac = min(1.0, done / total) if total else 0.0
-        filled = int(frac * self.width)
-        rate = records / max(now - self.started, 1e-9)
-        self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {frac * 100:5.1f}% "
-                          f"{records:,} records {rate:,.0f}/s")
-        self.stream.flush()
-        self.shown = True
-
-    def close(self) -> None:
-        if self.shown:
-            self.stream.write("\r" + " " * (self.width + 50) + "\r")
-            self.stream.flush()
-
-
 def run(args: argparse.Namespace) -> int:
     if args.window is not None and args.window <= 0:
         raise L4Error("--window must be a positive number of seconds")
     if args.jobs < 1:
         raise L4Error("--jobs must be at least 1")
-    bar = ProgressBar(sys.stderr) if not args.quiet and sys.stderr.isatty() else None
+    from l4lite.pipeline import AnalyzeOptions, analyze  # here, so that other commands skip scikit-learn
+
+    bar = progress_bar(args.quiet)
     options = AnalyzeOptions(window_seconds=args.window, baselines=list(args.baseline), rules_files=list(args.rules),
                              node_from=args.node_from, store=_store_path(args), tag=args.tag, jobs=args.jobs,
                              scheduler=args.scheduler, quiet=args.quiet, progress=bar)
