@@ -74,7 +74,7 @@ _MODEL_NAME = re.compile(r"(?:gpt|llama|bert|roberta|t5|opt|bloom|mistral|mixtra
                          r"falcon|yolo|yolov|unet|sdxl|sd|deepseek|glm|internlm|baichuan)[-_.]?\d", re.I)
 _VERSION_TOKEN = re.compile(r"v\d+$", re.I)
 _KIND_WORDS = frozenset(
-    ["dmesg", "syslog", "kern", "kernel", "messages", "journal", "journalctl", "nccl", "slurm", "stdout", "stderr", "output", "out", "err", "error", "errors", "train", "training", "trainer", "log", "logs", "console", "nvidia-smi", "nvsmi", "smi", "fabricmanager", "fm", "job", "run", "host", "node-log", "agent", "launcher", "torchrun", "srun", "mpirun", "worker-log"]
+    ["dmesg", "syslog", "kern", "kernel", "messages", "journal", "journalctl", "nccl", "slurm", "stdout", "stderr", "output", "out", "err", "error", "errors", "train", "training", "trainer", "log", "logs", "console", "nvidia-smi", "nvidia", "nvsmi", "smi", "fabricmanager", "fm", "job", "run", "host", "node-log", "agent", "launcher", "torchrun", "srun", "mpirun", "worker-log"]
 )
 
 
