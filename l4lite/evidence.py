@@ -110,7 +110,7 @@ def node_root_records(f: Finding, groups: dict[tuple[str, int, str], tuple[tuple
     seen: set[tuple[object, ...]] = set()
     ranks: set[int] = set()
     for r in sorted(f.records, key=lambda r: (r.rank if r.rank is not None else -1, _order(r))):
-        if r.rank is not None and r.rank not in ranks:
+        if r.rank is not None and r.rank not in ranks and f.detector == "rules":
             if len(ranks) >= RANKS_PER_NODE:
                 continue  # the same error on every rank of the node: the lowest ranks show it
             ranks.add(r.rank)

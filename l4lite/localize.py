@@ -97,6 +97,8 @@ def node_trackers(scan: JobScan) -> tuple[dict[str | None, list[PhaseEvent]], li
 def phase_of(f: Finding, scan: JobScan, trackers: dict[str | None, list[PhaseEvent]],
              job_events: list[PhaseEvent]) -> str:
     """The phase of a finding: the traceback's innermost frame, the node's markers, the rule's hint, the job's."""
+    if f.detector == "health" and f.data.get("phase_hint"):
+        return str(f.data["phase_hint"])  # a slowdown is measured on training iterations
     r = f.records[0] if f.records else None
     if r is not None and r.end_line > r.line:
         tb = phase_from_traceback(r.text)

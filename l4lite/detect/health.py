@@ -307,7 +307,7 @@ class HealthDetector(Detector):
                            "the node's links)", node=worst, rank=first.rank, time=first.time,
                            records=[point_record(first)],
                            data={"signal": "straggler", "iteration": first.iteration, "ratio": v / base,
-                                 "scope": "node"})
+                                 "scope": "node", "phase_hint": "train"})
         return None
 
     def _temporal_slowdown(self, node: str | None, pts: list[MetricPoint]) -> Finding | None:
@@ -329,7 +329,8 @@ class HealthDetector(Detector):
                            "fail-slow fault (a throttled or degraded GPU is the usual cause; check clocks, "
                            "temperature and links)", node=node, rank=first.rank, time=first.time,
                            records=[point_record(first)],
-                           data={"signal": "slowdown", "iteration": first.iteration, "ratio": ratio, "scope": "node"})
+                           data={"signal": "slowdown", "iteration": first.iteration, "ratio": ratio, "scope": "node",
+                                 "phase_hint": "train"})
         return None
 
     def _device_slowdown(self, scan: JobScan) -> list[Finding]:
@@ -348,7 +349,8 @@ class HealthDetector(Detector):
                                f"at {first.detail.get('temperature') or '?'} C: the GPUs are throttled (cooling, power "
                                "or a failing GPU) and slow the whole job", node=node, time=first.record.time,
                                records=[e.record for e in firsts[:TELEMETRY_RECORDS]], count=len(firsts),
-                               data={"signal": "gpu_slowdown", "scope": "node", "source": "telemetry"}))
+                               data={"signal": "gpu_slowdown", "scope": "node", "source": "telemetry",
+                                     "phase_hint": "train" if scan.progress else None}))
         return out
 
     # ------------------------------------------------------------------ progress
