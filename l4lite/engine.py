@@ -24,6 +24,7 @@ import functools
 import multiprocessing
 import os
 import time
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -396,7 +397,7 @@ class DaskEngine(Engine):
     single-threaded worker processes started for this run). Shards scan on the workers and merge there in a
     tree of adjacent pairs; only the job's merged scan comes back."""
 
-    def __init__(self, scheduler: str, *, timeout: float = 30.0) -> None:
+    def __init__(self, scheduler: str, *, timeout: float = 10.0) -> None:
         try:
             import dask  # noqa: F401
             from distributed import Client, LocalCluster
@@ -411,8 +412,10 @@ class DaskEngine(Engine):
                 raise L4Error(f"--scheduler {scheduler}: expected local:N with N a number of workers") from None
             if workers < 1:
                 raise L4Error(f"--scheduler {scheduler}: need at least one worker")
-            self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                         dashboard_address=None, silence_logs=40)
+            with warnings.catch_warnings():  # "port 8787 in use" when another cluster runs on this host
+                warnings.simplefilter("ignore", UserWarning)
+                self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                             dashboard_address=None, silence_logs=40)
             self._client = Client(self._cluster)
         elif scheduler.startswith(("tcp://", "tls://", "ucx://", "inproc://")):
             try:

@@ -23,7 +23,7 @@ from l4lite.engine import (
 )
 from l4lite.errors import L4Error
 from l4lite.incident import Incident
-from l4lite.pipeline import AnalyzeOptions, analyze, diagnose, scan_job
+from l4lite.pipeline import AnalyzeOptions, analyze, diagnose, load_rules, scan_job
 from l4lite.scan import JobScan, TemplateStat
 from l4lite.sources import InputFile
 
@@ -90,8 +90,9 @@ def test_plan_balances_sizes(tmp_path: Path) -> None:
 def test_every_fixture_job_scans_the_same_in_shards() -> None:
     """Shards of one or two files each, merged: the same scan as one pass (templates, counts, nodes, ...)."""
     options = AnalyzeOptions()
+    rules = load_rules(options)
     for job in JOBS:
-        whole = scan_job([str(job)], options)
+        whole = scan_job([str(job)], options, rules=rules)
 
         class Many(LocalEngine):
             workers = 8

@@ -1,0 +1,68 @@
+"""The Dask engine: a LocalCluster of two single-threaded worker processes gives the single-process verdict.
+
+The cluster is started once for the module through ``--scheduler local:2`` semantics (``DaskEngine``), and
+the CLI reaches the same cluster through its ``tcp://`` address, so both ways of naming a scheduler run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("distributed")
+
+from test_engine import SUITE, signature, verdict  # noqa: E402
+
+from l4lite.cli import main  # noqa: E402
+from l4lite.engine import DaskEngine, scan_job_parallel  # noqa: E402
+from l4lite.errors import L4Error  # noqa: E402
+from l4lite.incident import Incident  # noqa: E402
+from l4lite.pipeline import AnalyzeOptions, analyze, diagnose, scan_job  # noqa: E402
+
+JOBS = ["002-xid79_fallen_off_bus", "008-device_oom", "007-slow_node"]
+
+
+@pytest.fixture(scope="module")
+def engine():
+    eng = DaskEngine("local:2")  # LocalCluster(n_workers=2, processes=True, threads_per_worker=1)
+    try:
+        yield eng
+    finally:
+        eng.close()
+
+
+def test_local_cluster_has_two_worker_processes(engine: DaskEngine) -> None:
+    assert engine.workers == 2
+    info = engine._client.scheduler_info()["workers"]  # noqa: SLF001
+    assert all(w["nthreads"] == 1 for w in info.values())
+    assert len({w["id"] for w in info.values()}) == 2
+
+
+@pytest.mark.parametrize("name", JOBS)
+def test_dask_gives_the_single_process_verdict(engine: DaskEngine, name: str) -> None:
+    options = AnalyzeOptions()
+    job = str(SUITE / name)
+    whole = scan_job([job], options)
+    sharded = scan_job_parallel([job], options, engine=engine)
+    assert sharded.info["shards"] == 4
+    assert signature(sharded) == signature(whole)
+    assert verdict(diagnose(sharded, options)) == verdict(diagnose(whole, options))
+
+
+def test_cli_with_a_scheduler_address(engine: DaskEngine, tmp_path: Path) -> None:
+    address = engine._client.scheduler.address  # noqa: SLF001
+    assert address.startswith("tcp://")
+    name = JOBS[0]
+    out = tmp_path / "inc.json"
+    code = main(["analyze", str(SUITE / name), "--scheduler", address, "--no-store", "--quiet", "--json", str(out)])
+    inc = Incident.from_dict(json.loads(out.read_text()))
+    single = analyze([str(SUITE / name)], AnalyzeOptions())
+    assert code == 1 and verdict(inc) == verdict(single)
+    assert engine._client.status == "running"  # noqa: SLF001 - the CLI closed only its own connection
+
+
+def test_unreachable_scheduler_is_a_one_line_error() -> None:
+    with pytest.raises(L4Error, match=r"^--scheduler tcp://127.0.0.1:9: cannot connect"):
+        DaskEngine("tcp://127.0.0.1:9", timeout=2)
