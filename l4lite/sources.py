@@ -532,9 +532,6 @@ def _text_chunks_blocks(chunks: Iterator[str], cap: int, name: str, accounting: 
         if first and strip_bom and chunk.startswith("\ufeff"):
             chunk = chunk[1:]
         first = False
-        if "\x00" in chunk:
-            stats.nul += chunk.count("\x00")
-            chunk = chunk.replace("\x00", "")
         if discarding:
             nl = chunk.find("\n")
             if nl < 0:
@@ -546,7 +543,7 @@ def _text_chunks_blocks(chunks: Iterator[str], cap: int, name: str, accounting: 
         if cut < 0:
             if len(data) > cap:
                 stats.long_line(lineno)
-                yield lineno, [data[:cap].rstrip("\r")]
+                yield lineno, [_no_nul(data[:cap], stats).rstrip("\r")]
                 lineno += 1
                 carry = ""
                 discarding = True
@@ -554,7 +551,7 @@ def _text_chunks_blocks(chunks: Iterator[str], cap: int, name: str, accounting: 
                 carry = data
             continue
         carry = data[cut + 1:]
-        lines = data[:cut].split("\n")
+        lines = _no_nul(data[:cut], stats).split("\n")
         for i, ln in enumerate(lines):
             if ln.endswith("\r"):
                 ln = lines[i] = ln[:-1]
@@ -565,13 +562,20 @@ def _text_chunks_blocks(chunks: Iterator[str], cap: int, name: str, accounting: 
         lineno += len(lines)
         if len(carry) > cap:
             stats.long_line(lineno)
-            yield lineno, [carry[:cap]]
+            yield lineno, [_no_nul(carry[:cap], stats)]
             lineno += 1
             carry = ""
             discarding = True
-    if carry:
-        yield lineno, [carry.rstrip("\r")]
+    if carry:  # NULs are removed only now, so that a last line of NULs counts as a line, as in UTF-8 files
+        yield lineno, [_no_nul(carry, stats).rstrip("\r")]
     stats.report(name, accounting)
+
+
+def _no_nul(text: str, stats: _ReadStats) -> str:
+    if "\x00" in text:
+        stats.nul += text.count("\x00")
+        return text.replace("\x00", "")
+    return text
 
 
 class _ReadStats:
