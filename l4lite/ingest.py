@@ -157,6 +157,7 @@ class _FileReader:
         self.last_time: float | None = None
         self.last_open: _Open | None = None  # the latest record that may take continuation lines
         self.hosts: dict[str, str] = {}  # host as written -> normalised
+        self.local_streams: set[str] = set()  # streams whose rank is a local rank ([defaultN]:)
         self.future = self._future_limit()  # times after this are wrong clocks (see _future_time)
         self.future_lines = 0
         self.nameless = 0  # records that got neither a node nor a rank
@@ -224,6 +225,7 @@ class _FileReader:
         pos = 0
         rank: int | None = None
         global_rank = False
+        local_rank = False
         host: str | None = None
         gpu: int | None = None
         # ---- stream prefixes: name.host [stderr], srun label, torchrun [rankN]:/[defaultN]:
@@ -248,6 +250,7 @@ class _FileReader:
                     global_rank = True
                 elif rank is None:
                     rank = int(m[2])  # a local rank: the best there is
+                    local_rank = True
                 pos = m.end()
                 if s.startswith(" ", pos):
                     pos += 1
@@ -255,6 +258,8 @@ class _FileReader:
             stream = s[:pos]
             if pos >= len(s) or s[pos:].isspace():
                 return _BLANK
+            if local_rank and stream not in self.local_streams:
+                self.local_streams.add(stream)
         else:
             stream = ""
         # ---- headers: NCCL host:pid:tid [dev], timestamp, syslog host/program, level marker
@@ -482,7 +487,7 @@ class _FileReader:
             fh = self.file_host
             if fh is not None and fh != _AMBIGUOUS:
                 node = fh
-            elif rank is not None:
+            elif rank is not None and stream not in self.local_streams:  # a local rank is not in the map
                 node = self.rank_map.node_of(rank)
         return node, gpu
 

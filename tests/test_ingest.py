@@ -304,6 +304,14 @@ def test_rank_map_shared_across_files_fills_nodes(tmp_path: Path) -> None:
     assert recs[-1].rank == 3 and recs[-1].node == "hostx"
 
 
+def test_local_rank_is_not_looked_up_in_the_rank_map(tmp_path: Path) -> None:
+    (tmp_path / "a-nccl.log").write_text(
+        "hostx:1:2 [3] NCCL INFO ncclCommInitRank comm 0x1 rank 3 nranks 8 cudaDev 3 - Init COMPLETE\n")
+    (tmp_path / "b-agent.log").write_text("[default3]: local rank 3 of some other node\n")
+    recs, _, _ = ingest(tmp_path)
+    assert recs[-1].rank == 3 and recs[-1].node is None
+
+
 def test_read_file_with_its_own_rank_map(tmp_path: Path) -> None:
     p = tmp_path / "x.log"
     p.write_text("[rank2]: 2: hi\n")
