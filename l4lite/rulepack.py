@@ -39,7 +39,8 @@ _OPTIONAL = (
     "action", "match", "source", "phase_hint", "priority", "scope", "keywords", "ignore_case", "fallback",
     "enabled", "examples", "counter_examples", "category_by_phase", "note",
 )
-_PLACEHOLDER = re.compile(r"\{(\w+)(?:\|(\w+))?\}")
+_PLACEHOLDER = re.compile(r"\{(\w+(?:/\w+)*)(?:\|(\w+))?\}")
+_OPTIONAL_SEGMENT = re.compile(r"\[\[(.*?)\]\]")
 _DIGITS_TO_HASH = bytes.maketrans(b"0123456789", b"##########")
 _DIGIT_RUN = re.compile(r"[0-9]+")
 _RULE_HEADER = re.compile(r"^[ \t]*\[\[[ \t]*rule[ \t]*\]\]", re.MULTILINE)
@@ -90,24 +91,33 @@ class RuleMatch:
 
 
 def render(template: str, values: dict[str, Any], tables: dict[str, dict[str, str]] | None = None) -> str:
-    """Fill ``{name}`` and ``{name|table}`` placeholders; no attribute access, unknown names become ``?``.
+    """Fill placeholders from the named groups (and context); no attribute access, no format specs.
 
-    ``str.format`` is deliberately not used: the template may come from a user's rule file and the values from
-    log lines, and a plain substitution cannot reach anything but the given values.
+    ``{name}`` is the value, ``{a/b}`` the first of ``a``, ``b`` that has one, ``{name|table}`` the value looked
+    up in ``[tables.table]`` (its ``default`` entry, else the value itself, when absent). ``[[ ... ]]`` is an
+    optional segment, dropped when a placeholder inside it has no value; elsewhere a missing value shows as ``?``.
+    ``str.format`` is deliberately not used: templates may come from a user's rule file and values from log lines.
     """
     tables = tables or {}
 
-    def sub(m: re.Match[str]) -> str:
-        value = values.get(m.group(1))
-        if value is None or value == "":
-            return "?"
-        text = str(value)
-        if m.group(2):
-            table = tables.get(m.group(2), {})
-            return table.get(text, table.get("default", text))
-        return text
+    def lookup(m: re.Match[str]) -> str | None:
+        for name in m.group(1).split("/"):
+            value = values.get(name)
+            text = "" if value is None else str(value).strip()
+            if text:
+                if m.group(2):
+                    table = tables.get(m.group(2), {})
+                    return table.get(text, table.get("default", text))
+                return text
+        return None
 
-    return _PLACEHOLDER.sub(sub, template)
+    def optional(seg: re.Match[str]) -> str:
+        parts = [lookup(m) for m in _PLACEHOLDER.finditer(seg.group(1))]
+        if any(p is None for p in parts):
+            return ""
+        return _PLACEHOLDER.sub(lambda m: lookup(m) or "", seg.group(1))
+
+    return _PLACEHOLDER.sub(lambda m: lookup(m) or "?", _OPTIONAL_SEGMENT.sub(optional, template))
 
 
 def derive_keywords(pattern: str, ignore_case: bool = True) -> tuple[str, ...]:

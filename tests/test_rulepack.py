@@ -131,6 +131,20 @@ def test_render_is_plain_substitution():
     assert render("{status|t}", {"status": "12"}, {"t": {"12": "retry"}}) == "retry"
     assert render("{status|t}", {"status": "99"}, {"t": {"default": "unknown"}}) == "unknown"
     assert render("{x.__class__} {x[0]}", {"x": "abc"}) == "{x.__class__} {x[0]}"
+    assert render("link[[ {a/b}]] down[[ ({pci})]]", {"b": "ib0"}) == "link ib0 down"
+    assert render("failed with {exc}[[: {detail}]]", {"exc": "RuntimeError", "detail": "  "}) == "failed with RuntimeError"
+
+
+def test_explanations_of_shipped_rules_render_without_holes():
+    """Every example line yields an explanation and action with no unfilled '?' placeholder."""
+    for rule in PACK.rules:
+        for ex in rule.examples:
+            m = rule.compiled.search(ex)
+            groups = {k: v for k, v in m.groupdict().items() if v is not None}
+            context = {"node": "node07", "rank": 3, "gpu": 1, "count": 2}
+            for text in (PACK.explain(rule, groups, context), PACK.action(rule, groups, context)):
+                assert "{" not in text and "[[" not in text, (rule.id, text)
+                assert " ? " not in text and "(?)" not in text and not text.endswith("?"), (rule.id, ex, text)
 
 
 def test_fallback_rules_only_when_nothing_specific_matched():
