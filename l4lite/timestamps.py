@@ -97,7 +97,7 @@ class TimestampParser:
     """Per-file timestamp state: year inference and the dmesg boot anchor."""
 
     __slots__ = ("_year", "_default_year", "_mtime", "_last_month", "_days", "boot", "boot_index",
-                 "_last_uptime", "_prescan_boot", "_cache")
+                 "_last_uptime", "_prescan_boot", "_cache", "_same")
 
     def __init__(self, year: int | None = None, mtime: float | None = None) -> None:
         self._default_year = year
@@ -106,6 +106,9 @@ class TimestampParser:
         self._last_month: int | None = None
         self._days: dict[tuple[int, int, int], float] = {}
         self._cache: dict[str, float] = {}  # date-time text (to the second) -> epoch seconds
+        # the previous ISO header, to re-read the next line of the same second without a regex:
+        # (text up to the seconds, its epoch, fraction start, fraction length, text after the fraction, kind)
+        self._same: tuple[str, float, int, int, str, str] | None = None
         self.boot: float | None = None  # wall time of boot for the current boot, once revealed
         self.boot_index = 0  # incremented when the uptime restarts (a reboot inside the file)
         self._last_uptime = -1.0
@@ -187,6 +190,10 @@ class TimestampParser:
         except IndexError:
             return NO_STAMP
         try:
+            if self._same is not None and (c in _DIGITS or c == "["):
+                hit = self._same_second(s, pos)
+                if hit is not None:
+                    return hit
             if c in _DIGITS:
                 c4 = s[pos + 4:pos + 5]
                 if c4 == "-" or c4 == "/":
@@ -230,6 +237,19 @@ class TimestampParser:
         except ValueError:  # impossible dates such as Feb 30
             return NO_STAMP
 
+    def _same_second(self, s: str, pos: int) -> tuple[float | None, int, str | None, str] | None:
+        """The header of a line that starts with the same date-time text as the previous ISO header and has the
+        same layout (fraction width, offset, bracket and spacing): no regex needed. None when it does not."""
+        head, base, fs, fl, tail, kind = self._same  # type: ignore[misc]
+        if not s.startswith(head, pos):
+            return None
+        a = pos + fs
+        frac = s[a:a + fl]
+        end = a + fl + len(tail)
+        if not frac.isdigit() or not s.startswith(tail, a + fl) or s[end:end + 1] == " ":
+            return None
+        return base + int(frac) / _POW10[fl], end, None, kind
+
     def _iso(self, m: re.Match[str]) -> tuple[float | None, int, str | None, str]:
         key = m[1]
         t = self._cache.get(key)
@@ -238,16 +258,18 @@ class TimestampParser:
             self._seen_year(y, mo)
             t = self._day(y, mo, int(m[4])) + int(m[5]) * 3600 + int(m[6]) * 60 + int(m[7])
             self._remember(key, t)
-        f = m[8]
-        if f:
-            t += int(f) / _POW10[len(f)]
         off = m[9]
         if off:
             t -= _offset_seconds(off)
-            # RFC 3339 with T and an offset is what syslog/journald write: a host field may follow
-            if key[10] == "T":
-                return t, m.end(), None, "rfc3339"
-        return t, m.end(), None, "iso"
+        # RFC 3339 with T and an offset is what syslog/journald write: a host field may follow
+        kind = "rfc3339" if off and key[10] == "T" else "iso"
+        f = m[8]
+        end = m.end()
+        if f:
+            fs = m.start(8)
+            self._same = (m.string[m.start():m.end(1)], t, fs - m.start(), len(f), m.string[m.end(8):end], kind)
+            t += int(f) / _POW10[len(f)]
+        return t, end, None, kind
 
     def _bracket(self, s: str, pos: int) -> tuple[float | None, int, str | None, str]:
         c1 = s[pos + 1:pos + 2]
