@@ -48,9 +48,10 @@ STRONG_CONTINUATION = CONTINUATION_STARTS + FRAME_STARTS + ("  what():", "what()
 WHAT_START = "what():"
 WHAT_STARTS = ("  what():", "what():")
 _EXC_LINE = re.compile(r"[A-Za-z_][\w.]*(?::(?:\s|$)|$)")
-_ERROR = re.compile(r"\b(?:ERROR|FATAL|FAILED|Traceback|Fatal|fatal error|CRITICAL|Xid|Caught signal|"
-                    r"Segmentation fault|core dumped|Bus error|Killed process)\b|\berror: "
-                    r"|(?:Error|Exception)\b")
+# One flat alternation whose branches start with rarer characters: the regex engine skips to candidate
+# positions, which is several times faster than a chain of substring tests.
+_ERROR = re.compile(r"Error(?!s)|ERROR|Exception|FAIL|Fatal|FATAL|fatal error|Traceback|Xid|CRITICAL|Killed|"
+                    r"Segmentation fault|Bus error|Caught signal|\(core dumped\)|(?:^|: )error:")
 _WARNING = re.compile(r"(?:WARNING|WARN|Warning)\b")
 
 # Subsystems name themselves at the start of kernel messages; launchers in their logger name or file name.
@@ -129,9 +130,7 @@ def content_level(msg: str) -> str | None:
             return "warning"
         if "NCCL INFO" in msg:
             return "info"
-    if ("rror" in msg or "RROR" in msg or "xception" in msg or "FAIL" in msg or "atal" in msg or "ATAL" in msg
-            or "Traceback" in msg or "Xid" in msg or "CRITICAL" in msg or "signal" in msg or "fault" in msg
-            or "dumped" in msg or "Killed" in msg) and _ERROR.search(msg):
+    if _ERROR.search(msg):
         return "error"
     if ("arn" in msg or "ARN" in msg) and _WARNING.search(msg):
         return "warning"
