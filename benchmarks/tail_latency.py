@@ -110,7 +110,8 @@ def writer(folder: str, files: int, rate: int, seconds: float, root_file: int, r
             time.sleep(delay)
     for h in handles:
         h.close()
-    conn.send({"written": sum(written), "root_time": root_time, "seconds": time.monotonic() - start})
+    conn.send({"written": sum(written), "root_time": root_time, "seconds": time.monotonic() - start,
+               "cpu": time.process_time()})
     conn.close()
 
 
@@ -132,11 +133,13 @@ def run(rate: int, files: int, seconds: float, poll: float, keep: bool) -> dict:
     state_file = state_dir / "state.json"
     cmd = [sys.executable, "-m", "l4lite", "tail", str(logs / "*.log"), "--alerts", str(alerts_path),
            "--state", str(state_dir), "--poll", str(poll)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    stderr_path = work / "tail.stderr"
+    with open(stderr_path, "w") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, text=True)
     deadline = time.monotonic() + 60
     while not state_file.exists():  # the first checkpoint: imports done, loop running
         if proc.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit(f"l4lite tail did not start: {proc.stderr.read() if proc.stderr else ''}")
+            raise SystemExit(f"l4lite tail did not start: {stderr_path.read_text()}")
         time.sleep(0.05)
     parent, child = mp.Pipe()
     w = mp.Process(target=writer, args=(str(logs), files, rate, seconds, files // 2 + 1, files // 4, child))
@@ -157,7 +160,7 @@ def run(rate: int, files: int, seconds: float, poll: float, keep: bool) -> dict:
     info = parent.recv()
     w.join()
     cpu1, wall1 = cpu_seconds(proc.pid), time.monotonic()
-    writer_cpu = None
+    writer_cpu = round(info["cpu"], 2)
     # Catch up, then stop with SIGTERM (final checkpoint) and compare the committed line count.
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -200,6 +203,7 @@ def run(rate: int, files: int, seconds: float, poll: float, keep: bool) -> dict:
         "exit_code": rc,
         "alerts": len(alerts_path.read_text().splitlines()) if alerts_path.exists() else 0,
         "writer_cpu": writer_cpu,
+        "stderr": stderr_path.read_text().strip().splitlines()[-3:],
     }
     if not keep:
         import shutil
@@ -237,8 +241,10 @@ def main() -> int:
     ok = all(r["exact"] and r["latency_alert"] is not None and r["latency_alert"] <= 1.0 and r["exit_code"] == 0
              for r in results)
     print("targets (alert <= 1 s, no loss or duplicate, clean exit):", "met" if ok else "NOT met")
-    if args.keep:
-        for r in results:
+    for r in results:
+        if r["stderr"]:
+            print(f"rate {r['rate']}: l4lite stderr ends with:", *r["stderr"], sep="\n  ")
+        if args.keep:
             print("work folder:", r["workdir"])
     return 0 if ok else 1
 

@@ -77,6 +77,7 @@ class Follower:
         self.partial_after = partial_after
         self.max_open = max_open
         self.max_read = MAX_READ_BYTES  # per stream per poll; the caller may lower it to bound a poll's work
+        self.capped = False  # the last poll left bytes unread because of ``max_read``
         self.clock = clock
         self.streams: dict[str, Stream] = {}
         self._by_inode: dict[tuple[int, int], str] = {}  # live (dev, ino) -> sid of its current stream
@@ -153,6 +154,7 @@ class Follower:
         """
         now = self.clock()
         chunks: list[Chunk] = []
+        self.capped = False
         seen = self._rescan(chunks, now)
         done: set[str] = set()
         while True:  # streams started during the pass (after a truncation, a copy taking over) are read too
@@ -364,6 +366,8 @@ class Follower:
             s.size = st.st_size
         if s.offset < st.st_size:
             want = min(self.max_read, st.st_size - s.offset)
+            if want < st.st_size - s.offset:
+                self.capped = True
             try:
                 data = os.pread(fd, want, s.offset)
             except OSError as exc:
@@ -396,6 +400,8 @@ class Follower:
             self.warn(f"{s.path}: corrupt gzip after line {s.line}: {exc}")
             finish = True
         data = bytes(gz.buf[: self.max_read])
+        if len(gz.buf) > self.max_read:
+            self.capped = True
         done = gz.at_eof and len(data) == len(gz.buf)
         if done and not gz.complete and not finish:
             try:

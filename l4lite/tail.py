@@ -48,6 +48,7 @@ ROOT_HITS_KEPT = 50  # root-cause hits kept for the immediate (rules-only) verdi
 LANE_READ_BYTES = 16 << 20  # fast lane read-ahead per stream per poll
 STEP_WORK_SECONDS = 0.25  # the record path reads about this much work per poll when it is behind
 MIN_READ_BYTES = 64 << 10
+MAX_READ_BYTES = 4 << 20
 UNCLEAN_MAX_SECONDS = 5.0  # longest wait for a clean checkpoint before open records are completed
 
 
@@ -169,7 +170,6 @@ class Tailer:
         self._lane_hits: list[RootHit] = []
         self._lane_seen: set[tuple[str, int]] = set()
         self._lane_pos: dict[str, tuple[int, int]] = {}  # stream -> (byte offset, lines) scanned ahead to
-        self._bytes_per_second = 0.0  # how fast the record path goes (bytes read per second of work)
         self.triage = Triage(gate)
         self.sampler = Sampler()
         self._tap = _RuleTap(gate, self.triage, self)
@@ -266,7 +266,8 @@ class Tailer:
                 while not stop.is_set():
                     started = self.clock()
                     self.step()
-                    stop.wait(max(0.0, self.options.poll - (self.clock() - started)))
+                    if not self.behind:
+                        stop.wait(max(0.0, self.options.poll - (self.clock() - started)))
         finally:
             self.close()
         return self.incident
@@ -285,7 +286,7 @@ class Tailer:
         for chunk in chunks:
             n += self._consume(chunk, now)
         if not self.options.once:
-            self._pace(sum(len(c.data) for c in chunks), self.clock() - began)
+            self._pace(self.clock() - began)
         self._expire(now, force=finish)
         if n:
             self._last_lines = now
@@ -335,36 +336,41 @@ class Tailer:
             self._commit(s, slot)
         return len(chunk.lines)
 
-    def _pace(self, nbytes: int, seconds: float) -> None:
-        """Bound the bytes the record path reads per poll to about ``STEP_WORK_SECONDS`` of its work, so that a
-        poll (and the fast lane's next look) is never far away, however far behind the records are."""
-        if nbytes < MIN_READ_BYTES or seconds <= 0:
-            return
-        rate = nbytes / seconds
-        self._bytes_per_second = rate if not self._bytes_per_second else 0.7 * self._bytes_per_second + 0.3 * rate
-        active = sum(1 for s in self.follower.streams.values() if s.status == "active") or 1
-        budget = int(self._bytes_per_second * STEP_WORK_SECONDS / active)
-        self.follower.max_read = max(MIN_READ_BYTES, min(4 << 20, budget))
+    def _pace(self, seconds: float) -> None:
+        """Keep a poll's record work near ``STEP_WORK_SECONDS`` when the records are behind (reads were capped),
+        so that the next poll, and the fast lane's next look, are never far away."""
+        f = self.follower
+        if not f.capped or seconds < 0.5 * STEP_WORK_SECONDS:
+            f.max_read = min(MAX_READ_BYTES, f.max_read * 2)
+        elif seconds > 1.5 * STEP_WORK_SECONDS:
+            f.max_read = max(MIN_READ_BYTES, f.max_read // 2)
+
+    @property
+    def behind(self) -> bool:
+        """The last poll left bytes unread: poll again at once."""
+        return self.follower.capped
 
     def _fast_lane(self, chunks: list[Chunk]) -> int:
         """Root-cause lines found in raw bytes before any record is built: the chunks just read, and the bytes
         beyond them up to the end of each file (when the record path is behind). Each byte is scanned once, by
         one regex search per region, so an alert never waits for the records ahead of its line; the lines are
-        still processed in order by the record path."""
+        still processed in order by the record path. What a file held when first seen is left to the record
+        path: the lane is for what is written while we watch."""
         found = 0
         for c in chunks:
             s = c.stream
             pos, line = self._lane_pos.get(s.sid, (c.start, c.first_line - 1))
-            if pos < c.start or pos > c.end:
+            if pos >= c.end:
+                continue  # scanned ahead already
+            if pos < c.start:
                 pos, line = c.start, c.first_line - 1
-            if pos < c.end:
-                data = c.data[pos - c.start:]
-                found += self._lane_region(s, data, line)
-                self._lane_pos[s.sid] = (c.end, line + data.count(b"\n"))
+            data = c.data[pos - c.start:]
+            found += self._lane_region(s, data, line)
+            self._lane_pos[s.sid] = (c.end, line + data.count(b"\n"))
         for s in self.follower.streams.values():
             if s.status != "active" or s.compressed or s.handle is None or s.size <= s.offset:
                 continue
-            pos, line = self._lane_pos.get(s.sid, (s.offset, s.line))
+            pos, line = self._lane_pos.get(s.sid) or self._lane_start(s)
             if pos < s.offset:
                 pos, line = s.offset, s.line
             data = self.follower.read_ahead(s, pos, LANE_READ_BYTES)
@@ -373,11 +379,20 @@ class Tailer:
                 self._lane_pos[s.sid] = (pos + len(data), line + data.count(b"\n"))
         return found
 
+    def _lane_start(self, s: Stream) -> tuple[int, int]:
+        """Where the lane starts on a stream it has not seen: the end of the complete lines there now."""
+        pos, line = s.offset, s.line
+        while True:
+            data = self.follower.read_ahead(s, pos, 1 << 20)
+            if not data:
+                return pos, line
+            pos, line = pos + len(data), line + data.count(b"\n")
+
     def _lane_region(self, stream: Stream, data: bytes, line_before: int) -> int:
         """Scan complete lines ``data`` whose first line is ``line_before + 1``."""
         assert self._lane is not None
         found = 0
-        for start, end in self._lane.lines(data):
+        for start, end in self._lane.lines(data, self.triage.routine_shapes):
             text = data[start:end].decode("utf-8", "replace").rstrip("\r")
             if self._lane.may_match(text):
                 found += self._lane_line(stream, line_before + 1 + data.count(b"\n", 0, start), text)
