@@ -170,6 +170,8 @@ class Tailer:
         self._lane_hits: list[RootHit] = []
         self._lane_seen: set[tuple[str, int]] = set()
         self._lane_pos: dict[str, tuple[int, int]] = {}  # stream -> (byte offset, lines) scanned ahead to
+        if not options.once:
+            self.follower.max_read = MIN_READ_BYTES * 4  # grows while polls stay short
         self.triage = Triage(gate)
         self.sampler = Sampler()
         self._tap = _RuleTap(gate, self.triage, self)
@@ -340,10 +342,10 @@ class Tailer:
         """Keep a poll's record work near ``STEP_WORK_SECONDS`` when the records are behind (reads were capped),
         so that the next poll, and the fast lane's next look, are never far away."""
         f = self.follower
-        if not f.capped or seconds < 0.5 * STEP_WORK_SECONDS:
-            f.max_read = min(MAX_READ_BYTES, f.max_read * 2)
-        elif seconds > 1.5 * STEP_WORK_SECONDS:
+        if seconds > 1.5 * STEP_WORK_SECONDS:
             f.max_read = max(MIN_READ_BYTES, f.max_read // 2)
+        elif seconds < 0.5 * STEP_WORK_SECONDS:
+            f.max_read = min(MAX_READ_BYTES, f.max_read * 2)
 
     @property
     def behind(self) -> bool:
