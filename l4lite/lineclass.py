@@ -50,9 +50,10 @@ WHAT_STARTS = ("  what():", "what():")
 _EXC_LINE = re.compile(r"[A-Za-z_][\w.]*(?::(?:\s|$)|$)")
 # One flat alternation whose branches start with rarer characters: the regex engine skips to candidate
 # positions, which is several times faster than a chain of substring tests.
-_ERROR = re.compile(r"Error(?!s)|ERROR|Exception|FAIL|Fatal|FATAL|fatal error|Traceback|Xid|CRITICAL|Killed|"
-                    r"Segmentation fault|Bus error|Caught signal|\(core dumped\)|(?:^|: )error:")
-_WARNING = re.compile(r"(?:WARNING|WARN|Warning)\b")
+_ERROR = re.compile(r"Error(?!s)|ERROR|Exception|FAIL|Fatal|FATAL|Traceback|Xid|CRITICAL|Killed|"
+                    r"Segmentation fault|Bus error|Caught signal|Aborted")
+_ERROR_STARTS = ("error:", "srun: error", "slurmstepd: error", "fatal error")
+_WARNING = re.compile(r"WARN|Warning")
 
 # Subsystems name themselves at the start of kernel messages; launchers in their logger name or file name.
 _STORAGE = ("Lustre", "LNet", "nfs:", "NFS:", "nfs4", "NFS4", "mmfs", "GPFS", "BeeGFS", "beegfs", "wekafs")
@@ -130,9 +131,9 @@ def content_level(msg: str) -> str | None:
             return "warning"
         if "NCCL INFO" in msg:
             return "info"
-    if _ERROR.search(msg):
+    if _ERROR.search(msg) or msg.startswith(_ERROR_STARTS):
         return "error"
-    if ("arn" in msg or "ARN" in msg) and _WARNING.search(msg):
+    if _WARNING.search(msg):
         return "warning"
     return None
 
