@@ -12,6 +12,7 @@ from types import ModuleType
 
 from l4lite import __version__
 from l4lite.errors import L4Error
+from l4lite.terminal import printable
 
 
 def _command_modules() -> list[ModuleType]:
@@ -40,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.run(args))
     except L4Error as exc:
-        print(f"l4lite: error: {exc}", file=sys.stderr)
+        print(f"l4lite: error: {printable(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("l4lite: interrupted", file=sys.stderr)

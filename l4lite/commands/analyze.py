@@ -14,6 +14,7 @@ import sys
 from l4lite.errors import L4Error
 from l4lite.incident import Incident
 from l4lite.progress import progress_bar
+from l4lite.terminal import printable
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -83,7 +84,7 @@ def input_warnings(incident: Incident, limit: int = 20) -> str:
     """One stderr line per input problem (a file skipped, a line truncated or re-decoded ...), each naming its
     file, so that a user sees what was not read as it was written; the full list is in the incident's stats."""
     warnings = list(incident.stats.get("warnings") or [])
-    lines = [f"l4lite: warning: {w}" for w in warnings[:limit]]
+    lines = [f"l4lite: warning: {printable(w)}" for w in warnings[:limit]]
     if len(warnings) > limit:
         lines.append(f"l4lite: warning: {len(warnings) - limit} more input warnings in the incident's stats")
     return "".join(line + os.linesep for line in lines)
@@ -129,4 +130,5 @@ def terminal_summary(incident: Incident, max_evidence: int = 5) -> str:
     st = incident.stats
     lines.append(f"({st.get('files', 0)} files, {st.get('lines_read', 0):,} lines, {st.get('templates', 0)} "
                  f"templates, {st.get('seconds', 0):.1f}s)")
-    return os.linesep.join(lines) + os.linesep
+    # log lines, file and node names are shown as written but never act on the terminal
+    return os.linesep.join(printable(line) for line in lines) + os.linesep

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from l4lite.errors import L4Error
+from l4lite.terminal import printable
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -242,7 +243,7 @@ def run_import(args: argparse.Namespace) -> int:
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """Left-aligned columns; numbers right-aligned; the last column is not padded."""
-    cells = [[str(h) for h in headers]] + [["-" if v is None else str(v) for v in row] for row in rows]
+    cells = [[str(h) for h in headers]] + [["-" if v is None else printable(str(v)) for v in row] for row in rows]
     numeric = [all(isinstance(row[i], int | float) for row in rows) for i in range(len(headers))]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
     lines = []

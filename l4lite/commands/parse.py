@@ -26,6 +26,7 @@ from typing import IO, Any
 from l4lite import __version__
 from l4lite.errors import L4Error
 from l4lite.records import Accounting, Record
+from l4lite.terminal import printable
 
 FORMATS = ("parquet", "csv", "jsonl")
 _SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl",
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
             write_output(batches, Path(args.output), fmt, metadata)
     if not args.quiet:
         for warning in accounting.warnings:
-            print(f"l4lite: warning: {warning}", file=sys.stderr)
+            print(f"l4lite: warning: {printable(warning)}", file=sys.stderr)
         print(f"l4lite: {accounting.summary_line()}", file=sys.stderr)
     return 0
 

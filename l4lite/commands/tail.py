@@ -9,6 +9,7 @@ import threading
 from typing import Any
 
 from l4lite.errors import L4Error
+from l4lite.terminal import printable
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         raise L4Error("--poll and --hang-after must be positive")
 
     def warn(message: str) -> None:
-        print(f"l4lite: warning: {message}", file=sys.stderr, flush=True)
+        print(f"l4lite: warning: {printable(message)}", file=sys.stderr, flush=True)
 
     sinks: list[AlertSink] = []
     try:
