@@ -35,17 +35,17 @@ from l4lite.alerts import Alert, AlertSink, AlertTracker, read_alert_log
 from l4lite.errors import L4Error
 from l4lite.follow import Chunk, Follower, Stream
 from l4lite.incident import Incident, write_atomic
+from l4lite.lane import FastLane, RootLane
 from l4lite.livereader import ReaderFactory, RecordReader, default_reader_factory
 from l4lite.liveverdict import RootHit, hang_incident, iso, rules_incident
 from l4lite.mining import TemplateMiner, template_id
 from l4lite.records import Accounting, Record
 from l4lite.scan import JobScan, Scanner
-from l4lite.triage import KeywordGate, RootLane, Sampler, Triage
+from l4lite.triage import KeywordGate, Sampler, Triage
 
 STATE_SCHEMA = "l4lite.tail-state/1"
 STATE_FILE = "state.json"
 ROOT_HITS_KEPT = 50  # root-cause hits kept for the immediate (rules-only) verdict
-LANE_READ_BYTES = 16 << 20  # fast lane read-ahead per stream per poll
 STEP_WORK_SECONDS = 0.25  # the record path reads about this much work per poll when it is behind
 MIN_READ_BYTES = 64 << 10
 MAX_READ_BYTES = 4 << 20
@@ -166,13 +166,11 @@ class Tailer:
         self._slots: dict[str, _Slot] = {}
         self._unclean_since: float | None = None
         gate = KeywordGate(self.rules)
-        self._lane = None if options.once else RootLane(self.rules)
-        self._lane_hits: list[RootHit] = []
-        self._lane_seen: set[tuple[str, int]] = set()
-        self._lane_pos: dict[str, tuple[int, int]] = {}  # stream -> (byte offset, lines) scanned ahead to
+        self.triage = Triage(gate)
+        self._lane = None if options.once else FastLane(
+            RootLane(self.rules), self.follower, self._scratch_record, self.triage.routine_shapes, self._root_hit)
         if not options.once:
             self.follower.max_read = MIN_READ_BYTES * 4  # grows while polls stay short
-        self.triage = Triage(gate)
         self.sampler = Sampler()
         self._tap = _RuleTap(gate, self.triage, self)
         self._scanner = self._new_scanner()
@@ -281,7 +279,7 @@ class Tailer:
             self.sampler.adjust(self._last_busy, now - self._last_step)
         self._last_step = now
         chunks = self.follower.poll(finish=finish)
-        if self._lane is not None and self._fast_lane(chunks):
+        if self._lane is not None and self._lane.scan(chunks):
             self._new_root_hits += 1
         n = 0
         began = self.clock()
@@ -351,75 +349,6 @@ class Tailer:
     def behind(self) -> bool:
         """The last poll left bytes unread: poll again at once."""
         return self.follower.capped
-
-    def _fast_lane(self, chunks: list[Chunk]) -> int:
-        """Root-cause lines found in raw bytes before any record is built: the chunks just read, and the bytes
-        beyond them up to the end of each file (when the record path is behind). Each byte is scanned once, by
-        one regex search per region, so an alert never waits for the records ahead of its line; the lines are
-        still processed in order by the record path. What a file held when first seen is left to the record
-        path: the lane is for what is written while we watch."""
-        found = 0
-        for c in chunks:
-            s = c.stream
-            pos, line = self._lane_pos.get(s.sid, (c.start, c.first_line - 1))
-            if pos >= c.end:
-                continue  # scanned ahead already
-            if pos < c.start:
-                pos, line = c.start, c.first_line - 1
-            data = c.data[pos - c.start:]
-            found += self._lane_region(s, data, line)
-            self._lane_pos[s.sid] = (c.end, line + data.count(b"\n"))
-        for s in self.follower.streams.values():
-            if s.status != "active" or s.compressed or s.handle is None or s.size <= s.offset:
-                continue
-            pos, line = self._lane_pos.get(s.sid) or self._lane_start(s)
-            if pos < s.offset:
-                pos, line = s.offset, s.line
-            data = self.follower.read_ahead(s, pos, LANE_READ_BYTES)
-            if data:
-                found += self._lane_region(s, data, line)
-                self._lane_pos[s.sid] = (pos + len(data), line + data.count(b"\n"))
-        return found
-
-    def _lane_start(self, s: Stream) -> tuple[int, int]:
-        """Where the lane starts on a stream it has not seen: the end of the complete lines there now."""
-        pos, line = s.offset, s.line
-        while True:
-            data = self.follower.read_ahead(s, pos, 1 << 20)
-            if not data:
-                return pos, line
-            pos, line = pos + len(data), line + data.count(b"\n")
-
-    def _lane_region(self, stream: Stream, data: bytes, line_before: int) -> int:
-        """Scan complete lines ``data`` whose first line is ``line_before + 1``."""
-        assert self._lane is not None
-        found = 0
-        for start, end in self._lane.lines(data, self.triage.routine_shapes):
-            text = data[start:end].decode("utf-8", "replace").rstrip("\r")
-            if self._lane.may_match(text):
-                found += self._lane_line(stream, line_before + 1 + data.count(b"\n", 0, start), text)
-        return found
-
-    def _lane_line(self, stream: Stream, line_no: int, text: str) -> int:
-        key = (stream.name, line_no)
-        if key in self._lane_seen or len(self._lane_hits) >= ROOT_HITS_KEPT:
-            return 0
-        reader = self.reader_factory(stream.name)  # a scratch reader: headers, host, rank of this one line
-        records = reader.feed(line_no, text) + reader.flush()
-        if not records:
-            return 0
-        record = records[0]
-        if record.node is None:
-            slot = self._slots.get(stream.sid)
-            record.node = getattr(slot.reader, "node_hint", None) if slot is not None else None
-        found = 0
-        for match in self.rules.match(record):
-            if match.rule.role == "root":
-                self._lane_hits.append(self._root_hit(match, record))
-                found += 1
-        if found:
-            self._lane_seen.add(key)
-        return found
 
     def _emit(self, slot: _Slot, records: list[Record]) -> None:
         process = self._process
@@ -495,6 +424,18 @@ class Tailer:
         self._root_hits.append(self._root_hit(match, record))
         self._new_root_hits += 1
 
+    def _scratch_record(self, stream: Stream, line_no: int, text: str) -> Record | None:
+        """One line parsed on its own (headers, host, rank), the node filled from what its file showed so far."""
+        reader = self.reader_factory(stream.name)
+        records = reader.feed(line_no, text) + reader.flush()
+        if not records:
+            return None
+        record = records[0]
+        if record.node is None:
+            slot = self._slots.get(stream.sid)
+            record.node = getattr(slot.reader, "node_hint", None) if slot is not None else None
+        return record
+
     def _root_hit(self, match: Any, record: Record) -> RootHit:
         rule, groups = match.rule, dict(match.groups)
         context = {"node": record.node or "the node", "rank": record.rank, "gpu": record.gpu, "count": 1,
@@ -507,7 +448,8 @@ class Tailer:
         """The immediate verdict from root-cause rule hits alone (before any window statistics)."""
         hits = list(self._root_hits)
         seen = {(h.record.file, h.record.line, h.rule.id) for h in hits}
-        hits.extend(h for h in self._lane_hits if (h.record.file, h.record.line, h.rule.id) not in seen)
+        if self._lane is not None:
+            hits.extend(h for h in self._lane.hits if (h.record.file, h.record.line, h.rule.id) not in seen)
         return rules_incident(hits, self._template_id, self._stats())
 
     def _template_id(self, record: Record) -> str:

@@ -12,9 +12,8 @@ The shape cache is exact for the rule gate because the rule pack's gate itself o
 digits masked (its keywords are cut to their digit-free runs): two texts of one shape get the same candidate
 rules. For metrics and markers it assumes the parsers do not tell digits apart.
 
-``RootLane`` uses a regular expression (trie-shaped: Python's ``re`` runs that about two orders of
-magnitude faster than a flat alternation of hundreds of keywords) that finds the lines a root-cause rule could
-match in a whole chunk of raw bytes at once: tail's fast lane.
+``trie_regex`` builds the trie-shaped regular expressions (Python's ``re`` runs them about two orders of
+magnitude faster than a flat alternation of hundreds of keywords) used here and by tail's fast lane.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from l4lite.metrics import parse_metric_line
 from l4lite.phases import match_marker
 from l4lite.records import Record
 
-_FOLD = bytes.maketrans(b"123456789", b"000000000")  # bytes.translate: C speed (str.translate is not)
+FOLD = bytes.maketrans(b"123456789", b"000000000")  # bytes.translate: C speed (str.translate is not)
 _DIGIT_RUN = re.compile(r"[0-9]+")
 
 
@@ -76,69 +75,6 @@ class KeywordGate:
         return bool(pack.candidates(text, "message") or pack.candidates(text, "text"))
 
 
-class RootLane:
-    """Finds lines that a root-cause rule matches, in raw bytes, cheaply: a keyword search over a whole region,
-    then only the regexes of the root rules whose keywords the line contains (on the raw line: a pattern anchored
-    to the start of the message is left to the record path)."""
-
-    def __init__(self, pack: Any) -> None:
-        self.pack = pack
-        by_word: dict[str, list[Any]] = {}
-        for rule in pack.rules:
-            if getattr(rule, "role", None) != "root":
-                continue
-            for word in gate_words(getattr(rule, "keywords", ())):
-                by_word.setdefault(word, []).append(rule)
-        self.words = tuple(sorted(by_word))
-        pattern = trie_regex(self.words) if self.words else None
-        self.bytes_rx = re.compile(pattern.encode("utf-8")) if pattern else None
-        self._rx = re.compile(pattern) if pattern else None
-        # The regex reports the longest word starting at a position; the rules of shorter words there (its
-        # prefixes) are candidates too.
-        self._rules_of = {w: [r for w2, rules in by_word.items() if w.startswith(w2) for r in rules]
-                          for w in self.words}
-
-    def lines(self, data: bytes, routine: set[bytes] | frozenset[bytes] = frozenset()) -> list[tuple[int, int]]:
-        """(start, end) byte spans of the lines of ``data`` that contain a root keyword (lower-case match).
-
-        Lines whose digit-folded form is in ``routine`` (shapes known to hold no rule keyword, see ``Triage``)
-        are not searched: one ``translate`` and one set lookup per line instead of a regex run over every byte.
-        """
-        rx = self.bytes_rx
-        if rx is None:
-            return []
-        out = []
-        pos = 0
-        search = rx.search
-        for raw, folded in zip(data.split(b"\n"), data.translate(_FOLD).split(b"\n"), strict=True):
-            n = len(raw)
-            if n and folded not in routine and search(raw.lower()) is not None:
-                out.append((pos, pos + n))
-            pos += n + 1
-        return out
-
-    def may_match(self, text: str) -> bool:
-        """Some root rule whose keyword occurs in ``text`` has a pattern that matches it."""
-        rx = self._rx
-        if rx is None:
-            return False
-        low = text.lower()
-        tried: set[str] = set()
-        m = rx.search(low)
-        while m is not None:
-            for rule in self._rules_of[m.group()]:
-                if rule.id in tried:
-                    continue
-                tried.add(rule.id)
-                try:
-                    if rule.compiled.search(text, timeout=self.pack.timeout) is not None:
-                        return True
-                except TimeoutError:
-                    continue
-            m = rx.search(low, m.start() + 1)
-        return False
-
-
 class Triage:
     """Classifies records as routine (a known shape with nothing in it) or worth a full look."""
 
@@ -159,7 +95,7 @@ class Triage:
         if record.end_line != record.line or record.level == "error":
             return False
         text = record.text
-        key = text.encode("utf-8", "surrogatepass").translate(_FOLD)
+        key = text.encode("utf-8", "surrogatepass").translate(FOLD)
         if key in self._routine:
             return True
         self.full_looks += 1
@@ -180,7 +116,7 @@ class Triage:
         if self._last[0] is record:
             return self._last[1]
         if record.end_line == record.line and (
-                record.text.encode("utf-8", "surrogatepass").translate(_FOLD) in self._routine):
+                record.text.encode("utf-8", "surrogatepass").translate(FOLD) in self._routine):
             return False
         return self.gate.hit(record.text)
 
