@@ -52,6 +52,10 @@ _ERRORISH = ("Error", "error:", "Traceback", "Exception", "WARN")
 
 def to_float(text: str) -> float | None:
     """Parse a number as trainers print it, including ``nan``, ``nan.0``, ``inf`` and ``-inf``."""
+    try:
+        return float(text)  # the common case, fast (float() accepts surrounding blanks, nan and inf)
+    except ValueError:
+        pass
     t = text.strip().rstrip(",|]")
     if not t:
         return None
@@ -106,8 +110,17 @@ def parse_metric_line(message: str) -> dict[str, Any] | None:
     return None
 
 
+_MEGATRON_KEYS: dict[str, str] = {
+    "learning rate": "lr", "loss scale": "loss_scale", "grad norm": "grad_norm",
+    "number of skipped iterations": "skipped", "number of nan iterations": "nan_count",
+    "samples per second": "throughput", "tflops": "throughput", "throughput per gpu (tflop/s/gpu)": "throughput",
+}
+_IGNORED_KEYS = frozenset({"consumed samples", "consumed tokens", "global batch size", "num zeros",
+                           "actual seqlen", "params norm", "batch generator", "mtp_1 loss"})
+
+
 def _megatron(message: str) -> dict[str, Any] | None:
-    m = _MEGATRON_VAL.search(message)
+    m = _MEGATRON_VAL.search(message) if "loss at" in message else None
     if m:
         out: dict[str, Any] = {"kind": "val", "iteration": int(m.group(1))}
         for part in message[m.end():].split("|"):
@@ -126,25 +139,23 @@ def _megatron(message: str) -> dict[str, Any] | None:
         if not sep:
             continue
         key = key.strip().lower()
-        v = to_float(value)
-        if v is None:
+        if key in _IGNORED_KEYS:
             continue
-        if key.startswith("elapsed time per iteration"):
-            out["iter_time"] = v / 1000.0 if "(ms)" in key else v
-        elif key == "learning rate":
-            out["lr"] = v
-        elif key == "loss scale":
-            out["loss_scale"] = v
-        elif key == "grad norm":
-            out["grad_norm"] = v
-        elif key == "number of skipped iterations":
-            out["skipped"] = _int(v)
-        elif key == "number of nan iterations":
-            out["nan_count"] = _int(v)
-        elif key in ("samples per second", "tflops", "throughput per gpu (tflop/s/gpu)"):
-            out.setdefault("throughput", v)
-        elif key.endswith("loss") and "loss" not in out:
-            out["loss"] = v
+        name = _MEGATRON_KEYS.get(key)
+        if name is None:
+            if key.startswith("elapsed time per iteration"):
+                v = to_float(value)
+                if v is not None:
+                    out["iter_time"] = v / 1000.0 if "(ms)" in key else v
+            elif key.endswith("loss") and "loss" not in out:
+                out["loss"] = to_float(value)
+            continue
+        v = to_float(value)
+        if v is None or name in out:
+            continue
+        out[name] = _int(v) if name in ("skipped", "nan_count") else v
+    if out.get("loss", 0.0) is None:
+        del out["loss"]
     return out
 
 

@@ -95,7 +95,6 @@ _MARKERS: tuple[tuple[str, str], ...] = (
 _SUCCESS = frozenset({"WorkerState.SUCCEEDED", "'train_runtime'", "exiting program", "after training is done",
                       "Training completed", "Training finished", "training finished", "Training complete",
                       "Finished training", "finished training", "Trainer.fit` stopped"})
-_GATE = re.compile("|".join(re.escape(g) for g, _ in _MARKERS))
 _KIND = dict(_MARKERS)
 
 _CKPT_LOOKUP = re.compile(r"\b(?:search|look|find|restor|resum)\w*\s+(?:for\s+|from\s+)?(?:the\s+)?(?:\w+\s+)?"
@@ -131,16 +130,21 @@ class MarkerMatch:
 
 
 def match_marker(message: str) -> MarkerMatch | None:
-    """Recognise a phase marker in one message, or return None (most lines)."""
-    m = _GATE.search(message)
-    if m is None:
+    """Recognise a phase marker in one message, or return None (most lines).
+
+    Plain substring tests in table order (first hit wins): a regex alternation of these literals is an order of
+    magnitude slower on the lines that match none, which is nearly all of them.
+    """
+    gate = next((g for g, _ in _MARKERS if g in message), None)
+    if gate is None:
         if "heckpoint" in message and _CKPT_LOOKUP.search(message):
             return MarkerMatch("load")  # "Search for history checkpoints...", "Restoring checkpoint ..."
         return None
-    kind = _KIND[m.group(0)]
+    kind = _KIND[gate]
     out = MarkerMatch(kind)
-    if kind == "shutdown" and m.group(0) in _SUCCESS:
+    if kind == "shutdown" and gate in _SUCCESS:
         out.detail["success"] = True
+    end = message.find(gate) + len(gate)
     if kind in ("checkpoint", "checkpoint_saved", "load", "load_done"):
         it = _ITER.search(message)
         if it is not None:
@@ -149,7 +153,7 @@ def match_marker(message: str) -> MarkerMatch | None:
             ep = _EPOCHS.search(message)
             if ep is not None:
                 out.detail["epoch"] = int(ep.group(1))
-        path = _CKPT_PATH.search(message) or _PATH.search(message[m.end():])
+        path = _CKPT_PATH.search(message) or _PATH.search(message[end:])
         if path is not None:
             out.detail["path"] = path.group(1).rstrip(".,;:")
     return out

@@ -27,6 +27,7 @@ UNKNOWN_NODE = "unknown"
 HIT_CAP = 20  # hits kept per (rule, node); the rest only counted in hit_totals
 EXEMPLAR_CAP = 2  # records kept per (template, node)
 MARKER_CAP = 5000
+METRIC_CACHE = 4096  # distinct metric messages whose parse is remembered
 DEVICE_EVENT_CAP = 4  # telemetry events kept per (node, GPU); the last one stands for the rest
 METRIC_CAP = 4000  # metric points kept per node before older points are thinned
 MAX_CELLS = 400_000  # count-table cells before buckets double in length
@@ -64,7 +65,7 @@ class Hit:
     groups: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(slots=True)
 class MetricPoint:
     """One trainer progress line: iteration with loss, grad norm and friends, or a validation result."""
 
@@ -325,13 +326,12 @@ def node_key(record: Record) -> str:
 
 
 class _Stat:
-    __slots__ = ("count", "nodes", "levels", "sources", "first", "last")
+    __slots__ = ("count", "levels", "sources", "first", "last")
 
     def __init__(self) -> None:
         self.count = 0
-        self.nodes: Counter[str] = Counter()
-        self.levels: Counter[str] = Counter()
-        self.sources: Counter[str] = Counter()
+        self.levels: dict[str, int] = {}
+        self.sources: dict[str, int] = {}
         self.first: float | None = None
         self.last: float | None = None
 
@@ -357,11 +357,12 @@ class Scanner:
         self._hit_kept: Counter[tuple[str, str]] = Counter()
         self._hit_totals: Counter[tuple[str, str]] = Counter()
         self._metrics: dict[str, list[MetricPoint]] = {}
-        self._seq: Counter[str] = Counter()
+        self._seq: dict[tuple[str, int | None], int] = {}
         self._markers: list[Marker] = []
         self._exemplars: dict[tuple[int, str], list[Record]] = {}
         self._rank_nodes: dict[int, str] = {}
-        self._node_last: dict[str, tuple[float | None, int]] = {}
+        self._node_time: dict[str, float] = {}  # node -> time of its last timed record
+        self._node_count: dict[str, int] = {}  # node -> records
         self._node_first: dict[str, float | None] = {}
         self._node_ranks: dict[str, set[int]] = {}
         self._progress: dict[str, Progress] = {}
@@ -369,6 +370,7 @@ class Scanner:
         self._phase_now: dict[str, str] = {}  # node -> phase implied by its latest marker or metric line
         self._source_last: dict[str, float] = {}
         self._csv_headers: dict[str, list[str]] = {}  # file -> nvidia-smi CSV columns
+        self._metric_cache: dict[str, Any] = {}
         self._device: dict[tuple[str, str], list[DeviceEvent]] = {}
         self._total_steps: int | None = None  # "Total optimization steps = N" (Hugging Face): epoch -> iteration
         self.info: dict[str, Any] = {}
@@ -377,7 +379,7 @@ class Scanner:
 
     # ------------------------------------------------------------------ the hot path
     def add(self, record: Record) -> None:
-        node = node_key(record)
+        node = record.node or (f"rank:{record.rank}" if record.rank is not None else UNKNOWN_NODE)
         t = record.time
         cid = self.miner.add(record.message)
         record.template_id = f"#{cid}"
@@ -385,10 +387,11 @@ class Scanner:
         if st is None:
             st = self._stats[cid] = _Stat()
         st.count += 1
-        st.nodes[node] += 1
-        if record.level:
-            st.levels[record.level] += 1
-        st.sources[record.source] += 1
+        level = record.level
+        if level:
+            st.levels[level] = st.levels.get(level, 0) + 1
+        source = record.source
+        st.sources[source] = st.sources.get(source, 0) + 1
         if t is not None:
             if st.first is None or t < st.first:
                 st.first = t
@@ -398,14 +401,14 @@ class Scanner:
                 self.start_time = t
             if self.end_time is None or t > self.end_time:
                 self.end_time = t
-            src_last = self._source_last.get(record.source)
-            if src_last is None or t > src_last:
-                self._source_last[record.source] = t
+            if t > self._source_last.get(source, -math.inf):
+                self._source_last[source] = t
             bucket = int(t // self.bucket_seconds)
             if self._await_time:
                 waiting = self._await_time.pop(record.file, None)
                 if waiting is not None and self._progress[waiting].after_time is None:
                     self._progress[waiting].after_time = t
+            self._node_time[node] = t
         else:
             bucket = -1
         key = (node, bucket, cid)
@@ -413,34 +416,45 @@ class Scanner:
         counts[key] = counts.get(key, 0) + 1
         if len(counts) > self.max_cells:
             self._coarsen()
-        ex = self._exemplars.get((cid, node))
+        ekey = (cid, node)
+        ex = self._exemplars.get(ekey)
         if ex is None:
-            self._exemplars[(cid, node)] = [record]
+            self._exemplars[ekey] = [record]
         elif len(ex) < EXEMPLAR_CAP:
             ex.append(record)
-        last = self._node_last.get(node)
-        if last is None:
-            self._node_last[node] = (t, 1)
+        n = self._node_count.get(node)
+        if n is None:
+            self._node_count[node] = 1
             self._node_first[node] = t
         else:
-            self._node_last[node] = (t if t is not None else last[0], last[1] + 1)
-            if self._node_first[node] is None:
+            self._node_count[node] = n + 1
+            if t is not None and self._node_first[node] is None:
                 self._node_first[node] = t
-        if record.rank is not None:
+        rank = record.rank
+        if rank is not None:
             ranks = self._node_ranks.get(node)
             if ranks is None:
-                self._node_ranks[node] = {record.rank}
-            elif record.rank not in ranks:
-                ranks.add(record.rank)
-            if record.node and record.rank not in self._rank_nodes:
-                self._rank_nodes[record.rank] = record.node
+                self._node_ranks[node] = {rank}
+            elif rank not in ranks:
+                ranks.add(rank)
+            if record.node and rank not in self._rank_nodes:
+                self._rank_nodes[rank] = record.node
         if self.rules is not None:
             for match in self.rules.match(record):
                 self._add_hit(match, record, node)
         msg = record.message
-        values = parse_metric_line(msg)
+        cache = self._metric_cache
+        values = cache.get(msg)
+        if values is None:
+            values = parse_metric_line(msg)
+            if values is not None:  # every rank often prints the same progress line: parse it once
+                if len(cache) >= METRIC_CACHE:
+                    cache.clear()
+                cache[msg] = values
         if values is not None:
             self._add_metric(values, record, node)
+            if values.get("kind") == "train":
+                return  # a progress line is no phase marker (and is most of a training log: skip the test)
         if self._csv_headers and record.file in self._csv_headers:
             self._telemetry(record, node, record.text)
         elif "clocks_" in msg:
@@ -449,7 +463,8 @@ class Scanner:
                 self._csv_headers[record.file] = header
         if "steps =" in msg or "world size" in msg or " ....." in msg:
             self._job_fact(msg)
-        marker = match_marker(msg)
+        marker = match_marker(msg) if " NCCL INFO " not in msg or "NCCL version" in msg or "Init COMPLETE" in msg \
+            or "Bootstrap" in msg else None
         if marker is not None and len(self._markers) < MARKER_CAP:
             self._phase_now[node] = _PHASE_OF_MARKER.get(marker.kind, marker.kind)
             self._markers.append(Marker(marker.kind, record.node, record.rank, t, record.file, record.line,
@@ -466,22 +481,25 @@ class Scanner:
             self._hits.append(Hit(rule_id, record, {k: v for k, v in dict(groups).items() if v is not None}))
 
     def _add_metric(self, values: dict[str, Any], record: Record, node: str) -> None:
-        seq_key = f"{node}\x00{record.rank}"
-        self._seq[seq_key] += 1
-        if values.get("iteration") is None and values.get("epoch") is not None and self._total_steps:
-            values["iteration"] = int(round(values["epoch"] * self._total_steps))
-        point = MetricPoint(node=record.node, rank=record.rank, time=record.time, iteration=values.get("iteration"),
+        seq_key = (node, record.rank)
+        seq = self._seq[seq_key] = self._seq.get(seq_key, 0) + 1
+        iteration = values.get("iteration")
+        if iteration is None and self._total_steps and values.get("epoch") is not None:
+            iteration = int(round(values["epoch"] * self._total_steps))  # (values is shared: never mutated)
+        point = MetricPoint(node=record.node, rank=record.rank, time=record.time, iteration=iteration,
                             file=record.file, line=record.line, loss=values.get("loss"),
                             grad_norm=values.get("grad_norm"), lr=values.get("lr"),
                             iter_time=values.get("iter_time"), loss_scale=values.get("loss_scale"),
                             skipped=values.get("skipped"), nan_count=values.get("nan_count"),
                             val_loss=values.get("val_loss"), throughput=values.get("throughput"),
                             kind=values.get("kind", "train"), skipped_total=values.get("skipped_total"),
-                            seq=self._seq[seq_key], text=record.text[:500])
-        series = self._metrics.setdefault(node, [])
+                            seq=seq, text=record.text[:500])
+        series = self._metrics.get(node)
+        if series is None:
+            series = self._metrics[node] = []
         series.append(point)
         if len(series) > METRIC_CAP:
-            self._metrics[node] = thin_metrics(series)
+            self._metrics[node] = _thin_series(series, METRIC_CAP // 2)
         if point.kind == "train":
             prog = self._progress.get(node)
             if prog is None:
@@ -533,10 +551,14 @@ class Scanner:
         tid_of: dict[int, str] = {}
         scan = JobScan(root=self.root, accounting=accounting if accounting is not None else Accounting(),
                        bucket_seconds=self.bucket_seconds)
+        per_node: dict[int, dict[str, int]] = {}
+        for (node, _bucket, cid), n in self._counts.items():
+            d = per_node.setdefault(cid, {})
+            d[node] = d.get(node, 0) + n
         for cid, st in self._stats.items():
             tid, text = final.get(cid, (f"c{cid}", ""))
             tid_of[cid] = tid
-            stat = TemplateStat(tid, text, st.count, dict(st.nodes), dict(st.levels), dict(st.sources),
+            stat = TemplateStat(tid, text, st.count, per_node.get(cid, {}), dict(st.levels), dict(st.sources),
                                 st.first, st.last)
             mine = scan.templates.get(tid)
             if mine is None:
@@ -563,7 +585,7 @@ class Scanner:
             lst.extend(fix(r) for r in recs)
             del lst[EXEMPLAR_CAP:]
         scan.rank_nodes = dict(self._rank_nodes)
-        scan.node_last = dict(self._node_last)
+        scan.node_last = {n: (self._node_time.get(n), c) for n, c in self._node_count.items()}
         scan.node_first = dict(self._node_first)
         scan.node_ranks = {k: set(v) for k, v in self._node_ranks.items()}
         scan.progress = {k: Progress(p.first_iteration, p.last_iteration, p.first_time, p.last_time, p.last_file,
@@ -623,6 +645,18 @@ def thin_metrics(points: list[MetricPoint], cap: int = METRIC_CAP) -> list[Metri
             series = head + tail
         out.extend(series)
     return out
+
+
+def _thin_series(series: list[MetricPoint], target: int) -> list[MetricPoint]:
+    """Thin one node's series (in arrival order) to about ``target`` points, as ``thin_metrics`` does."""
+    keep_tail = target // 2
+    head, tail = series[:-keep_tail], series[-keep_tail:]
+    while len(head) + len(tail) > target:
+        thinner = [p for i, p in enumerate(head) if i % 2 == 0 or p.flagged]
+        if len(thinner) == len(head):
+            break
+        head = thinner
+    return head + tail
 
 
 def _rebucket(counts: dict[tuple[str, int, Any], int], old: float, new: float) -> dict[tuple[str, int, Any], int]:
