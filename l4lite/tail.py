@@ -25,7 +25,7 @@ import json
 import os
 import threading
 import time
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,12 +33,13 @@ from typing import Any
 
 from l4lite.alerts import Alert, AlertSink, AlertTracker, read_alert_log
 from l4lite.errors import L4Error
-from l4lite.follow import Chunk, Follower, Stream
+from l4lite.follow import Follower, Stream
 from l4lite.incident import Incident, write_atomic
 from l4lite.lane import FastLane, RootLane
-from l4lite.livereader import ReaderFactory, RecordReader, default_reader_factory
+from l4lite.livereader import ReaderFactory, default_reader_factory
 from l4lite.liveverdict import RootHit, hang_incident, iso, rules_incident
 from l4lite.mining import TemplateMiner, template_id
+from l4lite.recordfeed import MIN_READ_BYTES, RecordFeed
 from l4lite.records import Accounting, Record
 from l4lite.scan import JobScan, Scanner
 from l4lite.triage import KeywordGate, Sampler, Triage
@@ -46,22 +47,7 @@ from l4lite.triage import KeywordGate, Sampler, Triage
 STATE_SCHEMA = "l4lite.tail-state/1"
 STATE_FILE = "state.json"
 ROOT_HITS_KEPT = 50  # root-cause hits kept for the immediate (rules-only) verdict
-STEP_WORK_SECONDS = 0.25  # the record path reads about this much work per poll when it is behind
-MIN_READ_BYTES = 64 << 10
-MAX_READ_BYTES = 4 << 20
 UNCLEAN_MAX_SECONDS = 5.0  # longest wait for a clean checkpoint before open records are completed
-
-
-@dataclass
-class _Slot:
-    """A stream's record reader and what committing its offset exactly needs."""
-
-    reader: RecordReader
-    last_data: float  # when lines last arrived
-    marks: deque[tuple[float, int]] = field(default_factory=deque)  # (time, last line fed) per poll
-    ripe: int = 0  # lines up to here were fed at least ``flush_after`` seconds ago
-    chunks: deque[Chunk] = field(default_factory=deque)  # read, not yet committed past
-    max_end: int = 0  # the last line of any record emitted
 
 
 @dataclass
@@ -163,14 +149,14 @@ class Tailer:
         self.reader_factory = reader_factory or default_reader_factory(self.follower.root, self.warn,
                                                                        rank_map=self._rank_map)
         self._rank_map = getattr(self.reader_factory, "rank_map", self._rank_map)
-        self._slots: dict[str, _Slot] = {}
+        self.feed = RecordFeed(self.follower, self.reader_factory, self._process, options.flush_after)
         self._unclean_since: float | None = None
         gate = KeywordGate(self.rules)
         self.triage = Triage(gate)
         self._lane = None if options.once else FastLane(
             RootLane(self.rules), self.follower, self._scratch_record, self.triage.routine_shapes, self._root_hit)
         if not options.once:
-            self.follower.max_read = MIN_READ_BYTES * 4  # grows while polls stay short
+            self.follower.max_read = MIN_READ_BYTES * 4  # grows while polls stay short (RecordFeed.pace)
         self.sampler = Sampler()
         self._tap = _RuleTap(gate, self.triage, self)
         self._scanner = self._new_scanner()
@@ -284,10 +270,10 @@ class Tailer:
         n = 0
         began = self.clock()
         for chunk in chunks:
-            n += self._consume(chunk, now)
+            n += self.feed.consume(chunk, now)
         if not self.options.once:
-            self._pace(self.clock() - began)
-        self._expire(now, force=finish)
+            self.feed.pace(self.clock() - began)
+        self.feed.expire(now, force=finish)
         if n:
             self._last_lines = now
         self._uncommitted_lines += n
@@ -311,99 +297,10 @@ class Tailer:
         self._last_busy = self.clock() - now
         return n
 
-    def _consume(self, chunk: Chunk, now: float) -> int:
-        s = chunk.stream
-        slot = self._slots.get(s.sid)
-        if slot is None:
-            slot = self._slots[s.sid] = _Slot(self.reader_factory(s.name), now)
-        feed = slot.reader.feed
-        emit = self._emit
-        line_no = chunk.first_line
-        for text in chunk.lines:
-            records = feed(line_no, text)
-            if records:
-                emit(slot, records)
-            line_no += 1
-        if chunk.lines:
-            slot.last_data = now
-            slot.marks.append((now, line_no - 1))
-            slot.chunks.append(chunk)
-        if chunk.final:
-            emit(slot, slot.reader.flush())
-            del self._slots[s.sid]
-            s.commit(s.line, s.offset)
-        else:
-            self._commit(s, slot)
-        return len(chunk.lines)
-
-    def _pace(self, seconds: float) -> None:
-        """Keep a poll's record work near ``STEP_WORK_SECONDS`` when the records are behind (reads were capped),
-        so that the next poll, and the fast lane's next look, are never far away."""
-        f = self.follower
-        if seconds > 1.5 * STEP_WORK_SECONDS:
-            f.max_read = max(MIN_READ_BYTES, f.max_read // 2)
-        elif seconds < 0.5 * STEP_WORK_SECONDS:
-            f.max_read = min(MAX_READ_BYTES, f.max_read * 2)
-
     @property
     def behind(self) -> bool:
         """The last poll left bytes unread: poll again at once."""
         return self.follower.capped
-
-    def _emit(self, slot: _Slot, records: list[Record]) -> None:
-        process = self._process
-        for record in records:
-            process(record)
-            if record.end_line > slot.max_end:
-                slot.max_end = record.end_line
-
-    @staticmethod
-    def _commit(s: Stream, slot: _Slot) -> None:
-        """Move the stream's committed position to just before the oldest record still being assembled."""
-        pending = slot.reader.pending_line
-        chunks = slot.chunks
-        if pending is None:
-            s.commit(s.line, s.offset)
-            chunks.clear()
-            return
-        while chunks and chunks[0].first_line + len(chunks[0].lines) <= pending:
-            chunks.popleft()
-        if chunks and chunks[0].first_line <= pending:
-            c = chunks[0]
-            off = c.offset_of(pending)
-            rel = off - c.start
-            s.commit(pending - 1, off, c.data[max(0, rel - 64):rel])
-
-    def _expire(self, now: float, force: bool) -> None:
-        """Complete records whose continuation is not coming: the stream went quiet, or the record got no line
-        for ``flush_after`` seconds while other lines kept coming (an error line in a busy file)."""
-        horizon = now - self.options.flush_after
-        for sid, slot in list(self._slots.items()):
-            marks = slot.marks
-            while marks and marks[0][0] <= horizon:
-                slot.ripe = marks.popleft()[1]
-            pending = slot.reader.pending_line
-            if pending is None:
-                continue
-            if force or slot.last_data <= horizon:
-                records = slot.reader.flush()
-            elif slot.ripe >= pending:
-                records = slot.reader.expire(slot.ripe)
-            else:
-                continue
-            self._emit(slot, records)
-            stream = self.follower.streams.get(sid)
-            if stream is not None:
-                self._commit(stream, slot)
-
-    def _clean(self) -> bool:
-        """No emitted record reaches past a stream's commit point (interleaved multi-line records can), so the
-        committed offsets and the totals describe the same lines."""
-        for slot in self._slots.values():
-            pending = slot.reader.pending_line
-            if pending is not None and slot.max_end >= pending:
-                return False
-        return True
 
     def _process(self, record: Record) -> None:
         self.totals.records += 1
@@ -432,8 +329,7 @@ class Tailer:
             return None
         record = records[0]
         if record.node is None:
-            slot = self._slots.get(stream.sid)
-            record.node = getattr(slot.reader, "node_hint", None) if slot is not None else None
+            record.node = self.feed.node_hint(stream.sid)
         return record
 
     def _root_hit(self, match: Any, record: Record) -> RootHit:
@@ -585,13 +481,13 @@ class Tailer:
         Only at a clean cut (see ``_clean``); after a few seconds without one, open records are completed to
         make one. Returns whether the state was written.
         """
-        if not self._clean():
+        if not self.feed.clean():
             now = self.clock()
             if self._unclean_since is None:
                 self._unclean_since = now
             if now - self._unclean_since < UNCLEAN_MAX_SECONDS:
                 return False
-            self._expire(now, force=True)
+            self.feed.expire(now, force=True)
         self._unclean_since = None
         self.totals.lines = self.follower.lines_committed
         self._last_checkpoint = self.clock()
@@ -644,7 +540,7 @@ class Tailer:
 
     def close(self) -> None:
         """Flush pending records, checkpoint, write the final report, finish deliveries."""
-        self._expire(self.clock(), force=True)
+        self.feed.expire(self.clock(), force=True)
         self._collect(wait=True)
         if self._new_root_hits and not self.options.once:
             self._new_root_hits = 0
