@@ -227,6 +227,18 @@ def finish_merge(result: ShardResult, root: str, accounting: Accounting, max_cel
     return merged
 
 
+def remine(texts: Sequence[str], sim_th: float = 0.5, depth: int = 4, max_children: int = 100) -> dict[str, str]:
+    """Template texts (in the order they were first seen) -> the template Drain makes of them together."""
+    from drain3.drain import Drain
+
+    drain = Drain(sim_th=sim_th, depth=depth, max_children=max_children)
+    cluster_of: dict[str, int] = {}
+    for text in texts:
+        if text and text not in cluster_of:
+            cluster_of[text] = drain.add_log_message(text)[0].cluster_id
+    return {text: drain.id_to_cluster[cid].get_template() for text, cid in cluster_of.items()}
+
+
 def unify_templates(scan: JobScan, sim_th: float = 0.5, depth: int = 4, max_children: int = 100) -> int:
     """Re-mine the shards' template texts with one Drain, in the order the merged scan first saw them, and
     re-key everything to the resulting templates (in place). Returns the number of templates folded away.
@@ -235,22 +247,15 @@ def unify_templates(scan: JobScan, sim_th: float = 0.5, depth: int = 4, max_chil
     ``busId <*>``; a shard that saw only ``[receive]`` keeps the word where the pass has ``<*>``. Drain over the
     shard templates (each a generalised message) joins them as Drain over all messages would have.
     """
-    from drain3.drain import Drain
-
     from l4lite.mining import template_id
 
     if len(scan.templates) < 2:
         return 0
-    drain = Drain(sim_th=sim_th, depth=depth, max_children=max_children)
-    cluster_of: dict[str, int] = {}
-    for tid, stat in scan.templates.items():
-        cluster, _ = drain.add_log_message(stat.template)
-        cluster_of[tid] = cluster.cluster_id
-    final = {cid: c.get_template() for cid, c in drain.id_to_cluster.items()}
+    final = remine([stat.template for stat in scan.templates.values()], sim_th, depth, max_children)
     new_id: dict[str, str] = {}
     text_of: dict[str, str] = {}
     for tid, stat in scan.templates.items():
-        text = final[cluster_of[tid]] if stat.template else stat.template
+        text = final.get(stat.template, stat.template) if stat.template else stat.template
         nid = template_id(text) if text != stat.template else tid
         new_id[tid] = nid
         text_of[nid] = text
@@ -360,20 +365,24 @@ class PoolEngine(Engine):
         self.workers = max(1, int(jobs))
         self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=_mp_context())
 
-    def run(self, tasks: Sequence[ShardTask], progress: ProgressFn | None = None) -> ShardResult:
+    def map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
+        """``fn`` over items in the pool, results as they complete."""
         from concurrent.futures import as_completed
 
-        tracker = _Tracker(tasks, progress)
-        futures = [self._pool.submit(scan_shard, t) for t in tasks]
-        results = []
+        futures = [self._pool.submit(fn, item) for item in items]
         try:
             for fut in as_completed(futures):
-                results.append(fut.result())
-                tracker.shard_done(results[-1])
-        except BaseException:
+                yield fut.result()
+        finally:
             for fut in futures:
                 fut.cancel()
-            raise
+
+    def run(self, tasks: Sequence[ShardTask], progress: ProgressFn | None = None) -> ShardResult:
+        tracker = _Tracker(tasks, progress)
+        results = []
+        for result in self.map(scan_shard, tasks):
+            results.append(result)
+            tracker.shard_done(result)
         return _fold(results)
 
     def close(self) -> None:
@@ -501,4 +510,5 @@ def scan_job_parallel(paths: Sequence[str], options: Any, engine: Engine | None 
 
 
 __all__ = ["DaskEngine", "Engine", "LocalEngine", "PoolEngine", "ShardResult", "ShardTask", "finish_merge",
-           "make_engine", "merge_results", "plan_shards", "scan_job_parallel", "scan_shard"]
+           "make_engine", "merge_results", "plan_shards", "remine", "scan_job_parallel", "scan_shard",
+           "unify_templates"]

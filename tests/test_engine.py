@@ -207,3 +207,33 @@ def test_engine_choice_and_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 def test_stdin_cannot_be_sharded(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(L4Error, match="stdin"):
         scan_job_parallel(["-"], AnalyzeOptions(jobs=2), engine=TwoWorkers())
+
+
+# ------------------------------------------------------------------------------------------------ parse --jobs
+@pytest.mark.parametrize("name", ["004-nvlink_error", "010-checkpoint_save_failure"])
+def test_parse_with_jobs_writes_the_same_rows(name: str, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    one, two = tmp_path / "one.parquet", tmp_path / "two.parquet"
+    assert main(["parse", str(SUITE / name), "-o", str(one), "--quiet"]) == 0
+    assert main(["parse", str(SUITE / name), "-o", str(two), "--quiet", "--jobs", "2"]) == 0
+    a, b = pq.read_table(one), pq.read_table(two)
+    assert a.num_rows > 0 and a.to_pylist() == b.to_pylist()
+    meta_a, meta_b = (json.loads(t.schema.metadata[b"l4lite.accounting"]) for t in (a, b))
+    assert meta_a == meta_b
+
+
+def test_parse_with_jobs_fills_rank_only_nodes_from_earlier_shards(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    job = tmp_path / "job"
+    job.mkdir()
+    (job / "a-nccl.log").write_text(
+        "node07:2001:2001 [3] NCCL INFO comm 0x55d1 rank 3 nranks 8 cudaDev 3 busId 3b000 - Init COMPLETE\n")
+    (job / "b-trainer.log").write_text("".join(f"[rank3]: step {i} loss 2.5\n" for i in range(5)))
+    one, two = tmp_path / "one.parquet", tmp_path / "two.parquet"
+    assert main(["parse", str(job), "-o", str(one), "--quiet"]) == 0
+    assert main(["parse", str(job), "-o", str(two), "--quiet", "--jobs", "2"]) == 0
+    rows = pq.read_table(two).to_pylist()
+    assert rows == pq.read_table(one).to_pylist()
+    assert {r["node"] for r in rows if r["file"] == "b-trainer.log"} == {"node07"}

@@ -1,4 +1,4 @@
-"""`l4lite parse JOB... [-o records.parquet|records.csv|records.jsonl] [--node-from REGEX] [--quiet]`.
+"""`l4lite parse JOB... [-o records.parquet|records.csv|records.jsonl] [--node-from REGEX] [--jobs N] [--quiet]`.
 
 One row per record: file, line, end_line, node, rank, gpu, source, time, level, template_id, template, text.
 Template ids are only final once every line has been mined, so parsing takes two passes: the first streams
@@ -48,7 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=FORMATS, help="output format (default: from the output's extension)")
     p.add_argument("--node-from", metavar="REGEX",
                    help="regex whose first group (or group 'node') names the node in a file's relative path")
-    p.add_argument("--quiet", action="store_true", help="do not print the line accounting and warnings")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="parallel processes reading shards of files (default 1)")
+    p.add_argument("--quiet", action="store_true", help="no line accounting, warnings or progress bar")
     p.set_defaults(run=run)
 
 
@@ -69,18 +71,34 @@ def run(args: argparse.Namespace) -> int:
     fmt = output_format(args.output, args.format)
     if args.output == "-" and fmt == "parquet":
         raise L4Error("--format parquet needs an output file (-o FILE)")
-    from l4lite.ingest import IngestOptions, iter_records
+    if args.jobs < 1:
+        raise L4Error("--jobs must be at least 1")
+    from l4lite.ingest import IngestOptions, iter_job
     from l4lite.mining import TemplateMiner
+    from l4lite.progress import progress_bar, track_records
+    from l4lite.sources import discover
 
-    accounting = Accounting()
-    miner = TemplateMiner()
+    bar = progress_bar(args.quiet)
     with tempfile.TemporaryDirectory(prefix="l4lite-parse-") as tmp:
-        spool = Path(tmp) / "records.arrows"
-        records = iter_records(args.paths, IngestOptions(node_from=args.node_from), accounting)
-        n = write_spool(records, miner, spool)
+        if args.jobs > 1:  # shards of files in a process pool, templates re-mined across shards
+            from l4lite.parse_engine import finalized_batches, parse_parallel
+
+            results, accounting, templates = parse_parallel(args.paths, args.node_from, args.jobs, Path(tmp), bar)
+            n = sum(r.records for r in results)
+            batches = finalized_batches(results)
+        else:
+            accounting = Accounting()
+            miner = TemplateMiner()
+            spool = Path(tmp) / "records.arrows"
+            job = discover(args.paths, accounting)
+            records = iter_job(job, IngestOptions(node_from=args.node_from), accounting)
+            n = write_spool(track_records(records, job.files, bar), miner, spool)
+            templates = len(miner)
+            batches = finalize_spool(spool, miner.finalize())
+        if bar is not None:
+            bar.close()
         metadata = {"l4lite.version": __version__, ACCOUNTING_KEY: accounting.to_dict(), "records": n,
-                    "templates": len(miner)}
-        batches = finalize_spool(spool, miner.finalize())
+                    "templates": templates}
         if args.output == "-":
             sys.stdout.flush()
             if fmt == "csv":

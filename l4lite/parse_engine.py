@@ -1,0 +1,136 @@
+"""``l4lite parse --jobs N``: shards of files read and mined in a process pool, spooled, merged in file order.
+
+Each worker reads its shard (contiguous files in discovery order), mines the records with its own template
+miner and spools them to an Arrow file with their local cluster ids (``commands.parse.write_spool``). The parent
+then re-mines the shards' template texts with one Drain (``engine.remine``), so that a template that one shard
+kept literal and another generalised ends as one template with one stable id, and writes the spools out in
+shard order: the rows come out in the same order as with one process.
+
+A rank-only record (no host on its line, its stream or its file) takes its node from the rank ties learned in
+the files before it, as in one process: the worker knows the ties of its own shard, and the parent fills in the
+ties of the earlier shards.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from l4lite.attribution import RankMap
+from l4lite.engine import PoolEngine, plan_shards, remine
+from l4lite.errors import L4Error
+from l4lite.records import Accounting
+from l4lite.sources import InputFile, discover
+
+SHARDS_PER_WORKER = 2
+
+
+@dataclass(frozen=True)
+class SpoolTask:
+    index: int
+    files: tuple[InputFile, ...]
+    node_from: str | None
+    spool: str
+
+
+@dataclass
+class SpoolResult:
+    index: int
+    spool: str
+    records: int
+    accounting: Accounting
+    table: dict[int, tuple[str, str]]
+    ties: RankMap
+    bytes: int
+    seconds: float
+
+
+def spool_shard(task: SpoolTask) -> SpoolResult:
+    """Read, mine and spool one shard (runs in a worker process)."""
+    from l4lite.commands.parse import write_spool
+    from l4lite.ingest import IngestOptions, read_file
+    from l4lite.mining import TemplateMiner
+
+    started = time.perf_counter()
+    accounting = Accounting()
+    ingest = IngestOptions(node_from=task.node_from)
+    miner = TemplateMiner()
+    records = (r for f in task.files for r in read_file(f, ingest, accounting))
+    n = write_spool(records, miner, Path(task.spool))
+    return SpoolResult(task.index, task.spool, n, accounting, miner.finalize(), ingest.rank_map,
+                       sum(f.size for f in task.files), time.perf_counter() - started)
+
+
+def parse_parallel(paths: Sequence[str], node_from: str | None, jobs: int, spool_dir: Path,
+                   progress: Any = None) -> tuple[list[SpoolResult], Accounting, int]:
+    """Spool every shard of the job; returns the shard results in file order, the job's accounting and the
+    number of templates after re-mining."""
+    accounting = Accounting()
+    job = discover(list(paths), accounting)
+    if any(f.is_stdin for f in job.files):
+        raise L4Error("stdin (-) cannot be split into shards: drop --jobs or pass files")
+    shards = plan_shards(job.files, jobs * SHARDS_PER_WORKER)
+    tasks = [SpoolTask(i, tuple(files), node_from, str(spool_dir / f"shard-{i:04d}.arrows"))
+             for i, files in enumerate(shards)]
+    total = sum(f.size for f in job.files)
+    done = records = 0
+    results: list[SpoolResult] = []
+    with PoolEngine(jobs) as engine:
+        for result in engine.map(spool_shard, tasks):
+            results.append(result)
+            done += result.bytes
+            records += result.records
+            if progress is not None:
+                progress(done, total, records)
+    results.sort(key=lambda r: r.index)
+    for r in results:
+        accounting.merge(r.accounting)
+    tables = unify_tables([r.table for r in results])
+    for r, table in zip(results, tables, strict=True):
+        r.table = table
+    distinct = len({tid for table in tables for tid, _ in table.values()})
+    return results, accounting, distinct
+
+
+def unify_tables(tables: Sequence[dict[int, tuple[str, str]]]) -> list[dict[int, tuple[str, str]]]:
+    """Each shard's cluster -> (template id, text) table, re-keyed to the templates re-mined over all shards."""
+    from l4lite.mining import template_id
+
+    texts = [text for table in tables for _, (_, text) in sorted(table.items())]
+    final = remine(texts)
+    out = []
+    for table in tables:
+        new = {}
+        for cid, (tid, text) in table.items():
+            f = final.get(text, text)
+            new[cid] = (tid, text) if f == text else (template_id(f), f)
+        out.append(new)
+    return out
+
+
+def finalized_batches(results: Sequence[SpoolResult]) -> Iterator[Any]:
+    """The output batches of every shard in file order, rank-only nodes filled from earlier shards' ties."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from l4lite.commands.parse import finalize_spool
+
+    prior = RankMap()
+    for r in results:
+        known = prior.as_dict()
+        for batch in finalize_spool(Path(r.spool), r.table):
+            if known:
+                node = batch.column("node")
+                missing = pc.and_(pc.is_null(node), pc.is_valid(batch.column("rank")))
+                if pc.any(missing).as_py():
+                    ranks = batch.column("rank").to_pylist()
+                    nodes = node.to_pylist()
+                    filled = [n if n is not None or k is None else known.get(k) for n, k in zip(nodes, ranks,
+                                                                                               strict=True)]
+                    idx = batch.schema.get_field_index("node")
+                    batch = batch.set_column(idx, "node", pa.array(filled, pa.string()))
+            yield batch
+        prior.merge(r.ties)
