@@ -86,7 +86,7 @@ def parse(capsys: pytest.CaptureFixture[str], tmp: Path, *paths: Path | str) -> 
     code = main(["parse", *map(str, paths), "-o", str(out)])
     err = capsys.readouterr().err
     assert "Traceback" not in err
-    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()] if out.exists() else []
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").split("\n") if line] if out.exists() else []
     meta_path = Path(f"{out}.meta.json")
     meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.exists() else {}
     return code, rows, meta, err
