@@ -51,22 +51,28 @@ def evidence_row(ev: Evidence) -> dict[str, Any]:
     return row
 
 
-def first_root_rule(incident: Incident) -> str | None:
-    """The rule of the earliest root-cause evidence (or of the first root entry when no time is known)."""
+def first_root(incident: Incident) -> Evidence | None:
+    """The earliest root-cause evidence with a rule (the first root entry when no time is known)."""
     roots = [e for e in incident.evidence if e.role == "root" and e.rule]
     if not roots:
         return None
     timed = [e for e in roots if e.time]
-    return min(timed, key=lambda e: str(e.time)).rule if timed else roots[0].rule
+    return min(timed, key=lambda e: str(e.time)) if timed else roots[0]
+
+
+def first_root_rule(incident: Incident) -> str | None:
+    root = first_root(incident)
+    return root.rule if root is not None else None
 
 
 def top_suspect(incident: Incident) -> str | None:
     return incident.suspects[0].node if incident.suspects else None
 
 
-def incident_id(category: str | None, suspect: str | None, rule: str | None) -> str:
-    """Stable id of an incident: the same verdict after a restart gets the same id."""
-    key = json.dumps([category, suspect, rule])
+def incident_id(category: str | None, suspect: str | None, rule: str | None, where: str | None = None) -> str:
+    """Stable id of an incident (category, top suspect, first root rule and its line): the same verdict after a
+    restart gets the same id."""
+    key = json.dumps([category, suspect, rule, where])
     return "l4a-" + hashlib.blake2b(key.encode(), digest_size=6).hexdigest()
 
 
@@ -143,8 +149,9 @@ def _facets(incident: Incident) -> tuple[set[str], set[str], set[str], set[str]]
 class AlertTracker:
     """Turns successive verdicts into one alert per incident plus updates; deterministic, no I/O."""
 
-    def __init__(self, *, evidence_limit: int = EVIDENCE_IN_ALERT) -> None:
+    def __init__(self, *, evidence_limit: int = EVIDENCE_IN_ALERT, reopen_after: float = 3600.0) -> None:
         self.evidence_limit = evidence_limit
+        self.reopen_after = reopen_after  # an alert quiet this long is closed: a later verdict is a new incident
         self.alerts: dict[str, _Known] = {}
 
     # -- state ---------------------------------------------------------------------------------------
@@ -168,6 +175,10 @@ class AlertTracker:
         known = self.alerts.get(aid)
         if known is None:
             known = self.alerts[aid] = _Known(aid, seq, inc.category, top_suspect(inc), first_root_rule(inc))
+        when = alert.get("time")
+        if isinstance(when, str):
+            with contextlib.suppress(ValueError):
+                known.updated = max(known.updated, datetime.fromisoformat(when.replace("Z", "+00:00")).timestamp())
         known.seq = max(known.seq, seq)
         self._grow(known, inc)
 
@@ -181,10 +192,11 @@ class AlertTracker:
         if not incident.is_incident:
             return None
         now = time.time() if now is None else now
-        suspect, rule = top_suspect(incident), first_root_rule(incident)
-        known = self._find(incident.category, suspect, rule)
+        suspect, root = top_suspect(incident), first_root(incident)
+        rule = root.rule if root is not None else None
+        known = self._find(incident.category, suspect, rule, now)
         if known is None:
-            aid = incident_id(incident.category, suspect, rule)
+            aid = incident_id(incident.category, suspect, rule, f"{root.file}:{root.line}" if root else None)
             known = _Known(aid, 1, incident.category, suspect, rule, opened=now, updated=now)
             self.alerts[aid] = known
             self._grow(known, incident)
@@ -197,11 +209,13 @@ class AlertTracker:
         self._grow(known, incident)
         return self._alert(known, "update", incident, now, changes)
 
-    def _find(self, category: str | None, suspect: str | None, rule: str | None) -> _Known | None:
+    def _find(self, category: str | None, suspect: str | None, rule: str | None, now: float) -> _Known | None:
         """The open alert this verdict belongs to: same top suspect, or same first root rule, or same global
-        category; the most recently updated wins."""
+        category; the most recently updated wins. Alerts quiet for ``reopen_after`` seconds are closed."""
         best: _Known | None = None
         for k in self.alerts.values():
+            if now - k.updated > self.reopen_after:
+                continue
             same = (suspect is not None and (k.suspect == suspect or suspect in k.suspects)) or (
                 rule is not None and k.rule == rule) or (
                 suspect is None and k.suspect is None and category is not None and category in k.categories)

@@ -101,6 +101,13 @@ class FastLane:
         self._seen: set[tuple[str, int]] = set()
         self._pos: dict[str, tuple[int, int]] = {}  # stream -> (byte offset, lines) scanned up to
 
+    def prune(self, horizon: float) -> None:
+        """Forget hits found before ``horizon`` (monotonic time) and bound the memory of lines looked at."""
+        if self.hits and self.hits[0].seen_at < horizon:
+            self.hits = [h for h in self.hits if h.seen_at >= horizon]
+        if len(self._seen) > 100_000:
+            self._seen = {(h.record.file, h.record.line) for h in self.hits}
+
     def scan(self, chunks: list[Chunk]) -> int:
         """Scan the chunks just read and the bytes beyond them up to the end of each file; each byte once.
         What a file held when first seen is left to the record path: the lane is for what is written while we

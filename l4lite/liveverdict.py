@@ -28,6 +28,7 @@ class RootHit:
     record: Record
     explain: str
     action: str
+    seen_at: float = 0.0  # monotonic time it was found
 
 
 def iso(t: float | None) -> str | None:

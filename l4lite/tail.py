@@ -87,27 +87,29 @@ class Totals:
     sampled_out: int = 0  # routine records left out of the window statistics while the loop was overloaded
 
     def to_dict(self) -> dict[str, Any]:
-        return {"lines": self.lines, "records": self.records, "hits": dict(sorted(self.hits.items())), "alerts": self.alerts, "sampled_out": self.sampled_out}
+        return {"lines": self.lines, "records": self.records, "hits": dict(sorted(self.hits.items())),
+                "alerts": self.alerts, "sampled_out": self.sampled_out}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Totals:
-        return cls(int(d.get("lines", 0)), int(d.get("records", 0)), Counter({str(k): int(v) for k, v in d.get("hits", {}).items()}), int(d.get("alerts", 0)),
+        hits = Counter({str(k): int(v) for k, v in d.get("hits", {}).items()})
+        return cls(int(d.get("lines", 0)), int(d.get("records", 0)), hits, int(d.get("alerts", 0)),
                    int(d.get("sampled_out", 0)))
 
 
 class _RuleTap:
-    """Stands between the scanner and the rule pack: a fast keyword gate first, then the pack's rules; counts
-    hits and keeps root-cause hits for an instant alert."""
+    """Stands between the scanner and the rule pack: skips records of routine shapes (no rule can match them),
+    counts hits and keeps root-cause hits for an instant alert."""
 
-    def __init__(self, gate: KeywordGate, triage: Triage, tailer: Tailer) -> None:
-        self.gate = gate
+    def __init__(self, pack: Any, triage: Triage, tailer: Tailer) -> None:
+        self.pack = pack
         self.triage = triage
         self.tailer = tailer
 
     def match(self, record: Record) -> list[Any]:
         if not self.triage.rule_candidate(record):
             return []
-        matches = self.gate.pack.match(record)
+        matches = self.pack.match(record)
         for m in matches:
             self.tailer._on_hit(m, record)
         return matches
@@ -158,7 +160,7 @@ class Tailer:
         if not options.once:
             self.follower.max_read = MIN_READ_BYTES * 4  # grows while polls stay short (RecordFeed.pace)
         self.sampler = Sampler()
-        self._tap = _RuleTap(gate, self.triage, self)
+        self._tap = _RuleTap(self.rules, self.triage, self)
         self._scanner = self._new_scanner()
         self._previous: JobScan | None = None  # the last generation, finished
         self._generation_start = clock()
@@ -315,6 +317,7 @@ class Tailer:
         self.totals.hits[rule.id] += 1
         if rule.role != "root":
             return
+        self._prune_hits()
         same = sum(1 for h in self._root_hits if h.rule.id == rule.id and h.record.node == record.node)
         if same >= 5 or len(self._root_hits) >= ROOT_HITS_KEPT:
             return
@@ -337,11 +340,20 @@ class Tailer:
         context = {"node": record.node or "the node", "rank": record.rank, "gpu": record.gpu, "count": 1,
                    "source": record.source}
         return RootHit(rule, groups, record, self.rules.explain(rule, groups, context),
-                       self.rules.action(rule, groups, context))
+                       self.rules.action(rule, groups, context), seen_at=self.clock())
+
+    def _prune_hits(self) -> None:
+        """The instant verdict is about what happened lately: hits older than a generation are dropped."""
+        horizon = self.clock() - self.options.generation_seconds
+        if self._root_hits and self._root_hits[0].seen_at < horizon:
+            self._root_hits = [h for h in self._root_hits if h.seen_at >= horizon]
+        if self._lane is not None:
+            self._lane.prune(horizon)
 
     # ----------------------------------------------------------------------------------------------- verdicts
     def _rules_incident(self) -> Incident:
         """The immediate verdict from root-cause rule hits alone (before any window statistics)."""
+        self._prune_hits()
         hits = list(self._root_hits)
         seen = {(h.record.file, h.record.line, h.rule.id) for h in hits}
         if self._lane is not None:

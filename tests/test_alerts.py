@@ -38,7 +38,7 @@ def test_one_alert_then_updates_only_on_news() -> None:
     t = AlertTracker()
     first = t.observe(incident(), now=1.0)
     assert first is not None and first.kind == "new" and first.seq == 1
-    assert first.alert_id == incident_id("gpu_hardware", "node017", "xid-79")
+    assert first.alert_id == incident_id("gpu_hardware", "node017", "xid-79", "node017/dmesg.log:10")
     assert t.observe(incident(), now=2.0) is None  # same verdict again: nothing to say
     more = incident(evidence=[ev(10, "xid-79"), ev(11, "xid-79")])
     upd = t.observe(more, now=3.0)
@@ -72,6 +72,14 @@ def test_category_change_is_an_update_and_flapping_is_not_repeated() -> None:
     assert a is not None and b is not None and b.alert_id == a.alert_id
     assert b.changes == ["category network -> gpu_hardware"]
     assert t.observe(incident(category="network", evidence=[ev(5, "ib-link-down")]), now=3.0) is None
+
+
+def test_a_quiet_alert_is_closed_and_a_later_failure_is_new() -> None:
+    t = AlertTracker(reopen_after=600)
+    a = t.observe(incident(), now=1000.0)
+    assert t.observe(incident(evidence=[ev(10, "xid-79"), ev(11, "xid-79")]), now=1200.0).kind == "update"
+    later = t.observe(incident(evidence=[ev(500, "xid-79")]), now=5000.0)
+    assert later is not None and later.kind == "new" and later.alert_id != a.alert_id
 
 
 def test_distinct_incidents_get_distinct_alerts() -> None:
