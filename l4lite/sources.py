@@ -359,6 +359,9 @@ def _raw_chunks(stream: BinaryIO, limit: int | None, name: str, accounting: Acco
                 cut = chunk.find(b"\n", max(0, limit - total - 1))
                 if cut >= 0:
                     yield chunk[: cut + 1]
+                    if cut + 1 < len(chunk) or stream.read(1):
+                        accounting.warn(f"{name}: grew while it was read; read as it was when opened "
+                                        f"({total + cut + 1} bytes)")
                     return
             total += len(chunk)
             yield chunk

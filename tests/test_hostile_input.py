@@ -445,3 +445,4 @@ def test_file_growing_while_analyzed(tmp_path: Path, capsys: pytest.CaptureFixtu
     stats = run.incident["stats"]
     assert_books(stats)
     assert base + initial <= stats["lines_read"] <= base + initial + appended[0]
+    assert message_lines(run.err, "gpu-node-03/growing.log: grew while it was read"), run.err
