@@ -21,9 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "fill. Alerts are JSON lines: one per incident, then updates as it evolves.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH_OR_GLOB", help="log files, directories or globs to follow")
-    p.add_argument("--baseline", action="extend", nargs="+", default=[], metavar="JOB",
-                   help="healthy job(s) whose templates are not anomalous")
-    p.add_argument("--rules", action="extend", nargs="+", default=[], metavar="FILE", help="extra rule files")
+    p.add_argument("--baseline", action="append", default=[], metavar="JOB",
+                   help="a healthy job whose templates are not anomalous (repeatable)")
+    p.add_argument("--rules", action="append", default=[], metavar="FILE", help="extra rule file (repeatable)")
     p.add_argument("--alerts", default="-", metavar="FILE|-", help="where alert JSON lines go (default: stdout)")
     p.add_argument("--webhook", metavar="URL", help="also POST each alert (Slack-compatible body) to this URL")
     p.add_argument("--html", metavar="REPORT.html", help="rewrite this HTML report every few seconds")
