@@ -482,14 +482,14 @@ def scan_job_parallel(paths: Sequence[str], options: Any, engine: Engine | None 
     ``options`` is a ``pipeline.AnalyzeOptions`` (``jobs``, ``scheduler``, ``node_from``, ``rules_files``,
     ``bucket_seconds``, ``progress`` are read).
     """
-    from l4lite.pipeline import job_year
+    from l4lite.pipeline import job_year, scan_job
     from l4lite.sources import discover
 
     started = time.perf_counter()
     accounting = Accounting()
     job = discover(list(paths), accounting)
-    if any(f.is_stdin for f in job.files):
-        raise L4Error("stdin (-) cannot be split into shards: drop --jobs/--scheduler or pass files")
+    if any(f.is_stdin for f in job.files) or (len(job.files) < 2 and engine is None):
+        return scan_job(paths, options)  # one stream or one file: nothing to split (files are never cut)
     own = engine is None
     engine = engine if engine is not None else make_engine(options.jobs, options.scheduler)
     try:

@@ -204,9 +204,13 @@ def test_engine_choice_and_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert main(["analyze", str(job), "--scheduler", "local:2", "--no-store", "--quiet"]) == 2
 
 
-def test_stdin_cannot_be_sharded(monkeypatch: pytest.MonkeyPatch) -> None:
-    with pytest.raises(L4Error, match="stdin"):
-        scan_job_parallel(["-"], AnalyzeOptions(jobs=2), engine=TwoWorkers())
+def test_stdin_and_single_files_are_scanned_in_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    text = (SUITE / VERDICT_JOBS[0] / "slurm-709109.out").read_text()
+    monkeypatch.setattr(sys, "stdin", io.StringIO(text))
+    scan = scan_job_parallel(["-"], AnalyzeOptions(jobs=2), engine=TwoWorkers())
+    assert "shards" not in scan.info and scan.accounting.lines_read > 0
 
 
 # ------------------------------------------------------------------------------------------------ parse --jobs
