@@ -9,7 +9,7 @@ from __future__ import annotations
 from l4lite.simulate import system
 from l4lite.simulate.faults import cascade, fail_rank, fault_iteration, mid_iteration
 from l4lite.simulate.formats import TrainerFormat
-from l4lite.simulate.node_faults import cascade_mode, pick
+from l4lite.simulate.node_faults import cascade_mode, pick_rank
 from l4lite.simulate.plan import Plan
 from l4lite.simulate.scenarios import Scenario
 
@@ -98,8 +98,7 @@ class DataPipelineFault(Scenario):
 
     def inject(self, plan: Plan, fmt: TrainerFormat) -> None:
         c = plan.cluster
-        f, g = pick(plan, "data")
-        rank = f * c.gpn + g
+        f, _, rank = pick_rank(plan, "data")
         i = fault_iteration(plan)
         r = plan.rng("data-kind")
         shard = f"{c.data_path}/shard-{r.randint(0, 999):05d}.jsonl.zst"

@@ -7,6 +7,8 @@ down the way real jobs go down.
 
 from __future__ import annotations
 
+import random
+
 from l4lite.simulate import runtime, system
 from l4lite.simulate.faults import cascade, fail_rank, fault_iteration, hang_all, mid_iteration, seq_of
 from l4lite.simulate.formats import TrainerFormat
@@ -15,17 +17,31 @@ from l4lite.simulate.scenarios import Scenario
 
 
 def pick(plan: Plan, purpose: str) -> tuple[int, int]:
-    """(faulty node, local GPU index)."""
+    """(faulty node, local GPU index), drawn from the seed stream named ``purpose``."""
     r = plan.rng(purpose)
     return r.randrange(plan.cluster.spec.nodes), r.randrange(plan.cluster.gpn)
 
 
+def pick_rank(plan: Plan, purpose: str) -> tuple[int, int, int]:
+    """(faulty node, local GPU index, global rank of that GPU): most faults hit one rank of one node."""
+    f, g = pick(plan, purpose)
+    return f, g, f * plan.cluster.gpn + g
+
+
 def xid(plan: Plan, rank: int, code: int, text: str) -> str:
+    """An NVRM Xid kernel line for the GPU of ``rank`` (the driver names the PCI address and the process)."""
     return f"NVRM: Xid ({plan.cluster.pci(rank)}): {code}, pid={plan.cluster.pid(rank)}, name=pt_main_thread, {text}"
 
 
 def cascade_mode(plan: Plan) -> str:
+    """How healthy ranks go down: by their own NCCL watchdog, or by the remote-error path (both occur in real jobs)."""
     return "watchdog" if plan.rng("mode").random() < 0.5 else "remote"
+
+
+def _dbe(plan: Plan, rank: int, r: random.Random) -> str:
+    """The Xid 48 double-bit-error line that opens every uncorrectable ECC fault (draws two numbers from ``r``)."""
+    return xid(plan, rank, 48, "An uncorrectable double bit error (DBE) has been detected on GPU in the "
+                               f"framebuffer at partition {r.randint(0, 7)}, subpartition {r.randint(0, 1)}.")
 
 
 class Xid79(Scenario):
@@ -35,8 +51,7 @@ class Xid79(Scenario):
 
     def inject(self, plan: Plan, fmt: TrainerFormat) -> None:
         c = plan.cluster
-        f, g = pick(plan, "xid79")
-        rank = f * c.gpn + g
+        f, g, rank = pick_rank(plan, "xid79")
         i = fault_iteration(plan)
         t = mid_iteration(plan, i)
         bus = c.node_of(rank).gpu_bus[g]
@@ -65,22 +80,18 @@ class EccUncorrectable(Scenario):
 
     def inject(self, plan: Plan, fmt: TrainerFormat) -> None:
         c = plan.cluster
-        f, g = pick(plan, "ecc")
-        rank = f * c.gpn + g
+        f, g, rank = pick_rank(plan, "ecc")
         i = fault_iteration(plan)
         t = mid_iteration(plan, i)
         r = plan.rng("ecc-kind")
         if c.variant.gpu == "a100":
-            msgs = [xid(plan, rank, 48, "An uncorrectable double bit error (DBE) has been detected on GPU in the "
-                                        f"framebuffer at partition {r.randint(0, 7)}, subpartition {r.randint(0, 1)}."),
+            msgs = [_dbe(plan, rank, r),
                     xid(plan, rank, 63, f"Row Remapper: New row (0x{r.getrandbits(32):016x}) marked for remapping, "
                                         "reset gpu to activate.")]
         else:
             code, what = (94, "Contained: SM (0x1). RST: No, D-RST: No") if r.random() < 0.5 else \
                 (95, "Uncontained: FBHUB. RST: Yes, D-RST: No")
-            msgs = [xid(plan, rank, 48, "An uncorrectable double bit error (DBE) has been detected on GPU in the "
-                                        f"framebuffer at partition {r.randint(0, 7)}, subpartition {r.randint(0, 1)}."),
-                    xid(plan, rank, code, what)]
+            msgs = [_dbe(plan, rank, r), xid(plan, rank, code, what)]
         system.kernel(plan, f, t, msgs, root=(0, 1))
         exc = ["RuntimeError: CUDA error: uncorrectable ECC error encountered"] + runtime.CUDA_TAIL[:-1]
         fail_rank(plan, fmt, rank, t + r.uniform(0.1, 0.8), "train", exc, "cuda_sync")
@@ -248,8 +259,7 @@ class DeviceOom(Scenario):
 
     def inject(self, plan: Plan, fmt: TrainerFormat) -> None:
         c = plan.cluster
-        f, g = pick(plan, "oom")
-        rank = f * c.gpn + g
+        f, g, rank = pick_rank(plan, "oom")
         i = fault_iteration(plan)
         t = mid_iteration(plan, i, 0.3)
         r = plan.rng("oom-size")
@@ -276,8 +286,7 @@ class HostOom(Scenario):
 
     def inject(self, plan: Plan, fmt: TrainerFormat) -> None:
         c = plan.cluster
-        f, g = pick(plan, "hostoom")
-        rank = f * c.gpn + g
+        f, g, rank = pick_rank(plan, "hostoom")
         pid = c.pid(rank)
         i = fault_iteration(plan)
         t = mid_iteration(plan, i)
