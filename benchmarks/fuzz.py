@@ -17,6 +17,7 @@ Targets (run in rotation, each round a batch of hypothesis examples, until the t
              clusters Drain alone gives, state survives a JSON round trip.
 - analyze:   a small job of generated lines (metric lines with hostile numbers, timestamps, rule lines) through
              ``pipeline.analyze``, ``Incident.to_json`` and the HTML report.
+- tail:      the same kind of job through ``l4lite tail --once``: no traceback, alerts are valid JSON lines.
 
 Any single execution slower than ``--slow`` seconds counts as a failure too (a hang or a quadratic path).
 Each failure is saved under /tmp (``l4lite-fuzz-<target>-<n>.json``: the error, the traceback and the input
@@ -374,6 +375,26 @@ def t_analyze(args: list[tuple[str, bytes]], tmp: Path) -> None:
     check(html.lower().count("<script") == 2, f"{html.lower().count('<script')} script tags in the report")
 
 
+def t_tail(args: list[tuple[str, bytes]], tmp: Path) -> None:
+    from l4lite.cli import main
+
+    job = tmp / "job"
+    for name, data in args:
+        p = job / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+    alerts = tmp / "alerts.jsonl"
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(["tail", "--once", str(job), "--alerts", str(alerts)])
+    check(code in (0, 1, 2), f"tail exit {code}")
+    check("Traceback" not in err.getvalue(), "traceback on stderr")
+    if alerts.exists():
+        for line in alerts.read_text(encoding="utf-8").split("\n"):
+            if line:
+                check(json.loads(line)["schema"] == "l4lite.alert/1", "alert schema")
+
+
 def targets() -> list[Target]:
     node_files = st.lists(st.tuples(names, files()), min_size=1, max_size=3, unique_by=lambda t: t[0])
     return [
@@ -386,6 +407,8 @@ def targets() -> list[Target]:
                                                                  "gpu-node-02/dmesg.log", "launcher.out"]),
                                                 job_lines()), min_size=1, max_size=4, unique_by=lambda t: t[0]),
                t_analyze),
+        Target("tail", 3, st.lists(st.tuples(names, st.one_of(job_lines(), files().map(lambda f: f[0]))),
+                                   min_size=1, max_size=4, unique_by=lambda t: t[0]), t_tail),
     ]
 
 
@@ -449,7 +472,7 @@ def run_round(target: Target, deadline: float, slow: float, shrink: bool) -> Non
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="time box (default 60)")
-    parser.add_argument("--targets", default="ingest,parse,rules,rulefile,templates,analyze")
+    parser.add_argument("--targets", default="ingest,parse,rules,rulefile,templates,analyze,tail")
     parser.add_argument("--slow", type=float, default=10.0, help="an execution slower than this is a failure")
     parser.add_argument("--shrink", action="store_true", help="let hypothesis shrink failing inputs")
     args = parser.parse_args(argv)
