@@ -9,12 +9,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from l4lite.errors import L4Error
 from l4lite.terminal import printable
+
+if TYPE_CHECKING:
+    from l4lite.history import Store
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -81,7 +84,8 @@ def _usage(parser: argparse.ArgumentParser) -> Any:
     return run
 
 
-def _open(args: argparse.Namespace) -> Any:
+def _open(args: argparse.Namespace) -> Store:
+    """The store named on the action (or before it); imported late so ``l4lite --help`` stays fast."""
     from l4lite.history import Store
 
     return Store(getattr(args, "store", None) or getattr(args, "store_top", None))
@@ -128,62 +132,53 @@ def run_confirm(args: argparse.Namespace) -> int:
 
 def run_nodes(args: argparse.Namespace) -> int:
     with _open(args) as store:
-        fleet = store.nodes(args.since)
-        path = store.path
-    if args.json:
-        return _print_json(fleet)
-    if not fleet:
-        print(f"no incidents with a suspect node in {path}")
-        return 0
-    rows = [
-        [
+        fleet, path = store.nodes(args.since), store.path
+    return _listing(
+        args, fleet, f"no incidents with a suspect node in {path}",
+        ["NODE", "INCIDENTS", "CONFIRMED", "CATEGORIES", "LAST SEEN", "LAST JOB"],
+        lambda e: [
             e["node"], e["incidents"], e["confirmed_faults"],
             ", ".join(f"{c} {n}" for c, n in e["categories"].items()), e["last_seen"], f"#{e['last_job']}",
-        ]
-        for e in fleet
-    ]
-    print(table(["NODE", "INCIDENTS", "CONFIRMED", "CATEGORIES", "LAST SEEN", "LAST JOB"], rows))
-    return 0
+        ],
+    )
 
 
 def run_jobs(args: argparse.Namespace) -> int:
     with _open(args) as store:
-        jobs = store.jobs(args.limit or None, args.kind)
-        path = store.path
-    if args.json:
-        return _print_json(jobs)
-    if not jobs:
-        print(f"no jobs recorded in {path}")
-        return 0
-    rows = [
-        [
+        jobs, path = store.jobs(args.limit or None, args.kind), store.path
+    return _listing(
+        args, jobs, f"no jobs recorded in {path}",
+        ["JOB", "RECORDED", "KIND", "STATUS", "CATEGORY", "PHASE", "TOP NODE", "FAULT", "KEY", "PATH"],
+        lambda j: [
             f"#{j['job_id']}", j["recorded_at"], j["kind"], j["status"] or "-", j["category"] or "-",
             j["phase"] or "-", j["top_node"] or "-", f"#{j['fault_id']}" if j["fault_id"] else "-", j["key"],
             j["path"],
-        ]
-        for j in jobs
-    ]
-    print(table(["JOB", "RECORDED", "KIND", "STATUS", "CATEGORY", "PHASE", "TOP NODE", "FAULT", "KEY", "PATH"], rows))
-    return 0
+        ],
+    )
 
 
 def run_faults(args: argparse.Namespace) -> int:
     with _open(args) as store:
-        faults = store.faults()
-        path = store.path
-    if args.json:
-        return _print_json(faults)
-    if not faults:
-        print(f"no confirmed faults in {path}")
-        return 0
-    rows = [
-        [
+        faults, path = store.faults(), store.path
+    return _listing(
+        args, faults, f"no confirmed faults in {path}",
+        ["FAULT", "CONFIRMED", "CATEGORY", "NODE", "MATCHES", "FROM", "CAUSE"],
+        lambda f: [
             f"#{f['fault_id']}", f["confirmed_at"], f["category"], f["node"] or "-", f["matches"],
             f"#{f['job_id']}" if f["job_id"] else f["origin"], f["cause"],
-        ]
-        for f in faults
-    ]
-    print(table(["FAULT", "CONFIRMED", "CATEGORY", "NODE", "MATCHES", "FROM", "CAUSE"], rows))
+        ],
+    )
+
+
+def _listing(args: argparse.Namespace, items: list[dict[str, Any]], empty: str, headers: Sequence[str],
+             row: Callable[[dict[str, Any]], list[Any]]) -> int:
+    """The listings print JSON with --json, a one-line note when there is nothing, else one table row per item."""
+    if args.json:
+        return _print_json(items)
+    if not items:
+        print(empty)
+        return 0
+    print(table(headers, [row(item) for item in items]))
     return 0
 
 
