@@ -19,8 +19,6 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from re import _constants as sre_constants  # the stdlib regex parser: used only to derive keywords
-from re import _parser as sre_parse
 from typing import Any
 
 import regex
@@ -28,6 +26,7 @@ import regex
 from l4lite.errors import L4Error
 from l4lite.records import Record
 from l4lite.resources import rules_dir
+from l4lite.rulekeys import derive_keywords, gate_keywords, trie_pattern
 from l4lite.vocab import CATEGORIES, GLOBAL_CATEGORIES, PHASES, SEVERITIES, SOURCES
 
 RULE_ROLES: tuple[str, ...] = ("root", "cascade", "symptom", "confirmation")
@@ -42,8 +41,8 @@ _OPTIONAL = (
 _PLACEHOLDER = re.compile(r"\{(\w+(?:/\w+)*)(?:\|(\w+))?\}")
 _OPTIONAL_SEGMENT = re.compile(r"\[\[(.*?)\]\]")
 _DIGITS_TO_HASH = bytes.maketrans(b"0123456789", b"##########")
-_DIGIT_RUN = re.compile(r"[0-9]+")
 _RULE_HEADER = re.compile(r"^[ \t]*\[\[[ \t]*rule[ \t]*\]\]", re.MULTILINE)
+_gate_keywords = gate_keywords  # the name the rule-pack tests use
 
 
 @dataclass(frozen=True)
@@ -120,99 +119,6 @@ def render(template: str, values: dict[str, Any], tables: dict[str, dict[str, st
     return _PLACEHOLDER.sub(lambda m: lookup(m) or "?", _OPTIONAL_SEGMENT.sub(optional, template))
 
 
-def derive_keywords(pattern: str, ignore_case: bool = True) -> tuple[str, ...]:
-    """Literal strings one of which every match of ``pattern`` must contain; empty when none can be proven.
-
-    Uses the standard library's regex parser on the pattern (most rule patterns are plain ``re`` syntax); for a
-    top-level alternation each branch contributes its longest required literal. Patterns the parser rejects or
-    branches without a literal of three or more characters give no keywords (the rule is then always tried).
-    """
-    try:
-        parsed = sre_parse.parse(pattern, re.IGNORECASE if ignore_case else 0)
-    except (sre_constants.error, re.error, OverflowError, RecursionError):
-        return ()
-    branches = _top_branches(list(parsed))
-    keywords: list[str] = []
-    for branch in branches:
-        best = max(_literal_runs(branch), key=len, default="")
-        if len(best) < 3:
-            return ()
-        keywords.append(best)
-    return tuple(dict.fromkeys(k.lower() for k in keywords))
-
-
-def _top_branches(items: list[Any]) -> list[list[Any]]:
-    """Split a parsed pattern into its top-level alternatives (a lone group wrapping a BRANCH counts too)."""
-    if len(items) == 1:
-        op, av = items[0]
-        if op == sre_constants.BRANCH:
-            return [list(b) for b in av[1]]
-        if op == sre_constants.SUBPATTERN and len(av[-1]) == 1 and av[-1][0][0] == sre_constants.BRANCH:
-            return [list(b) for b in av[-1][0][1][1]]
-    return [items]
-
-
-def _literal_runs(items: list[Any]) -> list[str]:
-    """Runs of consecutive literal characters that every match of the sequence must contain."""
-    runs: list[str] = []
-    current: list[str] = []
-    for op, av in items:
-        if op == sre_constants.LITERAL:
-            current.append(chr(av))
-            continue
-        if op == sre_constants.SUBPATTERN and not any(o == sre_constants.BRANCH for o, _ in av[-1]):
-            # A group that is always entered: its literals join the run only if it is all literals.
-            inner = list(av[-1])
-            if all(o == sre_constants.LITERAL for o, _ in inner):
-                current.extend(chr(a) for _, a in inner)
-                continue
-            runs.append("".join(current))
-            current = []
-            runs.extend(_literal_runs(inner))
-            continue
-        if op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT) and av[0] >= 1:
-            runs.append("".join(current))
-            current = []
-            runs.extend(_literal_runs(list(av[2])))
-            continue
-        if op in (sre_constants.AT,):
-            continue
-        runs.append("".join(current))
-        current = []
-    runs.append("".join(current))
-    return [r for r in runs if r]
-
-
-def _gate_keywords(keywords: Sequence[str]) -> tuple[str, ...]:
-    """Keywords as the gate uses them: lower case, each cut to its longest digit-free run (at least three
-    characters). Empty when some keyword has no such run: the rule is then tried on every record."""
-    out: list[str] = []
-    for kw in keywords:
-        run = max(_DIGIT_RUN.split(kw.lower()), key=len)
-        if len(run.strip()) < 3:
-            return ()
-        out.append(run)
-    return tuple(dict.fromkeys(out))
-
-
-def _trie_pattern(words: Sequence[str]) -> str:
-    """One regex matching any of ``words``, shaped as a trie so that each position costs one branch."""
-    trie: dict[str, Any] = {}
-    for w in words:
-        node = trie
-        for ch in w:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def build(node: dict[str, Any]) -> str:
-        if "" in node:
-            return ""  # a keyword ends here: any longer keyword through this node is implied
-        alts = [re.escape(ch) + build(sub) for ch, sub in sorted(node.items())]
-        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-
-    return build(trie)
-
-
 class RulePack:
     """A validated, compiled set of rules with a keyword prefilter.
 
@@ -279,7 +185,7 @@ class RulePack:
         self._always: dict[str, list[Rule]] = {f: [] for f in MATCH_FIELDS}
         by_keyword: dict[str, dict[str, list[Rule]]] = {f: {} for f in MATCH_FIELDS}
         for rule in self.rules:
-            gate_kws = _gate_keywords(rule.keywords)
+            gate_kws = gate_keywords(rule.keywords)
             if not gate_kws:
                 self._always[rule.match].append(rule)
                 continue
@@ -292,7 +198,7 @@ class RulePack:
         for fld in MATCH_FIELDS:
             kws = sorted(by_keyword[fld], key=len, reverse=True)
             self._kw_list[fld] = [(k, by_keyword[fld][k]) for k in kws]
-            self._gate[fld] = re.compile(_trie_pattern(kws)) if kws else None
+            self._gate[fld] = re.compile(trie_pattern(kws)) if kws else None
 
     # ---------------------------------------------------------------------------------------------- matching
     def candidates(self, text: str, fld: str) -> tuple[Rule, ...]:
