@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from l4lite.incident import Incident
-from l4lite.report_charts import fmt_time, lttb_indices, parse_time, xy_arrays
+from l4lite.report_scale import fmt_time, lttb_indices, parse_time, xy_arrays
 
 CATEGORY_LABELS = {
     "gpu_hardware": "GPU hardware", "network": "Network", "storage": "Storage", "host": "Host",

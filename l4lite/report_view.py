@@ -20,8 +20,8 @@ from markupsafe import escape
 from l4lite import __version__
 from l4lite import report_charts as rc
 from l4lite.incident import Evidence, Incident, Suspect
-from l4lite.report_charts import clean
 from l4lite.report_facts import CATEGORY_LABELS
+from l4lite.report_scale import clean, fmt_time, parse_time, xy_arrays
 
 _ACCOUNTING_KEYS = frozenset({"accounting", "files", "lines_read", "lines_in_records", "records", "lines_skipped",
                               "files_skipped", "warnings"})
@@ -71,7 +71,7 @@ def build_view(inc: Incident, caps: Caps, shared: dict[str, Any]) -> dict[str, A
     suspects = sorted(inc.suspects, key=lambda s: -float(s.score or 0))
     main = main_suspects(suspects)
     suspect_nodes = [s.node for s in main]
-    failure_t = rc.parse_time(inc.failure_time)
+    failure_t = parse_time(inc.failure_time)
     is_incident = inc.status == "incident"
     omitted: list[str] = list(shared["omitted"])
     view: dict[str, Any] = {
@@ -84,7 +84,7 @@ def build_view(inc: Incident, caps: Caps, shared: dict[str, Any]) -> dict[str, A
         "category_label": CATEGORY_LABELS.get(inc.category or "", clean(inc.category)) if inc.category else None,
         "phase": clean(inc.phase) if inc.phase else None,
         "iteration": inc.iteration,
-        "failure_time": rc.fmt_time(failure_t) if failure_t is not None else clean(inc.failure_time or "") or None,
+        "failure_time": fmt_time(failure_t) if failure_t is not None else clean(inc.failure_time or "") or None,
         "summary": clip(inc.summary, 600)[0] + ("…" if len(inc.summary or "") > 600 else ""),
         "scope": inc.scope,
         "confidence": inc.confidence,
@@ -107,8 +107,8 @@ def build_view(inc: Incident, caps: Caps, shared: dict[str, Any]) -> dict[str, A
     view["evidence"], view["facets"] = _evidence(inc.evidence, caps, omitted)
     view["evidence_total"] = len(inc.evidence)
     view["timelines"] = guard("timeline", omitted, _timelines, inc, extra, caps, failure_t, suspect_nodes) or []
-    view["phases"] = [{"name": clean(p.name), "start": rc.fmt_time(rc.parse_time(p.start)),
-                       "end": rc.fmt_time(rc.parse_time(p.end))} for p in inc.phases[:20]]
+    view["phases"] = [{"name": clean(p.name), "start": fmt_time(parse_time(p.start)),
+                       "end": fmt_time(parse_time(p.end))} for p in inc.phases[:20]]
     hm = extra.get("heatmap")
     view["heatmap"] = guard("heatmap", omitted, rc.heatmap, hm, suspects=suspect_nodes, max_rows=caps.heatmap_rows,
                              max_cols=caps.heatmap_cols, failure_time=failure_t) if isinstance(hm, dict) else None
@@ -236,9 +236,9 @@ def _evidence(evidence: Sequence[Evidence], caps: Caps, omitted: list[str]) -> t
         used += size
         cut_chars += cut
         cut_ctx += max(0, len(context) - caps.context_lines)
-        t = rc.parse_time(ev.time)
+        t = parse_time(ev.time)
         rows[i] = {
-            "rank_in_incident": i + 1, "time": rc.fmt_time(t) if t is not None else clean(ev.time or "") or "—",
+            "rank_in_incident": i + 1, "time": fmt_time(t) if t is not None else clean(ev.time or "") or "—",
             "epoch": t if t is not None else "", "node": clean(ev.node or ""), "rank": ev.rank, "gpu": ev.gpu,
             "source": clean(ev.source or "other"), "role": clean(ev.role), "rule": clean(ev.rule or ""),
             "category": clean(ev.category or ""), "score": float(ev.score or 0.0),
@@ -298,7 +298,7 @@ def _before_failure(series: dict[str, Any], titles: dict[str, str], fail_x: floa
         pts = series.get(key)
         if not isinstance(pts, list) or len(pts) < 50:
             continue
-        x, _ = rc.xy_arrays(pts)
+        x, _ = xy_arrays(pts)
         if not len(x) or fail_x - float(x.min()) < 1000:
             continue
         window = max(200.0, round((fail_x - float(x.min())) * 0.05, -1))
@@ -318,7 +318,7 @@ def _templates(data: Any, caps: Caps, omitted: list[str]) -> dict[str, Any] | No
         nodes = t.get("nodes")
         rows.append({"id": clip(t.get("template_id"), 40)[0], "template": clip(t.get("template"), caps.template_chars)[0],
                      "count": t.get("count"), "nodes": len(nodes) if isinstance(nodes, list | dict) else nodes,
-                     "first": rc.fmt_time(rc.parse_time(t.get("first_time")))})
+                     "first": fmt_time(parse_time(t.get("first_time")))})
     if len(top) > caps.templates:
         omitted.append(f"templates: {len(top) - caps.templates} of the {len(top)} listed templates not shown")
     return {"total": data.get("total"), "rows": rows}
@@ -357,10 +357,10 @@ def _timelines(inc: Incident, extra: dict[str, Any], caps: Caps, failure_t: floa
     if focus is not None:
         out.append(rc.timeline(data, phases, max_events=caps.timeline_events, failure_time=failure_t,
                                suspects=suspects, window=focus,
-                               title=f"Around the failure: {rc.fmt_time(focus[0], False)} to "
-                                     f"{rc.fmt_time(focus[1], False)} UTC"))
+                               title=f"Around the failure: {fmt_time(focus[0], False)} to "
+                                     f"{fmt_time(focus[1], False)} UTC"))
     out.append(rc.timeline(data, phases, max_events=caps.timeline_events, failure_time=failure_t,
-                           suspects=suspects, title=f"Whole run: {rc.fmt_time(full[0])} to {rc.fmt_time(full[1])}"))
+                           suspects=suspects, title=f"Whole run: {fmt_time(full[0])} to {fmt_time(full[1])}"))
     return [t for t in out if t is not None]
 
 
