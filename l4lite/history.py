@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sqlite3
 import sys
 import time
 import uuid
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from l4lite import history_schema as schema
+from l4lite import history_views as views
 from l4lite.errors import L4Error
 from l4lite.history_io import export_store, import_into, iso_time, validate_export
 from l4lite.incident import Incident
@@ -211,7 +211,7 @@ class Store:
             "status": incident.status,
             "category": incident.category,
             "phase": incident.phase,
-            "failure_time": _epoch(incident.failure_time),
+            "failure_time": views.epoch_of(incident.failure_time),
             "summary": incident.summary,
             "top_node": top.node if top else None,
             "matched_fault": int(matched) if isinstance(matched, int) else None,
@@ -379,19 +379,7 @@ class Store:
 
     def faults(self) -> list[dict[str, Any]]:
         """The fault library, newest first."""
-        rows = self._conn.execute(
-            "SELECT f.id, f.confirmed_at, f.category, f.cause, f.node, f.job_id, f.origin, "
-            "(SELECT COUNT(*) FROM fault_templates t WHERE t.fault_id = f.id), "
-            "(SELECT COUNT(*) FROM jobs j WHERE j.matched_fault = f.id) "
-            "FROM faults f ORDER BY f.confirmed_at DESC, f.id DESC"
-        ).fetchall()
-        return [
-            {
-                "fault_id": r[0], "confirmed_at": iso_time(r[1]), "category": r[2], "cause": r[3], "node": r[4],
-                "job_id": r[5], "origin": r[6], "templates": r[7], "matches": r[8],
-            }
-            for r in rows
-        ]
+        return views.list_faults(self._conn)
 
     # -- fleet and job listings ------------------------------------------------------------------------------
     def nodes(self, since: float | str | datetime | None = None) -> list[dict[str, Any]]:
@@ -400,60 +388,11 @@ class Store:
         ``since`` (epoch seconds, ISO date/time or datetime) keeps incidents whose failure time (else end of
         logs, else recording time) is not earlier.
         """
-        cutoff = _since(since)
-        when = "COALESCE(failure_time, end_time, recorded_at)"
-        rows = self._conn.execute(
-            f"SELECT top_node, COALESCE(category, 'unknown'), COUNT(*), MAX({when}), MAX(id) FROM jobs "
-            f"WHERE kind = 'analysis' AND status = 'incident' AND top_node IS NOT NULL AND {when} >= ? "
-            "GROUP BY top_node, COALESCE(category, 'unknown')",
-            (cutoff,),
-        ).fetchall()
-        confirmed = dict(
-            self._conn.execute(
-                "SELECT node, COUNT(*) FROM faults WHERE node IS NOT NULL AND confirmed_at >= ? GROUP BY node",
-                (cutoff,),
-            ).fetchall()
-        )
-        fleet: dict[str, dict[str, Any]] = {}
-        for node, category, n, last, last_job in rows:
-            entry = fleet.setdefault(
-                node, {"node": node, "incidents": 0, "categories": {}, "last_seen": 0.0, "last_job": None}
-            )
-            entry["incidents"] += n
-            entry["categories"][category] = n
-            if last >= entry["last_seen"]:
-                entry["last_seen"], entry["last_job"] = last, last_job
-        for entry in fleet.values():
-            entry["confirmed_faults"] = int(confirmed.get(entry["node"], 0))
-            entry["categories"] = dict(sorted(entry["categories"].items(), key=lambda kv: (-kv[1], kv[0])))
-        ranked = sorted(fleet.values(), key=lambda e: (-e["incidents"], -e["last_seen"], e["node"]))
-        for entry in ranked:
-            entry["last_seen"] = iso_time(entry["last_seen"])
-        return ranked
+        return views.fleet_nodes(self._conn, since)
 
     def jobs(self, limit: int | None = 50, kind: str | None = None) -> list[dict[str, Any]]:
         """Recorded jobs, newest first."""
-        sql = (
-            "SELECT j.id, j.kind, j.key, j.path, j.recorded_at, j.status, j.category, j.phase, j.failure_time, "
-            "j.top_node, j.summary, j.lines_read, j.matched_fault, f.id FROM jobs j "
-            "LEFT JOIN faults f ON f.job_id = j.id"
-        )
-        params: list[Any] = []
-        if kind is not None:
-            sql += " WHERE j.kind = ?"
-            params.append(kind)
-        sql += " ORDER BY j.recorded_at DESC, j.id DESC"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(int(limit))
-        return [
-            {
-                "job_id": r[0], "kind": r[1], "key": r[2], "path": r[3], "recorded_at": iso_time(r[4]),
-                "status": r[5], "category": r[6], "phase": r[7], "failure_time": iso_time(r[8]), "top_node": r[9],
-                "summary": r[10], "lines_read": r[11], "matched_fault": r[12], "fault_id": r[13],
-            }
-            for r in self._conn.execute(sql, params).fetchall()
-        ]
+        return views.list_jobs(self._conn, limit, kind)
 
     # -- sharing ---------------------------------------------------------------------------------------------
     def export_json(self, include_healthy: bool = True) -> dict[str, Any]:
@@ -475,34 +414,3 @@ def incident_signature(incident: Incident) -> set[str]:
     """Root-evidence template ids of an incident (all evidence templates when none is root)."""
     roots = {e.template_id for e in incident.evidence if e.role == "root" and e.template_id}
     return roots or {e.template_id for e in incident.evidence if e.template_id}
-
-
-def _epoch(value: str | float | None) -> float | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, int | float):
-        return float(value)
-    try:
-        moment = datetime.fromisoformat(str(value))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
-
-
-def _since(value: float | str | datetime | None) -> float:
-    if value is None:
-        return -1e300
-    if isinstance(value, datetime):
-        return (value if value.tzinfo else value.replace(tzinfo=UTC)).timestamp()
-    if isinstance(value, int | float):
-        return float(value)
-    relative = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([dhw])\s*", str(value))
-    if relative:
-        unit = {"h": 3600.0, "d": 86400.0, "w": 7 * 86400.0}[relative.group(2)]
-        return time.time() - float(relative.group(1)) * unit
-    epoch = _epoch(value)
-    if epoch is None:
-        raise L4Error(f"--since {value!r}: expected a date like 2026-11-03, 2026-11-03T12:00 or 7d / 24h")
-    return epoch
