@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Any
 from l4lite.detect.base import Detector, Finding
 from l4lite.phases import PhaseTracker, phase_at, phase_from_traceback
 from l4lite.records import Record
+from l4lite.scan import node_key  # the scan keys hit totals by node this way: findings must use the same key
 
 if TYPE_CHECKING:
     from l4lite.rulepack import Rule, RulePack
     from l4lite.scan import Hit, JobScan
 
 SEVERITY_WEIGHT = {"critical": 1.0, "error": 0.8, "warning": 0.5, "info": 0.2}
-UNKNOWN_NODE = "unknown"
 
 
 def rule_score(severity: str, priority: int) -> float:
@@ -33,16 +33,8 @@ def rule_score(severity: str, priority: int) -> float:
     return round(SEVERITY_WEIGHT.get(severity, 0.5) * (0.3 + 0.7 * max(0, min(priority, 100)) / 100), 4)
 
 
-def _node_key(record: Record) -> str:
-    # Same keying as the scan (l4lite.scan.node_key), repeated here to keep detectors independent of the scanner.
-    if record.node:
-        return record.node
-    if record.rank is not None:
-        return f"rank:{record.rank}"
-    return UNKNOWN_NODE
-
-
 def _order(record: Record) -> tuple[float, str, int]:
+    """Earliest first; records without a time after all timed ones, then by file and line."""
     return (record.time if record.time is not None else math.inf, record.file, record.line)
 
 
@@ -61,7 +53,7 @@ class RuleDetector(Detector):
     def detect(self, scan: JobScan) -> list[Finding]:
         grouped: dict[tuple[str, str], list[Hit]] = {}
         for hit in scan.hits:
-            grouped.setdefault((hit.rule_id, _node_key(hit.record)), []).append(hit)
+            grouped.setdefault((hit.rule_id, node_key(hit.record)), []).append(hit)
         phases = _PhaseLookup(scan)
         findings: list[Finding] = []
         for (rule_id, key), hits in grouped.items():
