@@ -36,6 +36,8 @@ _IP = re.compile(r"^\d+\.\d+\.\d+\.\d+$")
 
 @dataclass
 class JobResult:
+    """How one method did on one job: the raw counts, so that summaries can be recomputed per scenario."""
+
     job: str
     scenario: str
     method: str
@@ -57,6 +59,7 @@ class JobResult:
     error: str | None = None
 
     def top(self, k: int) -> bool | None:
+        """Top-k localisation hit; None for healthy jobs, so they do not dilute localisation accuracy."""
         if self.truth_status != "incident":
             return None
         if not self.faulty:
@@ -64,6 +67,7 @@ class JobResult:
         return self.node_rank is not None and self.node_rank <= k
 
     def evidence_prf(self) -> tuple[float, float, float] | None:
+        """Precision, recall and F1 of the root evidence lines; None where there is nothing to score."""
         if self.truth_status != "incident" or not self.ev_truth or not self.has_evidence:
             return None
         p = self.ev_pred_hit / self.ev_pred if self.ev_pred else 0.0
@@ -73,6 +77,8 @@ class JobResult:
 
 @dataclass
 class Scoreboard:
+    """All results of one evaluation run; summaries are derived on demand so they never go stale."""
+
     results: list[JobResult] = field(default_factory=list)
 
     def methods(self) -> list[str]:
@@ -94,11 +100,13 @@ class Scoreboard:
 
 
 def _mean(values: Iterable[float | bool | None]) -> float | None:
+    """Mean of the values that apply (None is skipped, not counted as a miss)."""
     vals = [float(v) for v in values if v is not None]
     return sum(vals) / len(vals) if vals else None
 
 
 def summarize(rows: Sequence[JobResult]) -> dict[str, Any]:
+    """Rates over ``rows``: accuracy metrics over incident jobs only, the false-incident rate over healthy ones."""
     incident = [r for r in rows if r.truth_status == "incident"]
     healthy = [r for r in rows if r.truth_status != "incident"]
     prf = [r.evidence_prf() for r in incident]
