@@ -19,6 +19,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from re import _constants as sre_constants  # the stdlib regex parser: used only to size patterns
+from re import _parser as sre_parse
 from typing import Any
 
 import regex
@@ -39,6 +41,11 @@ _OPTIONAL = (
     "enabled", "examples", "counter_examples", "category_by_phase", "note",
 )
 _PLACEHOLDER = re.compile(r"\{(\w+(?:/\w+)*)(?:\|(\w+))?\}")
+_QUANTIFIER = re.compile(r"\{\s*(\d+)\s*(?:,\s*(\d*)\s*)?\}")
+# The regex module expands counted repetitions when it compiles, so that a{4294967294} or (?:a{1000}){1000}
+# takes seconds to minutes and gigabytes before it fails. No record is searched beyond its first 32,768
+# characters anyway (RulePack.max_chars), so larger counts are refused before compiling.
+MAX_REPEAT = 32_768
 _OPTIONAL_SEGMENT = re.compile(r"\[\[(.*?)\]\]")
 _DIGITS_TO_HASH = bytes.maketrans(b"0123456789", b"##########")
 _RULE_HEADER = re.compile(r"^[ \t]*\[\[[ \t]*rule[ \t]*\]\]", re.MULTILINE)
@@ -396,9 +403,12 @@ def _build_rule(entry: Any, label: str, where: str, shipped: bool = False) -> Ru
         lists[key] = tuple(value)
     ignore_case = bool(entry.get("ignore_case", False))
     flags = regex.IGNORECASE if ignore_case else 0
+    too_big = _too_big(entry["pattern"])
+    if too_big:
+        raise L4Error(f"{label}: pattern too large to compile: {too_big}")
     try:
         compiled = regex.compile(entry["pattern"], flags | regex.VERSION0)
-    except (regex.error, ValueError, OverflowError, RecursionError) as e:
+    except (regex.error, ValueError, OverflowError, RecursionError, MemoryError) as e:
         raise L4Error(f"{label}: invalid pattern: {e}") from None
     keywords = tuple(k.lower() for k in lists["keywords"]) or derive_keywords(entry["pattern"])
     return Rule(
@@ -424,6 +434,21 @@ def _build_rule(entry: Any, label: str, where: str, shipped: bool = False) -> Ru
         shipped=shipped,
         compiled=compiled,
     )
+
+
+def _too_big(pattern: str) -> str:
+    """Why compiling ``pattern`` would cost too much (see MAX_REPEAT), or "" when it would not."""
+    for m in _QUANTIFIER.finditer(pattern):
+        for count in m.groups():
+            if count and (len(count) > 9 or int(count) > MAX_REPEAT):
+                return f"a repetition count of {count} (at most {MAX_REPEAT})"
+    try:  # nested counts multiply: the minimum length of a match, from the standard library's parser
+        shortest = sre_parse.parse(pattern).getwidth()[0]
+    except (sre_constants.error, re.error, OverflowError, RecursionError, ValueError, TypeError):
+        return ""  # syntax of the regex module only: the count check above is all there is
+    if shortest > MAX_REPEAT:
+        return f"a match needs at least {shortest} characters (at most {MAX_REPEAT} are searched)"
+    return ""
 
 
 def _check_choice(label: str, key: str, value: Any, allowed: Sequence[str]) -> None:

@@ -32,6 +32,7 @@ import pytest
 import regex
 
 from l4lite.cli import main
+from l4lite.errors import L4Error
 from l4lite.rulepack import RulePack
 from l4lite.terminal import printable
 
@@ -151,6 +152,21 @@ def test_user_patterns_are_compiled_with_the_regex_module(tmp_path: Path) -> Non
     pack = RulePack.load([user])
     assert all(isinstance(r.compiled, regex.Pattern) for r in pack.rules)
     assert pack.timeout and pack.timeout <= 1.0
+
+
+@pytest.mark.parametrize("pattern", ["a{4294967294}", "(?:a{1000}){1000}", "(?:(?:x{100}){100}){100}",
+                                     "\\p{L}{99999999}"])
+def test_patterns_too_large_to_compile_are_refused_at_once(tmp_path: Path, pattern: str) -> None:
+    """The regex module expands counted repetitions when compiling: these took seconds to minutes and gigabytes
+    (a{4294967294} ended in a MemoryError traceback). They are refused with a one-line error before compiling."""
+    user = tmp_path / "big.toml"
+    user.write_text(EVIL_RULES.replace("'(a|aa)+$'", repr(pattern).replace("\\\\", "\\")))
+    started = time.monotonic()
+    with pytest.raises(L4Error) as err:
+        RulePack.load([user])
+    assert time.monotonic() - started < 60  # generous: the point is that it does not take minutes
+    message = str(err.value)
+    assert "\n" not in message and str(user) in message and "'evil'" in message and "too large" in message
 
 
 def write_job(root: Path, evil_line: str | None = None, xid: bool = True) -> None:
