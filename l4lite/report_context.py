@@ -27,12 +27,7 @@ KEEP_CHARS = 2000  # characters kept of one context line
 
 def attach_context(incident: Incident, logs: Any, before: int = 3, after: int = 3) -> list[str]:
     """Fill ``Evidence.context`` in place; returns one-line notes on evidence files that could not be read."""
-    roots = []
-    for p in [logs] if isinstance(logs, str | Path) else list(logs):
-        path = Path(p)
-        if not path.exists():
-            raise L4Error(f"{path}: no such file or directory (--logs)")
-        roots.append(path.resolve())
+    roots = _log_roots(logs)
     recorded_root = str((incident.job or {}).get("root") or "")
     by_file: dict[Path, list[Evidence]] = defaultdict(list)
     notes: list[str] = []
@@ -53,10 +48,7 @@ def attach_context(incident: Incident, logs: Any, before: int = 3, after: int = 
         for ev in evs:
             end = max(ev.end_line or ev.line, ev.line)
             spans.append((max(1, ev.line - before), min(end, ev.line + MAX_SPAN - 1), end, end + after))
-        wanted: set[int] = set()
-        for lo, shown_end, end, hi in spans:
-            wanted.update(range(lo, shown_end + 1))
-            wanted.update(range(end + 1, hi + 1))
+        wanted = {n for span in spans for n in _shown(span)}
         try:
             lines = read_lines(path, wanted)
         except OSError as exc:
@@ -65,10 +57,26 @@ def attach_context(incident: Incident, logs: Any, before: int = 3, after: int = 
         except L4Error as exc:
             notes.append(f"{path}: no context: {exc}")
             continue
-        for ev, (lo, shown_end, end, hi) in zip(evs, spans, strict=True):
-            numbers = [*range(lo, shown_end + 1), *range(end + 1, hi + 1)]
-            ev.context = [{"line": n, "text": lines[n]} for n in numbers if n in lines]
+        for ev, span in zip(evs, spans, strict=True):
+            ev.context = [{"line": n, "text": lines[n]} for n in _shown(span) if n in lines]
     return notes
+
+
+def _log_roots(logs: Any) -> list[Path]:
+    """``--logs`` as resolved paths (one path or several); a missing one is the user's error, said at once."""
+    roots = []
+    for p in [logs] if isinstance(logs, str | Path) else list(logs):
+        path = Path(p)
+        if not path.exists():
+            raise L4Error(f"{path}: no such file or directory (--logs)")
+        roots.append(path.resolve())
+    return roots
+
+
+def _shown(span: tuple[int, int, int, int]) -> list[int]:
+    """Line numbers shown for one evidence span: the lines before and the (cut) record, then the lines after."""
+    lo, shown_end, end, hi = span
+    return [*range(lo, shown_end + 1), *range(end + 1, hi + 1)]
 
 
 def resolve(name: str, roots: list[Path], recorded_root: str = "") -> Path | None:
