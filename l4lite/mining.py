@@ -178,17 +178,21 @@ class Masker:
                     masked = self._pattern.sub(self._repl, token)
                     hit = (masked, _has_ascii_digit(masked) is not None)
                     if not hit[1]:
-                        if len(folded_cache) >= self._cache_size:
-                            folded_cache.clear()
-                        folded_cache[folded] = hit
+                        _put_bounded(folded_cache, folded, hit, self._cache_size)
                 if hit[1] or folded == raw:  # digits kept, or a plain word: worth a direct entry
-                    if len(cache) >= self._cache_size:
-                        cache.clear()
-                    cache[token] = hit
+                    _put_bounded(cache, token, hit, self._cache_size)
             out.append(hit[0])
             if hit[1]:
                 kept.append(i)
         return _finish(out), kept
+
+
+def _put_bounded(cache: dict[Any, Any], key: Any, value: Any, size: int) -> None:
+    """Insert into a cache that is cleared when full: cheaper than LRU bookkeeping on the hot path, and a
+    cleared cache only costs a few misses while it refills."""
+    if len(cache) >= size:
+        cache.clear()
+    cache[key] = value
 
 
 # A cache entry: (cluster, generation cell of its token count, generation when cached). It stays valid while
@@ -253,16 +257,9 @@ class TemplateMiner:
             self.hits += 1
         else:
             entry = self._drain_add(masked)
-            if len(self._by_masked) >= self.cache_size:
-                self._by_masked.clear()
-            self._by_masked[masked] = entry
-        if len(self._by_key) >= self.cache_size:
-            self._by_key.clear()
-        if kept:
-            getter = itemgetter(*kept)
-            self._by_key[key] = (entry, getter, getter(tokens))
-        else:
-            self._by_key[key] = (entry, None, None)
+            _put_bounded(self._by_masked, masked, entry, self.cache_size)
+        getter = itemgetter(*kept) if kept else None
+        _put_bounded(self._by_key, key, (entry, getter, getter(tokens) if getter else None), self.cache_size)
         return entry[0].cluster_id
 
     def _drain_add(self, masked: str) -> _Entry:
