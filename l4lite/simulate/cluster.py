@@ -8,6 +8,7 @@ hashed with SHA-512 by ``random``, not with the per-process ``hash()``).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -219,6 +220,20 @@ def build_cluster(spec: JobSpec, variant: Variant) -> Cluster:
     )
 
 
+# Second-resolution timestamp styles of the logs the simulator writes, by name (example for 2024-09-11 17:52:18).
+TIME_STYLES: dict[str, Callable[[datetime], str]] = {
+    "iso": lambda d: d.strftime("%Y-%m-%d %H:%M:%S"),  # 2024-09-11 17:52:18
+    "ctime": lambda d: f"{d:%a %b} {d.day:2d} {d:%H:%M:%S %Y}",  # Wed Sep 11 17:52:18 2024 (dmesg -T)
+    "syslog": lambda d: f"{d:%b} {d.day:2d} {d:%H:%M:%S}",  # Sep 11 17:52:18
+    "glog": lambda d: d.strftime("%m%d %H:%M:%S"),  # 0911 17:52:18 (python torch.distributed logging)
+    "c10": lambda d: f"{d.month}{d.day:02d} {d:%H:%M:%S}",  # 911 17:52:18 (c10 logging: month not padded)
+    "elastic": lambda d: d.strftime("%Y-%m-%d_%H:%M:%S"),  # 2024-09-11_17:52:18
+    "smi": lambda d: d.strftime("%Y/%m/%d %H:%M:%S"),  # 2024/09/11 17:52:18
+    "us": lambda d: d.strftime("%m/%d/%Y %H:%M:%S"),  # 09/11/2024 17:52:18 (HF example scripts)
+    "slurm": lambda d: d.strftime("%Y-%m-%dT%H:%M:%S"),  # 2024-09-11T17:52:18
+}
+
+
 class Clock:
     """Timestamp formatting with a per-second cache: trainer lines are the bulk of the output."""
 
@@ -230,30 +245,14 @@ class Clock:
         return datetime.fromtimestamp(t, tz=UTC)
 
     def sec(self, style: str, t: float) -> str:
+        """``t`` to the second in one of the log styles of ``TIME_STYLES`` (cached per style and second)."""
         key = (style, int(t))
         s = self._cache.get(key)
         if s is None:
-            d = self.dt(int(t))
-            if style == "iso":  # 2024-09-11 17:52:18
-                s = d.strftime("%Y-%m-%d %H:%M:%S")
-            elif style == "ctime":  # Wed Sep 11 17:52:18 2024 (dmesg -T)
-                s = f"{d:%a %b} {d.day:2d} {d:%H:%M:%S %Y}"
-            elif style == "syslog":  # Sep 11 17:52:18
-                s = f"{d:%b} {d.day:2d} {d:%H:%M:%S}"
-            elif style == "glog":  # 0911 17:52:18 (python torch.distributed logging)
-                s = d.strftime("%m%d %H:%M:%S")
-            elif style == "c10":  # 911 17:52:18 (c10 logging: month not padded)
-                s = f"{d.month}{d.day:02d} {d:%H:%M:%S}"
-            elif style == "elastic":  # 2024-09-11_17:52:18
-                s = d.strftime("%Y-%m-%d_%H:%M:%S")
-            elif style == "smi":  # 2024/09/11 17:52:18
-                s = d.strftime("%Y/%m/%d %H:%M:%S")
-            elif style == "us":  # 09/11/2024 17:52:18 (HF example scripts)
-                s = d.strftime("%m/%d/%Y %H:%M:%S")
-            elif style == "slurm":  # 2024-09-11T17:52:18
-                s = d.strftime("%Y-%m-%dT%H:%M:%S")
-            else:
+            fmt = TIME_STYLES.get(style)
+            if fmt is None:
                 raise ValueError(style)
+            s = fmt(self.dt(int(t)))
             if len(self._cache) > 200_000:
                 self._cache.clear()
             self._cache[key] = s
