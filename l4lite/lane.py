@@ -28,11 +28,12 @@ class RootLane:
     then only the regexes of the root rules whose keywords the line contains (on the raw line: a pattern anchored
     to the start of the message is left to the record path)."""
 
-    def __init__(self, pack: Any) -> None:
+    def __init__(self, pack: Any, eligible: Callable[[Any], bool] | None = None) -> None:
         self.pack = pack
+        self.eligible = eligible or (lambda rule: getattr(rule, "role", None) == "root")
         by_word: dict[str, list[Any]] = {}
         for rule in pack.rules:
-            if getattr(rule, "role", None) != "root":
+            if not self.eligible(rule):
                 continue
             for word in gate_words(getattr(rule, "keywords", ())):
                 by_word.setdefault(word, []).append(rule)
@@ -162,7 +163,7 @@ class FastLane:
             return 0
         found = 0
         for match in self.lane.pack.match(record):
-            if match.rule.role == "root":
+            if self.lane.eligible(match.rule):
                 self.hits.append(self.make_hit(match, record))
                 found += 1
         if found:

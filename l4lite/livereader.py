@@ -8,8 +8,9 @@ line by line; ``default_reader_factory`` makes one per followed stream, all shar
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from l4lite.errors import L4Error
@@ -130,23 +131,54 @@ class IngestLineReader:
 
 
 def default_reader_factory(root: str, warn: Callable[[str], None] | None = None, *, node_from: str | None = None,
-                           rank_map: Any = None) -> ReaderFactory:
-    """Per-stream record readers built on the ingest stage's parsing; they share one rank -> node map."""
-    from l4lite.attribution import compile_node_from
-    from l4lite.ingest import IngestOptions
+                           rank_map: Any = None, paths: Sequence[str] = ()) -> ReaderFactory:
+    """Per-stream record readers built on the ingest stage's parsing; they share one rank -> node map.
 
-    options = IngestOptions(node_from=node_from)
-    if rank_map is not None:
-        options.rank_map = rank_map
+    ``paths``: the files there at start. As ``analyze`` does, the job's year (for timestamps printed without
+    one) and the boot time of nodes whose dmesg captures only carry uptimes are learnt from them first.
+    """
+    from l4lite.attribution import compile_node_from
+    from l4lite.ingest import IngestOptions, prepare_job
+    from l4lite.pipeline import job_year
+    from l4lite.sources import InputFile, Job
+
     try:
         node_re = compile_node_from(node_from)
     except ValueError as exc:
         raise L4Error(str(exc)) from None
     accounting = Accounting()
+
+    def input_files(found: Sequence[str]) -> list[InputFile]:
+        files = []
+        for path in found:
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            if st.st_size:
+                files.append(InputFile(path=path, rel=os.path.relpath(path, root), size=st.st_size,
+                                       mtime=st.st_mtime, compressed=path.endswith(".gz")))
+        return files
+
+    files = input_files(paths)
+    options = IngestOptions(node_from=node_from, year=job_year(files) if files else None)
+    if rank_map is not None:
+        options.rank_map = rank_map
+    if files:
+        prepare_job(Job(root, files), options, accounting)
     say = warn or (lambda message: None)
+    tried = [time.monotonic() if files else 0.0]
 
     def make(rel: str) -> RecordReader:
-        return IngestLineReader(rel, options, accounting, node_re, time.time(), say)
+        # Lines without a year take the job's year (learnt once files have lines), else the file's mtime.
+        if options.year is None and time.monotonic() - tried[0] >= 1.0:
+            tried[0] = time.monotonic()
+            options.year = job_year(input_files([os.path.join(root, rel)]))
+        try:
+            mtime = os.stat(os.path.join(root, rel)).st_mtime
+        except OSError:
+            mtime = time.time()
+        return IngestLineReader(rel, options, accounting, node_re, mtime, say)
 
     make.rank_map = options.rank_map  # type: ignore[attr-defined]
     return make

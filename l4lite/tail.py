@@ -48,6 +48,12 @@ STATE_SCHEMA = "l4lite.tail-state/1"
 STATE_FILE = "state.json"
 ROOT_HITS_KEPT = 50  # root-cause hits kept for the immediate (rules-only) verdict
 UNCLEAN_MAX_SECONDS = 5.0  # longest wait for a clean checkpoint before open records are completed
+INSTANT_MIN_PRIORITY = 40  # root rules at least this strong alert at once; weaker ones wait for a diagnosis
+
+
+def instant(rule: Any) -> bool:
+    """A root-cause signature strong enough to alert on by itself (not a catch-all fallback)."""
+    return rule.role == "root" and not rule.fallback and rule.priority >= INSTANT_MIN_PRIORITY
 
 
 @dataclass
@@ -148,15 +154,15 @@ class Tailer:
 
         self._rank_map = RankMap()
         self._restore()
-        self.reader_factory = reader_factory or default_reader_factory(self.follower.root, self.warn,
-                                                                       rank_map=self._rank_map)
+        self.reader_factory = reader_factory or default_reader_factory(
+            self.follower.root, self.warn, rank_map=self._rank_map, paths=self.follower.expand())
         self._rank_map = getattr(self.reader_factory, "rank_map", self._rank_map)
         self.feed = RecordFeed(self.follower, self.reader_factory, self._process, options.flush_after)
         self._unclean_since: float | None = None
         gate = KeywordGate(self.rules)
         self.triage = Triage(gate)
         self._lane = None if options.once else FastLane(
-            RootLane(self.rules), self.follower, self._scratch_record, self.triage.routine_shapes, self._root_hit)
+            RootLane(self.rules, instant), self.follower, self._scratch_record, self.triage.routine_shapes, self._root_hit)
         if not options.once:
             self.follower.max_read = MIN_READ_BYTES * 4  # grows while polls stay short (RecordFeed.pace)
         self.sampler = Sampler()
@@ -315,7 +321,7 @@ class Tailer:
     def _on_hit(self, match: Any, record: Record) -> None:
         rule = match.rule
         self.totals.hits[rule.id] += 1
-        if rule.role != "root":
+        if not instant(rule):
             return
         self._prune_hits()
         same = sum(1 for h in self._root_hits if h.rule.id == rule.id and h.record.node == record.node)
@@ -389,14 +395,13 @@ class Tailer:
         With ``background`` the scan is taken here but the detectors run on the worker thread, so that a poll
         is never held up by them; the verdict is picked up by a later ``step``.
         """
+        if self._job is not None:
+            if background:
+                return False  # one diagnosis at a time (tried again next poll)
+            self._collect(wait=True)
         self._last_diagnose = self.clock()
         if not self._records_since_diagnose and self.incident is not None:
             return False
-        if self._job is not None:
-            if not background:
-                self._collect(wait=True)
-            else:
-                return False  # one diagnosis at a time
         self._records_since_diagnose = 0
         scan = self.scan()
         work = functools.partial(self._diagnose_scan, scan, self._stats())
@@ -557,13 +562,12 @@ class Tailer:
         if self._new_root_hits and not self.options.once:
             self._new_root_hits = 0
             self._observe(self._rules_incident())
+        if self.totals.records and (self._records_since_diagnose or self.incident is None):
+            self.diagnose()  # the final verdict on everything read
         self.checkpoint()
         if self.options.html:
             if self._html_job is not None:
                 self._html_job.result()
-            if self._records_since_diagnose or self.incident is None:
-                self.diagnose()
-                self.checkpoint()
             self._write_html()
         self._worker.shutdown(wait=True)
         for sink in self.sinks:

@@ -529,3 +529,43 @@ def test_fast_lane_alerts_before_the_record_is_complete(tmp_path: Path) -> None:
     assert not t._root_hits  # the record itself is still open (an error line may get continuation lines)
     t.close()  # the record completes: same incident, nothing new to say
     assert len(alerts(out)) == 1 and t.totals.hits == {"xid-79": 1}
+
+
+def replay(src: Path, dst: Path, slices: int = 12) -> tuple[Tailer, list[dict]]:
+    """Write a finished job's files again, a slice of every file at a time, while tail follows them."""
+    files = [p for p in sorted(src.rglob("*")) if p.is_file() and p.name != "ground_truth.json"]
+    data = {p: p.read_text(errors="replace").splitlines(keepends=True) for p in files}
+    for p in files:
+        (dst / p.relative_to(src)).parent.mkdir(parents=True, exist_ok=True)
+        (dst / p.relative_to(src)).write_text("")
+    clock = [0.0]
+    out = io.StringIO()
+    t = Tailer(TailOptions(paths=[str(dst)]), sinks=[JsonLinesSink(stream=out)], clock=lambda: clock[0])
+    for k in range(slices):
+        for p, lines in data.items():
+            a, b = len(lines) * k // slices, len(lines) * (k + 1) // slices
+            append(dst / p.relative_to(src), [x.rstrip("\n") for x in lines[a:b]])
+        for _ in range(2):
+            clock[0] += 1.0
+            t.step()
+    for _ in range(4):
+        clock[0] += 2.0
+        t.step()
+    t.close()
+    return t, alerts(out)
+
+
+@pytest.mark.parametrize("scenario", ["healthy_hard_negatives", "xid79_fallen_off_bus"])
+def test_simulated_job_followed_live(tmp_path: Path, scenario: str) -> None:
+    from l4lite.simulate import JobSpec, generate
+
+    truth = generate(JobSpec(scenario, nodes=3, gpus_per_node=2, iterations=60, seed=3), tmp_path / "src")
+    t, got = replay(tmp_path / "src", tmp_path / "live")
+    assert t.totals.lines == sum(len(p.read_text().splitlines()) for p in (tmp_path / "src").rglob("*.*")
+                                 if p.is_file() and p.name != "ground_truth.json")
+    if truth["status"] == "healthy":
+        assert got == [] and (t.incident is None or not t.incident.is_incident)
+    else:
+        assert t.incident is not None and t.incident.category == truth["category"]
+        assert t.incident.suspects[0].node in truth["faulty_nodes"]
+        assert any(e["rule"] == "xid-79" for a in got for e in a["evidence"])
