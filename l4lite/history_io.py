@@ -19,6 +19,7 @@ import json
 import math
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -29,6 +30,8 @@ from l4lite.vocab import CATEGORIES
 
 EXPORT_SCHEMA = "l4lite.history/1"
 MAX_TEXT = 10_000  # longest string accepted for a template, cause or path
+# Builds the error for a bad field (where, problem); the checkers raise it so the message names the input.
+_Fail = Callable[[str, str], L4Error]
 
 
 @dataclass
@@ -120,7 +123,7 @@ def validate_export(data: Any, origin: str) -> Export:
     return out
 
 
-def _fault(fail, where: str, e: dict[str, Any]) -> dict[str, Any]:  # noqa: ANN001
+def _fault(fail: _Fail, where: str, e: dict[str, Any]) -> dict[str, Any]:
     category = e.get("category")
     if category not in CATEGORIES:
         raise fail(f"{where}.category", f"{category!r} is not one of {', '.join(CATEGORIES)}")
@@ -140,7 +143,7 @@ def _fault(fail, where: str, e: dict[str, Any]) -> dict[str, Any]:  # noqa: ANN0
     }
 
 
-def _healthy(fail, where: str, e: dict[str, Any]) -> dict[str, Any]:  # noqa: ANN001
+def _healthy(fail: _Fail, where: str, e: dict[str, Any]) -> dict[str, Any]:
     counts = e.get("counts")
     if not isinstance(counts, dict):
         raise fail(f"{where}.counts", f"expected an object of template id -> count, got {_kind(counts)}")
@@ -220,7 +223,7 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _text(fail, where: str, value: Any, allow_empty: bool = False) -> str:  # noqa: ANN001
+def _text(fail: _Fail, where: str, value: Any, allow_empty: bool = False) -> str:
     if not isinstance(value, str) or (not allow_empty and not value.strip()):
         raise fail(where, f"expected a non-empty string, got {_kind(value)}")
     if len(value) > MAX_TEXT:
@@ -228,17 +231,17 @@ def _text(fail, where: str, value: Any, allow_empty: bool = False) -> str:  # no
     return value
 
 
-def _optional_text(fail, where: str, value: Any) -> str | None:  # noqa: ANN001
+def _optional_text(fail: _Fail, where: str, value: Any) -> str | None:
     return None if value is None else _text(fail, where, value)
 
 
-def _id(fail, where: str, value: Any) -> str:  # noqa: ANN001
+def _id(fail: _Fail, where: str, value: Any) -> str:
     if not isinstance(value, str) or not value or len(value) > 200:
         raise fail(where, f"expected an id string, got {value!r}"[:200])
     return value
 
 
-def _time(fail, where: str, value: Any, required: bool = False) -> float | None:  # noqa: ANN001
+def _time(fail: _Fail, where: str, value: Any, required: bool = False) -> float | None:
     if value is None and not required:
         return None
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
