@@ -19,6 +19,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -132,10 +133,10 @@ class Store:
     def schema_version(self) -> int:
         return schema.schema_version(self._conn)
 
-    def _write(self):  # noqa: ANN202 - a context manager
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
         return schema.write_transaction(self._conn, self.path)
 
-    def _read(self):  # noqa: ANN202
+    def _read(self) -> AbstractContextManager[sqlite3.Connection]:
         return schema.read_transaction(self._conn)
 
     # -- settings --------------------------------------------------------------------------------------------
