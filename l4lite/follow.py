@@ -85,18 +85,28 @@ class Follower:
         self._open: dict[str, None] = {}  # sids with an open handle, oldest first
         self._restored: set[str] = set()  # streams from a saved state, not yet checked against their file
         self._unreadable: set[str] = set()
+        self.retired_lines = 0  # committed lines of ended streams no longer kept
 
     # ----------------------------------------------------------------------------------------------- state
     def to_state(self) -> dict[str, Any]:
-        """Committed positions of every stream (the most recent ended ones only)."""
+        """Committed positions of every stream (ended ones beyond the most recent are retired first)."""
+        self._retire()
+        return {"next_id": self._next_id, "root": self.root, "retired_lines": self.retired_lines,
+                "streams": [s.to_dict() for s in self.streams.values()]}
+
+    def _retire(self) -> None:
+        """Forget the oldest ended streams (their lines stay counted in ``retired_lines``)."""
         ended = [s for s in self.streams.values() if s.status == ENDED]
-        keep_ended = {s.sid for s in ended[-MAX_ENDED_KEPT:]}
-        streams = [s.to_dict() for s in self.streams.values() if s.status != ENDED or s.sid in keep_ended]
-        return {"next_id": self._next_id, "root": self.root, "streams": streams}
+        for s in ended[: max(0, len(ended) - MAX_ENDED_KEPT)]:
+            self.retired_lines += s.committed_line - s.base_line
+            del self.streams[s.sid]
+            if self._by_inode.get((s.dev, s.ino)) == s.sid:
+                del self._by_inode[(s.dev, s.ino)]
 
     def load_state(self, data: dict[str, Any]) -> None:
         """Resume from saved committed offsets; each file is re-identified on the next poll."""
         self._next_id = max(self._next_id, int(data.get("next_id", 1)))
+        self.retired_lines = int(data.get("retired_lines", 0))
         for d in data.get("streams", []):
             s = Stream.from_dict(d)
             self.streams[s.sid] = s
@@ -107,7 +117,7 @@ class Follower:
     @property
     def lines_committed(self) -> int:
         """Lines durably processed over all streams (a continued copy counts only its own new lines)."""
-        return sum(s.committed_line - s.base_line for s in self.streams.values())
+        return self.retired_lines + sum(s.committed_line - s.base_line for s in self.streams.values())
 
     # ----------------------------------------------------------------------------------------------- discovery
     def expand(self) -> list[str]:

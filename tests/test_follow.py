@@ -380,3 +380,24 @@ def test_rotation_names() -> None:
     assert not rotated_from("train.log", "train.log")
     assert not rotated_from("rank2.log", "rank1.log")
     assert not rotated_from("node-002", "node-001")
+
+
+def test_ended_streams_are_retired_without_losing_their_line_count(tmp_path: Path, monkeypatch) -> None:
+    import l4lite.follow as follow
+
+    monkeypatch.setattr(follow, "MAX_ENDED_KEPT", 2)
+    f, clock, _ = make([tmp_path / "*.log"], orphan_idle=1.0)
+    for k in range(5):
+        write(tmp_path / f"run{k}.log", lines(f"r{k}", 0, 3))
+        drain(f)
+        os.unlink(tmp_path / f"run{k}.log")
+        clock.t += 2
+        drain(f)
+        clock.t += 2
+        drain(f)
+    state = f.to_state()
+    assert len(state["streams"]) == 2 and state["retired_lines"] == 9
+    assert f.lines_committed == 15
+    g, _, _ = make([tmp_path / "*.log"])
+    g.load_state(state)
+    assert g.lines_committed == 15
