@@ -266,18 +266,28 @@ def add_context(incident: Incident, root: str, radius: int = 3, max_entries: int
 
 
 def _read_lines(path: str, numbers: set[int], max_chars: int = 500) -> dict[int, str]:
+    """Lines of a log file numbered as ingest numbers them: read through ``sources`` (gzip whatever the name,
+    UTF-16, NUL bytes, only newlines end lines: a progress bar's carriage returns do not)."""
+    from l4lite.sources import discover, open_lines
+
     if not numbers:
         return {}
     last = max(numbers)
     out: dict[int, str] = {}
+    accounting = Accounting()
     try:
-        opener = gzip.open if path.endswith(".gz") else open
-        with opener(path, "rt", encoding="utf-8", errors="replace") as fh:  # type: ignore[operator]
-            for n, line in enumerate(fh, start=1):
-                if n in numbers:
-                    out[n] = line.rstrip("\r\n")[:max_chars]
-                if n >= last:
-                    break
-    except OSError:
+        job = discover([path], accounting)
+    except L4Error:
         return {}
+    if not job.files:
+        return {}
+    lines = open_lines(job.files[0], accounting, max_line_chars=max_chars)
+    try:
+        for n, text in lines:
+            if n > last:
+                break
+            if n in numbers:
+                out[n] = text
+    finally:
+        lines.close()
     return out

@@ -446,3 +446,29 @@ def test_file_growing_while_analyzed(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert_books(stats)
     assert base + initial <= stats["lines_read"] <= base + initial + appended[0]
     assert message_lines(run.err, "gpu-node-03/growing.log: grew while it was read"), run.err
+
+
+# ------------------------------------------------------------------------------------------ context lines
+def test_context_lines_agree_with_evidence_in_awkward_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Context lines around the evidence are numbered as ingest numbers lines: a tqdm progress bar's carriage
+    returns do not start lines, a rotated log gzipped without a .gz name is decompressed."""
+    job = tmp_path / "job"
+    write_job(job)
+    bar = "\r".join(f"{p:3d}%|{'#' * (p // 10):<10}| {p}/100 [00:0{p % 10}<00:10]" for p in range(0, 101, 10))
+    train = job / BAD / "train.log"
+    lines = train.read_text().splitlines()
+    train.write_text("\n".join(lines[:5] + [bar] * 3 + lines[5:]) + "\n")
+    kern = job / BAD / "dmesg.log"
+    kern.rename(job / BAD / "dmesg.log.1")
+    (job / BAD / "dmesg.log.1").write_bytes(gzip.compress((job / BAD / "dmesg.log.1").read_bytes()))
+    run = analyze(capsys, tmp_path, job)
+    assert run.code == 1 and run.incident["suspects"][0]["node"] == BAD
+    checked = 0
+    for ev in run.incident["evidence"]:
+        if not ev.get("context"):
+            continue
+        at = {c["line"]: c["text"] for c in ev["context"]}
+        first = ev["text"].split("\n")[0]
+        assert at.get(ev["line"], "")[:200] == first[:200], (ev["file"], ev["line"], at)
+        checked += 1
+    assert checked and any(e["file"] == f"{BAD}/dmesg.log.1" and e.get("context") for e in run.incident["evidence"])
