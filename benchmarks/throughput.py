@@ -1,0 +1,309 @@
+"""Throughput and peak memory of ``l4lite parse`` and ``l4lite analyze`` against plain drain3, in one run.
+
+Usage: python benchmarks/throughput.py [--sizes 250k,1M] [--archive DIR] [--work /tmp/l4lite-throughput]
+                                       [--baseline-lines 100000] [--skip dask,jobs2] [--keep]
+
+For each size the script generates a healthy simulated job (16 nodes x 8 GPUs, the iteration count chosen for the
+size; or uses ``--archive``) and measures, on the same archive and in the same run:
+
+- baseline: drain3's own ``TemplateMiner`` with drain3's masking config (numbers, hex, IPs, ids, as in drain3's
+  example ``drain3.ini``), ``add_log_message`` on every raw line, in this process, on the first
+  ``--baseline-lines`` lines of the archive (drain3's rate does not depend on the archive's size);
+- ``l4lite parse JOB -o records.parquet`` (a subprocess);
+- ``l4lite analyze JOB --no-store --quiet``: one process, ``--jobs 2``, and ``--scheduler local:2`` (a subprocess
+  each; the last one includes starting the LocalCluster);
+- the analyze stages (scan + diagnose) in this process on one core against a LocalCluster(2) started beforehand,
+  which is the ">= 1.6x on two workers" figure (cluster start-up excluded, reported apart).
+
+Each row prints lines/s (wall clock), the ratio to the baseline's lines/s and the peak RSS: of the largest single
+process (``ru_maxrss`` of the subprocess and its children, from ``os.wait4``) and of the whole process tree (sum of
+RSS over the tree, polled from /proc every 50 ms). The load average is printed too: the machine may be shared,
+and then every wall-clock figure is slower by the same factor while the ratios hold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import glob
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+L4LITE = [sys.executable, "-m", "l4lite"]
+LINES_PER_ITERATION = 163  # 16 nodes x 8 GPUs, deepspeed: ~1.27 lines per rank and iteration
+
+
+@dataclass
+class Row:
+    name: str
+    lines: int
+    seconds: float
+    rss_process_mb: float | None = None
+    rss_tree_mb: float | None = None
+    note: str = ""
+    cpu: float | None = None  # CPU seconds of the process (and its waited-for children)
+
+    @property
+    def rate(self) -> float:
+        return self.lines / self.seconds if self.seconds > 0 else 0.0
+
+
+def parse_size(text: str) -> int:
+    text = text.strip().lower()
+    mult = 1
+    if text.endswith("k"):
+        mult, text = 1000, text[:-1]
+    elif text.endswith("m"):
+        mult, text = 1_000_000, text[:-1]
+    return int(float(text) * mult)
+
+
+def count_lines(job: Path) -> int:
+    n = 0
+    for path in job.rglob("*"):
+        if path.is_file() and path.name != "ground_truth.json":
+            with path.open("rb") as fh:
+                while chunk := fh.read(1 << 20):
+                    n += chunk.count(b"\n")
+    return n
+
+
+def generate(job: Path, lines: int) -> int:
+    iterations = max(50, lines // LINES_PER_ITERATION)
+    subprocess.run(L4LITE + ["simulate", "healthy", "--nodes", "16", "--gpus-per-node", "8", "--iterations",
+                             str(iterations), "--format", "deepspeed", "--layout", "per-node-dir", "-o", str(job),
+                             "--force"], check=True, stdout=subprocess.DEVNULL)
+    return count_lines(job)
+
+
+# ----------------------------------------------------------------------------------------------- measuring
+def _tree_rss(pid: int) -> int:
+    """Sum of RSS (bytes) of a process and all its descendants, from /proc."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    page = os.sysconf("SC_PAGE_SIZE")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            ppid = int(fields[1])
+            with open(f"/proc/{entry}/statm") as fh:
+                rss[int(entry)] = int(fh.read().split()[1]) * page
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    total = 0
+    stack = [pid]
+    while stack:
+        p = stack.pop()
+        total += rss.get(p, 0)
+        stack.extend(children.get(p, []))
+    return total
+
+
+def run_measured(name: str, argv: list[str], lines: int, note: str = "") -> Row:
+    """Run a subprocess; wall time, ru_maxrss of it (and its waited-for children), polled tree RSS."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak = [0]
+    done = threading.Event()
+
+    def poll() -> None:
+        while not done.is_set():
+            with contextlib.suppress(OSError):
+                peak[0] = max(peak[0], _tree_rss(proc.pid))
+            done.wait(0.05)
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - started
+    done.set()
+    poller.join()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{name} failed ({proc.returncode}): {err.strip()[-500:]}")
+    return Row(name, lines, seconds, usage.ru_maxrss / 1024, peak[0] / 2**20, note,
+               usage.ru_utime + usage.ru_stime)
+
+
+def drain3_baseline(job: Path, max_lines: int) -> Row:
+    """drain3 TemplateMiner with drain3's masking instructions on raw lines, in this process."""
+    from drain3 import TemplateMiner
+    from drain3.masking import MaskingInstruction
+    from drain3.template_miner_config import TemplateMinerConfig
+
+    config = TemplateMinerConfig()
+    config.masking_instructions = [  # drain3's example drain3.ini
+        MaskingInstruction(r"((?<=[^A-Za-z0-9])|^)(([0-9a-f]{2,}:){3,}([0-9a-f]{2,}))((?=[^A-Za-z0-9])|$)", "ID"),
+        MaskingInstruction(r"((?<=[^A-Za-z0-9])|^)(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})((?=[^A-Za-z0-9])|$)", "IP"),
+        MaskingInstruction(r"((?<=[^A-Za-z0-9])|^)([0-9a-f]{6,} ?){3,}((?=[^A-Za-z0-9])|$)", "SEQ"),
+        MaskingInstruction(r"((?<=[^A-Za-z0-9])|^)([0-9A-F]{4} ?){4,}((?=[^A-Za-z0-9])|$)", "SEQ"),
+        MaskingInstruction(r"((?<=[^A-Za-z0-9])|^)(0x[a-f0-9A-F]+)((?=[^A-Za-z0-9])|$)", "HEX"),
+        MaskingInstruction(r"((?<=[^A-Za-z0-9])|^)([\-\+]?\d+)((?=[^A-Za-z0-9])|$)", "NUM"),
+        MaskingInstruction(r"(?<=executed cmd )(\".+?\")", "CMD"),
+    ]
+    config.profiling_enabled = False
+    miner = TemplateMiner(config=config)
+    lines: list[str] = []
+    files = sorted(p for p in glob.glob(str(job / "**" / "*"), recursive=True)
+                   if os.path.isfile(p) and not p.endswith("ground_truth.json"))
+    # round-robin over files so that the sample has every kind of log, not only the first node's kernel log
+    handles = [open(p, encoding="utf-8", errors="replace") for p in files]  # noqa: SIM115
+    try:
+        while len(lines) < max_lines and handles:
+            for fh in list(handles):
+                line = fh.readline()
+                if not line:
+                    handles.remove(fh)
+                    continue
+                lines.append(line.rstrip("\n"))
+    finally:
+        for fh in handles:
+            fh.close()
+    lines = lines[:max_lines]
+    started = time.perf_counter()
+    cpu = time.process_time()
+    for line in lines:
+        miner.add_log_message(line)
+    seconds = time.perf_counter() - started
+    cpu = time.process_time() - cpu
+    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return Row("drain3 TemplateMiner+masking (baseline)", len(lines), seconds, maxrss, None,
+               f"{len(miner.drain.clusters)} clusters on a {len(lines):,}-line sample", cpu)
+
+
+def stages_in_process(job: Path, lines: int, engine: object | None) -> Row:
+    """scan + diagnose in this process (one core), or on a running Dask engine."""
+    from l4lite.engine import scan_job_parallel
+    from l4lite.pipeline import AnalyzeOptions, diagnose, load_rules, scan_job
+
+    options = AnalyzeOptions()
+    rules = load_rules(options)
+    started = time.perf_counter()
+    cpu = time.process_time()
+    if engine is None:
+        scan = scan_job([str(job)], options, rules=rules)
+        name = "analyze stages, this process"
+    else:
+        scan = scan_job_parallel([str(job)], options, engine=engine)  # type: ignore[arg-type]
+        name = "analyze stages, LocalCluster(2)"
+    incident = diagnose(scan, options, rules=rules)
+    cpu = time.process_time() - cpu if engine is None else None
+    return Row(name, lines, time.perf_counter() - started, None, None, f"verdict {incident.status}", cpu)
+
+
+# ----------------------------------------------------------------------------------------------- report
+HEADER = (f"  {'measurement':<40} {'lines':>11} {'wall s':>7} {'lines/s':>9} {'x drain3':>8} {'CPU s':>7} "
+          f"{'x drain3 CPU':>12} {'RSS proc MB':>11} {'RSS tree MB':>11}")
+
+
+def print_rows(rows: list[Row], base: Row) -> None:
+    """Rates and ratios by wall clock and by CPU time (the CPU ratio holds on a busy machine)."""
+    for r in rows:
+        ratio = r.rate / base.rate if base.rate else 0.0
+        cpu = f"{r.cpu:.1f}" if r.cpu is not None else "-"
+        cpu_ratio = "-"
+        if r.cpu and base.cpu:
+            cpu_ratio = f"{(r.lines / r.cpu) / (base.lines / base.cpu):.2f}"
+        proc = f"{r.rss_process_mb:,.0f}" if r.rss_process_mb is not None else "-"
+        tree = f"{r.rss_tree_mb:,.0f}" if r.rss_tree_mb is not None else "-"
+        print(f"  {r.name:<40} {r.lines:>11,} {r.seconds:>7.1f} {r.rate:>9,.0f} {ratio:>8.2f} {cpu:>7} "
+              f"{cpu_ratio:>12} {proc:>11} {tree:>11}" + (f"  ({r.note})" if r.note else ""))
+    sys.stdout.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="250k,1M", help="archive sizes in lines, comma-separated (250k,1M)")
+    ap.add_argument("--archive", help="measure this job folder instead of generating archives")
+    ap.add_argument("--work", default="/tmp/l4lite-throughput", help="folder for generated archives and outputs")
+    ap.add_argument("--baseline-lines", type=int, default=100_000, help="lines of the drain3 baseline sample")
+    ap.add_argument("--skip", default="", help="comma-separated: parse, single, jobs2, cli-dask, dask")
+    ap.add_argument("--keep", action="store_true", help="keep the generated archives")
+    args = ap.parse_args(argv)
+    skip = {s.strip() for s in args.skip.split(",") if s.strip()}
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    print(f"# l4lite throughput; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} at start")
+    engine = None
+    if "dask" not in skip:
+        from l4lite.engine import DaskEngine
+
+        t0 = time.perf_counter()
+        engine = DaskEngine("local:2")
+        print(f"# LocalCluster(2) started in {time.perf_counter() - t0:.1f} s (not counted below)")
+        warm = work / "warm-up"  # the workers import l4lite and compile the rule pack once, before timing
+        subprocess.run(L4LITE + ["simulate", "healthy", "--nodes", "2", "--gpus-per-node", "2", "--iterations", "20",
+                                 "-o", str(warm), "--force"], check=True, stdout=subprocess.DEVNULL)
+        stages_in_process(warm, 1, engine)
+        shutil.rmtree(warm, ignore_errors=True)
+    jobs: list[tuple[str, Path, bool]] = []
+    if args.archive:
+        jobs.append((args.archive, Path(args.archive), False))
+    else:
+        for size in args.sizes.split(","):
+            jobs.append((size.strip(), work / f"job-{size.strip()}", True))
+    summary: list[tuple[str, dict[str, Row]]] = []
+    try:
+        for label, job, generated in jobs:
+            if generated:
+                t0 = time.perf_counter()
+                lines = generate(job, parse_size(label))
+                print(f"\n## {label}: generated {lines:,} lines in {time.perf_counter() - t0:.0f} s ({job})")
+            else:
+                lines = count_lines(job)
+                print(f"\n## {job}: {lines:,} lines")
+            base = drain3_baseline(job, args.baseline_lines)
+            rows = {"baseline": base}
+            print(HEADER)
+            print_rows([base], base)
+            out = work / "records.parquet"
+            steps = [
+                ("parse", "l4lite parse -o records.parquet", L4LITE + ["parse", str(job), "-o", str(out), "--quiet"]),
+                ("single", "l4lite analyze (1 process)", L4LITE + ["analyze", str(job), "--no-store", "--quiet"]),
+                ("jobs2", "l4lite analyze --jobs 2",
+                 L4LITE + ["analyze", str(job), "--no-store", "--quiet", "--jobs", "2"]),
+                ("cli-dask", "l4lite analyze --scheduler local:2",
+                 L4LITE + ["analyze", str(job), "--no-store", "--quiet", "--scheduler", "local:2"]),
+            ]
+            for key, name, cmd in steps:
+                if key in skip:
+                    continue
+                rows[key] = run_measured(name, cmd, lines, "incl. cluster start" if key == "cli-dask" else "")
+                print_rows([rows[key]], base)
+            if engine is not None:
+                rows["stages1"] = stages_in_process(job, lines, None)
+                rows["stages2"] = stages_in_process(job, lines, engine)
+                rows["stages2"].note += "; CPU on the workers not counted"
+                print_rows([rows["stages1"], rows["stages2"]], base)
+                speedup = rows["stages2"].rate / rows["stages1"].rate
+                print(f"  LocalCluster(2) vs one process (analyze stages): {speedup:.2f}x")
+            out.unlink(missing_ok=True)
+            summary.append((label, rows))
+            if generated and not args.keep:
+                shutil.rmtree(job, ignore_errors=True)
+    finally:
+        if engine is not None:
+            engine.close()
+    if len(summary) > 1 and all("single" in r for _, r in summary):
+        (a_label, a), (b_label, b) = summary[0], summary[-1]
+        print(f"\n# peak RSS of l4lite analyze (largest process): {a_label} {a['single'].rss_process_mb:,.0f} MB, "
+              f"{b_label} {b['single'].rss_process_mb:,.0f} MB")
+    print(f"# load average {os.getloadavg()[0]:.1f} at the end")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
