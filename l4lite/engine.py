@@ -146,6 +146,7 @@ def total_steps_hint(files: Sequence[InputFile], head_lines: int = 400) -> int |
     """"Total optimization steps = N" from the first lines of the job's files (Hugging Face prints it once,
     near the start of rank 0's log), read before the shards are scanned."""
     import gzip
+    import zlib
 
     from l4lite.metrics import parse_job_facts
 
@@ -160,7 +161,7 @@ def total_steps_hint(files: Sequence[InputFile], head_lines: int = 400) -> int |
                         steps = parse_job_facts(line).get("total_steps")
                         if steps:
                             return int(steps)
-        except (OSError, EOFError):
+        except (OSError, EOFError, zlib.error):  # unreadable, truncated or corrupt: ingest warns about it
             continue
     return None
 

@@ -16,6 +16,7 @@ import gzip
 import os
 import re
 import time
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -163,7 +164,7 @@ def job_year(files: Sequence[Any], head_lines: int = 50, max_files: int = 256) -
                     m = _YEAR_DATE.search(line) or _YEAR_CTIME.search(line)
                     if m:
                         years[int(m.group(1))] += 1
-        except (OSError, EOFError):
+        except (OSError, EOFError, zlib.error):  # unreadable, truncated or corrupt: ingest warns about it
             continue
     return years.most_common(1)[0][0] if years else None
 

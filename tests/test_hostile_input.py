@@ -230,6 +230,13 @@ def truncated_gzip(job: Path):
     return None, "gpu-node-01/train.log.1.gz", None  # how many lines survive depends on zlib
 
 
+def corrupt_gzip(job: Path):
+    data = bytearray(gzip.compress("".join(f"[{stamp(i % 600)}] rotated line {i}\n" for i in range(5000)).encode()))
+    data[30:60] = b"\xff" * 30  # a bit flip in the first block: nothing decodes
+    write(job / "gpu-node-03" / "train.log.2.gz", bytes(data))
+    return None, "gpu-node-03/train.log.2.gz", None
+
+
 def symlink_loops(job: Path):
     os.symlink(job, job / "gpu-node-01" / "loop")
     os.symlink(job / "gpu-node-01" / "f2", job / "gpu-node-01" / "f1")
@@ -241,7 +248,7 @@ def symlink_loops(job: Path):
 CASES: dict[str, Case] = {
     "invalid-utf8": invalid_utf8, "latin-1": latin1_file, "utf-16-bom": utf16_bom, "mixed-encodings": mixed_encodings,
     "nul-bytes": nul_bytes, "nul-filled-tail": nul_filled_tail, "binary-in-tree": binary_core_dump,
-    "10mb-line": ten_megabyte_line, "crlf": crlf, "empty": empty_files, "truncated-gz": truncated_gzip,
+    "10mb-line": ten_megabyte_line, "crlf": crlf, "empty": empty_files, "truncated-gz": truncated_gzip, "corrupt-gz": corrupt_gzip,
     "symlink-loops": symlink_loops,
 }
 
@@ -472,3 +479,22 @@ def test_context_lines_agree_with_evidence_in_awkward_files(tmp_path: Path, caps
         assert at.get(ev["line"], "")[:200] == first[:200], (ev["file"], ev["line"], at)
         checked += 1
     assert checked and any(e["file"] == f"{BAD}/dmesg.log.1" and e.get("context") for e in run.incident["evidence"])
+
+
+def test_parallel_engine_on_a_hostile_job(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--jobs 2`` reads shards in worker processes: the same books, the same messages, the same verdict."""
+    job = tmp_path / "job"
+    base = write_job(job)
+    expected = base
+    for case in (invalid_utf8, utf16_bom, nul_bytes, binary_core_dump, corrupt_gzip, empty_files, crlf):
+        extra, _, _ = case(job)
+        expected += extra or 0
+    single = analyze(capsys, tmp_path, job)
+    parallel = analyze(capsys, tmp_path, job, extra=("--jobs", "2"))
+    for run in (single, parallel):
+        assert_fault_found(run)
+        assert_books(run.incident["stats"], expected)
+        for name in ("gpu-node-01/bad-bytes.log", "gpu-node-01/core.4242", "gpu-node-03/train.log.2.gz"):
+            assert message_lines(run.err, name), (name, run.err)
+    keys = ("files", "lines_read", "records", "lines_in_records", "lines_skipped", "files_skipped")
+    assert {k: parallel.incident["stats"][k] for k in keys} == {k: single.incident["stats"][k] for k in keys}
