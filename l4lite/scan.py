@@ -175,7 +175,13 @@ class JobScan:
     progress: dict[str, Progress] = field(default_factory=dict)  # node -> training progress
     node_first: dict[str, float | None] = field(default_factory=dict)  # node -> first record time
     source_last: dict[str, float] = field(default_factory=dict)  # source -> last record time
+    source_first: dict[str, float] = field(default_factory=dict)  # source -> first record time
     device_events: dict[tuple[str, str], list[DeviceEvent]] = field(default_factory=dict)  # (node, gpu) -> events
+
+    def job_start(self, exclude: tuple[str, ...] = ("kernel", "storage")) -> float | None:
+        """When the job itself began logging: a node's kernel log may reach back to its boot, weeks earlier."""
+        times = [t for s, t in self.source_first.items() if s not in exclude]
+        return min(times) if times else self.start_time
 
     def job_end(self, exclude: tuple[str, ...] = ("kernel", "storage")) -> float | None:
         """When the job itself last logged: system logs (kernel, storage daemons) outlive a dead job."""
@@ -235,6 +241,8 @@ class JobScan:
             del mine_ev[DEVICE_EVENT_CAP:]
         for src, t in other.source_last.items():
             self.source_last[src] = max(self.source_last.get(src, t), t)
+        for src, t in other.source_first.items():
+            self.source_first[src] = min(self.source_first.get(src, t), t)
         for node, ranks in other.node_ranks.items():
             self.node_ranks.setdefault(node, set()).update(ranks)
         for node, prog in other.progress.items():
@@ -369,6 +377,7 @@ class Scanner:
         self._await_time: dict[str, str] = {}  # file -> node whose last progress line had no time
         self._phase_now: dict[str, str] = {}  # node -> phase implied by its latest marker or metric line
         self._source_last: dict[str, float] = {}
+        self._source_first: dict[str, float] = {}
         self._csv_headers: dict[str, list[str]] = {}  # file -> nvidia-smi CSV columns
         self._metric_cache: dict[str, Any] = {}
         self._device: dict[tuple[str, str], list[DeviceEvent]] = {}
@@ -403,6 +412,8 @@ class Scanner:
                 self.end_time = t
             if t > self._source_last.get(source, -math.inf):
                 self._source_last[source] = t
+            if t < self._source_first.get(source, math.inf):
+                self._source_first[source] = t
             bucket = int(t // self.bucket_seconds)
             if self._await_time:
                 waiting = self._await_time.pop(record.file, None)
@@ -592,6 +603,7 @@ class Scanner:
                                      p.last_line, p.points, p.after_time) for k, p in self._progress.items()}
         scan.start_time, scan.end_time = self.start_time, self.end_time
         scan.source_last = dict(self._source_last)
+        scan.source_first = dict(self._source_first)
         scan.device_events = {k: list(v) for k, v in self._device.items()}
         scan.info.update(self.info)
         if info:

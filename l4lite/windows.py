@@ -4,22 +4,40 @@ The scan counts templates per (node, bucket) with short buckets; a window is a w
 window length (``--window SECONDS``) is available without reading the logs again. Frames are wide: one column
 per template id, one row per (node, window) or per window, which is the form the isolation forests take.
 
-The default window length (``DEFAULT_WINDOW``) was chosen by measurement on the simulator suite (see
-``benchmarks/`` and the analyze notes): shorter windows split one burst of errors across several rows and make
-the temporal forest noisy; longer windows blur the moment the failure began. ``auto_window`` keeps the number of
-windows of very long or very short jobs in a useful range.
+The default window length (``DEFAULT_WINDOW``) was chosen by measurement (``benchmarks/window_length.py``):
+the share of incident jobs whose top heatmap cell is the faulty node within two windows of the fault, and whose
+most anomalous job-wide window (temporal forest) is within two windows of it:
+
+    window   fixtures/suite (11 jobs)   simulated 8x4-GPU suite (44 jobs)
+             heatmap   temporal         heatmap   temporal
+    10 s     63.6 %    45.5 %           43.2 %    31.8 %
+    20 s        -         -             59.1 %    34.1 %
+    30 s     63.6 %    54.5 %           59.1 %    31.8 %
+    60 s     63.6 %     9.1 %           63.6 %    25.0 %
+    120 s    63.6 %     0.0 %           70.5 %     2.3 %
+
+Longer windows help the heatmap (one failure's lines land in one cell) and hurt the temporal forest (too few
+windows before the failure to learn from); 30 s is best on both together and five times cheaper than 10 s.
+``auto_window`` keeps the number of windows of very long or very short jobs in a useful range.
 """
 
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
 
-from l4lite.scan import JobScan
+from l4lite.scan import JobScan, TemplateStat
 
-DEFAULT_WINDOW = 60.0
+BAD_WORDS = re.compile(
+    r"error|fail|fatal|exception|traceback|timeout|timed out|abort|killed|refused|denied|lost|down|unreachable|"
+    r"corrupt|invalid|illegal|panic|segfault|signal|oom|out of memory|cannot|unable|not responding|reset|hang",
+    re.I,
+)
+
+DEFAULT_WINDOW = 30.0
 MIN_WINDOWS = 8
 MAX_WINDOWS = 2000
 
@@ -33,8 +51,9 @@ def auto_window(scan: JobScan, requested: float | None = None) -> float:
     if requested is not None and requested > 0:
         return max(bucket, round(requested / bucket) * bucket)
     window = DEFAULT_WINDOW
-    if scan.start_time is not None and scan.end_time is not None:
-        span = max(scan.end_time - scan.start_time, bucket)
+    start = scan.job_start()
+    if start is not None and scan.end_time is not None:
+        span = max(scan.end_time - start, bucket)
         window = min(window, max(bucket, span / MIN_WINDOWS))
         window = max(window, span / MAX_WINDOWS)
     return max(bucket, math.ceil(window / bucket) * bucket)
@@ -51,6 +70,9 @@ def _rows(scan: JobScan, window: float) -> pd.DataFrame:
     counts = np.fromiter(scan.counts.values(), dtype=np.int64, count=len(keys))
     starts = np.floor(buckets * scan.bucket_seconds / window) * window
     starts = np.where(buckets < 0, np.nan, starts)  # untimed records
+    begin = scan.job_start()
+    if begin is not None:  # boot messages of a kernel log, weeks before the job, are no part of its timeline
+        starts = np.where(starts < math.floor(begin / window) * window - window, np.nan, starts)
     return pd.DataFrame({"node": nodes, "window": starts, "template_id": tids, "count": counts})
 
 
@@ -103,3 +125,13 @@ def node_activity(scan: JobScan, window_seconds: float | None = None) -> pd.Data
     frame = rows.pivot_table(index="node", columns="window", values="count", aggfunc="sum", fill_value=0)
     full = np.arange(frame.columns.min(), frame.columns.max() + window / 2, window)
     return frame.reindex(columns=full, fill_value=0).astype(np.int64)
+
+
+def is_alarming(stat: TemplateStat) -> bool:
+    """A template that reports trouble: printed at error or warning level, or worded like a failure."""
+    return bool(stat.levels.get("error") or stat.levels.get("warning")) or BAD_WORDS.search(stat.template) is not None
+
+
+def alarming_templates(scan: JobScan) -> set[str]:
+    """Template ids of the job's alarming templates (see ``is_alarming``)."""
+    return {tid for tid, stat in scan.templates.items() if is_alarming(stat)}

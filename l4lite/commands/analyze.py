@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a healthy job of the same setup; its templates are filtered out (repeatable)")
     p.add_argument("--rules", action="append", default=[], metavar="FILE", help="extra rule file (repeatable)")
     p.add_argument("--window", type=float, default=None, metavar="SECONDS",
-                   help="window length for the node x time counts (default: 60 s, bounded by the job's length)")
+                   help="window length for the node x time counts (default: 30 s, chosen by measurement, bounded by the job's length)")
     p.add_argument("--node-from", metavar="REGEX",
                    help="regex whose first group (or group 'node') names the node in a file's relative path")
     store = p.add_mutually_exclusive_group()

@@ -15,17 +15,12 @@ localiser uses them as evidence and, when no signature matched, as the lines to 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 from l4lite.detect.base import Detector, Finding
 from l4lite.scan import JobScan, TemplateStat
+from l4lite.windows import BAD_WORDS as _BAD_WORDS
 
-_BAD_WORDS = re.compile(
-    r"error|fail|fatal|exception|traceback|timeout|timed out|abort|killed|refused|denied|lost|down|unreachable|"
-    r"corrupt|invalid|illegal|panic|segfault|signal|oom|out of memory|cannot|unable|not responding|reset|hang",
-    re.I,
-)
 _LEVEL_WEIGHT = {"error": 1.0, "warning": 0.6, "info": 0.25, "debug": 0.1}
 
 

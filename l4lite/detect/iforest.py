@@ -19,7 +19,7 @@ from sklearn.ensemble import IsolationForest
 
 from l4lite.detect.base import Detector, Finding
 from l4lite.scan import JobScan
-from l4lite.windows import auto_window, count_frame, node_frame, window_frame
+from l4lite.windows import alarming_templates, auto_window, count_frame, node_frame, window_frame
 
 MAX_COLUMNS = 400
 MAD_FLOOR = 0.01  # isolation scores of identical rows have no spread; z is measured against at least this
@@ -155,8 +155,11 @@ class IsolationForestDetector(Detector):
         else:
             n_fit = max(self.min_windows // 2, int(len(frame) * self.fit_fraction))
             train = frame.iloc[:n_fit]
-        ntrain, ntest = normalised(train), normalised(frame)
-        cols = informative(ntrain, ntest)
+        # Raw log counts of the alarming templates: a handful of new error lines in a busy window is the
+        # signal, and a rate would drown it in the window's volume.
+        ntrain, ntest = np.log1p(train.astype(float)), np.log1p(frame.astype(float))
+        alarming = alarming_templates(scan)
+        cols = [c for c in informative(ntrain, ntest, min_shift=0.5) if c in alarming]
         if not cols:
             return []
         cols = list(_select_columns(frame[cols]).columns)
@@ -213,18 +216,33 @@ class IsolationForestDetector(Detector):
 
 
 def node_window_scores(scan: JobScan, window_seconds: float | None = None, seed: int = 0) -> pd.DataFrame:
-    """Anomaly score in [0, 1] per node (rows) x window start (columns): the report's heatmap."""
+    """Anomaly score in [0, 1] per node (rows) x window start (columns): the report's heatmap.
+
+    The isolation score of each (node, window) count vector over the informative alarming templates, blended
+    with an alarm score that weighs those lines by how few nodes print them in the same window.
+    """
     frame = count_frame(scan, window_seconds)
     if frame.empty:
         return pd.DataFrame()
-    norm = normalised(frame)
-    cols = informative(norm, norm)
-    x = norm[list(_select_columns(frame[cols]).columns)].to_numpy(dtype=float) if cols else None
+    alarming = alarming_templates(scan)
+    cols = [c for c in frame.columns if c in alarming]  # the heatmap shows trouble, not routine
+    # Raw log counts: one Xid line in a busy window must count, which a rate would not.
+    x = np.log1p(frame[list(_select_columns(frame[cols]).columns)].to_numpy(dtype=float)) if cols else None
     if x is not None and len(frame) >= 4:
         raw = -_forest(len(frame), seed, trees=32).fit(x).score_samples(x)
-        scores = _normalise(raw)
+        iso = _normalise(raw)
     else:
-        scores = np.zeros(len(frame))
+        iso = np.zeros(len(frame))
+    # Alarm: the cell's alarming lines weighted by how few nodes print the same template in that window (one
+    # node's Xid counts; the watchdog timeouts every node prints at once count little), log-scaled.
+    alarm = np.zeros(len(frame))
+    if cols:
+        present = (frame[cols] > 0).astype(float)
+        nodes_per_window = present.groupby(level="window").transform("sum")
+        n_nodes = max(1, frame.index.get_level_values("node").nunique())
+        unique = 1.0 - (nodes_per_window - 1.0).clip(lower=0.0) / n_nodes
+        alarm = _normalise((np.log1p(frame[cols].astype(float)) * unique).sum(axis=1).to_numpy())
+    scores = 0.35 * iso + 0.65 * alarm if cols else iso
     series = pd.Series(scores, index=frame.index)
     grid = series.unstack("window").fillna(0.0)
     window = auto_window(scan, window_seconds)
