@@ -46,6 +46,8 @@ class RecordFeed:
         self.process = process
         self.flush_after = flush_after
         self.slots: dict[str, Slot] = {}
+        # Set while the loop sheds load: a line it returns True for is counted by it and not parsed at all.
+        self.skip: Callable[[str], bool] | None = None
 
     def node_hint(self, sid: str) -> str | None:
         """The node the stream's lines were attributed to so far, if its reader knows."""
@@ -59,11 +61,15 @@ class RecordFeed:
             slot = self.slots[s.sid] = Slot(self.reader_factory(s.name), now)
         feed = slot.reader.feed
         emit = self._emit
+        skip = self.skip
         line_no = chunk.first_line
         for text in chunk.lines:
-            records = feed(line_no, text)
-            if records:
-                emit(slot, records)
+            if skip is not None and skip(text):
+                slot.max_end = line_no  # a record of its own, already counted: past any open record
+            else:
+                records = feed(line_no, text)
+                if records:
+                    emit(slot, records)
             line_no += 1
         if chunk.lines:
             slot.last_data = now

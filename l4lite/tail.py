@@ -42,7 +42,7 @@ from l4lite.mining import TemplateMiner, template_id
 from l4lite.recordfeed import MIN_READ_BYTES, RecordFeed
 from l4lite.records import Accounting, Record
 from l4lite.scan import JobScan, Scanner
-from l4lite.triage import KeywordGate, Sampler, Triage
+from l4lite.triage import FOLD, KeywordGate, Sampler, Triage
 
 STATE_SCHEMA = "l4lite.tail-state/1"
 STATE_FILE = "state.json"
@@ -277,6 +277,7 @@ class Tailer:
             self._new_root_hits += 1
         n = 0
         began = self.clock()
+        self.feed.skip = self._shed if self.sampler.keep < 1.0 else None
         for chunk in chunks:
             n += self.feed.consume(chunk, now)
         if not self.options.once:
@@ -313,10 +314,20 @@ class Tailer:
     def _process(self, record: Record) -> None:
         self.totals.records += 1
         self._records_since_diagnose += 1
-        if self.triage.routine(record) and not self.sampler.take():
-            self.totals.sampled_out += 1  # a routine line left out of the window statistics while overloaded
-            return
+        self.triage.routine(record)  # learns the shapes that ``_shed`` may drop
         self._scanner.add(record)
+
+    def _shed(self, text: str) -> bool:
+        """While overloaded: drop a line of a known routine shape before it is even parsed, unless the sampler
+        keeps it (an evenly spread fraction is kept, so template counts keep their proportions)."""
+        if text.encode("utf-8", "surrogatepass").translate(FOLD) not in self.triage.routine_shapes:
+            return False
+        if self.sampler.take():
+            return False
+        self.totals.records += 1
+        self.totals.sampled_out += 1
+        self._records_since_diagnose += 1
+        return True
 
     def _on_hit(self, match: Any, record: Record) -> None:
         rule = match.rule

@@ -569,3 +569,34 @@ def test_simulated_job_followed_live(tmp_path: Path, scenario: str) -> None:
         assert t.incident is not None and t.incident.category == truth["category"]
         assert t.incident.suspects[0].node in truth["faulty_nodes"]
         assert any(e["rule"] == "xid-79" for a in got for e in a["evidence"])
+
+
+def test_shedding_routine_lines_keeps_counts_exact_across_a_restart(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    state = str(tmp_path / "state")
+    append(logs / "rank0.log", [healthy(0, i) for i in range(200)])
+    clock = [0.0]
+    t = Tailer(TailOptions(paths=[str(logs)], state_dir=state), clock=lambda: clock[0])
+    t.step()  # shapes learnt
+    t.sampler.keep = 0.1
+    t.sampler.adjust = lambda busy, interval: None  # stay overloaded
+    append(logs / "rank0.log", [healthy(0, i) for i in range(200, 1200)]
+           + [f"[Mon Jan  5 10:30:00 2026] {XID}"] + [healthy(0, i) for i in range(1200, 1300)])
+    clock[0] += 1
+    t.step()
+    assert t.totals.alerts == 1  # the fast lane
+    clock[0] += 1
+    t.step()  # the open records complete
+    assert t.totals.sampled_out > 800
+    assert t.totals.hits.get("xid-79") == 1  # never shed: not a routine shape
+    assert t.checkpoint()
+    append(logs / "rank0.log", [healthy(0, i) for i in range(1300, 1400)])
+    clock[0] += 1
+    t.step()  # processed, then lost in a crash
+    t.follower.close()
+    t2 = Tailer(TailOptions(paths=[str(logs)], state_dir=state, once=True))
+    t2.run()
+    saved = json.loads((tmp_path / "state" / STATE_FILE).read_text())["totals"]
+    assert saved["lines"] == saved["records"] == 1401
+    assert saved["hits"] == {"xid-79": 1}
