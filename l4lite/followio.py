@@ -66,6 +66,7 @@ class GzipReader:
         self.buf = bytearray()
         self.at_eof = False
         self.complete = False
+        self.trailing = False  # bytes after the last member that are not another member (zero padding, garbage)
 
     def fill(self, n: int) -> None:
         """Decompress until ``n`` bytes are buffered or the file (as written so far) is exhausted."""
@@ -74,11 +75,18 @@ class GzipReader:
             raw = self.fh.read(1 << 16)
             if not raw:
                 self.at_eof = True
-                self.complete = self.d.eof and not self.d.unused_data
+                self.complete = self.d.eof and (self.trailing or not self.d.unused_data)
                 return
+            if self.trailing:
+                continue
             self.buf += self.d.decompress(raw)
             while self.d.eof and self.d.unused_data:
                 rest = self.d.unused_data
+                if not rest.startswith(GZIP_MAGIC[: len(rest)]):
+                    self.trailing = True  # what sources ignores after a member too (a crashed node's padding)
+                    break
+                if len(rest) < len(GZIP_MAGIC):
+                    break  # the next member's magic is cut by the read: more input completes it
                 self.d = zlib.decompressobj(31)
                 self.buf += self.d.decompress(rest)
         self.complete = False

@@ -498,3 +498,21 @@ def test_parallel_engine_on_a_hostile_job(tmp_path: Path, capsys: pytest.Capture
             assert message_lines(run.err, name), (name, run.err)
     keys = ("files", "lines_read", "records", "lines_in_records", "lines_skipped", "files_skipped")
     assert {k: parallel.incident["stats"][k] for k in keys} == {k: single.incident["stats"][k] for k in keys}
+
+
+@pytest.mark.parametrize("tail_bytes", [b"\x00" * 512, b"garbage after the last member\n"])
+def test_tail_reads_a_gzip_log_with_trailing_bytes(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                   tail_bytes: bytes) -> None:
+    """A node that crashed leaves its compressed log zero-padded; ``analyze`` keeps the members, so must ``tail``."""
+    job = tmp_path / "job"
+    (job / "gpu-node-01").mkdir(parents=True)
+    lines = "".join(f"[{stamp(i)}] step {i} ok\n" for i in range(20)).encode()
+    write(job / "gpu-node-01" / "train.log.1.gz", gzip.compress(lines) + tail_bytes)
+    write(job / "gpu-node-01" / "train.log", f"[{stamp(30)}] still running\n")
+    code = main(["tail", "--once", str(job), "--alerts", str(tmp_path / "alerts.jsonl")])
+    err = capsys.readouterr().err
+    assert code in (0, 1) and "Traceback" not in err
+    summary = [line for line in err.splitlines() if line.startswith("l4lite tail: ")]
+    assert summary and summary[-1].startswith("l4lite tail: 21 lines"), err
+    run = analyze(capsys, tmp_path, job)
+    assert_books(run.incident["stats"], 21)
