@@ -109,9 +109,16 @@ raw_bytes = st.one_of(st.binary(max_size=6000), log_bytes)
 @st.composite
 def files(draw: Any) -> tuple[bytes, str]:
     data = draw(raw_bytes)
-    kind = draw(st.sampled_from(["plain", "plain", "plain", "gzip", "gzip-cut", "utf-16", "utf-16-le", "utf-16-be"]))
+    kind = draw(st.sampled_from(["plain", "plain", "plain", "gzip", "gzip-cut", "gzip-padded", "gzip-flipped",
+                                 "utf-16", "utf-16-le", "utf-16-be"]))
     if kind == "gzip":
         return gzip.compress(data), kind
+    if kind == "gzip-padded":  # a crashed node's compressed log: zeros (or garbage) after the last member
+        return gzip.compress(data) + draw(st.sampled_from([b"\x00" * 512, b"\x1f", b"junk\n"])), kind
+    if kind == "gzip-flipped":  # one corrupt byte
+        z = bytearray(gzip.compress(data))
+        z[draw(st.integers(0, len(z) - 1))] ^= draw(st.integers(1, 255))
+        return bytes(z), kind
     if kind == "gzip-cut":
         z = gzip.compress(data)
         return z[: draw(st.integers(0, len(z)))], kind

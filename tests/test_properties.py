@@ -62,11 +62,18 @@ raw_bytes = st.one_of(st.binary(max_size=4000), log_bytes)
 
 @st.composite
 def files(draw) -> tuple[bytes, str]:
-    """(bytes of a file, how they were made): plain, gzip, truncated gzip, UTF-16 with or without a BOM."""
+    """(bytes of a file, how they were made): plain, gzip (whole, cut, zero-padded, one byte flipped), UTF-16."""
     data = draw(raw_bytes)
-    kind = draw(st.sampled_from(["plain", "plain", "gzip", "gzip-cut", "utf-16", "utf-16-le"]))
+    kind = draw(st.sampled_from(["plain", "plain", "gzip", "gzip-cut", "gzip-padded", "gzip-flipped", "utf-16",
+                                 "utf-16-le"]))
     if kind == "gzip":
         return gzip.compress(data), kind
+    if kind == "gzip-padded":  # a crashed node's compressed log: zeros (or garbage) after the last member
+        return gzip.compress(data) + draw(st.sampled_from([b"\x00" * 512, b"\x1f", b"junk\n"])), kind
+    if kind == "gzip-flipped":  # one corrupt byte
+        z = bytearray(gzip.compress(data))
+        z[draw(st.integers(0, len(z) - 1))] ^= draw(st.integers(1, 255))
+        return bytes(z), kind
     if kind == "gzip-cut":
         z = gzip.compress(data)
         return z[: draw(st.integers(0, len(z)))], kind
