@@ -241,10 +241,13 @@ def test_output_paths_never_come_from_log_content(tmp_path: Path, capsys: pytest
     assert code == 1
     assert main(["report", "inc.json", "-o", "again.html"]) == 0
     assert main(["parse", str(job), "-o", "records.parquet"]) == 0
+    assert main(["tail", "--once", str(job), "--state", "state", "--alerts", "alerts.jsonl", "--html", "live.html"]) \
+        in (0, 1)
     capsys.readouterr()
     created = _snapshot(tmp_path) - before
-    allowed = {"out/inc.json", "out/report.html", "out/again.html", "out/records.parquet"}
-    unexpected = {p for p in created if p not in allowed and not p.startswith("store.sqlite3")}
+    allowed = {"out/inc.json", "out/report.html", "out/again.html", "out/records.parquet", "out/alerts.jsonl",
+               "out/live.html", "out/state"}
+    unexpected = {p for p in created if p not in allowed and not p.startswith(("store.sqlite3", "out/state/"))}
     assert unexpected == set()
     assert not Path("/tmp/escaped.log").exists() and not Path("/tmp/node-escape").exists()
     assert not Path("/tmp/l4lite-pwned").exists()
