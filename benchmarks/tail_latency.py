@@ -10,6 +10,10 @@ root-cause line (NVRM Xid 79) into another file and keeps writing for a while. T
 * exactness: after the writer stops and tail catches up, tail is stopped with SIGTERM and the lines it committed
   (state file) must equal the lines written, across the rotation.
 
+Also printed: the fraction of routine lines tail kept in its window statistics at the end (``keep``; it sheds
+routine lines when it cannot keep up, never lines a rule could match), how many it shed, the longest diagnosis,
+and the writer's own CPU.
+
 Each rate is one run; the first (low) rate is the baseline that the others are compared with.
 
     python benchmarks/tail_latency.py                      # rates 5000 and 50000 lines/s, 16 files
@@ -202,7 +206,7 @@ def run(rate: int, files: int, seconds: float, poll: float, keep: bool) -> dict:
         "catch_up_seconds": round(catch_up, 2),
         "exit_code": rc,
         "alerts": len(alerts_path.read_text().splitlines()) if alerts_path.exists() else 0,
-        "writer_cpu": writer_cpu,
+        "writer_cpu": round(100 * writer_cpu / info["seconds"], 1),
         "stderr": stderr_path.read_text().strip().splitlines()[-3:],
     }
     if not keep:
@@ -226,13 +230,13 @@ def main() -> int:
     print(f"l4lite tail latency benchmark: {args.files} files, {args.seconds:.0f} s of writing per run, "
           f"poll {args.poll} s, {os.cpu_count()} CPUs")
     head = (f"{'rate/s':>8} {'actual/s':>9} {'written':>9} {'committed':>9} {'exact':>5} {'alert s':>8} "
-            f"{'seen s':>7} {'cpu %':>6} {'keep':>6} {'sampled':>8} {'diag s':>7} {'exit':>4}")
+            f"{'seen s':>7} {'cpu %':>6} {'keep':>6} {'shed':>8} {'diag s':>7} {'writer%':>7} {'exit':>4}")
     print(head)
     for r in results:
         print(f"{r['rate']:>8} {r['actual_rate']:>9} {r['written']:>9} {str(r['committed']):>9} "
               f"{'yes' if r['exact'] else 'NO':>5} {str(r['latency_alert']):>8} {str(r['latency_seen']):>7} "
               f"{r['cpu_percent']:>6} {str(r['sample_keep_end']):>6} {str(r['sampled_out']):>8} "
-              f"{str(r['diagnose_max']):>7} {r['exit_code']:>4}")
+              f"{str(r['diagnose_max']):>7} {r['writer_cpu']:>7} {r['exit_code']:>4}")
     base = results[0]
     for r in results[1:]:
         if base["cpu_percent"] and base["latency_alert"]:
