@@ -1,20 +1,25 @@
 """``l4lite tail``: the analyze pipeline fed incrementally from followed files, with state kept between polls.
 
-One poll: the follower (``l4lite.follow``) returns new complete lines per stream; a per-stream record reader turns
-them into records (multi-line records may span polls); each record goes through the streaming ``Scanner`` (the
-same one ``analyze`` uses: templates, windows, rule hits, metrics, markers). Then
+One poll: the follower (``l4lite.follow``) returns new complete lines per stream; ``RecordFeed`` turns them into
+records with the ingest stage's parser (multi-line records may span polls); each record goes through the
+streaming ``Scanner`` (the same one ``analyze`` uses: templates, windows, rule hits, metrics, markers). Then
 
-* a root-cause rule hit raises (or updates) an alert at once, from the hits alone;
-* every few seconds ``pipeline.diagnose`` runs on the sliding scan (spatial and temporal scores once enough
-  windows exist) and the alert follows its verdict;
+* a strong root-cause rule hit raises (or updates) an alert at once, from the hits alone; the fast lane
+  (``l4lite.lane``) finds such lines in the raw bytes even before the records ahead of them are built;
+* every few seconds ``pipeline.diagnose`` runs on the sliding scan (on a worker thread; spatial and temporal
+  scores once enough windows exist) and the alert follows its verdict;
 * hang: training progress stopped for ``hang_after`` seconds while the logs are still written.
 
-Exactly-once across ``kill -9``: a stream's committed offset only moves past lines whose records were handed to
-the scanner (a record still being assembled keeps the offset at its first line), and the state file saves those
-offsets together with the line/record/hit totals they account for, the template miner and the alerts already
-sent, in one atomic write, every few seconds and right after an alert. After a restart the lines after the
-checkpoint are read again: totals resume from the checkpoint (nothing counted twice) and alerts are keyed by
-incident id (nothing announced twice).
+When lines come faster than the records can be built, polls stay short (reads are paced) and routine lines
+(known shapes no rule can match, see ``l4lite.triage``) are shed before parsing except for an evenly spread
+sample; every line is still counted and every line a rule could match is still read.
+
+Exactly-once across ``kill -9``: a stream's committed offset only moves past lines whose records were handed on
+(a record still being assembled keeps the offset at its first line), and the state file saves those offsets
+together with the line/record/hit totals they account for, the template miner and the alerts already sent, in
+one atomic write, every few seconds and right after an alert, and only at a clean cut (``RecordFeed.clean``).
+After a restart the lines after the checkpoint are read again: totals resume from the checkpoint (nothing counted
+twice) and alerts are keyed by incident id and checked against the alert log (nothing announced twice).
 """
 
 from __future__ import annotations
