@@ -128,3 +128,52 @@ def test_node_for_host_normalises_names() -> None:
     scan = _scan()
     assert node_for_host(scan, "N3.cluster.local") == "n3"
     assert node_for_host(scan, "elsewhere") is None
+
+
+def test_launcher_summary_quoting_the_error_is_not_root_evidence() -> None:
+    scan = _scan()
+    err = finding("n2", 1051.0, category="oom", rule="cuda-oom", text="torch.OutOfMemoryError: CUDA out of memory")
+    summary = rec("12:00:00 Root Cause (first observed failure): ... torch.OutOfMemoryError: CUDA out of memory",
+                  node="n2", time=1052.0, line=40, file="launcher.log")
+    err.records.append(summary)  # the OOM rule also matched the launcher's summary that quotes it
+    confirm = Finding("rules", "unknown", "confirmation", 0.3, "torchelastic names rank 2", node="n2", time=1052.0,
+                      rule="elastic-root-cause", records=[summary], data={"scope": "node"})
+    v = localize(scan, [err, confirm])
+    roots = [r for f, role, recs in zip(v.findings, v.roles, v.records, strict=True) if role == "root" for r in recs]
+    assert [r.file for r in roots] == ["n2-kern.log"]
+
+
+def test_companion_lines_on_the_faulty_node_join_the_root_evidence() -> None:
+    scan = _scan()
+    xid = finding("n3", 1051.0, rule="xid-48", score=0.94)
+    remap = finding("n3", 1051.0, role="confirmation", rule="xid-63", score=0.25, line=2)
+    far = finding("n3", 5000.0, role="symptom", rule="pcie-aer-corrected", score=0.2, line=3)
+    other_kind = finding("n3", 1052.0, role="symptom", category="unknown", rule="elastic-worker-failed", line=4)
+    elsewhere = finding("n1", 1051.5, role="symptom", rule="cuda-unknown-error", line=5)
+    v = localize(scan, [xid, remap, far, other_kind, elsewhere])
+    roles = {f.rule: role for f, role in zip(v.findings, v.roles, strict=True)}
+    assert roles == {"xid-48": "root", "xid-63": "root", "pcie-aer-corrected": "symptom",
+                     "elastic-worker-failed": "symptom", "cuda-unknown-error": "symptom"}
+
+
+def test_repeated_error_on_one_rank_counts_once_and_three_ranks_per_node() -> None:
+    scan = _scan()
+    f = finding("n2", 1051.0, category="storage", rule="eio", text="OSError: [Errno 5] Input/output error")
+    f.records = [rec("OSError: [Errno 5] Input/output error", text=f"12:00:0{k} OSError: [Errno 5] Input/output error",
+                     node="n2", rank=r, time=1051.0 + k, line=10 + k, file=f"rank{r}.log")
+                 for k, r in enumerate([4, 5, 5, 6, 7])]
+    v = localize(scan, [f])
+    assert [(r.rank, r.line) for r in v.records[0]] == [(4, 10), (5, 11), (6, 13)]
+
+
+def test_global_fault_shows_the_copies_of_the_lowest_ranks() -> None:
+    scan = _scan()
+    per_node = []
+    for k, node in enumerate(NODES):
+        f = finding(node, 1051.0 + k, category="user_config", scope="global", rule="cfg")
+        f.records = [rec("12:00:00 ValueError: bad batch size", node=node, rank=2 * k + j, time=1051.0 + k,
+                         line=1, file=f"rank{2 * k + j}.log") for j in range(2)]
+        per_node.append(f)
+    v = localize(scan, per_node)
+    shown = sorted(r.rank for recs, role in zip(v.records, v.roles, strict=True) if role == "root" for r in recs)
+    assert shown == [0, 1, 2, 3]
