@@ -1,6 +1,6 @@
 """Throughput and peak memory of ``l4lite parse`` and ``l4lite analyze`` against plain drain3, in one run.
 
-Usage: python benchmarks/throughput.py [--sizes 250k,1M] [--archive DIR] [--work /tmp/l4lite-throughput]
+Usage: python benchmarks/throughput.py [--sizes 100k,1M] [--archive DIR] [--work /tmp/l4lite-throughput]
                                        [--baseline-lines 100000] [--skip dask,jobs2] [--keep]
 
 For each size the script generates a healthy simulated job (16 nodes x 8 GPUs, the iteration count chosen for the
@@ -226,7 +226,7 @@ def print_rows(rows: list[Row], base: Row) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", default="250k,1M", help="archive sizes in lines, comma-separated (250k,1M)")
+    ap.add_argument("--sizes", default="100k,1M", help="archive sizes in lines, comma-separated (100k,1M)")
     ap.add_argument("--archive", help="measure this job folder instead of generating archives")
     ap.add_argument("--work", default="/tmp/l4lite-throughput", help="folder for generated archives and outputs")
     ap.add_argument("--baseline-lines", type=int, default=100_000, help="lines of the drain3 baseline sample")

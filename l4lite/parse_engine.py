@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from l4lite.attribution import RankMap
-from l4lite.engine import PoolEngine, plan_shards, remine
+from l4lite.engine import PoolEngine
 from l4lite.errors import L4Error
 from l4lite.records import Accounting
+from l4lite.shards import plan_shards, remine
 from l4lite.sources import InputFile, discover
 
 SHARDS_PER_WORKER = 2
