@@ -260,7 +260,7 @@ class Follower:
         if head is None:
             if path not in self._unreadable:
                 self._unreadable.add(path)
-                self.warn(f"{path}: cannot be read yet (permission?); will retry")
+                self.warn(f"{path}: cannot be read yet (unreadable or not a valid gzip); will retry")
             return
         if compressed and len(head) < FINGERPRINT_BYTES and not self._gzip_complete(path):
             return  # still being compressed: decide once its first bytes are all there
