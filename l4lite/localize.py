@@ -195,9 +195,25 @@ def _named_time(f: Finding) -> float:
 class Localizer:
     """Turns findings into a verdict. Parameters are in ``__init__``, like a detector's."""
 
-    def __init__(self, *, survive_grace: float = 120.0, max_suspects: int = 10) -> None:
+    def __init__(self, *, survive_grace: float = 120.0, max_suspects: int = 10,
+                 baseline_rates: dict[str, float] | None = None, rate_factor: float = 20.0) -> None:
         self.survive_grace = survive_grace
         self.max_suspects = max_suspects
+        # Cross-job filter for signatures: a root line whose template healthy runs of the same setup also
+        # print (at a comparable rate) is benign there, so it is not the cause here either.
+        self.baseline_rates = dict(baseline_rates or {})
+        self.rate_factor = rate_factor
+
+    def _in_baseline(self, scan: JobScan, f: Finding) -> bool:
+        if not self.baseline_rates or f.detector != "rules" or not f.records:
+            return False
+        total = max(1, sum(st.count for st in scan.templates.values()))
+        for r in f.records:
+            base = self.baseline_rates.get(r.template_id)
+            stat = scan.templates.get(r.template_id)
+            if base is None or stat is None or stat.count / total >= self.rate_factor * base:
+                return False
+        return True
 
     def localize(self, scan: JobScan, findings: Sequence[Finding]) -> Verdict:
         findings = list(findings)
@@ -209,6 +225,9 @@ class Localizer:
             if f.role == "root" and f.detector != "health" and survived(f, scan, self.survive_grace):
                 roles[id(f)] = "symptom"
                 f.data["survived"] = True
+            elif roles[id(f)] in ("root", "cascade", "confirmation") and self._in_baseline(scan, f):
+                roles[id(f)] = "symptom"
+                f.data["in_baseline"] = True
         roots = [f for f in findings if roles[id(f)] == "root"]
         severe = [f for f in findings if roles[id(f)] in ("cascade", "confirmation") and f.severity in SEVERE]
         if not roots and not severe:

@@ -187,7 +187,7 @@ def diagnose(scan: JobScan, options: AnalyzeOptions, baseline_scans: Sequence[Jo
 
         rates = store.baseline_templates(job_key(scan, options.tag)) or None
     findings = run_detectors(scan, detectors(options, rules, baseline_scans, rates))
-    verdict = Localizer().localize(scan, findings)
+    verdict = Localizer(baseline_rates=baseline_rates(baseline_scans, rates)).localize(scan, findings)
     elapsed = (seconds if seconds is not None else 0.0) + time.perf_counter() - started
     incident = build_incident(scan, verdict, seconds=elapsed)
     if store is not None and incident.is_incident:
@@ -200,6 +200,16 @@ def diagnose(scan: JobScan, options: AnalyzeOptions, baseline_scans: Sequence[Jo
             incident.recommendations.insert(0, describe_match(matched)[0].upper() + describe_match(matched)[1:] + ".")
     incident.extra = build_extra(scan, verdict, incident, options.window_seconds)
     return incident
+
+
+def baseline_rates(baseline_scans: Sequence[JobScan], rates: dict[str, float] | None) -> dict[str, float]:
+    """Template id -> rate per record in healthy jobs: the baseline scans given, and the history store's."""
+    out = dict(rates or {})
+    for b in baseline_scans:
+        total = max(1, sum(st.count for st in b.templates.values()))
+        for tid, st in b.templates.items():
+            out[tid] = max(out.get(tid, 0.0), st.count / total)
+    return out
 
 
 def open_store(options: AnalyzeOptions) -> Any:

@@ -177,3 +177,16 @@ def test_global_fault_shows_the_copies_of_the_lowest_ranks() -> None:
     v = localize(scan, per_node)
     shown = sorted(r.rank for recs, role in zip(v.records, v.roles, strict=True) if role == "root" for r in recs)
     assert shown == [0, 1, 2, 3]
+
+
+def test_signature_that_healthy_runs_print_too_is_not_the_cause() -> None:
+    scan = _scan()
+    benign = finding("n2", 1051.0, category="network", rule="ib-port-flap", text="mlx5 link flap")
+    benign.records[0].template_id = "t-flap"
+    from l4lite.scan import TemplateStat
+
+    scan.templates["t-flap"] = TemplateStat("t-flap", "mlx5 link flap", count=1, nodes={"n2": 1})
+    assert localize(scan, [benign]).status == "incident"
+    v = Localizer(baseline_rates={"t-flap": 0.001}).localize(scan, [benign])
+    assert v.status == "healthy" and benign.data["in_baseline"]
+    assert Localizer(baseline_rates={"t-flap": 1e-9}).localize(scan, [benign]).status == "incident"  # far above
