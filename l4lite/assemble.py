@@ -171,6 +171,15 @@ def recommendations(verdict: Verdict, checkpoint: dict[str, Any], matched: dict[
     return [r for r in out if r and not (r in seen or seen.add(r))][:8]  # type: ignore[func-returns-value]
 
 
+def node_name(node: str) -> str:
+    """A node key as a person reads it (the scan keys lines without a node by rank, or as 'unknown')."""
+    if node == "unknown":
+        return "the node that logged it (its name is not in the logs)"
+    if node.startswith("rank:"):
+        return f"the node of rank {node[5:]}"
+    return node
+
+
 def summary(scan: JobScan, verdict: Verdict, cascades: int) -> str:
     n_nodes = len(scan.node_last)
     if verdict.status != "incident" or verdict.primary is None:
@@ -184,7 +193,7 @@ def summary(scan: JobScan, verdict: Verdict, cascades: int) -> str:
     what = p.explain.rstrip(".")
     label = CATEGORY_LABELS.get(verdict.category or "unknown", verdict.category or "unexplained")
     if verdict.scope == "node" and p.node:
-        head = f"{label} fault on {p.node} during {verdict.phase}{at}{when}: {what}"
+        head = f"{label} fault on {node_name(p.node)} during {verdict.phase}{at}{when}: {what}"
     else:
         head = f"job-wide {label} fault during {verdict.phase}{at}{when}: {what}; no node is blamed"
     if cascades:

@@ -36,7 +36,7 @@ from l4lite.evidence import (
 )
 from l4lite.phases import PhaseEvent, PhaseTracker, phase_at, phase_from_traceback
 from l4lite.records import Record
-from l4lite.scan import JobScan
+from l4lite.scan import UNKNOWN_NODE, JobScan, node_key
 from l4lite.timestamps import parse_elastic_time
 from l4lite.vocab import GLOBAL_CATEGORIES
 
@@ -249,9 +249,10 @@ class Localizer:
         verdict.primary = primary
         verdict.scope = "global" if is_global(primary) else "node"
         verdict.category = primary.category
-        nodes = list(scan.node_last)
-        if verdict.scope == "node" and primary.node is None and len(nodes) == 1:
-            primary.node = nodes[0]
+        real = [n for n in scan.node_last if n != UNKNOWN_NODE and not n.startswith("rank:")]
+        if verdict.scope == "node" and primary.node is None and len(real) <= 1:
+            # One node (or none named): the fault is on the node that logged it.
+            primary.node = real[0] if real else (node_key(primary.records[0]) if primary.records else UNKNOWN_NODE)
         if verdict.scope == "node" and primary.node is None:
             named = self._named_node(scan, findings, roles)
             if named is not None:
