@@ -88,8 +88,8 @@ def is_companion(f: Finding, primary: Finding) -> bool:
     """A line on the primary's node, close to it in time, that reports a fault of its own kind or a concrete one."""
     if f.detector != "rules" or f.node is None or f.node != primary.node:
         return False
-    if f.category in VAGUE or f.data.get("source") == "launcher":
-        return False
+    if f.category in VAGUE or f.data.get("source") == "launcher" or f.severity not in ("critical", "error", "warning"):
+        return False  # vague, a launcher's report, or informational (an fp16 overflow skip in warm-up)
     if f.category != primary.category and primary.data.get("signal") not in INFERRED_SIGNALS:
         return False
     t, t0 = _time(f), _time(primary)
