@@ -339,16 +339,18 @@ class HealthDetector(Detector):
         by_node: dict[str, list[Any]] = {}
         for (node, _gpu), events in scan.device_events.items():
             if sum(e.count for e in events) >= 2:
-                by_node.setdefault(node, []).append(events[0])
-        for node, firsts in by_node.items():
-            firsts.sort(key=lambda e: (e.record.time if e.record.time is not None else math.inf, e.record.line))
-            first = firsts[0]
-            gpus = ", ".join(e.detail.get("gpu", "?") for e in firsts)
+                by_node.setdefault(node, []).extend(events)
+        for node, events in by_node.items():
+            events.sort(key=lambda e: (e.record.time if e.record.time is not None else math.inf, e.record.line))
+            first = events[0]
+            firsts = events  # the first readings that show it, whichever GPU they come from
+            gpus = ", ".join(sorted({e.detail.get("gpu", "?") for e in events}, key=lambda g: (len(g), g)))
             out.append(Finding(self.name, "gpu_hardware", "root", 0.6,
                                f"GPU {gpus} on {node} report a hardware clock slowdown ({first.detail['reasons']}) "
                                f"at {first.detail.get('temperature') or '?'} C: the GPUs are throttled (cooling, power "
                                "or a failing GPU) and slow the whole job", node=node, time=first.record.time,
-                               records=[e.record for e in firsts[:TELEMETRY_RECORDS]], count=len(firsts),
+                               records=[e.record for e in firsts[:TELEMETRY_RECORDS]],
+                               count=sum(e.count for e in firsts),
                                data={"signal": "gpu_slowdown", "scope": "node", "source": "telemetry",
                                      "phase_hint": "train" if scan.progress else None}))
         return out
