@@ -140,3 +140,18 @@ def test_loss_spike_without_grad_growth_says_so() -> None:
     lines += [(142.0 + k, megatron(41 + k, f"{7.0 + 0.1 * k:.2f}", grad="1.0")) for k in range(6)]
     spike = signals(job({"n1": lines}))["loss_spike"]
     assert spike.data["grad_norm_grew_first"] is False  # type: ignore[attr-defined]
+
+
+def test_gpu_telemetry_slowdown_is_a_node_root() -> None:
+    header = ("timestamp, index, pci.bus_id, temperature.gpu, clocks.sm [MHz], clocks_event_reasons.hw_slowdown, "
+              "clocks_event_reasons.hw_thermal_slowdown")
+    rows = [(100.0, header)]
+    for k in range(4):
+        act = "Active" if k >= 2 else "Not Active"
+        for gpu in range(2):
+            rows.append((100.0 + 30 * k, f"2024/10/29 07:1{k}:00.000, {gpu}, 00000000:0{gpu}:00.0, 80, 1000 MHz, "
+                                         f"{act}, {act}"))
+    scan = job({"n3": rows, "n1": [(100.0, header)]})
+    found = signals(scan)["gpu_slowdown"]
+    assert found.node == "n3" and found.role == "root" and found.category == "gpu_hardware"  # type: ignore[attr-defined]
+    assert [r.line for r in found.records] == [6, 7]  # type: ignore[attr-defined]  # the first two Active readings

@@ -102,3 +102,17 @@ def test_to_float_variants() -> None:
     assert math.isnan(to_float("nan.0") or 0.0)
     assert to_float("-inf") == -math.inf and to_float("Inf") == math.inf
     assert to_float("1.5E+00") == 1.5 and to_float("x") is None
+
+
+def test_nvidia_smi_csv_slowdown() -> None:
+    from l4lite.metrics import telemetry_header, telemetry_slowdown
+
+    header = telemetry_header("timestamp, index, pci.bus_id, temperature.gpu, clocks.sm [MHz], "
+                              "clocks_event_reasons.hw_slowdown, clocks_event_reasons.hw_thermal_slowdown")
+    assert header is not None and telemetry_header("timestamp, index, temperature.gpu") is None
+    hot = telemetry_slowdown(header, "2024/10/29 07:13:00.763, 1, 00000000:0F:00.0, 89, 978 MHz, Active, Active")
+    assert hot == {"reasons": "hw_slowdown,hw_thermal_slowdown", "gpu": "1", "bus": "00000000:0F:00.0",
+                   "temperature": "89", "clock": "978 MHz"}
+    assert telemetry_slowdown(header, "2024/10/29 07:12:00.763, 1, 00000000:0F:00.0, 68, 1410 MHz, Not Active, "
+                                      "Not Active") is None
+    assert telemetry_slowdown(header, "a, b") is None
