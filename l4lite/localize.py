@@ -246,6 +246,11 @@ class Localizer:
                                                 finding_key(f), -f.score))
         else:
             primary = self._primary_without_root(scan, findings, severe)
+        if primary.data.get("signal") == "hang" and primary.node is None:
+            lagging = self._lagging_node(scan, findings)  # a silent hang: the watchdog may still name the node
+            if lagging is not None:
+                primary.node = lagging
+                primary.data["scope"] = "node"
         verdict.primary = primary
         verdict.scope = "global" if is_global(primary) else "node"
         verdict.category = primary.category
@@ -302,12 +307,27 @@ class Localizer:
         else:
             primary = min(confirmations or severe, key=lambda f: (finding_key(f), -f.score))
         if primary.role == "cascade" or primary.node is None:
-            behind = _ranks_behind([f for f in findings if f.role == "cascade"])
-            node = next((scan.rank_nodes.get(r) for r in behind if r in scan.rank_nodes), None)
+            node = self._lagging_node(scan, findings)
             if node is not None:
-                primary.data.setdefault("behind_ranks", behind)
                 primary.node = node
         return primary
+
+    @staticmethod
+    def _lagging_node(scan: JobScan, findings: list[Finding]) -> str | None:
+        """The node the NCCL watchdog points at: the ranks that lag in sequence numbers, else the only node whose
+        ranks never reported the timed-out collective that every other node's ranks reported."""
+        cascades = [f for f in findings if f.role == "cascade"]
+        behind = _ranks_behind(cascades)
+        node = next((scan.rank_nodes.get(r) for r in behind if r in scan.rank_nodes), None)
+        if node is not None:
+            return node
+        reported = {r.node or scan.rank_nodes.get(r.rank if r.rank is not None else -1)
+                    for f in cascades if f.rule and "watchdog" in f.rule for r in f.records}
+        reported.discard(None)
+        silent = [n for n in scan.node_last if n not in reported and n != UNKNOWN_NODE and not n.startswith("rank:")]
+        if len(reported) >= 2 and len(silent) == 1:
+            return silent[0]
+        return None
 
     @staticmethod
     def _confirmed_node(scan: JobScan, f: Finding) -> str | None:
@@ -332,7 +352,7 @@ class Localizer:
         for f in findings:
             if f.detector == "health" and f.data.get("signal") == "hang" and f.node:
                 return f.node
-        return None
+        return self._lagging_node(scan, findings)
 
     # ------------------------------------------------------------------ iteration
     @staticmethod

@@ -190,3 +190,12 @@ def test_signature_that_healthy_runs_print_too_is_not_the_cause() -> None:
     v = Localizer(baseline_rates={"t-flap": 0.001}).localize(scan, [benign])
     assert v.status == "healthy" and benign.data["in_baseline"]
     assert Localizer(baseline_rates={"t-flap": 1e-9}).localize(scan, [benign]).status == "incident"  # far above
+
+
+def test_the_node_missing_from_the_watchdog_reports_is_blamed() -> None:
+    scan = _scan()
+    text = "[Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=120, OpType=ALLREDUCE)"
+    cascades = [finding(n, 1700.0, role="cascade", category="unknown", score=0.35, rule="nccl-watchdog-timeout",
+                        text=text.format(r=k)) for k, n in enumerate(NODES) if n != "n2"]
+    v = localize(scan, cascades)
+    assert v.status == "incident" and v.suspects[0][0] == "n2"
