@@ -195,6 +195,30 @@ def _put_bounded(cache: dict[Any, Any], key: Any, value: Any, size: int) -> None
     cache[key] = value
 
 
+MAX_LEAF_CLUSTERS = 100  # real logs have at most ~16 clusters in one leaf of Drain's tree (loghub, simulated jobs)
+
+
+class BoundedDrain(Drain):
+    """Drain whose leaves stop growing at ``max_leaf`` clusters.
+
+    Lines of random tokens (base64 payloads, printed text samples, random ids) match no cluster, so plain Drain
+    opens one cluster per line, all in one leaf of its tree, and compares every later line with all of them:
+    quadratic time (8,000 such lines took minutes) and unbounded memory. A full leaf merges an unmatched
+    message into its most similar cluster instead, which soon becomes a catch-all of wildcards. Leaves below
+    the bound behave exactly as in Drain.
+    """
+
+    def __init__(self, *args: Any, max_leaf: int = MAX_LEAF_CLUSTERS, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.max_leaf = max(1, max_leaf)
+
+    def fast_match(self, cluster_ids: Any, tokens: list, sim_th: float, include_params: bool) -> Any:
+        match = super().fast_match(cluster_ids, tokens, sim_th, include_params)
+        if match is None and len(cluster_ids) >= self.max_leaf:
+            match = super().fast_match(cluster_ids, tokens, -1.0, include_params)
+        return match
+
+
 # A cache entry: (cluster, generation cell of its token count, generation when cached). It stays valid while
 # cell[0] == generation, i.e. while no cluster of that token count was created or changed.
 _Entry = tuple[LogCluster, list[int], int]
@@ -226,7 +250,7 @@ class TemplateMiner:
         self.max_children = max_children
         self.cache_size = max(0, int(cache_size))
         self.masks = tuple(masks)
-        self.drain = Drain(sim_th=sim_th, depth=depth, max_children=max_children)
+        self.drain = BoundedDrain(sim_th=sim_th, depth=depth, max_children=max_children)
         self.masker = Masker(self.masks, cache_size=self.cache_size)
         self._generation: dict[int, list[int]] = {}
         self._by_key: dict[bytes, tuple[_Entry, Callable[[list[str]], Any] | None, Any]] = {}

@@ -219,9 +219,9 @@ def finish_merge(result: ShardResult, root: str, accounting: Accounting, max_cel
 
 def remine(texts: Sequence[str], sim_th: float = 0.5, depth: int = 4, max_children: int = 100) -> dict[str, str]:
     """Template texts (in the order they were first seen) -> the template Drain makes of them together."""
-    from drain3.drain import Drain
+    from l4lite.mining import BoundedDrain
 
-    drain = Drain(sim_th=sim_th, depth=depth, max_children=max_children)
+    drain = BoundedDrain(sim_th=sim_th, depth=depth, max_children=max_children)
     cluster_of: dict[str, int] = {}
     for text in texts:
         if text and text not in cluster_of:

@@ -517,3 +517,24 @@ def test_tail_reads_a_gzip_log_with_trailing_bytes(tmp_path: Path, capsys: pytes
     assert summary and summary[-1].startswith("l4lite tail: 21 lines"), err
     run = analyze(capsys, tmp_path, job)
     assert_books(run.incident["stats"], 21)
+
+
+def test_lines_of_random_tokens_keep_templates_bounded(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Base64 payloads or printed text samples match no template: plain Drain opened one cluster per line in one
+    leaf of its tree and compared every line with all of them (quadratic; minutes for a few thousand lines).
+    A full leaf now merges into its closest cluster, so the number of templates stays bounded."""
+    import base64
+    import random
+
+    rnd = random.Random(9)
+    job = tmp_path / "job"
+    write_job(job)
+    noise = "".join(f"{base64.b64encode(rnd.randbytes(24)).decode()}\n" for _ in range(3000))
+    noise += "".join(" ".join(base64.b64encode(rnd.randbytes(6)).decode() for _ in range(5)) + "\n"
+                     for _ in range(3000))
+    write(job / "gpu-node-03" / "samples.log", noise)
+    code, rows, meta, _ = parse(capsys, tmp_path, job)
+    assert code == 0 and len(rows) == meta["records"]
+    assert meta["templates"] < 1000, meta["templates"]
+    run = analyze(capsys, tmp_path, job)
+    assert_fault_found(run)
