@@ -26,6 +26,7 @@ from l4lite.records import Accounting, Record
 UNKNOWN_NODE = "unknown"
 HIT_CAP = 20  # hits kept per (rule, node); the rest only counted in hit_totals
 EXEMPLAR_CAP = 2  # records kept per (template, node)
+EXEMPLAR_BUDGET = 200_000  # exemplar records kept in all before only error and warning lines get one
 MARKER_CAP = 5000
 METRIC_CACHE = 4096  # distinct metric messages whose parse is remembered
 DEVICE_EVENT_CAP = 4  # telemetry events kept per (node, GPU); the last one stands for the rest
@@ -380,6 +381,7 @@ class Scanner:
         self._source_first: dict[str, float] = {}
         self._csv_headers: dict[str, list[str]] = {}  # file -> nvidia-smi CSV columns
         self._metric_cache: dict[str, Any] = {}
+        self._exemplar_count = 0
         self._device: dict[tuple[str, str], list[DeviceEvent]] = {}
         self._total_steps: int | None = None  # "Total optimization steps = N" (Hugging Face): epoch -> iteration
         self.info: dict[str, Any] = {}
@@ -430,9 +432,13 @@ class Scanner:
         ekey = (cid, node)
         ex = self._exemplars.get(ekey)
         if ex is None:
-            self._exemplars[ekey] = [record]
+            # Past the budget (thousands of templates on thousands of nodes) only alarming lines get exemplars.
+            if self._exemplar_count < EXEMPLAR_BUDGET or level in ("error", "warning"):
+                self._exemplars[ekey] = [record]
+                self._exemplar_count += 1
         elif len(ex) < EXEMPLAR_CAP:
             ex.append(record)
+            self._exemplar_count += 1
         n = self._node_count.get(node)
         if n is None:
             self._node_count[node] = 1
