@@ -18,6 +18,7 @@ turns the merged result into the job's scan:
 from __future__ import annotations
 
 import functools
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -85,18 +86,28 @@ def plan_shards(files: Sequence[InputFile], parts: int) -> list[list[InputFile]]
 
 
 @functools.lru_cache(maxsize=4)
-def _loaded_rules(rules_files: tuple[str, ...]) -> Any:
-    """The rule pack as loaded, once per worker process (compiling the patterns is the costly part)."""
+def _loaded_rules(rules_files: tuple[str, ...], stamps: tuple[tuple[int, int], ...]) -> Any:
+    """The rule pack as loaded, once per worker process (compiling the patterns is the costly part). ``stamps``
+    (modification time and size of each file) are part of the key: a long-lived Dask worker must not keep
+    the rules of a file that was edited since."""
     from l4lite.rulepack import RulePack
 
     return RulePack.load(list(rules_files))
+
+
+def _stamp(path: str) -> tuple[int, int]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (0, -1)  # loading reports the missing file
+    return (st.st_mtime_ns, st.st_size)
 
 
 def _rules(rules_files: tuple[str, ...]) -> Any:
     """A fresh rule pack for one shard: the cached rules, with its own timeout counters and warnings."""
     from l4lite.rulepack import RulePack
 
-    loaded = _loaded_rules(rules_files)
+    loaded = _loaded_rules(rules_files, tuple(_stamp(p) for p in rules_files))
     return RulePack(loaded.rules, loaded.tables, timeout=loaded.timeout, max_timeouts=loaded.max_timeouts,
                     max_chars=loaded.max_chars, max_cache=loaded.max_cache, trusted_chars=loaded.trusted_chars)
 

@@ -241,3 +241,29 @@ def test_parse_with_jobs_fills_rank_only_nodes_from_earlier_shards(tmp_path: Pat
     rows = pq.read_table(two).to_pylist()
     assert rows == pq.read_table(one).to_pylist()
     assert {r["node"] for r in rows if r["file"] == "b-trainer.log"} == {"node07"}
+
+
+def test_user_rules_reach_the_shards_and_edits_are_seen(tmp_path: Path) -> None:
+    job = tmp_path / "job"
+    job.mkdir()
+    for name in ("a.log", "b.log"):
+        (job / name).write_text("2024-05-07 01:00:00 node01 widget frobnication failed\n")
+    rules = tmp_path / "extra.toml"
+
+    def write_rule(word: str) -> None:
+        rules.write_text(f"""[[rule]]
+id = "frob"
+pattern = '{word} failed'
+category = "software"
+role = "root"
+severity = "error"
+explain = "frobnication"
+""")
+
+    write_rule("frobnication")
+    options = AnalyzeOptions(rules_files=[str(rules)])
+    scan = scan_job_parallel([str(job)], options, engine=TwoWorkers())
+    assert sum(n for (rule, _), n in scan.hit_totals.items() if rule == "frob") == 2
+    write_rule("nothing-like-this")
+    scan = scan_job_parallel([str(job)], options, engine=TwoWorkers())
+    assert not any(rule == "frob" for rule, _ in scan.hit_totals)
