@@ -105,8 +105,8 @@ def sniff(head: bytes) -> tuple[str | None, str]:
         # size grew but the data never reached the disk) and the reader removes them. What is left decides.
         head = head.replace(b"\x00", b"")
         n = len(head)
-        if not n:
-            return "utf-8", ""
+        if not n:  # no text at all where a log starts (a preallocated or sparse file): not worth reading through
+            return None, "only NUL bytes (a zero-filled file)"
     control = n - len(head.translate(None, _CONTROL_BYTES))
     if control > 0.10 * n:
         return None, "binary data"

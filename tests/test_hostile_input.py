@@ -190,6 +190,13 @@ def nul_filled_tail(job: Path):
     return 2, "gpu-node-03/died.log", check
 
 
+def sparse_zeros(job: Path):
+    # A preallocated log that never got its data (a sparse file of 4 GiB of zeros): skipped, not read through.
+    with open(job / "gpu-node-03" / "preallocated.log", "wb") as fh:
+        fh.truncate(4 << 30)
+    return 0, "gpu-node-03/preallocated.log", None
+
+
 def binary_core_dump(job: Path):
     write(job / "gpu-node-01" / "core.4242", b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 64)
     write(job / "gpu-node-01" / "model.bin", os.urandom(20000))
@@ -247,7 +254,7 @@ def symlink_loops(job: Path):
 
 CASES: dict[str, Case] = {
     "invalid-utf8": invalid_utf8, "latin-1": latin1_file, "utf-16-bom": utf16_bom, "mixed-encodings": mixed_encodings,
-    "nul-bytes": nul_bytes, "nul-filled-tail": nul_filled_tail, "binary-in-tree": binary_core_dump,
+    "nul-bytes": nul_bytes, "nul-filled-tail": nul_filled_tail, "sparse-zeros": sparse_zeros, "binary-in-tree": binary_core_dump,
     "10mb-line": ten_megabyte_line, "crlf": crlf, "empty": empty_files, "truncated-gz": truncated_gzip, "corrupt-gz": corrupt_gzip,
     "symlink-loops": symlink_loops,
 }
