@@ -9,6 +9,12 @@ Every case adds one kind of bad input to a small healthy-looking job whose node 
 - the line accounting is exact: lines read equals the lines the job's files hold (known here), and equals lines
   in records plus lines skipped by reason, both in the incident's stats and in ``parse``'s metadata.
 
+Beyond the inputs of issue 9 (encodings, NULs, binaries, a 10 MB line, CRLF, empty files, truncated gzip,
+symlink loops, unreadable files, no node, clock jumps, future times, 100,000 files, a growing file) it covers
+what those tests found: corrupt and zero-padded gzip (also through ``tail --once`` and ``--jobs 2``), sparse
+zero-filled files, words of 64 KiB and lines of random tokens (template mining must stay linear), and context
+lines in files with carriage returns or gzip without a .gz name.
+
 Discovery and reading details are unit-tested in test_sources.py and test_ingest.py; this file tests the whole
 path from the command line.
 """
