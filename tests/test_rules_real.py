@@ -34,8 +34,6 @@ KNOWN_MISSES = {
     # the log. Read as a software fault.
     "codegeex-160-illegal-access-at-setup": "illegal access labelled oom",
     "para-illegal-access-at-setup": "illegal access labelled oom",
-    # The excerpt's traceback stops before its exception line; only the issue title names the corrupt checkpoint.
-    "dddd-trainer-36-corrupt-ckpt-after-disk-full": "traceback without its exception line",
     # Xid 62 (micro-controller halt) is a GPU fault per NVIDIA's catalogue; the reporter blames GSP firmware.
     "nvforum-xid62-gsp-watchdog-xid154": "Xid 62 labelled software by the reporter",
     "para-xid62-other-gpu": "Xid 62 labelled software by the reporter",
@@ -44,7 +42,7 @@ KNOWN_MISSES = {
     "para-lustre-slow-reply": "storage symptom of an OOM elsewhere",
 }
 
-SCORE_FLOOR = {REAL.name: 0.85, PARAPHRASED.name: 0.9}
+SCORE_FLOOR = {REAL.name: 0.9, PARAPHRASED.name: 0.9}
 
 
 def analyse_excerpt(tmp_path: Path, row: dict) -> tuple[str, str | None]:
