@@ -205,7 +205,9 @@ class Localizer:
         self.rate_factor = rate_factor
 
     def _in_baseline(self, scan: JobScan, f: Finding) -> bool:
-        if not self.baseline_rates or f.detector != "rules" or not f.records:
+        # A critical signature (a GPU off the bus, a link down) is never explained away: templates are coarser
+        # than rules, and a healthy run's "Link INIT" can share the template of this run's "Link down".
+        if not self.baseline_rates or f.detector != "rules" or not f.records or f.severity == "critical":
             return False
         total = max(1, sum(st.count for st in scan.templates.values()))
         for r in f.records:

@@ -190,6 +190,9 @@ def test_signature_that_healthy_runs_print_too_is_not_the_cause() -> None:
     v = Localizer(baseline_rates={"t-flap": 0.001}).localize(scan, [benign])
     assert v.status == "healthy" and benign.data["in_baseline"]
     assert Localizer(baseline_rates={"t-flap": 1e-9}).localize(scan, [benign]).status == "incident"  # far above
+    benign.severity, benign.data = "critical", {}
+    critical = Localizer(baseline_rates={"t-flap": 0.001}).localize(scan, [benign])
+    assert critical.status == "incident" and not benign.data.get("in_baseline")  # a shared template is not enough
 
 
 def test_the_node_missing_from_the_watchdog_reports_is_blamed() -> None:
