@@ -15,6 +15,9 @@ size; or uses ``--archive``) and measures, on the same archive and in the same r
 - the analyze stages (scan + diagnose) in this process on one core against a LocalCluster(2) started beforehand,
   which is the ">= 1.6x on two workers" figure (cluster start-up excluded, reported apart).
 
+Before each parallel measurement the script prints how much faster two processes of a pure-Python loop run
+than one at that moment: on a shared 2-core machine that is the ceiling for every parallel figure.
+
 Each row prints lines/s (wall clock), the ratio to the baseline's lines/s and the peak RSS: of the largest single
 process (``ru_maxrss`` of the subprocess and its children, from ``os.wait4``) and of the whole process tree (sum of
 RSS over the tree, polled from /proc every 50 ms). The load average is printed too: the machine may be shared,
@@ -204,6 +207,30 @@ def stages_in_process(job: Path, lines: int, engine: object | None) -> Row:
     return Row(name, lines, time.perf_counter() - started, None, None, f"verdict {incident.status}", cpu)
 
 
+def _spin(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += i * i
+    return total
+
+
+def machine_parallelism(n: int = 4_000_000) -> float:
+    """Speed-up of two processes over one on a pure-Python loop, right now: on a shared machine the other
+    tenants decide how much of the second core there is, and the parallel rows can only be read against it."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    started = time.perf_counter()
+    _spin(n)
+    _spin(n)
+    serial = time.perf_counter() - started
+    with ProcessPoolExecutor(2) as pool:
+        list(pool.map(_spin, [1000, 1000]))  # start the workers before timing
+        started = time.perf_counter()
+        list(pool.map(_spin, [n, n]))
+        parallel = time.perf_counter() - started
+    return serial / parallel
+
+
 # ----------------------------------------------------------------------------------------------- report
 HEADER = (f"  {'measurement':<40} {'lines':>11} {'wall s':>7} {'lines/s':>9} {'x drain3':>8} {'CPU s':>7} "
           f"{'x drain3 CPU':>12} {'RSS proc MB':>11} {'RSS tree MB':>11}")
@@ -281,9 +308,12 @@ def main(argv: list[str] | None = None) -> int:
             for key, name, cmd in steps:
                 if key in skip:
                     continue
+                if key in ("jobs2", "cli-dask"):
+                    print(f"  (two processes of a pure-Python loop run {machine_parallelism():.2f}x one right now)")
                 rows[key] = run_measured(name, cmd, lines, "incl. cluster start" if key == "cli-dask" else "")
                 print_rows([rows[key]], base)
             if engine is not None:
+                print(f"  (two processes of a pure-Python loop run {machine_parallelism():.2f}x one right now)")
                 rows["stages1"] = stages_in_process(job, lines, None)
                 rows["stages2"] = stages_in_process(job, lines, engine)
                 rows["stages2"].note += "; CPU on the workers not counted"
