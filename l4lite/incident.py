@@ -7,6 +7,7 @@ bounded in size so that the incident and the report stay small whatever the leng
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -128,8 +129,6 @@ def write_atomic(path: Path, text: str, encoding: str = "utf-8") -> None:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise
