@@ -15,10 +15,10 @@ import os
 import shutil
 import struct
 import subprocess
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from html_tags import Tags
 
 from l4lite.report import load_incident, render_html
 
@@ -53,23 +53,10 @@ def console_messages(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if ":CONSOLE" in line]
 
 
-class Dom(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.tags: list[tuple[str, dict[str, str | None]]] = []
-        self.text: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append((tag, dict(attrs)))
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
-
-
-def dump(browser: str, tmp: Path, page: Path, fragment: str = "") -> tuple[Dom, dict[str, str | None], list[str]]:
+def dump(browser: str, tmp: Path, page: Path, fragment: str = "") -> tuple[Tags, dict[str, str | None], list[str]]:
     res = chromium(browser, tmp, page.as_uri() + fragment, "--dump-dom")
     assert res.returncode == 0, res.stderr[-2000:]
-    dom = Dom()
+    dom = Tags()
     dom.feed(res.stdout)
     root = next(attrs for tag, attrs in dom.tags if tag == "html")
     return dom, root, console_messages(res.stderr)

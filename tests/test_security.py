@@ -25,11 +25,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 import regex
+from html_tags import Tags
 
 from l4lite.cli import main
 from l4lite.errors import L4Error
@@ -276,19 +276,6 @@ def strings(data: object) -> list[str]:
     if isinstance(data, list):
         return [s for v in data for s in strings(v)]
     return []
-
-
-class Tags(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.tags: list[tuple[str, dict[str, str | None]]] = []
-        self.text: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append((tag, dict(attrs)))
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
 
 
 def test_hostile_text_from_logs_and_rules_is_escaped_in_the_report(tmp_path: Path,
