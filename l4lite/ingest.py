@@ -49,6 +49,8 @@ _SPACE_START = frozenset(" \t")
 _DIGITS = frozenset("0123456789")
 _KIND_STARTS = frozenset("T=fEN")  # first characters of messages that may open a multi-line record
 _BLANK = object()  # _line's answer for a line that is blank once its prefixes are removed
+_FOLD_DIGITS = bytes.maketrans(b"123456789", b"000000000")  # a line's shape: its bytes with every digit a 0
+_MAX_PLANS = 4096  # line shapes remembered per file
 UPTIME_BRACKET = re.compile(r"\[ *(\d+\.\d+)\] *")
 SRUN_ERROR = re.compile(r"srun: error: ([A-Za-z0-9][\w.-]*): tasks? (\d+)(?:-(\d+))?: ")
 STEPD_NODE = re.compile(r"\bON ([A-Za-z0-9][\w.-]*) CANCELLED AT\b")
@@ -64,6 +66,7 @@ class IngestOptions:
     max_record_lines: int = 2000
     rank_map: RankMap = field(default_factory=RankMap)
     boot_anchors: dict[str, float] = field(default_factory=dict)  # node -> boot wall time, see prepare_job
+    line_shapes: bool = True  # read lines of an already seen shape from remembered offsets (same records)
 
 
 def iter_records(paths: Sequence[str], options: IngestOptions, accounting: Accounting) -> Iterator[Record]:
@@ -161,6 +164,7 @@ class _FileReader:
         self.future = self._future_limit()  # times after this are wrong clocks (see _future_time)
         self.future_lines = 0
         self.nameless = 0  # records that got neither a node nor a rank
+        self.plans: dict[bytes, tuple] = {}  # line shape -> how the first line of that shape was read
 
     # ------------------------------------------------------------------------------------------ main loop
     def run(self) -> Iterator[Record]:
@@ -170,6 +174,9 @@ class _FileReader:
         direct = 0  # single-line records emitted without queueing
         out = self.out
         line = self._line
+        planned = self._planned
+        plans = self.plans
+        opened = self.open
         finish = self._finish
         lineno = 0
         try:
@@ -180,7 +187,16 @@ class _FileReader:
                     if not s or (s[0] in _SPACE_START and s.isspace()):
                         skipped_blank += 1
                     else:
-                        r = line(lineno, s)
+                        r = None
+                        if plans and not out and not opened and not self.hold:
+                            try:
+                                plan = plans.get(s.encode("utf-8").translate(_FOLD_DIGITS))
+                            except UnicodeEncodeError:
+                                plan = None
+                            if plan is not None:
+                                r = planned(lineno, s, plan)
+                        if r is None:
+                            r = line(lineno, s)
                         if r is not None:
                             if r is _BLANK:
                                 skipped_blank += 1
@@ -222,94 +238,13 @@ class _FileReader:
         Returns a finished single-line record when it can be emitted at once (the fast path), ``_BLANK`` when the
         line is blank after its prefixes, else None (the line was queued or joined an open record).
         """
-        pos = 0
-        rank: int | None = None
-        global_rank = False
-        local_rank = False
-        host: str | None = None
-        gpu: int | None = None
-        # ---- stream prefixes: name.host [stderr], srun label, torchrun [rankN]:/[defaultN]:
-        if s.find(" [std", 0, 160) > 0:
-            m = NAMED_HOST_PREFIX.match(s)
-            if m:
-                host = self._host(m[2])
-                pos = m.end()
-        c = s[pos] if pos < len(s) else ""
-        if (c == " " or c in _DIGITS) and s.find(": ", pos, pos + 9) > 0:
-            m = SRUN_LABEL.match(s, pos)
-            if m:
-                rank = int(m[1])
-                global_rank = True
-                pos = m.end()
-                c = s[pos] if pos < len(s) else ""
-        if (c == "[" or c == " ") and s.find("]:", pos, pos + 48) > 0:
-            m = TORCHRUN_PREFIX.match(s, pos)
-            if m:
-                if m[1] == "rank":
-                    rank = int(m[2])
-                    global_rank = True
-                elif rank is None:
-                    rank = int(m[2])  # a local rank: the best there is
-                    local_rank = True
-                pos = m.end()
-                if s.startswith(" ", pos):
-                    pos += 1
-        if pos:
-            stream = s[:pos]
-            if pos >= len(s) or s[pos:].isspace():
-                return _BLANK
-            if local_rank and stream not in self.local_streams:
-                self.local_streams.add(stream)
-        else:
-            stream = ""
-        # ---- headers: NCCL host:pid:tid [dev], timestamp, syslog host/program, level marker
-        p = pos
-        header = False
-        nccl = False
-        has_nccl = s.find("NCCL", p, p + 240) > 0
-        if has_nccl:
-            m = NCCL_HEADER.match(s, p)
-            if m:
-                host = self._host(m[1])
-                gpu = int(m[4])
-                p = m.end()
-                header = nccl = True
-        t, end, level, kind = self.ts.parse(s, p)
-        if not end and s.startswith(" ", p):  # " [2024-09-11 17:52:18] iteration ..." (Megatron)
-            p1 = p + 1
-            while s.startswith(" ", p1) and p1 - p < 8:
-                p1 += 1
-            t, end, level, kind = self.ts.parse(s, p1)
-        source = None
-        if end:
-            p = end
-            header = True
-            if kind == "iso":
-                pass
-            elif kind == "syslog" or kind == "rfc3339":
-                p, host, source = self._syslog_host(s, p, t, host)
-            elif kind == "uptime" or kind == "delta" or kind[0] in "dk":  # dmesg forms, kern facility
-                source = "kernel"
-            elif kind == "fm":
-                source = "other"
-            if has_nccl and not nccl:
-                m = NCCL_HEADER.match(s, p)
-                if m:
-                    host = self._host(m[1])
-                    gpu = int(m[4])
-                    p = m.end()
-                    nccl = True
-        elif c == "[" and ":" in s:
-            m = UCX_HEADER.match(s, p)
-            if m:
-                host = normalize_host(m[1])
-                p = m.end()
-                header = True
-        if level is None and p < len(s):
-            level, p2 = lc.level_marker(s, p)
-            if p2 != p:
-                p = p2
-                header = True
+        h = self._header(s)
+        if h is None:
+            return _BLANK
+        pos, rank, global_rank, local_rank, host, gpu, nccl, header, t, level, p, source, spans = h
+        stream = s[:pos]
+        if local_rank and stream not in self.local_streams:
+            self.local_streams.add(stream)
         if t is None or (t > self.future and self._future_time(lineno, t)):
             t = self.last_time
         else:
@@ -342,19 +277,24 @@ class _FileReader:
         if "\r" in msg:
             segs = [x for x in msg.split("\r") if x.strip()]
             msg = segs[-1].strip() if segs else ""
+            spans = None
         # ---- attribution from the line
         if host is not None or gpu is not None:
             self._saw(stream, host, gpu, rank if global_rank else None, msg if nccl else None)
+        rank_in_msg = False
         if rank is None:
             rank = self.path_rank
             if rank is None and "[Rank " in msg:
                 rank = lc.rank_in_message(msg)
+                rank_in_msg = True
         if "global_ranks=[" in msg:
             self._global_ranks(msg)
+            spans = None
         if msg.startswith(("srun: error: ", "slurmstepd: error: ")):
             about = self._slurm_node(msg)
             if about is not None:
                 host = about
+            spans = None
         node = host if host is not None else self.path_node
         # ---- kind of record, level and source
         rkind = lc.record_kind(msg) if msg[:1] in _KIND_STARTS else lc.K_LINE
@@ -374,6 +314,8 @@ class _FileReader:
             del self.open[stream]
         if nccl or (rkind == lc.K_LINE and level != "error"):
             if not self.out and not self.hold:
+                if spans is not None and op is None and not self.open:
+                    self._learn(s, msg, spans, pos, p, global_rank, local_rank, nccl, level, source, rank_in_msg)
                 if (node is None and (self.streams or rank is not None)) or (gpu is None and stream):
                     node, gpu = self._fill(stream, node, rank, gpu)
                 if node is None and rank is None:
@@ -387,6 +329,186 @@ class _FileReader:
             self.last_open = new
         self.out.append(new)
         return None
+
+    def _header(self, s: str) -> tuple | None:
+        """Split a line's prefixes and headers off: stream prefix end, rank, host, GPU, time, level, message start.
+
+        ``spans`` (the last field) says where each value sits in the line and which timestamp calls were made,
+        so that a later line of the same shape can be read from the same offsets (see ``_planned``); it is None
+        when the header took a path that also changed reading state (syslog host, uptime anchor, UCX).
+        None when the line is blank once its prefixes are removed.
+        """
+        pos = 0
+        rank: int | None = None
+        global_rank = False
+        local_rank = False
+        host: str | None = None
+        gpu: int | None = None
+        host_span: tuple[int, int] | None = None
+        gpu_span: tuple[int, int] | None = None
+        rank_span: tuple[int, int] | None = None
+        # ---- stream prefixes: name.host [stderr], srun label, torchrun [rankN]:/[defaultN]:
+        if s.find(" [std", 0, 160) > 0:
+            m = NAMED_HOST_PREFIX.match(s)
+            if m:
+                host = self._host(m[2])
+                host_span = m.span(2)
+                pos = m.end()
+        c = s[pos] if pos < len(s) else ""
+        if (c == " " or c in _DIGITS) and s.find(": ", pos, pos + 9) > 0:
+            m = SRUN_LABEL.match(s, pos)
+            if m:
+                rank = int(m[1])
+                rank_span = m.span(1)
+                global_rank = True
+                pos = m.end()
+                c = s[pos] if pos < len(s) else ""
+        if (c == "[" or c == " ") and s.find("]:", pos, pos + 48) > 0:
+            m = TORCHRUN_PREFIX.match(s, pos)
+            if m:
+                if m[1] == "rank":
+                    rank = int(m[2])
+                    rank_span = m.span(2)
+                    global_rank = True
+                elif rank is None:
+                    rank = int(m[2])  # a local rank: the best there is
+                    rank_span = m.span(2)
+                    local_rank = True
+                pos = m.end()
+                if s.startswith(" ", pos):
+                    pos += 1
+        if pos and (pos >= len(s) or s[pos:].isspace()):
+            return None
+        # ---- headers: NCCL host:pid:tid [dev], timestamp, syslog host/program, level marker
+        p = pos
+        header = False
+        nccl = False
+        cacheable = True
+        has_nccl = s.find("NCCL", p, p + 240) > 0
+        if has_nccl:
+            m = NCCL_HEADER.match(s, p)
+            if m:
+                host = self._host(m[1])
+                host_span = m.span(1)
+                gpu = int(m[4])
+                gpu_span = m.span(4)
+                p = m.end()
+                header = nccl = True
+        ts_first = p
+        ts_second = -1
+        t, end, level, kind = self.ts.parse(s, p)
+        if not end and s.startswith(" ", p):  # " [2024-09-11 17:52:18] iteration ..." (Megatron)
+            p1 = p + 1
+            while s.startswith(" ", p1) and p1 - p < 8:
+                p1 += 1
+            ts_second = p1
+            t, end, level, kind = self.ts.parse(s, p1)
+        ts_end, ts_kind, ts_level = end, kind, level
+        source = None
+        if end:
+            p = end
+            header = True
+            if kind == "iso":
+                pass
+            elif kind == "syslog" or kind == "rfc3339":
+                p, host, source = self._syslog_host(s, p, t, host)
+                cacheable = False
+            elif kind == "uptime" or kind == "delta" or kind[0] in "dk":  # dmesg forms, kern facility
+                source = "kernel"
+            elif kind == "fm":
+                source = "other"
+            if has_nccl and not nccl:
+                m = NCCL_HEADER.match(s, p)
+                if m:
+                    host = self._host(m[1])
+                    host_span = m.span(1)
+                    gpu = int(m[4])
+                    gpu_span = m.span(4)
+                    p = m.end()
+                    nccl = True
+        elif c == "[" and ":" in s:
+            m = UCX_HEADER.match(s, p)
+            if m:
+                host = normalize_host(m[1])
+                p = m.end()
+                header = True
+                cacheable = False
+        if level is None and p < len(s):
+            level, p2 = lc.level_marker(s, p)
+            if p2 != p:
+                p = p2
+                header = True
+        spans = (rank_span, host_span, gpu_span, ts_first, ts_second, ts_end, ts_kind, ts_level, source) \
+            if cacheable else None
+        return pos, rank, global_rank, local_rank, host, gpu, nccl, header, t, level, p, source, spans
+
+    # ------------------------------------------------------------------------------------------ line shapes
+    def _learn(self, s: str, msg: str, spans: tuple, pos: int, p: int, global_rank: bool, local_rank: bool,
+               nccl: bool, level: str | None, source: str, rank_in_msg: bool) -> None:
+        """Remember how a directly emitted line was read, under its shape (its bytes with digits folded)."""
+        if not self.opt.line_shapes:
+            return
+        try:
+            key = s.encode("utf-8").translate(_FOLD_DIGITS)
+        except UnicodeEncodeError:
+            return
+        end = len(s.rstrip())
+        a = len(s) - len(s[p:].lstrip())
+        if a >= end:
+            a = len(s) - len(s[pos:].lstrip())
+        if s[a:end] != msg:
+            return
+        plans = self.plans
+        if len(plans) >= _MAX_PLANS:
+            plans.clear()
+        ts_first, ts_second, ts_end, ts_kind, ts_level = spans[3:8]
+        layout = self.ts.iso_layout(s, ts_second if ts_second >= 0 else ts_first, ts_end) \
+            if ts_kind == "iso" and ts_level is None else None
+        plans[key] = (pos, global_rank, local_rank, nccl, level, source, a, end, rank_in_msg, layout) + spans
+
+    def _planned(self, lineno: int, s: str, plan: tuple) -> Record | None:
+        """Read a line of a known shape from the offsets of the first line of that shape.
+
+        Every test the slow path makes on a line (prefix and header regexes, level and source words, record
+        kind) looks at literal letters and at character classes, never at which digit is where, so lines that
+        differ only in their ASCII digits take the same path; the timestamp is parsed for real and must end
+        where it ended before, else None (the caller takes the slow path).
+        """
+        (pos, global_rank, local_rank, nccl, level, source, ma, mb, rank_in_msg, layout,
+         rank_span, host_span, gpu_span, ts_first, ts_second, ts_end, ts_kind, ts_level, _src) = plan
+        t = self.ts.iso_time(s, layout) if layout is not None else None
+        if t is None:
+            parse = self.ts.parse
+            t, end, lvl, kind = parse(s, ts_first)
+            if ts_second >= 0:
+                if end:
+                    return None
+                t, end, lvl, kind = parse(s, ts_second)
+            if end != ts_end or kind != ts_kind or lvl != ts_level:
+                return None
+        if t is None or (t > self.future and self._future_time(lineno, t)):
+            t = self.last_time
+        else:
+            self.last_time = t
+        stream = s[:pos]
+        rank = int(s[rank_span[0]:rank_span[1]]) if rank_span is not None else None
+        host = self._host(s[host_span[0]:host_span[1]]) if host_span is not None else None
+        gpu = int(s[gpu_span[0]:gpu_span[1]]) if gpu_span is not None else None
+        msg = s[ma:mb]
+        if local_rank and stream not in self.local_streams:
+            self.local_streams.add(stream)
+        if host is not None or gpu is not None:
+            self._saw(stream, host, gpu, rank if global_rank else None, msg if nccl else None)
+        if rank is None:
+            rank = self.path_rank
+            if rank is None and rank_in_msg:
+                rank = lc.rank_in_message(msg)
+        node = host if host is not None else self.path_node
+        if (node is None and (self.streams or rank is not None)) or (gpu is None and stream):
+            node, gpu = self._fill(stream, node, rank, gpu)
+        if node is None and rank is None:
+            self.nameless += 1
+        return Record(self.f.rel, lineno, lineno, node, rank, gpu, source, t, level, msg, s)
 
     # ------------------------------------------------------------------------------------------ helpers
     def _host(self, raw: str) -> str:

@@ -97,7 +97,7 @@ class TimestampParser:
     """Per-file timestamp state: year inference and the dmesg boot anchor."""
 
     __slots__ = ("_year", "_default_year", "_mtime", "_last_month", "_days", "boot", "boot_index",
-                 "_last_uptime", "_prescan_boot", "_cache", "_same")
+                 "_last_uptime", "_prescan_boot", "_cache", "_same", "_minutes")
 
     def __init__(self, year: int | None = None, mtime: float | None = None) -> None:
         self._default_year = year
@@ -106,6 +106,7 @@ class TimestampParser:
         self._last_month: int | None = None
         self._days: dict[tuple[int, int, int], float] = {}
         self._cache: dict[str, float] = {}  # date-time text (to the second) -> epoch seconds
+        self._minutes: dict[str, float] = {}  # ISO date-time text to the minute -> epoch seconds
         # the previous ISO header, to re-read the next line of the same second without a regex:
         # (text up to the seconds, its epoch, fraction start, fraction length, text after the fraction, kind)
         self._same: tuple[str, float, int, int, str, str] | None = None
@@ -252,12 +253,10 @@ class TimestampParser:
 
     def _iso(self, m: re.Match[str]) -> tuple[float | None, int, str | None, str]:
         key = m[1]
-        t = self._cache.get(key)
-        if t is None:
-            y, mo = int(m[2]), int(m[3])
-            self._seen_year(y, mo)
-            t = self._day(y, mo, int(m[4])) + int(m[5]) * 3600 + int(m[6]) * 60 + int(m[7])
-            self._remember(key, t)
+        base = self._minutes.get(key[:16])
+        if base is None:
+            base = self._minute(key, int(m[2]), int(m[3]), int(m[4]), int(m[5]), int(m[6]))
+        t = base + int(m[7])
         off = m[9]
         if off:
             t -= _offset_seconds(off)
@@ -270,6 +269,37 @@ class TimestampParser:
             self._same = (m.string[m.start():m.end(1)], t, fs - m.start(), len(f), m.string[m.end(8):end], kind)
             t += int(f) / _POW10[len(f)]
         return t, end, None, kind
+
+    def _minute(self, key: str, y: int, mo: int, d: int, h: int, mi: int) -> float:
+        """Epoch seconds of an ISO date-time's minute (``key`` up to the minute), remembered."""
+        self._seen_year(y, mo)
+        base = self._day(y, mo, d) + h * 3600 + mi * 60
+        minutes = self._minutes
+        if len(minutes) > 65536:
+            minutes.clear()
+        minutes[key[:16]] = base
+        return base
+
+    def iso_layout(self, s: str, pos: int, end: int) -> tuple[int, int, int] | None:
+        """Where the parts of an ISO header at ``pos`` (bare or in brackets, no UTC offset) that ended at ``end``
+        sit: (start of the date-time, start of the fraction, fraction digits). Lines of the same shape have them
+        at the same offsets, which ``iso_time`` reads without a regex. None for other headers."""
+        m = (_ISO_BR if s.startswith("[", pos) else _ISO).match(s, pos)
+        if m is None or m[9] or m.end() != end:
+            return None
+        return m.start(1), (m.start(8) if m[8] else -1), len(m[8] or "")
+
+    def iso_time(self, s: str, layout: tuple[int, int, int]) -> float | None:
+        """The time of an ISO header laid out as ``layout`` says (see ``iso_layout``); None when its minute is
+        not known yet (the caller then parses the line in full)."""
+        ds, fs, fl = layout
+        base = self._minutes.get(s[ds:ds + 16])
+        if base is None:
+            return None
+        t = base + int(s[ds + 17:ds + 19])
+        if fl:
+            t += int(s[fs:fs + fl]) / _POW10[fl]
+        return t
 
     def _bracket(self, s: str, pos: int) -> tuple[float | None, int, str | None, str]:
         c1 = s[pos + 1:pos + 2]
