@@ -129,6 +129,11 @@ class MarkerMatch:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
+def may_be_marker(message: str) -> bool:
+    """False when ``match_marker`` is sure to find nothing: none of its words is in the message."""
+    return "heckpoint" in message or any(g in message for g, _ in _MARKERS)
+
+
 def match_marker(message: str) -> MarkerMatch | None:
     """Recognise a phase marker in one message, or return None (most lines).
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from l4lite.metrics import parse_job_facts, parse_metric_line, telemetry_header, telemetry_slowdown
-from l4lite.phases import match_marker
+from l4lite.phases import match_marker, may_be_marker
 from l4lite.records import Accounting, Record
 
 UNKNOWN_NODE = "unknown"
@@ -33,6 +33,27 @@ DEVICE_EVENT_CAP = 4  # telemetry events kept per (node, GPU); the last one stan
 METRIC_CAP = 4000  # metric points kept per node before older points are thinned
 MAX_CELLS = 400_000  # count-table cells before buckets double in length
 _PHASE_OF_MARKER = {"checkpoint_saved": "train", "restart": "init", "load_done": "load"}
+_PHASE_OF_KIND = {"train": "train", "val": "eval"}  # metric line kind -> the phase it implies
+GATE_CACHE = 8192  # message shapes whose gate bits are remembered
+_G_CLOCKS, _G_FACT, _G_MARKER = 1, 2, 4
+_FOLD_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+
+
+def _gates_of(msg: str) -> int:
+    """Which of the scan's rarer per-message tests (telemetry header, job facts, phase markers) may apply.
+
+    Every test is a search for digit-free words, so its answer is the same for all messages of one shape (the
+    message with each digit a 0): the answer is remembered per shape.
+    """
+    gates = 0
+    if "clocks_" in msg:
+        gates |= _G_CLOCKS
+    if "steps =" in msg or "world size" in msg or " ....." in msg:
+        gates |= _G_FACT
+    if (" NCCL INFO " not in msg or "NCCL version" in msg or "Init COMPLETE" in msg or "Bootstrap" in msg) \
+            and may_be_marker(msg):
+        gates |= _G_MARKER
+    return gates
 
 
 @dataclass
@@ -381,6 +402,8 @@ class Scanner:
         self._source_first: dict[str, float] = {}
         self._csv_headers: dict[str, list[str]] = {}  # file -> nvidia-smi CSV columns
         self._metric_cache: dict[str, Any] = {}
+        self._cid_names: dict[int, str] = {}  # cluster id -> provisional template id "#id"
+        self._gates: dict[bytes, int] = {}  # message shape -> which rarer tests it may pass (see _gates_of)
         self._exemplar_count = 0
         self._device: dict[tuple[str, str], list[DeviceEvent]] = {}
         self._total_steps: int | None = None  # "Total optimization steps = N" (Hugging Face): epoch -> iteration
@@ -393,7 +416,10 @@ class Scanner:
         node = record.node or (f"rank:{record.rank}" if record.rank is not None else UNKNOWN_NODE)
         t = record.time
         cid = self.miner.add(record.message)
-        record.template_id = f"#{cid}"
+        name = self._cid_names.get(cid)
+        if name is None:
+            name = self._cid_names[cid] = f"#{cid}"
+        record.template_id = name
         st = self._stats.get(cid)
         if st is None:
             st = self._stats[cid] = _Stat()
@@ -472,16 +498,25 @@ class Scanner:
             self._add_metric(values, record, node)
             if values.get("kind") == "train":
                 return  # a progress line is no phase marker (and is most of a training log: skip the test)
-        if self._csv_headers and record.file in self._csv_headers:
+        in_csv = bool(self._csv_headers) and record.file in self._csv_headers
+        if in_csv:
             self._telemetry(record, node, record.text)
-        elif "clocks_" in msg:
+        shape = msg.encode("utf-8", "surrogatepass").translate(_FOLD_DIGITS)
+        gates = self._gates.get(shape)
+        if gates is None:
+            gates = _gates_of(msg)
+            if len(self._gates) >= GATE_CACHE:
+                self._gates.clear()
+            self._gates[shape] = gates
+        if not gates:
+            return
+        if gates & _G_CLOCKS and not in_csv:
             header = telemetry_header(msg)
             if header is not None:
                 self._csv_headers[record.file] = header
-        if "steps =" in msg or "world size" in msg or " ....." in msg:
+        if gates & _G_FACT:
             self._job_fact(msg)
-        marker = match_marker(msg) if " NCCL INFO " not in msg or "NCCL version" in msg or "Init COMPLETE" in msg \
-            or "Bootstrap" in msg else None
+        marker = match_marker(msg) if gates & _G_MARKER else None
         if marker is not None and len(self._markers) < MARKER_CAP:
             self._phase_now[node] = _PHASE_OF_MARKER.get(marker.kind, marker.kind)
             self._markers.append(Marker(marker.kind, record.node, record.rank, t, record.file, record.line,
@@ -532,7 +567,7 @@ class Scanner:
                 prog.after_time = None
                 if record.time is None:
                     self._await_time[record.file] = node
-        implied = {"train": "train", "val": "eval"}.get(point.kind)
+        implied = _PHASE_OF_KIND.get(point.kind)
         if implied is not None and self._phase_now.get(node) != implied and len(self._markers) < MARKER_CAP:
             self._phase_now[node] = implied
             self._markers.append(Marker(implied, record.node, record.rank, record.time, record.file, record.line,
