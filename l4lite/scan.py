@@ -538,14 +538,11 @@ class Scanner:
         iteration = values.get("iteration")
         if iteration is None and self._total_steps and values.get("epoch") is not None:
             iteration = int(round(values["epoch"] * self._total_steps))  # (values is shared: never mutated)
-        point = MetricPoint(node=record.node, rank=record.rank, time=record.time, iteration=iteration,
-                            file=record.file, line=record.line, loss=values.get("loss"),
-                            grad_norm=values.get("grad_norm"), lr=values.get("lr"),
-                            iter_time=values.get("iter_time"), loss_scale=values.get("loss_scale"),
-                            skipped=values.get("skipped"), nan_count=values.get("nan_count"),
-                            val_loss=values.get("val_loss"), throughput=values.get("throughput"),
-                            kind=values.get("kind", "train"), skipped_total=values.get("skipped_total"),
-                            seq=seq, text=record.text[:500])
+        get = values.get
+        point = MetricPoint(record.node, record.rank, record.time, iteration, record.file, record.line,
+                            get("loss"), get("grad_norm"), get("lr"), get("iter_time"), get("loss_scale"),
+                            get("skipped"), get("nan_count"), get("val_loss"), get("throughput"),
+                            get("kind", "train"), get("skipped_total"), seq, record.text[:500])
         series = self._metrics.get(node)
         if series is None:
             series = self._metrics[node] = []
