@@ -9,7 +9,7 @@ size; or uses ``--archive``) and measures, on the same archive and in the same r
 - baseline: drain3's own ``TemplateMiner`` with drain3's masking config (numbers, hex, IPs, ids, as in drain3's
   example ``drain3.ini``), ``add_log_message`` on every raw line, in this process, on the first
   ``--baseline-lines`` lines of the archive (drain3's rate does not depend on the archive's size);
-- ``l4lite parse JOB -o records.parquet`` (a subprocess);
+- ``l4lite parse JOB -o records.parquet``, in one process and with ``--jobs 2`` (a subprocess each);
 - ``l4lite analyze JOB --no-store --quiet``: one process, ``--jobs 2``, and ``--scheduler local:2`` (a subprocess
   each; the last one includes starting the LocalCluster);
 - the analyze stages (scan + diagnose) in this process on one core against a LocalCluster(2) started beforehand,
@@ -257,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--archive", help="measure this job folder instead of generating archives")
     ap.add_argument("--work", default="/tmp/l4lite-throughput", help="folder for generated archives and outputs")
     ap.add_argument("--baseline-lines", type=int, default=100_000, help="lines of the drain3 baseline sample")
-    ap.add_argument("--skip", default="", help="comma-separated: parse, single, jobs2, cli-dask, dask")
+    ap.add_argument("--skip", default="", help="comma-separated: parse, parse2, single, jobs2, cli-dask, dask")
     ap.add_argument("--keep", action="store_true", help="keep the generated archives")
     args = ap.parse_args(argv)
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
@@ -299,6 +299,7 @@ def main(argv: list[str] | None = None) -> int:
             out = work / "records.parquet"
             steps = [
                 ("parse", "l4lite parse -o records.parquet", L4LITE + ["parse", str(job), "-o", str(out), "--quiet"]),
+                ("parse2", "l4lite parse --jobs 2", L4LITE + ["parse", str(job), "-o", str(out), "--quiet", "--jobs", "2"]),
                 ("single", "l4lite analyze (1 process)", L4LITE + ["analyze", str(job), "--no-store", "--quiet"]),
                 ("jobs2", "l4lite analyze --jobs 2",
                  L4LITE + ["analyze", str(job), "--no-store", "--quiet", "--jobs", "2"]),
@@ -308,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
             for key, name, cmd in steps:
                 if key in skip:
                     continue
-                if key in ("jobs2", "cli-dask"):
+                if key in ("parse2", "jobs2", "cli-dask"):
                     print(f"  (two processes of a pure-Python loop run {machine_parallelism():.2f}x one right now)")
                 rows[key] = run_measured(name, cmd, lines, "incl. cluster start" if key == "cli-dask" else "")
                 print_rows([rows[key]], base)
