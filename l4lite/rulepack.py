@@ -5,10 +5,16 @@ so that operators can add their own with ``--rules FILE`` without touching code:
 shipped rule replaces it (``enabled = false`` switches it off), any other id is added.
 
 Matching has to be cheap because every record of a job passes through it, and almost all of them are healthy.
-Every rule therefore carries literal keywords (declared, or derived from its pattern), and one combined
-case-insensitive keyword regex per matched field decides whether any rule can match at all; only then are the
-candidate rules' own regexes run. Patterns are compiled with the ``regex`` module and run with a timeout, so a
-catastrophic user pattern costs at most a bounded time per record and is switched off after a few timeouts.
+Every rule therefore carries literal keywords (declared, or derived from its pattern). One keyword regex over
+all rules (both matched fields) finds the keywords a record contains, and only the candidate rules' own regexes
+run; the answer depends only on the record's *shape* (lower case, digits folded to ``0``), so it is kept per
+shape and most records cost one ``translate`` and one dict lookup. Patterns are compiled with the ``regex``
+module and run with a timeout, so a catastrophic user pattern costs at most a bounded time per record and is
+switched off after a few timeouts.
+
+A pattern is compiled the first time a record passes its rule's keyword gate: a job touches a few dozen of the
+shipped rules, and compiling all of them would cost more than matching a small job. User rule files are
+compiled when they load, so that a broken pattern is reported at once with its file, line and rule id.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import tomllib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from re import _constants as sre_constants  # the stdlib regex parser: used only to size patterns
 from re import _parser as sre_parse
@@ -28,7 +35,7 @@ import regex
 from l4lite.errors import L4Error
 from l4lite.records import Record
 from l4lite.resources import rules_dir
-from l4lite.rulekeys import derive_keywords, gate_keywords, trie_pattern
+from l4lite.rulekeys import derive_keywords, gate_keywords
 from l4lite.vocab import CATEGORIES, GLOBAL_CATEGORIES, PHASES, SEVERITIES, SOURCES
 
 RULE_ROLES: tuple[str, ...] = ("root", "cascade", "symptom", "confirmation")
@@ -47,7 +54,9 @@ _QUANTIFIER = re.compile(r"\{\s*(\d+)\s*(?:,\s*(\d*)\s*)?\}")
 # characters anyway (RulePack.max_chars), so larger counts are refused before compiling.
 MAX_REPEAT = 32_768
 _OPTIONAL_SEGMENT = re.compile(r"\[\[(.*?)\]\]")
-_DIGITS_TO_HASH = bytes.maketrans(b"0123456789", b"##########")
+# The shape of a text: ASCII lower-cased, digits folded to 0 (one bytes.translate, at C speed). Gate keywords
+# have no digits, so they occur in a text exactly when they occur in its shape.
+_FOLD = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ123456789", b"abcdefghijklmnopqrstuvwxyz000000000")
 _RULE_HEADER = re.compile(r"^[ \t]*\[\[[ \t]*rule[ \t]*\]\]", re.MULTILINE)
 _gate_keywords = gate_keywords  # the name the rule-pack tests use
 
@@ -81,11 +90,15 @@ class Rule:
     counter_examples: tuple[str, ...] = ()
     origin: str = ""
     shipped: bool = False  # from the package's own rule files (reviewed patterns, see RulePack._search)
-    compiled: Any = field(default=None, compare=False, repr=False)
 
     @property
     def is_global(self) -> bool:
         return self.scope == "global"
+
+    @cached_property
+    def compiled(self) -> Any:
+        """The pattern compiled with the ``regex`` module, on first use (kept on the instance)."""
+        return compile_pattern(self.pattern, self.ignore_case, f"{self.origin}: rule {self.id!r}")
 
 
 @dataclass
@@ -126,12 +139,67 @@ def render(template: str, values: dict[str, Any], tables: dict[str, dict[str, st
     return _PLACEHOLDER.sub(lambda m: lookup(m) or "?", _OPTIONAL_SEGMENT.sub(optional, template))
 
 
+def shape(text: str) -> bytes:
+    """The text as the keyword gate sees it: lower case, every ASCII digit folded to ``0``, UTF-8."""
+    if not text.isascii():
+        text = text.lower()
+    return text.encode("utf-8", "surrogatepass").translate(_FOLD)
+
+
+def longest_trie(words: Sequence[bytes]) -> bytes:
+    """A bytes regex matching any of ``words``, shaped as a trie (one branch per position, which Python's ``re``
+    runs about two orders of magnitude faster than a flat alternation of hundreds of words), that reports the
+    longest word starting where it matches: a word that ends where a longer one goes on is an optional tail."""
+    trie: dict[int, Any] = {}
+    for w in words:
+        node = trie
+        for byte in w:
+            node = node.setdefault(byte, {})
+        node[-1] = {}
+
+    def emit(node: dict[int, Any]) -> bytes:
+        branches = [re.escape(bytes([b])) + emit(node[b]) for b in sorted(k for k in node if k >= 0)]
+        if not branches:
+            return b""
+        body = branches[0] if len(branches) == 1 else b"(?:" + b"|".join(branches) + b")"
+        return b"(?:" + body + b")?" if -1 in node else body
+
+    return emit(trie)
+
+
+class ReferenceGate:
+    """The keyword gate by its definition: the (message rules, text rules) that have no gate keyword or one that
+    occurs in the lower-cased text, in pack order. Slow (every keyword of every rule is tested on every text);
+    kept as the reference that ``RulePack``'s gate is tested and measured against."""
+
+    def __init__(self, rules: Sequence[Rule]) -> None:
+        self.rules = [(r, gate_keywords(r.keywords)) for r in rules]
+
+    def candidates(self, text: str) -> tuple[tuple[Rule, ...], tuple[Rule, ...]]:
+        low = text.lower()
+        picked = [r for r, kws in self.rules if not kws or any(k in low for k in kws)]
+        return (tuple(r for r in picked if r.match == "message"), tuple(r for r in picked if r.match == "text"))
+
+
+def compile_pattern(pattern: str, ignore_case: bool, label: str) -> Any:
+    """A rule pattern compiled with the ``regex`` module; ``L4Error`` (naming ``label``) when it cannot be."""
+    too_big = _too_big(pattern)
+    if too_big:
+        raise L4Error(f"{label}: pattern too large to compile: {too_big}")
+    flags = (regex.IGNORECASE if ignore_case else 0) | regex.VERSION0
+    try:
+        return regex.compile(pattern, flags)
+    except (regex.error, ValueError, OverflowError, RecursionError, MemoryError) as e:
+        raise L4Error(f"{label}: invalid pattern: {e}") from None
+
+
 class RulePack:
     """A validated, compiled set of rules with a keyword prefilter.
 
     ``timeout`` bounds one regex search in seconds; a rule that times out ``max_timeouts`` times is switched off
     for the rest of the run. ``max_chars`` caps the part of a record a rule pattern sees (a 10 MB tensor dump is
-    not searched ten times over). Timeouts and their one-line warnings are kept on the instance
+    not searched ten times over). ``max_cache`` and ``max_cache_bytes`` bound the per-shape memo of the keyword
+    gate (entries, and bytes of shape keys). Timeouts and their one-line warnings are kept on the instance
     (``timeouts``, ``warnings``) for the caller to report; nothing here prints.
     """
 
@@ -144,6 +212,7 @@ class RulePack:
         max_chars: int = 32_768,
         max_cache: int = 100_000,
         trusted_chars: int = 4096,
+        max_cache_bytes: int = 32 << 20,
     ) -> None:
         self.rules: list[Rule] = list(rules)
         self.tables: dict[str, dict[str, str]] = dict(tables or {})
@@ -151,6 +220,7 @@ class RulePack:
         self.max_timeouts = max_timeouts
         self.max_chars = max_chars
         self.max_cache = max_cache
+        self.max_cache_bytes = max_cache_bytes
         self.trusted_chars = trusted_chars
         self.timeouts: Counter[str] = Counter()
         self.warnings: list[str] = []
@@ -183,29 +253,34 @@ class RulePack:
         return cls(list(ordered.values()), tables, **kwargs)
 
     def _build_index(self) -> None:
-        """The keyword gate: a trie-shaped regex over all keywords of a field, and a cache of its answers.
+        """The keyword gate: one regex over the gate keywords of every rule, and a memo of its answers per shape.
 
-        Gate keywords are the rules' keywords reduced to their longest run without digits, so the answer for a
-        record depends only on its lower-cased text with every digit replaced by ``#``: healthy lines that differ
-        only in numbers (iteration lines, NCCL channel lines) share one cache entry and cost one dict lookup.
+        Gate keywords are the rules' keywords reduced to their longest run without digits (``gate_keywords``),
+        so the candidates for a record depend only on its shape (``shape``): healthy lines that differ only in
+        numbers (iteration lines, NCCL channel lines) share one memo entry and cost one dict lookup. Rules are
+        bits of an int mask (bit i: ``self.rules[i]``); the regex reports the longest keyword starting at a
+        position, and the mask of a keyword includes the rules of the keywords that are prefixes of it.
         """
-        self._always: dict[str, list[Rule]] = {f: [] for f in MATCH_FIELDS}
-        by_keyword: dict[str, dict[str, list[Rule]]] = {f: {} for f in MATCH_FIELDS}
-        for rule in self.rules:
-            gate_kws = gate_keywords(rule.keywords)
-            if not gate_kws:
-                self._always[rule.match].append(rule)
-                continue
-            for kw in gate_kws:
-                by_keyword[rule.match].setdefault(kw, []).append(rule)
-        self._order = {r.id: i for i, r in enumerate(self.rules)}
-        self._gate: dict[str, Any] = {}
-        self._kw_list: dict[str, list[tuple[str, list[Rule]]]] = {}
+        always = 0
+        by_word: dict[bytes, int] = {}
+        for i, rule in enumerate(self.rules):
+            words = gate_keywords(rule.keywords)
+            if not words:
+                always |= 1 << i
+            for kw in words:
+                word = kw.encode("utf-8", "surrogatepass")
+                by_word[word] = by_word.get(word, 0) | 1 << i
+        self._always_mask = always
+        self._word_mask: dict[bytes, int] = {}
+        for word in by_word:
+            mask = 0
+            for k in range(1, len(word) + 1):
+                mask |= by_word.get(word[:k], 0)
+            self._word_mask[word] = mask
+        self._gate: Any = re.compile(longest_trie(list(by_word))) if by_word else None
         self._cache: dict[bytes, tuple[tuple[Rule, ...], tuple[Rule, ...]]] = {}
-        for fld in MATCH_FIELDS:
-            kws = sorted(by_keyword[fld], key=len, reverse=True)
-            self._kw_list[fld] = [(k, by_keyword[fld][k]) for k in kws]
-            self._gate[fld] = re.compile(trie_pattern(kws)) if kws else None
+        self._cache_bytes = 0
+        self._by_mask: dict[int, tuple[tuple[Rule, ...], tuple[Rule, ...]]] = {}
 
     # ---------------------------------------------------------------------------------------------- matching
     def candidates(self, text: str, fld: str) -> tuple[Rule, ...]:
@@ -213,27 +288,41 @@ class RulePack:
         return self._lookup(text)[MATCH_FIELDS.index(fld)]
 
     def _lookup(self, text: str) -> tuple[tuple[Rule, ...], tuple[Rule, ...]]:
-        """(message rules, text rules) whose keywords occur in ``text``; cached on the digit-masked text."""
-        low = text.lower()
-        key = low.encode("utf-8", "surrogatepass").translate(_DIGITS_TO_HASH)
+        """(message rules, text rules) whose keywords occur in ``text``; memoised on the text's shape."""
+        key = shape(text)
         found = self._cache.get(key)
         if found is None:
-            found = (self._candidates(low, "message"), self._candidates(low, "text"))
-            if len(self._cache) >= self.max_cache:
+            found = self._candidates(key)
+            if len(self._cache) >= self.max_cache or self._cache_bytes + len(key) > self.max_cache_bytes:
                 self._cache.clear()
+                self._by_mask.clear()
+                self._cache_bytes = 0
             self._cache[key] = found
+            self._cache_bytes += len(key)
         return found
 
-    def _candidates(self, low: str, fld: str) -> tuple[Rule, ...]:
-        found: list[Rule] = list(self._always[fld])
-        gate = self._gate[fld]
-        if gate is not None and gate.search(low) is not None:
-            for kw, rules in self._kw_list[fld]:
-                if kw in low:
-                    found.extend(rules)
-        if len(found) > 1:
-            found = sorted(set(found), key=lambda r: self._order[r.id])
-        return tuple(found)
+    def _candidates(self, key: bytes) -> tuple[tuple[Rule, ...], tuple[Rule, ...]]:
+        """The candidate rules of a shape: every position where a keyword starts, one regex search each."""
+        mask = self._always_mask
+        gate = self._gate
+        if gate is not None:
+            word_mask = self._word_mask
+            m = gate.search(key)
+            while m is not None:
+                mask |= word_mask[m.group()]
+                m = gate.search(key, m.start() + 1)
+        found = self._by_mask.get(mask)
+        if found is None:
+            by_message: list[Rule] = []
+            by_text: list[Rule] = []
+            rest = mask
+            while rest:
+                low_bit = rest & -rest
+                rule = self.rules[low_bit.bit_length() - 1]
+                (by_message if rule.match == "message" else by_text).append(rule)
+                rest ^= low_bit
+            found = self._by_mask[mask] = (tuple(by_message), tuple(by_text))
+        return found
 
     def match(self, record: Record) -> list[RuleMatch]:
         """All rules that match the record; when none does, the best fallback rule that matches (if any)."""
@@ -402,16 +491,8 @@ def _build_rule(entry: Any, label: str, where: str, shipped: bool = False) -> Ru
             raise L4Error(f"{label}: {key!r} must be a list of non-empty strings")
         lists[key] = tuple(value)
     ignore_case = bool(entry.get("ignore_case", False))
-    flags = regex.IGNORECASE if ignore_case else 0
-    too_big = _too_big(entry["pattern"])
-    if too_big:
-        raise L4Error(f"{label}: pattern too large to compile: {too_big}")
-    try:
-        compiled = regex.compile(entry["pattern"], flags | regex.VERSION0)
-    except (regex.error, ValueError, OverflowError, RecursionError, MemoryError) as e:
-        raise L4Error(f"{label}: invalid pattern: {e}") from None
     keywords = tuple(k.lower() for k in lists["keywords"]) or derive_keywords(entry["pattern"])
-    return Rule(
+    rule = Rule(
         id=rule_id,
         pattern=entry["pattern"],
         category=entry["category"],
@@ -432,8 +513,10 @@ def _build_rule(entry: Any, label: str, where: str, shipped: bool = False) -> Ru
         counter_examples=lists["counter_examples"],
         origin=where,
         shipped=shipped,
-        compiled=compiled,
     )
+    if not shipped:  # a user's pattern: report a broken one now, with its file and rule (shipped ones are tested)
+        rule.__dict__["compiled"] = compile_pattern(rule.pattern, ignore_case, label)
+    return rule
 
 
 def _too_big(pattern: str) -> str:

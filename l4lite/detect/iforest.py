@@ -7,19 +7,25 @@ temporal forest is fitted on the job's own first windows (or a baseline job's wi
 ones. Findings are "anomaly" evidence: they rank suspects and explain, they never make an incident alone.
 
 ``node_window_scores`` scores every (node, window) cell the same way, for the report's heatmap.
+
+scikit-learn is imported only when a forest is fitted (``_forest``): importing it (and SciPy) costs more CPU
+than analysing a small job, and jobs with too few nodes or windows, or no informative template, never fit one.
 """
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from sklearn.ensemble import IsolationForest
 
 from l4lite.detect.base import Detector, Finding
 from l4lite.scan import JobScan
 from l4lite.windows import alarming_templates, auto_window, count_frame, node_frame, window_frame
+
+if TYPE_CHECKING:
+    from sklearn.ensemble import IsolationForest
 
 MAX_COLUMNS = 400
 MAD_FLOOR = 0.01  # isolation scores of identical rows have no spread; z is measured against at least this
@@ -27,6 +33,8 @@ CONCENTRATION = 0.6  # a window anomaly names a node only when that node printed
 
 
 def _forest(n_rows: int, seed: int, trees: int = 48) -> IsolationForest:
+    from sklearn.ensemble import IsolationForest  # here: see the module doc
+
     # Few trees: the rows are nodes or windows (tens to hundreds), the informative columns few, and each tree
     # costs about 2 ms of scikit-learn overhead whatever the data; 48 trees keep the scores stable (seeded).
     return IsolationForest(n_estimators=trees, max_samples=min(256, max(2, n_rows)), random_state=seed)
@@ -228,7 +236,8 @@ def node_window_scores(scan: JobScan, window_seconds: float | None = None, seed:
     cols = [c for c in frame.columns if c in alarming]  # the heatmap shows trouble, not routine
     # Raw log counts: one Xid line in a busy window must count, which a rate would not.
     x = np.log1p(frame[list(_select_columns(frame[cols]).columns)].to_numpy(dtype=float)) if cols else None
-    if x is not None and len(frame) >= 4:
+    # Identical rows get identical isolation scores, which normalise to zeros: no forest needed for that.
+    if x is not None and len(frame) >= 4 and x.shape[1] and not (x == x[0]).all():
         raw = -_forest(len(frame), seed, trees=32).fit(x).score_samples(x)
         iso = _normalise(raw)
     else:
