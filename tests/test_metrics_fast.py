@@ -1,0 +1,266 @@
+"""The shape-plan fast path (l4lite.metrics_fast.MetricParser) gives exactly parse_metric_line's answers.
+
+Exactly means the same keys in the same order and values of the same type and repr (nan is nan, 1 is not 1.0).
+Every fixture line and message goes through one parser, then again with its digits changed (the same shapes, other
+numbers, so learnt plans are applied to lines they were not learnt from); generated progress lines of every
+format pair a line with a same-shape twin whose digits differ, including the value-dependent corners (nan/inf,
+signs, exponent overflow, zero rates).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from l4lite import metrics, metrics_fast
+from l4lite.ingest import IngestOptions, iter_records
+from l4lite.metrics import parse_metric_line
+from l4lite.metrics_fast import MetricParser, plan_metric_line, same_output
+from l4lite.records import Accounting
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+
+def _fixture_files() -> list[Path]:
+    files = [p for d in ("suite", "jobs") for p in sorted((FIXTURES / d).rglob("*")) if p.is_file()]
+    assert len(files) > 100
+    return files
+
+
+def _fixture_lines() -> list[str]:
+    lines: list[str] = []
+    for path in _fixture_files():
+        lines.extend(path.read_text(encoding="utf-8", errors="surrogateescape").splitlines())
+    for row in (FIXTURES / "real" / "real-failures.jsonl").read_text(encoding="utf-8").splitlines():
+        if row.strip():
+            lines.extend(json.loads(row)["lines"])
+    return lines
+
+
+def _fixture_messages() -> list[str]:
+    """The header-stripped messages the scan hands to the parser, from ingesting every fixture job."""
+    jobs = sorted(p for d in ("suite", "jobs") for p in (FIXTURES / d).iterdir() if p.is_dir())
+    out: list[str] = []
+    for job in jobs:
+        out.extend(r.message for r in iter_records([str(job)], IngestOptions(), Accounting()))
+    return out
+
+
+def _redigit(line: str, rng: random.Random) -> str:
+    return re.sub(r"[0-9]", lambda _m: rng.choice("0000123456789"), line)
+
+
+def _check_stream(lines: list[str], parser: MetricParser | None = None) -> int:
+    """Parse every line with one parser and the reference; return how many are metric lines."""
+    parser = MetricParser() if parser is None else parser
+    found = 0
+    for line in lines:
+        want = parse_metric_line(line)
+        got = parser.parse(line)
+        assert same_output(got, want), (line, got, want)
+        found += want is not None
+    return found
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[str]:
+    return _fixture_lines() + _fixture_messages()
+
+
+def test_every_fixture_line_and_message(corpus: list[str]) -> None:
+    parser = MetricParser()
+    found = _check_stream(corpus, parser)
+    assert found > 1000  # the fixtures do hold plenty of progress lines
+    assert parser.stats()["plans"] > 20
+    rng = random.Random(7)  # the same shapes with other numbers, learnt plans applied to them
+    _check_stream([_redigit(line, rng) for line in corpus], parser)
+    _check_stream([_redigit(line, rng) for line in reversed(corpus)], MetricParser())
+
+
+def test_fast_path_does_use_plans(corpus: list[str]) -> None:
+    parser = MetricParser()
+    metric = [line for line in corpus if parse_metric_line(line) is not None]
+    for line in metric:
+        parser.parse(line)
+    stats = parser.stats()
+    assert stats["plans"] >= 0.9 * (stats["plans"] + stats["reference"])  # almost no shape falls back
+
+
+def test_tiny_memo_stays_bounded_and_correct(corpus: list[str]) -> None:
+    parser = MetricParser(max_shapes=8, max_chars=120)
+    _check_stream(corpus[:5000], parser)
+    assert len(parser) <= 8
+
+
+# --------------------------------------------------------------------------- generated lines, all formats
+_INT = st.text("0123456789", min_size=1, max_size=6)
+_FRAC = st.text("0123456789", max_size=6)
+_SIGN = st.sampled_from(["", "-", "+"])
+_NUMBER = st.one_of(
+    _INT,
+    st.builds(lambda s, a, b: f"{s}{a}.{b}", _SIGN, _INT, _FRAC),
+    st.builds(lambda s, a, b, e, es, x: f"{s}{a}.{b}{e}{es}{x}", _SIGN, _INT, _FRAC, st.sampled_from("eE"), _SIGN,
+              st.text("0123456789", min_size=1, max_size=3)),
+    st.sampled_from(["nan", "NaN", "-nan", "inf", "-inf", "Inf", "INF", "infinity", "nan.0", "inf.0", "0", "0.0",
+                     "0.00", ".5", "1_000", "1e999", "-1e999", "9" * 320, "0e0"]),
+)
+_PREFIX = st.sampled_from(["", "[default3]:", "3: ", "[Rank 12] ", "[rank0]: ",
+                           "[INFO|trainer.py:3819] 2024-08-04 00:43:58,027 >> ", "[1,0]<stdout>:"])
+
+# Each format: (number of integer slots, number of numeric slots, builder)
+_FORMATS: dict[str, tuple[int, int, Callable[[list[str], list[str]], str]]] = {
+    "deepspeed_progress": (2, 4, lambda i, x: f"[Rank {i[0]}] step={i[1]}, loss={x[0]}, grad_norm={x[1]}, "
+                                              f"lr={x[2]}, step_time={x[3]}s"),
+    "nanogpt": (1, 3, lambda i, x: f"iter {i[0]}: loss {x[0]}, time {x[1]}ms, mfu {x[2]}%"),
+    "torchtitan": (1, 3, lambda i, x: f"step: {i[0]}  loss: {x[0]}  memory: {x[1]}GiB  tps: {x[2]}"),
+    "generic_val": (1, 2, lambda i, x: f"step {i[0]}: train loss {x[0]}, val loss {x[1]}"),
+    "generic_val_only": (1, 2, lambda i, x: f"global_step={i[0]} val_loss={x[0]} time={x[1]}s"),
+    "megatron": (4, 7, lambda i, x: f" iteration {i[0]:>8}/ {i[1]} | consumed samples: {i[2]} | elapsed time per "
+                                    f"iteration (ms): {x[0]} | learning rate: {x[1]} | global batch size: {i[2]} | "
+                                    f"lm loss: {x[2]} | loss scale: {x[3]} | grad norm: {x[4]} | num zeros: "
+                                    f"{x[5]} | number of skipped iterations: {i[3]} | number of nan iterations: "
+                                    f"{x[6]} |"),
+    "megatron_mtp": (3, 3, lambda i, x: f"iteration {i[0]}/{i[1]} | mtp_{i[2]} loss: {x[0]} | lm loss: {x[1]} | "
+                                        f"grad norm: {x[2]} |"),
+    "megatron_seconds": (2, 3, lambda i, x: f"iteration {i[0]}/{i[1]} | elapsed time per iteration (s): {x[0]} | "
+                                            f"lm loss: {x[1]} | tflops: {x[2]} | samples per second: {x[1]} |"),
+    "megatron_val": (1, 2, lambda i, x: f"validation loss at iteration {i[0]} | lm loss value: {x[0]} | "
+                                        f"lm loss PPL: {x[1]} |"),
+    "deepspeed_step": (3, 1, lambda i, x: f"[Rank {i[0]}] step={i[1]}, skipped={i[2]}, lr=[{x[0]}], "
+                                          "mom=[[0.9, 0.95]]"),
+    "deepspeed_timer": (2, 3, lambda i, x: f"{i[0]}/{i[1]}, SamplesPerSec={x[0]}, MemAllocated={x[1]}GB, "
+                                           f"MaxMemAllocated={x[2]}GB"),
+    "deepspeed_running": (3, 2, lambda i, x: f"epoch={i[0]}/micro_step={i[1]}/global_step={i[2]}, "
+                                             f"RunningAvgSamplesPerSec={x[0]}, CurrSamplesPerSec={x[1]}"),
+    "overflow": (1, 2, lambda i, x: f"[deepspeed] OVERFLOW! Rank {i[0]} Skipping step. Attempted loss scale: "
+                                    f"{x[0]}, reducing to {x[1]}"),
+    "apex": (1, 1, lambda i, x: f"Gradient overflow.  Skipping step, loss scaler {i[0]} reducing loss scale to "
+                                f"{x[0]}"),
+    "hf": (0, 4, lambda i, x: f"{{'loss': {x[0]}, 'grad_norm': {x[1]}, 'learning_rate': {x[2]}, 'epoch': {x[3]}}}"),
+    "hf_step": (0, 3, lambda i, x: f"{{'loss': {x[0]}, 'step': {x[1]}, 'loss1': {x[2]}, 'loss2': {x[0]}}}"),
+    "hf_eval": (0, 3, lambda i, x: f"{{'eval_loss': {x[0]}, 'eval_runtime': {x[1]}, 'step': {x[2]}}}"),
+    "mmengine_epoch": (4, 4, lambda i, x: f"Epoch(train) [{i[0]}][{i[1]}/{i[2]}]  lr: {x[0]}  eta: 1:0{i[3]}:00  "
+                                          f"time: {x[1]}  data_time: {x[2]}  loss: {x[3]}  grad_norm: {x[2]}"),
+    "mmengine_iter": (2, 2, lambda i, x: f"Iter(train) [{i[0]}/{i[1]}]  lr: {x[0]}  loss: {x[1]}  loss_0: {x[0]}"),
+    "mmengine_val": (3, 1, lambda i, x: f"Epoch(val) [{i[0]}][{i[1]}/{i[2]}]  loss: {x[0]}  data_time: 0.1"),
+    "mmengine_epoch_only": (1, 2, lambda i, x: f"Epoch(train) [{i[0]}]  loss: {x[0]}  time: {x[1]}"),
+    "ptl_nemo": (4, 4, lambda i, x: f"Epoch {i[0]}:  3%|▎ | {i[1]}/{i[2]} [1:42:42<55:37:4{i[3]}, "
+                                    f"reduced_train_loss={x[0]}, global_step={x[1]}, train_step_timing in s={x[2]}, "
+                                    f"val_loss={x[3]}]"),
+    "ptl_rate": (3, 3, lambda i, x: f"Epoch {i[0]}:   6%|██   | {i[1]}/{i[2]} [6:28:43<94:39:17,  {x[0]}it/s, "
+                                    f"loss={x[1]}, v_num=95nc, grad_norm={x[2]}]"),
+    "ptl_s_per_it": (2, 3, lambda i, x: f"Training: {i[0]}%|#| {i[1]}/9 [00:01<00:02, {x[0]}s/it, step={x[1]}, "
+                                        f"train_loss={x[2]}, lr={x[0]}]"),
+}
+
+_TOKENS = ["loss", "Loss", "val_loss", "train loss", "iteration", "iter", "step", "global_step", "grad_norm",
+           "grad norm", "time", "step_time", "ms", "s", "lr", "=", ": ", ":", " ", "  ", ",", "|", "[", "]", "/",
+           "{'", "'", "}", "(train)", "(val)", "Epoch", "Iter", "it/s", "s/it", "%|", "OVERFLOW", "overflow",
+           "skipped=", "SamplesPerSec=", "loss at", "lm loss value", "mtp_1 loss", "mtp_7 loss", "nan", "inf",
+           ".0", ".5", "e-", "E+", "-", "+", "0", "1", "7", "42", "3.25", "Error", "reducing loss scale to",
+           "Attempted loss scale:", "reducing to", "elapsed time per iteration (ms)", "number of skipped iterations",
+           "ſ", "K", "٣", "é"]
+
+
+def _twins(data: st.DataObject, line: str) -> list[str]:
+    """The line and two same-shape twins with other digits (zeros are likely: they reach the value corners)."""
+    count = sum(ch in "0123456789" for ch in line)
+    out = [line]
+    for _ in range(2):
+        digits = iter(data.draw(st.lists(st.sampled_from("0123456789"), min_size=count, max_size=count)))
+        out.append(re.sub(r"[0-9]", lambda _m, d=digits: next(d), line))
+    return out
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(sorted(_FORMATS)), _PREFIX, st.data())
+def test_generated_progress_lines(fmt: str, prefix: str, data: st.DataObject) -> None:
+    n_int, n_num, build = _FORMATS[fmt]
+    ints = data.draw(st.lists(_INT, min_size=n_int, max_size=n_int))
+    nums = data.draw(st.lists(_NUMBER, min_size=n_num, max_size=n_num))
+    line = prefix + build(ints, nums)
+    parser = MetricParser()
+    _check_stream(_twins(data, line), parser)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_TOKENS), max_size=30), st.data())
+def test_generated_token_soup(tokens: list[str], data: st.DataObject) -> None:
+    _check_stream(_twins(data, "".join(tokens)))
+
+
+@pytest.mark.parametrize("a, b", [
+    # the only literal digits the reference matches: "nan.0" in numbers and the "mtp_1 loss" Megatron key
+    ("Epoch(train) [1][2/3]  loss: nan.0  lr: 1.0", "Epoch(train) [1][2/3]  loss: nan.5  lr: 1.0"),
+    ("Epoch(train) [1][2/3]  loss: infinity.0  lr: 1.0", "Epoch(train) [1][2/3]  loss: infinity.5  lr: 1.0"),
+    ("iteration 5/9 | mtp_1 loss: 2.0 | lm loss: 3.0 |", "iteration 5/9 | mtp_2 loss: 2.0 | lm loss: 3.0 |"),
+    ("iteration 5/9 | mtp_2 loss: 2.0 | lm loss: 3.0 |", "iteration 5/9 | mtp_1 loss: 2.0 | lm loss: 3.0 |"),
+    # value-dependent branches: a zero rate, an infinite step, an overflowing integer field
+    ("Epoch 0: 1%| | 5/9 [00:01<00:02, 2.00it/s, loss=1.5]", "Epoch 0: 1%| | 5/9 [00:01<00:02, 0.00it/s, loss=1.5]"),
+    ("Epoch 0: 1%| | 5/9 [00:01, 1e+099it/s, loss=1.5]", "Epoch 0: 1%| | 5/9 [00:01, 1e+999it/s, loss=1.5]"),
+    ("Epoch 0: 1%| | 5/9 [00:01, 1e-099s/it, loss=1.5]", "Epoch 0: 1%| | 5/9 [00:01, 0e-099s/it, loss=1.5]"),
+    ("Epoch 0: 1%| | 5/9 [00:01, loss=1.5, global_step=1e+3]", "Epoch 0: 1%| | 5/9 [00:01, loss=1.5, global_step=1e+999]"),
+    ("iteration 5/9 | lm loss: 1.0 | number of skipped iterations: 1e2 |",
+     "iteration 5/9 | lm loss: 1.0 | number of skipped iterations: 1e999 |"),
+    ("{'loss': 1.0, 'step': 1e3}", "{'loss': 1.0, 'step': 1e999}"),
+    ("Epoch(train) [2][3/4]  loss: 1.5", "Epoch(train) [0][3/4]  loss: 1.5"),
+])
+def test_lines_where_the_digits_matter(a: str, b: str) -> None:
+    parser = MetricParser()
+    _check_stream([a, b, a], parser)
+
+
+@pytest.mark.parametrize("fmt", sorted(_FORMATS))
+def test_every_format_gets_a_plan(fmt: str) -> None:
+    """Ordinary numbers: each format's first line yields a plan that the following lines of its shape reuse."""
+    n_int, n_num, build = _FORMATS[fmt]
+    parser = MetricParser()
+    rng = random.Random(3)
+    line = build([str(5 + k) for k in range(n_int)], [f"{1.25 + k:.4f}" for k in range(n_num)])
+    lines = [line] + [_redigit(line, rng).replace("00", "12") for _ in range(20)]
+    _check_stream(lines, parser)
+    metric = parse_metric_line(line) is not None
+    if fmt == "megatron_mtp":  # "mtp_1 loss" is a key where the digit matters: always the reference parser
+        assert parser.stats() == {"plans": 0, "not_metric": 0, "reference": 1}
+    else:
+        assert parser.stats() == {"plans": int(metric), "not_metric": int(not metric), "reference": 0}
+
+
+def test_same_output_is_strict() -> None:
+    assert same_output({"a": float("nan")}, {"a": float("nan")})
+    assert not same_output({"a": 1}, {"a": 1.0})
+    assert not same_output({"a": 1.0, "b": 2.0}, {"b": 2.0, "a": 1.0})
+    assert not same_output({"a": 0.0}, {"a": -0.0})
+    assert not same_output(None, {})
+
+
+def test_gate_words_cover_the_unrolled_gate() -> None:
+    for word in metrics._GATE_WORDS:
+        assert metrics_fast._has_gate_word(f"x {word} y")
+    assert not metrics_fast._has_gate_word("NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC/read")
+
+
+def test_reference_regexes_tell_no_digit_from_another() -> None:
+    """The shape argument: no regex of the reference matches a literal digit, except the ``\\.0`` in _NUM."""
+    assert not re.search(r"[0-9]", re.sub(r"\\d|\\\.0", "", metrics._NUM))
+    for name in dir(metrics):
+        value = getattr(metrics, name)
+        if isinstance(value, re.Pattern) and name.startswith(("_MEGATRON", "_DS_", "_APEX", "_HF", "_MM", "_PTL",
+                                                              "_GEN")):
+            text = value.pattern.replace(metrics._NUM, "")
+            text = re.sub(r"\\d|\{\d+(?:,\d*)?\}", "", text)
+            assert not re.search(r"[0-9]", text), (name, value.pattern)
+
+
+def test_plan_is_none_exactly_where_the_reference_finds_nothing() -> None:
+    assert plan_metric_line("NCCL INFO Bootstrap : Using ib0") is None
+    assert plan_metric_line("{'train_runtime': 10.0, 'train_loss': 1.5, 'epoch': 3.0}") is None
+    assert plan_metric_line("[Rank 0] step=16, loss=9.7881, grad_norm=5.0039, step_time=1.579s") is not None
