@@ -19,7 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from l4lite.metrics import parse_job_facts, parse_metric_line, telemetry_header, telemetry_slowdown
+from l4lite.metrics import parse_job_facts, telemetry_header, telemetry_slowdown
+from l4lite.metrics_fast import MetricParser
 from l4lite.phases import match_marker, may_be_marker
 from l4lite.records import Accounting, Record
 
@@ -402,6 +403,7 @@ class Scanner:
         self._source_first: dict[str, float] = {}
         self._csv_headers: dict[str, list[str]] = {}  # file -> nvidia-smi CSV columns
         self._metric_cache: dict[str, Any] = {}
+        self._metric_parser = MetricParser()
         self._cid_names: dict[int, str] = {}  # cluster id -> provisional template id "#id"
         self._gates: dict[bytes, int] = {}  # message shape -> which rarer tests it may pass (see _gates_of)
         self._exemplar_count = 0
@@ -489,7 +491,7 @@ class Scanner:
         cache = self._metric_cache
         values = cache.get(msg)
         if values is None:
-            values = parse_metric_line(msg)
+            values = self._metric_parser.parse(msg)
             if values is not None:  # every rank often prints the same progress line: parse it once
                 if len(cache) >= METRIC_CACHE:
                     cache.clear()
