@@ -57,6 +57,7 @@ _OPTIONAL_SEGMENT = re.compile(r"\[\[(.*?)\]\]")
 # The shape of a text: ASCII lower-cased, digits folded to 0 (one bytes.translate, at C speed). Gate keywords
 # have no digits, so they occur in a text exactly when they occur in its shape.
 _FOLD = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ123456789", b"abcdefghijklmnopqrstuvwxyz000000000")
+_MAX_GATE_SEARCHES = 64  # keyword positions searched one by one, then one substring test per keyword
 _RULE_HEADER = re.compile(r"^[ \t]*\[\[[ \t]*rule[ \t]*\]\]", re.MULTILINE)
 _gate_keywords = gate_keywords  # the name the rule-pack tests use
 
@@ -302,14 +303,25 @@ class RulePack:
         return found
 
     def _candidates(self, key: bytes) -> tuple[tuple[Rule, ...], tuple[Rule, ...]]:
-        """The candidate rules of a shape: every position where a keyword starts, one regex search each."""
+        """The candidate rules of a shape: one regex search per position where a keyword starts.
+
+        A text with very many such positions (a long or repetitive record) switches to one substring test per
+        keyword not found yet, which bounds the cost by the number of keywords instead.
+        """
         mask = self._always_mask
         gate = self._gate
         if gate is not None:
             word_mask = self._word_mask
             m = gate.search(key)
+            searches = 0
             while m is not None:
                 mask |= word_mask[m.group()]
+                searches += 1
+                if searches == _MAX_GATE_SEARCHES:
+                    for word, bits in word_mask.items():
+                        if bits & ~mask and word in key:
+                            mask |= bits
+                    break
                 m = gate.search(key, m.start() + 1)
         found = self._by_mask.get(mask)
         if found is None:

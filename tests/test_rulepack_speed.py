@@ -132,6 +132,13 @@ def test_gate_agrees_with_its_definition_on_generated_texts(parts: list[str]) ->
     assert shape(text) == shape(text.translate(str.maketrans("123456789", "987654321")))
 
 
+def test_texts_with_many_keyword_positions_get_the_same_answer() -> None:
+    """Past a number of keyword positions the gate tests each remaining keyword once instead."""
+    for text in ("error " * 5_000 + "NVRM: Xid 79", "nccl " * 70 + "Traceback (most recent call last):",
+                 "x" * 30_000 + "ib link down " * 80, "Timeout " * 63 + "cuda error", "Timeout " * 64 + "ECC"):
+        assert ids(RulePack(PACK.rules)._lookup(text)) == ids(REFERENCE.candidates(text)), text[-60:]
+
+
 def test_the_memo_is_bounded_and_stays_exact() -> None:
     pack = RulePack(PACK.rules, max_cache=50, max_cache_bytes=2_000)
     texts = excerpt_lines()
