@@ -404,14 +404,16 @@ class MetricParser:
 
     Progress lines repeat a handful of shapes with new numbers (every rank, every step), so after the first line
     of a shape the rest cost a byte translation, a dict look-up and a few ``float()`` calls instead of half a dozen
-    case-insensitive regex searches. The memo is bounded (``max_shapes`` entries of at most ``max_chars``
-    characters, cleared when full), so memory stays flat however long the input.
+    case-insensitive regex searches. A shape is learnt when it comes back (a shape seen once costs one reference
+    parse, as before). The memo is bounded (``max_shapes`` learnt and as many seen-once shapes, of at most
+    ``max_chars`` characters, each cleared when full), so memory stays flat however long the input.
     """
 
     def __init__(self, max_shapes: int = 4096, max_chars: int = 2048) -> None:
         self.max_shapes = max_shapes
         self.max_chars = max_chars
         self._plans: dict[bytes, Any] = {}
+        self._seen: set[bytes] = set()  # shapes seen once, not learnt yet
 
     def parse(self, message: str) -> dict[str, Any] | None:
         """The metric fields of one line (exactly ``parse_metric_line(message)``)."""
@@ -421,8 +423,20 @@ class MetricParser:
             return parse_metric_line(message)
         shape = message.encode("utf-8", "surrogatepass").translate(_ZERO_DIGITS)
         plan = self._plans.get(shape)
+        if type(plan) is tuple and plan[2] is not None:  # the common case, apply_plan inlined
+            keys, conversions, getter = plan[2]
+            out: dict[str, Any] = {"kind": plan[0]}
+            out.update(zip(keys, map(operator.call, conversions, getter(message)), strict=True))
+            return out
         if plan is None:
-            return self._learn(message, shape)
+            seen = self._seen
+            if shape in seen:
+                seen.discard(shape)
+                return self._learn(message, shape)
+            if len(seen) >= self.max_shapes:
+                seen.clear()
+            seen.add(shape)  # learning costs about two reference parses: only for a shape that comes back
+            return parse_metric_line(message)
         if plan is _NOT_METRIC:
             return None
         if plan is _REFERENCE:
@@ -430,13 +444,14 @@ class MetricParser:
         return apply_plan(plan, message)
 
     def __len__(self) -> int:
-        return len(self._plans)
+        return len(self._plans) + len(self._seen)
 
     def stats(self) -> dict[str, int]:
-        """Shapes in the memo: with a plan, known not to be metric lines, and sent to the reference parser."""
+        """Shapes in the memo: with a plan, known not to be metric lines, seen once, sent to the reference."""
         plans = sum(1 for plan in self._plans.values() if isinstance(plan, tuple))
         not_metric = sum(1 for plan in self._plans.values() if plan is _NOT_METRIC)
-        return {"plans": plans, "not_metric": not_metric, "reference": len(self._plans) - plans - not_metric}
+        return {"plans": plans, "not_metric": not_metric, "reference": len(self._plans) - plans - not_metric,
+                "seen_once": len(self._seen)}
 
     def _learn(self, message: str, shape: bytes) -> dict[str, Any] | None:
         out = parse_metric_line(message)

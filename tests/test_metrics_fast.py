@@ -97,7 +97,7 @@ def test_fast_path_does_use_plans(corpus: list[str]) -> None:
 def test_tiny_memo_stays_bounded_and_correct(corpus: list[str]) -> None:
     parser = MetricParser(max_shapes=8, max_chars=120)
     _check_stream(corpus[:5000], parser)
-    assert len(parser) <= 8
+    assert len(parser) <= 2 * 8  # learnt shapes and shapes seen once
 
 
 # --------------------------------------------------------------------------- generated lines, all formats
@@ -171,10 +171,11 @@ _TOKENS = ["loss", "Loss", "val_loss", "train loss", "iteration", "iter", "step"
 
 
 def _twins(data: st.DataObject, line: str) -> list[str]:
-    """The line and two same-shape twins with other digits (zeros are likely: they reach the value corners)."""
+    """The line and three same-shape twins with other digits (the first sighting of a shape goes to the reference,
+    the second learns its plan, the rest use it)."""
     count = sum(ch in "0123456789" for ch in line)
     out = [line]
-    for _ in range(2):
+    for _ in range(3):
         digits = iter(data.draw(st.lists(st.sampled_from("0123456789"), min_size=count, max_size=count)))
         out.append(re.sub(r"[0-9]", lambda _m, d=digits: next(d), line))
     return out
@@ -214,8 +215,8 @@ def test_generated_token_soup(tokens: list[str], data: st.DataObject) -> None:
     ("Epoch(train) [2][3/4]  loss: 1.5", "Epoch(train) [0][3/4]  loss: 1.5"),
 ])
 def test_lines_where_the_digits_matter(a: str, b: str) -> None:
-    parser = MetricParser()
-    _check_stream([a, b, a], parser)
+    _check_stream([a, a, b, a])  # seen, learnt from a, the plan applied to b
+    _check_stream([b, b, a, b])
 
 
 @pytest.mark.parametrize("fmt", sorted(_FORMATS))
@@ -228,10 +229,12 @@ def test_every_format_gets_a_plan(fmt: str) -> None:
     lines = [line] + [_redigit(line, rng).replace("00", "12") for _ in range(20)]
     _check_stream(lines, parser)
     metric = parse_metric_line(line) is not None
+    stats = parser.stats()
+    del stats["seen_once"]
     if fmt == "megatron_mtp":  # "mtp_1 loss" is a key where the digit matters: always the reference parser
-        assert parser.stats() == {"plans": 0, "not_metric": 0, "reference": 1}
+        assert stats == {"plans": 0, "not_metric": 0, "reference": 1}
     else:
-        assert parser.stats() == {"plans": int(metric), "not_metric": int(not metric), "reference": 0}
+        assert stats == {"plans": int(metric), "not_metric": int(not metric), "reference": 0}
 
 
 def test_same_output_is_strict() -> None:
