@@ -194,6 +194,12 @@ def test_importing_the_pipeline_does_not_import_scikit_learn() -> None:
     assert out == "[]"
 
 
+def test_preload_imports_scikit_learn() -> None:
+    out = run_python("import sys\nfrom l4lite.detect.iforest import preload\nprint('sklearn' in sys.modules)\n"
+                     "preload()\nprint('sklearn.ensemble' in sys.modules)")
+    assert out.split() == ["False", "True"]
+
+
 def test_a_job_too_small_for_a_forest_never_imports_scikit_learn() -> None:
     """The NCCL misconfiguration fixture fails at start-up: too few windows and no node unlike the others."""
     out = run_python("import sys\nfrom l4lite import pipeline\n"

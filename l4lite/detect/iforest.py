@@ -32,6 +32,12 @@ MAD_FLOOR = 0.01  # isolation scores of identical rows have no spread; z is meas
 CONCENTRATION = 0.6  # a window anomaly names a node only when that node printed this share of its drivers
 
 
+def preload() -> None:
+    """Import scikit-learn now: for a long-lived caller (``tail``) that would rather pay the import at start-up
+    than in its first diagnosis."""
+    import sklearn.ensemble  # noqa: F401
+
+
 def _forest(n_rows: int, seed: int, trees: int = 48) -> IsolationForest:
     from sklearn.ensemble import IsolationForest  # here: see the module doc
 
