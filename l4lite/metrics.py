@@ -90,6 +90,13 @@ def parse_metric_line(message: str) -> dict[str, Any] | None:
     This is the reference parser; ``l4lite.metrics_fast.MetricParser`` gives the same answers several times
     faster on a stream.
     """
+    try:
+        return _parse_metric_line(message)
+    except ValueError:  # int() refuses more than 4300 digits: a hostile line, not a metric line
+        return None
+
+
+def _parse_metric_line(message: str) -> dict[str, Any] | None:
     # Cheap gates first: the great majority of lines contain none of these.
     if "iteration" in message and "|" in message:
         out = _megatron(message)

@@ -237,6 +237,13 @@ def test_every_format_gets_a_plan(fmt: str) -> None:
         assert stats == {"plans": int(metric), "not_metric": int(not metric), "reference": 0}
 
 
+def test_hostile_huge_integer_is_no_metric_line() -> None:
+    line = "step " + "9" * 5000 + " loss 1.0"  # int() refuses more than 4300 digits
+    assert parse_metric_line(line) is None
+    parser = MetricParser(max_chars=10_000)
+    assert [parser.parse(line) for _ in range(3)] == [None, None, None]
+
+
 def test_same_output_is_strict() -> None:
     assert same_output({"a": float("nan")}, {"a": float("nan")})
     assert not same_output({"a": 1}, {"a": 1.0})
