@@ -195,7 +195,7 @@ def compile_pattern(pattern: str, ignore_case: bool, label: str) -> Any:
 
 
 class RulePack:
-    """A validated, compiled set of rules with a keyword prefilter.
+    """A validated set of rules with a keyword prefilter (patterns compiled on first use, see ``Rule.compiled``).
 
     ``timeout`` bounds one regex search in seconds; a rule that times out ``max_timeouts`` times is switched off
     for the rest of the run. ``max_chars`` caps the part of a record a rule pattern sees (a 10 MB tensor dump is
@@ -503,6 +503,9 @@ def _build_rule(entry: Any, label: str, where: str, shipped: bool = False) -> Ru
             raise L4Error(f"{label}: {key!r} must be a list of non-empty strings")
         lists[key] = tuple(value)
     ignore_case = bool(entry.get("ignore_case", False))
+    # A user's pattern is compiled now, so that a broken one is reported at load with its file and rule; the
+    # shipped ones (reviewed, and compiled by the tests) wait for their first use.
+    compiled = None if shipped else compile_pattern(entry["pattern"], ignore_case, label)
     keywords = tuple(k.lower() for k in lists["keywords"]) or derive_keywords(entry["pattern"])
     rule = Rule(
         id=rule_id,
@@ -526,8 +529,8 @@ def _build_rule(entry: Any, label: str, where: str, shipped: bool = False) -> Ru
         origin=where,
         shipped=shipped,
     )
-    if not shipped:  # a user's pattern: report a broken one now, with its file and rule (shipped ones are tested)
-        rule.__dict__["compiled"] = compile_pattern(rule.pattern, ignore_case, label)
+    if compiled is not None:
+        rule.__dict__["compiled"] = compiled  # where the cached property keeps its value
     return rule
 
 
