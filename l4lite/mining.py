@@ -260,11 +260,15 @@ class TemplateMiner:
 
     # -- mining ---------------------------------------------------------------------------------------
 
-    def add(self, message: str) -> int:
-        """Assign one message to a cluster and return the cluster's local id."""
+    def add(self, message: str, key: bytes | None = None) -> int:
+        """Assign one message to a cluster and return the cluster's local id.
+
+        ``key`` may be given when the caller already has it: the UTF-8 bytes with every ASCII digit a 0.
+        """
         if not self.cache_size:
             return self._drain_add(self.masker.mask_plain(message))[0].cluster_id
-        key = message.encode("utf-8", "surrogatepass").translate(_FOLD_DIGITS)
+        if key is None:
+            key = message.encode("utf-8", "surrogatepass").translate(_FOLD_DIGITS)
         hit = self._by_key.get(key)
         if hit is not None:
             entry, getter, expected = hit

@@ -119,11 +119,15 @@ def scan_files(files: Sequence[Any], root: str, options: AnalyzeOptions, *, acco
     n = 0
     report = options.progress
     for input_file in files:
-        for record in read_file(input_file, ingest, accounting):
-            scanner.add(record)
-            n += 1
-            if report is not None and n % 20000 == 0:
-                report(done, total, n)
+        records = read_file(input_file, ingest, accounting)
+        if report is None:
+            scanner.add_many(records)
+        else:
+            for record in records:
+                scanner.add(record)
+                n += 1
+                if n % 20000 == 0:
+                    report(done, total, n)
         done += input_file.size
         if report is not None:
             report(done, total, n)

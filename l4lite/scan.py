@@ -336,7 +336,7 @@ class JobScan:
 class Miner(Protocol):
     """What the scan needs of a template miner (``l4lite.templates.TemplateMiner``)."""
 
-    def add(self, message: str) -> int: ...
+    def add(self, message: str, key: bytes | None = None) -> int: ...
 
     def finalize(self) -> dict[int, tuple[str, str]]: ...
 
@@ -415,103 +415,132 @@ class Scanner:
 
     # ------------------------------------------------------------------ the hot path
     def add(self, record: Record) -> None:
-        node = record.node or (f"rank:{record.rank}" if record.rank is not None else UNKNOWN_NODE)
-        t = record.time
-        cid = self.miner.add(record.message)
-        name = self._cid_names.get(cid)
-        if name is None:
-            name = self._cid_names[cid] = f"#{cid}"
-        record.template_id = name
-        st = self._stats.get(cid)
-        if st is None:
-            st = self._stats[cid] = _Stat()
-        st.count += 1
-        level = record.level
-        if level:
-            st.levels[level] = st.levels.get(level, 0) + 1
-        source = record.source
-        st.sources[source] = st.sources.get(source, 0) + 1
-        if t is not None:
-            if st.first is None or t < st.first:
-                st.first = t
-            if st.last is None or t > st.last:
-                st.last = t
-            if self.start_time is None or t < self.start_time:
-                self.start_time = t
-            if self.end_time is None or t > self.end_time:
-                self.end_time = t
-            if t > self._source_last.get(source, -math.inf):
-                self._source_last[source] = t
-            if t < self._source_first.get(source, math.inf):
-                self._source_first[source] = t
-            bucket = int(t // self.bucket_seconds)
-            if self._await_time:
-                waiting = self._await_time.pop(record.file, None)
-                if waiting is not None and self._progress[waiting].after_time is None:
-                    self._progress[waiting].after_time = t
-            self._node_time[node] = t
-        else:
-            bucket = -1
-        key = (node, bucket, cid)
-        counts = self._counts
-        counts[key] = counts.get(key, 0) + 1
-        if len(counts) > self.max_cells:
-            self._coarsen()
-        ekey = (cid, node)
-        ex = self._exemplars.get(ekey)
-        if ex is None:
-            # Past the budget (thousands of templates on thousands of nodes) only alarming lines get exemplars.
-            if self._exemplar_count < EXEMPLAR_BUDGET or level in ("error", "warning"):
-                self._exemplars[ekey] = [record]
-                self._exemplar_count += 1
-        elif len(ex) < EXEMPLAR_CAP:
-            ex.append(record)
-            self._exemplar_count += 1
-        n = self._node_count.get(node)
-        if n is None:
-            self._node_count[node] = 1
-            self._node_first[node] = t
-        else:
-            self._node_count[node] = n + 1
-            if t is not None and self._node_first[node] is None:
-                self._node_first[node] = t
-        rank = record.rank
-        if rank is not None:
-            ranks = self._node_ranks.get(node)
-            if ranks is None:
-                self._node_ranks[node] = {rank}
-            elif rank not in ranks:
-                ranks.add(rank)
-            if record.node and rank not in self._rank_nodes:
-                self._rank_nodes[rank] = record.node
-        if self.rules is not None:
-            for match in self.rules.match(record):
-                self._add_hit(match, record, node)
-        msg = record.message
-        cache = self._metric_cache
-        values = cache.get(msg)
-        if values is None:
-            values = self._metric_parser.parse(msg)
-            if values is not None:  # every rank often prints the same progress line: parse it once
-                if len(cache) >= METRIC_CACHE:
-                    cache.clear()
-                cache[msg] = values
-        if values is not None:
-            self._add_metric(values, record, node)
-            if values.get("kind") == "train":
-                return  # a progress line is no phase marker (and is most of a training log: skip the test)
-        in_csv = bool(self._csv_headers) and record.file in self._csv_headers
-        if in_csv:
-            self._telemetry(record, node, record.text)
-        shape = msg.encode("utf-8", "surrogatepass").translate(_FOLD_DIGITS)
-        gates = self._gates.get(shape)
-        if gates is None:
-            gates = _gates_of(msg)
-            if len(self._gates) >= GATE_CACHE:
-                self._gates.clear()
-            self._gates[shape] = gates
-        if not gates:
-            return
+        self.add_many((record,))
+
+    def add_many(self, records: Iterable[Record]) -> None:
+        """Add records in order. One loop over many records keeps the scanner's tables in local names."""
+        miner_add = self.miner.add
+        cid_names = self._cid_names
+        stats = self._stats
+        source_last = self._source_last
+        source_first = self._source_first
+        node_time = self._node_time
+        exemplars = self._exemplars
+        node_count = self._node_count
+        node_first = self._node_first
+        node_ranks = self._node_ranks
+        rank_nodes = self._rank_nodes
+        rules = self.rules
+        metric_cache = self._metric_cache
+        metric_parse = self._metric_parser.parse
+        gates_memo = self._gates
+        bucket_seconds = self.bucket_seconds
+        start_time = self.start_time
+        end_time = self.end_time
+        try:
+            for record in records:
+                node = record.node or (f"rank:{record.rank}" if record.rank is not None else UNKNOWN_NODE)
+                t = record.time
+                msg = record.message
+                shape = msg.encode("utf-8", "surrogatepass").translate(_FOLD_DIGITS)
+                cid = miner_add(msg, shape)
+                name = cid_names.get(cid)
+                if name is None:
+                    name = cid_names[cid] = f"#{cid}"
+                record.template_id = name
+                st = stats.get(cid)
+                if st is None:
+                    st = stats[cid] = _Stat()
+                st.count += 1
+                level = record.level
+                if level:
+                    st.levels[level] = st.levels.get(level, 0) + 1
+                source = record.source
+                st.sources[source] = st.sources.get(source, 0) + 1
+                if t is not None:
+                    if st.first is None or t < st.first:
+                        st.first = t
+                    if st.last is None or t > st.last:
+                        st.last = t
+                    if start_time is None or t < start_time:
+                        start_time = t
+                    if end_time is None or t > end_time:
+                        end_time = t
+                    if t > source_last.get(source, -math.inf):
+                        source_last[source] = t
+                    if t < source_first.get(source, math.inf):
+                        source_first[source] = t
+                    bucket = int(t // bucket_seconds)
+                    if self._await_time:
+                        waiting = self._await_time.pop(record.file, None)
+                        if waiting is not None and self._progress[waiting].after_time is None:
+                            self._progress[waiting].after_time = t
+                    node_time[node] = t
+                else:
+                    bucket = -1
+                key = (node, bucket, cid)
+                counts = self._counts
+                counts[key] = counts.get(key, 0) + 1
+                if len(counts) > self.max_cells:
+                    self._coarsen()
+                ekey = (cid, node)
+                ex = exemplars.get(ekey)
+                if ex is None:
+                    # Past the budget (thousands of templates on thousands of nodes) only alarming lines get one.
+                    if self._exemplar_count < EXEMPLAR_BUDGET or level in ("error", "warning"):
+                        exemplars[ekey] = [record]
+                        self._exemplar_count += 1
+                elif len(ex) < EXEMPLAR_CAP:
+                    ex.append(record)
+                    self._exemplar_count += 1
+                n = node_count.get(node)
+                if n is None:
+                    node_count[node] = 1
+                    node_first[node] = t
+                else:
+                    node_count[node] = n + 1
+                    if t is not None and node_first[node] is None:
+                        node_first[node] = t
+                rank = record.rank
+                if rank is not None:
+                    ranks = node_ranks.get(node)
+                    if ranks is None:
+                        node_ranks[node] = {rank}
+                    elif rank not in ranks:
+                        ranks.add(rank)
+                    if record.node and rank not in rank_nodes:
+                        rank_nodes[rank] = record.node
+                if rules is not None:
+                    for match in rules.match(record):
+                        self._add_hit(match, record, node)
+                values = metric_cache.get(msg)
+                if values is None:
+                    values = metric_parse(msg)
+                    if values is not None:  # every rank often prints the same progress line: parse it once
+                        if len(metric_cache) >= METRIC_CACHE:
+                            metric_cache.clear()
+                        metric_cache[msg] = values
+                if values is not None:
+                    self._add_metric(values, record, node)
+                    if values.get("kind") == "train":
+                        continue  # a progress line is no phase marker (and is most of a training log)
+                in_csv = bool(self._csv_headers) and record.file in self._csv_headers
+                if in_csv:
+                    self._telemetry(record, node, record.text)
+                gates = gates_memo.get(shape)
+                if gates is None:
+                    gates = _gates_of(msg)
+                    if len(gates_memo) >= GATE_CACHE:
+                        gates_memo.clear()
+                    gates_memo[shape] = gates
+                if gates:
+                    self._rare(record, node, msg, gates, in_csv)
+        finally:
+            self.start_time = start_time
+            self.end_time = end_time
+
+    def _rare(self, record: Record, node: str, msg: str, gates: int, in_csv: bool) -> None:
+        """The tests few lines pass: nvidia-smi CSV header, job facts, phase markers."""
         if gates & _G_CLOCKS and not in_csv:
             header = telemetry_header(msg)
             if header is not None:
@@ -521,8 +550,8 @@ class Scanner:
         marker = match_marker(msg) if gates & _G_MARKER else None
         if marker is not None and len(self._markers) < MARKER_CAP:
             self._phase_now[node] = _PHASE_OF_MARKER.get(marker.kind, marker.kind)
-            self._markers.append(Marker(marker.kind, record.node, record.rank, t, record.file, record.line,
-                                        marker.iteration, marker.detail))
+            self._markers.append(Marker(marker.kind, record.node, record.rank, record.time, record.file,
+                                        record.line, marker.iteration, marker.detail))
 
     def _add_hit(self, match: Any, record: Record, node: str) -> None:
         rule = getattr(match, "rule", None)

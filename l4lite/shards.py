@@ -127,12 +127,9 @@ def scan_shard(task: ShardTask) -> ShardResult:
         # Hugging Face prints "Total optimization steps" once (rank 0): every shard needs it to turn epochs into
         # iterations, as the one pass has it from the job's first file on
         scanner._total_steps = task.total_steps  # noqa: SLF001
-    n = 0
-    add = scanner.add
     for input_file in task.files:
-        for record in read_file(input_file, ingest, accounting):
-            add(record)
-            n += 1
+        scanner.add_many(read_file(input_file, ingest, accounting))
+    n = accounting.records
     for w in rules.warnings:
         accounting.warn(w)
     first_rank_nodes = dict(scanner._rank_nodes)  # noqa: SLF001 - before finish() folds the ties in

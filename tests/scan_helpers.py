@@ -14,7 +14,7 @@ class DigitMiner:
     def __init__(self) -> None:
         self.ids: dict[str, int] = {}
 
-    def add(self, message: str) -> int:
+    def add(self, message: str, key: bytes | None = None) -> int:
         template = re.sub(r"\d+(?:\.\d+)?", "<*>", message)
         return self.ids.setdefault(template, len(self.ids))
 
