@@ -82,6 +82,7 @@ def _int_float(text: str) -> int | None:
     return _int(float(text))
 
 
+_SMALL_INT = re.compile(r" *[0-9]{1,15} *")
 # Where ``float(text)`` itself succeeds (the shape decides), to_float(text) is float(text): use the builtin.
 _WHEN_FLOAT_PARSES = {to_float: float, _ms: _ms_float, _int_of: _int_float}
 
@@ -136,7 +137,9 @@ def _compile(steps: _Steps | None, message: str) -> _Plan | None:
     ops: list[_Op] = []
     for key, fn, a, b in raw:
         faster = _WHEN_FLOAT_PARSES.get(fn) if b is not None else None
-        if faster is not None:
+        if fn is _int_of and _SMALL_INT.fullmatch(message[a:b]):
+            fn = int  # _int(float(t)) is int(t) for up to 15 ASCII digits (exact in a double), blanks around
+        elif faster is not None:
             try:
                 float(message[a:b])
                 fn = faster

@@ -212,6 +212,11 @@ def test_generated_token_soup(tokens: list[str], data: st.DataObject) -> None:
     ("iteration 5/9 | lm loss: 1.0 | number of skipped iterations: 1e2 |",
      "iteration 5/9 | lm loss: 1.0 | number of skipped iterations: 1e999 |"),
     ("{'loss': 1.0, 'step': 1e3}", "{'loss': 1.0, 'step': 1e999}"),
+    # integers past a double's precision: _int(float(text)) is not int(text)
+    ("iteration 5/9 | lm loss: 1.0 | number of nan iterations: 10000000000000000 |",
+     "iteration 5/9 | lm loss: 1.0 | number of nan iterations: 12345678901234567 |"),
+    ("iteration 5/9 | lm loss: 1.0 | number of nan iterations:  999999999999999 |",
+     "iteration 5/9 | lm loss: 1.0 | number of nan iterations:  100000000000001 |"),
     ("Epoch(train) [2][3/4]  loss: 1.5", "Epoch(train) [0][3/4]  loss: 1.5"),
 ])
 def test_lines_where_the_digits_matter(a: str, b: str) -> None:
