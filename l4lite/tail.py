@@ -192,7 +192,10 @@ class Tailer:
         self.incident: Incident | None = None
         self._html_incident: Incident | None = None
         self._baseline_scans = self._load_baselines(options.baselines)
-        from l4lite import pipeline  # imported now (scikit-learn takes seconds), not in the middle of a poll
+        from l4lite import pipeline
+        from l4lite.detect.iforest import preload
+
+        preload()  # scikit-learn takes seconds to import: now, not in the middle of a poll
 
         self._pipeline = pipeline
         self.perf: dict[str, float] = {"diagnose_seconds": 0.0, "diagnose_max": 0.0, "diagnoses": 0}
