@@ -52,6 +52,7 @@ class SpoolResult:
 def spool_shard(task: SpoolTask) -> SpoolResult:
     """Read, mine and spool one shard (runs in a worker process)."""
     from l4lite.commands.parse import write_spool
+    from l4lite.gctune import fewer_collections
     from l4lite.ingest import IngestOptions, read_file
     from l4lite.mining import TemplateMiner
 
@@ -60,7 +61,8 @@ def spool_shard(task: SpoolTask) -> SpoolResult:
     ingest = IngestOptions(node_from=task.node_from)
     miner = TemplateMiner()
     records = (r for f in task.files for r in read_file(f, ingest, accounting))
-    n = write_spool(records, miner, Path(task.spool))
+    with fewer_collections():
+        n = write_spool(records, miner, Path(task.spool))
     return SpoolResult(task.index, task.spool, n, accounting, miner.finalize(), ingest.rank_map,
                        sum(f.size for f in task.files), time.perf_counter() - started)
 

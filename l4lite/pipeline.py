@@ -106,6 +106,7 @@ def scan_files(files: Sequence[Any], root: str, options: AnalyzeOptions, *, acco
 
     Shards of one job scanned separately merge with ``JobScan.merge`` followed by ``JobScan.remap_nodes``.
     """
+    from l4lite.gctune import fewer_collections
     from l4lite.ingest import IngestOptions, read_file
 
     started = time.perf_counter()
@@ -118,19 +119,20 @@ def scan_files(files: Sequence[Any], root: str, options: AnalyzeOptions, *, acco
     done = 0
     n = 0
     report = options.progress
-    for input_file in files:
-        records = read_file(input_file, ingest, accounting)
-        if report is None:
-            scanner.add_many(records)
-        else:
-            for record in records:
-                scanner.add(record)
-                n += 1
-                if n % 20000 == 0:
-                    report(done, total, n)
-        done += input_file.size
-        if report is not None:
-            report(done, total, n)
+    with fewer_collections():
+        for input_file in files:
+            records = read_file(input_file, ingest, accounting)
+            if report is None:
+                scanner.add_many(records)
+            else:
+                for record in records:
+                    scanner.add(record)
+                    n += 1
+                    if n % 20000 == 0:
+                        report(done, total, n)
+            done += input_file.size
+            if report is not None:
+                report(done, total, n)
     if rules is not None:
         for w in getattr(rules, "warnings", []):
             accounting.warn(w)

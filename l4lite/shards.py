@@ -114,6 +114,7 @@ def _rules(rules_files: tuple[str, ...]) -> Any:
 
 def scan_shard(task: ShardTask) -> ShardResult:
     """Scan one shard: the same pass as ``pipeline.scan_files``, keeping the weighted rank ties."""
+    from l4lite.gctune import fewer_collections
     from l4lite.ingest import IngestOptions, read_file
     from l4lite.mining import TemplateMiner
     from l4lite.scan import Scanner
@@ -127,8 +128,9 @@ def scan_shard(task: ShardTask) -> ShardResult:
         # Hugging Face prints "Total optimization steps" once (rank 0): every shard needs it to turn epochs into
         # iterations, as the one pass has it from the job's first file on
         scanner._total_steps = task.total_steps  # noqa: SLF001
-    for input_file in task.files:
-        scanner.add_many(read_file(input_file, ingest, accounting))
+    with fewer_collections():
+        for input_file in task.files:
+            scanner.add_many(read_file(input_file, ingest, accounting))
     n = accounting.records
     for w in rules.warnings:
         accounting.warn(w)

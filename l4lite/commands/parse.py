@@ -73,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
         raise L4Error("--format parquet needs an output file (-o FILE)")
     if args.jobs < 1:
         raise L4Error("--jobs must be at least 1")
+    from l4lite.gctune import fewer_collections
     from l4lite.ingest import IngestOptions, iter_job
     from l4lite.mining import TemplateMiner
     from l4lite.progress import progress_bar, track_records
@@ -92,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
             spool = Path(tmp) / "records.arrows"
             job = discover(args.paths, accounting)
             records = iter_job(job, IngestOptions(node_from=args.node_from), accounting)
-            n = write_spool(track_records(records, job.files, bar), miner, spool)
+            with fewer_collections():
+                n = write_spool(track_records(records, job.files, bar), miner, spool)
             templates = len(miner)
             batches = finalize_spool(spool, miner.finalize())
         if bar is not None:
