@@ -37,8 +37,8 @@ from typing import Any
 import regex
 
 from l4lite.records import Record
-from l4lite.rulekeys import gate_keywords, trie_pattern
-from l4lite.rulepack import ReferenceGate, RulePack, shape
+from l4lite.rulekeys import ReferenceGate, gate_keywords, shape, trie_pattern
+from l4lite.rulepack import RulePack
 
 ROOT = Path(__file__).resolve().parent.parent
 JOBS = [ROOT / "fixtures" / "jobs" / "ib-link-down", ROOT / "fixtures" / "suite" / "015-nccl_misconfig"]

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from l4lite.errors import L4Error
 from l4lite.ingest import IngestOptions, iter_records
 from l4lite.records import Accounting, Record
-from l4lite.rulepack import ReferenceGate, RuleMatch, RulePack, longest_trie, shape
+from l4lite.rulekeys import ReferenceGate, longest_trie, shape
+from l4lite.rulepack import RuleMatch, RulePack
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
