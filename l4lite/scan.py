@@ -387,7 +387,7 @@ class Scanner:
         self._hits: list[Hit] = []
         self._hit_kept: Counter[tuple[str, str]] = Counter()
         self._hit_totals: Counter[tuple[str, str]] = Counter()
-        self._metrics: dict[str, list[MetricPoint]] = {}
+        self._metrics: dict[str, list[_PendingPoint]] = {}
         self._seq: dict[tuple[str, int | None], int] = {}
         self._markers: list[Marker] = []
         self._exemplars: dict[tuple[int, str], list[Record]] = {}
@@ -483,6 +483,7 @@ class Scanner:
                 counts[key] = counts.get(key, 0) + 1
                 if len(counts) > self.max_cells:
                     self._coarsen()
+                    bucket_seconds = self.bucket_seconds
                 ekey = (cid, node)
                 ex = exemplars.get(ekey)
                 if ex is None:
@@ -569,23 +570,19 @@ class Scanner:
         iteration = values.get("iteration")
         if iteration is None and self._total_steps and values.get("epoch") is not None:
             iteration = int(round(values["epoch"] * self._total_steps))  # (values is shared: never mutated)
-        get = values.get
-        point = MetricPoint(record.node, record.rank, record.time, iteration, record.file, record.line,
-                            get("loss"), get("grad_norm"), get("lr"), get("iter_time"), get("loss_scale"),
-                            get("skipped"), get("nan_count"), get("val_loss"), get("throughput"),
-                            get("kind", "train"), get("skipped_total"), seq, record.text[:500])
+        kind = values.get("kind", "train")
         series = self._metrics.get(node)
         if series is None:
             series = self._metrics[node] = []
-        series.append(point)
+        series.append(_PendingPoint(values, iteration, seq, record))
         if len(series) > METRIC_CAP:
             self._metrics[node] = _thin_series(series, METRIC_CAP // 2)
-        if point.kind == "train":
+        if kind == "train":
             prog = self._progress.get(node)
             if prog is None:
-                prog = self._progress[node] = Progress(point.iteration, point.iteration, record.time, record.time)
+                prog = self._progress[node] = Progress(iteration, iteration, record.time, record.time)
             prog.points += 1
-            it = point.iteration
+            it = iteration
             if it is None or prog.last_iteration is None or it >= prog.last_iteration or it < (
                     prog.last_iteration // 2):  # a restart from an earlier checkpoint also counts as progress
                 if it is not None:
@@ -595,11 +592,11 @@ class Scanner:
                 prog.after_time = None
                 if record.time is None:
                     self._await_time[record.file] = node
-        implied = _PHASE_OF_KIND.get(point.kind)
+        implied = _PHASE_OF_KIND.get(kind)
         if implied is not None and self._phase_now.get(node) != implied and len(self._markers) < MARKER_CAP:
             self._phase_now[node] = implied
             self._markers.append(Marker(implied, record.node, record.rank, record.time, record.file, record.line,
-                                        point.iteration, {"implied": True}))
+                                        iteration, {"implied": True}))
 
     def _telemetry(self, record: Record, node: str, msg: str) -> None:
         event = telemetry_slowdown(self._csv_headers[record.file], msg)
@@ -658,7 +655,7 @@ class Scanner:
 
         scan.hits = [Hit(h.rule_id, fix(h.record), dict(h.groups)) for h in self._hits]
         scan.hit_totals = dict(self._hit_totals)
-        scan.metrics = [p for series in self._metrics.values() for p in series]
+        scan.metrics = [p.point() for series in self._metrics.values() for p in series]
         scan.markers = list(self._markers)
         for (cid, node), recs in self._exemplars.items():
             lst = scan.exemplars.setdefault((tid_of[cid], node), [])
@@ -728,7 +725,46 @@ def thin_metrics(points: list[MetricPoint], cap: int = METRIC_CAP) -> list[Metri
     return out
 
 
-def _thin_series(series: list[MetricPoint], target: int) -> list[MetricPoint]:
+class _PendingPoint:
+    """A metric line as the scan keeps it until ``finish``: most points of a long job are thinned away before
+    then, so the ``MetricPoint`` is only built for the ones that stay."""
+
+    __slots__ = ("values", "iteration", "seq", "record", "_point")
+
+    def __init__(self, values: dict[str, Any], iteration: int | None, seq: int, record: Record) -> None:
+        self.values = values
+        self.iteration = iteration
+        self.seq = seq
+        self.record = record
+        self._point: MetricPoint | None = None
+
+    @property
+    def flagged(self) -> bool:
+        """``MetricPoint.flagged`` of the point this will be."""
+        get = self.values.get
+        for key in ("loss", "grad_norm", "val_loss"):
+            v = get(key)
+            if v is not None and not math.isfinite(v):
+                return True
+        return bool(get("nan_count")) or get("kind", "train") == "overflow"
+
+    @property
+    def text(self) -> str:
+        return self.record.text[:500]
+
+    def point(self) -> MetricPoint:
+        p = self._point
+        if p is None:
+            get = self.values.get
+            r = self.record
+            p = self._point = MetricPoint(
+                r.node, r.rank, r.time, self.iteration, r.file, r.line, get("loss"), get("grad_norm"), get("lr"),
+                get("iter_time"), get("loss_scale"), get("skipped"), get("nan_count"), get("val_loss"),
+                get("throughput"), get("kind", "train"), get("skipped_total"), self.seq, r.text[:500])
+        return p
+
+
+def _thin_series(series: list[_PendingPoint], target: int) -> list[_PendingPoint]:
     """Thin one node's series (in arrival order) to about ``target`` points, as ``thin_metrics`` does."""
     keep_tail = target // 2
     head, tail = series[:-keep_tail], series[-keep_tail:]

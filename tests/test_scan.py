@@ -88,6 +88,16 @@ def test_count_table_coarsens_when_too_large() -> None:
     assert sum(scan.counts.values()) == 1000
 
 
+def test_count_table_coarsens_inside_one_batch_of_records() -> None:
+    """Buckets stay in step with the bucket length when it doubles in the middle of ``add_many``."""
+    scanner = Scanner(DigitMiner(), bucket_seconds=1.0, max_cells=100)
+    scanner.add_many(rec("heartbeat", time=float(i), line=i + 1) for i in range(1000))
+    scan = scanner.finish()
+    assert len(scan.counts) <= 100 and sum(scan.counts.values()) == 1000
+    last = max(bucket for _, bucket, _ in scan.counts)
+    assert last * scan.bucket_seconds <= 999 < (last + 1) * scan.bucket_seconds
+
+
 def test_finish_is_repeatable_for_live_use() -> None:
     scanner = Scanner(DigitMiner())
     scanner.add(rec("a 1", time=1.0))
