@@ -36,6 +36,15 @@ def test_window_frame_fills_empty_windows() -> None:
     assert int(frame.to_numpy().sum()) == 241
 
 
+def test_a_clock_years_off_does_not_fill_millions_of_windows() -> None:
+    """One line stamped six years after the rest: the frame keeps the windows that have counts, no more."""
+    records = [rec("heartbeat", node="a", time=1000.0 + i, line=i + 1) for i in range(60)]
+    records.append(rec("heartbeat", node="b", time=1000.0 + 6 * 365 * 86400, line=1, file="b.log"))
+    scan = scan_records(records, DigitMiner(), bucket_seconds=5.0)
+    frame = window_frame(scan, 30.0)
+    assert len(frame) == 4 and int(frame.to_numpy().sum()) == 61
+
+
 def test_node_frame_and_activity() -> None:
     scan = _scan()
     nodes = node_frame(scan)
