@@ -49,7 +49,7 @@ __all__ = ["EXEMPLAR_CAP", "HIT_CAP", "MAX_CELLS", "METRIC_CAP", "UNKNOWN_NODE",
 
 EXEMPLAR_BUDGET = 200_000  # exemplar records kept in all before only error and warning lines get one
 METRIC_CACHE = 4096  # distinct metric messages whose parse is remembered
-MAX_CELLS = 400_000  # count-table cells before buckets double in length
+MAX_CELLS = 150_000  # count-table cells (about 170 bytes each) before buckets double in length
 _PHASE_OF_MARKER = {"checkpoint_saved": "train", "restart": "init", "load_done": "load"}
 _PHASE_OF_KIND = {"train": "train", "val": "eval"}  # metric line kind -> the phase it implies
 GATE_CACHE = 8192  # message shapes whose gate bits are remembered
