@@ -101,7 +101,7 @@ class Marker:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(slots=True)
 class Progress:
     """Training progress of one node: first and last iteration seen, and where the last one was printed."""
 

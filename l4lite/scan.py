@@ -306,7 +306,7 @@ class Scanner:
         series = self._metrics.get(node)
         if series is None:
             series = self._metrics[node] = []
-        series.append(_PendingPoint(values, iteration, seq, record))
+        series.append((values, iteration, seq, record))
         if len(series) > METRIC_CAP:
             self._metrics[node] = _thin_series(series, METRIC_CAP // 2)
         if kind == "train":
@@ -329,6 +329,10 @@ class Scanner:
             self._phase_now[node] = implied
             self._markers.append(Marker(implied, record.node, record.rank, record.time, record.file, record.line,
                                         iteration, {"implied": True}))
+
+    def last_progress_texts(self) -> dict[str, str]:
+        """Per node, the text of its latest metric line (what a hang alert quotes)."""
+        return {node: series[-1][3].text[:500] for node, series in self._metrics.items() if series}
 
     def _telemetry(self, record: Record, node: str, msg: str) -> None:
         event = telemetry_slowdown(self._csv_headers[record.file], msg)
@@ -387,7 +391,7 @@ class Scanner:
 
         scan.hits = [Hit(h.rule_id, fix(h.record), dict(h.groups)) for h in self._hits]
         scan.hit_totals = dict(self._hit_totals)
-        scan.metrics = [p.point() for series in self._metrics.values() for p in series]
+        scan.metrics = [_point(p) for series in self._metrics.values() for p in series]
         scan.markers = list(self._markers)
         for (cid, node), recs in self._exemplars.items():
             lst = scan.exemplars.setdefault((tid_of[cid], node), [])
@@ -422,43 +426,27 @@ def scan_records(records: Iterable[Record], miner: Miner, rules: Matcher | None 
 
 
 # ---------------------------------------------------------------------- helpers
-class _PendingPoint:
-    """A metric line as the scan keeps it until ``finish``: most points of a long job are thinned away before
-    then, so the ``MetricPoint`` is only built for the ones that stay."""
+# A metric line as the scan keeps it until ``finish``: (values, iteration, seq, record). Most points of a long job
+# are thinned away before then, so the ``MetricPoint`` is only built for the ones that stay.
+_PendingPoint = tuple[dict[str, Any], "int | None", int, Record]
 
-    __slots__ = ("values", "iteration", "seq", "record", "_point")
 
-    def __init__(self, values: dict[str, Any], iteration: int | None, seq: int, record: Record) -> None:
-        self.values = values
-        self.iteration = iteration
-        self.seq = seq
-        self.record = record
-        self._point: MetricPoint | None = None
+def _flagged(p: _PendingPoint) -> bool:
+    """``MetricPoint.flagged`` of the point ``p`` will be."""
+    get = p[0].get
+    for key in ("loss", "grad_norm", "val_loss"):
+        v = get(key)
+        if v is not None and not math.isfinite(v):
+            return True
+    return bool(get("nan_count")) or get("kind", "train") == "overflow"
 
-    @property
-    def flagged(self) -> bool:
-        """``MetricPoint.flagged`` of the point this will be."""
-        get = self.values.get
-        for key in ("loss", "grad_norm", "val_loss"):
-            v = get(key)
-            if v is not None and not math.isfinite(v):
-                return True
-        return bool(get("nan_count")) or get("kind", "train") == "overflow"
 
-    @property
-    def text(self) -> str:
-        return self.record.text[:500]
-
-    def point(self) -> MetricPoint:
-        p = self._point
-        if p is None:
-            get = self.values.get
-            r = self.record
-            p = self._point = MetricPoint(
-                r.node, r.rank, r.time, self.iteration, r.file, r.line, get("loss"), get("grad_norm"), get("lr"),
-                get("iter_time"), get("loss_scale"), get("skipped"), get("nan_count"), get("val_loss"),
-                get("throughput"), get("kind", "train"), get("skipped_total"), self.seq, r.text[:500])
-        return p
+def _point(p: _PendingPoint) -> MetricPoint:
+    values, iteration, seq, r = p
+    get = values.get
+    return MetricPoint(r.node, r.rank, r.time, iteration, r.file, r.line, get("loss"), get("grad_norm"), get("lr"),
+                       get("iter_time"), get("loss_scale"), get("skipped"), get("nan_count"), get("val_loss"),
+                       get("throughput"), get("kind", "train"), get("skipped_total"), seq, r.text[:500])
 
 
 def _thin_series(series: list[_PendingPoint], target: int) -> list[_PendingPoint]:
@@ -466,7 +454,7 @@ def _thin_series(series: list[_PendingPoint], target: int) -> list[_PendingPoint
     keep_tail = target // 2
     head, tail = series[:-keep_tail], series[-keep_tail:]
     while len(head) + len(tail) > target:
-        thinner = [p for i, p in enumerate(head) if i % 2 == 0 or p.flagged]
+        thinner = [p for i, p in enumerate(head) if i % 2 == 0 or _flagged(p)]
         if len(thinner) == len(head):
             break
         head = thinner

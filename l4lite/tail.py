@@ -499,12 +499,7 @@ class Tailer:
 
     def _last_progress_lines(self) -> dict[str, str]:
         """Per node, the text of its last progress line (kept by the scanner with the metric points)."""
-        out: dict[str, str] = {}
-        metrics: dict[str, list[Any]] = getattr(self._scanner, "_metrics", {})
-        for node, points in metrics.items():
-            if points:
-                out[node] = points[-1].text
-        return out
+        return self._scanner.last_progress_texts()
 
     # ----------------------------------------------------------------------------------------------- state
     def _stats(self) -> dict[str, Any]:
