@@ -248,7 +248,7 @@ class Scanner:
                         self._add_hit(match, record, node)
                 values = metric_cache.get(msg)
                 if values is None:
-                    values = metric_parse(msg)
+                    values = metric_parse(msg, shape)
                     if values is not None:  # every rank often prints the same progress line: parse it once
                         if len(metric_cache) >= METRIC_CACHE:
                             metric_cache.clear()
