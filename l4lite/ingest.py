@@ -175,6 +175,7 @@ class _FileReader:
         out = self.out
         line = self._line
         planned = self._planned
+        planned_simple = self._planned_simple
         plans = self.plans
         opened = self.open
         finish = self._finish
@@ -194,7 +195,7 @@ class _FileReader:
                             except UnicodeEncodeError:
                                 plan = None
                             if plan is not None:
-                                r = planned(lineno, s, plan)
+                                r = planned_simple(lineno, s, plan) if len(plan) == 6 else planned(lineno, s, plan)
                         if r is None:
                             r = line(lineno, s)
                         if r is not None:
@@ -464,7 +465,32 @@ class _FileReader:
         ts_first, ts_second, ts_end, ts_kind, ts_level = spans[3:8]
         layout = self.ts.iso_layout(s, ts_second if ts_second >= 0 else ts_first, ts_end) \
             if ts_kind == "iso" and ts_level is None else None
-        plans[key] = (pos, global_rank, local_rank, nccl, level, source, a, end, rank_in_msg, layout) + spans
+        if layout is not None and not pos and spans[:3] == (None, None, None) and ts_second < 0:
+            plans[key] = (layout, a, end, level, source, rank_in_msg)  # the common shape: see _planned_simple
+        else:
+            plans[key] = (pos, global_rank, local_rank, nccl, level, source, a, end, rank_in_msg, layout) + spans
+
+    def _planned_simple(self, lineno: int, s: str, plan: tuple) -> Record | None:
+        """``_planned`` for the most common shape: an ISO timestamp first, no prefix, host or GPU in the line."""
+        layout, ma, mb, level, source, rank_in_msg = plan
+        t = self.ts.iso_time(s, layout)
+        if t is None:
+            return None
+        if t > self.future and self._future_time(lineno, t):
+            t = self.last_time
+        else:
+            self.last_time = t
+        msg = s[ma:mb]
+        rank = self.path_rank
+        if rank is None and rank_in_msg:
+            rank = lc.rank_in_message(msg)
+        node = self.path_node
+        gpu = None
+        if node is None and (self.streams or rank is not None):
+            node, gpu = self._fill("", node, rank, gpu)
+        if node is None and rank is None:
+            self.nameless += 1
+        return Record(self.f.rel, lineno, lineno, node, rank, gpu, source, t, level, msg, s)
 
     def _planned(self, lineno: int, s: str, plan: tuple) -> Record | None:
         """Read a line of a known shape from the offsets of the first line of that shape.
