@@ -431,14 +431,19 @@ def scan_records(records: Iterable[Record], miner: Miner, rules: Matcher | None 
 _PendingPoint = tuple[dict[str, Any], "int | None", int, Record]
 
 
-def _flagged(p: _PendingPoint) -> bool:
-    """``MetricPoint.flagged`` of the point ``p`` will be."""
+def _flagged(p: _PendingPoint, isfinite: Any = math.isfinite) -> bool:
+    """``MetricPoint.flagged`` of the point ``p`` will be (unrolled: thinning asks it of every other point)."""
     get = p[0].get
-    for key in ("loss", "grad_norm", "val_loss"):
-        v = get(key)
-        if v is not None and not math.isfinite(v):
-            return True
-    return bool(get("nan_count")) or get("kind", "train") == "overflow"
+    v = get("loss")
+    if v is not None and not isfinite(v):
+        return True
+    v = get("grad_norm")
+    if v is not None and not isfinite(v):
+        return True
+    v = get("val_loss")
+    if v is not None and not isfinite(v):
+        return True
+    return bool(get("nan_count")) or get("kind") == "overflow"
 
 
 def _point(p: _PendingPoint) -> MetricPoint:
