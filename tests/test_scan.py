@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from scan_helpers import DigitMiner, rec
 
 from l4lite.records import Record
-from l4lite.scan import JobScan, Scanner, cap_hits, scan_records, thin_metrics
+from l4lite.scan import METRIC_CAP, JobScan, Scanner, cap_hits, scan_records, thin_metrics
 
 
 @dataclass
@@ -152,3 +152,18 @@ def test_cap_hits_keeps_earliest() -> None:
 
 def _copy(r: Record) -> Record:
     return Record(r.file, r.line, r.end_line, r.node, r.rank, r.gpu, r.source, r.time, r.level, r.message, r.text)
+
+
+def test_metric_points_are_thinned_but_flagged_and_recent_points_stay() -> None:
+    """A long series keeps about METRIC_CAP points per node: the newest in full, NaN losses always."""
+    scanner = Scanner(DigitMiner())
+    n = 20_000
+    scanner.add_many(rec(f"step={i}, loss={'nan' if i in (100, 7001) else 2.5}", time=1000.0 + i, line=i + 1)
+                     for i in range(n))
+    points = scanner.finish().metrics
+    steps = [p.iteration for p in points]
+    assert len(points) <= METRIC_CAP and steps == sorted(steps)
+    assert {100, 7001} <= set(steps)  # flagged points survive every thinning
+    assert all(p.loss != p.loss for p in points if p.iteration in (100, 7001))
+    assert steps[-METRIC_CAP // 4:] == list(range(n - METRIC_CAP // 4, n))  # the newest quarter in full
+    assert len(set(steps[:100])) == 100 and steps[0] == 0
