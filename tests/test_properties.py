@@ -157,7 +157,8 @@ def test_any_file_is_read_without_raising_and_the_books_balance(tmp_path_factory
     assert all(r.file == "node7.log" for r in recs)
     check_records(recs, acc, [t for _, t in open_lines(mine[0], Accounting(), cap)])
     # the number of lines, counted from the bytes
-    if kind.startswith("utf-16"):
+    if kind.startswith("utf-16") and (sniff(data[:8192])[0] or "").startswith("utf-16"):
+        # (a BOM-less file of under 4 bytes is too short to tell from 8-bit text: counted as bytes below)
         decoded = data.decode("utf-16" if data.startswith(codecs.BOM_UTF16_LE) else kind, "replace")
         assert acc.lines_read == expected_lines(decoded.removeprefix("\ufeff").encode())
     elif text.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
