@@ -36,6 +36,7 @@ from l4lite.attribution import (
 )
 from l4lite.errors import L4Error
 from l4lite.records import Accounting, Record
+from l4lite.shape import FOLD_DIGITS, shape_of
 from l4lite.sources import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover, iter_line_blocks
 from l4lite.timestamps import TimestampParser, boot_anchors
 
@@ -49,7 +50,6 @@ _SPACE_START = frozenset(" \t")
 _DIGITS = frozenset("0123456789")
 _KIND_STARTS = frozenset("T=fEN")  # first characters of messages that may open a multi-line record
 _BLANK = object()  # _line's answer for a line that is blank once its prefixes are removed
-_FOLD_DIGITS = bytes.maketrans(b"123456789", b"000000000")  # a line's shape: its bytes with every digit a 0
 _MAX_PLANS = 4096  # line shapes remembered per file
 UPTIME_BRACKET = re.compile(r"\[ *(\d+\.\d+)\] *")
 SRUN_ERROR = re.compile(r"srun: error: ([A-Za-z0-9][\w.-]*): tasks? (\d+)(?:-(\d+))?: ")
@@ -190,10 +190,7 @@ class _FileReader:
                     else:
                         r = None
                         if plans and not out and not opened and not self.hold:
-                            try:
-                                plan = plans.get(s.encode("utf-8").translate(_FOLD_DIGITS))
-                            except UnicodeEncodeError:
-                                plan = None
+                            plan = plans.get(s.encode("utf-8", "surrogatepass").translate(FOLD_DIGITS))
                             if plan is not None:
                                 r = planned_simple(lineno, s, plan) if len(plan) == 6 else planned(lineno, s, plan)
                         if r is None:
@@ -449,10 +446,7 @@ class _FileReader:
         """Remember how a directly emitted line was read, under its shape (its bytes with digits folded)."""
         if not self.opt.line_shapes:
             return
-        try:
-            key = s.encode("utf-8").translate(_FOLD_DIGITS)
-        except UnicodeEncodeError:
-            return
+        key = shape_of(s)
         end = len(s.rstrip())
         a = len(s) - len(s[p:].lstrip())
         if a >= end:

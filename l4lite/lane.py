@@ -17,7 +17,8 @@ from typing import Any
 from l4lite.follow import Chunk, Follower, Stream
 from l4lite.liveverdict import RootHit
 from l4lite.records import Record
-from l4lite.triage import FOLD, gate_words, trie_regex
+from l4lite.shape import FOLD_DIGITS
+from l4lite.triage import gate_words, trie_regex
 
 LANE_READ_BYTES = 16 << 20  # read-ahead per stream per poll
 HITS_KEPT = 50
@@ -58,7 +59,7 @@ class RootLane:
         out = []
         pos = 0
         search = rx.search
-        for raw, folded in zip(data.split(b"\n"), data.translate(FOLD).split(b"\n"), strict=True):
+        for raw, folded in zip(data.split(b"\n"), data.translate(FOLD_DIGITS).split(b"\n"), strict=True):
             n = len(raw)
             if n and folded not in routine and search(raw.lower()) is not None:
                 out.append((pos, pos + n))

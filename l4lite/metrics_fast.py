@@ -49,8 +49,8 @@ from l4lite.metrics import (
     parse_metric_line,
     to_float,
 )
+from l4lite.shape import shape_of
 
-_ZERO_DIGITS = bytes.maketrans(b"123456789", b"000000000")
 _DIGIT_LITERAL = re.compile(rb"[A-Za-z\x80-\xff]\.0|(?i:mtp_0)")
 _SKIP = object()  # a composite conversion found its value-dependent branch not taken: no key
 _NOT_METRIC = "not a metric line"
@@ -388,8 +388,12 @@ def _plan_generic(message: str) -> _Steps | None:
     return ("val" if m is None else "train"), tuple(ops)
 
 
-def _has_gate_word(message: str) -> bool:
-    """``any(word in message for word in _GATE_WORDS)``, unrolled (it runs on every line)."""
+def may_be_metric_line(message: str) -> bool:
+    """False when ``parse_metric_line`` is sure to answer None: none of its gate words is in the message.
+
+    ``any(word in message for word in _GATE_WORDS)``, unrolled (it runs on every line). The words have no digits,
+    so the answer is the same for every message of one shape.
+    """
     return ("loss" in message or "Loss" in message or "iteration" in message or "OVERFLOW" in message
             or "overflow" in message or "skipped=" in message or "SamplesPerSec=" in message or "(train)" in message
             or "(val)" in message or "(test)" in message or "it/s" in message or "s/it" in message or "%|" in message)
@@ -422,12 +426,12 @@ class MetricParser:
     def parse(self, message: str, shape: bytes | None = None) -> dict[str, Any] | None:
         """The metric fields of one line (exactly ``parse_metric_line(message)``). ``shape`` may be given when the
         caller has it already: the message's UTF-8 bytes with every ASCII digit a 0."""
-        if not _has_gate_word(message):
+        if not may_be_metric_line(message):
             return None
         if len(message) > self.max_chars:
             return parse_metric_line(message)
         if shape is None:
-            shape = message.encode("utf-8", "surrogatepass").translate(_ZERO_DIGITS)
+            shape = shape_of(message)
         plan = self._plans.get(shape)
         if type(plan) is tuple and plan[2] is not None:  # the common case, apply_plan inlined
             keys, conversions, getter = plan[2]

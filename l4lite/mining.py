@@ -28,6 +28,7 @@ from drain3.drain import Drain, LogCluster, Node
 
 from l4lite.errors import L4Error
 from l4lite.records import Record
+from l4lite.shape import FOLD_DIGITS
 
 # Boundaries: a masked value never starts or ends inside a word or a dotted version, so "python3.8", "v1.2",
 # "R02-M1" stay as they are, while "core.3613" and "mlx5_0" get their number masked.
@@ -89,7 +90,6 @@ DEFAULT_MASKS: tuple[tuple[str, str], ...] = (
 )
 
 #: Folds every ASCII digit to 0 in the fast path's first cache key.
-_FOLD_DIGITS = bytes.maketrans(b"123456789", b"000000000")
 _has_ascii_digit = re.compile("[0-9]").search
 
 
@@ -172,7 +172,7 @@ class Masker:
             hit = cache.get(token)
             if hit is None:
                 raw = token.encode("utf-8", "surrogatepass")
-                folded = raw.translate(_FOLD_DIGITS)
+                folded = raw.translate(FOLD_DIGITS)
                 hit = folded_cache.get(folded)
                 if hit is None:
                     masked = self._pattern.sub(self._repl, token)
@@ -268,7 +268,7 @@ class TemplateMiner:
         if not self.cache_size:
             return self._drain_add(self.masker.mask_plain(message))[0].cluster_id
         if key is None:
-            key = message.encode("utf-8", "surrogatepass").translate(_FOLD_DIGITS)
+            key = message.encode("utf-8", "surrogatepass").translate(FOLD_DIGITS)
         hit = self._by_key.get(key)
         if hit is not None:
             entry, getter, expected = hit

@@ -39,9 +39,10 @@ from l4lite.jobscan import (
     thin_metrics,
 )
 from l4lite.metrics import parse_job_facts, telemetry_header, telemetry_slowdown
-from l4lite.metrics_fast import MetricParser
+from l4lite.metrics_fast import MetricParser, may_be_metric_line
 from l4lite.phases import match_marker, may_be_marker
 from l4lite.records import Accounting, Record
+from l4lite.shape import FOLD_DIGITS
 
 __all__ = ["EXEMPLAR_CAP", "HIT_CAP", "MAX_CELLS", "METRIC_CAP", "UNKNOWN_NODE", "DeviceEvent", "Hit", "JobScan",
            "Marker", "MetricPoint", "Progress", "Scanner", "TemplateStat", "cap_hits", "node_key", "scan_records",
@@ -53,17 +54,17 @@ MAX_CELLS = 150_000  # count-table cells (about 170 bytes each) before buckets d
 _PHASE_OF_MARKER = {"checkpoint_saved": "train", "restart": "init", "load_done": "load"}
 _PHASE_OF_KIND = {"train": "train", "val": "eval"}  # metric line kind -> the phase it implies
 GATE_CACHE = 8192  # message shapes whose gate bits are remembered
-_G_CLOCKS, _G_FACT, _G_MARKER = 1, 2, 4
-_FOLD_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+_G_CLOCKS, _G_FACT, _G_MARKER, _G_METRIC = 1, 2, 4, 8
+_G_RARE = _G_CLOCKS | _G_FACT | _G_MARKER
 
 
 def _gates_of(msg: str) -> int:
-    """Which of the scan's rarer per-message tests (telemetry header, job facts, phase markers) may apply.
+    """Which of the scan's per-message tests (metric line, telemetry header, job facts, phase markers) may apply.
 
     Every test is a search for digit-free words, so its answer is the same for all messages of one shape (the
     message with each digit a 0): the answer is remembered per shape.
     """
-    gates = 0
+    gates = _G_METRIC if may_be_metric_line(msg) else 0
     if "clocks_" in msg:
         gates |= _G_CLOCKS
     if "steps =" in msg or "world size" in msg or " ....." in msg:
@@ -137,7 +138,7 @@ class Scanner:
         self._metric_cache: dict[str, Any] = {}
         self._metric_parser = MetricParser()
         self._cid_names: dict[int, str] = {}  # cluster id -> provisional template id "#id"
-        self._gates: dict[bytes, int] = {}  # message shape -> which rarer tests it may pass (see _gates_of)
+        self._gates: dict[bytes, int] = {}  # message shape -> which tests it may pass (see _gates_of)
         self._exemplar_count = 0
         self._device: dict[tuple[str, str], list[DeviceEvent]] = {}
         self._total_steps: int | None = None  # "Total optimization steps = N" (Hugging Face): epoch -> iteration
@@ -174,7 +175,7 @@ class Scanner:
                 node = record.node or (f"rank:{record.rank}" if record.rank is not None else UNKNOWN_NODE)
                 t = record.time
                 msg = record.message
-                shape = msg.encode("utf-8", "surrogatepass").translate(_FOLD_DIGITS)
+                shape = msg.encode("utf-8", "surrogatepass").translate(FOLD_DIGITS)
                 cid = miner_add(msg, shape)
                 name = cid_names.get(cid)
                 if name is None:
@@ -246,27 +247,28 @@ class Scanner:
                 if rules is not None:
                     for match in rules.match(record):
                         self._add_hit(match, record, node)
-                values = metric_cache.get(msg)
-                if values is None:
-                    values = metric_parse(msg, shape)
-                    if values is not None:  # every rank often prints the same progress line: parse it once
-                        if len(metric_cache) >= METRIC_CACHE:
-                            metric_cache.clear()
-                        metric_cache[msg] = values
-                if values is not None:
-                    self._add_metric(values, record, node)
-                    if values.get("kind") == "train":
-                        continue  # a progress line is no phase marker (and is most of a training log)
-                in_csv = bool(self._csv_headers) and record.file in self._csv_headers
-                if in_csv:
-                    self._telemetry(record, node, record.text)
                 gates = gates_memo.get(shape)
                 if gates is None:
                     gates = _gates_of(msg)
                     if len(gates_memo) >= GATE_CACHE:
                         gates_memo.clear()
                     gates_memo[shape] = gates
-                if gates:
+                if gates & _G_METRIC:
+                    values = metric_cache.get(msg)
+                    if values is None:
+                        values = metric_parse(msg, shape)
+                        if values is not None:  # every rank often prints the same progress line: parse it once
+                            if len(metric_cache) >= METRIC_CACHE:
+                                metric_cache.clear()
+                            metric_cache[msg] = values
+                    if values is not None:
+                        self._add_metric(values, record, node)
+                        if values.get("kind") == "train":
+                            continue  # a progress line is no phase marker (and is most of a training log)
+                in_csv = bool(self._csv_headers) and record.file in self._csv_headers
+                if in_csv:
+                    self._telemetry(record, node, record.text)
+                if gates & _G_RARE:
                     self._rare(record, node, msg, gates, in_csv)
         finally:
             self.start_time = start_time

@@ -47,7 +47,8 @@ from l4lite.mining import TemplateMiner, template_id
 from l4lite.recordfeed import MIN_READ_BYTES, RecordFeed
 from l4lite.records import Accounting, Record
 from l4lite.scan import JobScan, Scanner
-from l4lite.triage import FOLD, KeywordGate, Sampler, Triage
+from l4lite.shape import shape_of
+from l4lite.triage import KeywordGate, Sampler, Triage
 
 STATE_SCHEMA = "l4lite.tail-state/1"
 STATE_FILE = "state.json"
@@ -328,7 +329,7 @@ class Tailer:
     def _shed(self, text: str) -> bool:
         """While overloaded: drop a line of a known routine shape before it is even parsed, unless the sampler
         keeps it (an evenly spread fraction is kept, so template counts keep their proportions)."""
-        if text.encode("utf-8", "surrogatepass").translate(FOLD) not in self.triage.routine_shapes:
+        if shape_of(text) not in self.triage.routine_shapes:
             return False
         if self.sampler.take():
             return False

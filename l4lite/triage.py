@@ -25,8 +25,8 @@ from typing import Any
 from l4lite.metrics import parse_metric_line
 from l4lite.phases import match_marker
 from l4lite.records import Record
+from l4lite.shape import shape_of
 
-FOLD = bytes.maketrans(b"123456789", b"000000000")  # bytes.translate: C speed (str.translate is not)
 _DIGIT_RUN = re.compile(r"[0-9]+")
 
 
@@ -95,7 +95,7 @@ class Triage:
         if record.end_line != record.line or record.level == "error":
             return False
         text = record.text
-        key = text.encode("utf-8", "surrogatepass").translate(FOLD)
+        key = shape_of(text)
         if key in self._routine:
             return True
         self.full_looks += 1
@@ -116,7 +116,7 @@ class Triage:
         if self._last[0] is record:
             return self._last[1]
         if record.end_line == record.line and (
-                record.text.encode("utf-8", "surrogatepass").translate(FOLD) in self._routine):
+                shape_of(record.text) in self._routine):
             return False
         return self.gate.hit(record.text)
 
