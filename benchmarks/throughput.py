@@ -9,8 +9,8 @@ size; or uses ``--archive``) and measures, on the same archive and in the same r
 - baseline: drain3's own ``TemplateMiner`` with drain3's masking config (numbers, hex, IPs, ids, as in drain3's
   example ``drain3.ini``), ``add_log_message`` on every raw line, in this process, on the first
   ``--baseline-lines`` lines of the archive (drain3's rate does not depend on the archive's size);
-- ``l4lite parse JOB -o records.parquet``, in one process and with ``--jobs 2`` (a subprocess each);
-- ``l4lite analyze JOB --no-store --quiet``: one process, ``--jobs 2``, and ``--scheduler local:2`` (a subprocess
+- ``l4lite parse JOB -o records.parquet``, with ``--jobs 1`` and ``--jobs 2`` (a subprocess each);
+- ``l4lite analyze JOB --no-store --quiet``: ``--jobs 1``, ``--jobs 2``, and ``--scheduler local:2`` (a subprocess
   each; the last one includes starting the LocalCluster);
 - the analyze stages (scan + diagnose) in this process on one core against a LocalCluster(2) started beforehand,
   which is the ">= 1.6x on two workers" figure (cluster start-up excluded, reported apart).
@@ -314,9 +314,10 @@ def main(argv: list[str] | None = None) -> int:
             print_rows([base], base)
             out = work / "records.parquet"
             steps = [
-                ("parse", "l4lite parse -o records.parquet", L4LITE + ["parse", str(job), "-o", str(out), "--quiet"]),
+                ("parse", "l4lite parse --jobs 1", L4LITE + ["parse", str(job), "-o", str(out), "--quiet", "--jobs", "1"]),
                 ("parse2", "l4lite parse --jobs 2", L4LITE + ["parse", str(job), "-o", str(out), "--quiet", "--jobs", "2"]),
-                ("single", "l4lite analyze (1 process)", L4LITE + ["analyze", str(job), "--no-store", "--quiet"]),
+                ("single", "l4lite analyze --jobs 1",
+                 L4LITE + ["analyze", str(job), "--no-store", "--quiet", "--jobs", "1"]),
                 ("jobs2", "l4lite analyze --jobs 2",
                  L4LITE + ["analyze", str(job), "--no-store", "--quiet", "--jobs", "2"]),
                 ("cli-dask", "l4lite analyze --scheduler local:2",

@@ -13,6 +13,7 @@ import sys
 
 from l4lite.errors import L4Error
 from l4lite.incident import Incident
+from l4lite.parallel import jobs_argument, resolve_jobs
 from l4lite.progress import progress_bar
 from l4lite.terminal import printable
 
@@ -36,7 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     store.add_argument("--store", metavar="PATH", help="history store (default: $L4LITE_STORE or the user data dir)")
     store.add_argument("--no-store", action="store_true", help="do not read or write the history store")
     p.add_argument("--tag", help="history key for matching baselines (default: derived from the logs)")
-    p.add_argument("--jobs", type=int, default=1, metavar="N", help="parallel processes for reading shards")
+    p.add_argument("--jobs", type=jobs_argument, default="auto", metavar="N|auto",
+                   help="parallel processes reading shards of files (default auto: one per core for inputs over "
+                        "64 MB, else 1)")
     p.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler (tcp://HOST:PORT or local:N)")
     p.add_argument("--quiet", action="store_true", help="no terminal summary and no progress bar")
     p.set_defaults(run=run)
@@ -57,13 +60,12 @@ def _store_path(args: argparse.Namespace) -> str | None:
 def run(args: argparse.Namespace) -> int:
     if args.window is not None and args.window <= 0:
         raise L4Error("--window must be a positive number of seconds")
-    if args.jobs < 1:
-        raise L4Error("--jobs must be at least 1")
+    jobs = resolve_jobs(args.jobs, args.paths) if not args.scheduler else 1
     from l4lite.pipeline import AnalyzeOptions, analyze  # here, so that other commands skip scikit-learn
 
     bar = progress_bar(args.quiet)
     options = AnalyzeOptions(window_seconds=args.window, baselines=list(args.baseline), rules_files=list(args.rules),
-                             node_from=args.node_from, store=_store_path(args), tag=args.tag, jobs=args.jobs,
+                             node_from=args.node_from, store=_store_path(args), tag=args.tag, jobs=jobs,
                              scheduler=args.scheduler, quiet=args.quiet, progress=bar)
     try:
         incident = analyze(args.paths, options)

@@ -1,4 +1,4 @@
-"""`l4lite parse JOB... [-o records.parquet|records.csv|records.jsonl] [--node-from REGEX] [--jobs N] [--quiet]`.
+"""`l4lite parse JOB... [-o records.parquet|records.csv|records.jsonl] [--node-from REGEX] [--jobs N|auto] [--quiet]`.
 
 One row per record: file, line, end_line, node, rank, gpu, source, time, level, template_id, template, text.
 Template ids are only final once every line has been mined, so parsing takes two passes: the first streams
@@ -25,6 +25,7 @@ from typing import IO, Any
 
 from l4lite import __version__
 from l4lite.errors import L4Error
+from l4lite.parallel import jobs_argument, resolve_jobs
 from l4lite.records import Accounting, Record
 from l4lite.terminal import printable
 
@@ -48,8 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=FORMATS, help="output format (default: from the output's extension)")
     p.add_argument("--node-from", metavar="REGEX",
                    help="regex whose first group (or group 'node') names the node in a file's relative path")
-    p.add_argument("--jobs", type=int, default=1, metavar="N",
-                   help="parallel processes reading shards of files (default 1)")
+    p.add_argument("--jobs", type=jobs_argument, default="auto", metavar="N|auto",
+                   help="parallel processes reading shards of files (default auto: one per core for inputs over "
+                        "64 MB, else 1)")
     p.add_argument("--quiet", action="store_true", help="no line accounting, warnings or progress bar")
     p.set_defaults(run=run)
 
@@ -71,8 +73,7 @@ def run(args: argparse.Namespace) -> int:
     fmt = output_format(args.output, args.format)
     if args.output == "-" and fmt == "parquet":
         raise L4Error("--format parquet needs an output file (-o FILE)")
-    if args.jobs < 1:
-        raise L4Error("--jobs must be at least 1")
+    jobs = resolve_jobs(args.jobs, args.paths)
     from l4lite.gctune import fewer_collections
     from l4lite.ingest import IngestOptions, iter_job
     from l4lite.mining import TemplateMiner
@@ -81,10 +82,10 @@ def run(args: argparse.Namespace) -> int:
 
     bar = progress_bar(args.quiet)
     with tempfile.TemporaryDirectory(prefix="l4lite-parse-") as tmp:
-        if args.jobs > 1:  # shards of files in a process pool, templates re-mined across shards
+        if jobs > 1:  # shards of files in a process pool, templates re-mined across shards
             from l4lite.parse_engine import finalized_batches, parse_parallel
 
-            results, accounting, templates = parse_parallel(args.paths, args.node_from, args.jobs, Path(tmp), bar)
+            results, accounting, templates = parse_parallel(args.paths, args.node_from, jobs, Path(tmp), bar)
             n = sum(r.records for r in results)
             batches = finalized_batches(results)
         else:
