@@ -240,7 +240,7 @@ class _FileReader:
         if h is None:
             return _BLANK
         pos, rank, global_rank, local_rank, host, gpu, nccl, header, t, level, p, source, spans = h
-        stream = s[:pos]
+        stream = s[:pos].rstrip(" ")  # "[rank0]:" and "[rank0]: " are one stream: the blank belongs to the text
         if local_rank and stream not in self.local_streams:
             self.local_streams.add(stream)
         if t is None or (t > self.future and self._future_time(lineno, t)):
@@ -510,7 +510,7 @@ class _FileReader:
             t = self.last_time
         else:
             self.last_time = t
-        stream = s[:pos]
+        stream = s[:pos].rstrip(" ")
         rank = int(s[rank_span[0]:rank_span[1]]) if rank_span is not None else None
         host = self._host(s[host_span[0]:host_span[1]]) if host_span is not None else None
         gpu = int(s[gpu_span[0]:gpu_span[1]]) if gpu_span is not None else None

@@ -507,3 +507,14 @@ def test_property_arbitrary_bytes_never_raise(tmp_path_factory: pytest.TempPathF
     (d / "ok.log").write_text("ok\n")
     recs, acc, _ = ingest(d)
     assert any(r.message == "ok" for r in recs)
+
+
+def test_torchrun_prefix_with_and_without_a_blank_is_one_stream(tmp_path: Path) -> None:
+    """``[rank0]:ValueError`` and ``[rank0]:  File ...`` come from one rank: the second line closes the first
+    record, so an unprefixed line after them cannot reach back into it (records of one stream never overlap)."""
+    f = tmp_path / "merged.out"
+    f.write_text('[rank0]:ValueError: boom\n[rank0]:  File "a.py", line 1, in f\n'
+                 "Exception raised from f at a.cpp:1 (most recent call first):\n")
+    recs, acc, _ = ingest(f)
+    assert [(r.line, r.end_line) for r in recs] == [(1, 1), (2, 2), (3, 3)]
+    assert acc.lines_in_records == 3
