@@ -37,8 +37,27 @@ from typing import Any
 import regex
 
 from l4lite.records import Record
-from l4lite.rulekeys import ReferenceGate, gate_keywords, shape, trie_pattern
+from l4lite.rulekeys import ReferenceGate, gate_keywords, shape
 from l4lite.rulepack import RulePack
+
+
+def trie_pattern(words: Sequence[str]) -> str:
+    """The former gate's trie regex (a keyword that ends where a longer one goes on ends the branch)."""
+    trie: dict[str, Any] = {}
+    for w in words:
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def build(node: dict[str, Any]) -> str:
+        if "" in node:
+            return ""  # a keyword ends here: any longer keyword through this node is implied
+        alts = [re.escape(ch) + build(sub) for ch, sub in sorted(node.items())]
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+    return build(trie)
+
 
 ROOT = Path(__file__).resolve().parent.parent
 JOBS = [ROOT / "fixtures" / "jobs" / "ib-link-down", ROOT / "fixtures" / "suite" / "015-nccl_misconfig"]

@@ -17,8 +17,8 @@ from typing import Any
 from l4lite.follow import Chunk, Follower, Stream
 from l4lite.liveverdict import RootHit
 from l4lite.records import Record
+from l4lite.rulekeys import gate_keywords, trie_regex
 from l4lite.shape import FOLD_DIGITS
-from l4lite.triage import gate_words, trie_regex
 
 LANE_READ_BYTES = 16 << 20  # read-ahead per stream per poll
 HITS_KEPT = 50
@@ -36,7 +36,7 @@ class RootLane:
         for rule in pack.rules:
             if not self.eligible(rule):
                 continue
-            for word in gate_words(getattr(rule, "keywords", ())):
+            for word in gate_keywords(getattr(rule, "keywords", ())):
                 by_word.setdefault(word, []).append(rule)
         self.words = tuple(sorted(by_word))
         pattern = trie_regex(self.words) if self.words else None

@@ -12,55 +12,18 @@ The shape cache is exact for the rule gate because the rule pack's gate itself o
 digits masked (its keywords are cut to their digit-free runs): two texts of one shape get the same candidate
 rules. For metrics and markers it assumes the parsers do not tell digits apart.
 
-``trie_regex`` builds the trie-shaped regular expressions (Python's ``re`` runs them about two orders of
-magnitude faster than a flat alternation of hundreds of keywords) used here and by tail's fast lane.
+The keyword words and their trie-shaped regular expression come from ``rulekeys`` (``gate_keywords``,
+``trie_regex``), as the rule pack's own gate does.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
 from typing import Any
 
 from l4lite.metrics import parse_metric_line
 from l4lite.phases import match_marker
 from l4lite.records import Record
 from l4lite.shape import shape_of
-
-_DIGIT_RUN = re.compile(r"[0-9]+")
-
-
-def trie_regex(words: Iterable[str]) -> str:
-    """A regular expression matching any of ``words``, shaped as a trie so each position tries one branch."""
-    trie: dict[str, Any] = {}
-    for w in set(words):
-        if not w:
-            continue
-        node = trie
-        for ch in w:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def emit(node: dict[str, Any]) -> str:
-        branches = [re.escape(ch) + emit(node[ch]) for ch in sorted(k for k in node if k)]
-        if not branches:
-            return ""
-        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-        return f"(?:{body})?" if "" in node else body
-
-    return emit(trie)
-
-
-def gate_words(keywords: Iterable[str]) -> tuple[str, ...]:
-    """A rule's keywords reduced to their longest digit-free run (three characters or more), lower case: a
-    superset filter that does not depend on digits. Empty when some keyword has no such run."""
-    out: list[str] = []
-    for kw in keywords:
-        run = max(_DIGIT_RUN.split(kw.lower()), key=len)
-        if len(run.strip()) < 3:
-            return ()
-        out.append(run)
-    return tuple(dict.fromkeys(out))
 
 
 class KeywordGate:

@@ -8,8 +8,9 @@ from pathlib import Path
 
 from l4lite.lane import RootLane
 from l4lite.records import Record
+from l4lite.rulekeys import trie_regex
 from l4lite.rulepack import RulePack
-from l4lite.triage import KeywordGate, Sampler, Triage, trie_regex
+from l4lite.triage import KeywordGate, Sampler, Triage
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "real" / "real-failures.jsonl"
 
