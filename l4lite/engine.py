@@ -14,8 +14,10 @@ also merge on the workers, in a tree of neighbours; only the job's merged scan c
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+import threading
 import time
 import warnings
 from abc import ABC, abstractmethod
@@ -48,8 +50,13 @@ class Engine(ABC):
     workers: int = 1
 
     @abstractmethod
-    def run(self, tasks: Sequence[ShardTask], progress: ProgressFn | None = None) -> ShardResult:
-        """Scan every shard and return the merged result (shards merged in task order)."""
+    def run(self, tasks: Sequence[ShardTask], progress: ProgressFn | None = None,
+            meanwhile: Callable[[], None] | None = None) -> ShardResult:
+        """Scan every shard and return the merged result (shards merged in task order).
+
+        ``meanwhile`` runs in a thread of this process while the shards are scanned elsewhere (the caller's own
+        next step, say importing what the diagnosis needs); engines that scan in this process ignore it.
+        """
 
     def close(self) -> None:  # noqa: B027 - engines without resources need nothing here
         """Release processes or cluster connections."""
@@ -86,7 +93,8 @@ class _Tracker:
 class LocalEngine(Engine):
     """Shards one after the other in this process (the reference the others must agree with)."""
 
-    def run(self, tasks: Sequence[ShardTask], progress: ProgressFn | None = None) -> ShardResult:
+    def run(self, tasks: Sequence[ShardTask], progress: ProgressFn | None = None,
+            meanwhile: Callable[[], None] | None = None) -> ShardResult:
         tracker = _Tracker(tasks, progress)
         results = []
         for task in tasks:
@@ -104,11 +112,14 @@ class PoolEngine(Engine):
         self.workers = max(1, int(jobs))
         self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=_mp_context())
 
-    def map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
+    def map(self, fn: Callable[[Any], Any], items: Sequence[Any],
+            meanwhile: Callable[[], None] | None = None) -> Iterator[Any]:
         """``fn`` over items in the pool, results as they complete."""
         from concurrent.futures import as_completed
 
         futures = [self._pool.submit(fn, item) for item in items]
+        if meanwhile is not None:  # after the first submit: the workers are forked, a thread is safe now
+            _in_thread(meanwhile)
         try:
             for fut in as_completed(futures):
                 yield fut.result()
@@ -116,10 +127,11 @@ class PoolEngine(Engine):
             for fut in futures:
                 fut.cancel()
 
-    def run(self, tasks: Sequence[ShardTask], progress: ProgressFn | None = None) -> ShardResult:
+    def run(self, tasks: Sequence[ShardTask], progress: ProgressFn | None = None,
+            meanwhile: Callable[[], None] | None = None) -> ShardResult:
         tracker = _Tracker(tasks, progress)
         results = []
-        for result in self.map(scan_shard, tasks):
+        for result in self.map(scan_shard, tasks, meanwhile):
             results.append(result)
             tracker.shard_done(result)
         return _fold(results)
@@ -128,12 +140,20 @@ class PoolEngine(Engine):
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
+def _in_thread(fn: Callable[[], None]) -> None:
+    """Run ``fn`` in a daemon thread; what it raises is left for the caller's own later call to raise."""
+
+    def run() -> None:
+        with contextlib.suppress(Exception):
+            fn()
+
+    threading.Thread(target=run, name="l4lite-meanwhile", daemon=True).start()
+
+
 def _mp_context() -> Any:
     """fork where it is safe (a POSIX process running no other thread): workers start at once with the modules
     already imported, and scripts need no ``__main__`` guard; else forkserver or spawn (a process with threads,
     say a Dask client's, must not fork)."""
-    import threading
-
     methods = multiprocessing.get_all_start_methods()
     if "fork" in methods and threading.active_count() == 1:
         return multiprocessing.get_context("fork")
@@ -174,11 +194,14 @@ class DaskEngine(Engine):
             raise L4Error(f"--scheduler {scheduler}: expected tcp://HOST:PORT or local:N")
         self.workers = max(1, len(self._client.scheduler_info().get("workers", {})))
 
-    def run(self, tasks: Sequence[ShardTask], progress: ProgressFn | None = None) -> ShardResult:
+    def run(self, tasks: Sequence[ShardTask], progress: ProgressFn | None = None,
+            meanwhile: Callable[[], None] | None = None) -> ShardResult:
         from distributed import as_completed
 
         tracker = _Tracker(tasks, progress)
         futures = self._client.map(scan_shard, list(tasks), pure=False)
+        if meanwhile is not None:
+            _in_thread(meanwhile)
         if progress is not None:
             for fut in as_completed(futures):
                 meta = self._client.submit(_meta, fut, pure=False).result()
@@ -238,7 +261,9 @@ def scan_job_parallel(paths: Sequence[str], options: Any, engine: Engine | None 
         tasks = [ShardTask(i, tuple(files), job.root, options.node_from, year, tuple(options.rules_files),
                            float(options.bucket_seconds), steps)
                  for i, files in enumerate(plan_shards(job.files, parts))]
-        result = engine.run(tasks, options.progress)
+        from l4lite.detect.iforest import preload
+
+        result = engine.run(tasks, options.progress, meanwhile=preload)  # scikit-learn loads while shards scan
     finally:
         if own:
             engine.close()

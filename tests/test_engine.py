@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -24,8 +25,9 @@ from l4lite.engine import (
 from l4lite.errors import L4Error
 from l4lite.incident import Incident
 from l4lite.pipeline import AnalyzeOptions, analyze, diagnose, load_rules, scan_job
+from l4lite.records import Accounting
 from l4lite.scan import JobScan, TemplateStat
-from l4lite.sources import InputFile
+from l4lite.sources import InputFile, discover
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "fixtures" / "suite"
@@ -178,6 +180,25 @@ def test_pool_gives_the_single_process_verdict(single: dict[str, Incident]) -> N
             ref = single[name]
             assert verdict(inc) == verdict(ref), name
             assert inc.stats["lines_read"] == ref.stats["lines_read"]
+
+
+def test_pool_runs_the_callers_next_step_meanwhile_in_a_thread() -> None:
+    """``meanwhile`` starts once the workers exist (a thread before the fork would rule fork out) and overlaps
+    the scan; what it raises stays in its thread."""
+    ran = threading.Event()
+    seen: list[str] = []
+
+    def step() -> None:
+        seen.append(threading.current_thread().name)
+        ran.set()
+        raise RuntimeError("left for the caller's own call")
+
+    job = discover([str(SUITE / VERDICT_JOBS[0])], Accounting())
+    tasks = [ShardTask(0, tuple(job.files), job.root, None, None, (), 5.0)]
+    with PoolEngine(2) as engine:
+        assert engine._pool._mp_context.get_start_method() == "fork"  # noqa: SLF001
+        result = engine.run(tasks, meanwhile=step)
+    assert ran.wait(10) and seen == ["l4lite-meanwhile"] and result.records > 0
 
 
 def test_analyze_with_jobs_through_the_cli(single: dict[str, Incident], tmp_path: Path,
