@@ -244,15 +244,20 @@ def t_ingest(args: tuple[tuple[bytes, str], int], tmp: Path) -> None:
     check_file(mine[0], data, kind, cap)
 
 
+def write_job(job: Path, files: list[tuple[str, bytes]]) -> Path:
+    """A job folder holding ``files`` (relative name, bytes)."""
+    for name, data in files:
+        p = job / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+    return job
+
+
 def t_parse(args: list[tuple[str, tuple[bytes, str]]], tmp: Path) -> None:
     from l4lite.cli import main
     from l4lite.mining import template_id
 
-    job = tmp / "job"
-    for name, (data, _) in args:
-        p = job / name
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(data)
+    job = write_job(tmp / "job", [(name, data) for name, (data, _) in args])
     (job / "ok.log").write_text("2024-01-01 00:00:00 INFO fine\n")
     out = tmp / "out.jsonl"
     err = io.StringIO()
@@ -349,11 +354,7 @@ def t_analyze(args: list[tuple[str, bytes]], tmp: Path) -> None:
     from l4lite.pipeline import AnalyzeOptions, analyze
     from l4lite.report import render_html
 
-    job = tmp / "job"
-    for name, data in args:
-        p = job / name
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(data)
+    job = write_job(tmp / "job", args)
     try:
         incident = analyze([str(job)], AnalyzeOptions())
     except L4Error as exc:
@@ -369,11 +370,7 @@ def t_analyze(args: list[tuple[str, bytes]], tmp: Path) -> None:
 def t_tail(args: list[tuple[str, bytes]], tmp: Path) -> None:
     from l4lite.cli import main
 
-    job = tmp / "job"
-    for name, data in args:
-        p = job / name
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(data)
+    job = write_job(tmp / "job", args)
     alerts = tmp / "alerts.jsonl"
     err = io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
