@@ -436,7 +436,7 @@ class _FileReader:
             if p2 != p:
                 p = p2
                 header = True
-        spans = (rank_span, host_span, gpu_span, ts_first, ts_second, ts_end, ts_kind, ts_level, source) \
+        spans = (rank_span, host_span, gpu_span, ts_first, ts_second, ts_end, ts_kind, ts_level) \
             if cacheable else None
         return pos, rank, global_rank, local_rank, host, gpu, nccl, header, t, level, p, source, spans
 
@@ -495,7 +495,7 @@ class _FileReader:
         where it ended before, else None (the caller takes the slow path).
         """
         (pos, global_rank, local_rank, nccl, level, source, ma, mb, rank_in_msg, layout,
-         rank_span, host_span, gpu_span, ts_first, ts_second, ts_end, ts_kind, ts_level, _src) = plan
+         rank_span, host_span, gpu_span, ts_first, ts_second, ts_end, ts_kind, ts_level) = plan
         t = self.ts.iso_time(s, layout) if layout is not None else None
         if t is None:
             parse = self.ts.parse
