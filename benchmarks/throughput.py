@@ -1,10 +1,12 @@
 """Throughput and peak memory of ``l4lite parse`` and ``l4lite analyze`` against plain drain3, in one run.
 
 Usage: python benchmarks/throughput.py [--sizes 100k,1M] [--archive DIR] [--work /tmp/l4lite-throughput]
-                                       [--baseline-lines 100000] [--skip dask,jobs2] [--repeat 3] [--keep]
+                                       [--baseline-lines 100000] [--skip dask,jobs2] [--repeat 3]
+                                       [--layout per-node-dir|per-rank-file|merged-slurm] [--keep]
 
 For each size the script generates a healthy simulated job (16 nodes x 8 GPUs, the iteration count chosen for the
-size; or uses ``--archive``) and measures, on the same archive and in the same run:
+size, one folder per node or ``--layout``; or uses ``--archive``) and measures, on the same archive and in the same
+run:
 
 - baseline: drain3's own ``TemplateMiner`` with drain3's masking config (numbers, hex, IPs, ids, as in drain3's
   example ``drain3.ini``), ``add_log_message`` on every raw line, in this process, on the first
@@ -82,10 +84,10 @@ def count_lines(job: Path) -> int:
     return n
 
 
-def generate(job: Path, lines: int) -> int:
+def generate(job: Path, lines: int, layout: str = "per-node-dir") -> int:
     iterations = max(50, lines // LINES_PER_ITERATION)
     subprocess.run(L4LITE + ["simulate", "healthy", "--nodes", "16", "--gpus-per-node", "8", "--iterations",
-                             str(iterations), "--format", "deepspeed", "--layout", "per-node-dir", "-o", str(job),
+                             str(iterations), "--format", "deepspeed", "--layout", layout, "-o", str(job),
                              "--force"], check=True, stdout=subprocess.DEVNULL)
     return count_lines(job)
 
@@ -272,6 +274,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", default="/tmp/l4lite-throughput", help="folder for generated archives and outputs")
     ap.add_argument("--baseline-lines", type=int, default=100_000, help="lines of the drain3 baseline sample")
     ap.add_argument("--skip", default="", help="comma-separated: parse, parse2, single, jobs2, cli-dask, dask")
+    ap.add_argument("--layout", default="per-node-dir", choices=["per-node-dir", "per-rank-file", "merged-slurm"],
+                    help="file layout of generated archives (merged-slurm: the trainer output of every rank in one "
+                         "srun --label file, which the parallel rows read in pieces)")
     ap.add_argument("--keep", action="store_true", help="keep the generated archives")
     ap.add_argument("--repeat", type=int, default=1,
                     help="run each measurement N times and keep the fastest (the machine's speed varies)")
@@ -303,8 +308,9 @@ def main(argv: list[str] | None = None) -> int:
         for label, job, generated in jobs:
             if generated:
                 t0 = time.perf_counter()
-                lines = generate(job, parse_size(label))
-                print(f"\n## {label}: generated {lines:,} lines in {time.perf_counter() - t0:.0f} s ({job})")
+                lines = generate(job, parse_size(label), args.layout)
+                print(f"\n## {label}: generated {lines:,} lines in {time.perf_counter() - t0:.0f} s ({job}, "
+                      f"{args.layout})")
             else:
                 lines = count_lines(job)
                 print(f"\n## {job}: {lines:,} lines")

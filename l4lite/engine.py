@@ -1,7 +1,7 @@
 """Execution engines for the scan: one process, a local process pool (``--jobs N``) or a Dask cluster.
 
-The job's files are split into shards (``l4lite.shards``: contiguous runs of files balanced by size; a file is
-never split), each shard is scanned on its own, and the shard scans merge in file order into the job's scan,
+The job's files are split into shards (``l4lite.shards``: contiguous runs of files balanced by size; a large
+plain file is first cut into pieces at record starts, ``l4lite.pieces``), each shard is scanned on its own, and the shard scans merge in file order into the job's scan,
 which ``pipeline.diagnose`` takes as it takes the scan of one pass. ``tests/test_engine.py`` and
 ``tests/test_dask.py`` check that the scan and the verdict (status, category, phase, suspects, evidence) equal
 the one-process ones on the fixture jobs.
@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from l4lite.errors import L4Error
+from l4lite.pieces import piece_count, split_large
 from l4lite.records import Accounting
 from l4lite.scan import JobScan
 from l4lite.shards import (
@@ -250,17 +251,18 @@ def scan_job_parallel(paths: Sequence[str], options: Any, engine: Engine | None 
     started = time.perf_counter()
     accounting = Accounting()
     job = discover(list(paths), accounting)
-    if any(f.is_stdin for f in job.files) or (len(job.files) < 2 and engine is None):
-        return scan_job(paths, options)  # one stream or one file: nothing to split (files are never cut)
+    if any(f.is_stdin for f in job.files) or (piece_count(job.files) < 2 and engine is None):
+        return scan_job(paths, options)  # one stream, or one file too small to cut: nothing to split
     own = engine is None
     engine = engine if engine is not None else make_engine(options.jobs, options.scheduler)
     try:
         parts = max(1, engine.workers * SHARDS_PER_WORKER)
         year = job_year(job.files)
         steps = total_steps_hint(job.files)
-        tasks = [ShardTask(i, tuple(files), job.root, options.node_from, year, tuple(options.rules_files),
+        files = split_large(job.files, parts)
+        tasks = [ShardTask(i, tuple(shard), job.root, options.node_from, year, tuple(options.rules_files),
                            float(options.bucket_seconds), steps)
-                 for i, files in enumerate(plan_shards(job.files, parts))]
+                 for i, shard in enumerate(plan_shards(files, parts))]
         from l4lite.detect.iforest import preload
 
         result = engine.run(tasks, options.progress, meanwhile=preload)  # scikit-learn loads while shards scan

@@ -35,6 +35,7 @@ from l4lite.attribution import (
     normalize_host,
 )
 from l4lite.errors import L4Error
+from l4lite.pieces import lead_of
 from l4lite.records import Accounting, Record
 from l4lite.shape import FOLD_DIGITS, shape_of
 from l4lite.sources import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover, iter_line_blocks
@@ -101,6 +102,8 @@ def read_file(input_file: InputFile, options: IngestOptions, accounting: Account
         raise L4Error(str(exc)) from None
     reader = _FileReader(input_file, options, accounting, rank_map if rank_map is not None else options.rank_map,
                          node_re)
+    if input_file.is_piece and input_file.start > 0:
+        reader.learn_lead(lead_of(input_file))
     return reader.run()
 
 
@@ -165,6 +168,22 @@ class _FileReader:
         self.future_lines = 0
         self.nameless = 0  # records that got neither a node nor a rank
         self.plans: dict[bytes, tuple] = {}  # line shape -> how the first line of that shape was read
+
+    def learn_lead(self, lead: Sequence[InputFile]) -> None:
+        """Start a piece of a file (``l4lite.pieces``) knowing what the lines before it tell: which host and GPU
+        each ``srun --label`` or torchrun stream is, the file's host and rank ties (from the file's first lines,
+        NCCL's start-up), and the clock (from the lines just before the piece). Their records are dropped: the
+        pieces before this one have them."""
+        if not lead:
+            return
+        warm = _FileReader(lead[0], self.opt, Accounting(), self.rank_map, compile_node_from(self.opt.node_from))
+        for part in lead:
+            warm.f = part
+            for _ in warm.run():
+                pass
+        self.streams, self.file_host, self.hosts = warm.streams, warm.file_host, warm.hosts
+        self.local_streams, self.ts, self.last_time = warm.local_streams, warm.ts, warm.last_time
+        self.hold = self.hold and warm.file_host is None and not warm.streams
 
     # ------------------------------------------------------------------------------------------ main loop
     def run(self) -> Iterator[Record]:

@@ -2,8 +2,8 @@
 
 A job of a few files and megabytes is done before a process pool has started; a job of gigabytes is what the
 on-call engineer is waiting for. So: one process below ``AUTO_PARALLEL_BYTES`` of input (or for stdin), else one
-per core the process may run on, at most one per input file (files are never cut into shards) and at most
-``AUTO_MAX_JOBS``.
+per core the process may run on, at most one per input file or piece of a large plain file (``l4lite.pieces``)
+and at most ``AUTO_MAX_JOBS``.
 """
 
 from __future__ import annotations
@@ -24,26 +24,38 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def _readers(name: str, size: int) -> int:
+    """Processes one file can keep busy: one, or one per minimum piece of a large uncompressed file."""
+    from l4lite.pieces import MIN_PIECE_BYTES
+
+    if size < 2 * MIN_PIECE_BYTES or name.endswith((".gz", ".gzip")):
+        return 1
+    return size // MIN_PIECE_BYTES
+
+
 def input_size(paths: Sequence[str], enough: int) -> tuple[int, int]:
-    """(bytes, files) under ``paths``, counting stops once ``enough`` bytes are seen; unreadable entries count 0."""
+    """(bytes, readers) under ``paths``: readers are files, a large plain file counting once per piece it may be
+    cut into. Counting stops once ``enough`` bytes are seen; unreadable entries count 0."""
     size = files = 0
     for path in paths:
         if path == "-":
             continue
         try:
             if not os.path.isdir(path):
-                size += os.path.getsize(path)
-                files += 1
+                n = os.path.getsize(path)
+                size += n
+                files += _readers(path, n)
                 continue
         except OSError:
             continue
         for root, _dirs, names in os.walk(path):
             for name in names:
                 try:
-                    size += os.path.getsize(os.path.join(root, name))
+                    n = os.path.getsize(os.path.join(root, name))
                 except OSError:
                     continue
-                files += 1
+                size += n
+                files += _readers(name, n)
             if size >= enough and files >= AUTO_MAX_JOBS:
                 return size, files
     return size, files

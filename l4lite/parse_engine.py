@@ -22,6 +22,7 @@ from typing import Any
 from l4lite.attribution import RankMap
 from l4lite.engine import PoolEngine
 from l4lite.errors import L4Error
+from l4lite.pieces import split_large
 from l4lite.records import Accounting
 from l4lite.shards import plan_shards, remine
 from l4lite.sources import InputFile, discover
@@ -75,7 +76,8 @@ def parse_parallel(paths: Sequence[str], node_from: str | None, jobs: int, spool
     job = discover(list(paths), accounting)
     if any(f.is_stdin for f in job.files):
         raise L4Error("stdin (-) cannot be split into shards: drop --jobs or pass files")
-    shards = plan_shards(job.files, jobs * SHARDS_PER_WORKER)
+    parts = jobs * SHARDS_PER_WORKER
+    shards = plan_shards(split_large(job.files, parts), parts)
     tasks = [SpoolTask(i, tuple(files), node_from, str(spool_dir / f"shard-{i:04d}.arrows"))
              for i, files in enumerate(shards)]
     total = sum(f.size for f in job.files)

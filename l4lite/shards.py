@@ -1,9 +1,9 @@
 """Shards of a job and the merge of their scans (see ``l4lite.engine`` for where shards run).
 
-A shard is a contiguous run of the job's files in discovery order (a file is never split, so a multi-line record
-is never cut). ``scan_shard`` scans one shard as ``pipeline.scan_files`` would; ``merge_results`` merges two
-neighbouring shard results, associatively, so that results can merge in any tree of neighbours; ``finish_merge``
-turns the merged result into the job's scan:
+A shard is a contiguous run of the job's files in discovery order, a large plain file being first cut into pieces
+at record starts (``l4lite.pieces``; a piece counts as a file here). ``scan_shard`` scans one shard as
+``pipeline.scan_files`` would; ``merge_results`` merges two neighbouring shard results, associatively, so that
+results can merge in any tree of neighbours; ``finish_merge`` turns the merged result into the job's scan:
 
 - templates merge by their text, through the stable template id (a hash of the text), after the shards'
   template texts are re-mined with one Drain (``unify_templates``): a shard that saw one value of a field keeps
@@ -17,6 +17,7 @@ turns the merged result into the job's scan:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import time
@@ -26,7 +27,7 @@ from typing import Any
 
 from l4lite.attribution import RankMap
 from l4lite.records import Accounting
-from l4lite.scan import EXEMPLAR_CAP, MAX_CELLS, JobScan, Progress, TemplateStat, _rebucket
+from l4lite.scan import EXEMPLAR_CAP, MAX_CELLS, UNKNOWN_NODE, JobScan, Progress, TemplateStat, _rebucket
 from l4lite.sources import InputFile
 
 
@@ -62,6 +63,7 @@ class ShardResult:
     records: int = 0
     bytes: int = 0
     seconds: float = 0.0
+    phase_end: dict[str, str] = field(default_factory=dict)  # node -> the phase its last marker or metric implied
 
 
 def plan_shards(files: Sequence[InputFile], parts: int) -> list[list[InputFile]]:
@@ -135,10 +137,52 @@ def scan_shard(task: ShardTask) -> ShardResult:
     for w in rules.warnings:
         accounting.warn(w)
     first_rank_nodes = dict(scanner._rank_nodes)  # noqa: SLF001 - before finish() folds the ties in
-    scan = scanner.finish(accounting, ingest.rank_map.as_dict())
+    ties = ingest.rank_map.as_dict()
+    scan = scanner.finish(accounting, ties)
     exemplars = {key: list(recs) for key, recs in scan.exemplars.items()}
+    phase_end = {_resolved(node, ties): phase for node, phase in scanner._phase_now.items()}  # noqa: SLF001
     return ShardResult(task.index, scan, ingest.rank_map, first_rank_nodes, exemplars, n, task.size,
-                       time.perf_counter() - started)
+                       time.perf_counter() - started, phase_end)
+
+
+def _resolved(node: str, ties: dict[int, str]) -> str:
+    """A scanner node key as ``JobScan.remap_nodes`` leaves it: a rank-only key becomes its tied node."""
+    if node.startswith("rank:"):
+        with contextlib.suppress(ValueError):
+            return ties.get(int(node[5:]), node)
+    return node
+
+
+def _marker_key(marker: Any) -> str:
+    return marker.node or (f"rank:{marker.rank}" if marker.rank is not None else UNKNOWN_NODE)
+
+
+def _continued(left: ShardResult, right: ShardResult) -> tuple[list[Any], list[Any]]:
+    """The right shard's metric points and markers as one pass that read the left shard first would have them:
+    a (node, rank)'s points numbered on from the left's, and a node's first phase marker dropped when it was
+    only implied by a metric line and the node was in that phase already at the end of the left shard."""
+    last_seq: dict[tuple[str | None, int | None], int] = {}
+    for p in left.scan.metrics:
+        key = (p.node, p.rank)
+        if p.seq > last_seq.get(key, 0):
+            last_seq[key] = p.seq
+    metrics = right.scan.metrics
+    if last_seq:
+        metrics = [replace(p, seq=p.seq + last_seq[(p.node, p.rank)]) if (p.node, p.rank) in last_seq else p
+                   for p in metrics]
+    markers = right.scan.markers
+    if left.phase_end:
+        seen: set[str] = set()
+        kept = []
+        for m in markers:
+            key = _marker_key(m)
+            first = key not in seen
+            seen.add(key)
+            if first and m.detail.get("implied") and left.phase_end.get(key) == m.kind:
+                continue
+            kept.append(m)
+        markers = kept
+    return metrics, markers
 
 
 def total_steps_hint(files: Sequence[InputFile], head_lines: int = 400) -> int | None:
@@ -179,6 +223,7 @@ def merge_results(left: ShardResult, right: ShardResult) -> ShardResult:
             node_first[node] = t
     progress = {node: _progress_in_order(left.scan.progress.get(node), right.scan.progress.get(node))
                 for node in {**left.scan.progress, **right.scan.progress}}
+    right.scan.metrics, right.scan.markers = _continued(left, right)
     scan = left.scan.merge(right.scan)
     scan.node_last, scan.node_first, scan.progress = node_last, node_first, progress
     ties = RankMap().merge(left.ties).merge(right.ties)
@@ -190,7 +235,7 @@ def merge_results(left: ShardResult, right: ShardResult) -> ShardResult:
         mine = exemplars.setdefault(key, [])
         mine.extend(recs[: max(0, EXEMPLAR_CAP - len(mine))])
     return ShardResult(left.index, scan, ties, first, exemplars, left.records + right.records,
-                       left.bytes + right.bytes, left.seconds + right.seconds)
+                       left.bytes + right.bytes, left.seconds + right.seconds, {**left.phase_end, **right.phase_end})
 
 
 def _progress_in_order(left: Progress | None, right: Progress | None) -> Progress:

@@ -64,10 +64,18 @@ class InputFile:
     mtime: float | None = None
     encoding: str = "utf-8"
     compressed: bool = False
+    # A piece of a large plain file (``l4lite.pieces``): bytes [start, stop) whose first line is ``first_line``.
+    start: int = 0
+    stop: int | None = None
+    first_line: int = 1
 
     @property
     def is_stdin(self) -> bool:
         return self.path == "-"
+
+    @property
+    def is_piece(self) -> bool:
+        return self.stop is not None
 
 
 @dataclass
@@ -301,6 +309,9 @@ def iter_line_blocks(input_file: InputFile, accounting: Accounting,
                 return
             limit = None
             owned = False
+        elif input_file.is_piece:
+            yield from _piece_blocks(input_file, accounting, max_line_chars)
+            return
         else:
             stream = open(input_file.path, "rb")  # noqa: SIM115 - closed in finally
             owned = True
@@ -333,6 +344,45 @@ def iter_line_blocks(input_file: InputFile, accounting: Accounting,
     finally:
         if owned:
             stream.close()
+
+
+def _piece_blocks(piece: InputFile, accounting: Accounting, cap: int) -> Iterator[tuple[int, list[str]]]:
+    """The blocks of one piece of a plain UTF-8 file, numbered from the piece's first line. The whole file is
+    counted once, by its first piece; the pieces' lines and skips add up to the file's."""
+    name = piece.rel
+    assert piece.stop is not None
+    try:
+        stream = open(piece.path, "rb")  # noqa: SIM115 - closed in finally
+    except OSError as exc:
+        if not piece.start:
+            accounting.skip_file(_os_reason(exc), name, os.strerror(exc.errno) if exc.errno else str(exc))
+        else:
+            accounting.warn(f"{name}: bytes {piece.start}-{piece.stop} unreadable ({exc}); skipped")
+        return
+    if not piece.start:
+        accounting.files += 1
+    try:
+        stream.seek(piece.start)
+        chunks = _range_chunks(stream, piece.stop - piece.start, name, accounting)
+        if not piece.start:
+            first = next(chunks, b"")
+            chunks = _prepend(first[3:] if first.startswith(codecs.BOM_UTF8) else first, chunks)
+        yield from _utf8_blocks(chunks, cap, name, accounting, piece.first_line)
+    finally:
+        stream.close()
+
+
+def _range_chunks(stream: BinaryIO, length: int, name: str, accounting: Accounting) -> Iterator[bytes]:
+    left = length
+    try:
+        while left > 0:
+            chunk = stream.read(min(CHUNK_BYTES, left))
+            if not chunk:
+                return
+            left -= len(chunk)
+            yield chunk
+    except OSError as exc:
+        accounting.warn(f"{name}: read error after {length - left} bytes of a piece ({exc}); kept what was read")
 
 
 def _stdin_binary() -> BinaryIO | None:
@@ -408,10 +458,9 @@ def _gunzip(chunks: Iterator[bytes], name: str, accounting: Accounting) -> Itera
         accounting.warn(f"{name}: corrupt gzip after {produced} bytes ({exc}); kept what decoded")
 
 
-def _utf8_blocks(chunks: Iterator[bytes], cap: int, name: str,
-                 accounting: Accounting) -> Iterator[tuple[int, list[str]]]:
+def _utf8_blocks(chunks: Iterator[bytes], cap: int, name: str, accounting: Accounting,
+                 lineno: int = 1) -> Iterator[tuple[int, list[str]]]:
     """Split byte chunks on newlines and decode each complete block at once (fast path); fall back per line."""
-    lineno = 1
     carry = b""
     discarding = False  # inside an over-long line, skipping to its newline
     stats = _ReadStats()

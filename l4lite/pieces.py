@@ -1,0 +1,151 @@
+"""Byte ranges of large plain files, so that one merged log (a Slurm job's ``slurm-JOBID.out`` of every rank, a
+node's multi-GB journal export) can be read by several processes at once.
+
+A file is cut only where the next line starts a record for sure: after an optional ``srun --label`` or
+torchrun prefix, the line opens with a timestamp or an NCCL ``host:pid:tid [gpu]`` header. So a traceback or a
+config dump that follows its first line stays in one piece; only a multi-line record of one rank that other
+ranks' lines interleave with can straddle a cut (the piece before closes it at its end, and its remaining lines
+start a record of their own in the next piece). Every byte belongs to exactly one piece, and each piece knows
+the number of its first line, so records keep their file and line numbers and the line accounting adds up to
+the whole file's.
+
+Pieces are planned in the parent process (``split_large``), before shards are formed: finding a cut reads a
+few kilobytes, numbering the lines of the pieces reads the file once at ``bytes.count`` speed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from l4lite.sources import InputFile
+
+MIN_PIECE_BYTES = 32 << 20  # a file is cut only into pieces at least this large
+HEAD_BYTES = 4 << 20  # what a later piece reads of its file's start first (see ingest's learn_lead)
+TAIL_BYTES = 256 << 10  # ... and of the lines just before it
+_PROBE_BYTES = 1 << 20  # how far past a nominal cut to look for a record start
+_COUNT_BYTES = 8 << 20
+
+# The start of a line that begins a record whatever came before it (see the module docstring).
+_PREFIX = rb"(?:\s{0,4}\d{1,6}: |\[(?:default|rank)?\d{1,6}\]:\s?)?"
+_STARTS = (
+    rb"\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d",  # ISO (Python logging, DeepSpeed, Megatron, journald short-iso)
+    rb"\d{4}/\d\d/\d\d \d\d:\d\d",  # nvidia-smi, Go, glog's date forms
+    rb"[IWEF]\d{4} \d\d:\d\d:\d\d",  # glog / torch's C++ logging
+    rb"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d",  # syslog
+    rb"\[ *\d+\.\d+\]",  # dmesg uptime
+    rb"[A-Za-z0-9][\w.-]*:\d+:\d+ \[\d+\] ",  # NCCL_DEBUG header
+)
+RECORD_START = re.compile(_PREFIX + rb"(?:" + rb"|".join(_STARTS) + rb")")
+
+
+def splittable(f: InputFile, min_bytes: int) -> bool:
+    """A regular, uncompressed, UTF-8 file of at least two pieces' size (not stdin, not already a piece)."""
+    return (not f.is_stdin and not f.compressed and not f.is_piece and f.encoding == "utf-8"
+            and f.size >= 2 * min_bytes)
+
+
+def find_cut(fh, offset: int, size: int) -> int | None:  # noqa: ANN001 - a binary file object
+    """The first line start at or after ``offset`` (not 0) where a record starts for sure, or None."""
+    fh.seek(offset - 1)
+    data = fh.read(_PROBE_BYTES + 1)
+    pos = data.find(b"\n")
+    while 0 <= pos < len(data) - 1:
+        start = pos + 1
+        if RECORD_START.match(data, start):
+            cut = offset - 1 + start
+            return cut if cut < size else None
+        pos = data.find(b"\n", start)
+    return None
+
+
+def count_lines(fh, start: int, stop: int) -> int:  # noqa: ANN001
+    """Newlines in bytes [start, stop) of the file."""
+    fh.seek(start)
+    left = stop - start
+    n = 0
+    while left > 0:
+        chunk = fh.read(min(_COUNT_BYTES, left))
+        if not chunk:
+            break
+        n += chunk.count(b"\n")
+        left -= len(chunk)
+    return n
+
+
+def split_file(f: InputFile, parts: int) -> list[InputFile]:
+    """``f`` as up to ``parts`` pieces of about equal size, cut at record starts (``[f]`` if no cut is found)."""
+    if parts < 2:
+        return [f]
+    try:
+        with open(f.path, "rb") as fh:
+            return _split_open(f, fh, parts)
+    except OSError:  # unreadable now: read whole, ingest reports it
+        return [f]
+
+
+def _split_open(f: InputFile, fh, parts: int) -> list[InputFile]:  # noqa: ANN001
+    cuts: list[int] = []
+    for i in range(1, parts):
+        nominal = f.size * i // parts
+        if cuts and nominal <= cuts[-1]:
+            continue
+        cut = find_cut(fh, nominal, f.size)
+        if cut is not None and (not cuts or cut > cuts[-1]):
+            cuts.append(cut)
+    if not cuts:
+        return [f]
+    bounds = [0, *cuts, f.size]
+    out: list[InputFile] = []
+    first_line = 1
+    for a, b in zip(bounds, bounds[1:], strict=False):
+        out.append(replace(f, size=b - a, start=a, stop=b, first_line=first_line))
+        first_line += count_lines(fh, a, b)
+    return out
+
+
+def lead_of(piece: InputFile, head: int | None = None, tail: int | None = None) -> list[InputFile]:
+    """What a piece that starts later reads first, whole lines only: the file's start (up to ``HEAD_BYTES``:
+    which host each stream is) and the lines just before the piece (up to ``TAIL_BYTES``: the clock)."""
+    head = HEAD_BYTES if head is None else head
+    tail = TAIL_BYTES if tail is None else tail
+    out: list[InputFile] = []
+    try:
+        with open(piece.path, "rb") as fh:
+            data = fh.read(min(piece.start, head))
+            stop = data.rfind(b"\n") + 1
+            if stop:
+                out.append(replace(piece, size=stop, start=0, stop=stop, first_line=1))
+            if piece.start > stop:
+                fh.seek(max(stop, piece.start - tail))
+                data = fh.read(piece.start - fh.tell())
+                begin = piece.start - len(data) + (data.find(b"\n") + 1 if piece.start - len(data) > stop else 0)
+                if begin < piece.start:
+                    out.append(replace(piece, size=piece.start - begin, start=begin, stop=piece.start, first_line=1))
+    except OSError:
+        return []
+    return out
+
+
+def split_large(files: Sequence[InputFile], parts: int, min_bytes: int | None = None) -> list[InputFile]:
+    """The job's files in order, each large plain file replaced by its pieces: a file gets as many pieces as
+    its share of the job's bytes calls for among ``parts`` shards, each at least ``min_bytes`` large."""
+    min_bytes = MIN_PIECE_BYTES if min_bytes is None else min_bytes
+    total = sum(max(f.size, 0) for f in files)
+    if parts < 2 or total <= 0:
+        return list(files)
+    target = max(total / parts, min_bytes)
+    out: list[InputFile] = []
+    for f in files:
+        if splittable(f, min_bytes) and f.size >= 2 * target * 0.75:
+            out.extend(split_file(f, max(2, min(int(f.size / target + 0.5), f.size // min_bytes))))
+        else:
+            out.append(f)
+    return out
+
+
+def piece_count(files: Sequence[InputFile], min_bytes: int | None = None) -> int:
+    """How many readers the files could keep busy: one per file, or per minimum piece of a large one."""
+    min_bytes = MIN_PIECE_BYTES if min_bytes is None else min_bytes
+    return sum(max(1, f.size // min_bytes) if splittable(f, min_bytes) else 1 for f in files)
