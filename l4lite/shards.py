@@ -158,7 +158,8 @@ def _marker_key(marker: Any) -> str:
 
 
 def _continued(left: ShardResult, right: ShardResult) -> tuple[list[Any], list[Any]]:
-    """The right shard's metric points and markers as one pass that read the left shard first would have them:
+    """The right shard's metric points and markers as one pass that read the left shard first would have them
+    (the points are changed in place):
     a (node, rank)'s points numbered on from the left's, and a node's first phase marker dropped when it was
     only implied by a metric line and the node was in that phase already at the end of the left shard."""
     last_seq: dict[tuple[str | None, int | None], int] = {}
@@ -167,9 +168,11 @@ def _continued(left: ShardResult, right: ShardResult) -> tuple[list[Any], list[A
         if p.seq > last_seq.get(key, 0):
             last_seq[key] = p.seq
     metrics = right.scan.metrics
-    if last_seq:
-        metrics = [replace(p, seq=p.seq + last_seq[(p.node, p.rank)]) if (p.node, p.rank) in last_seq else p
-                   for p in metrics]
+    if last_seq:  # the right shard's points are its own (a merge consumes its inputs): renumbered in place
+        for p in metrics:
+            offset = last_seq.get((p.node, p.rank))
+            if offset:
+                p.seq += offset
     markers = right.scan.markers
     if left.phase_end:
         seen: set[str] = set()
