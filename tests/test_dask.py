@@ -51,6 +51,19 @@ def test_dask_gives_the_single_process_verdict(engine: DaskEngine, name: str) ->
     assert verdict(diagnose(sharded, options)) == verdict(diagnose(whole, options))
 
 
+def test_dask_reads_a_merged_file_in_pieces(engine: DaskEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One merged srun file cut into pieces (planned here, read on the workers): the one-pass scan."""
+    import l4lite.pieces as pieces
+
+    monkeypatch.setattr(pieces, "MIN_PIECE_BYTES", 4096)
+    options = AnalyzeOptions()
+    job = str(SUITE / "006-nccl_hang")  # the trainer output of every rank in one slurm-*.out
+    whole = scan_job([job], options)
+    sharded = scan_job_parallel([job], options, engine=engine)
+    assert sharded.info["shards"] == 4
+    assert signature(sharded) == signature(whole)
+
+
 def test_cli_with_a_scheduler_address(engine: DaskEngine, tmp_path: Path) -> None:
     address = engine._client.scheduler.address  # noqa: SLF001
     assert address.startswith("tcp://")

@@ -28,7 +28,7 @@ def test_small_input_stays_in_one_process(tmp_path: Path) -> None:
 def test_large_input_uses_a_process_per_core_at_most_one_per_file(tmp_path: Path) -> None:
     job = _job(tmp_path, 4, 10_000)
     assert auto_jobs([str(job)], threshold=10_000, cores=2) == 2
-    assert auto_jobs([str(job)], threshold=10_000, cores=8) == 4  # files are never cut: 4 files, 4 processes
+    assert auto_jobs([str(job)], threshold=10_000, cores=8) == 4  # 4 small files (too small to cut), 4 processes
     assert auto_jobs([str(job)], threshold=10_000, cores=1) == 1
     assert auto_jobs([str(job), "-"], threshold=10_000, cores=8) == 1  # stdin is one stream
     assert input_size([str(job / "node00" / "train.log"), str(tmp_path / "missing")], 1) == (10_000, 1)

@@ -38,8 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     store.add_argument("--no-store", action="store_true", help="do not read or write the history store")
     p.add_argument("--tag", help="history key for matching baselines (default: derived from the logs)")
     p.add_argument("--jobs", type=jobs_argument, default="auto", metavar="N|auto",
-                   help="parallel processes reading shards of files (default auto: one per core for inputs over "
-                        "64 MB, else 1)")
+                   help="parallel processes reading shards of files, large files in pieces (default auto: one "
+                        "per core for inputs over 64 MB, else 1)")
     p.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler (tcp://HOST:PORT or local:N)")
     p.add_argument("--quiet", action="store_true", help="no terminal summary and no progress bar")
     p.set_defaults(run=run)

@@ -50,8 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--node-from", metavar="REGEX",
                    help="regex whose first group (or group 'node') names the node in a file's relative path")
     p.add_argument("--jobs", type=jobs_argument, default="auto", metavar="N|auto",
-                   help="parallel processes reading shards of files (default auto: one per core for inputs over "
-                        "64 MB, else 1)")
+                   help="parallel processes reading shards of files, large files in pieces (default auto: one "
+                        "per core for inputs over 64 MB, else 1)")
     p.add_argument("--quiet", action="store_true", help="no line accounting, warnings or progress bar")
     p.set_defaults(run=run)
 
