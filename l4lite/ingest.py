@@ -209,9 +209,12 @@ class _FileReader:
                     else:
                         r = None
                         if plans and not out and not opened and not self.hold:
-                            plan = plans.get(s.encode("utf-8", "surrogatepass").translate(FOLD_DIGITS))
+                            key = s.encode("utf-8", "surrogatepass").translate(FOLD_DIGITS)
+                            plan = plans.get(key)
                             if plan is not None:
                                 r = planned_simple(lineno, s, plan) if len(plan) == 6 else planned(lineno, s, plan)
+                                if r is not None:
+                                    r.shape = key
                         if r is None:
                             r = line(lineno, s)
                         if r is not None:

@@ -243,9 +243,24 @@ class RulePack:
         """Rules of field ``fld`` whose keywords occur in ``text`` (plus keyword-less rules), in pack order."""
         return self._lookup(text)[MATCH_FIELDS.index(fld)]
 
+    def could_match_line(self, line_shape: bytes) -> bool:
+        """False when no rule can match a one-line record whose text has this shape (``Record.shape``: the
+        UTF-8 bytes with ASCII digits folded to 0) and whose message is a part of the text: no rule's keywords
+        occur in it. The answer depends on the shape only, so a caller may remember it per shape."""
+        if len(line_shape) > self.max_chars:
+            return True  # cut to max_chars characters, message and text may be looked up apart
+        if line_shape.isascii():
+            key = line_shape.lower()  # digits are folded already; bytes.lower() is ASCII-only, as shape() is
+        else:
+            key = shape(line_shape.decode("utf-8", "surrogatepass"))
+        by_message, by_text = self._lookup_shape(key)
+        return bool(by_message or by_text)
+
     def _lookup(self, text: str) -> tuple[tuple[Rule, ...], tuple[Rule, ...]]:
         """(message rules, text rules) whose keywords occur in ``text``; memoised on the text's shape."""
-        key = shape(text)
+        return self._lookup_shape(shape(text))
+
+    def _lookup_shape(self, key: bytes) -> tuple[tuple[Rule, ...], tuple[Rule, ...]]:
         found = self._cache.get(key)
         if found is None:
             found = self._candidates(key)

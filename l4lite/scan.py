@@ -139,6 +139,7 @@ class Scanner:
         self._metric_parser = MetricParser()
         self._cid_names: dict[int, str] = {}  # cluster id -> provisional template id "#id"
         self._gates: dict[bytes, int] = {}  # message shape -> which tests it may pass (see _gates_of)
+        self._rule_gate: dict[bytes, bool] = {}  # line shape -> whether a rule may match (Record.shape)
         self._exemplar_count = 0
         self._device: dict[tuple[str, str], list[DeviceEvent]] = {}
         self._total_steps: int | None = None  # "Total optimization steps = N" (Hugging Face): epoch -> iteration
@@ -167,6 +168,8 @@ class Scanner:
         metric_cache = self._metric_cache
         metric_parse = self._metric_parser.parse
         gates_memo = self._gates
+        rule_gate = self._rule_gate
+        could_match = getattr(rules, "could_match_line", None)
         bucket_seconds = self.bucket_seconds
         start_time = self.start_time
         end_time = self.end_time
@@ -245,8 +248,18 @@ class Scanner:
                     if record.node and rank not in rank_nodes:
                         rank_nodes[rank] = record.node
                 if rules is not None:
-                    for match in rules.match(record):
-                        self._add_hit(match, record, node)
+                    key = record.shape
+                    may = True
+                    if key is not None and could_match is not None:
+                        may = rule_gate.get(key)
+                        if may is None:
+                            may = could_match(key)
+                            if len(rule_gate) >= GATE_CACHE:
+                                rule_gate.clear()
+                            rule_gate[key] = may
+                    if may:
+                        for match in rules.match(record):
+                            self._add_hit(match, record, node)
                 gates = gates_memo.get(shape)
                 if gates is None:
                     gates = _gates_of(msg)

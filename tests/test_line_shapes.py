@@ -30,7 +30,7 @@ FIXTURE_JOBS = sorted(p for p in (ROOT / "fixtures" / "suite").iterdir() if p.is
 
 def _read(paths: list[str], shapes: bool) -> tuple[list[tuple], dict]:
     acc = Accounting()
-    records = [astuple(r) for r in iter_records(paths, IngestOptions(line_shapes=shapes), acc)]
+    records = [astuple(r)[:-1] for r in iter_records(paths, IngestOptions(line_shapes=shapes), acc)]  # not shape
     return records, acc.to_dict()
 
 
