@@ -52,7 +52,7 @@ def test_a_closed_shape_has_no_matching_rule(job: Path, pack: Any) -> None:
             if not pack.could_match_line(record.shape):
                 closed += 1
                 assert pack.match(record) == [], record.text
-    assert shaped > 1000 and closed > 0.15 * shaped  # most records carry a shape; many shapes are closed
+    assert shaped > 300 and closed > 0.15 * shaped  # records carry a shape; many shapes are closed
 
 
 def test_shapes_with_a_keyword_stay_open(pack: Any) -> None:
