@@ -157,14 +157,14 @@ def best(rows: list[Row]) -> Row:
                row.cpu)
 
 
-def drain3_baseline(job: Path, max_lines: int) -> Row:
-    """drain3 TemplateMiner with drain3's masking instructions on raw lines, in this process."""
+def drain3_miner() -> object:
+    """drain3's TemplateMiner with the masking instructions of drain3's example ``drain3.ini``."""
     from drain3 import TemplateMiner
     from drain3.masking import MaskingInstruction
     from drain3.template_miner_config import TemplateMinerConfig
 
     config = TemplateMinerConfig()
-    config.masking_instructions = [  # drain3's example drain3.ini
+    config.masking_instructions = [
         MaskingInstruction(r"((?<=[^A-Za-z0-9])|^)(([0-9a-f]{2,}:){3,}([0-9a-f]{2,}))((?=[^A-Za-z0-9])|$)", "ID"),
         MaskingInstruction(r"((?<=[^A-Za-z0-9])|^)(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})((?=[^A-Za-z0-9])|$)", "IP"),
         MaskingInstruction(r"((?<=[^A-Za-z0-9])|^)([0-9a-f]{6,} ?){3,}((?=[^A-Za-z0-9])|$)", "SEQ"),
@@ -174,7 +174,12 @@ def drain3_baseline(job: Path, max_lines: int) -> Row:
         MaskingInstruction(r"(?<=executed cmd )(\".+?\")", "CMD"),
     ]
     config.profiling_enabled = False
-    miner = TemplateMiner(config=config)
+    return TemplateMiner(config=config)
+
+
+def drain3_baseline(job: Path, max_lines: int) -> Row:
+    """drain3 TemplateMiner with drain3's masking instructions on raw lines, in this process."""
+    miner = drain3_miner()
     lines: list[str] = []
     files = sorted(p for p in glob.glob(str(job / "**" / "*"), recursive=True)
                    if os.path.isfile(p) and not p.endswith("ground_truth.json"))
