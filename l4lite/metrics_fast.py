@@ -18,8 +18,8 @@ branch of the reference parser must be mirrored in the planner of the same name 
 from __future__ import annotations
 
 import math
+import operator
 import re
-from collections.abc import Callable
 from typing import Any
 
 from l4lite.metrics import (
@@ -60,9 +60,9 @@ _REFERENCE = "parse with the reference"
 # conversion(message, a) (a composite, may return _SKIP); with conversion None, value = a (a constant).
 _Op = tuple[str, Any, Any, Any]
 _Steps = tuple[str, tuple[_Op, ...]]  # (kind, operations) as the planners build it
-# A plan: (kind, operations, fast) where fast, when every operation is a plain slice conversion, is one generated
-# function that returns the whole answer (see _builder).
-_Plan = tuple[str, tuple[_Op, ...], Callable[[str], dict[str, Any]] | None]
+# A plan: (kind, operations, fast) where fast is (keys, conversions, getter) when every operation is a plain
+# slice conversion: the getter cuts all the slices in one call.
+_Plan = tuple[str, tuple[_Op, ...], tuple[tuple[str, ...], tuple[Any, ...], Any] | None]
 
 
 def _ms(text: str) -> float | None:
@@ -112,9 +112,12 @@ def _ptl_rate(message: str, spec: tuple[int, int, bool]) -> Any:
 def apply_plan(plan: _Plan, message: str) -> dict[str, Any]:
     """The reference output for ``message`` from the plan of its shape."""
     kind, ops, fast = plan
-    if fast is not None:
-        return fast(message)
     out: dict[str, Any] = {"kind": kind}
+    if fast is not None:
+        keys, conversions, getter = fast
+        for key, convert, text in zip(keys, conversions, getter(message), strict=True):
+            out[key] = convert(text)
+        return out
     for key, fn, a, b in ops:
         if fn is None:
             out[key] = a
@@ -145,26 +148,10 @@ def _compile(steps: _Steps | None, message: str) -> _Plan | None:
                 pass
         ops.append((key, fn, a, b))
     fast = None
-    if ops and all(fn is not None and b is not None for _key, fn, _a, b in ops):
-        fast = _builder(kind, ops)
+    if len(ops) >= 2 and all(fn is not None and b is not None for _key, fn, _a, b in ops):
+        fast = (tuple(op[0] for op in ops), tuple(op[1] for op in ops),
+                operator.itemgetter(*(slice(a, b) for _key, _fn, a, b in ops)))
     return kind, tuple(ops), fast
-
-
-def _builder(kind: str, ops: list[_Op]) -> Callable[[str], dict[str, Any]]:
-    """One function that builds the whole answer of a plan whose every step is a slice conversion, as a dict
-    display: ``{"kind": ..., "loss": c1(m[43:50]), ...}`` (what ``collections.namedtuple`` does for its classes:
-    a few times faster than converting the slices in a loop). Only field names from the planners, integer
-    offsets and the conversions themselves (bound by name) go into the generated source; none of the line."""
-    names: dict[str, Any] = {}
-    items = [f"{'kind'!r}: {kind!r}"]
-    for i, (key, fn, a, b) in enumerate(ops):
-        if not key.isidentifier():
-            raise ValueError(f"metric field name {key!r}")
-        names[f"c{i}"] = fn
-        items.append(f"{key!r}: c{i}(m[{int(a)}:{int(b)}])")
-    source = "def build(m):\n    return {" + ", ".join(items) + "}\n"
-    exec(source, names)  # noqa: S102 - trusted source, see the docstring
-    return names["build"]  # type: ignore[no-any-return]
 
 
 def plan_metric_line(message: str) -> _Plan | None:
@@ -448,7 +435,12 @@ class MetricParser:
             shape = shape_of(message)
         plan = self._plans.get(shape)
         if type(plan) is tuple and plan[2] is not None:  # the common case, apply_plan inlined
-            return plan[2](message)  # type: ignore[no-any-return]
+            keys, conversions, getter = plan[2]
+            out: dict[str, Any] = {"kind": plan[0]}
+            # a loop of stores: a fifth fewer instructions than dict.update(zip(keys, map(operator.call, ...)))
+            for key, convert, text in zip(keys, conversions, getter(message), strict=True):
+                out[key] = convert(text)
+            return out
         if plan is None:
             seen = self._seen
             if shape in seen:

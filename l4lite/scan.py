@@ -115,7 +115,9 @@ class Scanner:
         self.bucket_seconds = float(bucket_seconds)
         self.max_cells = max_cells
         self.hit_cap = hit_cap
-        self._stats: dict[int, _Stat] = {}
+        # (cluster, level, source) -> [records, first time, last time]: one table for the template stats, the
+        # sources' first and last times and the job's time span (folded in finish; one look-up per record)
+        self._cells: dict[tuple[int, str | None, str], list[Any]] = {}
         self._counts: dict[tuple[str, int, int], int] = {}
         self._hits: list[Hit] = []
         self._hit_kept: Counter[tuple[str, str]] = Counter()
@@ -155,9 +157,7 @@ class Scanner:
         """Add records in order. One loop over many records keeps the scanner's tables in local names."""
         miner_add = self.miner.add
         cid_names = self._cid_names
-        stats = self._stats
-        source_last = self._source_last
-        source_first = self._source_first
+        cells = self._cells
         node_time = self._node_time
         exemplars = self._exemplars
         node_count = self._node_count
@@ -171,121 +171,136 @@ class Scanner:
         rule_gate = self._rule_gate
         could_match = getattr(rules, "could_match_line", None)
         bucket_seconds = self.bucket_seconds
-        start_time = self.start_time
-        end_time = self.end_time
-        try:
-            for record in records:
-                node = record.node or (f"rank:{record.rank}" if record.rank is not None else UNKNOWN_NODE)
-                t = record.time
-                msg = record.message
-                shape = msg.encode("utf-8", "surrogatepass").translate(FOLD_DIGITS)
-                cid = miner_add(msg, shape)
-                name = cid_names.get(cid)
-                if name is None:
-                    name = cid_names[cid] = f"#{cid}"
-                record.template_id = name
-                st = stats.get(cid)
-                if st is None:
-                    st = stats[cid] = _Stat()
-                st.count += 1
-                level = record.level
-                if level:
-                    st.levels[level] = st.levels.get(level, 0) + 1
-                source = record.source
-                st.sources[source] = st.sources.get(source, 0) + 1
-                if t is not None:
-                    if st.first is None or t < st.first:
-                        st.first = t
-                    if st.last is None or t > st.last:
-                        st.last = t
-                    if start_time is None or t < start_time:
-                        start_time = t
-                    if end_time is None or t > end_time:
-                        end_time = t
-                    if t > source_last.get(source, -math.inf):
-                        source_last[source] = t
-                    if t < source_first.get(source, math.inf):
-                        source_first[source] = t
-                    bucket = int(t // bucket_seconds)
-                    if self._await_time:
-                        waiting = self._await_time.pop(record.file, None)
-                        if waiting is not None and self._progress[waiting].after_time is None:
-                            self._progress[waiting].after_time = t
-                    node_time[node] = t
-                else:
-                    bucket = -1
-                key = (node, bucket, cid)
-                counts = self._counts
-                counts[key] = counts.get(key, 0) + 1
-                if len(counts) > self.max_cells:
-                    self._coarsen()
-                    bucket_seconds = self.bucket_seconds
-                ekey = (cid, node)
-                ex = exemplars.get(ekey)
-                if ex is None:
-                    # Past the budget (thousands of templates on thousands of nodes) only alarming lines get one.
-                    if self._exemplar_count < EXEMPLAR_BUDGET or level in ("error", "warning"):
-                        exemplars[ekey] = [record]
-                        self._exemplar_count += 1
-                elif len(ex) < EXEMPLAR_CAP:
-                    ex.append(record)
+        inf = math.inf
+        for record in records:
+            node = record.node or (f"rank:{record.rank}" if record.rank is not None else UNKNOWN_NODE)
+            t = record.time
+            msg = record.message
+            shape = msg.encode("utf-8", "surrogatepass").translate(FOLD_DIGITS)
+            cid = miner_add(msg, shape)
+            name = cid_names.get(cid)
+            if name is None:
+                name = cid_names[cid] = f"#{cid}"
+            record.template_id = name
+            level = record.level
+            ckey = (cid, level, record.source)
+            cell = cells.get(ckey)
+            if cell is None:
+                cell = cells[ckey] = [0, inf, -inf]
+            cell[0] += 1
+            if t is not None:
+                if t < cell[1]:
+                    cell[1] = t
+                if t > cell[2]:
+                    cell[2] = t
+                bucket = int(t // bucket_seconds)
+                if self._await_time:
+                    waiting = self._await_time.pop(record.file, None)
+                    if waiting is not None and self._progress[waiting].after_time is None:
+                        self._progress[waiting].after_time = t
+                node_time[node] = t
+            else:
+                bucket = -1
+            key = (node, bucket, cid)
+            counts = self._counts
+            counts[key] = counts.get(key, 0) + 1
+            if len(counts) > self.max_cells:
+                self._coarsen()
+                bucket_seconds = self.bucket_seconds
+            ekey = (cid, node)
+            ex = exemplars.get(ekey)
+            if ex is None:
+                # Past the budget (thousands of templates on thousands of nodes) only alarming lines get one.
+                if self._exemplar_count < EXEMPLAR_BUDGET or level in ("error", "warning"):
+                    exemplars[ekey] = [record]
                     self._exemplar_count += 1
-                n = node_count.get(node)
-                if n is None:
-                    node_count[node] = 1
+            elif len(ex) < EXEMPLAR_CAP:
+                ex.append(record)
+                self._exemplar_count += 1
+            n = node_count.get(node)
+            if n is None:
+                node_count[node] = 1
+                node_first[node] = t
+            else:
+                node_count[node] = n + 1
+                if t is not None and node_first[node] is None:
                     node_first[node] = t
-                else:
-                    node_count[node] = n + 1
-                    if t is not None and node_first[node] is None:
-                        node_first[node] = t
-                rank = record.rank
-                if rank is not None:
-                    ranks = node_ranks.get(node)
-                    if ranks is None:
-                        node_ranks[node] = {rank}
-                    elif rank not in ranks:
-                        ranks.add(rank)
-                    if record.node and rank not in rank_nodes:
-                        rank_nodes[rank] = record.node
-                if rules is not None:
-                    key = record.shape
-                    may = True
-                    if key is not None and could_match is not None:
-                        may = rule_gate.get(key)
-                        if may is None:
-                            may = could_match(key)
-                            if len(rule_gate) >= GATE_CACHE:
-                                rule_gate.clear()
-                            rule_gate[key] = may
-                    if may:
-                        for match in rules.match(record):
-                            self._add_hit(match, record, node)
-                gates = gates_memo.get(shape)
-                if gates is None:
-                    gates = _gates_of(msg)
-                    if len(gates_memo) >= GATE_CACHE:
-                        gates_memo.clear()
-                    gates_memo[shape] = gates
-                if gates & _G_METRIC:
-                    values = metric_cache.get(msg)
-                    if values is None:
-                        values = metric_parse(msg, shape)
-                        if values is not None:  # every rank often prints the same progress line: parse it once
-                            if len(metric_cache) >= METRIC_CACHE:
-                                metric_cache.clear()
-                            metric_cache[msg] = values
-                    if values is not None:
-                        self._add_metric(values, record, node)
-                        if values.get("kind") == "train":
-                            continue  # a progress line is no phase marker (and is most of a training log)
-                in_csv = bool(self._csv_headers) and record.file in self._csv_headers
-                if in_csv:
-                    self._telemetry(record, node, record.text)
-                if gates & _G_RARE:
-                    self._rare(record, node, msg, gates, in_csv)
-        finally:
-            self.start_time = start_time
-            self.end_time = end_time
+            rank = record.rank
+            if rank is not None:
+                ranks = node_ranks.get(node)
+                if ranks is None:
+                    node_ranks[node] = {rank}
+                elif rank not in ranks:
+                    ranks.add(rank)
+                if record.node and rank not in rank_nodes:
+                    rank_nodes[rank] = record.node
+            if rules is not None:
+                key = record.shape
+                may = True
+                if key is not None and could_match is not None:
+                    may = rule_gate.get(key)
+                    if may is None:
+                        may = could_match(key)
+                        if len(rule_gate) >= GATE_CACHE:
+                            rule_gate.clear()
+                        rule_gate[key] = may
+                if may:
+                    for match in rules.match(record):
+                        self._add_hit(match, record, node)
+            gates = gates_memo.get(shape)
+            if gates is None:
+                gates = _gates_of(msg)
+                if len(gates_memo) >= GATE_CACHE:
+                    gates_memo.clear()
+                gates_memo[shape] = gates
+            if gates & _G_METRIC:
+                values = metric_cache.get(msg)
+                if values is None:
+                    values = metric_parse(msg, shape)
+                    if values is not None:  # every rank often prints the same progress line: parse it once
+                        if len(metric_cache) >= METRIC_CACHE:
+                            metric_cache.clear()
+                        metric_cache[msg] = values
+                if values is not None:
+                    self._add_metric(values, record, node)
+                    if values.get("kind") == "train":
+                        continue  # a progress line is no phase marker (and is most of a training log)
+            in_csv = bool(self._csv_headers) and record.file in self._csv_headers
+            if in_csv:
+                self._telemetry(record, node, record.text)
+            if gates & _G_RARE:
+                self._rare(record, node, msg, gates, in_csv)
+
+    def _fold_cells(self) -> None:
+        """The job's time span and each source's first and last time, from the cells."""
+        first: dict[str, float] = {}
+        last: dict[str, float] = {}
+        for (_cid, _level, source), (_n, t0, t1) in self._cells.items():
+            if t0 < first.get(source, math.inf):
+                first[source] = t0
+            if t1 > last.get(source, -math.inf):
+                last[source] = t1
+        self._source_first = first
+        self._source_last = last
+        self.start_time = min(first.values()) if first else None
+        self.end_time = max(last.values()) if last else None
+
+    def _template_stats(self) -> dict[int, _Stat]:
+        """Per cluster: records, levels, sources, first and last time, from the cells."""
+        stats: dict[int, _Stat] = {}
+        for (cid, level, source), (n, t0, t1) in self._cells.items():
+            st = stats.get(cid)
+            if st is None:
+                st = stats[cid] = _Stat()
+            st.count += n
+            if level:
+                st.levels[level] = st.levels.get(level, 0) + n
+            st.sources[source] = st.sources.get(source, 0) + n
+            if t0 != math.inf and (st.first is None or t0 < st.first):
+                st.first = t0
+            if t1 != -math.inf and (st.last is None or t1 > st.last):
+                st.last = t1
+        return stats
 
     def _rare(self, record: Record, node: str, msg: str, gates: int, in_csv: bool) -> None:
         """The tests few lines pass: nvidia-smi CSV header, job facts, phase markers."""
@@ -375,6 +390,7 @@ class Scanner:
     def finish(self, accounting: Accounting | None = None, rank_nodes: Mapping[int, str] | None = None,
                info: Mapping[str, Any] | None = None) -> JobScan:
         """Map cluster ids to stable template ids and node keys to nodes; return the scan."""
+        self._fold_cells()
         final = self.miner.finalize()
         tid_of: dict[int, str] = {}
         scan = JobScan(root=self.root, accounting=accounting if accounting is not None else Accounting(),
@@ -383,7 +399,7 @@ class Scanner:
         for (node, _bucket, cid), n in self._counts.items():
             d = per_node.setdefault(cid, {})
             d[node] = d.get(node, 0) + n
-        for cid, st in self._stats.items():
+        for cid, st in self._template_stats().items():
             tid, text = final.get(cid, (f"c{cid}", ""))
             tid_of[cid] = tid
             stat = TemplateStat(tid, text, st.count, per_node.get(cid, {}), dict(st.levels), dict(st.sources),
