@@ -274,11 +274,17 @@ def write_output(batches: Iterable[Any], path: Path, fmt: str, metadata: dict[st
         tmp.unlink(missing_ok=True)
 
 
+DICTIONARY_COLUMNS = ("file", "node", "rank", "gpu", "source", "level", "template_id", "template")
+
+
 def _write_parquet(batches: Iterable[Any], path: Path, metadata: dict[str, Any]) -> None:
     import pyarrow.parquet as pq
 
     schema = output_schema(metadata)
-    with pq.ParquetWriter(str(path), schema, compression="zstd") as writer:
+    # Dictionary pages only for the few-valued columns: for the text (every line different) Arrow would build
+    # a dictionary per row group and throw it away; zstd level 1 packs these columns as small as the default.
+    with pq.ParquetWriter(str(path), schema, compression="zstd", compression_level=1,
+                          use_dictionary=list(DICTIONARY_COLUMNS)) as writer:
         for batch in batches:
             writer.write_batch(batch.replace_schema_metadata(schema.metadata))
 
