@@ -28,7 +28,7 @@ _PROBE_BYTES = 1 << 20  # how far past a nominal cut to look for a record start
 _COUNT_BYTES = 8 << 20
 
 # The start of a line that begins a record whatever came before it (see the module docstring).
-_PREFIX = rb"(?:\s{0,4}\d{1,6}: |\[(?:default|rank)?\d{1,6}\]:\s?)?"
+_PREFIX = rb"(?:[ \t]{0,4}\d{1,6}: |\[(?:default|rank)?\d{1,6}\]:[ \t]?)?"
 _STARTS = (
     rb"\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d",  # ISO (Python logging, DeepSpeed, Megatron, journald short-iso)
     rb"\d{4}/\d\d/\d\d \d\d:\d\d",  # nvidia-smi, Go, glog's date forms
@@ -118,9 +118,11 @@ def lead_of(piece: InputFile, head: int | None = None, tail: int | None = None) 
             if stop:
                 out.append(replace(piece, size=stop, start=0, stop=stop, first_line=1))
             if piece.start > stop:
-                fh.seek(max(stop, piece.start - tail))
-                data = fh.read(piece.start - fh.tell())
-                begin = piece.start - len(data) + (data.find(b"\n") + 1 if piece.start - len(data) > stop else 0)
+                begin = max(stop, piece.start - tail)
+                fh.seek(begin)
+                data = fh.read(piece.start - begin)
+                if begin > stop:  # mid-line: from the next line on
+                    begin += data.find(b"\n") + 1
                 if begin < piece.start:
                     out.append(replace(piece, size=piece.start - begin, start=begin, stop=piece.start, first_line=1))
     except OSError:
