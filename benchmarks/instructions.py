@@ -30,30 +30,9 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from throughput import count_lines, generate  # noqa: E402
+from throughput import count_lines, generate, sample_lines  # noqa: E402
 
 MODES = ("zero", "drain3", "ingest", "templates", "scan")
-
-
-def _files(job: Path) -> list[Path]:
-    return sorted(p for p in job.rglob("*") if p.is_file() and p.name != "ground_truth.json")
-
-
-def _sample(job: Path, n: int) -> list[str]:
-    """The first ``n`` lines taken round-robin over the files, as ``throughput.drain3_baseline`` samples."""
-    handles = [p.open(encoding="utf-8", errors="replace") for p in _files(job)]
-    out: list[str] = []
-    while len(out) < n and handles:
-        for fh in list(handles):
-            line = fh.readline()
-            if not line:
-                handles.remove(fh)
-                fh.close()
-                continue
-            out.append(line.rstrip("\n"))
-    for fh in handles:
-        fh.close()
-    return out[:n]
 
 
 def child(mode: str, job: Path, sample: int) -> None:
@@ -69,7 +48,7 @@ def child(mode: str, job: Path, sample: int) -> None:
     from l4lite.sources import discover
 
     rules = load_rules(AnalyzeOptions())
-    lines = _sample(job, sample)  # read in every mode: the same zero point
+    lines = sample_lines(job, sample)  # read in every mode: the same zero point
     found = discover([str(job)], Accounting())
     miner = drain3_miner()  # built in every mode: the same zero point
     if mode == "drain3":

@@ -177,13 +177,12 @@ def drain3_miner() -> object:
     return TemplateMiner(config=config)
 
 
-def drain3_baseline(job: Path, max_lines: int) -> Row:
-    """drain3 TemplateMiner with drain3's masking instructions on raw lines, in this process."""
-    miner = drain3_miner()
+def sample_lines(job: Path, max_lines: int) -> list[str]:
+    """The first ``max_lines`` lines taken round-robin over the job's files, so that the sample has every kind of
+    log, not only the first node's kernel log."""
     lines: list[str] = []
     files = sorted(p for p in glob.glob(str(job / "**" / "*"), recursive=True)
                    if os.path.isfile(p) and not p.endswith("ground_truth.json"))
-    # round-robin over files so that the sample has every kind of log, not only the first node's kernel log
     handles = [open(p, encoding="utf-8", errors="replace") for p in files]  # noqa: SIM115
     try:
         while len(lines) < max_lines and handles:
@@ -196,7 +195,13 @@ def drain3_baseline(job: Path, max_lines: int) -> Row:
     finally:
         for fh in handles:
             fh.close()
-    lines = lines[:max_lines]
+    return lines[:max_lines]
+
+
+def drain3_baseline(job: Path, max_lines: int) -> Row:
+    """drain3 TemplateMiner with drain3's masking instructions on raw lines, in this process."""
+    miner = drain3_miner()
+    lines = sample_lines(job, max_lines)
     started = time.perf_counter()
     cpu = time.process_time()
     for line in lines:

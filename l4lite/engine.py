@@ -1,8 +1,9 @@
 """Execution engines for the scan: one process, a local process pool (``--jobs N``) or a Dask cluster.
 
 The job's files are split into shards (``l4lite.shards``: contiguous runs of files balanced by size; a large
-plain file is first cut into pieces at record starts, ``l4lite.pieces``), each shard is scanned on its own, and the shard scans merge in file order into the job's scan,
-which ``pipeline.diagnose`` takes as it takes the scan of one pass. ``tests/test_engine.py`` and
+plain file is first cut into pieces at record starts, ``l4lite.pieces``), each shard is scanned on its own, and
+the shard scans merge in file order into the job's scan, which ``pipeline.diagnose`` takes as it takes the scan
+of one pass. ``tests/test_engine.py`` and
 ``tests/test_dask.py`` check that the scan and the verdict (status, category, phase, suspects, evidence) equal
 the one-process ones on the fixture jobs.
 

@@ -103,7 +103,7 @@ def read_file(input_file: InputFile, options: IngestOptions, accounting: Account
     reader = _FileReader(input_file, options, accounting, rank_map if rank_map is not None else options.rank_map,
                          node_re)
     if input_file.is_piece and input_file.start > 0:
-        reader.learn_lead(lead_of(input_file))
+        reader.learn_lead(lead_of(input_file), node_re)
     return reader.run()
 
 
@@ -169,14 +169,14 @@ class _FileReader:
         self.nameless = 0  # records that got neither a node nor a rank
         self.plans: dict[bytes, tuple] = {}  # line shape -> how the first line of that shape was read
 
-    def learn_lead(self, lead: Sequence[InputFile]) -> None:
+    def learn_lead(self, lead: Sequence[InputFile], node_re: re.Pattern[str] | None) -> None:
         """Start a piece of a file (``l4lite.pieces``) knowing what the lines before it tell: which host and GPU
         each ``srun --label`` or torchrun stream is, the file's host and rank ties (from the file's first lines,
         NCCL's start-up), and the clock (from the lines just before the piece). Their records are dropped: the
         pieces before this one have them."""
         if not lead:
             return
-        warm = _FileReader(lead[0], self.opt, Accounting(), self.rank_map, compile_node_from(self.opt.node_from))
+        warm = _FileReader(lead[0], self.opt, Accounting(), self.rank_map, node_re)
         for part in lead:
             warm.f = part
             for _ in warm.run():

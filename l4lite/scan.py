@@ -240,19 +240,13 @@ class Scanner:
                 if key is not None and could_match is not None:
                     may = rule_gate.get(key)
                     if may is None:
-                        may = could_match(key)
-                        if len(rule_gate) >= GATE_CACHE:
-                            rule_gate.clear()
-                        rule_gate[key] = may
+                        may = _remember(rule_gate, key, could_match(key))
                 if may:
                     for match in rules.match(record):
                         self._add_hit(match, record, node)
             gates = gates_memo.get(shape)
             if gates is None:
-                gates = _gates_of(msg)
-                if len(gates_memo) >= GATE_CACHE:
-                    gates_memo.clear()
-                gates_memo[shape] = gates
+                gates = _remember(gates_memo, shape, _gates_of(msg))
             if gates & _G_METRIC:
                 values = metric_cache.get(msg)
                 if values is None:
@@ -460,6 +454,14 @@ def scan_records(records: Iterable[Record], miner: Miner, rules: Matcher | None 
 # A metric line as the scan keeps it until ``finish``: (values, iteration, seq, record). Most points of a long job
 # are thinned away before then, so the ``MetricPoint`` is only built for the ones that stay.
 _PendingPoint = tuple[dict[str, Any], "int | None", int, Record]
+
+
+def _remember(memo: dict[bytes, Any], key: bytes, value: Any) -> Any:
+    """Store a per-shape answer in a memo bounded to ``GATE_CACHE`` entries (cleared when full); return it."""
+    if len(memo) >= GATE_CACHE:
+        memo.clear()
+    memo[key] = value
+    return value
 
 
 def _flagged(p: _PendingPoint, isfinite: Any = math.isfinite) -> bool:

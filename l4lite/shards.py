@@ -17,7 +17,6 @@ results can merge in any tree of neighbours; ``finish_merge`` turns the merged r
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import time
@@ -27,7 +26,7 @@ from typing import Any
 
 from l4lite.attribution import RankMap
 from l4lite.records import Accounting
-from l4lite.scan import EXEMPLAR_CAP, MAX_CELLS, UNKNOWN_NODE, JobScan, Progress, TemplateStat, _rebucket
+from l4lite.scan import EXEMPLAR_CAP, MAX_CELLS, JobScan, Progress, TemplateStat, _rebucket, node_key
 from l4lite.sources import InputFile
 
 
@@ -140,21 +139,10 @@ def scan_shard(task: ShardTask) -> ShardResult:
     ties = ingest.rank_map.as_dict()
     scan = scanner.finish(accounting, ties)
     exemplars = {key: list(recs) for key, recs in scan.exemplars.items()}
-    phase_end = {_resolved(node, ties): phase for node, phase in scanner._phase_now.items()}  # noqa: SLF001
+    resolved = {f"rank:{r}": n for r, n in ties.items()}  # as JobScan.remap_nodes re-keys rank-only nodes
+    phase_end = {resolved.get(node, node): phase for node, phase in scanner._phase_now.items()}  # noqa: SLF001
     return ShardResult(task.index, scan, ingest.rank_map, first_rank_nodes, exemplars, n, task.size,
                        time.perf_counter() - started, phase_end)
-
-
-def _resolved(node: str, ties: dict[int, str]) -> str:
-    """A scanner node key as ``JobScan.remap_nodes`` leaves it: a rank-only key becomes its tied node."""
-    if node.startswith("rank:"):
-        with contextlib.suppress(ValueError):
-            return ties.get(int(node[5:]), node)
-    return node
-
-
-def _marker_key(marker: Any) -> str:
-    return marker.node or (f"rank:{marker.rank}" if marker.rank is not None else UNKNOWN_NODE)
 
 
 def _continued(left: ShardResult, right: ShardResult) -> tuple[list[Any], list[Any]]:
@@ -178,7 +166,7 @@ def _continued(left: ShardResult, right: ShardResult) -> tuple[list[Any], list[A
         seen: set[str] = set()
         kept = []
         for m in markers:
-            key = _marker_key(m)
+            key = node_key(m)  # a marker's node and rank, keyed as the scan keys its records
             first = key not in seen
             seen.add(key)
             if first and m.detail.get("implied") and left.phase_end.get(key) == m.kind:
