@@ -37,6 +37,7 @@ from l4lite.attribution import (
 from l4lite.errors import L4Error
 from l4lite.pieces import lead_of
 from l4lite.records import Accounting, Record
+from l4lite.runs import MIN_BLOCK_LINES, BlockPlan, RunShape, ShapeRun, plan_block, run_shape
 from l4lite.shape import FOLD_DIGITS, shape_of
 from l4lite.sources import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover, iter_line_blocks
 from l4lite.timestamps import TimestampParser, boot_anchors
@@ -52,6 +53,8 @@ _DIGITS = frozenset("0123456789")
 _KIND_STARTS = frozenset("T=fEN")  # first characters of messages that may open a multi-line record
 _BLANK = object()  # _line's answer for a line that is blank once its prefixes are removed
 _MAX_PLANS = 4096  # line shapes remembered per file
+_WINDOW_LINES = 4096  # lines worked out at once for runs, at most (see _runs_or_lines)
+_STRETCH_LINES = 8  # lines read one by one between runs before looking again (a shape they teach may start one)
 UPTIME_BRACKET = re.compile(r"\[ *(\d+\.\d+)\] *")
 SRUN_ERROR = re.compile(r"srun: error: ([A-Za-z0-9][\w.-]*): tasks? (\d+)(?:-(\d+))?: ")
 STEPD_NODE = re.compile(r"\bON ([A-Za-z0-9][\w.-]*) CANCELLED AT\b")
@@ -68,6 +71,7 @@ class IngestOptions:
     rank_map: RankMap = field(default_factory=RankMap)
     boot_anchors: dict[str, float] = field(default_factory=dict)  # node -> boot wall time, see prepare_job
     line_shapes: bool = True  # read lines of an already seen shape from remembered offsets (same records)
+    line_runs: bool = True  # and runs of such lines a block at a time (``l4lite.runs``; same records)
 
 
 def iter_records(paths: Sequence[str], options: IngestOptions, accounting: Accounting) -> Iterator[Record]:
@@ -76,10 +80,12 @@ def iter_records(paths: Sequence[str], options: IngestOptions, accounting: Accou
     yield from iter_job(job, options, accounting)
 
 
-def iter_job(job: Job, options: IngestOptions, accounting: Accounting) -> Iterator[Record]:
+def iter_job(job: Job, options: IngestOptions, accounting: Accounting,
+             runs: bool = False) -> Iterator[Record | ShapeRun]:
+    """``iter_records`` of a discovered job (``runs``: see ``_FileReader.run``)."""
     prepare_job(job, options, accounting)
     for input_file in job.files:
-        yield from read_file(input_file, options, accounting)
+        yield from read_file(input_file, options, accounting, runs=runs)
 
 
 def prepare_job(job: Job, options: IngestOptions, accounting: Accounting) -> None:
@@ -94,8 +100,8 @@ def prepare_job(job: Job, options: IngestOptions, accounting: Accounting) -> Non
 
 
 def read_file(input_file: InputFile, options: IngestOptions, accounting: Accounting,
-              rank_map: RankMap | None = None) -> Iterator[Record]:
-    """The records of one file, in the order of their first line."""
+              rank_map: RankMap | None = None, runs: bool = False) -> Iterator[Record | ShapeRun]:
+    """The records of one file, in the order of their first line (``runs``: see ``_FileReader.run``)."""
     try:
         node_re = compile_node_from(options.node_from)
     except ValueError as exc:
@@ -104,7 +110,7 @@ def read_file(input_file: InputFile, options: IngestOptions, accounting: Account
                          node_re)
     if input_file.is_piece and input_file.start > 0:
         reader.learn_lead(lead_of(input_file), node_re)
-    return reader.run()
+    return reader.run(runs)
 
 
 class _Open:
@@ -168,6 +174,9 @@ class _FileReader:
         self.future_lines = 0
         self.nameless = 0  # records that got neither a node nor a rank
         self.plans: dict[bytes, tuple] = {}  # line shape -> how the first line of that shape was read
+        self.run_index: dict[bytes, int] = {}  # line shape -> its entry in run_table (simple plans only)
+        self.run_table: list[RunShape] = []  # replaced, never changed in place: runs keep a reference
+        self.probe = MIN_BLOCK_LINES * 2  # lines read one by one before looking for runs again (doubles)
 
     def learn_lead(self, lead: Sequence[InputFile], node_re: re.Pattern[str] | None) -> None:
         """Start a piece of a file (``l4lite.pieces``) knowing what the lines before it tell: which host and GPU
@@ -186,10 +195,153 @@ class _FileReader:
         self.hold = self.hold and warm.file_host is None and not warm.streams
 
     # ------------------------------------------------------------------------------------------ main loop
-    def run(self) -> Iterator[Record]:
+    def run(self, runs: bool = False) -> Iterator[Record | ShapeRun]:
+        """The file's records in the order of their first line; with ``runs``, a stretch of one-line records of
+        known shapes comes as one ``ShapeRun`` (``l4lite.runs``) instead of record by record."""
         acc = self.acc
+        self.lines_read = self.direct = self.skipped_blank = 0
+        use_runs = self.opt.line_runs and self.opt.line_shapes
+        lineno = 0
+        try:
+            for first, lines in iter_line_blocks(self.f, acc, self.opt.max_line_chars):
+                if use_runs:
+                    yield from self._runs_or_lines(first, lines, runs)
+                else:
+                    yield from self._lines(first, lines, None)
+                lineno = first + len(lines)
+                if self.open and (len(self.open) > 1
+                                  or lineno - next(iter(self.open.values())).end > _STALE_LINES):
+                    self._close_stale(lineno)
+                if self.hold and lineno > _HOLD_LINES:
+                    self.hold = False
+            self.hold = False
+            out = self.out
+            for op in self.open.values():
+                op.closed = True
+            self.open.clear()
+            finish = self._finish
+            while out:
+                yield finish(out.popleft())
+            if self.nameless:
+                acc.warn(f"{self.f.rel}: no node in its path or lines: its {self.nameless} record(s) count under "
+                         "node 'unknown' (name the node with --node-from REGEX)")
+        finally:
+            acc.lines_read += self.lines_read
+            acc.lines_in_records += self.direct
+            acc.records += self.direct
+            if self.skipped_blank:
+                acc.skip_lines("blank", self.skipped_blank)
+            # records still queued when the consumer stopped early are counted so that the books balance
+            for op in self.out:
+                acc.skip_lines("unconsumed", op.n)
+            self.out.clear()
+
+    def _runs_or_lines(self, first: int, lines: list[str], runs: bool) -> Iterator[Record | ShapeRun]:
+        """A block of lines, in runs where it can be (``_block``), a window of lines at a time. The shapes a run
+        needs are learnt by the per-line path: a file starts line by line, and a window is worked out again when
+        enough of its lines turn out to be of shapes learnt since."""
+        n = len(lines)
+        a = 0
+        tried = -1  # run shapes known when a window last had no line of them
+        while a < n:
+            if self.run_table and len(self.run_table) != tried and not self.hold and n - a >= MIN_BLOCK_LINES:
+                part = lines[a:a + _WINDOW_LINES] if (a or n > _WINDOW_LINES) else lines
+                block = plan_block(part, self.run_index, self.run_table, self.future)
+                if block is not None:
+                    yield from self._block(first + a, part, block, runs)
+                    a += len(part)
+                    continue
+                tried = len(self.run_table)
+            step = self.probe
+            yield from self._lines(first + a, lines[a:a + step] if (a or n > step) else lines, None)
+            a += step
+            self.probe = min(step * 2, _WINDOW_LINES)
+
+    def _block(self, first: int, lines: list[str], block: BlockPlan, runs: bool) -> Iterator[Record | ShapeRun]:
+        """Lines of a window: runs where the per-line path would read every line with the simple plan (nothing
+        open, queued or held), the per-line path in between. A line of a shape learnt after the window was worked
+        out joins a run as the per-line path would read it (``_patch``)."""
+        i = 0
+        n = len(lines)
+        shape_list = block.shape_list
+        keys = block.keys
+        run_index = self.run_index
+        while i < n:
+            j = i
+            if not self.out and not self.open and not self.hold:
+                patch = self._patch if block.table is self.run_table else None
+                while j < n and (shape_list[j] >= 0 or (patch is not None and patch(block, j))):
+                    j += 1
+            if j > i:
+                self._learn_minutes(block, j)
+                run = ShapeRun(self.f.rel, first + i, lines[i:j], keys[i:j], block.time_list[i:j],
+                               shape_list[i:j], block.table, *self._run_names(j - i))
+                self.last_time = run.times[-1]
+                self.lines_read += j - i
+                self.direct += j - i
+                if runs:
+                    yield run
+                else:
+                    yield from run.records()
+                i = j
+            else:
+                # the per-line path up to the next line a run could start at (it may open or queue a record)
+                j = i + 1
+                while j < n and shape_list[j] < 0 and keys[j] not in run_index and j - i < _STRETCH_LINES:
+                    j += 1
+                yield from self._lines(first + i, lines[i:j] if (i or j < n) else lines, keys[i:j])
+                run_index = self.run_index
+                i = j
+
+    def _patch(self, block: BlockPlan, j: int) -> bool:
+        """Give line ``j`` of a window its run shape and time if it is of a shape learnt since the window was worked
+        out and ``_planned_simple`` would read it now (its minute known, its time not in the future)."""
+        x = self.run_index.get(block.keys[j])
+        if x is None:
+            return False
+        sh = block.table[x]
+        s = block.lines[j]
+        layout = (sh.date_start, sh.frac_start, sh.frac_len)
+        t = self.ts.iso_time(s, layout)
+        if t is None:  # the first line of a minute: the per-line path learns it, after the lines before it
+            self._learn_minutes(block, j)
+            a = sh.date_start
+            try:
+                self.ts.learn_minute(s[a:a + 16], int(s[a:a + 4]), int(s[a + 5:a + 7]), int(s[a + 8:a + 10]),
+                                     int(s[a + 11:a + 13]), int(s[a + 14:a + 16]))
+            except ValueError:  # not a date: the per-line path takes it
+                return False
+            t = self.ts.iso_time(s, layout)
+        if t is None or t > self.future:
+            return False
+        block.shape_list[j] = x
+        block.time_list[j] = t
+        return True
+
+    def _learn_minutes(self, block: BlockPlan, j: int) -> None:
+        """What the per-line path does, up to line ``j`` of a window, for the first line of a minute the timestamp
+        parser has not seen. (A minute whose first line is read by the per-line path is learnt there.)"""
+        known = self.ts.known_minute
+        for text, parts in block.minutes_from(block.learned, j):
+            if not known(text):
+                self.ts.learn_minute(text, *parts)
+        block.learned = j
+
+    def _run_names(self, count: int) -> tuple[str | None, int | None, int | None]:
+        """Node, rank and GPU of the lines of a run (``_planned_simple``'s, the same for every line of a run)."""
+        rank = self.path_rank
+        node = self.path_node
+        gpu = None
+        if node is None and (self.streams or rank is not None):
+            node, gpu = self._fill("", node, rank, gpu)
+        if node is None and rank is None:
+            self.nameless += count
+        return node, rank, gpu
+
+    def _lines(self, lineno: int, lines: list[str], keys: list[bytes] | None) -> Iterator[Record]:
+        """The per-line path over consecutive lines starting at line ``lineno`` (``keys``: their shapes, if
+        known)."""
         skipped_blank = 0
-        lines_read = 0
         direct = 0  # single-line records emitted without queueing
         out = self.out
         line = self._line
@@ -198,59 +350,38 @@ class _FileReader:
         plans = self.plans
         opened = self.open
         finish = self._finish
-        lineno = 0
+        k = -1
         try:
-            for first, lines in iter_line_blocks(self.f, acc, self.opt.max_line_chars):
-                lineno = first
-                for s in lines:
-                    lines_read += 1
-                    if not s or (s[0] in _SPACE_START and s.isspace()):
-                        skipped_blank += 1
-                    else:
-                        r = None
-                        if plans and not out and not opened and not self.hold:
-                            key = s.encode("utf-8", "surrogatepass").translate(FOLD_DIGITS)
-                            plan = plans.get(key)
-                            if plan is not None:
-                                r = planned_simple(lineno, s, plan) if len(plan) == 6 else planned(lineno, s, plan)
-                                if r is not None:
-                                    r.shape = key
-                        if r is None:
-                            r = line(lineno, s)
-                        if r is not None:
-                            if r is _BLANK:
-                                skipped_blank += 1
-                            else:
-                                direct += 1
-                                yield r
-                    lineno += 1
-                    if out and out[0].closed and not self.hold:
-                        while out and out[0].closed:
-                            yield finish(out.popleft())
-                if self.open and (len(self.open) > 1
-                                  or lineno - next(iter(self.open.values())).end > _STALE_LINES):
-                    self._close_stale(lineno)
-                if self.hold and lineno > _HOLD_LINES:
-                    self.hold = False
-            self.hold = False
-            for op in self.open.values():
-                op.closed = True
-            self.open.clear()
-            while out:
-                yield finish(out.popleft())
-            if self.nameless:
-                acc.warn(f"{self.f.rel}: no node in its path or lines: its {self.nameless} record(s) count under "
-                         "node 'unknown' (name the node with --node-from REGEX)")
+            for s in lines:
+                k += 1
+                if not s or (s[0] in _SPACE_START and s.isspace()):
+                    skipped_blank += 1
+                else:
+                    r = None
+                    if plans and not out and not opened and not self.hold:
+                        key = keys[k] if keys is not None else \
+                            s.encode("utf-8", "surrogatepass").translate(FOLD_DIGITS)
+                        plan = plans.get(key)
+                        if plan is not None:
+                            r = planned_simple(lineno, s, plan) if len(plan) == 6 else planned(lineno, s, plan)
+                            if r is not None:
+                                r.shape = key
+                    if r is None:
+                        r = line(lineno, s)
+                    if r is not None:
+                        if r is _BLANK:
+                            skipped_blank += 1
+                        else:
+                            direct += 1
+                            yield r
+                lineno += 1
+                if out and out[0].closed and not self.hold:
+                    while out and out[0].closed:
+                        yield finish(out.popleft())
         finally:
-            acc.lines_read += lines_read
-            acc.lines_in_records += direct
-            acc.records += direct
-            if skipped_blank:
-                acc.skip_lines("blank", skipped_blank)
-            # records still queued when the consumer stopped early are counted so that the books balance
-            for op in out:
-                acc.skip_lines("unconsumed", op.n)
-            out.clear()
+            self.lines_read += k + 1
+            self.direct += direct
+            self.skipped_blank += skipped_blank
 
     def _line(self, lineno: int, s: str) -> Record | _Open | None:
         """Handle one non-blank line.
@@ -478,11 +609,18 @@ class _FileReader:
         plans = self.plans
         if len(plans) >= _MAX_PLANS:
             plans.clear()
+            self.run_index = {}
+            self.run_table = []
         ts_first, ts_second, ts_end, ts_kind, ts_level = spans[3:8]
         layout = self.ts.iso_layout(s, ts_second if ts_second >= 0 else ts_first, ts_end) \
             if ts_kind == "iso" and ts_level is None else None
         if layout is not None and not pos and spans[:3] == (None, None, None) and ts_second < 0:
             plans[key] = (layout, a, end, level, source, rank_in_msg)  # the common shape: see _planned_simple
+            if key not in self.run_index and (not rank_in_msg or self.path_rank is not None):
+                shape = run_shape(key, layout, a, end, level, source)
+                if shape is not None:
+                    self.run_index[key] = len(self.run_table)
+                    self.run_table.append(shape)
         else:
             plans[key] = (pos, global_rank, local_rank, nccl, level, source, a, end, rank_in_msg, layout) + spans
 

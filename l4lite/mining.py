@@ -290,6 +290,26 @@ class TemplateMiner:
         _put_bounded(self._by_key, key, (entry, getter, getter(tokens) if getter else None), self.cache_size)
         return entry[0].cluster_id
 
+    def cached_id(self, key: bytes) -> int | None:
+        """The cluster id ``add`` would return for a message with this key (as for ``add``) straight from its cache,
+        with no token check and no template changed; None when ``add`` would do more (then it may well for the
+        next message of the key: see ``needs_tokens``). Changes nothing: ``count_hits`` counts."""
+        hit = self._by_key.get(key) if self.cache_size else None
+        if hit is None or hit[1] is not None:
+            return None
+        entry = hit[0]
+        return entry[0].cluster_id if entry[1][0] == entry[2] else None
+
+    def needs_tokens(self, key: bytes) -> bool:
+        """Whether every message with this key is checked token by token (digits kept in its template)."""
+        hit = self._by_key.get(key)
+        return hit is not None and hit[1] is not None
+
+    def count_hits(self, key: bytes, n: int) -> None:
+        """``add`` of ``n`` messages with this key, which ``cached_id`` answered."""
+        self._by_key[key][0][0].size += n
+        self.hits += n
+
     def _drain_add(self, masked: str) -> _Entry:
         self.drain_calls += 1
         cluster, change = self.drain.add_log_message(masked)

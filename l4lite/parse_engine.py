@@ -61,7 +61,7 @@ def spool_shard(task: SpoolTask) -> SpoolResult:
     accounting = Accounting()
     ingest = IngestOptions(node_from=task.node_from)
     miner = TemplateMiner()
-    records = (r for f in task.files for r in read_file(f, ingest, accounting))
+    records = (r for f in task.files for r in read_file(f, ingest, accounting, runs=True))
     with fewer_collections():
         n = write_spool(records, miner, Path(task.spool))
     return SpoolResult(task.index, task.spool, n, accounting, miner.finalize(), ingest.rank_map,

@@ -11,6 +11,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TextIO
 
+from l4lite.runs import ShapeRun
+
 ProgressFn = Callable[[int, int, int], None]
 
 
@@ -61,7 +63,8 @@ def progress_bar(quiet: bool = False, stream: TextIO | None = None) -> ProgressB
 
 def track_records(records: Iterable[Any], files: Sequence[Any], report: ProgressFn | None,
                   every: int = 20_000) -> Iterator[Any]:
-    """Pass records through, reporting progress by file (records carry ``file``, files ``rel`` and ``size``)."""
+    """Pass records through, reporting progress by file (records carry ``file``, files ``rel`` and ``size``; a
+    ``ShapeRun`` counts as its records)."""
     if report is None:
         yield from records
         return
@@ -70,13 +73,15 @@ def track_records(records: Iterable[Any], files: Sequence[Any], report: Progress
     done = 0
     current: str | None = None
     n = 0
+    due = every
     for record in records:
         if record.file != current:
             if current is not None:
                 done += sizes.get(current, 0)
             current = record.file
-        n += 1
-        if n % every == 0:
+        n += len(record) if type(record) is ShapeRun else 1
+        if n >= due:
             report(done, total, n)
+            due = n - n % every + every
         yield record
     report(total, total, n)

@@ -280,6 +280,14 @@ class TimestampParser:
         minutes[key[:16]] = base
         return base
 
+    def known_minute(self, text: str) -> bool:
+        """Whether the ISO minute ``text`` (``YYYY-MM-DD HH:MM``, as written) has been seen (see ``iso_time``)."""
+        return text in self._minutes
+
+    def learn_minute(self, text: str, y: int, mo: int, d: int, h: int, mi: int) -> float:
+        """See the ISO minute ``text`` as a header parsed in full would (``l4lite.runs``): its epoch seconds."""
+        return self._minute(text, y, mo, d, h, mi)
+
     def iso_layout(self, s: str, pos: int, end: int) -> tuple[int, int, int] | None:
         """Where the parts of an ISO header at ``pos`` (bare or in brackets, no UTC offset) that ended at ``end``
         sit: (start of the date-time, start of the fraction, fraction digits). Lines of the same shape have them

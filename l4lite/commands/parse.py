@@ -27,6 +27,8 @@ from l4lite import __version__
 from l4lite.errors import L4Error
 from l4lite.parallel import jobs_argument, resolve_jobs
 from l4lite.records import Accounting, Record
+from l4lite.runs import ShapeRun
+from l4lite.shape import shape_of
 from l4lite.terminal import printable
 
 FORMATS = ("parquet", "csv", "jsonl")
@@ -93,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
             miner = TemplateMiner()
             spool = Path(tmp) / "records.arrows"
             job = discover(args.paths, accounting)
-            records = iter_job(job, IngestOptions(node_from=args.node_from), accounting)
+            records = iter_job(job, IngestOptions(node_from=args.node_from), accounting, runs=True)
             with fewer_collections():
                 n = write_spool(track_records(records, job.files, bar), miner, spool)
             templates = len(miner)
@@ -139,47 +141,126 @@ def _strings(values: list[str | None]) -> Any:
                         pa.string())
 
 
-def write_spool(records: Iterable[Record], miner: Any, path: Path) -> int:
-    """Mine every record and spool it with its local cluster id, in batches. Returns the number of records."""
+def write_spool(records: Iterable[Record | ShapeRun], miner: Any, path: Path) -> int:
+    """Mine every record and spool it with its local cluster id, in batches. Returns the number of records.
+
+    A ``ShapeRun`` (``l4lite.runs``) goes into the columns as it is, without a record per line."""
     import pyarrow as pa
 
     schema = _spool_schema()
     n = 0
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, schema) as writer:
+        columns: dict[str, list[Any]] = {name: [] for name in schema.names}
         batch: list[Record] = []
         clusters: list[int] = []
         add = miner.add
         for record in records:
+            if type(record) is ShapeRun:
+                _columns_of_records(columns, batch, clusters)
+                _columns_of_run(columns, record, miner)
+                if len(columns["line"]) >= BATCH_RECORDS:
+                    n += _flush(writer, schema, columns)
+                continue
             batch.append(record)
             clusters.append(add(record.message))
             if len(batch) >= BATCH_RECORDS:
-                n += _flush(writer, schema, batch, clusters)
-        n += _flush(writer, schema, batch, clusters)
+                _columns_of_records(columns, batch, clusters)
+                n += _flush(writer, schema, columns)
+        _columns_of_records(columns, batch, clusters)
+        n += _flush(writer, schema, columns)
     return n
 
 
-def _flush(writer: Any, schema: Any, batch: list[Record], clusters: list[int]) -> int:
-    import pyarrow as pa
-
+def _columns_of_records(columns: dict[str, list[Any]], batch: list[Record], clusters: list[int]) -> None:
     if not batch:
-        return 0
-    arrays = [
-        _strings([r.file for r in batch]),
-        pa.array([r.line for r in batch], pa.int64()),
-        pa.array([r.end_line for r in batch], pa.int64()),
-        _strings([r.node for r in batch]),
-        pa.array([r.rank for r in batch], pa.int64()),
-        pa.array([r.gpu for r in batch], pa.int64()),
-        _strings([r.source for r in batch]),
-        pa.array([r.time for r in batch], pa.float64()),
-        _strings([r.level for r in batch]),
-        _strings([r.text for r in batch]),
-        pa.array(clusters, pa.int64()),
-    ]
-    writer.write_batch(pa.record_batch(arrays, schema=schema))
-    n = len(batch)
+        return
+    for name in ("file", "line", "end_line", "node", "rank", "gpu", "source", "time", "level", "text"):
+        columns[name] += [getattr(r, name) for r in batch]
+    columns["cluster"] += clusters
     batch.clear()
     clusters.clear()
+
+
+def _columns_of_run(columns: dict[str, list[Any]], run: ShapeRun, miner: Any) -> None:
+    n = len(run)
+    columns["file"] += [run.file] * n
+    columns["line"] += range(run.first, run.first + n)
+    columns["end_line"] += range(run.first, run.first + n)
+    columns["node"] += [run.node] * n
+    columns["rank"] += [run.rank] * n
+    columns["gpu"] += [run.gpu] * n
+    columns["source"] += run.column("source")
+    columns["time"] += run.times
+    columns["level"] += run.column("level")
+    columns["text"] += run.texts
+    columns["cluster"] += _mine_run(run, miner)
+
+
+def _mine_run(run: ShapeRun, miner: Any) -> list[int]:
+    """Cluster ids of a run's messages, as ``miner.add`` of each in order would give them: per line shape at
+    once where the miner's cache answers (``cached_id``), one by one where it does not."""
+    shapes = run.shapes
+    table = run.table
+    key_of: dict[int, bytes] = {}
+    checked: set[int] = set()  # shapes whose messages the miner checks token by token: one by one
+    for x in set(shapes):
+        sh = table[x]
+        key = sh.msg_key
+        if key is None:  # every message of one line shape has the same key
+            key = shape_of(run.texts[shapes.index(x)][sh.msg_start:sh.msg_end])
+        key_of[x] = key
+        if miner.needs_tokens(key):
+            checked.add(x)
+    if not checked:
+        return _mine_stretch(run, 0, len(shapes), key_of, miner)
+    out: list[int] = []
+    a = 0
+    for i, x in enumerate(shapes):
+        if x in checked:
+            out += _mine_stretch(run, a, i, key_of, miner)
+            sh = table[x]
+            out.append(miner.add(run.texts[i][sh.msg_start:sh.msg_end]))
+            a = i + 1
+    out += _mine_stretch(run, a, len(shapes), key_of, miner)
+    return out
+
+
+def _mine_stretch(run: ShapeRun, start: int, end: int, key_of: dict[int, bytes], miner: Any) -> list[int]:
+    """``_mine_run`` of lines ``start:end`` (none of a shape checked token by token)."""
+    shapes = run.shapes
+    table = run.table
+    out: list[int] = []
+    while start < end:
+        rest = shapes[start:end]
+        distinct = set(rest)
+        cids = {x: miner.cached_id(key_of[x]) for x in distinct}
+        stale = [x for x, cid in cids.items() if cid is None]
+        if not stale:
+            for x in distinct:
+                miner.count_hits(key_of[x], rest.count(x) if len(distinct) > 1 else len(rest))
+            out += map(cids.__getitem__, rest)
+            break
+        # one by one up to the first message the cache cannot answer (that one renews its entry)
+        stop = start + min(rest.index(x) for x in stale) + 1
+        add = miner.add
+        for s, x in zip(run.texts[start:stop], shapes[start:stop], strict=True):
+            sh = table[x]
+            out.append(add(s[sh.msg_start:sh.msg_end]))
+        start = stop
+    return out
+
+
+def _flush(writer: Any, schema: Any, columns: dict[str, list[Any]]) -> int:
+    import pyarrow as pa
+
+    n = len(columns["line"])
+    if not n:
+        return 0
+    arrays = [_strings(values) if field.type == pa.string() else pa.array(values, field.type)
+              for field, values in zip(schema, columns.values(), strict=True)]
+    writer.write_batch(pa.record_batch(arrays, schema=schema))
+    for values in columns.values():
+        values.clear()
     return n
 
 

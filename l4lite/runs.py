@@ -1,0 +1,204 @@
+"""Runs of one-line records of known shapes, worked out a block of lines at a time.
+
+Ingest reads the first line of a shape (its bytes with digits folded, ``l4lite.shape``) in full and later lines
+of that shape from the same offsets (``ingest._FileReader._planned_simple``). Most lines of a training log are
+of a few such shapes: an ISO timestamp, the logger's fields, a progress line whose numbers change. This module
+does that reading for a whole block of lines at once: the shapes of all lines from one byte translation of the
+block, and the times of all lines of known shapes from one numpy gather of their timestamp digits. What is left
+per line is building its record; ``l4lite parse`` does not even do that, it puts a run into its Arrow columns
+as it is (``ShapeRun``).
+
+Only the common shape is taken: an ISO timestamp first, no stream prefix, no host or GPU in the line (the
+``_planned_simple`` plan), with ASCII up to the end of the timestamp. The reader hands a block to a run only
+where it would have read each line with that plan (no record open, nothing queued or held), and a line whose
+minute the timestamp parser has not seen yet counts as seen first (``TimestampParser.minute``, what the
+per-line path does for that line). So the records are those of the per-line path, which stays the reference:
+``IngestOptions(line_runs=False)``, and the tests compare both.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from l4lite.records import Record
+from l4lite.shape import FOLD_DIGITS
+
+MIN_BLOCK_LINES = 64  # a smaller block is read line by line: the numpy set-up would cost more than it saves
+_POW10 = np.array([10.0 ** k for k in range(10)])
+
+
+@dataclass(frozen=True, slots=True)
+class RunShape:
+    """A line shape a run can take: where its timestamp and message sit, and what the first line gave."""
+
+    key: bytes
+    date_start: int  # offset of the ISO date-time
+    frac_start: int  # offset of its fraction of a second, -1 without one
+    frac_len: int
+    msg_start: int
+    msg_end: int
+    level: str | None
+    source: str
+    msg_key: bytes | None  # the message's shape (``key[msg_start:msg_end]`` when the line is all ASCII)
+
+
+def run_shape(key: bytes, layout: tuple[int, int, int], msg_start: int, msg_end: int, level: str | None,
+              source: str) -> RunShape | None:
+    """The run shape of a simple plan, or None when its timestamp is not all ASCII before its end (character
+    offsets are byte offsets only there)."""
+    ds, fs, fl = layout
+    end = max(ds + 19, fs + fl)
+    if not key[:end].isascii() or len(key) < end:
+        return None
+    msg_key = key[msg_start:msg_end] if key.isascii() else None
+    return RunShape(key, ds, fs, fl, msg_start, msg_end, level, source, msg_key)
+
+
+@dataclass(slots=True)
+class ShapeRun:
+    """Consecutive one-line records of known shapes from one file: ``records()`` builds them; a columnar
+    consumer reads the fields as lists."""
+
+    file: str
+    first: int  # line number of the first line
+    texts: list[str]
+    keys: list[bytes]
+    times: list[float]
+    shapes: list[int]  # index into ``table`` per line
+    table: list[RunShape]
+    node: str | None
+    rank: int | None
+    gpu: int | None
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def messages(self) -> list[str]:
+        table = self.table
+        out = []
+        for s, x in zip(self.texts, self.shapes, strict=True):
+            sh = table[x]
+            out.append(s[sh.msg_start:sh.msg_end])
+        return out
+
+    def records(self) -> list[Record]:
+        file, node, rank, gpu, table = self.file, self.node, self.rank, self.gpu, self.table
+        out = []
+        append = out.append
+        lineno = self.first
+        for s, key, t, x in zip(self.texts, self.keys, self.times, self.shapes, strict=True):
+            sh = table[x]
+            append(Record(file, lineno, lineno, node, rank, gpu, sh.source, t, sh.level, s[sh.msg_start:sh.msg_end],
+                          s, "", "", key))
+            lineno += 1
+        return out
+
+    def column(self, name: str) -> list[Any]:
+        """``source`` or ``level`` of every line."""
+        values = [getattr(sh, name) for sh in self.table]
+        return list(map(values.__getitem__, self.shapes))
+
+
+class BlockPlan:
+    """One window of lines: their keys, which lines a run may take and their times, and the first line of each
+    minute of their timestamps (``minutes_from``)."""
+
+    __slots__ = ("lines", "keys", "table", "shape_list", "time_list", "minute_lines", "minute_parts", "learned")
+
+    def __init__(self, lines: list[str], keys: list[bytes], table: list[RunShape], shape_list: list[int],
+                 time_list: list[float], minute_lines: list[int],
+                 minute_parts: list[tuple[int, int, int, int, int, int]]) -> None:
+        self.lines = lines
+        self.keys = keys
+        self.table = table  # the run shapes the indices refer to
+        self.shape_list = shape_list  # per line: its run shape, -1 where no run may take it
+        self.time_list = time_list
+        self.learned = 0  # lines before this one have had their minutes seen (``ingest._FileReader._learn_minutes``)
+        self.minute_lines = minute_lines  # the first line a run may take of each minute, in order
+        self.minute_parts = minute_parts  # of each of those: (offset of the date, y, mo, d, h, mi)
+
+    def minutes_from(self, i: int, j: int) -> list[tuple[str, tuple[int, int, int, int, int]]]:
+        """(text, (y, mo, d, h, mi)) of the minutes that lines ``i:j`` are the first of (among the lines a run may
+        take), in order."""
+        first = self.minute_lines
+        a = bisect_left(first, i)
+        b = bisect_left(first, j, a)
+        out = []
+        for line, (ds, *parts) in zip(first[a:b], self.minute_parts[a:b], strict=True):
+            out.append((self.lines[line][ds:ds + 16], tuple(parts)))
+        return out
+
+
+_DAYS_IN_MONTH = np.array([31, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])  # [0] unused
+
+
+def _epoch_days(y: np.ndarray, mo: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Days since 1970-01-01 of proleptic Gregorian dates (``date.toordinal() - 719163``), and which dates exist
+    (``date()`` raises for the others)."""
+    leap = (y % 4 == 0) & ((y % 100 != 0) | (y % 400 == 0))
+    month_ok = (mo >= 1) & (mo <= 12)
+    mo1 = np.where(month_ok, mo, 1)
+    valid = month_ok & (y >= 1) & (d >= 1) & (d <= _DAYS_IN_MONTH[mo1] + (leap & (mo1 == 2)))
+    yy = y - (mo1 <= 2)
+    era = yy // 400
+    yoe = yy - era * 400
+    doy = (153 * ((mo1 + 9) % 12) + 2) // 5 + d - 1
+    return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468, valid
+
+
+def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunShape],
+               future: float) -> BlockPlan | None:
+    """Work out a window of lines: each line's key, which lines are of a run shape, and their times. None when no
+    line is."""
+    n = len(lines)
+    raw = "\n".join(lines).encode("utf-8", "surrogatepass")
+    keys = raw.translate(FOLD_DIGITS).split(b"\n")
+    if len(keys) != n:  # a line with a newline in it (not from a file): leave the window to the per-line path
+        return None
+    shape_idx = np.fromiter(map(shape_index.get, keys, [-1] * n), dtype=np.int64, count=n)
+    cand = np.flatnonzero(shape_idx >= 0)
+    if len(cand) == 0:
+        return None
+    lengths = np.fromiter(map(len, keys), dtype=np.int64, count=n)
+    starts = np.zeros(n, dtype=np.int64)
+    np.cumsum(lengths[:-1] + 1, out=starts[1:])
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    shapes = shape_idx[cand]
+    forms: dict[bytes, int] = {}  # a minute's text without its digits: the parser keys minutes by their text
+    per_shape = np.array([(sh.date_start, sh.frac_start, sh.frac_len,
+                           forms.setdefault(sh.key[sh.date_start:sh.date_start + 16], len(forms))) for sh in table],
+                         dtype=np.int64)[shapes]
+    ds, fs, fl, form = per_shape[:, 0], per_shape[:, 1], per_shape[:, 2], per_shape[:, 3]
+    digit = buf[(starts[cand] + ds)[:, None] + np.arange(19)].astype(np.int64) - 48  # "YYYY-MM-DD HH:MM:SS"
+    y = digit[:, 0] * 1000 + digit[:, 1] * 100 + digit[:, 2] * 10 + digit[:, 3]
+    mo = digit[:, 5] * 10 + digit[:, 6]
+    d = digit[:, 8] * 10 + digit[:, 9]
+    h = digit[:, 11] * 10 + digit[:, 12]
+    mi = digit[:, 14] * 10 + digit[:, 15]
+    sec = digit[:, 17] * 10 + digit[:, 18]
+    frac = np.zeros(len(cand), dtype=np.int64)
+    fstart = starts[cand] + fs
+    for k in range(int(fl.max(initial=0))):
+        has = fl > k
+        frac = np.where(has, frac * 10 + buf[np.where(has, fstart + k, 0)].astype(np.int64) - 48, frac)
+    days, valid = _epoch_days(y, mo, d)
+    # TimestampParser._minute's and iso_time's arithmetic in their order, so the same floats
+    t = (days * 86400).astype(np.float64) + h * 3600 + mi * 60 + sec
+    t = np.where(fl > 0, t + frac / _POW10[fl], t)
+    good = valid & (t <= future)
+    ok = np.zeros(n, dtype=bool)
+    ok[cand[good]] = True
+    times = np.zeros(n)
+    times[cand] = t
+    # the first line a run may take of each minute (of each text form)
+    g = np.flatnonzero(good)
+    code = ((((y[g] * 100 + mo[g]) * 100 + d[g]) * 100 + h[g]) * 100 + mi[g]) * 4096 + form[g]
+    _, firsts = np.unique(code, return_index=True)
+    firsts = g[np.sort(firsts)]
+    minute_parts = np.stack([ds[firsts], y[firsts], mo[firsts], d[firsts], h[firsts], mi[firsts]], axis=1)
+    return BlockPlan(lines, keys, table, np.where(ok, shape_idx, -1).tolist(), times.tolist(), cand[firsts].tolist(),
+                     [tuple(p) for p in minute_parts.tolist()])

@@ -1,0 +1,177 @@
+"""Runs of known-shape lines (``l4lite.runs``) give the records of the per-line path, and take most lines.
+
+Ingest reads a window of lines at a time where it can: the shapes of all lines from one byte translation, the
+times of the lines of known shapes from one numpy gather. These tests compare that with the per-line path
+(``IngestOptions(line_runs=False)``) and with the full reader (``line_shapes=False``) on simulated jobs long
+enough for runs to form, on hand-made files that hit each way out of a run (a new minute, a new shape, an open
+traceback, an impossible date, a future time, blank and non-ASCII lines), and check ``l4lite parse``'s spool,
+which takes runs as columns and mines them per shape.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import astuple
+from datetime import date, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pyarrow.ipc as ipc
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from l4lite.commands.parse import write_spool
+from l4lite.ingest import IngestOptions, iter_job, iter_records
+from l4lite.mining import TemplateMiner
+from l4lite.records import Accounting
+from l4lite.runs import ShapeRun, _epoch_days
+from l4lite.simulate import JobSpec, generate
+from l4lite.sources import discover
+
+
+def _read(paths: list[str], **options: bool) -> tuple[list[tuple], dict]:
+    acc = Accounting()
+    records = [astuple(r)[:-1] for r in iter_records(paths, IngestOptions(**options), acc)]  # not the shape
+    return records, acc.to_dict()
+
+
+def _run_share(paths: list[str]) -> float:
+    """Share of the records that came in runs."""
+    acc = Accounting()
+    in_runs = total = 0
+    for item in iter_job(discover(paths, acc), IngestOptions(), acc, runs=True):
+        n = len(item) if type(item) is ShapeRun else 1
+        total += n
+        if type(item) is ShapeRun:
+            in_runs += n
+    return in_runs / total
+
+
+def _same_three_ways(paths: list[str]) -> int:
+    runs = _read(paths)
+    lines = _read(paths, line_runs=False)
+    full = _read(paths, line_shapes=False)
+    assert runs[1] == lines[1] == full[1]
+    for a, b, c in zip(runs[0], lines[0], full[0], strict=True):
+        assert a == b == c
+    return len(runs[0])
+
+
+@pytest.fixture(scope="module")
+def sim_jobs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    root = tmp_path_factory.mktemp("sim")
+    jobs = []
+    for k, (scenario, fmt) in enumerate((("xid79_fallen_off_bus", "deepspeed"), ("healthy", "deepspeed"),
+                                         ("nccl_hang", "megatron"), ("healthy", "hf"))):
+        out = root / f"{k}-{scenario}-{fmt}"
+        generate(JobSpec(scenario, nodes=2, gpus_per_node=2, iterations=1500, seed=7 + k, fmt=fmt,
+                         layout="per-node-dir"), out)
+        jobs.append(out)
+    return jobs
+
+
+def test_simulated_jobs_read_the_same_in_runs(sim_jobs: list[Path]) -> None:
+    for job in sim_jobs:
+        assert _same_three_ways([str(job)]) > 1000
+
+
+def test_runs_take_most_lines_of_a_deepspeed_job(sim_jobs: list[Path]) -> None:
+    assert _run_share([str(sim_jobs[1])]) > 0.8
+
+
+def _iso(t: float) -> str:
+    whole = int(t)
+    stamp = datetime(2024, 12, 31, 23, 0, 0) + timedelta(seconds=whole)
+    return f"{stamp:%Y-%m-%d %H:%M:%S},{int(round((t - whole) * 1000)) % 1000:03d}"
+
+
+def _hand_made(rnd: random.Random) -> list[str]:
+    """A trainer log crossing minutes, hours and a new year, with every kind of line that ends a run."""
+    out = []
+    t = 0.0
+    step = 1
+    for i in range(3000):
+        t += rnd.choice((0.4, 1.3, 7.9, 61.0))
+        stamp = _iso(t)
+        r = rnd.random()
+        if r < 0.80:
+            out.append(f"[{stamp}] [INFO] [train.py:214:train] [Rank 3] step={step}, loss={rnd.uniform(0, 12):.4f}, "
+                       f"lr={rnd.uniform(0, 1e-3):.4e}")
+            step += rnd.choice((1, 1, 1, 97))
+        elif r < 0.84:
+            out.append(f"[{stamp}] [INFO] [timer.py:264:stop] RunningAvgSamplesPerSec={rnd.uniform(0, 999)!r}")
+        elif r < 0.86:
+            out.append("")
+        elif r < 0.88:
+            out.append(f"[{stamp}] [ERROR] [engine.py:88:step] Traceback (most recent call last):")
+            out.append('  File "train.py", line 12, in <module>')
+            out.append("RuntimeError: CUDA error: an illegal memory access was encountered")
+        elif r < 0.89:
+            out.append(f"[2024-02-{rnd.randrange(30, 32)} 10:00:00,000] [INFO] [train.py:214:train] [Rank 3] "
+                       f"step={step}, loss=1.0000, lr=1.0000e-04")  # an impossible date, a known shape
+        elif r < 0.90:
+            out.append(f"[2099-01-01 00:00:{rnd.randrange(10, 60)},000] [INFO] [train.py:214:train] [Rank 3] "
+                       f"step={step}, loss=1.0000, lr=1.0000e-04")  # a wrong clock
+        elif r < 0.92:
+            out.append(f"[{stamp}] [INFO] [data.py:9:load] shard « é {i} » 读取 ✓")
+        elif r < 0.94:
+            out.append(f"Jan  1 00:{rnd.randrange(10, 60)}:00 node3 kernel: NVRM: Xid (PCI:0000:3b:00): 79")
+        else:
+            out.append(f"[{stamp}] [INFO] [logging.py:128:log_dist] [Rank 3] step={step}, skipped=0, "
+                       f"lr=[{rnd.uniform(0, 1e-3)!r}]")
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_hand_made_logs_read_the_same_in_runs(tmp_path: Path, seed: int) -> None:
+    rnd = random.Random(seed)
+    f = tmp_path / "node003" / "rank3.log"
+    f.parent.mkdir()
+    f.write_text("\n".join(_hand_made(rnd)) + "\n", encoding="utf-8")
+    assert _same_three_ways([str(f)]) > 2500
+    assert _run_share([str(f)]) > 0.3
+
+
+def test_a_file_without_a_node_in_its_path_reads_the_same(tmp_path: Path) -> None:
+    """No node in the path: a run's lines take the node that the per-line path would fill in (here, none)."""
+    f = tmp_path / "train.log"
+    f.write_text("\n".join(_hand_made(random.Random(9))) + "\n", encoding="utf-8")
+    assert _same_three_ways([str(f)]) > 2500
+
+
+@settings(max_examples=200, deadline=None)
+@given(day=st.integers(-800_000, 2_900_000), month=st.integers(0, 14), dom=st.integers(0, 32))
+def test_epoch_days_agree_with_date(day: int, month: int, dom: int) -> None:
+    d = date(1, 1, 1) + timedelta(days=day % 3_652_059)
+    y = np.array([d.year])
+    days, valid = _epoch_days(y, np.array([d.month]), np.array([d.day]))
+    assert valid[0] and days[0] == d.toordinal() - 719163
+    days, valid = _epoch_days(y, np.array([month]), np.array([dom]))
+    try:
+        expected = date(d.year, month, dom).toordinal() - 719163
+    except ValueError:
+        assert not valid[0]
+    else:
+        assert valid[0] and days[0] == expected
+
+
+def _spool(paths: list[str], runs: bool, path: Path) -> tuple[object, dict]:
+    acc = Accounting()
+    miner = TemplateMiner()
+    n = write_spool(iter_job(discover(paths, acc), IngestOptions(line_runs=runs), acc, runs=runs), miner, path)
+    with ipc.open_stream(path) as reader:
+        table = reader.read_all()
+    sizes = {cid: c.size for cid, c in miner.drain.id_to_cluster.items()}
+    assert n == table.num_rows
+    return table, {"templates": miner.finalize(), "sizes": sizes, "hits": miner.hits, "accounting": acc.to_dict()}
+
+
+def test_parse_spools_runs_as_it_spools_records(sim_jobs: list[Path], tmp_path: Path) -> None:
+    """Runs go into the columns as they are and are mined per shape: the same rows, cluster ids, template sizes
+    and cache hits as record by record."""
+    for k, job in enumerate(sim_jobs[:2]):
+        a, state_a = _spool([str(job)], True, tmp_path / f"runs{k}.arrows")
+        b, state_b = _spool([str(job)], False, tmp_path / f"lines{k}.arrows")
+        assert a.equals(b)
+        assert state_a == state_b
