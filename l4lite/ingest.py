@@ -177,6 +177,7 @@ class _FileReader:
         self.run_index: dict[bytes, int] = {}  # line shape -> its entry in run_table (simple plans only)
         self.run_table: list[RunShape] = []  # replaced, never changed in place: runs keep a reference
         self.probe = MIN_BLOCK_LINES * 2  # lines read one by one before looking for runs again (doubles)
+        self.window = MIN_BLOCK_LINES * 4  # lines in the next window (doubles: early windows meet new shapes)
 
     def learn_lead(self, lead: Sequence[InputFile], node_re: re.Pattern[str] | None) -> None:
         """Start a piece of a file (``l4lite.pieces``) knowing what the lines before it tell: which host and GPU
@@ -238,18 +239,20 @@ class _FileReader:
 
     def _runs_or_lines(self, first: int, lines: list[str], runs: bool) -> Iterator[Record | ShapeRun]:
         """A block of lines, in runs where it can be (``_block``), a window of lines at a time. The shapes a run
-        needs are learnt by the per-line path: a file starts line by line, and a window is worked out again when
-        enough of its lines turn out to be of shapes learnt since."""
+        needs are learnt by the per-line path: a file starts line by line, and its first windows are small, for a
+        line of a shape learnt after its window was worked out costs more (``_patch``)."""
         n = len(lines)
         a = 0
         tried = -1  # run shapes known when a window last had no line of them
         while a < n:
             if self.run_table and len(self.run_table) != tried and not self.hold and n - a >= MIN_BLOCK_LINES:
-                part = lines[a:a + _WINDOW_LINES] if (a or n > _WINDOW_LINES) else lines
+                size = self.window
+                part = lines[a:a + size] if (a or n > size) else lines
                 block = plan_block(part, self.run_index, self.run_table, self.future)
                 if block is not None:
                     yield from self._block(first + a, part, block, runs)
                     a += len(part)
+                    self.window = min(size * 2, _WINDOW_LINES)
                     continue
                 tried = len(self.run_table)
             step = self.probe
