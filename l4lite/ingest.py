@@ -278,7 +278,13 @@ class _FileReader:
             if j > i:
                 self._learn_minutes(block, j)
                 run = ShapeRun(self.f.rel, first + i, lines[i:j], keys[i:j], block.time_list[i:j],
-                               shape_list[i:j], block.table, *self._run_names(j - i))
+                               shape_list[i:j], block.table, *self._run_names())
+                run.names = self._prefixed_names(run)
+                if run.names is None:
+                    if run.node is None and run.rank is None:
+                        self.nameless += j - i
+                elif run.node is None and run.rank is None:
+                    self.nameless += sum(1 for names in run.names if names[0] is None and names[1] is None)
                 self.last_time = run.times[-1]
                 self.lines_read += j - i
                 self.direct += j - i
@@ -330,16 +336,38 @@ class _FileReader:
                 self.ts.learn_minute(text, *parts)
         block.learned = j
 
-    def _run_names(self, count: int) -> tuple[str | None, int | None, int | None]:
-        """Node, rank and GPU of the lines of a run (``_planned_simple``'s, the same for every line of a run)."""
+    def _run_names(self) -> tuple[str | None, int | None, int | None]:
+        """Node, rank and GPU of the lines of a run without a stream prefix (``_planned_simple``'s, the same for
+        every such line of a run)."""
         rank = self.path_rank
         node = self.path_node
         gpu = None
         if node is None and (self.streams or rank is not None):
             node, gpu = self._fill("", node, rank, gpu)
-        if node is None and rank is None:
-            self.nameless += count
         return node, rank, gpu
+
+    def _prefixed_names(self, run: ShapeRun) -> list[tuple[str | None, int | None, int | None]] | None:
+        """Per line of a run, node, rank and GPU where some of its lines carry a rank in a stream prefix: the rank
+        from its digits, the node and GPU from the stream and the rank ties (``_planned``'s, the same for one
+        stream and rank throughout a run). None when no line does."""
+        table = run.table
+        if all(table[x].prefix_end == 0 for x in set(run.shapes)):
+            return None
+        plain = (run.node, run.rank, run.gpu)
+        seen: dict[tuple[str, int], tuple[str | None, int | None, int | None]] = {}
+        out = []
+        for s, x in zip(run.texts, run.shapes, strict=True):
+            sh = table[x]
+            if not sh.prefix_end:
+                out.append(plain)
+                continue
+            key = (s[:sh.prefix_end].rstrip(" "), int(s[sh.rank_start:sh.rank_end]))
+            names = seen.get(key)
+            if names is None:
+                node, gpu = self._fill(key[0], self.path_node, key[1], None)
+                names = seen[key] = (node, key[1], gpu)
+            out.append(names)
+        return out
 
     def _lines(self, lineno: int, lines: list[str], keys: list[bytes] | None) -> Iterator[Record]:
         """The per-line path over consecutive lines starting at line ``lineno`` (``keys``: their shapes, if
@@ -617,15 +645,19 @@ class _FileReader:
         ts_first, ts_second, ts_end, ts_kind, ts_level = spans[3:8]
         layout = self.ts.iso_layout(s, ts_second if ts_second >= 0 else ts_first, ts_end) \
             if ts_kind == "iso" and ts_level is None else None
+        shape = None
         if layout is not None and not pos and spans[:3] == (None, None, None) and ts_second < 0:
             plans[key] = (layout, a, end, level, source, rank_in_msg)  # the common shape: see _planned_simple
-            if key not in self.run_index and (not rank_in_msg or self.path_rank is not None):
+            if not rank_in_msg or self.path_rank is not None:
                 shape = run_shape(key, layout, a, end, level, source)
-                if shape is not None:
-                    self.run_index[key] = len(self.run_table)
-                    self.run_table.append(shape)
         else:
             plans[key] = (pos, global_rank, local_rank, nccl, level, source, a, end, rank_in_msg, layout) + spans
+            if layout is not None and ts_second < 0 and global_rank and spans[0] is not None \
+                    and spans[1:3] == (None, None) and not nccl:  # "  3: 2024-..." (srun --label), "[rank3]: ..."
+                shape = run_shape(key, layout, a, end, level, source, pos, spans[0])
+        if shape is not None and key not in self.run_index:
+            self.run_index[key] = len(self.run_table)
+            self.run_table.append(shape)
 
     def _planned_simple(self, lineno: int, s: str, plan: tuple) -> Record | None:
         """``_planned`` for the most common shape: an ISO timestamp first, no prefix, host or GPU in the line."""

@@ -44,18 +44,22 @@ class RunShape:
     level: str | None
     source: str
     msg_key: bytes | None  # the message's shape (``key[msg_start:msg_end]`` when the line is all ASCII)
+    prefix_end: int = 0  # end of a stream prefix that names the rank ("  3: " of srun --label), 0 without one
+    rank_start: int = -1  # where the rank's digits sit in that prefix
+    rank_end: int = -1
 
 
 def run_shape(key: bytes, layout: tuple[int, int, int], msg_start: int, msg_end: int, level: str | None,
-              source: str) -> RunShape | None:
-    """The run shape of a simple plan, or None when its timestamp is not all ASCII before its end (character
+              source: str, prefix_end: int = 0, rank_span: tuple[int, int] | None = None) -> RunShape | None:
+    """The run shape of a plan, or None when the line is not all ASCII up to the end of its timestamp (character
     offsets are byte offsets only there)."""
     ds, fs, fl = layout
     end = max(ds + 19, fs + fl)
     if not key[:end].isascii() or len(key) < end:
         return None
     msg_key = key[msg_start:msg_end] if key.isascii() else None
-    return RunShape(key, ds, fs, fl, msg_start, msg_end, level, source, msg_key)
+    rank_start, rank_end = rank_span if rank_span is not None else (-1, -1)
+    return RunShape(key, ds, fs, fl, msg_start, msg_end, level, source, msg_key, prefix_end, rank_start, rank_end)
 
 
 @dataclass(slots=True)
@@ -70,9 +74,10 @@ class ShapeRun:
     times: list[float]
     shapes: list[int]  # index into ``table`` per line
     table: list[RunShape]
-    node: str | None
+    node: str | None  # of every line, unless ``names`` gives them line by line
     rank: int | None
     gpu: int | None
+    names: list[tuple[str | None, int | None, int | None]] | None = None  # (node, rank, GPU) per line
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -90,12 +95,26 @@ class ShapeRun:
         out = []
         append = out.append
         lineno = self.first
-        for s, key, t, x in zip(self.texts, self.keys, self.times, self.shapes, strict=True):
+        if self.names is None:
+            for s, key, t, x in zip(self.texts, self.keys, self.times, self.shapes, strict=True):
+                sh = table[x]
+                append(Record(file, lineno, lineno, node, rank, gpu, sh.source, t, sh.level,
+                              s[sh.msg_start:sh.msg_end], s, "", "", key))
+                lineno += 1
+            return out
+        for s, key, t, x, (node, rank, gpu) in zip(self.texts, self.keys, self.times, self.shapes, self.names,
+                                                    strict=True):
             sh = table[x]
             append(Record(file, lineno, lineno, node, rank, gpu, sh.source, t, sh.level, s[sh.msg_start:sh.msg_end],
                           s, "", "", key))
             lineno += 1
         return out
+
+    def name_column(self, k: int) -> list[Any]:
+        """Node (0), rank (1) or GPU (2) of every line."""
+        if self.names is None:
+            return [(self.node, self.rank, self.gpu)[k]] * len(self.texts)
+        return [names[k] for names in self.names]
 
     def column(self, name: str) -> list[Any]:
         """``source`` or ``level`` of every line."""

@@ -62,11 +62,14 @@ def _same_three_ways(paths: list[str]) -> int:
 def sim_jobs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     root = tmp_path_factory.mktemp("sim")
     jobs = []
-    for k, (scenario, fmt) in enumerate((("xid79_fallen_off_bus", "deepspeed"), ("healthy", "deepspeed"),
-                                         ("nccl_hang", "megatron"), ("healthy", "hf"))):
-        out = root / f"{k}-{scenario}-{fmt}"
-        generate(JobSpec(scenario, nodes=2, gpus_per_node=2, iterations=1500, seed=7 + k, fmt=fmt,
-                         layout="per-node-dir"), out)
+    for k, (scenario, fmt, layout) in enumerate((("xid79_fallen_off_bus", "deepspeed", "per-node-dir"),
+                                                 ("healthy", "deepspeed", "per-node-dir"),
+                                                 ("nccl_hang", "megatron", "per-node-dir"),
+                                                 ("healthy", "hf", "per-node-dir"),
+                                                 ("xid79_fallen_off_bus", "deepspeed", "merged-slurm"))):
+        out = root / f"{k}-{scenario}-{fmt}-{layout}"
+        generate(JobSpec(scenario, nodes=2, gpus_per_node=2, iterations=1500, seed=7 + k, fmt=fmt, layout=layout),
+                 out)
         jobs.append(out)
     return jobs
 
@@ -78,6 +81,7 @@ def test_simulated_jobs_read_the_same_in_runs(sim_jobs: list[Path]) -> None:
 
 def test_runs_take_most_lines_of_a_deepspeed_job(sim_jobs: list[Path]) -> None:
     assert _run_share([str(sim_jobs[1])]) > 0.8
+    assert _run_share([str(sim_jobs[4])]) > 0.8  # every rank in one srun --label file: the rank from the prefix
 
 
 def _iso(t: float) -> str:
@@ -133,6 +137,24 @@ def test_hand_made_logs_read_the_same_in_runs(tmp_path: Path, seed: int) -> None
     assert _run_share([str(f)]) > 0.3
 
 
+@pytest.mark.parametrize("prefix", ["{rank:>2}: ", "[rank{rank}]: ", "[default{rank}]:"])
+def test_prefixed_streams_read_the_same(tmp_path: Path, prefix: str) -> None:
+    """Ranks interleaved in one file behind an srun --label or torchrun prefix, one rank's host learnt from an
+    NCCL line midway (later lines of its stream take that node)."""
+    rnd = random.Random(4)
+    lines = []
+    for i, line in enumerate(_hand_made(rnd)):
+        rank = rnd.randrange(12)
+        lines.append(prefix.format(rank=rank) + line)
+        if i == 1500:
+            lines.append(prefix.format(rank=5) + "node017:811:811 [5] NCCL INFO cudaDriverVersion 12040")
+    f = tmp_path / "slurm-77.out"
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert _same_three_ways([str(f)]) > 2500
+    if "default" not in prefix:  # a torchrun local rank is no global rank: those lines stay line by line
+        assert _run_share([str(f)]) > 0.3
+
+
 def test_a_file_without_a_node_in_its_path_reads_the_same(tmp_path: Path) -> None:
     """No node in the path: a run's lines take the node that the per-line path would fill in (here, none)."""
     f = tmp_path / "train.log"
@@ -170,7 +192,7 @@ def _spool(paths: list[str], runs: bool, path: Path) -> tuple[object, dict]:
 def test_parse_spools_runs_as_it_spools_records(sim_jobs: list[Path], tmp_path: Path) -> None:
     """Runs go into the columns as they are and are mined per shape: the same rows, cluster ids, template sizes
     and cache hits as record by record."""
-    for k, job in enumerate(sim_jobs[:2]):
+    for k, job in enumerate(sim_jobs[:2] + sim_jobs[4:]):
         a, state_a = _spool([str(job)], True, tmp_path / f"runs{k}.arrows")
         b, state_b = _spool([str(job)], False, tmp_path / f"lines{k}.arrows")
         assert a.equals(b)

@@ -186,9 +186,9 @@ def _columns_of_run(columns: dict[str, list[Any]], run: ShapeRun, miner: Any) ->
     columns["file"] += [run.file] * n
     columns["line"] += range(run.first, run.first + n)
     columns["end_line"] += range(run.first, run.first + n)
-    columns["node"] += [run.node] * n
-    columns["rank"] += [run.rank] * n
-    columns["gpu"] += [run.gpu] * n
+    columns["node"] += run.name_column(0)
+    columns["rank"] += run.name_column(1)
+    columns["gpu"] += run.name_column(2)
     columns["source"] += run.column("source")
     columns["time"] += run.times
     columns["level"] += run.column("level")
