@@ -11,8 +11,9 @@ count is the stage's own work (reading the files included for l4lite), divided b
 - ``drain3``: drain3's TemplateMiner with masking on a sample of the raw lines (the baseline, as in
   ``throughput.py``);
 - ``ingest``: ``l4lite.ingest`` records from the files (headers, node/rank/GPU, timestamps, multi-line records);
-- ``ingest + templates``: the same plus the template miner on every record (what ``l4lite parse`` computes);
-- ``ingest + scan``: the same plus the scan (``analyze``'s pass: counts, metrics, rules, markers), finished.
+- ``parse``: what ``l4lite parse -o FILE.parquet`` does after start-up: ingest (in runs of known-shape lines,
+  ``l4lite.runs``), the template miner, the Arrow spool, template ids, the Parquet file;
+- ``ingest + scan``: ingest plus the scan (``analyze``'s pass: counts, metrics, rules, markers), finished.
 
 The ratio column is drain3's instructions per line over the row's. Instructions are not seconds (a cache miss
 costs more than an add), but between two Python programs on the same interpreter they track CPU time closely.
@@ -32,13 +33,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from throughput import count_lines, generate, sample_lines  # noqa: E402
 
-MODES = ("zero", "drain3", "ingest", "templates", "scan")
+MODES = ("zero", "drain3", "ingest", "parse", "scan")
 
 
 def child(mode: str, job: Path, sample: int) -> None:
     """One measurement (run under callgrind by the parent)."""
+    import pyarrow.compute  # noqa: F401 - imported in every mode: the same zero point
+    import pyarrow.parquet  # noqa: F401
     from throughput import drain3_miner
 
+    from l4lite.commands.parse import finalize_spool, write_output, write_spool
     from l4lite.gctune import fewer_collections
     from l4lite.ingest import IngestOptions, prepare_job, read_file
     from l4lite.mining import TemplateMiner
@@ -65,10 +69,17 @@ def child(mode: str, job: Path, sample: int) -> None:
         if mode == "ingest":
             for _ in records:
                 pass
-        elif mode == "templates":
-            add = TemplateMiner().add
-            for r in records:
-                add(r.message)
+        elif mode == "parse":
+            from l4lite.ingest import iter_job
+
+            out = Path(tempfile.mkdtemp(prefix="l4lite-parse-"))
+            miner = TemplateMiner()
+            job_acc = Accounting()
+            write_spool(iter_job(discover([str(job)], job_acc), IngestOptions(), job_acc, runs=True), miner,
+                        out / "spool.arrows")
+            write_output(finalize_spool(out / "spool.arrows", miner.finalize()), out / "records.parquet", "parquet",
+                         {})
+            shutil.rmtree(out)
         else:
             scanner = Scanner(TemplateMiner(), rules, bucket_seconds=30.0)
             scanner.add_many(records)
@@ -114,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         zero = counts["zero"]
         base = (counts["drain3"] - zero) / min(lines, args.baseline_lines)
         print(f"  {'stage':<22} {'instructions/line':>18} {'x drain3':>9}")
-        names = {"drain3": "drain3 (baseline)", "ingest": "ingest", "templates": "ingest + templates",
+        names = {"drain3": "drain3 (baseline)", "ingest": "ingest", "parse": "parse",
                  "scan": "ingest + scan"}
         for mode in MODES[1:]:
             per_line = (counts[mode] - zero) / (min(lines, args.baseline_lines) if mode == "drain3" else lines)

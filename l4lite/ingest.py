@@ -54,6 +54,7 @@ _KIND_STARTS = frozenset("T=fEN")  # first characters of messages that may open 
 _BLANK = object()  # _line's answer for a line that is blank once its prefixes are removed
 _MAX_PLANS = 4096  # line shapes remembered per file
 _WINDOW_LINES = 4096  # lines worked out at once for runs, at most (see _runs_or_lines)
+_RUN_BLOCK_LINES = 2048  # a block (a small file) of fewer lines is read line by line: runs would not pay back
 _STRETCH_LINES = 8  # lines read one by one between runs before looking again (a shape they teach may start one)
 UPTIME_BRACKET = re.compile(r"\[ *(\d+\.\d+)\] *")
 SRUN_ERROR = re.compile(r"srun: error: ([A-Za-z0-9][\w.-]*): tasks? (\d+)(?:-(\d+))?: ")
@@ -205,7 +206,7 @@ class _FileReader:
         lineno = 0
         try:
             for first, lines in iter_line_blocks(self.f, acc, self.opt.max_line_chars):
-                if use_runs:
+                if use_runs and len(lines) >= _RUN_BLOCK_LINES:
                     yield from self._runs_or_lines(first, lines, runs)
                 else:
                     yield from self._lines(first, lines, None)

@@ -429,6 +429,10 @@ class MetricParser:
         caller has it already: the message's UTF-8 bytes with every ASCII digit a 0."""
         if not may_be_metric_line(message):
             return None
+        return self.parse_gated(message, shape)
+
+    def parse_gated(self, message: str, shape: bytes | None = None) -> dict[str, Any] | None:
+        """``parse`` of a message that ``may_be_metric_line`` let through (the scan knows it per shape)."""
         if len(message) > self.max_chars:
             return parse_metric_line(message)
         if shape is None:

@@ -32,6 +32,7 @@ from l4lite.errors import L4Error
 from l4lite.incident import Incident
 from l4lite.localize import Localizer
 from l4lite.records import Accounting
+from l4lite.runs import ShapeRun
 from l4lite.scan import JobScan, Scanner
 
 ProgressFn = Callable[[int, int, int], None]  # (bytes done, bytes total, records so far)
@@ -121,15 +122,17 @@ def scan_files(files: Sequence[Any], root: str, options: AnalyzeOptions, *, acco
     report = options.progress
     with fewer_collections():
         for input_file in files:
-            records = read_file(input_file, ingest, accounting)
+            records = read_file(input_file, ingest, accounting, runs=True)
             if report is None:
                 scanner.add_many(records)
             else:
+                due = n + 20000 - n % 20000
                 for record in records:
                     scanner.add(record)
-                    n += 1
-                    if n % 20000 == 0:
+                    n += len(record) if type(record) is ShapeRun else 1
+                    if n >= due:
                         report(done, total, n)
+                        due = n + 20000 - n % 20000
             done += input_file.size
             if report is not None:
                 report(done, total, n)

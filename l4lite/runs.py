@@ -25,9 +25,10 @@ from typing import Any
 import numpy as np
 
 from l4lite.records import Record
-from l4lite.shape import FOLD_DIGITS
+from l4lite.shape import FOLD_DIGITS, shape_of
 
 MIN_BLOCK_LINES = 64  # a smaller block is read line by line: the numpy set-up would cost more than it saves
+_MINE_ROUNDS = 8  # looks at the miner's cache per run stretch before adding its messages one by one
 _POW10 = np.array([10.0 ** k for k in range(10)])
 
 
@@ -81,6 +82,11 @@ class ShapeRun:
 
     def __len__(self) -> int:
         return len(self.texts)
+
+    def part(self, a: int, b: int) -> ShapeRun:
+        """Lines ``a:b`` of the run."""
+        return ShapeRun(self.file, self.first + a, self.texts[a:b], self.keys[a:b], self.times[a:b], self.shapes[a:b],
+                        self.table, self.node, self.rank, self.gpu, None if self.names is None else self.names[a:b])
 
     def messages(self) -> list[str]:
         table = self.table
@@ -221,3 +227,69 @@ def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunS
     minute_parts = np.stack([ds[firsts], y[firsts], mo[firsts], d[firsts], h[firsts], mi[firsts]], axis=1)
     return BlockPlan(lines, keys, table, np.where(ok, shape_idx, -1).tolist(), times.tolist(), cand[firsts].tolist(),
                      [tuple(p) for p in minute_parts.tolist()])
+
+
+def mine_run(run: ShapeRun, miner: Any) -> list[int]:
+    """Cluster ids of a run's messages, as ``miner.add`` of each in order would give them: per line shape at
+    once where the miner's cache answers (``cached_id``), one by one where it does not (and with a miner
+    without that cache, ``TemplateMiner(cache_size=0)`` say)."""
+    shapes = run.shapes
+    if not getattr(miner, "cache_size", 0) or not hasattr(miner, "cached_id"):
+        add = miner.add
+        return [add(m) for m in run.messages()]
+    table = run.table
+    key_of: dict[int, bytes] = {}
+    checked: set[int] = set()  # shapes whose messages the miner checks token by token: one by one
+    for x in set(shapes):
+        sh = table[x]
+        key = sh.msg_key
+        if key is None:  # every message of one line shape has the same key
+            key = shape_of(run.texts[shapes.index(x)][sh.msg_start:sh.msg_end])
+        key_of[x] = key
+        if miner.needs_tokens(key):
+            checked.add(x)
+    if not checked:
+        return _mine_stretch(run, 0, len(shapes), key_of, miner)
+    out: list[int] = []
+    a = 0
+    for i, x in enumerate(shapes):
+        if x in checked:
+            out += _mine_stretch(run, a, i, key_of, miner)
+            sh = table[x]
+            out.append(miner.add(run.texts[i][sh.msg_start:sh.msg_end]))
+            a = i + 1
+    out += _mine_stretch(run, a, len(shapes), key_of, miner)
+    return out
+
+
+def _mine_stretch(run: ShapeRun, start: int, end: int, key_of: dict[int, bytes], miner: Any) -> list[int]:
+    """``mine_run`` of lines ``start:end`` (none of a shape checked token by token)."""
+    shapes = run.shapes
+    table = run.table
+    out: list[int] = []
+    rounds = 0
+    while start < end:
+        rounds += 1
+        if rounds > _MINE_ROUNDS:  # the cache keeps failing (templates still changing): one by one
+            add = miner.add
+            for s, x in zip(run.texts[start:end], shapes[start:end], strict=True):
+                sh = table[x]
+                out.append(add(s[sh.msg_start:sh.msg_end]))
+            break
+        rest = shapes[start:end]
+        distinct = set(rest)
+        cids = {x: miner.cached_id(key_of[x]) for x in distinct}
+        stale = [x for x, cid in cids.items() if cid is None]
+        if not stale:
+            for x in distinct:
+                miner.count_hits(key_of[x], rest.count(x) if len(distinct) > 1 else len(rest))
+            out += map(cids.__getitem__, rest)
+            break
+        # one by one up to the first message the cache cannot answer (that one renews its entry)
+        stop = start + min(rest.index(x) for x in stale) + 1
+        add = miner.add
+        for s, x in zip(run.texts[start:stop], shapes[start:stop], strict=True):
+            sh = table[x]
+            out.append(add(s[sh.msg_start:sh.msg_end]))
+        start = stop
+    return out

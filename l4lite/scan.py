@@ -42,7 +42,8 @@ from l4lite.metrics import parse_job_facts, telemetry_header, telemetry_slowdown
 from l4lite.metrics_fast import MetricParser, may_be_metric_line
 from l4lite.phases import match_marker, may_be_marker
 from l4lite.records import Accounting, Record
-from l4lite.shape import FOLD_DIGITS
+from l4lite.runs import ShapeRun, mine_run
+from l4lite.shape import FOLD_DIGITS, shape_of
 
 __all__ = ["EXEMPLAR_CAP", "HIT_CAP", "MAX_CELLS", "METRIC_CAP", "UNKNOWN_NODE", "DeviceEvent", "Hit", "JobScan",
            "Marker", "MetricPoint", "Progress", "Scanner", "TemplateStat", "cap_hits", "node_key", "scan_records",
@@ -166,13 +167,17 @@ class Scanner:
         rank_nodes = self._rank_nodes
         rules = self.rules
         metric_cache = self._metric_cache
-        metric_parse = self._metric_parser.parse
+        metric_parse = self._metric_parser.parse_gated  # the gates below say may_be_metric_line
         gates_memo = self._gates
         rule_gate = self._rule_gate
         could_match = getattr(rules, "could_match_line", None)
         bucket_seconds = self.bucket_seconds
         inf = math.inf
         for record in records:
+            if type(record) is ShapeRun:
+                self._add_run(record)
+                bucket_seconds = self.bucket_seconds
+                continue
             node = record.node or (f"rank:{record.rank}" if record.rank is not None else UNKNOWN_NODE)
             t = record.time
             msg = record.message
@@ -256,7 +261,8 @@ class Scanner:
                             metric_cache.clear()
                         metric_cache[msg] = values
                 if values is not None:
-                    self._add_metric(values, record, node)
+                    self._add_metric(values, node, record.node, record.rank, t, record.file, record.line,
+                                     record.text)
                     if values.get("kind") == "train":
                         continue  # a progress line is no phase marker (and is most of a training log)
             in_csv = bool(self._csv_headers) and record.file in self._csv_headers
@@ -264,6 +270,149 @@ class Scanner:
                 self._telemetry(record, node, record.text)
             if gates & _G_RARE:
                 self._rare(record, node, msg, gates, in_csv)
+
+    def _add_run(self, run: ShapeRun) -> None:
+        """``add_many`` of a run's records (``l4lite.runs``), with what depends only on a line's shape worked out
+        once per shape, and a record built only where one is kept (an exemplar, a metric point). A line that a
+        rule may match or that may be a rare line (marker, job fact, telemetry header) goes as a record, and so
+        does a run of telemetry."""
+        if self._csv_headers and run.file in self._csv_headers:
+            self.add_many(run.records())
+            return
+        table = run.table
+        shapes = run.shapes
+        texts = run.texts
+        rules = self.rules
+        could_match = getattr(rules, "could_match_line", None)
+        gates_of: dict[int, int] = {}
+        slow: set[int] = set()
+        for x in set(shapes):
+            sh = table[x]
+            if rules is not None:
+                may = could_match is None or self._rule_gate.get(sh.key)
+                if may is None:
+                    may = _remember(self._rule_gate, sh.key, could_match(sh.key))
+                if may:
+                    slow.add(x)
+                    continue
+            msg = texts[shapes.index(x)][sh.msg_start:sh.msg_end]
+            msg_key = sh.msg_key if sh.msg_key is not None else shape_of(msg)
+            gates = self._gates.get(msg_key)
+            if gates is None:
+                gates = _remember(self._gates, msg_key, _gates_of(msg))
+            if gates & _G_RARE:
+                slow.add(x)
+            gates_of[x] = gates
+        if not slow:
+            self._add_run_lines(run, gates_of)
+            return
+        a = 0
+        for i, x in enumerate(shapes):
+            if x in slow:
+                if a < i:
+                    self._add_run_lines(run.part(a, i), gates_of)
+                self.add_many(run.part(i, i + 1).records())
+                a = i + 1
+        if a < len(shapes):
+            self._add_run_lines(run.part(a, len(shapes)), gates_of)
+
+    def _add_run_lines(self, run: ShapeRun, gates_of: dict[int, int]) -> None:
+        """``_add_run`` of lines of shapes without rules or rare tests (``gates_of``: their gates)."""
+        table = run.table
+        shapes = run.shapes
+        texts = run.texts
+        cids = mine_run(run, self.miner)
+        cid_names = self._cid_names
+        for cid in set(cids):
+            if cid not in cid_names:
+                cid_names[cid] = f"#{cid}"
+        names = run.names
+        if names is None:
+            plain = run.node or (f"rank:{run.rank}" if run.rank is not None else UNKNOWN_NODE)
+        file = run.file
+        cells = self._cells
+        node_time = self._node_time
+        exemplars = self._exemplars
+        node_count = self._node_count
+        node_first = self._node_first
+        node_ranks = self._node_ranks
+        rank_nodes = self._rank_nodes
+        metric_cache = self._metric_cache
+        metric_parse = self._metric_parser.parse_gated
+        bucket_seconds = self.bucket_seconds
+        inf = math.inf
+        if self._await_time:  # every line of a run has a time: the first one is the time after the progress line
+            waiting = self._await_time.pop(file, None)
+            if waiting is not None and self._progress[waiting].after_time is None:
+                self._progress[waiting].after_time = run.times[0]
+        lineno = run.first - 1
+        for s, key, t, x, cid in zip(texts, run.keys, run.times, shapes, cids, strict=True):
+            lineno += 1
+            sh = table[x]
+            if names is None:
+                rec_node, rank, gpu = run.node, run.rank, run.gpu
+                node = plain
+            else:
+                rec_node, rank, gpu = names[lineno - run.first]
+                node = rec_node or (f"rank:{rank}" if rank is not None else UNKNOWN_NODE)
+            level = sh.level
+            ckey = (cid, level, sh.source)
+            cell = cells.get(ckey)
+            if cell is None:
+                cell = cells[ckey] = [0, inf, -inf]
+            cell[0] += 1
+            if t < cell[1]:
+                cell[1] = t
+            if t > cell[2]:
+                cell[2] = t
+            node_time[node] = t
+            bkey = (node, int(t // bucket_seconds), cid)
+            counts = self._counts
+            counts[bkey] = counts.get(bkey, 0) + 1
+            if len(counts) > self.max_cells:
+                self._coarsen()
+                bucket_seconds = self.bucket_seconds
+            record = None
+            ekey = (cid, node)
+            ex = exemplars.get(ekey)
+            if ex is None:
+                if self._exemplar_count < EXEMPLAR_BUDGET or level in ("error", "warning"):
+                    record = Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level,
+                                    s[sh.msg_start:sh.msg_end], s, cid_names[cid], "", key)
+                    exemplars[ekey] = [record]
+                    self._exemplar_count += 1
+            elif len(ex) < EXEMPLAR_CAP:
+                record = Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level,
+                                s[sh.msg_start:sh.msg_end], s, cid_names[cid], "", key)
+                ex.append(record)
+                self._exemplar_count += 1
+            n = node_count.get(node)
+            if n is None:
+                node_count[node] = 1
+                node_first[node] = t
+            else:
+                node_count[node] = n + 1
+                if node_first[node] is None:
+                    node_first[node] = t
+            if rank is not None:
+                ranks = node_ranks.get(node)
+                if ranks is None:
+                    node_ranks[node] = {rank}
+                elif rank not in ranks:
+                    ranks.add(rank)
+                if rec_node and rank not in rank_nodes:
+                    rank_nodes[rank] = rec_node
+            if gates_of[x] & _G_METRIC:
+                msg = s[sh.msg_start:sh.msg_end]
+                values = metric_cache.get(msg)
+                if values is None:
+                    values = metric_parse(msg, sh.msg_key)
+                    if values is not None:
+                        if len(metric_cache) >= METRIC_CACHE:
+                            metric_cache.clear()
+                        metric_cache[msg] = values
+                if values is not None:
+                    self._add_metric(values, node, rec_node, rank, t, file, lineno, s)
 
     def _fold_cells(self) -> None:
         """The job's time span and each source's first and last time, from the cells."""
@@ -320,8 +469,10 @@ class Scanner:
             groups = getattr(match, "groups", None) or {}
             self._hits.append(Hit(rule_id, record, {k: v for k, v in dict(groups).items() if v is not None}))
 
-    def _add_metric(self, values: dict[str, Any], record: Record, node: str) -> None:
-        seq_key = (node, record.rank)
+    def _add_metric(self, values: dict[str, Any], node: str, rec_node: str | None, rank: int | None,
+                    t: float | None, file: str, line: int, text: str) -> None:
+        """A metric line (``values``) of a record (its node, rank, time, file, line and text) from ``node``."""
+        seq_key = (node, rank)
         seq = self._seq[seq_key] = self._seq.get(seq_key, 0) + 1
         iteration = values.get("iteration")
         if iteration is None and self._total_steps and values.get("epoch") is not None:
@@ -330,33 +481,32 @@ class Scanner:
         series = self._metrics.get(node)
         if series is None:
             series = self._metrics[node] = []
-        series.append((values, iteration, seq, record))
+        series.append((values, iteration, seq, rec_node, rank, t, file, line, text))
         if len(series) > METRIC_CAP:
             self._metrics[node] = _thin_series(series, METRIC_CAP // 2)
         if kind == "train":
             prog = self._progress.get(node)
             if prog is None:
-                prog = self._progress[node] = Progress(iteration, iteration, record.time, record.time)
+                prog = self._progress[node] = Progress(iteration, iteration, t, t)
             prog.points += 1
             it = iteration
             if it is None or prog.last_iteration is None or it >= prog.last_iteration or it < (
                     prog.last_iteration // 2):  # a restart from an earlier checkpoint also counts as progress
                 if it is not None:
                     prog.last_iteration = it
-                prog.last_time = record.time
-                prog.last_file, prog.last_line = record.file, record.line
+                prog.last_time = t
+                prog.last_file, prog.last_line = file, line
                 prog.after_time = None
-                if record.time is None:
-                    self._await_time[record.file] = node
+                if t is None:
+                    self._await_time[file] = node
         implied = _PHASE_OF_KIND.get(kind)
         if implied is not None and self._phase_now.get(node) != implied and len(self._markers) < MARKER_CAP:
             self._phase_now[node] = implied
-            self._markers.append(Marker(implied, record.node, record.rank, record.time, record.file, record.line,
-                                        iteration, {"implied": True}))
+            self._markers.append(Marker(implied, rec_node, rank, t, file, line, iteration, {"implied": True}))
 
     def last_progress_texts(self) -> dict[str, str]:
         """Per node, the text of its latest metric line (what a hang alert quotes)."""
-        return {node: series[-1][3].text[:500] for node, series in self._metrics.items() if series}
+        return {node: series[-1][8][:500] for node, series in self._metrics.items() if series}
 
     def _telemetry(self, record: Record, node: str, msg: str) -> None:
         event = telemetry_slowdown(self._csv_headers[record.file], msg)
@@ -451,9 +601,10 @@ def scan_records(records: Iterable[Record], miner: Miner, rules: Matcher | None 
 
 
 # ---------------------------------------------------------------------- helpers
-# A metric line as the scan keeps it until ``finish``: (values, iteration, seq, record). Most points of a long job
-# are thinned away before then, so the ``MetricPoint`` is only built for the ones that stay.
-_PendingPoint = tuple[dict[str, Any], "int | None", int, Record]
+# A metric line as the scan keeps it until ``finish``: (values, iteration, seq, node, rank, time, file, line, text)
+# (a plain tuple: a line of a run needs no record). Most points of a long job are thinned away before then, so
+# the ``MetricPoint`` is only built for the ones that stay.
+_PendingPoint = tuple[dict[str, Any], "int | None", int, "str | None", "int | None", "float | None", str, int, str]
 
 
 def _remember(memo: dict[bytes, Any], key: bytes, value: Any) -> Any:
@@ -480,11 +631,11 @@ def _flagged(p: _PendingPoint, isfinite: Any = math.isfinite) -> bool:
 
 
 def _point(p: _PendingPoint) -> MetricPoint:
-    values, iteration, seq, r = p
+    values, iteration, seq, node, rank, t, file, line, text = p
     get = values.get
-    return MetricPoint(r.node, r.rank, r.time, iteration, r.file, r.line, get("loss"), get("grad_norm"), get("lr"),
+    return MetricPoint(node, rank, t, iteration, file, line, get("loss"), get("grad_norm"), get("lr"),
                        get("iter_time"), get("loss_scale"), get("skipped"), get("nan_count"), get("val_loss"),
-                       get("throughput"), get("kind", "train"), get("skipped_total"), seq, r.text[:500])
+                       get("throughput"), get("kind", "train"), get("skipped_total"), seq, text[:500])
 
 
 def _thin_series(series: list[_PendingPoint], target: int) -> list[_PendingPoint]:

@@ -131,7 +131,7 @@ def scan_shard(task: ShardTask) -> ShardResult:
         scanner._total_steps = task.total_steps  # noqa: SLF001
     with fewer_collections():
         for input_file in task.files:
-            scanner.add_many(read_file(input_file, ingest, accounting))
+            scanner.add_many(read_file(input_file, ingest, accounting, runs=True))
     n = accounting.records
     for w in rules.warnings:
         accounting.warn(w)

@@ -68,7 +68,7 @@ def sim_jobs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
                                                  ("healthy", "hf", "per-node-dir"),
                                                  ("xid79_fallen_off_bus", "deepspeed", "merged-slurm"))):
         out = root / f"{k}-{scenario}-{fmt}-{layout}"
-        generate(JobSpec(scenario, nodes=2, gpus_per_node=2, iterations=1500, seed=7 + k, fmt=fmt, layout=layout),
+        generate(JobSpec(scenario, nodes=2, gpus_per_node=2, iterations=3000, seed=7 + k, fmt=fmt, layout=layout),
                  out)
         jobs.append(out)
     return jobs
@@ -197,3 +197,33 @@ def test_parse_spools_runs_as_it_spools_records(sim_jobs: list[Path], tmp_path: 
         b, state_b = _spool([str(job)], False, tmp_path / f"lines{k}.arrows")
         assert a.equals(b)
         assert state_a == state_b
+
+
+def _scan(paths: list[str], runs: bool, max_cells: int) -> dict:
+    from test_engine import signature
+
+    from l4lite.pipeline import AnalyzeOptions, load_rules
+    from l4lite.scan import Scanner
+
+    acc = Accounting()
+    options = IngestOptions()
+    scanner = Scanner(TemplateMiner(), load_rules(AnalyzeOptions()), bucket_seconds=5.0, max_cells=max_cells)
+    scanner.add_many(iter_job(discover(paths, acc), options, acc, runs=runs))
+    return signature(scanner.finish(acc, options.rank_map.as_dict()))
+
+
+@pytest.mark.parametrize("max_cells", [150_000, 300])
+def test_the_scan_takes_runs_as_it_takes_records(sim_jobs: list[Path], tmp_path: Path, max_cells: int) -> None:
+    """Templates, counts (coarsened in the middle of runs with a small table), metrics, markers, exemplars,
+    progress and node tables: the same from runs as from their records."""
+    f = tmp_path / "node003" / "rank3.log"
+    f.parent.mkdir()
+    f.write_text("\n".join(_hand_made(random.Random(5))) + "\n", encoding="utf-8")
+    rnd = random.Random(6)
+    merged = tmp_path / "slurm-5.out"  # rank 11 speaks late, on a shape learnt long before: only in runs
+    merged.write_text("10: node007:811:811 [0] NCCL INFO cudaDriverVersion 12040\n" + "\n".join(
+        f"{11 if i > 3000 and i % 2 else 10}: [{_iso(i * 1.5)}] [INFO] [train.py:214:train] step={i:05d}, "
+        f"loss={rnd.uniform(1, 9):.4f}" for i in range(4000)) + "\n", encoding="utf-8")
+    assert _run_share([str(merged)]) > 0.8
+    for paths in [[str(job)] for job in sim_jobs] + [[str(f)], [str(merged)]]:
+        assert _scan(paths, True, max_cells) == _scan(paths, False, max_cells)

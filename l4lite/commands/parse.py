@@ -27,8 +27,7 @@ from l4lite import __version__
 from l4lite.errors import L4Error
 from l4lite.parallel import jobs_argument, resolve_jobs
 from l4lite.records import Accounting, Record
-from l4lite.runs import ShapeRun
-from l4lite.shape import shape_of
+from l4lite.runs import ShapeRun, mine_run
 from l4lite.terminal import printable
 
 FORMATS = ("parquet", "csv", "jsonl")
@@ -193,61 +192,7 @@ def _columns_of_run(columns: dict[str, list[Any]], run: ShapeRun, miner: Any) ->
     columns["time"] += run.times
     columns["level"] += run.column("level")
     columns["text"] += run.texts
-    columns["cluster"] += _mine_run(run, miner)
-
-
-def _mine_run(run: ShapeRun, miner: Any) -> list[int]:
-    """Cluster ids of a run's messages, as ``miner.add`` of each in order would give them: per line shape at
-    once where the miner's cache answers (``cached_id``), one by one where it does not."""
-    shapes = run.shapes
-    table = run.table
-    key_of: dict[int, bytes] = {}
-    checked: set[int] = set()  # shapes whose messages the miner checks token by token: one by one
-    for x in set(shapes):
-        sh = table[x]
-        key = sh.msg_key
-        if key is None:  # every message of one line shape has the same key
-            key = shape_of(run.texts[shapes.index(x)][sh.msg_start:sh.msg_end])
-        key_of[x] = key
-        if miner.needs_tokens(key):
-            checked.add(x)
-    if not checked:
-        return _mine_stretch(run, 0, len(shapes), key_of, miner)
-    out: list[int] = []
-    a = 0
-    for i, x in enumerate(shapes):
-        if x in checked:
-            out += _mine_stretch(run, a, i, key_of, miner)
-            sh = table[x]
-            out.append(miner.add(run.texts[i][sh.msg_start:sh.msg_end]))
-            a = i + 1
-    out += _mine_stretch(run, a, len(shapes), key_of, miner)
-    return out
-
-
-def _mine_stretch(run: ShapeRun, start: int, end: int, key_of: dict[int, bytes], miner: Any) -> list[int]:
-    """``_mine_run`` of lines ``start:end`` (none of a shape checked token by token)."""
-    shapes = run.shapes
-    table = run.table
-    out: list[int] = []
-    while start < end:
-        rest = shapes[start:end]
-        distinct = set(rest)
-        cids = {x: miner.cached_id(key_of[x]) for x in distinct}
-        stale = [x for x, cid in cids.items() if cid is None]
-        if not stale:
-            for x in distinct:
-                miner.count_hits(key_of[x], rest.count(x) if len(distinct) > 1 else len(rest))
-            out += map(cids.__getitem__, rest)
-            break
-        # one by one up to the first message the cache cannot answer (that one renews its entry)
-        stop = start + min(rest.index(x) for x in stale) + 1
-        add = miner.add
-        for s, x in zip(run.texts[start:stop], shapes[start:stop], strict=True):
-            sh = table[x]
-            out.append(add(s[sh.msg_start:sh.msg_end]))
-        start = stop
-    return out
+    columns["cluster"] += mine_run(run, miner)
 
 
 def _flush(writer: Any, schema: Any, columns: dict[str, list[Any]]) -> int:
