@@ -1,8 +1,8 @@
 """Instructions per line of each l4lite stage against drain3, counted by valgrind (callgrind): the same counts on
 every run, however busy the machine, where wall-clock ratios move by a third from one run to the next.
 
-Usage: python benchmarks/instructions.py [--archive DIR | --lines 50000] [--layout per-node-dir|merged-slurm]
-                                         [--baseline-lines 5000]
+Usage: python benchmarks/instructions.py [--archive DIR | --lines 50000 [--nodes 16]]
+                                         [--layout per-node-dir|merged-slurm] [--baseline-lines 5000]
 
 Each measurement is a child process under ``valgrind --tool=callgrind`` that imports what it needs, reads the
 drain3 sample into memory, and then does one thing; a child that only does that is the zero point, so each row's
@@ -104,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline-lines", type=int, default=5_000,
                     help="lines of the drain3 sample (its cost per line does not depend on the archive's size)")
     ap.add_argument("--layout", default="per-node-dir", choices=["per-node-dir", "per-rank-file", "merged-slurm"])
+    ap.add_argument("--nodes", type=int, default=16,
+                    help="nodes of the generated job (8 ranks each; fewer nodes: longer files, as in a real archive)")
     ap.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
@@ -118,8 +120,8 @@ def main(argv: list[str] | None = None) -> int:
             lines = count_lines(job)
         else:
             job = work / "job"
-            lines = generate(job, args.lines, args.layout)
-        print(f"# {job}: {lines:,} lines ({args.layout if not args.archive else 'given'}); "
+            lines = generate(job, args.lines, args.layout, args.nodes)
+        print(f"# {job}: {lines:,} lines ({f'{args.layout}, {args.nodes} nodes' if not args.archive else 'given'}); "
               f"python {sys.version.split()[0]}; {os.cpu_count()} cores")
         counts = {mode: measure(mode, job, work, args.baseline_lines) for mode in MODES}
         zero = counts["zero"]

@@ -84,9 +84,9 @@ def count_lines(job: Path) -> int:
     return n
 
 
-def generate(job: Path, lines: int, layout: str = "per-node-dir") -> int:
-    iterations = max(50, lines // LINES_PER_ITERATION)
-    subprocess.run(L4LITE + ["simulate", "healthy", "--nodes", "16", "--gpus-per-node", "8", "--iterations",
+def generate(job: Path, lines: int, layout: str = "per-node-dir", nodes: int = 16) -> int:
+    iterations = max(50, lines * 16 // nodes // LINES_PER_ITERATION)
+    subprocess.run(L4LITE + ["simulate", "healthy", "--nodes", str(nodes), "--gpus-per-node", "8", "--iterations",
                              str(iterations), "--format", "deepspeed", "--layout", layout, "-o", str(job),
                              "--force"], check=True, stdout=subprocess.DEVNULL)
     return count_lines(job)

@@ -186,3 +186,26 @@ def test_errors_are_one_line(job: Path, tmp_path: Path, capsys, argv: list[str],
     assert _run(argv) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("l4lite: error:") and "\n" not in err and message in err
+
+
+def test_prefetched_batches_keep_their_order_and_errors() -> None:
+    import threading
+
+    from l4lite.commands.parse import prefetched
+
+    assert list(prefetched(iter(range(100)), depth=2)) == list(range(100))
+
+    def broken():  # noqa: ANN202
+        yield 1
+        raise OSError("spool gone")
+
+    got = []
+    with pytest.raises(OSError, match="spool gone"):
+        for item in prefetched(broken()):
+            got.append(item)
+    assert got == [1]
+    before = threading.active_count()
+    stream = prefetched(iter(range(10_000)), depth=1)
+    assert next(stream) == 0
+    stream.close()  # the writer stopped early: the thread ends too
+    assert threading.active_count() == before

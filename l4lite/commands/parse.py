@@ -17,8 +17,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import queue
 import sys
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -111,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
                 write_jsonl(batches, sys.stdout)
             sys.stdout.flush()
         else:
-            write_output(batches, Path(args.output), fmt, metadata)
+            write_output(prefetched(batches), Path(args.output), fmt, metadata)
     if not args.quiet:
         for warning in accounting.warnings:
             print(f"l4lite: warning: {printable(warning)}", file=sys.stderr)
@@ -254,6 +256,48 @@ def finalize_spool(path: Path, table: dict[int, tuple[str, str]]) -> Iterator[An
 
 
 # -- writers -------------------------------------------------------------------------------------------
+
+
+def prefetched(batches: Iterable[Any], depth: int = 2) -> Iterator[Any]:
+    """``batches``, worked out in a background thread while the caller writes the ones before: Arrow's kernels
+    and its Parquet writer release the GIL, so finalising the spool and writing the file overlap on two cores.
+    An error in the thread is raised here; the thread stops when the caller stops early."""
+    box: queue.Queue[Any] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    end = object()
+
+    def put(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                box.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work() -> None:
+        try:
+            for batch in batches:
+                if not put(batch):
+                    return
+            put(end)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            put(exc)
+
+    thread = threading.Thread(target=work, name="l4lite-finalize", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = box.get()
+            if item is end:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        thread.join()
+
 
 
 def _iso_times(batch: Any) -> Any:
