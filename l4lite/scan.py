@@ -327,34 +327,42 @@ class Scanner:
             if cid not in cid_names:
                 cid_names[cid] = f"#{cid}"
         names = run.names
-        if names is None:
-            plain = run.node or (f"rank:{run.rank}" if run.rank is not None else UNKNOWN_NODE)
         file = run.file
         cells = self._cells
-        node_time = self._node_time
         exemplars = self._exemplars
-        node_count = self._node_count
-        node_first = self._node_first
-        node_ranks = self._node_ranks
-        rank_nodes = self._rank_nodes
         metric_cache = self._metric_cache
         metric_parse = self._metric_parser.parse_gated
         bucket_seconds = self.bucket_seconds
         inf = math.inf
+        times = run.times
         if self._await_time:  # every line of a run has a time: the first one is the time after the progress line
             waiting = self._await_time.pop(file, None)
             if waiting is not None and self._progress[waiting].after_time is None:
-                self._progress[waiting].after_time = run.times[0]
+                self._progress[waiting].after_time = times[0]
+        # per (node, rank, GPU) of the run: [lines, first time, last time, last line, node key]; the node tables
+        # take them after the loop (in the order the lines gave them)
+        seen: dict[tuple[str | None, int | None, int | None], list[Any]] = {}
+        if names is None:
+            rec_node, rank, gpu = run.node, run.rank, run.gpu
+            node = rec_node or (f"rank:{rank}" if rank is not None else UNKNOWN_NODE)
+            seen[(rec_node, rank, gpu)] = [len(times), times[0], times[-1], len(times) - 1, node]
         lineno = run.first - 1
-        for s, key, t, x, cid in zip(texts, run.keys, run.times, shapes, cids, strict=True):
+        k = -1
+        for s, key, t, x, cid in zip(texts, run.keys, times, shapes, cids, strict=True):
             lineno += 1
+            k += 1
             sh = table[x]
-            if names is None:
-                rec_node, rank, gpu = run.node, run.rank, run.gpu
-                node = plain
-            else:
-                rec_node, rank, gpu = names[lineno - run.first]
-                node = rec_node or (f"rank:{rank}" if rank is not None else UNKNOWN_NODE)
+            if names is not None:
+                nm = names[k]
+                agg = seen.get(nm)
+                if agg is None:
+                    rec_node, rank, gpu = nm
+                    agg = seen[nm] = [0, t, t, k, rec_node or (f"rank:{rank}" if rank is not None else UNKNOWN_NODE)]
+                agg[0] += 1
+                agg[2] = t
+                agg[3] = k
+                rec_node, rank, gpu = nm
+                node = agg[4]
             level = sh.level
             ckey = (cid, level, sh.source)
             cell = cells.get(ckey)
@@ -365,43 +373,23 @@ class Scanner:
                 cell[1] = t
             if t > cell[2]:
                 cell[2] = t
-            node_time[node] = t
             bkey = (node, int(t // bucket_seconds), cid)
             counts = self._counts
             counts[bkey] = counts.get(bkey, 0) + 1
             if len(counts) > self.max_cells:
                 self._coarsen()
                 bucket_seconds = self.bucket_seconds
-            record = None
             ekey = (cid, node)
             ex = exemplars.get(ekey)
             if ex is None:
                 if self._exemplar_count < EXEMPLAR_BUDGET or level in ("error", "warning"):
-                    record = Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level,
-                                    s[sh.msg_start:sh.msg_end], s, cid_names[cid], "", key)
-                    exemplars[ekey] = [record]
+                    exemplars[ekey] = [Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level,
+                                              s[sh.msg_start:sh.msg_end], s, cid_names[cid], "", key)]
                     self._exemplar_count += 1
             elif len(ex) < EXEMPLAR_CAP:
-                record = Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level,
-                                s[sh.msg_start:sh.msg_end], s, cid_names[cid], "", key)
-                ex.append(record)
+                ex.append(Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level,
+                                 s[sh.msg_start:sh.msg_end], s, cid_names[cid], "", key))
                 self._exemplar_count += 1
-            n = node_count.get(node)
-            if n is None:
-                node_count[node] = 1
-                node_first[node] = t
-            else:
-                node_count[node] = n + 1
-                if node_first[node] is None:
-                    node_first[node] = t
-            if rank is not None:
-                ranks = node_ranks.get(node)
-                if ranks is None:
-                    node_ranks[node] = {rank}
-                elif rank not in ranks:
-                    ranks.add(rank)
-                if rec_node and rank not in rank_nodes:
-                    rank_nodes[rank] = rec_node
             if gates_of[x] & _G_METRIC:
                 msg = s[sh.msg_start:sh.msg_end]
                 values = metric_cache.get(msg)
@@ -413,6 +401,31 @@ class Scanner:
                         metric_cache[msg] = values
                 if values is not None:
                     self._add_metric(values, node, rec_node, rank, t, file, lineno, s)
+        self._run_nodes(seen)
+
+    def _run_nodes(self, seen: dict[tuple[str | None, int | None, int | None], list[Any]]) -> None:
+        """The node tables' share of a run's lines, per (node, rank, GPU): what ``add_many`` does line by line."""
+        node_count = self._node_count
+        node_first = self._node_first
+        for (rec_node, rank, _gpu), (n, t0, _t1, _k, node) in seen.items():
+            have = node_count.get(node)
+            if have is None:
+                node_count[node] = n
+                node_first[node] = t0
+            else:
+                node_count[node] = have + n
+                if node_first[node] is None:
+                    node_first[node] = t0
+            if rank is not None:
+                ranks = self._node_ranks.get(node)
+                if ranks is None:
+                    self._node_ranks[node] = {rank}
+                else:
+                    ranks.add(rank)
+                if rec_node and rank not in self._rank_nodes:
+                    self._rank_nodes[rank] = rec_node
+        for _names, (_n, _t0, t1, _k, node) in sorted(seen.items(), key=lambda item: item[1][3]):
+            self._node_time[node] = t1  # the time of the node's last line
 
     def _fold_cells(self) -> None:
         """The job's time span and each source's first and last time, from the cells."""
