@@ -37,7 +37,7 @@ from l4lite.attribution import (
 from l4lite.errors import L4Error
 from l4lite.pieces import lead_of
 from l4lite.records import Accounting, Record
-from l4lite.runs import MIN_BLOCK_LINES, BlockPlan, RunShape, ShapeRun, plan_block, run_shape
+from l4lite.runs import RUN_BLOCK_LINES, RunReading, ShapeRun, run_shape
 from l4lite.shape import FOLD_DIGITS, shape_of
 from l4lite.sources import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover, iter_line_blocks
 from l4lite.timestamps import TimestampParser, boot_anchors
@@ -53,9 +53,6 @@ _DIGITS = frozenset("0123456789")
 _KIND_STARTS = frozenset("T=fEN")  # first characters of messages that may open a multi-line record
 _BLANK = object()  # _line's answer for a line that is blank once its prefixes are removed
 _MAX_PLANS = 4096  # line shapes remembered per file
-_WINDOW_LINES = 4096  # lines worked out at once for runs, at most (see _runs_or_lines)
-_RUN_BLOCK_LINES = 2048  # a block (a small file) of fewer lines is read line by line: runs would not pay back
-_STRETCH_LINES = 8  # lines read one by one between runs before looking again (a shape they teach may start one)
 UPTIME_BRACKET = re.compile(r"\[ *(\d+\.\d+)\] *")
 SRUN_ERROR = re.compile(r"srun: error: ([A-Za-z0-9][\w.-]*): tasks? (\d+)(?:-(\d+))?: ")
 STEPD_NODE = re.compile(r"\bON ([A-Za-z0-9][\w.-]*) CANCELLED AT\b")
@@ -148,7 +145,7 @@ class _Open:
         self.n += 1
 
 
-class _FileReader:
+class _FileReader(RunReading):
     """Reads one file; see the module docstring for the state it keeps."""
 
     def __init__(self, input_file: InputFile, options: IngestOptions, accounting: Accounting,
@@ -175,10 +172,7 @@ class _FileReader:
         self.future_lines = 0
         self.nameless = 0  # records that got neither a node nor a rank
         self.plans: dict[bytes, tuple] = {}  # line shape -> how the first line of that shape was read
-        self.run_index: dict[bytes, int] = {}  # line shape -> its entry in run_table (simple plans only)
-        self.run_table: list[RunShape] = []  # replaced, never changed in place: runs keep a reference
-        self.probe = MIN_BLOCK_LINES * 2  # lines read one by one before looking for runs again (doubles)
-        self.window = MIN_BLOCK_LINES * 4  # lines in the next window (doubles: early windows meet new shapes)
+        self.init_runs()
 
     def learn_lead(self, lead: Sequence[InputFile], node_re: re.Pattern[str] | None) -> None:
         """Start a piece of a file (``l4lite.pieces``) knowing what the lines before it tell: which host and GPU
@@ -206,7 +200,7 @@ class _FileReader:
         lineno = 0
         try:
             for first, lines in iter_line_blocks(self.f, acc, self.opt.max_line_chars):
-                if use_runs and len(lines) >= _RUN_BLOCK_LINES:
+                if use_runs and len(lines) >= RUN_BLOCK_LINES:
                     yield from self._runs_or_lines(first, lines, runs)
                 else:
                     yield from self._lines(first, lines, None)
@@ -237,138 +231,6 @@ class _FileReader:
             for op in self.out:
                 acc.skip_lines("unconsumed", op.n)
             self.out.clear()
-
-    def _runs_or_lines(self, first: int, lines: list[str], runs: bool) -> Iterator[Record | ShapeRun]:
-        """A block of lines, in runs where it can be (``_block``), a window of lines at a time. The shapes a run
-        needs are learnt by the per-line path: a file starts line by line, and its first windows are small, for a
-        line of a shape learnt after its window was worked out costs more (``_patch``)."""
-        n = len(lines)
-        a = 0
-        tried = -1  # run shapes known when a window last had no line of them
-        while a < n:
-            if self.run_table and len(self.run_table) != tried and not self.hold and n - a >= MIN_BLOCK_LINES:
-                size = self.window
-                part = lines[a:a + size] if (a or n > size) else lines
-                block = plan_block(part, self.run_index, self.run_table, self.future)
-                if block is not None:
-                    yield from self._block(first + a, part, block, runs)
-                    a += len(part)
-                    self.window = min(size * 2, _WINDOW_LINES)
-                    continue
-                tried = len(self.run_table)
-            step = self.probe
-            yield from self._lines(first + a, lines[a:a + step] if (a or n > step) else lines, None)
-            a += step
-            self.probe = min(step * 2, _WINDOW_LINES)
-
-    def _block(self, first: int, lines: list[str], block: BlockPlan, runs: bool) -> Iterator[Record | ShapeRun]:
-        """Lines of a window: runs where the per-line path would read every line with the simple plan (nothing
-        open, queued or held), the per-line path in between. A line of a shape learnt after the window was worked
-        out joins a run as the per-line path would read it (``_patch``)."""
-        i = 0
-        n = len(lines)
-        shape_list = block.shape_list
-        keys = block.keys
-        run_index = self.run_index
-        while i < n:
-            j = i
-            if not self.out and not self.open and not self.hold:
-                patch = self._patch if block.table is self.run_table else None
-                while j < n and (shape_list[j] >= 0 or (patch is not None and patch(block, j))):
-                    j += 1
-            if j > i:
-                self._learn_minutes(block, j)
-                run = ShapeRun(self.f.rel, first + i, lines[i:j], keys[i:j], block.time_list[i:j],
-                               shape_list[i:j], block.table, *self._run_names())
-                run.names = self._prefixed_names(run)
-                if run.names is None:
-                    if run.node is None and run.rank is None:
-                        self.nameless += j - i
-                elif run.node is None and run.rank is None:
-                    self.nameless += sum(1 for names in run.names if names[0] is None and names[1] is None)
-                self.last_time = run.times[-1]
-                self.lines_read += j - i
-                self.direct += j - i
-                if runs:
-                    yield run
-                else:
-                    yield from run.records()
-                i = j
-            else:
-                # the per-line path up to the next line a run could start at (it may open or queue a record)
-                j = i + 1
-                while j < n and shape_list[j] < 0 and keys[j] not in run_index and j - i < _STRETCH_LINES:
-                    j += 1
-                yield from self._lines(first + i, lines[i:j] if (i or j < n) else lines, keys[i:j])
-                run_index = self.run_index
-                i = j
-
-    def _patch(self, block: BlockPlan, j: int) -> bool:
-        """Give line ``j`` of a window its run shape and time if it is of a shape learnt since the window was worked
-        out and ``_planned_simple`` would read it now (its minute known, its time not in the future)."""
-        x = self.run_index.get(block.keys[j])
-        if x is None:
-            return False
-        sh = block.table[x]
-        s = block.lines[j]
-        layout = (sh.date_start, sh.frac_start, sh.frac_len)
-        t = self.ts.iso_time(s, layout)
-        if t is None:  # the first line of a minute: the per-line path learns it, after the lines before it
-            self._learn_minutes(block, j)
-            a = sh.date_start
-            try:
-                self.ts.learn_minute(s[a:a + 16], int(s[a:a + 4]), int(s[a + 5:a + 7]), int(s[a + 8:a + 10]),
-                                     int(s[a + 11:a + 13]), int(s[a + 14:a + 16]))
-            except ValueError:  # not a date: the per-line path takes it
-                return False
-            t = self.ts.iso_time(s, layout)
-        if t is None or t > self.future:
-            return False
-        block.shape_list[j] = x
-        block.time_list[j] = t
-        return True
-
-    def _learn_minutes(self, block: BlockPlan, j: int) -> None:
-        """What the per-line path does, up to line ``j`` of a window, for the first line of a minute the timestamp
-        parser has not seen. (A minute whose first line is read by the per-line path is learnt there.)"""
-        known = self.ts.known_minute
-        for text, parts in block.minutes_from(block.learned, j):
-            if not known(text):
-                self.ts.learn_minute(text, *parts)
-        block.learned = j
-
-    def _run_names(self) -> tuple[str | None, int | None, int | None]:
-        """Node, rank and GPU of the lines of a run without a stream prefix (``_planned_simple``'s, the same for
-        every such line of a run)."""
-        rank = self.path_rank
-        node = self.path_node
-        gpu = None
-        if node is None and (self.streams or rank is not None):
-            node, gpu = self._fill("", node, rank, gpu)
-        return node, rank, gpu
-
-    def _prefixed_names(self, run: ShapeRun) -> list[tuple[str | None, int | None, int | None]] | None:
-        """Per line of a run, node, rank and GPU where some of its lines carry a rank in a stream prefix: the rank
-        from its digits, the node and GPU from the stream and the rank ties (``_planned``'s, the same for one
-        stream and rank throughout a run). None when no line does."""
-        table = run.table
-        if all(table[x].prefix_end == 0 for x in set(run.shapes)):
-            return None
-        plain = (run.node, run.rank, run.gpu)
-        seen: dict[tuple[str, int], tuple[str | None, int | None, int | None]] = {}
-        out = []
-        for s, x in zip(run.texts, run.shapes, strict=True):
-            sh = table[x]
-            if not sh.prefix_end:
-                out.append(plain)
-                continue
-            key = (s[:sh.prefix_end].rstrip(" "), int(s[sh.rank_start:sh.rank_end]))
-            names = seen.get(key)
-            if names is None:
-                node, gpu = self._fill(key[0], self.path_node, key[1], None)
-                names = seen[key] = (node, key[1], gpu)
-            out.append(names)
-        return out
 
     def _lines(self, lineno: int, lines: list[str], keys: list[bytes] | None) -> Iterator[Record]:
         """The per-line path over consecutive lines starting at line ``lineno`` (``keys``: their shapes, if
