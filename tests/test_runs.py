@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from l4lite.commands.parse import write_spool
-from l4lite.ingest import IngestOptions, iter_job, iter_records
+from l4lite.ingest import IngestOptions, iter_job, iter_records, read_file
 from l4lite.mining import TemplateMiner
 from l4lite.records import Accounting
 from l4lite.runs import ShapeRun, _epoch_days
@@ -227,3 +227,29 @@ def test_the_scan_takes_runs_as_it_takes_records(sim_jobs: list[Path], tmp_path:
     assert _run_share([str(merged)]) > 0.8
     for paths in [[str(job)] for job in sim_jobs] + [[str(f)], [str(merged)]]:
         assert _scan(paths, True, max_cells) == _scan(paths, False, max_cells)
+
+
+def test_a_merged_file_in_pieces_scans_as_one_pass_with_runs(sim_jobs: list[Path],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pieces of 300 KB of a merged srun file: every piece starts with no shapes learnt and takes runs of its own;
+    the merged scan is the one-pass scan."""
+    from test_engine import signature
+
+    from l4lite import pieces
+    from l4lite.engine import LocalEngine, scan_job_parallel
+    from l4lite.pipeline import AnalyzeOptions, load_rules, scan_job
+
+    monkeypatch.setattr(pieces, "MIN_PIECE_BYTES", 300_000)
+    options = AnalyzeOptions()
+    rules = load_rules(options)
+    job = sim_jobs[4]
+    cut = [p for p in pieces.split_large(discover([str(job)], Accounting()).files, 8) if p.is_piece]
+    assert len(cut) > 2
+    acc = Accounting()
+    assert any(type(item) is ShapeRun for item in read_file(cut[-1], IngestOptions(), acc, runs=True))
+
+    class Many(LocalEngine):
+        workers = 4
+
+    whole = scan_job([str(job)], options, rules=rules)
+    assert signature(scan_job_parallel([str(job)], options, engine=Many())) == signature(whole)
