@@ -1,19 +1,20 @@
-"""Runs of one-line records of known shapes, worked out a block of lines at a time.
+"""Runs of one-line records of known shapes, worked out a window of lines at a time.
 
 Ingest reads the first line of a shape (its bytes with digits folded, ``l4lite.shape``) in full and later lines
-of that shape from the same offsets (``ingest._FileReader._planned_simple``). Most lines of a training log are
-of a few such shapes: an ISO timestamp, the logger's fields, a progress line whose numbers change. This module
-does that reading for a whole block of lines at once: the shapes of all lines from one byte translation of the
-block, and the times of all lines of known shapes from one numpy gather of their timestamp digits. What is left
-per line is building its record; ``l4lite parse`` does not even do that, it puts a run into its Arrow columns
-as it is (``ShapeRun``).
+of that shape from the same offsets (``ingest._FileReader._planned_simple`` and ``_planned``). Most lines of a
+long training log are of a few such shapes: an ISO timestamp, the logger's fields, a progress line whose numbers
+change. This module does that reading for a window of up to ``WINDOW_LINES`` lines at once: the shapes of all
+lines from one byte translation of the window, the times of the lines of known shapes from one numpy gather of
+their timestamp digits (``plan_block``). What is left per line is building its record, and the consumers that
+can do without one take the run as it is (``ShapeRun``): ``l4lite parse`` puts it into its Arrow columns, the
+scan counts it per shape (``Scanner._add_run``), and both mine it per shape (``mine_run``).
 
-Only the common shape is taken: an ISO timestamp first, no stream prefix, no host or GPU in the line (the
-``_planned_simple`` plan), with ASCII up to the end of the timestamp. The reader hands a block to a run only
-where it would have read each line with that plan (no record open, nothing queued or held), and a line whose
-minute the timestamp parser has not seen yet counts as seen first (``TimestampParser.minute``, what the
-per-line path does for that line). So the records are those of the per-line path, which stays the reference:
-``IngestOptions(line_runs=False)``, and the tests compare both.
+A run takes lines whose shape starts with an ISO timestamp, after nothing or after a stream prefix that names a
+global rank (``srun --label``, ``[rankN]:``), with no host or GPU in the line and ASCII up to the end of the
+timestamp. The reader (``RunReading``) takes a run only where it would have read each of its lines with a plan
+(no record open, nothing queued or held), and does for the first line of a new minute what the per-line path
+does (``TimestampParser.learn_minute``). So the records are those of the per-line path, which stays the
+reference (``IngestOptions(line_runs=False)``); the tests compare both, and the scans of both.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -94,29 +96,18 @@ class ShapeRun:
 
     def messages(self) -> list[str]:
         table = self.table
-        out = []
-        for s, x in zip(self.texts, self.shapes, strict=True):
-            sh = table[x]
-            out.append(s[sh.msg_start:sh.msg_end])
-        return out
+        return [s[table[x].msg_start:table[x].msg_end] for s, x in zip(self.texts, self.shapes, strict=True)]
 
     def records(self) -> list[Record]:
-        file, node, rank, gpu, table = self.file, self.node, self.rank, self.gpu, self.table
+        file, table = self.file, self.table
+        names = self.names if self.names is not None else repeat((self.node, self.rank, self.gpu), len(self.texts))
         out = []
-        append = out.append
         lineno = self.first
-        if self.names is None:
-            for s, key, t, x in zip(self.texts, self.keys, self.times, self.shapes, strict=True):
-                sh = table[x]
-                append(Record(file, lineno, lineno, node, rank, gpu, sh.source, t, sh.level,
-                              s[sh.msg_start:sh.msg_end], s, "", "", key))
-                lineno += 1
-            return out
-        for s, key, t, x, (node, rank, gpu) in zip(self.texts, self.keys, self.times, self.shapes, self.names,
+        for s, key, t, x, (node, rank, gpu) in zip(self.texts, self.keys, self.times, self.shapes, names,
                                                     strict=True):
             sh = table[x]
-            append(Record(file, lineno, lineno, node, rank, gpu, sh.source, t, sh.level, s[sh.msg_start:sh.msg_end],
-                          s, "", "", key))
+            out.append(Record(file, lineno, lineno, node, rank, gpu, sh.source, t, sh.level,
+                              s[sh.msg_start:sh.msg_end], s, "", "", key))
             lineno += 1
         return out
 
@@ -146,7 +137,7 @@ class BlockPlan:
         self.table = table  # the run shapes the indices refer to
         self.shape_list = shape_list  # per line: its run shape, -1 where no run may take it
         self.time_list = time_list
-        self.learned = 0  # lines before this one have had their minutes seen (``ingest._FileReader._learn_minutes``)
+        self.learned = 0  # lines before this one have had their minutes seen (``RunReading._learn_minutes``)
         self.minute_lines = minute_lines  # the first line a run may take of each minute, in order
         self.minute_parts = minute_parts  # of each of those: (offset of the date, y, mo, d, h, mi)
 
@@ -384,8 +375,7 @@ def mine_run(run: ShapeRun, miner: Any) -> list[int]:
     without that cache, ``TemplateMiner(cache_size=0)`` say)."""
     shapes = run.shapes
     if not getattr(miner, "cache_size", 0) or not hasattr(miner, "cached_id"):
-        add = miner.add
-        return [add(m) for m in run.messages()]
+        return _add_each(run, 0, len(shapes), miner)
     table = run.table
     key_of: dict[int, bytes] = {}
     checked: set[int] = set()  # shapes whose messages the miner checks token by token: one by one
@@ -404,8 +394,7 @@ def mine_run(run: ShapeRun, miner: Any) -> list[int]:
     for i, x in enumerate(shapes):
         if x in checked:
             out += _mine_stretch(run, a, i, key_of, miner)
-            sh = table[x]
-            out.append(miner.add(run.texts[i][sh.msg_start:sh.msg_end]))
+            out += _add_each(run, i, i + 1, miner)
             a = i + 1
     out += _mine_stretch(run, a, len(shapes), key_of, miner)
     return out
@@ -414,16 +403,12 @@ def mine_run(run: ShapeRun, miner: Any) -> list[int]:
 def _mine_stretch(run: ShapeRun, start: int, end: int, key_of: dict[int, bytes], miner: Any) -> list[int]:
     """``mine_run`` of lines ``start:end`` (none of a shape checked token by token)."""
     shapes = run.shapes
-    table = run.table
     out: list[int] = []
     rounds = 0
     while start < end:
         rounds += 1
         if rounds > _MINE_ROUNDS:  # the cache keeps failing (templates still changing): one by one
-            add = miner.add
-            for s, x in zip(run.texts[start:end], shapes[start:end], strict=True):
-                sh = table[x]
-                out.append(add(s[sh.msg_start:sh.msg_end]))
+            out += _add_each(run, start, end, miner)
             break
         rest = shapes[start:end]
         distinct = set(rest)
@@ -436,9 +421,14 @@ def _mine_stretch(run: ShapeRun, start: int, end: int, key_of: dict[int, bytes],
             break
         # one by one up to the first message the cache cannot answer (that one renews its entry)
         stop = start + min(rest.index(x) for x in stale) + 1
-        add = miner.add
-        for s, x in zip(run.texts[start:stop], shapes[start:stop], strict=True):
-            sh = table[x]
-            out.append(add(s[sh.msg_start:sh.msg_end]))
+        out += _add_each(run, start, stop, miner)
         start = stop
     return out
+
+
+def _add_each(run: ShapeRun, start: int, end: int, miner: Any) -> list[int]:
+    """``miner.add`` of the messages of lines ``start:end``, one by one."""
+    add = miner.add
+    table = run.table
+    return [add(s[table[x].msg_start:table[x].msg_end])
+            for s, x in zip(run.texts[start:end], run.shapes[start:end], strict=True)]
