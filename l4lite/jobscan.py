@@ -343,6 +343,12 @@ def thin_metrics(points: list[MetricPoint], cap: int = METRIC_CAP) -> list[Metri
     return out
 
 
+def collapsed(counts: dict[tuple[str, int, Any], int]) -> bool:
+    """Whether every time bucket of a count table is 0 (or negative: no time), so that longer buckets cannot
+    make it smaller (``_rebucket``)."""
+    return all(bucket <= 0 for _node, bucket, _key in counts)
+
+
 def _rebucket(counts: dict[tuple[str, int, Any], int], old: float, new: float) -> dict[tuple[str, int, Any], int]:
     ratio = int(round(new / old))
     if ratio <= 1:

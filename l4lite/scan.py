@@ -35,6 +35,7 @@ from l4lite.jobscan import (
     TemplateStat,
     _rebucket,
     cap_hits,
+    collapsed,
     node_key,
     thin_metrics,
 )
@@ -540,6 +541,11 @@ class Scanner:
 
     def _coarsen(self) -> None:
         while len(self._counts) > self.max_cells // 2:
+            if collapsed(self._counts):
+                # one bucket per node and template is more than the table may hold: longer buckets cannot help
+                # (they would double until the float overflows), so the table grows instead
+                self.max_cells = 2 * len(self._counts)
+                return
             self._counts = _rebucket(self._counts, self.bucket_seconds, self.bucket_seconds * 2)
             self.bucket_seconds *= 2
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from l4lite.attribution import RankMap
+from l4lite.jobscan import collapsed
 from l4lite.records import Accounting
 from l4lite.scan import EXEMPLAR_CAP, MAX_CELLS, JobScan, Progress, TemplateStat, _rebucket, node_key
 from l4lite.sources import InputFile
@@ -256,7 +257,7 @@ def finish_merge(result: ShardResult, root: str, accounting: Accounting, max_cel
     merged.rank_nodes = dict(result.first_rank_nodes)
     merged.remap_nodes(result.ties.as_dict())
     unify_templates(merged)
-    while len(merged.counts) > max_cells:
+    while len(merged.counts) > max_cells and not collapsed(merged.counts):
         merged.counts = _rebucket(merged.counts, merged.bucket_seconds, merged.bucket_seconds * 2)
         merged.bucket_seconds *= 2
     merged.info["nodes"] = len(merged.node_last)

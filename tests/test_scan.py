@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from scan_helpers import DigitMiner, rec
@@ -96,6 +97,17 @@ def test_count_table_coarsens_inside_one_batch_of_records() -> None:
     assert len(scan.counts) <= 100 and sum(scan.counts.values()) == 1000
     last = max(bucket for _, bucket, _ in scan.counts)
     assert last * scan.bucket_seconds <= 999 < (last + 1) * scan.bucket_seconds
+
+
+def test_more_series_than_the_count_table_holds_grow_the_table() -> None:
+    """More (node, template) series than cells: longer buckets cannot help, and doubling them forever ended in an
+    OverflowError. The table grows instead, once every series is in one bucket, and counts every record."""
+    scanner = Scanner(DigitMiner(), bucket_seconds=1.0, max_cells=20)
+    scanner.add_many(rec(f"event kind{chr(97 + i % 26)}", node=f"node{i % 7}", time=float(i), line=i + 1)
+                     for i in range(5000))
+    scan = scanner.finish()
+    assert sum(scan.counts.values()) == 5000
+    assert len(scan.counts) == 7 * 26 and math.isfinite(scan.bucket_seconds)
 
 
 def test_finish_is_repeatable_for_live_use() -> None:
