@@ -515,8 +515,12 @@ class _FileReader(RunReading):
                 shape = run_shape(key, layout, a, end, level, source)
         else:
             plans[key] = (pos, global_rank, local_rank, nccl, level, source, a, end, rank_in_msg, layout) + spans
-            if layout is not None and ts_second < 0 and global_rank and spans[0] is not None \
-                    and spans[1:3] == (None, None) and not nccl:  # "  3: 2024-..." (srun --label), "[rank3]: ..."
+            if layout is None or spans[1:3] != (None, None) or nccl:
+                pass
+            elif not pos and spans[0] is None:  # " [2024-09-11 17:52:18] iteration ..." (Megatron)
+                if not rank_in_msg or self.path_rank is not None:
+                    shape = run_shape(key, layout, a, end, level, source)
+            elif global_rank and spans[0] is not None:  # "  3: 2024-..." (srun --label), "[rank3]: ..."
                 shape = run_shape(key, layout, a, end, level, source, pos, spans[0])
         if shape is not None and key not in self.run_index:
             self.run_index[key] = len(self.run_table)

@@ -9,9 +9,9 @@ their timestamp digits (``plan_block``). What is left per line is building its r
 can do without one take the run as it is (``ShapeRun``): ``l4lite parse`` puts it into its Arrow columns, the
 scan counts it per shape (``Scanner._add_run``), and both mine it per shape (``mine_run``).
 
-A run takes lines whose shape starts with an ISO timestamp, after nothing or after a stream prefix that names a
-global rank (``srun --label``, ``[rankN]:``), with no host or GPU in the line and ASCII up to the end of the
-timestamp. The reader (``RunReading``) takes a run only where it would have read each of its lines with a plan
+A run takes lines whose shape starts with an ISO timestamp (bare, in brackets, or after blanks as Megatron-LM
+prints it), after nothing or after a stream prefix that names a global rank (``srun --label``, ``[rankN]:``),
+with no host or GPU in the line and ASCII up to the end of the timestamp. The reader (``RunReading``) takes a run only where it would have read each of its lines with a plan
 (no record open, nothing queued or held), and does for the first line of a new minute what the per-line path
 does (``TimestampParser.learn_minute``). So the records are those of the per-line path, which stays the
 reference (``IngestOptions(line_runs=False)``); the tests compare both, and the scans of both.
