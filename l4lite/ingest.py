@@ -37,7 +37,7 @@ from l4lite.attribution import (
 from l4lite.errors import L4Error
 from l4lite.pieces import lead_of
 from l4lite.records import Accounting, Record
-from l4lite.runs import RUN_BLOCK_LINES, RunReading, ShapeRun, run_shape
+from l4lite.runs import RUN_BLOCK_LINES, RunReading, ShapeRun
 from l4lite.shape import FOLD_DIGITS, shape_of
 from l4lite.sources import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover, iter_line_blocks
 from l4lite.timestamps import TimestampParser, boot_anchors
@@ -193,49 +193,14 @@ class _FileReader(RunReading):
     # ------------------------------------------------------------------------------------------ main loop
     def run(self, runs: bool = False) -> Iterator[Record | ShapeRun]:
         """The file's records in the order of their first line; with ``runs``, a stretch of one-line records of
-        known shapes comes as one ``ShapeRun`` (``l4lite.runs``) instead of record by record."""
-        acc = self.acc
-        self.lines_read = self.direct = self.skipped_blank = 0
-        use_runs = self.opt.line_runs and self.opt.line_shapes
-        lineno = 0
-        try:
-            for first, lines in iter_line_blocks(self.f, acc, self.opt.max_line_chars):
-                if use_runs and len(lines) >= RUN_BLOCK_LINES:
-                    yield from self._runs_or_lines(first, lines, runs)
-                else:
-                    yield from self._lines(first, lines, None)
-                lineno = first + len(lines)
-                if self.open and (len(self.open) > 1
-                                  or lineno - next(iter(self.open.values())).end > _STALE_LINES):
-                    self._close_stale(lineno)
-                if self.hold and lineno > _HOLD_LINES:
-                    self.hold = False
-            self.hold = False
-            out = self.out
-            for op in self.open.values():
-                op.closed = True
-            self.open.clear()
-            finish = self._finish
-            while out:
-                yield finish(out.popleft())
-            if self.nameless:
-                acc.warn(f"{self.f.rel}: no node in its path or lines: its {self.nameless} record(s) count under "
-                         "node 'unknown' (name the node with --node-from REGEX)")
-        finally:
-            acc.lines_read += self.lines_read
-            acc.lines_in_records += self.direct
-            acc.records += self.direct
-            if self.skipped_blank:
-                acc.skip_lines("blank", self.skipped_blank)
-            # records still queued when the consumer stopped early are counted so that the books balance
-            for op in self.out:
-                acc.skip_lines("unconsumed", op.n)
-            self.out.clear()
+        known shapes comes as one ``ShapeRun`` (``l4lite.runs``) instead of record by record.
 
-    def _lines(self, lineno: int, lines: list[str], keys: list[bytes] | None) -> Iterator[Record]:
-        """The per-line path over consecutive lines starting at line ``lineno`` (``keys``: their shapes, if
-        known)."""
+        A block of lines is read line by line, or, when it is long enough, in segments (``_runs_or_lines``): runs,
+        and stretches of lines for the per-line loop below (the only one, so that a small file reads through one
+        generator, as before runs)."""
+        acc = self.acc
         skipped_blank = 0
+        lines_read = 0
         direct = 0  # single-line records emitted without queueing
         out = self.out
         line = self._line
@@ -244,38 +209,76 @@ class _FileReader(RunReading):
         plans = self.plans
         opened = self.open
         finish = self._finish
-        k = -1
+        use_runs = self.opt.line_runs and self.opt.line_shapes
+        lineno = 0
         try:
-            for s in lines:
-                k += 1
-                if not s or (s[0] in _SPACE_START and s.isspace()):
-                    skipped_blank += 1
-                else:
-                    r = None
-                    if plans and not out and not opened and not self.hold:
-                        key = keys[k] if keys is not None else \
-                            s.encode("utf-8", "surrogatepass").translate(FOLD_DIGITS)
-                        plan = plans.get(key)
-                        if plan is not None:
-                            r = planned_simple(lineno, s, plan) if len(plan) == 6 else planned(lineno, s, plan)
-                            if r is not None:
-                                r.shape = key
-                    if r is None:
-                        r = line(lineno, s)
-                    if r is not None:
-                        if r is _BLANK:
+            for first, block in iter_line_blocks(self.f, acc, self.opt.max_line_chars):
+                whole = ((first, block, None),)
+                for segment in self._runs_or_lines(first, block) if use_runs and len(block) >= RUN_BLOCK_LINES \
+                        else whole:
+                    if type(segment) is ShapeRun:
+                        lines_read += len(segment)
+                        direct += len(segment)
+                        if runs:
+                            yield segment
+                        else:
+                            yield from segment.records()
+                        continue
+                    lineno, lines, keys = segment
+                    plans = self.plans
+                    k = -1
+                    for s in lines:
+                        k += 1
+                        lines_read += 1
+                        if not s or (s[0] in _SPACE_START and s.isspace()):
                             skipped_blank += 1
                         else:
-                            direct += 1
-                            yield r
-                lineno += 1
-                if out and out[0].closed and not self.hold:
-                    while out and out[0].closed:
-                        yield finish(out.popleft())
+                            r = None
+                            if plans and not out and not opened and not self.hold:
+                                key = keys[k] if keys is not None else \
+                                    s.encode("utf-8", "surrogatepass").translate(FOLD_DIGITS)
+                                plan = plans.get(key)
+                                if plan is not None:
+                                    r = planned_simple(lineno, s, plan) if len(plan) == 6 else planned(lineno, s, plan)
+                                    if r is not None:
+                                        r.shape = key
+                            if r is None:
+                                r = line(lineno, s)
+                            if r is not None:
+                                if r is _BLANK:
+                                    skipped_blank += 1
+                                else:
+                                    direct += 1
+                                    yield r
+                        lineno += 1
+                        if out and out[0].closed and not self.hold:
+                            while out and out[0].closed:
+                                yield finish(out.popleft())
+                lineno = first + len(block)
+                if self.open and (len(self.open) > 1
+                                  or lineno - next(iter(self.open.values())).end > _STALE_LINES):
+                    self._close_stale(lineno)
+                if self.hold and lineno > _HOLD_LINES:
+                    self.hold = False
+            self.hold = False
+            for op in self.open.values():
+                op.closed = True
+            self.open.clear()
+            while out:
+                yield finish(out.popleft())
+            if self.nameless:
+                acc.warn(f"{self.f.rel}: no node in its path or lines: its {self.nameless} record(s) count under "
+                         "node 'unknown' (name the node with --node-from REGEX)")
         finally:
-            self.lines_read += k + 1
-            self.direct += direct
-            self.skipped_blank += skipped_blank
+            acc.lines_read += lines_read
+            acc.lines_in_records += direct
+            acc.records += direct
+            if skipped_blank:
+                acc.skip_lines("blank", skipped_blank)
+            # records still queued when the consumer stopped early are counted so that the books balance
+            for op in out:
+                acc.skip_lines("unconsumed", op.n)
+            out.clear()
 
     def _line(self, lineno: int, s: str) -> Record | _Open | None:
         """Handle one non-blank line.
@@ -505,26 +508,27 @@ class _FileReader(RunReading):
             plans.clear()
             self.run_index = {}
             self.run_table = []
+            self.run_pending.clear()
         ts_first, ts_second, ts_end, ts_kind, ts_level = spans[3:8]
         layout = self.ts.iso_layout(s, ts_second if ts_second >= 0 else ts_first, ts_end) \
             if ts_kind == "iso" and ts_level is None else None
-        shape = None
+        # a shape a run may take, for RunReading to make a RunShape of (only if the file is long enough for runs)
+        pending = self.run_pending
+        if len(pending) >= _MAX_PLANS:  # a file whose blocks never take runs: keep this bounded
+            pending.clear()
         if layout is not None and not pos and spans[:3] == (None, None, None) and ts_second < 0:
             plans[key] = (layout, a, end, level, source, rank_in_msg)  # the common shape: see _planned_simple
             if not rank_in_msg or self.path_rank is not None:
-                shape = run_shape(key, layout, a, end, level, source)
+                pending.append((key, layout, a, end, level, source))
         else:
             plans[key] = (pos, global_rank, local_rank, nccl, level, source, a, end, rank_in_msg, layout) + spans
             if layout is None or spans[1:3] != (None, None) or nccl:
                 pass
             elif not pos and spans[0] is None:  # " [2024-09-11 17:52:18] iteration ..." (Megatron)
                 if not rank_in_msg or self.path_rank is not None:
-                    shape = run_shape(key, layout, a, end, level, source)
+                    pending.append((key, layout, a, end, level, source))
             elif global_rank and spans[0] is not None:  # "  3: 2024-..." (srun --label), "[rank3]: ..."
-                shape = run_shape(key, layout, a, end, level, source, pos, spans[0])
-        if shape is not None and key not in self.run_index:
-            self.run_index[key] = len(self.run_table)
-            self.run_table.append(shape)
+                pending.append((key, layout, a, end, level, source, pos, spans[0]))
 
     def _planned_simple(self, lineno: int, s: str, plan: tuple) -> Record | None:
         """``_planned`` for the most common shape: an ISO timestamp first, no prefix, host or GPU in the line."""

@@ -23,7 +23,7 @@ from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import repeat
-from typing import Any
+from typing import Any, Union
 
 import numpy as np
 
@@ -35,10 +35,12 @@ RUN_BLOCK_LINES = 2048  # a block (a small file) of fewer lines is read line by 
 WINDOW_LINES = 4096  # lines worked out at once, at most (a file's first windows are smaller: see _runs_or_lines)
 STRETCH_LINES = 8  # lines read one by one between runs before looking again (a shape they teach may start one)
 _MINE_ROUNDS = 8  # looks at the miner's cache per run stretch before adding its messages one by one
+# what RunReading._runs_or_lines yields: a run, or a stretch (first line number, lines, their keys or None)
+Segment = Union["ShapeRun", tuple[int, list[str], "list[bytes] | None"]]
 _POW10 = np.array([10.0 ** k for k in range(10)])
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RunShape:
     """A line shape a run can take: where its timestamp and message sit, and what the first line gave."""
 
@@ -227,48 +229,53 @@ def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunS
 class RunReading:
     """How ``ingest._FileReader`` takes runs: mixed into it, it uses the reader's state (``run_index`` and
     ``run_table``, the shapes it has learnt; ``out``, ``open`` and ``hold``, whether it would read the next line
-    with the simple plan; ``ts``, ``future``, ``last_time``, the names of its file and streams) and its per-line
-    path (``_lines``)."""
+    with the simple plan; ``ts``, ``future``, ``last_time``, the names of its file and streams). It hands the
+    stretches between runs back to the reader's per-line loop (``_FileReader.run``)."""
 
     def init_runs(self) -> None:
         self.run_index: dict[bytes, int] = {}  # line shape -> its entry in run_table
         self.run_table: list[RunShape] = []  # appended to, replaced when full, never cleared: runs refer to it
+        self.run_pending: list[tuple] = []  # run_shape()'s arguments of shapes learnt since (see _take_pending)
         self.probe = MIN_BLOCK_LINES * 2  # lines read one by one before looking for runs again (doubles)
         self.window = MIN_BLOCK_LINES * 4  # lines in the next window (doubles: early windows meet new shapes)
 
-    def _runs_or_lines(self, first: int, lines: list[str], runs: bool) -> Iterator[Record | ShapeRun]:
-        """A block of lines, in runs where it can be (``_block``), a window of lines at a time. The shapes a run
-        needs are learnt by the per-line path: a file starts line by line, and its first windows are small, for a
-        line of a shape learnt after its window was worked out costs more (``_patch``)."""
+    def _runs_or_lines(self, first: int, lines: list[str]) -> Iterator[Segment]:
+        """A block of lines as segments: runs where it can be (``_block``), and stretches ``(first line number,
+        lines, their keys or None)`` for the reader's per-line loop, which reads each before this goes on. The
+        shapes a run needs are learnt by that loop: a file starts line by line, and its first windows are small,
+        for a line of a shape learnt after its window was worked out costs more (``_patch``)."""
         n = len(lines)
         a = 0
         tried = -1  # run shapes known when a window last had no line of them
         while a < n:
+            if self.run_pending:
+                self._take_pending()
             if self.run_table and len(self.run_table) != tried and not self.hold and n - a >= MIN_BLOCK_LINES:
                 size = self.window
                 part = lines[a:a + size] if (a or n > size) else lines
                 block = plan_block(part, self.run_index, self.run_table, self.future)
                 if block is not None:
-                    yield from self._block(first + a, part, block, runs)
+                    yield from self._block(first + a, part, block)
                     a += len(part)
                     self.window = min(size * 2, WINDOW_LINES)
                     continue
                 tried = len(self.run_table)
             step = self.probe
-            yield from self._lines(first + a, lines[a:a + step] if (a or n > step) else lines, None)
+            yield first + a, lines[a:a + step] if (a or n > step) else lines, None
             a += step
             self.probe = min(step * 2, WINDOW_LINES)
 
-    def _block(self, first: int, lines: list[str], block: BlockPlan, runs: bool) -> Iterator[Record | ShapeRun]:
-        """Lines of a window: runs where the per-line path would read every line with the simple plan (nothing
-        open, queued or held), the per-line path in between. A line of a shape learnt after the window was worked
-        out joins a run as the per-line path would read it (``_patch``)."""
+    def _block(self, first: int, lines: list[str], block: BlockPlan) -> Iterator[Segment]:
+        """Segments of a window: runs where the per-line loop would read every line with the simple plan (nothing
+        open, queued or held), stretches for it in between. A line of a shape learnt after the window was worked
+        out joins a run as the per-line loop would read it (``_patch``)."""
         i = 0
         n = len(lines)
         shape_list = block.shape_list
         keys = block.keys
-        run_index = self.run_index
         while i < n:
+            if self.run_pending:
+                self._take_pending()
             j = i
             if not self.out and not self.open and not self.hold:
                 patch = self._patch if block.table is self.run_table else None
@@ -285,21 +292,28 @@ class RunReading:
                 elif run.node is None and run.rank is None:
                     self.nameless += sum(1 for names in run.names if names[0] is None and names[1] is None)
                 self.last_time = run.times[-1]
-                self.lines_read += j - i
-                self.direct += j - i
-                if runs:
-                    yield run
-                else:
-                    yield from run.records()
+                yield run
                 i = j
             else:
-                # the per-line path up to the next line a run could start at (it may open or queue a record)
+                # the per-line loop up to the next line a run could start at (it may open or queue a record)
+                run_index = self.run_index
                 j = i + 1
                 while j < n and shape_list[j] < 0 and keys[j] not in run_index and j - i < STRETCH_LINES:
                     j += 1
-                yield from self._lines(first + i, lines[i:j] if (i or j < n) else lines, keys[i:j])
-                run_index = self.run_index
+                yield first + i, lines[i:j] if (i or j < n) else lines, keys[i:j]
                 i = j
+
+    def _take_pending(self) -> None:
+        """Make run shapes of the plans learnt since the last call. (Learning leaves this to here: most files are
+        too short for runs, and a file's first lines are mostly of new shapes.)"""
+        index, table = self.run_index, self.run_table
+        for args in self.run_pending:
+            if args[0] not in index:
+                shape = run_shape(*args)
+                if shape is not None:
+                    index[args[0]] = len(table)
+                    table.append(shape)
+        self.run_pending.clear()
 
     def _patch(self, block: BlockPlan, j: int) -> bool:
         """Give line ``j`` of a window its run shape and time if it is of a shape learnt since the window was worked
