@@ -96,10 +96,6 @@ class ShapeRun:
         return ShapeRun(self.file, self.first + a, self.texts[a:b], self.keys[a:b], self.times[a:b], self.shapes[a:b],
                         self.table, self.node, self.rank, self.gpu, None if self.names is None else self.names[a:b])
 
-    def messages(self) -> list[str]:
-        table = self.table
-        return [s[table[x].msg_start:table[x].msg_end] for s, x in zip(self.texts, self.shapes, strict=True)]
-
     def records(self) -> list[Record]:
         file, table = self.file, self.table
         names = self.names if self.names is not None else repeat((self.node, self.rank, self.gpu), len(self.texts))
