@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import operator
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from l4lite.metrics import (
@@ -407,6 +408,50 @@ def same_output(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
     return [(k, type(v), repr(v)) for k, v in a.items()] == [(k, type(v), repr(v)) for k, v in b.items()]
 
 
+# A value of these keys that is not finite flags a metric point (``MetricPoint.flagged``); a span of this shape
+# (digits, one point, an exponent of at most two digits) always converts to a finite number.
+_FLAG_KEYS = ("loss", "grad_norm", "val_loss")
+_FINITE_SPAN = re.compile(rb" *[-+]?[0.]{1,30}(?:[eE][-+]?0{1,2})? *")
+
+
+@dataclass(frozen=True, slots=True)
+class DeferredPlan:
+    """A learnt plan whose values a caller may work out later, from the message, for the few points it keeps.
+
+    Only for shapes of all slices, ASCII, not an overflow, with a loss, gradient norm and validation loss that are
+    always finite: a point of such a shape is flagged (``MetricPoint.flagged``) only by its NaN counter. What a
+    caller needs of every line at once is the kind (the shape's) and the spans of the iteration and the NaN
+    counter, each with its conversion: (conversion, start, end) in the message, or None."""
+
+    kind: str
+    fast: tuple[tuple[str, ...], tuple[Any, ...], Any]
+    iteration: tuple[Any, int, int] | None
+    nan_count: tuple[Any, int, int] | None
+    epoch: bool  # the shape has an epoch, which stands in for a missing iteration in a scan
+
+    def values(self, message: str) -> dict[str, Any]:
+        """The message's metric fields: what ``MetricParser.parse`` answers for it."""
+        keys, conversions, getter = self.fast
+        out: dict[str, Any] = {"kind": self.kind}
+        for key, convert, text in zip(keys, conversions, getter(message), strict=True):
+            out[key] = convert(text)
+        return out
+
+
+def _deferred(plan: Any, shape: bytes) -> DeferredPlan | None:
+    if type(plan) is not tuple or plan[2] is None or not shape.isascii():
+        return None
+    kind, ops, fast = plan
+    if kind == "overflow" or "kind" in fast[0]:
+        return None
+    spans: dict[str, tuple[Any, int, int]] = {}
+    for key, fn, a, b in ops:
+        if key in _FLAG_KEYS and not _FINITE_SPAN.fullmatch(shape, a, b):
+            return None
+        spans[key] = (fn, a, b)
+    return DeferredPlan(kind, fast, spans.get("iteration"), spans.get("nan_count"), "epoch" in spans)
+
+
 class MetricParser:
     """``parse_metric_line`` with a memo of shape plans: the same answers, several times faster on a stream.
 
@@ -459,6 +504,12 @@ class MetricParser:
         if plan is _REFERENCE:
             return parse_metric_line(message)
         return apply_plan(plan, message)
+
+    def deferred(self, shape: bytes) -> DeferredPlan | None:
+        """The learnt plan of a message shape as a ``DeferredPlan``, when the shape allows one (None before the
+        shape is learnt: it is learnt on its second line)."""
+        plan = self._plans.get(shape)
+        return None if plan is None else _deferred(plan, shape)
 
     def __len__(self) -> int:
         return len(self._plans) + len(self._seen)

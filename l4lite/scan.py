@@ -40,7 +40,7 @@ from l4lite.jobscan import (
     thin_metrics,
 )
 from l4lite.metrics import parse_job_facts, telemetry_header, telemetry_slowdown
-from l4lite.metrics_fast import MetricParser, may_be_metric_line
+from l4lite.metrics_fast import DeferredPlan, MetricParser, may_be_metric_line
 from l4lite.phases import match_marker, may_be_marker
 from l4lite.records import Accounting, Record
 from l4lite.runs import ShapeRun, mine_run
@@ -126,6 +126,7 @@ class Scanner:
         self._hit_totals: Counter[tuple[str, str]] = Counter()
         self._metrics: dict[str, list[_PendingPoint]] = {}
         self._seq: dict[tuple[str, int | None], int] = {}
+        self._flag_nodes: set[str] = set()  # nodes with a flagged metric point (one that thinning keeps)
         self._markers: list[Marker] = []
         self._exemplars: dict[tuple[int, str], list[Record]] = {}
         self._rank_nodes: dict[int, str] = {}
@@ -286,6 +287,8 @@ class Scanner:
         rules = self.rules
         could_match = getattr(rules, "could_match_line", None)
         gates_of: dict[int, int] = {}
+        deferred_of: list[_Deferred | None] = [None] * len(table)
+        parser = self._metric_parser
         slow: set[int] = set()
         for x in set(shapes):
             sh = table[x]
@@ -304,21 +307,24 @@ class Scanner:
             if gates & _G_RARE:
                 slow.add(x)
             gates_of[x] = gates
+            if gates & _G_METRIC:
+                deferred_of[x] = _deferred_metric(parser.deferred(msg_key), sh.msg_start, sh.msg_end)
         if not slow:
-            self._add_run_lines(run, gates_of)
+            self._add_run_lines(run, gates_of, deferred_of)
             return
         a = 0
         for i, x in enumerate(shapes):
             if x in slow:
                 if a < i:
-                    self._add_run_lines(run.part(a, i), gates_of)
+                    self._add_run_lines(run.part(a, i), gates_of, deferred_of)
                 self.add_many(run.part(i, i + 1).records())
                 a = i + 1
         if a < len(shapes):
-            self._add_run_lines(run.part(a, len(shapes)), gates_of)
+            self._add_run_lines(run.part(a, len(shapes)), gates_of, deferred_of)
 
-    def _add_run_lines(self, run: ShapeRun, gates_of: dict[int, int]) -> None:
-        """``_add_run`` of lines of shapes without rules or rare tests (``gates_of``: their gates)."""
+    def _add_run_lines(self, run: ShapeRun, gates_of: dict[int, int], deferred_of: list[_Deferred | None]) -> None:
+        """``_add_run`` of lines of shapes without rules or rare tests (``gates_of``: their gates). A metric line of
+        a shape in ``deferred_of`` is kept with its plan, not its values (``_deferred_metric``)."""
         table = run.table
         shapes = run.shapes
         texts = run.texts
@@ -333,6 +339,11 @@ class Scanner:
         exemplars = self._exemplars
         metric_cache = self._metric_cache
         metric_parse = self._metric_parser.parse_gated
+        metrics = self._metrics
+        seqs = self._seq
+        progress = self._progress
+        phase_now = self._phase_now
+        flag_nodes = self._flag_nodes
         bucket_seconds = self.bucket_seconds
         inf = math.inf
         times = run.times
@@ -391,7 +402,41 @@ class Scanner:
                 ex.append(Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level,
                                  s[sh.msg_start:sh.msg_end], s, cid_names[cid], "", key))
                 self._exemplar_count += 1
-            if gates_of[x] & _G_METRIC:
+            deferred = deferred_of[x]
+            if deferred is not None:  # _add_metric of a point that can wait for its values (kind and gates known)
+                token, convert, ia, ib, nan_count, kind, implied = deferred
+                iteration = convert(s[ia:ib]) if convert is not None else None
+                if nan_count is not None and (nan_count[0](s[nan_count[1]:nan_count[2]]) or (
+                        nan_count[3] and iteration is None and self._total_steps)):
+                    # flagged by its NaN counter, or an epoch stands in for the iteration: its values now
+                    self._add_metric(token[0].values(s[token[1]:token[2]]), node, rec_node, rank, t, file, lineno,
+                                     s)
+                    continue
+                seq_key = (node, rank)
+                seq = seqs[seq_key] = seqs.get(seq_key, 0) + 1
+                series = metrics.get(node)
+                if series is None:
+                    series = metrics[node] = []
+                series.append((token, iteration, seq, rec_node, rank, t, file, lineno, s))
+                if len(series) > METRIC_CAP:
+                    metrics[node] = _thin_series(series, METRIC_CAP // 2, node in flag_nodes)
+                if kind == "train":
+                    prog = progress.get(node)
+                    if prog is None:
+                        prog = progress[node] = Progress(iteration, iteration, t, t)
+                    prog.points += 1
+                    last = prog.last_iteration
+                    if iteration is None or last is None or iteration >= last or iteration < last // 2:
+                        if iteration is not None:
+                            prog.last_iteration = iteration
+                        prog.last_time = t
+                        prog.last_file, prog.last_line = file, lineno
+                        prog.after_time = None
+                if implied is not None and phase_now.get(node) != implied and len(self._markers) < MARKER_CAP:
+                    phase_now[node] = implied
+                    self._markers.append(Marker(implied, rec_node, rank, t, file, lineno, iteration,
+                                                {"implied": True}))
+            elif gates_of[x] & _G_METRIC:
                 msg = s[sh.msg_start:sh.msg_end]
                 values = metric_cache.get(msg)
                 if values is None:
@@ -495,9 +540,12 @@ class Scanner:
         series = self._metrics.get(node)
         if series is None:
             series = self._metrics[node] = []
-        series.append((values, iteration, seq, rec_node, rank, t, file, line, text))
+        point = (values, iteration, seq, rec_node, rank, t, file, line, text)
+        series.append(point)
+        if node not in self._flag_nodes and _flagged(point):
+            self._flag_nodes.add(node)
         if len(series) > METRIC_CAP:
-            self._metrics[node] = _thin_series(series, METRIC_CAP // 2)
+            self._metrics[node] = _thin_series(series, METRIC_CAP // 2, node in self._flag_nodes)
         if kind == "train":
             prog = self._progress.get(node)
             if prog is None:
@@ -622,8 +670,29 @@ def scan_records(records: Iterable[Record], miner: Miner, rules: Matcher | None 
 # ---------------------------------------------------------------------- helpers
 # A metric line as the scan keeps it until ``finish``: (values, iteration, seq, node, rank, time, file, line, text)
 # (a plain tuple: a line of a run needs no record). Most points of a long job are thinned away before then, so
-# the ``MetricPoint`` is only built for the ones that stay.
-_PendingPoint = tuple[dict[str, Any], "int | None", int, "str | None", "int | None", "float | None", str, int, str]
+# the ``MetricPoint`` is only built for the ones that stay. For a line of a run, ``values`` may be a token
+# (plan, message start, message end) instead: the values are worked out in ``_point`` for the points that stay.
+_PendingPoint = tuple[Any, "int | None", int, "str | None", "int | None", "float | None", str, int, str]
+# A metric shape of a run whose values can wait: (token, iteration conversion, its start and end in the line,
+# what may make a line of the shape need its values now, kind, phase it implies). What may: (NaN counter
+# conversion, start, end, whether the shape has an epoch), None if nothing can.
+_Deferred = tuple[tuple[DeferredPlan, int, int], Any, int, int, "tuple[Any, int, int, bool] | None", str, "str | None"]
+
+
+def _deferred_metric(plan: DeferredPlan | None, msg_start: int, msg_end: int) -> _Deferred | None:
+    if plan is None:
+        return None
+    convert, a, b = plan.iteration if plan.iteration is not None else (None, 0, 0)
+    now = None
+    if plan.nan_count is not None or plan.epoch:
+        count, na, nb = plan.nan_count if plan.nan_count is not None else (_nothing, 0, 0)
+        now = (count, msg_start + na, msg_start + nb, plan.epoch)
+    return ((plan, msg_start, msg_end), convert, msg_start + a, msg_start + b, now, plan.kind,
+            _PHASE_OF_KIND.get(plan.kind))
+
+
+def _nothing(_text: str) -> None:
+    return None
 
 
 def _remember(memo: dict[bytes, Any], key: bytes, value: Any) -> Any:
@@ -636,6 +705,8 @@ def _remember(memo: dict[bytes, Any], key: bytes, value: Any) -> Any:
 
 def _flagged(p: _PendingPoint, isfinite: Any = math.isfinite) -> bool:
     """``MetricPoint.flagged`` of the point ``p`` will be (unrolled: thinning asks it of every other point)."""
+    if type(p[0]) is tuple:
+        return False  # a deferred point: a line of its shape that is flagged (by its NaN counter) has values
     get = p[0].get
     v = get("loss")
     if v is not None and not isfinite(v):
@@ -651,18 +722,22 @@ def _flagged(p: _PendingPoint, isfinite: Any = math.isfinite) -> bool:
 
 def _point(p: _PendingPoint) -> MetricPoint:
     values, iteration, seq, node, rank, t, file, line, text = p
+    if type(values) is tuple:
+        plan, a, b = values
+        values = plan.values(text[a:b])
     get = values.get
     return MetricPoint(node, rank, t, iteration, file, line, get("loss"), get("grad_norm"), get("lr"),
                        get("iter_time"), get("loss_scale"), get("skipped"), get("nan_count"), get("val_loss"),
                        get("throughput"), get("kind", "train"), get("skipped_total"), seq, text[:500])
 
 
-def _thin_series(series: list[_PendingPoint], target: int) -> list[_PendingPoint]:
-    """Thin one node's series (in arrival order) to about ``target`` points, as ``thin_metrics`` does."""
+def _thin_series(series: list[_PendingPoint], target: int, flagged: bool = True) -> list[_PendingPoint]:
+    """Thin one node's series (in arrival order) to about ``target`` points, as ``thin_metrics`` does.
+    ``flagged``: whether any point of the series may be flagged (if not, every other point goes)."""
     keep_tail = target // 2
     head, tail = series[:-keep_tail], series[-keep_tail:]
     while len(head) + len(tail) > target:
-        thinner = [p for i, p in enumerate(head) if i % 2 == 0 or _flagged(p)]
+        thinner = [p for i, p in enumerate(head) if i % 2 == 0 or _flagged(p)] if flagged else head[::2]
         if len(thinner) == len(head):
             break
         head = thinner

@@ -10,6 +10,7 @@ signs, exponent overflow, zero rates).
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from l4lite.ingest import IngestOptions, iter_records
 from l4lite.metrics import parse_metric_line
 from l4lite.metrics_fast import MetricParser, plan_metric_line, same_output
 from l4lite.records import Accounting
+from l4lite.shape import shape_of
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -58,8 +60,15 @@ def _redigit(line: str, rng: random.Random) -> str:
     return re.sub(r"[0-9]", lambda _m: rng.choice("0000123456789"), line)
 
 
+def _never_flagged(values: dict) -> bool:
+    """What ``MetricPoint.flagged`` answers for a point of these values, negated."""
+    finite = all(values.get(k) is None or math.isfinite(values[k]) for k in ("loss", "grad_norm", "val_loss"))
+    return finite and not values.get("nan_count") and values["kind"] != "overflow"
+
+
 def _check_stream(lines: list[str], parser: MetricParser | None = None) -> int:
-    """Parse every line with one parser and the reference; return how many are metric lines."""
+    """Parse every line with one parser and the reference; return how many are metric lines. Where the line's
+    shape has a deferred plan, its values and iteration must be the reference's too, and never flagged."""
     parser = MetricParser() if parser is None else parser
     found = 0
     for line in lines:
@@ -67,6 +76,15 @@ def _check_stream(lines: list[str], parser: MetricParser | None = None) -> int:
         got = parser.parse(line)
         assert same_output(got, want), (line, got, want)
         found += want is not None
+        deferred = parser.deferred(shape_of(line))
+        if deferred is not None:
+            assert same_output(deferred.values(line), want), (line, want)
+            convert, a, b = deferred.iteration or (lambda _text: None, 0, 0)
+            assert convert(line[a:b]) == want.get("iteration"), line
+            convert, a, b = deferred.nan_count or (lambda _text: None, 0, 0)
+            assert convert(line[a:b]) == want.get("nan_count"), line
+            assert _never_flagged(want) or want.get("nan_count"), line  # only the NaN counter flags such a line
+            assert deferred.epoch == ("epoch" in want), line
     return found
 
 
@@ -92,6 +110,8 @@ def test_fast_path_does_use_plans(corpus: list[str]) -> None:
         parser.parse(line)
     stats = parser.stats()
     assert stats["plans"] >= 0.9 * (stats["plans"] + stats["reference"])  # almost no shape falls back
+    deferred = [line for line in metric if parser.deferred(shape_of(line)) is not None]
+    assert len(deferred) > 0.5 * len(metric)  # most progress lines can wait for their values in a scan
 
 
 def test_tiny_memo_stays_bounded_and_correct(corpus: list[str]) -> None:

@@ -230,6 +230,56 @@ def test_the_scan_takes_runs_as_it_takes_records(sim_jobs: list[Path], tmp_path:
         assert _scan(paths, True, max_cells) == _scan(paths, False, max_cells)
 
 
+def test_metric_points_of_runs_wait_for_their_values_and_scan_the_same(tmp_path: Path) -> None:
+    """Progress lines of a learnt shape are kept with their plan and get their values only if they survive
+    thinning: with NaN and infinite losses (flagged points, never thinned) among them, a validation shape (an implied phase),
+    iterations that jump back (a restart) and more points than a node keeps, the scan equals the record scan."""
+    from l4lite.pipeline import AnalyzeOptions, load_rules
+    from l4lite.scan import METRIC_CAP, Scanner
+
+    rnd = random.Random(9)
+    lines = []
+    step = 1
+    for i in range(int(METRIC_CAP * 2.5)):
+        stamp = _iso(i * 0.7)
+        if i % 997 == 500:  # a NaN (a rule's line, read as a record) or an overflow to infinity (a run's line)
+            loss = "nan" if i % 2 else f"{rnd.randrange(2, 9)}.5e+{rnd.randrange(400, 999)}"
+            lines.append(f"[{stamp}] [INFO] [train.py:214:train] step={step:05d}, loss={loss}, grad_norm=1.000")
+        elif i % 1500 == 700:
+            lines.append(f"[{stamp}] [INFO] [eval.py:33:eval] step={step:05d}, val_loss={rnd.uniform(1, 3):.4f}")
+        else:
+            lines.append(f"[{stamp}] [INFO] [train.py:214:train] step={step:05d}, loss={rnd.uniform(1, 9):.4f}, "
+                         f"grad_norm={rnd.uniform(0, 2):.3f}")
+        step = step - 900 if i == 6000 else step + 1
+    f = tmp_path / "node002" / "rank0.log"
+    f.parent.mkdir()
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    megatron = tmp_path / "node003" / "rank8.log"  # a NaN counter that flags some lines of a deferred shape
+    megatron.parent.mkdir()
+    megatron.write_text("".join(
+        f" [{_iso(i * 2.0)[:19]}] iteration {i:>8d}/   20000 | consumed samples: {i * 64:>10d} | "
+        f"lm loss: {rnd.uniform(1, 9):.6E} | grad norm: {rnd.uniform(0, 2):.3f} | "
+        f"number of nan iterations: {int(i % 1231 == 17):>3d} |\n" for i in range(1, int(METRIC_CAP * 2.5))),
+        encoding="utf-8")
+    paths = [str(tmp_path)]
+    assert _run_share(paths) > 0.9
+    from test_engine import signature
+
+    scans = []
+    for runs in (True, False):
+        acc = Accounting()
+        scanner = Scanner(TemplateMiner(), load_rules(AnalyzeOptions()), bucket_seconds=5.0)
+        scanner.add_many(iter_job(discover(paths, acc), IngestOptions(), acc, runs=runs))
+        waiting = sum(type(p[0]) is tuple for series in scanner._metrics.values() for p in series)
+        assert (waiting > METRIC_CAP // 4) if runs else waiting == 0
+        scans.append(scanner.finish(acc))
+    assert signature(scans[0]) == signature(scans[1])
+    flagged = [p for p in scans[0].metrics if p.flagged]
+    assert len([p for p in flagged if p.node == "node002"]) == len(range(500, len(lines), 997))  # all kept
+    assert len([p for p in flagged if p.node == "node003"]) == len(range(17, int(METRIC_CAP * 2.5), 1231))
+    assert {m.kind for m in scans[0].markers} >= {"train", "eval"}
+
+
 def test_a_merged_file_in_pieces_scans_as_one_pass_with_runs(sim_jobs: list[Path],
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """Pieces of 300 KB of a merged srun file: every piece starts with no shapes learnt and takes runs of its own;
