@@ -10,7 +10,8 @@ count is the stage's own work (reading the files included for l4lite), divided b
 
 - ``drain3``: drain3's TemplateMiner with masking on a sample of the raw lines (the baseline, as in
   ``throughput.py``);
-- ``ingest``: ``l4lite.ingest`` records from the files (headers, node/rank/GPU, timestamps, multi-line records);
+- ``ingest``: ``l4lite.ingest`` records from the files (headers, node/rank/GPU, timestamps, multi-line records),
+  lines of known shapes in runs (``l4lite.runs``), as ``parse`` and ``analyze`` read them;
 - ``parse``: what ``l4lite parse -o FILE.parquet`` does after start-up: ingest (in runs of known-shape lines,
   ``l4lite.runs``), the template miner, the Arrow spool, template ids, the Parquet file;
 - ``ingest + scan``: ingest plus the scan (``analyze``'s pass: counts, metrics, rules, markers), finished.
@@ -65,7 +66,7 @@ def child(mode: str, job: Path, sample: int) -> None:
     options = IngestOptions()
     prepare_job(found, options, acc)
     with fewer_collections():
-        records = (r for f in found.files for r in read_file(f, options, acc))
+        records = (r for f in found.files for r in read_file(f, options, acc, runs=True))
         if mode == "ingest":
             for _ in records:
                 pass
