@@ -247,14 +247,20 @@ class RulePack:
         """False when no rule can match a one-line record whose text has this shape (``Record.shape``: the
         UTF-8 bytes with ASCII digits folded to 0) and whose message is a part of the text: no rule's keywords
         occur in it. The answer depends on the shape only, so a caller may remember it per shape."""
+        found = self.line_rules(line_shape)
+        return found is None or bool(found[0] or found[1])
+
+    def line_rules(self, line_shape: bytes) -> tuple[tuple[Rule, ...], tuple[Rule, ...]] | None:
+        """(message rules, text rules) that may match a one-line record whose text has this shape and whose
+        message is a part of the text, for ``match_line`` on every line of the shape; None for a text too long
+        to decide by its shape (cut to max_chars characters, message and text may be looked up apart)."""
         if len(line_shape) > self.max_chars:
-            return True  # cut to max_chars characters, message and text may be looked up apart
+            return None
         if line_shape.isascii():
             key = line_shape.lower()  # digits are folded already; bytes.lower() is ASCII-only, as shape() is
         else:
             key = shape(line_shape.decode("utf-8", "surrogatepass"))
-        by_message, by_text = self._lookup_shape(key)
-        return bool(by_message or by_text)
+        return self._lookup_shape(key)
 
     def _lookup(self, text: str) -> tuple[tuple[Rule, ...], tuple[Rule, ...]]:
         """(message rules, text rules) whose keywords occur in ``text``; memoised on the text's shape."""
@@ -323,6 +329,12 @@ class RulePack:
             by_message, by_text = self._lookup(message)[0], self._lookup(text)[1] if text else ()
         if not by_message and not by_text:
             return []
+        return self.match_line((by_message, by_text), message, text, source)
+
+    def match_line(self, rules: tuple[tuple[Rule, ...], tuple[Rule, ...]], message: str, text: str,
+                   source: str | None = None) -> list[RuleMatch]:
+        """``match_fields`` of a line of at most max_chars characters whose rules ``line_rules`` gave."""
+        by_message, by_text = rules
         out: list[RuleMatch] = []
         fallbacks: list[RuleMatch] = []
         for rules, value in ((by_message, message), (by_text, text)):

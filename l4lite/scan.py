@@ -286,8 +286,10 @@ class Scanner:
         texts = run.texts
         rules = self.rules
         could_match = getattr(rules, "could_match_line", None)
+        line_rules = getattr(rules, "line_rules", None)
         gates_of: dict[int, int] = {}
         deferred_of: list[_Deferred | None] = [None] * len(table)
+        rules_of: list[Any] = [None] * len(table)
         parser = self._metric_parser
         slow: set[int] = set()
         for x in set(shapes):
@@ -297,8 +299,10 @@ class Scanner:
                 if may is None:
                     may = _remember(self._rule_gate, sh.key, could_match(sh.key))
                 if may:
-                    slow.add(x)
-                    continue
+                    rules_of[x] = line_rules(sh.key) if line_rules is not None and could_match is not None else None
+                    if rules_of[x] is None:
+                        slow.add(x)
+                        continue
             msg = texts[shapes.index(x)][sh.msg_start:sh.msg_end]
             msg_key = sh.msg_key if sh.msg_key is not None else shape_of(msg)
             gates = self._gates.get(msg_key)
@@ -310,21 +314,24 @@ class Scanner:
             if gates & _G_METRIC:
                 deferred_of[x] = _deferred_metric(parser.deferred(msg_key), sh.msg_start, sh.msg_end)
         if not slow:
-            self._add_run_lines(run, gates_of, deferred_of)
+            self._add_run_lines(run, gates_of, deferred_of, rules_of)
             return
         a = 0
         for i, x in enumerate(shapes):
             if x in slow:
                 if a < i:
-                    self._add_run_lines(run.part(a, i), gates_of, deferred_of)
+                    self._add_run_lines(run.part(a, i), gates_of, deferred_of, rules_of)
                 self.add_many(run.part(i, i + 1).records())
                 a = i + 1
         if a < len(shapes):
-            self._add_run_lines(run.part(a, len(shapes)), gates_of, deferred_of)
+            self._add_run_lines(run.part(a, len(shapes)), gates_of, deferred_of, rules_of)
 
-    def _add_run_lines(self, run: ShapeRun, gates_of: dict[int, int], deferred_of: list[_Deferred | None]) -> None:
-        """``_add_run`` of lines of shapes without rules or rare tests (``gates_of``: their gates). A metric line of
-        a shape in ``deferred_of`` is kept with its plan, not its values (``_deferred_metric``)."""
+    def _add_run_lines(self, run: ShapeRun, gates_of: dict[int, int], deferred_of: list[_Deferred | None],
+                       rules_of: list[Any]) -> None:
+        """``_add_run`` of lines of shapes without rare tests (``gates_of``: their gates). A metric line of a shape
+        in ``deferred_of`` is kept with its plan, not its values (``_deferred_metric``); a line of a shape in
+        ``rules_of`` is matched against the rules its shape may meet (``RulePack.line_rules``), and is a record
+        only if one does."""
         table = run.table
         shapes = run.shapes
         texts = run.texts
@@ -339,6 +346,7 @@ class Scanner:
         exemplars = self._exemplars
         metric_cache = self._metric_cache
         metric_parse = self._metric_parser.parse_gated
+        match_line = getattr(self.rules, "match_line", None)
         metrics = self._metrics
         seqs = self._seq
         progress = self._progress
@@ -402,6 +410,15 @@ class Scanner:
                 ex.append(Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level,
                                  s[sh.msg_start:sh.msg_end], s, cid_names[cid], "", key))
                 self._exemplar_count += 1
+            may_match = rules_of[x]
+            if may_match is not None:
+                msg = s[sh.msg_start:sh.msg_end]
+                found = match_line(may_match, msg or s, s, sh.source)
+                if found:
+                    record = Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level, msg, s,
+                                    cid_names[cid], "", key)
+                    for match in found:
+                        self._add_hit(match, record, node)
             deferred = deferred_of[x]
             if deferred is not None:  # _add_metric of a point that can wait for its values (kind and gates known)
                 token, convert, ia, ib, nan_count, kind, implied = deferred

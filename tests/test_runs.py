@@ -232,8 +232,9 @@ def test_the_scan_takes_runs_as_it_takes_records(sim_jobs: list[Path], tmp_path:
 
 def test_metric_points_of_runs_wait_for_their_values_and_scan_the_same(tmp_path: Path) -> None:
     """Progress lines of a learnt shape are kept with their plan and get their values only if they survive
-    thinning: with NaN and infinite losses (flagged points, never thinned) among them, a validation shape (an implied phase),
-    iterations that jump back (a restart) and more points than a node keeps, the scan equals the record scan."""
+    thinning. With NaN and infinite losses and NaN counters (flagged points, never thinned) among them, a
+    validation shape (an implied phase), iterations that jump back (a restart), lines a rule matches and more
+    points than a node keeps, the scan equals the record scan."""
     from l4lite.pipeline import AnalyzeOptions, load_rules
     from l4lite.scan import METRIC_CAP, Scanner
 
@@ -278,6 +279,8 @@ def test_metric_points_of_runs_wait_for_their_values_and_scan_the_same(tmp_path:
     assert len([p for p in flagged if p.node == "node002"]) == len(range(500, len(lines), 997))  # all kept
     assert len([p for p in flagged if p.node == "node003"]) == len(range(17, int(METRIC_CAP * 2.5), 1231))
     assert {m.kind for m in scans[0].markers} >= {"train", "eval"}
+    # the Megatron lines' shape meets a rule's keywords: each line is matched in the run, a record only on a hit
+    assert scans[0].hit_totals[("nan-iterations", "node003")] == len(range(17, int(METRIC_CAP * 2.5), 1231))
 
 
 def test_a_merged_file_in_pieces_scans_as_one_pass_with_runs(sim_jobs: list[Path],
