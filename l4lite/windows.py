@@ -25,11 +25,14 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from l4lite.scan import JobScan, TemplateStat
+
+if TYPE_CHECKING:
+    import pandas as pd  # imported where a frame is built: see l4lite.detect.iforest
 
 BAD_WORDS = re.compile(
     r"error|fail|fatal|exception|traceback|timeout|timed out|abort|killed|refused|denied|lost|down|unreachable|"
@@ -61,6 +64,7 @@ def auto_window(scan: JobScan, requested: float | None = None) -> float:
 
 
 def _rows(scan: JobScan, window: float) -> pd.DataFrame:
+    import pandas as pd
     if not scan.counts:
         return pd.DataFrame({"node": pd.Series([], dtype=object), "window": pd.Series([], dtype=float),
                              "template_id": pd.Series([], dtype=object), "count": pd.Series([], dtype=np.int64)})
@@ -79,6 +83,7 @@ def _rows(scan: JobScan, window: float) -> pd.DataFrame:
 
 def count_frame(scan: JobScan, window_seconds: float | None = None, *, include_untimed: bool = False) -> pd.DataFrame:
     """Counts per (node, window start) x template id. Untimed records are left out unless asked for."""
+    import pandas as pd
     window = auto_window(scan, window_seconds)
     rows = _rows(scan, window)
     if not include_untimed:
@@ -93,6 +98,7 @@ def count_frame(scan: JobScan, window_seconds: float | None = None, *, include_u
 
 def window_frame(scan: JobScan, window_seconds: float | None = None) -> pd.DataFrame:
     """Counts per window start x template id, summed over nodes, with empty windows filled in."""
+    import pandas as pd
     window = auto_window(scan, window_seconds)
     rows = _rows(scan, window).dropna(subset=["window"])
     if rows.empty:
@@ -109,6 +115,7 @@ def window_frame(scan: JobScan, window_seconds: float | None = None) -> pd.DataF
 
 def node_frame(scan: JobScan) -> pd.DataFrame:
     """Counts per node x template id over the whole job (timed and untimed records)."""
+    import pandas as pd
     data: dict[str, dict[str, int]] = {}
     for tid, stat in scan.templates.items():
         for node, n in stat.nodes.items():
@@ -121,6 +128,7 @@ def node_frame(scan: JobScan) -> pd.DataFrame:
 
 def node_activity(scan: JobScan, window_seconds: float | None = None) -> pd.DataFrame:
     """Records per node x window start (all templates), with empty windows filled in: the heatmap's grid."""
+    import pandas as pd
     window = auto_window(scan, window_seconds)
     rows = _rows(scan, window).dropna(subset=["window"])
     if rows.empty:

@@ -189,16 +189,17 @@ def run_python(code: str) -> str:
     return done.stdout.strip()
 
 
-def test_importing_the_pipeline_does_not_import_scikit_learn() -> None:
-    out = run_python("import sys, l4lite.pipeline, l4lite.chartdata, l4lite.detect.iforest\n"
-                     "print(sorted(m for m in ('sklearn', 'scipy') if m in sys.modules))")
+def test_importing_the_pipeline_does_not_import_scikit_learn_or_pandas() -> None:
+    """Neither is needed to scan: a parallel scan imports them (``preload``) while its shards are scanned."""
+    out = run_python("import sys, l4lite.cli, l4lite.pipeline, l4lite.engine, l4lite.chartdata, l4lite.detect.iforest\n"
+                     "print(sorted(m for m in ('sklearn', 'scipy', 'pandas') if m in sys.modules))")
     assert out == "[]"
 
 
-def test_preload_imports_scikit_learn() -> None:
+def test_preload_imports_scikit_learn_and_pandas() -> None:
     out = run_python("import sys\nfrom l4lite.detect.iforest import preload\nprint('sklearn' in sys.modules)\n"
-                     "preload()\nprint('sklearn.ensemble' in sys.modules)")
-    assert out.split() == ["False", "True"]
+                     "preload()\nprint('sklearn.ensemble' in sys.modules, 'pandas' in sys.modules)")
+    assert out.split() == ["False", "True", "True"]
 
 
 def test_a_job_too_small_for_a_forest_never_imports_scikit_learn() -> None:

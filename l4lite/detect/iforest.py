@@ -10,6 +10,7 @@ ones. Findings are "anomaly" evidence: they rank suspects and explain, they neve
 
 scikit-learn is imported only when a forest is fitted (``_forest``): importing it (and SciPy) costs more CPU
 than analysing a small job, and jobs with too few nodes or windows, or no informative template, never fit one.
+pandas is imported where a frame is built, so that a parallel scan can import it while its shards are scanned.
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ import math
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from l4lite.detect.base import Detector, Finding
 from l4lite.scan import JobScan
 from l4lite.windows import alarming_templates, auto_window, count_frame, node_frame, window_frame
 
 if TYPE_CHECKING:
+    import pandas as pd
     from sklearn.ensemble import IsolationForest
 
 MAX_COLUMNS = 400
@@ -33,8 +34,9 @@ CONCENTRATION = 0.6  # a window anomaly names a node only when that node printed
 
 
 def preload() -> None:
-    """Import scikit-learn now: for a long-lived caller (``tail``) that would rather pay the import at start-up
-    than in its first diagnosis."""
+    """Import pandas and scikit-learn now: for a long-lived caller (``tail``) that would rather pay the import at
+    start-up than in its first diagnosis, or a parallel scan while its shards are scanned elsewhere."""
+    import pandas  # noqa: F401
     import sklearn.ensemble  # noqa: F401
 
 
@@ -114,6 +116,7 @@ class IsolationForestDetector(Detector):
 
     def fit(self, baseline: JobScan) -> IsolationForestDetector:
         """Use a healthy job's windows as the temporal reference instead of the job's own first windows."""
+        import pandas as pd
         frame = window_frame(baseline, self.window_seconds)
         if not frame.empty:
             self._baseline_windows = frame if self._baseline_windows is None else pd.concat(
@@ -159,6 +162,7 @@ class IsolationForestDetector(Detector):
 
     # ------------------------------------------------------------------ temporal
     def temporal(self, scan: JobScan) -> list[Finding]:
+        import pandas as pd
         frame = window_frame(scan, self.window_seconds)
         if frame.shape[0] < self.min_windows or frame.shape[1] == 0:
             return []
@@ -235,6 +239,7 @@ def node_window_scores(scan: JobScan, window_seconds: float | None = None, seed:
     The isolation score of each (node, window) count vector over the informative alarming templates, blended
     with an alarm score that weighs those lines by how few nodes print them in the same window.
     """
+    import pandas as pd
     frame = count_frame(scan, window_seconds)
     if frame.empty:
         return pd.DataFrame()
