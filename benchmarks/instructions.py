@@ -39,7 +39,8 @@ MODES = ("zero", "drain3", "ingest", "parse", "scan")
 
 def child(mode: str, job: Path, sample: int) -> None:
     """One measurement (run under callgrind by the parent)."""
-    import pyarrow.compute  # noqa: F401 - imported in every mode: the same zero point
+    import pandas  # noqa: F401 - imported in every mode: the same zero point (pyarrow imports it on first use)
+    import pyarrow.compute  # noqa: F401
     import pyarrow.parquet  # noqa: F401
     from throughput import drain3_miner
 
