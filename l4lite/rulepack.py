@@ -331,10 +331,10 @@ class RulePack:
             return []
         return self.match_line((by_message, by_text), message, text, source)
 
-    def match_line(self, rules: tuple[tuple[Rule, ...], tuple[Rule, ...]], message: str, text: str,
+    def match_line(self, candidates: tuple[tuple[Rule, ...], tuple[Rule, ...]], message: str, text: str,
                    source: str | None = None) -> list[RuleMatch]:
         """``match_fields`` of a line of at most max_chars characters whose rules ``line_rules`` gave."""
-        by_message, by_text = rules
+        by_message, by_text = candidates
         out: list[RuleMatch] = []
         fallbacks: list[RuleMatch] = []
         for rules, value in ((by_message, message), (by_text, text)):
