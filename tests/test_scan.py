@@ -179,3 +179,17 @@ def test_metric_points_are_thinned_but_flagged_and_recent_points_stay() -> None:
     assert all(p.loss != p.loss for p in points if p.iteration in (100, 7001))
     assert steps[-METRIC_CAP // 4:] == list(range(n - METRIC_CAP // 4, n))  # the newest quarter in full
     assert len(set(steps[:100])) == 100 and steps[0] == 0
+
+
+def test_a_metric_point_pickles_whole() -> None:
+    """Shard results cross to the parent or a Dask client pickled: every field of a point comes back."""
+    import pickle
+    from dataclasses import astuple, fields
+
+    from l4lite.jobscan import MetricPoint
+
+    values = {f.name: f"v-{f.name}" for f in fields(MetricPoint)}  # a distinct value in every field
+    point = MetricPoint(**values)
+    back = pickle.loads(pickle.dumps([point, point], protocol=pickle.HIGHEST_PROTOCOL))
+    assert [astuple(p) for p in back] == [astuple(point)] * 2
+    assert {f.name: getattr(back[0], f.name) for f in fields(MetricPoint)} == values
