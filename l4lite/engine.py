@@ -9,8 +9,9 @@ the one-process ones on the fixture jobs.
 
 Dask is optional (``pip install 'l4lite[dask]'``) and imported only when a scheduler is given: ``local:N``
 starts a LocalCluster of N single-threaded worker processes for the run, ``tcp://HOST:PORT`` uses an existing
-cluster, whose workers need l4lite installed and the job's files at the same paths. On Dask the shard scans
-also merge on the workers, in a tree of neighbours; only the job's merged scan comes back.
+cluster, whose workers need l4lite installed and the job's files at the same paths. On Dask the scans of more
+than ``GATHER_SHARDS`` shards also merge on the workers, in a tree of neighbours; only the job's merged scan
+comes back.
 """
 
 from __future__ import annotations
@@ -162,10 +163,14 @@ def _mp_context() -> Any:
     return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
+GATHER_SHARDS = 8  # shard results a Dask run merges in the caller's process; more merge in a tree on the workers
+
+
 class DaskEngine(Engine):
     """A Dask cluster: ``tcp://HOST:PORT`` (an existing scheduler) or ``local:N`` (a LocalCluster of N
-    single-threaded worker processes started for this run). Shards scan on the workers and merge there in a
-    tree of adjacent pairs; only the job's merged scan comes back."""
+    single-threaded worker processes started for this run). Shards scan on the workers; a few shards' results
+    merge here, more merge on the workers in a tree of adjacent pairs, and only the job's merged scan comes
+    back."""
 
     def __init__(self, scheduler: str, *, timeout: float = 10.0) -> None:
         try:
@@ -204,6 +209,14 @@ class DaskEngine(Engine):
         futures = self._client.map(scan_shard, list(tasks), pure=False)
         if meanwhile is not None:
             _in_thread(meanwhile)
+        if len(futures) <= GATHER_SHARDS:
+            # Few shards: each comes here as it finishes and they merge here. A tree of merges on the workers
+            # would move the same bytes (the merged scan is about the sum of the shards) with more hops.
+            results = []
+            for _fut, result in as_completed(futures, with_results=True):
+                results.append(result)
+                tracker.shard_done(result)
+            return _fold(results)
         if progress is not None:
             for fut in as_completed(futures):
                 meta = self._client.submit(_meta, fut, pure=False).result()

@@ -40,8 +40,14 @@ def test_local_cluster_has_two_worker_processes(engine: DaskEngine) -> None:
     assert len({w["id"] for w in info.values()}) == 2
 
 
+@pytest.mark.parametrize("gather", [8, 0], ids=["merged-here", "merged-on-workers"])
 @pytest.mark.parametrize("name", JOBS)
-def test_dask_gives_the_single_process_verdict(engine: DaskEngine, name: str) -> None:
+def test_dask_gives_the_single_process_verdict(engine: DaskEngine, name: str, gather: int,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four shards' scans merged in this process, or in a tree on the workers (as for many shards)."""
+    import l4lite.engine
+
+    monkeypatch.setattr(l4lite.engine, "GATHER_SHARDS", gather)
     options = AnalyzeOptions()
     job = str(SUITE / name)
     whole = scan_job([job], options)
