@@ -84,6 +84,34 @@ def test_prefilter_agrees_with_trying_every_regex():
         assert got == naive(PACK, line, line), line[:120]
 
 
+def test_rules_of_a_line_shape_match_as_the_line_does():
+    """The scan matches a run's line against the rules its shape may meet (``line_rules``, once per shape):
+    the same matches as ``match_fields`` for every example, counter-example and real excerpt line, with its
+    message a part of the text (a header in front), and none where the shape rules everything out."""
+    from l4lite.shape import shape_of
+
+    lines: list[str] = []
+    for r in PACK.rules:
+        lines += list(r.examples) + list(r.counter_examples)
+    for row in (FIXTURES / "real" / "real-failures.jsonl").read_text(encoding="utf-8").splitlines():
+        lines += json.loads(row)["lines"]
+    matched = 0
+    for message in lines:
+        if "\n" in message:
+            continue
+        text = "[2024-07-25 04:34:58,871] " + message
+        candidates = PACK.line_rules(shape_of(text))
+        if candidates is None:  # longer than the pack reads: the scan sends such a line as a record
+            assert len(text.encode("utf-8", "surrogatepass")) > PACK.max_chars
+            continue
+        want = [(m.rule.id, m.groups) for m in PACK.match_fields(message, text, "trainer")]
+        got = [(m.rule.id, m.groups) for m in PACK.match_line(candidates, message, text, "trainer")]
+        assert got == want, message[:120]
+        assert PACK.could_match_line(shape_of(text)) == bool(candidates[0] or candidates[1])
+        matched += bool(got)
+    assert matched > 200
+
+
 def test_healthy_lines_match_nothing():
     healthy = [
         "gpu-a100-017:4012:4101 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read",
