@@ -299,7 +299,7 @@ class Scanner:
                 if may is None:
                     may = _remember(self._rule_gate, sh.key, could_match(sh.key))
                 if may:
-                    rules_of[x] = line_rules(sh.key) if line_rules is not None and could_match is not None else None
+                    rules_of[x] = line_rules(sh.key) if line_rules is not None else None
                     if rules_of[x] is None:
                         slow.add(x)
                         continue

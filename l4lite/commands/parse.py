@@ -299,7 +299,6 @@ def prefetched(batches: Iterable[Any], depth: int = 2) -> Iterator[Any]:
         thread.join()
 
 
-
 def _iso_times(batch: Any) -> Any:
     import pyarrow.compute as pc
 
