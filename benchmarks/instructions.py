@@ -44,7 +44,7 @@ def child(mode: str, job: Path, sample: int) -> None:
     import pyarrow.parquet  # noqa: F401
     from throughput import drain3_miner
 
-    from l4lite.commands.parse import finalize_spool, write_output, write_spool
+    from l4lite.commands.parse import finalize_spool, write_output
     from l4lite.gctune import fewer_collections
     from l4lite.ingest import IngestOptions, prepare_job, read_file
     from l4lite.mining import TemplateMiner
@@ -52,6 +52,7 @@ def child(mode: str, job: Path, sample: int) -> None:
     from l4lite.records import Accounting
     from l4lite.scan import Scanner
     from l4lite.sources import discover
+    from l4lite.spool import write_spool
 
     rules = load_rules(AnalyzeOptions())
     lines = sample_lines(job, sample)  # read in every mode: the same zero point

@@ -1,7 +1,7 @@
 """``l4lite parse --jobs N``: shards of files read and mined in a process pool, spooled, merged in file order.
 
 Each worker reads its shard (contiguous files in discovery order), mines the records with its own template
-miner and spools them to an Arrow file with their local cluster ids (``commands.parse.write_spool``). The parent
+miner and spools them to an Arrow file with their local cluster ids (``l4lite.spool``). The parent
 then re-mines the shards' template texts with one Drain (``engine.remine``), so that a template that one shard
 kept literal and another generalised ends as one template with one stable id, and writes the spools out in
 shard order: the rows come out in the same order as with one process.
@@ -52,10 +52,10 @@ class SpoolResult:
 
 def spool_shard(task: SpoolTask) -> SpoolResult:
     """Read, mine and spool one shard (runs in a worker process)."""
-    from l4lite.commands.parse import write_spool
     from l4lite.gctune import fewer_collections
     from l4lite.ingest import IngestOptions, read_file
     from l4lite.mining import TemplateMiner
+    from l4lite.spool import write_spool
 
     started = time.perf_counter()
     accounting = Accounting()

@@ -6,8 +6,9 @@ long training log are of a few such shapes: an ISO timestamp, the logger's field
 change. This module does that reading for a window of up to ``WINDOW_LINES`` lines at once: the shapes of all
 lines from one byte translation of the window, the times of the lines of known shapes from one numpy gather of
 their timestamp digits (``plan_block``). What is left per line is building its record, and the consumers that
-can do without one take the run as it is (``ShapeRun``): ``l4lite parse`` puts it into its Arrow columns, the
-scan counts it per shape (``Scanner._add_run``), and both mine it per shape (``mine_run``).
+can do without one take the run as it is (``ShapeRun``): ``l4lite parse`` puts it into its Arrow columns, its
+text straight from the window's UTF-8 (``l4lite.spool``); the scan counts it per shape (``Scanner._add_run``);
+and both mine it per shape (``mine_run``).
 
 A run takes lines whose shape starts with an ISO timestamp (bare, in brackets, or after blanks as Megatron-LM
 prints it), after nothing or after a stream prefix that names a global rank (``srun --label``, ``[rankN]:``),
@@ -87,6 +88,8 @@ class ShapeRun:
     rank: int | None
     gpu: int | None
     names: list[tuple[str | None, int | None, int | None]] | None = None  # (node, rank, GPU) per line
+    raw: bytes | None = None  # UTF-8 of the window the lines were read from ("surrogatepass": as keys are made)
+    bounds: np.ndarray | None = None  # where each line starts in ``raw``, and one past the newline of the last
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -94,7 +97,8 @@ class ShapeRun:
     def part(self, a: int, b: int) -> ShapeRun:
         """Lines ``a:b`` of the run."""
         return ShapeRun(self.file, self.first + a, self.texts[a:b], self.keys[a:b], self.times[a:b], self.shapes[a:b],
-                        self.table, self.node, self.rank, self.gpu, None if self.names is None else self.names[a:b])
+                        self.table, self.node, self.rank, self.gpu, None if self.names is None else self.names[a:b],
+                        self.raw, None if self.bounds is None else self.bounds[a:b + 1])
 
     def records(self) -> list[Record]:
         file, table = self.file, self.table
@@ -125,13 +129,16 @@ class BlockPlan:
     """One window of lines: their keys, which lines a run may take and their times, and the first line of each
     minute of their timestamps (``minutes_from``)."""
 
-    __slots__ = ("lines", "keys", "table", "shape_list", "time_list", "minute_lines", "minute_parts", "learned")
+    __slots__ = ("lines", "keys", "raw", "bounds", "table", "shape_list", "time_list", "minute_lines", "minute_parts",
+                 "learned")
 
-    def __init__(self, lines: list[str], keys: list[bytes], table: list[RunShape], shape_list: list[int],
-                 time_list: list[float], minute_lines: list[int],
+    def __init__(self, lines: list[str], keys: list[bytes], raw: bytes, bounds: np.ndarray, table: list[RunShape],
+                 shape_list: list[int], time_list: list[float], minute_lines: list[int],
                  minute_parts: list[tuple[int, int, int, int, int, int]]) -> None:
         self.lines = lines
         self.keys = keys
+        self.raw = raw  # the lines' UTF-8, joined by newlines
+        self.bounds = bounds  # where each line starts in ``raw``, and len(raw) + 1
         self.table = table  # the run shapes the indices refer to
         self.shape_list = shape_list  # per line: its run shape, -1 where no run may take it
         self.time_list = time_list
@@ -182,8 +189,9 @@ def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunS
     if len(cand) == 0:
         return None
     lengths = np.fromiter(map(len, keys), dtype=np.int64, count=n)
-    starts = np.zeros(n, dtype=np.int64)
-    np.cumsum(lengths[:-1] + 1, out=starts[1:])
+    bounds = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths + 1, out=bounds[1:])
+    starts = bounds[:-1]
     buf = np.frombuffer(raw, dtype=np.uint8)
     shapes = shape_idx[cand]
     forms: dict[bytes, int] = {}  # a minute's text without its digits: the parser keys minutes by their text
@@ -218,8 +226,8 @@ def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunS
     _, firsts = np.unique(code, return_index=True)
     firsts = g[np.sort(firsts)]
     minute_parts = np.stack([ds[firsts], y[firsts], mo[firsts], d[firsts], h[firsts], mi[firsts]], axis=1)
-    return BlockPlan(lines, keys, table, np.where(ok, shape_idx, -1).tolist(), times.tolist(), cand[firsts].tolist(),
-                     [tuple(p) for p in minute_parts.tolist()])
+    return BlockPlan(lines, keys, raw, bounds, table, np.where(ok, shape_idx, -1).tolist(), times.tolist(),
+                     cand[firsts].tolist(), [tuple(p) for p in minute_parts.tolist()])
 
 
 class RunReading:
@@ -280,7 +288,8 @@ class RunReading:
             if j > i:
                 self._learn_minutes(block, j)
                 run = ShapeRun(self.f.rel, first + i, lines[i:j], keys[i:j], block.time_list[i:j],
-                               shape_list[i:j], block.table, *self._run_names())
+                               shape_list[i:j], block.table, *self._run_names(), raw=block.raw,
+                               bounds=block.bounds[i:j + 1])
                 run.names = self._prefixed_names(run)
                 if run.names is None:
                     if run.node is None and run.rank is None:

@@ -11,8 +11,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from l4lite import spool
 from l4lite.cli import main
-from l4lite.commands import parse as parse_cmd
 from l4lite.mining import template_id
 
 COLUMNS = [
@@ -157,7 +157,7 @@ def test_node_from_names_nodes(job: Path, tmp_path: Path) -> None:
 def test_many_batches_give_the_same_rows(job: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     one = tmp_path / "one.parquet"
     assert _run([str(job), "-o", str(one), "--quiet"]) == 0
-    monkeypatch.setattr(parse_cmd, "BATCH_RECORDS", 7)
+    monkeypatch.setattr(spool, "BATCH_RECORDS", 7)
     many = tmp_path / "many.parquet"
     assert _run([str(job), "-o", str(many), "--quiet"]) == 0
     assert pq.read_table(many).to_pylist() == pq.read_table(one).to_pylist()

@@ -21,13 +21,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from l4lite.commands.parse import write_spool
 from l4lite.ingest import IngestOptions, iter_job, iter_records, read_file
 from l4lite.mining import TemplateMiner
 from l4lite.records import Accounting
 from l4lite.runs import ShapeRun, _epoch_days
 from l4lite.simulate import JobSpec, generate
 from l4lite.sources import discover
+from l4lite.spool import write_spool
 
 
 def _read(paths: list[str], **options: bool) -> tuple[list[tuple], dict]:

@@ -28,14 +28,13 @@ from typing import IO, Any
 from l4lite import __version__
 from l4lite.errors import L4Error
 from l4lite.parallel import jobs_argument, resolve_jobs
-from l4lite.records import Accounting, Record
-from l4lite.runs import ShapeRun, mine_run
+from l4lite.records import Accounting
+from l4lite.spool import strings, write_spool
 from l4lite.terminal import printable
 
 FORMATS = ("parquet", "csv", "jsonl")
 _SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl",
              ".json": "jsonl"}
-BATCH_RECORDS = 32_768
 ACCOUNTING_KEY = "l4lite.accounting"
 COLUMNS = ("file", "line", "end_line", "node", "rank", "gpu", "source", "time", "level", "template_id",
            "template", "text")
@@ -121,96 +120,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-# -- pass 1: records -> spool --------------------------------------------------------------------------
-
-
-def _spool_schema() -> Any:
-    import pyarrow as pa
-
-    return pa.schema([("file", pa.string()), ("line", pa.int64()), ("end_line", pa.int64()), ("node", pa.string()),
-                      ("rank", pa.int64()), ("gpu", pa.int64()), ("source", pa.string()), ("time", pa.float64()),
-                      ("level", pa.string()), ("text", pa.string()), ("cluster", pa.int64())])
-
-
-def _strings(values: list[str | None]) -> Any:
-    import pyarrow as pa
-
-    try:
-        return pa.array(values, pa.string())
-    except (UnicodeEncodeError, pa.ArrowInvalid):  # lone surrogates: keep the text, replace the bad code points
-        return pa.array([None if v is None else v.encode("utf-8", "replace").decode("utf-8") for v in values],
-                        pa.string())
-
-
-def write_spool(records: Iterable[Record | ShapeRun], miner: Any, path: Path) -> int:
-    """Mine every record and spool it with its local cluster id, in batches. Returns the number of records.
-
-    A ``ShapeRun`` (``l4lite.runs``) goes into the columns as it is, without a record per line."""
-    import pyarrow as pa
-
-    schema = _spool_schema()
-    n = 0
-    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, schema) as writer:
-        columns: dict[str, list[Any]] = {name: [] for name in schema.names}
-        batch: list[Record] = []
-        clusters: list[int] = []
-        add = miner.add
-        for record in records:
-            if type(record) is ShapeRun:
-                _columns_of_records(columns, batch, clusters)
-                _columns_of_run(columns, record, miner)
-                if len(columns["line"]) >= BATCH_RECORDS:
-                    n += _flush(writer, schema, columns)
-                continue
-            batch.append(record)
-            clusters.append(add(record.message))
-            if len(batch) >= BATCH_RECORDS:
-                _columns_of_records(columns, batch, clusters)
-                n += _flush(writer, schema, columns)
-        _columns_of_records(columns, batch, clusters)
-        n += _flush(writer, schema, columns)
-    return n
-
-
-def _columns_of_records(columns: dict[str, list[Any]], batch: list[Record], clusters: list[int]) -> None:
-    if not batch:
-        return
-    for name in ("file", "line", "end_line", "node", "rank", "gpu", "source", "time", "level", "text"):
-        columns[name] += [getattr(r, name) for r in batch]
-    columns["cluster"] += clusters
-    batch.clear()
-    clusters.clear()
-
-
-def _columns_of_run(columns: dict[str, list[Any]], run: ShapeRun, miner: Any) -> None:
-    n = len(run)
-    columns["file"] += [run.file] * n
-    columns["line"] += range(run.first, run.first + n)
-    columns["end_line"] += range(run.first, run.first + n)
-    columns["node"] += run.name_column(0)
-    columns["rank"] += run.name_column(1)
-    columns["gpu"] += run.name_column(2)
-    columns["source"] += run.column("source")
-    columns["time"] += run.times
-    columns["level"] += run.column("level")
-    columns["text"] += run.texts
-    columns["cluster"] += mine_run(run, miner)
-
-
-def _flush(writer: Any, schema: Any, columns: dict[str, list[Any]]) -> int:
-    import pyarrow as pa
-
-    n = len(columns["line"])
-    if not n:
-        return 0
-    arrays = [_strings(values) if field.type == pa.string() else pa.array(values, field.type)
-              for field, values in zip(schema, columns.values(), strict=True)]
-    writer.write_batch(pa.record_batch(arrays, schema=schema))
-    for values in columns.values():
-        values.clear()
-    return n
-
-
 # -- pass 2: spool -> final records --------------------------------------------------------------------
 
 
@@ -238,7 +147,7 @@ def finalize_spool(path: Path, table: dict[int, tuple[str, str]]) -> Iterator[An
         ids[cid] = tid
         texts[cid] = text
     id_array = pa.array(ids, pa.string())
-    text_array = _strings(texts)
+    text_array = strings(texts)
     schema = output_schema()
     with pa.OSFile(str(path), "rb") as source, pa.ipc.open_stream(source) as reader:
         for batch in reader:

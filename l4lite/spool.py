@@ -1,0 +1,232 @@
+"""Pass 1 of ``l4lite parse``: records and runs of lines, mined, into Arrow batches spooled to disk (Arrow IPC).
+
+A batch is built a column at a time. A run (``l4lite.runs.ShapeRun``) goes in as a few arrays rather than a value
+per line: its line numbers are a range, its file, node, rank and GPU are mostly one value each, its source and
+level are those of its shapes, and its text is the UTF-8 of the window it was read from (``BlockPlan.raw``),
+which is already encoded. Columns of few distinct values (file, node, rank, GPU, source, level) are held as
+codes into the batch's values and become plain Arrow columns when the batch is written, so the spool's rows are
+those of a record-by-record build (``tests/test_runs.py`` compares both).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from l4lite.records import Record
+from l4lite.runs import ShapeRun, mine_run
+
+BATCH_RECORDS = 32_768
+BATCH_TEXT_BYTES = 1 << 28  # a batch's text stays far below Arrow's 2 GiB string offsets
+_CODED = ("file", "node", "rank", "gpu", "source", "level")
+_INT32 = np.dtype(np.int32)
+
+
+def spool_schema() -> Any:
+    import pyarrow as pa
+
+    return pa.schema([("file", pa.string()), ("line", pa.int64()), ("end_line", pa.int64()), ("node", pa.string()),
+                      ("rank", pa.int64()), ("gpu", pa.int64()), ("source", pa.string()), ("time", pa.float64()),
+                      ("level", pa.string()), ("text", pa.string()), ("cluster", pa.int64())])
+
+
+def strings(values: list[str | None]) -> Any:
+    """An Arrow string array of ``values``; lone surrogates (which UTF-8 cannot hold) become ``?``."""
+    import pyarrow as pa
+
+    try:
+        return pa.array(values, pa.string())
+    except (UnicodeEncodeError, pa.ArrowInvalid):  # lone surrogates: keep the text, replace the bad code points
+        return pa.array([None if v is None else v.encode("utf-8", "replace").decode("utf-8") for v in values],
+                        pa.string())
+
+
+class _CodedColumn:
+    """A column of few distinct values: an int32 code per row (-1 for null), in chunks, into the batch's values."""
+
+    __slots__ = ("index", "values", "chunks")
+
+    def __init__(self) -> None:
+        self.index: dict[Any, int] = {}
+        self.values: list[Any] = []
+        self.chunks: list[Any] = []  # numpy arrays and lists of codes
+
+    def code(self, value: Any) -> int:
+        if value is None:
+            return -1
+        c = self.index.get(value)
+        if c is None:
+            c = self.index[value] = len(self.values)
+            self.values.append(value)
+        return c
+
+    def fill(self, value: Any, n: int) -> None:
+        self.chunks.append(np.full(n, self.code(value), _INT32))
+
+    def extend(self, values: Iterable[Any]) -> None:
+        self.chunks.append(list(map(self.code, values)))
+
+    def array(self, arrow_type: Any) -> Any:
+        """The column as Arrow values, and a fresh start for the next batch."""
+        import pyarrow as pa
+
+        codes = _concat(self.chunks, _INT32)
+        values = strings(self.values) if arrow_type == pa.string() else pa.array(self.values, arrow_type)
+        self.index.clear()
+        self.values = []
+        self.chunks = []
+        return values.take(pa.array(codes, mask=codes < 0))
+
+
+def _concat(chunks: list[Any], dtype: np.dtype) -> np.ndarray:
+    if not chunks:
+        return np.zeros(0, dtype)
+    return np.concatenate([np.asarray(c, dtype) for c in chunks])
+
+
+class SpoolBatch:
+    """The columns of the next spool batch."""
+
+    def __init__(self) -> None:
+        self._start()
+
+    def _start(self) -> None:
+        self.coded = {name: _CodedColumn() for name in _CODED}
+        self.lines: list[Any] = []  # chunks of line numbers, of end lines, of times, of cluster ids
+        self.end_lines: list[Any] = []
+        self.times: list[Any] = []
+        self.clusters: list[Any] = []
+        self.text: list[bytes] = []  # UTF-8, texts back to back
+        self.text_lengths: list[Any] = []  # chunks of byte lengths
+        self.rows = 0
+        self.text_bytes = 0
+
+    def add_records(self, records: list[Record], clusters: list[int]) -> None:
+        if not records:
+            return
+        coded = self.coded
+        for name in _CODED:
+            coded[name].extend([getattr(r, name) for r in records])
+        self.lines.append([r.line for r in records])
+        self.end_lines.append([r.end_line for r in records])
+        self.times.append([np.nan if r.time is None else r.time for r in records])
+        self.clusters.append(list(clusters))
+        encoded = [r.text.encode("utf-8", "surrogatepass") for r in records]
+        self._add_text(b"".join(encoded), list(map(len, encoded)))
+        self.rows += len(records)
+
+    def add_run(self, run: ShapeRun, clusters: list[int]) -> None:
+        n = len(run)
+        coded = self.coded
+        coded["file"].fill(run.file, n)
+        if run.names is None:
+            coded["node"].fill(run.node, n)
+            coded["rank"].fill(run.rank, n)
+            coded["gpu"].fill(run.gpu, n)
+        else:
+            for k, name in enumerate(("node", "rank", "gpu")):
+                coded[name].extend([names[k] for names in run.names])
+        self._add_shape_columns(run)
+        lines = np.arange(run.first, run.first + n, dtype=np.int64)
+        self.lines.append(lines)
+        self.end_lines.append(lines)
+        self.times.append(np.array(run.times, np.float64))
+        self.clusters.append(clusters)
+        if run.raw is not None and run.bounds is not None:
+            bounds = run.bounds
+            self._add_text(run.raw[bounds[0]:bounds[-1] - 1].replace(b"\n", b""), np.diff(bounds) - 1)
+        else:
+            encoded = [s.encode("utf-8", "surrogatepass") for s in run.texts]
+            self._add_text(b"".join(encoded), list(map(len, encoded)))
+        self.rows += n
+
+    def _add_shape_columns(self, run: ShapeRun) -> None:
+        """Source and level, from the run's shapes: one value each when the run is of one shape."""
+        table, shapes = run.table, run.shapes
+        first = shapes[0]
+        if shapes.count(first) == len(shapes):
+            for name in ("source", "level"):
+                self.coded[name].fill(getattr(table[first], name), len(shapes))
+            return
+        distinct, inverse = np.unique(np.array(shapes, np.int64), return_inverse=True)
+        for name in ("source", "level"):
+            column = self.coded[name]
+            codes = np.array([column.code(getattr(table[x], name)) for x in distinct.tolist()], _INT32)
+            column.chunks.append(codes[inverse])
+
+    def _add_text(self, data: bytes, lengths: Any) -> None:
+        self.text.append(data)
+        self.text_lengths.append(lengths)
+        self.text_bytes += len(data)
+
+    def full(self) -> bool:
+        return self.rows >= BATCH_RECORDS or self.text_bytes >= BATCH_TEXT_BYTES
+
+    def write(self, writer: Any, schema: Any) -> int:
+        """Write the batch (if any rows) and start the next; returns its rows."""
+        import pyarrow as pa
+
+        n = self.rows
+        if not n:
+            return 0
+        times = _concat(self.times, np.dtype(np.float64))
+        columns = {name: self.coded[name].array(schema.field(name).type) for name in _CODED}
+        columns["line"] = pa.array(_concat(self.lines, np.dtype(np.int64)))
+        columns["end_line"] = pa.array(_concat(self.end_lines, np.dtype(np.int64)))
+        columns["time"] = pa.array(times, mask=np.isnan(times))
+        columns["text"] = self._text_array()
+        columns["cluster"] = pa.array(_concat(self.clusters, np.dtype(np.int64)))
+        writer.write_batch(pa.record_batch([columns[name] for name in schema.names], schema=schema))
+        self._start()
+        return n
+
+    def _text_array(self) -> Any:
+        import pyarrow as pa
+
+        data = b"".join(self.text)
+        offsets = np.zeros(self.rows + 1, np.int32)
+        np.cumsum(_concat(self.text_lengths, np.dtype(np.int64)), out=offsets[1:])
+        array = pa.StringArray.from_buffers(self.rows, pa.py_buffer(offsets), pa.py_buffer(data))
+        try:
+            array.validate(full=True)
+        except pa.ArrowInvalid:  # lone surrogates (kept by "surrogatepass"): as ``strings`` replaces them
+            bounds = offsets.tolist()
+            return strings([data[a:b].decode("utf-8", "surrogatepass") for a, b in zip(bounds, bounds[1:], strict=False)])
+        return array
+
+
+def write_spool(records: Iterable[Record | ShapeRun], miner: Any, path: Path) -> int:
+    """Mine every record and spool it with its local cluster id, in batches. Returns the number of records.
+
+    A ``ShapeRun`` goes into the columns as it is, without a record per line, and is mined per shape."""
+    import pyarrow as pa
+
+    schema = spool_schema()
+    n = 0
+    batch = SpoolBatch()
+    pending: list[Record] = []
+    clusters: list[int] = []
+    pending_chars = 0
+    add = miner.add
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, schema) as writer:
+        for record in records:
+            if type(record) is ShapeRun:
+                batch.add_records(pending, clusters)
+                pending, clusters, pending_chars = [], [], 0
+                batch.add_run(record, mine_run(record, miner))
+                if batch.full():
+                    n += batch.write(writer, schema)
+                continue
+            pending.append(record)
+            clusters.append(add(record.message))
+            pending_chars += len(record.text)
+            if len(pending) + batch.rows >= BATCH_RECORDS or pending_chars + batch.text_bytes >= BATCH_TEXT_BYTES:
+                batch.add_records(pending, clusters)
+                pending, clusters, pending_chars = [], [], 0
+                n += batch.write(writer, schema)
+        batch.add_records(pending, clusters)
+        n += batch.write(writer, schema)
+    return n
