@@ -90,6 +90,9 @@ class ShapeRun:
     names: list[tuple[str | None, int | None, int | None]] | None = None  # (node, rank, GPU) per line
     raw: bytes | None = None  # UTF-8 of the window the lines were read from ("surrogatepass": as keys are made)
     bounds: np.ndarray | None = None  # where each line starts in ``raw``, and one past the newline of the last
+    # ``names`` as the few distinct (node, rank, GPU) and each line's index into them (where names is not None)
+    name_table: list[tuple[str | None, int | None, int | None]] | None = None
+    name_rows: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -98,7 +101,8 @@ class ShapeRun:
         """Lines ``a:b`` of the run."""
         return ShapeRun(self.file, self.first + a, self.texts[a:b], self.keys[a:b], self.times[a:b], self.shapes[a:b],
                         self.table, self.node, self.rank, self.gpu, None if self.names is None else self.names[a:b],
-                        self.raw, None if self.bounds is None else self.bounds[a:b + 1])
+                        self.raw, None if self.bounds is None else self.bounds[a:b + 1], self.name_table,
+                        None if self.name_rows is None else self.name_rows[a:b])
 
     def records(self) -> list[Record]:
         file, table = self.file, self.table
@@ -290,12 +294,16 @@ class RunReading:
                 run = ShapeRun(self.f.rel, first + i, lines[i:j], keys[i:j], block.time_list[i:j],
                                shape_list[i:j], block.table, *self._run_names(), raw=block.raw,
                                bounds=block.bounds[i:j + 1])
-                run.names = self._prefixed_names(run)
-                if run.names is None:
+                named = self._prefixed_names(run)
+                if named is None:
                     if run.node is None and run.rank is None:
                         self.nameless += j - i
-                elif run.node is None and run.rank is None:
-                    self.nameless += sum(1 for names in run.names if names[0] is None and names[1] is None)
+                else:
+                    run.name_table, run.name_rows = named
+                    run.names = list(map(named[0].__getitem__, named[1].tolist()))
+                    if run.node is None and run.rank is None:
+                        self.nameless += sum(int(np.count_nonzero(named[1] == k)) for k, (node, rank, _) in
+                                             enumerate(named[0]) if node is None and rank is None)
                 self.last_time = run.times[-1]
                 yield run
                 i = j
@@ -364,28 +372,46 @@ class RunReading:
             node, gpu = self._fill("", node, rank, gpu)
         return node, rank, gpu
 
-    def _prefixed_names(self, run: ShapeRun) -> list[tuple[str | None, int | None, int | None]] | None:
-        """Per line of a run, node, rank and GPU where some of its lines carry a rank in a stream prefix: the rank
+    def _prefixed_names(self, run: ShapeRun) -> tuple[list[tuple[str | None, int | None, int | None]],
+                                                      np.ndarray] | None:
+        """Node, rank and GPU of the lines of a run where some of them carry a rank in a stream prefix: the rank
         from its digits, the node and GPU from the stream and the rank ties (``_planned``'s, the same for one
-        stream and rank throughout a run). None when no line does."""
-        table = run.table
-        if all(table[x].prefix_end == 0 for x in set(run.shapes)):
+        stream and rank throughout a run), as the distinct triples and each line's index into them. None when no
+        line does.
+
+        A prefix ends at the same offset in every line of a shape and is ASCII, so the lines of a shape are told
+        apart by their prefix bytes at once (``numpy.unique`` over the window's bytes), and each distinct prefix
+        is read once."""
+        table, shapes = run.table, run.shapes
+        prefixed = [x for x in set(shapes) if table[x].prefix_end]
+        if not prefixed:
             return None
-        plain = (run.node, run.rank, run.gpu)
-        seen: dict[tuple[str, int], tuple[str | None, int | None, int | None]] = {}
-        out = []
-        for s, x in zip(run.texts, run.shapes, strict=True):
+        assert run.raw is not None and run.bounds is not None  # a run from a window has them
+        n = len(shapes)
+        shape_array = np.array(shapes, np.int64) if len(prefixed) > 1 or shapes.count(prefixed[0]) != n else None
+        buf = np.frombuffer(run.raw, np.uint8)
+        starts = run.bounds[:-1]
+        group = np.zeros(n, np.int64)  # per line: its entry in ``distinct``, 0 for no prefix
+        distinct: list[tuple[str | None, int | None, int | None]] = [(run.node, run.rank, run.gpu)]
+        seen: dict[tuple[str, int], int] = {}
+        for x in prefixed:
             sh = table[x]
-            if not sh.prefix_end:
-                out.append(plain)
-                continue
-            key = (s[:sh.prefix_end].rstrip(" "), int(s[sh.rank_start:sh.rank_end]))
-            names = seen.get(key)
-            if names is None:
-                node, gpu = self._fill(key[0], self.path_node, key[1], None)
-                names = seen[key] = (node, key[1], gpu)
-            out.append(names)
-        return out
+            lines = np.arange(n) if shape_array is None else np.flatnonzero(shape_array == x)
+            width = sh.prefix_end
+            prefixes = np.ascontiguousarray(buf[starts[lines][:, None] + np.arange(width)]).view(f"V{width}")
+            _, first, inverse = np.unique(prefixes.ravel(), return_index=True, return_inverse=True)
+            entries = []
+            for i in lines[first].tolist():
+                s = run.texts[i]
+                key = (s[:width].rstrip(" "), int(s[sh.rank_start:sh.rank_end]))
+                k = seen.get(key)
+                if k is None:
+                    node, gpu = self._fill(key[0], self.path_node, key[1], None)
+                    k = seen[key] = len(distinct)
+                    distinct.append((node, key[1], gpu))
+                entries.append(k)
+            group[lines] = np.array(entries, np.int64)[inverse.ravel()]
+        return distinct, group
 
 
 def mine_run(run: ShapeRun, miner: Any) -> list[int]:

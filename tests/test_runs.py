@@ -140,13 +140,14 @@ def test_hand_made_logs_read_the_same_in_runs(tmp_path: Path, seed: int) -> None
 
 @pytest.mark.parametrize("prefix", ["{rank:>2}: ", "[rank{rank}]: ", "[default{rank}]:"])
 def test_prefixed_streams_read_the_same(tmp_path: Path, prefix: str) -> None:
-    """Ranks interleaved in one file behind an srun --label or torchrun prefix, one rank's host learnt from an
-    NCCL line midway (later lines of its stream take that node)."""
+    """Ranks interleaved in one file behind an srun --label or torchrun prefix (and some lines without one), one
+    rank's host learnt from an NCCL line midway (later lines of its stream take that node). The spool of the
+    runs is that of the records too."""
     rnd = random.Random(4)
     lines = []
     for i, line in enumerate(_hand_made(rnd)):
         rank = rnd.randrange(12)
-        lines.append(prefix.format(rank=rank) + line)
+        lines.append(line if i % 7 == 3 else prefix.format(rank=rank) + line)
         if i == 1500:
             lines.append(prefix.format(rank=5) + "node017:811:811 [5] NCCL INFO cudaDriverVersion 12040")
     f = tmp_path / "slurm-77.out"
@@ -154,6 +155,10 @@ def test_prefixed_streams_read_the_same(tmp_path: Path, prefix: str) -> None:
     assert _same_three_ways([str(f)]) > 2500
     if "default" not in prefix:  # a torchrun local rank is no global rank: those lines stay line by line
         assert _run_share([str(f)]) > 0.3
+    a, state_a = _spool([str(f)], True, tmp_path / "runs.arrows")
+    b, state_b = _spool([str(f)], False, tmp_path / "lines.arrows")
+    assert a.equals(b)
+    assert state_a == state_b
 
 
 def test_a_file_without_a_node_in_its_path_reads_the_same(tmp_path: Path) -> None:

@@ -88,14 +88,17 @@ def test_runs_spool_as_their_records(tmp_path: Path, monkeypatch: pytest.MonkeyP
         assert got.equals(_reference(records, got.column("cluster").to_pylist()))
 
 
-def test_a_run_without_its_window_spools_from_its_texts(tmp_path: Path) -> None:
+@pytest.mark.parametrize("layout", ["per-node-dir", "merged-slurm"])
+def test_a_run_without_its_window_spools_from_its_texts(tmp_path: Path, layout: str) -> None:
+    """A run made without its window's bytes and name table (by hand, say) spools from its texts and names."""
     acc = Accounting()
     job = tmp_path / "job"
-    generate(JobSpec("healthy", nodes=2, gpus_per_node=1, iterations=3000, seed=5), job)
+    generate(JobSpec("healthy", nodes=2, gpus_per_node=1, iterations=3000, seed=5, layout=layout), job)
     items = list(iter_job(discover([str(job)], acc), IngestOptions(), acc, runs=True))
     assert sum(len(x) for x in items if type(x) is ShapeRun) > 3000
     bare = [ShapeRun(x.file, x.first, x.texts, x.keys, x.times, x.shapes, x.table, x.node, x.rank, x.gpu, x.names)
             if type(x) is ShapeRun else x for x in items]
+    assert (layout == "merged-slurm") == any(x.names is not None for x in bare if type(x) is ShapeRun)
     spool.write_spool(iter(items), TemplateMiner(), tmp_path / "a.arrows")
     spool.write_spool(iter(bare), TemplateMiner(), tmp_path / "b.arrows")
     assert _read(tmp_path / "a.arrows").equals(_read(tmp_path / "b.arrows"))
