@@ -84,15 +84,14 @@ class ShapeRun:
     times: list[float]
     shapes: list[int]  # index into ``table`` per line
     table: list[RunShape]
-    node: str | None  # of every line, unless ``names`` gives them line by line
+    node: str | None  # of every line, unless ``name_table`` gives them line by line
     rank: int | None
     gpu: int | None
-    names: list[tuple[str | None, int | None, int | None]] | None = None  # (node, rank, GPU) per line
-    raw: bytes | None = None  # UTF-8 of the window the lines were read from ("surrogatepass": as keys are made)
-    bounds: np.ndarray | None = None  # where each line starts in ``raw``, and one past the newline of the last
-    # ``names`` as the few distinct (node, rank, GPU) and each line's index into them (where names is not None)
+    # where lines name their own ranks (a stream prefix): the distinct (node, rank, GPU) and each line's index
     name_table: list[tuple[str | None, int | None, int | None]] | None = None
     name_rows: np.ndarray | None = None
+    raw: bytes | None = None  # UTF-8 of the window the lines were read from ("surrogatepass": as keys are made)
+    bounds: np.ndarray | None = None  # where each line starts in ``raw``, and one past the newline of the last
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -100,13 +99,20 @@ class ShapeRun:
     def part(self, a: int, b: int) -> ShapeRun:
         """Lines ``a:b`` of the run."""
         return ShapeRun(self.file, self.first + a, self.texts[a:b], self.keys[a:b], self.times[a:b], self.shapes[a:b],
-                        self.table, self.node, self.rank, self.gpu, None if self.names is None else self.names[a:b],
-                        self.raw, None if self.bounds is None else self.bounds[a:b + 1], self.name_table,
-                        None if self.name_rows is None else self.name_rows[a:b])
+                        self.table, self.node, self.rank, self.gpu, self.name_table,
+                        None if self.name_rows is None else self.name_rows[a:b], self.raw,
+                        None if self.bounds is None else self.bounds[a:b + 1])
+
+    def line_names(self) -> list[tuple[str | None, int | None, int | None]] | None:
+        """(node, rank, GPU) of every line where the lines name their own ranks, else None (``node``, ``rank``
+        and ``gpu`` hold for every line)."""
+        if self.name_table is None or self.name_rows is None:
+            return None
+        return list(map(self.name_table.__getitem__, self.name_rows.tolist()))
 
     def records(self) -> list[Record]:
         file, table = self.file, self.table
-        names = self.names if self.names is not None else repeat((self.node, self.rank, self.gpu), len(self.texts))
+        names = self.line_names() or repeat((self.node, self.rank, self.gpu), len(self.texts))
         out = []
         lineno = self.first
         for s, key, t, x, (node, rank, gpu) in zip(self.texts, self.keys, self.times, self.shapes, names,
@@ -116,17 +122,6 @@ class ShapeRun:
                               s[sh.msg_start:sh.msg_end], s, "", "", key))
             lineno += 1
         return out
-
-    def name_column(self, k: int) -> list[Any]:
-        """Node (0), rank (1) or GPU (2) of every line."""
-        if self.names is None:
-            return [(self.node, self.rank, self.gpu)[k]] * len(self.texts)
-        return [names[k] for names in self.names]
-
-    def column(self, name: str) -> list[Any]:
-        """``source`` or ``level`` of every line."""
-        values = [getattr(sh, name) for sh in self.table]
-        return list(map(values.__getitem__, self.shapes))
 
 
 class BlockPlan:
@@ -300,7 +295,6 @@ class RunReading:
                         self.nameless += j - i
                 else:
                     run.name_table, run.name_rows = named
-                    run.names = list(map(named[0].__getitem__, named[1].tolist()))
                     if run.node is None and run.rank is None:
                         self.nameless += sum(int(np.count_nonzero(named[1] == k)) for k, (node, rank, _) in
                                              enumerate(named[0]) if node is None and rank is None)

@@ -340,7 +340,7 @@ class Scanner:
         for cid in set(cids):
             if cid not in cid_names:
                 cid_names[cid] = f"#{cid}"
-        names = run.names
+        names = run.line_names()
         file = run.file
         cells = self._cells
         exemplars = self._exemplars

@@ -122,20 +122,15 @@ class SpoolBatch:
         n = len(run)
         coded = self.coded
         coded["file"].fill(run.file, n)
-        if run.names is None:
+        if run.name_table is None or run.name_rows is None:
             coded["node"].fill(run.node, n)
             coded["rank"].fill(run.rank, n)
             coded["gpu"].fill(run.gpu, n)
-        else:  # a few distinct (node, rank, GPU) of the lines' stream prefixes
-            if run.name_table is not None and run.name_rows is not None:
-                distinct, rows = run.name_table, run.name_rows
-            else:
-                index: dict[tuple[Any, Any, Any], int] = {}
-                rows = np.array([index.setdefault(names, len(index)) for names in run.names], np.int64)
-                distinct = list(index)
+        else:  # the few distinct (node, rank, GPU) of the lines' stream prefixes
             for k, name in enumerate(("node", "rank", "gpu")):
                 column = coded[name]
-                column.chunks.append(np.array([column.code(names[k]) for names in distinct], _INT32)[rows])
+                codes = np.array([column.code(names[k]) for names in run.name_table], _INT32)
+                column.chunks.append(codes[run.name_rows])
         self._add_shape_columns(run)
         lines = np.arange(run.first, run.first + n, dtype=np.int64)
         self.lines.append(lines)

@@ -80,7 +80,7 @@ def test_runs_spool_as_their_records(tmp_path: Path, monkeypatch: pytest.MonkeyP
         assert sum(len(r) for r in runs) > 3000
         assert all(r.raw is not None for r in runs)
         if layout == "merged-slurm":
-            assert any(r.names is not None for r in runs)
+            assert any(r.name_table is not None for r in runs)
         n = spool.write_spool(iter(items), TemplateMiner(), tmp_path / f"s{k}.arrows")
         got = _read(tmp_path / f"s{k}.arrows")
         records = [r for x in items for r in (x.records() if type(x) is ShapeRun else [x])]
@@ -90,15 +90,15 @@ def test_runs_spool_as_their_records(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 @pytest.mark.parametrize("layout", ["per-node-dir", "merged-slurm"])
 def test_a_run_without_its_window_spools_from_its_texts(tmp_path: Path, layout: str) -> None:
-    """A run made without its window's bytes and name table (by hand, say) spools from its texts and names."""
+    """A run made without its window's bytes (by hand, say) spools from its texts."""
     acc = Accounting()
     job = tmp_path / "job"
     generate(JobSpec("healthy", nodes=2, gpus_per_node=1, iterations=3000, seed=5, layout=layout), job)
     items = list(iter_job(discover([str(job)], acc), IngestOptions(), acc, runs=True))
     assert sum(len(x) for x in items if type(x) is ShapeRun) > 3000
-    bare = [ShapeRun(x.file, x.first, x.texts, x.keys, x.times, x.shapes, x.table, x.node, x.rank, x.gpu, x.names)
-            if type(x) is ShapeRun else x for x in items]
-    assert (layout == "merged-slurm") == any(x.names is not None for x in bare if type(x) is ShapeRun)
+    bare = [ShapeRun(x.file, x.first, x.texts, x.keys, x.times, x.shapes, x.table, x.node, x.rank, x.gpu,
+                     x.name_table, x.name_rows) if type(x) is ShapeRun else x for x in items]
+    assert (layout == "merged-slurm") == any(x.name_table is not None for x in bare if type(x) is ShapeRun)
     spool.write_spool(iter(items), TemplateMiner(), tmp_path / "a.arrows")
     spool.write_spool(iter(bare), TemplateMiner(), tmp_path / "b.arrows")
     assert _read(tmp_path / "a.arrows").equals(_read(tmp_path / "b.arrows"))
