@@ -114,8 +114,7 @@ class SpoolBatch:
         self.end_lines.append([r.end_line for r in records])
         self.times.append([np.nan if r.time is None else r.time for r in records])
         self.clusters.append(list(clusters))
-        encoded = [r.text.encode("utf-8", "surrogatepass") for r in records]
-        self._add_text(b"".join(encoded), list(map(len, encoded)))
+        self._add_texts([r.text for r in records])
         self.rows += len(records)
 
     def add_run(self, run: ShapeRun, clusters: list[int]) -> None:
@@ -137,12 +136,11 @@ class SpoolBatch:
         self.end_lines.append(lines)
         self.times.append(np.array(run.times, np.float64))
         self.clusters.append(clusters)
-        if run.raw is not None and run.bounds is not None:
+        if run.raw is not None and run.bounds is not None:  # the lines as read; none holds a newline (plan_block)
             bounds = run.bounds
             self._add_text(run.raw[bounds[0]:bounds[-1] - 1].replace(b"\n", b""), np.diff(bounds) - 1)
         else:
-            encoded = [s.encode("utf-8", "surrogatepass") for s in run.texts]
-            self._add_text(b"".join(encoded), list(map(len, encoded)))
+            self._add_texts(run.texts)
         self.rows += n
 
     def _add_shape_columns(self, run: ShapeRun) -> None:
@@ -158,6 +156,10 @@ class SpoolBatch:
             column = self.coded[name]
             codes = np.array([column.code(getattr(table[x], name)) for x in distinct.tolist()], _INT32)
             column.chunks.append(codes[inverse])
+
+    def _add_texts(self, texts: list[str]) -> None:
+        encoded = [text.encode("utf-8", "surrogatepass") for text in texts]
+        self._add_text(b"".join(encoded), list(map(len, encoded)))
 
     def _add_text(self, data: bytes, lengths: Any) -> None:
         self.text.append(data)
