@@ -340,7 +340,7 @@ class Scanner:
         for cid in set(cids):
             if cid not in cid_names:
                 cid_names[cid] = f"#{cid}"
-        names = run.line_names()
+        name_table, name_rows = run.name_table, run.name_rows
         file = run.file
         cells = self._cells
         exemplars = self._exemplars
@@ -362,26 +362,33 @@ class Scanner:
         # per (node, rank, GPU) of the run: [lines, first time, last time, last line, node key]; the node tables
         # take them after the loop (in the order the lines gave them)
         seen: dict[tuple[str | None, int | None, int | None], list[Any]] = {}
-        if names is None:
+        if name_table is None or name_rows is None:
+            rows = None
             rec_node, rank, gpu = run.node, run.rank, run.gpu
             node = rec_node or (f"rank:{rank}" if rank is not None else UNKNOWN_NODE)
             seen[(rec_node, rank, gpu)] = [len(times), times[0], times[-1], len(times) - 1, node]
+        else:  # lines that name their own ranks: each line's entry in the name table, and the table's aggregates
+            rows = name_rows.tolist()
+            aggs: list[list[Any] | None] = [None] * len(name_table)
         lineno = run.first - 1
         k = -1
         for s, key, t, x, cid in zip(texts, run.keys, times, shapes, cids, strict=True):
             lineno += 1
             k += 1
             sh = table[x]
-            if names is not None:
-                nm = names[k]
-                agg = seen.get(nm)
-                if agg is None:
-                    rec_node, rank, gpu = nm
-                    agg = seen[nm] = [0, t, t, k, rec_node or (f"rank:{rank}" if rank is not None else UNKNOWN_NODE)]
+            if rows is not None:
+                row = rows[k]
+                agg = aggs[row]
+                rec_node, rank, gpu = nm = name_table[row]
+                if agg is None:  # two entries of the table may be one (node, rank, GPU)
+                    agg = seen.get(nm)
+                    if agg is None:
+                        agg = seen[nm] = [0, t, t, k, rec_node or (f"rank:{rank}" if rank is not None
+                                                                   else UNKNOWN_NODE)]
+                    aggs[row] = agg
                 agg[0] += 1
                 agg[2] = t
                 agg[3] = k
-                rec_node, rank, gpu = nm
                 node = agg[4]
             level = sh.level
             ckey = (cid, level, sh.source)

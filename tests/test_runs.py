@@ -231,7 +231,13 @@ def test_the_scan_takes_runs_as_it_takes_records(sim_jobs: list[Path], tmp_path:
         f"{11 if i > 3000 and i % 2 else 10}: [{_iso(i * 1.5)}] [INFO] [train.py:214:train] step={i:05d}, "
         f"loss={rnd.uniform(1, 9):.4f}" for i in range(4000)) + "\n", encoding="utf-8")
     assert _run_share([str(merged)]) > 0.8
-    for paths in [[str(job)] for job in sim_jobs] + [[str(f)], [str(merged)]]:
+    twice = tmp_path / "slurm-6.out"  # rank 3 behind two prefixes: two streams, one (node, rank, GPU)
+    twice.write_text("".join(f"{p}node007:811:811 [0] NCCL INFO cudaDriverVersion 12040\n" for p in ("3: ", "[rank3]: "))
+                     + "\n".join(f"{'3: ' if i % 3 else '[rank3]: '}[{_iso(i * 1.5)}] [INFO] [train.py:214:train] "
+                                 f"step={i:05d}, loss={rnd.uniform(1, 9):.4f}" for i in range(4000)) + "\n",
+                     encoding="utf-8")
+    assert _run_share([str(twice)]) > 0.8
+    for paths in [[str(job)] for job in sim_jobs] + [[str(f)], [str(merged)], [str(twice)]]:
         assert _scan(paths, True, max_cells) == _scan(paths, False, max_cells)
 
 
