@@ -78,7 +78,6 @@ def parse_parallel(paths: Sequence[str], node_from: str | None, jobs: int, spool
         raise L4Error("stdin (-) cannot be split into shards: drop --jobs or pass files")
     parts = jobs * SHARDS_PER_WORKER
     shards = plan_shards(split_large(job.files, parts), parts)
-    _warm_arrow()
     tasks = [SpoolTask(i, tuple(files), node_from, str(spool_dir / f"shard-{i:04d}.arrows"))
              for i, files in enumerate(shards)]
     total = sum(f.size for f in job.files)
@@ -101,15 +100,6 @@ def parse_parallel(paths: Sequence[str], node_from: str | None, jobs: int, spool
     return results, accounting, distinct
 
 
-def _warm_arrow() -> None:
-    """Make pyarrow's first conversion of a Python list before the workers fork: it imports pandas then (if it
-    is installed, to tell pandas objects from lists), 0.3 s of CPU that each worker and the parent would
-    otherwise pay again."""
-    import pyarrow as pa
-
-    pa.array([0], pa.int64())
-
-
 def unify_tables(tables: Sequence[dict[int, tuple[str, str]]]) -> list[dict[int, tuple[str, str]]]:
     """Each shard's cluster -> (template id, text) table, re-keyed to the templates re-mined over all shards."""
     from l4lite.mining import template_id
@@ -128,10 +118,10 @@ def unify_tables(tables: Sequence[dict[int, tuple[str, str]]]) -> list[dict[int,
 
 def finalized_batches(results: Sequence[SpoolResult]) -> Iterator[Any]:
     """The output batches of every shard in file order, rank-only nodes filled from earlier shards' ties."""
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     from l4lite.commands.parse import finalize_spool
+    from l4lite.spool import strings
 
     prior = RankMap()
     for r in results:
@@ -146,6 +136,6 @@ def finalized_batches(results: Sequence[SpoolResult]) -> Iterator[Any]:
                     filled = [n if n is not None or k is None else known.get(k) for n, k in zip(nodes, ranks,
                                                                                                strict=True)]
                     idx = batch.schema.get_field_index("node")
-                    batch = batch.set_column(idx, "node", pa.array(filled, pa.string()))
+                    batch = batch.set_column(idx, "node", strings(filled))
             yield batch
         prior.merge(r.ties)

@@ -29,7 +29,8 @@ def spool_schema() -> Any:
     import pyarrow as pa
 
     return pa.schema([("file", pa.string()), ("line", pa.int64()), ("end_line", pa.int64()), ("node", pa.string()),
-                      ("rank", pa.int64()), ("gpu", pa.int64()), ("source", pa.string()), ("time", pa.float64()),
+                      ("rank", pa.int64()), ("gpu", pa.int64()), ("source", pa.string()),
+                      ("time", pa.timestamp("us", tz="UTC")),
                       ("level", pa.string()), ("text", pa.string()), ("cluster", pa.int64())])
 
 
@@ -37,11 +38,32 @@ def strings(values: list[str | None]) -> Any:
     """An Arrow string array of ``values``; lone surrogates (which UTF-8 cannot hold) become ``?``."""
     import pyarrow as pa
 
-    try:
-        return pa.array(values, pa.string())
-    except (UnicodeEncodeError, pa.ArrowInvalid):  # lone surrogates: keep the text, replace the bad code points
-        return pa.array([None if v is None else v.encode("utf-8", "replace").decode("utf-8") for v in values],
-                        pa.string())
+    encoded = [b"" if v is None else v.encode("utf-8", "replace") for v in values]
+    offsets = np.zeros(len(encoded) + 1, np.int32)
+    np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)), out=offsets[1:])
+    null = np.fromiter((v is None for v in values), np.bool_, len(values))
+    return pa.StringArray.from_buffers(len(values), pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded)),
+                                       _validity(null))
+
+
+def numbers(values: np.ndarray, arrow_type: Any, null: np.ndarray | None = None) -> Any:
+    """An Arrow array over numpy ``values`` of the same width, null where ``null``.
+
+    Built from the buffers, as ``strings`` is: ``pa.array`` and ``pa.scalar`` import pandas on their first call
+    (to tell pandas objects apart), 0.3 s per process that parsing has no other use for."""
+    import pyarrow as pa
+
+    data = np.ascontiguousarray(values)
+    return pa.Array.from_buffers(arrow_type, len(data), [_validity(null), pa.py_buffer(data)])
+
+
+def _validity(null: np.ndarray | None) -> Any:
+    """Arrow's validity bitmap (a set bit: a value), or None when no value is null."""
+    import pyarrow as pa
+
+    if null is None or not null.any():
+        return None
+    return pa.py_buffer(np.packbits(~null, bitorder="little"))
 
 
 class _CodedColumn:
@@ -74,11 +96,14 @@ class _CodedColumn:
         import pyarrow as pa
 
         codes = _concat(self.chunks, _INT32)
-        values = strings(self.values) if arrow_type == pa.string() else pa.array(self.values, arrow_type)
+        if arrow_type == pa.string():
+            values = strings(self.values)
+        else:
+            values = numbers(np.array(self.values, np.int64), arrow_type)
         self.index.clear()
         self.values = []
         self.chunks = []
-        return values.take(pa.array(codes, mask=codes < 0))
+        return values.take(numbers(codes, pa.int32(), codes < 0))
 
 
 def _concat(chunks: list[Any], dtype: np.dtype) -> np.ndarray:
@@ -178,11 +203,13 @@ class SpoolBatch:
             return 0
         times = _concat(self.times, np.dtype(np.float64))
         columns = {name: self.coded[name].array(schema.field(name).type) for name in _CODED}
-        columns["line"] = pa.array(_concat(self.lines, np.dtype(np.int64)))
-        columns["end_line"] = pa.array(_concat(self.end_lines, np.dtype(np.int64)))
-        columns["time"] = pa.array(times, mask=np.isnan(times))
+        columns["line"] = numbers(_concat(self.lines, np.dtype(np.int64)), pa.int64())
+        columns["end_line"] = numbers(_concat(self.end_lines, np.dtype(np.int64)), pa.int64())
+        missing = np.isnan(times)
+        micros = np.round(np.where(missing, 0.0, times) * 1e6).astype(np.int64)
+        columns["time"] = numbers(micros, schema.field("time").type, missing)
         columns["text"] = self._text_array()
-        columns["cluster"] = pa.array(_concat(self.clusters, np.dtype(np.int64)))
+        columns["cluster"] = numbers(_concat(self.clusters, np.dtype(np.int64)), pa.int64())
         writer.write_batch(pa.record_batch([columns[name] for name in schema.names], schema=schema))
         self._start()
         return n

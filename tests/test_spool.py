@@ -30,6 +30,7 @@ def _reference(records: list[Record], clusters: list[int]) -> pa.Table:
     for r, cid in zip(records, clusters, strict=True):
         row = {name: getattr(r, name) for name in FIELDS}
         row["text"] = r.text.encode("utf-8", "replace").decode("utf-8")  # lone surrogates become "?"
+        row["time"] = None if r.time is None else round(r.time * 1e6)  # whole microseconds
         row["cluster"] = cid
         rows.append(row)
     return pa.Table.from_pylist(rows, schema=spool.spool_schema())

@@ -146,17 +146,15 @@ def finalize_spool(path: Path, table: dict[int, tuple[str, str]]) -> Iterator[An
     for cid, (tid, text) in table.items():
         ids[cid] = tid
         texts[cid] = text
-    id_array = pa.array(ids, pa.string())
+    id_array = strings(ids)
     text_array = strings(texts)
     schema = output_schema()
     with pa.OSFile(str(path), "rb") as source, pa.ipc.open_stream(source) as reader:
         for batch in reader:
             cluster = batch.column("cluster")
-            micros = pc.cast(pc.round(pc.multiply(batch.column("time"), 1e6)), pa.int64())
             columns = {
-                **{name: batch.column(name) for name in ("file", "line", "end_line", "node", "rank", "gpu", "source")},
-                "time": pc.cast(micros, pa.timestamp("us", tz="UTC")),
-                "level": batch.column("level"),
+                **{name: batch.column(name) for name in ("file", "line", "end_line", "node", "rank", "gpu", "source",
+                                                         "time", "level")},
                 "template_id": pc.take(id_array, cluster),
                 "template": pc.take(text_array, cluster),
                 "text": batch.column("text"),
