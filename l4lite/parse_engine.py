@@ -4,7 +4,8 @@ Each worker reads its shard (contiguous files in discovery order), mines the rec
 miner and spools them to an Arrow file with their local cluster ids (``l4lite.spool``). The parent
 then re-mines the shards' template texts with one Drain (``engine.remine``), so that a template that one shard
 kept literal and another generalised ends as one template with one stable id, and writes the spools out in
-shard order: the rows come out in the same order as with one process.
+shard order: the rows come out in the same order as with one process. A Parquet output is written by the workers
+too, a part per shard, and the parts are joined without decoding them (``l4lite.parquet_join``).
 
 A rank-only record (no host on its line, its stream or its file) takes its node from the rank ties learned in
 the files before it, as in one process: the worker knows the ties of its own shard, and the parent fills in the
@@ -68,28 +69,27 @@ def spool_shard(task: SpoolTask) -> SpoolResult:
                        sum(f.size for f in task.files), time.perf_counter() - started)
 
 
-def parse_parallel(paths: Sequence[str], node_from: str | None, jobs: int, spool_dir: Path,
+def parse_parallel(paths: Sequence[str], node_from: str | None, engine: PoolEngine, spool_dir: Path,
                    progress: Any = None) -> tuple[list[SpoolResult], Accounting, int]:
-    """Spool every shard of the job; returns the shard results in file order, the job's accounting and the
-    number of templates after re-mining."""
+    """Spool every shard of the job on ``engine``'s workers; returns the shard results in file order, the job's
+    accounting and the number of templates after re-mining."""
     accounting = Accounting()
     job = discover(list(paths), accounting)
     if any(f.is_stdin for f in job.files):
         raise L4Error("stdin (-) cannot be split into shards: drop --jobs or pass files")
-    parts = jobs * SHARDS_PER_WORKER
+    parts = engine.workers * SHARDS_PER_WORKER
     shards = plan_shards(split_large(job.files, parts), parts)
     tasks = [SpoolTask(i, tuple(files), node_from, str(spool_dir / f"shard-{i:04d}.arrows"))
              for i, files in enumerate(shards)]
     total = sum(f.size for f in job.files)
     done = records = 0
     results: list[SpoolResult] = []
-    with PoolEngine(jobs) as engine:
-        for result in engine.map(spool_shard, tasks):
-            results.append(result)
-            done += result.bytes
-            records += result.records
-            if progress is not None:
-                progress(done, total, records)
+    for result in engine.map(spool_shard, tasks):
+        results.append(result)
+        done += result.bytes
+        records += result.records
+        if progress is not None:
+            progress(done, total, records)
     results.sort(key=lambda r: r.index)
     for r in results:
         accounting.merge(r.accounting)
@@ -118,24 +118,81 @@ def unify_tables(tables: Sequence[dict[int, tuple[str, str]]]) -> list[dict[int,
 
 def finalized_batches(results: Sequence[SpoolResult]) -> Iterator[Any]:
     """The output batches of every shard in file order, rank-only nodes filled from earlier shards' ties."""
+    from l4lite.commands.parse import finalize_spool
+
+    for r, known in zip(results, _earlier_ties(results), strict=True):
+        yield from _filled(finalize_spool(Path(r.spool), r.table), known)
+
+
+def _earlier_ties(results: Sequence[SpoolResult]) -> list[dict[int, str]]:
+    """For each shard, the rank -> node ties learnt in the shards before it."""
+    prior = RankMap()
+    out = []
+    for r in results:
+        out.append(prior.as_dict())
+        prior.merge(r.ties)
+    return out
+
+
+def _filled(batches: Iterator[Any], known: dict[int, str]) -> Iterator[Any]:
+    """``batches`` with the node of each rank-only record that ``known`` ties to its rank."""
     import pyarrow.compute as pc
 
-    from l4lite.commands.parse import finalize_spool
     from l4lite.spool import strings
 
-    prior = RankMap()
-    for r in results:
-        known = prior.as_dict()
-        for batch in finalize_spool(Path(r.spool), r.table):
-            if known:
-                node = batch.column("node")
-                missing = pc.and_(pc.is_null(node), pc.is_valid(batch.column("rank")))
-                if pc.any(missing).as_py():
-                    ranks = batch.column("rank").to_pylist()
-                    nodes = node.to_pylist()
-                    filled = [n if n is not None or k is None else known.get(k) for n, k in zip(nodes, ranks,
-                                                                                               strict=True)]
-                    idx = batch.schema.get_field_index("node")
-                    batch = batch.set_column(idx, "node", strings(filled))
-            yield batch
-        prior.merge(r.ties)
+    for batch in batches:
+        if known:
+            node = batch.column("node")
+            missing = pc.and_(pc.is_null(node), pc.is_valid(batch.column("rank")))
+            if pc.any(missing).as_py():
+                ranks = batch.column("rank").to_pylist()
+                nodes = node.to_pylist()
+                filled = [n if n is not None or k is None else known.get(k) for n, k in zip(nodes, ranks,
+                                                                                           strict=True)]
+                idx = batch.schema.get_field_index("node")
+                batch = batch.set_column(idx, "node", strings(filled))
+        yield batch
+
+
+# -- the Parquet output, written by the workers ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PartTask:
+    index: int
+    spool: str
+    table: dict[int, tuple[str, str]]
+    known: dict[int, str]
+    path: str
+    metadata: dict[str, Any]
+
+
+def write_part(task: PartTask) -> int:
+    """Write one shard's final records as a Parquet file of its own (runs in a worker process); its spool is
+    then no longer needed."""
+    from l4lite.commands.parse import finalize_spool, write_parquet
+
+    write_parquet(_filled(finalize_spool(Path(task.spool), task.table), task.known), Path(task.path),
+                  task.metadata)
+    Path(task.spool).unlink()
+    return task.index
+
+
+def write_parquet_parallel(results: Sequence[SpoolResult], engine: PoolEngine, spool_dir: Path, out: Path,
+                           metadata: dict[str, Any]) -> None:
+    """The job's Parquet file: each shard's row groups encoded and compressed by a worker into a part, the parts
+    then joined byte for byte (``l4lite.parquet_join``). The file equals the one that writing every batch in
+    this process makes, but the parent's serial work is a copy."""
+    from l4lite.commands.parse import write_parquet
+    from l4lite.parquet_join import join_parquet
+
+    if not results:
+        write_parquet(iter(()), out, metadata)
+        return
+    tasks = [PartTask(r.index, r.spool, r.table, known, str(spool_dir / f"part-{r.index:04d}.parquet"), metadata)
+             for r, known in zip(results, _earlier_ties(results), strict=True)]
+    for _ in engine.map(write_part, tasks):
+        pass
+    join_parquet([Path(t.path) for t in tasks], out)
+    for t in tasks:
+        Path(t.path).unlink()

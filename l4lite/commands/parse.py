@@ -15,13 +15,14 @@ CSV) go to stdout.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import queue
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -83,11 +84,14 @@ def run(args: argparse.Namespace) -> int:
     from l4lite.sources import discover
 
     bar = progress_bar(args.quiet)
-    with tempfile.TemporaryDirectory(prefix="l4lite-parse-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="l4lite-parse-") as tmp, contextlib.ExitStack() as stack:
+        engine = None
         if jobs > 1:  # shards of files in a process pool, templates re-mined across shards
+            from l4lite.engine import PoolEngine
             from l4lite.parse_engine import finalized_batches, parse_parallel
 
-            results, accounting, templates = parse_parallel(args.paths, args.node_from, jobs, Path(tmp), bar)
+            engine = stack.enter_context(PoolEngine(jobs))
+            results, accounting, templates = parse_parallel(args.paths, args.node_from, engine, Path(tmp), bar)
             n = sum(r.records for r in results)
             batches = finalized_batches(results)
         else:
@@ -111,6 +115,12 @@ def run(args: argparse.Namespace) -> int:
             else:
                 write_jsonl(batches, sys.stdout)
             sys.stdout.flush()
+        elif engine is not None and fmt == "parquet":  # each worker writes the row groups of its shards
+            from l4lite.parse_engine import write_parquet_parallel
+
+            pool = engine
+            write_atomically(Path(args.output),
+                             lambda path: write_parquet_parallel(results, pool, Path(tmp), path, metadata))
         else:
             write_output(prefetched(batches), Path(args.output), fmt, metadata)
     if not args.quiet:
@@ -222,8 +232,24 @@ def write_jsonl(batches: Iterable[Any], out: IO[str]) -> None:
 
 
 def write_output(batches: Iterable[Any], path: Path, fmt: str, metadata: dict[str, Any]) -> None:
-    """Write the records atomically (temporary file in the same folder, then rename); CSV and JSON lines get
-    a sidecar ``<output>.meta.json`` with the accounting."""
+    """Write the records atomically; CSV and JSON lines get a sidecar ``<output>.meta.json`` with the
+    accounting."""
+
+    def fill(tmp: Path) -> None:
+        if fmt == "parquet":
+            write_parquet(batches, tmp, metadata)
+        elif fmt == "csv":
+            _write_csv(batches, tmp)
+        else:
+            with tmp.open("w", encoding="utf-8", newline="\n") as fh:
+                write_jsonl(batches, fh)
+
+    write_atomically(path, fill, None if fmt == "parquet" else metadata)
+
+
+def write_atomically(path: Path, fill: Callable[[Path], None], sidecar: dict[str, Any] | None = None) -> None:
+    """``fill`` a temporary file in ``path``'s folder, then rename it to ``path``: a reader never sees half a file.
+    With ``sidecar``, ``<path>.meta.json`` holds it."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -232,17 +258,11 @@ def write_output(batches: Iterable[Any], path: Path, fmt: str, metadata: dict[st
     os.close(fd)
     tmp = Path(tmp_name)
     try:
-        if fmt == "parquet":
-            _write_parquet(batches, tmp, metadata)
-        elif fmt == "csv":
-            _write_csv(batches, tmp)
-        else:
-            with tmp.open("w", encoding="utf-8", newline="\n") as fh:
-                write_jsonl(batches, fh)
-        if fmt != "parquet":
+        fill(tmp)
+        if sidecar is not None:
             from l4lite.incident import write_atomic
 
-            write_atomic(Path(f"{path}.meta.json"), json.dumps(metadata, indent=2, sort_keys=True) + "\n")
+            write_atomic(Path(f"{path}.meta.json"), json.dumps(sidecar, indent=2, sort_keys=True) + "\n")
         os.replace(tmp, path)
     except OSError as exc:
         raise L4Error(f"{path}: cannot write: {exc.strerror or exc}") from None
@@ -253,7 +273,7 @@ def write_output(batches: Iterable[Any], path: Path, fmt: str, metadata: dict[st
 DICTIONARY_COLUMNS = ("file", "node", "rank", "gpu", "source", "level", "template_id", "template")
 
 
-def _write_parquet(batches: Iterable[Any], path: Path, metadata: dict[str, Any]) -> None:
+def write_parquet(batches: Iterable[Any], path: Path, metadata: dict[str, Any]) -> None:
     import pyarrow.parquet as pq
 
     schema = output_schema(metadata)
