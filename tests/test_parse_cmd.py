@@ -209,3 +209,19 @@ def test_prefetched_batches_keep_their_order_and_errors() -> None:
     assert next(stream) == 0
     stream.close()  # the writer stopped early: the thread ends too
     assert threading.active_count() == before
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_parse_leaves_pandas_unloaded(job: Path, tmp_path: Path, jobs: str) -> None:
+    """pyarrow imports pandas on the first ``pa.array`` or ``pa.scalar`` (0.3 s of CPU); parse builds its arrays
+    from buffers, so a Parquet output never loads it."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from l4lite.cli import main; code = main(sys.argv[1:]); "
+            "sys.exit(3 if 'pandas' in sys.modules else code)")
+    out = tmp_path / "records.parquet"
+    done = subprocess.run([sys.executable, "-c", code, "parse", str(job), "-o", str(out), "--quiet", "--jobs", jobs],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert pq.read_table(out).num_rows > 0

@@ -10,12 +10,15 @@ import argparse
 import importlib
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from l4lite.errors import L4Error
-from l4lite.incident import Incident
 from l4lite.parallel import jobs_argument, resolve_jobs
 from l4lite.progress import progress_bar
 from l4lite.terminal import printable
+
+if TYPE_CHECKING:
+    from l4lite.incident import Incident
 
 
 def register(sub: argparse._SubParsersAction) -> None:
