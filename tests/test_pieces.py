@@ -195,3 +195,19 @@ def test_auto_jobs_counts_the_pieces_of_one_large_file(monkeypatch: pytest.Monke
     gz = tmp_path / "slurm-8.out.gz"
     gz.write_bytes(path.read_bytes())
     assert auto_jobs([str(gz)], threshold=1000, cores=2) == 1  # a gzip stream cannot be cut
+
+
+@pytest.mark.parametrize("chunk", [7, 64, 8 << 20])
+def test_count_lines_counts_the_newlines_of_a_byte_range(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         chunk: int) -> None:
+    import random
+
+    monkeypatch.setattr(pieces, "_COUNT_BYTES", chunk)
+    rnd = random.Random(3)
+    data = b"".join(rnd.choice([b"\n", b"ab", b"\xc3\xa9\n", b"x" * 9, b"\r\n"]) for _ in range(5000))
+    path = tmp_path / "f.log"
+    path.write_bytes(data)
+    with path.open("rb") as fh:
+        for start, stop in ((0, len(data)), (1, 2), (5, 5), (13, 4001), (len(data) - 3, len(data)),
+                            (100, len(data) + 50)):
+            assert pieces.count_lines(fh, start, stop) == data[start:stop].count(b"\n")
