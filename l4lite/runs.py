@@ -39,6 +39,7 @@ _MINE_ROUNDS = 8  # looks at the miner's cache per run stretch before adding its
 # what RunReading._runs_or_lines yields: a run, or a stretch (first line number, lines, their keys or None)
 Segment = Union["ShapeRun", tuple[int, list[str], "list[bytes] | None"]]
 _POW10 = np.array([10.0 ** k for k in range(10)])
+_POW10_INT = np.array([10**k for k in range(18)], dtype=np.int64)
 
 
 @dataclass(slots=True)
@@ -229,6 +230,21 @@ def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunS
                      cand[firsts].tolist(), [tuple(p) for p in minute_parts.tolist()])
 
 
+def _prefix_keys(buf: np.ndarray, starts: np.ndarray, prefix_key: bytes) -> np.ndarray:
+    """One value per line, equal for equal prefixes: lines of one shape differ only in the digits the shape
+    folds (``prefix_key``'s zeros), so those digits read as one number tell the prefixes apart. (Sorting
+    numbers is several times faster than sorting the prefixes' bytes, which stay the way for more than 18
+    digits.)"""
+    at = [i for i, b in enumerate(prefix_key) if b == 48]
+    if not at:
+        return np.zeros(len(starts), dtype=np.int64)
+    if len(at) <= 18:
+        digits = buf[starts[:, None] + np.array(at)].astype(np.int64) - 48
+        return digits @ _POW10_INT[len(at) - 1::-1]
+    width = len(prefix_key)
+    return np.ascontiguousarray(buf[starts[:, None] + np.arange(width)]).view(f"V{width}").ravel()
+
+
 class RunReading:
     """How ``ingest._FileReader`` takes runs: mixed into it, it uses the reader's state (``run_index`` and
     ``run_table``, the shapes it has learnt; ``out``, ``open`` and ``hold``, whether it would read the next line
@@ -374,8 +390,8 @@ class RunReading:
         line does.
 
         A prefix ends at the same offset in every line of a shape and is ASCII, so the lines of a shape are told
-        apart by their prefix bytes at once (``numpy.unique`` over the window's bytes), and each distinct prefix
-        is read once."""
+        apart by their prefix bytes at once (``numpy.unique`` over the window's bytes, ``_prefix_keys``), and each
+        distinct prefix is read once."""
         table, shapes = run.table, run.shapes
         prefixed = [x for x in set(shapes) if table[x].prefix_end]
         if not prefixed:
@@ -392,8 +408,8 @@ class RunReading:
             sh = table[x]
             lines = np.arange(n) if shape_array is None else np.flatnonzero(shape_array == x)
             width = sh.prefix_end
-            prefixes = np.ascontiguousarray(buf[starts[lines][:, None] + np.arange(width)]).view(f"V{width}")
-            _, first, inverse = np.unique(prefixes.ravel(), return_index=True, return_inverse=True)
+            _, first, inverse = np.unique(_prefix_keys(buf, starts[lines], sh.key[:width]), return_index=True,
+                                          return_inverse=True)
             entries = []
             for i in lines[first].tolist():
                 s = run.texts[i]

@@ -138,7 +138,9 @@ def test_hand_made_logs_read_the_same_in_runs(tmp_path: Path, seed: int) -> None
     assert _run_share([str(f)]) > 0.3
 
 
-@pytest.mark.parametrize("prefix", ["{rank:>2}: ", "[rank{rank}]: ", "[default{rank}]:"])
+@pytest.mark.parametrize("prefix", ["{rank:>2}: ", "[rank{rank}]: ", "[default{rank}]:", "{rank:>2}: [default{local}]:",
+                                    "[{pid}] [rank{rank}]: ", "train.node{host:03d} [stdout] {rank:>2}: ",
+                                    "job{big}.node{host:03d} [stderr] {rank:>2}: "])
 def test_prefixed_streams_read_the_same(tmp_path: Path, prefix: str) -> None:
     """Ranks interleaved in one file behind an srun --label or torchrun prefix (and some lines without one), one
     rank's host learnt from an NCCL line midway (later lines of its stream take that node). The spool of the
@@ -146,15 +148,19 @@ def test_prefixed_streams_read_the_same(tmp_path: Path, prefix: str) -> None:
     rnd = random.Random(4)
     lines = []
     for i, line in enumerate(_hand_made(rnd)):
-        rank = rnd.randrange(12)
-        lines.append(line if i % 7 == 3 else prefix.format(rank=rank) + line)
+        rank = rnd.choice([0, 3, 5, 8, 10, 12, 22, 32])  # 12, 22, 32: one shape, prefixes that differ before the last digit
+        # other digits of a prefix (a local rank, a pid, a host) tell streams of one rank apart
+        names = {"local": rnd.randrange(8), "pid": rnd.choice([811, 911]), "host": rnd.randrange(3),
+                 "big": rnd.choice([1234567890123456, 9234567890123456])}
+        lines.append(line if i % 7 == 3 else prefix.format(rank=rank, **names) + line)
         if i == 1500:
-            lines.append(prefix.format(rank=5) + "node017:811:811 [5] NCCL INFO cudaDriverVersion 12040")
+            lines.append(prefix.format(rank=5, **names) + "node017:811:811 [5] NCCL INFO cudaDriverVersion 12040")
     f = tmp_path / "slurm-77.out"
     f.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert _same_three_ways([str(f)]) > 2500
-    if "default" not in prefix:  # a torchrun local rank is no global rank: those lines stay line by line
-        assert _run_share([str(f)]) > 0.3
+    # a torchrun local rank is no global rank, and a host prefix names the node: those lines go line by line
+    assert _run_share([str(f)]) > {"{rank:>2}: ": 0.3, "[rank{rank}]: ": 0.3, "[{pid}] [rank{rank}]: ": 0.1}.get(
+        prefix, -1)
     a, state_a = _spool([str(f)], True, tmp_path / "runs.arrows")
     b, state_b = _spool([str(f)], False, tmp_path / "lines.arrows")
     assert a.equals(b)
