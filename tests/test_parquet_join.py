@@ -62,8 +62,20 @@ def test_parts_join_into_the_file_of_one_writer(tmp_path: Path, options: dict[st
     assert read.schema_arrow.metadata[b"note"] == b"kept"
 
 
-def test_one_part_is_copied_as_it_is(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kernel_copy", [True, False])
+def test_one_part_is_copied_as_it_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel_copy: bool) -> None:
+    """Also where the kernel cannot copy between the two files (another file system): through memory."""
+    import errno
+    import os
+
+    if not kernel_copy:
+        def refuse(*args: object) -> int:
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+        monkeypatch.setattr(os, "copy_file_range", refuse, raising=False)
     part = _write(tmp_path / "part.parquet", _batches(0, 700, 100))
+    join_parquet([part, part], tmp_path / "joined.parquet")
+    assert pq.read_table(tmp_path / "joined.parquet").equals(pa.concat_tables([pq.read_table(part)] * 2))
     join_parquet([part], tmp_path / "joined.parquet")
     assert (tmp_path / "joined.parquet").read_bytes() == part.read_bytes()
 
