@@ -93,14 +93,17 @@ def gunzip_prefix(data: bytes) -> bytes:
     out = []
     while data.startswith(b"\x1f\x8b"):
         d = zlib.decompressobj(wbits=31)
+        used = 0
         try:
-            out.append(d.decompress(data))
+            while used < len(data) and not d.eof:  # a byte at a time: what decodes before a bad byte is kept
+                out.append(d.decompress(data[used:used + 1]))
+                used += 1
         except zlib.error:
             break
         if not d.eof:
             out.append(d.flush())
             break
-        data = d.unused_data
+        data = data[used:]
     return b"".join(out)
 
 
