@@ -93,18 +93,24 @@ def gunzip_prefix(data: bytes) -> bytes:
     out = []
     while data.startswith(b"\x1f\x8b"):
         d = zlib.decompressobj(wbits=31)
-        used = 0
         try:
-            while used < len(data) and not d.eof:  # a byte at a time: what decodes before a bad byte is kept
-                out.append(d.decompress(data[used:used + 1]))
-                used += 1
+            out.append(d.decompress(data))
         except zlib.error:
             break
         if not d.eof:
             out.append(d.flush())
             break
-        data = data[used:]
+        data = d.unused_data
     return b"".join(out)
+
+
+def gzip_head(data: bytes) -> bytes:
+    """What ``discover`` sniffs of a gzip stream: its first 8 KiB decoded, which a stream that breaks later
+    still gives (``sources._read_head``)."""
+    try:
+        return zlib.decompressobj(wbits=31).decompress(data[:8192 + 64 * 1024], 8192)
+    except zlib.error:
+        return b""
 
 
 # ------------------------------------------------------------------------------------------------ helpers
@@ -152,7 +158,8 @@ def test_any_file_is_read_without_raising_and_the_books_balance(tmp_path_factory
     mine = [f for f in job.files if f.rel == "node7.log"]
     text = gunzip_prefix(data) if data.startswith(b"\x1f\x8b") else data
     if not mine:
-        assert found.files_skipped == {"binary": 1} and sniff(text[:8192])[0] is None
+        head = gzip_head(data) if data.startswith(b"\x1f\x8b") else data
+        assert found.files_skipped == {"binary": 1} and sniff(head[:8192])[0] is None
         assert any("node7.log" in w for w in found.warnings)
         return
     acc = Accounting()
