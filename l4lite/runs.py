@@ -232,9 +232,8 @@ def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunS
 
 def _prefix_keys(buf: np.ndarray, starts: np.ndarray, prefix_key: bytes) -> np.ndarray:
     """One value per line, equal for equal prefixes: lines of one shape differ only in the digits the shape
-    folds (``prefix_key``'s zeros), so those digits read as one number tell the prefixes apart. (Sorting
-    numbers is several times faster than sorting the prefixes' bytes, which stay the way for more than 18
-    digits.)"""
+    folds (``prefix_key``'s zeros), so those digits read as one number tell the prefixes apart. (Numbers sort
+    several times faster than the prefixes' bytes; a prefix of more than 18 digits is told apart by its bytes.)"""
     at = [i for i, b in enumerate(prefix_key) if b == 48]
     if not at:
         return np.zeros(len(starts), dtype=np.int64)

@@ -39,8 +39,11 @@ def strings(values: list[str | None]) -> Any:
     import pyarrow as pa
 
     encoded = [b"" if v is None else v.encode("utf-8", "replace") for v in values]
+    ends = np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)))
+    if len(ends) and ends[-1] >= 1 << 31:  # callers hold far less (a batch's text is at most BATCH_TEXT_BYTES)
+        raise ValueError("strings: 2 GiB or more of text for one Arrow string array")
     offsets = np.zeros(len(encoded) + 1, np.int32)
-    np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)), out=offsets[1:])
+    offsets[1:] = ends
     null = np.fromiter((v is None for v in values), np.bool_, len(values))
     return pa.StringArray.from_buffers(len(values), pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded)),
                                        _validity(null))
