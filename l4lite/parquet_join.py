@@ -249,6 +249,8 @@ def _shift(group: Struct, by: int, ordinal: int) -> None:
 
 
 def _copy(src: BinaryIO, dst: BinaryIO, start: int, length: int) -> None:
+    """Bytes ``start:start + length`` of ``src`` onto the end of ``dst``: by the kernel where it can copy between
+    the two files, else through memory (from the start again, over what a failed kernel copy left)."""
     dst.flush()
     try:
         src_fd, dst_fd = src.fileno(), dst.fileno()
