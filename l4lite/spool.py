@@ -39,14 +39,20 @@ def strings(values: list[str | None]) -> Any:
     import pyarrow as pa
 
     encoded = [b"" if v is None else v.encode("utf-8", "replace") for v in values]
-    ends = np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)))
-    if len(ends) and ends[-1] >= 1 << 31:  # callers hold far less (a batch's text is at most BATCH_TEXT_BYTES)
-        raise ValueError("strings: 2 GiB or more of text for one Arrow string array")
-    offsets = np.zeros(len(encoded) + 1, np.int32)
-    offsets[1:] = ends
+    offsets = _offsets(np.fromiter(map(len, encoded), np.int64, len(encoded)))
     null = np.fromiter((v is None for v in values), np.bool_, len(values))
     return pa.StringArray.from_buffers(len(values), pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded)),
                                        _validity(null))
+
+
+def _offsets(lengths: np.ndarray) -> np.ndarray:
+    """Arrow's int32 string offsets of texts of ``lengths`` bytes. Callers hold far less than 2 GiB (a batch's
+    text is at most ``BATCH_TEXT_BYTES``); more is refused rather than wrapped."""
+    offsets = np.zeros(len(lengths) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    if offsets[-1] >= 1 << 31:
+        raise ValueError("2 GiB or more of text for one Arrow string array")
+    return offsets.astype(np.int32)
 
 
 def numbers(values: np.ndarray, arrow_type: Any, null: np.ndarray | None = None) -> Any:
@@ -221,8 +227,7 @@ class SpoolBatch:
         import pyarrow as pa
 
         data = b"".join(self.text)
-        offsets = np.zeros(self.rows + 1, np.int32)
-        np.cumsum(_concat(self.text_lengths, np.dtype(np.int64)), out=offsets[1:])
+        offsets = _offsets(_concat(self.text_lengths, np.dtype(np.int64)))
         array = pa.StringArray.from_buffers(self.rows, pa.py_buffer(offsets), pa.py_buffer(data))
         try:
             array.validate(full=True)

@@ -158,9 +158,11 @@ def test_prefixed_streams_read_the_same(tmp_path: Path, prefix: str) -> None:
     f = tmp_path / "slurm-77.out"
     f.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert _same_three_ways([str(f)]) > 2500
-    # a torchrun local rank is no global rank, and a host prefix names the node: those lines go line by line
-    assert _run_share([str(f)]) > {"{rank:>2}: ": 0.3, "[rank{rank}]: ": 0.3, "[{pid}] [rank{rank}]: ": 0.1}.get(
-        prefix, -1)
+    share = _run_share([str(f)])
+    if prefix in ("{rank:>2}: ", "[rank{rank}]: ", "[{pid}] [rank{rank}]: "):
+        assert share > (0.1 if "pid" in prefix else 0.3)
+    else:  # a torchrun local rank (behind an srun label too) and a host prefix: those lines go line by line
+        assert share < 0.05  # (a few of the lines without a prefix make short runs)
     a, state_a = _spool([str(f)], True, tmp_path / "runs.arrows")
     b, state_b = _spool([str(f)], False, tmp_path / "lines.arrows")
     assert a.equals(b)

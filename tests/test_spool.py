@@ -106,3 +106,11 @@ def test_a_run_without_its_window_spools_from_its_texts(tmp_path: Path, layout: 
     spool.write_spool(iter(items), TemplateMiner(), tmp_path / "a.arrows")
     spool.write_spool(iter(bare), TemplateMiner(), tmp_path / "b.arrows")
     assert _read(tmp_path / "a.arrows").equals(_read(tmp_path / "b.arrows"))
+
+
+def test_string_offsets_past_2_gib_are_refused_not_wrapped() -> None:
+    import numpy as np
+
+    assert spool._offsets(np.array([3, 0, 5], np.int64)).tolist() == [0, 3, 3, 8]
+    with pytest.raises(ValueError, match="2 GiB"):
+        spool._offsets(np.array([1 << 30, 1 << 30], np.int64))
