@@ -10,7 +10,9 @@ run:
 
 - baseline: drain3's own ``TemplateMiner`` with drain3's masking config (numbers, hex, IPs, ids, as in drain3's
   example ``drain3.ini``), ``add_log_message`` on every raw line, in this process, on the first
-  ``--baseline-lines`` lines of the archive (drain3's rate does not depend on the archive's size);
+  ``--baseline-lines`` lines of the archive (drain3's rate does not depend on the archive's size). It runs again
+  right before and after every other row, and each row's ratio is to the mean of those two runs: the machine's
+  speed drifts within minutes, and the ratio must compare code, not moments;
 - ``l4lite parse JOB -o records.parquet``, with ``--jobs 1`` and ``--jobs 2`` (a subprocess each);
 - ``l4lite analyze JOB --no-store --quiet``: ``--jobs 1``, ``--jobs 2``, and ``--scheduler local:2`` (a subprocess
   each; the last one includes starting the LocalCluster);
@@ -41,7 +43,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,6 +62,7 @@ class Row:
     rss_tree_mb: float | None = None
     note: str = ""
     cpu: float | None = None  # CPU seconds of the process (and its waited-for children)
+    base: tuple[float, float] | None = None  # drain3 lines/s by wall clock and by CPU, measured around this row
 
     @property
     def rate(self) -> float:
@@ -154,7 +159,7 @@ def best(rows: list[Row]) -> Row:
     if len(rows) > 1:
         row.note = (row.note + "; " if row.note else "") + f"best of {len(rows)}"
     return Row(row.name, row.lines, row.seconds, max(rss) if rss else None, max(tree) if tree else None, row.note,
-               row.cpu)
+               row.cpu, row.base)
 
 
 def drain3_miner() -> object:
@@ -198,10 +203,10 @@ def sample_lines(job: Path, max_lines: int) -> list[str]:
     return lines[:max_lines]
 
 
-def drain3_baseline(job: Path, max_lines: int) -> Row:
+def drain3_baseline(job: Path, max_lines: int, lines: list[str] | None = None) -> Row:
     """drain3 TemplateMiner with drain3's masking instructions on raw lines, in this process."""
     miner = drain3_miner()
-    lines = sample_lines(job, max_lines)
+    lines = lines if lines is not None else sample_lines(job, max_lines)
     started = time.perf_counter()
     cpu = time.process_time()
     for line in lines:
@@ -262,14 +267,46 @@ HEADER = (f"  {'measurement':<40} {'lines':>11} {'wall s':>7} {'lines/s':>9} {'x
           f"{'x drain3 CPU':>12} {'RSS proc MB':>11} {'RSS tree MB':>11}")
 
 
+class Bracket:
+    """drain3's rate measured again right before and right after each row: a row's ratio is to the mean of the
+    two. This machine's speed drifts by half or more within minutes (the same command took 27 s, then 38 s, then
+    44 s of CPU in a row), so a baseline taken once at the start would credit or blame a row for the drift."""
+
+    def __init__(self, job: Path, max_lines: int) -> None:
+        self.job = job
+        self.lines = sample_lines(job, max_lines)
+        self.rates: list[tuple[float, float]] = []
+        self.last = self.measure()
+
+    def measure(self) -> Row:
+        row = drain3_baseline(self.job, len(self.lines), self.lines)
+        self.rates.append((row.rate, row.lines / row.cpu if row.cpu else 0.0))
+        return row
+
+    def around(self, run: Callable[[], Row]) -> Row:
+        before = self.last
+        row = run()
+        self.last = after = self.measure()
+        row.base = ((before.rate + after.rate) / 2,
+                    (before.lines / (before.cpu or 1) + after.lines / (after.cpu or 1)) / 2)
+        return row
+
+    def spread(self) -> str:
+        rates = [r for r, _ in self.rates]
+        return (f"drain3 ran {len(rates)} times in this run: {min(rates):,.0f} to {max(rates):,.0f} lines/s "
+                f"({max(rates) / min(rates):.2f}x apart)")
+
+
 def print_rows(rows: list[Row], base: Row) -> None:
-    """Rates and ratios by wall clock and by CPU time (the CPU ratio holds on a busy machine)."""
+    """Rates and ratios by wall clock and by CPU time, each against the drain3 runs around the row (``Bracket``)
+    where there are some, else against ``base``."""
     for r in rows:
-        ratio = r.rate / base.rate if base.rate else 0.0
+        base_rate, base_cpu_rate = r.base or (base.rate, base.lines / base.cpu if base.cpu else 0.0)
+        ratio = r.rate / base_rate if base_rate else 0.0
         cpu = f"{r.cpu:.1f}" if r.cpu is not None else "-"
         cpu_ratio = "-"
-        if r.cpu and base.cpu:
-            cpu_ratio = f"{(r.lines / r.cpu) / (base.lines / base.cpu):.2f}"
+        if r.cpu and base_cpu_rate:
+            cpu_ratio = f"{(r.lines / r.cpu) / base_cpu_rate:.2f}"
         proc = f"{r.rss_process_mb:,.0f}" if r.rss_process_mb is not None else "-"
         tree = f"{r.rss_tree_mb:,.0f}" if r.rss_tree_mb is not None else "-"
         print(f"  {r.name:<40} {r.lines:>11,} {r.seconds:>7.1f} {r.rate:>9,.0f} {ratio:>8.2f} {cpu:>7} "
@@ -324,7 +361,8 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 lines = count_lines(job)
                 print(f"\n## {job}: {lines:,} lines")
-            base = best([drain3_baseline(job, args.baseline_lines) for _ in range(args.repeat)])
+            bracket = Bracket(job, args.baseline_lines)
+            base = bracket.last
             rows = {"baseline": base}
             print(HEADER)
             print_rows([base], base)
@@ -344,20 +382,22 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 if key in ("parse2", "jobs2", "cli-dask"):
                     print(f"  (two processes of a pure-Python loop run {machine_parallelism():.2f}x one right now)")
-                rows[key] = best([run_measured(name, cmd, lines, "incl. cluster start" if key == "cli-dask" else "")
+                note = "incl. cluster start" if key == "cli-dask" else ""
+                rows[key] = best([bracket.around(partial(run_measured, name, cmd, lines, note))
                                   for _ in range(args.repeat)])
                 print_rows([rows[key]], base)
             if engine is not None:
                 print(f"  (two processes of a pure-Python loop run {machine_parallelism():.2f}x one right now)")
                 runs: dict[str, list[Row]] = {"stages1": [], "stages2": []}
                 for _ in range(args.repeat):  # alternated, so that a slow spell of the machine hits both
-                    runs["stages1"].append(stages_in_process(job, lines, None))
-                    runs["stages2"].append(stages_in_process(job, lines, engine))
+                    runs["stages1"].append(bracket.around(partial(stages_in_process, job, lines, None)))
+                    runs["stages2"].append(bracket.around(partial(stages_in_process, job, lines, engine)))
                 rows["stages1"], rows["stages2"] = best(runs["stages1"]), best(runs["stages2"])
                 rows["stages2"].note += "; CPU on the workers not counted"
                 print_rows([rows["stages1"], rows["stages2"]], base)
                 speedup = rows["stages2"].rate / rows["stages1"].rate
                 print(f"  LocalCluster(2) vs one process (analyze stages): {speedup:.2f}x")
+            print(f"  ({bracket.spread()})")
             out.unlink(missing_ok=True)
             summary.append((label, rows))
             if generated and not args.keep:
