@@ -253,6 +253,15 @@ def make_engine(jobs: int = 1, scheduler: str | None = None) -> Engine:
 
 
 # ---------------------------------------------------------------------------------------------- entry point
+def _preload() -> None:
+    """What this process needs after the shards, imported while they are scanned elsewhere: drain3 for
+    re-mining the shards' templates, pandas and scikit-learn for the diagnosis."""
+    import l4lite.mining  # noqa: F401
+    from l4lite.detect.iforest import preload
+
+    preload()
+
+
 def scan_job_parallel(paths: Sequence[str], options: Any, engine: Engine | None = None) -> JobScan:
     """``pipeline.scan_job`` on shards: discover, plan, scan the shards on the engine, merge.
 
@@ -277,9 +286,7 @@ def scan_job_parallel(paths: Sequence[str], options: Any, engine: Engine | None 
         tasks = [ShardTask(i, tuple(shard), job.root, options.node_from, year, tuple(options.rules_files),
                            float(options.bucket_seconds), steps)
                  for i, shard in enumerate(plan_shards(files, parts))]
-        from l4lite.detect.iforest import preload
-
-        result = engine.run(tasks, options.progress, meanwhile=preload)  # scikit-learn loads while shards scan
+        result = engine.run(tasks, options.progress, meanwhile=_preload)
     finally:
         if own:
             engine.close()
