@@ -11,6 +11,8 @@ their shards at the same time, and the parent only copies bytes.
 The footer is read into a tree that keeps every field, known to this module or not, and written back byte for
 byte (``tests/test_parquet_join.py`` checks that on files that pyarrow writes), so only the offsets, the row
 group ordinals and the row count change.
+
+CSV and JSON lines parts (``join_text``) need no footer: they join by the same copy, one after the other.
 """
 
 from __future__ import annotations
@@ -270,7 +272,7 @@ def _copy(src: BinaryIO, dst: BinaryIO, start: int, length: int) -> None:
     while left:
         chunk = src.read(min(left, 1 << 22))
         if not chunk:
-            raise ParquetJoinError("part shorter than its footer says")
+            raise ParquetJoinError("part ended before the bytes it was to give")
         dst.write(chunk)
         left -= len(chunk)
 
@@ -315,3 +317,11 @@ def join_parquet(parts: Sequence[Path], out: Path) -> None:
         dst.write(footer_bytes)
         dst.write(len(footer_bytes).to_bytes(4, "little"))
         dst.write(MAGIC)
+
+
+def join_text(parts: Sequence[Path], out: Path) -> None:
+    """Text parts (CSV after the first without its header, JSON lines) one after the other as ``out``."""
+    with out.open("wb") as dst:
+        for part in parts:
+            with part.open("rb") as src:
+                _copy(src, dst, 0, os.fstat(src.fileno()).st_size)

@@ -154,7 +154,7 @@ def _filled(batches: Iterator[Any], known: dict[int, str]) -> Iterator[Any]:
         yield batch
 
 
-# -- the Parquet output, written by the workers ----------------------------------------------------------------
+# -- the output, written by the workers ---------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -165,34 +165,38 @@ class PartTask:
     known: dict[int, str]
     path: str
     metadata: dict[str, Any]
+    fmt: str = "parquet"
+    header: bool = True  # CSV: only the first part has the header line
 
 
 def write_part(task: PartTask) -> int:
-    """Write one shard's final records as a Parquet file of its own (runs in a worker process); its spool is
-    then no longer needed."""
-    from l4lite.commands.parse import finalize_spool, write_parquet
+    """Write one shard's final records as a file of its own (runs in a worker process); its spool is then no
+    longer needed."""
+    from l4lite.commands.parse import finalize_spool, write_file
 
-    write_parquet(_filled(finalize_spool(Path(task.spool), task.table), task.known), Path(task.path),
-                  task.metadata)
+    write_file(_filled(finalize_spool(Path(task.spool), task.table), task.known), Path(task.path), task.fmt,
+               task.metadata, task.header)
     Path(task.spool).unlink()
     return task.index
 
 
-def write_parquet_parallel(results: Sequence[SpoolResult], engine: PoolEngine, spool_dir: Path, out: Path,
-                           metadata: dict[str, Any]) -> None:
-    """The job's Parquet file: each shard's row groups encoded and compressed by a worker into a part, the parts
-    then joined byte for byte (``l4lite.parquet_join``). The file equals the one that writing every batch in
-    this process makes, but the parent's serial work is a copy."""
-    from l4lite.commands.parse import write_parquet
-    from l4lite.parquet_join import join_parquet
+def write_parallel(results: Sequence[SpoolResult], engine: PoolEngine, spool_dir: Path, out: Path, fmt: str,
+                   metadata: dict[str, Any]) -> None:
+    """The job's output file: each shard's rows encoded (and for Parquet compressed) by a worker into a part,
+    the parts then joined byte for byte: Parquet row groups under one footer (``l4lite.parquet_join``), CSV and
+    JSON lines one after the other. The file equals the one that writing every batch in this process makes,
+    but the parent's serial work is a copy."""
+    from l4lite.commands.parse import write_file
+    from l4lite.parquet_join import join_parquet, join_text
 
     if not results:
-        write_parquet(iter(()), out, metadata)
+        write_file(iter(()), out, fmt, metadata)
         return
-    tasks = [PartTask(r.index, r.spool, r.table, known, str(spool_dir / f"part-{r.index:04d}.parquet"), metadata)
-             for r, known in zip(results, _earlier_ties(results), strict=True)]
+    tasks = [PartTask(r.index, r.spool, r.table, known, str(spool_dir / f"part-{r.index:04d}.{fmt}"), metadata,
+                      fmt, header=i == 0)
+             for i, (r, known) in enumerate(zip(results, _earlier_ties(results), strict=True))]
     for _ in engine.map(write_part, tasks):
         pass
-    join_parquet([Path(t.path) for t in tasks], out)
+    (join_parquet if fmt == "parquet" else join_text)([Path(t.path) for t in tasks], out)
     for t in tasks:
         Path(t.path).unlink()

@@ -246,18 +246,22 @@ def test_parse_with_jobs_writes_the_same_rows(name: str, tmp_path: Path) -> None
     assert meta_a == meta_b
 
 
-def test_parse_with_jobs_joins_the_workers_parts_into_the_file_one_writer_makes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "jsonl"])
+def test_parse_with_jobs_joins_the_workers_parts_into_the_file_one_writer_makes(fmt: str, tmp_path: Path) -> None:
     from l4lite.commands.parse import write_output
-    from l4lite.parse_engine import finalized_batches, parse_parallel, write_parquet_parallel
+    from l4lite.parse_engine import finalized_batches, parse_parallel, write_parallel
 
     metadata = {"records": 1}
     with PoolEngine(2) as engine:
         results, _, _ = parse_parallel([str(SUITE / "004-nvlink_error")], None, engine, tmp_path)
         assert len(results) > 1 and all(r.records for r in results)
-        write_output(finalized_batches(results), tmp_path / "serial.parquet", "parquet", metadata)
-        write_parquet_parallel(results, engine, tmp_path, tmp_path / "joined.parquet", metadata)
-    assert (tmp_path / "joined.parquet").read_bytes() == (tmp_path / "serial.parquet").read_bytes()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["joined.parquet", "serial.parquet"]
+        write_output(finalized_batches(results), tmp_path / f"serial.{fmt}", fmt, metadata)
+        write_parallel(results, engine, tmp_path, tmp_path / f"joined.{fmt}", fmt, metadata)
+    assert (tmp_path / f"joined.{fmt}").read_bytes() == (tmp_path / f"serial.{fmt}").read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".meta.json")) == \
+        [f"joined.{fmt}", f"serial.{fmt}"]
+    if fmt == "csv":  # one header line, at the top
+        assert (tmp_path / "joined.csv").read_text().count('"file","line"') == 1
 
 
 def test_parse_with_jobs_fills_rank_only_nodes_from_earlier_shards(tmp_path: Path) -> None:

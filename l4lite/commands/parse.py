@@ -113,14 +113,15 @@ def run(args: argparse.Namespace) -> int:
             if fmt == "csv":
                 _write_csv(batches, sys.stdout.buffer)
             else:
-                write_jsonl(batches, sys.stdout)
+                write_jsonl(batches, sys.stdout.buffer)
             sys.stdout.flush()
-        elif engine is not None and fmt == "parquet":  # each worker writes the row groups of its shards
-            from l4lite.parse_engine import write_parquet_parallel
+        elif engine is not None:  # each worker writes its shards' rows as a part, the parts then join
+            from l4lite.parse_engine import write_parallel
 
             pool = engine
             write_atomically(Path(args.output),
-                             lambda path: write_parquet_parallel(results, pool, Path(tmp), path, metadata))
+                             lambda path: write_parallel(results, pool, Path(tmp), path, fmt, metadata),
+                             None if fmt == "parquet" else metadata)
         else:
             write_output(prefetched(batches), Path(args.output), fmt, metadata)
     if not args.quiet:
@@ -217,34 +218,40 @@ def prefetched(batches: Iterable[Any], depth: int = 2) -> Iterator[Any]:
 
 
 def _iso_times(batch: Any) -> Any:
+    """The time column as ISO 8601 text, ``2024-07-25T11:09:50.116000Z``: what ``strftime`` with
+    ``%Y-%m-%dT%H:%M:%SZ`` gives, at a seventh of its cost (a cast without a time zone skips the zone lookups)."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
-    return pc.strftime(batch.column("time"), format="%Y-%m-%dT%H:%M:%SZ")
+    naive = batch.column("time").cast(pa.timestamp("us")).cast(pa.string())  # UTC values, without the zone
+    return pc.binary_join_element_wise(pc.replace_substring(naive, " ", "T", max_replacements=1), "Z", "")
 
 
-def write_jsonl(batches: Iterable[Any], out: IO[str]) -> None:
+def write_jsonl(batches: Iterable[Any], out: IO[bytes]) -> None:
     """JSON lines, one object per record, time as ISO 8601 (UTC)."""
-    dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-    for batch in batches:
-        columns = [batch.column(name).to_pylist() for name in COLUMNS]
-        columns[COLUMNS.index("time")] = _iso_times(batch).to_pylist()
-        out.write("".join(dumps(dict(zip(COLUMNS, row, strict=True))) + "\n" for row in zip(*columns, strict=True)))
+    from l4lite.jsonlines import write_jsonl_batches
+
+    write_jsonl_batches(batches, COLUMNS, out, {"time": _iso_times})
 
 
 def write_output(batches: Iterable[Any], path: Path, fmt: str, metadata: dict[str, Any]) -> None:
     """Write the records atomically; CSV and JSON lines get a sidecar ``<output>.meta.json`` with the
     accounting."""
 
-    def fill(tmp: Path) -> None:
-        if fmt == "parquet":
-            write_parquet(batches, tmp, metadata)
-        elif fmt == "csv":
-            _write_csv(batches, tmp)
-        else:
-            with tmp.open("w", encoding="utf-8", newline="\n") as fh:
-                write_jsonl(batches, fh)
+    write_atomically(path, lambda tmp: write_file(batches, tmp, fmt, metadata),
+                     None if fmt == "parquet" else metadata)
 
-    write_atomically(path, fill, None if fmt == "parquet" else metadata)
+
+def write_file(batches: Iterable[Any], path: Path, fmt: str, metadata: dict[str, Any], header: bool = True) -> None:
+    """The records as one file of ``fmt``; ``header=False`` leaves out the CSV header (of a part that joins
+    another)."""
+    if fmt == "parquet":
+        write_parquet(batches, path, metadata)
+    elif fmt == "csv":
+        _write_csv(batches, path, header)
+    else:
+        with path.open("wb") as fh:
+            write_jsonl(batches, fh)
 
 
 def write_atomically(path: Path, fill: Callable[[Path], None], sidecar: dict[str, Any] | None = None) -> None:
@@ -285,13 +292,14 @@ def write_parquet(batches: Iterable[Any], path: Path, metadata: dict[str, Any]) 
             writer.write_batch(batch.replace_schema_metadata(schema.metadata))
 
 
-def _write_csv(batches: Iterable[Any], path: Path | IO[bytes]) -> None:
+def _write_csv(batches: Iterable[Any], path: Path | IO[bytes], header: bool = True) -> None:
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
     schema = output_schema()
     csv_schema = schema.set(COLUMNS.index("time"), pa.field("time", pa.string()))
-    with pcsv.CSVWriter(str(path) if isinstance(path, Path) else path, csv_schema) as writer:
+    with pcsv.CSVWriter(str(path) if isinstance(path, Path) else path, csv_schema,
+                        write_options=pcsv.WriteOptions(include_header=header)) as writer:
         for batch in batches:
             columns = [_iso_times(batch) if name == "time" else batch.column(name) for name in COLUMNS]
             writer.write_batch(pa.record_batch(columns, schema=csv_schema))
