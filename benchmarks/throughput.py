@@ -13,7 +13,8 @@ run:
   ``--baseline-lines`` lines of the archive (drain3's rate does not depend on the archive's size). It runs again
   right before and after every other row, and each row's ratio is to the mean of those two runs: the machine's
   speed drifts within minutes, and the ratio must compare code, not moments;
-- ``l4lite parse JOB -o records.parquet``, with ``--jobs 1`` and ``--jobs 2`` (a subprocess each);
+- ``l4lite parse JOB -o records.parquet``, with ``--jobs 1`` and ``--jobs 2``, and ``-o records.jsonl --jobs 2``
+  (a subprocess each);
 - ``l4lite analyze JOB --no-store --quiet``: ``--jobs 1``, ``--jobs 2``, and ``--scheduler local:2`` (a subprocess
   each; the last one includes starting the LocalCluster);
 - the analyze stages (scan + diagnose) in this process on one core against a LocalCluster(2) started beforehand,
@@ -320,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--archive", help="measure this job folder instead of generating archives")
     ap.add_argument("--work", default="/tmp/l4lite-throughput", help="folder for generated archives and outputs")
     ap.add_argument("--baseline-lines", type=int, default=100_000, help="lines of the drain3 baseline sample")
-    ap.add_argument("--skip", default="", help="comma-separated: parse, parse2, single, jobs2, cli-dask, dask")
+    ap.add_argument("--skip", default="", help="comma-separated: parse, parse2, jsonl, single, jobs2, cli-dask, dask")
     ap.add_argument("--layout", default="per-node-dir", choices=["per-node-dir", "per-rank-file", "merged-slurm"],
                     help="file layout of generated archives (merged-slurm: the trainer output of every rank in one "
                          "srun --label file, which the parallel rows read in pieces)")
@@ -370,6 +371,8 @@ def main(argv: list[str] | None = None) -> int:
             steps = [
                 ("parse", "l4lite parse --jobs 1", L4LITE + ["parse", str(job), "-o", str(out), "--quiet", "--jobs", "1"]),
                 ("parse2", "l4lite parse --jobs 2", L4LITE + ["parse", str(job), "-o", str(out), "--quiet", "--jobs", "2"]),
+                ("jsonl", "l4lite parse --jobs 2 -o records.jsonl",
+                 L4LITE + ["parse", str(job), "-o", str(out.with_suffix(".jsonl")), "--quiet", "--jobs", "2"]),
                 ("single", "l4lite analyze --jobs 1",
                  L4LITE + ["analyze", str(job), "--no-store", "--quiet", "--jobs", "1"]),
                 ("jobs2", "l4lite analyze --jobs 2",
@@ -380,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
             for key, name, cmd in steps:
                 if key in skip:
                     continue
-                if key in ("parse2", "jobs2", "cli-dask"):
+                if key in ("parse2", "jsonl", "jobs2", "cli-dask"):
                     print(f"  (two processes of a pure-Python loop run {machine_parallelism():.2f}x one right now)")
                 note = "incl. cluster start" if key == "cli-dask" else ""
                 rows[key] = best([bracket.around(partial(run_measured, name, cmd, lines, note))
@@ -399,6 +402,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  LocalCluster(2) vs one process (analyze stages): {speedup:.2f}x")
             print(f"  ({bracket.spread()})")
             out.unlink(missing_ok=True)
+            for extra in (out.with_suffix(".jsonl"), Path(f"{out.with_suffix('.jsonl')}.meta.json")):
+                extra.unlink(missing_ok=True)
             summary.append((label, rows))
             if generated and not args.keep:
                 shutil.rmtree(job, ignore_errors=True)
