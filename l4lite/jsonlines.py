@@ -27,7 +27,7 @@ def _escaped(values: Any) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    values = values.cast(pa.string()) if values.type != pa.string() else values
+    values = values.cast(pa.string()) if values.type != pa.string() else values  # large_string
     needs = pc.fill_null(pc.match_substring_regex(values, _NEEDS_ESCAPE), False)
     if not pc.any(needs).as_py():
         return values
@@ -49,6 +49,8 @@ def _json_values(column: Any) -> tuple[str, Any, str]:
 
     if pa.types.is_integer(column.type):
         return "", pc.fill_null(column.cast(pa.string()), "null"), ""
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        raise TypeError(f"JSON lines take integer and string columns, not {column.type}")
     escaped = _escaped(column)
     if column.null_count == 0:
         return '"', escaped, '"'

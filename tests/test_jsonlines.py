@@ -56,6 +56,12 @@ def test_slices_and_batches_write_only_their_rows() -> None:
     assert out.getvalue() == _expected([{"text": "x"}] * 10)
 
 
+def test_other_column_types_are_refused() -> None:
+    with pytest.raises(TypeError, match="not double"):
+        encode_columns({"x": pa.array([1.5])})
+    assert _encoded({"t": pa.array(["a\"b"], pa.large_string())}) == _expected([{"t": 'a"b'}])
+
+
 def test_write_lines_of_a_sliced_array() -> None:
     lines = pa.array([f"{i}\n" for i in range(8)])
     for array in (lines, pa.array([f"{i}\n" for i in range(8)], pa.large_string())):
