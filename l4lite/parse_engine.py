@@ -4,8 +4,9 @@ Each worker reads its shard (contiguous files in discovery order), mines the rec
 miner and spools them to an Arrow file with their local cluster ids (``l4lite.spool``). The parent
 then re-mines the shards' template texts with one Drain (``engine.remine``), so that a template that one shard
 kept literal and another generalised ends as one template with one stable id, and writes the spools out in
-shard order: the rows come out in the same order as with one process. A Parquet output is written by the workers
-too, a part per shard, and the parts are joined without decoding them (``l4lite.parquet_join``).
+shard order: the rows come out in the same order as with one process. A file output is written by the workers
+too, a part per shard, and the parts are joined without decoding them (``l4lite.parquet_join``): Parquet row
+groups under one footer, CSV (the header in the first part only) and JSON lines one after the other.
 
 A rank-only record (no host on its line, its stream or its file) takes its node from the rank ties learned in
 the files before it, as in one process: the worker knows the ties of its own shard, and the parent fills in the
