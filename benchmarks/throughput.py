@@ -276,12 +276,12 @@ class Bracket:
     def __init__(self, job: Path, max_lines: int) -> None:
         self.job = job
         self.lines = sample_lines(job, max_lines)
-        self.rates: list[tuple[float, float]] = []
+        self.rates: list[float] = []
         self.last = self.measure()
 
     def measure(self) -> Row:
         row = drain3_baseline(self.job, len(self.lines), self.lines)
-        self.rates.append((row.rate, row.lines / row.cpu if row.cpu else 0.0))
+        self.rates.append(row.rate)
         return row
 
     def around(self, run: Callable[[], Row]) -> Row:
@@ -293,7 +293,7 @@ class Bracket:
         return row
 
     def spread(self) -> str:
-        rates = [r for r, _ in self.rates]
+        rates = self.rates
         return (f"drain3 ran {len(rates)} times in this run: {min(rates):,.0f} to {max(rates):,.0f} lines/s "
                 f"({max(rates) / min(rates):.2f}x apart)")
 

@@ -80,7 +80,6 @@ def write_lines(lines: Any, out: IO[bytes]) -> None:
 
     if len(lines) == 0:
         return
-    lines = lines.combine_chunks() if hasattr(lines, "combine_chunks") else lines
     _validity, offsets, data = lines.buffers()
     width = np.int64 if pa.types.is_large_string(lines.type) else np.int32
     bounds = np.frombuffer(offsets, dtype=width, count=len(lines) + 1, offset=lines.offset * np.dtype(width).itemsize)
