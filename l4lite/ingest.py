@@ -37,7 +37,7 @@ from l4lite.attribution import (
 from l4lite.errors import L4Error
 from l4lite.pieces import lead_of
 from l4lite.records import Accounting, Record
-from l4lite.runs import RUN_BLOCK_LINES, RunReading, ShapeRun
+from l4lite.runs import RUN_BLOCK_LINES, RunReading, ShapeBook, ShapeRun
 from l4lite.shape import FOLD_DIGITS, shape_of
 from l4lite.sources import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover, iter_line_blocks
 from l4lite.timestamps import TimestampParser, boot_anchors
@@ -52,7 +52,7 @@ _SPACE_START = frozenset(" \t")
 _DIGITS = frozenset("0123456789")
 _KIND_STARTS = frozenset("T=fEN")  # first characters of messages that may open a multi-line record
 _BLANK = object()  # _line's answer for a line that is blank once its prefixes are removed
-_MAX_PLANS = 4096  # line shapes remembered per file
+_MAX_PLANS = 4096  # line shapes remembered per book (see runs.ShapeBook)
 UPTIME_BRACKET = re.compile(r"\[ *(\d+\.\d+)\] *")
 SRUN_ERROR = re.compile(r"srun: error: ([A-Za-z0-9][\w.-]*): tasks? (\d+)(?:-(\d+))?: ")
 STEPD_NODE = re.compile(r"\bON ([A-Za-z0-9][\w.-]*) CANCELLED AT\b")
@@ -60,7 +60,8 @@ STEPD_NODE = re.compile(r"\bON ([A-Za-z0-9][\w.-]*) CANCELLED AT\b")
 
 @dataclass
 class IngestOptions:
-    """How to read a job. ``rank_map`` collects rank -> node ties across the files read with these options."""
+    """How to read a job. ``rank_map`` collects rank -> node ties across the files read with these options, and
+    ``shape_books`` the line shapes learnt in them (``runs.ShapeBook``)."""
 
     node_from: str | None = None
     max_line_chars: int = DEFAULT_MAX_LINE_CHARS
@@ -70,6 +71,14 @@ class IngestOptions:
     boot_anchors: dict[str, float] = field(default_factory=dict)  # node -> boot wall time, see prepare_job
     line_shapes: bool = True  # read lines of an already seen shape from remembered offsets (same records)
     line_runs: bool = True  # and runs of such lines a block at a time (``l4lite.runs``; same records)
+    shape_books: dict[tuple, ShapeBook] = field(default_factory=dict, repr=False, compare=False)
+
+    def shape_book(self, context: tuple) -> ShapeBook:
+        """The book of the files that read a shape alike (see ``ShapeBook``)."""
+        book = self.shape_books.get(context)
+        if book is None:
+            book = self.shape_books[context] = ShapeBook()
+        return book
 
 
 def iter_records(paths: Sequence[str], options: IngestOptions, accounting: Accounting) -> Iterator[Record]:
@@ -171,8 +180,11 @@ class _FileReader(RunReading):
         self.future = self._future_limit()  # times after this are wrong clocks (see _future_time)
         self.future_lines = 0
         self.nameless = 0  # records that got neither a node nor a rank
-        self.plans: dict[bytes, tuple] = {}  # line shape -> how the first line of that shape was read
-        self.init_runs()
+        # Files that read a shape alike share what they learn (see runs.ShapeBook). Whether the path names a
+        # node changes no plan today (a file without one only holds its first lines); it stays in the key so
+        # that a plan that comes to depend on it cannot leak across.
+        self.init_runs(options.shape_book((self.default_source, self.path_rank is not None,
+                                           self.path_node is not None)))
 
     def learn_lead(self, lead: Sequence[InputFile], node_re: re.Pattern[str] | None) -> None:
         """Start a piece of a file (``l4lite.pieces``) knowing what the lines before it tell: which host and GPU
@@ -505,10 +517,8 @@ class _FileReader(RunReading):
             return
         plans = self.plans
         if len(plans) >= _MAX_PLANS:
-            plans.clear()
-            self.run_index = {}
-            self.run_table = []
-            self.run_pending.clear()
+            self.book.restart()
+            self.use_book()
         ts_first, ts_second, ts_end, ts_kind, ts_level = spans[3:8]
         layout = self.ts.iso_layout(s, ts_second if ts_second >= 0 else ts_first, ts_end) \
             if ts_kind == "iso" and ts_level is None else None

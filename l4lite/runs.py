@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any, Union
 
@@ -244,18 +244,50 @@ def _prefix_keys(buf: np.ndarray, starts: np.ndarray, prefix_key: bytes) -> np.n
     return np.ascontiguousarray(buf[starts[:, None] + np.arange(width)]).view(f"V{width}").ravel()
 
 
+@dataclass
+class ShapeBook:
+    """The line shapes learnt in one pass, shared by the files of the pass that read a shape alike.
+
+    How the first line of a shape was read (its plan, ``ingest._FileReader._learn``) depends on the line and on
+    three facts of its file: the source of lines that say nothing about themselves (from the file's name), and
+    whether the path names a rank, and a node. Files that agree on those read every line of a shape alike, so
+    they share one book: the eighth rank file of a node starts with the shapes of the first seven, and its lines
+    go in runs from its first window instead of one by one until it has learnt them again.
+    """
+
+    plans: dict[bytes, tuple] = field(default_factory=dict)  # line shape -> how its first line was read
+    run_index: dict[bytes, int] = field(default_factory=dict)  # line shape -> its entry in run_table
+    run_table: list[RunShape] = field(default_factory=list)  # appended to, replaced when full: runs refer to it
+    run_pending: list[tuple] = field(default_factory=list)  # run_shape()'s arguments of plans learnt since
+
+    def restart(self) -> None:
+        """Forget every shape (the book is full). The run table is replaced, not cleared: runs refer to it."""
+        self.plans.clear()
+        self.run_index = {}
+        self.run_table = []
+        self.run_pending.clear()
+
+
 class RunReading:
     """How ``ingest._FileReader`` takes runs: mixed into it, it uses the reader's state (``run_index`` and
-    ``run_table``, the shapes it has learnt; ``out``, ``open`` and ``hold``, whether it would read the next line
-    with the simple plan; ``ts``, ``future``, ``last_time``, the names of its file and streams). It hands the
-    stretches between runs back to the reader's per-line loop (``_FileReader.run``)."""
+    ``run_table``, the shapes its pass has learnt, from its ``ShapeBook``; ``out``, ``open`` and ``hold``,
+    whether it would read the next line with the simple plan; ``ts``, ``future``, ``last_time``, the names of its
+    file and streams). It hands the stretches between runs back to the reader's per-line loop
+    (``_FileReader.run``)."""
 
-    def init_runs(self) -> None:
-        self.run_index: dict[bytes, int] = {}  # line shape -> its entry in run_table
-        self.run_table: list[RunShape] = []  # appended to, replaced when full, never cleared: runs refer to it
-        self.run_pending: list[tuple] = []  # run_shape()'s arguments of shapes learnt since (see _take_pending)
+    def init_runs(self, book: ShapeBook) -> None:
+        self.book = book
+        self.use_book()
         self.probe = MIN_BLOCK_LINES * 2  # lines read one by one before looking for runs again (doubles)
-        self.window = MIN_BLOCK_LINES * 4  # lines in the next window (doubles: early windows meet new shapes)
+        # lines in the next window; it doubles, for a file's early windows meet new shapes, unless the book
+        # already has run shapes from the files before this one
+        self.window = WINDOW_LINES if book.run_table else MIN_BLOCK_LINES * 4
+
+    def use_book(self) -> None:
+        """Take the book's current tables (again, after it restarted)."""
+        book = self.book
+        self.plans, self.run_index, self.run_table, self.run_pending = (book.plans, book.run_index,
+                                                                        book.run_table, book.run_pending)
 
     def _runs_or_lines(self, first: int, lines: list[str]) -> Iterator[Segment]:
         """A block of lines as segments: runs where it can be (``_block``), and stretches ``(first line number,

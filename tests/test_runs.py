@@ -169,6 +169,56 @@ def test_prefixed_streams_read_the_same(tmp_path: Path, prefix: str) -> None:
     assert state_a == state_b
 
 
+def _file_run_shares(paths: list[str]) -> dict[str, float]:
+    """Share of each file's records that came in runs, the files read in one pass."""
+    acc = Accounting()
+    counts: dict[str, list[int]] = {}
+    for item in iter_job(discover(paths, acc), IngestOptions(), acc, runs=True):
+        c = counts.setdefault(item.file, [0, 0])
+        n = len(item) if type(item) is ShapeRun else 1
+        c[1] += n
+        if type(item) is ShapeRun:
+            c[0] += n
+    return {rel: a / b for rel, (a, b) in counts.items()}
+
+
+def test_files_that_read_a_shape_alike_share_it_and_others_do_not(tmp_path: Path) -> None:
+    """The same lines in files that read them differently: a kernel log (its bare lines are kernel lines), a
+    rank's file (the rank from the path) and a file with no rank in its path (the rank from "[Rank N]"), with and
+    without a node in the path. Each reads as the full reader reads it alone, whatever was read before it."""
+    rnd = random.Random(11)
+    text = "\n".join(_hand_made(rnd)) + "\n"
+    names = ["node003/rank3.log", "node003/rank4.log", "node003/kern.log", "node003/train.log", "rank5.log",
+             "node004/rank6.log"]
+    for name in names:
+        f = tmp_path / name
+        f.parent.mkdir(exist_ok=True)
+        f.write_text(text, encoding="utf-8")
+    assert _same_three_ways([str(tmp_path)]) > 6 * 2500
+    for name in names:  # and each file alone
+        assert _same_three_ways([str(tmp_path / name)]) > 2500
+    records, _ = _read([str(tmp_path)])
+    by_file: dict[str, set] = {}
+    for r in records:
+        by_file.setdefault(r[0], set()).add((r[4], r[6]))  # rank, source of the step lines
+    assert (3, "trainer") in by_file["node003/rank3.log"]
+    assert (3, "kernel") in by_file["node003/kern.log"]
+
+
+def test_a_file_starts_with_the_shapes_of_the_files_before_it(tmp_path: Path) -> None:
+    """The second rank file of a node reads in runs from its first lines: the shapes are the first file's."""
+    rnd = random.Random(12)
+    lines = [f"[{_iso(i * 1.3)}] [INFO] [train.py:214:train] step={i}, loss={rnd.uniform(0, 12):.4f}"
+             for i in range(4000)]
+    for name in ("node003/rank3.log", "node003/rank4.log"):
+        f = tmp_path / name
+        f.parent.mkdir(exist_ok=True)
+        f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    shares = _file_run_shares([str(tmp_path)])
+    assert shares["node003/rank4.log"] > 0.999 > shares["node003/rank3.log"]
+    assert _same_three_ways([str(tmp_path)]) == 8000
+
+
 def test_a_file_without_a_node_in_its_path_reads_the_same(tmp_path: Path) -> None:
     """No node in the path: a run's lines take the node that the per-line path would fill in (here, none)."""
     f = tmp_path / "train.log"
