@@ -21,6 +21,7 @@ reference (``IngestOptions(line_runs=False)``); the tests compare both, and the 
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -501,8 +502,11 @@ def _mine_stretch(run: ShapeRun, start: int, end: int, key_of: dict[int, bytes],
         cids = {x: miner.cached_id(key_of[x]) for x in distinct}
         stale = [x for x, cid in cids.items() if cid is None]
         if not stale:
-            for x in distinct:
-                miner.count_hits(key_of[x], rest.count(x) if len(distinct) > 1 else len(rest))
+            if len(distinct) == 1:
+                miner.count_hits(key_of[rest[0]], len(rest))
+            else:
+                for x, n in Counter(rest).items():
+                    miner.count_hits(key_of[x], n)
             out += map(cids.__getitem__, rest)
             break
         # one by one up to the first message the cache cannot answer (that one renews its entry)
