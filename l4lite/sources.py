@@ -519,7 +519,7 @@ def _decode_block(block: bytes, cap: int, stats: _ReadStats, lineno: int) -> lis
     lines = text.split("\n")
     if "\r" in text:
         lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
-    if len(block) > cap:
+    if len(block) > cap and max(map(len, lines)) > cap:  # one pass in C; the loop only for a block with a long line
         for i, ln in enumerate(lines):
             if len(ln) > cap:
                 stats.long_line(lineno + i)
