@@ -51,6 +51,17 @@ def test_nan_loss_is_a_global_numerical_root() -> None:
     assert nan.data["iteration"] == 31 and nan.records[0].line == 31  # type: ignore[attr-defined]
 
 
+def test_the_first_node_to_go_non_finite_is_named_and_every_point_counts() -> None:
+    """Of two nodes that went NaN, the one that did first in time is named (here by the trainer's NaN counter),
+    and the count is of every non-finite point."""
+    n1 = healthy_lines(30) + [(140.0, megatron(31, "nan", grad="nan")), (141.0, megatron(32, "nan"))]
+    n2 = healthy_lines(30, seed=1) + [(131.0, megatron(31, "2.9", nan=1)), (133.0, megatron(32, "inf"))]
+    nan = signals(job({"n1": n1, "n2": n2}))["nan"]
+    assert nan.node == "n2" and nan.time == 131.0 and nan.data["iteration"] == 31  # type: ignore[attr-defined]
+    assert nan.count == 4  # type: ignore[attr-defined]
+    assert nan.explain.startswith("the trainer counted NaN iterations at iteration 31")  # type: ignore[attr-defined]
+
+
 def test_sustained_loss_spike_with_grad_explosion_first() -> None:
     lines = healthy_lines(40)
     lines += [(141.0, megatron(41, "2.80", grad="50.0"))]  # the grad norm explodes first

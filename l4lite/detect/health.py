@@ -70,6 +70,15 @@ def _order(p: MetricPoint) -> tuple[float, float]:
     return (p.iteration if p.iteration is not None else -1.0, float(p.seq))
 
 
+def _non_finite_of(p: MetricPoint) -> list[str]:
+    """What of a training point is not a number: its loss, its gradient norm, or the trainer's NaN counter."""
+    bad = [name for name in ("loss", "grad_norm") if getattr(p, name) is not None
+           and not math.isfinite(getattr(p, name))]
+    if p.nan_count:
+        bad.append("nan iterations")
+    return bad
+
+
 class HealthDetector(Detector):
     """Training-health findings from ``scan.metrics`` and ``scan.progress``."""
 
@@ -131,20 +140,14 @@ class HealthDetector(Detector):
 
     # ------------------------------------------------------------------ numerical
     def _non_finite(self, train: list[MetricPoint]) -> list[Finding]:
-        first: MetricPoint | None = None
-        what = ""
-        count = 0
-        for p in sorted(train, key=lambda p: (p.time if p.time is not None else math.inf, _order(p))):
-            bad = [name for name in ("loss", "grad_norm") if getattr(p, name) is not None
-                   and not math.isfinite(getattr(p, name))]
-            if p.nan_count:
-                bad.append("nan iterations")
-            if bad:
-                count += 1
-                if first is None:
-                    first, what = p, " and ".join(bad)
-        if first is None:
+        flagged = [(p, bad) for p in train if (bad := _non_finite_of(p))]
+        if not flagged:
             return []
+        count = len(flagged)
+        # the earliest by time, then by iteration (of equal keys, the first in ``train``)
+        first, bad = min(flagged, key=lambda pb: (pb[0].time if pb[0].time is not None else math.inf,
+                                                  _order(pb[0])))
+        what = " and ".join(bad)
         at = f" at iteration {first.iteration}" if first.iteration is not None else ""
         label = {"loss": "the loss became NaN/Inf", "grad_norm": "the gradient norm became NaN/Inf",
                  "nan iterations": "the trainer counted NaN iterations"}
