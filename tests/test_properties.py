@@ -28,7 +28,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from l4lite.attribution import NAMED_HOST_PREFIX, SRUN_LABEL, TORCHRUN_PREFIX
@@ -84,7 +84,9 @@ def files(draw) -> tuple[bytes, str]:
 
 
 def expected_lines(data: bytes) -> int:
-    """Lines in a file's text as ``sources`` reads them: split on \\n, a last line without \\n counts."""
+    """Lines in a file's text as ``sources`` reads them: split on \\n, a last line without \\n counts, and a
+    leading UTF-8 byte order mark is not text (a file of only a BOM has no line)."""
+    data = data.removeprefix(codecs.BOM_UTF8)
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
@@ -147,6 +149,8 @@ def check_records(recs: list[Record], acc: Accounting, lines: list[str]) -> None
 # ------------------------------------------------------------------------------------------------ properties
 @SETTINGS
 @given(files(), st.integers(1, 300))
+@example((codecs.BOM_UTF8, "plain"), 1)  # only a byte order mark: no line
+@example((gzip.compress(codecs.BOM_UTF8 + b"x"), "gzip"), 300)
 def test_any_file_is_read_without_raising_and_the_books_balance(tmp_path_factory: pytest.TempPathFactory,
                                                                  made: tuple[bytes, str], cap: int) -> None:
     data, kind = made
