@@ -421,31 +421,40 @@ class RunReading:
         stream and rank throughout a run), as the distinct triples and each line's index into them. None when no
         line does.
 
-        A prefix ends at the same offset in every line of a shape and is ASCII, so the lines of a shape are told
-        apart by their prefix bytes at once (``numpy.unique`` over the window's bytes, ``_prefix_keys``), and each
-        distinct prefix is read once."""
+        A prefix ends at the same offset in every line of a shape and is ASCII, so the lines whose prefixes have
+        one shape (whatever their messages) are told apart by their prefix bytes at once (``numpy.unique`` over
+        the window's bytes, ``_prefix_keys``), and each distinct prefix is read once."""
         table, shapes = run.table, run.shapes
-        prefixed = [x for x in set(shapes) if table[x].prefix_end]
-        if not prefixed:
+        # the run's shapes by the shape of their prefix: "  3: " of a progress line and of a timer line are one
+        by_prefix: dict[tuple[bytes, int, int], list[int]] = {}
+        for x in set(shapes):
+            sh = table[x]
+            if sh.prefix_end:
+                by_prefix.setdefault((sh.key[:sh.prefix_end], sh.rank_start, sh.rank_end), []).append(x)
+        if not by_prefix:
             return None
         assert run.raw is not None and run.bounds is not None  # a run from a window has them
         n = len(shapes)
-        shape_array = np.array(shapes, np.int64) if len(prefixed) > 1 or shapes.count(prefixed[0]) != n else None
+        only = next(iter(by_prefix.values()))
+        shape_array = None if len(by_prefix) == 1 and len(only) == 1 and shapes.count(only[0]) == n \
+            else np.array(shapes, np.int64)
         buf = np.frombuffer(run.raw, np.uint8)
         starts = run.bounds[:-1]
         group = np.zeros(n, np.int64)  # per line: its entry in ``distinct``, 0 for no prefix
         distinct: list[tuple[str | None, int | None, int | None]] = [(run.node, run.rank, run.gpu)]
         seen: dict[tuple[str, int], int] = {}
-        for x in prefixed:
-            sh = table[x]
-            lines = np.arange(n) if shape_array is None else np.flatnonzero(shape_array == x)
-            width = sh.prefix_end
-            _, first, inverse = np.unique(_prefix_keys(buf, starts[lines], sh.key[:width]), return_index=True,
+        for (prefix_key, rank_start, rank_end), xs in by_prefix.items():
+            if shape_array is None:
+                lines = np.arange(n)
+            else:
+                lines = np.flatnonzero(shape_array == xs[0] if len(xs) == 1 else np.isin(shape_array, xs))
+            width = len(prefix_key)
+            _, first, inverse = np.unique(_prefix_keys(buf, starts[lines], prefix_key), return_index=True,
                                           return_inverse=True)
             entries = []
             for i in lines[first].tolist():
                 s = run.texts[i]
-                key = (s[:width].rstrip(" "), int(s[sh.rank_start:sh.rank_end]))
+                key = (s[:width].rstrip(" "), int(s[rank_start:rank_end]))
                 k = seen.get(key)
                 if k is None:
                     node, gpu = self._fill(key[0], self.path_node, key[1], None)
