@@ -250,10 +250,11 @@ class ShapeBook:
     """The line shapes learnt in one pass, shared by the files of the pass that read a shape alike.
 
     How the first line of a shape was read (its plan, ``ingest._FileReader._learn``) depends on the line and on
-    three facts of its file: the source of lines that say nothing about themselves (from the file's name), and
-    whether the path names a rank, and a node. Files that agree on those read every line of a shape alike, so
-    they share one book: the eighth rank file of a node starts with the shapes of the first seven, and its lines
-    go in runs from its first window instead of one by one until it has learnt them again.
+    two facts of its file: the source of lines that say nothing about themselves (from the file's name), and
+    whether the path names a rank (a rank in the message is read only when it does not). Files that agree on
+    those (and on whether the path names a node, kept in the key to be safe) read every line of a shape alike,
+    so they share one book: the eighth rank file of a node starts with the shapes of the first seven, and its
+    lines go in runs from its first window instead of one by one until it has learnt them again.
     """
 
     plans: dict[bytes, tuple] = field(default_factory=dict)  # line shape -> how its first line was read
