@@ -75,10 +75,7 @@ class IngestOptions:
 
     def shape_book(self, context: tuple) -> ShapeBook:
         """The book of the files that read a shape alike (see ``ShapeBook``)."""
-        book = self.shape_books.get(context)
-        if book is None:
-            book = self.shape_books[context] = ShapeBook()
-        return book
+        return self.shape_books.setdefault(context, ShapeBook())
 
 
 def iter_records(paths: Sequence[str], options: IngestOptions, accounting: Accounting) -> Iterator[Record]:

@@ -36,16 +36,23 @@ def _read(paths: list[str], **options: bool) -> tuple[list[tuple], dict]:
     return records, acc.to_dict()
 
 
+def _run_counts(paths: list[str]) -> dict[str, list[int]]:
+    """Per file, the records that came in runs and all its records, the files read in one pass."""
+    acc = Accounting()
+    counts: dict[str, list[int]] = {}
+    for item in iter_job(discover(paths, acc), IngestOptions(), acc, runs=True):
+        c = counts.setdefault(item.file, [0, 0])
+        n = len(item) if type(item) is ShapeRun else 1
+        c[1] += n
+        if type(item) is ShapeRun:
+            c[0] += n
+    return counts
+
+
 def _run_share(paths: list[str]) -> float:
     """Share of the records that came in runs."""
-    acc = Accounting()
-    in_runs = total = 0
-    for item in iter_job(discover(paths, acc), IngestOptions(), acc, runs=True):
-        n = len(item) if type(item) is ShapeRun else 1
-        total += n
-        if type(item) is ShapeRun:
-            in_runs += n
-    return in_runs / total
+    counts = _run_counts(paths).values()
+    return sum(a for a, _ in counts) / sum(b for _, b in counts)
 
 
 def _same_three_ways(paths: list[str]) -> int:
@@ -169,19 +176,6 @@ def test_prefixed_streams_read_the_same(tmp_path: Path, prefix: str) -> None:
     assert state_a == state_b
 
 
-def _file_run_shares(paths: list[str]) -> dict[str, float]:
-    """Share of each file's records that came in runs, the files read in one pass."""
-    acc = Accounting()
-    counts: dict[str, list[int]] = {}
-    for item in iter_job(discover(paths, acc), IngestOptions(), acc, runs=True):
-        c = counts.setdefault(item.file, [0, 0])
-        n = len(item) if type(item) is ShapeRun else 1
-        c[1] += n
-        if type(item) is ShapeRun:
-            c[0] += n
-    return {rel: a / b for rel, (a, b) in counts.items()}
-
-
 def test_files_that_read_a_shape_alike_share_it_and_others_do_not(tmp_path: Path) -> None:
     """The same lines in files that read them differently: a kernel log (its bare lines are kernel lines), a
     rank's file (the rank from the path) and a file with no rank in its path (the rank from "[Rank N]"), with and
@@ -214,7 +208,7 @@ def test_a_file_starts_with_the_shapes_of_the_files_before_it(tmp_path: Path) ->
         f = tmp_path / name
         f.parent.mkdir(exist_ok=True)
         f.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    shares = _file_run_shares([str(tmp_path)])
+    shares = {rel: a / b for rel, (a, b) in _run_counts([str(tmp_path)]).items()}
     assert shares["node003/rank4.log"] > 0.999 > shares["node003/rank3.log"]
     assert _same_three_ways([str(tmp_path)]) == 8000
 

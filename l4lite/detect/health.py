@@ -153,8 +153,7 @@ class HealthDetector(Detector):
                  "nan iterations": "the trainer counted NaN iterations"}
         explain = (label.get(what, f"{what} became NaN/Inf") + at
                    + ": the training diverged numerically (check the learning rate, the data and the loss scale)")
-        bad_first = [p for p in train if p.iteration == first.iteration and p.kind == "train" and (
-            p.nan_count or any(v is not None and not math.isfinite(v) for v in (p.loss, p.grad_norm)))]
+        bad_first = [p for p, _ in flagged if p.iteration == first.iteration]
         return [Finding(self.name, "numerical", "root", 0.9, explain, node=first.node, rank=first.rank,
                         time=first.time, records=copies(bad_first or [first], first), count=count,
                         data={"signal": "nan", "iteration": first.iteration, "scope": "global"})]
