@@ -293,9 +293,8 @@ class Bracket:
         return row
 
     def spread(self) -> str:
-        rates = self.rates
-        return (f"drain3 ran {len(rates)} times in this run: {min(rates):,.0f} to {max(rates):,.0f} lines/s "
-                f"({max(rates) / min(rates):.2f}x apart)")
+        lo, hi = min(self.rates), max(self.rates)
+        return f"drain3 ran {len(self.rates)} times in this run: {lo:,.0f} to {hi:,.0f} lines/s ({hi / lo:.2f}x apart)"
 
 
 def print_rows(rows: list[Row], base: Row) -> None:

@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
             pool = engine
             write_atomically(Path(args.output),
                              lambda path: write_parallel(results, pool, Path(tmp), path, fmt, metadata),
-                             None if fmt == "parquet" else metadata)
+                             sidecar(fmt, metadata))
         else:
             write_output(prefetched(batches), Path(args.output), fmt, metadata)
     if not args.quiet:
@@ -238,8 +238,12 @@ def write_output(batches: Iterable[Any], path: Path, fmt: str, metadata: dict[st
     """Write the records atomically; CSV and JSON lines get a sidecar ``<output>.meta.json`` with the
     accounting."""
 
-    write_atomically(path, lambda tmp: write_file(batches, tmp, fmt, metadata),
-                     None if fmt == "parquet" else metadata)
+    write_atomically(path, lambda tmp: write_file(batches, tmp, fmt, metadata), sidecar(fmt, metadata))
+
+
+def sidecar(fmt: str, metadata: dict[str, Any]) -> dict[str, Any] | None:
+    """What ``<output>.meta.json`` holds: the metadata, for CSV and JSON lines; Parquet keeps it in its footer."""
+    return None if fmt == "parquet" else metadata
 
 
 def write_file(batches: Iterable[Any], path: Path, fmt: str, metadata: dict[str, Any], header: bool = True) -> None:
