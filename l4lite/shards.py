@@ -164,16 +164,17 @@ def _continued(left: ShardResult, right: ShardResult) -> tuple[list[Any], list[A
                 p.seq += offset
     markers = right.scan.markers
     if left.phase_end:
-        seen: set[str] = set()
-        kept = []
-        for m in markers:
-            key = node_key(m)  # a marker's node and rank, keyed as the scan keys its records
-            first = key not in seen
-            seen.add(key)
-            if first and m.detail.get("implied") and left.phase_end.get(key) == m.kind:
-                continue
-            kept.append(m)
-        markers = kept
+        # A merged scan keeps its markers in time order, so a node's first marker is the first in file order
+        # (files sorted by path, then line; the list order among markers of one line).
+        keys = [node_key(m) for m in markers]  # a marker's node and rank, keyed as the scan keys its records
+        first: dict[str, tuple[str, int, int]] = {}
+        for i, (m, key) in enumerate(zip(markers, keys, strict=True)):
+            at = (m.file, m.line, i)
+            if key not in first or at < first[key]:
+                first[key] = at
+        markers = [m for i, (m, key) in enumerate(zip(markers, keys, strict=True))
+                   if not (m.detail.get("implied") and first[key] == (m.file, m.line, i)
+                           and left.phase_end.get(key) == m.kind)]
     return metrics, markers
 
 

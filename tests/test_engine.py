@@ -14,6 +14,7 @@ from l4lite.cli import main
 from l4lite.engine import (
     LocalEngine,
     PoolEngine,
+    ShardResult,
     ShardTask,
     make_engine,
     merge_results,
@@ -162,6 +163,30 @@ def test_merge_results_is_associative_on_a_job(tmp_path: Path) -> None:
     assert signature(left.scan) == signature(right.scan)
     assert left.ties.as_dict() == right.ties.as_dict() and left.first_rank_nodes == right.first_rank_nodes
     assert left.records == right.records > 0
+
+
+def test_a_node_keeps_its_implied_phase_marker_whichever_way_shards_merge() -> None:
+    """rank-1.log opens with explicit init markers (no time) and then a metric line implies training. Merged
+    markers are in time order, which puts the timed training marker first: the merge must still see the init
+    markers as the node's first, as one pass does, and keep the training marker."""
+    from l4lite.records import Accounting
+    from l4lite.sources import discover
+
+    found = discover([str(SUITE / "012-data_pipeline_fault")], Accounting())
+    names = [f.rel for f in found.files]
+    cuts = [0, names.index("rank-1.log"), names.index("rank-5.log"), len(names)]
+    tasks = [ShardTask(i, tuple(found.files[a:b]), found.root, None, 2024, (), 5.0)
+             for i, (a, b) in enumerate(zip(cuts, cuts[1:], strict=False))]
+    tasks.append(ShardTask(9, tuple(found.files), found.root, None, 2024, (), 5.0))
+
+    def markers(result: ShardResult) -> list[str]:
+        return sorted(repr(m) for m in result.scan.markers)
+
+    one = markers(scan_shard(tasks[3]))
+    assert any("rank=1" in m and "'train'" in m and "implied" in m for m in one)
+    left = merge_results(merge_results(scan_shard(tasks[0]), scan_shard(tasks[1])), scan_shard(tasks[2]))
+    right = merge_results(scan_shard(tasks[0]), merge_results(scan_shard(tasks[1]), scan_shard(tasks[2])))
+    assert markers(left) == markers(right) == one
 
 
 # ------------------------------------------------------------------------------------------------ the pool
