@@ -106,7 +106,8 @@ def _split_open(f: InputFile, fh, parts: int) -> list[InputFile]:  # noqa: ANN00
     first_line = 1
     for a, b in zip(bounds, bounds[1:], strict=False):
         out.append(replace(f, size=b - a, start=a, stop=b, first_line=first_line))
-        first_line += count_lines(fh, a, b)
+        if b < f.size:  # the lines of the last piece number nothing after it
+            first_line += count_lines(fh, a, b)
     return out
 
 
