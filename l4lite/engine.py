@@ -27,13 +27,14 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from l4lite.errors import L4Error
-from l4lite.pieces import piece_count, split_large
+from l4lite.pieces import piece_count
 from l4lite.records import Accounting
 from l4lite.scan import JobScan
 from l4lite.shards import (
     ShardResult,
     ShardTask,
     finish_merge,
+    job_shards,
     merge_results,
     plan_shards,
     remine,
@@ -42,7 +43,6 @@ from l4lite.shards import (
     unify_templates,
 )
 
-SHARDS_PER_WORKER = 2  # more shards than workers evens out uneven file sizes
 ProgressFn = Callable[[int, int, int], None]  # (bytes done, bytes total, records so far)
 
 
@@ -279,13 +279,11 @@ def scan_job_parallel(paths: Sequence[str], options: Any, engine: Engine | None 
     own = engine is None
     engine = engine if engine is not None else make_engine(options.jobs, options.scheduler)
     try:
-        parts = max(1, engine.workers * SHARDS_PER_WORKER)
         year = job_year(job.files)
         steps = total_steps_hint(job.files)
-        files = split_large(job.files, parts)
         tasks = [ShardTask(i, tuple(shard), job.root, options.node_from, year, tuple(options.rules_files),
                            float(options.bucket_seconds), steps)
-                 for i, shard in enumerate(plan_shards(files, parts))]
+                 for i, shard in enumerate(job_shards(job.files, engine.workers))]
         result = engine.run(tasks, options.progress, meanwhile=_preload)
     finally:
         if own:
@@ -297,5 +295,5 @@ def scan_job_parallel(paths: Sequence[str], options: Any, engine: Engine | None 
 
 
 __all__ = ["DaskEngine", "Engine", "LocalEngine", "PoolEngine", "ShardResult", "ShardTask", "finish_merge",
-           "make_engine", "merge_results", "plan_shards", "remine", "scan_job_parallel", "scan_shard",
+           "job_shards", "make_engine", "merge_results", "plan_shards", "remine", "scan_job_parallel", "scan_shard",
            "unify_templates"]

@@ -24,12 +24,9 @@ from typing import Any
 from l4lite.attribution import RankMap
 from l4lite.engine import PoolEngine
 from l4lite.errors import L4Error
-from l4lite.pieces import split_large
 from l4lite.records import Accounting
-from l4lite.shards import plan_shards, remine
+from l4lite.shards import job_shards, remine
 from l4lite.sources import InputFile, discover
-
-SHARDS_PER_WORKER = 2
 
 
 @dataclass(frozen=True)
@@ -78,8 +75,7 @@ def parse_parallel(paths: Sequence[str], node_from: str | None, engine: PoolEngi
     job = discover(list(paths), accounting)
     if any(f.is_stdin for f in job.files):
         raise L4Error("stdin (-) cannot be split into shards: drop --jobs or pass files")
-    parts = engine.workers * SHARDS_PER_WORKER
-    shards = plan_shards(split_large(job.files, parts), parts)
+    shards = job_shards(job.files, engine.workers)
     tasks = [SpoolTask(i, tuple(files), node_from, str(spool_dir / f"shard-{i:04d}.arrows"))
              for i, files in enumerate(shards)]
     total = sum(f.size for f in job.files)

@@ -26,6 +26,7 @@ from typing import Any
 
 from l4lite.attribution import RankMap
 from l4lite.jobscan import collapsed
+from l4lite.pieces import split_large
 from l4lite.records import Accounting
 from l4lite.scan import EXEMPLAR_CAP, MAX_CELLS, JobScan, Progress, TemplateStat, _rebucket, node_key
 from l4lite.sources import InputFile
@@ -66,25 +67,56 @@ class ShardResult:
     phase_end: dict[str, str] = field(default_factory=dict)  # node -> the phase its last marker or metric implied
 
 
-def plan_shards(files: Sequence[InputFile], parts: int) -> list[list[InputFile]]:
-    """Split files (kept in order) into at most ``parts`` contiguous runs of roughly equal size."""
+SHARD_ROUNDS = (3, 2, 1)  # relative sizes of a job's shards: a round of one shard per worker for each
+
+
+def job_shards(files: Sequence[InputFile], workers: int) -> list[list[InputFile]]:
+    """The shards of a job for ``workers`` processes: rounds of one shard per worker, each round smaller than
+    the one before (``SHARD_ROUNDS``). A worker takes the next shard when it is free, so the job ends with small
+    shards: a worker that a busy machine slows down, or that drew the costlier lines, leaves the others idle
+    for part of a small shard, not of a large one. Large files are cut into pieces for this
+    (``pieces.split_large``), and the neighbouring pieces that fall in one shard are joined again, so that a
+    shard reads each file's lead once."""
+    weights = [w for w in SHARD_ROUNDS for _ in range(max(1, workers))]
+    return [_joined_pieces(shard) for shard in plan_shards(split_large(files, sum(weights)), weights)]
+
+
+def plan_shards(files: Sequence[InputFile], parts: int | Sequence[float]) -> list[list[InputFile]]:
+    """Split files (kept in order) into at most ``parts`` contiguous runs of roughly equal size, or of sizes in
+    the proportions of ``parts`` when it is a list of weights. A file goes to the run that holds the larger
+    share of it."""
     files = list(files)
+    weights = [1.0] * max(1, parts) if isinstance(parts, int) else [max(float(w), 0.0) for w in parts] or [1.0]
     if not files:
         return []
-    parts = max(1, min(parts, len(files)))
+    count = max(1, min(len(weights), len(files)))
     total = sum(max(f.size, 1) for f in files)
-    target = total / parts
+    unit = total / (sum(weights[:count]) or count)
+    ends = [unit * sum(weights[:k + 1]) for k in range(count)]  # where each run should end, in bytes
     shards: list[list[InputFile]] = [[]]
     acc = 0.0
     for i, f in enumerate(files):
+        size = max(f.size, 1)
         remaining_files = len(files) - i
-        remaining_shards = parts - len(shards)
-        if shards[-1] and (acc >= target * len(shards) or remaining_files <= remaining_shards) \
-                and len(shards) < parts:
+        remaining_shards = count - len(shards)
+        if shards[-1] and (acc + size / 2 > ends[len(shards) - 1] or remaining_files <= remaining_shards) \
+                and len(shards) < count:
             shards.append([])
         shards[-1].append(f)
-        acc += max(f.size, 1)
+        acc += size
     return shards
+
+
+def _joined_pieces(files: list[InputFile]) -> list[InputFile]:
+    """``files`` with each run of neighbouring pieces of one file made one piece."""
+    out: list[InputFile] = []
+    for f in files:
+        last = out[-1] if out else None
+        if last is not None and last.is_piece and f.is_piece and last.path == f.path and last.stop == f.start:
+            out[-1] = replace(last, size=last.size + f.size, stop=f.stop)
+        else:
+            out.append(f)
+    return out
 
 
 @functools.lru_cache(maxsize=4)

@@ -20,6 +20,7 @@ from l4lite.engine import DaskEngine, scan_job_parallel  # noqa: E402
 from l4lite.errors import L4Error  # noqa: E402
 from l4lite.incident import Incident  # noqa: E402
 from l4lite.pipeline import AnalyzeOptions, analyze, diagnose, scan_job  # noqa: E402
+from l4lite.shards import SHARD_ROUNDS  # noqa: E402
 
 JOBS = ["002-xid79_fallen_off_bus", "008-device_oom", "007-slow_node"]
 
@@ -44,7 +45,7 @@ def test_local_cluster_has_two_worker_processes(engine: DaskEngine) -> None:
 @pytest.mark.parametrize("name", JOBS)
 def test_dask_gives_the_single_process_verdict(engine: DaskEngine, name: str, gather: int,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """Four shards' scans merged in this process, or in a tree on the workers (as for many shards)."""
+    """Six shards' scans merged in this process, or in a tree on the workers (as for many shards)."""
     import l4lite.engine
 
     monkeypatch.setattr(l4lite.engine, "GATHER_SHARDS", gather)
@@ -52,7 +53,7 @@ def test_dask_gives_the_single_process_verdict(engine: DaskEngine, name: str, ga
     job = str(SUITE / name)
     whole = scan_job([job], options)
     sharded = scan_job_parallel([job], options, engine=engine)
-    assert sharded.info["shards"] == 4
+    assert sharded.info["shards"] == 2 * len(SHARD_ROUNDS)
     assert signature(sharded) == signature(whole)
     assert verdict(diagnose(sharded, options)) == verdict(diagnose(whole, options))
 
@@ -66,7 +67,7 @@ def test_dask_reads_a_merged_file_in_pieces(engine: DaskEngine, monkeypatch: pyt
     job = str(SUITE / "006-nccl_hang")  # the trainer output of every rank in one slurm-*.out
     whole = scan_job([job], options)
     sharded = scan_job_parallel([job], options, engine=engine)
-    assert sharded.info["shards"] == 4
+    assert sharded.info["shards"] == 2 * len(SHARD_ROUNDS)
     assert signature(sharded) == signature(whole)
 
 

@@ -89,6 +89,15 @@ def test_plan_balances_sizes(tmp_path: Path) -> None:
     assert plan_shards([], 3) == []
 
 
+def test_plan_by_weights_sizes_runs_in_proportion(tmp_path: Path) -> None:
+    files = [_file(tmp_path / f"f{i:03d}", tmp_path, 10) for i in range(120)]
+    shards = plan_shards(files, [3, 3, 2, 2, 1, 1])
+    assert [len(s) for s in shards] == [30, 30, 20, 20, 10, 10]
+    assert [f for s in shards for f in s] == files
+    few = plan_shards(files[:4], [3, 3, 2, 2, 1, 1])  # fewer files than weights: one file each
+    assert [len(s) for s in few] == [1, 1, 1, 1]
+
+
 # ------------------------------------------------------------------------------------------------ merging
 def test_every_fixture_job_scans_the_same_in_shards() -> None:
     """Shards of one or two files each, merged: the same scan as one pass (templates, counts, nodes, ...)."""

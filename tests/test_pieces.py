@@ -15,6 +15,7 @@ from l4lite.ingest import IngestOptions, read_file
 from l4lite.parallel import auto_jobs
 from l4lite.pipeline import AnalyzeOptions, analyze, diagnose, load_rules, scan_job
 from l4lite.records import Accounting
+from l4lite.shards import SHARD_ROUNDS, job_shards
 from l4lite.sources import InputFile, discover, iter_line_blocks
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -164,6 +165,30 @@ def test_every_fixture_job_scans_the_same_in_pieces(small_pieces: None) -> None:
     assert cut > 50  # the merged-file jobs were really cut
 
 
+def test_job_shards_shrink_round_by_round_and_join_a_shards_pieces_again(small_pieces: None, tmp_path: Path) -> None:
+    """Small files first, then one large merged file: its pieces are cut finely enough for rounds of shards
+    that shrink, and each shard reads one piece of it, numbered from the right line."""
+    small = []
+    for i in range(4):
+        (tmp_path / f"a{i}.log").write_bytes(b"x\n" * 500)
+        small.append(InputFile(path=str(tmp_path / f"a{i}.log"), rel=f"a{i}.log", size=1000))
+    big = tmp_path / "slurm.out"
+    big.write_bytes(b"".join(b"%4d: 2024-04-26 10:%02d:%02d INFO step %d\n" % (i % 8, i // 60 % 60, i % 60, i)
+                             for i in range(20_000)))
+    files = [*small, InputFile(path=str(big), rel="slurm.out", size=big.stat().st_size)]
+    shards = job_shards(files, 2)
+    assert len(shards) == 2 * len(SHARD_ROUNDS)
+    sizes = [sum(f.size for f in s) for s in shards]
+    assert sizes[0] > sizes[2] > sizes[4] and sizes[1] > sizes[3] > sizes[5]
+    cut = [f for s in shards for f in s if f.is_piece]
+    assert [sum(f.is_piece for f in s) for s in shards] == [1] * len(shards)
+    assert cut[0].start == 0 and cut[-1].stop == files[-1].size
+    assert all(a.stop == b.start for a, b in zip(cut, cut[1:], strict=False))
+    data = big.read_bytes()
+    assert [p.first_line for p in cut] == [data[:p.start].count(b"\n") + 1 for p in cut]
+    assert job_shards(files, 1)[0][:4] == small
+
+
 def test_pool_verdict_on_a_merged_file_in_pieces(small_pieces: None) -> None:
     name = "002-xid79_fallen_off_bus"  # one merged srun file: without pieces, a single shard
     ref = analyze([str(SUITE / name)], AnalyzeOptions())
@@ -171,7 +196,7 @@ def test_pool_verdict_on_a_merged_file_in_pieces(small_pieces: None) -> None:
         options = AnalyzeOptions(jobs=2)
         scan = scan_job_parallel([str(SUITE / name)], options, engine=engine)
         inc = diagnose(scan, options)
-    assert scan.info["shards"] == 4
+    assert scan.info["shards"] == 2 * len(SHARD_ROUNDS)  # a round of shards per worker, cut from one file
     assert verdict(inc) == verdict(ref)
     assert inc.stats["lines_read"] == ref.stats["lines_read"] and inc.stats["files"] == ref.stats["files"]
 
