@@ -67,16 +67,17 @@ class ShardResult:
     phase_end: dict[str, str] = field(default_factory=dict)  # node -> the phase its last marker or metric implied
 
 
-SHARD_ROUNDS = (3, 2, 1)  # relative sizes of a job's shards: a round of one shard per worker for each
+SHARD_ROUNDS = (2, 1)  # relative sizes of a job's shards: a round of one shard per worker for each
 
 
 def job_shards(files: Sequence[InputFile], workers: int) -> list[list[InputFile]]:
     """The shards of a job for ``workers`` processes: rounds of one shard per worker, each round smaller than
     the one before (``SHARD_ROUNDS``). A worker takes the next shard when it is free, so the job ends with small
     shards: a worker that a busy machine slows down, or that drew the costlier lines, leaves the others idle
-    for part of a small shard, not of a large one. Large files are cut into pieces for this
-    (``pieces.split_large``), and the neighbouring pieces that fall in one shard are joined again, so that a
-    shard reads each file's lead once."""
+    for part of a small shard, not of a large one. Two rounds keep to two shards per worker: each shard costs
+    something of its own (learning the line shapes, sending its scan back, merging it). Large files are cut
+    into pieces for this (``pieces.split_large``), and the neighbouring pieces that fall in one shard are
+    joined again, so that a shard reads each file's lead once."""
     weights = [w for w in SHARD_ROUNDS for _ in range(max(1, workers))]
     return [_joined_pieces(shard) for shard in plan_shards(split_large(files, sum(weights)), weights)]
 

@@ -45,7 +45,7 @@ def test_local_cluster_has_two_worker_processes(engine: DaskEngine) -> None:
 @pytest.mark.parametrize("name", JOBS)
 def test_dask_gives_the_single_process_verdict(engine: DaskEngine, name: str, gather: int,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """Six shards' scans merged in this process, or in a tree on the workers (as for many shards)."""
+    """Four shards' scans merged in this process, or in a tree on the workers (as for many shards)."""
     import l4lite.engine
 
     monkeypatch.setattr(l4lite.engine, "GATHER_SHARDS", gather)
