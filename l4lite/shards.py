@@ -197,8 +197,8 @@ def _continued(left: ShardResult, right: ShardResult) -> tuple[list[Any], list[A
                 p.seq += offset
     markers = right.scan.markers
     if left.phase_end:
-        # A merged scan keeps its markers in time order, so a node's first marker is the first in file order
-        # (files sorted by path, then line; the list order among markers of one line).
+        # A merged scan keeps its markers in time order, where an untimed marker comes last: a node's first
+        # marker is found by file order instead (files sorted by path, then line; list order within a line).
         keys = [node_key(m) for m in markers]  # a marker's node and rank, keyed as the scan keys its records
         first: dict[str, tuple[str, int, int]] = {}
         for i, (m, key) in enumerate(zip(markers, keys, strict=True)):
