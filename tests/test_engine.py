@@ -178,9 +178,6 @@ def test_a_node_keeps_its_implied_phase_marker_whichever_way_shards_merge() -> N
     """rank-1.log opens with explicit init markers (no time) and then a metric line implies training. Merged
     markers are in time order, which puts the timed training marker first: the merge must still see the init
     markers as the node's first, as one pass does, and keep the training marker."""
-    from l4lite.records import Accounting
-    from l4lite.sources import discover
-
     found = discover([str(SUITE / "012-data_pipeline_fault")], Accounting())
     names = [f.rel for f in found.files]
     cuts = [0, names.index("rank-1.log"), names.index("rank-5.log"), len(names)]
