@@ -71,12 +71,35 @@ class Engine(ABC):
         self.close()
 
 
-def _fold(results: Iterator[ShardResult] | Sequence[ShardResult]) -> ShardResult:
-    ordered = sorted(results, key=lambda r: r.index)
-    out = ordered[0]
-    for r in ordered[1:]:
-        out = merge_results(out, r)
-    return out
+class _Folding:
+    """Shard results merged as they come in, each with the neighbours already here (a merge is associative): the
+    caller holds a few merged runs of shards instead of every shard's result (their metric points are most of
+    it, thinned again at each merge), and little is left to merge when the last shard comes in."""
+
+    def __init__(self) -> None:
+        self._runs: dict[int, tuple[int, ShardResult]] = {}  # first shard index -> (last index + 1, merged)
+        self._firsts: dict[int, int] = {}  # last index + 1 -> first shard index
+
+    def add(self, result: ShardResult) -> None:
+        start, stop = result.index, result.index + 1
+        if start in self._firsts:  # the run just before it
+            first = self._firsts.pop(start)
+            _, left = self._runs.pop(first)
+            result, start = merge_results(left, result), first
+        if stop in self._runs:  # the run just after it
+            end, right = self._runs.pop(stop)
+            del self._firsts[end]
+            result, stop = merge_results(result, right), end
+        self._runs[start] = (stop, result)
+        self._firsts[stop] = start
+
+    def result(self) -> ShardResult:
+        """The merged result (runs that a missing shard keeps apart merge in shard order)."""
+        runs = [merged for _, (_, merged) in sorted(self._runs.items())]
+        out = runs[0]
+        for r in runs[1:]:
+            out = merge_results(out, r)
+        return out
 
 
 class _Tracker:
@@ -99,11 +122,12 @@ class LocalEngine(Engine):
     def run(self, tasks: Sequence[ShardTask], progress: ProgressFn | None = None,
             meanwhile: Callable[[], None] | None = None) -> ShardResult:
         tracker = _Tracker(tasks, progress)
-        results = []
+        folding = _Folding()
         for task in tasks:
-            results.append(scan_shard(task))
-            tracker.shard_done(results[-1])
-        return _fold(results)
+            result = scan_shard(task)
+            tracker.shard_done(result)
+            folding.add(result)
+        return folding.result()
 
 
 class PoolEngine(Engine):
@@ -133,11 +157,11 @@ class PoolEngine(Engine):
     def run(self, tasks: Sequence[ShardTask], progress: ProgressFn | None = None,
             meanwhile: Callable[[], None] | None = None) -> ShardResult:
         tracker = _Tracker(tasks, progress)
-        results = []
+        folding = _Folding()
         for result in self.map(scan_shard, tasks, meanwhile):
-            results.append(result)
             tracker.shard_done(result)
-        return _fold(results)
+            folding.add(result)
+        return folding.result()
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
@@ -212,11 +236,11 @@ class DaskEngine(Engine):
         if len(futures) <= GATHER_SHARDS:
             # Few shards: each comes here as it finishes and they merge here. A tree of merges on the workers
             # would move the same bytes (the merged scan is about the sum of the shards) with more hops.
-            results = []
+            folding = _Folding()
             for _fut, result in as_completed(futures, with_results=True):
-                results.append(result)
                 tracker.shard_done(result)
-            return _fold(results)
+                folding.add(result)
+            return folding.result()
         if progress is not None:
             for fut in as_completed(futures):
                 meta = self._client.submit(_meta, fut, pure=False).result()

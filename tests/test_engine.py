@@ -195,6 +195,48 @@ def test_a_node_keeps_its_implied_phase_marker_whichever_way_shards_merge() -> N
     assert markers(left) == markers(right) == one
 
 
+def test_results_fold_as_they_come_in_any_order_into_the_one_pass_scan() -> None:
+    """Shard results merge with the neighbours already in as they arrive, whatever the order; a shard that never
+    came leaves its neighbours merged in shard order."""
+    import copy
+    import itertools
+
+    from l4lite.engine import _Folding
+
+    job = str(SUITE / "012-data_pipeline_fault")
+    options = AnalyzeOptions()
+    whole = signature(scan_job([job], options))
+
+    class Arriving(LocalEngine):
+        workers = 2
+        order: tuple[int, ...] = ()
+
+        def run(self, tasks, progress=None, meanwhile=None) -> ShardResult:  # noqa: ANN001
+            results = [scan_shard(t) for t in tasks]
+            folding = _Folding()
+            for i in self.order:
+                folding.add(results[i])
+            assert len(folding._runs) == 1  # noqa: SLF001 - every neighbour merged on arrival
+            return folding.result()
+
+    engine = Arriving()
+    for order in itertools.permutations(range(4)):
+        engine.order = order
+        sharded = scan_job_parallel([job], options, engine=engine)
+        assert sharded.info["shards"] == 4
+        assert signature(sharded) == whole, order
+    found = discover([job], Accounting())
+    results = [scan_shard(ShardTask(i, tuple(s), found.root, None, 2024, (), 5.0))
+               for i, s in enumerate(plan_shards(found.files, 4))]
+    folding = _Folding()
+    fresh = copy.deepcopy(results)  # a merge consumes its inputs
+    for i in (3, 0, 2):
+        folding.add(fresh[i])
+    fresh = copy.deepcopy(results)
+    assert signature(folding.result().scan) == \
+        signature(merge_results(merge_results(fresh[0], fresh[2]), fresh[3]).scan)
+
+
 # ------------------------------------------------------------------------------------------------ the pool
 @pytest.fixture(scope="module")
 def single() -> dict[str, Incident]:
