@@ -17,6 +17,7 @@ comes back.
 from __future__ import annotations
 
 import contextlib
+import functools
 import multiprocessing
 import os
 import threading
@@ -95,11 +96,7 @@ class _Folding:
 
     def result(self) -> ShardResult:
         """The merged result (runs that a missing shard keeps apart merge in shard order)."""
-        runs = [merged for _, (_, merged) in sorted(self._runs.items())]
-        out = runs[0]
-        for r in runs[1:]:
-            out = merge_results(out, r)
-        return out
+        return functools.reduce(merge_results, [merged for _, (_, merged) in sorted(self._runs.items())])
 
 
 class _Tracker:

@@ -18,6 +18,7 @@ results can merge in any tree of neighbours; ``finish_merge`` turns the merged r
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import time
 from collections.abc import Sequence
@@ -87,13 +88,15 @@ def plan_shards(files: Sequence[InputFile], parts: int | Sequence[float]) -> lis
     the proportions of ``parts`` when it is a list of weights. A file goes to the run that holds the larger
     share of it."""
     files = list(files)
-    weights = [1.0] * max(1, parts) if isinstance(parts, int) else [max(float(w), 0.0) for w in parts] or [1.0]
+    if isinstance(parts, int):
+        parts = [1.0] * max(1, parts)
+    weights = [max(float(w), 0.0) for w in parts] or [1.0]
     if not files:
         return []
     count = max(1, min(len(weights), len(files)))
     total = sum(max(f.size, 1) for f in files)
     unit = total / (sum(weights[:count]) or count)
-    ends = [unit * sum(weights[:k + 1]) for k in range(count)]  # where each run should end, in bytes
+    ends = [unit * w for w in itertools.accumulate(weights[:count])]  # where each run should end, in bytes
     shards: list[list[InputFile]] = [[]]
     acc = 0.0
     for i, f in enumerate(files):
