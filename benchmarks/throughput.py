@@ -17,8 +17,9 @@ run:
   (a subprocess each);
 - ``l4lite analyze JOB --no-store --quiet``: ``--jobs 1``, ``--jobs 2``, and ``--scheduler local:2`` (a subprocess
   each; the last one includes starting the LocalCluster);
-- the analyze stages (scan + diagnose) in this process on one core against a LocalCluster(2) started beforehand,
-  which is the ">= 1.6x on two workers" figure (cluster start-up excluded, reported apart). The scan, the stage
+- the analyze stages (scan + diagnose) in one process on one core (forked before the cluster starts, so that no
+  scheduler thread shares it) against a LocalCluster(2) started beforehand, which is the ">= 1.6x on two
+  workers" figure (cluster start-up excluded, reported apart). The scan, the stage
   that runs on the cluster, is also compared alone: the diagnosis runs in the caller's process either way.
 
 With ``--repeat N`` each measurement runs N times (the two analyze-stage runs alternately) and the fastest run
@@ -49,6 +50,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 L4LITE = [sys.executable, "-m", "l4lite"]
@@ -224,9 +226,8 @@ def drain3_baseline(job: Path, max_lines: int, lines: list[str] | None = None) -
 def stages_in_process(job: Path, lines: int, engine: object | None) -> Row:
     """scan + diagnose in this process (one core), or on a running Dask engine; the scan is timed alone too.
 
-    The one-process run shares this process with the cluster's scheduler and client threads, which take some CPU
-    and the GIL now and then: the row's note says how much CPU they took, which is what the one-process figure
-    may be slowed by."""
+    The one-process run goes to ``solo_process`` (see there); its note says how much CPU other threads of its
+    process took, which should be none."""
     from l4lite.engine import scan_job_parallel
     from l4lite.pipeline import AnalyzeOptions, diagnose, load_rules, scan_job
 
@@ -236,7 +237,7 @@ def stages_in_process(job: Path, lines: int, engine: object | None) -> Row:
     cpu, own = time.process_time(), time.thread_time()
     if engine is None:
         scan = scan_job([str(job)], options, rules=rules)
-        name = "analyze stages, this process"
+        name = "analyze stages, one process"
     else:
         scan = scan_job_parallel([str(job)], options, engine=engine)  # type: ignore[arg-type]
         name = "analyze stages, LocalCluster(2)"
@@ -245,9 +246,26 @@ def stages_in_process(job: Path, lines: int, engine: object | None) -> Row:
     note = f"verdict {incident.status}; scan {scanned:.2f} s"
     if engine is None:
         cpu, own = time.process_time() - cpu, time.thread_time() - own
-        note += f"; other threads of this process {cpu - own:.2f} s CPU"
+        note += f"; other threads of its process {max(cpu - own, 0.0):.2f} s CPU"
     return Row(name, lines, time.perf_counter() - started, None, None, note,
                cpu if engine is None else None, scan_seconds=scanned)
+
+
+def solo_process() -> Any:
+    """A process forked before the LocalCluster starts, for the one-process analyze stages: the scheduler of a
+    LocalCluster runs in the threads of the process that started it (about 5 % of a core when idle, and the GIL
+    now and then), which would slow a one-process run there and flatter the cluster's ratio."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+    pool.submit(int).result()  # fork now, while this process runs no other thread
+    return pool
+
+
+def solo_stages(solo: Any, job: Path, lines: int) -> Row:
+    row: Row = solo.submit(stages_in_process, job, lines, None).result()
+    return row
 
 
 def _spin(n: int) -> int:
@@ -359,8 +377,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# l4lite throughput; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} at start")
     compiled = compile_l4lite()
     print(f"# l4lite's modules compiled to bytecode first, as pip install does ({compiled or 'failed'})")
-    engine = None
+    engine = solo = None
     if "dask" not in skip:
+        solo = solo_process()
         from l4lite.engine import DaskEngine
 
         t0 = time.perf_counter()
@@ -370,6 +389,7 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run(L4LITE + ["simulate", "healthy", "--nodes", "2", "--gpus-per-node", "2", "--iterations", "20",
                                  "-o", str(warm), "--force"], check=True, stdout=subprocess.DEVNULL)
         stages_in_process(warm, 1, engine)
+        solo.submit(stages_in_process, warm, 1, None).result()
         shutil.rmtree(warm, ignore_errors=True)
     jobs: list[tuple[str, Path, bool]] = []
     if args.archive:
@@ -419,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  (two processes of a pure-Python loop run {machine_parallelism():.2f}x one right now)")
                 runs: dict[str, list[Row]] = {"stages1": [], "stages2": []}
                 for _ in range(args.repeat):  # alternated, so that a slow spell of the machine hits both
-                    runs["stages1"].append(bracket.around(partial(stages_in_process, job, lines, None)))
+                    runs["stages1"].append(bracket.around(partial(solo_stages, solo, job, lines)))
                     runs["stages2"].append(bracket.around(partial(stages_in_process, job, lines, engine)))
                 rows["stages1"], rows["stages2"] = best(runs["stages1"]), best(runs["stages2"])
                 rows["stages2"].note += "; CPU on the workers not counted"
@@ -438,6 +458,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if engine is not None:
             engine.close()
+        if solo is not None:
+            solo.shutdown()
     if len(summary) > 1 and all("single" in r for _, r in summary):
         (a_label, a), (b_label, b) = summary[0], summary[-1]
         print(f"\n# peak RSS of l4lite analyze (largest process): {a_label} {a['single'].rss_process_mb:,.0f} MB, "
