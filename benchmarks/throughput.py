@@ -19,8 +19,8 @@ run:
   each; the last one includes starting the LocalCluster);
 - the analyze stages (scan + diagnose) in one process on one core (forked before the cluster starts, so that no
   scheduler thread shares it) against a LocalCluster(2) started beforehand, which is the ">= 1.6x on two
-  workers" figure (cluster start-up excluded, reported apart). The scan, the stage
-  that runs on the cluster, is also compared alone: the diagnosis runs in the caller's process either way.
+  workers" figure (cluster start-up excluded, reported apart). The scan, the stage that runs on the cluster, is
+  also compared alone: the diagnosis runs in the caller's process either way.
 
 With ``--repeat N`` each measurement runs N times (the two analyze-stage runs alternately) and the fastest run
 is kept: on a shared machine noise only ever slows a run down.
