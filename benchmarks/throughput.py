@@ -399,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run(L4LITE + ["simulate", "healthy", "--nodes", "2", "--gpus-per-node", "2", "--iterations", "20",
                                  "-o", str(warm), "--force"], check=True, stdout=subprocess.DEVNULL)
         stages_in_process(warm, 1, engine)
-        solo.submit(stages_in_process, warm, 1, None).result()
+        solo_stages(solo, warm, 1)
         shutil.rmtree(warm, ignore_errors=True)
     jobs: list[tuple[str, Path, bool]] = []
     if args.archive:
