@@ -195,7 +195,7 @@ class DaskEngine(Engine):
 
     def __init__(self, scheduler: str, *, timeout: float = 10.0) -> None:
         try:
-            import dask  # noqa: F401
+            import dask
             from distributed import Client, LocalCluster
         except ImportError as exc:
             raise L4Error("--scheduler needs Dask: pip install 'l4lite[dask]'") from exc
@@ -208,8 +208,8 @@ class DaskEngine(Engine):
                 raise L4Error(f"--scheduler {scheduler}: expected local:N with N a number of workers") from None
             if workers < 1:
                 raise L4Error(f"--scheduler {scheduler}: need at least one worker")
-            with warnings.catch_warnings():  # "port 8787 in use" when another cluster runs on this host
-                warnings.simplefilter("ignore", UserWarning)
+            with warnings.catch_warnings(), dask.config.set(_local_worker_config()):
+                warnings.simplefilter("ignore", UserWarning)  # "port 8787 in use": another cluster on this host
                 self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                              dashboard_address=None, silence_logs=40)
             self._client = Client(self._cluster)
@@ -258,6 +258,26 @@ class DaskEngine(Engine):
         self._client.close()
         if self._cluster is not None:
             self._cluster.close()
+
+
+def _local_worker_config() -> dict[str, Any]:
+    """Dask settings for the workers of the LocalCluster started for one run, which live only as long as the run.
+
+    - No ``MALLOC_TRIM_THRESHOLD_``: Dask sets it in every worker so that freed memory goes back to the system
+      at once. Setting it turns off glibc's sliding mmap threshold, and then every allocation of 128 KiB or more
+      (each 1 MiB read of a log file among them) is a fresh ``mmap`` whose pages fault in anew. Alone on a
+      worker, the shards of a 1M-line job took 285,000 page faults and 5.8 to 6.1 s with it, against 14,000 to
+      36,000 and 5.0 s without it (``getrusage`` of the worker's thread).
+    - No statistical profiler: it samples every worker thread's stack every 10 ms for a dashboard this cluster
+      does not start.
+
+    A cluster given by address keeps its own settings; the README says how to start its workers the same way.
+    """
+    import dask
+
+    environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {})
+    environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+    return {"distributed.nanny.pre-spawn-environ": environ, "distributed.worker.profile.enabled": False}
 
 
 def _meta(result: ShardResult) -> tuple[int, int]:

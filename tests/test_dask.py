@@ -41,6 +41,19 @@ def test_local_cluster_has_two_worker_processes(engine: DaskEngine) -> None:
     assert len({w["id"] for w in info.values()}) == 2
 
 
+def test_local_workers_keep_the_sliding_mmap_threshold_and_run_no_profiler(engine: DaskEngine) -> None:
+    import os
+
+    import dask
+
+    client = engine._client  # noqa: SLF001
+    assert set(client.run(os.environ.get, "MALLOC_TRIM_THRESHOLD_").values()) == {None}
+    assert set(client.run(os.environ.get, "OMP_NUM_THREADS").values()) == {"1"}  # Dask's other settings stay
+    assert set(client.run(dask.config.get, "distributed.worker.profile.enabled").values()) == {False}
+    assert dask.config.get("distributed.worker.profile.enabled") is True  # this process's settings are untouched
+    assert "MALLOC_TRIM_THRESHOLD_" in dask.config.get("distributed.nanny.pre-spawn-environ")
+
+
 @pytest.mark.parametrize("gather", [8, 0], ids=["merged-here", "merged-on-workers"])
 @pytest.mark.parametrize("name", JOBS)
 def test_dask_gives_the_single_process_verdict(engine: DaskEngine, name: str, gather: int,
