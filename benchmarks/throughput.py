@@ -457,6 +457,8 @@ def main(argv: list[str] | None = None) -> int:
                 scans = [min(r.scan_seconds or r.seconds for r in runs[k]) for k in ("stages1", "stages2")]
                 print(f"  LocalCluster(2) vs one process (analyze stages): {speedup:.2f}x; the scan alone, "
                       f"the stage that runs on the cluster (best of {args.repeat}): {scans[0] / scans[1]:.2f}x")
+                walls = [", ".join(f"{r.seconds:.2f}" for r in runs[k]) for k in ("stages1", "stages2")]
+                print(f"  (the stages' wall seconds, run by run: one process {walls[0]}; LocalCluster(2) {walls[1]})")
                 cpus = [[r.scan_cpu or 0.0 for r in runs[k]] for k in ("stages1", "stages2")]
                 print(f"  (the scan's CPU seconds, run by run: one process {', '.join(f'{c:.1f}' for c in cpus[0])}; "
                       f"the two workers together {', '.join(f'{c:.1f}' for c in cpus[1])})")
