@@ -2,6 +2,7 @@
 
 Usage: python benchmarks/throughput.py [--sizes 100k,1M] [--archive DIR] [--work /tmp/l4lite-throughput]
                                        [--baseline-lines 100000] [--skip dask,jobs2] [--repeat 3]
+                                       [--stage-pairs 5]
                                        [--layout per-node-dir|per-rank-file|merged-slurm] [--keep]
 
 For each size the script generates a healthy simulated job (16 nodes x 8 GPUs, the iteration count chosen for the
@@ -22,8 +23,11 @@ run:
   workers" figure (cluster start-up excluded, reported apart). The scan, the stage that runs on the cluster, is
   also compared alone: the diagnosis runs in the caller's process either way.
 
-With ``--repeat N`` each measurement runs N times (the two analyze-stage runs alternately) and the fastest run
-is kept: on a shared machine noise only ever slows a run down.
+With ``--repeat N`` each measurement runs N times and the fastest run is kept: on a shared machine noise only
+ever slows a run down. The two analyze-stage rows run in ``--stage-pairs`` pairs (one process, then the
+LocalCluster, each pair after a fresh reading of the machine's two-process speed-up), which take seconds each on
+a 1M-line job: the table keeps each row's fastest run, and each pair's ratio is printed too, beside what the
+machine gave two processes of a pure-Python loop just before it.
 
 Before each parallel measurement the script prints how much faster two processes of a pure-Python loop run
 than one at that moment: on a shared 2-core machine that is the ceiling for every parallel figure.
@@ -380,6 +384,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the generated archives")
     ap.add_argument("--repeat", type=int, default=1,
                     help="run each measurement N times and keep the fastest (the machine's speed varies)")
+    ap.add_argument("--stage-pairs", type=int, default=5,
+                    help="pairs of analyze-stage runs (one process, LocalCluster(2)), alternated; 0: --repeat")
     args = ap.parse_args(argv)
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     work = Path(args.work)
@@ -446,9 +452,11 @@ def main(argv: list[str] | None = None) -> int:
                                   for _ in range(args.repeat)])
                 print_rows([rows[key]], base)
             if engine is not None:
-                print(f"  (two processes of a pure-Python loop run {machine_parallelism():.2f}x one right now)")
                 runs: dict[str, list[Row]] = {"stages1": [], "stages2": []}
-                for _ in range(args.repeat):  # alternated, so that a slow spell of the machine hits both
+                pairs = args.stage_pairs or args.repeat
+                machine: list[float] = []
+                for _ in range(pairs):  # alternated, so that a slow spell of the machine hits both
+                    machine.append(machine_parallelism())
                     runs["stages1"].append(bracket.around(partial(solo_stages, solo, job, lines)))
                     runs["stages2"].append(bracket.around(partial(stages_in_process, job, lines, engine)))
                 rows["stages1"], rows["stages2"] = best(runs["stages1"]), best(runs["stages2"])
@@ -456,9 +464,15 @@ def main(argv: list[str] | None = None) -> int:
                 speedup = rows["stages2"].rate / rows["stages1"].rate
                 scans = [min(r.scan_seconds or r.seconds for r in runs[k]) for k in ("stages1", "stages2")]
                 print(f"  LocalCluster(2) vs one process (analyze stages): {speedup:.2f}x; the scan alone, "
-                      f"the stage that runs on the cluster (best of {args.repeat}): {scans[0] / scans[1]:.2f}x")
-                walls = [", ".join(f"{r.seconds:.2f}" for r in runs[k]) for k in ("stages1", "stages2")]
-                print(f"  (the stages' wall seconds, run by run: one process {walls[0]}; LocalCluster(2) {walls[1]})")
+                      f"the stage that runs on the cluster (best of {pairs}): {scans[0] / scans[1]:.2f}x")
+                print("  (pair by pair: one process s, LocalCluster(2) s, ratio; two processes of a pure-Python "
+                      "loop just before)")
+                for one, two, spin in zip(runs["stages1"], runs["stages2"], machine, strict=True):
+                    print(f"    {one.seconds:6.2f} {two.seconds:6.2f} {one.seconds / two.seconds:5.2f}x   "
+                          f"loop {spin:.2f}x")
+                ratios = sorted(a.seconds / b.seconds for a, b in zip(runs["stages1"], runs["stages2"], strict=True))
+                print(f"  (median of the pairs' ratios: {ratios[len(ratios) // 2]:.2f}x; of the loop's: "
+                      f"{sorted(machine)[len(machine) // 2]:.2f}x)")
                 cpus = [[r.scan_cpu or 0.0 for r in runs[k]] for k in ("stages1", "stages2")]
                 print(f"  (the scan's CPU seconds, run by run: one process {', '.join(f'{c:.1f}' for c in cpus[0])}; "
                       f"the two workers together {', '.join(f'{c:.1f}' for c in cpus[1])})")
