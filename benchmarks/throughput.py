@@ -46,6 +46,7 @@ import glob
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import threading
@@ -467,12 +468,11 @@ def main(argv: list[str] | None = None) -> int:
                       f"the stage that runs on the cluster (best of {pairs}): {scans[0] / scans[1]:.2f}x")
                 print("  (pair by pair: one process s, LocalCluster(2) s, ratio; two processes of a pure-Python "
                       "loop just before)")
-                for one, two, spin in zip(runs["stages1"], runs["stages2"], machine, strict=True):
-                    print(f"    {one.seconds:6.2f} {two.seconds:6.2f} {one.seconds / two.seconds:5.2f}x   "
-                          f"loop {spin:.2f}x")
-                ratios = sorted(a.seconds / b.seconds for a, b in zip(runs["stages1"], runs["stages2"], strict=True))
-                print(f"  (median of the pairs' ratios: {ratios[len(ratios) // 2]:.2f}x; of the loop's: "
-                      f"{sorted(machine)[len(machine) // 2]:.2f}x)")
+                ratios = [a.seconds / b.seconds for a, b in zip(runs["stages1"], runs["stages2"], strict=True)]
+                for one, two, ratio, spin in zip(runs["stages1"], runs["stages2"], ratios, machine, strict=True):
+                    print(f"    {one.seconds:6.2f} {two.seconds:6.2f} {ratio:5.2f}x   loop {spin:.2f}x")
+                print(f"  (median of the pairs' ratios: {statistics.median(ratios):.2f}x; of the loop's: "
+                      f"{statistics.median(machine):.2f}x)")
                 cpus = [[r.scan_cpu or 0.0 for r in runs[k]] for k in ("stages1", "stages2")]
                 print(f"  (the scan's CPU seconds, run by run: one process {', '.join(f'{c:.1f}' for c in cpus[0])}; "
                       f"the two workers together {', '.join(f'{c:.1f}' for c in cpus[1])})")
