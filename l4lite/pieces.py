@@ -10,14 +10,20 @@ the number of its first line, so records keep their file and line numbers and th
 the whole file's.
 
 Pieces are planned in the parent process (``split_large``), before shards are formed: finding a cut reads a
-few kilobytes, numbering the lines of the pieces reads the file once (``count_lines``).
+few kilobytes, numbering the lines of the pieces reads the file up to its last cut once (``count_lines``, in a
+thread per core: every worker waits for it).
 """
 
 from __future__ import annotations
 
+import itertools
+import os
 import re
+import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from typing import BinaryIO
 
 from l4lite.sources import InputFile
 
@@ -25,7 +31,8 @@ MIN_PIECE_BYTES = 32 << 20  # a file is cut only into pieces at least this large
 HEAD_BYTES = 4 << 20  # what a later piece reads of its file's start first (see ingest's learn_lead)
 TAIL_BYTES = 256 << 10  # ... and of the lines just before it
 _PROBE_BYTES = 1 << 20  # how far past a nominal cut to look for a record start
-_COUNT_BYTES = 8 << 20
+_COUNT_BYTES = 1 << 20  # fits a core's L2 cache: the compare and count ran 1.3x to 3x as fast as with 8 MiB
+_COUNT_SPAN = 64 << 20  # the byte ranges the counting threads take one by one
 
 # The start of a line that begins a record whatever came before it (see the module docstring).
 _PREFIX = rb"(?:[ \t]{0,4}\d{1,6}: |\[(?:default|rank)?\d{1,6}\]:[ \t]?)?"
@@ -102,13 +109,44 @@ def _split_open(f: InputFile, fh, parts: int) -> list[InputFile]:  # noqa: ANN00
     if not cuts:
         return [f]
     bounds = [0, *cuts, f.size]
-    out: list[InputFile] = []
-    first_line = 1
-    for a, b in zip(bounds, bounds[1:], strict=False):
-        out.append(replace(f, size=b - a, start=a, stop=b, first_line=first_line))
-        if b < f.size:  # the lines of the last piece number nothing after it
-            first_line += count_lines(fh, a, b)
-    return out
+    lines_before = count_lines_before(f.path, cuts)  # the lines of the last piece number nothing after it
+    return [replace(f, size=b - a, start=a, stop=b, first_line=1 + before)
+            for a, b, before in zip(bounds, bounds[1:], [0, *lines_before], strict=False)]
+
+
+def count_lines_before(path: str, offsets: Sequence[int], threads: int | None = None) -> list[int]:
+    """Newlines in bytes ``[0, offset)`` of the file, for each of the ascending ``offsets``.
+
+    The bytes go in spans of at most ``_COUNT_SPAN``, counted in a thread per core (reading and numpy's compare
+    release the GIL): every worker waits for these numbers, and two cores give them in half the time (0.13 s
+    against 0.25 to 0.6 s for a 1.4 GB file in the page cache)."""
+    spans: list[tuple[int, int]] = []
+    ends: list[int] = []  # per offset: how many spans end at or before it
+    start = 0
+    for offset in offsets:
+        spans += [(a, min(a + _COUNT_SPAN, offset)) for a in range(start, offset, _COUNT_SPAN)]
+        ends.append(len(spans))
+        start = max(start, offset)
+    if not spans:
+        return [0] * len(offsets)
+    local = threading.local()
+    handles: list[BinaryIO] = []
+
+    def count(span: tuple[int, int]) -> int:
+        fh = getattr(local, "fh", None)
+        if fh is None:
+            fh = local.fh = open(path, "rb")  # noqa: SIM115 - one handle per thread, closed below
+            handles.append(fh)
+        return count_lines(fh, *span)
+
+    try:
+        with ThreadPoolExecutor(max(1, min(threads or os.cpu_count() or 1, len(spans))),
+                                thread_name_prefix="l4lite-count") as pool:
+            totals = [0, *itertools.accumulate(pool.map(count, spans))]
+    finally:
+        for fh in handles:
+            fh.close()
+    return [totals[k] for k in ends]
 
 
 def lead_of(piece: InputFile, head: int | None = None, tail: int | None = None) -> list[InputFile]:

@@ -236,3 +236,20 @@ def test_count_lines_counts_the_newlines_of_a_byte_range(tmp_path: Path, monkeyp
         for start, stop in ((0, len(data)), (1, 2), (5, 5), (13, 4001), (len(data) - 3, len(data)),
                             (100, len(data) + 50)):
             assert pieces.count_lines(fh, start, stop) == data[start:stop].count(b"\n")
+
+
+@pytest.mark.parametrize(("span", "threads"), [(10, 3), (97, 2), (1 << 20, 1)])
+def test_count_lines_before_numbers_each_offset_from_the_files_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    span: int, threads: int) -> None:
+    import random
+
+    monkeypatch.setattr(pieces, "_COUNT_BYTES", 7)
+    monkeypatch.setattr(pieces, "_COUNT_SPAN", span)
+    rnd = random.Random(5)
+    data = b"".join(rnd.choice([b"\n", b"ab", b"\xc3\xa9\n", b"x" * 9]) for _ in range(3000))
+    path = tmp_path / "slurm-9.out"
+    path.write_bytes(data)
+    offsets = [1, 2, 2, 333, 334, 4000, len(data) - 1, len(data)]
+    assert pieces.count_lines_before(str(path), offsets, threads) == [data[:o].count(b"\n") for o in offsets]
+    assert pieces.count_lines_before(str(path), [], threads) == []
+    assert pieces.count_lines_before(str(path), [0], threads) == [0]
