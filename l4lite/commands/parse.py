@@ -290,8 +290,11 @@ def write_parquet(batches: Iterable[Any], path: Path, metadata: dict[str, Any]) 
     schema = output_schema(metadata)
     # Dictionary pages only for the few-valued columns: for the text (every line different) Arrow would build
     # a dictionary per row group and throw it away; zstd level 1 packs these columns as small as the default.
+    # No min/max statistics for the text: no reader skips a row group by the raw line's sort order, and
+    # comparing every line took an eighth of the writer's time (0.34 s against 0.39 s for 1M records).
     with pq.ParquetWriter(str(path), schema, compression="zstd", compression_level=1,
-                          use_dictionary=list(DICTIONARY_COLUMNS)) as writer:
+                          use_dictionary=list(DICTIONARY_COLUMNS),
+                          write_statistics=[name for name in COLUMNS if name != "text"]) as writer:
         for batch in batches:
             writer.write_batch(batch.replace_schema_metadata(schema.metadata))
 
