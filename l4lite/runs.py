@@ -94,6 +94,10 @@ class ShapeRun:
     name_rows: np.ndarray | None = None
     raw: bytes | None = None  # UTF-8 of the window the lines were read from ("surrogatepass": as keys are made)
     bounds: np.ndarray | None = None  # where each line starts in ``raw``, and one past the newline of the last
+    # ``times`` and ``shapes`` as numpy arrays too, where the window worked them out so: a columnar consumer
+    # (the spool) takes them without converting the lists back
+    time_array: np.ndarray | None = None
+    shape_array: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -103,7 +107,17 @@ class ShapeRun:
         return ShapeRun(self.file, self.first + a, self.texts[a:b], self.keys[a:b], self.times[a:b], self.shapes[a:b],
                         self.table, self.node, self.rank, self.gpu, self.name_table,
                         None if self.name_rows is None else self.name_rows[a:b], self.raw,
-                        None if self.bounds is None else self.bounds[a:b + 1])
+                        None if self.bounds is None else self.bounds[a:b + 1],
+                        None if self.time_array is None else self.time_array[a:b],
+                        None if self.shape_array is None else self.shape_array[a:b])
+
+    def shape_codes(self) -> np.ndarray:
+        """``shapes`` as an int64 array."""
+        return self.shape_array if self.shape_array is not None else np.array(self.shapes, np.int64)
+
+    def time_values(self) -> np.ndarray:
+        """``times`` as a float64 array."""
+        return self.time_array if self.time_array is not None else np.array(self.times, np.float64)
 
     def line_names(self) -> list[tuple[str | None, int | None, int | None]] | None:
         """(node, rank, GPU) of every line where the lines name their own ranks, else None (``node``, ``rank``
@@ -130,19 +144,23 @@ class BlockPlan:
     """One window of lines: their keys, which lines a run may take and their times, and the first line of each
     minute of their timestamps (``minutes_from``)."""
 
-    __slots__ = ("lines", "keys", "raw", "bounds", "table", "shape_list", "time_list", "minute_lines", "minute_parts",
-                 "learned")
+    __slots__ = ("lines", "keys", "raw", "bounds", "table", "shape_list", "time_list", "shape_array", "time_array",
+                 "minute_lines", "minute_parts", "learned")
 
     def __init__(self, lines: list[str], keys: list[bytes], raw: bytes, bounds: np.ndarray, table: list[RunShape],
-                 shape_list: list[int], time_list: list[float], minute_lines: list[int],
+                 shape_array: np.ndarray, time_array: np.ndarray, minute_lines: list[int],
                  minute_parts: list[tuple[int, int, int, int, int, int]]) -> None:
         self.lines = lines
         self.keys = keys
         self.raw = raw  # the lines' UTF-8, joined by newlines
         self.bounds = bounds  # where each line starts in ``raw``, and len(raw) + 1
         self.table = table  # the run shapes the indices refer to
-        self.shape_list = shape_list  # per line: its run shape, -1 where no run may take it
-        self.time_list = time_list
+        # per line: its run shape, -1 where no run may take it, and its time; as lists for the per-line loops and
+        # as arrays for the columnar ones (``_patch`` keeps the two alike)
+        self.shape_array = shape_array
+        self.time_array = time_array
+        self.shape_list: list[int] = shape_array.tolist()
+        self.time_list: list[float] = time_array.tolist()
         self.learned = 0  # lines before this one have had their minutes seen (``RunReading._learn_minutes``)
         self.minute_lines = minute_lines  # the first line a run may take of each minute, in order
         self.minute_parts = minute_parts  # of each of those: (offset of the date, y, mo, d, h, mi)
@@ -227,7 +245,7 @@ def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunS
     _, firsts = np.unique(code, return_index=True)
     firsts = g[np.sort(firsts)]
     minute_parts = np.stack([ds[firsts], y[firsts], mo[firsts], d[firsts], h[firsts], mi[firsts]], axis=1)
-    return BlockPlan(lines, keys, raw, bounds, table, np.where(ok, shape_idx, -1).tolist(), times.tolist(),
+    return BlockPlan(lines, keys, raw, bounds, table, np.where(ok, shape_idx, -1), times,
                      cand[firsts].tolist(), [tuple(p) for p in minute_parts.tolist()])
 
 
@@ -337,7 +355,8 @@ class RunReading:
                 self._learn_minutes(block, j)
                 run = ShapeRun(self.f.rel, first + i, lines[i:j], keys[i:j], block.time_list[i:j],
                                shape_list[i:j], block.table, *self._run_names(), raw=block.raw,
-                               bounds=block.bounds[i:j + 1])
+                               bounds=block.bounds[i:j + 1], time_array=block.time_array[i:j],
+                               shape_array=block.shape_array[i:j])
                 named = self._prefixed_names(run)
                 if named is None:
                     if run.node is None and run.rank is None:
@@ -392,8 +411,8 @@ class RunReading:
             t = self.ts.iso_time(s, layout)
         if t is None or t > self.future:
             return False
-        block.shape_list[j] = x
-        block.time_list[j] = t
+        block.shape_list[j] = block.shape_array[j] = x
+        block.time_list[j] = block.time_array[j] = t
         return True
 
     def _learn_minutes(self, block: BlockPlan, j: int) -> None:
@@ -438,7 +457,7 @@ class RunReading:
         n = len(shapes)
         only = next(iter(by_prefix.values()))
         shape_array = None if len(by_prefix) == 1 and len(only) == 1 and shapes.count(only[0]) == n \
-            else np.array(shapes, np.int64)
+            else run.shape_codes()
         buf = np.frombuffer(run.raw, np.uint8)
         starts = run.bounds[:-1]
         group = np.zeros(n, np.int64)  # per line: its entry in ``distinct``, 0 for no prefix

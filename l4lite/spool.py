@@ -168,7 +168,7 @@ class SpoolBatch:
         lines = np.arange(run.first, run.first + n, dtype=np.int64)
         self.lines.append(lines)
         self.end_lines.append(lines)
-        self.times.append(np.array(run.times, np.float64))
+        self.times.append(run.time_values())
         self.clusters.append(clusters)
         if run.raw is not None and run.bounds is not None:  # the lines as read; none holds a newline (plan_block)
             bounds = run.bounds
@@ -185,7 +185,7 @@ class SpoolBatch:
             for name in ("source", "level"):
                 self.coded[name].fill(getattr(table[first], name), len(shapes))
             return
-        distinct, inverse = np.unique(np.array(shapes, np.int64), return_inverse=True)
+        distinct, inverse = np.unique(run.shape_codes(), return_inverse=True)
         for name in ("source", "level"):
             column = self.coded[name]
             codes = np.array([column.code(getattr(table[x], name)) for x in distinct.tolist()], _INT32)
