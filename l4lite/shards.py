@@ -80,7 +80,7 @@ def job_shards(files: Sequence[InputFile], workers: int) -> list[list[InputFile]
     into pieces for this (``pieces.split_large``), and the neighbouring pieces that fall in one shard are
     joined again, so that a shard reads each file's lead once."""
     weights = [w for w in SHARD_ROUNDS for _ in range(max(1, workers))]
-    return [_joined_pieces(shard) for shard in plan_shards(split_large(files, sum(weights)), weights)]
+    return [_joined_pieces(shard) for shard in plan_shards(split_large(files, weights), weights)]
 
 
 def plan_shards(files: Sequence[InputFile], parts: int | Sequence[float]) -> list[list[InputFile]]:

@@ -83,7 +83,7 @@ def test_only_large_plain_files_are_cut(tmp_path: Path) -> None:
     assert not pieces.splittable(InputFile(path="x", rel="x", size=50 << 20), 32 << 20)
     assert not pieces.splittable(InputFile(path="-", rel="-", size=100 << 20), 32 << 20)
     small = [InputFile(path=str(tmp_path / f"f{i}"), rel=f"f{i}", size=1000) for i in range(3)]
-    assert pieces.split_large(small, 2, min_bytes=100) == small  # no file is 1.5 shards large
+    assert pieces.split_large(small, 2, min_bytes=600) == small  # no piece would be 600 bytes large
     assert pieces.split_large(small, 8, min_bytes=100) == small  # large enough, but gone: read whole
 
 
@@ -187,6 +187,27 @@ def test_job_shards_shrink_round_by_round_and_join_a_shards_pieces_again(small_p
     data = big.read_bytes()
     assert [p.first_line for p in cut] == [data[:p.start].count(b"\n") + 1 for p in cut]
     assert job_shards(files, 1)[0][:4] == small
+
+
+def test_shards_end_at_their_shares_when_other_files_come_before_a_merged_one(small_pieces: None,
+                                                                               tmp_path: Path) -> None:
+    """Telemetry files ahead of the merged trainer file: the merged file is cut where each shard's share of the
+    job ends, so every shard is within a line of its share (equal pieces of the merged file, shifted by the
+    files before it, gave one shard a piece too many)."""
+    small = []
+    for i in range(3):
+        (tmp_path / f"gpu{i}.log").write_bytes(b"2024/04/26 10:00:00.000, 0, 35, Not Active\n" * 700)
+        small.append(InputFile(path=str(tmp_path / f"gpu{i}.log"), rel=f"gpu{i}.log", size=700 * 44))
+    big = tmp_path / "slurm.out"
+    big.write_bytes(b"".join(b"%4d: 2024-04-26 10:%02d:%02d INFO step %d\n" % (i % 8, i // 60 % 60, i % 60, i)
+                             for i in range(20_000)))
+    files = [*small, InputFile(path=str(big), rel="slurm.out", size=big.stat().st_size)]
+    total = sum(f.size for f in files)
+    weights = [w for w in SHARD_ROUNDS for _ in range(2)]
+    shares = [total * w / sum(weights) for w in weights]
+    sizes = [sum(f.size for f in s) for s in job_shards(files, 2)]
+    assert sum(sizes) == total
+    assert all(abs(size - share) < 60 for size, share in zip(sizes, shares, strict=True)), (sizes, shares)
 
 
 def test_pool_verdict_on_a_merged_file_in_pieces(small_pieces: None) -> None:

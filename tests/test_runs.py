@@ -355,12 +355,13 @@ def test_a_merged_file_in_pieces_scans_as_one_pass_with_runs(sim_jobs: list[Path
     from l4lite import pieces
     from l4lite.engine import LocalEngine, scan_job_parallel
     from l4lite.pipeline import AnalyzeOptions, load_rules, scan_job
+    from l4lite.shards import job_shards
 
     monkeypatch.setattr(pieces, "MIN_PIECE_BYTES", 300_000)
     options = AnalyzeOptions()
     rules = load_rules(options)
     job = sim_jobs[4]
-    cut = [p for p in pieces.split_large(discover([str(job)], Accounting()).files, 8) if p.is_piece]
+    cut = [p for shard in job_shards(discover([str(job)], Accounting()).files, 4) for p in shard if p.is_piece]
     assert len(cut) > 2
     acc = Accounting()
     assert any(type(item) is ShapeRun for item in read_file(cut[-1], IngestOptions(), acc, runs=True))
