@@ -77,6 +77,15 @@ def _gates_of(msg: str) -> int:
     return gates
 
 
+def _may_be_active(text: str) -> bool:
+    """Whether a line of ``nvidia-smi`` CSV may hold a field that is ``Active`` (a clock slowdown): more
+    ``active`` than ``not active`` in it, in any case. A field that is ``Active`` adds an ``active`` that no
+    ``not`` precedes (a comma does), so no such line is missed; lines of ``Not Active`` only, nearly all of a
+    GPU's telemetry, then take the run's path (0.9 s of CPU against 2.6 s for 40 MB of telemetry)."""
+    low = text.lower()
+    return low.count("active") > low.count("not active")
+
+
 class Miner(Protocol):
     """What the scan needs of a template miner (``l4lite.templates.TemplateMiner``)."""
 
@@ -277,10 +286,10 @@ class Scanner:
         """``add_many`` of a run's records (``l4lite.runs``), with what depends only on a line's shape worked out
         once per shape, and a record built only where one is kept (an exemplar, a metric point). A line that a
         rule may match or that may be a rare line (marker, job fact, telemetry header) goes as a record, and so
-        does a run of telemetry."""
-        if self._csv_headers and run.file in self._csv_headers:
-            self.add_many(run.records())
-            return
+        does a line of GPU telemetry that may report a slowdown (``_may_be_active``)."""
+        hot: set[int] = set()
+        if self._csv_headers and run.file in self._csv_headers and _may_be_active("\n".join(run.texts)):
+            hot = {i for i, text in enumerate(run.texts) if _may_be_active(text)}
         table = run.table
         shapes = run.shapes
         texts = run.texts
@@ -313,12 +322,12 @@ class Scanner:
             gates_of[x] = gates
             if gates & _G_METRIC:
                 deferred_of[x] = _deferred_metric(parser.deferred(msg_key), sh.msg_start, sh.msg_end)
-        if not slow:
+        if not slow and not hot:
             self._add_run_lines(run, gates_of, deferred_of, rules_of)
             return
         a = 0
         for i, x in enumerate(shapes):
-            if x in slow:
+            if x in slow or i in hot:
                 if a < i:
                     self._add_run_lines(run.part(a, i), gates_of, deferred_of, rules_of)
                 self.add_many(run.part(i, i + 1).records())

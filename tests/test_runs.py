@@ -293,6 +293,58 @@ def test_the_scan_takes_runs_as_it_takes_records(sim_jobs: list[Path], tmp_path:
         assert _scan(paths, True, max_cells) == _scan(paths, False, max_cells)
 
 
+def _device_events(paths: list[str], runs: bool) -> dict:
+    from l4lite.pipeline import AnalyzeOptions, load_rules
+    from l4lite.scan import Scanner
+
+    acc = Accounting()
+    options = IngestOptions()
+    scanner = Scanner(TemplateMiner(), load_rules(AnalyzeOptions()), bucket_seconds=5.0)
+    scanner.add_many(iter_job(discover(paths, acc), options, acc, runs=runs))
+    scan = scanner.finish(acc, options.rank_map.as_dict())
+    return {k: [(e.kind, e.record.line, e.detail, e.count) for e in v] for k, v in scan.device_events.items()}
+
+
+def test_gpu_telemetry_in_runs_reports_every_slowdown_a_record_scan_does(tmp_path: Path) -> None:
+    """nvidia-smi CSV of thousands of lines: the lines of ``Not Active`` only go in runs, and every line with an
+    ``Active`` slowdown (in any case, in any slowdown column, next to an ``Active`` that is not a slowdown) is an
+    event, as in the record scan; so is one after a header that comes first in the middle of the file."""
+    header = ("timestamp, index, pci.bus_id, temperature.gpu, clocks.sm [MHz], clocks_event_reasons.gpu_idle, "
+              "clocks_event_reasons.hw_slowdown, clocks_event_reasons.hw_thermal_slowdown")
+    rnd = random.Random(3)
+
+    def row(i: int, idle: str = "Not Active", hw: str = "Not Active", thermal: str = "Not Active") -> str:
+        t = datetime(2024, 7, 25, 4, 33, 8) + timedelta(seconds=i // 8)
+        return f"{t:%Y/%m/%d %H:%M:%S}.349, {i % 8}, 00000000:07:00.0, {30 + i % 9}, 1410 MHz, {idle}, {hw}, {thermal}"
+
+    def lines(n: int) -> list[str]:
+        out = []
+        for i in range(n):
+            r = rnd.random()
+            if r < 0.002:
+                out.append(row(i, hw="Active"))
+            elif r < 0.004:
+                out.append(row(i, thermal="ACTIVE "))
+            elif r < 0.1:
+                out.append(row(i, idle="Active"))  # not a slowdown
+            else:
+                out.append(row(i))
+        return out
+
+    first = tmp_path / "first"  # a job folder: the node comes from the file's folder
+    (first / "node001").mkdir(parents=True)
+    (first / "node001" / "nvidia-smi.log").write_text("\n".join([header, *lines(6000)]) + "\n", encoding="utf-8")
+    late = tmp_path / "late"  # data lines before the header, then data with slowdowns
+    (late / "node002").mkdir(parents=True)
+    (late / "node002" / "nvidia-smi.log").write_text(
+        "\n".join([row(i) for i in range(3000)] + [header, *lines(3000)]) + "\n", encoding="utf-8")
+    for job in (first, late):
+        assert _run_share([str(job)]) > 0.8
+        events = _device_events([str(job)], True)
+        assert events == _device_events([str(job)], False)
+        assert sum(len(v) for v in events.values()) > 5
+
+
 def test_metric_points_of_runs_wait_for_their_values_and_scan_the_same(tmp_path: Path) -> None:
     """Progress lines of a learnt shape are kept with their plan and get their values only if they survive
     thinning. With NaN and infinite losses and NaN counters (flagged points, never thinned) among them, a
