@@ -196,8 +196,9 @@ def test_shards_end_at_their_shares_when_other_files_come_before_a_merged_one(sm
     files before it, gave one shard a piece too many)."""
     small = []
     for i in range(3):
-        (tmp_path / f"gpu{i}.log").write_bytes(b"2024/04/26 10:00:00.000, 0, 35, Not Active\n" * 700)
-        small.append(InputFile(path=str(tmp_path / f"gpu{i}.log"), rel=f"gpu{i}.log", size=700 * 44))
+        gpu = tmp_path / f"gpu{i}.log"
+        gpu.write_bytes(b"2024/04/26 10:00:00.000, 0, 35, Not Active\n" * 700)
+        small.append(InputFile(path=str(gpu), rel=gpu.name, size=gpu.stat().st_size))
     big = tmp_path / "slurm.out"
     big.write_bytes(b"".join(b"%4d: 2024-04-26 10:%02d:%02d INFO step %d\n" % (i % 8, i // 60 % 60, i % 60, i)
                              for i in range(20_000)))

@@ -14,6 +14,7 @@ import random
 from dataclasses import astuple
 from datetime import date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow.ipc as ipc
@@ -257,9 +258,7 @@ def test_parse_spools_runs_as_it_spools_records(sim_jobs: list[Path], tmp_path: 
         assert state_a == state_b
 
 
-def _scan(paths: list[str], runs: bool, max_cells: int) -> dict:
-    from test_engine import signature
-
+def _finished_scan(paths: list[str], runs: bool, max_cells: int = 150_000) -> Any:
     from l4lite.pipeline import AnalyzeOptions, load_rules
     from l4lite.scan import Scanner
 
@@ -267,7 +266,13 @@ def _scan(paths: list[str], runs: bool, max_cells: int) -> dict:
     options = IngestOptions()
     scanner = Scanner(TemplateMiner(), load_rules(AnalyzeOptions()), bucket_seconds=5.0, max_cells=max_cells)
     scanner.add_many(iter_job(discover(paths, acc), options, acc, runs=runs))
-    return signature(scanner.finish(acc, options.rank_map.as_dict()))
+    return scanner.finish(acc, options.rank_map.as_dict())
+
+
+def _scan(paths: list[str], runs: bool, max_cells: int) -> dict:
+    from test_engine import signature
+
+    return signature(_finished_scan(paths, runs, max_cells))
 
 
 @pytest.mark.parametrize("max_cells", [150_000, 300])
@@ -294,15 +299,8 @@ def test_the_scan_takes_runs_as_it_takes_records(sim_jobs: list[Path], tmp_path:
 
 
 def _device_events(paths: list[str], runs: bool) -> dict:
-    from l4lite.pipeline import AnalyzeOptions, load_rules
-    from l4lite.scan import Scanner
-
-    acc = Accounting()
-    options = IngestOptions()
-    scanner = Scanner(TemplateMiner(), load_rules(AnalyzeOptions()), bucket_seconds=5.0)
-    scanner.add_many(iter_job(discover(paths, acc), options, acc, runs=runs))
-    scan = scanner.finish(acc, options.rank_map.as_dict())
-    return {k: [(e.kind, e.record.line, e.detail, e.count) for e in v] for k, v in scan.device_events.items()}
+    return {k: [(e.kind, e.record.line, e.detail, e.count) for e in v]
+            for k, v in _finished_scan(paths, runs).device_events.items()}
 
 
 def test_gpu_telemetry_in_runs_reports_every_slowdown_a_record_scan_does(tmp_path: Path) -> None:
