@@ -179,6 +179,13 @@ def lead_of(piece: InputFile, head: int | None = None, tail: int | None = None) 
     return out
 
 
+def share_weights(parts: int | Sequence[float]) -> list[float]:
+    """The relative sizes of ``parts`` shards: a count of equal ones, or weights (negative ones count as 0)."""
+    if isinstance(parts, int):
+        return [1.0] * max(1, parts)
+    return [max(float(w), 0.0) for w in parts] or [1.0]
+
+
 def split_large(files: Sequence[InputFile], parts: int | Sequence[float],
                 min_bytes: int | None = None) -> list[InputFile]:
     """The job's files in order, each large plain file cut where the share of one of ``parts`` shards ends
@@ -189,7 +196,7 @@ def split_large(files: Sequence[InputFile], parts: int | Sequence[float],
     pieces, the files before a merged one shift its pieces off the shares, and a shard took a piece too many
     (511 MB against 470 MB on a 1.4 GB Slurm file behind 40 MB of GPU telemetry)."""
     min_bytes = MIN_PIECE_BYTES if min_bytes is None else min_bytes
-    weights = [1.0] * parts if isinstance(parts, int) else [max(float(w), 0.0) for w in parts]
+    weights = share_weights(parts)
     total = sum(max(f.size, 0) for f in files)
     whole = sum(weights)
     if len(weights) < 2 or total <= 0 or whole <= 0:

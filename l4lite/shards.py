@@ -27,7 +27,7 @@ from typing import Any
 
 from l4lite.attribution import RankMap
 from l4lite.jobscan import collapsed
-from l4lite.pieces import split_large
+from l4lite.pieces import share_weights, split_large
 from l4lite.records import Accounting
 from l4lite.scan import EXEMPLAR_CAP, MAX_CELLS, JobScan, Progress, TemplateStat, _rebucket, node_key
 from l4lite.sources import InputFile
@@ -88,9 +88,7 @@ def plan_shards(files: Sequence[InputFile], parts: int | Sequence[float]) -> lis
     the proportions of ``parts`` when it is a list of weights. A file goes to the run that holds the larger
     share of it."""
     files = list(files)
-    if isinstance(parts, int):
-        parts = [1.0] * max(1, parts)
-    weights = [max(float(w), 0.0) for w in parts] or [1.0]
+    weights = share_weights(parts)
     if not files:
         return []
     count = max(1, min(len(weights), len(files)))

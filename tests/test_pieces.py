@@ -82,9 +82,16 @@ def test_only_large_plain_files_are_cut(tmp_path: Path) -> None:
     assert not pieces.splittable(InputFile(path="x", rel="x", size=100 << 20, encoding="utf-16"), 32 << 20)
     assert not pieces.splittable(InputFile(path="x", rel="x", size=50 << 20), 32 << 20)
     assert not pieces.splittable(InputFile(path="-", rel="-", size=100 << 20), 32 << 20)
-    small = [InputFile(path=str(tmp_path / f"f{i}"), rel=f"f{i}", size=1000) for i in range(3)]
-    assert pieces.split_large(small, 2, min_bytes=600) == small  # no piece would be 600 bytes large
-    assert pieces.split_large(small, 8, min_bytes=100) == small  # large enough, but gone: read whole
+    small = []
+    for i in range(3):  # 1,000 bytes, all but the last line starting a record: a cut is found where one is asked for
+        (tmp_path / f"f{i}").write_bytes(b"2024-04-26 10:00:00 INFO step %05d\n" % i * 27 + b"x" * 27 + b"\n")
+        small.append(InputFile(path=str(tmp_path / f"f{i}"), rel=f"f{i}", size=(tmp_path / f"f{i}").stat().st_size))
+    assert [f.size for f in small] == [1000] * 3
+    # the first of two shards (2 : 3) ends 200 bytes into the middle file: a piece of 200 bytes, not of 300
+    assert pieces.split_large(small, [2, 3], min_bytes=300) == small
+    assert len(pieces.split_large(small, [2, 3], min_bytes=100)) == 4  # the middle file cut there
+    gone = [InputFile(path=str(tmp_path / f"gone{i}"), rel=f"gone{i}", size=1000) for i in range(3)]
+    assert pieces.split_large(gone, 8, min_bytes=100) == gone  # large enough, but gone: read whole
 
 
 # ------------------------------------------------------------------------------------------------ reading
