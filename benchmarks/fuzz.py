@@ -180,8 +180,8 @@ def check(ok: Any, what: str) -> None:
 
 def check_file(input_file: Any, data: bytes, kind: str, cap: int) -> int:
     """Read one discovered file with ingest and check every property; returns the number of records."""
-    from l4lite.ingest import IngestOptions, read_file
-    from l4lite.sources import open_lines
+    from l4lite.ingest.decode import open_lines
+    from l4lite.ingest.reader import IngestOptions, read_file
 
     acc = Accounting()
     recs = list(read_file(input_file, IngestOptions(max_line_chars=cap), acc))
@@ -228,7 +228,7 @@ class Target:
 
 
 def t_ingest(args: tuple[tuple[bytes, str], int], tmp: Path) -> None:
-    from l4lite.sources import discover
+    from l4lite.ingest.files import discover
 
     (data, kind), cap = args
     (tmp / "job").mkdir()
@@ -254,8 +254,8 @@ def write_job(job: Path, files: list[tuple[str, bytes]]) -> Path:
 
 
 def t_parse(args: list[tuple[str, tuple[bytes, str]]], tmp: Path) -> None:
-    from l4lite.cli import main
-    from l4lite.mining import template_id
+    from l4lite.cli.main import main
+    from l4lite.mining.miner import template_id
 
     job = write_job(tmp / "job", [(name, data) for name, (data, _) in args])
     (job / "ok.log").write_text("2024-01-01 00:00:00 INFO fine\n")
@@ -278,7 +278,7 @@ _PACK: list[Any] = []
 
 def _pack() -> Any:
     if not _PACK:
-        from l4lite.rulepack import RulePack
+        from l4lite.rules.pack import RulePack
 
         _PACK.append(RulePack.load())
     return _PACK[0]
@@ -319,7 +319,7 @@ def rule_file(draw: Any) -> str:
 
 
 def t_rulefile(args: tuple[str, list[str]], tmp: Path) -> None:
-    from l4lite.rulepack import RulePack
+    from l4lite.rules.pack import RulePack
 
     text, lines = args
     path = tmp / "user.toml"
@@ -335,7 +335,7 @@ def t_rulefile(args: tuple[str, list[str]], tmp: Path) -> None:
 
 
 def t_templates(messages: list[str], tmp: Path) -> None:
-    from l4lite.mining import TemplateMiner, mask, template_id
+    from l4lite.mining.miner import TemplateMiner, mask, template_id
 
     messages = [m.replace("\x00", "") for m in messages]
     for m in messages:
@@ -351,8 +351,9 @@ def t_templates(messages: list[str], tmp: Path) -> None:
 
 
 def t_analyze(args: list[tuple[str, bytes]], tmp: Path) -> None:
-    from l4lite.pipeline import AnalyzeOptions, analyze
-    from l4lite.report import render_html
+    from l4lite.api import analyze
+    from l4lite.options import AnalyzeOptions
+    from l4lite.report.html import render_html
 
     job = write_job(tmp / "job", args)
     try:
@@ -368,7 +369,7 @@ def t_analyze(args: list[tuple[str, bytes]], tmp: Path) -> None:
 
 
 def t_tail(args: list[tuple[str, bytes]], tmp: Path) -> None:
-    from l4lite.cli import main
+    from l4lite.cli.main import main
 
     job = write_job(tmp / "job", args)
     alerts = tmp / "alerts.jsonl"

@@ -28,9 +28,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from l4lite.evaluate import job_paths, load_truth, score_job
-from l4lite.history import Store
-from l4lite.pipeline import AnalyzeOptions, diagnose, load_rules, scan_job
+from l4lite.api import diagnose
+from l4lite.evaluate.scoreboard import job_paths, load_truth, score_job
+from l4lite.history.store import Store
+from l4lite.options import AnalyzeOptions
+from l4lite.scan.job import load_rules, scan_job
 from l4lite.simulate.cluster import FORMATS, LAYOUTS, NAMINGS, JobSpec
 from l4lite.simulate.generate import generate
 
@@ -67,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(args.work or tempfile.mkdtemp(prefix="l4lite-history-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     failures = [f for f in args.failures.split(",") if f]
-    options = AnalyzeOptions(quiet=True)
+    options = AnalyzeOptions()
     rules = load_rules(options)
     rows: list[dict[str, Any]] = []
     started = time.perf_counter()

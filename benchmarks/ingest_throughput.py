@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from l4lite.ingest import IngestOptions, iter_records
+from l4lite.ingest.reader import IngestOptions, iter_records
 from l4lite.records import Accounting
 
 TEMPLATES = [

@@ -10,10 +10,10 @@ count is the stage's own work (reading the files included for l4lite), divided b
 
 - ``drain3``: drain3's TemplateMiner with masking on a sample of the raw lines (the baseline, as in
   ``throughput.py``);
-- ``ingest``: ``l4lite.ingest`` records from the files (headers, node/rank/GPU, timestamps, multi-line records),
-  lines of known shapes in runs (``l4lite.runs``), as ``parse`` and ``analyze`` read them;
+- ``ingest``: ``l4lite.ingest.reader`` records from the files (headers, node/rank/GPU, timestamps, multi-line records),
+  lines of known shapes in runs (``l4lite.ingest.runs``), as ``parse`` and ``analyze`` read them;
 - ``parse``: what ``l4lite parse -o FILE.parquet`` does after start-up: ingest (in runs of known-shape lines,
-  ``l4lite.runs``), the template miner, the Arrow spool, template ids, the Parquet file;
+  ``l4lite.ingest.runs``), the template miner, the Arrow spool, template ids, the Parquet file;
 - ``ingest + scan``: ingest plus the scan (``analyze``'s pass: counts, metrics, rules, markers), finished.
 
 The ratio column is drain3's instructions per line over the row's. Instructions are not seconds (a cache miss
@@ -44,15 +44,16 @@ def child(mode: str, job: Path, sample: int) -> None:
     import pyarrow.parquet  # noqa: F401
     from throughput import drain3_miner
 
-    from l4lite.commands.parse import finalize_spool, write_output
-    from l4lite.gctune import fewer_collections
-    from l4lite.ingest import IngestOptions, prepare_job, read_file
-    from l4lite.mining import TemplateMiner
-    from l4lite.pipeline import AnalyzeOptions, load_rules
+    from l4lite.export.spool import write_spool
+    from l4lite.export.writers import finalize_spool, write_output
+    from l4lite.ingest.files import discover
+    from l4lite.ingest.reader import IngestOptions, prepare_job, read_file
+    from l4lite.mining.miner import TemplateMiner
+    from l4lite.options import AnalyzeOptions
     from l4lite.records import Accounting
-    from l4lite.scan import Scanner
-    from l4lite.sources import discover
-    from l4lite.spool import write_spool
+    from l4lite.scan.gctune import fewer_collections
+    from l4lite.scan.job import load_rules
+    from l4lite.scan.scanner import Scanner
 
     rules = load_rules(AnalyzeOptions())
     lines = sample_lines(job, sample)  # read in every mode: the same zero point
@@ -73,7 +74,7 @@ def child(mode: str, job: Path, sample: int) -> None:
             for _ in records:
                 pass
         elif mode == "parse":
-            from l4lite.ingest import iter_job
+            from l4lite.ingest.reader import iter_job
 
             out = Path(tempfile.mkdtemp(prefix="l4lite-parse-"))
             miner = TemplateMiner()

@@ -22,10 +22,10 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from l4lite.ingest import IngestOptions, iter_records
-from l4lite.metrics import parse_metric_line
-from l4lite.metrics_fast import MetricParser, same_output
+from l4lite.ingest.reader import IngestOptions, iter_records
 from l4lite.records import Accounting
+from l4lite.scan.metric_plans import MetricParser, same_output
+from l4lite.scan.metrics import parse_metric_line
 from l4lite.simulate import JobSpec, generate
 
 

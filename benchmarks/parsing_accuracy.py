@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from l4lite.mining import DEFAULT_MASKS, TemplateMiner
+from l4lite.mining.miner import DEFAULT_MASKS, TemplateMiner
 
 DRAIN_PUBLISHED = {
     "BGL": 0.963,

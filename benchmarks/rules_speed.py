@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/rules_speed.py [--lines N] [--repeat R] [--skip-fixed]
 
-1. Fixed cost per job (what ``l4lite analyze`` pays whatever the job's size): importing ``l4lite.pipeline``
+1. Fixed cost per job (what ``l4lite analyze`` pays whatever the job's size): importing ``l4lite.api``
    (fresh interpreters) against importing it together with scikit-learn, as when the isolation-forest module
    imported it at load; loading the rule pack (patterns compiled on first use) against loading it and compiling
    every pattern; and the CPU time of whole ``l4lite analyze`` runs against the same runs with those two eager
@@ -37,8 +37,8 @@ from typing import Any
 import regex
 
 from l4lite.records import Record
-from l4lite.rulekeys import ReferenceGate, gate_keywords, shape
-from l4lite.rulepack import RulePack
+from l4lite.rules.keys import ReferenceGate, gate_keywords, shape
+from l4lite.rules.pack import RulePack
 
 
 def trie_pattern(words: Sequence[str]) -> str:
@@ -115,7 +115,7 @@ def records(lines: Sequence[str]) -> list[Record]:
 
 
 def suite_texts() -> list[str]:
-    from l4lite.ingest import IngestOptions, iter_records
+    from l4lite.ingest.reader import IngestOptions, iter_records
     from l4lite.records import Accounting
 
     out: list[str] = []
@@ -247,7 +247,7 @@ def child_cpu(code: str, repeat: int) -> tuple[float, str]:
 
 EAGER = """
 import sklearn.ensemble
-from l4lite import rulepack
+from l4lite.rules import pack as rulepack
 _load = rulepack.RulePack.load.__func__
 def load(cls, *a, **k):
     pack = _load(cls, *a, **k)
@@ -259,13 +259,13 @@ rulepack.RulePack.load = classmethod(load)
 
 
 def fixed_cost(repeat: int) -> None:
-    from l4lite import pipeline
+    from l4lite import api as pipeline
 
     print(f"fixed cost per job (CPU seconds, best of {repeat}; the former eager costs are the baseline)")
     base = child_cpu("pass", repeat)[0]
-    now = child_cpu("import l4lite.pipeline", repeat)[0] - base
-    old = child_cpu("import l4lite.pipeline, sklearn.ensemble", repeat)[0] - base
-    print(f"  import l4lite.pipeline   now {now:6.3f} s   with scikit-learn  {old:6.3f} s   saved {old - now:6.3f} s")
+    now = child_cpu("import l4lite.api", repeat)[0] - base
+    old = child_cpu("import l4lite.api, sklearn.ensemble", repeat)[0] - base
+    print(f"  import l4lite.api   now {now:6.3f} s   with scikit-learn  {old:6.3f} s   saved {old - now:6.3f} s")
 
     def load(eager: bool) -> float:
         regex.purge()
@@ -282,12 +282,12 @@ def fixed_cost(repeat: int) -> None:
     print(f"  load the rule pack       now {lazy:6.3f} s   compiling all      {eager:6.3f} s   saved {eager - lazy:6.3f} s")
     for job in JOBS:
         rel = str(job.relative_to(ROOT))
-        run = (f"import sys\nfrom l4lite.cli import main\nmain(['analyze', {rel!r}, '--no-store', '--quiet'])\n"
+        run = (f"import sys\nfrom l4lite.cli.main import main\nmain(['analyze', {rel!r}, '--no-store', '--quiet'])\n"
                "print('sklearn' in sys.modules)\n")
         now, fitted = child_cpu(run, repeat)
         old = child_cpu(EAGER + run, repeat)[0]
         pack = RulePack.load()
-        pipeline.scan_job([str(job)], pipeline.AnalyzeOptions(quiet=True), rules=pack)
+        pipeline.scan_job([str(job)], pipeline.AnalyzeOptions(), rules=pack)
         used = sum("compiled" in r.__dict__ for r in pack.rules)
         print(f"  analyze {rel}: now {now:6.3f} s, eager {old:6.3f} s, saved {old - now:6.3f} s "
               f"({1 - now / old:4.0%}); {used} of {len(pack)} patterns compiled; "

@@ -237,8 +237,10 @@ def stages_in_process(job: Path, lines: int, engine: object | None) -> Row:
     (``Client.run``; their own housekeeping, a few per cent of a core each, is in it): on this machine the same
     work can cost much more CPU when both cores are busy, which no parallel code can win back.
     """
-    from l4lite.engine import scan_job_parallel
-    from l4lite.pipeline import AnalyzeOptions, diagnose, load_rules, scan_job
+    from l4lite.api import diagnose
+    from l4lite.options import AnalyzeOptions
+    from l4lite.scale.engine import scan_job_parallel
+    from l4lite.scan.job import load_rules, scan_job
 
     options = AnalyzeOptions()
     rules = load_rules(options)
@@ -397,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
     engine = solo = None
     if "dask" not in skip:
         solo = solo_process()
-        from l4lite.engine import DaskEngine
+        from l4lite.scale.engine import DaskEngine
 
         t0 = time.perf_counter()
         engine = DaskEngine("local:2")

@@ -9,7 +9,7 @@ candidate window length, two things are scored:
   within two windows of the fault time.
 
 It prints one row per window length with both hit rates and the time the scoring took, so the default in
-``l4lite.windows.DEFAULT_WINDOW`` can be read off (the shortest length with the best hit rates).
+``l4lite.detect.windows.DEFAULT_WINDOW`` can be read off (the shortest length with the best hit rates).
 
     .venv/bin/python benchmarks/window_length.py fixtures/suite [--windows 10,30,60,120,300]
 """
@@ -24,7 +24,8 @@ from datetime import datetime
 from pathlib import Path
 
 from l4lite.detect.iforest import IsolationForestDetector, node_window_scores
-from l4lite.pipeline import AnalyzeOptions, scan_job
+from l4lite.options import AnalyzeOptions
+from l4lite.scan.job import scan_job
 
 
 def _epoch(iso: str) -> float:

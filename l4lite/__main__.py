@@ -1,5 +1,5 @@
 """Allow ``python -m l4lite``."""
 
-from l4lite.cli import main
+from l4lite.cli.main import main
 
 raise SystemExit(main())

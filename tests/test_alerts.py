@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from l4lite.alerts import (
+from l4lite.diagnose.incident import Evidence, Incident, Suspect
+from l4lite.live.alerts import (
     ALERT_SCHEMA,
     AlertTracker,
     JsonLinesSink,
@@ -19,7 +20,6 @@ from l4lite.alerts import (
     read_alert_log,
     slack_body,
 )
-from l4lite.incident import Evidence, Incident, Suspect
 
 
 def ev(line: int, rule: str | None, role: str = "root", node: str = "node017", text: str = "x") -> Evidence:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from l4lite.attribution import (
+from l4lite.ingest.attribution import (
     NAMED_HOST_PREFIX,
     NCCL_HEADER,
     SRUN_LABEL,

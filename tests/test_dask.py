@@ -15,12 +15,14 @@ pytest.importorskip("distributed")
 
 from test_engine import SUITE, signature, verdict  # noqa: E402
 
-from l4lite.cli import main  # noqa: E402
-from l4lite.engine import DaskEngine, scan_job_parallel  # noqa: E402
+from l4lite.api import analyze, diagnose
+from l4lite.cli.main import main  # noqa: E402
+from l4lite.diagnose.incident import Incident  # noqa: E402
 from l4lite.errors import L4Error  # noqa: E402
-from l4lite.incident import Incident  # noqa: E402
-from l4lite.pipeline import AnalyzeOptions, analyze, diagnose, scan_job  # noqa: E402
-from l4lite.shards import SHARD_ROUNDS  # noqa: E402
+from l4lite.options import AnalyzeOptions
+from l4lite.scale.engine import DaskEngine, scan_job_parallel  # noqa: E402
+from l4lite.scale.shards import SHARD_ROUNDS  # noqa: E402
+from l4lite.scan.job import scan_job  # noqa: E402
 
 JOBS = ["002-xid79_fallen_off_bus", "008-device_oom", "007-slow_node"]
 
@@ -59,9 +61,9 @@ def test_local_workers_keep_the_sliding_mmap_threshold_and_run_no_profiler(engin
 def test_dask_gives_the_single_process_verdict(engine: DaskEngine, name: str, gather: int,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Four shards' scans merged in this process, or in a tree on the workers (as for many shards)."""
-    import l4lite.engine
+    import l4lite.scale.engine
 
-    monkeypatch.setattr(l4lite.engine, "GATHER_SHARDS", gather)
+    monkeypatch.setattr(l4lite.scale.engine, "GATHER_SHARDS", gather)
     options = AnalyzeOptions()
     job = str(SUITE / name)
     whole = scan_job([job], options)
@@ -73,7 +75,7 @@ def test_dask_gives_the_single_process_verdict(engine: DaskEngine, name: str, ga
 
 def test_dask_reads_a_merged_file_in_pieces(engine: DaskEngine, monkeypatch: pytest.MonkeyPatch) -> None:
     """One merged srun file cut into pieces (planned here, read on the workers): the one-pass scan."""
-    import l4lite.pieces as pieces
+    import l4lite.ingest.pieces as pieces
 
     monkeypatch.setattr(pieces, "MIN_PIECE_BYTES", 4096)
     options = AnalyzeOptions()

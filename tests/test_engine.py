@@ -10,8 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from l4lite.cli import main
-from l4lite.engine import (
+from l4lite.api import analyze, diagnose
+from l4lite.cli.main import main
+from l4lite.diagnose.incident import Incident
+from l4lite.errors import L4Error
+from l4lite.ingest.files import InputFile, discover
+from l4lite.options import AnalyzeOptions
+from l4lite.records import Accounting
+from l4lite.scale.engine import (
     LocalEngine,
     PoolEngine,
     ShardResult,
@@ -23,12 +29,8 @@ from l4lite.engine import (
     scan_shard,
     unify_templates,
 )
-from l4lite.errors import L4Error
-from l4lite.incident import Incident
-from l4lite.pipeline import AnalyzeOptions, analyze, diagnose, load_rules, scan_job
-from l4lite.records import Accounting
-from l4lite.scan import JobScan, TemplateStat
-from l4lite.sources import InputFile, discover
+from l4lite.scan.job import load_rules, scan_job
+from l4lite.scan.scanner import JobScan, TemplateStat
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "fixtures" / "suite"
@@ -161,8 +163,8 @@ def test_unify_templates_joins_what_shards_generalised_differently() -> None:
 
 def test_merge_results_is_associative_on_a_job(tmp_path: Path) -> None:
     job = SUITE / "012-data_pipeline_fault"
+    from l4lite.ingest.files import discover
     from l4lite.records import Accounting
-    from l4lite.sources import discover
 
     found = discover([str(job)], Accounting())
     shards = plan_shards(found.files, 3)
@@ -201,7 +203,7 @@ def test_results_fold_as_they_come_in_any_order_into_the_one_pass_scan() -> None
     import copy
     import itertools
 
-    from l4lite.engine import _Folding
+    from l4lite.scale.engine import _Folding
 
     job = str(SUITE / "012-data_pipeline_fault")
     options = AnalyzeOptions()
@@ -247,7 +249,7 @@ def test_pool_gives_the_single_process_verdict(single: dict[str, Incident]) -> N
     with PoolEngine(2) as engine:
         assert engine.workers == 2
         for name in VERDICT_JOBS:
-            options = AnalyzeOptions(jobs=2)
+            options = AnalyzeOptions()
             scan = scan_job_parallel([str(SUITE / name)], options, engine=engine)
             inc = diagnose(scan, options)
             ref = single[name]
@@ -301,7 +303,7 @@ def test_stdin_and_single_files_are_scanned_in_one_process(monkeypatch: pytest.M
 
     text = (SUITE / VERDICT_JOBS[0] / "slurm-709109.out").read_text()
     monkeypatch.setattr(sys, "stdin", io.StringIO(text))
-    scan = scan_job_parallel(["-"], AnalyzeOptions(jobs=2), engine=TwoWorkers())
+    scan = scan_job_parallel(["-"], AnalyzeOptions(), engine=TwoWorkers())
     assert "shards" not in scan.info and scan.accounting.lines_read > 0
 
 
@@ -321,8 +323,8 @@ def test_parse_with_jobs_writes_the_same_rows(name: str, tmp_path: Path) -> None
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv", "jsonl"])
 def test_parse_with_jobs_joins_the_workers_parts_into_the_file_one_writer_makes(fmt: str, tmp_path: Path) -> None:
-    from l4lite.commands.parse import write_output
-    from l4lite.parse_engine import finalized_batches, parse_parallel, write_parallel
+    from l4lite.export.parse_engine import finalized_batches, parse_parallel, write_parallel
+    from l4lite.export.writers import write_output
 
     metadata = {"records": 1}
     with PoolEngine(2) as engine:

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from l4lite.cli import main
-from l4lite.evaluate import (
+from l4lite.cli.main import main
+from l4lite.evaluate.scoreboard import (
     BASELINES,
     BaselineRunner,
     evaluate,

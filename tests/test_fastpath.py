@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 from test_engine import signature
 
-from l4lite.ingest import IngestOptions, iter_records
-from l4lite.mining import TemplateMiner
-from l4lite.pipeline import AnalyzeOptions, load_rules, scan_job
+from l4lite.ingest.reader import IngestOptions, iter_records
+from l4lite.mining.miner import TemplateMiner
+from l4lite.options import AnalyzeOptions
 from l4lite.records import Accounting
+from l4lite.scan.job import load_rules, scan_job
 
 ROOT = Path(__file__).resolve().parent.parent
 JOBS = [ROOT / "fixtures" / "jobs" / "ib-link-down"] + [

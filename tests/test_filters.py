@@ -6,7 +6,7 @@ from scan_helpers import DigitMiner, rec
 
 from l4lite.detect.filters import FilterDetector
 from l4lite.records import Record
-from l4lite.scan import JobScan, scan_records
+from l4lite.scan.scanner import JobScan, scan_records
 
 NODES = [f"n{k}" for k in range(8)]
 

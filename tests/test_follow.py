@@ -7,7 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
-from l4lite.follow import MAX_LINE_BYTES, Follower, pattern_root
+from l4lite.live.follow import MAX_LINE_BYTES, Follower, pattern_root
 
 
 class Clock:
@@ -370,7 +370,7 @@ def test_identical_files_in_other_folders_are_not_copies(tmp_path: Path) -> None
 
 
 def test_rotation_names() -> None:
-    from l4lite.follow import rotated_from
+    from l4lite.live.follow import rotated_from
 
     assert rotated_from("train.log.1", "train.log")
     assert rotated_from("train.log.1.gz", "train.log")
@@ -383,7 +383,7 @@ def test_rotation_names() -> None:
 
 
 def test_ended_streams_are_retired_without_losing_their_line_count(tmp_path: Path, monkeypatch) -> None:
-    import l4lite.follow as follow
+    import l4lite.live.follow as follow
 
     monkeypatch.setattr(follow, "MAX_ENDED_KEPT", 2)
     f, clock, _ = make([tmp_path / "*.log"], orphan_idle=1.0)

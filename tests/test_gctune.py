@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import threading
 
-from l4lite.gctune import fewer_collections
+from l4lite.scan.gctune import fewer_collections
 
 
 def test_threshold_raised_and_restored() -> None:

@@ -8,7 +8,7 @@ from scan_helpers import DigitMiner, rec
 
 from l4lite.detect.health import HealthDetector
 from l4lite.records import Record
-from l4lite.scan import JobScan, scan_records
+from l4lite.scan.scanner import JobScan, scan_records
 
 
 def megatron(i: int, loss: float | str, *, ms: float = 1000.0, grad: float | str = 1.0, nan: int = 0,

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from l4lite import history_schema as schema
-from l4lite.cli import main
+from l4lite.cli.main import main
+from l4lite.diagnose.incident import Evidence, Incident, Suspect
 from l4lite.errors import L4Error
-from l4lite.history import DEFAULT_KEY_FIELDS, Store, describe_match, job_key
-from l4lite.incident import Evidence, Incident, Suspect
-from l4lite.scan import JobScan, TemplateStat
+from l4lite.history import schema
+from l4lite.history.store import DEFAULT_KEY_FIELDS, Store, describe_match, job_key
+from l4lite.scan.scanner import JobScan, TemplateStat
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -162,9 +162,9 @@ WRITER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from l4lite.history import Store
-    from l4lite.incident import Evidence, Incident, Suspect
-    from l4lite.scan import JobScan, TemplateStat
+    from l4lite.history.store import Store
+    from l4lite.diagnose.incident import Evidence, Incident, Suspect
+    from l4lite.scan.scanner import JobScan, TemplateStat
 
     store_path, go, name, n = sys.argv[1], Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
     while not go.exists():
@@ -446,7 +446,7 @@ def test_cli_add_requires_healthy_and_records_scanned_jobs(tmp_path: Path, monke
         (tmp_path / name).mkdir()
         (tmp_path / name / "train.log").write_text("step 1\n")
         jobs.append(str(tmp_path / name))
-    fake = types.ModuleType("l4lite.pipeline")
+    fake = types.ModuleType("l4lite.api")
 
     class AnalyzeOptions:
         def __init__(self, **kw: object) -> None:
@@ -457,8 +457,8 @@ def test_cli_add_requires_healthy_and_records_scanned_jobs(tmp_path: Path, monke
     fake.scan_job = lambda paths, options, rules=None: make_scan(paths[0], {"a": 2}, lines=10, info={"model": "m"})
     fake.diagnose = lambda scan, options, rules=None: make_incident(
         "n1", ["x"], status="incident" if "broken" in scan.root else "healthy")
-    monkeypatch.setitem(sys.modules, "l4lite.pipeline", fake)
-    monkeypatch.setattr("l4lite.pipeline", fake, raising=False)
+    monkeypatch.setitem(sys.modules, "l4lite.api", fake)
+    monkeypatch.setattr("l4lite.api", fake, raising=False)
     path = tmp_path / "s.sqlite3"
     assert main(["history", "add", jobs[0], "--store", str(path)]) == 2
     assert "--healthy" in capsys.readouterr().err
@@ -479,7 +479,7 @@ def test_cli_add_requires_healthy_and_records_scanned_jobs(tmp_path: Path, monke
 # -- end to end with the simulator and the pipeline --------------------------------------------------------------
 def test_analyze_uses_baseline_records_jobs_and_matches_confirmed_faults(tmp_path: Path,
                                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    pipeline = pytest.importorskip("l4lite.pipeline")
+    pipeline = pytest.importorskip("l4lite.api")
     from l4lite.simulate.cluster import JobSpec
     from l4lite.simulate.generate import generate
 
@@ -492,19 +492,19 @@ def test_analyze_uses_baseline_records_jobs_and_matches_confirmed_faults(tmp_pat
 
     store = tmp_path / "store.sqlite3"
     healthy, hard_negative = sim("healthy_hard_negatives", 3), sim("healthy_hard_negatives", 4)
-    without = pipeline.analyze([hard_negative], pipeline.AnalyzeOptions(quiet=True))
+    without = pipeline.analyze([hard_negative], pipeline.AnalyzeOptions())
     assert main(["history", "add", healthy, "--healthy", "--store", str(store)]) == 0
     assert "healthy job #1" in capsys.readouterr().out
-    with_store = pipeline.analyze([hard_negative], pipeline.AnalyzeOptions(quiet=True, store=str(store)))
+    with_store = pipeline.analyze([hard_negative], pipeline.AnalyzeOptions(store=str(store)))
     assert not with_store.is_incident
     assert len(with_store.evidence) < len(without.evidence)  # cross-job filtering drops the benign templates
 
-    first = pipeline.analyze([sim("ib_link_down", 1)], pipeline.AnalyzeOptions(quiet=True, store=str(store)))
+    first = pipeline.analyze([sim("ib_link_down", 1)], pipeline.AnalyzeOptions(store=str(store)))
     assert first.is_incident and first.matched_fault is None
     job_id = first.job["history_id"]
     assert main(["history", "confirm", str(job_id), "--category", "network", "--cause", "IB cable",
                  "--node", first.suspects[0].node, "--store", str(store)]) == 0
-    second = pipeline.analyze([sim("ib_link_down", 2)], pipeline.AnalyzeOptions(quiet=True, store=str(store)))
+    second = pipeline.analyze([sim("ib_link_down", 2)], pipeline.AnalyzeOptions(store=str(store)))
     assert second.matched_fault is not None and second.matched_fault["cause"] == "IB cable"
     assert "matches confirmed fault #1 of " in second.summary
     with Store(store) as s:

@@ -35,8 +35,8 @@ from pathlib import Path
 
 import pytest
 
-from l4lite import sources
-from l4lite.cli import main
+from l4lite.cli.main import main
+from l4lite.ingest import files as sources
 
 T0 = dt.datetime(2024, 5, 7, 1, 0, 0)
 NODES = ("gpu-node-01", "gpu-node-02", "gpu-node-03")
@@ -307,7 +307,7 @@ def test_long_words_are_masked_in_linear_time(tmp_path: Path) -> None:
     write_job(job)
     words = b"".join(bytes([97 + i]) * 100_000 + b"\n" for i in range(26))
     write(job / "gpu-node-01" / "letters.log", words)
-    code = ("import sys; from l4lite.cli import main; "
+    code = ("import sys; from l4lite.cli.main import main; "
             f"sys.exit(main(['analyze', '--no-store', '--quiet', {str(job)!r}]))")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240, check=False)
     assert res.returncode == 1, res.stderr[-2000:]

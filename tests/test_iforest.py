@@ -7,7 +7,7 @@ import random
 from scan_helpers import DigitMiner, rec
 
 from l4lite.detect.iforest import IsolationForestDetector, node_window_scores
-from l4lite.scan import JobScan, scan_records
+from l4lite.scan.scanner import JobScan, scan_records
 
 NODES = [f"n{k:02d}" for k in range(12)]
 

@@ -18,11 +18,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from l4lite import sources
 from l4lite.errors import L4Error
-from l4lite.ingest import IngestOptions, RankMap, iter_records, read_file
+from l4lite.ingest import files as sources
+from l4lite.ingest.files import discover
+from l4lite.ingest.reader import IngestOptions, RankMap, iter_records, read_file
 from l4lite.records import Accounting, Record
-from l4lite.sources import discover
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "ingest"

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from l4lite.jsonlines import encode_columns, write_jsonl_batches, write_lines
+from l4lite.export.jsonlines import encode_columns, write_jsonl_batches, write_lines
 
 DUMPS = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 # every control character, the characters JSON escapes, non-ASCII up to astral planes, DEL and U+2028
@@ -70,13 +70,13 @@ def test_write_lines_of_a_sliced_array() -> None:
         assert out.getvalue() == b"2\n3\n4\n"
 
 
-def test_iso_times_read_as_strftime_writes_them() -> None:
+def testiso_times_read_as_strftime_writes_them() -> None:
     import datetime
 
     import numpy as np
     import pyarrow.compute as pc
 
-    from l4lite.commands.parse import _iso_times
+    from l4lite.export.writers import iso_times
 
     rng = np.random.default_rng(7)
     stamps = [datetime.datetime(1, 1, 1), datetime.datetime(9999, 12, 31, 23, 59, 59, 999999),
@@ -84,5 +84,5 @@ def test_iso_times_read_as_strftime_writes_them() -> None:
     times = pa.concat_arrays([pa.array(stamps, pa.timestamp("us", tz="UTC")),
                               pa.array(rng.integers(-2**40, 2**52, 5000), pa.timestamp("us", tz="UTC"))])
     batch = pa.record_batch([times], names=["time"])
-    assert _iso_times(batch).equals(pc.strftime(times, format="%Y-%m-%dT%H:%M:%SZ"))
-    assert _iso_times(batch)[0].as_py() == "0001-01-01T00:00:00.000000Z" and _iso_times(batch)[3].as_py() is None
+    assert iso_times(batch).equals(pc.strftime(times, format="%Y-%m-%dT%H:%M:%SZ"))
+    assert iso_times(batch)[0].as_py() == "0001-01-01T00:00:00.000000Z" and iso_times(batch)[3].as_py() is None

@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from l4lite.ingest import IngestOptions, read_file
-from l4lite.pipeline import AnalyzeOptions, load_rules, scan_job
+from l4lite.ingest.files import discover
+from l4lite.ingest.reader import IngestOptions, read_file
+from l4lite.options import AnalyzeOptions
 from l4lite.records import Accounting, Record
-from l4lite.sources import discover
+from l4lite.scan.job import load_rules, scan_job
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_engine import SUITE, signature  # noqa: E402

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from l4lite import ingest
-from l4lite.ingest import IngestOptions, iter_records
+from l4lite.ingest import reader as ingest
+from l4lite.ingest.reader import IngestOptions, iter_records
 from l4lite.records import Accounting
 
 ROOT = Path(__file__).resolve().parent.parent

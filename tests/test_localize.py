@@ -5,9 +5,9 @@ from __future__ import annotations
 from scan_helpers import DigitMiner, rec
 
 from l4lite.detect.base import Finding
-from l4lite.localize import Localizer, localize, node_for_host
+from l4lite.diagnose.localize import Localizer, localize, node_for_host
 from l4lite.records import Record
-from l4lite.scan import JobScan, scan_records
+from l4lite.scan.scanner import JobScan, scan_records
 
 NODES = ["n1", "n2", "n3", "n4"]
 
@@ -183,7 +183,7 @@ def test_signature_that_healthy_runs_print_too_is_not_the_cause() -> None:
     scan = _scan()
     benign = finding("n2", 1051.0, category="network", rule="ib-port-flap", text="mlx5 link flap")
     benign.records[0].template_id = "t-flap"
-    from l4lite.scan import TemplateStat
+    from l4lite.scan.scanner import TemplateStat
 
     scan.templates["t-flap"] = TemplateStat("t-flap", "mlx5 link flap", count=1, nodes={"n2": 1})
     assert localize(scan, [benign]).status == "incident"

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from l4lite.metrics import parse_metric_line, to_float
+from l4lite.scan.metrics import parse_metric_line, to_float
 
 MEGATRON = (" iteration    29050/  311541 | consumed samples:     10728784 | elapsed time per iteration (ms): 22148.5 |"
             " learning rate: 9.849E-05 | global batch size:  1024 | lm loss: 7.343709E+00 | loss scale: 8192.0 |"
@@ -105,7 +105,7 @@ def test_to_float_variants() -> None:
 
 
 def test_nvidia_smi_csv_slowdown() -> None:
-    from l4lite.metrics import telemetry_header, telemetry_slowdown
+    from l4lite.scan.metrics import telemetry_header, telemetry_slowdown
 
     header = telemetry_header("timestamp, index, pci.bus_id, temperature.gpu, clocks.sm [MHz], "
                               "clocks_event_reasons.hw_slowdown, clocks_event_reasons.hw_thermal_slowdown")

@@ -1,4 +1,4 @@
-"""The shape-plan fast path (l4lite.metrics_fast.MetricParser) gives exactly parse_metric_line's answers.
+"""The shape-plan fast path (l4lite.scan.metric_plans.MetricParser) gives exactly parse_metric_line's answers.
 
 Exactly means the same keys in the same order and values of the same type and repr (nan is nan, 1 is not 1.0).
 Every fixture line and message goes through one parser, then again with its digits changed (the same shapes, other
@@ -20,12 +20,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from l4lite import metrics, metrics_fast
-from l4lite.ingest import IngestOptions, iter_records
-from l4lite.metrics import parse_metric_line
-from l4lite.metrics_fast import MetricParser, plan_metric_line, same_output
+from l4lite.ingest.reader import IngestOptions, iter_records
+from l4lite.ingest.shape import shape_of
 from l4lite.records import Accounting
-from l4lite.shape import shape_of
+from l4lite.scan import metric_plans as metrics_fast
+from l4lite.scan import metrics
+from l4lite.scan.metric_plans import MetricParser, plan_metric_line, same_output
+from l4lite.scan.metrics import parse_metric_line
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from l4lite.errors import L4Error
-from l4lite.mining import Masker, TemplateMiner, mask, template_id
+from l4lite.mining.miner import Masker, TemplateMiner, mask, template_id
 from l4lite.records import Record
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

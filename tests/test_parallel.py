@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from l4lite.cli import main
-from l4lite.parallel import auto_jobs, input_size, jobs_argument
+from l4lite.cli.main import main
+from l4lite.scale.parallel import auto_jobs, input_size, jobs_argument
 
 
 def _job(tmp_path: Path, files: int, size: int) -> Path:

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from l4lite.parquet_join import ParquetJoinError, join_parquet, read_footer, write_footer
+from l4lite.export.parquet_join import ParquetJoinError, join_parquet, read_footer, write_footer
 
 
 def _batches(start: int, stop: int, step: int) -> list[pa.RecordBatch]:

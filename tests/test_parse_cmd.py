@@ -11,9 +11,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from l4lite import spool
-from l4lite.cli import main
-from l4lite.mining import template_id
+from l4lite.cli.main import main
+from l4lite.export import spool
+from l4lite.mining.miner import template_id
 
 COLUMNS = [
     "file",
@@ -195,7 +195,7 @@ def test_errors_are_one_line(job: Path, tmp_path: Path, capsys, argv: list[str],
 def test_prefetched_batches_keep_their_order_and_errors() -> None:
     import threading
 
-    from l4lite.commands.parse import prefetched
+    from l4lite.export.writers import prefetched
 
     assert list(prefetched(iter(range(100)), depth=2)) == list(range(100))
 
@@ -222,7 +222,7 @@ def test_parse_leaves_pandas_unloaded(job: Path, tmp_path: Path, jobs: str) -> N
     import subprocess
     import sys
 
-    code = ("import sys; from l4lite.cli import main; code = main(sys.argv[1:]); "
+    code = ("import sys; from l4lite.cli.main import main; code = main(sys.argv[1:]); "
             "sys.exit(3 if 'pandas' in sys.modules else code)")
     out = tmp_path / "records.parquet"
     done = subprocess.run([sys.executable, "-c", code, "parse", str(job), "-o", str(out), "--quiet", "--jobs", jobs],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from l4lite.phases import PhaseTracker, match_marker, phase_at, phase_from_traceback, spans
+from l4lite.scan.phases import PhaseTracker, match_marker, phase_at, phase_from_traceback, spans
 
 
 def test_checkpoint_markers_with_iteration_and_path() -> None:

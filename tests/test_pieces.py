@@ -8,15 +8,18 @@ from pathlib import Path
 
 import pytest
 
-import l4lite.pieces as pieces
-from l4lite.cli import main
-from l4lite.engine import LocalEngine, PoolEngine, scan_job_parallel
-from l4lite.ingest import IngestOptions, read_file
-from l4lite.parallel import auto_jobs
-from l4lite.pipeline import AnalyzeOptions, analyze, diagnose, load_rules, scan_job
+import l4lite.ingest.pieces as pieces
+from l4lite.api import analyze, diagnose
+from l4lite.cli.main import main
+from l4lite.ingest.decode import iter_line_blocks
+from l4lite.ingest.files import InputFile, discover
+from l4lite.ingest.reader import IngestOptions, read_file
+from l4lite.options import AnalyzeOptions
 from l4lite.records import Accounting
-from l4lite.shards import SHARD_ROUNDS, job_shards
-from l4lite.sources import InputFile, discover, iter_line_blocks
+from l4lite.scale.engine import LocalEngine, PoolEngine, scan_job_parallel
+from l4lite.scale.parallel import auto_jobs
+from l4lite.scale.shards import SHARD_ROUNDS, job_shards
+from l4lite.scan.job import load_rules, scan_job
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_engine import JOBS, SUITE, signature, verdict  # noqa: E402
@@ -222,7 +225,7 @@ def test_pool_verdict_on_a_merged_file_in_pieces(small_pieces: None) -> None:
     name = "002-xid79_fallen_off_bus"  # one merged srun file: without pieces, a single shard
     ref = analyze([str(SUITE / name)], AnalyzeOptions())
     with PoolEngine(2) as engine:
-        options = AnalyzeOptions(jobs=2)
+        options = AnalyzeOptions()
         scan = scan_job_parallel([str(SUITE / name)], options, engine=engine)
         inc = diagnose(scan, options)
     assert scan.info["shards"] == 2 * len(SHARD_ROUNDS)  # a round of shards per worker, cut from one file

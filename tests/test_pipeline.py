@@ -8,12 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from l4lite.cli import main
-from l4lite.incident import Incident
-from l4lite.pipeline import AnalyzeOptions, analyze, diagnose, scan_files, scan_job
+from l4lite.api import analyze, diagnose
+from l4lite.cli.main import main
+from l4lite.diagnose.incident import Incident
+from l4lite.ingest.files import discover
+from l4lite.options import AnalyzeOptions
 from l4lite.records import Accounting
-from l4lite.scan import JobScan
-from l4lite.sources import discover
+from l4lite.scan.job import scan_files, scan_job
+from l4lite.scan.scanner import JobScan
 
 T0 = dt.datetime(2024, 5, 7, 1, 0, 0)
 
@@ -149,7 +151,7 @@ def test_cli_writes_history_when_a_store_is_given(tmp_path: Path) -> None:
     bad = write_job(tmp_path / "bad")
     store = tmp_path / "store.sqlite3"
     assert main(["analyze", str(bad), "--store", str(store), "--quiet"]) == 1
-    from l4lite.history import Store
+    from l4lite.history.store import Store
 
     with Store(str(store)) as s:
         jobs = s.jobs()

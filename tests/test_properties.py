@@ -31,12 +31,13 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from l4lite.attribution import NAMED_HOST_PREFIX, SRUN_LABEL, TORCHRUN_PREFIX
-from l4lite.cli import main
-from l4lite.ingest import IngestOptions, iter_records, read_file
-from l4lite.mining import TemplateMiner, template_id
+from l4lite.cli.main import main
+from l4lite.ingest.attribution import NAMED_HOST_PREFIX, SRUN_LABEL, TORCHRUN_PREFIX
+from l4lite.ingest.decode import open_lines
+from l4lite.ingest.files import discover, sniff
+from l4lite.ingest.reader import IngestOptions, iter_records, read_file
+from l4lite.mining.miner import TemplateMiner, template_id
 from l4lite.records import Accounting, Record
-from l4lite.sources import discover, open_lines, sniff
 from l4lite.vocab import SOURCES
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,

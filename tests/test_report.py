@@ -12,12 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from l4lite.cli import main
+from l4lite.cli.main import main
+from l4lite.diagnose.incident import Evidence, Incident, Suspect
 from l4lite.errors import L4Error
-from l4lite.incident import Evidence, Incident, Suspect
-from l4lite.report import MAX_BYTES, load_incident, render_html, script_json
-from l4lite.report_charts import lttb, pool_columns
-from l4lite.report_context import attach_context, read_lines
+from l4lite.report.charts import lttb, pool_columns
+from l4lite.report.context import attach_context, read_lines
+from l4lite.report.html import MAX_BYTES, load_incident, render_html, script_json
 from l4lite.resources import templates_dir
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "report"

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from html_tags import Tags
 
-from l4lite.report import load_incident, render_html
+from l4lite.report.html import load_incident, render_html
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "report"
 BROWSER = next((p for p in (shutil.which(n) for n in ("chromium", "chromium-browser")) if p), None)

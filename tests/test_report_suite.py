@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from l4lite.cli import main
+from l4lite.cli.main import main
 
 SUITE = Path(__file__).resolve().parent.parent / "fixtures" / "suite"
 JOBS = sorted(p for p in SUITE.iterdir() if (p / "ground_truth.json").is_file())

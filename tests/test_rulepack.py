@@ -10,8 +10,8 @@ import pytest
 from l4lite.detect.rules import RuleDetector, rule_score
 from l4lite.errors import L4Error
 from l4lite.records import Record
-from l4lite.rulepack import RULE_ROLES, RulePack, _gate_keywords, derive_keywords, render
-from l4lite.scan import Hit, JobScan
+from l4lite.rules.pack import RULE_ROLES, RulePack, _gate_keywords, derive_keywords, render
+from l4lite.scan.scanner import Hit, JobScan
 from l4lite.vocab import CATEGORIES, PHASES, SEVERITIES
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -88,7 +88,7 @@ def test_rules_of_a_line_shape_match_as_the_line_does():
     """The scan matches a run's line against the rules its shape may meet (``line_rules``, once per shape):
     the same matches as ``match_fields`` for every example, counter-example and real excerpt line, with its
     message a part of the text (a header in front), and none where the shape rules everything out."""
-    from l4lite.shape import shape_of
+    from l4lite.ingest.shape import shape_of
 
     lines: list[str] = []
     for r in PACK.rules:

@@ -15,10 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from l4lite.errors import L4Error
-from l4lite.ingest import IngestOptions, iter_records
+from l4lite.ingest.reader import IngestOptions, iter_records
 from l4lite.records import Accounting, Record
-from l4lite.rulekeys import ReferenceGate, longest_trie, shape
-from l4lite.rulepack import RuleMatch, RulePack
+from l4lite.rules.keys import ReferenceGate, longest_trie, shape
+from l4lite.rules.pack import RuleMatch, RulePack
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -191,7 +191,7 @@ def run_python(code: str) -> str:
 
 def test_importing_the_pipeline_does_not_import_scikit_learn_or_pandas() -> None:
     """Neither is needed to scan: a parallel scan imports them (``preload``) while its shards are scanned."""
-    out = run_python("import sys, l4lite.cli, l4lite.pipeline, l4lite.engine, l4lite.chartdata, l4lite.detect.iforest\n"
+    out = run_python("import sys, l4lite.cli.main, l4lite.api, l4lite.scale.engine, l4lite.diagnose.chartdata, l4lite.detect.iforest\n"
                      "print(sorted(m for m in ('sklearn', 'scipy', 'pandas') if m in sys.modules))")
     assert out == "[]"
 
@@ -204,7 +204,7 @@ def test_preload_imports_scikit_learn_and_pandas() -> None:
 
 def test_a_job_too_small_for_a_forest_never_imports_scikit_learn() -> None:
     """The NCCL misconfiguration fixture fails at start-up: too few windows and no node unlike the others."""
-    out = run_python("import sys\nfrom l4lite import pipeline\n"
+    out = run_python("import sys\nfrom l4lite import api as pipeline\n"
                      "inc = pipeline.analyze(['fixtures/suite/015-nccl_misconfig'], pipeline.AnalyzeOptions())\n"
                      "print(inc.is_incident, 'sklearn' in sys.modules)")
     assert out == "True False"

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from l4lite.pipeline import AnalyzeOptions, analyze
+from l4lite.api import analyze
+from l4lite.options import AnalyzeOptions
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 REAL = FIXTURES / "real" / "real-failures.jsonl"
@@ -50,7 +51,7 @@ def analyse_excerpt(tmp_path: Path, row: dict) -> tuple[str, str | None]:
     node = job / "node001"
     node.mkdir(parents=True)
     (node / "train.log").write_text("\n".join(row["lines"]) + "\n", encoding="utf-8")
-    incident = analyze([str(job)], AnalyzeOptions(quiet=True))
+    incident = analyze([str(job)], AnalyzeOptions())
     return incident.status, incident.category
 
 

@@ -1,4 +1,4 @@
-"""Runs of known-shape lines (``l4lite.runs``) give the records of the per-line path, and take most lines.
+"""Runs of known-shape lines (``l4lite.ingest.runs``) give the records of the per-line path, and take most lines.
 
 Ingest reads a window of lines at a time where it can: the shapes of all lines from one byte translation, the
 times of the lines of known shapes from one numpy gather. These tests compare that with the per-line path
@@ -22,13 +22,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from l4lite.ingest import IngestOptions, iter_job, iter_records, read_file
-from l4lite.mining import TemplateMiner
+from l4lite.export.spool import write_spool
+from l4lite.ingest.files import discover
+from l4lite.ingest.reader import IngestOptions, iter_job, iter_records, read_file
+from l4lite.ingest.runs import ShapeRun, _epoch_days
+from l4lite.mining.miner import TemplateMiner
 from l4lite.records import Accounting
-from l4lite.runs import ShapeRun, _epoch_days
 from l4lite.simulate import JobSpec, generate
-from l4lite.sources import discover
-from l4lite.spool import write_spool
 
 
 def _read(paths: list[str], **options: bool) -> tuple[list[tuple], dict]:
@@ -259,8 +259,9 @@ def test_parse_spools_runs_as_it_spools_records(sim_jobs: list[Path], tmp_path: 
 
 
 def _finished_scan(paths: list[str], runs: bool, max_cells: int = 150_000) -> Any:
-    from l4lite.pipeline import AnalyzeOptions, load_rules
-    from l4lite.scan import Scanner
+    from l4lite.options import AnalyzeOptions
+    from l4lite.scan.job import load_rules
+    from l4lite.scan.scanner import Scanner
 
     acc = Accounting()
     options = IngestOptions()
@@ -348,8 +349,9 @@ def test_metric_points_of_runs_wait_for_their_values_and_scan_the_same(tmp_path:
     thinning. With NaN and infinite losses and NaN counters (flagged points, never thinned) among them, a
     validation shape (an implied phase), iterations that jump back (a restart), lines a rule matches and more
     points than a node keeps, the scan equals the record scan."""
-    from l4lite.pipeline import AnalyzeOptions, load_rules
-    from l4lite.scan import METRIC_CAP, Scanner
+    from l4lite.options import AnalyzeOptions
+    from l4lite.scan.job import load_rules
+    from l4lite.scan.scanner import METRIC_CAP, Scanner
 
     rnd = random.Random(9)
     lines = []
@@ -402,10 +404,11 @@ def test_a_merged_file_in_pieces_scans_as_one_pass_with_runs(sim_jobs: list[Path
     the merged scan is the one-pass scan."""
     from test_engine import signature
 
-    from l4lite import pieces
-    from l4lite.engine import LocalEngine, scan_job_parallel
-    from l4lite.pipeline import AnalyzeOptions, load_rules, scan_job
-    from l4lite.shards import job_shards
+    from l4lite.ingest import pieces
+    from l4lite.options import AnalyzeOptions
+    from l4lite.scale.engine import LocalEngine, scan_job_parallel
+    from l4lite.scale.shards import job_shards
+    from l4lite.scan.job import load_rules, scan_job
 
     monkeypatch.setattr(pieces, "MIN_PIECE_BYTES", 300_000)
     options = AnalyzeOptions()

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from scan_helpers import DigitMiner, rec
 
 from l4lite.records import Record
-from l4lite.scan import METRIC_CAP, JobScan, Scanner, cap_hits, scan_records, thin_metrics
+from l4lite.scan.scanner import METRIC_CAP, JobScan, Scanner, cap_hits, scan_records, thin_metrics
 
 
 @dataclass
@@ -157,7 +157,7 @@ def test_thin_metrics_keeps_flagged_points_and_the_tail() -> None:
 
 
 def test_cap_hits_keeps_earliest() -> None:
-    from l4lite.scan import Hit
+    from l4lite.scan.scanner import Hit
     hits = [Hit("r", rec("x", time=float(t), line=t)) for t in (5, 1, 3, 2, 4)]
     assert [h.record.line for h in cap_hits(hits, 2)] == [1, 2]
 
@@ -186,7 +186,7 @@ def test_a_metric_point_pickles_whole() -> None:
     import pickle
     from dataclasses import astuple, fields
 
-    from l4lite.jobscan import MetricPoint
+    from l4lite.scan.jobscan import MetricPoint
 
     values = {f.name: f"v-{f.name}" for f in fields(MetricPoint)}  # a distinct value in every field
     point = MetricPoint(**values)

@@ -31,10 +31,10 @@ import pytest
 import regex
 from html_tags import Tags
 
-from l4lite.cli import main
+from l4lite.cli.main import main
+from l4lite.cli.terminal import printable
 from l4lite.errors import L4Error
-from l4lite.rulepack import RulePack
-from l4lite.terminal import printable
+from l4lite.rules.pack import RulePack
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "l4lite"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from l4lite.cli import main
+from l4lite.cli.main import main
 from l4lite.errors import L4Error
 from l4lite.simulate import (
     FORMATS,

@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from l4lite import sources
 from l4lite.errors import InputError
+from l4lite.ingest import decode
+from l4lite.ingest import files as sources
+from l4lite.ingest.decode import open_lines
+from l4lite.ingest.files import InputFile, discover, sniff
 from l4lite.records import Accounting
-from l4lite.sources import InputFile, discover, open_lines, sniff
 
 ELF = b"\x7fELF\x02\x01\x01\x00" + b"\x00" * 200 + bytes(range(256)) * 4
 
@@ -113,6 +115,7 @@ def test_unreadable_file_is_skipped_with_a_warning(tmp_path: Path, monkeypatch: 
         return real_open(path, *args, **kwargs)
 
     monkeypatch.setattr(sources, "open", fake_open, raising=False)
+    monkeypatch.setattr(decode, "open", fake_open, raising=False)
     acc = Accounting()
     job = discover([str(tmp_path)], acc)
     assert [f.rel for f in job.files] == ["good.log"]

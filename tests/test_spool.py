@@ -8,13 +8,13 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 import pytest
 
-from l4lite import spool
-from l4lite.ingest import IngestOptions, iter_job
-from l4lite.mining import TemplateMiner
+from l4lite.export import spool
+from l4lite.ingest.files import discover
+from l4lite.ingest.reader import IngestOptions, iter_job
+from l4lite.ingest.runs import ShapeRun
+from l4lite.mining.miner import TemplateMiner
 from l4lite.records import Accounting, Record
-from l4lite.runs import ShapeRun
 from l4lite.simulate import JobSpec, generate
-from l4lite.sources import discover
 
 FIELDS = ("file", "line", "end_line", "node", "rank", "gpu", "source", "time", "level", "text")
 

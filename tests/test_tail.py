@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from l4lite.alerts import JsonLinesSink
+from l4lite.live.alerts import JsonLinesSink
+from l4lite.live.tail import STATE_FILE, Tailer, TailOptions
 from l4lite.records import Record
-from l4lite.tail import STATE_FILE, Tailer, TailOptions
 
 XID = "NVRM: Xid (PCI:0000:cb:00): 79, pid=1234, name=python, GPU has fallen off the bus."
 
@@ -310,7 +310,7 @@ def test_kill9_and_restart_loses_and_repeats_nothing(tmp_path: Path) -> None:
 def test_webhook_gets_one_alert_and_a_restart_sends_nothing_again(tmp_path: Path) -> None:
     from test_alerts import local_server
 
-    from l4lite.alerts import WebhookSink
+    from l4lite.live.alerts import WebhookSink
 
     logs = tmp_path / "logs"
     (logs / "gpu-node003").mkdir(parents=True)
@@ -334,10 +334,10 @@ def test_webhook_gets_one_alert_and_a_restart_sends_nothing_again(tmp_path: Path
 
 
 def test_incremental_reader_gives_the_same_records_as_ingest(tmp_path: Path) -> None:
-    from l4lite.ingest import IngestOptions, read_file
-    from l4lite.livereader import default_reader_factory
+    from l4lite.ingest.files import InputFile
+    from l4lite.ingest.reader import IngestOptions, read_file
+    from l4lite.live.reader import default_reader_factory
     from l4lite.records import Accounting
-    from l4lite.sources import InputFile
 
     fixtures = Path(__file__).resolve().parent.parent / "fixtures" / "real" / "real-failures.jsonl"
     rows = [json.loads(line) for line in fixtures.read_text().splitlines()]

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from l4lite.timestamps import TimestampParser, parse_elastic_time
+from l4lite.ingest.timestamps import TimestampParser, parse_elastic_time
 
 
 def ts(*args: int, us: int = 0) -> float:

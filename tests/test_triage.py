@@ -6,11 +6,11 @@ import json
 import re
 from pathlib import Path
 
-from l4lite.lane import RootLane
+from l4lite.live.lane import RootLane
+from l4lite.live.triage import KeywordGate, Sampler, Triage
 from l4lite.records import Record
-from l4lite.rulekeys import trie_regex
-from l4lite.rulepack import RulePack
-from l4lite.triage import KeywordGate, Sampler, Triage
+from l4lite.rules.keys import trie_regex
+from l4lite.rules.pack import RulePack
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "real" / "real-failures.jsonl"
 

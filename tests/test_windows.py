@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from scan_helpers import DigitMiner, rec
 
-from l4lite.scan import scan_records
-from l4lite.windows import auto_window, count_frame, node_activity, node_frame, window_frame
+from l4lite.detect.windows import auto_window, count_frame, node_activity, node_frame, window_frame
+from l4lite.scan.scanner import scan_records
 
 
 def _scan():

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from l4lite.records import Record
 
 if TYPE_CHECKING:
-    from l4lite.scan import JobScan
+    from l4lite.scan.scanner import JobScan
 
 
 @dataclass

@@ -18,8 +18,8 @@ import math
 from dataclasses import dataclass
 
 from l4lite.detect.base import Detector, Finding
-from l4lite.scan import JobScan, TemplateStat
-from l4lite.windows import BAD_WORDS as _BAD_WORDS
+from l4lite.detect.windows import BAD_WORDS as _BAD_WORDS
+from l4lite.scan.scanner import JobScan, TemplateStat
 
 _LEVEL_WEIGHT = {"error": 1.0, "warning": 0.6, "info": 0.25, "debug": 0.1}
 

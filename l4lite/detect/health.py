@@ -18,7 +18,7 @@ from typing import Any
 
 from l4lite.detect.base import Detector, Finding
 from l4lite.records import Record
-from l4lite.scan import JobScan, MetricPoint
+from l4lite.scan.scanner import JobScan, MetricPoint
 
 TELEMETRY_RECORDS = 2  # the first readings that show a slowdown; the others say the same
 

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from l4lite.detect.base import Detector, Finding
-from l4lite.scan import JobScan
-from l4lite.windows import alarming_templates, auto_window, count_frame, node_frame, window_frame
+from l4lite.detect.windows import alarming_templates, auto_window, count_frame, node_frame, window_frame
+from l4lite.scan.scanner import JobScan
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -17,13 +17,15 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from l4lite.detect.base import Detector, Finding
-from l4lite.phases import PhaseTracker, phase_at, phase_from_traceback
 from l4lite.records import Record
-from l4lite.scan import node_key  # the scan keys hit totals by node this way: findings must use the same key
+from l4lite.scan.phases import PhaseTracker, phase_at, phase_from_traceback
+from l4lite.scan.scanner import (
+    node_key,  # the scan keys hit totals by node this way: findings must use the same key
+)
 
 if TYPE_CHECKING:
-    from l4lite.rulepack import Rule, RulePack
-    from l4lite.scan import Hit, JobScan
+    from l4lite.rules.pack import Rule, RulePack
+    from l4lite.scan.scanner import Hit, JobScan
 
 SEVERITY_WEIGHT = {"critical": 1.0, "error": 0.8, "warning": 0.5, "info": 0.2}
 

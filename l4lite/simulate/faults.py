@@ -7,7 +7,7 @@ its own first casualty. None of these lines is root-cause evidence.
 
 from __future__ import annotations
 
-from l4lite.simulate import runtime
+import l4lite.simulate.runtime as runtime
 from l4lite.simulate.formats import TrainerFormat
 from l4lite.simulate.plan import Plan
 

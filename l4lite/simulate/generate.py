@@ -6,12 +6,22 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import l4lite.simulate.io_faults as io_faults
+import l4lite.simulate.node_faults as node_faults
 from l4lite.errors import L4Error
 from l4lite.simulate.cluster import JobSpec, build_cluster, choose_variant, rng_for
 from l4lite.simulate.formats import FORMAT_CLASSES, TrainerFormat
 from l4lite.simulate.plan import Plan, build_timeline, make_plan, make_schedule
 from l4lite.simulate.render import all_streams
-from l4lite.simulate.scenarios import Scenario, registry
+from l4lite.simulate.scenarios import (
+    Healthy,
+    HealthyHardNegatives,
+    LossDivergence,
+    NcclMisconfig,
+    Overfitting,
+    Scenario,
+    UserCodeError,
+)
 from l4lite.simulate.writer import ground_truth, prepare_dir, write_ground_truth, write_streams
 
 
@@ -63,3 +73,10 @@ def generate(spec: JobSpec, out_dir: str | Path, overwrite: bool = False) -> dic
     truth = ground_truth(plan, spec.scenario, written)
     write_ground_truth(out, truth)
     return truth
+
+
+def registry() -> dict[str, Scenario]:
+    """Every scenario by name: the simple ones of ``scenarios`` and the node and I/O faults."""
+    items: list[Scenario] = [Healthy(), HealthyHardNegatives(), *node_faults.SCENARIOS, *io_faults.SCENARIOS,
+                             LossDivergence(), UserCodeError(), NcclMisconfig(), Overfitting()]
+    return {s.name: s for s in items}

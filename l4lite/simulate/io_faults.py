@@ -6,7 +6,7 @@ job goes down in the usual cascade.
 
 from __future__ import annotations
 
-from l4lite.simulate import system
+import l4lite.simulate.system as system
 from l4lite.simulate.faults import cascade, fail_rank, fault_iteration, mid_iteration
 from l4lite.simulate.formats import TrainerFormat
 from l4lite.simulate.node_faults import cascade_mode, pick_rank

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import random
 
-from l4lite.simulate import runtime, system
+import l4lite.simulate.runtime as runtime
+import l4lite.simulate.system as system
 from l4lite.simulate.faults import cascade, fail_rank, fault_iteration, hang_all, mid_iteration, seq_of
 from l4lite.simulate.formats import TrainerFormat
 from l4lite.simulate.plan import Plan

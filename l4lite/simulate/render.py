@@ -11,7 +11,8 @@ import heapq
 from dataclasses import dataclass
 from operator import itemgetter
 
-from l4lite.simulate import runtime, system
+import l4lite.simulate.runtime as runtime
+import l4lite.simulate.system as system
 from l4lite.simulate.formats import Timed, TrainerFormat
 from l4lite.simulate.plan import ROOT, Event, Plan
 

@@ -213,12 +213,3 @@ class NcclMisconfig(Scenario):
                         "CUDA_VISIBLE_DEVICES/set_device missing: all local ranks use GPU 0")
                        + "; global start-up misconfiguration, evidence is the NCCL WARN line of the first 4 ranks "
                        "that print it.")
-
-
-def registry() -> dict[str, Scenario]:
-    from l4lite.simulate import io_faults, node_faults
-
-    items: list[Scenario] = [Healthy(), HealthyHardNegatives(), *node_faults.SCENARIOS, *io_faults.SCENARIOS,
-                             LossDivergence(),
-                             UserCodeError(), NcclMisconfig(), Overfitting()]
-    return {s.name: s for s in items}

@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from l4lite.diagnose.incident import write_atomic
 from l4lite.errors import L4Error
-from l4lite.incident import write_atomic
 from l4lite.simulate.cluster import FORMATS, LAYOUTS, NAMINGS, JobSpec
 from l4lite.simulate.generate import generate, scenario_names
 from l4lite.simulate.writer import GROUND_TRUTH

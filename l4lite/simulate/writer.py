@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from l4lite.diagnose.incident import write_atomic
 from l4lite.errors import L4Error
-from l4lite.incident import write_atomic
 from l4lite.simulate.plan import Plan
 from l4lite.simulate.render import Stream
 

@@ -1,0 +1,55 @@
+"""`l4lite eval`: score the analyser and the L4 baselines on a suite of simulated jobs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "eval",
+        help="score the analyser and the Error_time / Error_count baselines on simulated jobs",
+        description="Run the analyser and L4's two baselines on every job of SUITE_DIR (folders with "
+        "ground_truth.json, as written by `l4lite simulate --suite`) and print faulty-node top-1/3/5, phase "
+        "and category accuracy, evidence precision/recall/F1, false incidents on healthy jobs and speed, per "
+        "scenario and overall.",
+    )
+    p.add_argument("suite", metavar="SUITE_DIR", help="suite folder (or a single simulated job)")
+    p.add_argument("--json", nargs="?", const="-", metavar="FILE",
+                   help="write all numbers as JSON to FILE (or stdout, instead of the table)")
+    p.add_argument("--baselines-only", action="store_true", help="score the two baselines only")
+    p.add_argument("--scenarios", metavar="A,B", help="only jobs of these scenarios (comma-separated)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no per-job progress on stderr")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from l4lite.diagnose.incident import write_atomic
+    from l4lite.evaluate.scoreboard import OURS, default_analyzers, evaluate, format_scoreboard, load_truth
+    from l4lite.simulate import suite_jobs
+
+    jobs = suite_jobs(args.suite)
+    if args.scenarios:
+        wanted = {s.strip() for s in args.scenarios.split(",") if s.strip()}
+        jobs = [j for j in jobs if load_truth(j).get("scenario") in wanted]
+    analyzers = default_analyzers(args.baselines_only)
+    if OURS not in analyzers and not args.baselines_only and not args.quiet:
+        print("l4lite: the analysis pipeline is not available; scoring the baselines only", file=sys.stderr)
+
+    def progress(result) -> None:  # noqa: ANN001
+        if not args.quiet:
+            top = "ok" if result.top(1) else ("-" if result.top(1) is None else "miss")
+            print(f"  {result.job} [{result.method}]: {result.pred_status or 'error'}, top1 {top}, "
+                  f"{result.seconds:.2f} s", file=sys.stderr)
+
+    board = evaluate(jobs, analyzers, progress)
+    if args.json:
+        text = json.dumps(board.to_dict(), indent=2)
+        if args.json == "-":
+            print(text)
+            return 0
+        write_atomic(args.json, text + "\n")
+    print(format_scoreboard(board))
+    return 0

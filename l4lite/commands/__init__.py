@@ -1,1 +1,0 @@
-"""One module per CLI command; each has ``register(subparsers)`` and sets ``run`` on its parser."""

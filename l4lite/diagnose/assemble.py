@@ -1,0 +1,241 @@
+"""Assemble the incident from a verdict: evidence entries, phases, the last complete checkpoint, what to do now,
+and the one-sentence summary. Plain functions over plain data; nothing here reads logs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+from l4lite.detect.base import Finding
+from l4lite.diagnose.incident import Evidence, Incident, PhaseSpan, Suspect
+from l4lite.diagnose.localize import Verdict, node_trackers
+from l4lite.records import Record
+from l4lite.scan.phases import spans
+from l4lite.scan.scanner import JobScan
+
+CATEGORY_LABELS = {
+    "gpu_hardware": "GPU hardware", "network": "network", "storage": "storage", "host": "host", "oom": "out-of-memory",
+    "numerical": "numerical", "data": "data", "software": "software", "user_config": "user configuration",
+    "unknown": "unexplained",
+}
+MAX_EVIDENCE = 150
+TEXT_CHARS = 4000
+
+_CATEGORY_ACTION = {
+    "gpu_hardware": "Drain {node} and run GPU diagnostics (nvidia-smi -q, dcgmi diag -r 3) before it takes jobs again.",
+    "network": "Drain {node} and check its fabric links (ibstat, the switch port and cable, mlx5 counters).",
+    "storage": "Check the file system {node} writes to (mount state, free space and quota, server health).",
+    "host": "Drain {node} and check the host (memory, kernel log, power and CPU).",
+    "oom": "Reduce the memory footprint on {node} (micro-batch size, activation checkpointing) or look for a leak.",
+    "data": "Inspect the input data the job was reading on {node} when it failed.",
+    "software": "Read the first traceback on {node}; it is the failing code path.",
+    "unknown": "Take stack dumps (py-spy dump) on {node} before the job is killed, then drain it for diagnostics.",
+}
+
+
+def iso(t: float | None) -> str | None:
+    """ISO 8601 UTC for an epoch time."""
+    if t is None or not math.isfinite(t):
+        return None
+    return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def relative(file: str, root: str) -> str:
+    """A record's file relative to the job root (records usually carry it so already)."""
+    if root and os.path.isabs(file):
+        try:
+            rel = os.path.relpath(file, root)
+            if not rel.startswith(".."):
+                return rel
+        except ValueError:
+            pass
+    return file
+
+
+# ---------------------------------------------------------------------- evidence
+def build_evidence(scan: JobScan, verdict: Verdict, max_entries: int = MAX_EVIDENCE) -> list[Evidence]:
+    out: list[Evidence] = []
+    seen: set[tuple[str, int]] = set()
+    for f, role, records in zip(verdict.findings, verdict.roles, verdict.records, strict=True):
+        if verdict.status != "incident" and role == "root":
+            role = "symptom"
+        for r in records:
+            key = (r.file, r.line)
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(_evidence(scan, f, r, role))
+            if len(out) >= max_entries:
+                return out
+    return out
+
+
+def _evidence(scan: JobScan, f: Finding, r: Record, role: str) -> Evidence:
+    return Evidence(file=relative(r.file, scan.root), line=r.line, node=r.node or f.node,
+                    rank=r.rank if r.rank is not None else f.rank, time=iso(r.time), text=r.text[:TEXT_CHARS],
+                    template_id=r.template_id, rule=f.rule, role=role, score=round(float(f.score), 3),
+                    end_line=r.end_line, source=r.source, gpu=r.gpu if r.gpu is not None else f.gpu,
+                    category=f.category, explain=f.explain, count=f.count)
+
+
+# ---------------------------------------------------------------------- phases and checkpoints
+def phase_spans(scan: JobScan) -> list[PhaseSpan]:
+    _, events = node_trackers(scan)
+    return [PhaseSpan(name, iso(start), iso(end)) for name, start, end in spans(events, scan.end_time)]
+
+
+def checkpoints(scan: JobScan, failure_time: float | None) -> dict[str, Any]:
+    """The last checkpoint saved completely before the failure, and a save cut short by it, if any."""
+    saves: list[dict[str, Any]] = []
+    ordered = sorted((m for m in scan.markers if m.kind in ("checkpoint", "checkpoint_saved")),
+                     key=lambda m: (m.time if m.time is not None else math.inf, m.file, m.line))
+    for m in ordered:
+        path = m.detail.get("path")
+        same = next((s for s in reversed(saves) if m.iteration is not None and s["iteration"] == m.iteration), None)
+        if same is None and m.kind == "checkpoint_saved":
+            same = next((s for s in reversed(saves) if not s["complete"]), None)
+        if same is None:
+            same = {"iteration": m.iteration, "time": m.time, "path": path, "complete": False}
+            saves.append(same)
+        if same["path"] is None and path:
+            same["path"] = path
+        if same["iteration"] is None and m.iteration is not None:
+            same["iteration"] = m.iteration
+        if m.kind == "checkpoint_saved":
+            same["complete"] = True
+            same["done_time"] = m.time
+    train = [p for p in scan.metrics if p.kind == "train"]
+    for s in saves:
+        if s["complete"]:
+            continue
+        for p in train:  # training went on after the save: it finished
+            if (s["iteration"] is not None and p.iteration is not None and p.iteration > s["iteration"]) or \
+                    (s["time"] is not None and p.time is not None and p.time > s["time"] + 1.0 and
+                     s["iteration"] is None):
+                s["complete"] = True
+                break
+    before = [s for s in saves if failure_time is None or s["time"] is None or s["time"] <= failure_time]
+    done = [s for s in before if s["complete"]]
+    last = done[-1] if done else None
+    cut = before[-1] if before and not before[-1]["complete"] else None
+
+    def fmt(s: dict[str, Any]) -> dict[str, Any]:
+        return {"iteration": s["iteration"], "time": iso(s["time"]), "path": s["path"], "complete": s["complete"]}
+
+    return {"last_saved": fmt(last) if last else None, "in_progress": fmt(cut) if cut else None,
+            "saves_seen": len(saves)}
+
+
+# ---------------------------------------------------------------------- words
+def recommendations(verdict: Verdict, checkpoint: dict[str, Any], matched: dict[str, Any] | None) -> list[str]:
+    out: list[str] = []
+    p = verdict.primary
+    if matched:
+        out.append(f"This failure matches confirmed fault #{matched.get('fault_id')}: {matched.get('cause')}.")
+    if p is not None and p.action:
+        out.append(p.action)
+    if verdict.status == "incident" and p is not None:
+        signal = p.data.get("signal")
+        if verdict.scope == "node" and p.node:
+            if signal == "hang":
+                out.append(f"Take stack dumps (py-spy dump --pid) of the ranks on {p.node} before killing the job;"
+                           " then drain it for diagnostics.")
+            else:
+                out.append(_CATEGORY_ACTION.get(verdict.category or "unknown",
+                                                _CATEGORY_ACTION["unknown"]).format(node=p.node))
+        elif verdict.category == "numerical":
+            out.append("Resume from a checkpoint before the divergence with a lower learning rate, or skip the "
+                       "data batches around it; check the loss scale and the gradient clipping.")
+        elif verdict.category == "user_config":
+            out.append("Fix the job's configuration or code named in the first error and resubmit; no node is at "
+                       "fault.")
+        elif signal == "hang":
+            out.append("Take stack dumps (py-spy dump --pid) of every rank before killing the job: the hang has "
+                       "no error line.")
+        last = checkpoint.get("last_saved")
+        cut = checkpoint.get("in_progress")
+        if cut:
+            out.append(f"Do not resume from the checkpoint at iteration {cut.get('iteration')}"
+                       f"{' (' + cut['path'] + ')' if cut.get('path') else ''}: it was being written when the job "
+                       "failed and is incomplete.")
+        if last:
+            where = f" at {last['path']}" if last.get("path") else ""
+            out.append(f"Resume from the checkpoint at iteration {last.get('iteration')}{where}"
+                       + (", after excluding the suspect node." if verdict.scope == "node" and p.node else "."))
+        elif checkpoint.get("saves_seen", 0) == 0:
+            out.append("No checkpoint save was seen in the logs: check the checkpoint directory before resuming.")
+    seen: set[str] = set()
+    return [r for r in out if r and not (r in seen or seen.add(r))][:8]  # type: ignore[func-returns-value]
+
+
+def node_name(node: str) -> str:
+    """A node key as a person reads it (the scan keys lines without a node by rank, or as 'unknown')."""
+    if node == "unknown":
+        return "the node that logged it (its name is not in the logs)"
+    if node.startswith("rank:"):
+        return f"the node of rank {node[5:]}"
+    return node
+
+
+def summary(scan: JobScan, verdict: Verdict, cascades: int) -> str:
+    n_nodes = len(scan.node_last)
+    if verdict.status != "incident" or verdict.primary is None:
+        its = [p.last_iteration for p in scan.progress.values() if p.last_iteration is not None]
+        upto = f" trained to iteration {max(its)}" if its else ""
+        return (f"No incident: {n_nodes} node{'s' if n_nodes != 1 else ''}{upto} with no root-cause signature, no "
+                "numerical problem and no hang.")
+    p = verdict.primary
+    when = f" at {iso(verdict.failure_time)}" if verdict.failure_time is not None else ""
+    at = f" at iteration {verdict.iteration}" if verdict.iteration is not None else ""
+    what = p.explain.rstrip(".")
+    label = CATEGORY_LABELS.get(verdict.category or "unknown", verdict.category or "unexplained")
+    if verdict.scope == "node" and p.node:
+        head = f"{label} fault on {node_name(p.node)} during {verdict.phase}{at}{when}: {what}"
+    else:
+        head = f"job-wide {label} fault during {verdict.phase}{at}{when}: {what}; no node is blamed"
+    if cascades:
+        head += f"; {cascades} other node{'s' if cascades != 1 else ''} logged cascading errors"
+    return head[0].upper() + head[1:] + "."
+
+
+def build_incident(scan: JobScan, verdict: Verdict, *, seconds: float = 0.0, matched: dict[str, Any] | None = None,
+                   extra: dict[str, Any] | None = None) -> Incident:
+    evidence = build_evidence(scan, verdict)
+    checkpoint = checkpoints(scan, verdict.failure_time)
+    primary_node = verdict.primary.node if verdict.primary is not None else None
+    cascade_nodes = {e.node for e in evidence if e.role == "cascade" and e.node and e.node != primary_node}
+    acc = scan.accounting
+    stats = {"files": acc.files, "lines_read": acc.lines_read, "records": acc.records,
+             "lines_skipped": dict(sorted(acc.lines_skipped.items())), "templates": len(scan.templates),
+             "seconds": round(seconds, 3), "lines_in_records": acc.lines_in_records,
+             "files_skipped": dict(sorted(acc.files_skipped.items())), "warnings": list(acc.warnings[:50]),
+             "nodes": len(scan.node_last), "rule_hits": sum(scan.hit_totals.values())}
+    incident = Incident(
+        status=verdict.status,
+        category=verdict.category if verdict.status == "incident" else None,
+        phase=verdict.phase if verdict.status == "incident" else None,
+        iteration=verdict.iteration if verdict.status == "incident" else _last_iteration(scan),
+        failure_time=iso(verdict.failure_time) if verdict.status == "incident" else None,
+        summary=summary(scan, verdict, len(cascade_nodes)),
+        suspects=[Suspect(node=n, score=s, reasons=r, category=verdict.category) for n, s, r in verdict.suspects],
+        evidence=evidence,
+        phases=phase_spans(scan),
+        checkpoint=checkpoint,
+        recommendations=recommendations(verdict, checkpoint, matched),
+        stats=stats,
+        job={"root": scan.root, "nodes": len(scan.node_last), "start": iso(scan.start_time),
+             "end": iso(scan.end_time), "info": dict(scan.info)},
+        scope=verdict.scope if verdict.status == "incident" else None,
+        confidence=verdict.confidence,
+        matched_fault=matched,
+        extra=extra or {},
+    )
+    return incident
+
+
+def _last_iteration(scan: JobScan) -> int | None:
+    its = [p.last_iteration for p in scan.progress.values() if p.last_iteration is not None]
+    return max(its) if its else None

@@ -1,0 +1,166 @@
+"""Which lines prove the verdict: choosing the records each finding shows, and which of them are root evidence.
+
+Three rules, each from how real failures look in logs:
+
+- A launcher summary (torchelastic's failure report, a Slurm task exit) quotes the error of the rank that died;
+  the quote is not the error. Records that matched a confirmation rule are removed from every other finding.
+- On the faulty node, the first fault lines of one failure are root evidence together, even when a rule alone
+  calls a line a symptom: the Xid and the Row Remapper line after it, the trainer's CUDA error on that GPU, the
+  thermal throttling messages of a slow node. Launcher lines and lines of unknown meaning are left out.
+- A line repeated (the same rule with the same details on the same rank, e.g. NCCL's "Last error:" quoting its
+  own warning) counts once. For a job-wide fault every rank prints the same error: the copies of the lowest
+  ranks stand for all of them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+
+from l4lite.detect.base import Finding
+from l4lite.records import Record
+from l4lite.scan.scanner import JobScan
+
+LOW_RANKS = 4  # copies of a job-wide error shown, lowest ranks first
+MAX_ROOT_RECORDS = 10  # root records per finding
+RANKS_PER_NODE = 3  # ranks of one node whose copies of one error are shown
+COMPANION_BEFORE = 300.0  # seconds before the primary a companion line may be (node clocks drift apart:
+COMPANION_AFTER = 600.0  # a kernel log minutes off the trainer's is common), and after
+VAGUE = frozenset({"unknown", "software"})
+INFERRED_SIGNALS = frozenset({"hang", "slowdown", "straggler", "gpu_slowdown"})  # any concrete line explains them
+
+
+_OWN_STAMP = re.compile(r"\d{1,2}:\d\d:\d\d|^\s*\[\s*\d+\.\d+\]")
+
+
+def own_time(record: Record) -> float | None:
+    """The record's time if its first line carries a timestamp, else None.
+
+    Ingest gives a line without a timestamp the time of the last stamped line of its file (a Hugging Face loss
+    dict, a traceback, a merged Slurm output); that time can be minutes early, so it must not decide which
+    error came first or whether training went on after one.
+    """
+    if record.time is None:
+        return None
+    head = record.text[:120]
+    return record.time if _OWN_STAMP.search(head) else None
+
+
+def stamped(text: str) -> bool:
+    """Whether a line carries its own timestamp."""
+    return _OWN_STAMP.search(text[:120]) is not None
+
+
+def summary_lines(findings: Sequence[Finding]) -> set[tuple[str, int]]:
+    """(file, line) of the records that matched a confirmation rule (launcher summaries)."""
+    return {(r.file, r.line) for f in findings if f.detector == "rules" and f.role == "confirmation"
+            for r in f.records}
+
+
+def strip_summaries(findings: Sequence[Finding], roles: dict[int, str]) -> None:
+    """Remove quoted copies from the findings of other rules; a finding left with only quotes is a confirmation."""
+    quoted = summary_lines(findings)
+    if not quoted:
+        return
+    for f in findings:
+        if f.detector != "rules" or f.role == "confirmation":
+            continue
+        kept = [r for r in f.records if (r.file, r.line) not in quoted]
+        if len(kept) == len(f.records):
+            continue
+        if kept:
+            f.count = max(1, f.count - (len(f.records) - len(kept)))
+            f.records = kept
+            f.time = kept[0].time
+            f.node = kept[0].node or f.node
+        else:
+            roles[id(f)] = "confirmation"
+
+
+def _time(f: Finding) -> float | None:
+    if f.records:
+        return own_time(f.records[0])
+    return f.time
+
+
+def is_companion(f: Finding, primary: Finding) -> bool:
+    """A line on the primary's node, close to it in time, that reports a fault of its own kind or a concrete one."""
+    if f.detector != "rules" or f.node is None or f.node != primary.node:
+        return False
+    if f.category in VAGUE or f.data.get("source") == "launcher" or f.severity not in ("critical", "error", "warning"):
+        return False  # vague, a launcher's report, or informational (an fp16 overflow skip in warm-up)
+    if f.category != primary.category and primary.data.get("signal") not in INFERRED_SIGNALS:
+        return False
+    t, t0 = _time(f), _time(primary)
+    if t is None or t0 is None:
+        return f.records and primary.records and f.records[0].file == primary.records[0].file and \
+            abs(f.records[0].line - primary.records[0].line) <= 50  # type: ignore[return-value]
+    return t0 - COMPANION_BEFORE <= t <= t0 + COMPANION_AFTER
+
+
+def hit_groups(scan: JobScan) -> dict[tuple[str, int, str], tuple[tuple[str, str], ...]]:
+    """(file, line, rule) -> the rule pattern's named groups, from the scan's hits."""
+    return {(h.record.file, h.record.line, h.rule_id): tuple(sorted(h.groups.items())) for h in scan.hits}
+
+
+def node_root_records(f: Finding, groups: dict[tuple[str, int, str], tuple[tuple[str, str], ...]]) -> list[Record]:
+    """The root records of a node fault: one per (rank, details), first occurrence first."""
+    out: list[Record] = []
+    seen: set[tuple[object, ...]] = set()
+    ranks: set[int] = set()
+    for r in sorted(f.records, key=lambda r: (r.rank if r.rank is not None else -1, _order(r))):
+        if r.rank is not None and r.rank not in ranks and f.detector == "rules":
+            if len(ranks) >= RANKS_PER_NODE:
+                continue  # the same error on every rank of the node: the lowest ranks show it
+            ranks.add(r.rank)
+        g = groups.get((r.file, r.line, f.rule or ""))
+        # A rank quoting its own error ("Last error: ...") repeats rule and details; kernel lines (no rank)
+        # that repeat are separate reports and all count.
+        key: tuple[object, ...] = (r.file, r.line) if r.rank is None else (r.rank, g) if g else (r.rank, r.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(r)
+        if len(out) >= MAX_ROOT_RECORDS:
+            break
+    return out
+
+
+def low_rank_records(f: Finding, limit: int = LOW_RANKS) -> list[Record]:
+    """One record per rank for the lowest ranks (records without a rank after, by time)."""
+    by_rank: dict[int | None, Record] = {}
+    unranked: list[Record] = []
+    for r in sorted(f.records, key=_order):
+        if r.rank is None:
+            unranked.append(r)
+        elif r.rank not in by_rank:
+            by_rank[r.rank] = r
+    ranked = [by_rank[k] for k in sorted(k for k in by_rank if k is not None)]
+    return (ranked + unranked)[:limit]
+
+
+def global_root_records(findings: Sequence[Finding], limit: int = LOW_RANKS) -> dict[int, list[Record]]:
+    """For a job-wide fault: per signature (rule or health signal), the copies of the lowest ranks.
+
+    Returns the chosen records per finding (by ``id``); a rule's findings are one per node, so the choice is
+    made across them.
+    """
+    by_sig: dict[str, list[tuple[Finding, Record]]] = {}
+    out: dict[int, list[Record]] = {id(f): [] for f in findings}
+    for f in findings:
+        if f.data.get("distinct_records"):  # separate events (three evaluations), not copies of one
+            out[id(f)] = list(f.records[:MAX_ROOT_RECORDS])
+            continue
+        sig = f.rule or str(f.data.get("signal") or f.detector)
+        by_sig.setdefault(sig, []).extend((f, r) for r in f.records)
+    for pairs in by_sig.values():
+        owner = {id(r): f for f, r in pairs}
+        merged = Finding("", "", "", 0.0, "", records=[r for _, r in pairs])
+        for r in low_rank_records(merged, limit):
+            out[id(owner[id(r)])].append(r)
+    return out
+
+
+def _order(r: Record) -> tuple[float, str, int]:
+    return (r.time if r.time is not None else math.inf, r.file, r.line)

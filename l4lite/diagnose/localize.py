@@ -1,0 +1,429 @@
+"""Localisation: combine the detectors' findings into one verdict.
+
+Principles (after L4 and NVIDIA's resiliency attribution):
+
+- Root-cause evidence outranks cascades. Among root findings whose scores are close to the best, the earliest
+  wins (``primary``): one dead GPU makes every other rank log NCCL watchdog timeouts minutes later.
+- A root-cause line that training survived (steady progress well after it, on the node or in the job) is not
+  the cause of this failure; it is kept as a symptom.
+- The root evidence is the primary's node's root findings (the Xid line, the CUDA error on that node, the link
+  down and the IB completion error on that node); root hits on other nodes are shown as cascades.
+- Global faults (numerical, user configuration, a rule scoped "global") blame no node.
+- Without any root finding, confirmations (a torchelastic summary naming the first failed rank) and cascades
+  still make an incident; the suspect is then the named rank's node, the node that stopped first, or the rank
+  that lagged behind in the NCCL watchdog's sequence numbers.
+
+``localize`` returns a ``Verdict`` (plain data); ``pipeline`` turns it into the ``Incident``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from l4lite.detect.base import Finding
+from l4lite.diagnose.evidence import (
+    global_root_records,
+    hit_groups,
+    is_companion,
+    node_root_records,
+    own_time,
+    stamped,
+    strip_summaries,
+)
+from l4lite.ingest.timestamps import parse_elastic_time
+from l4lite.records import Record
+from l4lite.scan.phases import PhaseEvent, PhaseTracker, phase_at, phase_from_traceback
+from l4lite.scan.scanner import UNKNOWN_NODE, JobScan, node_key
+from l4lite.vocab import GLOBAL_CATEGORIES
+
+ROLE_ORDER = {"root": 0, "confirmation": 1, "cascade": 2, "symptom": 3, "anomaly": 4}
+SEVERE = ("critical", "error")
+CLOSE_SCORE = 0.2  # root findings within this of the best compete on time
+SURVIVE_POINTS = 5  # iterations logged after a root line for training to have survived it
+# Health signals that infer a fault without a signature: they lead only when no signature does.
+INFERRED = frozenset({"hang", "slowdown", "straggler", "val_rising"})
+SHOWN = {"root": 10, "confirmation": 3, "cascade": 2, "symptom": 2, "anomaly": 2}  # records shown per finding
+
+_SEQ = re.compile(r"SeqNum=(\d+)")
+_LAST_DONE = re.compile(r"last completed NCCL work:\s*(\d+)")
+_RANK = re.compile(r"\[(?:PG \S+ (?:\(\S+\) )?)?Rank (\d+)\]")
+
+
+@dataclass
+class Verdict:
+    """What localisation concluded; ``findings`` carry their final roles (``data["role"]``)."""
+
+    status: str
+    category: str | None = None
+    phase: str | None = None
+    scope: str | None = None
+    primary: Finding | None = None
+    suspects: list[tuple[str, float, list[str]]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # ordered, most important first
+    roles: list[str] = field(default_factory=list)  # final role per finding, parallel to ``findings``
+    records: list[list[Record]] = field(default_factory=list)  # records shown per finding, parallel too
+    failure_time: float | None = None
+    iteration: int | None = None
+    confidence: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def finding_key(f: Finding) -> tuple[float, str, int]:
+    """Time order of a finding; untimed ones (and inherited times) sort after timed ones, by file position."""
+    r = f.records[0] if f.records else None
+    t = own_time(r) if r is not None else f.time
+    return (t if t is not None else math.inf, r.file if r else "", r.line if r else 0)
+
+
+def is_global(f: Finding) -> bool:
+    return f.category in GLOBAL_CATEGORIES or f.data.get("scope") == "global"
+
+
+def node_trackers(scan: JobScan) -> tuple[dict[str | None, list[PhaseEvent]], list[PhaseEvent]]:
+    """Phase events per node, and for the job as a whole (all markers in time order)."""
+    per_node: dict[str | None, PhaseTracker] = {}
+    job = PhaseTracker()
+    ordered = sorted(scan.markers, key=lambda m: (m.time if m.time is not None else math.inf, m.file, m.line))
+    for m in ordered:
+        per_node.setdefault(m.node, PhaseTracker()).feed(m.kind, m.time, m.file, m.line, m.node, m.iteration)
+        job.feed(m.kind, m.time, m.file, m.line, m.node, m.iteration)
+    return {n: t.events for n, t in per_node.items()}, job.events
+
+
+def phase_of(f: Finding, scan: JobScan, trackers: dict[str | None, list[PhaseEvent]],
+             job_events: list[PhaseEvent]) -> str:
+    """The phase of a finding: the traceback's innermost frame, the node's markers, the rule's hint, the job's."""
+    if f.detector == "health" and f.data.get("phase_hint"):
+        return str(f.data["phase_hint"])  # a slowdown is measured on training iterations
+    r = f.records[0] if f.records else None
+    if r is not None and r.end_line > r.line:
+        tb = phase_from_traceback(r.text)
+        if tb is not None:
+            return tb
+    t = f.time if f.time is not None else (r.time if r else None)
+    if t is not None and t == int(t):
+        t += 0.999  # a timestamp to the second covers the whole second
+    where = (r.file, r.line) if r else (None, None)
+    node_phase = phase_at(trackers.get(f.node, []), t, *where) if f.node in trackers else None
+    hint = f.data.get("phase_hint")
+    if node_phase in ("checkpoint", "eval", "load", "shutdown"):
+        return node_phase
+    if t is not None:  # checkpoints and evaluations are often logged by rank 0 alone: the job's markers say
+        job_phase = phase_at(job_events, t)
+        if job_phase in ("checkpoint", "eval"):
+            return job_phase
+    if hint:
+        return str(hint)
+    if node_phase:
+        return node_phase
+    job_phase = phase_at(job_events, t, *where)
+    if job_phase:
+        return job_phase
+    if f.data.get("signal") in ("nan", "loss_spike", "loss_scale_collapse", "slowdown", "straggler", "hang"):
+        return "train"
+    return "train" if scan.progress else "init"
+
+
+def survived(f: Finding, scan: JobScan, grace: float) -> bool:
+    """Did training go on for a while after this finding (so it cannot be what stopped the job)?"""
+    r = f.records[0] if f.records else None
+    t = own_time(r) if r is not None else f.time
+    train = [p for p in scan.metrics if p.kind == "train" and (p.iteration is not None or p.seq)]
+    if not train:
+        return False
+    own = [p for p in train if p.node == f.node] or train
+    if r is not None and r.rank is not None:
+        own = [p for p in own if p.rank == r.rank] or own
+    if t is not None:
+        later = [p for p in own if p.time is not None and p.time > t + grace and stamped(p.text)]
+    elif r is not None:
+        later = [p for p in own if p.file == r.file and p.line > r.end_line]
+    else:
+        return False
+    steps = {p.iteration if p.iteration is not None else p.seq for p in later}
+    return len(steps) >= SURVIVE_POINTS
+
+
+def _ranks_behind(findings: Sequence[Finding]) -> list[int]:
+    """Ranks that lag in the NCCL watchdog's view: a lower timed-out SeqNum or last completed work than the rest."""
+    seqs: dict[int, int] = {}
+    for f in findings:
+        for r in f.records:
+            mr = _RANK.search(r.text)
+            if mr is None:
+                continue
+            m = _LAST_DONE.search(r.text) or _SEQ.search(r.text)
+            if m is None:
+                continue
+            rank = int(mr.group(1))
+            seqs[rank] = min(seqs.get(rank, 1 << 62), int(m.group(1)))
+    if len(seqs) < 2:
+        return []
+    low = min(seqs.values())
+    if low == max(seqs.values()):
+        return []
+    return sorted(r for r, s in seqs.items() if s == low)
+
+
+def node_for_host(scan: JobScan, host: str) -> str | None:
+    """The job's node for a host name as a launcher prints it (FQDN, upper case, IP)."""
+    nodes = scan.node_last
+    if host in nodes:
+        return host
+    short = host.strip().lower()
+    short = short if re.match(r"^\d+\.\d+\.\d+\.\d+$", short) else short.split(".", 1)[0]
+    for node in nodes:
+        if node.lower() == short or node.lower().split(".", 1)[0] == short:
+            return node
+    return None
+
+
+def _named_time(f: Finding) -> float:
+    """The first-failure time a launcher summary states (torchelastic ``time : 2025-05-21_15:43:03``)."""
+    when = (f.data.get("groups") or {}).get("when")
+    if when:
+        t = parse_elastic_time(str(when))
+        if t is not None:
+            return t
+    return finding_key(f)[0]
+
+
+class Localizer:
+    """Turns findings into a verdict. Parameters are in ``__init__``, like a detector's."""
+
+    def __init__(self, *, survive_grace: float = 120.0, max_suspects: int = 10,
+                 baseline_rates: dict[str, float] | None = None, rate_factor: float = 20.0) -> None:
+        self.survive_grace = survive_grace
+        self.max_suspects = max_suspects
+        # Cross-job filter for signatures: a root line whose template healthy runs of the same setup also
+        # print (at a comparable rate) is benign there, so it is not the cause here either.
+        self.baseline_rates = dict(baseline_rates or {})
+        self.rate_factor = rate_factor
+
+    def _in_baseline(self, scan: JobScan, f: Finding) -> bool:
+        # A critical signature (a GPU off the bus, a link down) is never explained away: templates are coarser
+        # than rules, and a healthy run's "Link INIT" can share the template of this run's "Link down".
+        if not self.baseline_rates or f.detector != "rules" or not f.records or f.severity == "critical":
+            return False
+        total = max(1, sum(st.count for st in scan.templates.values()))
+        for r in f.records:
+            base = self.baseline_rates.get(r.template_id)
+            stat = scan.templates.get(r.template_id)
+            if base is None or stat is None or stat.count / total >= self.rate_factor * base:
+                return False
+        return True
+
+    def localize(self, scan: JobScan, findings: Sequence[Finding]) -> Verdict:
+        findings = list(findings)
+        roles = {id(f): f.role for f in findings}
+        notes: list[str] = []
+        strip_summaries(findings, roles)
+        # Root lines that training survived are symptoms of something the job lived through.
+        for f in findings:
+            if f.role == "root" and f.detector != "health" and survived(f, scan, self.survive_grace):
+                roles[id(f)] = "symptom"
+                f.data["survived"] = True
+            elif roles[id(f)] in ("root", "cascade", "confirmation") and self._in_baseline(scan, f):
+                roles[id(f)] = "symptom"
+                f.data["in_baseline"] = True
+        roots = [f for f in findings if roles[id(f)] == "root"]
+        severe = [f for f in findings if roles[id(f)] in ("cascade", "confirmation") and f.severity in SEVERE]
+        if not roots and not severe:
+            return self._finish(scan, findings, roles, Verdict(status="healthy", notes=notes))
+
+        verdict = Verdict(status="incident")
+        if roots:
+            # Signatures (rules, numerical health signals) before inferences (hang, slowdown): a job that
+            # stopped or slowed down because of a signed fault is explained by the signature.
+            signed = [f for f in roots if f.data.get("signal") not in INFERRED] or roots
+            best = max(f.score for f in signed)
+            close = [f for f in signed if f.score >= best - CLOSE_SCORE]
+            # A line that names no node cannot localise a node fault (and its time is often inherited from an
+            # earlier line of a merged output); the same fault's attributed line leads instead.
+            primary = min(close, key=lambda f: (f.node is None and not is_global(f) and len(scan.node_last) > 1,
+                                                finding_key(f), -f.score))
+        else:
+            primary = self._primary_without_root(scan, findings, severe)
+        if primary.data.get("signal") == "hang" and primary.node is None:
+            lagging = self._lagging_node(scan, findings)  # a silent hang: the watchdog may still name the node
+            if lagging is not None:
+                primary.node = lagging
+                primary.data["scope"] = "node"
+        verdict.primary = primary
+        verdict.scope = "global" if is_global(primary) else "node"
+        verdict.category = primary.category
+        real = [n for n in scan.node_last if n != UNKNOWN_NODE and not n.startswith("rank:")]
+        if verdict.scope == "node" and primary.node is None and len(real) <= 1:
+            # One node (or none named): the fault is on the node that logged it.
+            primary.node = real[0] if real else (node_key(primary.records[0]) if primary.records else UNKNOWN_NODE)
+        if verdict.scope == "node" and primary.node is None:
+            named = self._named_node(scan, findings, roles)
+            if named is not None:
+                primary.node = named
+            elif primary.category in ("unknown", "software"):
+                verdict.scope = "global"
+        # Root evidence: the primary's node's root findings; root findings elsewhere become cascades.
+        for f in findings:
+            if roles[id(f)] != "root" or f is primary:
+                continue
+            if verdict.scope == "global":
+                same = is_global(f) and f.category == primary.category
+            else:
+                same = f.node == primary.node and f.node is not None and not (
+                    f.detector == "health" and primary.detector != "health") and f.data.get("signal") not in INFERRED
+            if not same:
+                roles[id(f)] = "cascade" if f.detector != "health" else "symptom"
+        roles[id(primary)] = "root"
+        if verdict.scope == "global":  # a rule matching the trainer's metric lines says what health says
+            metric_lines = {(p.file, p.line) for p in scan.metrics}
+            for f in findings:
+                if f is not primary and f.detector == "rules" and roles[id(f)] == "root" and f.records and \
+                        all((r.file, r.line) in metric_lines for r in f.records) and \
+                        any(g.detector == "health" and roles[id(g)] == "root" for g in findings):
+                    roles[id(f)] = "confirmation"
+        if verdict.scope == "node":
+            for f in findings:
+                if roles[id(f)] in ("symptom", "confirmation") and is_companion(f, primary):
+                    roles[id(f)] = "root"
+                    f.data["companion"] = True
+        trackers, job_events = node_trackers(scan)
+        verdict.phase = phase_of(primary, scan, trackers, job_events)
+        r = primary.records[0] if primary.records else None
+        verdict.failure_time = primary.time if primary.time is not None else (r.time if r else None)
+        verdict.iteration = self._iteration(scan, primary, verdict.failure_time)
+        verdict.confidence = round(min(1.0, primary.score), 3)
+        verdict.notes = notes
+        return self._finish(scan, findings, roles, verdict)
+
+    # ------------------------------------------------------------------ no root
+    def _primary_without_root(self, scan: JobScan, findings: list[Finding], severe: list[Finding]) -> Finding:
+        confirmations = [f for f in severe if f.role == "confirmation"]
+        named = [f for f in confirmations if self._confirmed_node(scan, f)]
+        if named:  # the launcher's summary with the earliest first failure names the culprit
+            primary = min(named, key=lambda f: (_named_time(f), finding_key(f)))
+            primary.node = self._confirmed_node(scan, primary)
+        else:
+            primary = min(confirmations or severe, key=lambda f: (finding_key(f), -f.score))
+        if primary.role == "cascade" or primary.node is None:
+            node = self._lagging_node(scan, findings)
+            if node is not None:
+                primary.node = node
+        return primary
+
+    @staticmethod
+    def _lagging_node(scan: JobScan, findings: list[Finding]) -> str | None:
+        """The node the NCCL watchdog points at: the ranks that lag in sequence numbers, else the only node whose
+        ranks never reported the timed-out collective that every other node's ranks reported."""
+        cascades = [f for f in findings if f.role == "cascade"]
+        behind = _ranks_behind(cascades)
+        node = next((scan.rank_nodes.get(r) for r in behind if r in scan.rank_nodes), None)
+        if node is not None:
+            return node
+        reported = {r.node or scan.rank_nodes.get(r.rank if r.rank is not None else -1)
+                    for f in cascades if f.rule and "watchdog" in f.rule for r in f.records}
+        reported.discard(None)
+        silent = [n for n in scan.node_last if n not in reported and n != UNKNOWN_NODE and not n.startswith("rank:")]
+        if len(reported) >= 2 and len(silent) == 1:
+            return silent[0]
+        return None
+
+    @staticmethod
+    def _confirmed_node(scan: JobScan, f: Finding) -> str | None:
+        """The node a confirmation names (torchelastic's host, or the failed rank's node), if it is in the job."""
+        host = f.data.get("host")
+        if host:
+            node = node_for_host(scan, str(host))
+            if node is not None:
+                return node
+        rank = f.data.get("failed_rank")
+        if rank is not None:
+            try:
+                return scan.rank_nodes.get(int(rank))
+            except (TypeError, ValueError):
+                return None
+        return None
+
+    def _named_node(self, scan: JobScan, findings: list[Finding], roles: dict[int, str]) -> str | None:
+        named = [f for f in findings if roles[id(f)] == "confirmation" and self._confirmed_node(scan, f)]
+        if named:
+            return self._confirmed_node(scan, min(named, key=lambda f: (_named_time(f), finding_key(f))))
+        for f in findings:
+            if f.detector == "health" and f.data.get("signal") == "hang" and f.node:
+                return f.node
+        return self._lagging_node(scan, findings)
+
+    # ------------------------------------------------------------------ iteration
+    @staticmethod
+    def _iteration(scan: JobScan, primary: Finding, failure_time: float | None) -> int | None:
+        if primary.data.get("signal") in ("nan", "loss_spike", "loss_scale_collapse", "val_rising") and \
+                primary.data.get("iteration") is not None:
+            return int(primary.data["iteration"])
+        best: int | None = None
+        slack = 1.0
+        for p in scan.metrics:
+            if p.kind != "train" or p.iteration is None:
+                continue
+            if failure_time is not None and p.time is not None and p.time > failure_time + slack:
+                continue
+            if best is None or p.iteration > best:
+                best = p.iteration
+        if best is None:
+            its = [p.last_iteration for p in scan.progress.values() if p.last_iteration is not None]
+            best = max(its) if its else None
+        return best
+
+    # ------------------------------------------------------------------ suspects and ordering
+    def _finish(self, scan: JobScan, findings: list[Finding], roles: dict[int, str], verdict: Verdict) -> Verdict:
+        primary = verdict.primary
+        ordered = sorted(findings, key=lambda f: (f is not primary, ROLE_ORDER.get(roles[id(f)], 9),
+                                                 finding_key(f), -f.score))
+        verdict.findings = ordered
+        verdict.roles = [roles[id(f)] for f in ordered]
+        groups = hit_groups(scan)
+        incident = verdict.status == "incident"
+        chosen = global_root_records([f for f, role in zip(ordered, verdict.roles, strict=True) if role == "root"]) \
+            if incident and verdict.scope == "global" else {}
+        for f, role in zip(ordered, verdict.roles, strict=True):
+            if role == "root" and incident:
+                recs = chosen[id(f)] if verdict.scope == "global" else node_root_records(f, groups)
+            else:
+                recs = f.records[: SHOWN.get(role, 2)]
+            verdict.records.append(recs)
+        if verdict.status == "incident" and verdict.scope == "node":
+            verdict.suspects = self._suspects(scan, ordered, verdict.roles, primary)
+        return verdict
+
+    def _suspects(self, scan: JobScan, findings: list[Finding], roles: list[str],
+                  primary: Finding | None) -> list[tuple[str, float, list[str]]]:
+        weight = {"root": 0.45, "confirmation": 0.4, "anomaly": 0.3, "symptom": 0.2, "cascade": 0.08}
+        scores: dict[str, float] = {}
+        reasons: dict[str, list[str]] = {}
+        for f, role in zip(findings, roles, strict=True):
+            if f.node is None:
+                continue
+            if f is primary:
+                s = 0.7 + 0.3 * min(1.0, f.score)
+            elif role == "cascade" and f.role == "root":
+                s = 0.5 * weight["root"] * f.score  # a root line on a node other than the first
+            else:
+                s = weight.get(role, 0.1) * min(1.0, f.score)
+            scores[f.node] = 1 - (1 - scores.get(f.node, 0.0)) * (1 - s)
+            if len(reasons.setdefault(f.node, [])) < 4 and f.explain not in reasons[f.node]:
+                reasons[f.node].append(f"{role}: {f.explain}")
+        if primary is not None and primary.node is not None:
+            top = max(scores.values())
+            scores[primary.node] = max(scores.get(primary.node, 0.0), min(1.0, top + 0.05))
+            others = [n for n in scores if n != primary.node]
+            for n in others:  # the primary's node must stay first
+                scores[n] = min(scores[n], scores[primary.node] * 0.8)
+        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+        return [(n, round(min(1.0, s), 3), reasons.get(n, [])) for n, s in ranked[: self.max_suspects] if s > 0.02]
+
+
+def localize(scan: JobScan, findings: Sequence[Finding], **kwargs: Any) -> Verdict:
+    """Convenience wrapper: ``Localizer(**kwargs).localize(scan, findings)``."""
+    return Localizer(**kwargs).localize(scan, findings)

@@ -1,0 +1,284 @@
+"""Discovery and reading of a job's log files.
+
+A job path may be a directory tree, one or several files, gzip files or ``-`` (stdin). Text is recognised by
+sniffing the first kilobytes, never by extension, because crashed jobs leave logs named ``*.out``, ``*.1`` or
+nothing at all next to core dumps and checkpoints. Reading never materialises a whole file: bytes are read in
+chunks, decompressed incrementally and split into lines, and a line longer than the cap is truncated while the
+rest of it is skipped in chunks, so a 10 MB line of tensor dump costs neither memory nor much time.
+"""
+
+from __future__ import annotations
+
+import codecs
+import errno
+import fnmatch
+import os
+import re
+import stat
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from l4lite.errors import InputError
+from l4lite.records import Accounting
+
+SNIFF_BYTES = 8192
+CHUNK_BYTES = 1 << 20
+DEFAULT_MAX_LINE_CHARS = 64 * 1024
+MAX_INFLATE = 4 << 20  # bound on bytes produced per decompress call (gzip bombs)
+_SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__"})
+# Files inside a job folder that are not logs of the job: the answer key of a simulated job must never be read
+# as evidence. Matched (fnmatch) against file names found while walking a directory, never against paths given
+# explicitly.
+DEFAULT_EXCLUDE: tuple[str, ...] = ("ground_truth.json",)
+
+GZIP_MAGIC = b"\x1f\x8b"
+_BINARY_MAGICS: tuple[tuple[bytes, str], ...] = (
+    (b"\x7fELF", "ELF executable or core dump"),
+    (b"PK\x03\x04", "zip archive (e.g. a torch checkpoint)"),
+    (b"\x89PNG", "PNG image"),
+    (b"\x89HDF", "HDF5 file"),
+    (b"BZh", "bzip2 data (decompress it first)"),
+    (b"\xfd7zXZ\x00", "xz data (decompress it first)"),
+    (b"\x28\xb5\x2f\xfd", "zstd data (decompress it first)"),
+    (b"SQLite format 3\x00", "SQLite database"),
+    (b"\x93NUMPY", "numpy array"),
+    (b"PAR1", "parquet file"),
+    (b"%PDF", "PDF document"),
+)
+# Bytes that do not occur in text: C0 controls except \t \n \v \f \r and ESC (ANSI colours), plus DEL.
+_CONTROL_BYTES = bytes(b for b in range(32) if b not in (9, 10, 11, 12, 13, 27)) + b"\x7f"
+_NON_CONTROL = bytes(b for b in range(256) if b not in _CONTROL_BYTES)
+_ASCII = bytes(range(128))
+
+
+@dataclass(frozen=True, slots=True)
+class InputFile:
+    """One readable text input. ``rel`` is relative to the job root (``-`` for stdin)."""
+
+    path: str
+    rel: str
+    size: int = 0
+    mtime: float | None = None
+    encoding: str = "utf-8"
+    compressed: bool = False
+    # A piece of a large plain file (``l4lite.ingest.pieces``): bytes [start, stop) whose first line is ``first_line``.
+    start: int = 0
+    stop: int | None = None
+    first_line: int = 1
+
+    @property
+    def is_stdin(self) -> bool:
+        return self.path == "-"
+
+    @property
+    def is_piece(self) -> bool:
+        return self.stop is not None
+
+
+@dataclass
+class Job:
+    """The files of a job in a deterministic order (sorted by relative path)."""
+
+    root: str
+    files: list[InputFile] = field(default_factory=list)
+
+
+def sniff(head: bytes) -> tuple[str | None, str]:
+    """Classify the first bytes of a file: ``(encoding, "")`` for text, ``(None, why)`` for binary."""
+    if not head:
+        return "utf-8", ""
+    if head.startswith(codecs.BOM_UTF8):
+        return "utf-8", ""
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16", ""
+    if head[257:262] == b"ustar":
+        return None, "tar archive (extract it first)"
+    for magic, what in _BINARY_MAGICS:
+        if head.startswith(magic):
+            return None, what
+    n = len(head)
+    nul = head.count(0)
+    if nul > n // 4 and n >= 4:
+        # UTF-16 without a BOM: every other byte is NUL (ASCII text).
+        even, odd = head[0::2], head[1::2]
+        if odd.count(0) > 0.9 * len(odd) and even.count(0) < 0.1 * len(even):
+            return "utf-16-le", ""
+        if even.count(0) > 0.9 * len(even) and odd.count(0) < 0.1 * len(odd):
+            return "utf-16-be", ""
+    if nul:
+        # NUL bytes alone do not make a file binary: a node that died leaves its log's tail zero-filled (the
+        # size grew but the data never reached the disk) and the reader removes them. What is left decides.
+        head = head.replace(b"\x00", b"")
+        n = len(head)
+        if not n:  # no text at all where a log starts (a preallocated or sparse file): not worth reading through
+            return None, "only NUL bytes (a zero-filled file)"
+    control = n - len(head.translate(None, _CONTROL_BYTES))
+    if control > 0.10 * n:
+        return None, "binary data"
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < n - 4:  # not merely a character cut at the end of the sample
+            high = len(head.translate(None, _ASCII))
+            if high > 0.30 * n:
+                return None, "binary data"
+    return "utf-8", ""
+
+
+def _read_head(path: str) -> tuple[bytes, bool]:
+    """The first bytes of a file, decompressed when it is gzip (whatever its name)."""
+    with open(path, "rb") as fh:
+        head = fh.read(SNIFF_BYTES)
+        if not head.startswith(GZIP_MAGIC):
+            return head, False
+        raw = head + fh.read(64 * 1024)
+    d = zlib.decompressobj(wbits=31)
+    try:
+        out = d.decompress(raw, SNIFF_BYTES)
+    except zlib.error:
+        out = b""
+    return out, True
+
+
+def discover(paths: Sequence[str], accounting: Accounting,
+             exclude: Sequence[str] = DEFAULT_EXCLUDE) -> Job:
+    """List the readable text files of a job; warn about (and count) everything else.
+
+    Raises InputError only when nothing readable remains.
+    """
+    if not paths:
+        raise InputError("no input given: pass a job directory, log files or - for stdin")
+    found: dict[tuple[int, int] | str, tuple[str, os.stat_result | None, str]] = {}
+    roots: list[str] = []
+    missing: list[str] = []
+    stdin = False
+    for given in paths:
+        if given == "-":
+            stdin = True
+            continue
+        apath = os.path.abspath(given)
+        try:
+            st = os.stat(apath)
+        except OSError as exc:
+            why = os_reason(exc)
+            if os.path.islink(apath):
+                accounting.skip_file(why, given, os.strerror(exc.errno or 0) if exc.errno else str(exc))
+            else:
+                accounting.warn(f"{given}: {os.strerror(exc.errno) if exc.errno else exc}")
+            missing.append(given)
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            roots.append(apath)
+            _walk(apath, st, found, accounting, tuple(exclude))
+        else:
+            roots.append(os.path.dirname(apath))
+            _add_file(apath, st, found, accounting, explicit=True)
+    root = _common_root(roots) if roots else ("-" if stdin else "")
+    prefix = root.rstrip(os.sep) + os.sep
+    files: list[InputFile] = []
+    for apath, st, how in found.values():
+        if root in ("", "-"):
+            rel = os.path.basename(apath)
+        elif apath.startswith(prefix):  # the usual case, without relpath's cost per file
+            rel = apath[len(prefix):]
+        else:
+            rel = os.path.relpath(apath, root)
+        if how == "pipe":
+            files.append(InputFile(path=apath, rel=rel, size=0, mtime=None))
+            continue
+        try:
+            head, compressed = _read_head(apath)
+        except OSError as exc:
+            accounting.skip_file("unreadable", rel, os.strerror(exc.errno) if exc.errno else str(exc))
+            continue
+        encoding, why = sniff(head)
+        if encoding is None:
+            accounting.skip_file("archive" if why.startswith("tar") else "binary", rel, why)
+            continue
+        assert st is not None
+        files.append(InputFile(path=apath, rel=rel, size=st.st_size, mtime=st.st_mtime,
+                               encoding=encoding, compressed=compressed))
+    files.sort(key=lambda f: f.rel)
+    if stdin:
+        files.insert(0, InputFile(path="-", rel="-"))
+    if not files:
+        skipped = sum(accounting.files_skipped.values())
+        detail = f"; {skipped} files skipped (" + ", ".join(
+            f"{k}={v}" for k, v in sorted(accounting.files_skipped.items())) + ")" if skipped else ""
+        names = ", ".join(paths)
+        if missing and len(missing) == len(paths):
+            raise InputError(f"{missing[0]}: no such file or directory" if len(missing) == 1
+                             else f"none of the inputs exist: {names}")
+        raise InputError(f"{names}: no readable text log files{detail}")
+    return Job(root=root, files=files)
+
+
+def os_reason(exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "symlink_loop"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return "unreadable"
+    if exc.errno == errno.ENOENT:
+        return "broken_symlink"
+    return "unreadable"
+
+
+def _common_root(roots: list[str]) -> str:
+    try:
+        return os.path.commonpath(roots)
+    except ValueError:  # different drives
+        return roots[0]
+
+
+def _add_file(apath: str, st: os.stat_result, found: dict, accounting: Accounting, explicit: bool) -> None:
+    mode = st.st_mode
+    if stat.S_ISREG(mode):
+        key: tuple[int, int] | str = (st.st_dev, st.st_ino)
+        if key not in found:
+            found[key] = (apath, st, "file")
+    elif explicit and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+        found[apath] = (apath, None, "pipe")  # e.g. <(zcat ...): sniffed while reading
+    else:
+        accounting.skip_file("not_regular", apath)
+
+
+def _walk(top: str, top_st: os.stat_result, found: dict, accounting: Accounting,
+          exclude: tuple[str, ...] = ()) -> None:
+    """Depth-first walk following directory symlinks, with loop detection on (device, inode)."""
+    visited: set[tuple[int, int]] = {(top_st.st_dev, top_st.st_ino)}
+    excluded = re.compile("|".join(fnmatch.translate(p) for p in exclude)).match if exclude else None
+    stack = [top]
+    while stack:
+        d = stack.pop()
+        try:
+            with os.scandir(d) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            accounting.skip_file(os_reason(exc), d, os.strerror(exc.errno) if exc.errno else str(exc))
+            continue
+        for entry in reversed(entries):
+            if excluded is not None and excluded(os.path.normcase(entry.name)):
+                accounting.files_skipped["excluded"] += 1
+                continue
+            try:
+                st = entry.stat(follow_symlinks=True)
+            except OSError as exc:
+                accounting.skip_file(os_reason(exc), entry.path,
+                                     os.strerror(exc.errno) if exc.errno else str(exc))
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if entry.name in _SKIP_DIRS:
+                    continue
+                key = (st.st_dev, st.st_ino)
+                if key in visited:
+                    if entry.is_symlink():
+                        accounting.skip_file("symlink_loop", entry.path, "directory already visited")
+                    continue
+                visited.add(key)
+                stack.append(entry.path)
+            else:
+                _add_file(entry.path, st, found, accounting, explicit=False)
+
+
+# ----------------------------------------------------------------------------------------------- reading

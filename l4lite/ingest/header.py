@@ -1,0 +1,244 @@
+"""The line reader's header path: a line's prefixes (time, level, host, rank, GPU, stream) read once per line
+shape, then replayed as a plan for every later line of the same shape.
+
+``_FileReader`` in ``l4lite.ingest.reader`` inherits it; the state it reads and fills is the reader's.
+"""
+
+from __future__ import annotations
+
+from l4lite.ingest import lineclass as lc
+from l4lite.ingest.attribution import (
+    NAMED_HOST_PREFIX,
+    NCCL_HEADER,
+    SRUN_LABEL,
+    TORCHRUN_PREFIX,
+    UCX_HEADER,
+    normalize_host,
+)
+from l4lite.ingest.shape import shape_of
+from l4lite.records import Record
+
+DIGITS = frozenset("0123456789")
+MAX_PLANS = 4096  # line shapes remembered per book (see runs.ShapeBook)
+
+
+class HeaderReading:
+    """``_header`` and the shape plans it learns (a mixin of the file reader)."""
+
+    def _header(self, s: str) -> tuple | None:
+        """Split a line's prefixes and headers off: stream prefix end, rank, host, GPU, time, level, message start.
+
+        ``spans`` (the last field) says where each value sits in the line and which timestamp calls were made,
+        so that a later line of the same shape can be read from the same offsets (see ``_planned``); it is None
+        when the header took a path that also changed reading state (syslog host, uptime anchor, UCX).
+        None when the line is blank once its prefixes are removed.
+        """
+        pos = 0
+        rank: int | None = None
+        global_rank = False
+        local_rank = False
+        host: str | None = None
+        gpu: int | None = None
+        host_span: tuple[int, int] | None = None
+        gpu_span: tuple[int, int] | None = None
+        rank_span: tuple[int, int] | None = None
+        # ---- stream prefixes: name.host [stderr], srun label, torchrun [rankN]:/[defaultN]:
+        if s.find(" [std", 0, 160) > 0:
+            m = NAMED_HOST_PREFIX.match(s)
+            if m:
+                host = self._host(m[2])
+                host_span = m.span(2)
+                pos = m.end()
+        c = s[pos] if pos < len(s) else ""
+        if (c == " " or c in DIGITS) and s.find(": ", pos, pos + 9) > 0:
+            m = SRUN_LABEL.match(s, pos)
+            if m:
+                rank = int(m[1])
+                rank_span = m.span(1)
+                global_rank = True
+                pos = m.end()
+                c = s[pos] if pos < len(s) else ""
+        if (c == "[" or c == " ") and s.find("]:", pos, pos + 48) > 0:
+            m = TORCHRUN_PREFIX.match(s, pos)
+            if m:
+                if m[1] == "rank":
+                    rank = int(m[2])
+                    rank_span = m.span(2)
+                    global_rank = True
+                elif rank is None:
+                    rank = int(m[2])  # a local rank: the best there is
+                    rank_span = m.span(2)
+                    local_rank = True
+                pos = m.end()
+                if s.startswith(" ", pos):
+                    pos += 1
+        if pos and (pos >= len(s) or s[pos:].isspace()):
+            return None
+        # ---- headers: NCCL host:pid:tid [dev], timestamp, syslog host/program, level marker
+        p = pos
+        header = False
+        nccl = False
+        cacheable = True
+        has_nccl = s.find("NCCL", p, p + 240) > 0
+        if has_nccl:
+            m = NCCL_HEADER.match(s, p)
+            if m:
+                host = self._host(m[1])
+                host_span = m.span(1)
+                gpu = int(m[4])
+                gpu_span = m.span(4)
+                p = m.end()
+                header = nccl = True
+        ts_first = p
+        ts_second = -1
+        t, end, level, kind = self.ts.parse(s, p)
+        if not end and s.startswith(" ", p):  # " [2024-09-11 17:52:18] iteration ..." (Megatron)
+            p1 = p + 1
+            while s.startswith(" ", p1) and p1 - p < 8:
+                p1 += 1
+            ts_second = p1
+            t, end, level, kind = self.ts.parse(s, p1)
+        ts_end, ts_kind, ts_level = end, kind, level
+        source = None
+        if end:
+            p = end
+            header = True
+            if kind == "iso":
+                pass
+            elif kind == "syslog" or kind == "rfc3339":
+                p, host, source = self._syslog_host(s, p, t, host)
+                cacheable = False
+            elif kind == "uptime" or kind == "delta" or kind[0] in "dk":  # dmesg forms, kern facility
+                source = "kernel"
+            elif kind == "fm":
+                source = "other"
+            if has_nccl and not nccl:
+                m = NCCL_HEADER.match(s, p)
+                if m:
+                    host = self._host(m[1])
+                    host_span = m.span(1)
+                    gpu = int(m[4])
+                    gpu_span = m.span(4)
+                    p = m.end()
+                    nccl = True
+        elif c == "[" and ":" in s:
+            m = UCX_HEADER.match(s, p)
+            if m:
+                host = normalize_host(m[1])
+                p = m.end()
+                header = True
+                cacheable = False
+        if level is None and p < len(s):
+            level, p2 = lc.level_marker(s, p)
+            if p2 != p:
+                p = p2
+                header = True
+        spans = (rank_span, host_span, gpu_span, ts_first, ts_second, ts_end, ts_kind, ts_level) \
+            if cacheable else None
+        return pos, rank, global_rank, local_rank, host, gpu, nccl, header, t, level, p, source, spans
+
+    # ------------------------------------------------------------------------------------------ line shapes
+    def _learn(self, s: str, msg: str, spans: tuple, pos: int, p: int, global_rank: bool, local_rank: bool,
+               nccl: bool, level: str | None, source: str, rank_in_msg: bool) -> None:
+        """Remember how a directly emitted line was read, under its shape (its bytes with digits folded)."""
+        if not self.opt.line_shapes:
+            return
+        key = shape_of(s)
+        end = len(s.rstrip())
+        a = len(s) - len(s[p:].lstrip())
+        if a >= end:
+            a = len(s) - len(s[pos:].lstrip())
+        if s[a:end] != msg:
+            return
+        plans = self.plans
+        if len(plans) >= MAX_PLANS:
+            self.book.restart()
+            self.use_book()
+        ts_first, ts_second, ts_end, ts_kind, ts_level = spans[3:8]
+        layout = self.ts.iso_layout(s, ts_second if ts_second >= 0 else ts_first, ts_end) \
+            if ts_kind == "iso" and ts_level is None else None
+        # a shape a run may take, for RunReading to make a RunShape of (only if the file is long enough for runs)
+        pending = self.run_pending
+        if len(pending) >= MAX_PLANS:  # a file whose blocks never take runs: keep this bounded
+            pending.clear()
+        if layout is not None and not pos and spans[:3] == (None, None, None) and ts_second < 0:
+            plans[key] = (layout, a, end, level, source, rank_in_msg)  # the common shape: see _planned_simple
+            if not rank_in_msg or self.path_rank is not None:
+                pending.append((key, layout, a, end, level, source))
+        else:
+            plans[key] = (pos, global_rank, local_rank, nccl, level, source, a, end, rank_in_msg, layout) + spans
+            if layout is None or spans[1:3] != (None, None) or nccl:
+                pass
+            elif not pos and spans[0] is None:  # " [2024-09-11 17:52:18] iteration ..." (Megatron)
+                if not rank_in_msg or self.path_rank is not None:
+                    pending.append((key, layout, a, end, level, source))
+            elif global_rank and spans[0] is not None:  # "  3: 2024-..." (srun --label), "[rank3]: ..."
+                pending.append((key, layout, a, end, level, source, pos, spans[0]))
+
+    def _planned_simple(self, lineno: int, s: str, plan: tuple) -> Record | None:
+        """``_planned`` for the most common shape: an ISO timestamp first, no prefix, host or GPU in the line."""
+        layout, ma, mb, level, source, rank_in_msg = plan
+        t = self.ts.iso_time(s, layout)
+        if t is None:
+            return None
+        if t > self.future and self._future_time(lineno, t):
+            t = self.last_time
+        else:
+            self.last_time = t
+        msg = s[ma:mb]
+        rank = self.path_rank
+        if rank is None and rank_in_msg:
+            rank = lc.rank_in_message(msg)
+        node = self.path_node
+        gpu = None
+        if node is None and (self.streams or rank is not None):
+            node, gpu = self._fill("", node, rank, gpu)
+        if node is None and rank is None:
+            self.nameless += 1
+        return Record(self.f.rel, lineno, lineno, node, rank, gpu, source, t, level, msg, s)
+
+    def _planned(self, lineno: int, s: str, plan: tuple) -> Record | None:
+        """Read a line of a known shape from the offsets of the first line of that shape.
+
+        Every test the slow path makes on a line (prefix and header regexes, level and source words, record
+        kind) looks at literal letters and at character classes, never at which digit is where, so lines that
+        differ only in their ASCII digits take the same path; the timestamp is parsed for real and must end
+        where it ended before, else None (the caller takes the slow path).
+        """
+        (pos, global_rank, local_rank, nccl, level, source, ma, mb, rank_in_msg, layout,
+         rank_span, host_span, gpu_span, ts_first, ts_second, ts_end, ts_kind, ts_level) = plan
+        t = self.ts.iso_time(s, layout) if layout is not None else None
+        if t is None:
+            parse = self.ts.parse
+            t, end, lvl, kind = parse(s, ts_first)
+            if ts_second >= 0:
+                if end:
+                    return None
+                t, end, lvl, kind = parse(s, ts_second)
+            if end != ts_end or kind != ts_kind or lvl != ts_level:
+                return None
+        if t is None or (t > self.future and self._future_time(lineno, t)):
+            t = self.last_time
+        else:
+            self.last_time = t
+        stream = s[:pos].rstrip(" ")
+        rank = int(s[rank_span[0]:rank_span[1]]) if rank_span is not None else None
+        host = self._host(s[host_span[0]:host_span[1]]) if host_span is not None else None
+        gpu = int(s[gpu_span[0]:gpu_span[1]]) if gpu_span is not None else None
+        msg = s[ma:mb]
+        if local_rank and stream not in self.local_streams:
+            self.local_streams.add(stream)
+        if host is not None or gpu is not None:
+            self._saw(stream, host, gpu, rank if global_rank else None, msg if nccl else None)
+        if rank is None:
+            rank = self.path_rank
+            if rank is None and rank_in_msg:
+                rank = lc.rank_in_message(msg)
+        node = host if host is not None else self.path_node
+        if (node is None and (self.streams or rank is not None)) or (gpu is None and stream):
+            node, gpu = self._fill(stream, node, rank, gpu)
+        if node is None and rank is None:
+            self.nameless += 1
+        return Record(self.f.rel, lineno, lineno, node, rank, gpu, source, t, level, msg, s)
+
+    # ------------------------------------------------------------------------------------------ helpers

@@ -1,0 +1,476 @@
+"""From a job's files to records: headers stripped, node/rank/GPU attributed, multi-line events joined.
+
+``iter_records(paths, options, accounting)`` streams the records of a job, file by file (sorted by relative
+path), each file's records in the order of their first line. Memory stays bounded: lines are read in chunks,
+and the only state per file is one open record per prefix stream (a merged ``srun --label`` or torchrun file
+interleaves ranks, so a rank's traceback continues on the next line *of that rank*), a reorder queue so that
+records still come out in line order, and a short hold at the start of a file until its host is known.
+
+Every line ends in exactly one record or in ``accounting.lines_skipped`` with a reason, so
+``accounting.balanced`` always holds, however broken the input.
+"""
+
+from __future__ import annotations
+
+import re
+import time as _time
+from collections import deque
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from l4lite.errors import L4Error
+from l4lite.ingest import lineclass as lc
+from l4lite.ingest.attribution import (
+    GLOBAL_RANKS,
+    GLOBAL_WEIGHT,
+    NCCL_RANK,
+    SYSLOG_HOST,
+    RankMap,
+    attribute_path,
+    compile_node_from,
+    normalize_host,
+)
+from l4lite.ingest.decode import iter_line_blocks
+from l4lite.ingest.files import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover
+from l4lite.ingest.header import HeaderReading
+from l4lite.ingest.lineclass import OpenRecord
+from l4lite.ingest.pieces import lead_of
+from l4lite.ingest.runs import RUN_BLOCK_LINES, RunReading, ShapeBook, ShapeRun
+from l4lite.ingest.shape import FOLD_DIGITS
+from l4lite.ingest.timestamps import TimestampParser, boot_anchors
+from l4lite.records import Accounting, Record
+
+__all__ = ["IngestOptions", "RankMap", "iter_records", "iter_job", "prepare_job", "read_file"]
+
+_HOLD_LINES = 1000  # lines held at the start of a file while its host is still unknown
+_STALE_LINES = 5000  # an open multi-line record untouched for this many lines is closed
+_FUTURE_SLACK = 86400.0  # a line stamped this long after its file was last written (and after now) has a wrong clock
+_AMBIGUOUS = "\x00"  # a stream that showed two different hosts (or GPUs)
+_SPACE_START = frozenset(" \t")
+_KIND_STARTS = frozenset("T=fEN")  # first characters of messages that may open a multi-line record
+_BLANK = object()  # _line's answer for a line that is blank once its prefixes are removed
+UPTIME_BRACKET = re.compile(r"\[ *(\d+\.\d+)\] *")
+SRUN_ERROR = re.compile(r"srun: error: ([A-Za-z0-9][\w.-]*): tasks? (\d+)(?:-(\d+))?: ")
+STEPD_NODE = re.compile(r"\bON ([A-Za-z0-9][\w.-]*) CANCELLED AT\b")
+
+
+@dataclass
+class IngestOptions:
+    """How to read a job. ``rank_map`` collects rank -> node ties across the files read with these options, and
+    ``shape_books`` the line shapes learnt in them (``runs.ShapeBook``)."""
+
+    node_from: str | None = None
+    max_line_chars: int = DEFAULT_MAX_LINE_CHARS
+    year: int | None = None
+    max_record_lines: int = 2000
+    rank_map: RankMap = field(default_factory=RankMap)
+    boot_anchors: dict[str, float] = field(default_factory=dict)  # node -> boot wall time, see prepare_job
+    line_shapes: bool = True  # read lines of an already seen shape from remembered offsets (same records)
+    line_runs: bool = True  # and runs of such lines a block at a time (``l4lite.ingest.runs``; same records)
+    shape_books: dict[tuple, ShapeBook] = field(default_factory=dict, repr=False, compare=False)
+
+    def shape_book(self, context: tuple) -> ShapeBook:
+        """The book of the files that read a shape alike (see ``ShapeBook``)."""
+        return self.shape_books.setdefault(context, ShapeBook())
+
+
+def iter_records(paths: Sequence[str], options: IngestOptions, accounting: Accounting) -> Iterator[Record]:
+    """All records of a job (see ``sources.discover`` for what a path may be)."""
+    job = discover(paths, accounting)
+    yield from iter_job(job, options, accounting)
+
+
+def iter_job(job: Job, options: IngestOptions, accounting: Accounting,
+             runs: bool = False) -> Iterator[Record | ShapeRun]:
+    """``iter_records`` of a discovered job (``runs``: see ``_FileReader.run``)."""
+    prepare_job(job, options, accounting)
+    for input_file in job.files:
+        yield from read_file(input_file, options, accounting, runs=runs)
+
+
+def prepare_job(job: Job, options: IngestOptions, accounting: Accounting) -> None:
+    """Job-wide facts needed before reading files one by one (so that shards can read files independently):
+    the boot time of nodes whose dmesg captures only carry uptimes (``timestamps.boot_anchors``)."""
+    try:
+        node_re = compile_node_from(options.node_from)
+    except ValueError as exc:
+        raise L4Error(str(exc)) from None
+    found = boot_anchors(job.files, lambda rel: attribute_path(rel, node_re)[0], options.year, accounting)
+    options.boot_anchors.update(found)
+
+
+def read_file(input_file: InputFile, options: IngestOptions, accounting: Accounting,
+              rank_map: RankMap | None = None, runs: bool = False) -> Iterator[Record | ShapeRun]:
+    """The records of one file, in the order of their first line (``runs``: see ``_FileReader.run``)."""
+    try:
+        node_re = compile_node_from(options.node_from)
+    except ValueError as exc:
+        raise L4Error(str(exc)) from None
+    reader = _FileReader(input_file, options, accounting, rank_map if rank_map is not None else options.rank_map,
+                         node_re)
+    if input_file.is_piece and input_file.start > 0:
+        reader.learn_lead(lead_of(input_file), node_re)
+    return reader.run(runs)
+
+
+class _FileReader(HeaderReading, RunReading):
+    """Reads one file; see the module docstring for the state it keeps."""
+
+    def __init__(self, input_file: InputFile, options: IngestOptions, accounting: Accounting,
+                 rank_map: RankMap, node_re) -> None:
+        self.f = input_file
+        self.opt = options
+        self.acc = accounting
+        self.rank_map = rank_map
+        self.path_node, self.path_rank = attribute_path(input_file.rel, node_re)
+        self.default_source = lc.default_source(input_file.rel)
+        self.ts = TimestampParser(options.year, input_file.mtime)
+        if self.path_node is not None and self.path_node in options.boot_anchors:
+            self.ts.set_prescan_anchor(0, options.boot_anchors[self.path_node])
+        self.open: dict[str, OpenRecord] = {}
+        self.out: deque[OpenRecord] = deque()
+        self.streams: dict[str, list] = {}  # stream -> [host, gpu] seen on lines of that stream
+        self.file_host: str | None = None  # the single host named by lines of this file, if only one
+        self.hold = self.path_node is None
+        self.last_time: float | None = None
+        self.last_open: OpenRecord | None = None  # the latest record that may take continuation lines
+        self.hosts: dict[str, str] = {}  # host as written -> normalised
+        self.local_streams: set[str] = set()  # streams whose rank is a local rank ([defaultN]:)
+        self.future = self._future_limit()  # times after this are wrong clocks (see _future_time)
+        self.future_lines = 0
+        self.nameless = 0  # records that got neither a node nor a rank
+        # Files that read a shape alike share what they learn (see runs.ShapeBook). Whether the path names a
+        # node changes no plan today (a file without one only holds its first lines); it stays in the key so
+        # that a plan that comes to depend on it cannot leak across.
+        self.init_runs(options.shape_book((self.default_source, self.path_rank is not None,
+                                           self.path_node is not None)))
+
+    def learn_lead(self, lead: Sequence[InputFile], node_re: re.Pattern[str] | None) -> None:
+        """Start a piece of a file (``l4lite.ingest.pieces``) knowing what the lines before it tell: which host and GPU
+        each ``srun --label`` or torchrun stream is, the file's host and rank ties (from the file's first lines,
+        NCCL's start-up), and the clock (from the lines just before the piece). Their records are dropped: the
+        pieces before this one have them."""
+        if not lead:
+            return
+        warm = _FileReader(lead[0], self.opt, Accounting(), self.rank_map, node_re)
+        for part in lead:
+            warm.f = part
+            for _ in warm.run():
+                pass
+        self.streams, self.file_host, self.hosts = warm.streams, warm.file_host, warm.hosts
+        self.local_streams, self.ts, self.last_time = warm.local_streams, warm.ts, warm.last_time
+        self.hold = self.hold and warm.file_host is None and not warm.streams
+
+    # ------------------------------------------------------------------------------------------ main loop
+    def run(self, runs: bool = False) -> Iterator[Record | ShapeRun]:
+        """The file's records in the order of their first line; with ``runs``, a stretch of one-line records of
+        known shapes comes as one ``ShapeRun`` (``l4lite.ingest.runs``) instead of record by record.
+
+        A block of lines is read line by line, or, when it is long enough, in segments (``_runs_or_lines``): runs,
+        and stretches of lines for the per-line loop below (the only one, so that a small file reads through one
+        generator, as before runs)."""
+        acc = self.acc
+        skipped_blank = 0
+        lines_read = 0
+        direct = 0  # single-line records emitted without queueing
+        out = self.out
+        line = self._line
+        planned = self._planned
+        planned_simple = self._planned_simple
+        plans = self.plans
+        opened = self.open
+        finish = self._finish
+        use_runs = self.opt.line_runs and self.opt.line_shapes
+        lineno = 0
+        try:
+            for first, block in iter_line_blocks(self.f, acc, self.opt.max_line_chars):
+                whole = ((first, block, None),)
+                for segment in self._runs_or_lines(first, block) if use_runs and len(block) >= RUN_BLOCK_LINES \
+                        else whole:
+                    if type(segment) is ShapeRun:
+                        lines_read += len(segment)
+                        direct += len(segment)
+                        if runs:
+                            yield segment
+                        else:
+                            yield from segment.records()
+                        continue
+                    lineno, lines, keys = segment
+                    plans = self.plans
+                    k = -1
+                    for s in lines:
+                        k += 1
+                        lines_read += 1
+                        if not s or (s[0] in _SPACE_START and s.isspace()):
+                            skipped_blank += 1
+                        else:
+                            r = None
+                            if plans and not out and not opened and not self.hold:
+                                key = keys[k] if keys is not None else \
+                                    s.encode("utf-8", "surrogatepass").translate(FOLD_DIGITS)
+                                plan = plans.get(key)
+                                if plan is not None:
+                                    r = planned_simple(lineno, s, plan) if len(plan) == 6 else planned(lineno, s, plan)
+                                    if r is not None:
+                                        r.shape = key
+                            if r is None:
+                                r = line(lineno, s)
+                            if r is not None:
+                                if r is _BLANK:
+                                    skipped_blank += 1
+                                else:
+                                    direct += 1
+                                    yield r
+                        lineno += 1
+                        if out and out[0].closed and not self.hold:
+                            while out and out[0].closed:
+                                yield finish(out.popleft())
+                lineno = first + len(block)
+                if self.open and (len(self.open) > 1
+                                  or lineno - next(iter(self.open.values())).end > _STALE_LINES):
+                    self._close_stale(lineno)
+                if self.hold and lineno > _HOLD_LINES:
+                    self.hold = False
+            self.hold = False
+            for op in self.open.values():
+                op.closed = True
+            self.open.clear()
+            while out:
+                yield finish(out.popleft())
+            if self.nameless:
+                acc.warn(f"{self.f.rel}: no node in its path or lines: its {self.nameless} record(s) count under "
+                         "node 'unknown' (name the node with --node-from REGEX)")
+        finally:
+            acc.lines_read += lines_read
+            acc.lines_in_records += direct
+            acc.records += direct
+            if skipped_blank:
+                acc.skip_lines("blank", skipped_blank)
+            # records still queued when the consumer stopped early are counted so that the books balance
+            for op in out:
+                acc.skip_lines("unconsumed", op.n)
+            out.clear()
+
+    def _line(self, lineno: int, s: str) -> Record | OpenRecord | None:
+        """Handle one non-blank line.
+
+        Returns a finished single-line record when it can be emitted at once (the fast path), ``_BLANK`` when the
+        line is blank after its prefixes, else None (the line was queued or joined an open record).
+        """
+        h = self._header(s)
+        if h is None:
+            return _BLANK
+        pos, rank, global_rank, local_rank, host, gpu, nccl, header, t, level, p, source, spans = h
+        stream = s[:pos].rstrip(" ")  # "[rank0]:" and "[rank0]: " are one stream: the blank belongs to the text
+        if local_rank and stream not in self.local_streams:
+            self.local_streams.add(stream)
+        if t is None or (t > self.future and self._future_time(lineno, t)):
+            t = self.last_time
+        else:
+            self.last_time = t
+        # ---- continuation of this stream's open record?
+        op = self.open.get(stream)
+        if not header:
+            content = s[pos:]
+            if op is not None and (op.kind != lc.K_LINE or content.startswith(lc.CONTINUATION_STARTS)
+                                   or content.startswith(lc.WHAT_STARTS)) \
+                    and op.n < self.opt.max_record_lines and lc.continues(op, content, self.rank_map):
+                op.add(lineno, s)
+                if op.closed:
+                    del self.open[stream]
+                self.last_open = op
+                return None
+            # c10 prefixes only the first line of a message with [rankN]: its hint lines, "Exception raised
+            # from" and frames come unprefixed: they continue the latest open record of another stream
+            last = self.last_open
+            if not stream and last is not None and last is not op and not last.closed \
+                    and content.startswith(lc.STRONG_CONTINUATION) and last.n < self.opt.max_record_lines \
+                    and lc.continues(last, content, self.rank_map):
+                last.add(lineno, s)
+                if last.closed:
+                    self.open.pop(last.stream, None)
+                return None
+        msg = s[p:].strip() if p else s.strip()
+        if not msg:
+            msg = s[pos:].strip()
+        if "\r" in msg:
+            segs = [x for x in msg.split("\r") if x.strip()]
+            msg = segs[-1].strip() if segs else ""
+            spans = None
+        # ---- attribution from the line
+        if host is not None or gpu is not None:
+            self._saw(stream, host, gpu, rank if global_rank else None, msg if nccl else None)
+        rank_in_msg = False
+        if rank is None:
+            rank = self.path_rank
+            if rank is None and "[Rank " in msg:
+                rank = lc.rank_in_message(msg)
+                rank_in_msg = True
+        if "global_ranks=[" in msg:
+            self._global_ranks(msg)
+            spans = None
+        if msg.startswith(("srun: error: ", "slurmstepd: error: ")):
+            about = self._slurm_node(msg)
+            if about is not None:
+                host = about
+            spans = None
+        node = host if host is not None else self.path_node
+        # ---- kind of record, level and source
+        rkind = lc.record_kind(msg) if msg[:1] in _KIND_STARTS else lc.K_LINE
+        if level is None:
+            level = "error" if rkind == lc.K_TB else lc.content_level(msg)
+        if nccl:
+            source = "nccl"
+        elif source is None or source == "other":
+            source = lc.classify(s, msg) or source or self.default_source
+        elif source == "kernel":
+            source = lc.kernel_or_storage(msg)
+        # ---- emit now, queue closed, or keep open for continuation lines
+        if op is not None and not nccl:
+            # a NCCL line is complete in itself and comes from another thread: it leaves the stream's open
+            # record (say a traceback being printed by the trainer) open
+            op.closed = True
+            del self.open[stream]
+        if nccl or (rkind == lc.K_LINE and level != "error"):
+            if not self.out and not self.hold:
+                if spans is not None and op is None and not self.open:
+                    self._learn(s, msg, spans, pos, p, global_rank, local_rank, nccl, level, source, rank_in_msg)
+                if (node is None and (self.streams or rank is not None)) or (gpu is None and stream):
+                    node, gpu = self._fill(stream, node, rank, gpu)
+                if node is None and rank is None:
+                    self.nameless += 1
+                return Record(self.f.rel, lineno, lineno, node, rank, gpu, source, t, level, msg, s)
+            new = OpenRecord(lineno, node, rank, gpu, source, t, level, msg, s, rkind, stream)
+            new.closed = True
+        else:
+            new = OpenRecord(lineno, node, rank, gpu, source, t, level, msg, s, rkind, stream)
+            self.open[stream] = new
+            self.last_open = new
+        self.out.append(new)
+        return None
+
+    def _host(self, raw: str) -> str:
+        h = self.hosts.get(raw)
+        if h is None:
+            h = self.hosts[raw] = normalize_host(raw)
+        return h
+
+    def _future_limit(self) -> float:
+        mtime = self.f.mtime
+        now = _time.time()
+        return (now if mtime is None else max(mtime, now)) + _FUTURE_SLACK
+
+    def _future_time(self, lineno: int, t: float) -> bool:
+        """A time later than the file was last written, and than now: a wrong clock. Its line keeps the time of
+        the line before (so one node's broken clock cannot stretch the job's timeline to a distant year)."""
+        self.future = self._future_limit()  # a long-lived reader (tail) moves the limit with the clock
+        if t <= self.future:
+            return False
+        if not self.future_lines:
+            self.acc.warn(f"{self.f.rel}:{lineno}: time stamped in the future (after the file was last written); "
+                          "such times are ignored (wrong clock?)")
+        self.future_lines += 1
+        return True
+
+    def _syslog_host(self, s: str, p: int, t: float | None, host: str | None) -> tuple[int, str | None, str | None]:
+        """``host program[pid]: `` after a syslog/journald timestamp; a kernel line may carry an uptime."""
+        m = SYSLOG_HOST.match(s, p)
+        if not m or m[1] in lc.LEVEL_WORDS:
+            return p, host, None
+        p = m.end()
+        source = lc.syslog_source(m[2])
+        if source == "kernel" and s.startswith("[", p):
+            mu = UPTIME_BRACKET.match(s, p)
+            if mu:
+                if t is not None:
+                    self.ts.anchor(t, float(mu[1]))
+                p = mu.end()
+        return p, self._host(m[1]), source
+
+    def _saw(self, stream: str, host: str | None, gpu: int | None, global_rank: int | None,
+             nccl_msg: str | None) -> None:
+        """Record what a line says about its stream's host and GPU, and learn rank ties."""
+        info = self.streams.get(stream)
+        if info is None:
+            info = self.streams[stream] = [host, gpu]
+        else:
+            if host is not None and info[0] != host:
+                info[0] = host if info[0] is None else _AMBIGUOUS
+            if gpu is not None and info[1] != gpu:
+                info[1] = gpu if info[1] is None else _AMBIGUOUS
+        if host is None:
+            return
+        if self.file_host is None:
+            self.file_host = host
+        elif self.file_host != host:
+            self.file_host = _AMBIGUOUS
+        self.hold = False
+        if global_rank is not None:
+            self.rank_map.tie(global_rank, host)
+        if nccl_msg is not None and "nranks" in nccl_msg:
+            m = NCCL_RANK.search(nccl_msg)
+            if m:
+                self.rank_map.tie(int(m[1]), host, int(m[2]))
+
+    def _global_ranks(self, msg: str) -> None:
+        """torchelastic's ``global_ranks=[...]`` names the ranks of the agent's own node (the file's node)."""
+        if not self.path_node:
+            return
+        m = GLOBAL_RANKS.search(msg)
+        if m:
+            for r in m[1].replace(" ", "").split(","):
+                if r:
+                    self.rank_map.tie(int(r), self.path_node, GLOBAL_WEIGHT - 1)
+
+    def _slurm_node(self, msg: str) -> str | None:
+        """``srun: error: node017: tasks 8-15: Exited ...`` ties tasks to a host; both name the node concerned."""
+        m = SRUN_ERROR.match(msg)
+        if m:
+            host = normalize_host(m[1])
+            first = int(m[2])
+            last = int(m[3]) if m[3] else first
+            for r in range(first, min(last, first + 4096) + 1):
+                self.rank_map.tie(r, host)
+            return host
+        m = STEPD_NODE.search(msg)
+        return normalize_host(m[1]) if m else None
+
+    def _fill(self, stream: str, node: str | None, rank: int | None, gpu: int | None) -> tuple[str | None, int | None]:
+        """Node and GPU that the line itself did not give: from its stream, its file, or the rank map."""
+        info = self.streams.get(stream)
+        if info is not None:
+            if node is None and info[0] is not None and info[0] != _AMBIGUOUS:
+                node = info[0]
+            if gpu is None and stream and info[1] is not None and info[1] != _AMBIGUOUS:
+                gpu = info[1]
+        if node is None:
+            fh = self.file_host
+            if fh is not None and fh != _AMBIGUOUS:
+                node = fh
+            elif rank is not None and stream not in self.local_streams:  # a local rank is not in the map
+                node = self.rank_map.node_of(rank)
+        return node, gpu
+
+    def _close_stale(self, lineno: int) -> None:
+        for stream, op in list(self.open.items()):
+            if lineno - op.end > _STALE_LINES:
+                op.closed = True
+                del self.open[stream]
+
+    def _finish(self, op: OpenRecord) -> Record:
+        node, gpu = op.node, op.gpu
+        if op.kind == lc.K_ELASTIC:
+            lc.finish_elastic(op, self.rank_map)
+            node = node or op.node
+        elif op.kind == lc.K_TB:
+            op.source = lc.classify(op.message, op.message) or op.source
+        if node is None or (gpu is None and op.stream):
+            node, gpu = self._fill(op.stream, node, op.rank, gpu)
+            if node is None and op.rank is None:
+                self.nameless += 1
+        acc = self.acc
+        acc.lines_in_records += op.n
+        acc.records += 1
+        text = op.first if op.parts is None else "\n".join(op.parts)
+        return Record(self.f.rel, op.line, op.end, node, op.rank, gpu, op.source, op.time, op.level, op.message,
+                      text)

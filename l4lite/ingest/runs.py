@@ -1,0 +1,553 @@
+"""Runs of one-line records of known shapes, worked out a window of lines at a time.
+
+Ingest reads the first line of a shape (its bytes with digits folded, ``l4lite.ingest.shape``) in full and later lines
+of that shape from the same offsets (``ingest._FileReader._planned_simple`` and ``_planned``). Most lines of a
+long training log are of a few such shapes: an ISO timestamp, the logger's fields, a progress line whose numbers
+change. This module does that reading for a window of up to ``WINDOW_LINES`` lines at once: the shapes of all
+lines from one byte translation of the window, the times of the lines of known shapes from one numpy gather of
+their timestamp digits (``plan_block``). What is left per line is building its record, and the consumers that
+can do without one take the run as it is (``ShapeRun``): ``l4lite parse`` puts it into its Arrow columns, its
+text straight from the window's UTF-8 (``l4lite.export.spool``); the scan counts it per shape (``Scanner._add_run``);
+and both mine it per shape (``mine_run``).
+
+A run takes lines whose shape starts with an ISO timestamp (bare, in brackets, or after blanks as Megatron-LM
+prints it), after nothing or after a stream prefix that names a global rank (``srun --label``, ``[rankN]:``),
+with no host or GPU in the line and ASCII up to the end of the timestamp. The reader (``RunReading``) takes a run only where it would have read each of its lines with a plan
+(no record open, nothing queued or held), and does for the first line of a new minute what the per-line path
+does (``TimestampParser.learn_minute``). So the records are those of the per-line path, which stays the
+reference (``IngestOptions(line_runs=False)``); the tests compare both, and the scans of both.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from itertools import repeat
+from typing import Any, Union
+
+import numpy as np
+
+from l4lite.ingest.shape import FOLD_DIGITS, shape_of
+from l4lite.records import Record
+
+MIN_BLOCK_LINES = 64  # a smaller window is read line by line: the numpy set-up would cost more than it saves
+RUN_BLOCK_LINES = 2048  # a block (a small file) of fewer lines is read line by line: runs would not pay back
+WINDOW_LINES = 4096  # lines worked out at once, at most (a file's first windows are smaller: see _runs_or_lines)
+STRETCH_LINES = 8  # lines read one by one between runs before looking again (a shape they teach may start one)
+_MINE_ROUNDS = 8  # looks at the miner's cache per run stretch before adding its messages one by one
+# what RunReading._runs_or_lines yields: a run, or a stretch (first line number, lines, their keys or None)
+Segment = Union["ShapeRun", tuple[int, list[str], "list[bytes] | None"]]
+_POW10 = np.array([10.0 ** k for k in range(10)])
+_POW10_INT = np.array([10**k for k in range(18)], dtype=np.int64)
+
+
+@dataclass(slots=True)
+class RunShape:
+    """A line shape a run can take: where its timestamp and message sit, and what the first line gave."""
+
+    key: bytes
+    date_start: int  # offset of the ISO date-time
+    frac_start: int  # offset of its fraction of a second, -1 without one
+    frac_len: int
+    msg_start: int
+    msg_end: int
+    level: str | None
+    source: str
+    msg_key: bytes | None  # the message's shape (``key[msg_start:msg_end]`` when the line is all ASCII)
+    prefix_end: int = 0  # end of a stream prefix that names the rank ("  3: " of srun --label), 0 without one
+    rank_start: int = -1  # where the rank's digits sit in that prefix
+    rank_end: int = -1
+
+
+def run_shape(key: bytes, layout: tuple[int, int, int], msg_start: int, msg_end: int, level: str | None,
+              source: str, prefix_end: int = 0, rank_span: tuple[int, int] | None = None) -> RunShape | None:
+    """The run shape of a plan, or None when the line is not all ASCII up to the end of its timestamp (character
+    offsets are byte offsets only there)."""
+    ds, fs, fl = layout
+    end = max(ds + 19, fs + fl)
+    if not key[:end].isascii() or len(key) < end:
+        return None
+    msg_key = key[msg_start:msg_end] if key.isascii() else None
+    rank_start, rank_end = rank_span if rank_span is not None else (-1, -1)
+    return RunShape(key, ds, fs, fl, msg_start, msg_end, level, source, msg_key, prefix_end, rank_start, rank_end)
+
+
+@dataclass(slots=True)
+class ShapeRun:
+    """Consecutive one-line records of known shapes from one file: ``records()`` builds them; a columnar
+    consumer reads the fields as lists."""
+
+    file: str
+    first: int  # line number of the first line
+    texts: list[str]
+    keys: list[bytes]
+    times: list[float]
+    shapes: list[int]  # index into ``table`` per line
+    table: list[RunShape]
+    node: str | None  # of every line, unless ``name_table`` gives them line by line
+    rank: int | None
+    gpu: int | None
+    # where lines name their own ranks (a stream prefix): the distinct (node, rank, GPU) and each line's index
+    name_table: list[tuple[str | None, int | None, int | None]] | None = None
+    name_rows: np.ndarray | None = None
+    raw: bytes | None = None  # UTF-8 of the window the lines were read from ("surrogatepass": as keys are made)
+    bounds: np.ndarray | None = None  # where each line starts in ``raw``, and one past the newline of the last
+    # ``times`` and ``shapes`` as numpy arrays too, where the window worked them out so: a columnar consumer
+    # (the spool) takes them without converting the lists back
+    time_array: np.ndarray | None = None
+    shape_array: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def part(self, a: int, b: int) -> ShapeRun:
+        """Lines ``a:b`` of the run."""
+        return ShapeRun(self.file, self.first + a, self.texts[a:b], self.keys[a:b], self.times[a:b], self.shapes[a:b],
+                        self.table, self.node, self.rank, self.gpu, self.name_table,
+                        None if self.name_rows is None else self.name_rows[a:b], self.raw,
+                        None if self.bounds is None else self.bounds[a:b + 1],
+                        None if self.time_array is None else self.time_array[a:b],
+                        None if self.shape_array is None else self.shape_array[a:b])
+
+    def shape_codes(self) -> np.ndarray:
+        """``shapes`` as an int64 array."""
+        return self.shape_array if self.shape_array is not None else np.array(self.shapes, np.int64)
+
+    def time_values(self) -> np.ndarray:
+        """``times`` as a float64 array."""
+        return self.time_array if self.time_array is not None else np.array(self.times, np.float64)
+
+    def line_names(self) -> list[tuple[str | None, int | None, int | None]] | None:
+        """(node, rank, GPU) of every line where the lines name their own ranks, else None (``node``, ``rank``
+        and ``gpu`` hold for every line)."""
+        if self.name_table is None or self.name_rows is None:
+            return None
+        return list(map(self.name_table.__getitem__, self.name_rows.tolist()))
+
+    def records(self) -> list[Record]:
+        file, table = self.file, self.table
+        names = self.line_names() or repeat((self.node, self.rank, self.gpu), len(self.texts))
+        out = []
+        lineno = self.first
+        for s, key, t, x, (node, rank, gpu) in zip(self.texts, self.keys, self.times, self.shapes, names,
+                                                    strict=True):
+            sh = table[x]
+            out.append(Record(file, lineno, lineno, node, rank, gpu, sh.source, t, sh.level,
+                              s[sh.msg_start:sh.msg_end], s, "", "", key))
+            lineno += 1
+        return out
+
+
+class BlockPlan:
+    """One window of lines: their keys, which lines a run may take and their times, and the first line of each
+    minute of their timestamps (``minutes_from``)."""
+
+    __slots__ = ("lines", "keys", "raw", "bounds", "table", "shape_list", "time_list", "shape_array", "time_array",
+                 "minute_lines", "minute_parts", "learned")
+
+    def __init__(self, lines: list[str], keys: list[bytes], raw: bytes, bounds: np.ndarray, table: list[RunShape],
+                 shape_array: np.ndarray, time_array: np.ndarray, minute_lines: list[int],
+                 minute_parts: list[tuple[int, int, int, int, int, int]]) -> None:
+        self.lines = lines
+        self.keys = keys
+        self.raw = raw  # the lines' UTF-8, joined by newlines
+        self.bounds = bounds  # where each line starts in ``raw``, and len(raw) + 1
+        self.table = table  # the run shapes the indices refer to
+        # per line: its run shape, -1 where no run may take it, and its time; as lists for the per-line loops and
+        # as arrays for the columnar ones (``_patch`` keeps the two alike)
+        self.shape_array = shape_array
+        self.time_array = time_array
+        self.shape_list: list[int] = shape_array.tolist()
+        self.time_list: list[float] = time_array.tolist()
+        self.learned = 0  # lines before this one have had their minutes seen (``RunReading._learn_minutes``)
+        self.minute_lines = minute_lines  # the first line a run may take of each minute, in order
+        self.minute_parts = minute_parts  # of each of those: (offset of the date, y, mo, d, h, mi)
+
+    def minutes_from(self, i: int, j: int) -> list[tuple[str, tuple[int, int, int, int, int]]]:
+        """(text, (y, mo, d, h, mi)) of the minutes that lines ``i:j`` are the first of (among the lines a run may
+        take), in order."""
+        first = self.minute_lines
+        a = bisect_left(first, i)
+        b = bisect_left(first, j, a)
+        out = []
+        for line, (ds, *parts) in zip(first[a:b], self.minute_parts[a:b], strict=True):
+            out.append((self.lines[line][ds:ds + 16], tuple(parts)))
+        return out
+
+
+_DAYS_IN_MONTH = np.array([31, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])  # [0] unused
+
+
+def _epoch_days(y: np.ndarray, mo: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Days since 1970-01-01 of proleptic Gregorian dates (``date.toordinal() - 719163``), and which dates exist
+    (``date()`` raises for the others)."""
+    leap = (y % 4 == 0) & ((y % 100 != 0) | (y % 400 == 0))
+    month_ok = (mo >= 1) & (mo <= 12)
+    mo1 = np.where(month_ok, mo, 1)
+    valid = month_ok & (y >= 1) & (d >= 1) & (d <= _DAYS_IN_MONTH[mo1] + (leap & (mo1 == 2)))
+    yy = y - (mo1 <= 2)
+    era = yy // 400
+    yoe = yy - era * 400
+    doy = (153 * ((mo1 + 9) % 12) + 2) // 5 + d - 1
+    return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468, valid
+
+
+def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunShape],
+               future: float) -> BlockPlan | None:
+    """Work out a window of lines: each line's key, which lines are of a run shape, and their times. None when no
+    line is."""
+    n = len(lines)
+    raw = "\n".join(lines).encode("utf-8", "surrogatepass")
+    keys = raw.translate(FOLD_DIGITS).split(b"\n")
+    if len(keys) != n:  # a line with a newline in it (not from a file): leave the window to the per-line path
+        return None
+    shape_idx = np.fromiter(map(shape_index.get, keys, [-1] * n), dtype=np.int64, count=n)
+    cand = np.flatnonzero(shape_idx >= 0)
+    if len(cand) == 0:
+        return None
+    lengths = np.fromiter(map(len, keys), dtype=np.int64, count=n)
+    bounds = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths + 1, out=bounds[1:])
+    starts = bounds[:-1]
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    shapes = shape_idx[cand]
+    forms: dict[bytes, int] = {}  # a minute's text without its digits: the parser keys minutes by their text
+    per_shape = np.array([(sh.date_start, sh.frac_start, sh.frac_len,
+                           forms.setdefault(sh.key[sh.date_start:sh.date_start + 16], len(forms))) for sh in table],
+                         dtype=np.int64)[shapes]
+    ds, fs, fl, form = per_shape[:, 0], per_shape[:, 1], per_shape[:, 2], per_shape[:, 3]
+    digit = buf[(starts[cand] + ds)[:, None] + np.arange(19)].astype(np.int64) - 48  # "YYYY-MM-DD HH:MM:SS"
+    y = digit[:, 0] * 1000 + digit[:, 1] * 100 + digit[:, 2] * 10 + digit[:, 3]
+    mo = digit[:, 5] * 10 + digit[:, 6]
+    d = digit[:, 8] * 10 + digit[:, 9]
+    h = digit[:, 11] * 10 + digit[:, 12]
+    mi = digit[:, 14] * 10 + digit[:, 15]
+    sec = digit[:, 17] * 10 + digit[:, 18]
+    frac = np.zeros(len(cand), dtype=np.int64)
+    fstart = starts[cand] + fs
+    for k in range(int(fl.max(initial=0))):
+        has = fl > k
+        frac = np.where(has, frac * 10 + buf[np.where(has, fstart + k, 0)].astype(np.int64) - 48, frac)
+    days, valid = _epoch_days(y, mo, d)
+    # TimestampParser._minute's and iso_time's arithmetic in their order, so the same floats
+    t = (days * 86400).astype(np.float64) + h * 3600 + mi * 60 + sec
+    t = np.where(fl > 0, t + frac / _POW10[fl], t)
+    good = valid & (t <= future)
+    ok = np.zeros(n, dtype=bool)
+    ok[cand[good]] = True
+    times = np.zeros(n)
+    times[cand] = t
+    # the first line a run may take of each minute (of each text form)
+    g = np.flatnonzero(good)
+    code = ((((y[g] * 100 + mo[g]) * 100 + d[g]) * 100 + h[g]) * 100 + mi[g]) * 4096 + form[g]
+    _, firsts = np.unique(code, return_index=True)
+    firsts = g[np.sort(firsts)]
+    minute_parts = np.stack([ds[firsts], y[firsts], mo[firsts], d[firsts], h[firsts], mi[firsts]], axis=1)
+    return BlockPlan(lines, keys, raw, bounds, table, np.where(ok, shape_idx, -1), times,
+                     cand[firsts].tolist(), [tuple(p) for p in minute_parts.tolist()])
+
+
+def _prefix_keys(buf: np.ndarray, starts: np.ndarray, prefix_key: bytes) -> np.ndarray:
+    """One value per line, equal for equal prefixes: lines of one shape differ only in the digits the shape
+    folds (``prefix_key``'s zeros), so those digits read as one number tell the prefixes apart. (Numbers sort
+    several times faster than the prefixes' bytes; a prefix of more than 18 digits is told apart by its bytes.)"""
+    at = [i for i, b in enumerate(prefix_key) if b == 48]
+    if not at:
+        return np.zeros(len(starts), dtype=np.int64)
+    if len(at) <= 18:
+        digits = buf[starts[:, None] + np.array(at)].astype(np.int64) - 48
+        return digits @ _POW10_INT[len(at) - 1::-1]
+    width = len(prefix_key)
+    return np.ascontiguousarray(buf[starts[:, None] + np.arange(width)]).view(f"V{width}").ravel()
+
+
+@dataclass
+class ShapeBook:
+    """The line shapes learnt in one pass, shared by the files of the pass that read a shape alike.
+
+    How the first line of a shape was read (its plan, ``ingest._FileReader._learn``) depends on the line and on
+    two facts of its file: the source of lines that say nothing about themselves (from the file's name), and
+    whether the path names a rank (a rank in the message is read only when it does not). Files that agree on
+    those (and on whether the path names a node, kept in the key to be safe) read every line of a shape alike,
+    so they share one book: the eighth rank file of a node starts with the shapes of the first seven, and its
+    lines go in runs from its first window instead of one by one until it has learnt them again.
+    """
+
+    plans: dict[bytes, tuple] = field(default_factory=dict)  # line shape -> how its first line was read
+    run_index: dict[bytes, int] = field(default_factory=dict)  # line shape -> its entry in run_table
+    run_table: list[RunShape] = field(default_factory=list)  # appended to, replaced when full: runs refer to it
+    run_pending: list[tuple] = field(default_factory=list)  # run_shape()'s arguments of plans learnt since
+
+    def restart(self) -> None:
+        """Forget every shape (the book is full). The run table is replaced, not cleared: runs refer to it."""
+        self.plans.clear()
+        self.run_index = {}
+        self.run_table = []
+        self.run_pending.clear()
+
+
+class RunReading:
+    """How ``ingest._FileReader`` takes runs: mixed into it, it uses the reader's state (``run_index`` and
+    ``run_table``, the shapes its pass has learnt, from its ``ShapeBook``; ``out``, ``open`` and ``hold``,
+    whether it would read the next line with the simple plan; ``ts``, ``future``, ``last_time``, the names of its
+    file and streams). It hands the stretches between runs back to the reader's per-line loop
+    (``_FileReader.run``)."""
+
+    def init_runs(self, book: ShapeBook) -> None:
+        self.book = book
+        self.use_book()
+        self.probe = MIN_BLOCK_LINES * 2  # lines read one by one before looking for runs again (doubles)
+        # lines in the next window; it doubles, for a file's early windows meet new shapes, unless the book
+        # already has run shapes from the files before this one
+        self.window = WINDOW_LINES if book.run_table else MIN_BLOCK_LINES * 4
+
+    def use_book(self) -> None:
+        """Take the book's current tables (again, after it restarted)."""
+        book = self.book
+        self.plans, self.run_index, self.run_table, self.run_pending = (book.plans, book.run_index,
+                                                                        book.run_table, book.run_pending)
+
+    def _runs_or_lines(self, first: int, lines: list[str]) -> Iterator[Segment]:
+        """A block of lines as segments: runs where it can be (``_block``), and stretches ``(first line number,
+        lines, their keys or None)`` for the reader's per-line loop, which reads each before this goes on. The
+        shapes a run needs are learnt by that loop: a file starts line by line, and its first windows are small,
+        for a line of a shape learnt after its window was worked out costs more (``_patch``)."""
+        n = len(lines)
+        a = 0
+        tried = -1  # run shapes known when a window last had no line of them
+        while a < n:
+            if self.run_pending:
+                self._take_pending()
+            if self.run_table and len(self.run_table) != tried and not self.hold and n - a >= MIN_BLOCK_LINES:
+                size = self.window
+                part = lines[a:a + size] if (a or n > size) else lines
+                block = plan_block(part, self.run_index, self.run_table, self.future)
+                if block is not None:
+                    yield from self._block(first + a, part, block)
+                    a += len(part)
+                    self.window = min(size * 2, WINDOW_LINES)
+                    continue
+                tried = len(self.run_table)
+            step = self.probe
+            yield first + a, lines[a:a + step] if (a or n > step) else lines, None
+            a += step
+            self.probe = min(step * 2, WINDOW_LINES)
+
+    def _block(self, first: int, lines: list[str], block: BlockPlan) -> Iterator[Segment]:
+        """Segments of a window: runs where the per-line loop would read every line with the simple plan (nothing
+        open, queued or held), stretches for it in between. A line of a shape learnt after the window was worked
+        out joins a run as the per-line loop would read it (``_patch``)."""
+        i = 0
+        n = len(lines)
+        shape_list = block.shape_list
+        keys = block.keys
+        while i < n:
+            if self.run_pending:
+                self._take_pending()
+            j = i
+            if not self.out and not self.open and not self.hold:
+                patch = self._patch if block.table is self.run_table else None
+                while j < n and (shape_list[j] >= 0 or (patch is not None and patch(block, j))):
+                    j += 1
+            if j > i:
+                self._learn_minutes(block, j)
+                run = ShapeRun(self.f.rel, first + i, lines[i:j], keys[i:j], block.time_list[i:j],
+                               shape_list[i:j], block.table, *self._run_names(), raw=block.raw,
+                               bounds=block.bounds[i:j + 1], time_array=block.time_array[i:j],
+                               shape_array=block.shape_array[i:j])
+                named = self._prefixed_names(run)
+                if named is None:
+                    if run.node is None and run.rank is None:
+                        self.nameless += j - i
+                else:
+                    run.name_table, run.name_rows = named
+                    if run.node is None and run.rank is None:
+                        self.nameless += sum(int(np.count_nonzero(named[1] == k)) for k, (node, rank, _) in
+                                             enumerate(named[0]) if node is None and rank is None)
+                self.last_time = run.times[-1]
+                yield run
+                i = j
+            else:
+                # the per-line loop up to the next line a run could start at (it may open or queue a record)
+                run_index = self.run_index
+                j = i + 1
+                while j < n and shape_list[j] < 0 and keys[j] not in run_index and j - i < STRETCH_LINES:
+                    j += 1
+                yield first + i, lines[i:j] if (i or j < n) else lines, keys[i:j]
+                i = j
+
+    def _take_pending(self) -> None:
+        """Make run shapes of the plans learnt since the last call. (Learning leaves this to here: most files are
+        too short for runs, and a file's first lines are mostly of new shapes.)"""
+        index, table = self.run_index, self.run_table
+        for args in self.run_pending:
+            if args[0] not in index:
+                shape = run_shape(*args)
+                if shape is not None:
+                    index[args[0]] = len(table)
+                    table.append(shape)
+        self.run_pending.clear()
+
+    def _patch(self, block: BlockPlan, j: int) -> bool:
+        """Give line ``j`` of a window its run shape and time if it is of a shape learnt since the window was worked
+        out and ``_planned_simple`` would read it now (its minute known, its time not in the future)."""
+        x = self.run_index.get(block.keys[j])
+        if x is None:
+            return False
+        sh = block.table[x]
+        s = block.lines[j]
+        layout = (sh.date_start, sh.frac_start, sh.frac_len)
+        t = self.ts.iso_time(s, layout)
+        if t is None:  # the first line of a minute: the per-line path learns it, after the lines before it
+            self._learn_minutes(block, j)
+            a = sh.date_start
+            try:
+                self.ts.learn_minute(s[a:a + 16], int(s[a:a + 4]), int(s[a + 5:a + 7]), int(s[a + 8:a + 10]),
+                                     int(s[a + 11:a + 13]), int(s[a + 14:a + 16]))
+            except ValueError:  # not a date: the per-line path takes it
+                return False
+            t = self.ts.iso_time(s, layout)
+        if t is None or t > self.future:
+            return False
+        block.shape_list[j] = block.shape_array[j] = x
+        block.time_list[j] = block.time_array[j] = t
+        return True
+
+    def _learn_minutes(self, block: BlockPlan, j: int) -> None:
+        """What the per-line path does, up to line ``j`` of a window, for the first line of a minute the timestamp
+        parser has not seen. (A minute whose first line is read by the per-line path is learnt there.)"""
+        known = self.ts.known_minute
+        for text, parts in block.minutes_from(block.learned, j):
+            if not known(text):
+                self.ts.learn_minute(text, *parts)
+        block.learned = j
+
+    def _run_names(self) -> tuple[str | None, int | None, int | None]:
+        """Node, rank and GPU of the lines of a run without a stream prefix (``_planned_simple``'s, the same for
+        every such line of a run)."""
+        rank = self.path_rank
+        node = self.path_node
+        gpu = None
+        if node is None and (self.streams or rank is not None):
+            node, gpu = self._fill("", node, rank, gpu)
+        return node, rank, gpu
+
+    def _prefixed_names(self, run: ShapeRun) -> tuple[list[tuple[str | None, int | None, int | None]],
+                                                      np.ndarray] | None:
+        """Node, rank and GPU of the lines of a run where some of them carry a rank in a stream prefix: the rank
+        from its digits, the node and GPU from the stream and the rank ties (``_planned``'s, the same for one
+        stream and rank throughout a run), as the distinct triples and each line's index into them. None when no
+        line does.
+
+        A prefix ends at the same offset in every line of a shape and is ASCII, so the lines whose prefixes have
+        one shape (whatever their messages) are told apart by their prefix bytes at once (``numpy.unique`` over
+        the window's bytes, ``_prefix_keys``), and each distinct prefix is read once."""
+        table, shapes = run.table, run.shapes
+        # the run's shapes by the shape of their prefix: "  3: " of a progress line and of a timer line are one
+        by_prefix: dict[tuple[bytes, int, int], list[int]] = {}
+        for x in set(shapes):
+            sh = table[x]
+            if sh.prefix_end:
+                by_prefix.setdefault((sh.key[:sh.prefix_end], sh.rank_start, sh.rank_end), []).append(x)
+        if not by_prefix:
+            return None
+        assert run.raw is not None and run.bounds is not None  # a run from a window has them
+        n = len(shapes)
+        only = next(iter(by_prefix.values()))
+        shape_array = None if len(by_prefix) == 1 and len(only) == 1 and shapes.count(only[0]) == n \
+            else run.shape_codes()
+        buf = np.frombuffer(run.raw, np.uint8)
+        starts = run.bounds[:-1]
+        group = np.zeros(n, np.int64)  # per line: its entry in ``distinct``, 0 for no prefix
+        distinct: list[tuple[str | None, int | None, int | None]] = [(run.node, run.rank, run.gpu)]
+        seen: dict[tuple[str, int], int] = {}
+        for (prefix_key, rank_start, rank_end), xs in by_prefix.items():
+            if shape_array is None:
+                lines = np.arange(n)
+            else:
+                lines = np.flatnonzero(shape_array == xs[0] if len(xs) == 1 else np.isin(shape_array, xs))
+            width = len(prefix_key)
+            _, first, inverse = np.unique(_prefix_keys(buf, starts[lines], prefix_key), return_index=True,
+                                          return_inverse=True)
+            entries = []
+            for i in lines[first].tolist():
+                s = run.texts[i]
+                key = (s[:width].rstrip(" "), int(s[rank_start:rank_end]))
+                k = seen.get(key)
+                if k is None:
+                    node, gpu = self._fill(key[0], self.path_node, key[1], None)
+                    k = seen[key] = len(distinct)
+                    distinct.append((node, key[1], gpu))
+                entries.append(k)
+            group[lines] = np.array(entries, np.int64)[inverse.ravel()]
+        return distinct, group
+
+
+def mine_run(run: ShapeRun, miner: Any) -> list[int]:
+    """Cluster ids of a run's messages, as ``miner.add`` of each in order would give them: per line shape at
+    once where the miner's cache answers (``cached_id``), one by one where it does not (and with a miner
+    without that cache, ``TemplateMiner(cache_size=0)`` say)."""
+    shapes = run.shapes
+    if not getattr(miner, "cache_size", 0) or not hasattr(miner, "cached_id"):
+        return _add_each(run, 0, len(shapes), miner)
+    table = run.table
+    key_of: dict[int, bytes] = {}
+    checked: set[int] = set()  # shapes whose messages the miner checks token by token: one by one
+    for x in set(shapes):
+        sh = table[x]
+        key = sh.msg_key
+        if key is None:  # every message of one line shape has the same key
+            key = shape_of(run.texts[shapes.index(x)][sh.msg_start:sh.msg_end])
+        key_of[x] = key
+        if miner.needs_tokens(key):
+            checked.add(x)
+    if not checked:
+        return _mine_stretch(run, 0, len(shapes), key_of, miner)
+    out: list[int] = []
+    a = 0
+    for i, x in enumerate(shapes):
+        if x in checked:
+            out += _mine_stretch(run, a, i, key_of, miner)
+            out += _add_each(run, i, i + 1, miner)
+            a = i + 1
+    out += _mine_stretch(run, a, len(shapes), key_of, miner)
+    return out
+
+
+def _mine_stretch(run: ShapeRun, start: int, end: int, key_of: dict[int, bytes], miner: Any) -> list[int]:
+    """``mine_run`` of lines ``start:end`` (none of a shape checked token by token)."""
+    shapes = run.shapes
+    out: list[int] = []
+    rounds = 0
+    while start < end:
+        rounds += 1
+        if rounds > _MINE_ROUNDS:  # the cache keeps failing (templates still changing): one by one
+            out += _add_each(run, start, end, miner)
+            break
+        rest = shapes[start:end]
+        distinct = set(rest)
+        cids = {x: miner.cached_id(key_of[x]) for x in distinct}
+        stale = [x for x, cid in cids.items() if cid is None]
+        if not stale:
+            if len(distinct) == 1:
+                miner.count_hits(key_of[rest[0]], len(rest))
+            else:
+                for x, n in Counter(rest).items():
+                    miner.count_hits(key_of[x], n)
+            out += map(cids.__getitem__, rest)
+            break
+        # one by one up to the first message the cache cannot answer (that one renews its entry)
+        stop = start + min(rest.index(x) for x in stale) + 1
+        out += _add_each(run, start, stop, miner)
+        start = stop
+    return out
+
+
+def _add_each(run: ShapeRun, start: int, end: int, miner: Any) -> list[int]:
+    """``miner.add`` of the messages of lines ``start:end``, one by one."""
+    add = miner.add
+    table = run.table
+    return [add(s[table[x].msg_start:table[x].msg_end])
+            for s, x in zip(run.texts[start:end], run.shapes[start:end], strict=True)]

@@ -1,0 +1,473 @@
+"""Timestamps of the log formats seen on GPU clusters, parsed fast.
+
+``TimestampParser.parse(line, pos)`` looks at the text at ``pos`` and returns ``(time, end, level, kind)``:
+``time`` in epoch seconds (UTC; naive times are taken as UTC) or ``None``, ``end`` the index just after the
+header (and the spaces after it) so that the caller can strip it, a ``level`` when the header carries one (glog
+letters, kernel priorities, vLLM) and the ``kind`` of header ("" when there is none). One parser per file:
+formats without a year (syslog, glog, mmengine) take it from the file's other timestamps, else from the file's
+modification time, with year roll-over at New Year; dmesg uptimes are anchored to wall time once a line of the
+same boot shows both.
+
+The dispatch on the first character keeps the common case (a line without a known header) to a few
+comparisons; each format then has one anchored regex.
+"""
+
+from __future__ import annotations
+
+import re
+import time as _time
+from collections.abc import Callable, Iterable
+from datetime import date
+
+from l4lite.ingest.decode import open_lines
+from l4lite.ingest.files import InputFile
+from l4lite.records import Accounting
+
+MONTHS = {m: i for i, m in enumerate(
+    ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_MON = "(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+_OFFSET = r"(Z|[+-]\d\d(?::?\d\d)?)?"
+
+# Group 1 of each pattern is the date-time text without fraction: the key of the per-file cache, so that
+# lines of the same second cost one regex match and one dict lookup.
+# 2026-11-29 10:11:12,345 / 2025-01-21T04:41:44.283302+00:00 / 2024/01/02 03:04:05
+_ISO = re.compile(r"((\d{4})[-/](\d\d)[-/](\d\d)[T ](\d\d):(\d\d):(\d\d))(?:[.,](\d{1,9}))?" + _OFFSET
+                  + r"(?=[\s|\],]|$),? *(?:>> )?")
+# 09/11/2024 17:52:18  (HF example scripts)
+_US = re.compile(r"((\d\d)/(\d\d)/(\d{4}) (\d\d):(\d\d):(\d\d))(?:[.,](\d{1,9}))?(?= |$) *")
+# [INFO|trainer.py:2048] 2024-09-11 17:52:18,030 >>  (HF transformers)
+_HF = re.compile(r"\[(DEBUG|INFO|WARNING|ERROR|CRITICAL)\|[^\]]*\] *")
+# [2023-03-05 06:40:25,173]
+_ISO_BR = re.compile(r"\[((\d{4})[-/](\d\d)[-/](\d\d)[T ](\d\d):(\d\d):(\d\d))(?:[.,](\d{1,9}))?" + _OFFSET
+                     + r"\] *")
+# Nov 29 10:11:12 (syslog, optionally with fraction)
+_SYSLOG = re.compile(r"(" + _MON + r" +(\d{1,2}) (\d\d):(\d\d):(\d\d))(?:\.(\d{1,9}))? +")
+# E1129 10:11:12.345678 12345 file.cc:123]  and torch's [E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607]
+_GLOG = re.compile(r"\[?([IWEF])((\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d))\.(\d{1,9})(?: +\d+)? +[^\]\s]*\] *")
+# [Sun Feb 23 16:24:18 2025]  (dmesg -T) and  Sun Feb 23 16:24:18 UTC 2025  (date)
+_DATE = re.compile(r"\[?((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) " + _MON
+                   + r" +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?: [A-Z]{2,5})? (\d{4}))\]? *")
+# [Feb 25 2025 13:59:45]  (NVIDIA fabric manager)
+_FM = re.compile(r"\[(" + _MON + r" +(\d{1,2}) (\d{4}) (\d\d):(\d\d):(\d\d))\] *")
+# [Feb23 16:24]  (dmesg -H)
+_DMESG_H = re.compile(r"\[(" + _MON + r"(\d\d) (\d\d):(\d\d))\] *")
+# [12345.678901]  /  [  +0.000316]  (dmesg uptime, dmesg -d delta)
+_UPTIME = re.compile(r"\[ *(\+?)(\d+)\.(\d+)\] *")
+# 12/09 06:49:23  (mmengine)
+_MMDD = re.compile(r"((\d\d)/(\d\d) (\d\d):(\d\d):(\d\d))(?= ) *")
+# INFO 12-06 18:44:12 (vLLM)
+_VLLM = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL) ((\d\d)-(\d\d) (\d\d):(\d\d):(\d\d))(?:\.\d+)? +")
+# kern  :warn  : <rest>  (dmesg -x)
+_KERN = re.compile(r"(kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local\d) *:"
+                   r"(emerg|alert|crit|err|warn|notice|info|debug) *: *")
+
+_GLOG_LEVEL = {"I": "info", "W": "warning", "E": "error", "F": "error"}
+_KERN_LEVEL = {"emerg": "error", "alert": "error", "crit": "error", "err": "error", "warn": "warning",
+               "notice": "info", "info": "info", "debug": "debug"}
+_WORD_LEVEL = {"DEBUG": "debug", "INFO": "info", "WARNING": "warning", "ERROR": "error", "CRITICAL": "error"}
+_KERN_PREFIXES = ("kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron", "ftp",
+                  "local")
+_UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_DIGITS = frozenset("0123456789")
+
+NO_STAMP: tuple[float | None, int, str | None, str] = (None, 0, None, "")
+
+
+def _offset_seconds(off: str | None) -> int:
+    if not off or off == "Z":
+        return 0
+    sign = -1 if off[0] == "-" else 1
+    digits = off[1:].replace(":", "")
+    hours = int(digits[:2])
+    minutes = int(digits[2:4]) if len(digits) >= 4 else 0
+    return sign * (hours * 3600 + minutes * 60)
+
+
+_POW10 = tuple(10.0 ** i for i in range(20))
+
+
+def _frac(digits: str | None) -> float:
+    if not digits:
+        return 0.0
+    digits = digits[:18]
+    return int(digits) / _POW10[len(digits)]
+
+
+class TimestampParser:
+    """Per-file timestamp state: year inference and the dmesg boot anchor."""
+
+    __slots__ = ("_year", "_default_year", "_mtime", "_last_month", "_days", "boot", "boot_index",
+                 "_last_uptime", "_prescan_boot", "_cache", "_same", "_minutes")
+
+    def __init__(self, year: int | None = None, mtime: float | None = None) -> None:
+        self._default_year = year
+        self._mtime = mtime
+        self._year: int | None = year
+        self._last_month: int | None = None
+        self._days: dict[tuple[int, int, int], float] = {}
+        self._cache: dict[str, float] = {}  # date-time text (to the second) -> epoch seconds
+        self._minutes: dict[str, float] = {}  # ISO date-time text to the minute -> epoch seconds
+        # the previous ISO header, to re-read the next line of the same second without a regex:
+        # (text up to the seconds, its epoch, fraction start, fraction length, text after the fraction, kind)
+        self._same: tuple[str, float, int, int, str, str] | None = None
+        self.boot: float | None = None  # wall time of boot for the current boot, once revealed
+        self.boot_index = 0  # incremented when the uptime restarts (a reboot inside the file)
+        self._last_uptime = -1.0
+        self._prescan_boot: tuple[int, float] | None = None
+
+    # ------------------------------------------------------------------------------------------ helpers
+    def _day(self, y: int, m: int, d: int) -> float:
+        key = (y, m, d)
+        v = self._days.get(key)
+        if v is None:
+            v = float((date(y, m, d).toordinal() - 719163) * 86400)
+            if len(self._days) > 4096:
+                self._days.clear()
+            self._days[key] = v
+        return v
+
+    def _seen_year(self, y: int, m: int) -> None:
+        if y != self._year:
+            self._cache.clear()  # cached dates without a year were computed for another year
+        self._year = y
+        self._last_month = m
+
+    def _remember(self, key: str, value: float) -> None:
+        cache = self._cache
+        if len(cache) > 65536:
+            cache.clear()
+        cache[key] = value
+
+    def _infer_year(self, m: int, d: int) -> int:
+        """The year of a date printed without one."""
+        y = self._year
+        if y is None:
+            ref = self._mtime if self._mtime is not None else _time.time()
+            t = _time.gmtime(ref)
+            y = t.tm_year
+            if (m, d) > (t.tm_mon, t.tm_mday + 1):  # later in the year than the file was written: last year
+                y -= 1
+            self._year = y
+        lm = self._last_month
+        if lm is not None:
+            if m < lm - 6:  # December -> January
+                y += 1
+                self._year = y
+                self._cache.clear()
+            elif m > lm + 6:  # a clock jumping back over New Year
+                y -= 1
+                self._year = y
+                self._cache.clear()
+        self._last_month = m
+        return y
+
+    def anchor(self, wall: float, uptime: float) -> None:
+        """A line showed both wall time and uptime: later uptimes of this boot become wall times."""
+        self.boot = wall - uptime
+
+    def set_prescan_anchor(self, boot_index: int, boot: float) -> None:
+        """An anchor found by reading ahead in the file, valid for the boot it was found in."""
+        self._prescan_boot = (boot_index, boot)
+        if boot_index == self.boot_index and self.boot is None:
+            self.boot = boot
+
+    def uptime(self, value: float) -> float | None:
+        """Wall time of a dmesg uptime, or None while no anchor is known."""
+        if value + 1.0 < self._last_uptime:  # uptime went back: a new boot
+            self.boot_index += 1
+            self.boot = None
+            pb = self._prescan_boot
+            if pb is not None and pb[0] == self.boot_index:
+                self.boot = pb[1]
+        self._last_uptime = value
+        b = self.boot
+        return None if b is None else b + value
+
+    # ------------------------------------------------------------------------------------------ parsing
+    def parse(self, s: str, pos: int = 0) -> tuple[float | None, int, str | None, str]:
+        """Parse the timestamp header at ``pos``; ``NO_STAMP`` (end 0) when there is none."""
+        try:
+            c = s[pos]
+        except IndexError:
+            return NO_STAMP
+        try:
+            if self._same is not None and (c in _DIGITS or c == "["):
+                hit = self._same_second(s, pos)
+                if hit is not None:
+                    return hit
+            if c in _DIGITS:
+                c4 = s[pos + 4:pos + 5]
+                if c4 == "-" or c4 == "/":
+                    m = _ISO.match(s, pos)
+                    if m is None:
+                        return NO_STAMP
+                    return self._iso(m)
+                if s[pos + 2:pos + 3] == "/":
+                    if s[pos + 5:pos + 6] == "/":
+                        m = _US.match(s, pos)
+                        if m is None:
+                            return NO_STAMP
+                        t = self._cache.get(m[1])
+                        if t is None:
+                            mo, y = int(m[2]), int(m[4])
+                            self._seen_year(y, mo)
+                            t = self._day(y, mo, int(m[3])) + int(m[5]) * 3600 + int(m[6]) * 60 + int(m[7])
+                            self._remember(m[1], t)
+                        return t + _frac(m[8]), m.end(), None, "iso"
+                    m = _MMDD.match(s, pos)
+                    if m:
+                        t = self._cache.get(m[1])
+                        if t is None:
+                            mo, d = int(m[2]), int(m[3])
+                            t = self._day(self._infer_year(mo, d), mo, d) + int(m[4]) * 3600 + int(m[5]) * 60 \
+                                + int(m[6])
+                            self._remember(m[1], t)
+                        return t, m.end(), None, "mmengine"
+                return NO_STAMP
+            if c == "[":
+                return self._bracket(s, pos)
+            if c in _UPPER:
+                return self._upper(s, pos, c)
+            if (c == "k" or c in "umdalnsfc") and s.startswith(_KERN_PREFIXES, pos):
+                m = _KERN.match(s, pos)
+                if m:
+                    level = _KERN_LEVEL[m[2]]
+                    t, end, _, kind = self.parse(s, m.end())
+                    return t, (end or m.end()), level, "kern" if not kind else "kern+" + kind
+            return NO_STAMP
+        except ValueError:  # impossible dates such as Feb 30
+            return NO_STAMP
+
+    def _same_second(self, s: str, pos: int) -> tuple[float | None, int, str | None, str] | None:
+        """The header of a line that starts with the same date-time text as the previous ISO header and has the
+        same layout (fraction width, offset, bracket and spacing): no regex needed. None when it does not."""
+        head, base, fs, fl, tail, kind = self._same  # type: ignore[misc]
+        if not s.startswith(head, pos):
+            return None
+        a = pos + fs
+        frac = s[a:a + fl]
+        end = a + fl + len(tail)
+        if not frac.isdigit() or not s.startswith(tail, a + fl) or s[end:end + 1] == " ":
+            return None
+        return base + int(frac) / _POW10[fl], end, None, kind
+
+    def _iso(self, m: re.Match[str]) -> tuple[float | None, int, str | None, str]:
+        key = m[1]
+        base = self._minutes.get(key[:16])
+        if base is None:
+            base = self._minute(key, int(m[2]), int(m[3]), int(m[4]), int(m[5]), int(m[6]))
+        t = base + int(m[7])
+        off = m[9]
+        if off:
+            t -= _offset_seconds(off)
+        # RFC 3339 with T and an offset is what syslog/journald write: a host field may follow
+        kind = "rfc3339" if off and key[10] == "T" else "iso"
+        f = m[8]
+        end = m.end()
+        if f:
+            fs = m.start(8)
+            self._same = (m.string[m.start():m.end(1)], t, fs - m.start(), len(f), m.string[m.end(8):end], kind)
+            t += int(f) / _POW10[len(f)]
+        return t, end, None, kind
+
+    def _minute(self, key: str, y: int, mo: int, d: int, h: int, mi: int) -> float:
+        """Epoch seconds of an ISO date-time's minute (``key`` up to the minute), remembered."""
+        self._seen_year(y, mo)
+        base = self._day(y, mo, d) + h * 3600 + mi * 60
+        minutes = self._minutes
+        if len(minutes) > 65536:
+            minutes.clear()
+        minutes[key[:16]] = base
+        return base
+
+    def known_minute(self, text: str) -> bool:
+        """Whether the ISO minute ``text`` (``YYYY-MM-DD HH:MM``, as written) has been seen (see ``iso_time``)."""
+        return text in self._minutes
+
+    def learn_minute(self, text: str, y: int, mo: int, d: int, h: int, mi: int) -> float:
+        """See the ISO minute ``text`` as a header parsed in full would (``l4lite.ingest.runs``): its epoch seconds."""
+        return self._minute(text, y, mo, d, h, mi)
+
+    def iso_layout(self, s: str, pos: int, end: int) -> tuple[int, int, int] | None:
+        """Where the parts of an ISO header at ``pos`` (bare or in brackets, no UTC offset) that ended at ``end``
+        sit: (start of the date-time, start of the fraction, fraction digits). Lines of the same shape have them
+        at the same offsets, which ``iso_time`` reads without a regex. None for other headers."""
+        m = (_ISO_BR if s.startswith("[", pos) else _ISO).match(s, pos)
+        if m is None or m[9] or m.end() != end:
+            return None
+        return m.start(1), (m.start(8) if m[8] else -1), len(m[8] or "")
+
+    def iso_time(self, s: str, layout: tuple[int, int, int]) -> float | None:
+        """The time of an ISO header laid out as ``layout`` says (see ``iso_layout``); None when its minute is
+        not known yet (the caller then parses the line in full)."""
+        ds, fs, fl = layout
+        base = self._minutes.get(s[ds:ds + 16])
+        if base is None:
+            return None
+        t = base + int(s[ds + 17:ds + 19])
+        if fl:
+            t += int(s[fs:fs + fl]) / _POW10[fl]
+        return t
+
+    def _bracket(self, s: str, pos: int) -> tuple[float | None, int, str | None, str]:
+        c1 = s[pos + 1:pos + 2]
+        if c1 in _DIGITS or c1 == " " or c1 == "+":
+            if c1 in _DIGITS and s[pos + 5:pos + 6] in ("-", "/"):
+                m = _ISO_BR.match(s, pos)
+                if m:
+                    return self._iso(m)
+            m = _UPTIME.match(s, pos)
+            if m is None:
+                return NO_STAMP
+            if m[1]:  # [  +0.000316]: a delta, no absolute time
+                return None, m.end(), None, "delta"
+            return self.uptime(int(m[2]) + _frac(m[3])), m.end(), None, "uptime"
+        if c1 in _UPPER:
+            if c1 in "IWEF" and s[pos + 2:pos + 3] in _DIGITS:
+                return self._glog(s, pos)
+            if "|" in s[pos:pos + 12]:
+                m = _HF.match(s, pos)
+                if m:
+                    t, end, _, kind = self.parse(s, m.end())
+                    return t, (end or m.end()), _WORD_LEVEL[m[1]], "hf"
+            m = _DATE.match(s, pos)
+            if m:
+                return self._date(m), m.end(), None, "dmesg_t"
+            m = _FM.match(s, pos)
+            if m:
+                t = self._cache.get(m[1])
+                if t is None:
+                    mo, d, y = MONTHS[m[2]], int(m[3]), int(m[4])
+                    self._seen_year(y, mo)
+                    t = self._day(y, mo, d) + int(m[5]) * 3600 + int(m[6]) * 60 + int(m[7])
+                    self._remember(m[1], t)
+                return t, m.end(), None, "fm"
+            m = _DMESG_H.match(s, pos)
+            if m:
+                t = self._cache.get(m[1])
+                if t is None:
+                    mo, d = MONTHS[m[2]], int(m[3])
+                    t = self._day(self._infer_year(mo, d), mo, d) + int(m[4]) * 3600 + int(m[5]) * 60
+                    self._remember(m[1], t)
+                return t, m.end(), None, "dmesg_h"
+        return NO_STAMP
+
+    def _date(self, m: re.Match[str]) -> float:
+        t = self._cache.get(m[1])
+        if t is None:
+            mo, y = MONTHS[m[2]], int(m[7])
+            self._seen_year(y, mo)
+            t = self._day(y, mo, int(m[3])) + int(m[4]) * 3600 + int(m[5]) * 60 + int(m[6])
+            self._remember(m[1], t)
+        return t
+
+    def _glog(self, s: str, pos: int) -> tuple[float | None, int, str | None, str]:
+        m = _GLOG.match(s, pos)
+        if m is None:
+            return NO_STAMP
+        t = self._cache.get(m[2])
+        if t is None:
+            mo, d = int(m[3]), int(m[4])
+            t = self._day(self._infer_year(mo, d), mo, d) + int(m[5]) * 3600 + int(m[6]) * 60 + int(m[7])
+            self._remember(m[2], t)
+        f = m[8]
+        return t + int(f) / _POW10[len(f)], m.end(), _GLOG_LEVEL[m[1]], "glog"
+
+    def _upper(self, s: str, pos: int, c: str) -> tuple[float | None, int, str | None, str]:
+        c1 = s[pos + 1:pos + 2]
+        if c1 in _DIGITS:
+            if c in "IWEF":
+                return self._glog(s, pos)
+            return NO_STAMP
+        mon = MONTHS.get(s[pos:pos + 3])
+        if mon is not None:
+            m = _SYSLOG.match(s, pos)
+            if m:
+                t = self._cache.get(m[1])
+                if t is None:
+                    d = int(m[3])
+                    t = self._day(self._infer_year(mon, d), mon, d) + int(m[4]) * 3600 + int(m[5]) * 60 \
+                        + int(m[6])
+                    self._remember(m[1], t)
+                if m[7]:
+                    t += _frac(m[7])
+                return t, m.end(), None, "syslog"
+            return NO_STAMP
+        if s.startswith(_WEEKDAYS, pos):
+            m = _DATE.match(s, pos)
+            if m:
+                return self._date(m), m.end(), None, "date"
+            return NO_STAMP
+        if c in "DIWEC":
+            m = _VLLM.match(s, pos)
+            if m:
+                t = self._cache.get(m[2])
+                if t is None:
+                    mo, d = int(m[3]), int(m[4])
+                    t = self._day(self._infer_year(mo, d), mo, d) + int(m[5]) * 3600 + int(m[6]) * 60 \
+                        + int(m[7])
+                    self._remember(m[2], t)
+                return t, m.end(), _WORD_LEVEL[m[1]], "vllm"
+        return NO_STAMP
+
+
+_KERNEL_LOG_NAMES = ("dmesg", "kern", "syslog", "messages", "journal")
+_UPTIME_LINE = re.compile(r"\[ *\d+\.\d+\] ")
+_KERNEL_UPTIME = re.compile(r"[A-Za-z0-9][\w.-]* kernel: \[ *(\d+\.\d+)\] ")
+
+
+def boot_anchors(files: Iterable[InputFile], node_of: Callable[[str], str | None], year: int | None,
+                 accounting: Accounting, head_lines: int = 50) -> dict[str, float]:
+    """Boot wall time per node, for dmesg files that only carry uptimes.
+
+    A node whose folder holds both a plain ``dmesg`` capture (``[12345.678] ...``) and a syslog kernel log
+    (``Nov 29 10:11:12 host kernel: [12345.678] ...``) reveals its boot time in the latter; the last such line
+    (the latest boot, the one a dmesg capture shows) anchors the former. Only kernel-log files are looked at.
+    """
+    uptime_nodes: set[str] = set()
+    anchor_files: dict[str, list[InputFile]] = {}
+    for f in files:
+        low = f.rel.lower()
+        if f.is_stdin or not any(k in low for k in _KERNEL_LOG_NAMES):
+            continue
+        node = node_of(f.rel)
+        if node is None:
+            continue
+        scratch = Accounting()  # problems are reported when the file is read for real
+        kind = None
+        for i, (_, line) in enumerate(open_lines(f, scratch)):
+            if _UPTIME_LINE.match(line):
+                kind = "uptime"
+            elif "kernel: [" in line:
+                kind = "anchor"
+            if kind or i >= head_lines:
+                break
+        if kind == "uptime":
+            uptime_nodes.add(node)
+        elif kind == "anchor":
+            anchor_files.setdefault(node, []).append(f)
+    out: dict[str, float] = {}
+    for node in sorted(uptime_nodes & anchor_files.keys()):
+        for f in anchor_files[node]:
+            parser = TimestampParser(year, f.mtime)
+            for _, line in open_lines(f, Accounting()):
+                if "kernel: [" not in line:
+                    continue
+                t, end, _, _ = parser.parse(line)
+                m = _KERNEL_UPTIME.match(line, end) if t is not None else None
+                if m:
+                    out[node] = t - float(m[1])
+    return out
+
+
+def parse_elastic_time(value: str) -> float | None:
+    """torchelastic's ``2025-05-21_15:43:03`` (local time of the agent; taken as UTC like other naive times)."""
+    m = re.match(r"(\d{4})-(\d\d)-(\d\d)_(\d\d):(\d\d):(\d\d)", value.strip())
+    if not m:
+        return None
+    try:
+        return float((date(int(m[1]), int(m[2]), int(m[3])).toordinal() - 719163) * 86400
+                     + int(m[4]) * 3600 + int(m[5]) * 60 + int(m[6]))
+    except ValueError:
+        return None

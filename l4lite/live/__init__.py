@@ -1,0 +1,4 @@
+"""Live: ``l4lite tail``. Follows growing files (``follow``, ``followio``), reads their new lines into records
+(``reader``, ``recordfeed``, ``lane``), keeps a sliding scan, runs the diagnosis every few seconds and raises,
+updates and closes alerts (``verdict``, ``alerts``, ``triage``).
+"""

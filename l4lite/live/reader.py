@@ -1,0 +1,184 @@
+"""Record readers for ``tail``: lines go in one at a time (as the follower delivers them), records come out.
+
+``ingest.read_file`` reads whole files; tail needs the same parsing incrementally, with a record allowed to wait
+for continuation lines across polls and a way to know which line the oldest unfinished record started on (the
+follower's committed offset must not pass it). ``IngestLineReader`` drives the ingest stage's per-file parser
+line by line; ``default_reader_factory`` makes one per followed stream, all sharing one rank -> node map.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from l4lite.errors import L4Error
+from l4lite.records import Accounting, Record
+
+
+class RecordReader(Protocol):
+    """Turns one stream's lines into records; a record may wait for its continuation lines."""
+
+    def feed(self, line_no: int, text: str) -> list[Record]: ...
+
+    def flush(self) -> list[Record]: ...
+
+    def expire(self, line_no: int) -> list[Record]:
+        """Close records whose last line is ``line_no`` or earlier; return those now complete."""
+        ...
+
+    @property
+    def pending_line(self) -> int | None:
+        """First line of the record still being assembled, or None."""
+        ...
+
+
+ReaderFactory = Callable[[str], RecordReader]
+
+
+class IngestLineReader:
+    """Incremental use of the ingest stage's per-file parser: lines go in one at a time, records come out as
+    soon as they are complete (a record stays open until a line shows it ended, or ``flush``).
+
+    ``ingest.read_file`` only reads whole files, so this drives its per-line step (``_FileReader._line``) and
+    its output queue directly; the attribution, timestamps, multi-line rules and rank map are the same.
+    """
+
+    __slots__ = ("r", "max_chars", "n", "warn", "_stale", "_hold", "_warned", "_ambiguous")
+
+    def __init__(self, rel: str, options: Any, accounting: Accounting, node_re: Any, mtime: float,
+                 warn: Callable[[str], None]) -> None:
+        from l4lite.ingest import reader as ingest
+        from l4lite.ingest.files import InputFile
+
+        self.r = ingest._FileReader(InputFile(path=rel, rel=rel, mtime=mtime), options, accounting,
+                                    options.rank_map, node_re)
+        self.max_chars = options.max_line_chars
+        self.n = 0
+        self.warn = warn
+        self._stale = ingest._STALE_LINES
+        self._hold = ingest._HOLD_LINES
+        self._ambiguous = ingest._AMBIGUOUS
+        self._warned = False
+
+    @property
+    def pending_line(self) -> int | None:
+        out = self.r.out
+        return out[0].line if out else None
+
+    @property
+    def node_hint(self) -> str | None:
+        """The node this file's lines were attributed to so far (the one host its lines name, else its path)."""
+        host = self.r.file_host
+        if host is not None and host != self._ambiguous:
+            return host
+        return self.r.path_node
+
+    def feed(self, line_no: int, text: str) -> list[Record]:
+        r = self.r
+        if len(text) > self.max_chars:
+            text = text[: self.max_chars]
+        direct = None
+        if text and not (text[0] in " \t" and text.isspace()):
+            try:
+                direct = r._line(line_no, text)  # a finished single-line record, a blank marker, or None
+            except (IndexError, ValueError) as exc:  # a line the parser does not expect: counted, not parsed
+                if not self._warned:
+                    self._warned = True
+                    self.warn(f"{r.f.rel}:{line_no}: line not parsed ({exc.__class__.__name__})")
+        self.n += 1
+        if not self.n & 255:
+            if r.open and (len(r.open) > 1 or line_no - next(iter(r.open.values())).end > self._stale):
+                r._close_stale(line_no)
+            if r.hold and line_no > self._hold:
+                r.hold = False
+        out = r.out
+        if out and out[0].closed and not r.hold:
+            done = [direct] if isinstance(direct, Record) else []
+            while out and out[0].closed:
+                done.append(r._finish(out.popleft()))
+            return done
+        return [direct] if isinstance(direct, Record) else []
+
+    def expire(self, line_no: int) -> list[Record]:
+        """Close the records that got no line after ``line_no`` (their continuation is not coming), and stop
+        holding records back for a host name once the oldest waiting one is that old."""
+        r = self.r
+        for stream, op in list(r.open.items()):
+            if op.end <= line_no:
+                op.closed = True
+                del r.open[stream]
+        out = r.out
+        if r.hold and out and out[0].line <= line_no:
+            r.hold = False
+        done = []
+        while out and out[0].closed and not r.hold:
+            done.append(r._finish(out.popleft()))
+        return done
+
+    def flush(self) -> list[Record]:
+        r = self.r
+        r.hold = False
+        for op in r.open.values():
+            op.closed = True
+        r.open.clear()
+        out = r.out
+        done = []
+        while out:
+            done.append(r._finish(out.popleft()))
+        return done
+
+
+def default_reader_factory(root: str, warn: Callable[[str], None] | None = None, *, node_from: str | None = None,
+                           rank_map: Any = None, paths: Sequence[str] = ()) -> ReaderFactory:
+    """Per-stream record readers built on the ingest stage's parsing; they share one rank -> node map.
+
+    ``paths``: the files there at start. As ``analyze`` does, the job's year (for timestamps printed without
+    one) and the boot time of nodes whose dmesg captures only carry uptimes are learnt from them first.
+    """
+    from l4lite.ingest.attribution import compile_node_from
+    from l4lite.ingest.context import job_year
+    from l4lite.ingest.files import InputFile, Job
+    from l4lite.ingest.reader import IngestOptions, prepare_job
+
+    try:
+        node_re = compile_node_from(node_from)
+    except ValueError as exc:
+        raise L4Error(str(exc)) from None
+    accounting = Accounting()
+
+    def input_files(found: Sequence[str]) -> list[InputFile]:
+        files = []
+        for path in found:
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            if st.st_size:
+                files.append(InputFile(path=path, rel=os.path.relpath(path, root), size=st.st_size,
+                                       mtime=st.st_mtime, compressed=path.endswith(".gz")))
+        return files
+
+    files = input_files(paths)
+    options = IngestOptions(node_from=node_from, year=job_year(files) if files else None)
+    if rank_map is not None:
+        options.rank_map = rank_map
+    if files:
+        prepare_job(Job(root, files), options, accounting)
+    say = warn or (lambda message: None)
+    tried = [time.monotonic() if files else 0.0]
+
+    def make(rel: str) -> RecordReader:
+        # Lines without a year take the job's year (learnt once files have lines), else the file's mtime.
+        if options.year is None and time.monotonic() - tried[0] >= 1.0:
+            tried[0] = time.monotonic()
+            options.year = job_year(input_files([os.path.join(root, rel)]))
+        try:
+            mtime = os.stat(os.path.join(root, rel)).st_mtime
+        except OSError:
+            mtime = time.time()
+        return IngestLineReader(rel, options, accounting, node_re, mtime, say)
+
+    make.rank_map = options.rank_map  # type: ignore[attr-defined]
+    return make

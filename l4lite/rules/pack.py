@@ -1,0 +1,536 @@
+"""The rule pack: known failure signatures as data (TOML), loaded, validated and matched against records.
+
+A signature is a ``[[rule]]`` table (see ``l4lite/rules/default.toml`` for the full field list). Rules live in data
+so that operators can add their own with ``--rules FILE`` without touching code: a user rule with the id of a
+shipped rule replaces it (``enabled = false`` switches it off), any other id is added.
+
+Matching has to be cheap because every record of a job passes through it, and almost all of them are healthy.
+Every rule therefore carries literal keywords (declared, or derived from its pattern). One keyword regex over
+all rules (both matched fields) finds the keywords a record contains, and only the candidate rules' own regexes
+run; the answer depends only on the record's *shape* (lower case, digits folded to ``0``), so it is kept per
+shape and most records cost one ``translate`` and one dict lookup. Patterns are compiled with the ``regex``
+module and run with a timeout, so a catastrophic user pattern costs at most a bounded time per record and is
+switched off after a few timeouts.
+
+A pattern is compiled the first time a record passes its rule's keyword gate: a job touches a few dozen of the
+shipped rules, and compiling all of them would cost more than matching a small job. User rule files are
+compiled when they load, so that a broken pattern is reported at once with its file, line and rule id.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from re import _constants as sre_constants  # the stdlib regex parser: used only to size patterns
+from re import _parser as sre_parse
+from typing import Any
+
+import regex
+
+from l4lite.errors import L4Error
+from l4lite.records import Record
+from l4lite.resources import rules_dir
+from l4lite.rules.keys import derive_keywords, gate_keywords, longest_trie, shape
+from l4lite.vocab import CATEGORIES, GLOBAL_CATEGORIES, PHASES, SEVERITIES, SOURCES
+
+RULE_ROLES: tuple[str, ...] = ("root", "cascade", "symptom", "confirmation")
+MATCH_FIELDS: tuple[str, ...] = ("message", "text")
+SCOPES: tuple[str, ...] = ("node", "global")
+
+_REQUIRED = ("id", "pattern", "category", "role", "severity", "explain")
+_OPTIONAL = (
+    "action", "match", "source", "phase_hint", "priority", "scope", "keywords", "ignore_case", "fallback",
+    "enabled", "examples", "counter_examples", "category_by_phase", "note",
+)
+_PLACEHOLDER = re.compile(r"\{(\w+(?:/\w+)*)(?:\|(\w+))?\}")
+_QUANTIFIER = re.compile(r"\{\s*(\d+)\s*(?:,\s*(\d*)\s*)?\}")
+# The regex module expands counted repetitions when it compiles, so that a{4294967294} or (?:a{1000}){1000}
+# takes seconds to minutes and gigabytes before it fails. No record is searched beyond its first 32,768
+# characters anyway (RulePack.max_chars), so larger counts are refused before compiling.
+MAX_REPEAT = 32_768
+_OPTIONAL_SEGMENT = re.compile(r"\[\[(.*?)\]\]")
+_MAX_GATE_SEARCHES = 64  # keyword positions searched one by one, then one substring test per keyword
+_RULE_HEADER = re.compile(r"^[ \t]*\[\[[ \t]*rule[ \t]*\]\]", re.MULTILINE)
+_gate_keywords = gate_keywords  # the name the rule-pack tests use
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One failure signature.
+
+    ``match`` names the record field the pattern is searched in: ``message`` (the header-stripped line, or the
+    final exception line of a traceback) or ``text`` (the record as written, continuation lines included: use it
+    for tracebacks, torchelastic summaries and kernel messages wrapped over several lines).
+    """
+
+    id: str
+    pattern: str
+    category: str
+    role: str
+    severity: str
+    explain: str
+    action: str = ""
+    match: str = "message"
+    source: tuple[str, ...] = ()
+    phase_hint: str | None = None
+    priority: int = 50
+    scope: str = "node"
+    keywords: tuple[str, ...] = ()
+    ignore_case: bool = False
+    fallback: bool = False
+    category_by_phase: tuple[tuple[str, str], ...] = ()
+    examples: tuple[str, ...] = ()
+    counter_examples: tuple[str, ...] = ()
+    origin: str = ""
+    shipped: bool = False  # from the package's own rule files (reviewed patterns, see RulePack._search)
+
+    @property
+    def is_global(self) -> bool:
+        return self.scope == "global"
+
+    @cached_property
+    def compiled(self) -> Any:
+        """The pattern compiled with the ``regex`` module, on first use (kept on the instance)."""
+        return compile_pattern(self.pattern, self.ignore_case, f"{self.origin}: rule {self.id!r}")
+
+
+@dataclass
+class RuleMatch:
+    """A rule that matched a record, with the pattern's named groups (unmatched groups left out)."""
+
+    rule: Rule
+    groups: dict[str, str] = field(default_factory=dict)
+
+
+def render(template: str, values: dict[str, Any], tables: dict[str, dict[str, str]] | None = None) -> str:
+    """Fill placeholders from the named groups (and context); no attribute access, no format specs.
+
+    ``{name}`` is the value, ``{a/b}`` the first of ``a``, ``b`` that has one, ``{name|table}`` the value looked
+    up in ``[tables.table]`` (its ``default`` entry, else the value itself, when absent). ``[[ ... ]]`` is an
+    optional segment, dropped when a placeholder inside it has no value; elsewhere a missing value shows as ``?``.
+    ``str.format`` is deliberately not used: templates may come from a user's rule file and values from log lines.
+    """
+    tables = tables or {}
+
+    def lookup(m: re.Match[str]) -> str | None:
+        for name in m.group(1).split("/"):
+            value = values.get(name)
+            text = "" if value is None else str(value).strip()
+            if text:
+                if m.group(2):
+                    table = tables.get(m.group(2), {})
+                    return table.get(text, table.get("default", text))
+                return text
+        return None
+
+    def optional(seg: re.Match[str]) -> str:
+        parts = [lookup(m) for m in _PLACEHOLDER.finditer(seg.group(1))]
+        if any(p is None for p in parts):
+            return ""
+        return _PLACEHOLDER.sub(lambda m: lookup(m) or "", seg.group(1))
+
+    return _PLACEHOLDER.sub(lambda m: lookup(m) or "?", _OPTIONAL_SEGMENT.sub(optional, template))
+
+
+def compile_pattern(pattern: str, ignore_case: bool, label: str) -> Any:
+    """A rule pattern compiled with the ``regex`` module; ``L4Error`` (naming ``label``) when it cannot be."""
+    too_big = _too_big(pattern)
+    if too_big:
+        raise L4Error(f"{label}: pattern too large to compile: {too_big}")
+    flags = (regex.IGNORECASE if ignore_case else 0) | regex.VERSION0
+    try:
+        return regex.compile(pattern, flags)
+    except (regex.error, ValueError, OverflowError, RecursionError, MemoryError) as e:
+        raise L4Error(f"{label}: invalid pattern: {e}") from None
+
+
+class RulePack:
+    """A validated set of rules with a keyword prefilter (patterns compiled on first use, see ``Rule.compiled``).
+
+    ``timeout`` bounds one regex search in seconds; a rule that times out ``max_timeouts`` times is switched off
+    for the rest of the run. ``max_chars`` caps the part of a record a rule pattern sees (a 10 MB tensor dump is
+    not searched ten times over). ``max_cache`` and ``max_cache_bytes`` bound the per-shape memo of the keyword
+    gate (entries, and bytes of shape keys). Timeouts and their one-line warnings are kept on the instance
+    (``timeouts``, ``warnings``) for the caller to report; nothing here prints.
+    """
+
+    def __init__(
+        self,
+        rules: Sequence[Rule],
+        tables: dict[str, dict[str, str]] | None = None,
+        timeout: float = 0.05,
+        max_timeouts: int = 3,
+        max_chars: int = 32_768,
+        max_cache: int = 100_000,
+        trusted_chars: int = 4096,
+        max_cache_bytes: int = 32 << 20,
+    ) -> None:
+        self.rules: list[Rule] = list(rules)
+        self.tables: dict[str, dict[str, str]] = dict(tables or {})
+        self.timeout = timeout
+        self.max_timeouts = max_timeouts
+        self.max_chars = max_chars
+        self.max_cache = max_cache
+        self.max_cache_bytes = max_cache_bytes
+        self.trusted_chars = trusted_chars
+        self.timeouts: Counter[str] = Counter()
+        self.warnings: list[str] = []
+        self.disabled: set[str] = set()
+        self.by_id: dict[str, Rule] = {r.id: r for r in self.rules}
+        self._build_index()
+
+    # ----------------------------------------------------------------------------------------------- loading
+    @classmethod
+    def load(cls, paths: Sequence[str | Path] = (), include_default: bool = True, **kwargs: Any) -> RulePack:
+        """Load the shipped pack (unless ``include_default`` is false) and then each user file in order.
+
+        A later rule with an existing id replaces the earlier one in place; ``enabled = false`` removes it.
+        Raises ``L4Error`` with a one-line message naming the file and the rule (id and line) at fault.
+        """
+        files: list[Path] = []
+        if include_default:
+            files.extend(sorted(rules_dir().glob("*.toml")))
+        files.extend(Path(p) for p in paths)
+        ordered: dict[str, Rule] = {}
+        tables: dict[str, dict[str, str]] = {}
+        for path in files:
+            file_rules, file_tables, disabled = _load_file(path)
+            for name, table in file_tables.items():
+                tables.setdefault(name, {}).update(table)
+            for rule in file_rules:
+                ordered[rule.id] = rule
+            for rule_id in disabled:
+                ordered.pop(rule_id, None)
+        return cls(list(ordered.values()), tables, **kwargs)
+
+    def _build_index(self) -> None:
+        """The keyword gate: one regex over the gate keywords of every rule, and a memo of its answers per shape.
+
+        Gate keywords are the rules' keywords reduced to their longest run without digits (``gate_keywords``),
+        so the candidates for a record depend only on its shape (``shape``): healthy lines that differ only in
+        numbers (iteration lines, NCCL channel lines) share one memo entry and cost one dict lookup. Rules are
+        bits of an int mask (bit i: ``self.rules[i]``); the regex reports the longest keyword starting at a
+        position, and the mask of a keyword includes the rules of the keywords that are prefixes of it.
+        """
+        always = 0
+        by_word: dict[bytes, int] = {}
+        for i, rule in enumerate(self.rules):
+            words = gate_keywords(rule.keywords)
+            if not words:
+                always |= 1 << i
+            for kw in words:
+                word = kw.encode("utf-8", "surrogatepass")
+                by_word[word] = by_word.get(word, 0) | 1 << i
+        self._always_mask = always
+        self._word_mask: dict[bytes, int] = {}
+        for word in by_word:
+            mask = 0
+            for k in range(1, len(word) + 1):
+                mask |= by_word.get(word[:k], 0)
+            self._word_mask[word] = mask
+        self._gate: Any = re.compile(longest_trie(list(by_word))) if by_word else None
+        self._cache: dict[bytes, tuple[tuple[Rule, ...], tuple[Rule, ...]]] = {}
+        self._cache_bytes = 0
+        self._by_mask: dict[int, tuple[tuple[Rule, ...], tuple[Rule, ...]]] = {}
+
+    # ---------------------------------------------------------------------------------------------- matching
+    def candidates(self, text: str, fld: str) -> tuple[Rule, ...]:
+        """Rules of field ``fld`` whose keywords occur in ``text`` (plus keyword-less rules), in pack order."""
+        return self._lookup(text)[MATCH_FIELDS.index(fld)]
+
+    def could_match_line(self, line_shape: bytes) -> bool:
+        """False when no rule can match a one-line record whose text has this shape (``Record.shape``: the
+        UTF-8 bytes with ASCII digits folded to 0) and whose message is a part of the text: no rule's keywords
+        occur in it. The answer depends on the shape only, so a caller may remember it per shape."""
+        found = self.line_rules(line_shape)
+        return found is None or bool(found[0] or found[1])
+
+    def line_rules(self, line_shape: bytes) -> tuple[tuple[Rule, ...], tuple[Rule, ...]] | None:
+        """(message rules, text rules) that may match a one-line record whose text has this shape and whose
+        message is a part of the text, for ``match_line`` on every line of the shape; None for a text too long
+        to decide by its shape (cut to max_chars characters, message and text may be looked up apart)."""
+        if len(line_shape) > self.max_chars:
+            return None
+        if line_shape.isascii():
+            key = line_shape.lower()  # digits are folded already; bytes.lower() is ASCII-only, as shape() is
+        else:
+            key = shape(line_shape.decode("utf-8", "surrogatepass"))
+        return self._lookup_shape(key)
+
+    def _lookup(self, text: str) -> tuple[tuple[Rule, ...], tuple[Rule, ...]]:
+        """(message rules, text rules) whose keywords occur in ``text``; memoised on the text's shape."""
+        return self._lookup_shape(shape(text))
+
+    def _lookup_shape(self, key: bytes) -> tuple[tuple[Rule, ...], tuple[Rule, ...]]:
+        found = self._cache.get(key)
+        if found is None:
+            found = self._candidates(key)
+            if len(self._cache) >= self.max_cache or self._cache_bytes + len(key) > self.max_cache_bytes:
+                self._cache.clear()
+                self._by_mask.clear()
+                self._cache_bytes = 0
+            self._cache[key] = found
+            self._cache_bytes += len(key)
+        return found
+
+    def _candidates(self, key: bytes) -> tuple[tuple[Rule, ...], tuple[Rule, ...]]:
+        """The candidate rules of a shape: one regex search per position where a keyword starts.
+
+        A text with very many such positions (a long or repetitive record) switches to one substring test per
+        keyword not found yet, which bounds the cost by the number of keywords instead.
+        """
+        mask = self._always_mask
+        gate = self._gate
+        if gate is not None:
+            word_mask = self._word_mask
+            m = gate.search(key)
+            searches = 0
+            while m is not None:
+                mask |= word_mask[m.group()]
+                searches += 1
+                if searches == _MAX_GATE_SEARCHES:
+                    for word, bits in word_mask.items():
+                        if bits & ~mask and word in key:
+                            mask |= bits
+                    break
+                m = gate.search(key, m.start() + 1)
+        found = self._by_mask.get(mask)
+        if found is None:
+            by_message: list[Rule] = []
+            by_text: list[Rule] = []
+            rest = mask
+            while rest:
+                low_bit = rest & -rest
+                rule = self.rules[low_bit.bit_length() - 1]
+                (by_message if rule.match == "message" else by_text).append(rule)
+                rest ^= low_bit
+            found = self._by_mask[mask] = (tuple(by_message), tuple(by_text))
+        return found
+
+    def match(self, record: Record) -> list[RuleMatch]:
+        """All rules that match the record; when none does, the best fallback rule that matches (if any)."""
+        return self.match_fields(record.message or record.text, record.text, record.source)
+
+    def match_fields(self, message: str, text: str, source: str | None = None) -> list[RuleMatch]:
+        if len(message) > self.max_chars:
+            message = message[: self.max_chars]
+        if len(text) > self.max_chars:
+            text = text[: self.max_chars]
+        # The message is normally a part of the text (the line without its headers): one gate lookup on the
+        # text then serves both fields (a superset for the message; each rule's own regex decides).
+        if message in text:
+            by_message, by_text = self._lookup(text)
+        else:
+            by_message, by_text = self._lookup(message)[0], self._lookup(text)[1] if text else ()
+        if not by_message and not by_text:
+            return []
+        return self.match_line((by_message, by_text), message, text, source)
+
+    def match_line(self, candidates: tuple[tuple[Rule, ...], tuple[Rule, ...]], message: str, text: str,
+                   source: str | None = None) -> list[RuleMatch]:
+        """``match_fields`` of a line of at most max_chars characters whose rules ``line_rules`` gave."""
+        by_message, by_text = candidates
+        out: list[RuleMatch] = []
+        fallbacks: list[RuleMatch] = []
+        for rules, value in ((by_message, message), (by_text, text)):
+            for rule in rules:
+                if rule.id in self.disabled or (rule.source and source not in rule.source):
+                    continue
+                m = self._search(rule, value)
+                if m is None:
+                    continue
+                groups = {k: v for k, v in m.groupdict().items() if v is not None}
+                (fallbacks if rule.fallback else out).append(RuleMatch(rule, groups))
+        if out or not fallbacks:
+            return out
+        return [max(fallbacks, key=lambda m: m.rule.priority)]
+
+    def _search(self, rule: Rule, value: str) -> Any:
+        # The timeout costs several microseconds per search in the regex module, so the reviewed shipped
+        # patterns skip it on ordinary record lengths (the tests run each of them on hostile inputs under a
+        # timeout); user patterns always run under it.
+        if rule.shipped and len(value) <= self.trusted_chars:
+            return rule.compiled.search(value)
+        try:
+            return rule.compiled.search(value, timeout=self.timeout)
+        except TimeoutError:
+            self.timeouts[rule.id] += 1
+            n = self.timeouts[rule.id]
+            if n == 1:
+                self.warnings.append(
+                    f"{rule.origin}: rule {rule.id!r}: pattern timed out after {self.timeout}s on a record; skipped"
+                )
+            if n >= self.max_timeouts:
+                self.disabled.add(rule.id)
+                self.warnings.append(f"{rule.origin}: rule {rule.id!r}: disabled after {n} timeouts")
+            return None
+
+    # ------------------------------------------------------------------------------------------- rendering
+    def explain(self, rule: Rule, groups: dict[str, str], context: dict[str, Any] | None = None) -> str:
+        return render(rule.explain, {**(context or {}), **groups}, self.tables)
+
+    def action(self, rule: Rule, groups: dict[str, str], context: dict[str, Any] | None = None) -> str:
+        return render(rule.action, {**(context or {}), **groups}, self.tables) if rule.action else ""
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+    def __iter__(self) -> Iterable[Rule]:  # type: ignore[override]
+        return iter(self.rules)
+
+    def get(self, rule_id: str) -> Rule | None:
+        return self.by_id.get(rule_id)
+
+
+# ------------------------------------------------------------------------------------------------- file loading
+def _load_file(path: Path) -> tuple[list[Rule], dict[str, dict[str, str]], list[str]]:
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise L4Error(f"{path}: cannot read rule file: {e.strerror or e}") from None
+    try:
+        text = raw.decode("utf-8")
+        data = tomllib.loads(text)
+    except UnicodeDecodeError:
+        raise L4Error(f"{path}: rule file is not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as e:
+        raise L4Error(f"{path}: invalid TOML: {e}") from None
+    unknown_top = set(data) - {"rule", "tables", "meta"}
+    if unknown_top:
+        raise L4Error(f"{path}: unknown top-level key(s) {sorted(unknown_top)} (expected [[rule]], [tables.NAME])")
+    lines = [text.count("\n", 0, m.start()) + 1 for m in _RULE_HEADER.finditer(text)]
+    shipped = path.resolve().parent == rules_dir().resolve()
+    tables: dict[str, dict[str, str]] = {}
+    for name, table in (data.get("tables") or {}).items():
+        if not isinstance(table, dict):
+            raise L4Error(f"{path}: [tables.{name}] must be a table of strings")
+        tables[name] = {str(k): str(v) for k, v in table.items()}
+    entries = data.get("rule", [])
+    if not isinstance(entries, list):
+        raise L4Error(f"{path}: 'rule' must be an array of tables ([[rule]])")
+    rules: list[Rule] = []
+    disabled: list[str] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(entries):
+        where = f"{path}:{lines[i]}" if i < len(lines) else str(path)
+        rule_id = entry.get("id") if isinstance(entry, dict) else None
+        label = f"{where}: rule {rule_id!r}" if rule_id else f"{where}: rule #{i + 1}"
+        if isinstance(entry, dict) and entry.get("enabled") is False and isinstance(rule_id, str):
+            disabled.append(rule_id)
+            continue
+        rule = _build_rule(entry, label, where, shipped)
+        if rule.id in seen:
+            raise L4Error(f"{label}: duplicate rule id in the same file")
+        seen.add(rule.id)
+        rules.append(rule)
+    return rules, tables, disabled
+
+
+def _build_rule(entry: Any, label: str, where: str, shipped: bool = False) -> Rule:
+    if not isinstance(entry, dict):
+        raise L4Error(f"{label}: each [[rule]] must be a table")
+    missing = [k for k in _REQUIRED if k not in entry]
+    if missing:
+        raise L4Error(f"{label}: missing required field(s) {missing}")
+    unknown = sorted(set(entry) - set(_REQUIRED) - set(_OPTIONAL))
+    if unknown:
+        raise L4Error(f"{label}: unknown field(s) {unknown}")
+    for key in ("id", "pattern", "category", "role", "severity", "explain"):
+        if not isinstance(entry[key], str) or not entry[key]:
+            raise L4Error(f"{label}: field {key!r} must be a non-empty string")
+    rule_id = entry["id"]
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.:-]*", rule_id):
+        raise L4Error(f"{label}: id may only contain letters, digits and _ . : -")
+    _check_choice(label, "category", entry["category"], CATEGORIES)
+    _check_choice(label, "role", entry["role"], RULE_ROLES)
+    _check_choice(label, "severity", entry["severity"], SEVERITIES)
+    match = entry.get("match", "message")
+    _check_choice(label, "match", match, MATCH_FIELDS)
+    sources = entry.get("source", ())
+    if isinstance(sources, str):
+        sources = (sources,)
+    if not isinstance(sources, list | tuple) or not all(isinstance(s, str) for s in sources):
+        raise L4Error(f"{label}: 'source' must be a string or a list of strings")
+    for s in sources:
+        _check_choice(label, "source", s, SOURCES)
+    phase_hint = entry.get("phase_hint")
+    if phase_hint is not None:
+        _check_choice(label, "phase_hint", phase_hint, PHASES)
+    by_phase = entry.get("category_by_phase", {})
+    if not isinstance(by_phase, dict):
+        raise L4Error(f"{label}: 'category_by_phase' must be a table phase = category")
+    for ph, cat in by_phase.items():
+        _check_choice(label, "category_by_phase key", ph, PHASES)
+        _check_choice(label, "category_by_phase value", cat, CATEGORIES)
+    priority = entry.get("priority", 50)
+    if not isinstance(priority, int) or isinstance(priority, bool) or not 0 <= priority <= 100:
+        raise L4Error(f"{label}: 'priority' must be an integer from 0 to 100")
+    scope = entry.get("scope", "global" if entry["category"] in GLOBAL_CATEGORIES else "node")
+    _check_choice(label, "scope", scope, SCOPES)
+    for key in ("ignore_case", "fallback"):
+        if not isinstance(entry.get(key, False), bool):
+            raise L4Error(f"{label}: {key!r} must be true or false")
+    for key in ("explain", "action"):
+        if key in entry and not isinstance(entry[key], str):
+            raise L4Error(f"{label}: {key!r} must be a string")
+    lists: dict[str, tuple[str, ...]] = {}
+    for key in ("keywords", "examples", "counter_examples"):
+        value = entry.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise L4Error(f"{label}: {key!r} must be a list of non-empty strings")
+        lists[key] = tuple(value)
+    ignore_case = bool(entry.get("ignore_case", False))
+    # A user's pattern is compiled now, so that a broken one is reported at load with its file and rule; the
+    # shipped ones (reviewed, and compiled by the tests) wait for their first use.
+    compiled = None if shipped else compile_pattern(entry["pattern"], ignore_case, label)
+    keywords = tuple(k.lower() for k in lists["keywords"]) or derive_keywords(entry["pattern"])
+    rule = Rule(
+        id=rule_id,
+        pattern=entry["pattern"],
+        category=entry["category"],
+        role=entry["role"],
+        severity=entry["severity"],
+        explain=entry["explain"],
+        action=entry.get("action", ""),
+        match=match,
+        source=tuple(sources),
+        phase_hint=phase_hint,
+        priority=priority,
+        scope=scope,
+        keywords=keywords,
+        ignore_case=ignore_case,
+        fallback=bool(entry.get("fallback", False)),
+        category_by_phase=tuple(sorted(by_phase.items())),
+        examples=lists["examples"],
+        counter_examples=lists["counter_examples"],
+        origin=where,
+        shipped=shipped,
+    )
+    if compiled is not None:
+        rule.__dict__["compiled"] = compiled  # where the cached property keeps its value
+    return rule
+
+
+def _too_big(pattern: str) -> str:
+    """Why compiling ``pattern`` would cost too much (see MAX_REPEAT), or "" when it would not."""
+    for m in _QUANTIFIER.finditer(pattern):
+        for count in m.groups():
+            if count and (len(count) > 9 or int(count) > MAX_REPEAT):
+                return f"a repetition count of {count} (at most {MAX_REPEAT})"
+    try:  # nested counts multiply: the minimum length of a match, from the standard library's parser
+        shortest = sre_parse.parse(pattern).getwidth()[0]
+    except (sre_constants.error, re.error, OverflowError, RecursionError, ValueError, TypeError):
+        return ""  # syntax of the regex module only: the count check above is all there is
+    if shortest > MAX_REPEAT:
+        return f"a match needs at least {shortest} characters (at most {MAX_REPEAT} are searched)"
+    return ""
+
+
+def _check_choice(label: str, key: str, value: Any, allowed: Sequence[str]) -> None:
+    if value not in allowed:
+        raise L4Error(f"{label}: unknown {key} {value!r} (expected one of: {', '.join(allowed)})")

@@ -1,0 +1,86 @@
+"""The scan stage driven over a job's files in one process: ingest -> mining -> rules -> ``Scanner``.
+
+``scan_job`` discovers the files; ``scan_files`` scans some of them (one shard, or all). The sharded engines in
+``l4lite.scale`` run ``scan_files``' twin (``shards.scan_shard``) on parts of the job and merge the results.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from l4lite.ingest.context import job_year
+from l4lite.ingest.files import discover
+from l4lite.ingest.reader import IngestOptions, read_file
+from l4lite.ingest.runs import ShapeRun
+from l4lite.mining.miner import TemplateMiner
+from l4lite.options import AnalyzeOptions, ProgressFn
+from l4lite.records import Accounting
+from l4lite.rules.pack import RulePack
+from l4lite.scan.gctune import fewer_collections
+from l4lite.scan.scanner import JobScan, Scanner
+
+
+def load_rules(options: AnalyzeOptions) -> RulePack:
+    """The rule pack: the shipped rules plus the options' ``rules_files``."""
+    return RulePack.load(list(options.rules_files))
+
+
+def new_miner() -> TemplateMiner:
+    return TemplateMiner()
+
+
+def scan_job(paths: Sequence[str], options: AnalyzeOptions, *, rules: Any = None, miner: Any = None,
+             progress: ProgressFn | None = None) -> JobScan:
+    """One streaming pass over a job's files."""
+    accounting = Accounting()
+    job = discover(list(paths), accounting)
+    return scan_files(job.files, job.root, options, accounting=accounting, rules=rules, miner=miner,
+                      progress=progress)
+
+
+def scan_files(files: Sequence[Any], root: str, options: AnalyzeOptions, *, accounting: Accounting | None = None,
+               rules: Any = None, miner: Any = None, progress: ProgressFn | None = None) -> JobScan:
+    """Scan some of a job's files (``sources.InputFile`` from ``sources.discover``): one shard, or all of them.
+
+    Shards of one job scanned separately merge with ``JobScan.merge`` followed by ``JobScan.remap_nodes``.
+    """
+    started = time.perf_counter()
+    accounting = accounting if accounting is not None else Accounting()
+    rules = rules if rules is not None else load_rules(options)
+    ingest = IngestOptions(node_from=options.node_from, year=job_year(files))
+    scanner = Scanner(miner if miner is not None else new_miner(), rules, bucket_seconds=options.bucket_seconds,
+                      root=root)
+    feed_files(scanner, files, ingest, accounting, progress)
+    if rules is not None:
+        for w in getattr(rules, "warnings", []):
+            accounting.warn(w)
+    scan = scanner.finish(accounting, ingest.rank_map.as_dict())
+    scan.info.setdefault("nodes", len(scan.node_last))
+    scan.info["scan_seconds"] = round(time.perf_counter() - started, 3)
+    return scan
+
+
+def feed_files(scanner: Scanner, files: Sequence[Any], ingest: IngestOptions, accounting: Accounting,
+               progress: ProgressFn | None = None) -> None:
+    """Read ``files`` in order into ``scanner``: the one loop of the one-process scan and of every shard's."""
+    total = sum(f.size for f in files)
+    done = 0
+    n = 0
+    with fewer_collections():
+        for input_file in files:
+            records = read_file(input_file, ingest, accounting, runs=True)
+            if progress is None:
+                scanner.add_many(records)
+            else:
+                due = n + 20000 - n % 20000
+                for record in records:
+                    scanner.add(record)
+                    n += len(record) if type(record) is ShapeRun else 1
+                    if n >= due:
+                        progress(done, total, n)
+                        due = n + 20000 - n % 20000
+            done += input_file.size
+            if progress is not None:
+                progress(done, total, n)

@@ -1,0 +1,376 @@
+"""Trainer metric lines: iteration, loss, grad norm, iteration time and friends, from the common frameworks.
+
+Parsed formats (each gated by a cheap substring test before any regex, because this runs on every line):
+
+- Megatron-LM / Megatron-DeepSpeed: `` iteration  29020/ 311541 | ... | elapsed time per iteration (ms): 22306.6 |
+  learning rate: 9.850E-05 | lm loss: 2.775923E+00 | loss scale: 32768.0 | grad norm: 0.000 | number of skipped
+  iterations: 0 | number of nan iterations: 0 |`` and ``validation loss at iteration 100 | lm loss value: ...``.
+- DeepSpeed: ``step=40, skipped=2, lr=[5e-05], ...``, timer ``0/40, SamplesPerSec=83.48, ...`` and
+  ``[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 4294967296, reducing to 2147483648``
+  (apex: ``Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0``).
+- Hugging Face Trainer: ``{'loss': 0.2051, 'grad_norm': nan, 'learning_rate': 9.77e-06, 'epoch': 0.53}`` and
+  ``{'eval_loss': ...}``.
+- mmengine: ``Epoch(train) [1][200/735]  lr: 1.98e-04  eta: ...  time: 2.8906  ...  loss: 2.7522  grad_norm: 3.06``
+  and ``Iter(train) [ 200/10000] ...``, ``Epoch(val) ...``.
+- NeMo / PyTorch Lightning progress bars: ``Epoch 0:  3%|▎ | 9000/301500 [1:42:42<55:37:46, reduced_train_loss=2.59,
+  global_step=9e+3, train_step_timing in s=0.615, val_loss=7.040]``.
+- Generic ``iter 100: loss 2.3456, time 123.45ms`` (nanoGPT) and ``step: 10  loss: 7.8`` (torchtitan) lines.
+
+The parser returns plain dicts; the scan turns them into ``MetricPoint`` records.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|NAN|inf|Inf|INF|infinity)(?:\.0)?"
+
+MEGATRON_ITER = re.compile(r"\biteration\s+(\d+)\s*/\s*\d+")
+MEGATRON_VAL = re.compile(r"\bvalid(?:ation)?\s+loss\s+at\s+(?:iteration|step)\s+(\d+)", re.I)
+DS_STEP = re.compile(r"\bstep=(\d+),\s*skipped=(\d+)(?:,\s*lr=\[([^\],]+))?")
+DS_TIMER = re.compile(r"\b\d+/(\d+),\s*SamplesPerSec=(" + _NUM + ")")
+DS_OVERFLOW = re.compile(r"Attempted loss scale:\s*(" + _NUM + r"),\s*reducing to\s*(" + _NUM + ")")
+APEX_OVERFLOW = re.compile(r"reducing loss scale to\s*(" + _NUM + ")")
+HF_PAIR = re.compile(r"'([A-Za-z_][\w/]*)'\s*:\s*(" + _NUM + ")")
+MM_HEAD = re.compile(r"\b(Epoch|Iter)\((train|val|test)\)\s*\[\s*(\d+)\s*\](?:\s*\[\s*(\d+)\s*/\s*(\d+)\s*\])?")
+MM_HEAD_ITER = re.compile(r"\bIter\((train|val|test)\)\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")
+MM_PAIR = re.compile(r"(?:^|\s)([A-Za-z_][\w/.]*):\s+(" + _NUM + r")(?=\s|$)")
+PTL_PAIR = re.compile(r"([A-Za-z_][\w ]*?)=(" + _NUM + r")(?=[,\]\s]|$)")
+PTL_COUNT = re.compile(r"\|\s*(\d+)/(\d+)\s*\[")
+PTL_RATE = re.compile(r"(" + _NUM + r")\s*(it/s|s/it)")
+GEN_STEP = re.compile(r"\b(?:iter|iteration|step|global_step)\b\s*[:=#]?\s*(\d+)", re.I)
+GEN_LOSS = re.compile(r"\b(?:train[_ ])?loss\b\s*[:=]?\s*(" + _NUM + ")", re.I)
+GEN_VAL_LOSS = re.compile(r"\b(?:val|valid|validation|eval)[_ ]loss\b\s*[:=]?\s*(" + _NUM + ")", re.I)
+GEN_TIME_MS = re.compile(r"\btime\b\s*[:=]?\s*(" + _NUM + r")\s*ms\b", re.I)
+GEN_TIME_S = re.compile(r"\b(?:step_time|iter_time|iteration_time|time_per_step|time)\s*[:=]\s*(" + _NUM
+                         + r")\s*s\b", re.I)
+GEN_GNORM = re.compile(r"\bgrad[_ ]?norm\b\s*[:=]?\s*(" + _NUM + ")", re.I)
+ERRORISH = ("Error", "error:", "Traceback", "Exception", "WARN")
+
+
+def to_float(text: str) -> float | None:
+    """Parse a number as trainers print it, including ``nan``, ``nan.0``, ``inf`` and ``-inf``."""
+    try:
+        return float(text)  # the common case, fast (float() accepts surrounding blanks, nan and inf)
+    except ValueError:
+        pass
+    t = text.strip().rstrip(",|]")
+    if not t:
+        return None
+    low = t.lower()
+    if low.startswith(("nan", "+nan", "-nan")):
+        return math.nan
+    if low.lstrip("+-").startswith("inf"):
+        return -math.inf if low.startswith("-") else math.inf
+    try:
+        return float(t)
+    except ValueError:
+        return None
+
+
+def int_or_none(value: float | None) -> int | None:
+    if value is None or not math.isfinite(value):
+        return None
+    return int(value)
+
+
+# Every gate in parse_metric_line requires one of these words; a line with none of them is no metric line
+# (l4lite.scan.metric_plans.MetricParser relies on this to skip its memo for most lines: keep it in step).
+_GATE_WORDS = ("loss", "Loss", "iteration", "OVERFLOW", "overflow", "skipped=", "SamplesPerSec=", "(train)",
+               "(val)", "(test)", "it/s", "s/it", "%|")
+
+
+def parse_metric_line(message: str) -> dict[str, Any] | None:
+    """Return the metric fields of one trainer line, or None when the line is not a metric line.
+
+    Keys: ``kind`` ("train", "val" or "overflow") and any of iteration, loss, grad_norm, lr, iter_time (seconds),
+    loss_scale, skipped (per logging interval), skipped_total (cumulative), nan_count, val_loss, throughput.
+    This is the reference parser; ``l4lite.scan.metric_plans.MetricParser`` gives the same answers several times
+    faster on a stream.
+    """
+    try:
+        return _parse_metric_line(message)
+    except ValueError:  # int() refuses more than 4300 digits: a hostile line, not a metric line
+        return None
+
+
+def _parse_metric_line(message: str) -> dict[str, Any] | None:
+    # Cheap gates first: the great majority of lines contain none of these.
+    if "iteration" in message and "|" in message:
+        out = _megatron(message)
+        if out is not None:
+            return out
+    if "OVERFLOW" in message or "overflow" in message:
+        out = _overflow(message)
+        if out is not None:
+            return out
+    if "skipped=" in message or "SamplesPerSec=" in message:
+        out = _deepspeed(message)
+        if out is not None:
+            return out
+    if "{'" in message and "loss'" in message:
+        return _hf(message)
+    if "(train)" in message or "(val)" in message or "(test)" in message:
+        out = _mmengine(message)
+        if out is not None:
+            return out
+    if "it/s" in message or "s/it" in message or "%|" in message:
+        out = _progress_bar(message)
+        if out is not None:
+            return out
+    if "loss" in message or "Loss" in message:
+        return _generic(message)
+    return None
+
+
+MEGATRON_KEYS: dict[str, str] = {
+    "learning rate": "lr", "loss scale": "loss_scale", "grad norm": "grad_norm",
+    "number of skipped iterations": "skipped", "number of nan iterations": "nan_count",
+    "samples per second": "throughput", "tflops": "throughput", "throughput per gpu (tflop/s/gpu)": "throughput",
+}
+IGNORED_KEYS = frozenset({"consumed samples", "consumed tokens", "global batch size", "num zeros",
+                           "actual seqlen", "params norm", "batch generator", "mtp_1 loss"})
+
+
+def _megatron(message: str) -> dict[str, Any] | None:
+    m = MEGATRON_VAL.search(message) if "loss at" in message else None
+    if m:
+        out: dict[str, Any] = {"kind": "val", "iteration": int(m.group(1))}
+        for part in message[m.end():].split("|"):
+            key, sep, value = part.partition(":")
+            key = key.strip().lower()
+            if sep and key.endswith("loss value"):
+                out["val_loss"] = to_float(value)
+                break
+        return out if "val_loss" in out else None
+    m = MEGATRON_ITER.search(message)
+    if not m:
+        return None
+    out = {"kind": "train", "iteration": int(m.group(1))}
+    for part in message[m.end():].split("|"):
+        key, sep, value = part.partition(":")
+        if not sep:
+            continue
+        key = key.strip().lower()
+        if key in IGNORED_KEYS:
+            continue
+        name = MEGATRON_KEYS.get(key)
+        if name is None:
+            if key.startswith("elapsed time per iteration"):
+                v = to_float(value)
+                if v is not None:
+                    out["iter_time"] = v / 1000.0 if "(ms)" in key else v
+            elif key.endswith("loss") and "loss" not in out:
+                out["loss"] = to_float(value)
+            continue
+        v = to_float(value)
+        if v is None or name in out:
+            continue
+        out[name] = int_or_none(v) if name in ("skipped", "nan_count") else v
+    if out.get("loss", 0.0) is None:
+        del out["loss"]
+    return out
+
+
+def _overflow(message: str) -> dict[str, Any] | None:
+    m = DS_OVERFLOW.search(message)
+    if m:
+        return {"kind": "overflow", "loss_scale": to_float(m.group(2)), "skipped": 1}
+    if "reducing loss scale" in message:
+        m = APEX_OVERFLOW.search(message)
+        if m:
+            return {"kind": "overflow", "loss_scale": to_float(m.group(1)), "skipped": 1}
+    return None
+
+
+def _deepspeed(message: str) -> dict[str, Any] | None:
+    m = DS_STEP.search(message)
+    if m:
+        out: dict[str, Any] = {"kind": "train", "iteration": int(m.group(1)), "skipped_total": int(m.group(2))}
+        if m.group(3):
+            lr = to_float(m.group(3))
+            if lr is not None:
+                out["lr"] = lr
+        return out
+    m = DS_TIMER.search(message)
+    if m:
+        return {"kind": "train", "iteration": int(m.group(1)), "throughput": to_float(m.group(2))}
+    return None
+
+
+def _hf(message: str) -> dict[str, Any] | None:
+    pairs = {k: to_float(v) for k, v in HF_PAIR.findall(message)}
+    if "train_runtime" in pairs or "train_loss" in pairs:
+        return None  # the end-of-training summary, an average rather than a point
+    if "eval_loss" in pairs:
+        out: dict[str, Any] = {"kind": "val", "val_loss": pairs["eval_loss"]}
+        if "step" in pairs:
+            out["iteration"] = int_or_none(pairs["step"])
+        return out
+    if "loss" not in pairs:
+        return None
+    out = {"kind": "train", "loss": pairs["loss"]}
+    for src, dst in (("grad_norm", "grad_norm"), ("learning_rate", "lr"), ("epoch", "epoch")):
+        if pairs.get(src) is not None:
+            out[dst] = pairs[src]
+    if "step" in pairs:
+        out["iteration"] = int_or_none(pairs["step"])
+    return out
+
+
+def _mmengine(message: str) -> dict[str, Any] | None:
+    m = MM_HEAD.search(message)
+    iteration: int | None = None
+    if m and m.group(1) == "Epoch":
+        mode = m.group(2)
+        if m.group(4) is not None:
+            epoch, i, n = int(m.group(3)), int(m.group(4)), int(m.group(5))
+            iteration = (max(epoch, 1) - 1) * n + i
+    else:
+        m2 = MM_HEAD_ITER.search(message)
+        if not m2:
+            return None
+        mode = m2.group(1)
+        iteration = int(m2.group(2))
+        m = m2
+    pairs = {k: to_float(v) for k, v in MM_PAIR.findall(message[m.end():])}
+    if mode != "train":
+        out: dict[str, Any] = {"kind": "val"}
+        if pairs.get("loss") is not None:
+            out["val_loss"] = pairs["loss"]
+        return out if "val_loss" in out else None
+    out = {"kind": "train", "iteration": iteration}
+    for src, dst in (("loss", "loss"), ("grad_norm", "grad_norm"), ("lr", "lr"), ("time", "iter_time")):
+        if pairs.get(src) is not None:
+            out[dst] = pairs[src]
+    return out if len(out) > 2 else None
+
+
+def _progress_bar(message: str) -> dict[str, Any] | None:
+    bracket = message.find("[")
+    if bracket < 0:
+        return None
+    pairs: dict[str, float | None] = {}
+    for k, v in PTL_PAIR.findall(message[bracket:]):
+        pairs[k.strip()] = to_float(v)
+    loss = pairs.get("reduced_train_loss", pairs.get("train_loss", pairs.get("loss")))
+    if loss is None and "val_loss" not in pairs:
+        return None
+    out: dict[str, Any] = {"kind": "train"}
+    if loss is not None:
+        out["loss"] = loss
+    step = pairs.get("global_step", pairs.get("step"))
+    if step is not None and math.isfinite(step):
+        out["iteration"] = int(step)
+    else:
+        m = PTL_COUNT.search(message)
+        if m:
+            out["iteration"] = int(m.group(1))
+    timing = pairs.get("train_step_timing in s", pairs.get("train_step_timing"))
+    if timing is not None:
+        out["iter_time"] = timing
+    else:
+        m = PTL_RATE.search(message)
+        if m:
+            rate = to_float(m.group(1))
+            if rate and math.isfinite(rate) and rate > 0:
+                out["iter_time"] = 1.0 / rate if m.group(2) == "it/s" else rate
+    if pairs.get("grad_norm") is not None:
+        out["grad_norm"] = pairs["grad_norm"]
+    if pairs.get("val_loss") is not None:
+        out["val_loss"] = pairs["val_loss"]
+    if pairs.get("lr") is not None:
+        out["lr"] = pairs["lr"]
+    return out
+
+
+def _generic(message: str) -> dict[str, Any] | None:
+    if any(word in message for word in ERRORISH):
+        return None
+    ml = GEN_VAL_LOSS.search(message)
+    m = GEN_LOSS.search(message)
+    if m is not None and ml is not None and ml.start() <= m.start() < ml.end():
+        m = None  # the only loss on the line is the validation loss
+    if m is None and ml is None:
+        return None
+    s = GEN_STEP.search(message)
+    if s is None:
+        return None
+    out: dict[str, Any] = {"kind": "train", "iteration": int(s.group(1))}
+    if m is not None:
+        out["loss"] = to_float(m.group(1))
+    if ml is not None:
+        out["val_loss"] = to_float(ml.group(1))
+        if m is None:
+            out["kind"] = "val"
+    t = GEN_TIME_MS.search(message)
+    if t is not None:
+        v = to_float(t.group(1))
+        if v is not None:
+            out["iter_time"] = v / 1000.0
+    else:
+        t = GEN_TIME_S.search(message)
+        if t is not None:
+            v = to_float(t.group(1))
+            if v is not None:
+                out["iter_time"] = v
+    g = GEN_GNORM.search(message)
+    if g is not None:
+        out["grad_norm"] = to_float(g.group(1))
+    return out
+
+
+_FACTS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"Total optimization steps = ([\d,]+)"), "total_steps"),
+    (re.compile(r"using world size:\s*(\d+)"), "world_size"),
+    (re.compile(r"^\s*world_size\s*\.{3,}\s*(\d+)"), "world_size"),
+    (re.compile(r"tensor-model-parallel size:\s*(\d+)"), "tensor_parallel"),
+    (re.compile(r"^\s*tensor_model_parallel_size\s*\.{3,}\s*(\d+)"), "tensor_parallel"),
+    (re.compile(r"pipeline-model-parallel size:\s*(\d+)"), "pipeline_parallel"),
+    (re.compile(r"^\s*pipeline_model_parallel_size\s*\.{3,}\s*(\d+)"), "pipeline_parallel"),
+    (re.compile(r"^\s*num_layers\s*\.{3,}\s*(\d+)"), "num_layers"),
+    (re.compile(r"^\s*hidden_size\s*\.{3,}\s*(\d+)"), "hidden_size"),
+    (re.compile(r"^\s*global_batch_size\s*\.{3,}\s*(\d+)"), "global_batch_size"),
+    (re.compile(r"^\s*train_iters\s*\.{3,}\s*(\d+)"), "train_iters"),
+)
+
+
+def parse_job_facts(message: str) -> dict[str, int]:
+    """Job facts a trainer prints at start-up (world size, parallelism, model shape, total steps).
+
+    They key the history store's baselines ("the same setup") and turn Hugging Face epochs into iterations.
+    """
+    out: dict[str, int] = {}
+    for pattern, name in _FACTS:
+        m = pattern.search(message)
+        if m:
+            out.setdefault(name, int(m.group(1).replace(",", "")))
+    return out
+
+
+# ---------------------------------------------------------------------- GPU telemetry (nvidia-smi CSV queries)
+_SLOW_COLUMNS = ("hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown", "sw_thermal_slowdown")
+
+
+def telemetry_header(message: str) -> list[str] | None:
+    """Column names of an ``nvidia-smi --query-gpu=... --format=csv`` header that reports clock slowdowns."""
+    if "clocks_event_reasons" not in message and "clocks_throttle_reasons" not in message:
+        return None
+    cols = [c.strip().lower() for c in message.split(",")]
+    return cols if any(c.endswith(_SLOW_COLUMNS) for c in cols) else None
+
+
+def telemetry_slowdown(header: list[str], message: str) -> dict[str, str] | None:
+    """For one CSV data line: the slowdown reasons that are ``Active`` (with the GPU index), or None."""
+    values = [v.strip() for v in message.split(",")]
+    if len(values) != len(header):
+        return None
+    active = [name.rsplit(".", 1)[-1] for name, v in zip(header, values, strict=True)
+              if name.endswith(_SLOW_COLUMNS) and v.lower() == "active"]
+    if not active:
+        return None
+    row = dict(zip(header, values, strict=True))
+    return {"reasons": ",".join(active), "gpu": row.get("index", ""), "bus": row.get("pci.bus_id", ""),
+            "temperature": row.get("temperature.gpu", ""), "clock": row.get("clocks.sm [mhz]", "")}

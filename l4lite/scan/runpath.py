@@ -1,0 +1,257 @@
+"""The scan's run path: a run of lines of known shapes (``l4lite.ingest.runs``) added to the scanner's tables
+with what depends only on a line's shape worked out once per shape.
+
+``Scanner`` inherits it; ``tests/test_runs.py`` checks that a runs scan equals the per-record scan of the same
+lines, so the two paths cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from l4lite.ingest.runs import ShapeRun, mine_run
+from l4lite.ingest.shape import shape_of
+from l4lite.records import Record
+from l4lite.scan.jobscan import EXEMPLAR_CAP, MARKER_CAP, METRIC_CAP, UNKNOWN_NODE, Marker, Progress
+from l4lite.scan.points import (
+    EXEMPLAR_BUDGET,
+    G_METRIC,
+    G_RARE,
+    METRIC_CACHE,
+    Deferred,
+    deferred_metric,
+    may_be_active,
+    message_gates,
+    remember,
+    thin_series,
+)
+
+
+class RunPath:
+    """``Scanner._add_run`` and its helpers (a mixin: the state is the scanner's)."""
+
+    def _add_run(self, run: ShapeRun) -> None:
+        """``add_many`` of a run's records (``l4lite.ingest.runs``), with what depends only on a line's shape worked out
+        once per shape, and a record built only where one is kept (an exemplar, a metric point). A line that a
+        rule may match or that may be a rare line (marker, job fact, telemetry header) goes as a record, and so
+        does a line of GPU telemetry that may report a slowdown (``may_be_active``)."""
+        hot: set[int] = set()
+        if self._csv_headers and run.file in self._csv_headers and may_be_active("\n".join(run.texts)):
+            hot = {i for i, text in enumerate(run.texts) if may_be_active(text)}
+        table = run.table
+        shapes = run.shapes
+        texts = run.texts
+        rules = self.rules
+        could_match = getattr(rules, "could_match_line", None)
+        line_rules = getattr(rules, "line_rules", None)
+        gates_of: dict[int, int] = {}
+        deferred_of: list[Deferred | None] = [None] * len(table)
+        rules_of: list[Any] = [None] * len(table)
+        parser = self._metric_parser
+        slow: set[int] = set()
+        for x in set(shapes):
+            sh = table[x]
+            if rules is not None:
+                may = could_match is None or self._rule_gate.get(sh.key)
+                if may is None:
+                    may = remember(self._rule_gate, sh.key, could_match(sh.key))
+                if may:
+                    rules_of[x] = line_rules(sh.key) if line_rules is not None else None
+                    if rules_of[x] is None:
+                        slow.add(x)
+                        continue
+            msg = texts[shapes.index(x)][sh.msg_start:sh.msg_end]
+            msg_key = sh.msg_key if sh.msg_key is not None else shape_of(msg)
+            gates = self._gates.get(msg_key)
+            if gates is None:
+                gates = remember(self._gates, msg_key, message_gates(msg))
+            if gates & G_RARE:
+                slow.add(x)
+            gates_of[x] = gates
+            if gates & G_METRIC:
+                deferred_of[x] = deferred_metric(parser.deferred(msg_key), sh.msg_start, sh.msg_end)
+        if not slow and not hot:
+            self._add_run_lines(run, gates_of, deferred_of, rules_of)
+            return
+        a = 0
+        for i, x in enumerate(shapes):
+            if x in slow or i in hot:
+                if a < i:
+                    self._add_run_lines(run.part(a, i), gates_of, deferred_of, rules_of)
+                self.add_many(run.part(i, i + 1).records())
+                a = i + 1
+        if a < len(shapes):
+            self._add_run_lines(run.part(a, len(shapes)), gates_of, deferred_of, rules_of)
+
+    def _add_run_lines(self, run: ShapeRun, gates_of: dict[int, int], deferred_of: list[Deferred | None],
+                       rules_of: list[Any]) -> None:
+        """``_add_run`` of lines of shapes without rare tests (``gates_of``: their gates). A metric line of a shape
+        in ``deferred_of`` is kept with its plan, not its values (``deferred_metric``); a line of a shape in
+        ``rules_of`` is matched against the rules its shape may meet (``RulePack.line_rules``), and is a record
+        only if one does."""
+        table = run.table
+        shapes = run.shapes
+        texts = run.texts
+        cids = mine_run(run, self.miner)
+        cid_names = self._cid_names
+        for cid in set(cids):
+            if cid not in cid_names:
+                cid_names[cid] = f"#{cid}"
+        name_table, name_rows = run.name_table, run.name_rows
+        file = run.file
+        cells = self._cells
+        exemplars = self._exemplars
+        metric_cache = self._metric_cache
+        metric_parse = self._metric_parser.parse_gated
+        match_line = getattr(self.rules, "match_line", None)
+        metrics = self._metrics
+        seqs = self._seq
+        progress = self._progress
+        phase_now = self._phase_now
+        flag_nodes = self._flag_nodes
+        bucket_seconds = self.bucket_seconds
+        inf = math.inf
+        times = run.times
+        if self._await_time:  # every line of a run has a time: the first one is the time after the progress line
+            waiting = self._await_time.pop(file, None)
+            if waiting is not None and self._progress[waiting].after_time is None:
+                self._progress[waiting].after_time = times[0]
+        # per (node, rank, GPU) of the run: [lines, first time, last time, last line, node key]; the node tables
+        # take them after the loop (in the order the lines gave them)
+        seen: dict[tuple[str | None, int | None, int | None], list[Any]] = {}
+        if name_table is None or name_rows is None:
+            rows = None
+            rec_node, rank, gpu = run.node, run.rank, run.gpu
+            node = rec_node or (f"rank:{rank}" if rank is not None else UNKNOWN_NODE)
+            seen[(rec_node, rank, gpu)] = [len(times), times[0], times[-1], len(times) - 1, node]
+        else:  # lines that name their own ranks: each line's entry in the name table, and the table's aggregates
+            rows = name_rows.tolist()
+            aggs: list[list[Any] | None] = [None] * len(name_table)
+        lineno = run.first - 1
+        k = -1
+        for s, key, t, x, cid in zip(texts, run.keys, times, shapes, cids, strict=True):
+            lineno += 1
+            k += 1
+            sh = table[x]
+            if rows is not None:
+                row = rows[k]
+                agg = aggs[row]
+                rec_node, rank, gpu = nm = name_table[row]
+                if agg is None:  # two entries of the table may be one (node, rank, GPU)
+                    agg = seen.get(nm)
+                    if agg is None:
+                        agg = seen[nm] = [0, t, t, k, rec_node or (f"rank:{rank}" if rank is not None
+                                                                   else UNKNOWN_NODE)]
+                    aggs[row] = agg
+                agg[0] += 1
+                agg[2] = t
+                agg[3] = k
+                node = agg[4]
+            level = sh.level
+            ckey = (cid, level, sh.source)
+            cell = cells.get(ckey)
+            if cell is None:
+                cell = cells[ckey] = [0, inf, -inf]
+            cell[0] += 1
+            if t < cell[1]:
+                cell[1] = t
+            if t > cell[2]:
+                cell[2] = t
+            bkey = (node, int(t // bucket_seconds), cid)
+            counts = self._counts
+            counts[bkey] = counts.get(bkey, 0) + 1
+            if len(counts) > self.max_cells:
+                self._coarsen()
+                bucket_seconds = self.bucket_seconds
+            ekey = (cid, node)
+            ex = exemplars.get(ekey)
+            if ex is None:
+                if self._exemplar_count < EXEMPLAR_BUDGET or level in ("error", "warning"):
+                    exemplars[ekey] = [Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level,
+                                              s[sh.msg_start:sh.msg_end], s, cid_names[cid], "", key)]
+                    self._exemplar_count += 1
+            elif len(ex) < EXEMPLAR_CAP:
+                ex.append(Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level,
+                                 s[sh.msg_start:sh.msg_end], s, cid_names[cid], "", key))
+                self._exemplar_count += 1
+            may_match = rules_of[x]
+            if may_match is not None:
+                msg = s[sh.msg_start:sh.msg_end]
+                found = match_line(may_match, msg or s, s, sh.source)
+                if found:
+                    record = Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level, msg, s,
+                                    cid_names[cid], "", key)
+                    for match in found:
+                        self._add_hit(match, record, node)
+            deferred = deferred_of[x]
+            if deferred is not None:  # _add_metric of a point that can wait for its values (kind and gates known)
+                token, convert, ia, ib, nan_count, kind, implied = deferred
+                iteration = convert(s[ia:ib]) if convert is not None else None
+                if nan_count is not None and (nan_count[0](s[nan_count[1]:nan_count[2]]) or (
+                        nan_count[3] and iteration is None and self._total_steps)):
+                    # flagged by its NaN counter, or an epoch stands in for the iteration: its values now
+                    self._add_metric(token[0].values(s[token[1]:token[2]]), node, rec_node, rank, t, file, lineno,
+                                     s)
+                    continue
+                seq_key = (node, rank)
+                seq = seqs[seq_key] = seqs.get(seq_key, 0) + 1
+                series = metrics.get(node)
+                if series is None:
+                    series = metrics[node] = []
+                series.append((token, iteration, seq, rec_node, rank, t, file, lineno, s))
+                if len(series) > METRIC_CAP:
+                    metrics[node] = thin_series(series, METRIC_CAP // 2, node in flag_nodes)
+                if kind == "train":
+                    prog = progress.get(node)
+                    if prog is None:
+                        prog = progress[node] = Progress(iteration, iteration, t, t)
+                    prog.points += 1
+                    last = prog.last_iteration
+                    if iteration is None or last is None or iteration >= last or iteration < last // 2:
+                        if iteration is not None:
+                            prog.last_iteration = iteration
+                        prog.last_time = t
+                        prog.last_file, prog.last_line = file, lineno
+                        prog.after_time = None
+                if implied is not None and phase_now.get(node) != implied and len(self._markers) < MARKER_CAP:
+                    phase_now[node] = implied
+                    self._markers.append(Marker(implied, rec_node, rank, t, file, lineno, iteration,
+                                                {"implied": True}))
+            elif gates_of[x] & G_METRIC:
+                msg = s[sh.msg_start:sh.msg_end]
+                values = metric_cache.get(msg)
+                if values is None:
+                    values = metric_parse(msg, sh.msg_key)
+                    if values is not None:
+                        if len(metric_cache) >= METRIC_CACHE:
+                            metric_cache.clear()
+                        metric_cache[msg] = values
+                if values is not None:
+                    self._add_metric(values, node, rec_node, rank, t, file, lineno, s)
+        self._run_nodes(seen)
+
+    def _run_nodes(self, seen: dict[tuple[str | None, int | None, int | None], list[Any]]) -> None:
+        """The node tables' share of a run's lines, per (node, rank, GPU): what ``add_many`` does line by line."""
+        node_count = self._node_count
+        node_first = self._node_first
+        for (rec_node, rank, _gpu), (n, t0, _t1, _k, node) in seen.items():
+            have = node_count.get(node)
+            if have is None:
+                node_count[node] = n
+                node_first[node] = t0
+            else:
+                node_count[node] = have + n
+                if node_first[node] is None:
+                    node_first[node] = t0
+            if rank is not None:
+                ranks = self._node_ranks.get(node)
+                if ranks is None:
+                    self._node_ranks[node] = {rank}
+                else:
+                    ranks.add(rank)
+                if rec_node and rank not in self._rank_nodes:
+                    self._rank_nodes[rank] = rec_node
+        for _names, (_n, _t0, t1, _k, node) in sorted(seen.items(), key=lambda item: item[1][3]):
+            self._node_time[node] = t1  # the time of the node's last line
+
