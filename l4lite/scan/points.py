@@ -8,7 +8,7 @@ message's shape, so it is remembered per shape. A pending point is a metric line
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 from l4lite.scan.jobscan import MetricPoint
 from l4lite.scan.metric_plans import DeferredPlan, may_be_metric_line
@@ -49,15 +49,33 @@ def may_be_active(text: str) -> bool:
 
 
 
-# A metric line as the scan keeps it until ``finish``: (values, iteration, seq, node, rank, time, file, line, text)
-# (a plain tuple: a line of a run needs no record). Most points of a long job are thinned away before then, so
+# A metric line as the scan keeps it until ``finish`` (a named tuple, not a record: a line of a run needs no
+# record). Most points of a long job are thinned away before then, so
 # the ``MetricPoint`` is only built for the ones that stay. For a line of a run, ``values`` may be a token
 # (plan, message start, message end) instead: the values are worked out in ``point`` for the points that stay.
-PendingPoint = tuple[Any, "int | None", int, "str | None", "int | None", "float | None", str, int, str]
-# A metric shape of a run whose values can wait: (token, iteration conversion, its start and end in the line,
-# what may make a line of the shape need its values now, kind, phase it implies). What may: (NaN counter
-# conversion, start, end, whether the shape has an epoch), None if nothing can.
-Deferred = tuple[tuple[DeferredPlan, int, int], Any, int, int, "tuple[Any, int, int, bool] | None", str, "str | None"]
+class PendingPoint(NamedTuple):
+    values: Any  # the parsed values, or a (plan, message start, message end) token of a run's line
+    iteration: int | None
+    seq: int
+    node: str | None
+    rank: int | None
+    time: float | None
+    file: str
+    line: int
+    text: str
+
+
+# A metric shape of a run whose values can wait: its token, the iteration's conversion and span in the line,
+# what may make a line of the shape need its values now (``now``: NaN counter conversion, start, end, whether
+# the shape has an epoch; None if nothing can), its kind and the phase it implies.
+class Deferred(NamedTuple):
+    token: tuple[DeferredPlan, int, int]
+    convert: Any  # the iteration's conversion, or None
+    start: int
+    end: int
+    now: tuple[Any, int, int, bool] | None
+    kind: str
+    implied: str | None
 
 
 def deferred_metric(plan: DeferredPlan | None, msg_start: int, msg_end: int) -> Deferred | None:
@@ -68,8 +86,8 @@ def deferred_metric(plan: DeferredPlan | None, msg_start: int, msg_end: int) -> 
     if plan.nan_count is not None or plan.epoch:
         count, na, nb = plan.nan_count if plan.nan_count is not None else (nothing, 0, 0)
         now = (count, msg_start + na, msg_start + nb, plan.epoch)
-    return ((plan, msg_start, msg_end), convert, msg_start + a, msg_start + b, now, plan.kind,
-            PHASE_OF_KIND.get(plan.kind))
+    return Deferred((plan, msg_start, msg_end), convert, msg_start + a, msg_start + b, now, plan.kind,
+                    PHASE_OF_KIND.get(plan.kind))
 
 
 def nothing(_text: str) -> None:

@@ -20,6 +20,7 @@ from l4lite.scan.points import (
     G_RARE,
     METRIC_CACHE,
     Deferred,
+    PendingPoint,
     deferred_metric,
     may_be_active,
     message_gates,
@@ -199,7 +200,7 @@ class RunPath:
                 series = metrics.get(node)
                 if series is None:
                     series = metrics[node] = []
-                series.append((token, iteration, seq, rec_node, rank, t, file, lineno, s))
+                series.append(PendingPoint(token, iteration, seq, rec_node, rank, t, file, lineno, s))
                 if len(series) > METRIC_CAP:
                     metrics[node] = thin_series(series, METRIC_CAP // 2, node in flag_nodes)
                 if kind == "train":

@@ -341,7 +341,7 @@ class Scanner(RunPath):
         series = self._metrics.get(node)
         if series is None:
             series = self._metrics[node] = []
-        point = (values, iteration, seq, rec_node, rank, t, file, line, text)
+        point = PendingPoint(values, iteration, seq, rec_node, rank, t, file, line, text)
         series.append(point)
         if node not in self._flag_nodes and is_flagged(point):
             self._flag_nodes.add(node)
