@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -45,10 +46,10 @@ class IngestLineReader:
     its output queue directly; the attribution, timestamps, multi-line rules and rank map are the same.
     """
 
-    __slots__ = ("r", "max_chars", "n", "warn", "_stale", "_hold", "_warned", "_ambiguous")
+    __slots__ = ("r", "max_chars", "n", "warn", "skipped", "_stale", "_hold", "_warned", "_ambiguous")
 
     def __init__(self, rel: str, options: Any, accounting: Accounting, node_re: Any, mtime: float,
-                 warn: Callable[[str], None]) -> None:
+                 warn: Callable[[str], None], skipped: Counter[str] | None = None) -> None:
         from l4lite.ingest import reader as ingest
         from l4lite.ingest.files import InputFile
 
@@ -57,6 +58,7 @@ class IngestLineReader:
         self.max_chars = options.max_line_chars
         self.n = 0
         self.warn = warn
+        self.skipped = skipped if skipped is not None else Counter()  # lines read into no record, by reason
         self._stale = ingest._STALE_LINES
         self._hold = ingest._HOLD_LINES
         self._ambiguous = ingest._AMBIGUOUS
@@ -83,10 +85,15 @@ class IngestLineReader:
         if text and not (text[0] in " \t" and text.isspace()):
             try:
                 direct = r._line(line_no, text)  # a finished single-line record, a blank marker, or None
+                if direct is not None and not isinstance(direct, Record):
+                    self.skipped["blank"] += 1  # blank once its prefixes are taken off
             except (IndexError, ValueError) as exc:  # a line the parser does not expect: counted, not parsed
+                self.skipped["unparsed"] += 1
                 if not self._warned:
                     self._warned = True
                     self.warn(f"{r.f.rel}:{line_no}: line not parsed ({exc.__class__.__name__})")
+        else:
+            self.skipped["blank"] += 1
         self.n += 1
         if not self.n & 255:
             if r.open and (len(r.open) > 1 or line_no - next(iter(r.open.values())).end > self._stale):
@@ -178,7 +185,9 @@ def default_reader_factory(root: str, warn: Callable[[str], None] | None = None,
             mtime = os.stat(os.path.join(root, rel)).st_mtime
         except OSError:
             mtime = time.time()
-        return IngestLineReader(rel, options, accounting, node_re, mtime, say)
+        return IngestLineReader(rel, options, accounting, node_re, mtime, say, skipped)
 
+    skipped: Counter[str] = Counter()
+    make.skipped = skipped  # type: ignore[attr-defined]
     make.rank_map = options.rank_map  # type: ignore[attr-defined]
     return make
