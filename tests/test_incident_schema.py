@@ -21,6 +21,8 @@ SCHEMA = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 BASE = json.loads((ROOT / "fixtures" / "report" / "gpu_16node.json").read_text(encoding="utf-8"))
 BASE["evidence"] = BASE["evidence"][:2]
 BASE["evidence"][0]["context"] = [{"line": 1, "text": "before"}]
+BASE["stats"].update({"lines_read": 10, "lines_skipped": {"blank": 2}, "warnings": ["a.log: 1 line cut"], "seconds": 1.5,
+                      "templates": 3})
 
 
 @pytest.mark.parametrize("path", REPORTS, ids=[p.name for p in REPORTS])
@@ -104,5 +106,5 @@ def test_report_refuses_what_the_schema_refuses(path: tuple[Any, ...], value: An
 def test_every_schema_field_is_covered() -> None:
     names = {p[-1] for p, _ in CASES}
     for field in ("status", "category", "phase", "iteration", "confidence", "role", "line", "count", "reasons",
-                  "last_saved", "complete", "lines_skipped", "warnings", "context", "scope"):
+                  "last_saved", "complete", "lines_skipped", "warnings", "context", "scope", "seconds", "lines_read"):
         assert field in names, field

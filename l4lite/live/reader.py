@@ -82,6 +82,17 @@ class IngestLineReader:
         if len(text) > self.max_chars:
             text = text[: self.max_chars]
         direct = None
+        if r.cri is None and text:
+            from l4lite.ingest.header import CRI_PREFIX
+
+            r.cri = CRI_PREFIX.match(text) is not None
+        if r.cri:
+            unwrapped = r.unwrap_cri(text)
+            if unwrapped is None:  # a partial line: its text waits for the line that ends it
+                self.skipped["cri_partial_joined"] += 1
+                self.n += 1
+                return []
+            text = unwrapped
         if text and not (text[0] in " \t" and text.isspace()):
             try:
                 direct = r._line(line_no, text)  # a finished single-line record, a blank marker, or None

@@ -114,18 +114,23 @@ def _object(value: Any, spec: dict[str, tuple[type, ...]], where: str) -> None:
 
 
 def _stats(stats: dict[str, Any], where: str) -> None:
-    acc = stats.get("accounting")
-    if acc is not None:
-        _object(acc, _ACCOUNTING, f"{where}.accounting")
+    """The line accounting, at the top of ``stats`` (analyze) or grouped under ``stats.accounting``."""
+    _fields(stats, {"templates": _COUNT, "seconds": _OPT_REAL}, where + ".")
+    _bounds(stats.get("templates"), "templates", where + ".", 0)
+    _bounds(stats.get("seconds"), "seconds", where + ".", 0)
+    for acc, at in ((stats, where), (stats.get("accounting"), f"{where}.accounting")):
+        if acc is None:
+            continue
+        _object(acc, _ACCOUNTING, at)
         for name in ("files", "lines_read", "lines_in_records", "records"):
-            _bounds(acc.get(name), name, f"{where}.accounting.", 0)
+            _bounds(acc.get(name), name, f"{at}.", 0)
         for name in ("lines_skipped", "files_skipped"):
             for reason, n in (acc.get(name) or {}).items():
                 if not isinstance(n, Integral) or isinstance(n, bool) or n < 0:
-                    raise L4Error(f"{where}.accounting.{name}[{str(reason)[:40]!r}] should be a count, not {_kind(n)}")
-    for rows, label in ((stats.get("warnings"), "warnings"), ((acc or {}).get("warnings"), "accounting.warnings")):
-        if rows is not None and not (isinstance(rows, list) and all(isinstance(r, str) for r in rows)):
-            raise L4Error(f"{where}.{label} should be a list of text")
+                    raise L4Error(f"{at}.{name}[{str(reason)[:40]!r}] should be a count, not {_kind(n)}")
+        rows = acc.get("warnings")
+        if rows is not None and not all(isinstance(r, str) for r in rows):
+            raise L4Error(f"{at}.warnings should be a list of text")
 
 
 def _bounds(value: Any, name: str, where: str, low: float, high: float | None = None) -> None:
