@@ -114,3 +114,20 @@ def test_tail_reads_container_logs_as_ingest_does(tmp_path: Path) -> None:
     expected, _ = records(path, "node073/rank11.log")
     assert [r.text for r in got] == [r.text for r in expected]
     assert make.skipped["cri_partial_joined"] > 0  # type: ignore[attr-defined]
+
+
+def test_tail_holds_its_offset_at_a_partial_line_until_the_line_ends(tmp_path: Path) -> None:
+    make = default_reader_factory(str(tmp_path))
+    reader = make("gpt-worker-3.log")
+    rows = SAMPLE.splitlines()
+    assert [r.text for r in reader.feed(1, rows[0])][0].startswith("node073:43171:43410")
+    assert reader.feed(2, rows[1]) == [] and reader.pending_line == 2  # the offset may not pass it
+    got = reader.feed(3, rows[2])
+    assert reader.pending_line is not None and reader.pending_line <= 2
+    got += reader.feed(4, rows[3])
+    got += reader.flush()
+    assert "[rank11]: Traceback (most recent call last): (rank 11 of 32)" in [r.text for r in got]
+    assert reader.pending_line is None
+    # a partial line whose end never comes is given out as it is when the stream is flushed
+    assert reader.feed(6, "2024-07-11T06:09:00.000000001Z stderr P RuntimeError: NCCL communicator was ab") == []
+    assert [r.text for r in reader.flush()] == ["RuntimeError: NCCL communicator was ab"]

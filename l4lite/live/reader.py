@@ -46,7 +46,7 @@ class IngestLineReader:
     its output queue directly; the attribution, timestamps, multi-line rules and rank map are the same.
     """
 
-    __slots__ = ("r", "max_chars", "n", "warn", "skipped", "_stale", "_hold", "_warned", "_ambiguous")
+    __slots__ = ("r", "max_chars", "n", "warn", "skipped", "_stale", "_hold", "_warned", "_ambiguous", "_partial")
 
     def __init__(self, rel: str, options: Any, accounting: Accounting, node_re: Any, mtime: float,
                  warn: Callable[[str], None], skipped: Counter[str] | None = None) -> None:
@@ -63,11 +63,15 @@ class IngestLineReader:
         self._hold = ingest._HOLD_LINES
         self._ambiguous = ingest._AMBIGUOUS
         self._warned = False
+        self._partial: int | None = None  # first line of a CRI partial line still waiting for its end
 
     @property
     def pending_line(self) -> int | None:
         out = self.r.out
-        return out[0].line if out else None
+        first = out[0].line if out else None
+        if self._partial is not None and (first is None or self._partial < first):
+            return self._partial  # its text is held in memory only: the offset must not pass it
+        return first
 
     @property
     def node_hint(self) -> str | None:
@@ -91,7 +95,11 @@ class IngestLineReader:
             if unwrapped is None:  # a partial line: its text waits for the line that ends it
                 self.skipped["cri_partial_joined"] += 1
                 self.n += 1
+                if self._partial is None:
+                    self._partial = line_no
                 return []
+            if not r.cri_partial:
+                self._partial = None
             text = unwrapped
         if text and not (text[0] in " \t" and text.isspace()):
             try:
@@ -137,6 +145,14 @@ class IngestLineReader:
 
     def flush(self) -> list[Record]:
         r = self.r
+        held: list[Record] = []
+        if r.cri_partial:  # the end of a partial line is not coming: its pieces so far make the line
+            for text in r.cri_partial.values():
+                direct = r._line(self._partial or 0, text)
+                if isinstance(direct, Record):
+                    held.append(direct)
+            r.cri_partial.clear()
+        self._partial = None
         r.hold = False
         for op in r.open.values():
             op.closed = True
@@ -145,7 +161,7 @@ class IngestLineReader:
         done = []
         while out:
             done.append(r._finish(out.popleft()))
-        return done
+        return done + held
 
 
 def default_reader_factory(root: str, warn: Callable[[str], None] | None = None, *, node_from: str | None = None,
