@@ -4,9 +4,9 @@ the root evidence lines.
 Everything in an incident that came from a log (summary, node and file names, reasons, evidence text, even the
 actions, which quote paths) is untrusted, and a ticket renders Markdown, so no such text may become markup:
 
-* prose is backslash-escaped (every ASCII punctuation mark Markdown gives a meaning to anywhere in a line, ``@``
-  and ``#`` too, so that a log line can neither mention people nor link issues; list and rule markers where the
-  text starts), its line breaks folded to spaces;
+* prose is backslash-escaped (the marks that open emphasis, code, links, HTML, tables, math and entities, and
+  ``@`` and ``#`` so that a log line can neither mention people nor link issues; list and rule markers where the
+  text starts; parentheses stay, as no link can open without a bracket), its line breaks folded to spaces;
 * anything a renderer would turn into a link by itself (``scheme://``, ``www.``, ``mailto:``, an e-mail address)
   goes into an inline code span, which no renderer links;
 * names (nodes, files, rules) are code spans, evidence lines are fenced code blocks; each span or fence is made
@@ -30,7 +30,7 @@ LINE_CHARS = 500  # per prose field
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 _CONTROL_BREAKS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff\n]")
-_PUNCT = re.compile(r"([\\`*_{}\[\]()<>#|~&@:$^])")
+_PUNCT = re.compile(r"([\\`*_{}\[\]<>#|~&@$^])")
 _LEADING = re.compile(r"^(\s*)([-+=.!]|\d+[.)])")  # a list, rule or heading marker where a line starts
 _LINKISH = re.compile(r"(?i)(?:\b[a-z][a-z0-9+.\-]{0,30}://\S*|\bwww\.\S+|\b(?:mailto|javascript|data|vbscript|file|tel):\S*"
                       r"|[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+)")
