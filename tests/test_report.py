@@ -272,7 +272,7 @@ def test_report_command_writes_the_page(tmp_path: Path, capsys: pytest.CaptureFi
     ("{not json", ":1: invalid JSON"),
     ("[1, 2]", "not an l4lite incident"),
     ('{"schema": "other/1"}', "not an l4lite incident"),
-    ('{"schema": "l4lite.incident/1"}', "malformed incident"),
+    ('{"schema": "l4lite.incident/1"}', "status is missing"),
     ('{"schema": "l4lite.incident/1", "status": "incident", "category": null, "phase": null, "iteration": null, '
      '"failure_time": null, "summary": "", "evidence": [{"file": "a", "line": "7", "node": null, "rank": null, '
      '"time": null, "text": "", "template_id": "", "rule": null, "role": "root", "score": 1}]}',

@@ -45,6 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="parallel processes reading shards of files, large files in pieces (default auto: one "
                         "per core for inputs over 64 MB, else 1)")
     p.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler (tcp://HOST:PORT or local:N)")
+    p.add_argument("--webhook", metavar="URL", help="POST an incident (Slack-compatible body, as tail's alerts) to URL")
+    p.add_argument("--webhook-title", metavar="TEXT", help="what the webhook message starts with, e.g. the job id")
     p.add_argument("--quiet", action="store_true", help="no terminal summary and no progress bar")
     p.set_defaults(run=run)
 
@@ -64,6 +66,8 @@ def _store_path(args: argparse.Namespace) -> str | None:
 def run(args: argparse.Namespace) -> int:
     if args.window is not None and args.window <= 0:
         raise L4Error("--window must be a positive number of seconds")
+    if args.webhook and not args.webhook.startswith(("http://", "https://")):
+        raise L4Error(f"--webhook: the URL must start with http:// or https://, got {args.webhook!r}")
     jobs = resolve_jobs(args.jobs, args.paths) if not args.scheduler else 1
     from l4lite.api import analyze  # here, so that other commands skip scikit-learn
 
@@ -80,10 +84,21 @@ def run(args: argparse.Namespace) -> int:
         incident.save(args.json)
     if args.html:
         render_html(incident, args.html)
+    if args.webhook:
+        post(args.webhook, args.webhook_title, incident)
     if not args.quiet:
         sys.stderr.write(input_warnings(incident))
         sys.stdout.write(terminal_summary(incident))
     return 1 if incident.is_incident else 0
+
+
+def post(url: str, title: str | None, incident: Incident) -> None:
+    from l4lite.live.alerts import post_incident
+
+    def warn(message: str) -> None:
+        print(f"l4lite: warning: {printable(message)}", file=sys.stderr, flush=True)
+
+    post_incident(url, incident, title=title, warn=warn)
 
 
 def input_warnings(incident: Incident, limit: int = 20) -> str:

@@ -1,4 +1,5 @@
-"""`l4lite report INCIDENT.json -o report.html [--logs JOB]`: the HTML report of a saved incident (postmortem)."""
+"""`l4lite report INCIDENT.json -o report.html [--logs JOB] [--markdown [FILE]]`: the HTML report of a saved
+incident (postmortem), or its Markdown for a ticket."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--logs", metavar="JOB", action="append",
                    help="the job's log folder or file(s); adds context lines around each evidence line "
                    "(repeatable)")
+    p.add_argument("--markdown", nargs="?", const="-", metavar="FILE",
+                   help="write the ticket text as Markdown (GitHub, GitLab, Jira) to FILE, or to stdout without "
+                   "FILE; the HTML report is then written only if -o is given")
     p.set_defaults(run=run)
 
 
@@ -29,6 +33,19 @@ def run(args: argparse.Namespace) -> int:
     from l4lite.report.html import default_report_path, load_incident, render_html
 
     incident = load_incident(args.incident)
+    if args.markdown:
+        from l4lite.report.markdown import render_markdown
+
+        if args.markdown == "-":
+            sys.stdout.write(render_markdown(incident))
+        else:
+            try:
+                render_markdown(incident, args.markdown)
+            except OSError as exc:
+                raise L4Error(f"{args.markdown}: cannot write the Markdown: {exc.strerror or exc}") from None
+            print(f"wrote {args.markdown}", file=sys.stderr)
+        if not args.output:
+            return 0
     out = Path(args.output) if args.output else default_report_path(args.incident)
     if out.exists() and out.is_dir():
         raise L4Error(f"{out}: is a directory, expected a file name for the report")

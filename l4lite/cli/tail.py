@@ -32,6 +32,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--poll", type=float, default=0.2, metavar="SECONDS", help="poll interval (default 0.2)")
     p.add_argument("--hang-after", type=float, default=300.0, metavar="SECONDS",
                    help="alert when training makes no progress this long while logs are written (default 300)")
+    p.add_argument("--metrics-port", type=int, metavar="PORT",
+                   help="serve Prometheus metrics at http://ADDRESS:PORT/metrics (0: any free port)")
+    p.add_argument("--metrics-address", default="127.0.0.1", metavar="ADDRESS",
+                   help="address the metrics server binds to (default 127.0.0.1; 0.0.0.0 for a scraper elsewhere)")
     p.add_argument("--once", action="store_true", help="process what is there now, then exit (1 if incident)")
     p.set_defaults(run=run)
 
@@ -59,7 +63,19 @@ def run(args: argparse.Namespace) -> int:
     options = TailOptions(paths=list(args.paths), baselines=list(args.baseline), rules_files=list(args.rules),
                           state_dir=args.state, alerts_path=None if args.alerts == "-" else args.alerts,
                           html=args.html, poll=args.poll, hang_after=args.hang_after, once=args.once)
-    tailer = Tailer(options, sinks=sinks, warn=warn)
+    metrics = None
+    if args.metrics_port is not None:
+        from l4lite.live.metrics import MetricsServer, TailMetrics
+
+        try:
+            server = MetricsServer(args.metrics_port, args.metrics_address)
+        except (OSError, OverflowError) as exc:
+            raise L4Error(f"--metrics-port {args.metrics_port}: cannot listen on {args.metrics_address}: "
+                          f"{getattr(exc, 'strerror', None) or exc}") from None
+        host, port = server.address
+        print(f"l4lite tail: metrics at http://{host}:{port}/metrics", file=sys.stderr, flush=True)
+        metrics = TailMetrics(server)
+    tailer = Tailer(options, sinks=sinks, warn=warn, metrics=metrics)
     stop = threading.Event()
     previous: dict[int, Any] = {}
 
@@ -74,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        if metrics is not None:
+            metrics.close()
     t = tailer.totals
     print(f"l4lite tail: {t.lines} lines in {t.records} records from {len(tailer.follower.streams)} file(s); "
           f"{t.alerts} alert(s)" + (f"; state in {args.state}" if args.state else ""), file=sys.stderr)

@@ -6,6 +6,8 @@ shape, then replayed as a plan for every later line of the same shape.
 
 from __future__ import annotations
 
+import re
+
 from l4lite.ingest import lineclass as lc
 from l4lite.ingest.attribution import (
     NAMED_HOST_PREFIX,
@@ -19,11 +21,33 @@ from l4lite.ingest.shape import shape_of
 from l4lite.records import Record
 
 DIGITS = frozenset("0123456789")
+# What the kubelet's container runtime (containerd, CRI-O) writes before each line of a container's log:
+# "<RFC3339Nano time> <stdout|stderr> <F|P> <text>"; P marks a partial line whose text goes on in the next one.
+CRI_PREFIX = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d) (stdout|stderr) ([FP])(?: |$)")
 MAX_PLANS = 4096  # line shapes remembered per book (see runs.ShapeBook)
 
 
 class HeaderReading:
     """``_header`` and the shape plans it learns (a mixin of the file reader)."""
+
+    def unwrap_cri(self, s: str) -> str | None:
+        """A container log line without its CRI prefix (or the line as it is, when it has none). The prefix's time
+        becomes the time of a line that prints none of its own; a partial (P) line is kept until the line that
+        ends it, and None is returned for it (the caller counts it as joined to the next one)."""
+        m = CRI_PREFIX.match(s)
+        if m is None:
+            return s
+        t = self.ts.parse(s, 0)[0]
+        if t is not None:
+            self.last_time = t
+        text = s[m.end():]
+        held = self.cri_partial.pop(m[1], None)
+        if held is not None:
+            text = held + text
+        if m[2] == "P":
+            self.cri_partial[m[1]] = text
+            return None
+        return text
 
     def _header(self, s: str) -> tuple | None:
         """Split a line's prefixes and headers off: stream prefix end, rank, host, GPU, time, level, message start.

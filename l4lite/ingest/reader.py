@@ -32,7 +32,7 @@ from l4lite.ingest.attribution import (
 )
 from l4lite.ingest.decode import iter_line_blocks
 from l4lite.ingest.files import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover
-from l4lite.ingest.header import HeaderReading
+from l4lite.ingest.header import CRI_PREFIX, HeaderReading
 from l4lite.ingest.lineclass import OpenRecord
 from l4lite.ingest.pieces import lead_of
 from l4lite.ingest.runs import RUN_BLOCK_LINES, RunReading, ShapeBook, ShapeRun
@@ -139,6 +139,8 @@ class _FileReader(HeaderReading, RunReading):
         self.future = self._future_limit()  # times after this are wrong clocks (see _future_time)
         self.future_lines = 0
         self.nameless = 0  # records that got neither a node nor a rank
+        self.cri: bool | None = None  # a container log with CRI line prefixes (decided on the first line)
+        self.cri_partial: dict[str, str] = {}  # per stream, the text of partial lines waiting for their end
         # Files that read a shape alike share what they learn (see runs.ShapeBook). Whether the path names a
         # node changes no plan today (a file without one only holds its first lines); it stays in the key so
         # that a plan that comes to depend on it cannot leak across.
@@ -182,8 +184,13 @@ class _FileReader(HeaderReading, RunReading):
         finish = self._finish
         use_runs = self.opt.line_runs and self.opt.line_shapes
         lineno = 0
+        joined = 0  # CRI partial lines, their text joined to the next line's
+        cri = False
         try:
             for first, block in iter_line_blocks(self.f, acc, self.opt.max_line_chars):
+                if self.cri is None and block:
+                    self.cri = cri = CRI_PREFIX.match(next((x for x in block if x), "")) is not None
+                    use_runs = use_runs and not cri  # runs read the raw lines' shapes
                 whole = ((first, block, None),)
                 for segment in self._runs_or_lines(first, block) if use_runs and len(block) >= RUN_BLOCK_LINES \
                         else whole:
@@ -201,6 +208,12 @@ class _FileReader(HeaderReading, RunReading):
                     for s in lines:
                         k += 1
                         lines_read += 1
+                        if cri:
+                            s = self.unwrap_cri(s)
+                            if s is None:
+                                joined += 1
+                                lineno += 1
+                                continue
                         if not s or (s[0] in _SPACE_START and s.isspace()):
                             skipped_blank += 1
                         else:
@@ -246,6 +259,8 @@ class _FileReader(HeaderReading, RunReading):
             acc.records += direct
             if skipped_blank:
                 acc.skip_lines("blank", skipped_blank)
+            if joined:
+                acc.skip_lines("cri_partial_joined", joined)
             # records still queued when the consumer stopped early are counted so that the books balance
             for op in out:
                 acc.skip_lines("unconsumed", op.n)

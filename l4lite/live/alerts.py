@@ -318,12 +318,13 @@ def read_alert_log(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return out
 
 
-def slack_body(alert: Alert) -> dict[str, Any]:
-    """A Slack-compatible message: ``text`` (fallback/notification) and ``blocks`` (Block Kit)."""
+def slack_body(alert: Alert, title: str | None = None) -> dict[str, Any]:
+    """A Slack-compatible message: ``text`` (fallback/notification) and ``blocks`` (Block Kit). ``title`` (say
+    the scheduler's job id) replaces the ``[new]``/``[update]`` mark of a live alert."""
     inc = alert.incident
     where = ", ".join(s["node"] for s in inc.get("suspects", [])[:3]) or ("job-wide" if inc.get("scope") == "global"
                                                                            else "no node blamed")
-    head = f"[{alert.kind}] {inc.get('category') or 'unknown'} on {where}"
+    head = f"{title or '[' + alert.kind + ']'} {inc.get('category') or 'unknown'} on {where}"
     text = f"l4lite {head}: {inc.get('summary', '')}"
     facts = [f"*Category:* {inc.get('category')}", f"*Phase:* {inc.get('phase')}", f"*Suspects:* {where}"]
     if inc.get("iteration") is not None:
@@ -412,3 +413,16 @@ class WebhookSink(AlertSink):
                 problem = str(getattr(exc, "reason", exc))
         self.failed += 1
         self.warn(f"webhook {self.url}: alert {alert.alert_id} #{alert.seq} not delivered ({problem})")
+
+
+def post_incident(url: str, incident: Incident, *, title: str | None = None, warn: Callable[[str], None] | None = None,
+                  timeout: float = 30.0) -> bool:
+    """Post one finished incident (``analyze --webhook``: a batch job's epilog) as the live alert's message, with
+    the same retries; True when it was delivered. A healthy verdict posts nothing."""
+    alert = AlertTracker().observe(incident)
+    if alert is None:
+        return False
+    sink = WebhookSink(url, warn=warn, body=lambda a: slack_body(a, title))
+    sink.emit(alert)
+    sink.close(timeout)
+    return sink.sent == 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -45,10 +46,10 @@ class IngestLineReader:
     its output queue directly; the attribution, timestamps, multi-line rules and rank map are the same.
     """
 
-    __slots__ = ("r", "max_chars", "n", "warn", "_stale", "_hold", "_warned", "_ambiguous")
+    __slots__ = ("r", "max_chars", "n", "warn", "skipped", "_stale", "_hold", "_warned", "_ambiguous", "_partial")
 
     def __init__(self, rel: str, options: Any, accounting: Accounting, node_re: Any, mtime: float,
-                 warn: Callable[[str], None]) -> None:
+                 warn: Callable[[str], None], skipped: Counter[str] | None = None) -> None:
         from l4lite.ingest import reader as ingest
         from l4lite.ingest.files import InputFile
 
@@ -57,15 +58,20 @@ class IngestLineReader:
         self.max_chars = options.max_line_chars
         self.n = 0
         self.warn = warn
+        self.skipped = skipped if skipped is not None else Counter()  # lines read into no record, by reason
         self._stale = ingest._STALE_LINES
         self._hold = ingest._HOLD_LINES
         self._ambiguous = ingest._AMBIGUOUS
         self._warned = False
+        self._partial: int | None = None  # first line of a CRI partial line still waiting for its end
 
     @property
     def pending_line(self) -> int | None:
         out = self.r.out
-        return out[0].line if out else None
+        first = out[0].line if out else None
+        if self._partial is not None and (first is None or self._partial < first):
+            return self._partial  # its text is held in memory only: the offset must not pass it
+        return first
 
     @property
     def node_hint(self) -> str | None:
@@ -80,13 +86,33 @@ class IngestLineReader:
         if len(text) > self.max_chars:
             text = text[: self.max_chars]
         direct = None
+        if r.cri is None and text:
+            from l4lite.ingest.header import CRI_PREFIX
+
+            r.cri = CRI_PREFIX.match(text) is not None
+        if r.cri:
+            unwrapped = r.unwrap_cri(text)
+            if unwrapped is None:  # a partial line: its text waits for the line that ends it
+                self.skipped["cri_partial_joined"] += 1
+                self.n += 1
+                if self._partial is None:
+                    self._partial = line_no
+                return []
+            if not r.cri_partial:
+                self._partial = None
+            text = unwrapped
         if text and not (text[0] in " \t" and text.isspace()):
             try:
                 direct = r._line(line_no, text)  # a finished single-line record, a blank marker, or None
+                if direct is not None and not isinstance(direct, Record):
+                    self.skipped["blank"] += 1  # blank once its prefixes are taken off
             except (IndexError, ValueError) as exc:  # a line the parser does not expect: counted, not parsed
+                self.skipped["unparsed"] += 1
                 if not self._warned:
                     self._warned = True
                     self.warn(f"{r.f.rel}:{line_no}: line not parsed ({exc.__class__.__name__})")
+        else:
+            self.skipped["blank"] += 1
         self.n += 1
         if not self.n & 255:
             if r.open and (len(r.open) > 1 or line_no - next(iter(r.open.values())).end > self._stale):
@@ -119,6 +145,14 @@ class IngestLineReader:
 
     def flush(self) -> list[Record]:
         r = self.r
+        held: list[Record] = []
+        if r.cri_partial:  # the end of a partial line is not coming: its pieces so far make the line
+            for text in r.cri_partial.values():
+                direct = r._line(self._partial or 0, text)
+                if isinstance(direct, Record):
+                    held.append(direct)
+            r.cri_partial.clear()
+        self._partial = None
         r.hold = False
         for op in r.open.values():
             op.closed = True
@@ -127,7 +161,7 @@ class IngestLineReader:
         done = []
         while out:
             done.append(r._finish(out.popleft()))
-        return done
+        return done + held
 
 
 def default_reader_factory(root: str, warn: Callable[[str], None] | None = None, *, node_from: str | None = None,
@@ -178,7 +212,9 @@ def default_reader_factory(root: str, warn: Callable[[str], None] | None = None,
             mtime = os.stat(os.path.join(root, rel)).st_mtime
         except OSError:
             mtime = time.time()
-        return IngestLineReader(rel, options, accounting, node_re, mtime, say)
+        return IngestLineReader(rel, options, accounting, node_re, mtime, say, skipped)
 
+    skipped: Counter[str] = Counter()
+    make.skipped = skipped  # type: ignore[attr-defined]
     make.rank_map = options.rank_map  # type: ignore[attr-defined]
     return make

@@ -42,9 +42,10 @@ from l4lite.ingest.shape import shape_of
 from l4lite.live.alerts import Alert, AlertSink, AlertTracker, read_alert_log
 from l4lite.live.follow import Follower, Stream
 from l4lite.live.lane import FastLane, RootLane
+from l4lite.live.metrics import TailMetrics
 from l4lite.live.reader import ReaderFactory, default_reader_factory
 from l4lite.live.recordfeed import MIN_READ_BYTES, RecordFeed
-from l4lite.live.triage import KeywordGate, Sampler, Triage
+from l4lite.live.triage import KeywordGate, RuleTap, Sampler, Triage
 from l4lite.live.verdict import RootHit, hang_incident, iso, rules_incident
 from l4lite.mining.miner import TemplateMiner, template_id
 from l4lite.records import Accounting, Record
@@ -109,24 +110,6 @@ class Totals:
                    int(d.get("sampled_out", 0)))
 
 
-class _RuleTap:
-    """Stands between the scanner and the rule pack: skips records of routine shapes (no rule can match them),
-    counts hits and keeps root-cause hits for an instant alert."""
-
-    def __init__(self, pack: Any, triage: Triage, tailer: Tailer) -> None:
-        self.pack = pack
-        self.triage = triage
-        self.tailer = tailer
-
-    def match(self, record: Record) -> list[Any]:
-        if not self.triage.rule_candidate(record):
-            return []
-        matches = self.pack.match(record)
-        for m in matches:
-            self.tailer._on_hit(m, record)
-        return matches
-
-
 class Tailer:
     """The tail loop. ``step()`` is one poll; ``run()`` loops until stopped; ``close()`` checkpoints."""
 
@@ -139,9 +122,11 @@ class Tailer:
         warn: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
+        metrics: TailMetrics | None = None,  # Prometheus figures, published about once a second
     ) -> None:
         self.options = options
         self.sinks = list(sinks)
+        self.metrics = metrics
         self.warn = warn or (lambda message: None)
         self.clock = clock
         self.wall = wall
@@ -172,7 +157,7 @@ class Tailer:
         if not options.once:
             self.follower.max_read = MIN_READ_BYTES * 4  # grows while polls stay short (RecordFeed.pace)
         self.sampler = Sampler()
-        self._tap = _RuleTap(self.rules, self.triage, self)
+        self._tap = RuleTap(self.rules, self.triage, self._on_hit)
         self._scanner = self._new_scanner()
         self._previous: JobScan | None = None  # the last generation, finished
         self._generation_start = clock()
@@ -183,7 +168,7 @@ class Tailer:
         now = clock()
         self._last_checkpoint = now
         self._last_diagnose = now
-        self._last_html = now
+        self._last_html = self._last_metrics = now
         self._last_lines = now
         self._progress_mark: tuple[int, int] | None = None
         self._last_progress: float | None = None
@@ -312,6 +297,8 @@ class Tailer:
             self._write_html(background=not self.options.once)
         if not self.options.once and now - self._generation_start >= self.options.generation_seconds:
             self._rotate_generation()
+        if self.metrics is not None and now - self._last_metrics >= 1.0:
+            self.publish_metrics()
         self._last_busy = self.clock() - now
         return n
 
@@ -472,6 +459,8 @@ class Tailer:
         self._html_incident = incident
         self.totals.alerts += 1
         self.alerts_sent.append(alert)
+        if self.metrics is not None:
+            self.metrics.alert(incident.category, incident.suspects[0].node if incident.suspects else None, alert.kind)
         del self.alerts_sent[:-100]
         for sink in self.sinks:
             try:
@@ -497,6 +486,18 @@ class Tailer:
             return False
         self._hang_raised = True
         return self._observe(hang_incident(progress, stalled, self._last_progress_lines(), self._stats()))
+
+    def publish_metrics(self) -> None:
+        """Hand the metrics their figures (on the loop's thread, so a scrape never sees them change)."""
+        self._last_metrics = self.clock()
+        progress = getattr(self._scanner, "_progress", {})
+        skipped = Counter(getattr(self.reader_factory, "skipped", {})) + Counter(sampled_out=self.totals.sampled_out)
+        if self.metrics is not None:
+            self.metrics.update(
+                now=self.wall(), lines_read=self.follower.lines_committed, records=self.totals.records,
+                files=len(self.follower.streams), skipped=skipped, rule_hits=self.totals.hits, incident=self.incident,
+                progress={n: (p.last_iteration, p.points) for n, p in progress.items()},
+                diagnose_seconds=float(self.perf["diagnose_seconds"]))
 
     def _last_progress_lines(self) -> dict[str, str]:
         """Per node, the text of its last progress line (kept by the scanner with the metric points)."""
@@ -585,6 +586,8 @@ class Tailer:
                 self._html_job.result()
             self._write_html()
         self._worker.shutdown(wait=True)
+        if self.metrics is not None:
+            self.publish_metrics()
         for sink in self.sinks:
             sink.close()
         self.follower.close()

@@ -18,6 +18,7 @@ The keyword words and their trie-shaped regular expression come from ``rulekeys`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from l4lite.ingest.shape import shape_of
@@ -118,3 +119,21 @@ class Sampler:
             self.keep = max(self.minimum, self.keep * max(0.2, min(0.8, self.high / load)))
         elif load < self.low and self.keep < 1.0:
             self.keep = min(1.0, self.keep * 1.25 + 0.005)
+
+
+class RuleTap:
+    """Stands between the scanner and the rule pack: skips records of routine shapes (no rule can match them)
+    and hands every hit to ``on_hit`` (the tail loop counts hits and keeps root-cause hits for an instant alert)."""
+
+    def __init__(self, pack: Any, triage: Triage, on_hit: Callable[[Any, Record], None]) -> None:
+        self.pack = pack
+        self.triage = triage
+        self.on_hit = on_hit
+
+    def match(self, record: Record) -> list[Any]:
+        if not self.triage.rule_candidate(record):
+            return []
+        matches = self.pack.match(record)
+        for m in matches:
+            self.on_hit(m, record)
+        return matches

@@ -34,11 +34,12 @@ from markupsafe import Markup
 
 from l4lite.diagnose.incident import Incident, write_atomic
 from l4lite.errors import L4Error
-from l4lite.report.check import check_incident
+from l4lite.report.check import check_document, check_incident
 from l4lite.report.context import attach_context
 from l4lite.report.facts import checklist, ticket_text
 from l4lite.report.view import CAP_LEVELS, Caps, build_view, guard
 from l4lite.resources import templates_dir
+from l4lite.vocab import INCIDENT_SCHEMA
 
 MAX_BYTES = 2_000_000
 _BUDGET = 1_900_000  # keep a margin under MAX_BYTES
@@ -81,6 +82,8 @@ def load_incident(path: str | Path) -> Incident:
         raise L4Error(f"{p}: cannot read: {exc.strerror or exc}") from None
     if not isinstance(data, dict):
         raise L4Error(f"{p}: not an l4lite incident (top level is not an object)")
+    if data.get("schema") == INCIDENT_SCHEMA:
+        check_document(data, str(p))
     try:
         incident = Incident.from_dict(data)
     except ValueError as exc:

@@ -1,0 +1,165 @@
+"""The incident as Markdown for a ticket (GitHub, GitLab, Jira's Markdown paste): verdict, suspects, actions and
+the root evidence lines.
+
+Everything in an incident that came from a log (summary, node and file names, reasons, evidence text, even the
+actions, which quote paths) is untrusted, and a ticket renders Markdown, so no such text may become markup:
+
+* prose is backslash-escaped (the marks that open emphasis, code, links, HTML, tables, math and entities, and
+  ``@`` and ``#`` so that a log line can neither mention people nor link issues; list and rule markers where the
+  text starts; parentheses stay, as no link can open without a bracket), its line breaks folded to spaces;
+* anything a renderer would turn into a link by itself (``scheme://``, ``www.``, ``mailto:``, an e-mail address)
+  goes into an inline code span, which no renderer links;
+* names (nodes, files, rules) are code spans, evidence lines are fenced code blocks; each span or fence is made
+  of more backticks than the longest run of backticks in its text, so the text cannot close it;
+* control characters (ESC, NUL, CR, the Unicode line and paragraph separators, bidi overrides) are shown as
+  ``\\xNN`` / ``\\uNNNN`` escapes rather than passed on.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from l4lite.diagnose.incident import Evidence, Incident, write_atomic
+from l4lite.report.check import check_incident
+from l4lite.report.facts import CATEGORY_LABELS
+
+EVIDENCE_SHOWN = 8
+TEXT_CHARS = 4000  # per evidence entry
+LINE_CHARS = 500  # per prose field
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+_CONTROL_BREAKS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff\n]")
+_PUNCT = re.compile(r"([\\`*_{}\[\]<>#|~&@$^])")
+_LEADING = re.compile(r"^(\s*)([-+=.!]|\d+[.)])")  # a list, rule or heading marker where a line starts
+_LINKISH = re.compile(r"(?i)(?:\b[a-z][a-z0-9+.\-]{0,30}://\S*|\bwww\.\S+|\b(?:mailto|javascript|data|vbscript|file|tel):\S*"
+                      r"|[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+)")
+_TICKS = re.compile(r"`+")
+
+
+def _visible(match: re.Match[str]) -> str:
+    c = ord(match.group(0))
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def shown(text: str) -> str:
+    """Control and invisible characters written as escapes (line feeds and tabs kept)."""
+    return _CONTROL.sub(_visible, text)
+
+
+def code_span(text: str) -> str:
+    """``text`` as an inline code span that its own backticks cannot close; line breaks folded."""
+    text = _CONTROL_BREAKS.sub(lambda m: " " if m.group(0) == "\n" else _visible(m), str(text))
+    longest = max((len(m) for m in _TICKS.findall(text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith(("`", " ")) or text.endswith(("`", " ")) or not text else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def inline(text: str | None, limit: int = LINE_CHARS) -> str:
+    """Untrusted prose as Markdown text: escaped, link-like words in code spans, on one line."""
+    text = str(text or "")
+    if len(text) > limit:
+        text = text[:limit] + " ..."
+    text = _CONTROL_BREAKS.sub(lambda m: " " if m.group(0) == "\n" else _visible(m), text)
+    out: list[str] = []
+    last = 0
+    for m in _LINKISH.finditer(text):
+        out.append(_PUNCT.sub(r"\\\1", text[last:m.start()]))
+        out.append(code_span(m.group(0)))
+        last = m.end()
+    out.append(_PUNCT.sub(r"\\\1", text[last:]))
+    return _LEADING.sub(lambda m: m.group(1) + m.group(2)[:-1] + "\\" + m.group(2)[-1], "".join(out))
+
+
+def fenced(text: str, info: str = "text") -> str:
+    """A fenced code block its text cannot close: the fence is longer than any backtick run inside."""
+    body = shown(text.replace("\r\n", "\n"))
+    longest = max((len(m) for m in _TICKS.findall(body)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{body}\n{fence}"
+
+
+def _evidence(e: Evidence) -> str:
+    where = f"{e.file}:{e.line}" + (f"-{e.end_line}" if e.end_line and e.end_line != e.line else "")
+    head = [f"**{inline(e.role)}**", code_span(where)]
+    if e.node:
+        head.append("node " + code_span(e.node))
+    if e.rank is not None:
+        head.append(f"rank {int(e.rank)}")
+    if e.time:
+        head.append(inline(e.time))
+    if e.rule:
+        head.append("rule " + code_span(e.rule))
+    if e.count and e.count > 1:
+        head.append(f"{int(e.count)} lines like it")
+    lines = ["- " + " · ".join(head)]
+    if e.explain:
+        lines.append("  " + inline(e.explain))
+    text = e.text or ""
+    if len(text) > TEXT_CHARS:
+        text = text[:TEXT_CHARS] + "\n..."
+    lines.append("")
+    lines += ["  " + row if row else "" for row in fenced(text).split("\n")]
+    return "\n".join(lines)
+
+
+def render_markdown(incident: Incident, path: str | Path | None = None, *, evidence: int = EVIDENCE_SHOWN) -> str:
+    """The ticket text; written atomically to ``path`` when given. Root evidence first, then the rest."""
+    check_incident(incident)
+    inc = incident
+    label = CATEGORY_LABELS.get(inc.category or "", inc.category or "")
+    title = "l4lite: " + (f"{inc.status} ({label})" if inc.category else inc.status)
+    if inc.suspects:
+        title += " on " + ", ".join(s.node for s in inc.suspects[:3])
+    elif inc.scope == "global":
+        title += ", job-wide"
+    out = [f"## {inline(title, 300)}", ""]
+    facts = [f"**Status:** {inline(inc.status)}"]
+    if inc.category:
+        facts.append(f"**Category:** {inline(label)}")
+    if inc.phase:
+        facts.append(f"**Phase:** {inline(inc.phase)}")
+    if inc.iteration is not None:
+        facts.append(f"**Iteration:** {int(inc.iteration)}")
+    if inc.failure_time:
+        facts.append(f"**Failed at:** {inline(inc.failure_time)}")
+    if inc.confidence is not None:
+        facts.append(f"**Confidence:** {float(inc.confidence) * 100:.0f}%")
+    job = inc.job or {}
+    if job.get("name"):
+        facts.append(f"**Job:** {code_span(str(job['name']))}")
+    out += [" · ".join(facts), "", inline(inc.summary, 2000), ""]
+    if inc.suspects:
+        out += ["### Suspects", ""]
+        for i, s in enumerate(inc.suspects[:10], 1):
+            row = f"{i}. {code_span(s.node)} score {float(s.score or 0):.2f}"
+            if s.category:
+                row += f" ({inline(s.category)})"
+            if s.reasons:
+                row += ": " + "; ".join(inline(r, 300) for r in s.reasons[:4])
+            out.append(row)
+        out.append("")
+    if inc.recommendations:
+        out += ["### What to do now", ""]
+        out += [f"- {inline(r)}" for r in inc.recommendations[:10]]
+        out.append("")
+    last = (inc.checkpoint or {}).get("last_saved") if isinstance(inc.checkpoint, dict) else None
+    if isinstance(last, dict) and last.get("iteration") is not None:
+        where = f" at {code_span(str(last['path']))}" if last.get("path") else ""
+        out += [f"Last saved checkpoint: iteration {inline(str(last['iteration']))}{where}", ""]
+    ordered = [e for e in inc.evidence if e.role == "root"] + [e for e in inc.evidence if e.role != "root"]
+    if ordered:
+        out += [f"### Evidence ({min(evidence, len(ordered))} of {len(ordered)})", ""]
+        out += [_evidence(e) + "\n" for e in ordered[:evidence]]
+    acc = (inc.stats or {}).get("accounting") if isinstance(inc.stats, dict) else None
+    if isinstance(acc, dict) and acc.get("lines_read") is not None:
+        out.append(f"_l4lite read {inline(str(acc.get('lines_read')))} lines in "
+                   f"{inline(str(acc.get('files', '?')))} files\\._")
+    text = "\n".join(out).rstrip("\n") + "\n"
+    if path is not None:
+        write_atomic(Path(path), text)
+    return text
+
+
+__all__ = ["code_span", "fenced", "inline", "render_markdown"]
