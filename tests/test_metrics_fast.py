@@ -313,7 +313,7 @@ def test_reference_regexes_tell_no_digit_from_another() -> None:
         value = getattr(metrics, name)
         if isinstance(value, re.Pattern) and name.startswith(("MEGATRON", "DS_", "APEX", "KV_", "MM_", "PTL_")):
             text = value.pattern.replace(metrics._NUM, "")
-            text = re.sub(r"\\d|\{\d+(?:,\d*)?\}", "", text)
+            text = re.sub(r"\\d|\\[1-9]|\{\d+(?:,\d*)?\}", "", text)  # digit classes, back-references, counts
             assert not re.search(r"[0-9]", text), (name, value.pattern)
 
 

@@ -232,13 +232,15 @@ def _plan_megatron(message: str) -> _Steps | None:
 
 def _plan_overflow(message: str) -> _Steps | None:
     m = DS_OVERFLOW.search(message)
-    if m:
-        return "overflow", (("loss_scale", to_float, *m.span(2)), ("skipped", None, 1, 0))
-    if "reducing loss scale" in message:
+    if m is None and ("reducing loss scale" in message or "setting loss scale" in message):
         m = APEX_OVERFLOW.search(message)
-        if m:
-            return "overflow", (("loss_scale", to_float, *m.span(1)), ("skipped", None, 1, 0))
-    return None
+    if m is None:
+        return None
+    ops: list[_Op] = [("loss_scale", to_float, *m.span(m.lastindex or 1)), ("skipped", None, 1, 0)]
+    bar = PTL_COUNT.search(message, 0, m.start())
+    if bar is not None:
+        ops.append(("iteration", int, *bar.span(1)))
+    return "overflow", tuple(ops)
 
 
 def _plan_deepspeed(message: str) -> _Steps | None:

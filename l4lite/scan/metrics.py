@@ -32,7 +32,7 @@ MEGATRON_VAL = re.compile(r"\bvalid(?:ation)?\s+loss\s+at\s+(?:iteration|step)\s
 DS_STEP = re.compile(r"\bstep=(\d+),\s*skipped=(\d+)(?:,\s*lr=\[([^\],]+))?")
 DS_TIMER = re.compile(r"\b\d+/(\d+),\s*SamplesPerSec=(" + _NUM + ")")
 DS_OVERFLOW = re.compile(r"Attempted loss scale:\s*(" + _NUM + r"),\s*reducing to\s*(" + _NUM + ")")
-APEX_OVERFLOW = re.compile(r"reducing loss scale to\s*(" + _NUM + ")")
+APEX_OVERFLOW = re.compile(r"(?:reducing|setting) loss scale to:?\s*(" + _NUM + ")")
 MM_HEAD = re.compile(r"\b(Epoch|Iter)\((train|val|test)\)\s*\[\s*(\d+)\s*\](?:\s*\[\s*(\d+)\s*/\s*(\d+)\s*\])?")
 MM_HEAD_ITER = re.compile(r"\bIter\((train|val|test)\)\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")
 MM_PAIR = re.compile(r"(?:^|\s)([A-Za-z_][\w/.]*):\s+(" + _NUM + r")(?=\s|$)")
@@ -170,13 +170,15 @@ def _megatron(message: str) -> dict[str, Any] | None:
 
 def _overflow(message: str) -> dict[str, Any] | None:
     m = DS_OVERFLOW.search(message)
-    if m:
-        return {"kind": "overflow", "loss_scale": to_float(m.group(2)), "skipped": 1}
-    if "reducing loss scale" in message:
+    if m is None and ("reducing loss scale" in message or "setting loss scale" in message):
         m = APEX_OVERFLOW.search(message)
-        if m:
-            return {"kind": "overflow", "loss_scale": to_float(m.group(1)), "skipped": 1}
-    return None
+    if m is None:
+        return None
+    out: dict[str, Any] = {"kind": "overflow", "loss_scale": to_float(m.group(m.lastindex or 1)), "skipped": 1}
+    bar = PTL_COUNT.search(message, 0, m.start())  # printed in the middle of a tqdm bar: the bar's step
+    if bar is not None:
+        out["iteration"] = int(bar.group(1))
+    return out
 
 
 def _deepspeed(message: str) -> dict[str, Any] | None:
