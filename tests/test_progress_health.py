@@ -249,6 +249,17 @@ def test_desync_report_names_the_ranks_that_did_not_join() -> None:
     assert found and found[0].data["ranks"] == [2, 3] and found[0].data["where"] == "behind"
 
 
+def test_fingerprint_mismatch_names_the_rank_out_of_step() -> None:
+    # https://github.com/pytorch/pytorch/pull/101422 (TORCH_DISTRIBUTED_DEBUG=DETAIL)
+    line = ("RuntimeError: Detected mismatch between collectives on ranks. Rank {a} is running collective: "
+            "CollectiveFingerPrint(SequenceNumber=1977865401, OpType=BROADCAST, TensorShape=[1], TensorDtypes=Long), "
+            "but Rank {b} is running collective: CollectiveFingerPrint(SequenceNumber=54090078, OpType=BROADCAST, "
+            "TensorShape=[1], TensorDtypes=Long).")
+    found = _desync({"node0": [line.format(a=0, b=16)], "node1": [line.format(a=1, b=16)],
+                     "node3": [line.format(a=17, b=16)]})
+    assert found and found[0].rank == 16 and "rank 16" in found[0].explain
+
+
 # ------------------------------------------------------------------------------------------------ end to end
 @pytest.mark.parametrize("line, iteration", [
     ("Saving model checkpoint to /out/run/checkpoint-20", 20),

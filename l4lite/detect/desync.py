@@ -22,6 +22,8 @@ from l4lite.scan.jobscan import JobScan
 WATCHDOG_RULE = "nccl-watchdog-timeout"
 REPORT_RULE = "nccl-desync-report"
 _RANK = re.compile(r"\[(?:PG (?P<pg>[^\]\s]+)(?: \([^)]*\))? )?Rank (?P<rank>\d{1,7})\]")
+_FINGERPRINT = re.compile(r"Rank (?P<rank>\d{1,7}) is running (?:inconsistent )?collective:\s*CollectiveFingerPrint\("
+                          r"(?:SequenceNumber=(?P<seq>\d{1,20}),?\s*)?OpType=(?P<op>\w{1,40})")
 _NOT_JOINED = re.compile(r"\b[Rr]anks? (?P<ranks>\d{1,7}(?:\s*,\s*\d{1,7})*) (?:is|are|has|have) not (?:joined|joining)")
 
 
@@ -56,7 +58,7 @@ class DesyncDetector(Detector):
     name = "desync"
 
     def detect(self, scan: JobScan) -> list[Finding]:
-        out = [f for f in (self._reported(scan), self._from_seqnums(scan)) if f is not None]
+        out = [f for f in (self._reported(scan), self._fingerprints(scan), self._from_seqnums(scan)) if f is not None]
         return out[:1]  # the report, when there is one, says it best
 
     def _node(self, scan: JobScan, rank: int, record: Record) -> str | None:
@@ -75,6 +77,30 @@ class DesyncDetector(Detector):
                                      "PyTorch's desync report says rank(s) " + ", ".join(map(str, ranks))
                                      + " never joined the collective the others were waiting in")
         return None
+
+    def _fingerprints(self, scan: JobScan) -> Finding | None:
+        """``TORCH_DISTRIBUTED_DEBUG=DETAIL``: "Detected mismatch between collectives on ranks. Rank 0 is running
+        collective: CollectiveFingerPrint(SequenceNumber=5, OpType=ALLREDUCE, ...), but Rank 1 is running
+        collective: CollectiveFingerPrint(SequenceNumber=6, OpType=REDUCE, ...)". The rank named second differs
+        from the rank that reports it; the one most reports name second is the odd one out."""
+        blamed: dict[int, list[Record]] = {}
+        for records in scan.exemplars.values():
+            for record in records:
+                if "mismatch between collectives" not in record.message:
+                    continue
+                prints = list(_FINGERPRINT.finditer(record.message))
+                other = re.search(r"but Rank (\d{1,7}) is running", record.message)
+                if other is not None:
+                    blamed.setdefault(int(other.group(1)), []).append(record)
+                elif prints:
+                    blamed.setdefault(int(prints[0].group("rank")), []).append(record)
+        if not blamed:
+            return None
+        rank = max(blamed, key=lambda r: (len(blamed[r]), -r))
+        records = sorted(blamed[rank], key=lambda r: (r.time if r.time is not None else float("inf"), r.line))
+        return self._finding(scan, [rank], "out of step with", records[0], records[:4],
+                             f"rank {rank} runs a different collective than the ranks that compared fingerprints "
+                             "with it")
 
     def _from_seqnums(self, scan: JobScan) -> Finding | None:
         by_group: dict[str, dict[int, SeqReport]] = {}
