@@ -232,7 +232,7 @@ def test_the_rank_behind_in_sequence_numbers_is_named_with_its_node() -> None:
     found = _desync(nodes)
     assert len(found) == 1
     f = found[0]
-    assert f.rank == 5 and f.node == "node2" and f.data["where"] == "behind" and f.role == "root"
+    assert f.rank == 5 and f.node == "node2" and f.data["where"] == "behind" and f.role == "symptom"
     assert "#1579" in f.explain and "#1580" in f.explain
 
 

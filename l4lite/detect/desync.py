@@ -6,8 +6,9 @@ collective times out, each rank's NCCL watchdog prints the number it was stuck a
 that reached collective N wait there for the ones that never issued it: the ranks with the lowest number are
 behind, and in a hang the rank behind is the likely culprit (stuck in compute, a dead GPU, a blocked peer). PyTorch's
 desync report (``TORCH_NCCL_DESYNC_DEBUG``) says it outright: ``[2, 3] finished collective #811, but didn't join
-collective #812``. One finding names the rank(s) and their node; the category stays unknown, because the numbers
-tell who stopped, not why.
+collective #812``. One finding names the rank(s) and their node, as a symptom: the numbers tell who stopped, not
+why, so the category stays unknown and the root evidence stays with the lines that say why (a hang, an Xid); the
+rank also goes in ``failed_rank`` for the localiser's node.
 """
 
 from __future__ import annotations
@@ -56,6 +57,9 @@ class DesyncDetector(Detector):
     """Ranks whose collective sequence numbers disagree, or that a desync report says did not join."""
 
     name = "desync"
+
+    def __init__(self, role: str = "symptom") -> None:
+        self.role = role
 
     def detect(self, scan: JobScan) -> list[Finding]:
         out = [f for f in (self._reported(scan), self._fingerprints(scan), self._from_seqnums(scan)) if f is not None]
@@ -136,6 +140,7 @@ class DesyncDetector(Detector):
         on = f" on {', '.join(nodes)}" if nodes else (f" on {node}" if node else "")
         explain = (f"collective desync: {what}; rank {ranks[0]}{on} is {where} the others and is the likely "
                    "culprit (look at its last lines, its GPU and its process)")
-        return Finding(self.name, "unknown", "root", 0.5, explain, node=node, rank=ranks[0], time=first.time,
+        return Finding(self.name, "unknown", self.role, 0.5, explain, node=node, rank=ranks[0], time=first.time,
                        records=records, data={"signal": "desync", "ranks": ranks, "where": where,
-                                              "scope": "node", "phase_hint": "train"})
+                                              "scope": "node", "phase_hint": "train",
+                                              "failed_rank": ranks[0]})

@@ -115,7 +115,7 @@ class HealthDetector(Detector):
         grad_ref = self.reference_series(train, "grad_norm")
         findings += self._non_finite(train)
         spike = self._loss_spike(ref, train)
-        grad = self._grad_explosion(grad_ref, ref)
+        grad = self._grad_explosion(grad_ref, ref, train)
         if spike is not None:
             grew = self._grad_grew_before(grad_ref, spike.data["iteration_key"])
             if grew is not None:
@@ -207,7 +207,7 @@ class HealthDetector(Detector):
             return None
         return (peak > factor * base, peak / base)  # type: ignore[operator]
 
-    def _grad_explosion(self, ref: _Series, loss_ref: _Series) -> Finding | None:
+    def _grad_explosion(self, ref: _Series, loss_ref: _Series, train: list[MetricPoint]) -> Finding | None:
         pts = [p for p in ref.points if _finite(p.grad_norm) and p.grad_norm > 0]  # type: ignore[operator]
         for i in range(self.min_points, len(pts)):
             prev = [p.grad_norm for p in pts[max(0, i - self.spike_window):i]]  # type: ignore[misc]
@@ -226,7 +226,8 @@ class HealthDetector(Detector):
                 if severe:
                     explain += ": the training diverged (check the learning rate, the data batch and the clipping)"
                 return Finding(self.name, "numerical", "root" if severe else "symptom", 0.7 if severe else 0.5,
-                               explain, node=p.node, rank=p.rank, time=p.time, records=[point_record(p)],
+                               explain, node=p.node, rank=p.rank, time=p.time,
+                               records=copies(train, p, "grad_norm") if severe else [point_record(p)],
                                data={"signal": "grad_explosion", "iteration": p.iteration, "baseline": base,
                                      "value": v, "iteration_key": _order(p), "scope": "global",
                                      "loss_rise": rise})
