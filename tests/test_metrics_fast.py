@@ -45,6 +45,12 @@ def _fixture_lines() -> list[str]:
     for row in (FIXTURES / "real" / "real-failures.jsonl").read_text(encoding="utf-8").splitlines():
         if row.strip():
             lines.extend(json.loads(row)["lines"])
+    corpus = FIXTURES / "real" / "corpus.jsonl"  # the real corpus's rule-writing part, where present
+    if corpus.exists():
+        for row in corpus.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(row) if row.strip() else {}
+            if entry.get("split") == "dev":
+                lines.extend(entry["lines"])
     return lines
 
 

@@ -8,13 +8,15 @@ Parsed formats (each gated by a cheap substring test before any regex, because t
 - DeepSpeed: ``step=40, skipped=2, lr=[5e-05], ...``, timer ``0/40, SamplesPerSec=83.48, ...`` and
   ``[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 4294967296, reducing to 2147483648``
   (apex: ``Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0``).
-- Hugging Face Trainer: ``{'loss': 0.2051, 'grad_norm': nan, 'learning_rate': 9.77e-06, 'epoch': 0.53}`` and
-  ``{'eval_loss': ...}``.
 - mmengine: ``Epoch(train) [1][200/735]  lr: 1.98e-04  eta: ...  time: 2.8906  ...  loss: 2.7522  grad_norm: 3.06``
   and ``Iter(train) [ 200/10000] ...``, ``Epoch(val) ...``.
 - NeMo / PyTorch Lightning progress bars: ``Epoch 0:  3%|▎ | 9000/301500 [1:42:42<55:37:46, reduced_train_loss=2.59,
   global_step=9e+3, train_step_timing in s=0.615, val_loss=7.040]``.
-- Generic ``iter 100: loss 2.3456, time 123.45ms`` (nanoGPT) and ``step: 10  loss: 7.8`` (torchtitan) lines.
+- Everything else that prints pairs, through one reader (``kv_steps``) and one alias table (``ALIASES``): Hugging
+  Face Trainer dicts (``{'loss': '5.385', 'grad_norm': '0.8066', ...}``, numbers or quoted numbers), JSON lines
+  (fairseq ``{"epoch": 25, "loss": "3.097", ...}``), ``key: value`` (torchtitan ``step: 10  loss: 7.9  tps: 7,282``),
+  ``key=value`` (fairseq ``train_inner``), ``| key value |`` tables (fairseq), ``key value`` (nanoGPT, llm.c),
+  Composer ``[batch=10/100]: Train loss/train/total: 7.4``.
 
 The parser returns plain dicts; the scan turns them into ``MetricPoint`` records.
 """
