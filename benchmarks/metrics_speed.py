@@ -8,7 +8,7 @@ Both are measured in the same run on the same inputs, so the ratio does not depe
   cache in front of the parser, so repeats of one line on every rank never reach it); and the distinct metric lines
   only;
 - generated progress-line streams of the formats the simulator does not write (mmengine, NeMo/Lightning progress
-  bars, nanoGPT, torchtitan) with fresh random numbers on every line.
+  bars, nanoGPT, torchtitan, fairseq, Hugging Face with quoted numbers) with fresh random numbers on every line.
 Each timing starts from an empty memo (learning included) and is the best of R runs. The script first checks that
 both give the same output on every line.
 """
@@ -58,6 +58,13 @@ def generated(kind: str, n: int, seed: int = 5) -> list[str]:
             out.append(f"[rank0]:[titan] 2024-08-04 00:45:07,{i % 1000:03d} - root - INFO - step: {i:2d}  "
                        f"loss: {loss:7.4f}  memory: {r.uniform(30, 70):5.2f}GiB({r.uniform(40, 90):.2f}%)  "
                        f"tps: {r.randrange(1000, 9000):,}  mfu: {r.uniform(20, 45):.2f}%")
+        elif kind == "fairseq":
+            out.append(f"2020-07-17 07:11:02 | INFO | train_inner | epoch 001:   {i} / 160368 loss={loss:.3f}, "
+                       f"ppl={2 ** loss:.2f}, wps={r.uniform(10, 90):.1f}, ups=0.04, wpb={r.randrange(400, 1700)}, "
+                       f"bsz=80, num_updates={i}, lr={lr:.3g}, gnorm={r.uniform(1, 4):.3f}, train_wall=13, wall={i}")
+        elif kind == "hf-quoted":
+            out.append(f"{{'loss': '{loss:.4g}', 'grad_norm': '{r.uniform(0.5, 2):.4g}', 'learning_rate': "
+                       f"'{lr:.4g}', 'epoch': '{i / n:.2g}'}}")
         else:
             raise ValueError(kind)
     return out
@@ -108,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         workloads.append((f"{fmt} job, distinct messages", distinct(msgs)))
         workloads.append((f"{fmt} job, distinct metric lines",
                           [m for m in distinct(msgs) if parse_metric_line(m) is not None]))
-    for kind in ("mmengine", "nemo-progress", "lightning-rate", "nanogpt", "torchtitan"):
+    for kind in ("mmengine", "nemo-progress", "lightning-rate", "nanogpt", "torchtitan", "fairseq", "hf-quoted"):
         workloads.append((f"{kind} progress lines", generated(kind, args.lines)))
 
     print(f"\n{'workload':<36} {'lines':>9} {'metric':>8} {'reference/s':>12} {'MetricParser/s':>15} {'ratio':>7}")

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from l4lite.detect.base import Detector, Finding
+from l4lite.detect.desync import DesyncDetector
 from l4lite.detect.filters import FilterDetector
 from l4lite.detect.health import HealthDetector
 from l4lite.detect.iforest import IsolationForestDetector
@@ -81,6 +82,7 @@ def detectors(options: AnalyzeOptions, rules: Any, baseline_scans: Sequence[JobS
     if rules is not None:
         out.append(RuleDetector(rules))
     out.append(HealthDetector())
+    out.append(DesyncDetector())
     filters = FilterDetector(baseline_rates=baseline_rates)
     for b in baseline_scans:
         filters.fit(b)

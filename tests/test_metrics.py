@@ -52,7 +52,7 @@ def test_hf_trainer_dicts() -> None:
     out = parse_metric_line("{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 9.77e-06, 'epoch': 0.53}")
     assert out is not None and out["loss"] == 0.0 and math.isnan(out["grad_norm"]) and out["lr"] == 9.77e-06
     ev = parse_metric_line("{'eval_loss': 1.25, 'eval_runtime': 3.0, 'epoch': 1.0}")
-    assert ev == {"kind": "val", "val_loss": 1.25}
+    assert ev == {"kind": "val", "val_loss": 1.25, "epoch": 1.0}
     assert parse_metric_line("{'train_runtime': 10.0, 'train_loss': 1.5, 'epoch': 3.0}") is None
 
 

@@ -87,7 +87,9 @@ class HealthDetector(Detector):
     def __init__(self, *, spike_ratio: float = 1.5, spike_mad: float = 6.0, spike_window: int = 20,
                  grad_ratio: float = 10.0, slow_ratio: float = 0.04, slow_mad: float = 6.0,
                  straggler_ratio: float = 0.15, hang_factor: float = 10.0, hang_min_seconds: float = 300.0,
-                 min_points: int = 3) -> None:
+                 min_points: int = 3, grad_severe: float = 100.0, rise_window: int = 20,
+                 scale_warmup: int = 100, scale_low: float = 128.0, scale_halvings: int = 10,
+                 scale_low_halvings: int = 4) -> None:
         self.spike_ratio = spike_ratio
         self.spike_mad = spike_mad
         self.spike_window = spike_window
@@ -98,6 +100,12 @@ class HealthDetector(Detector):
         self.hang_factor = hang_factor
         self.hang_min_seconds = hang_min_seconds
         self.min_points = min_points
+        self.grad_severe = grad_severe
+        self.rise_window = rise_window
+        self.scale_warmup = scale_warmup
+        self.scale_low = scale_low
+        self.scale_halvings = scale_halvings
+        self.scale_low_halvings = scale_low_halvings
 
     # ------------------------------------------------------------------ entry point
     def detect(self, scan: JobScan) -> list[Finding]:
@@ -107,7 +115,7 @@ class HealthDetector(Detector):
         grad_ref = self.reference_series(train, "grad_norm")
         findings += self._non_finite(train)
         spike = self._loss_spike(ref, train)
-        grad = self._grad_explosion(grad_ref)
+        grad = self._grad_explosion(grad_ref, ref, train)
         if spike is not None:
             grew = self._grad_grew_before(grad_ref, spike.data["iteration_key"])
             if grew is not None:
@@ -160,7 +168,7 @@ class HealthDetector(Detector):
 
     def _loss_spike(self, ref: _Series, train: list[MetricPoint]) -> Finding | None:
         pts = [p for p in ref.points if _finite(p.loss)]
-        for i in range(max(self.min_points, 5), len(pts)):
+        for i in range(self.min_points, len(pts)):
             prev = [p.loss for p in pts[max(0, i - self.spike_window):i]]  # type: ignore[misc]
             base = median(prev)
             spread = max(_mad(prev, base), 0.01 * abs(base), 1e-6)
@@ -199,9 +207,9 @@ class HealthDetector(Detector):
             return None
         return (peak > factor * base, peak / base)  # type: ignore[operator]
 
-    def _grad_explosion(self, ref: _Series) -> Finding | None:
+    def _grad_explosion(self, ref: _Series, loss_ref: _Series, train: list[MetricPoint]) -> Finding | None:
         pts = [p for p in ref.points if _finite(p.grad_norm) and p.grad_norm > 0]  # type: ignore[operator]
-        for i in range(max(self.min_points, 5), len(pts)):
+        for i in range(self.min_points, len(pts)):
             prev = [p.grad_norm for p in pts[max(0, i - self.spike_window):i]]  # type: ignore[misc]
             base = median(prev)
             v = pts[i].grad_norm
@@ -209,15 +217,41 @@ class HealthDetector(Detector):
             if base > 0 and v > base * self.grad_ratio:
                 p = pts[i]
                 at = f"iteration {p.iteration}" if p.iteration is not None else "one step"
-                return Finding(self.name, "numerical", "symptom", 0.5,
-                               f"the gradient norm exploded from {base:.4g} to {v:.4g} at {at}", node=p.node,
-                               rank=p.rank, time=p.time, records=[point_record(p)],
+                rise = self._loss_rise(loss_ref, p)
+                # Two orders of magnitude, or one with the loss doubling around it: the update blew the weights.
+                severe = v > base * self.grad_severe or (rise is not None and rise >= 2.0)
+                explain = f"the gradient norm exploded from {base:.4g} to {v:.4g} ({v / base:.0f}x) at {at}"
+                if rise is not None and rise >= 1.5:
+                    explain += f" and the loss rose {rise:.1f}x within {self.rise_window} iterations"
+                if severe:
+                    explain += ": the training diverged (check the learning rate, the data batch and the clipping)"
+                return Finding(self.name, "numerical", "root" if severe else "symptom", 0.7 if severe else 0.5,
+                               explain, node=p.node, rank=p.rank, time=p.time,
+                               records=copies(train, p, "grad_norm") if severe else [point_record(p)],
                                data={"signal": "grad_explosion", "iteration": p.iteration, "baseline": base,
-                                     "value": v, "iteration_key": _order(p), "scope": "global"})
+                                     "value": v, "iteration_key": _order(p), "scope": "global",
+                                     "loss_rise": rise})
         return None
 
+    def _loss_rise(self, ref: _Series, p: MetricPoint) -> float | None:
+        """How much the loss rose from just before ``p`` to its peak over the next ``rise_window`` iterations."""
+        key = _order(p)
+        pts = [q for q in ref.points if _finite(q.loss) and q.loss > 0]  # type: ignore[operator]
+        before = [q.loss for q in pts if _order(q) < key][-self.min_points:]
+        after = [q.loss for q in pts if _order(q) >= key
+                 and (p.iteration is None or q.iteration is None or q.iteration - p.iteration <= self.rise_window)]
+        if not before or not after:
+            return None
+        return max(after[:self.rise_window]) / median(before)  # type: ignore[type-var,operator]
+
     def _loss_scale(self, metrics: list[MetricPoint]) -> list[Finding]:
-        pts = sorted((p for p in metrics if _finite(p.loss_scale)),
+        """The fp16 loss scale falling to its floor, or halved again and again after the run's start.
+
+        A dynamic scaler starts high (2^16, 2^32) and halves on every overflow until it fits: a run of halvings
+        from the first reading, in the first ``scale_warmup`` iterations, is that search and no fault. Later,
+        ``scale_halvings`` halvings in a row, or ``scale_low_halvings`` that take it to ``scale_low`` or below, mean
+        that nearly every step overflows."""
+        pts = sorted((p for p in metrics if _finite(p.loss_scale) and p.loss_scale > 0),  # type: ignore[operator]
                      key=lambda p: (p.time if p.time is not None else math.inf, p.seq))
         if len(pts) < 2:
             return []
@@ -225,13 +259,34 @@ class HealthDetector(Detector):
         for p in pts[1:]:
             assert p.loss_scale is not None
             if p.loss_scale <= 1.0 and high > 1.0:
-                return [Finding(self.name, "numerical", "root", 0.75,
-                                f"the fp16 loss scale collapsed from {high:.4g} to {p.loss_scale:.4g}: every step "
-                                "overflows, the training cannot make progress", node=p.node, rank=p.rank,
-                                time=p.time, records=[point_record(p)],
-                                data={"signal": "loss_scale_collapse", "iteration": p.iteration, "scope": "global"})]
+                return [self._scale_finding(p, f"the fp16 loss scale collapsed from {high:.4g} to {p.loss_scale:.4g}",
+                                            "loss_scale_collapse")]
             high = max(high, p.loss_scale)
+        run_start, halvings, prev = 0, 0.0, pts[0].loss_scale
+        for i, p in enumerate(pts[1:], 1):
+            assert p.loss_scale is not None and prev is not None
+            if p.loss_scale > prev:  # the scaler grew again: the search (or a burst of overflows) ended
+                run_start, halvings = i, 0.0
+            elif p.loss_scale < prev:
+                halvings += math.log2(prev / p.loss_scale)
+                first = pts[run_start]
+                search = run_start == 0 and (first.iteration is None or first.iteration <= self.scale_warmup)
+                if not search and (halvings >= self.scale_halvings or (
+                        halvings >= self.scale_low_halvings and p.loss_scale <= self.scale_low)):
+                    at = f" from iteration {first.iteration}" if first.iteration is not None else ""
+                    return [self._scale_finding(
+                        p, f"the fp16 loss scale was halved {halvings:.0f} times in a row{at}, from "
+                           f"{pts[max(run_start - 1, 0)].loss_scale:.4g} to {p.loss_scale:.4g}", "loss_scale_halving",
+                        records=[point_record(q) for q in pts[max(run_start - 1, 0):i + 1]][-4:])]
+            prev = p.loss_scale
         return []
+
+    def _scale_finding(self, p: MetricPoint, what: str, signal: str,
+                       records: list[Record] | None = None) -> Finding:
+        return Finding(self.name, "numerical", "root", 0.75,
+                       f"{what}: nearly every step overflows, the training cannot make progress", node=p.node,
+                       rank=p.rank, time=p.time, records=records or [point_record(p)],
+                       data={"signal": signal, "iteration": p.iteration, "scope": "global"})
 
     def _val_rising(self, metrics: list[MetricPoint], ref: _Series) -> list[Finding]:
         """Validation loss rising at every evaluation since its best while the training loss keeps falling."""

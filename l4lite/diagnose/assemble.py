@@ -158,12 +158,15 @@ def recommendations(verdict: Verdict, checkpoint: dict[str, Any], matched: dict[
         last = checkpoint.get("last_saved")
         cut = checkpoint.get("in_progress")
         if cut:
-            out.append(f"Do not resume from the checkpoint at iteration {cut.get('iteration')}"
+            at = f" at iteration {cut['iteration']}" if cut.get("iteration") is not None else ""
+            out.append(f"Do not resume from the checkpoint{at}"
                        f"{' (' + cut['path'] + ')' if cut.get('path') else ''}: it was being written when the job "
                        "failed and is incomplete.")
         if last:
             where = f" at {last['path']}" if last.get("path") else ""
-            out.append(f"Resume from the checkpoint at iteration {last.get('iteration')}{where}"
+            which = (f"the checkpoint at iteration {last['iteration']}" if last.get("iteration") is not None
+                     else "the last checkpoint")
+            out.append(f"Resume from {which}{where}"
                        + (", after excluding the suspect node." if verdict.scope == "node" and p.node else "."))
         elif checkpoint.get("saves_seen", 0) == 0:
             out.append("No checkpoint save was seen in the logs: check the checkpoint directory before resuming.")

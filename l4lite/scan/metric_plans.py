@@ -29,14 +29,6 @@ from l4lite.scan.metrics import (
     DS_OVERFLOW,
     DS_STEP,
     DS_TIMER,
-    ERRORISH,
-    GEN_GNORM,
-    GEN_LOSS,
-    GEN_STEP,
-    GEN_TIME_MS,
-    GEN_TIME_S,
-    GEN_VAL_LOSS,
-    HF_PAIR,
     IGNORED_KEYS,
     MEGATRON_ITER,
     MEGATRON_KEYS,
@@ -48,6 +40,9 @@ from l4lite.scan.metrics import (
     PTL_PAIR,
     PTL_RATE,
     int_or_none,
+    int_value,
+    kv_steps,
+    ms_value,
     parse_metric_line,
     to_float,
 )
@@ -66,13 +61,8 @@ _Steps = tuple[str, tuple[_Op, ...]]  # (kind, operations) as the planners build
 _Plan = tuple[str, tuple[_Op, ...], tuple[tuple[str, ...], tuple[Any, ...], Any] | None]
 
 
-def _ms(text: str) -> float | None:
-    value = to_float(text)  # a plan uses this only where the shape makes it a number
-    return value / 1000.0 if value is not None else None
-
-
-def _int_of(text: str) -> int | None:
-    return int_or_none(to_float(text))
+_ms = ms_value  # a plan uses these only where the shape makes the text a number
+_int_of = int_value
 
 
 def _ms_float(text: str) -> float:
@@ -174,8 +164,10 @@ def _steps(message: str) -> _Steps | None:
         plan = _plan_deepspeed(message)
         if plan is not None:
             return plan
-    if "{'" in message and "loss'" in message:
-        return _plan_hf(message)
+    if "{" in message and "loss" in message:
+        plan = _plan_kv(message)
+        if plan is not None:
+            return plan
     if "(train)" in message or "(val)" in message or "(test)" in message:
         plan = _plan_mmengine(message)
         if plan is not None:
@@ -185,7 +177,7 @@ def _steps(message: str) -> _Steps | None:
         if plan is not None:
             return plan
     if "loss" in message or "Loss" in message:
-        return _plan_generic(message)
+        return _plan_kv(message)
     return None
 
 
@@ -240,13 +232,15 @@ def _plan_megatron(message: str) -> _Steps | None:
 
 def _plan_overflow(message: str) -> _Steps | None:
     m = DS_OVERFLOW.search(message)
-    if m:
-        return "overflow", (("loss_scale", to_float, *m.span(2)), ("skipped", None, 1, 0))
-    if "reducing loss scale" in message:
+    if m is None and ("reducing loss scale" in message or "setting loss scale" in message):
         m = APEX_OVERFLOW.search(message)
-        if m:
-            return "overflow", (("loss_scale", to_float, *m.span(1)), ("skipped", None, 1, 0))
-    return None
+    if m is None:
+        return None
+    ops: list[_Op] = [("loss_scale", to_float, *m.span(m.lastindex or 1)), ("skipped", None, 1, 0)]
+    bar = PTL_COUNT.search(message, 0, m.start())
+    if bar is not None:
+        ops.append(("iteration", int, *bar.span(1)))
+    return "overflow", tuple(ops)
 
 
 def _plan_deepspeed(message: str) -> _Steps | None:
@@ -272,24 +266,10 @@ def _pairs(pattern: re.Pattern[str], message: str, start: int, strip: bool = Fal
     return out
 
 
-def _plan_hf(message: str) -> _Steps | None:
-    pairs = _pairs(HF_PAIR, message, 0)
-    if "train_runtime" in pairs or "train_loss" in pairs:
-        return None
-    if "eval_loss" in pairs:
-        ops: list[_Op] = [("val_loss", to_float, *pairs["eval_loss"][:2])]
-        if "step" in pairs:
-            ops.append(("iteration", _int_of, *pairs["step"][:2]))
-        return "val", tuple(ops)
-    if "loss" not in pairs:
-        return None
-    ops = [("loss", to_float, *pairs["loss"][:2])]
-    for src, dst in (("grad_norm", "grad_norm"), ("learning_rate", "lr"), ("epoch", "epoch")):
-        if src in pairs and pairs[src][2]:
-            ops.append((dst, to_float, *pairs[src][:2]))
-    if "step" in pairs:
-        ops.append(("iteration", _int_of, *pairs["step"][:2]))
-    return "train", tuple(ops)
+def _plan_kv(message: str) -> _Steps | None:
+    """The pairs reader's steps are spans already: its decisions depend on the line's letters only."""
+    steps = kv_steps(message)
+    return None if steps is None else (steps[0], tuple(steps[1]))
 
 
 def _plan_mmengine(message: str) -> _Steps | None:
@@ -357,37 +337,6 @@ def _plan_progress_bar(message: str) -> _Steps | None:
         if key in pairs and pairs[key][2]:
             ops.append((key, to_float, *pairs[key][:2]))
     return "train", tuple(ops)
-
-
-def _plan_generic(message: str) -> _Steps | None:
-    if any(word in message for word in ERRORISH):
-        return None
-    ml = GEN_VAL_LOSS.search(message)
-    m = GEN_LOSS.search(message)
-    if m is not None and ml is not None and ml.start() <= m.start() < ml.end():
-        m = None
-    if m is None and ml is None:
-        return None
-    s = GEN_STEP.search(message)
-    if s is None:
-        return None
-    ops: list[_Op] = [("iteration", int, *s.span(1))]
-    if m is not None:
-        ops.append(("loss", to_float, *m.span(1)))
-    if ml is not None:
-        ops.append(("val_loss", to_float, *ml.span(1)))
-    t = GEN_TIME_MS.search(message)
-    if t is not None:
-        if to_float(t.group(1)) is not None:
-            ops.append(("iter_time", _ms, *t.span(1)))
-    else:
-        t = GEN_TIME_S.search(message)
-        if t is not None and to_float(t.group(1)) is not None:
-            ops.append(("iter_time", to_float, *t.span(1)))
-    g = GEN_GNORM.search(message)
-    if g is not None:
-        ops.append(("grad_norm", to_float, *g.span(1)))
-    return ("val" if m is None else "train"), tuple(ops)
 
 
 def may_be_metric_line(message: str) -> bool:

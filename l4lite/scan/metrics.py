@@ -8,13 +8,15 @@ Parsed formats (each gated by a cheap substring test before any regex, because t
 - DeepSpeed: ``step=40, skipped=2, lr=[5e-05], ...``, timer ``0/40, SamplesPerSec=83.48, ...`` and
   ``[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 4294967296, reducing to 2147483648``
   (apex: ``Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0``).
-- Hugging Face Trainer: ``{'loss': 0.2051, 'grad_norm': nan, 'learning_rate': 9.77e-06, 'epoch': 0.53}`` and
-  ``{'eval_loss': ...}``.
 - mmengine: ``Epoch(train) [1][200/735]  lr: 1.98e-04  eta: ...  time: 2.8906  ...  loss: 2.7522  grad_norm: 3.06``
   and ``Iter(train) [ 200/10000] ...``, ``Epoch(val) ...``.
 - NeMo / PyTorch Lightning progress bars: ``Epoch 0:  3%|▎ | 9000/301500 [1:42:42<55:37:46, reduced_train_loss=2.59,
   global_step=9e+3, train_step_timing in s=0.615, val_loss=7.040]``.
-- Generic ``iter 100: loss 2.3456, time 123.45ms`` (nanoGPT) and ``step: 10  loss: 7.8`` (torchtitan) lines.
+- Everything else that prints pairs, through one reader (``kv_steps``) and one alias table (``ALIASES``): Hugging
+  Face Trainer dicts (``{'loss': '5.385', 'grad_norm': '0.8066', ...}``, numbers or quoted numbers), JSON lines
+  (fairseq ``{"epoch": 25, "loss": "3.097", ...}``), ``key: value`` (torchtitan ``step: 10  loss: 7.9  tps: 7,282``),
+  ``key=value`` (fairseq ``train_inner``), ``| key value |`` tables (fairseq), ``key value`` (nanoGPT, llm.c),
+  Composer ``[batch=10/100]: Train loss/train/total: 7.4``.
 
 The parser returns plain dicts; the scan turns them into ``MetricPoint`` records.
 """
@@ -32,21 +34,13 @@ MEGATRON_VAL = re.compile(r"\bvalid(?:ation)?\s+loss\s+at\s+(?:iteration|step)\s
 DS_STEP = re.compile(r"\bstep=(\d+),\s*skipped=(\d+)(?:,\s*lr=\[([^\],]+))?")
 DS_TIMER = re.compile(r"\b\d+/(\d+),\s*SamplesPerSec=(" + _NUM + ")")
 DS_OVERFLOW = re.compile(r"Attempted loss scale:\s*(" + _NUM + r"),\s*reducing to\s*(" + _NUM + ")")
-APEX_OVERFLOW = re.compile(r"reducing loss scale to\s*(" + _NUM + ")")
-HF_PAIR = re.compile(r"'([A-Za-z_][\w/]*)'\s*:\s*(" + _NUM + ")")
+APEX_OVERFLOW = re.compile(r"(?:reducing|setting) loss scale to:?\s*(" + _NUM + ")")
 MM_HEAD = re.compile(r"\b(Epoch|Iter)\((train|val|test)\)\s*\[\s*(\d+)\s*\](?:\s*\[\s*(\d+)\s*/\s*(\d+)\s*\])?")
 MM_HEAD_ITER = re.compile(r"\bIter\((train|val|test)\)\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")
 MM_PAIR = re.compile(r"(?:^|\s)([A-Za-z_][\w/.]*):\s+(" + _NUM + r")(?=\s|$)")
 PTL_PAIR = re.compile(r"([A-Za-z_][\w ]*?)=(" + _NUM + r")(?=[,\]\s]|$)")
 PTL_COUNT = re.compile(r"\|\s*(\d+)/(\d+)\s*\[")
 PTL_RATE = re.compile(r"(" + _NUM + r")\s*(it/s|s/it)")
-GEN_STEP = re.compile(r"\b(?:iter|iteration|step|global_step)\b\s*[:=#]?\s*(\d+)", re.I)
-GEN_LOSS = re.compile(r"\b(?:train[_ ])?loss\b\s*[:=]?\s*(" + _NUM + ")", re.I)
-GEN_VAL_LOSS = re.compile(r"\b(?:val|valid|validation|eval)[_ ]loss\b\s*[:=]?\s*(" + _NUM + ")", re.I)
-GEN_TIME_MS = re.compile(r"\btime\b\s*[:=]?\s*(" + _NUM + r")\s*ms\b", re.I)
-GEN_TIME_S = re.compile(r"\b(?:step_time|iter_time|iteration_time|time_per_step|time)\s*[:=]\s*(" + _NUM
-                         + r")\s*s\b", re.I)
-GEN_GNORM = re.compile(r"\bgrad[_ ]?norm\b\s*[:=]?\s*(" + _NUM + ")", re.I)
 ERRORISH = ("Error", "error:", "Traceback", "Exception", "WARN")
 
 
@@ -110,8 +104,10 @@ def _parse_metric_line(message: str) -> dict[str, Any] | None:
         out = _deepspeed(message)
         if out is not None:
             return out
-    if "{'" in message and "loss'" in message:
-        return _hf(message)
+    if "{" in message and "loss" in message:
+        out = _kv(message)  # a Python dict or JSON line (Hugging Face Trainer), even glued to a progress bar
+        if out is not None:
+            return out
     if "(train)" in message or "(val)" in message or "(test)" in message:
         out = _mmengine(message)
         if out is not None:
@@ -121,7 +117,7 @@ def _parse_metric_line(message: str) -> dict[str, Any] | None:
         if out is not None:
             return out
     if "loss" in message or "Loss" in message:
-        return _generic(message)
+        return _kv(message)
     return None
 
 
@@ -176,13 +172,15 @@ def _megatron(message: str) -> dict[str, Any] | None:
 
 def _overflow(message: str) -> dict[str, Any] | None:
     m = DS_OVERFLOW.search(message)
-    if m:
-        return {"kind": "overflow", "loss_scale": to_float(m.group(2)), "skipped": 1}
-    if "reducing loss scale" in message:
+    if m is None and ("reducing loss scale" in message or "setting loss scale" in message):
         m = APEX_OVERFLOW.search(message)
-        if m:
-            return {"kind": "overflow", "loss_scale": to_float(m.group(1)), "skipped": 1}
-    return None
+    if m is None:
+        return None
+    out: dict[str, Any] = {"kind": "overflow", "loss_scale": to_float(m.group(m.lastindex or 1)), "skipped": 1}
+    bar = PTL_COUNT.search(message, 0, m.start())  # printed in the middle of a tqdm bar: the bar's step
+    if bar is not None:
+        out["iteration"] = int(bar.group(1))
+    return out
 
 
 def _deepspeed(message: str) -> dict[str, Any] | None:
@@ -198,26 +196,6 @@ def _deepspeed(message: str) -> dict[str, Any] | None:
     if m:
         return {"kind": "train", "iteration": int(m.group(1)), "throughput": to_float(m.group(2))}
     return None
-
-
-def _hf(message: str) -> dict[str, Any] | None:
-    pairs = {k: to_float(v) for k, v in HF_PAIR.findall(message)}
-    if "train_runtime" in pairs or "train_loss" in pairs:
-        return None  # the end-of-training summary, an average rather than a point
-    if "eval_loss" in pairs:
-        out: dict[str, Any] = {"kind": "val", "val_loss": pairs["eval_loss"]}
-        if "step" in pairs:
-            out["iteration"] = int_or_none(pairs["step"])
-        return out
-    if "loss" not in pairs:
-        return None
-    out = {"kind": "train", "loss": pairs["loss"]}
-    for src, dst in (("grad_norm", "grad_norm"), ("learning_rate", "lr"), ("epoch", "epoch")):
-        if pairs.get(src) is not None:
-            out[dst] = pairs[src]
-    if "step" in pairs:
-        out["iteration"] = int_or_none(pairs["step"])
-    return out
 
 
 def _mmengine(message: str) -> dict[str, Any] | None:
@@ -286,39 +264,127 @@ def _progress_bar(message: str) -> dict[str, Any] | None:
     return out
 
 
-def _generic(message: str) -> dict[str, Any] | None:
-    if any(word in message for word in ERRORISH):
+# ---------------------------------------------------------------------- any trainer: key/value pairs
+# One reader for the progress lines of every trainer that prints its metrics as pairs: ``key: value``, ``key=value``,
+# ``key value`` (nanoGPT, llm.c, fairseq tables), Python dicts and JSON (Hugging Face Trainer, with numbers or quoted
+# numbers), torchtitan, Composer, Lightning and NeMo pairs. A key is one to five words; its last words name the
+# metric through ALIASES (the longest suffix that is a known name wins), so "train loss", "lm loss", "loss/train/total",
+# "reduced_train_loss" are all the loss. Every decision below depends on the letters of the line only (keys are
+# read with their digits folded), so the fast path in ``l4lite.scan.metric_plans`` can plan a line shape once.
+_KEY = r"[A-Za-z_][\w/.\-]*"
+_VALUE = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])|" + _NUM
+KV_PAIR = re.compile(r"(?:^|(?<=[\s,;{\[(|]))([\"']?)(" + _KEY + r"(?: " + _KEY + r"){0,4})\1(\s*[:=]\s*|\s+)"
+                     r"([\"']?)(" + _VALUE + r")\4(?:\s?(ms|s)(?![A-Za-z]))?(?=[\s,;}\])|%/]|:\s|:$|$)")
+ALIASES: dict[str, str] = {
+    **dict.fromkeys(("iteration", "iter", "step", "steps", "global_step", "global step", "trainer/global_step",
+                     "train/global_step", "num_updates", "batch", "update", "it"), "iteration"),
+    "epoch": "epoch",
+    **dict.fromkeys(("loss", "train loss", "train_loss", "lm loss", "lm_loss", "reduced_train_loss", "train/loss",
+                     "loss/train/total", "loss/train", "training_loss", "total_loss", "train/total_loss",
+                     "train_loss_step", "train/loss_step"), "loss"),
+    **dict.fromkeys(("val loss", "val_loss", "valid loss", "valid_loss", "validation loss", "validation_loss",
+                     "eval loss", "eval_loss", "val/loss", "eval/loss", "loss/val", "loss/eval", "validation/loss",
+                     "test_loss", "test loss", "val_loss_epoch", "loss/eval/total"), "val_loss"),
+    **dict.fromkeys(("grad_norm", "grad norm", "gnorm", "gradient_norm", "grad_norm/total", "train/grad_norm",
+                     "total_norm", "norm", "grad-norm"), "grad_norm"),
+    **dict.fromkeys(("lr", "learning_rate", "learning rate", "train/learning_rate", "lr/group0", "lr-adam",
+                     "lr-adamw", "lr-sgd"), "lr"),
+    **dict.fromkeys(("loss_scale", "loss scale", "cur_scale", "scale", "grad_scale", "loss-scale"), "loss_scale"),
+    **dict.fromkeys(("skipped", "skipped_iters", "skipped_steps", "number of skipped iterations"), "skipped"),
+    **dict.fromkeys(("nan_count", "nan_iters", "nan_iterations", "number of nan iterations"), "nan_count"),
+    **dict.fromkeys(("tps", "wps", "ups", "samples_per_second", "samples per second", "samplespersec", "throughput",
+                     "tokens_per_second", "tok/s", "tflops", "train_samples_per_second", "samples/sec",
+                     "throughput/tokens_per_sec", "throughput/samples_per_sec"), "throughput"),
+    **dict.fromkeys(("iter_time", "step_time", "time_per_step", "iteration_time", "train_step_timing",
+                     "train_step_timing in s", "time", "took", "batch_time"), "iter_time"),
+}
+# A space between key and value (``loss 2.3``) only for these: elsewhere "at step 10" or "rank 0" is prose.
+SPACED = frozenset({"iteration", "epoch", "loss", "val_loss", "grad_norm", "lr", "loss_scale", "iter_time"})
+INT_KEYS = frozenset({"iteration", "skipped", "nan_count"})
+_SUMMARY_KEYS = ("train_runtime", "train_loss'", 'train_loss"')  # Hugging Face's end-of-training averages
+
+
+def canonical_key(key: str) -> str | None:
+    """The metric a progress-line key names (its longest known suffix of words), or None."""
+    words = key.lower().split(" ")
+    for i in range(len(words)):
+        name = ALIASES.get(" ".join(words[i:]))
+        if name is not None:
+            return name
+    last = words[-1]
+    if "loss" in last:
+        parts = last.replace("/", "_").split("_")
+        if "scale" in parts:
+            return "loss_scale"
+        if any(p in ("val", "valid", "validation", "eval", "test") for p in parts):
+            return "val_loss"
+        if parts[-1] == "loss" or parts[-2:] == ["loss", "step"]:
+            return "loss"
+    return None
+
+
+def comma_float(text: str) -> float | None:
+    """A number printed with thousands separators (torchtitan's ``tps: 7,282``)."""
+    return to_float(text.replace(",", ""))
+
+
+def comma_int(text: str) -> int | None:
+    return int_or_none(to_float(text.replace(",", "")))
+
+
+def ms_value(text: str) -> float | None:
+    """Milliseconds as seconds."""
+    value = to_float(text)
+    return value / 1000.0 if value is not None else None
+
+
+def int_value(text: str) -> int | None:
+    return int_or_none(to_float(text))
+
+
+def kv_steps(message: str) -> tuple[str, list[tuple[str, Any, int, int]]] | None:
+    """The metric fields of a pairs line as (kind, [(key, conversion, start, end)]): where each value is and how to
+    read it, or None when the line is no progress line. ``parse_metric_line`` applies the conversions; the fast
+    path keeps them per line shape."""
+    dict_line = "{" in message
+    if dict_line and any(k in message for k in _SUMMARY_KEYS):
         return None
-    ml = GEN_VAL_LOSS.search(message)
-    m = GEN_LOSS.search(message)
-    if m is not None and ml is not None and ml.start() <= m.start() < ml.end():
-        m = None  # the only loss on the line is the validation loss
-    if m is None and ml is None:
+    if not dict_line and any(word in message for word in ERRORISH):
         return None
-    s = GEN_STEP.search(message)
-    if s is None:
+    ops: list[tuple[str, Any, int, int]] = []
+    seen: set[str] = set()
+    for m in KV_PAIR.finditer(message):
+        name = canonical_key(m.group(2).translate(_FOLD))
+        if name is None or name in seen or (not m.group(3).strip() and name not in SPACED):
+            continue
+        seen.add(name)
+        value = m.group(5)
+        if "," in value:
+            convert: Any = comma_int if name in INT_KEYS else comma_float
+        elif name in INT_KEYS:
+            convert = int_value
+        elif name == "iter_time" and m.group(6) == "ms":
+            convert = ms_value
+        else:
+            convert = to_float
+        ops.append((name, convert, *m.span(5)))
+    if not ("loss" in seen or "grad_norm" in seen or "val_loss" in seen):
         return None
-    out: dict[str, Any] = {"kind": "train", "iteration": int(s.group(1))}
-    if m is not None:
-        out["loss"] = to_float(m.group(1))
-    if ml is not None:
-        out["val_loss"] = to_float(ml.group(1))
-        if m is None:
-            out["kind"] = "val"
-    t = GEN_TIME_MS.search(message)
-    if t is not None:
-        v = to_float(t.group(1))
-        if v is not None:
-            out["iter_time"] = v / 1000.0
-    else:
-        t = GEN_TIME_S.search(message)
-        if t is not None:
-            v = to_float(t.group(1))
-            if v is not None:
-                out["iter_time"] = v
-    g = GEN_GNORM.search(message)
-    if g is not None:
-        out["grad_norm"] = to_float(g.group(1))
+    if not (dict_line or "iteration" in seen or "epoch" in seen):
+        return None
+    return ("train" if "loss" in seen or "grad_norm" in seen else "val"), ops
+
+
+_FOLD = str.maketrans("0123456789", "0000000000")
+
+
+def _kv(message: str) -> dict[str, Any] | None:
+    steps = kv_steps(message)
+    if steps is None:
+        return None
+    out: dict[str, Any] = {"kind": steps[0]}
+    for key, convert, a, b in steps[1]:
+        out[key] = convert(message[a:b])
     return out
 
 

@@ -102,6 +102,10 @@ _CKPT_LOOKUP = re.compile(r"\b(?:search|look|find|restor|resum)\w*\s+(?:for\s+|f
 _ITER = re.compile(r"\b(?:iteration|step|global_step|global step)[\s=:]*(\d+)", re.I)
 _EPOCHS = re.compile(r"\bat\s+(\d+)\s+epochs?\b")
 _PATH = re.compile(r"(?:\bto|:)\s+'?(/[^\s']+|[\w.-]+/[^\s']+)'?")
+# The step a checkpoint's own name carries: checkpoint-20 (Hugging Face), iter_0000200 (Megatron), global_step200
+# (DeepSpeed), step=9000 / epoch=3-step=99 (Lightning), step_100, ckpt_100.
+_PATH_ITER = re.compile(r"(?:checkpoint|ckpt|iter|global_step|step)[-_=]?(\d{1,12})(?!.*(?:checkpoint|ckpt|iter_|global_step|step))",
+                        re.I)
 _CKPT_PATH = re.compile(r"((?:/|\.{1,2}/|\w[\w.-]*/)[^\s'\",]*(?:checkpoint|ckpt|global_step|iter_)[^\s'\",]*)", re.I)
 
 # Innermost Python frames tell where an exception was thrown; the last matching frame wins.
@@ -161,6 +165,10 @@ def match_marker(message: str) -> MarkerMatch | None:
         path = _CKPT_PATH.search(message) or _PATH.search(message[end:])
         if path is not None:
             out.detail["path"] = path.group(1).rstrip(".,;:")
+            if out.iteration is None:
+                named = _PATH_ITER.search(out.detail["path"])
+                if named is not None:
+                    out.iteration = int(named.group(1))
     return out
 
 

@@ -1,0 +1,146 @@
+"""Collective desync: ranks whose collective sequence numbers disagree name the rank that is behind (or ahead).
+
+Every rank of a process group issues the same collectives in the same order, each numbered (``SeqNum``). When a
+collective times out, each rank's NCCL watchdog prints the number it was stuck at
+(``[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, ...)``). Ranks
+that reached collective N wait there for the ones that never issued it: the ranks with the lowest number are
+behind, and in a hang the rank behind is the likely culprit (stuck in compute, a dead GPU, a blocked peer). PyTorch's
+desync report (``TORCH_NCCL_DESYNC_DEBUG``) says it outright: ``[2, 3] finished collective #811, but didn't join
+collective #812``. One finding names the rank(s) and their node, as a symptom: the numbers tell who stopped, not
+why, so the category stays unknown and the root evidence stays with the lines that say why (a hang, an Xid); the
+rank also goes in ``failed_rank`` for the localiser's node.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from l4lite.detect.base import Detector, Finding
+from l4lite.records import Record
+from l4lite.scan.jobscan import JobScan
+
+WATCHDOG_RULE = "nccl-watchdog-timeout"
+REPORT_RULE = "nccl-desync-report"
+_RANK = re.compile(r"\[(?:PG (?P<pg>[^\]\s]+)(?: \([^)]*\))? )?Rank (?P<rank>\d{1,7})\]")
+_FINGERPRINT = re.compile(r"Rank (?P<rank>\d{1,7}) is running (?:inconsistent )?collective:\s*CollectiveFingerPrint\("
+                          r"(?:SequenceNumber=(?P<seq>\d{1,20}),?\s*)?OpType=(?P<op>\w{1,40})")
+_NOT_JOINED = re.compile(r"\b[Rr]anks? (?P<ranks>\d{1,7}(?:\s*,\s*\d{1,7})*) (?:is|are|has|have) not (?:joined|joining)")
+
+
+@dataclass(frozen=True, slots=True)
+class SeqReport:
+    """One rank's timed-out collective: which process group, which number, which line says so."""
+
+    group: str
+    rank: int
+    seq: int
+    record: Record
+
+
+def seq_reports(scan: JobScan) -> list[SeqReport]:
+    """The watchdog lines of the scan's rule hits, each with its rank and sequence number."""
+    out: list[SeqReport] = []
+    for hit in scan.hits:
+        if hit.rule_id != WATCHDOG_RULE or "seq" not in hit.groups:
+            continue
+        m = _RANK.search(hit.record.message)
+        rank = int(m.group("rank")) if m else hit.record.rank
+        if rank is None:
+            continue
+        group = (m.group("pg") if m else None) or "default"
+        out.append(SeqReport(group, rank, int(hit.groups["seq"]), hit.record))
+    return out
+
+
+class DesyncDetector(Detector):
+    """Ranks whose collective sequence numbers disagree, or that a desync report says did not join."""
+
+    name = "desync"
+
+    def __init__(self, role: str = "symptom") -> None:
+        self.role = role
+
+    def detect(self, scan: JobScan) -> list[Finding]:
+        out = [f for f in (self._reported(scan), self._fingerprints(scan), self._from_seqnums(scan)) if f is not None]
+        return out[:1]  # the report, when there is one, says it best
+
+    def _node(self, scan: JobScan, rank: int, record: Record) -> str | None:
+        return scan.rank_nodes.get(rank) or record.node
+
+    def _reported(self, scan: JobScan) -> Finding | None:
+        for hit in scan.hits:
+            ranks: list[int] = []
+            if hit.rule_id == REPORT_RULE and hit.groups.get("lagging"):
+                ranks = [int(r) for r in re.findall(r"\d{1,7}", hit.groups["lagging"])]
+            elif "not join" in hit.record.message:
+                m = _NOT_JOINED.search(hit.record.message)
+                ranks = [int(r) for r in re.findall(r"\d{1,7}", m.group("ranks"))] if m else []
+            if ranks:
+                return self._finding(scan, ranks, "behind", hit.record, [hit.record],
+                                     "PyTorch's desync report says rank(s) " + ", ".join(map(str, ranks))
+                                     + " never joined the collective the others were waiting in")
+        return None
+
+    def _fingerprints(self, scan: JobScan) -> Finding | None:
+        """``TORCH_DISTRIBUTED_DEBUG=DETAIL``: "Detected mismatch between collectives on ranks. Rank 0 is running
+        collective: CollectiveFingerPrint(SequenceNumber=5, OpType=ALLREDUCE, ...), but Rank 1 is running
+        collective: CollectiveFingerPrint(SequenceNumber=6, OpType=REDUCE, ...)". The rank named second differs
+        from the rank that reports it; the one most reports name second is the odd one out."""
+        blamed: dict[int, list[Record]] = {}
+        for records in scan.exemplars.values():
+            for record in records:
+                if "mismatch between collectives" not in record.message:
+                    continue
+                prints = list(_FINGERPRINT.finditer(record.message))
+                other = re.search(r"but Rank (\d{1,7}) is running", record.message)
+                if other is not None:
+                    blamed.setdefault(int(other.group(1)), []).append(record)
+                elif prints:
+                    blamed.setdefault(int(prints[0].group("rank")), []).append(record)
+        if not blamed:
+            return None
+        rank = max(blamed, key=lambda r: (len(blamed[r]), -r))
+        records = sorted(blamed[rank], key=lambda r: (r.time if r.time is not None else float("inf"), r.line))
+        return self._finding(scan, [rank], "out of step with", records[0], records[:4],
+                             f"rank {rank} runs a different collective than the ranks that compared fingerprints "
+                             "with it")
+
+    def _from_seqnums(self, scan: JobScan) -> Finding | None:
+        by_group: dict[str, dict[int, SeqReport]] = {}
+        for r in seq_reports(scan):
+            ranks = by_group.setdefault(r.group, {})
+            if r.rank not in ranks or r.seq < ranks[r.rank].seq:
+                ranks[r.rank] = r  # a rank's lowest number: where it stopped
+        for group, ranks in sorted(by_group.items()):
+            values = sorted({r.seq for r in ranks.values()})
+            if len(ranks) < 2 or len(values) < 2:
+                continue
+            low = [r for r in ranks.values() if r.seq == values[0]]
+            high = [r for r in ranks.values() if r.seq != values[0]]
+            if len(low) <= len(high):
+                culprits, where = low, "behind"
+            else:  # most ranks agree on the lower number: the few ahead took another path
+                top = values[-1]
+                culprits, where = [r for r in ranks.values() if r.seq == top], "ahead"
+            culprits.sort(key=lambda r: r.rank)
+            others = sorted({r.seq for r in ranks.values()} - {c.seq for c in culprits})
+            records = [c.record for c in culprits[:4]] + [r.record for r in sorted(
+                ranks.values(), key=lambda r: r.rank) if r not in culprits][:2]
+            what = (f"rank(s) {', '.join(str(c.rank) for c in culprits)} timed out at collective "
+                    f"#{culprits[0].seq} while the other ranks of process group {group} were at "
+                    f"#{', #'.join(map(str, others[:3]))}")
+            return self._finding(scan, [c.rank for c in culprits], where, culprits[0].record, records, what)
+        return None
+
+    def _finding(self, scan: JobScan, ranks: list[int], where: str, first: Record, records: list[Record],
+                 what: str) -> Finding:
+        node = self._node(scan, ranks[0], first)
+        nodes = sorted({n for r in ranks if (n := scan.rank_nodes.get(r))})
+        on = f" on {', '.join(nodes)}" if nodes else (f" on {node}" if node else "")
+        explain = (f"collective desync: {what}; rank {ranks[0]}{on} is {where} the others and is the likely "
+                   "culprit (look at its last lines, its GPU and its process)")
+        return Finding(self.name, "unknown", self.role, 0.5, explain, node=node, rank=ranks[0], time=first.time,
+                       records=records, data={"signal": "desync", "ranks": ranks, "where": where,
+                                              "scope": "node", "phase_hint": "train",
+                                              "failed_rank": ranks[0]})
