@@ -40,7 +40,9 @@ PEER_GONE = re.compile(r"Connection closed by (?:remote )?peer|Connection reset 
 SIGNALLED = re.compile(r"signal_handler\(signum, frame\)|_terminate_process_handler|SignalException|"
                        r"Signal 15 \(SIGTERM\)|Signals\.SIGTERM")
 TIMEOUT_MS = re.compile(r"Timed out waiting (\d+) ?ms|Timeout\(ms\)=(\d+)|ran for (\d+) milliseconds")
-RANK_IN_LINE = re.compile(r"\[(?:PG \S+ (?:\(\S+\) )?)?Rank (\d+)\]")
+# The global rank a line names: NCCL's "[PG 0 (default_pg) Rank 3]" or torch's "[rank3]:" prefix (ingest may have
+# given the line torchrun's local rank from its "[default1]:" prefix).
+RANK_IN_LINE = re.compile(r"\[(?:PG \S+ (?:\(\S+\) )?)?[Rr]ank ?(\d+)\]")
 SEQ_IN_LINE = re.compile(r"SeqNum=(\d+)|Timeout at NCCL work: (\d+)")
 DONE_IN_LINE = re.compile(r"last completed NCCL work: (\d+)")
 OP_IN_LINE = re.compile(r"OpType=(\w+)")
@@ -133,8 +135,10 @@ class HangDetector(Detector):
     def _from_logs(self, scan: JobScan, facts: RankFacts) -> list[Finding]:
         if not facts.timed_out or facts.crashed:
             return []
-        waited = set(facts.timed_out) | set(facts.peer_gone)
-        quiet = {r for r in facts.known if r not in waited or r in facts.killed}
+        # A rank waited if it timed out itself, or saw a peer go while it was not being killed (a rank whose
+        # SIGTERM handler fails on the closed connection was busy elsewhere when the signal came).
+        waited = set(facts.timed_out) | (set(facts.peer_gone) - set(facts.killed))
+        quiet = {r for r in facts.known if r not in waited}
         candidates = quiet | set(facts.lagging)
         if not candidates or len(quiet) >= len(facts.known):
             return []
@@ -270,9 +274,12 @@ def _log_stall_time(scan: JobScan, facts: RankFacts) -> float | None:
 def _log_table(facts: RankFacts, stuck: Iterable[int], rank_nodes: dict[int, str]) -> dict[str, Any]:
     per_rank = {}
     for r in sorted(facts.known):
-        state = "timed out" if r in facts.timed_out else "peer gone" if r in facts.peer_gone else "silent"
-        if r in facts.killed:
+        if r in facts.timed_out:
+            state = "timed out"
+        elif r in facts.killed:
             state = "killed by its agent while busy"
+        else:
+            state = "peer gone" if r in facts.peer_gone else "silent"
         per_rank[str(r)] = {"node": facts.known.get(r) or rank_nodes.get(r), "last_completed": facts.last_done.get(r),
                             "last_entered": None, "state": state}
     return {"process_group": None, "collective": facts.op, "seq": facts.seq, "stuck_ranks": sorted(stuck),
