@@ -137,13 +137,13 @@ class _RunsACommand:
 def _hostile_job(tmp_path: Path, protocol: int) -> tuple[Path, Path]:
     marker = tmp_path / "pwned"
     job = tmp_path / "job"
-    (job / "node-a").mkdir(parents=True)
-    (job / "node-a" / "train.log").write_text(
+    (job / "gpu-node-01").mkdir(parents=True)
+    (job / "gpu-node-01" / "train.log").write_text(
         "2025-01-01 10:00:00 INFO [rank0] step 1/10 | loss 1.0\n2025-01-01 10:00:01 INFO [rank0] step 2/10 | "
         "loss 0.9\n", encoding="utf-8")
     payload = {"version": "2.10", "pg_config": {}, "entries": [{"collective_seq_id": 1,
                                                                  "frames": _RunsACommand(f"touch {marker}")}]}
-    (job / "node-a" / "nccl_trace_rank_0").write_bytes(pickle.dumps(payload, protocol=protocol))
+    (job / "gpu-node-01" / "nccl_trace_rank_0").write_bytes(pickle.dumps(payload, protocol=protocol))
     return job, marker
 
 
@@ -151,7 +151,7 @@ def _hostile_job(tmp_path: Path, protocol: int) -> tuple[Path, Path]:
 def test_a_hostile_pickle_is_refused_with_one_warning_and_runs_nothing(tmp_path: Path, protocol: int) -> None:
     job, marker = _hostile_job(tmp_path, protocol)
     acc = Accounting()
-    assert [d.rel for d in discover([str(job)], acc).dumps] == ["node-a/nccl_trace_rank_0"]
+    assert [d.rel for d in discover([str(job)], acc).dumps] == ["gpu-node-01/nccl_trace_rank_0"]
     inc = analyze(str(job), AnalyzeOptions())
     said = [w for w in inc.stats["warnings"] if "nccl_trace_rank_0" in w]
     assert len(said) == 1 and "refused" in said[0] and "posix.system" in said[0] and "\n" not in said[0]
@@ -258,3 +258,45 @@ def test_real_hang_jobs_without_dumps_put_the_stuck_node_first() -> None:
     first = [analyze(str(j), AnalyzeOptions()).suspects[:1] for j in jobs]
     hits = sum(bool(s) and s[0].node in truth(j)["faulty_nodes"] for j, s in zip(jobs, first, strict=True))
     assert hits >= 4 * len(jobs) / 5, f"{hits} of {len(jobs)}"
+
+
+# ------------------------------------------------------------------------------ NCCL-style logs, no dumps
+def _nccl_job(tmp_path: Path, crash: bool = False) -> Path:
+    """Two nodes of two ranks, one log per rank; rank 2 stops, the others report NCCL watchdog timeouts (with a
+    desync report, and a Megatron straggler line from rank 0). With ``crash`` rank 2 raises an error instead."""
+    job = tmp_path / "job"
+    nodes = {0: "gpu-node-01", 1: "gpu-node-01", 2: "gpu-node-02", 3: "gpu-node-02"}
+    lines: dict[int, list[str]] = {r: [f"2025-03-01 10:00:0{r},000 INFO [rank{r}] initialized process group: "
+                                       f"backend=nccl world_size=4 host={nodes[r]}"] for r in nodes}
+    lines[0].append("[2025-03-01 10:05:00] 2025-03-01 10:05:00 | MnRtt/Rnk: 310.5ms/1 | MxRtt/Rnk: 902.1ms/2 | "
+                    "MnPwr/Rnk: 600000.00mW/0")
+    for r in (0, 1, 3):
+        lines[r].append(f"[rank{r}]:[E0301 10:16:00.000000000 ProcessGroupNCCL.cpp:632] [PG 0 (default_pg) Rank {r}] "
+                        "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=812, OpType=ALLREDUCE, "
+                        "NumelIn=1024, NumelOut=1024, Timeout(ms)=600000) ran for 600021 milliseconds before timing out.")
+    lines[0].append("[rank0]:[E0301 10:16:00.100000000 ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank 0] Timeout "
+                    "at NCCL work: 812, last enqueued NCCL work: 812, last completed NCCL work: 811.")
+    lines[0].append("[rank0]:\t   - [2] finished collective #811, but didn't join collective #812 (count from 1)")
+    if crash:
+        lines[2].append("[rank2]: ValueError: expected a batch of 8, got 0")
+    for r, text in lines.items():
+        (job / nodes[r]).mkdir(parents=True, exist_ok=True)
+        (job / nodes[r] / f"rank{r}.log").write_text("\n".join(text) + "\n", encoding="utf-8")
+    return job
+
+
+def test_nccl_watchdog_lines_desync_report_and_straggler_point_at_the_silent_rank(tmp_path: Path) -> None:
+    inc = analyze(str(_nccl_job(tmp_path)), AnalyzeOptions())
+    assert inc.suspects[0].node == "gpu-node-02"
+    hang = inc.hang
+    assert hang is not None and hang["source"] == "logs"
+    assert (hang["stuck_ranks"], hang["seq"], hang["collective"]) == ([2], 812, "ALLREDUCE")
+    assert hang["per_rank_last_seq"]["0"]["last_completed"] == 811
+    assert hang["per_rank_last_seq"]["2"]["state"] == "silent"
+    lead = next(e for e in inc.evidence if e.role == "root")
+    assert "desync report" in (lead.explain or "") or "desync report" in inc.summary
+
+
+def test_a_rank_with_an_error_of_its_own_is_a_crash_not_a_hang(tmp_path: Path) -> None:
+    inc = analyze(str(_nccl_job(tmp_path, crash=True)), AnalyzeOptions())
+    assert inc.hang is None

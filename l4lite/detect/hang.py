@@ -28,7 +28,7 @@ from l4lite.detect.collectives import GroupVerdict, hang_table, match_groups
 from l4lite.ingest.flight_recorder import FlightDump
 from l4lite.ingest.timestamps import parse_elastic_time
 from l4lite.records import Record
-from l4lite.scan.scanner import JobScan
+from l4lite.scan.scanner import UNKNOWN_NODE, JobScan
 
 TIMED_OUT = re.compile(
     r"Timed out waiting \d+ ?ms|Watchdog caught collective operation timeout|Timeout at NCCL work|"
@@ -186,6 +186,14 @@ class HangDetector(Detector):
 def rank_facts(scan: JobScan) -> RankFacts:
     """Per-rank facts from the rule hits: every rank-attributed line the scan kept, and torchelastic's reports."""
     facts = RankFacts(known={r: n for r, n in scan.rank_nodes.items()})
+    seen_on: dict[int, set[str]] = {}
+    for node, ranks in scan.node_ranks.items():  # ranks that logged anything, for those no line tied to a node
+        if node != UNKNOWN_NODE and not node.startswith("rank:"):
+            for r in ranks:
+                seen_on.setdefault(r, set()).add(node)
+    for r, nodes in seen_on.items():
+        if r not in facts.known and len(nodes) == 1:
+            facts.known[r] = next(iter(nodes))
     blocks: set[tuple[str, int]] = set()
     for hit in scan.hits:
         rec = hit.record
