@@ -32,6 +32,10 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "flight_recorder"
 JOBS = sorted(p for p in FIXTURES.iterdir() if (p / "ground_truth.json").is_file()) if FIXTURES.is_dir() else []
 REAL_JOBS = ROOT / "fixtures" / "real_jobs"
+# The lead's real hang jobs with dumps (fixtures/real_jobs/*_fr), where present: the same checks run on them.
+REAL_FR = sorted(p for p in REAL_JOBS.glob("*hang_fr") if (p / "_meta" / "fr_trace_analysis.txt").is_file()) \
+    if REAL_JOBS.is_dir() else []
+DUMP_NAMES = ("nccl_trace_rank_*", "fr_trace_*")
 
 
 def truth(job: Path) -> dict[str, Any]:
@@ -40,7 +44,8 @@ def truth(job: Path) -> dict[str, Any]:
 
 def analyser(job: Path) -> dict[str, Any]:
     """What torch's analyser said on the job's dumps: the first collective not all ranks joined, and who missed it."""
-    text = (job.parent / f"{job.name}.fr_trace.txt").read_text(encoding="utf-8")
+    beside = job.parent / f"{job.name}.fr_trace.txt"
+    text = (beside if beside.is_file() else job / "_meta" / "fr_trace_analysis.txt").read_text(encoding="utf-8")
     out: dict[str, Any] = {"decided": "Not all ranks joining collective" in text}
     m = re.search(r"sequence number: (\d+)", text)
     out["seq"] = int(m.group(1)) if m else None
@@ -65,7 +70,7 @@ def _dumps(job: Path) -> list[FlightDump]:
 
 
 # ----------------------------------------------------------------------------------------- real dumps
-@pytest.mark.parametrize("job", JOBS, ids=lambda p: p.name)
+@pytest.mark.parametrize("job", JOBS + REAL_FR, ids=lambda p: p.name)
 def test_real_dumps_name_the_stuck_rank_and_its_node_first(job: Path) -> None:
     gt = truth(job)
     inc = analyze(str(job), AnalyzeOptions())
@@ -80,7 +85,7 @@ def test_real_dumps_name_the_stuck_rank_and_its_node_first(job: Path) -> None:
     assert f"rank {gt['faulty_rank']}" in inc.summary
 
 
-@pytest.mark.parametrize("job", JOBS, ids=lambda p: p.name)
+@pytest.mark.parametrize("job", JOBS + REAL_FR, ids=lambda p: p.name)
 def test_the_verdict_agrees_with_pytorchs_analyser(job: Path) -> None:
     said = analyser(job)
     hang = analyze(str(job), AnalyzeOptions()).hang
@@ -93,12 +98,12 @@ def test_the_verdict_agrees_with_pytorchs_analyser(job: Path) -> None:
         assert said["no_dump"] and hang["missing_dumps"] == said["no_dump"] == hang["stuck_ranks"]
 
 
-@pytest.mark.parametrize("job", JOBS, ids=lambda p: p.name)
+@pytest.mark.parametrize("job", JOBS + REAL_FR, ids=lambda p: p.name)
 def test_without_the_dumps_the_logs_still_point_at_the_stuck_rank(job: Path, tmp_path: Path) -> None:
     """The same job with its dumps removed: the rank that printed no error while its peers timed out."""
     gt = truth(job)
     copy = tmp_path / job.name
-    shutil.copytree(job, copy, ignore=shutil.ignore_patterns("nccl_trace_rank_*"))
+    shutil.copytree(job, copy, ignore=shutil.ignore_patterns(*DUMP_NAMES))
     inc = analyze(str(copy), AnalyzeOptions())
     assert inc.hang is not None and inc.hang["source"] == "logs"
     assert gt["faulty_rank"] in inc.hang["stuck_ranks"]
