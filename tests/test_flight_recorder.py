@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from l4lite.api import analyze
-from l4lite.detect.collectives import match_groups
+from l4lite.detect.collectives import hang_table, match_groups
 from l4lite.detect.hang import HangDetector
 from l4lite.diagnose.incident import Incident
 from l4lite.ingest.files import discover
@@ -243,6 +243,14 @@ def test_matching_reports_a_collective_of_another_type_at_the_same_number() -> N
     assert v.mismatch and "#5" in v.mismatch[0] and "nccl:broadcast" in v.mismatch[0]
 
 
+def test_the_per_rank_table_stays_bounded_and_keeps_the_stuck_rank() -> None:
+    [v] = match_groups([_dump(r, 11 if r == 700 else 12, world=1000) for r in range(1000)])
+    table = hang_table(v, {})
+    assert table["stuck_ranks"] == [700] and "700" in table["per_rank_last_seq"]
+    assert len(table["per_rank_last_seq"]) + table["ranks_not_shown"] == 1000
+    assert len(table["per_rank_last_seq"]) <= 512
+
+
 def _scan_of(dumps: list[FlightDump]) -> Any:
     from l4lite.scan.scanner import JobScan
 
@@ -266,22 +274,28 @@ def test_real_hang_jobs_without_dumps_put_the_stuck_node_first() -> None:
 
 
 # ------------------------------------------------------------------------------ NCCL-style logs, no dumps
-def _nccl_job(tmp_path: Path, crash: bool = False) -> Path:
+def _nccl_job(tmp_path: Path, crash: bool = False, desync: bool = True, progress: bool = False) -> Path:
     """Two nodes of two ranks, one log per rank; rank 2 stops, the others report NCCL watchdog timeouts (with a
     desync report, and a Megatron straggler line from rank 0). With ``crash`` rank 2 raises an error instead."""
     job = tmp_path / "job"
     nodes = {0: "gpu-node-01", 1: "gpu-node-01", 2: "gpu-node-02", 3: "gpu-node-02"}
     lines: dict[int, list[str]] = {r: [f"2025-03-01 10:00:0{r},000 INFO [rank{r}] initialized process group: "
                                        f"backend=nccl world_size=4 host={nodes[r]}"] for r in nodes}
-    lines[0].append("[2025-03-01 10:05:00] 2025-03-01 10:05:00 | MnRtt/Rnk: 310.5ms/1 | MxRtt/Rnk: 902.1ms/2 | "
-                    "MnPwr/Rnk: 600000.00mW/0")
+    if progress:  # every rank prints its steps; rank 2's stop one step early
+        for r in nodes:
+            lines[r] += [f"2025-03-01 10:01:{k:02d},000 INFO [rank{r}] step {k}/100 | loss {3 - k / 100:.3f}"
+                         for k in range(1, 41 if r == 2 else 42)]
+    if desync:
+        lines[0].append("[2025-03-01 10:05:00] 2025-03-01 10:05:00 | MnRtt/Rnk: 310.5ms/1 | MxRtt/Rnk: 902.1ms/2 | "
+                        "MnPwr/Rnk: 600000.00mW/0")
     for r in (0, 1, 3):
         lines[r].append(f"[rank{r}]:[E0301 10:16:00.000000000 ProcessGroupNCCL.cpp:632] [PG 0 (default_pg) Rank {r}] "
                         "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=812, OpType=ALLREDUCE, "
                         "NumelIn=1024, NumelOut=1024, Timeout(ms)=600000) ran for 600021 milliseconds before timing out.")
-    lines[0].append("[rank0]:[E0301 10:16:00.100000000 ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank 0] Timeout "
-                    "at NCCL work: 812, last enqueued NCCL work: 812, last completed NCCL work: 811.")
-    lines[0].append("[rank0]:\t   - [2] finished collective #811, but didn't join collective #812 (count from 1)")
+    if desync:
+        lines[0].append("[rank0]:[E0301 10:16:00.100000000 ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank 0] "
+                        "Timeout at NCCL work: 812, last enqueued NCCL work: 812, last completed NCCL work: 811.")
+        lines[0].append("[rank0]:\t   - [2] finished collective #811, but didn't join collective #812 (count from 1)")
     if crash:
         lines[2].append("[rank2]: ValueError: expected a batch of 8, got 0")
     for r, text in lines.items():
@@ -300,6 +314,13 @@ def test_nccl_watchdog_lines_desync_report_and_straggler_point_at_the_silent_ran
     assert hang["per_rank_last_seq"]["2"]["state"] == "silent"
     lead = next(e for e in inc.evidence if e.role == "root")
     assert "desync report" in (lead.explain or "") or "desync report" in inc.summary
+
+
+def test_the_rank_whose_progress_stops_first(tmp_path: Path) -> None:
+    inc = analyze(str(_nccl_job(tmp_path, desync=False, progress=True)), AnalyzeOptions())
+    assert inc.suspects[0].node == "gpu-node-02"
+    assert inc.hang is not None and inc.hang["stuck_ranks"] == [2]
+    assert "progress stopped first" in inc.summary and "desync" not in inc.summary
 
 
 def test_a_rank_with_an_error_of_its_own_is_a_crash_not_a_hang(tmp_path: Path) -> None:

@@ -17,6 +17,8 @@ from typing import Any
 
 from l4lite.ingest.flight_recorder import FlightDump, FlightEntry
 
+MAX_TABLE_RANKS = 512  # rows of the incident's per-rank table: the stuck ranks first, then the lowest ranks
+
 
 @dataclass
 class RankState:
@@ -158,7 +160,10 @@ def _ranks(ranks: Sequence[int]) -> str:
 def hang_table(verdict: GroupVerdict, rank_nodes: dict[int, str]) -> dict[str, Any]:
     """The incident's ``hang`` section for one process group (plain JSON data)."""
     per_rank = {}
-    for rank in verdict.members:
+    stuck = verdict.stuck
+    first = set(stuck) | set(verdict.no_dump)
+    shown = sorted(verdict.members, key=lambda r: (r not in first, r))[:MAX_TABLE_RANKS]
+    for rank in sorted(shown):
         st = verdict.states.get(rank)
         per_rank[str(rank)] = {
             "node": rank_nodes.get(rank),
@@ -168,7 +173,6 @@ def hang_table(verdict: GroupVerdict, rank_nodes: dict[int, str]) -> dict[str, A
             "dump": st.file if st else None,
             "entered_stuck_collective": rank in verdict.entered if verdict.seq is not None else None,
         }
-    stuck = verdict.stuck
     stack = next((verdict.states[r].frames for r in stuck if r in verdict.states and verdict.states[r].frames), ())
     return {
         "process_group": f"{verdict.pg_name}:{verdict.pg_desc}" if verdict.pg_desc else verdict.pg_name,
@@ -180,6 +184,7 @@ def hang_table(verdict: GroupVerdict, rank_nodes: dict[int, str]) -> dict[str, A
         "stuck_nodes": sorted({rank_nodes[r] for r in stuck if r in rank_nodes}),
         "missing_dumps": verdict.no_dump,
         "per_rank_last_seq": per_rank,
+        "ranks_not_shown": len(verdict.members) - len(shown),
         "stuck_stack": list(stack),
         "waiting_stack": list(verdict.waiting_frames),
         "mismatch": verdict.mismatch,

@@ -9,7 +9,8 @@ loudest node is the wrong one. Two sources name the quiet one:
 - The logs, by absence: the ranks whose timeouts, watchdog lines and torchelastic failure entries name them
   against the ranks the job has (its rank map); the rank that printed no error while its peers timed out, the
   rank its agent had to SIGTERM because it was still running, the ranks a desync report calls lagging
-  (``TORCH_NCCL_DESYNC_DEBUG``), and Megatron's straggler lines (``MxRtt/Rnk``). Only when every error the
+  (``TORCH_NCCL_DESYNC_DEBUG``), the rank whose progress lines stop first, and Megatron's straggler lines
+  (``MxRtt/Rnk``). Only when every error the
   ranks printed is a collective error: a rank that raised its own exception is a crash, not a hang.
 
 When the dumps name the stuck rank, agreeing log evidence is a confirmation.
@@ -28,7 +29,7 @@ from l4lite.detect.collectives import GroupVerdict, hang_table, match_groups
 from l4lite.ingest.flight_recorder import FlightDump
 from l4lite.ingest.timestamps import parse_elastic_time
 from l4lite.records import Record
-from l4lite.scan.scanner import UNKNOWN_NODE, JobScan
+from l4lite.scan.scanner import UNKNOWN_NODE, JobScan, MetricPoint
 
 TIMED_OUT = re.compile(
     r"Timed out waiting \d+ ?ms|Watchdog caught collective operation timeout|Timeout at NCCL work|"
@@ -69,6 +70,7 @@ class RankFacts:
     killed: dict[int, Record] = field(default_factory=dict)  # SIGTERMed by its agent while still running
     lagging: dict[int, Record] = field(default_factory=dict)
     straggler: dict[int, Record] = field(default_factory=dict)
+    behind: dict[int, Record] = field(default_factory=dict)  # its last progress line is older than its peers'
     last_done: dict[int, int] = field(default_factory=dict)  # last completed collective (watchdog lines)
     timeout_seconds: float | None = None
     first_error: float | None = None
@@ -139,7 +141,7 @@ class HangDetector(Detector):
         # SIGTERM handler fails on the closed connection was busy elsewhere when the signal came).
         waited = set(facts.timed_out) | (set(facts.peer_gone) - set(facts.killed))
         quiet = {r for r in facts.known if r not in waited}
-        candidates = quiet | set(facts.lagging)
+        candidates = quiet | set(facts.lagging) | set(facts.behind)
         if not candidates or len(quiet) >= len(facts.known):
             return []
         by_node: dict[str | None, list[int]] = {}
@@ -159,6 +161,9 @@ class HangDetector(Detector):
             if any(r in facts.lagging for r in ranks):
                 score += 0.1
                 why.append("the desync report calls it lagging")
+            if any(r in facts.behind for r in ranks):
+                score += 0.1
+                why.append("its progress stopped first")
             if any(r in facts.straggler for r in ranks):
                 score += 0.05
                 why.append("Megatron's straggler report gives it the longest round trip")
@@ -171,6 +176,7 @@ class HangDetector(Detector):
             records = [facts.killed[r] for r in ranks if r in facts.killed][:2]
             records += [facts.lagging[r] for r in ranks if r in facts.lagging][:1]
             records += [facts.straggler[r] for r in ranks if r in facts.straggler][:1]
+            records += [facts.behind[r] for r in ranks if r in facts.behind][:1]
             records += [recs[0] for _, recs in sorted(facts.timed_out.items())][:4]
             out.append(Finding(self.name, "software", "root", round(min(score, 0.9), 3), explain, node=node,
                                rank=ranks[0], time=t, records=records, count=len(ranks), severity="error",
@@ -217,6 +223,7 @@ def rank_facts(scan: JobScan) -> RankFacts:
             continue
         facts.known.setdefault(rank, rec.node)
         _classify(facts, rank, rec, text, own_time=True)
+    _progress(facts, scan)
     for r in list(facts.crashed):  # a rank whose own traceback ends in a collective error is not a crash
         if r in facts.timed_out or r in facts.peer_gone or r in facts.killed:
             del facts.crashed[r]
@@ -237,6 +244,27 @@ def _classify(facts: RankFacts, rank: int, rec: Record, text: str, *, own_time: 
     elif exit_code is not None and exit_code < 0 or rec.end_line > rec.line and "Traceback" in text \
             or exit_code is None and rec.level in ("error", "critical"):
         facts.crashed.setdefault(rank, []).append(rec)
+
+
+def _progress(facts: RankFacts, scan: JobScan) -> None:
+    """Ranks whose last training step is behind the others' (only where several ranks print their steps)."""
+    last: dict[int, MetricPoint] = {}
+    for p in scan.metrics:
+        if p.kind != "train" or p.iteration is None:
+            continue
+        m = RANK_IN_LINE.search(p.text)
+        rank = int(m.group(1)) if m else p.rank
+        if rank is not None and (rank not in last or p.iteration > (last[rank].iteration or 0)):
+            last[rank] = p
+    if len(last) < 2:
+        return
+    top = max(p.iteration or 0 for p in last.values())
+    for rank, p in last.items():
+        if (p.iteration or 0) < top:
+            facts.behind[rank] = Record(file=p.file, line=p.line, end_line=p.line, node=p.node, rank=rank, gpu=None,
+                                        source="trainer", time=p.time, level="info", message=p.text or "",
+                                        text=p.text or f"last progress: iteration {p.iteration}")
+            facts.known.setdefault(rank, p.node)
 
 
 def _elastic(facts: RankFacts, rec: Record) -> None:

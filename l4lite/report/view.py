@@ -191,9 +191,14 @@ def _hang(hang: Any, max_ranks: int = 256) -> dict[str, Any] | None:
             "stuck_ranks": clip(", ".join(str(r) for r in hang.get("stuck_ranks") or []), 200)[0],
             "stuck_nodes": clip(", ".join(str(n) for n in hang.get("stuck_nodes") or []), 300)[0],
             "source": "Flight Recorder dumps" if hang.get("source") == "flight_recorder" else "the logs",
-            "rows": rows, "more_ranks": max(0, len(ranks) - max_ranks),
+            "rows": rows,
+            "more_ranks": max(0, len(ranks) - max_ranks) + _count(hang.get("ranks_not_shown")),
             "stack": [clip(f, 300)[0] for f in (hang.get("stuck_stack") or [])[:12]],
             "waiting_stack": [clip(f, 300)[0] for f in (hang.get("waiting_stack") or [])[:12]]}
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and value > 0 else 0
 
 
 def _seen_before(fault: Any) -> str:
