@@ -328,3 +328,12 @@ def test_the_rank_whose_progress_stops_first(tmp_path: Path) -> None:
 def test_a_rank_with_an_error_of_its_own_is_a_crash_not_a_hang(tmp_path: Path) -> None:
     inc = analyze(str(_nccl_job(tmp_path, crash=True)), AnalyzeOptions())
     assert inc.hang is None
+
+
+@pytest.mark.parametrize("protocol", [0, 1])
+def test_an_old_protocol_pickle_is_never_unpickled(tmp_path: Path, protocol: int) -> None:
+    """Protocols 0 and 1 do not start like a dump: such a file is read as text or skipped, and runs nothing."""
+    job, marker = _hostile_job(tmp_path, protocol)
+    assert discover([str(job)], Accounting()).dumps == []
+    analyze(str(job), AnalyzeOptions())
+    assert not marker.exists()
