@@ -19,6 +19,7 @@ from typing import Any
 from l4lite.detect.base import Detector, Finding
 from l4lite.detect.desync import DesyncDetector
 from l4lite.detect.filters import FilterDetector
+from l4lite.detect.hang import HangDetector
 from l4lite.detect.health import HealthDetector
 from l4lite.detect.iforest import IsolationForestDetector
 from l4lite.detect.rules import RuleDetector
@@ -83,6 +84,7 @@ def detectors(options: AnalyzeOptions, rules: Any, baseline_scans: Sequence[JobS
         out.append(RuleDetector(rules))
     out.append(HealthDetector())
     out.append(DesyncDetector())
+    out.append(HangDetector())
     filters = FilterDetector(baseline_rates=baseline_rates)
     for b in baseline_scans:
         filters.fit(b)

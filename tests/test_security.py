@@ -111,9 +111,47 @@ def test_static_checker_finds_what_it_looks_for(tmp_path: Path) -> None:
         assert needle in found, needle
 
 
+# The one module that may import pickle: the Flight Recorder reader. Its Unpickler subclass refuses every global
+# (``find_class`` and ``persistent_load`` only raise) and it never unpickles any other way; test_flight_recorder.py
+# runs a hostile dump through it.
+PICKLE_READER = PACKAGE / "ingest" / "flight_recorder.py"
+
+
+def refuses_every_global(path: Path) -> bool:
+    """A module whose only use of pickle is a ``pickle.Unpickler`` subclass whose lookups all raise."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    subclasses = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and any(
+        isinstance(b, ast.Attribute) and isinstance(b.value, ast.Name) and (b.value.id, b.attr) ==
+        ("pickle", "Unpickler") for b in n.bases)]
+    if len(subclasses) != 1:
+        return False
+    methods = {m.name: m for m in subclasses[0].body if isinstance(m, ast.FunctionDef)}
+    for name in ("find_class", "persistent_load"):
+        body = [b for b in methods[name].body if not isinstance(b, ast.Expr)] if name in methods else []
+        if len(body) != 1 or not isinstance(body[0], ast.Raise):
+            return False
+    uses = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+            and n.value.id == "pickle"}
+    return uses <= {"Unpickler", "UnpicklingError"}
+
+
 def test_no_module_evaluates_or_unpickles_data() -> None:
-    found = [v for path in modules() for v in violations(path)]
+    found = [v for path in modules() for v in violations(path)
+             if not (path == PICKLE_READER and v.endswith("imports pickle") and refuses_every_global(path))]
     assert found == []
+
+
+def test_the_pickle_reader_check_fails_on_a_plain_unpickler(tmp_path: Path) -> None:
+    """The exception above holds only while the subclass refuses: a find_class that looks up is caught."""
+    assert refuses_every_global(PICKLE_READER)
+    lax = tmp_path / "lax.py"
+    lax.write_text(PICKLE_READER.read_text(encoding="utf-8").replace(
+        "    def find_class(self, module: str, name: str) -> Any:\n",
+        "    def find_class(self, module: str, name: str) -> Any:\n        return super().find_class(module, name)\n"))
+    assert not refuses_every_global(lax)
+    loads = tmp_path / "loads.py"
+    loads.write_text(PICKLE_READER.read_text(encoding="utf-8") + "\nx = pickle.loads(b'')\n")
+    assert not refuses_every_global(loads)
 
 
 def test_report_templates_never_switch_escaping_off() -> None:

@@ -234,9 +234,20 @@ def build_incident(scan: JobScan, verdict: Verdict, *, seconds: float = 0.0, mat
         scope=verdict.scope if verdict.status == "incident" else None,
         confidence=verdict.confidence,
         matched_fault=matched,
+        hang=hang_section(verdict),
         extra=extra or {},
     )
     return incident
+
+
+def hang_section(verdict: Verdict) -> dict[str, Any] | None:
+    """The stuck rank's table when a hang finding leads the verdict (or confirms its node)."""
+    if verdict.status != "incident" or verdict.primary is None:
+        return None
+    hangs = [f for f in verdict.findings if f.detector == "hang" and f.data.get("hang")]
+    lead = next((f for f in hangs if f is verdict.primary), None) or next(
+        (f for f in hangs if f.node is not None and f.node == verdict.primary.node), None)
+    return dict(lead.data["hang"]) if lead is not None else None
 
 
 def _last_iteration(scan: JobScan) -> int | None:

@@ -72,6 +72,9 @@ class Incident:
     scope: str | None = None  # "node" when suspects are blamed, "global" when the fault is job-wide
     confidence: float | None = None
     matched_fault: dict[str, Any] | None = None
+    # A hang's stuck rank: process_group, collective, seq, stuck_ranks, stuck_nodes, per_rank_last_seq, source
+    # (flight_recorder or logs). None when the incident is not a hang with a named stuck rank.
+    hang: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     schema: str = INCIDENT_SCHEMA
 

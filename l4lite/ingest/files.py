@@ -5,6 +5,8 @@ sniffing the first kilobytes, never by extension, because crashed jobs leave log
 nothing at all next to core dumps and checkpoints. Reading never materialises a whole file: bytes are read in
 chunks, decompressed incrementally and split into lines, and a line longer than the cap is truncated while the
 rest of it is skipped in chunks, so a 10 MB line of tensor dump costs neither memory nor much time.
+PyTorch Flight Recorder dumps are recognised by their first bytes too and listed apart (``Job.dumps``), for
+``flight_recorder`` to read: they are evidence, not lines.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from l4lite.errors import InputError
+from l4lite.ingest.flight_recorder import DumpFile, dump_kind
 from l4lite.records import Accounting
 
 SNIFF_BYTES = 8192
@@ -82,6 +85,7 @@ class Job:
 
     root: str
     files: list[InputFile] = field(default_factory=list)
+    dumps: list[DumpFile] = field(default_factory=list)  # Flight Recorder dumps: not logs, read apart
 
 
 def sniff(head: bytes) -> tuple[str | None, str]:
@@ -177,6 +181,7 @@ def discover(paths: Sequence[str], accounting: Accounting,
     root = _common_root(roots) if roots else ("-" if stdin else "")
     prefix = root.rstrip(os.sep) + os.sep
     files: list[InputFile] = []
+    dumps: list[DumpFile] = []
     for apath, st, how in found.values():
         if root in ("", "-"):
             rel = os.path.basename(apath)
@@ -192,6 +197,13 @@ def discover(paths: Sequence[str], accounting: Accounting,
         except OSError as exc:
             accounting.skip_file("unreadable", rel, os.strerror(exc.errno) if exc.errno else str(exc))
             continue
+        kind = dump_kind(head)
+        if kind is not None:
+            if compressed:
+                accounting.skip_file("binary", rel, "compressed Flight Recorder dump (decompress it first)")
+            else:
+                dumps.append(DumpFile(apath, rel, kind))
+            continue
         encoding, why = sniff(head)
         if encoding is None:
             accounting.skip_file("archive" if why.startswith("tar") else "binary", rel, why)
@@ -202,7 +214,8 @@ def discover(paths: Sequence[str], accounting: Accounting,
     files.sort(key=lambda f: f.rel)
     if stdin:
         files.insert(0, InputFile(path="-", rel="-"))
-    if not files:
+    dumps.sort(key=lambda d: d.rel)
+    if not files and not dumps:
         skipped = sum(accounting.files_skipped.values())
         detail = f"; {skipped} files skipped (" + ", ".join(
             f"{k}={v}" for k, v in sorted(accounting.files_skipped.items())) + ")" if skipped else ""
@@ -211,7 +224,7 @@ def discover(paths: Sequence[str], accounting: Accounting,
             raise InputError(f"{missing[0]}: no such file or directory" if len(missing) == 1
                              else f"none of the inputs exist: {names}")
         raise InputError(f"{names}: no readable text log files{detail}")
-    return Job(root=root, files=files)
+    return Job(root=root, files=files, dumps=dumps)
 
 
 def os_reason(exc: OSError) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from l4lite.diagnose.incident import Evidence, Incident
-from l4lite.errors import L4Error
+from l4lite.errors import InputError, L4Error
 from l4lite.ingest import files as sources
 from l4lite.ingest.decode import open_lines
 from l4lite.records import Accounting
@@ -145,6 +145,8 @@ def read_lines(path: Path, wanted: set[int], keep: int = KEEP_CHARS) -> dict[int
     last = max(wanted)
     accounting = Accounting()
     job = sources.discover([str(path)], accounting)
+    if not job.files:  # a Flight Recorder dump named as evidence: data, not lines
+        raise InputError(f"{path}: not a text log file")
     lines = open_lines(job.files[0], accounting, max_line_chars=keep)
     try:
         for number, text in lines:

@@ -104,6 +104,7 @@ def build_view(inc: Incident, caps: Caps, shared: dict[str, Any]) -> dict[str, A
         "schema": inc.schema,
     }
     view["facts"] = _facts(inc, view)
+    view["hang"] = guard("hang", omitted, _hang, inc.hang)
     view["evidence"], view["facets"] = _evidence(inc.evidence, caps, omitted)
     view["evidence_total"] = len(inc.evidence)
     view["timelines"] = guard("timeline", omitted, _timelines, inc, extra, caps, failure_t, suspect_nodes) or []
@@ -162,6 +163,42 @@ def _facts(inc: Incident, view: dict[str, Any]) -> list[tuple[str, Any]]:
             ("Last checkpoint", view["checkpoint_short"]),
             ("Lines read", f"{read:,}" if isinstance(read, int) else None),
             ("Warnings", len(acc.get("warnings") or []))]
+
+
+def _hang(hang: Any, max_ranks: int = 256) -> dict[str, Any] | None:
+    """The stuck rank's table: per rank its node, last collective entered and completed, and its state."""
+    if not isinstance(hang, dict):
+        return None
+    per_rank = hang.get("per_rank_last_seq")
+    per_rank = per_rank if isinstance(per_rank, dict) else {}
+    stuck = {str(r) for r in hang.get("stuck_ranks") or []}
+    ranks = sorted(per_rank, key=lambda r: (r not in stuck, int(r) if str(r).isdigit() else 1 << 30, str(r)))
+    rows = []
+    for r in ranks[:max_ranks]:
+        row = per_rank[r] if isinstance(per_rank[r], dict) else {}
+        state = row.get("state")
+        if state is None and row.get("entered_stuck_collective") is not None:
+            state = "entered it, waiting" if row.get("entered_stuck_collective") else "never entered it"
+        if state is None and row.get("dump") is None:
+            state = "no dump"
+        rows.append({"rank": clip(r, 20)[0], "node": clip(row.get("node") or "?", 120)[0],
+                     "last_entered": row.get("last_entered"), "last_completed": row.get("last_completed"),
+                     "last_op": clip(row.get("last_op") or "", 60)[0], "state": clip(state or "", 80)[0],
+                     "stuck": str(r) in stuck})
+    return {"process_group": clip(hang.get("process_group") or "", 120)[0],
+            "collective": clip(hang.get("collective") or "", 80)[0], "seq": hang.get("seq"),
+            "sizes": clip(hang.get("input_sizes") if hang.get("input_sizes") is not None else "", 120)[0],
+            "stuck_ranks": clip(", ".join(str(r) for r in hang.get("stuck_ranks") or []), 200)[0],
+            "stuck_nodes": clip(", ".join(str(n) for n in hang.get("stuck_nodes") or []), 300)[0],
+            "source": "Flight Recorder dumps" if hang.get("source") == "flight_recorder" else "the logs",
+            "rows": rows,
+            "more_ranks": max(0, len(ranks) - max_ranks) + _count(hang.get("ranks_not_shown")),
+            "stack": [clip(f, 300)[0] for f in (hang.get("stuck_stack") or [])[:12]],
+            "waiting_stack": [clip(f, 300)[0] for f in (hang.get("waiting_stack") or [])[:12]]}
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and value > 0 else 0
 
 
 def _seen_before(fault: Any) -> str:

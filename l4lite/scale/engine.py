@@ -30,6 +30,7 @@ from typing import Any
 from l4lite.errors import L4Error
 from l4lite.ingest.context import job_year
 from l4lite.ingest.files import discover
+from l4lite.ingest.flight_recorder import read_dumps
 from l4lite.ingest.pieces import piece_count
 from l4lite.options import AnalyzeOptions, ExecutionOptions, ProgressFn
 from l4lite.records import Accounting
@@ -330,6 +331,7 @@ def scan_job_parallel(paths: Sequence[str], options: AnalyzeOptions, execution: 
         if own:
             engine.close()
     scan = finish_merge(result, job.root, accounting)
+    scan.flight_records = read_dumps(job.dumps, scan.accounting)
     scan.info["scan_seconds"] = round(time.perf_counter() - started, 3)
     scan.info["shards"] = len(tasks)
     return scan

@@ -12,6 +12,7 @@ from typing import Any
 
 from l4lite.ingest.context import job_year
 from l4lite.ingest.files import discover
+from l4lite.ingest.flight_recorder import read_dumps
 from l4lite.ingest.reader import IngestOptions, read_file
 from l4lite.ingest.runs import ShapeRun
 from l4lite.mining.miner import TemplateMiner
@@ -36,8 +37,10 @@ def scan_job(paths: Sequence[str], options: AnalyzeOptions, *, rules: Any = None
     """One streaming pass over a job's files."""
     accounting = Accounting()
     job = discover(list(paths), accounting)
-    return scan_files(job.files, job.root, options, accounting=accounting, rules=rules, miner=miner,
+    scan = scan_files(job.files, job.root, options, accounting=accounting, rules=rules, miner=miner,
                       progress=progress)
+    scan.flight_records = read_dumps(job.dumps, scan.accounting)
+    return scan
 
 
 def scan_files(files: Sequence[Any], root: str, options: AnalyzeOptions, *, accounting: Accounting | None = None,

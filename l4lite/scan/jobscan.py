@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import Any
 
+from l4lite.ingest.flight_recorder import FlightDump
 from l4lite.records import Accounting, Record
 
 UNKNOWN_NODE = "unknown"
@@ -175,6 +176,7 @@ class JobScan:
     source_last: dict[str, float] = field(default_factory=dict)  # source -> last record time
     source_first: dict[str, float] = field(default_factory=dict)  # source -> first record time
     device_events: dict[tuple[str, str], list[DeviceEvent]] = field(default_factory=dict)  # (node, gpu) -> events
+    flight_records: list[FlightDump] = field(default_factory=list)  # Flight Recorder dumps found with the logs
 
     def job_start(self, exclude: tuple[str, ...] = ("kernel", "storage")) -> float | None:
         """When the job itself began logging: a node's kernel log may reach back to its boot, weeks earlier."""
@@ -247,6 +249,8 @@ class JobScan:
             self.progress.setdefault(node, Progress()).merge(prog)
         self.start_time = _min(self.start_time, other.start_time)
         self.end_time = _max(self.end_time, other.end_time)
+        known = {d.file for d in self.flight_records}
+        self.flight_records += [d for d in other.flight_records if d.file not in known]
         for k, v in other.info.items():
             self.info.setdefault(k, v)
         return self

@@ -1,0 +1,354 @@
+"""The stuck rank of a hang: from Flight Recorder dumps, else from what the logs leave out.
+
+In a hang every rank but the stuck one reports a collective timeout, and the stuck one reports nothing, so the
+loudest node is the wrong one. Two sources name the quiet one:
+
+- Flight Recorder dumps (``scan.flight_records``): per process group, the first collective that not every
+  member entered and the members missing from it (``collectives.match_groups``, the matching PyTorch's
+  analyser does). A root finding per stuck node, with the per-rank table in ``data["hang"]``.
+- The logs, by absence: the ranks whose timeouts, watchdog lines and torchelastic failure entries name them
+  against the ranks the job has (its rank map); the rank that printed no error while its peers timed out, the
+  rank its agent had to SIGTERM because it was still running, the ranks a desync report calls lagging
+  (``TORCH_NCCL_DESYNC_DEBUG``), the rank whose progress lines stop first, and Megatron's straggler lines
+  (``MxRtt/Rnk``). Only when every error the
+  ranks printed is a collective error: a rank that raised its own exception is a crash, not a hang.
+
+When the dumps name the stuck rank, agreeing log evidence is a confirmation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from l4lite.detect.base import Detector, Finding
+from l4lite.detect.collectives import GroupVerdict, hang_table, match_groups
+from l4lite.ingest.flight_recorder import FlightDump
+from l4lite.ingest.timestamps import parse_elastic_time
+from l4lite.records import Record
+from l4lite.scan.scanner import UNKNOWN_NODE, JobScan, MetricPoint
+
+TIMED_OUT = re.compile(
+    r"Timed out waiting \d+ ?ms|Watchdog caught collective operation timeout|Timeout at NCCL work|"
+    r"collective operation timeout|ran for \d+ milliseconds before timing out|DistBackendError[^\n]*?time", re.I)
+# What a rank prints when a peer died or aborted first: a reaction, not a wait of its own.
+PEER_GONE = re.compile(r"Connection closed by (?:remote )?peer|Connection reset by peer|NCCL communicator was aborted|"
+                       r"Broken pipe|DistNetworkError", re.I)
+# A traceback that runs through a signal handler: the rank was still busy when its agent sent SIGTERM.
+SIGNALLED = re.compile(r"signal_handler\(signum, frame\)|_terminate_process_handler|SignalException|"
+                       r"Signal 15 \(SIGTERM\)|Signals\.SIGTERM")
+TIMEOUT_MS = re.compile(r"Timed out waiting (\d+) ?ms|Timeout\(ms\)=(\d+)|ran for (\d+) milliseconds")
+# The global rank a line names: NCCL's "[PG 0 (default_pg) Rank 3]" or torch's "[rank3]:" prefix (ingest may have
+# given the line torchrun's local rank from its "[default1]:" prefix).
+RANK_IN_LINE = re.compile(r"\[(?:PG \S+ (?:\(\S+\) )?)?[Rr]ank ?(\d+)\]")
+SEQ_IN_LINE = re.compile(r"SeqNum=(\d+)|Timeout at NCCL work: (\d+)")
+DONE_IN_LINE = re.compile(r"last completed NCCL work: (\d+)")
+OP_IN_LINE = re.compile(r"OpType=(\w+)")
+LAGGING = re.compile(r"\[([\d, ]+)\] (?:finished collective #\d+, but didn.t join|joined but didn.t finish)")
+STRAGGLER = re.compile(r"MnRtt/Rnk:\s*[\d.]+\s*\w*/(\d+)\s*\|\s*MxRtt/Rnk:\s*([\d.]+)\s*\w*/(\d+)")
+# One worker of torchelastic's failure report: its rank, exit code and the last line of its traceback.
+ELASTIC_ENTRY = re.compile(
+    r"\[\d+\]:\s*\n\s*time\s*:\s*(?P<when>\S+)\s*\n\s*host\s*:\s*(?P<host>\S+)\s*\n\s*rank\s*:\s*(?P<rank>\d+)"
+    r"[^\n]*\n\s*exitcode\s*:\s*(?P<exit>-?\d+)[^\n]*\n\s*error_file:[^\n]*\n\s*traceback\s*:(?P<tb>.*?)"
+    r"(?=\n-{8,}|\n={8,}|\n\[\d+\]:|\Z)", re.S)
+STAMP = re.compile(r"\d{1,2}:\d\d:\d\d")  # a line with its own time (not one inherited from the line above)
+SIGTERM_EXITS = frozenset({-15, 143})
+MAX_GROUPS = 3  # process groups reported from the dumps
+
+
+@dataclass
+class RankFacts:
+    """What the logs say of each rank: collective errors, other errors, agent kills, lagging reports."""
+
+    known: dict[int, str | None] = field(default_factory=dict)  # rank -> node
+    timed_out: dict[int, list[Record]] = field(default_factory=dict)  # waited in a collective until its timeout
+    peer_gone: dict[int, list[Record]] = field(default_factory=dict)  # a peer closed the connection
+    crashed: dict[int, list[Record]] = field(default_factory=dict)  # an error of its own (not a collective one)
+    killed: dict[int, Record] = field(default_factory=dict)  # SIGTERMed by its agent while still running
+    lagging: dict[int, Record] = field(default_factory=dict)
+    straggler: dict[int, Record] = field(default_factory=dict)
+    behind: dict[int, Record] = field(default_factory=dict)  # its last progress line is older than its peers'
+    last_done: dict[int, int] = field(default_factory=dict)  # last completed collective (watchdog lines)
+    timeout_seconds: float | None = None
+    first_error: float | None = None
+    op: str | None = None
+    seq: int | None = None
+
+
+class HangDetector(Detector):
+    """Names the stuck rank of a hang and its node."""
+
+    name = "hang"
+
+    def __init__(self, *, dump_score: float = 0.95, log_score: float = 0.6) -> None:
+        self.dump_score = dump_score
+        self.log_score = log_score
+
+    def detect(self, scan: JobScan) -> list[Finding]:
+        facts = rank_facts(scan)
+        found = self._from_dumps(scan, scan.flight_records)
+        logs = self._from_logs(scan, facts)
+        if found:
+            stuck_nodes = {f.node for f in found}
+            for f in logs:  # the logs agree: a confirmation of the dumps' verdict
+                if f.node in stuck_nodes:
+                    f.role = "confirmation"
+                    found.append(f)
+            return found
+        return logs
+
+    # ------------------------------------------------------------------ dumps
+    def _from_dumps(self, scan: JobScan, dumps: list[FlightDump]) -> list[Finding]:
+        if not dumps:
+            return []
+        verdicts = [v for v in match_groups(dumps) if v.stuck][:MAX_GROUPS]
+        if not verdicts:
+            return []
+        path_nodes = {d.rank: d.node for d in dumps if d.node}
+        rank_nodes = {**path_nodes, **scan.rank_nodes}
+        main = min(verdicts, key=lambda v: (not v.missing, v.started_ns or 1 << 62))
+        table = hang_table(main, rank_nodes)
+        table["groups"] = [hang_table(v, rank_nodes) for v in verdicts if v is not main]
+        out = []
+        by_node: dict[str | None, list[int]] = {}
+        for rank in main.stuck:
+            by_node.setdefault(rank_nodes.get(rank), []).append(rank)
+        for node, ranks in by_node.items():
+            t = _stall_time(main, ranks)
+            records = [_dump_record(main, r, rank_nodes.get(r), t) for r in ranks[:4]]
+            how = "never entered" if main.missing else "left no dump for"
+            score = self.dump_score if main.missing else self.dump_score - 0.25
+            explain = (f"Flight Recorder: rank{'s' if len(ranks) > 1 else ''} {_join(ranks)} {how} collective "
+                       f"#{main.seq} ({main.op or '?'}, sizes {main.input_sizes}) of process group "
+                       f"{table['process_group']} that rank{'s' if len(main.entered) != 1 else ''} "
+                       f"{_join(main.entered)} entered and waited in: the stuck rank of a hang")
+            out.append(Finding(self.name, "software", "root", score, explain, node=node, rank=ranks[0], time=t,
+                               records=records, count=len(ranks), severity="error",
+                               action=f"Take a stack dump (py-spy dump --pid) of rank {ranks[0]} on {node or '?'} "
+                                      "before killing the job; its last collective call is in the report.",
+                               data={"signal": "stuck_rank", "scope": "node", "hang": table,
+                                     "phase_hint": "train"}))
+        return out
+
+    # ------------------------------------------------------------------ logs
+    def _from_logs(self, scan: JobScan, facts: RankFacts) -> list[Finding]:
+        if not facts.timed_out or facts.crashed:
+            return []
+        # A rank waited if it timed out itself, or saw a peer go while it was not being killed (a rank whose
+        # SIGTERM handler fails on the closed connection was busy elsewhere when the signal came).
+        waited = set(facts.timed_out) | (set(facts.peer_gone) - set(facts.killed))
+        quiet = {r for r in facts.known if r not in waited}
+        candidates = quiet | set(facts.lagging) | set(facts.behind)
+        if not candidates or len(quiet) >= len(facts.known):
+            return []
+        by_node: dict[str | None, list[int]] = {}
+        for r in sorted(candidates):
+            by_node.setdefault(facts.known.get(r) or scan.rank_nodes.get(r), []).append(r)
+        t = _log_stall_time(scan, facts)
+        out = []
+        table = _log_table(facts, candidates, scan.rank_nodes)
+        for node, ranks in by_node.items():
+            if node is None:
+                continue
+            score = self.log_score
+            why = []
+            if any(r in facts.killed for r in ranks):
+                score += 0.15
+                why.append("its agent had to SIGTERM it because it was still running")
+            if any(r in facts.lagging for r in ranks):
+                score += 0.1
+                why.append("the desync report calls it lagging")
+            if any(r in facts.behind for r in ranks):
+                score += 0.1
+                why.append("its progress stopped first")
+            if any(r in facts.straggler for r in ranks):
+                score += 0.05
+                why.append("Megatron's straggler report gives it the longest round trip")
+            if len(by_node) > 1:
+                score -= 0.2
+            peers = sorted(set(facts.timed_out) - set(ranks))
+            explain = (f"rank{'s' if len(ranks) > 1 else ''} {_join(ranks)} printed no error while rank"
+                       f"{'s' if len(peers) > 1 else ''} {_join(peers)} timed out in a collective"
+                       + (f" ({'; '.join(why)})" if why else "") + ": the stuck rank of a hang")
+            records = [facts.killed[r] for r in ranks if r in facts.killed][:2]
+            records += [facts.lagging[r] for r in ranks if r in facts.lagging][:1]
+            records += [facts.straggler[r] for r in ranks if r in facts.straggler][:1]
+            records += [facts.behind[r] for r in ranks if r in facts.behind][:1]
+            records += [recs[0] for _, recs in sorted(facts.timed_out.items())][:4]
+            out.append(Finding(self.name, "software", "root", round(min(score, 0.9), 3), explain, node=node,
+                               rank=ranks[0], time=t, records=records, count=len(ranks), severity="error",
+                               action=f"Take a stack dump (py-spy dump --pid) of rank {ranks[0]} on {node} before "
+                                      "killing the job; turn on the Flight Recorder (TORCH_FR_BUFFER_SIZE, "
+                                      "TORCH_NCCL_DUMP_ON_TIMEOUT=1) to see which collective it never entered.",
+                               data={"signal": "stuck_rank", "scope": "node", "hang": dict(table, stuck_ranks=ranks,
+                                                                                         stuck_nodes=[node]),
+                                     "phase_hint": "train"}))
+        return out
+
+
+def rank_facts(scan: JobScan) -> RankFacts:
+    """Per-rank facts from the rule hits: every rank-attributed line the scan kept, and torchelastic's reports."""
+    facts = RankFacts(known={r: n for r, n in scan.rank_nodes.items()})
+    seen_on: dict[int, set[str]] = {}
+    for node, ranks in scan.node_ranks.items():  # ranks that logged anything, for those no line tied to a node
+        if node != UNKNOWN_NODE and not node.startswith("rank:"):
+            for r in ranks:
+                seen_on.setdefault(r, set()).add(node)
+    for r, nodes in seen_on.items():
+        if r not in facts.known and len(nodes) == 1:
+            facts.known[r] = next(iter(nodes))
+    blocks: set[tuple[str, int]] = set()
+    for hit in scan.hits:
+        rec = hit.record
+        text = rec.text
+        if "Failures:" in text or "Root Cause (first observed failure)" in text:
+            if (rec.file, rec.line) not in blocks:
+                blocks.add((rec.file, rec.line))
+                _elastic(facts, rec)
+            continue
+        for m in LAGGING.finditer(text):
+            for r in _int_list(m.group(1)):
+                facts.lagging.setdefault(r, rec)
+        m = STRAGGLER.search(text)
+        if m:
+            facts.straggler.setdefault(int(m.group(3)), rec)
+        rank = rec.rank
+        mr = RANK_IN_LINE.search(text)
+        if mr:
+            rank = int(mr.group(1))
+        if rank is None:
+            continue
+        facts.known.setdefault(rank, rec.node)
+        _classify(facts, rank, rec, text, own_time=True)
+    _progress(facts, scan)
+    for r in list(facts.crashed):  # a rank whose own traceback ends in a collective error is not a crash
+        if r in facts.timed_out or r in facts.peer_gone or r in facts.killed:
+            del facts.crashed[r]
+    return facts
+
+
+def _classify(facts: RankFacts, rank: int, rec: Record, text: str, *, own_time: bool,
+              exit_code: int | None = None) -> None:
+    """Sort one error of one rank: killed while busy, timed out waiting, a peer gone, or an error of its own."""
+    if SIGNALLED.search(text) or exit_code in SIGTERM_EXITS:
+        facts.killed.setdefault(rank, rec)
+    elif TIMED_OUT.search(text):
+        facts.timed_out.setdefault(rank, []).append(rec)
+        _note_error(facts, rec, text, rank, own_time=own_time)
+    elif PEER_GONE.search(text):
+        facts.peer_gone.setdefault(rank, []).append(rec)
+        _note_error(facts, rec, text, rank, own_time=own_time)
+    elif exit_code is not None and exit_code < 0 or rec.end_line > rec.line and "Traceback" in text \
+            or exit_code is None and rec.level in ("error", "critical"):
+        facts.crashed.setdefault(rank, []).append(rec)
+
+
+def _progress(facts: RankFacts, scan: JobScan) -> None:
+    """Ranks whose last training step is behind the others' (only where several ranks print their steps)."""
+    last: dict[int, MetricPoint] = {}
+    for p in scan.metrics:
+        if p.kind != "train" or p.iteration is None:
+            continue
+        m = RANK_IN_LINE.search(p.text)
+        rank = int(m.group(1)) if m else p.rank
+        if rank is not None and (rank not in last or p.iteration > (last[rank].iteration or 0)):
+            last[rank] = p
+    if len(last) < 2:
+        return
+    top = max(p.iteration or 0 for p in last.values())
+    for rank, p in last.items():
+        if (p.iteration or 0) < top:
+            facts.behind[rank] = Record(file=p.file, line=p.line, end_line=p.line, node=p.node, rank=rank, gpu=None,
+                                        source="trainer", time=p.time, level="info", message=p.text or "",
+                                        text=p.text or f"last progress: iteration {p.iteration}")
+            facts.known.setdefault(rank, p.node)
+
+
+def _elastic(facts: RankFacts, rec: Record) -> None:
+    for m in ELASTIC_ENTRY.finditer(rec.text):
+        rank, code = int(m.group("rank")), int(m.group("exit"))
+        facts.known.setdefault(rank, None)
+        before = len(facts.timed_out.get(rank, ())) + len(facts.peer_gone.get(rank, ()))
+        _classify(facts, rank, rec, m.group("tb"), own_time=False, exit_code=code)
+        if len(facts.timed_out.get(rank, ())) + len(facts.peer_gone.get(rank, ())) > before:
+            when = parse_elastic_time(m.group("when"))  # when the worker failed: its error's own time
+            if when is not None and (facts.first_error is None or when < facts.first_error):
+                facts.first_error = when
+
+
+def _note_error(facts: RankFacts, rec: Record, text: str, rank: int, own_time: bool = True) -> None:
+    m = TIMEOUT_MS.search(text)
+    if m:
+        facts.timeout_seconds = int(next(g for g in m.groups() if g)) / 1000.0
+    if own_time and rec.time is not None and STAMP.search(rec.text[:120]) and \
+            (facts.first_error is None or rec.time < facts.first_error):
+        facts.first_error = rec.time
+    m = DONE_IN_LINE.search(text)
+    if m:
+        facts.last_done[rank] = int(m.group(1))
+    m = SEQ_IN_LINE.search(text)
+    if m and facts.seq is None:
+        facts.seq = int(next(g for g in m.groups() if g))
+    m = OP_IN_LINE.search(text)
+    if m and facts.op is None:
+        facts.op = m.group(1)
+
+
+def _log_stall_time(scan: JobScan, facts: RankFacts) -> float | None:
+    """When the stuck rank stopped: the first timeout minus its length, else the last progress before it."""
+    if facts.first_error is None:
+        return None
+    if facts.timeout_seconds:
+        return facts.first_error - facts.timeout_seconds
+    before = [p.time for p in scan.metrics if p.time is not None and p.time <= facts.first_error]
+    return max(before) if before else facts.first_error
+
+
+def _log_table(facts: RankFacts, stuck: Iterable[int], rank_nodes: dict[int, str]) -> dict[str, Any]:
+    per_rank = {}
+    for r in sorted(facts.known):
+        if r in facts.timed_out:
+            state = "timed out"
+        elif r in facts.killed:
+            state = "killed by its agent while busy"
+        else:
+            state = "peer gone" if r in facts.peer_gone else "silent"
+        per_rank[str(r)] = {"node": facts.known.get(r) or rank_nodes.get(r), "last_completed": facts.last_done.get(r),
+                            "last_entered": None, "state": state}
+    return {"process_group": None, "collective": facts.op, "seq": facts.seq, "stuck_ranks": sorted(stuck),
+            "stuck_nodes": [], "per_rank_last_seq": per_rank, "source": "logs"}
+
+
+def _stall_time(v: GroupVerdict, ranks: list[int]) -> float | None:
+    """When the stuck ranks stopped: their last collective, else when the others entered the one they missed."""
+    times = [v.states[r].last_time_ns for r in ranks if r in v.states and v.states[r].last_time_ns]
+    ns = max(times) if times else v.started_ns
+    return ns / 1e9 if ns else None
+
+
+def _dump_record(v: GroupVerdict, rank: int, node: str | None, t: float | None) -> Record:
+    """The dump's own words as a record: no line of a log, so line 0 (reports show no context for it)."""
+    st = v.states.get(rank)
+    stamp = datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%d %H:%M:%S") + " " if t else ""
+    if st is not None and st.last_entered is not None:
+        text = (f"{stamp}Flight Recorder, rank {rank}: last collective entered #{st.last_entered} ({st.last_op}), "
+                f"last completed #{st.last_completed}; never entered #{v.seq} ({v.op}, sizes {v.input_sizes}) "
+                f"that ranks {_join(v.entered)} entered")
+        where = st.file or ""
+    else:
+        text = (f"{stamp}Flight Recorder: no dump from rank {rank}; ranks {_join(v.entered)} entered #{v.seq} "
+                f"({v.op}, sizes {v.input_sizes}) and waited")
+        where = next((s.file for s in v.states.values() if s.file), "")
+    return Record(file=where, line=0, end_line=0, node=node, rank=rank, gpu=None, source="flight_recorder", time=t,
+                  level="error", message=text, text=text)
+
+
+def _int_list(text: str) -> list[int]:
+    return [int(x) for x in re.findall(r"\d+", text)]
+
+
+def _join(ranks: Iterable[int]) -> str:
+    return ", ".join(str(r) for r in sorted(ranks)) or "none"
