@@ -128,6 +128,9 @@ class TimestampParser:
         return v
 
     def _seen_year(self, y: int, m: int) -> None:
+        dy = self._default_year
+        if dy is not None and abs(y - dy) > 1:
+            return  # one line with a wild date does not move the job's year (``context.build_context``)
         if y != self._year:
             self._cache.clear()  # cached dates without a year were computed for another year
         self._year = y
