@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from l4lite.ingest.attribution import (
+    MPI_TAG,
     SRUN_LABEL,
     TORCHRUN_PREFIX,
     compile_node_from,
@@ -58,7 +59,6 @@ _RANK_NEAR = re.compile(r"\[rank(\d+)\]|\brank[=:]\s*(\d+)\b")
 _ELASTIC_RANK = re.compile(r"\s*rank\s*: (\d+)")
 # hosts a line names as concerned, not as its writer
 _SRUN_ERROR = re.compile(r"srun: error: ([A-Za-z0-9][\w.-]*): tasks? \d")
-_MPI_TAG = re.compile(r"\[\d+,\d+\]<std(?:out|err|diag)>: ?")
 _UPTIME = re.compile(r"\[ *\d+\.\d+\] ")
 _HAS_LETTER = re.compile(r"[A-Za-z]")
 _IP = re.compile(r"\d{1,3}([.-])\d{1,3}\1\d{1,3}\1\d{1,3}$")
@@ -77,6 +77,7 @@ class JobContext:
     legacy: bool = True  # no job-level evidence at all: each path read alone (``attribution.host_from_path``)
     rank_ties: list[tuple[int, str]] = field(default_factory=list)
     year: int | None = None
+    near_year: int | None = None  # the year most files are in, counting their write times: dates far off it are wrong
     start: float | None = None
     end: float | None = None
     open_end: bool = False  # a job still running (tail): lines after ``end`` are expected
@@ -166,7 +167,7 @@ def _strip_prefixes(line: str) -> str:
     m = SRUN_LABEL.match(line)
     if m:
         line = line[m.end():]
-    m = _MPI_TAG.match(line)
+    m = MPI_TAG.match(line)
     if m:
         line = line[m.end():]
     m = TORCHRUN_PREFIX.match(line)
@@ -293,30 +294,43 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
                 seen.add(tie)
                 ctx.rank_ties.append(tie)
     # ---- time
-    ctx.year = year if year is not None else _vote_year(samples.values(), files)
-    ctx.start, ctx.end = _span(files, samples, ctx.year)
+    ctx.year, ctx.near_year = (year, year) if year is not None else _vote_year(samples.items(), files)
+    ctx.start, ctx.end = _span(files, samples, ctx.year, ctx.near_year)
     if files:
         ctx.boot_anchors = boot_anchors(files, ctx.node_of, ctx.year,
                                         accounting if accounting is not None else Accounting())
     return ctx
 
 
-def _vote_year(samples: Iterable[_Sample], files: Sequence[Any]) -> int | None:
-    """The year most files carry (each file votes once, for its own majority year; more dated lines break
-    ties); None without any dated line (each file then takes the year it was last written in, as the
-    timestamps module does, rolling back a year for dates later in the year than that)."""
+def _vote_year(samples: Iterable[_Sample], files: Sequence[Any]) -> tuple[int | None, int | None]:
+    """The job's year and the year it is near. Each file votes once: for the year most of its dated lines carry,
+    or, without dated lines, for the year it was last written in. The year is the winner when files' dated lines
+    back it (more dated lines break ties); when the write times win (a job of glog and syslog lines without a
+    year), there is no job year (each file then takes its own write time's year, rolling back a year for dates
+    later in the year than that, as ``timestamps`` does), only the year it is near, so that one line dated far
+    off (2099) moves nothing."""
     votes: Counter[int] = Counter()
     lines: Counter[int] = Counter()
-    for s in samples:
+    dated: set[int] = set()
+    mtimes = {f.rel: f.mtime for f in files if getattr(f, "mtime", None)}
+    for rel, s in samples:
         if s.years:
-            votes[s.years.most_common(1)[0][0]] += 1
+            y = s.years.most_common(1)[0][0]
+            dated.add(y)
             lines.update(s.years)
-    if votes:
-        return max(votes, key=lambda y: (votes[y], lines[y]))
-    return None
+        elif rel in mtimes:
+            y = _time.gmtime(mtimes[rel]).tm_year
+        else:
+            continue
+        votes[y] += 1
+    if not votes:
+        return None, None
+    best = max(votes, key=lambda y: (votes[y], lines[y]))
+    return (best if best in dated else None), best
 
 
-def _span(files: Sequence[Any], samples: dict[str, _Sample], year: int | None) -> tuple[float | None, float | None]:
+def _span(files: Sequence[Any], samples: dict[str, _Sample], year: int | None,
+          near: int | None = None) -> tuple[float | None, float | None]:
     """The job's first and last time: each file's first and last sampled times, without those far from what
     most files say (a wild date). The node's own logs (syslog, kernel) go back to its boot, weeks before the
     job: they count only when the job's processes left no time at all."""
@@ -326,7 +340,7 @@ def _span(files: Sequence[Any], samples: dict[str, _Sample], year: int | None) -
     for rel, s in samples.items():
         mtime = mtimes.get(rel)
         limit = (now if mtime is None else max(now, mtime)) + FUTURE_SLACK
-        parser = TimestampParser(year, mtime)
+        parser = TimestampParser(year, mtime, near)
         times = []
         for line in s.lines:
             t = parser.parse(_strip_prefixes(line))[0]
@@ -347,4 +361,4 @@ def _span(files: Sequence[Any], samples: dict[str, _Sample], year: int | None) -
 
 def job_year(files: Sequence[Any]) -> int | None:
     """The year most of a job's files carry (see ``build_context``)."""
-    return _vote_year((_sample(f)[0] for f in _sampled(files)), files)
+    return _vote_year(((f.rel, _sample(f)[0]) for f in _sampled(files)), files)[0]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from l4lite.ingest import lineclass as lc
 from l4lite.ingest.attribution import (
+    MPI_TAG,
     NAMED_HOST_PREFIX,
     NCCL_HEADER,
     SRUN_LABEL,
@@ -52,6 +53,14 @@ class HeaderReading:
         c = s[pos] if pos < len(s) else ""
         if (c == " " or c in DIGITS) and s.find(": ", pos, pos + 9) > 0:
             m = SRUN_LABEL.match(s, pos)
+            if m:
+                rank = int(m[1])
+                rank_span = m.span(1)
+                global_rank = True
+                pos = m.end()
+                c = s[pos] if pos < len(s) else ""
+        if c == "[" and s.find(">:", pos, pos + 26) > 0:
+            m = MPI_TAG.match(s, pos)
             if m:
                 rank = int(m[1])
                 rank_span = m.span(1)

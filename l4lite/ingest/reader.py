@@ -141,7 +141,8 @@ class _FileReader(HeaderReading, RunReading):
         self.ctx = ctx = options.job_context()
         self.path_node, self.path_rank = ctx.node_of(input_file.rel), ctx.rank_of(input_file.rel)
         self.default_source = lc.default_source(input_file.rel)
-        self.ts = TimestampParser(options.year if options.year is not None else ctx.year, input_file.mtime)
+        self.ts = TimestampParser(options.year if options.year is not None else ctx.year, input_file.mtime,
+                                  options.year if options.year is not None else ctx.near_year)
         if self.path_node is not None and self.path_node in options.boot_anchors:
             self.ts.set_prescan_anchor(0, options.boot_anchors[self.path_node])
         self.open: dict[str, OpenRecord] = {}
