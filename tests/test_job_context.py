@@ -216,3 +216,67 @@ def test_year_and_span_follow_most_files_not_one_line(tmp_path: Path) -> None:
     recs = list(iter_records([str(tmp_path)], IngestOptions(), Accounting()))
     lustre = [r for r in recs if "Lustre" in r.text]
     assert lustre and all(r.time is not None and time.gmtime(r.time).tm_year == 2021 for r in lustre)
+
+
+# ---------------------------------------------------------------------------------------------- entry points
+def _entry_job(job: Path) -> None:
+    """The torchrun layout plus a node whose plain dmesg capture carries only uptimes, anchored by its kern.log
+    (real lines: fixtures/real/real-failures.jsonl), and enough trainer lines for the parallel scan to cut."""
+    torchrun_logdir(job)
+    write(job / "cpu-node-a" / "dmesg.txt", REAL["nvsentinel-155-fallen-off-bus-no-xid"]["lines"])
+    write(job / "cpu-node-a" / "kern.log", [line.replace("ip-10-0-33-4", "cpu-node-a") for line in
+                                            REAL["pcluster-2701-fsx-lustre-network-error-after-oom"]["lines"]])
+    steps = [f"2026-12-03 14:36:{22 + i // 100:02d},{i % 100:03d} INFO [rank0] step {i}/40 | loss 3.5 | lr 3.00e-03"
+             for i in range(3000)]
+    write(job / "cpu-node-a" / "torchelastic" / "ddp-exception-001_ikil2jrv" / "attempt_0" / "0" / "stderr.log",
+          steps)
+
+
+def _rows(records) -> list[tuple]:
+    return sorted((r.file, r.line, r.node, r.rank, None if r.time is None else round(r.time, 3)) for r in records)
+
+
+def _parse_rows(job: Path, out: Path, jobs: str) -> list[tuple]:
+    from datetime import datetime
+
+    from l4lite.cli.main import main
+
+    assert main(["parse", str(job), "-o", str(out), "--quiet", "--jobs", jobs]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    return sorted((r["file"], r["line"], r["node"], r["rank"],
+                   None if r["time"] is None else round(datetime.fromisoformat(r["time"]).timestamp(), 3))
+                  for r in rows)
+
+
+def test_every_entry_point_reads_the_job_alike(tmp_path: Path) -> None:
+    from l4lite.live.reader import default_reader_factory
+    from l4lite.scale.engine import PoolEngine, scan_job_parallel
+    from l4lite.scan.job import scan_job
+
+    job = tmp_path / "job"
+    _entry_job(job)
+    files = discover([str(job)], Accounting()).files
+    expected = _rows(iter_records([str(job)], IngestOptions(), Accounting()))
+    assert {row[2] for row in expected} == {"cpu-node-a", "cpu-node-b", None}
+    anchored = [row for row in expected if row[0] == "cpu-node-a/dmesg.txt"]
+    assert anchored and all(row[4] is not None for row in anchored)  # the kern.log's boot anchor dates the dmesg
+    assert _parse_rows(job, tmp_path / "one.jsonl", "1") == expected
+    assert _parse_rows(job, tmp_path / "two.jsonl", "2") == expected
+    make = default_reader_factory(str(job), paths=[f.path for f in files])
+    live = []
+    for f in files:
+        reader = make(f.rel)
+        for i, text in enumerate(Path(f.path).read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            live.extend(reader.feed(i, text))
+        live.extend(reader.flush())
+    assert _rows(live) == expected
+    one = scan_job([str(job)], AnalyzeOptions())
+    with PoolEngine(2) as engine:
+        sharded = scan_job_parallel([str(job)], AnalyzeOptions(), engine=engine)
+    assert sharded.info["shards"] >= 2
+    for scan in (one, sharded):
+        assert (scan.node_first, scan.node_last, scan.rank_nodes, scan.start_time, scan.end_time) == \
+            (one.node_first, one.node_last, one.rank_nodes, one.start_time, one.end_time)
+        assert scan.info["job_span"] == one.info["job_span"] and scan.info["node_layout"] == one.info["node_layout"]
+    assert set(one.node_last) >= {"cpu-node-a", "cpu-node-b"} and not set(one.node_last) - {
+        "cpu-node-a", "cpu-node-b", "unknown"}
