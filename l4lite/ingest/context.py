@@ -302,38 +302,36 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     return ctx
 
 
-def _vote_year(samples: Iterable[_Sample], files: Sequence[Any]) -> tuple[int | None, int | None]:
-    """The job's year and the year it is near. Each file votes once: for the year most of its dated lines carry,
-    or, without dated lines, for the year it was last written in. The year is the winner when files' dated lines
-    back it (more dated lines break ties); when the write times win (a job of glog and syslog lines without a
-    year), there is no job year (each file then takes its own write time's year, rolling back a year for dates
-    later in the year than that, as ``timestamps`` does), only the year it is near, so that one line dated far
-    off (2099) moves nothing."""
+def _vote_year(samples: Iterable[tuple[str, _Sample]], files: Sequence[Any]) -> tuple[int | None, int | None]:
+    """The job's year and the year it is near. Each file with dated lines votes once, for the year most of them
+    carry, unless that year is after the file was written (a line cannot be dated after its file was last
+    written: a wrong clock, a line dated 2099); more dated lines break ties. Without such votes there is no job
+    year (each file then takes its own write time's year, rolling back a year for dates later in the year than
+    that, as ``timestamps`` does), only the year most files were written in, that dates must be near."""
     votes: Counter[int] = Counter()
     lines: Counter[int] = Counter()
-    dated: set[int] = set()
+    written: Counter[int] = Counter()
     mtimes = {f.rel: f.mtime for f in files if getattr(f, "mtime", None)}
     for rel, s in samples:
+        wy = _time.gmtime(mtimes[rel]).tm_year if rel in mtimes else None
+        if wy is not None:
+            written[wy] += 1
         if s.years:
             y = s.years.most_common(1)[0][0]
-            dated.add(y)
-            lines.update(s.years)
-        elif rel in mtimes:
-            y = _time.gmtime(mtimes[rel]).tm_year
-        else:
-            continue
-        votes[y] += 1
-    if not votes:
-        return None, None
-    best = max(votes, key=lambda y: (votes[y], lines[y]))
-    return (best if best in dated else None), best
+            if wy is None or y <= wy:
+                votes[y] += 1
+                lines.update(s.years)
+    if votes:
+        best = max(votes, key=lambda y: (votes[y], lines[y]))
+        return best, best
+    return None, (written.most_common(1)[0][0] if written else None)
 
 
 def _span(files: Sequence[Any], samples: dict[str, _Sample], year: int | None,
           near: int | None = None) -> tuple[float | None, float | None]:
     """The job's first and last time: each file's first and last sampled times, without those far from what
     most files say (a wild date). The node's own logs (syslog, kernel) go back to its boot, weeks before the
-    job: they count only when the job's processes left no time at all."""
+    job: they set the start only when the job's processes left no time at all, but their ends count."""
     mtimes = {f.rel: getattr(f, "mtime", None) for f in files}
     now = _time.time()
     spans: list[tuple[bool, float, float]] = []
@@ -355,7 +353,7 @@ def _span(files: Sequence[Any], samples: dict[str, _Sample], year: int | None,
     s_med, e_med = statistics.median(starts), statistics.median(ends)
     gap = max(6 * 3600.0, 2 * (e_med - s_med))
     start = min(s for s in starts if s >= s_med - gap)
-    end = max(e for e in ends if e <= e_med + gap)
+    end = max(e for _, _, e in spans if e_med - gap <= e <= e_med + gap)
     return start, max(start, end)
 
 
