@@ -77,10 +77,7 @@ def parse_parallel(paths: Sequence[str], node_from: str | None, engine: PoolEngi
     job = discover(list(paths), accounting)
     if any(f.is_stdin for f in job.files):
         raise L4Error("stdin (-) cannot be split into shards: drop --jobs or pass files")
-    try:
-        context = build_context(job.files, node_from, accounting=accounting)
-    except ValueError as exc:
-        raise L4Error(str(exc)) from None
+    context = build_context(job.files, node_from, accounting=accounting)
     shards = job_shards(job.files, engine.workers)
     tasks = [SpoolTask(i, tuple(files), context, str(spool_dir / f"shard-{i:04d}.arrows"))
              for i, files in enumerate(shards)]

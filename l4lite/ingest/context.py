@@ -27,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from l4lite.errors import L4Error
 from l4lite.ingest.attribution import (
     MPI_TAG,
     SRUN_LABEL,
@@ -255,9 +256,12 @@ def _sampled(files: Sequence[Any]) -> list[Any]:
 # ------------------------------------------------------------------------------------------------ the context
 def build_context(files: Sequence[Any], node_from: str | None = None, *, year: int | None = None,
                   accounting: Accounting | None = None, open_end: bool = False) -> JobContext:
-    """The job's context from its files (``files.InputFile``); ``year`` overrides the vote. Raises ValueError
-    for a bad ``node_from`` pattern."""
-    compile_node_from(node_from)
+    """The job's context from its files (``files.InputFile``); ``year`` overrides the vote. Raises L4Error for a
+    bad ``node_from`` pattern."""
+    try:
+        compile_node_from(node_from)
+    except ValueError as exc:
+        raise L4Error(str(exc)) from None
     ctx = JobContext(node_from=node_from, open_end=open_end)
     files = [f for f in files if not getattr(f, "is_stdin", False)]
     rels = sorted({f.rel for f in files})
@@ -353,7 +357,7 @@ def _span(files: Sequence[Any], samples: dict[str, _Sample], year: int | None,
     s_med, e_med = statistics.median(starts), statistics.median(ends)
     gap = max(6 * 3600.0, 2 * (e_med - s_med))
     start = min(s for s in starts if s >= s_med - gap)
-    end = max(e for _, _, e in spans if e_med - gap <= e <= e_med + gap)
+    end = max((e for _, _, e in spans if e_med - gap <= e <= e_med + gap), default=max(ends))
     return start, max(start, end)
 
 

@@ -108,11 +108,7 @@ def prepare_job(job: Job, options: IngestOptions, accounting: Accounting) -> Job
     """The job's context (``context.build_context``), built once before its files are read one by one (so that
     shards can read files independently), unless the options carry one already."""
     if options.context is None:
-        try:
-            ctx = build_context(job.files, options.node_from, year=options.year, accounting=accounting)
-        except ValueError as exc:
-            raise L4Error(str(exc)) from None
-        options.use(ctx)
+        options.use(build_context(job.files, options.node_from, year=options.year, accounting=accounting))
     return options.context  # type: ignore[return-value]
 
 

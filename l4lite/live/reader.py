@@ -13,7 +13,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from l4lite.errors import L4Error
 from l4lite.records import Accounting, Record
 
 
@@ -158,10 +157,7 @@ def default_reader_factory(root: str, warn: Callable[[str], None] | None = None,
     from l4lite.ingest.reader import IngestOptions
 
     files = input_files(paths)
-    try:
-        context = build_context(files, node_from, accounting=accounting, open_end=True)
-    except ValueError as exc:
-        raise L4Error(str(exc)) from None
+    context = build_context(files, node_from, accounting=accounting, open_end=True)
     options = IngestOptions(node_from=node_from)
     if rank_map is not None:
         options.rank_map = rank_map

@@ -10,7 +10,6 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from l4lite.errors import L4Error
 from l4lite.ingest.context import JobContext, build_context
 from l4lite.ingest.files import discover
 from l4lite.ingest.reader import IngestOptions, read_file
@@ -43,10 +42,7 @@ def scan_job(paths: Sequence[str], options: AnalyzeOptions, *, rules: Any = None
 
 def job_context(files: Sequence[Any], options: AnalyzeOptions, accounting: Accounting | None = None) -> JobContext:
     """The job's context (``ingest.context``), built once for every entry point from the analysis options."""
-    try:
-        return build_context(files, options.node_from, accounting=accounting)
-    except ValueError as exc:
-        raise L4Error(str(exc)) from None
+    return build_context(files, options.node_from, accounting=accounting)
 
 
 def scan_files(files: Sequence[Any], root: str, options: AnalyzeOptions, *, accounting: Accounting | None = None,
