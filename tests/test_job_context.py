@@ -281,3 +281,9 @@ def test_every_entry_point_reads_the_job_alike(tmp_path: Path) -> None:
         assert scan.info["job_span"] == one.info["job_span"] and scan.info["node_layout"] == one.info["node_layout"]
     assert set(one.node_last) >= {"cpu-node-a", "cpu-node-b"} and not set(one.node_last) - {
         "cpu-node-a", "cpu-node-b", "unknown"}
+
+
+def test_lines_of_no_known_node_blame_no_node(tmp_path: Path) -> None:
+    write(tmp_path / "train.log", REAL["nematus-8-nfs-ioerror-on-save"]["lines"])
+    incident = analyze([str(tmp_path)], AnalyzeOptions())
+    assert incident.status == "incident" and "unknown" not in [s.node for s in incident.suspects]
