@@ -29,6 +29,7 @@ from typing import Any
 
 from l4lite.errors import L4Error
 from l4lite.ingest.attribution import (
+    ACTOR_PREFIX,
     MPI_TAG,
     SRUN_LABEL,
     TORCHRUN_PREFIX,
@@ -168,7 +169,7 @@ def _strip_prefixes(line: str) -> str:
     m = SRUN_LABEL.match(line)
     if m:
         line = line[m.end():]
-    m = MPI_TAG.match(line)
+    m = MPI_TAG.match(line) or ACTOR_PREFIX.match(line)
     if m:
         line = line[m.end():]
     m = TORCHRUN_PREFIX.match(line)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from l4lite.ingest import lineclass as lc
 from l4lite.ingest.attribution import (
+    ACTOR_PREFIX,
     MPI_TAG,
     NAMED_HOST_PREFIX,
     NCCL_HEADER,
@@ -65,6 +66,18 @@ class HeaderReading:
                 rank = int(m[1])
                 rank_span = m.span(1)
                 global_rank = True
+                pos = m.end()
+                c = s[pos] if pos < len(s) else ""
+        if c == "(" and s.find(" pid=", pos, pos + 64) > 0:
+            m = ACTOR_PREFIX.match(s, pos)
+            if m:
+                if m[1] is not None:
+                    rank = int(m[1])
+                    rank_span = m.span(1)
+                    global_rank = True
+                if m[2] is not None:
+                    host = self._host(m[2])
+                    host_span = m.span(2)
                 pos = m.end()
                 c = s[pos] if pos < len(s) else ""
         if (c == "[" or c == " ") and s.find("]:", pos, pos + 48) > 0:
