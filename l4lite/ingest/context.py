@@ -43,9 +43,9 @@ from l4lite.ingest.layout import NodeLevel, infer_level, is_loopback, value_at
 from l4lite.ingest.timestamps import TimestampParser, boot_anchors
 from l4lite.records import Accounting
 
-HEAD_BYTES = 64 * 1024
-TAIL_BYTES = 32 * 1024
-SAMPLE_LINES = 40  # lines of each end of a file whose times are read
+HEAD_BYTES = 32 * 1024  # start-up: NCCL headers, hostname banners, the first times
+TAIL_BYTES = 16 * 1024  # the end: torchelastic's failure summary, the last times
+SAMPLE_LINES = 20  # lines of each end of a file read in full (times, dates, syslog hosts)
 MAX_FILES = 2048  # files sampled; a job of more files has them sampled evenly (each folder gets its share)
 FUTURE_SLACK = 86400.0
 
@@ -96,12 +96,18 @@ class JobContext:
                 return node
         if self.depth is not None:
             name = value_at(rel, self.depth)
-            if name is None or (self.names and name not in self.names):
+            if name is None or (self.names and name not in self._name_set()):
                 return None
             return self.aliases.get(name, name)
         if self.legacy:
             return host_from_path(rel)
         return None
+
+    def _name_set(self) -> frozenset[str]:
+        cached = self.__dict__.get("_names")
+        if cached is None or cached[0] is not self.names:
+            cached = self.__dict__["_names"] = (self.names, frozenset(self.names))
+        return cached[1]
 
     @staticmethod
     def rank_of(rel: str) -> int | None:
@@ -192,8 +198,14 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     others: set[str] = set()
     head, tail = _ends(f)
     s.lines = head[:SAMPLE_LINES] + tail[-SAMPLE_LINES:]
+    every = (*head, *tail)
+    first, last = min(len(head), SAMPLE_LINES), len(every) - min(len(tail), SAMPLE_LINES)
     elastic_host: str | None = None
-    for raw in (*head, *tail):
+    for i, raw in enumerate(every):
+        # the sampled lines are read in full; the others only when they may name a host (most do not)
+        if first <= i < last and elastic_host is None and "NCCL" not in raw and "ost" not in raw \
+                and "OST" not in raw and "srun: error:" not in raw:
+            continue
         line = _strip_prefixes(raw)
         m = _YEAR_DATE.search(line, 0, 64) or _YEAR_CTIME.search(line, 0, 64)
         if m:
