@@ -14,6 +14,7 @@ from l4lite.api import analyze, diagnose
 from l4lite.cli.main import main
 from l4lite.diagnose.incident import Incident
 from l4lite.errors import L4Error
+from l4lite.ingest.context import build_context
 from l4lite.ingest.files import InputFile, discover
 from l4lite.options import AnalyzeOptions
 from l4lite.records import Accounting
@@ -168,7 +169,7 @@ def test_merge_results_is_associative_on_a_job(tmp_path: Path) -> None:
 
     found = discover([str(job)], Accounting())
     shards = plan_shards(found.files, 3)
-    tasks = [ShardTask(i, tuple(s), found.root, None, 2024, (), 5.0) for i, s in enumerate(shards)]
+    tasks = [ShardTask(i, tuple(s), found.root, build_context(found.files), (), 5.0) for i, s in enumerate(shards)]
     left = merge_results(merge_results(scan_shard(tasks[0]), scan_shard(tasks[1])), scan_shard(tasks[2]))
     right = merge_results(scan_shard(tasks[0]), merge_results(scan_shard(tasks[1]), scan_shard(tasks[2])))
     assert signature(left.scan) == signature(right.scan)
@@ -183,9 +184,9 @@ def test_a_node_keeps_its_implied_phase_marker_whichever_way_shards_merge() -> N
     found = discover([str(SUITE / "012-data_pipeline_fault")], Accounting())
     names = [f.rel for f in found.files]
     cuts = [0, names.index("rank-1.log"), names.index("rank-5.log"), len(names)]
-    tasks = [ShardTask(i, tuple(found.files[a:b]), found.root, None, 2024, (), 5.0)
+    tasks = [ShardTask(i, tuple(found.files[a:b]), found.root, build_context(found.files), (), 5.0)
              for i, (a, b) in enumerate(zip(cuts, cuts[1:], strict=False))]
-    tasks.append(ShardTask(9, tuple(found.files), found.root, None, 2024, (), 5.0))
+    tasks.append(ShardTask(9, tuple(found.files), found.root, build_context(found.files), (), 5.0))
 
     def markers(result: ShardResult) -> list[str]:
         return sorted(repr(m) for m in result.scan.markers)
@@ -228,7 +229,7 @@ def test_results_fold_as_they_come_in_any_order_into_the_one_pass_scan() -> None
         assert sharded.info["shards"] == 4
         assert signature(sharded) == whole, order
     found = discover([job], Accounting())
-    results = [scan_shard(ShardTask(i, tuple(s), found.root, None, 2024, (), 5.0))
+    results = [scan_shard(ShardTask(i, tuple(s), found.root, build_context(found.files), (), 5.0))
                for i, s in enumerate(plan_shards(found.files, 4))]
     folding = _Folding()
     fresh = copy.deepcopy(results)  # a merge consumes its inputs
@@ -268,7 +269,7 @@ def test_pool_runs_the_callers_next_step_meanwhile_in_a_thread() -> None:
         raise RuntimeError("left for the caller's own call")
 
     job = discover([str(SUITE / VERDICT_JOBS[0])], Accounting())
-    tasks = [ShardTask(0, tuple(job.files), job.root, None, None, (), 5.0)]
+    tasks = [ShardTask(0, tuple(job.files), job.root, build_context(job.files), (), 5.0)]
     with PoolEngine(2) as engine:
         result = engine.run(tasks, meanwhile=step)
     assert ran.wait(10) and seen == ["l4lite-meanwhile"] and result.records > 0

@@ -95,7 +95,15 @@ def test_parse_at_offset() -> None:
 def test_year_from_explicit_option_and_from_full_timestamps() -> None:
     p = TimestampParser(year=2019)
     assert p.parse("Nov 29 10:11:12 h x")[0] == ts(2019, 11, 29, 10, 11, 12)
+    p = TimestampParser(year=2021)
+    p.parse("2022-11-01 00:00:00 full year first")
+    assert p.parse("Nov 29 10:11:12 h x")[0] == ts(2022, 11, 29, 10, 11, 12)
+    # a date far from the job's year (a wrong clock, a line dated 2099) does not move the year of the others
     p = TimestampParser(year=2019)
+    assert p.parse("2099-11-01 00:00:00 wild clock")[0] == ts(2099, 11, 1, 0, 0, 0)
+    assert p.parse("Nov 29 10:11:12 h x")[0] == ts(2019, 11, 29, 10, 11, 12)
+    # without a job year, the file's own dated lines give it
+    p = TimestampParser()
     p.parse("2022-11-01 00:00:00 full year first")
     assert p.parse("Nov 29 10:11:12 h x")[0] == ts(2022, 11, 29, 10, 11, 12)
 

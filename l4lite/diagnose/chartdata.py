@@ -44,10 +44,28 @@ def _decimate(pts: list[list[Any]], limit: int) -> list[list[Any]]:
     return [p for i, p in enumerate(pts) if i in keep]
 
 
+def axis(scan: JobScan) -> tuple[float | None, float | None]:
+    """The stretch of time the charts draw: the scan's first and last times, within the job's robust span (see
+    ``ingest.context``) and a margin, so that dmesg lines from the node's boot weeks before the job do not make
+    a fifteen-minute job look four weeks long."""
+    lo, hi = scan.start_time, scan.end_time
+    span = scan.info.get("job_span")
+    if not span or lo is None or hi is None:
+        return lo, hi
+    pad = max(60.0, 0.05 * (span[1] - span[0]))
+    return max(lo, span[0] - pad), min(hi, max(span[1] + pad, max(lo, span[0] - pad)))
+
+
 def heatmap(scan: JobScan, window_seconds: float | None, suspects: list[str]) -> dict[str, Any] | None:
     grid = node_window_scores(scan, window_seconds)
     if grid.empty:
         return None
+    lo, hi = axis(scan)
+    if lo is not None and hi is not None and grid.shape[1] > 1:
+        width = float(grid.columns[1] - grid.columns[0])
+        inside = [c for c in grid.columns if lo - width < float(c) <= hi]
+        if inside:
+            grid = grid[inside]
     window = float(grid.columns[1] - grid.columns[0]) if grid.shape[1] > 1 else float(window_seconds or 60.0)
     values = grid.to_numpy(dtype=float)
     times = [float(t) for t in grid.columns]
@@ -103,16 +121,19 @@ def _x(p: MetricPoint) -> int:
 
 def timeline(scan: JobScan, verdict: Verdict, suspects: list[str]) -> dict[str, Any]:
     events: list[dict[str, Any]] = []
+    lo, hi = axis(scan)
+    a = lo if lo is not None else float("-inf")
+    b = hi if hi is not None else float("inf")
     for f, role in zip(verdict.findings, verdict.roles, strict=True):
         if role == "anomaly" and f.detector == "filters":
             continue
         for r in f.records[:3]:
-            if r.time is None:
+            if r.time is None or (role != "root" and not a <= r.time <= b):  # the root is drawn wherever it is
                 continue
             events.append({"time": iso(r.time), "node": r.node or f.node, "role": role,
                            "label": (f.explain or r.message)[:160], "rule": f.rule})
     for m in scan.markers:
-        if m.time is None:
+        if m.time is None or not a <= m.time <= b:
             continue
         if m.kind == "checkpoint_saved":
             label = f"checkpoint saved{': iteration ' + str(m.iteration) if m.iteration is not None else ''}"
@@ -126,7 +147,7 @@ def timeline(scan: JobScan, verdict: Verdict, suspects: list[str]) -> dict[str, 
         uniq.setdefault((e["time"], e["node"], e["label"]), e)
     ordered = sorted(uniq.values(), key=lambda e: (e["role"] != "root", e["time"]))[:MAX_EVENTS]
     ordered.sort(key=lambda e: e["time"])
-    return {"start": iso(scan.start_time), "end": iso(scan.end_time), "lanes": suspects[:8], "events": ordered}
+    return {"start": iso(lo), "end": iso(hi), "lanes": suspects[:8], "events": ordered}
 
 
 def templates(scan: JobScan, evidence_tids: list[str]) -> dict[str, Any]:

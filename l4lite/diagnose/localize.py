@@ -403,7 +403,7 @@ class Localizer:
         scores: dict[str, float] = {}
         reasons: dict[str, list[str]] = {}
         for f, role in zip(findings, roles, strict=True):
-            if f.node is None:
+            if f.node is None or f.node == UNKNOWN_NODE:  # lines of no known node blame no node
                 continue
             if f is primary:
                 s = 0.7 + 0.3 * min(1.0, f.score)
@@ -414,7 +414,7 @@ class Localizer:
             scores[f.node] = 1 - (1 - scores.get(f.node, 0.0)) * (1 - s)
             if len(reasons.setdefault(f.node, [])) < 4 and f.explain not in reasons[f.node]:
                 reasons[f.node].append(f"{role}: {f.explain}")
-        if primary is not None and primary.node is not None:
+        if primary is not None and primary.node in scores:
             top = max(scores.values())
             scores[primary.node] = max(scores.get(primary.node, 0.0), min(1.0, top + 0.05))
             others = [n for n in scores if n != primary.node]

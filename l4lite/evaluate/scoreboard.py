@@ -199,8 +199,9 @@ def score_job(job: Path, truth: Mapping[str, Any], incident: Mapping[str, Any] |
 
 # -------------------------------------------------------------------------------------------- analysers
 def job_paths(job: Path) -> list[str]:
-    """What to hand an analyser: the job's entries without the ground truth (so it cannot be read as a log)."""
-    return [str(p) for p in sorted(job.iterdir()) if p.name != GROUND_TRUTH]
+    """What to hand an analyser: the job's entries without the ground truth and the generator's notes
+    (``_meta/``: how the fault was injected), so that neither can be read as a log."""
+    return [str(p) for p in sorted(job.iterdir()) if p.name not in (GROUND_TRUTH, "_meta")]
 
 
 def pipeline_analyzer() -> Analyzer | None:

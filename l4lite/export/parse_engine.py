@@ -24,6 +24,7 @@ from typing import Any
 from l4lite.errors import L4Error
 from l4lite.export.writers import finalize_spool, write_file
 from l4lite.ingest.attribution import RankMap
+from l4lite.ingest.context import JobContext, build_context
 from l4lite.ingest.files import InputFile, discover
 from l4lite.records import Accounting
 from l4lite.scale.engine import PoolEngine
@@ -34,7 +35,7 @@ from l4lite.scale.shards import job_shards, remine
 class SpoolTask:
     index: int
     files: tuple[InputFile, ...]
-    node_from: str | None
+    context: JobContext
     spool: str
 
 
@@ -59,7 +60,7 @@ def spool_shard(task: SpoolTask) -> SpoolResult:
 
     started = time.perf_counter()
     accounting = Accounting()
-    ingest = IngestOptions(node_from=task.node_from)
+    ingest = IngestOptions(node_from=task.context.node_from).use(task.context)
     miner = TemplateMiner()
     records = (r for f in task.files for r in read_file(f, ingest, accounting, runs=True))
     with fewer_collections():
@@ -76,8 +77,9 @@ def parse_parallel(paths: Sequence[str], node_from: str | None, engine: PoolEngi
     job = discover(list(paths), accounting)
     if any(f.is_stdin for f in job.files):
         raise L4Error("stdin (-) cannot be split into shards: drop --jobs or pass files")
+    context = build_context(job.files, node_from, accounting=accounting)
     shards = job_shards(job.files, engine.workers)
-    tasks = [SpoolTask(i, tuple(files), node_from, str(spool_dir / f"shard-{i:04d}.arrows"))
+    tasks = [SpoolTask(i, tuple(files), context, str(spool_dir / f"shard-{i:04d}.arrows"))
              for i, files in enumerate(shards)]
     total = sum(f.size for f in job.files)
     done = records = 0

@@ -25,6 +25,10 @@ from l4lite.records import Record
 NAMED_HOST_PREFIX = re.compile(r"([^\s\[\]]+)\.([A-Za-z0-9][\w-]*) \[(?:stdout|stderr)\] ")
 # "  3: "  (srun --label)
 SRUN_LABEL = re.compile(r" *(\d{1,6}): ")
+# [1,3]<stdout>:  (mpirun --tag-output: job id, rank, stream)
+MPI_TAG = re.compile(r"\[\d+,(\d{1,6})\]<std(?:out|err|diag)>: ?")
+# (RayTrainWorker pid=4242, ip=10.0.0.2)  (Ray)  /  (worker1, rank=1, pid=4242, ip=10.0.0.2)  (SkyPilot)
+ACTOR_PREFIX = re.compile(r"\((?:[\w.-]+ )?[\w.-]+(?:, rank=(\d{1,6}))?,? pid=\d+(?:, ip=(\d{1,3}(?:\.\d{1,3}){3}))?\) ")
 # [rank3]:  [default3]:  (torchrun --tee / --role); an optional "[pid] " first
 TORCHRUN_PREFIX = re.compile(r" *(?:\[\d+\] )?\[([A-Za-z_]+?)(\d{1,6})\]:")
 # host:pid:tid [dev]  (NCCL)
@@ -270,7 +274,7 @@ def elastic_ties(lines: Iterable[str]) -> list[tuple[int, str]]:
 
 
 def _strip_stream_prefix(line: str) -> str:
-    m = SRUN_LABEL.match(line)
+    m = SRUN_LABEL.match(line) or MPI_TAG.match(line)
     if m:
         line = line[m.end():]
     m = TORCHRUN_PREFIX.match(line)

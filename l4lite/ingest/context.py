@@ -1,44 +1,379 @@
-"""Facts about a whole job, worked out once before its lines are read, so that one odd file cannot move them."""
+"""Facts about a whole job, worked out once before its lines are read, so that one odd file or line cannot move
+them, and every entry point (analyze, parse with one process or many, tail, Dask workers) reads the job alike.
+
+``build_context(files, node_from)`` reads the first and last kilobytes of the job's files and gives a
+``JobContext``: plain data, sent as is to shards and workers:
+
+- the node of every file: the folder level or file name that names nodes in the whole job (``layout``), checked
+  against the hosts the lines name; a file outside that level takes the one host its own lines name;
+- rank -> host ties that the sampled lines show (``host=`` banners next to ``[rankN]``, torchelastic summaries);
+- the job's year, by a vote of its files (each file votes once, for the year most of its dated lines carry), so
+  that formats without a year (glog, syslog) get it even when one file carries a wild date;
+- the job's time span from its files' first and last times, robust to the extreme: a dmesg capture that starts
+  at the node's boot weeks earlier, or one line dated 2099, does not stretch it;
+- the boot time of nodes whose dmesg captures carry only uptimes (``timestamps.boot_anchors``).
+"""
 
 from __future__ import annotations
 
 import gzip
+import os
 import re
+import statistics
+import time as _time
 import zlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-_YEAR_DATE = re.compile(r"(?<!\d)(20\d\d)[-/.](?:0[1-9]|1[0-2])[-/.](?:0[1-9]|[12]\d|3[01])(?!\d)")
-_YEAR_CTIME = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} +\d{1,2} \d\d:\d\d:\d\d (20\d\d)\b")
+from l4lite.errors import L4Error
+from l4lite.ingest.attribution import (
+    ACTOR_PREFIX,
+    MPI_TAG,
+    SRUN_LABEL,
+    TORCHRUN_PREFIX,
+    compile_node_from,
+    host_from_path,
+    node_from_regex,
+    normalize_host,
+    rank_from_path,
+)
+from l4lite.ingest.layout import NodeLevel, infer_level, is_loopback, value_at
+from l4lite.ingest.timestamps import TimestampParser, boot_anchors
+from l4lite.records import Accounting
+
+HEAD_BYTES = 32 * 1024  # start-up: NCCL headers, hostname banners, the first times
+TAIL_BYTES = 16 * 1024  # the end: torchelastic's failure summary, the last times
+SAMPLE_LINES = 20  # lines of each end of a file read in full (times, dates, syslog hosts)
+MAX_FILES = 2048  # files sampled; a job of more files has them sampled evenly (each folder gets its share)
+FUTURE_SLACK = 86400.0
+
+_YEAR_DATE = re.compile(r"(?<!\d)(20\d\d|19\d\d|2[1-9]\d\d)[-/.](?:0[1-9]|1[0-2])[-/.](?:0[1-9]|[12]\d|3[01])(?!\d)")
+_YEAR_CTIME = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} +\d{1,2} \d\d:\d\d:\d\d (?:[A-Z]{2,5} )?(\d{4})\b")
+# hosts that a line names as its writer
+_NCCL = re.compile(r"(?:^|[\s\]:>])([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] ")
+_SYSLOG = re.compile(r"(?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?"
+                     r"(?:Z|[+-]\d\d:?\d\d)) ([A-Za-z0-9][\w.-]*) [\w./@-]+?(?:\[\d+\])?: ")
+_UCX = re.compile(r"\[([A-Za-z0-9][\w.-]*):\d+ *:\d+:\d+\] ")
+_BANNER = re.compile(r"(?<![\w.-])(?:host|hostname|host name|Hostname|HOSTNAME|Host)\s*[=:]\s*([A-Za-z0-9][\w.-]*)")
+_RANK_NEAR = re.compile(r"\[rank(\d+)\]|\brank[=:]\s*(\d+)\b")
+_ELASTIC_RANK = re.compile(r"\s*rank\s*: (\d+)")
+# hosts a line names as concerned, not as its writer
+_SRUN_ERROR = re.compile(r"srun: error: ([A-Za-z0-9][\w.-]*): tasks? \d")
+_UPTIME = re.compile(r"\[ *\d+\.\d+\] ")
+_HAS_LETTER = re.compile(r"[A-Za-z]")
+_IP = re.compile(r"\d{1,3}([.-])\d{1,3}\1\d{1,3}\1\d{1,3}$")
 
 
-def job_year(files: Sequence[Any], head_lines: int = 50, max_files: int = 256) -> int | None:
-    """The year most of a job's dated lines carry, read from the first lines of its largest files.
+@dataclass
+class JobContext:
+    """What the whole job says before any line is scanned (see the module docstring). Plain data."""
 
-    Formats without a year (glog ``W0625 20:51:06``, syslog ``May  7 ...``) otherwise take the year of the
-    file's modification time, and a job copied or simulated long after it ran would have one of its files in
-    another year than the rest; the job's own dated lines are the better guess. The largest files are the main
-    logs; a job of 100,000 small files is not opened twice for this.
-    """
-    years: Counter[int] = Counter()
-    if len(files) > max_files:
-        files = sorted(files, key=lambda f: -(getattr(f, "size", 0) or 0))[:max_files]
-    for f in files:
-        path = getattr(f, "path", None)
-        if not path or path == "-":
+    node_from: str | None = None
+    depth: int | None = None  # folder level naming nodes (-1: the file name), see ``layout.infer_level``
+    layout: str = ""  # how the nodes were found, for the record and the report
+    aliases: dict[str, str] = field(default_factory=dict)  # folder name -> the host its lines name
+    nodes: dict[str, str | None] = field(default_factory=dict)  # rel -> node where the level does not say
+    names: list[str] = field(default_factory=list)  # the level's names that are nodes (file names: one family)
+    legacy: bool = True  # no job-level evidence at all: each path read alone (``attribution.host_from_path``)
+    rank_ties: list[tuple[int, str]] = field(default_factory=list)
+    year: int | None = None
+    near_year: int | None = None  # the year most files are in, counting their write times: dates far off it are wrong
+    start: float | None = None
+    end: float | None = None
+    open_end: bool = False  # a job still running (tail): lines after ``end`` are expected
+    boot_anchors: dict[str, float] = field(default_factory=dict)
+
+    def node_of(self, rel: str) -> str | None:
+        """The node a file's path or its job-level facts give (lines may still name another, per line)."""
+        if rel in self.nodes:
+            return self.nodes[rel]
+        if self.node_from:
+            regex = compile_node_from(self.node_from)
+            node = node_from_regex(rel, regex) if regex is not None else None
+            if node is not None:
+                return node
+        if self.depth is not None:
+            name = value_at(rel, self.depth)
+            if name is None or (self.names and name not in self._name_set()):
+                return None
+            return self.aliases.get(name, name)
+        if self.legacy:
+            return host_from_path(rel)
+        return None
+
+    def _name_set(self) -> frozenset[str]:
+        cached = self.__dict__.get("_names")
+        if cached is None or cached[0] is not self.names:
+            cached = self.__dict__["_names"] = (self.names, frozenset(self.names))
+        return cached[1]
+
+    @staticmethod
+    def rank_of(rel: str) -> int | None:
+        return rank_from_path(rel)
+
+    def future_limit(self, mtime: float | None) -> float:
+        """Times after this are a wrong clock: later than the file was written and than now, or (a finished job)
+        far later than the job's span, by more than a day or the span's own length."""
+        now = _time.time()
+        limit = (now if mtime is None else max(mtime, now)) + FUTURE_SLACK
+        if self.end is not None and self.start is not None and not self.open_end:
+            return min(limit, self.end + max(FUTURE_SLACK, self.end - self.start))
+        return limit
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> JobContext:
+        data = dict(data)
+        data["rank_ties"] = [(int(r), str(h)) for r, h in data.get("rank_ties", [])]
+        return cls(**data)
+
+
+# ------------------------------------------------------------------------------------------------ sampling
+@dataclass
+class _Sample:
+    """What the two ends of one file say."""
+
+    hosts: Counter[str] = field(default_factory=Counter)  # hosts named as the writer of a line
+    years: Counter[int] = field(default_factory=Counter)
+    lines: list[str] = field(default_factory=list)  # first and last lines, for their times
+    ties: list[tuple[int, str]] = field(default_factory=list)
+    system: int = 0  # lines of the node's own logs (syslog, kernel), not of the job's processes
+
+
+def _ends(f: Any) -> tuple[list[str], list[str]]:
+    """The first and last lines of a file (a gzip file: only the first)."""
+    path = getattr(f, "path", None)
+    if not path or path == "-":
+        return [], []
+    enc = getattr(f, "encoding", "utf-8") or "utf-8"
+    try:
+        if getattr(f, "compressed", False):
+            with gzip.open(path, "rb") as fh:
+                head = fh.read(HEAD_BYTES)
+            return head.decode(enc, "replace").splitlines()[:-1] or [], []
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            head = fh.read(HEAD_BYTES)
+            tail = b""
+            if size > HEAD_BYTES:
+                fh.seek(max(HEAD_BYTES, size - TAIL_BYTES))
+                tail = fh.read(TAIL_BYTES)
+    except (OSError, EOFError, zlib.error):  # unreadable, truncated or corrupt: ingest warns about it
+        return [], []
+    head_lines = head.decode(enc, "replace").replace("\x00", "").splitlines()
+    if len(head) == HEAD_BYTES:
+        head_lines = head_lines[:-1]
+    tail_lines = tail.decode(enc, "replace").replace("\x00", "").splitlines()[1:] if tail else []
+    return head_lines, tail_lines
+
+
+def _strip_prefixes(line: str) -> str:
+    m = SRUN_LABEL.match(line)
+    if m:
+        line = line[m.end():]
+    m = MPI_TAG.match(line) or ACTOR_PREFIX.match(line)
+    if m:
+        line = line[m.end():]
+    m = TORCHRUN_PREFIX.match(line)
+    if m:
+        line = line[m.end():].lstrip(" ")
+    return line
+
+
+def _host(raw: str) -> str | None:
+    """A host as lines name it; None for loopback names and bare numbers (a port, a pid)."""
+    h = normalize_host(raw)
+    if not h or is_loopback(h) or not (_HAS_LETTER.search(h) or _IP.match(h)):
+        return None
+    return h
+
+
+def _sample(f: Any) -> tuple[_Sample, set[str]]:
+    """A file's sample and the hosts its lines name as concerned (``srun: error: NODE``)."""
+    s = _Sample()
+    others: set[str] = set()
+    head, tail = _ends(f)
+    s.lines = head[:SAMPLE_LINES] + tail[-SAMPLE_LINES:]
+    every = (*head, *tail)
+    first, last = min(len(head), SAMPLE_LINES), len(every) - min(len(tail), SAMPLE_LINES)
+    elastic_host: str | None = None
+    for i, raw in enumerate(every):
+        # the sampled lines are read in full; the others only when they may name a host (most do not)
+        if first <= i < last and elastic_host is None and "NCCL" not in raw and "ost" not in raw \
+                and "OST" not in raw and "srun: error:" not in raw:
             continue
-        try:
-            opener = gzip.open if getattr(f, "compressed", False) else open
-            with opener(path, "rt", encoding="utf-8", errors="replace") as fh:  # type: ignore[operator]
-                for n, line in enumerate(fh):
-                    if n >= head_lines:
-                        break
-                    m = _YEAR_DATE.search(line) or _YEAR_CTIME.search(line)
-                    if m:
-                        years[int(m.group(1))] += 1
-        except (OSError, EOFError, zlib.error):  # unreadable, truncated or corrupt: ingest warns about it
-            continue
-    return years.most_common(1)[0][0] if years else None
+        line = _strip_prefixes(raw)
+        m = _YEAR_DATE.search(line, 0, 64) or _YEAR_CTIME.search(line, 0, 64)
+        if m:
+            s.years[int(m[1])] += 1
+        host = None
+        if " NCCL " in line or "] NCCL" in line:
+            m = _NCCL.search(line, 0, 160)
+            host = _host(m[1]) if m else None
+        if host is None and line[:1].isalnum():
+            m = _SYSLOG.match(line)
+            if m and m[1] not in ("kernel", "INFO", "WARNING", "ERROR"):
+                host = _host(m[1])
+                s.system += 1
+        elif _UPTIME.match(line):
+            s.system += 1
+        if host is None and line.startswith("[") and ":" in line[:80]:
+            m = _UCX.match(line)
+            host = _host(m[1]) if m else None
+        if host is None and ("host" in line or "Host" in line or "HOST" in line):
+            m = _BANNER.search(line)
+            if m:
+                host = _host(m[1])
+                stripped = line.lstrip()
+                elastic_host = host if stripped.startswith("host") else None
+                r = _RANK_NEAR.search(line)
+                if host and r:
+                    s.ties.append((int(r[1] or r[2]), host))
+        elif elastic_host is not None and line.lstrip().startswith("rank"):
+            r = _ELASTIC_RANK.match(line)
+            if r:
+                s.ties.append((int(r[1]), elastic_host))
+            elastic_host = None
+        if host is not None:
+            s.hosts[host] += 1
+        if "srun: error:" in line:
+            m = _SRUN_ERROR.search(line)
+            if m and _host(m[1]):
+                others.add(_host(m[1]) or "")
+    return s, others
 
 
+def _own_host(hosts: Counter[str]) -> str | None:
+    """The host a file's lines name as their writer when they name one (at least 3 in 4 of the mentions)."""
+    if not hosts:
+        return None
+    host, n = hosts.most_common(1)[0]
+    return host if n * 4 >= 3 * sum(hosts.values()) else None
+
+
+def _sampled(files: Sequence[Any]) -> list[Any]:
+    whole = {}
+    for f in files:  # pieces of one file are sampled once
+        whole.setdefault(getattr(f, "path", ""), f)
+    out = list(whole.values())
+    if len(out) > MAX_FILES:
+        step = len(out) / MAX_FILES
+        out = [out[int(i * step)] for i in range(MAX_FILES)]
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ the context
+def build_context(files: Sequence[Any], node_from: str | None = None, *, year: int | None = None,
+                  accounting: Accounting | None = None, open_end: bool = False) -> JobContext:
+    """The job's context from its files (``files.InputFile``); ``year`` overrides the vote. Raises L4Error for a
+    bad ``node_from`` pattern."""
+    try:
+        compile_node_from(node_from)
+    except ValueError as exc:
+        raise L4Error(str(exc)) from None
+    ctx = JobContext(node_from=node_from, open_end=open_end)
+    files = [f for f in files if not getattr(f, "is_stdin", False)]
+    rels = sorted({f.rel for f in files})
+    samples: dict[str, _Sample] = {}
+    concerned: set[str] = set()
+    for f in _sampled(files):
+        s, others = _sample(f)
+        samples[f.rel] = s
+        concerned |= others
+    own = {rel: h for rel, s in samples.items() if (h := _own_host(s.hosts)) is not None}
+    # ---- nodes
+    level = infer_level(rels, own) if not node_from else NodeLevel()
+    ctx.depth, ctx.layout, ctx.aliases = level.depth, level.how, dict(level.aliases)
+    if node_from:
+        ctx.layout = "--node-from"
+    if level.depth is not None:
+        ctx.names = list(level.names)
+        if level.depth < 0:
+            names = {n for r in rels if (n := value_at(r, -1))}
+            ctx.names = sorted(set(level.names) | (names & (set(own.values()) | concerned)))
+    ctx.legacy = level.depth is None and not own and not node_from
+    if ctx.legacy and rels:
+        ctx.layout = "paths read one by one"
+    for rel in rels:
+        node = ctx.node_of(rel) if not ctx.legacy else None
+        if node is None and rel in own:
+            ctx.nodes[rel] = own[rel]  # outside the level (or no level): the one host its lines name
+    if not ctx.layout and own:
+        ctx.layout = "hosts named in lines"
+    seen: set[tuple[int, str]] = set()
+    for rel in rels:
+        for tie in samples.get(rel, _Sample()).ties:
+            if tie not in seen:
+                seen.add(tie)
+                ctx.rank_ties.append(tie)
+    # ---- time
+    ctx.year, ctx.near_year = (year, year) if year is not None else _vote_year(samples.items(), files)
+    ctx.start, ctx.end = _span(files, samples, ctx.year, ctx.near_year)
+    if files:
+        ctx.boot_anchors = boot_anchors(files, ctx.node_of, ctx.year,
+                                        accounting if accounting is not None else Accounting())
+    return ctx
+
+
+def _vote_year(samples: Iterable[tuple[str, _Sample]], files: Sequence[Any]) -> tuple[int | None, int | None]:
+    """The job's year and the year it is near. Each file with dated lines votes once, for the year most of them
+    carry, unless that year is after the file was written (a line cannot be dated after its file was last
+    written: a wrong clock, a line dated 2099); more dated lines break ties. Without such votes there is no job
+    year (each file then takes its own write time's year, rolling back a year for dates later in the year than
+    that, as ``timestamps`` does), only the year most files were written in, that dates must be near."""
+    votes: Counter[int] = Counter()
+    lines: Counter[int] = Counter()
+    written: Counter[int] = Counter()
+    mtimes = {f.rel: f.mtime for f in files if getattr(f, "mtime", None)}
+    for rel, s in samples:
+        wy = _time.gmtime(mtimes[rel]).tm_year if rel in mtimes else None
+        if wy is not None:
+            written[wy] += 1
+        if s.years:
+            y = s.years.most_common(1)[0][0]
+            if wy is None or y <= wy:
+                votes[y] += 1
+                lines.update(s.years)
+    if votes:
+        best = max(votes, key=lambda y: (votes[y], lines[y]))
+        return best, best
+    return None, (written.most_common(1)[0][0] if written else None)
+
+
+def _span(files: Sequence[Any], samples: dict[str, _Sample], year: int | None,
+          near: int | None = None) -> tuple[float | None, float | None]:
+    """The job's first and last time: each file's first and last sampled times, without those far from what
+    most files say (a wild date). The node's own logs (syslog, kernel) go back to its boot, weeks before the
+    job: they set the start only when the job's processes left no time at all, but their ends count."""
+    mtimes = {f.rel: getattr(f, "mtime", None) for f in files}
+    now = _time.time()
+    spans: list[tuple[bool, float, float]] = []
+    for rel, s in samples.items():
+        mtime = mtimes.get(rel)
+        limit = (now if mtime is None else max(now, mtime)) + FUTURE_SLACK
+        parser = TimestampParser(year, mtime, near)
+        times = []
+        for line in s.lines:
+            t = parser.parse(_strip_prefixes(line))[0]
+            if t is not None and t <= limit:
+                times.append(t)
+        if times:
+            spans.append((2 * s.system >= len(s.lines), min(times), max(times)))
+    own = [(a, b) for system, a, b in spans if not system] or [(a, b) for _, a, b in spans]
+    if not own:
+        return None, None
+    starts, ends = [a for a, _ in own], [b for _, b in own]
+    s_med, e_med = statistics.median(starts), statistics.median(ends)
+    gap = max(6 * 3600.0, 2 * (e_med - s_med))
+    start = min(s for s in starts if s >= s_med - gap)
+    end = max((e for _, _, e in spans if e_med - gap <= e <= e_med + gap), default=max(ends))
+    return start, max(start, end)
+
+
+def job_year(files: Sequence[Any]) -> int | None:
+    """The year most of a job's files carry (see ``build_context``)."""
+    return _vote_year(((f.rel, _sample(f)[0]) for f in _sampled(files)), files)[0]

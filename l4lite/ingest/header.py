@@ -10,6 +10,8 @@ import re
 
 from l4lite.ingest import lineclass as lc
 from l4lite.ingest.attribution import (
+    ACTOR_PREFIX,
+    MPI_TAG,
     NAMED_HOST_PREFIX,
     NCCL_HEADER,
     SRUN_LABEL,
@@ -80,6 +82,26 @@ class HeaderReading:
                 rank = int(m[1])
                 rank_span = m.span(1)
                 global_rank = True
+                pos = m.end()
+                c = s[pos] if pos < len(s) else ""
+        if c == "[" and s.find(">:", pos, pos + 26) > 0:
+            m = MPI_TAG.match(s, pos)
+            if m:
+                rank = int(m[1])
+                rank_span = m.span(1)
+                global_rank = True
+                pos = m.end()
+                c = s[pos] if pos < len(s) else ""
+        if c == "(" and s.find(" pid=", pos, pos + 64) > 0:
+            m = ACTOR_PREFIX.match(s, pos)
+            if m:
+                if m[1] is not None:
+                    rank = int(m[1])
+                    rank_span = m.span(1)
+                    global_rank = True
+                if m[2] is not None:
+                    host = self._host(m[2])
+                    host_span = m.span(2)
                 pos = m.end()
                 c = s[pos] if pos < len(s) else ""
         if (c == "[" or c == " ") and s.find("]:", pos, pos + 48) > 0:

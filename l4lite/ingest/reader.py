@@ -13,7 +13,6 @@ Every line ends in exactly one record or in ``accounting.lines_skipped`` with a 
 from __future__ import annotations
 
 import re
-import time as _time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -26,10 +25,10 @@ from l4lite.ingest.attribution import (
     NCCL_RANK,
     SYSLOG_HOST,
     RankMap,
-    attribute_path,
     compile_node_from,
     normalize_host,
 )
+from l4lite.ingest.context import JobContext, build_context
 from l4lite.ingest.decode import iter_line_blocks
 from l4lite.ingest.files import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover
 from l4lite.ingest.header import CRI_PREFIX, HeaderReading
@@ -37,14 +36,13 @@ from l4lite.ingest.lineclass import OpenRecord
 from l4lite.ingest.pieces import lead_of
 from l4lite.ingest.runs import RUN_BLOCK_LINES, RunReading, ShapeBook, ShapeRun
 from l4lite.ingest.shape import FOLD_DIGITS
-from l4lite.ingest.timestamps import TimestampParser, boot_anchors
+from l4lite.ingest.timestamps import TimestampParser
 from l4lite.records import Accounting, Record
 
 __all__ = ["IngestOptions", "RankMap", "iter_records", "iter_job", "prepare_job", "read_file"]
 
 _HOLD_LINES = 1000  # lines held at the start of a file while its host is still unknown
 _STALE_LINES = 5000  # an open multi-line record untouched for this many lines is closed
-_FUTURE_SLACK = 86400.0  # a line stamped this long after its file was last written (and after now) has a wrong clock
 _AMBIGUOUS = "\x00"  # a stream that showed two different hosts (or GPUs)
 _SPACE_START = frozenset(" \t")
 _KIND_STARTS = frozenset("T=fEN")  # first characters of messages that may open a multi-line record
@@ -56,22 +54,40 @@ STEPD_NODE = re.compile(r"\bON ([A-Za-z0-9][\w.-]*) CANCELLED AT\b")
 
 @dataclass
 class IngestOptions:
-    """How to read a job. ``rank_map`` collects rank -> node ties across the files read with these options, and
-    ``shape_books`` the line shapes learnt in them (``runs.ShapeBook``)."""
+    """How to read a job. ``context`` holds the job-level facts (``context.build_context``: nodes of files, year,
+    span, boot anchors), built once per job and shared by every shard; ``node_from`` and ``year`` are only used
+    to build it when none is given (an explicit ``year`` also wins over the context's). ``rank_map`` collects
+    rank -> node ties across the files read with these options, and ``shape_books`` the line shapes learnt in
+    them (``runs.ShapeBook``)."""
 
     node_from: str | None = None
     max_line_chars: int = DEFAULT_MAX_LINE_CHARS
     year: int | None = None
     max_record_lines: int = 2000
     rank_map: RankMap = field(default_factory=RankMap)
-    boot_anchors: dict[str, float] = field(default_factory=dict)  # node -> boot wall time, see prepare_job
+    boot_anchors: dict[str, float] = field(default_factory=dict)  # node -> boot wall time (the context's)
     line_shapes: bool = True  # read lines of an already seen shape from remembered offsets (same records)
     line_runs: bool = True  # and runs of such lines a block at a time (``l4lite.ingest.runs``; same records)
     shape_books: dict[tuple, ShapeBook] = field(default_factory=dict, repr=False, compare=False)
+    context: JobContext | None = None
 
     def shape_book(self, context: tuple) -> ShapeBook:
         """The book of the files that read a shape alike (see ``ShapeBook``)."""
         return self.shape_books.setdefault(context, ShapeBook())
+
+    def use(self, context: JobContext) -> IngestOptions:
+        """Read with ``context``: its rank ties seed the rank map, its boot anchors are the options'."""
+        self.context = context
+        for rank, host in context.rank_ties:
+            self.rank_map.tie(rank, host, GLOBAL_WEIGHT - 2)
+        self.boot_anchors.update(context.boot_anchors)
+        return self
+
+    def job_context(self) -> JobContext:
+        """The context to read with: the one given, else one that reads each path alone."""
+        if self.context is None:
+            self.context = JobContext(node_from=self.node_from, year=self.year)
+        return self.context
 
 
 def iter_records(paths: Sequence[str], options: IngestOptions, accounting: Accounting) -> Iterator[Record]:
@@ -88,15 +104,12 @@ def iter_job(job: Job, options: IngestOptions, accounting: Accounting,
         yield from read_file(input_file, options, accounting, runs=runs)
 
 
-def prepare_job(job: Job, options: IngestOptions, accounting: Accounting) -> None:
-    """Job-wide facts needed before reading files one by one (so that shards can read files independently):
-    the boot time of nodes whose dmesg captures only carry uptimes (``timestamps.boot_anchors``)."""
-    try:
-        node_re = compile_node_from(options.node_from)
-    except ValueError as exc:
-        raise L4Error(str(exc)) from None
-    found = boot_anchors(job.files, lambda rel: attribute_path(rel, node_re)[0], options.year, accounting)
-    options.boot_anchors.update(found)
+def prepare_job(job: Job, options: IngestOptions, accounting: Accounting) -> JobContext:
+    """The job's context (``context.build_context``), built once before its files are read one by one (so that
+    shards can read files independently), unless the options carry one already."""
+    if options.context is None:
+        options.use(build_context(job.files, options.node_from, year=options.year, accounting=accounting))
+    return options.context  # type: ignore[return-value]
 
 
 def read_file(input_file: InputFile, options: IngestOptions, accounting: Accounting,
@@ -106,8 +119,7 @@ def read_file(input_file: InputFile, options: IngestOptions, accounting: Account
         node_re = compile_node_from(options.node_from)
     except ValueError as exc:
         raise L4Error(str(exc)) from None
-    reader = _FileReader(input_file, options, accounting, rank_map if rank_map is not None else options.rank_map,
-                         node_re)
+    reader = _FileReader(input_file, options, accounting, rank_map if rank_map is not None else options.rank_map)
     if input_file.is_piece and input_file.start > 0:
         reader.learn_lead(lead_of(input_file), node_re)
     return reader.run(runs)
@@ -117,14 +129,16 @@ class _FileReader(HeaderReading, RunReading):
     """Reads one file; see the module docstring for the state it keeps."""
 
     def __init__(self, input_file: InputFile, options: IngestOptions, accounting: Accounting,
-                 rank_map: RankMap, node_re) -> None:
+                 rank_map: RankMap) -> None:
         self.f = input_file
         self.opt = options
         self.acc = accounting
         self.rank_map = rank_map
-        self.path_node, self.path_rank = attribute_path(input_file.rel, node_re)
+        self.ctx = ctx = options.job_context()
+        self.path_node, self.path_rank = ctx.node_of(input_file.rel), ctx.rank_of(input_file.rel)
         self.default_source = lc.default_source(input_file.rel)
-        self.ts = TimestampParser(options.year, input_file.mtime)
+        self.ts = TimestampParser(options.year if options.year is not None else ctx.year, input_file.mtime,
+                                  options.year if options.year is not None else ctx.near_year)
         if self.path_node is not None and self.path_node in options.boot_anchors:
             self.ts.set_prescan_anchor(0, options.boot_anchors[self.path_node])
         self.open: dict[str, OpenRecord] = {}
@@ -154,7 +168,7 @@ class _FileReader(HeaderReading, RunReading):
         pieces before this one have them."""
         if not lead:
             return
-        warm = _FileReader(lead[0], self.opt, Accounting(), self.rank_map, node_re)
+        warm = _FileReader(lead[0], self.opt, Accounting(), self.rank_map)
         for part in lead:
             warm.f = part
             for _ in warm.run():
@@ -371,19 +385,18 @@ class _FileReader(HeaderReading, RunReading):
         return h
 
     def _future_limit(self) -> float:
-        mtime = self.f.mtime
-        now = _time.time()
-        return (now if mtime is None else max(mtime, now)) + _FUTURE_SLACK
+        return self.ctx.future_limit(self.f.mtime)
 
     def _future_time(self, lineno: int, t: float) -> bool:
-        """A time later than the file was last written, and than now: a wrong clock. Its line keeps the time of
-        the line before (so one node's broken clock cannot stretch the job's timeline to a distant year)."""
+        """A time later than the file was last written and than now, or far after the job's span: a wrong clock.
+        Its line keeps the time of the line before (so one node's broken clock cannot stretch the job's timeline
+        to a distant year), in its file's order, and is counted."""
         self.future = self._future_limit()  # a long-lived reader (tail) moves the limit with the clock
         if t <= self.future:
             return False
         if not self.future_lines:
-            self.acc.warn(f"{self.f.rel}:{lineno}: time stamped in the future (after the file was last written); "
-                          "such times are ignored (wrong clock?)")
+            self.acc.warn(f"{self.f.rel}:{lineno}: time stamped in the future (after the file was last written, or "
+                          "far after the rest of the job); such times are ignored (wrong clock?)")
         self.future_lines += 1
         return True
 

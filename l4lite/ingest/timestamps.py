@@ -97,11 +97,12 @@ def _frac(digits: str | None) -> float:
 class TimestampParser:
     """Per-file timestamp state: year inference and the dmesg boot anchor."""
 
-    __slots__ = ("_year", "_default_year", "_mtime", "_last_month", "_days", "boot", "boot_index",
+    __slots__ = ("_year", "_default_year", "_near", "_mtime", "_last_month", "_days", "boot", "boot_index",
                  "_last_uptime", "_prescan_boot", "_cache", "_same", "_minutes")
 
-    def __init__(self, year: int | None = None, mtime: float | None = None) -> None:
+    def __init__(self, year: int | None = None, mtime: float | None = None, near: int | None = None) -> None:
         self._default_year = year
+        self._near = near if near is not None else year  # dates more than a year off it are a wrong clock
         self._mtime = mtime
         self._year: int | None = year
         self._last_month: int | None = None
@@ -128,6 +129,9 @@ class TimestampParser:
         return v
 
     def _seen_year(self, y: int, m: int) -> None:
+        dy = self._near
+        if dy is not None and abs(y - dy) > 1:
+            return  # one line with a wild date does not move the job's year (``context.build_context``)
         if y != self._year:
             self._cache.clear()  # cached dates without a year were computed for another year
         self._year = y

@@ -14,7 +14,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from l4lite.errors import L4Error
 from l4lite.records import Accounting, Record
 
 
@@ -48,13 +47,13 @@ class IngestLineReader:
 
     __slots__ = ("r", "max_chars", "n", "warn", "skipped", "_stale", "_hold", "_warned", "_ambiguous", "_partial")
 
-    def __init__(self, rel: str, options: Any, accounting: Accounting, node_re: Any, mtime: float,
+    def __init__(self, rel: str, options: Any, accounting: Accounting, mtime: float,
                  warn: Callable[[str], None], skipped: Counter[str] | None = None) -> None:
         from l4lite.ingest import reader as ingest
         from l4lite.ingest.files import InputFile
 
         self.r = ingest._FileReader(InputFile(path=rel, rel=rel, mtime=mtime), options, accounting,
-                                    options.rank_map, node_re)
+                                    options.rank_map)
         self.max_chars = options.max_line_chars
         self.n = 0
         self.warn = warn
@@ -168,18 +167,13 @@ def default_reader_factory(root: str, warn: Callable[[str], None] | None = None,
                            rank_map: Any = None, paths: Sequence[str] = ()) -> ReaderFactory:
     """Per-stream record readers built on the ingest stage's parsing; they share one rank -> node map.
 
-    ``paths``: the files there at start. As ``analyze`` does, the job's year (for timestamps printed without
-    one) and the boot time of nodes whose dmesg captures only carry uptimes are learnt from them first.
+    ``paths``: the files there at start. As ``analyze`` does, the job's context (``ingest.context``: the node of
+    each file, the year for timestamps printed without one, the boot time of nodes whose dmesg captures only
+    carry uptimes) is built from them first; the job is still running, so its span stays open.
     """
-    from l4lite.ingest.attribution import compile_node_from
-    from l4lite.ingest.context import job_year
-    from l4lite.ingest.files import InputFile, Job
-    from l4lite.ingest.reader import IngestOptions, prepare_job
+    from l4lite.ingest.context import build_context, job_year
+    from l4lite.ingest.files import InputFile
 
-    try:
-        node_re = compile_node_from(node_from)
-    except ValueError as exc:
-        raise L4Error(str(exc)) from None
     accounting = Accounting()
 
     def input_files(found: Sequence[str]) -> list[InputFile]:
@@ -194,25 +188,27 @@ def default_reader_factory(root: str, warn: Callable[[str], None] | None = None,
                                        mtime=st.st_mtime, compressed=path.endswith(".gz")))
         return files
 
+    from l4lite.ingest.reader import IngestOptions
+
     files = input_files(paths)
-    options = IngestOptions(node_from=node_from, year=job_year(files) if files else None)
+    context = build_context(files, node_from, accounting=accounting, open_end=True)
+    options = IngestOptions(node_from=node_from)
     if rank_map is not None:
         options.rank_map = rank_map
-    if files:
-        prepare_job(Job(root, files), options, accounting)
+    options.use(context)
     say = warn or (lambda message: None)
     tried = [time.monotonic() if files else 0.0]
 
     def make(rel: str) -> RecordReader:
         # Lines without a year take the job's year (learnt once files have lines), else the file's mtime.
-        if options.year is None and time.monotonic() - tried[0] >= 1.0:
+        if context.year is None and time.monotonic() - tried[0] >= 1.0:
             tried[0] = time.monotonic()
-            options.year = job_year(input_files([os.path.join(root, rel)]))
+            context.year = job_year(input_files([os.path.join(root, rel)]))
         try:
             mtime = os.stat(os.path.join(root, rel)).st_mtime
         except OSError:
             mtime = time.time()
-        return IngestLineReader(rel, options, accounting, node_re, mtime, say, skipped)
+        return IngestLineReader(rel, options, accounting, mtime, say, skipped)
 
     skipped: Counter[str] = Counter()
     make.skipped = skipped  # type: ignore[attr-defined]

@@ -28,7 +28,6 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from l4lite.errors import L4Error
-from l4lite.ingest.context import job_year
 from l4lite.ingest.files import discover
 from l4lite.ingest.flight_recorder import read_dumps
 from l4lite.ingest.pieces import piece_count
@@ -46,7 +45,7 @@ from l4lite.scale.shards import (
     total_steps_hint,
     unify_templates,
 )
-from l4lite.scan.job import scan_job
+from l4lite.scan.job import job_context, note_context, scan_job
 from l4lite.scan.scanner import JobScan
 
 
@@ -321,9 +320,9 @@ def scan_job_parallel(paths: Sequence[str], options: AnalyzeOptions, execution: 
     own = engine is None
     engine = engine if engine is not None else make_engine(execution.jobs, execution.scheduler)
     try:
-        year = job_year(job.files)
+        context = job_context(job.files, options, accounting)
         steps = total_steps_hint(job.files)
-        tasks = [ShardTask(i, tuple(shard), job.root, options.node_from, year, tuple(options.rules_files),
+        tasks = [ShardTask(i, tuple(shard), job.root, context, tuple(options.rules_files),
                            float(options.bucket_seconds), steps)
                  for i, shard in enumerate(job_shards(job.files, engine.workers))]
         result = engine.run(tasks, execution.progress, meanwhile=_preload)
@@ -334,6 +333,7 @@ def scan_job_parallel(paths: Sequence[str], options: AnalyzeOptions, execution: 
     scan.flight_records = read_dumps(job.dumps, scan.accounting)
     scan.info["scan_seconds"] = round(time.perf_counter() - started, 3)
     scan.info["shards"] = len(tasks)
+    note_context(scan, context)
     return scan
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from l4lite.ingest.attribution import RankMap
+from l4lite.ingest.context import JobContext
 from l4lite.ingest.files import InputFile
 from l4lite.ingest.pieces import share_weights, split_large
 from l4lite.records import Accounting
@@ -41,8 +42,7 @@ class ShardTask:
     index: int
     files: tuple[InputFile, ...]
     root: str
-    node_from: str | None
-    year: int | None
+    context: JobContext
     rules_files: tuple[str, ...]
     bucket_seconds: float
     total_steps: int | None = None
@@ -157,7 +157,7 @@ def scan_shard(task: ShardTask) -> ShardResult:
 
     started = time.perf_counter()
     accounting = Accounting()
-    ingest = IngestOptions(node_from=task.node_from, year=task.year)
+    ingest = IngestOptions(node_from=task.context.node_from).use(task.context)
     rules = _rules(task.rules_files)
     # Hugging Face prints "Total optimization steps" once (rank 0): every shard needs it to turn epochs into
     # iterations, as the one pass has it from the job's first file on

@@ -10,7 +10,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from l4lite.ingest.context import job_year
+from l4lite.ingest.context import JobContext, build_context
 from l4lite.ingest.files import discover
 from l4lite.ingest.flight_recorder import read_dumps
 from l4lite.ingest.reader import IngestOptions, read_file
@@ -43,16 +43,24 @@ def scan_job(paths: Sequence[str], options: AnalyzeOptions, *, rules: Any = None
     return scan
 
 
+def job_context(files: Sequence[Any], options: AnalyzeOptions, accounting: Accounting | None = None) -> JobContext:
+    """The job's context (``ingest.context``), built once for every entry point from the analysis options."""
+    return build_context(files, options.node_from, accounting=accounting)
+
+
 def scan_files(files: Sequence[Any], root: str, options: AnalyzeOptions, *, accounting: Accounting | None = None,
-               rules: Any = None, miner: Any = None, progress: ProgressFn | None = None) -> JobScan:
+               rules: Any = None, miner: Any = None, progress: ProgressFn | None = None,
+               context: JobContext | None = None) -> JobScan:
     """Scan some of a job's files (``sources.InputFile`` from ``sources.discover``): one shard, or all of them.
+    ``context``: the whole job's (built from ``files`` when not given).
 
     Shards of one job scanned separately merge with ``JobScan.merge`` followed by ``JobScan.remap_nodes``.
     """
     started = time.perf_counter()
     accounting = accounting if accounting is not None else Accounting()
     rules = rules if rules is not None else load_rules(options)
-    ingest = IngestOptions(node_from=options.node_from, year=job_year(files))
+    context = context if context is not None else job_context(files, options, accounting)
+    ingest = IngestOptions(node_from=options.node_from).use(context)
     scanner = Scanner(miner if miner is not None else new_miner(), rules, bucket_seconds=options.bucket_seconds,
                       root=root)
     feed_files(scanner, files, ingest, accounting, progress)
@@ -61,6 +69,7 @@ def scan_files(files: Sequence[Any], root: str, options: AnalyzeOptions, *, acco
             accounting.warn(w)
     scan = scanner.finish(accounting, ingest.rank_map.as_dict())
     scan.info.setdefault("nodes", len(scan.node_last))
+    note_context(scan, context)
     scan.info["scan_seconds"] = round(time.perf_counter() - started, 3)
     return scan
 
@@ -87,3 +96,10 @@ def feed_files(scanner: Scanner, files: Sequence[Any], ingest: IngestOptions, ac
             done += input_file.size
             if progress is not None:
                 progress(done, total, n)
+
+
+def note_context(scan: JobScan, context: JobContext) -> None:
+    """What the job context decided, kept in the scan's info for the incident's stats and the report."""
+    scan.info["node_layout"] = context.layout
+    if context.start is not None and context.end is not None:
+        scan.info["job_span"] = [context.start, context.end]

@@ -1,0 +1,175 @@
+"""Which folder level (or file name) of a job's paths names its nodes, decided for the whole job at once.
+
+One path alone cannot tell a host from a run id (``ddp-001_q6b2260f``), a model (``llama-7b``) or a stray file
+(``latin1.log``); the job as a whole can. A level of the paths (the first folder, the second, ..., the file name)
+is the node level when its names *partition* the job (each name is one folder, found under one parent) and
+*agree* with the hosts that the lines themselves name (NCCL headers, syslog host fields, torchelastic summaries,
+``hostname`` banners): each name of the level goes with one host, and no host with two names. Lines are the
+stronger evidence: a level whose names disagree with them is not the node level, whatever they look like.
+
+Some components are layout, never nodes, because the tool that wrote them says so: torchelastic's
+``<run_id>_<random>/attempt_N/<local_rank>/`` folders, ``mpirun --output-filename``'s ``<app>/rank.N/``,
+bare numbers (ranks, task ids) and dates.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from l4lite.ingest.attribution import host_from_path, normalize_host
+
+_ATTEMPT = re.compile(r"attempt_\d+$")
+_NUMBER = re.compile(r"(?!\d{1,3}([.-])\d{1,3}\1\d{1,3}\1\d{1,3}$)[\d._-]+$")
+_RANK_DIR = re.compile(r"(?:local_)?rank[-_.]?\d+$", re.I)
+_DATE = re.compile(r"\d{4}-?\d\d-?\d\d(?:[T_ -]?\d\d[:-]?\d\d(?:[:-]?\d\d)?)?")
+_STRIP_EXT = re.compile(r"\.(?:gz|log|txt|out|err|stdout|stderr|json|jsonl|csv|\d{1,3})$", re.I)
+_FOLD = str.maketrans("0123456789", "0000000000")
+LOOPBACK = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "::1", "0.0.0.0", "(none)"})
+
+
+def is_loopback(host: str) -> bool:
+    """A name every machine gives itself: it says which process wrote a line, never which node."""
+    return host in LOOPBACK or host.startswith("127.")
+
+
+@dataclass
+class NodeLevel:
+    """The answer: ``depth`` of the folder level naming nodes (0 = the first folder; -1 = the file name; None =
+    no level), how it was found, and the host named in lines for a folder name that differs from it."""
+
+    depth: int | None = None
+    how: str = ""
+    aliases: dict[str, str] = field(default_factory=dict)
+    names: list[str] = field(default_factory=list)  # the level's names that are nodes (empty: all of them)
+
+
+def split_rel(rel: str) -> tuple[list[str], str]:
+    """A relative path's folders and its file name without the log extensions."""
+    parts = rel.replace("\\", "/").split("/")
+    name = parts[-1]
+    while True:
+        stripped = _STRIP_EXT.sub("", name)
+        if stripped == name or not stripped:
+            break
+        name = stripped
+    return parts[:-1], name
+
+
+def layout_parts(dirs: Sequence[str]) -> set[int]:
+    """Indexes of folders that a launcher's layout names, so never a node: torchelastic's run folder, attempt
+    and local rank folders, numbers, ranks and dates."""
+    out: set[int] = set()
+    for i, d in enumerate(dirs):
+        if _ATTEMPT.match(d):
+            out.update((i - 1, i, i + 1))  # <run_id>_<random>/attempt_N/<local_rank>
+        elif _NUMBER.match(d) or _RANK_DIR.match(d) or _DATE.fullmatch(d):
+            out.add(i)
+    return out
+
+
+def value_at(rel: str, depth: int) -> str | None:
+    """The name a file has at a level (``depth`` -1: its file name, read for a host), or None."""
+    dirs, name = split_rel(rel)
+    if depth < 0:
+        return host_from_path(name)
+    if depth >= len(dirs) or depth in layout_parts(dirs) or dirs[depth][:1] in ("", "_", "."):
+        return None  # a hidden or private folder (``_meta``, ``.cache``) holds no node's logs
+    return normalize_host(dirs[depth])
+
+
+def infer_level(rels: Sequence[str], file_hosts: Mapping[str, str]) -> NodeLevel:
+    """The node level of a job (see the module docstring). ``file_hosts``: the one host a file's lines name as
+    their writer, for the files that have one."""
+    if not rels:
+        return NodeLevel()
+    max_depth = max(len(split_rel(r)[0]) for r in rels)
+    stems = {r: v for r in rels if (v := value_at(r, -1))}
+    verified: list[tuple[tuple, int, dict[str, str], list[str]]] = []
+    unverified: list[tuple[tuple, int, list[str]]] = []
+    for depth in [*range(max_depth), -1]:
+        values = {r: value_at(r, depth) for r in rels}
+        named = {r: v for r, v in values.items() if v}
+        distinct = set(named.values())
+        if not distinct or (depth >= 0 and _crossed(named, stems)):
+            continue
+        by_value: dict[str, Counter[str]] = defaultdict(Counter)
+        for r, v in named.items():
+            h = file_hosts.get(r)
+            if h:
+                by_value[v][h] += 1
+        hosts_of = {v: c.most_common(1)[0][0] for v, c in by_value.items()}
+        coarser = any(len(c) > 1 and sorted(c.values())[-2] > 1 for c in by_value.values())
+        finer = len(set(hosts_of.values())) < len(hosts_of)
+        if by_value:
+            if coarser or finer:
+                continue  # one name holds files of several hosts, or one host's files sit under several names
+            agree = sum(c[hosts_of[v]] for v, c in by_value.items())
+            aliases = {v: h for v, h in hosts_of.items() if v != h}
+            names = sorted(v for v in distinct if v in hosts_of or _alike(v, hosts_of))
+            verified.append(((agree, len(named), depth >= 0, -depth), depth, aliases, names))
+            continue
+        if len(distinct) < 2 or not _partitions(named, depth) or (depth < 0 and not _one_family(distinct)):
+            continue
+        names = sorted(family_members(distinct)) if depth < 0 else sorted(distinct)
+        unverified.append(((depth >= 0, len(distinct), -depth), depth, names))
+    if verified:
+        _, depth, aliases, names = max(verified, key=lambda v: v[0])
+        return NodeLevel(depth, "folder names agreeing with hosts in lines" if depth >= 0
+                         else "file names agreeing with hosts in lines", aliases, names)
+    if unverified:
+        _, depth, names = max(unverified, key=lambda v: v[0])
+        return NodeLevel(depth, "folder names partitioning the job" if depth >= 0
+                         else "file names of one family", {}, names)
+    return NodeLevel()
+
+
+def _crossed(named: Mapping[str, str], stems: Mapping[str, str]) -> bool:
+    """A host-like file name found under two names of a folder level (``kernel/n1.log``, ``gpu/n1.log``): the
+    folders sort the files by kind, the file names name the nodes."""
+    where: dict[str, str] = {}
+    for r, stem in stems.items():
+        v = named.get(r)
+        if v is not None and where.setdefault(stem, v) != v:
+            return True
+    return False
+
+
+def _alike(name: str, evidenced: Mapping[str, str]) -> bool:
+    """A name without hosts in its lines, beside names with them: a node when it reads like them (same name with
+    digits folded, or a common start: ``cpu-node-a`` beside ``cpu-node-b``); a ``config`` folder is not."""
+    folded = name.translate(_FOLD)
+    for other in evidenced:
+        if other.translate(_FOLD) == folded or len(os.path.commonprefix([name, other])) >= 3:
+            return True
+    return False
+
+
+def _partitions(named: Mapping[str, str], depth: int) -> bool:
+    """Each name of the level sits under one parent path: ``node1/gpu0`` and ``node2/gpu0`` do not partition."""
+    if depth <= 0:
+        return True
+    parent: dict[str, str] = {}
+    for r, v in named.items():
+        p = "/".join(split_rel(r)[0][:depth])
+        if parent.setdefault(v, p) != p:
+            return False
+    return True
+
+
+def _one_family(names: set[str]) -> bool:
+    """File names that name nodes look alike (``node017``, ``node018``); when most do, one odd name
+    (``latin1``) does not make the level wrong, it is left out by ``family_members``."""
+    return max(Counter(n.translate(_FOLD) for n in names).values()) >= 2
+
+
+def family_members(names: set[str]) -> set[str]:
+    """The names of the largest family (digits folded) when it has at least two members, else all names."""
+    fam = Counter(n.translate(_FOLD) for n in names)
+    top, count = fam.most_common(1)[0]
+    if count < 2:
+        return set(names)
+    return {n for n in names if n.translate(_FOLD) == top or fam[n.translate(_FOLD)] >= 2}
