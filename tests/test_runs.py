@@ -443,10 +443,11 @@ def test_format_zoo_reads_the_same_in_runs(tmp_path: Path, fmt: str) -> None:
     import format_zoo
 
     gen, name = format_zoo.FORMATS[fmt]
-    for node in range(2):
+    for node in range(2):  # the second node's lines from far into its log (wider numbers, tqdm bars drawn)
         f = tmp_path / "job" / f"node{node + 1:03d}" / name
         f.parent.mkdir(parents=True)
-        f.write_text("\n".join(itertools.islice(gen(node, random.Random(node)), 3000)) + "\n", encoding="utf-8")
+        lines = itertools.islice(gen(node, random.Random(node)), 40_000 * node, 40_000 * node + 3000)
+        f.write_text("\n".join(lines) + "\n", encoding="utf-8")
     paths = [str(tmp_path / "job")]
     assert _same_three_ways(paths) > 5000
     assert _run_share(paths) >= _ZOO_RUNS[fmt]

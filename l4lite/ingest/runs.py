@@ -69,7 +69,7 @@ def run_shape(key: bytes, layout: tuple[int, int, int] | None, msg_start: int, m
     rank (character offsets are byte offsets only there). A plan without a layout is of a line without a
     timestamp: its lines take the time of the line before them, as the per-line path gives them."""
     ds, fs, fl = layout if layout is not None else (-1, -1, 0)
-    end = max(ds + 19, fs + fl, prefix_end, rank_span[1] if rank_span is not None else 0)
+    end = max(ds + 19 if ds >= 0 else 0, fs + fl, prefix_end, rank_span[1] if rank_span is not None else 0)
     if not key[:end].isascii() or len(key) < end:
         return None
     msg_key = key[msg_start:msg_end] if key.isascii() else None
