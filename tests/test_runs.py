@@ -167,9 +167,9 @@ def test_prefixed_streams_read_the_same(tmp_path: Path, prefix: str) -> None:
     f.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert _same_three_ways([str(f)]) > 2500
     share = _run_share([str(f)])
-    if prefix in ("{rank:>2}: ", "[rank{rank}]: ", "[{pid}] [rank{rank}]: "):
+    if prefix in ("{rank:>2}: ", "[rank{rank}]: ", "[{pid}] [rank{rank}]: ", "[default{rank}]:"):
         assert share > (0.1 if "pid" in prefix else 0.3)
-    else:  # a torchrun local rank (behind an srun label too) and a host prefix: those lines go line by line
+    else:  # a local rank behind an srun label and a host prefix: those lines go line by line
         assert share < 0.05  # (a few of the lines without a prefix make short runs)
     a, state_a = _spool([str(f)], True, tmp_path / "runs.arrows")
     b, state_b = _spool([str(f)], False, tmp_path / "lines.arrows")
@@ -424,3 +424,35 @@ def test_a_merged_file_in_pieces_scans_as_one_pass_with_runs(sim_jobs: list[Path
 
     whole = scan_job([str(job)], options, rules=rules)
     assert signature(scan_job_parallel([str(job)], options, engine=Many())) == signature(whole)
+
+
+_ZOO_RUNS = {"megatron": 0.9, "megatron-deepspeed": 0.9, "deepspeed": 0.9, "hf-trainer": 0.9, "lightning": 0.9,
+             "nemo": 0.9, "torchtitan": 0.9, "composer": 0.9, "fairseq": 0.8, "python-logging": 0.9,
+             "json-lines": 0.9, "nccl": 0.0, "kernel": 0.0, "storage": 0.0}
+
+
+@pytest.mark.parametrize("fmt", sorted(_ZOO_RUNS))
+def test_format_zoo_reads_the_same_in_runs(tmp_path: Path, fmt: str) -> None:
+    """The formats of ``benchmarks/format_zoo.py`` (from real excerpts: timestamps or none, a rank in a local
+    ``[defaultN]:`` prefix or in the message, right-aligned counters whose width changes) read the same in runs,
+    per shape and in full, and their spools are equal; the share of their lines that runs take is pinned; the scans of runs and of records agree."""
+    import itertools
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import format_zoo
+
+    gen, name = format_zoo.FORMATS[fmt]
+    for node in range(2):  # the second node's lines from far into its log (wider numbers, tqdm bars drawn)
+        f = tmp_path / "job" / f"node{node + 1:03d}" / name
+        f.parent.mkdir(parents=True)
+        lines = itertools.islice(gen(node, random.Random(node)), 40_000 * node, 40_000 * node + 3000)
+        f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    paths = [str(tmp_path / "job")]
+    assert _same_three_ways(paths) > 5000
+    assert _run_share(paths) >= _ZOO_RUNS[fmt]
+    a, state_a = _spool(paths, True, tmp_path / "runs.arrows")
+    b, state_b = _spool(paths, False, tmp_path / "lines.arrows")
+    assert a.equals(b)
+    assert state_a == state_b
+    assert _scan(paths, True, 300) == _scan(paths, False, 300)

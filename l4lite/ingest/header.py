@@ -14,6 +14,7 @@ from l4lite.ingest.attribution import (
     MPI_TAG,
     NAMED_HOST_PREFIX,
     NCCL_HEADER,
+    RANK_IN_MESSAGE,
     SRUN_LABEL,
     TORCHRUN_PREFIX,
     UCX_HEADER,
@@ -27,6 +28,30 @@ DIGITS = frozenset("0123456789")
 # "<RFC3339Nano time> <stdout|stderr> <F|P> <text>"; P marks a partial line whose text goes on in the next one.
 CRI_PREFIX = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d) (stdout|stderr) ([FP])(?: |$)")
 MAX_PLANS = 4096  # line shapes remembered per book (see runs.ShapeBook)
+
+
+_KERN_WORDS = (b"kern", b"user", b"mail", b"daemon", b"auth", b"syslog", b"lpr", b"news", b"uucp", b"cron", b"ftp",
+               b"local")
+_TIME_WORDS = (b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
+               b"Mon", b"Tue", b"Wed", b"Thu", b"Fri", b"Sat", b"Sun", b"DEBUG", b"INFO", b"WARN", b"ERROR",
+               b"CRITICAL")
+
+
+def _stampless(key: bytes, at: int) -> bool:
+    """Whether the timestamp parser finds no timestamp at ``at`` in any line of this shape, whichever its digits:
+    it decides that from letters alone there (a word, a brace, a tab), not from digit values (``2024-13-40`` is
+    no date, ``2024-11-30`` is). Conservative: any start a timestamp form may take says no."""
+    c = key[at:at + 1]
+    if not c:
+        return True
+    nxt = key[at + 1:at + 2]
+    if c == b"0":
+        return key[at + 4:at + 5] not in (b"-", b"/") and key[at + 2:at + 3] != b"/"
+    if c == b"[":
+        return nxt.isalpha() and nxt.islower()
+    if c.isupper():
+        return nxt.isalpha() and not key.startswith(_TIME_WORDS, at)
+    return not key.startswith(_KERN_WORDS, at)
 
 
 class HeaderReading:
@@ -207,19 +232,33 @@ class HeaderReading:
         pending = self.run_pending
         if len(pending) >= MAX_PLANS:  # a file whose blocks never take runs: keep this bounded
             pending.clear()
+        # the rank of a line that names it in its message ("[Rank 3] step=...") sits at the same offsets in every
+        # line of the shape (the search looks at letters and digit classes only)
+        msg_rank = None
+        if rank_in_msg and self.path_rank is None:
+            m = RANK_IN_MESSAGE.search(msg)
+            msg_rank = (a + m.start(1), a + m.end(1)) if m else None
         if layout is not None and not pos and spans[:3] == (None, None, None) and ts_second < 0:
             plans[key] = (layout, a, end, level, source, rank_in_msg)  # the common shape: see _planned_simple
-            if not rank_in_msg or self.path_rank is not None:
+            if msg_rank is not None:
+                pending.append((key, layout, a, end, level, source, 0, msg_rank))
+            elif not rank_in_msg or self.path_rank is not None:
                 pending.append((key, layout, a, end, level, source))
         else:
             plans[key] = (pos, global_rank, local_rank, nccl, level, source, a, end, rank_in_msg, layout) + spans
-            if layout is None or spans[1:3] != (None, None) or nccl:
+            if spans[1:3] != (None, None) or nccl:
                 pass
-            elif not pos and spans[0] is None:  # " [2024-09-11 17:52:18] iteration ..." (Megatron)
-                if not rank_in_msg or self.path_rank is not None:
+            elif layout is None and (ts_end or not _stampless(key, ts_first)
+                                     or (ts_second >= 0 and not _stampless(key, ts_second))):
+                pass  # a timestamp the run path does not read, or a line a later one of its shape may read one in
+            elif not pos and spans[0] is None:  # " [2024-09-11 17:52:18] iteration ...", or no timestamp
+                if msg_rank is not None:
+                    pending.append((key, layout, a, end, level, source, 0, msg_rank))
+                elif not rank_in_msg or self.path_rank is not None:
                     pending.append((key, layout, a, end, level, source))
-            elif global_rank and spans[0] is not None:  # "  3: 2024-..." (srun --label), "[rank3]: ..."
-                pending.append((key, layout, a, end, level, source, pos, spans[0]))
+            elif spans[0] is not None and (global_rank or local_rank):
+                # "  3: 2024-..." (srun --label), "[rank3]: ...", "[default3]: ..." (a local rank)
+                pending.append((key, layout, a, end, level, source, pos, spans[0], local_rank and not global_rank))
 
     def _planned_simple(self, lineno: int, s: str, plan: tuple) -> Record | None:
         """``_planned`` for the most common shape: an ISO timestamp first, no prefix, host or GPU in the line."""

@@ -57,21 +57,25 @@ class RunShape:
     source: str
     msg_key: bytes | None  # the message's shape (``key[msg_start:msg_end]`` when the line is all ASCII)
     prefix_end: int = 0  # end of a stream prefix that names the rank ("  3: " of srun --label), 0 without one
-    rank_start: int = -1  # where the rank's digits sit in that prefix
+    rank_start: int = -1  # where the rank's digits sit: in that prefix, or in the message ("[Rank 3]")
     rank_end: int = -1
+    rank_local: bool = False  # the prefix names a local rank ("[default3]:")
 
 
-def run_shape(key: bytes, layout: tuple[int, int, int], msg_start: int, msg_end: int, level: str | None,
-              source: str, prefix_end: int = 0, rank_span: tuple[int, int] | None = None) -> RunShape | None:
-    """The run shape of a plan, or None when the line is not all ASCII up to the end of its timestamp (character
-    offsets are byte offsets only there)."""
-    ds, fs, fl = layout
-    end = max(ds + 19, fs + fl)
+def run_shape(key: bytes, layout: tuple[int, int, int] | None, msg_start: int, msg_end: int, level: str | None,
+              source: str, prefix_end: int = 0, rank_span: tuple[int, int] | None = None,
+              rank_local: bool = False) -> RunShape | None:
+    """The run shape of a plan, or None when the line is not all ASCII up to the end of its timestamp and of its
+    rank (character offsets are byte offsets only there). A plan without a layout is of a line without a
+    timestamp: its lines take the time of the line before them, as the per-line path gives them."""
+    ds, fs, fl = layout if layout is not None else (-1, -1, 0)
+    end = max(ds + 19 if ds >= 0 else 0, fs + fl, prefix_end, rank_span[1] if rank_span is not None else 0)
     if not key[:end].isascii() or len(key) < end:
         return None
     msg_key = key[msg_start:msg_end] if key.isascii() else None
     rank_start, rank_end = rank_span if rank_span is not None else (-1, -1)
-    return RunShape(key, ds, fs, fl, msg_start, msg_end, level, source, msg_key, prefix_end, rank_start, rank_end)
+    return RunShape(key, ds, fs, fl, msg_start, msg_end, level, source, msg_key, prefix_end, rank_start, rank_end,
+                    rank_local)
 
 
 @dataclass(slots=True)
@@ -217,6 +221,10 @@ def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunS
     per_shape = np.array([(sh.date_start, sh.frac_start, sh.frac_len,
                            forms.setdefault(sh.key[sh.date_start:sh.date_start + 16], len(forms))) for sh in table],
                          dtype=np.int64)[shapes]
+    timed = per_shape[:, 0] >= 0  # lines without a timestamp take the time before them (see ShapeRun's times)
+    untimed = cand[~timed]
+    if len(untimed):
+        cand, per_shape = cand[timed], per_shape[timed]
     ds, fs, fl, form = per_shape[:, 0], per_shape[:, 1], per_shape[:, 2], per_shape[:, 3]
     digit = buf[(starts[cand] + ds)[:, None] + np.arange(19)].astype(np.int64) - 48  # "YYYY-MM-DD HH:MM:SS"
     y = digit[:, 0] * 1000 + digit[:, 1] * 100 + digit[:, 2] * 10 + digit[:, 3]
@@ -239,6 +247,9 @@ def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunS
     ok[cand[good]] = True
     times = np.zeros(n)
     times[cand] = t
+    if len(untimed):
+        ok[untimed] = True
+        times[untimed] = np.nan
     # the first line a run may take of each minute (of each text form)
     g = np.flatnonzero(good)
     code = ((((y[g] * 100 + mo[g]) * 100 + d[g]) * 100 + h[g]) * 100 + mi[g]) * 4096 + form[g]
@@ -249,17 +260,16 @@ def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunS
                      cand[firsts].tolist(), [tuple(p) for p in minute_parts.tolist()])
 
 
-def _prefix_keys(buf: np.ndarray, starts: np.ndarray, prefix_key: bytes) -> np.ndarray:
-    """One value per line, equal for equal prefixes: lines of one shape differ only in the digits the shape
-    folds (``prefix_key``'s zeros), so those digits read as one number tell the prefixes apart. (Numbers sort
-    several times faster than the prefixes' bytes; a prefix of more than 18 digits is told apart by its bytes.)"""
-    at = [i for i, b in enumerate(prefix_key) if b == 48]
+def _prefix_keys(buf: np.ndarray, starts: np.ndarray, at: list[int]) -> np.ndarray:
+    """One value per line, equal for equal names: lines of one shape differ only in their digits, so the digits
+    at ``at`` (those of a stream prefix and of the rank) read as one number tell the names apart. (Numbers sort
+    several times faster than bytes; more than 18 digits are told apart by their bytes.)"""
     if not at:
         return np.zeros(len(starts), dtype=np.int64)
     if len(at) <= 18:
         digits = buf[starts[:, None] + np.array(at)].astype(np.int64) - 48
         return digits @ _POW10_INT[len(at) - 1::-1]
-    width = len(prefix_key)
+    width = max(at) + 1
     return np.ascontiguousarray(buf[starts[:, None] + np.arange(width)]).view(f"V{width}").ravel()
 
 
@@ -353,9 +363,10 @@ class RunReading:
                     j += 1
             if j > i:
                 self._learn_minutes(block, j)
-                run = ShapeRun(self.f.rel, first + i, lines[i:j], keys[i:j], block.time_list[i:j],
+                times, time_array = self._carried_times(block.time_list[i:j], block.time_array[i:j])
+                run = ShapeRun(self.f.rel, first + i, lines[i:j], keys[i:j], times,
                                shape_list[i:j], block.table, *self._run_names(), raw=block.raw,
-                               bounds=block.bounds[i:j + 1], time_array=block.time_array[i:j],
+                               bounds=block.bounds[i:j + 1], time_array=time_array,
                                shape_array=block.shape_array[i:j])
                 named = self._prefixed_names(run)
                 if named is None:
@@ -378,6 +389,22 @@ class RunReading:
                 yield first + i, lines[i:j] if (i or j < n) else lines, keys[i:j]
                 i = j
 
+    def _carried_times(self, times: list[float], time_array: np.ndarray) -> tuple[list[Any], np.ndarray]:
+        """The times of a run's lines, those without a timestamp (NaN in the window) given the time of the line
+        before them, as the per-line path does (``last_time``): None (NaN in the array) before the file's first
+        timestamp."""
+        missing = np.isnan(time_array)
+        if not missing.any():
+            return times, time_array
+        idx = np.where(missing, -1, np.arange(len(time_array)))
+        np.maximum.accumulate(idx, out=idx)
+        start = self.last_time
+        filled = np.where(idx >= 0, time_array[np.maximum(idx, 0)], np.nan if start is None else start)
+        values = filled.tolist()
+        if start is None:
+            values = [None if v != v else v for v in values]
+        return values, filled
+
     def _take_pending(self) -> None:
         """Make run shapes of the plans learnt since the last call. (Learning leaves this to here: most files are
         too short for runs, and a file's first lines are mostly of new shapes.)"""
@@ -397,6 +424,10 @@ class RunReading:
         if x is None:
             return False
         sh = block.table[x]
+        if sh.date_start < 0:  # no timestamp: the time before it (``_carried_times``)
+            block.shape_list[j] = block.shape_array[j] = x
+            block.time_list[j] = block.time_array[j] = np.nan
+            return True
         s = block.lines[j]
         layout = (sh.date_start, sh.frac_start, sh.frac_len)
         t = self.ts.iso_time(s, layout)
@@ -446,11 +477,12 @@ class RunReading:
         the window's bytes, ``_prefix_keys``), and each distinct prefix is read once."""
         table, shapes = run.table, run.shapes
         # the run's shapes by the shape of their prefix: "  3: " of a progress line and of a timer line are one
-        by_prefix: dict[tuple[bytes, int, int], list[int]] = {}
+        by_prefix: dict[tuple[bytes, int, int, bool], list[int]] = {}
         for x in set(shapes):
             sh = table[x]
-            if sh.prefix_end:
-                by_prefix.setdefault((sh.key[:sh.prefix_end], sh.rank_start, sh.rank_end), []).append(x)
+            if sh.rank_start >= 0:
+                by_prefix.setdefault((sh.key[:sh.prefix_end], sh.rank_start, sh.rank_end, sh.rank_local),
+                                     []).append(x)
         if not by_prefix:
             return None
         assert run.raw is not None and run.bounds is not None  # a run from a window has them
@@ -463,18 +495,22 @@ class RunReading:
         group = np.zeros(n, np.int64)  # per line: its entry in ``distinct``, 0 for no prefix
         distinct: list[tuple[str | None, int | None, int | None]] = [(run.node, run.rank, run.gpu)]
         seen: dict[tuple[str, int], int] = {}
-        for (prefix_key, rank_start, rank_end), xs in by_prefix.items():
+        local_streams = self.local_streams
+        for (prefix_key, rank_start, rank_end, local), xs in by_prefix.items():
             if shape_array is None:
                 lines = np.arange(n)
             else:
                 lines = np.flatnonzero(shape_array == xs[0] if len(xs) == 1 else np.isin(shape_array, xs))
             width = len(prefix_key)
-            _, first, inverse = np.unique(_prefix_keys(buf, starts[lines], prefix_key), return_index=True,
+            at = sorted({i for i, b in enumerate(prefix_key) if b == 48} | set(range(rank_start, rank_end)))
+            _, first, inverse = np.unique(_prefix_keys(buf, starts[lines], at), return_index=True,
                                           return_inverse=True)
             entries = []
             for i in lines[first].tolist():
                 s = run.texts[i]
                 key = (s[:width].rstrip(" "), int(s[rank_start:rank_end]))
+                if local and key[0] not in local_streams:
+                    local_streams.add(key[0])
                 k = seen.get(key)
                 if k is None:
                     node, gpu = self._fill(key[0], self.path_node, key[1], None)

@@ -84,6 +84,9 @@ DEFAULT_MASKS: tuple[tuple[str, str], ...] = (
     ("HEX", _L + r"\d[xX]" + _hex("X++") + _R),  # 0x7fe705ea81a2 (and 3x3: no digit is special, see below)
     # Bare hex with digits and letters: ids, pointers, hashes.
     ("HASH", _L + _hex(r"(?=[a-fA-F]*+\d)(?=\d*+[a-fA-F])X{8,}+") + _R),
+    # A rate: a number glued to a unit over a unit (tqdm's "1.37it/s" and "132.44s/it", "12.5GB/s"): it changes on
+    # every line of a progress bar, and kept as it is it would make each line a template of its own.
+    ("RATE", _L + r"\d++(?:\.\d++)?+[A-Za-z]++/[A-Za-z]++" + _R),
     ("DUR", _L + r"-?\d++(?:\.\d++)?+(?:ns|us|µs|ms|s|sec|secs|min|mins|h|hrs?)" + _R),
     ("SIZE", _L + r"\d++(?:\.\d++)?+(?:[KMGTPE]i?B|[kK]B|B|[KMGTP])" + _R),
     ("NUM", _L + r"[-+]?\d++(?:\.\d++)*+(?:[eE][-+]?\d++)?+" + _R),

@@ -37,6 +37,9 @@ class RunPath:
         once per shape, and a record built only where one is kept (an exemplar, a metric point). A line that a
         rule may match or that may be a rare line (marker, job fact, telemetry header) goes as a record, and so
         does a line of GPU telemetry that may report a slowdown (``may_be_active``)."""
+        if run.times[0] is None:  # lines before the file's first timestamp: the records' path knows no time
+            self.add_many(run.records())
+            return
         hot: set[int] = set()
         if self._csv_headers and run.file in self._csv_headers and may_be_active("\n".join(run.texts)):
             hot = {i for i, text in enumerate(run.texts) if may_be_active(text)}
