@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from l4lite.detect.base import Finding
+from l4lite.detect.components import ComponentDetector
 from l4lite.diagnose.evidence import (
     global_root_records,
     hit_groups,
@@ -219,6 +220,8 @@ class Localizer:
 
     def localize(self, scan: JobScan, findings: Sequence[Finding]) -> Verdict:
         findings = list(findings)
+        if not any(f.detector == ComponentDetector.name for f in findings):
+            findings += ComponentDetector().detect(scan)
         roles = {id(f): f.role for f in findings}
         notes: list[str] = []
         strip_summaries(findings, roles)
@@ -248,6 +251,9 @@ class Localizer:
                                                 finding_key(f), -f.score))
         else:
             primary = self._primary_without_root(scan, findings, severe)
+            named = self._component_root(findings, roles, primary)
+            if named is not None:  # the job failed and a line no signature knows names the component
+                primary = named
         if primary.data.get("signal") == "hang" and primary.node is None:
             lagging = self._lagging_node(scan, findings)  # a silent hang: the watchdog may still name the node
             if lagging is not None:
@@ -278,6 +284,11 @@ class Localizer:
             if not same:
                 roles[id(f)] = "cascade" if f.detector != "health" else "symptom"
         roles[id(primary)] = "root"
+        if verdict.category == "unknown":  # the suspect's own lines may still name the component
+            named = self._component_root(findings, roles, primary, same_node=True)
+            if named is not None:
+                verdict.category = named.category
+                roles[id(named)] = "root"
         if verdict.scope == "global":  # a rule matching the trainer's metric lines says what health says
             metric_lines = {(p.file, p.line) for p in scan.metrics}
             for f in findings:
@@ -313,6 +324,19 @@ class Localizer:
             if node is not None:
                 primary.node = node
         return primary
+
+    @staticmethod
+    def _component_root(findings: list[Finding], roles: dict[int, str], primary: Finding,
+                        same_node: bool = False) -> Finding | None:
+        """The earliest component finding (an error line no rule knows, naming a component), on the primary's
+        node when it has one there; None when there is none."""
+        named = [f for f in findings if f.detector == ComponentDetector.name and roles.get(id(f)) == "symptom"]
+        if primary.node is not None:
+            own = [f for f in named if f.node == primary.node]
+            named = own if (own or same_node) else named
+        if not named:
+            return None
+        return min(named, key=lambda f: (finding_key(f), -f.score))
 
     @staticmethod
     def _lagging_node(scan: JobScan, findings: list[Finding]) -> str | None:

@@ -109,6 +109,19 @@ def excerpt_time(lines: Sequence[str]) -> float | None:
     return None
 
 
+def excerpt_span(lines: Sequence[str]) -> float:
+    """Seconds between the first and the last ISO-like time an excerpt states (0 without two)."""
+    times: list[float] = []
+    for line in lines:
+        m = _ISO.search(line)
+        if m:
+            try:
+                times.append(datetime(*(int(x) for x in m.groups()), tzinfo=UTC).timestamp())  # type: ignore[misc]
+            except ValueError:
+                continue
+    return max(0.0, max(times) - min(times)) if len(times) >= 2 else 0.0
+
+
 def excerpt_host(lines: Sequence[str]) -> str | None:
     """The host an excerpt names for itself (a NCCL header, a torchelastic summary), if it looks like one."""
     for host_rank in elastic_ties(lines):
@@ -170,7 +183,9 @@ class JobPlanter:
             self.hosts[self.faulty_node] = own
         self.pids = {r: 10000 + self.rng.randrange(80000) for r in range(self.world)}
         t_ex = excerpt_time(excerpt.lines)
-        self.context_seconds = 600.0
+        self.t_excerpt = t_ex
+        self.span = excerpt_span(excerpt.lines)
+        self.context_seconds = 120.0  # longer than any phase's context
         self.t0 = (t_ex - self.context_seconds) if t_ex is not None else BASE_TIME + self.rng.randrange(86400)
         self.lines: list[_Line] = []
         self.t_fail = self.t0
@@ -320,7 +335,9 @@ class JobPlanter:
         ends: dict[int, float] = {}
         for rank in range(self.world):
             ends[rank] = self._context(rank, phase, rank == self.faulty_rank)
-        self.t_fail = ends[self.faulty_rank] + 1.0
+        self.t_fail = max(ends.values()) + 1.0
+        if self.t_excerpt is not None:  # the excerpt's own clock says when it happened
+            self.t_fail = max(self.t_fail, self.t_excerpt)
         t = self.t_fail
         for k, text in enumerate(x.lines):
             rank = None if is_kernel_line(text) else self.faulty_rank
@@ -328,7 +345,7 @@ class JobPlanter:
         if incident:
             for rank in range(self.world):
                 if self._node_of(rank) != self.faulty_node:
-                    self._cascade(rank, self.t_fail, phase)
+                    self._cascade(rank, self.t_fail + self.span, phase)
         else:  # a healthy job trains on and ends well
             for rank in range(self.world):
                 t_end = ends[rank]
