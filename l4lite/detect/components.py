@@ -21,7 +21,7 @@ from l4lite.scan.scanner import JobScan, node_key
 ERRORISH = re.compile(
     r"\b(?:error|exception|fail(?:ed|ure|s)?|fatal|killed|abort(?:ed)?|cannot|can't|unable|denied|timed out|"
     r"not found|does not exist|lost|refused|corrupt(?:ed)?|truncated|uncorrectable|out of memory|no space|"
-    r"segmentation fault|panic)\b|Xid|NVRM:|Traceback",
+    r"segmentation fault|panic|violations?|throttl\w*)\b|Xid|NVRM:|Traceback",
     re.IGNORECASE,
 )
 MAX_RECORDS = 10

@@ -97,6 +97,7 @@ class RuleDetector(Detector):
             "ranks": sorted(r for r in ranks if r is not None),
             "source": first.source,
             "origin": rule.origin,
+            "fallback": rule.fallback,
         }
         if rule.phase_hint:
             data["phase_hint"] = rule.phase_hint
@@ -128,6 +129,13 @@ class RuleDetector(Detector):
             # words of the line name the component.
             named = component(text if rule.match == "text" else f"{first.message}\n{text}")
             if named is not None and named.category != category:
+                category = named.category
+                data["component"] = ", ".join(named.words)
+        elif rule.match == "text" and first.end_line > first.line:
+            # A signature read in a traceback's frames (a save, a load) says where it failed; the exception
+            # line, when it names a component, says what failed.
+            named = component(first.message)
+            if named is not None and named.category != category and named.category != "software":
                 category = named.category
                 data["component"] = ", ".join(named.words)
         if category != rule.category:

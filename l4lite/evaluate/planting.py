@@ -170,7 +170,7 @@ class JobPlanter:
             self.ranks_per_node = -(-(named_rank + 1) // NODES)
         self.world = NODES * self.ranks_per_node
         own = excerpt_host(excerpt.lines)
-        prefix = self.rng.choice(("gpu", "node", "hgx", "dgx", "a100", "h100"))
+        prefix = self.rng.choice(("node", "hgx", "dgx", "a100", "h100", "cn"))
         start = self.rng.randrange(1, 200)
         self.hosts = [f"{prefix}-{start + k:03d}" for k in range(NODES)]
         if named_rank is not None:
