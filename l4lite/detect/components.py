@@ -51,7 +51,7 @@ class ComponentDetector(Detector):
                     continue
                 if is_cascade(r.text):
                     continue
-                found = component(r.text)
+                found = component(r.text, learned=True)
                 if found is None:
                     continue
                 groups.setdefault((node_key(r), found.category), []).append((r, found.words))

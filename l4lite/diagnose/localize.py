@@ -371,7 +371,7 @@ class Localizer:
         if not new:
             return cascade
         first = min(new, key=finding_key)
-        named = component("\n".join(r.text for r in first.records))
+        named = component("\n".join(r.text for r in first.records), learned=True)
         first.category = named.category if named is not None else "unknown"
         return first
 

@@ -11,9 +11,9 @@ broken pipes, connection resets, closed rendezvous) and what launchers print whi
 to the workers, "Killing subprocess"). They are never the cause while anything else is on offer. A cascade line
 that carries a payload (a CUDA error quoted inside a watchdog message) is read by its payload instead.
 
-A learned alternative (TF-IDF and logistic regression over the rule pack's examples and the corpus's dev part)
-was compared with this lexicon on the held-out part of the real corpus; the lexicon is what ships (see
-``docs/evaluation.md``).
+A learned classifier (TF-IDF and logistic regression over the rule pack's examples and the corpus's dev part,
+``rules.learned``) is asked when the lexicon names nothing; ``docs/evaluation.md`` compares the two on the
+held-out part of the real corpus.
 """
 
 from __future__ import annotations
@@ -117,10 +117,29 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
 _COMPILED = tuple((cat, weight, re.compile(pat, re.IGNORECASE)) for cat, weight, pat in _LEXICON)
 MIN_SCORE = 3.0  # at least one strong word, or three weak ones
 MIN_MARGIN = 1.0  # over the second-best category
+LEARNED_MIN = 0.5
 
 
-def component(text: str) -> Component | None:
-    """The category a line's words name, when one stands out; None for a line that names no component."""
+def component(text: str, learned: bool = False) -> Component | None:
+    """The category a line's words name, when one stands out; None for a line that names no component.
+
+    ``learned``: when the lexicon names nothing, ask the shipped TF-IDF model (``rules.learned``), which answers
+    only when it is fairly sure (probability ``LEARNED_MIN``).
+    """
+    found = _lexicon(text)
+    if found is not None or not learned:
+        return found
+    from l4lite.rules.learned import shipped_model
+
+    model = shipped_model()
+    if model is None:
+        return None
+    proba = model.proba(text[:4000])
+    best = max(proba, key=lambda c: proba[c])
+    return Component(best, proba[best], ("(learned)",)) if proba[best] >= LEARNED_MIN else None
+
+
+def _lexicon(text: str) -> Component | None:
     scores: dict[str, float] = {}
     words: dict[str, list[str]] = {}
     head = text[:4000]
