@@ -105,6 +105,7 @@ class RuleDetector(Detector):
             data["phase"] = phase
         role = rule.role
         severity = rule.severity
+        records = [h.record for h in hits[: self.max_records]]
         text = first.text
         explain = self.pack.explain(rule, groups, context)
         if rule.id.startswith("xid-"):
@@ -124,6 +125,8 @@ class RuleDetector(Detector):
             if payload is not None:  # a watchdog quoting the CUDA error that stopped its rank
                 role, category = "root", payload.category
                 data["payload"] = ", ".join(payload.words)
+                # only the lines that quote the cause prove it; the rest of the abort is still a cascade
+                records = [r for r in records if cascade_payload(r.text) is not None] or records
         if rule.fallback or category == "unknown":
             # A generic rule (any Python exception, an unknown Xid) says that something failed, not what: the
             # words of the line name the component.
@@ -157,7 +160,7 @@ class RuleDetector(Detector):
             rule=rule.id,
             severity=severity,
             action=self.pack.action(rule, groups, context) or None,
-            records=[h.record for h in hits[: self.max_records]],
+            records=records,
             count=count,
             data=data,
         )
