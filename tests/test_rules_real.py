@@ -41,9 +41,21 @@ KNOWN_MISSES = {
     # Only the Lustre client's network errors are in the log; the OOM on another host is not.
     "pcluster-2701-fsx-lustre-network-error-after-oom": "storage symptom of an OOM elsewhere",
     "para-lustre-slow-reply": "storage symptom of an OOM elsewhere",
+    # Categories that rules once took from these excerpts' labels rather than from their lines (issue 26 removed
+    # them): a CUDA OOM at start-up read as a faulty GPU, an IB local-protection error (status 4) read as a
+    # configuration fault, a traceback while loading read as storage, launcher teardown read as an OOM.
+    "bs13-faulty-gpu-shows-as-oom-at-init": "a CUDA OOM at init labelled gpu_hardware",
+    "para-faulty-gpu-oom-set-device": "a CUDA OOM at init labelled gpu_hardware",
+    "nccl-928-ib-completion-error-4-nccl-tests": "IB status 4 labelled user_config",
+    "para-ib-local-protection-new": "IB status 4 labelled user_config",
+    "dddd-trainer-36-corrupt-ckpt-after-disk-full": "a traceback during load labelled storage",
+    "para-resume-crash-no-exception-line": "a traceback during load labelled storage",
+    "deepspeed-2946-t5-11b-sigkill-handler": "only launcher teardown in the log, labelled oom",
 }
 
-SCORE_FLOOR = {REAL.name: 0.9, PARAPHRASED.name: 0.9}
+# The held-out real corpus is the judge now (tests/test_corpus_eval.py); these floors keep the excerpts the rules
+# were written from from sliding further.
+SCORE_FLOOR = {REAL.name: 0.8, PARAPHRASED.name: 0.88}
 
 
 def analyse_excerpt(tmp_path: Path, row: dict) -> tuple[str, str | None]:

@@ -16,7 +16,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "and category accuracy, evidence precision/recall/F1, false incidents on healthy jobs and speed, per "
         "scenario and overall.",
     )
-    p.add_argument("suite", metavar="SUITE_DIR", help="suite folder (or a single simulated job)")
+    p.add_argument("suite", metavar="SUITE_DIR", nargs="?", help="suite folder (or a single simulated job)")
+    p.add_argument("--corpus", metavar="FILE", help="instead of a suite: plant every excerpt of a real corpus "
+                   "(fixtures/real/corpus.jsonl) in 8-node jobs in three layouts and print a table per split")
+    p.add_argument("--layouts", metavar="A,B", help="with --corpus: only these layouts "
+                   "(node-folders, rank-files, srun-merged)")
+    p.add_argument("--split", choices=("dev", "holdout", "both"), default="both", help="with --corpus: which part")
+    p.add_argument("--seed", type=int, default=0, help="with --corpus: seed of the planted jobs")
     p.add_argument("--json", nargs="?", const="-", metavar="FILE",
                    help="write all numbers as JSON to FILE (or stdout, instead of the table)")
     p.add_argument("--baselines-only", action="store_true", help="score the two baselines only")
@@ -26,6 +32,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.corpus:
+        return run_corpus(args)
+    if not args.suite:
+        print("l4lite eval: give SUITE_DIR or --corpus FILE", file=sys.stderr)
+        return 2
     from l4lite.diagnose.incident import write_atomic
     from l4lite.evaluate.scoreboard import OURS, default_analyzers, evaluate, format_scoreboard, load_truth
     from l4lite.simulate import suite_jobs
@@ -52,4 +63,32 @@ def run(args: argparse.Namespace) -> int:
             return 0
         write_atomic(args.json, text + "\n")
     print(format_scoreboard(board))
+    return 0
+
+
+def run_corpus(args: argparse.Namespace) -> int:
+    from l4lite.diagnose.incident import write_atomic
+    from l4lite.evaluate.corpus import SPLITS, evaluate_corpus, format_corpus, load_corpus
+    from l4lite.evaluate.planting import LAYOUTS
+
+    excerpts = load_corpus(args.corpus)
+    layouts = [s.strip() for s in args.layouts.split(",") if s.strip()] if args.layouts else list(LAYOUTS)
+    bad = [lay for lay in layouts if lay not in LAYOUTS]
+    if bad:
+        print(f"l4lite eval: unknown layout {bad[0]!r}; choose from {', '.join(LAYOUTS)}", file=sys.stderr)
+        return 2
+    splits = SPLITS if args.split == "both" else (args.split,)
+
+    def progress(result) -> None:  # noqa: ANN001
+        if not args.quiet:
+            print(f"  {result.job} [{result.scenario}]: {result.pred_status or 'error'}", file=sys.stderr)
+
+    score = evaluate_corpus(excerpts, layouts, splits, seed=args.seed, progress=progress)
+    if args.json:
+        text = json.dumps(score.to_dict(), indent=2)
+        if args.json == "-":
+            print(text)
+            return 0
+        write_atomic(args.json, text + "\n")
+    print(format_corpus(score))
     return 0

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from l4lite.detect.base import Detector, Finding
 from l4lite.records import Record
+from l4lite.rules.components import CASCADE, cascade_payload, component, is_cascade
+from l4lite.rules.xid import xid_entry
 from l4lite.scan.phases import PhaseTracker, phase_at, phase_from_traceback
 from l4lite.scan.scanner import (
     node_key,  # the scan keys hit totals by node this way: findings must use the same key
@@ -95,11 +97,50 @@ class RuleDetector(Detector):
             "ranks": sorted(r for r in ranks if r is not None),
             "source": first.source,
             "origin": rule.origin,
+            "fallback": rule.fallback,
         }
         if rule.phase_hint:
             data["phase_hint"] = rule.phase_hint
         if phase is not None:
             data["phase"] = phase
+        role = rule.role
+        severity = rule.severity
+        records = [h.record for h in hits[: self.max_records]]
+        text = first.text
+        explain = self.pack.explain(rule, groups, context)
+        if rule.id.startswith("xid-"):
+            entry, caused = xid_entry(text)
+            if entry is not None and (caused or rule.id == "xid-other"):
+                # NVIDIA's catalogue for the codes without a signature of their own, and "caused by previous
+                # Xid N" read as Xid N
+                category, role, severity = entry.category, entry.role, entry.severity
+                explain = f"Xid {entry.code}: {entry.name}" + (" (reported as the cause of a later Xid)"
+                                                              if caused else "") + f"; {explain}"
+                data["xid"] = entry.code
+        if role in ("root", "symptom") and is_cascade(text):
+            role = "cascade"  # a collective's or launcher's reaction to a failure elsewhere is never its cause
+            data["cascade_class"] = True
+        elif role == "cascade" and CASCADE.search(text[:4000]):
+            payload = cascade_payload(text)
+            if payload is not None:  # a watchdog quoting the CUDA error that stopped its rank
+                role, category = "root", payload.category
+                data["payload"] = ", ".join(payload.words)
+                # only the lines that quote the cause prove it; the rest of the abort is still a cascade
+                records = [r for r in records if cascade_payload(r.text) is not None] or records
+        if rule.fallback or category == "unknown":
+            # A generic rule (any Python exception, an unknown Xid) says that something failed, not what: the
+            # words of the line name the component.
+            named = component(text if rule.match == "text" else f"{first.message}\n{text}")
+            if named is not None and named.category != category:
+                category = named.category
+                data["component"] = ", ".join(named.words)
+        elif rule.match == "text" and first.end_line > first.line:
+            # A signature read in a traceback's frames (a save, a load) says where it failed; the exception
+            # line, when it names a component, says what failed.
+            named = component(first.message)
+            if named is not None and named.category != category and named.category != "software":
+                category = named.category
+                data["component"] = ", ".join(named.words)
         if category != rule.category:
             data["category_from_phase"] = True
         # A launcher summary names the host and rank that failed first: give them to localisation.
@@ -109,17 +150,17 @@ class RuleDetector(Detector):
         return Finding(
             detector=self.name,
             category=category,
-            role=rule.role,
-            score=rule_score(rule.severity, rule.priority),
-            explain=self.pack.explain(rule, groups, context),
+            role=role,
+            score=rule_score(severity, rule.priority),
+            explain=explain,
             node=first.node,
             rank=first.rank,
             gpu=first.gpu if len(gpus) == 1 else None,
             time=first.time,
             rule=rule.id,
-            severity=rule.severity,
+            severity=severity,
             action=self.pack.action(rule, groups, context) or None,
-            records=[h.record for h in hits[: self.max_records]],
+            records=records,
             count=count,
             data=data,
         )

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from l4lite.detect.base import Finding
+from l4lite.detect.components import ComponentDetector
 from l4lite.diagnose.evidence import (
     global_root_records,
     hit_groups,
@@ -36,6 +37,7 @@ from l4lite.diagnose.evidence import (
 )
 from l4lite.ingest.timestamps import parse_elastic_time
 from l4lite.records import Record
+from l4lite.rules.components import component, is_cascade
 from l4lite.scan.phases import PhaseEvent, PhaseTracker, phase_at, phase_from_traceback
 from l4lite.scan.scanner import UNKNOWN_NODE, JobScan, node_key
 from l4lite.vocab import GLOBAL_CATEGORIES
@@ -192,6 +194,15 @@ def _named_time(f: Finding) -> float:
     return finding_key(f)[0]
 
 
+def _close(f: Finding, g: Finding, before: float = 300.0, after: float = 600.0, lines: int = 50) -> bool:
+    """Whether ``f`` belongs to the failure ``g`` reports: minutes around it, or near it in the same file."""
+    t, t0 = finding_key(f)[0], finding_key(g)[0]
+    if math.isfinite(t) and math.isfinite(t0):
+        return t0 - before <= t <= t0 + after
+    a, b = (f.records[0] if f.records else None), (g.records[0] if g.records else None)
+    return a is not None and b is not None and a.file == b.file and abs(a.line - b.line) <= lines
+
+
 class Localizer:
     """Turns findings into a verdict. Parameters are in ``__init__``, like a detector's."""
 
@@ -219,6 +230,8 @@ class Localizer:
 
     def localize(self, scan: JobScan, findings: Sequence[Finding]) -> Verdict:
         findings = list(findings)
+        if not any(f.detector == ComponentDetector.name for f in findings):
+            findings += ComponentDetector().detect(scan)
         roles = {id(f): f.role for f in findings}
         notes: list[str] = []
         strip_summaries(findings, roles)
@@ -248,6 +261,11 @@ class Localizer:
                                                 finding_key(f), -f.score))
         else:
             primary = self._primary_without_root(scan, findings, severe)
+            named = self._component_root(findings, roles, primary)
+            if named is not None:  # the job failed and a line no signature knows names the component
+                primary = named
+            elif primary.records and is_cascade(primary.records[0].text):
+                primary = self._anomalous_root(findings, primary)
         if primary.data.get("signal") == "hang" and primary.node is None:
             lagging = self._lagging_node(scan, findings)  # a silent hang: the watchdog may still name the node
             if lagging is not None:
@@ -278,6 +296,15 @@ class Localizer:
             if not same:
                 roles[id(f)] = "cascade" if f.detector != "health" else "symptom"
         roles[id(primary)] = "root"
+        if verdict.category == "unknown" or (primary.data.get("fallback") and not primary.data.get("component")):
+            # the suspect's own lines may still name the component the generic signature does not
+            named = self._component_root(findings, roles, primary, same_node=True,
+                                         near=primary if verdict.category != "unknown" else None)
+            if named is not None:
+                verdict.category = named.category
+                roles[id(named)] = "root"
+                if named.category in GLOBAL_CATEGORIES and verdict.scope == "node":
+                    verdict.scope = "global"  # a configuration named by the failing rank's own lines
         if verdict.scope == "global":  # a rule matching the trainer's metric lines says what health says
             metric_lines = {(p.file, p.line) for p in scan.metrics}
             for f in findings:
@@ -315,6 +342,40 @@ class Localizer:
         return primary
 
     @staticmethod
+    def _component_root(findings: list[Finding], roles: dict[int, str], primary: Finding,
+                        same_node: bool = False, near: Finding | None = None) -> Finding | None:
+        """The first line that says what broke when no signature does: a component finding (an error line no rule
+        knows, naming a component) or a rule's symptom that is not a cascade, on the primary's node when there is
+        one there, the earliest first; None when there is none."""
+        named = [f for f in findings if roles.get(id(f)) == "symptom" and f.severity in ("critical", "error", "warning")
+                 and not f.data.get("survived") and not f.data.get("in_baseline") and f.category != "unknown"
+                 and (f.detector == ComponentDetector.name or (f.detector == "rules" and f.records
+                                                               and not is_cascade(f.records[0].text)))]
+        if near is not None:  # close to a given finding: the same failure, not an earlier warning
+            named = [f for f in named if _close(f, near)]
+        if primary.node is not None:
+            own = [f for f in named if f.node == primary.node]
+            named = own if (own or same_node) else named
+        if not named:
+            return None
+        return min(named, key=lambda f: (f.detector != ComponentDetector.name and f.severity == "warning",
+                                         finding_key(f), -f.score))
+
+    @staticmethod
+    def _anomalous_root(findings: list[Finding], cascade: Finding) -> Finding:
+        """A cascade says a peer went away, not why: on the node it points at, the lines new to the job near the
+        failure (the filters' anomalies) are what that node said instead; their words may name the component."""
+        node = cascade.node
+        new = [f for f in findings if f.role == "anomaly" and f.detector == "filters" and node is not None
+               and f.node == node and f.records and not is_cascade(f.records[0].text)]
+        if not new:
+            return cascade
+        first = min(new, key=finding_key)
+        named = component("\n".join(r.text for r in first.records), learned=True)
+        first.category = named.category if named is not None else "unknown"
+        return first
+
+    @staticmethod
     def _lagging_node(scan: JobScan, findings: list[Finding]) -> str | None:
         """The node the NCCL watchdog points at: the ranks that lag in sequence numbers, else the only node whose
         ranks never reported the timed-out collective that every other node's ranks reported."""
@@ -323,12 +384,16 @@ class Localizer:
         node = next((scan.rank_nodes.get(r) for r in behind if r in scan.rank_nodes), None)
         if node is not None:
             return node
-        reported = {r.node or scan.rank_nodes.get(r.rank if r.rank is not None else -1)
-                    for f in cascades if f.rule and "watchdog" in f.rule for r in f.records}
-        reported.discard(None)
-        silent = [n for n in scan.node_last if n not in reported and n != UNKNOWN_NODE and not n.startswith("rank:")]
-        if len(reported) >= 2 and len(silent) == 1:
-            return silent[0]
+        nodes = [n for n in scan.node_last if n != UNKNOWN_NODE and not n.startswith("rank:")]
+        # First the watchdog's own reports, then any cascade (broken pipes, resets, teardown): the node that stayed
+        # silent while every other one reported losing a peer is the one that went away.
+        for chosen in ([f for f in cascades if f.rule and "watchdog" in f.rule], cascades):
+            reported = {r.node or scan.rank_nodes.get(r.rank if r.rank is not None else -1)
+                        for f in chosen for r in f.records}
+            reported.discard(None)
+            silent = [n for n in nodes if n not in reported]
+            if len(reported) >= 2 and len(silent) == 1:
+                return silent[0]
         return None
 
     @staticmethod

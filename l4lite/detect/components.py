@@ -1,0 +1,72 @@
+"""ComponentDetector: error lines that no signature matched, classified by the component they name.
+
+The rule pack recognises the failures it was written from. A new failure's root line often matches no rule,
+yet says plainly what broke: "Input/output error" on a checkpoint write, an Xid the pack does not list, an IB
+verb that failed. Such lines become *symptom* findings with the category of the component they name
+(``rules.components.component``); cascade lines (watchdog timeouts, broken pipes, teardown) are left out.
+Symptoms never make a job an incident on their own: localisation uses them when the job failed but no signature
+explains why, and to name the category when the signature that leads is vague.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from l4lite.detect.base import Detector, Finding
+from l4lite.records import Record
+from l4lite.rules.components import component, is_cascade
+from l4lite.scan.scanner import JobScan, node_key
+
+ERRORISH = re.compile(
+    r"\b(?:error|exception|fail(?:ed|ure|s)?|fatal|killed|abort(?:ed)?|cannot|can't|unable|denied|timed out|"
+    r"not found|does not exist|lost|refused|corrupt(?:ed)?|truncated|uncorrectable|out of memory|no space|"
+    r"segmentation fault|panic|violations?|throttl\w*)\b|Xid|NVRM:|Traceback",
+    re.IGNORECASE,
+)
+MAX_RECORDS = 10
+SCORE = 0.25  # below every signature of severity error: a rule that names the fault leads
+
+
+def _order(r: Record) -> tuple[float, str, int]:
+    return (r.time if r.time is not None else math.inf, r.file, r.line)
+
+
+class ComponentDetector(Detector):
+    """One symptom finding per (node, category) from the scan's exemplar records that no rule matched."""
+
+    name = "components"
+
+    def detect(self, scan: JobScan) -> list[Finding]:
+        matched = {(h.record.file, h.record.line) for h in scan.hits}
+        groups: dict[tuple[str, str], list[tuple[Record, tuple[str, ...]]]] = {}
+        seen: set[tuple[str, int]] = set()
+        for recs in scan.exemplars.values():
+            for r in recs:
+                key = (r.file, r.line)
+                if key in matched or key in seen:
+                    continue
+                seen.add(key)
+                if r.level not in ("error", "critical") and not ERRORISH.search(r.text[:2000]):
+                    continue
+                if is_cascade(r.text):
+                    continue
+                found = component(r.text, learned=True)
+                if found is None:
+                    continue
+                groups.setdefault((node_key(r), found.category), []).append((r, found.words))
+        out: list[Finding] = []
+        for (_, category), items in groups.items():
+            items.sort(key=lambda it: _order(it[0]))
+            records = [r for r, _ in items[:MAX_RECORDS]]
+            first = records[0]
+            words = ", ".join(dict.fromkeys(w for _, ws in items for w in ws))
+            out.append(Finding(
+                detector=self.name, category=category, role="symptom", score=SCORE,
+                explain=f"An error line that no known signature matches names the {category.replace('_', ' ')} "
+                        f"component ({words[:120]}).",
+                node=first.node, rank=first.rank, gpu=first.gpu, time=first.time, severity="error",
+                records=records, count=len(items), data={"component": words, "source": first.source},
+            ))
+        out.sort(key=lambda f: _order(f.records[0]))
+        return out

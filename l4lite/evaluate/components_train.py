@@ -1,0 +1,99 @@
+"""Build the learned component classifier (``rules/components_model.json``) from text the rules may learn from.
+
+Training text: every example of the rule pack's root and symptom rules (labelled with the rule's category), the
+excerpts the rules were written from (``fixtures/real/real-failures.jsonl``, ``fixtures/rules/paraphrased.jsonl``)
+and the *dev* part of the real corpus. The held-out part is never read here. Cascade lines are taken out of each
+excerpt first, since they say nothing about the cause.
+
+Run from a source checkout: ``python -m l4lite.evaluate.components_train`` (writes the shipped model file).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from l4lite.evaluate.corpus import load_corpus
+from l4lite.resources import rules_dir
+from l4lite.rules.components import is_cascade
+from l4lite.rules.learned import MODEL_FILE, LinearTextModel
+
+CATEGORIES = ("gpu_hardware", "network", "storage", "host", "oom", "numerical", "data", "software", "user_config")
+LEGACY_CATEGORY = {
+    "gpu_hardware": "gpu_hardware", "oom": "oom", "storage": "storage", "network": "network",
+    "numerical_divergence": "numerical", "user_code/config": "user_config", "software_bug": "software",
+    "data": "data", "host": "host",
+}
+TOKEN_PATTERN = r"[a-z_][a-z_0-9/]+"
+MAX_FEATURES = 3000
+
+
+def _doc(lines: Sequence[str]) -> str:
+    return "\n".join(line for line in lines if not is_cascade(line))
+
+
+def training_text(root: Path) -> tuple[list[str], list[str]]:
+    """(documents, categories) from the rule pack, the legacy excerpts and the corpus's dev part."""
+    docs: list[str] = []
+    labels: list[str] = []
+    pack = tomllib.loads((rules_dir() / "default.toml").read_text(encoding="utf-8"))
+    for rule in pack.get("rule", []):
+        if rule.get("category") in CATEGORIES and rule.get("role") in ("root", "symptom"):
+            for example in rule.get("examples", []):
+                docs.append(example)
+                labels.append(rule["category"])
+    for name in ("real/real-failures.jsonl", "rules/paraphrased.jsonl"):
+        path = root / "fixtures" / name
+        if not path.exists():
+            continue
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                cat = LEGACY_CATEGORY.get(row.get("root_cause") or "")
+                if cat:
+                    docs.append(_doc(row["lines"]))
+                    labels.append(cat)
+    corpus = root / "fixtures" / "real" / "corpus.jsonl"
+    if corpus.exists():
+        for x in load_corpus(corpus):
+            if x.split == "dev" and x.status == "incident" and x.category in CATEGORIES:
+                docs.append(_doc(x.lines))
+                labels.append(str(x.category))
+    return docs, labels
+
+
+def train(docs: Sequence[str], labels: Sequence[str], max_features: int = MAX_FEATURES) -> LinearTextModel:
+    """Fit TF-IDF + logistic regression and keep the ``max_features`` features with the largest weights."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, lowercase=True, token_pattern=TOKEN_PATTERN)
+    x = vec.fit_transform(docs)
+    clf = LogisticRegression(max_iter=3000, C=5.0, random_state=0).fit(x, list(labels))
+    coef = np.asarray(clf.coef_)
+    keep = np.argsort(-np.abs(coef).max(axis=0))[:max_features]
+    keep.sort()
+    terms = vec.get_feature_names_out()
+    return LinearTextModel(
+        classes=tuple(str(c) for c in clf.classes_), vocabulary={str(terms[k]): i for i, k in enumerate(keep)},
+        idf=np.asarray(vec.idf_)[keep], coef=coef[:, keep], intercept=np.asarray(clf.intercept_),
+        token_pattern=TOKEN_PATTERN, ngrams=2,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    root = Path(argv[0] if argv else ".").resolve()
+    model = train(*training_text(root))
+    tmp = MODEL_FILE.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(model.to_dict(), separators=(",", ":")) + "\n", encoding="utf-8")
+    tmp.replace(MODEL_FILE)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,172 @@
+"""What a log line talks about, for the lines no signature names: a component lexicon and the cascade class.
+
+A rule pack knows the lines it was written from; the next failure's root line is often phrased otherwise. What
+such a line still does is name the component it comes from (an Xid or ECC error is the GPU, an errno of a file
+system call is storage, a JSON parse error is the data), and that is enough to say what kind of fault it is.
+``component`` scores a line against a lexicon of such words per category and returns the best one when it is
+clear.
+
+Cascades are a class of their own: what healthy ranks print when a collective lost a member (watchdog timeouts,
+broken pipes, connection resets, closed rendezvous) and what launchers print while tearing a job down (SIGTERM
+to the workers, "Killing subprocess"). They are never the cause while anything else is on offer. A cascade line
+that carries a payload (a CUDA error quoted inside a watchdog message) is read by its payload instead.
+
+A learned classifier (TF-IDF and logistic regression over the rule pack's examples and the corpus's dev part,
+``rules.learned``) is asked when the lexicon names nothing; ``docs/evaluation.md`` compares the two on the
+held-out part of the real corpus.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# ------------------------------------------------------------------------------------------------ cascades
+CASCADE = re.compile(
+    r"Watchdog caught collective operation timeout|collective operation timeout|watchdog thread terminated|"
+    r"Some NCCL operations have failed or timed out|To avoid data inconsistency, we are taking the entire process|"
+    r"Broken pipe|BrokenPipeError|Connection reset by peer|ConnectionResetError|Connection closed by (?:remote )?peer|"
+    r"closed by remote peer|remote process exited|ncclRemoteError|RendezvousClosedError|Rendezvous[\w ]{0,40}closed|"
+    r"SignalException|got signal: 1[05]\b|closing signal SIG(?:TERM|KILL|INT)|Killing subprocess|"
+    r"Received SIGTERM|SIGTERM received|terminate called after throwing|what\(\):\s{0,10}\[Rank \d+\] Watchdog|"
+    r"store->get\(|Socket Timeout|TCPStore[\w ]{0,40}(?:timed out|failed)|ChildFailedError|"
+    r"Job step aborted|Waiting up to \d+ seconds for job step|ProcessGroupNCCL is being destroyed",
+    re.IGNORECASE,
+)
+
+
+# What cascade messages say about themselves, not about a cause.
+_BOILERPLATE = re.compile(
+    r"Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete "
+    r"data\.?|CUDA kernel errors might be asynchronously reported at some other API call[^\n]*|"
+    r"For debugging consider passing CUDA_LAUNCH_BLOCKING=1\.?|ProcessGroupNCCL(?:\.cpp:\d+)?|"
+    r"NCCL (?:version|error)[^\n]{0,20}|\bnetwork error\b|WorkNCCL\([^)]*\)|Timeout\(ms\)=\d+|SeqNum=\d+|"
+    r"OpType=\w+|ran for \d+ milliseconds before timing out|remote process exiting prematurely",
+    re.IGNORECASE,
+)
+# Components a cascade line may quote as the cause of its rank's failure.
+PAYLOADS = frozenset({"gpu_hardware", "oom", "host", "storage", "software"})
+
+
+@dataclass(frozen=True)
+class Component:
+    """The category a line's words point at, its score (weighted word hits) and the words that decided it."""
+
+    category: str
+    score: float
+    words: tuple[str, ...]
+
+
+# (category, weight, pattern). Patterns are case-insensitive; a line's score per category is the sum of the
+# weights of the distinct patterns it contains.
+_LEXICON: tuple[tuple[str, float, str], ...] = (
+    # GPU, driver, Xid, ECC, NVLink
+    ("gpu_hardware", 3.0, r"\bXid\b|NVRM:|\bECC\b|uncorrectable|double[- ]bit|\bDBE\b|row remap|fallen off the bus|"
+                          r"GPU is lost|RmInitAdapter|\bGSP\b|NVLink|nvlink|\bHardware Error\b|hardware error|"
+                          r"retired pages?|page retirement|Uncorrected|thermal|throttl|power brake|PCIe? (?:bus )?error|"
+                          r"\bAER\b|amdgpu|\bMCE\b.*GPU|GPU has fallen|unknown error"),
+    ("gpu_hardware", 1.0, r"\bGPU\b|\bCUDA error\b|cudaError|nvidia-smi|\bDCGM\b|dcgmi|\bSXM\b"),
+    # the process ran out of (GPU) memory
+    ("oom", 3.0, r"OutOfMemoryError|CUDA out of memory|out of memory|CUBLAS_STATUS_ALLOC_FAILED|RESOURCE_EXHAUSTED|"
+                 r"cudaErrorMemoryAllocation|Tried to allocate"),
+    # network: IB, RoCE, sockets, NIC
+    ("network", 3.0, r"\bNET/IB\b|\bNET/Socket\b|\bibv_\w+|\bmlx5|InfiniBand|\bRoCE\b|\bHCA\b|\bEFA\b|libfabric|"
+                     r"\bGID\b|link (?:is )?down|port error|Connection timed out|Connection refused|No route to host|"
+                     r"Network is unreachable|\bNIC\b|net_ib|net_socket|ETIMEDOUT|ECONNREFUSED|completion (?:with|error)|"
+                     r"retry (?:counter )?exceeded|\brdma\b"),
+    ("network", 1.0, r"\bsocket\b|\bnetwork\b|\bpeer\b|\bIB\b|\bNCCL WARN\b"),
+    # storage: file systems and their errnos
+    ("storage", 3.0, r"Input/output error|\bEIO\b|Errno 5\]|Stale file handle|ESTALE|Disk quota exceeded|EDQUOT|"
+                     r"Read-only file system|EROFS|\bLustre\b|\bLNet\b|\bnfs\b|\bNFS\b|\bGPFS\b|mmfs|\bFSx\b|"
+                     r"\bbeegfs\b|not responding, (?:still trying|timed out)|I/O error|blk_update_request|"
+                     r"\bEXT4-fs error|\bXFS\b.*error|No space left on device|PytorchStreamWriter failed|"
+                     r"failed writing|unexpected EOF|file write failed|inline_container"),
+    ("storage", 1.0, r"\bdisk\b|\bmount\b|serialization\.py|torch\.save|checkpoint"),
+    # host: memory, kernel, CPU
+    ("host", 3.0, r"Cannot allocate memory|MemoryError|oom-kill|oom_reaper|Out of memory: Kill|Memory cgroup out of|"
+                  r"killed by signal: Killed|\bSIGKILL\b|signal 9\b|exitcode: -9|\bKilled\b|soft lockup|hung_task|"
+                  r"blocked for more than|Machine Check|\bEDAC\b|kernel BUG|Kernel panic|CPU Virtual Memory|"
+                  r"can't allocate memory|DefaultCPUAllocator|ENOMEM|Errno 12\]|memory usage.*(?:9\d|100)(?:\.\d)?%"),
+    ("host", 1.0, r"\bkernel\b|\bRAM\b|\bswap\b|\bcgroup\b|\bCPU\b"),
+    # numerical
+    ("numerical", 3.0, r"\bNaN\b|\bnan\b|\binf\b|\bInf\b|overflow|loss scale|diverg|exploding|non-finite|"
+                       r"isfinite|grad(?:ient)? norm is"),
+    # data loading and the data itself
+    ("data", 3.0, r"corrupt|truncated|JSON parse error|JSONDecodeError|UnicodeDecodeError|codec can't decode|"
+                  r"ArrowInvalid|out of bounds|out of range|ParserError|Error tokenizing|invalid (?:load key|image|"
+                  r"sample|record)|UnidentifiedImageError|cannot identify image|bad (?:sample|record)|malformed|"
+                  r"Expected .* got .* (?:shape|size)|empty (?:batch|sample)|label"),
+    ("data", 1.0, r"\bDataLoader\b|dataset|\bsamples?\b|\bimage\b|\bPIL\b|tokeniz|\bbatch\b|\.jsonl?\b|\.csv\b|"
+                  r"\bparquet\b|\bdecode\b"),
+    # configuration: paths, ports, sizes, environment, limits
+    ("user_config", 3.0, r"Address already in use|errno: 98|EADDRINUSE|No such file or directory|FileNotFoundError|"
+                         r"does not exist|not found|must be (?:divisible|greater|less|equal|set)|has to be greater|"
+                         r"divisible by|invalid (?:value|argument|choice|configuration|config)|misconfigur|"
+                         r"environment variable|TIME LIMIT|DUE TO TIME|CANCELLED|Permission denied|EACCES|"
+                         r"/dev/shm|posix_fallocate|shared memory|\bshm\b|unrecognized arguments|"
+                         r"required argument|KeyError|ValueError"),
+    ("user_config", 1.0, r"\bconfig\b|\bargs?\b|--\w+|\bNCCL_\w+|\bport\b|\bpath\b|\bsetting\b|\bparameter\b"),
+    # code: the program's own bugs and its build
+    ("software", 3.0, r"undefined symbol|ImportError|ModuleNotFoundError|Segmentation fault|SIGSEGV|segfault|"
+                      r"core dumped|illegal memory access|illegal instruction|NotImplementedError|AttributeError|"
+                      r"TypeError|AssertionError|assert(?:ion)? failed|device-side assert|version mismatch|"
+                      r"incompatible|deadlock|RecursionError|internal error|Duplicate GPU|invalid usage|"
+                      r"Bad address|Errno 14\]"),
+    ("software", 1.0, r"\bTraceback\b|\bException\b|\bbug\b|\bversion\b|\.so\b|\bcompile\b"),
+)
+_COMPILED = tuple((cat, weight, re.compile(pat, re.IGNORECASE)) for cat, weight, pat in _LEXICON)
+MIN_SCORE = 3.0  # at least one strong word, or three weak ones
+MIN_MARGIN = 1.0  # over the second-best category
+LEARNED_MIN = 0.5
+
+
+def component(text: str, learned: bool = False) -> Component | None:
+    """The category a line's words name, when one stands out; None for a line that names no component.
+
+    ``learned``: when the lexicon names nothing, ask the shipped TF-IDF model (``rules.learned``), which answers
+    only when it is fairly sure (probability ``LEARNED_MIN``).
+    """
+    found = _lexicon(text)
+    if found is not None or not learned:
+        return found
+    from l4lite.rules.learned import shipped_model
+
+    model = shipped_model()
+    if model is None:
+        return None
+    proba = model.proba(text[:4000])
+    best = max(proba, key=lambda c: proba[c])
+    return Component(best, proba[best], ("(learned)",)) if proba[best] >= LEARNED_MIN else None
+
+
+def _lexicon(text: str) -> Component | None:
+    scores: dict[str, float] = {}
+    words: dict[str, list[str]] = {}
+    head = text[:4000]
+    for cat, weight, pat in _COMPILED:
+        found = {m.group(0).lower() for m in pat.finditer(head)}
+        if found:
+            scores[cat] = scores.get(cat, 0.0) + weight * min(len(found), 2)
+            words.setdefault(cat, []).extend(sorted(found))
+    if not scores:
+        return None
+    ranked = sorted(scores.items(), key=lambda kv: -kv[1])
+    best, score = ranked[0]
+    second = ranked[1][1] if len(ranked) > 1 else 0.0
+    if score < MIN_SCORE or score - second < MIN_MARGIN:
+        return None
+    return Component(best, score, tuple(words[best][:6]))
+
+
+def cascade_payload(text: str) -> Component | None:
+    """For a cascade line: the component of what it quotes, with the cascade's own words taken out."""
+    rest = _BOILERPLATE.sub(" ", CASCADE.sub(" ", text))
+    found = component(rest)
+    if found is None or found.category not in PAYLOADS:
+        return None  # a cascade's own vocabulary (peers, sockets, timeouts) is no payload
+    return found
+
+
+def is_cascade(text: str) -> bool:
+    """A line healthy ranks or the launcher print because of a failure elsewhere, with no payload of its own."""
+    return CASCADE.search(text[:4000]) is not None and cascade_payload(text) is None

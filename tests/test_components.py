@@ -1,0 +1,69 @@
+"""The mechanisms that carry diagnosis beyond the lines the rules were written from: the component lexicon, the
+cascade class (with payloads), and NVIDIA's Xid catalogue."""
+
+from __future__ import annotations
+
+import pytest
+
+from l4lite.rules.components import cascade_payload, component, is_cascade
+from l4lite.rules.xid import CATALOGUE, xid_code, xid_entry
+
+CASCADES = [
+    "[E ProcessGroupNCCL.cpp:828] [Rank 5] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, "
+    "OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600081 milliseconds before timing out.",
+    "[E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. Due to the asynchronous nature of "
+    "CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
+    "BrokenPipeError: [Errno 32] Broken pipe",
+    "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [10.0.0.3]:2931",
+    "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 29341 closing signal SIGTERM",
+    "[2023-03-05 06:40:25,173] [INFO] [launch.py:318:sigkill_handler] Killing subprocess 3698707",
+    "torch.distributed.elastic.rendezvous.api.RendezvousClosedError",
+    "torch.distributed.DistBackendError: [3] is setting up NCCL communicator and retrieving ncclUniqueId from [0] "
+    "via c10d key-value store by key '0', but store->get('0') got error: Connection reset by peer",
+]
+
+
+@pytest.mark.parametrize("line", CASCADES)
+def test_cascade_lines_are_a_class_of_their_own(line: str) -> None:
+    assert is_cascade(line)
+
+
+def test_a_cascade_carrying_a_cuda_error_is_read_by_its_payload() -> None:
+    line = ("[E ProcessGroupNCCL.cpp:1182] [Rank 3] NCCL watchdog thread terminated with exception: CUDA error: "
+            "uncorrectable ECC error encountered")
+    assert not is_cascade(line)
+    payload = cascade_payload(line)
+    assert payload is not None and payload.category == "gpu_hardware"
+
+
+@pytest.mark.parametrize(("line", "category"), [
+    ("OSError: [Errno 5] Input/output error: '/lustre/ckpt/iter_0400/model.pt'", "storage"),
+    ("mlx5_core 0000:3b:00.0: mlx5_cmd_out_err: ACCESS_REG(0x805) op_mod(0x1) failed, status bad parameter", "network"),
+    ("json.decoder.JSONDecodeError: Expecting ',' delimiter: line 1 column 3051 (char 3050) in sample 88", "data"),
+    ("RuntimeError: DataLoader worker (pid 629) is killed by signal: Killed.", "host"),
+    ("ImportError: flash_attn_2_cuda.so: undefined symbol: _ZN3c104cuda9SetDeviceEi", "software"),
+    ("[W socket.cpp:426] [c10d] The server socket has failed to bind to [::]:29500 (errno: 98 - Address already "
+     "in use).", "user_config"),
+    ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", "oom"),
+])
+def test_lines_no_rule_knows_are_classified_by_the_component_they_name(line: str, category: str) -> None:
+    found = component(line)
+    assert found is not None and found.category == category, found
+
+
+def test_a_line_that_names_no_component_is_left_alone() -> None:
+    assert component("step 120 done in 1.4 s") is None
+    assert component("Traceback (most recent call last):") is None
+
+
+def test_xid_catalogue_covers_the_codes_and_reads_caused_by_previous() -> None:
+    assert {13, 31, 43, 45, 48, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 136, 140, 143, 149, 154, 158} <= set(CATALOGUE)
+    assert all(e.category in ("gpu_hardware", "software", "unknown") for e in CATALOGUE.values())
+    line = ("NVRM: Xid (PCI:0000:03:00): 45, pid=4411, name=python, Ch 00000010, Preemptive cleanup, due to previous "
+            "errors -- Most likely caused by previous Xid 74")
+    assert xid_code(line) == (74, True)
+    entry, caused = xid_entry(line)
+    assert caused and entry is not None and entry.category == "gpu_hardware" and entry.role == "root"
+    entry, caused = xid_entry("NVRM: Xid (PCI:0000:9b:00): 149, pid=1, NETIR_LINK_EVT Fatal error")
+    assert not caused and entry is not None and entry.name.startswith("NVLink")
+    assert xid_entry("no xid here") == (None, False)
