@@ -165,7 +165,7 @@ def stack_args(job, ckpt_dir, resume):
 def make_corrupt_checkpoint(job, work_root, resume_dir):
     """Take the step-20 checkpoint written by this stack's healthy job, truncate it."""
     src_job = [j for j in jobs() if j["stack"] == job["stack"] and j["fault"] == "healthy"][0]
-    src = os.path.join(work_root, src_job["name"], "ckpt")
+    src = os.path.join(work_root, f"job-{src_job['index']:03d}", "ckpt")
     if os.path.exists(resume_dir):
         shutil.rmtree(resume_dir)
     stack = job["stack"]
@@ -205,7 +205,9 @@ def make_corrupt_checkpoint(job, work_root, resume_dir):
 def run_job(job, py, out_root, work_root, port):
     name, stack, fault = job["name"], job["stack"], job["fault"]
     arch = os.path.join(out_root, name)
-    work = os.path.join(work_root, name)
+    # The work folder and the rendezvous id appear in what torch prints (tracebacks, run folders): neutral
+    # names, so that no log line says which fault was injected.
+    work = os.path.join(work_root, f"job-{job['index']:03d}")
     for d in (arch, work):
         if os.path.exists(d):
             shutil.rmtree(d)
@@ -248,7 +250,7 @@ def run_job(job, py, out_root, work_root, port):
                          "TORCH_FR_DUMP_TEMP_FILE": prefix})
         torchrun = [os.path.join(os.path.dirname(py), "torchrun"), "--nnodes", "2", "--nproc-per-node", "2",
                     "--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}",
-                    "--rdzv-id", f"{stack}-{fault}-{job['index']:03d}", "--max-restarts", "0",
+                    "--rdzv-id", f"run-{job['index']:03d}", "--max-restarts", "0",
                     "--log-dir", os.path.join(hdir, "torchelastic"), "--redirects", "3", "--tee", "3",
                     os.path.join(run_dir, SCRIPTS[stack])] + stack_args(job, ckpt, resume)
         shell = f"hostname {host} && mount --bind {hosts_file} /etc/hosts"
@@ -563,7 +565,7 @@ def main():
             bad = arch + ".invalid"
             if os.path.exists(bad):
                 shutil.rmtree(bad)
-            shutil.move(arch, os.path.join(args.work, j["name"], "archive.invalid"))
+            shutil.move(arch, os.path.join(args.work, f"job-{j['index']:03d}", "archive.invalid"))
             results.append((j, None))
             continue
         truth["lines"] = count_lines(arch)
