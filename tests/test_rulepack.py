@@ -151,7 +151,7 @@ def test_torchelastic_summary_names_host_and_rank():
     root = matches["elastic-root-cause"]
     assert root.groups["host"] == "gpu-node-17" and root.groups["failed_rank"] == "12"
     assert root.groups["exitcode"] == "-9" and root.rule.role == "confirmation"
-    assert matches["sigkill-exit"].rule.category == "oom"
+    assert matches["sigkill-exit"].rule.category == "host"  # the kernel OOM killer is a host fault
 
 
 def test_render_is_plain_substitution():

@@ -173,11 +173,13 @@ class HangDetector(Detector):
             explain = (f"rank{'s' if len(ranks) > 1 else ''} {_join(ranks)} printed no error while rank"
                        f"{'s' if len(peers) > 1 else ''} {_join(peers)} timed out in a collective"
                        + (f" ({'; '.join(why)})" if why else "") + ": the stuck rank of a hang")
+            # the stuck rank's own lines are the evidence; the peers' reports about it only when it left none
             records = [facts.killed[r] for r in ranks if r in facts.killed][:2]
-            records += [facts.lagging[r] for r in ranks if r in facts.lagging][:1]
             records += [facts.straggler[r] for r in ranks if r in facts.straggler][:1]
-            records += [facts.behind[r] for r in ranks if r in facts.behind][:1]
-            records += [recs[0] for _, recs in sorted(facts.timed_out.items())][:4]
+            records += [facts.behind[r] for r in ranks if r in facts.behind][:4]
+            if not records:
+                records = [facts.lagging[r] for r in ranks if r in facts.lagging][:1]
+                records += [recs[0] for _, recs in sorted(facts.timed_out.items())][:4]
             out.append(Finding(self.name, "software", "root", round(min(score, 0.9), 3), explain, node=node,
                                rank=ranks[0], time=t, records=records, count=len(ranks), severity="error",
                                action=f"Take a stack dump (py-spy dump --pid) of rank {ranks[0]} on {node} before "

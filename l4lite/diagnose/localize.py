@@ -102,10 +102,13 @@ def phase_of(f: Finding, scan: JobScan, trackers: dict[str | None, list[PhaseEve
     if f.detector == "health" and f.data.get("phase_hint"):
         return str(f.data["phase_hint"])  # a slowdown is measured on training iterations
     r = f.records[0] if f.records else None
-    if r is not None and r.end_line > r.line:
-        tb = phase_from_traceback(r.text)
-        if tb is not None:
-            return tb
+    # one failure is often printed several times (the launcher's tee, the rank's stderr, torchelastic's
+    # error.json): any copy that carries the traceback says where the program was
+    for rec in f.records:
+        if rec.end_line > rec.line or rec is not r:
+            tb = phase_from_traceback(rec.text)
+            if tb is not None:
+                return tb
     t = f.time if f.time is not None else (r.time if r else None)
     if t is not None and t == int(t):
         t += 0.999  # a timestamp to the second covers the whole second

@@ -1,0 +1,43 @@
+"""The real-jobs scoreboard: torchrun jobs run on CPUs with real frameworks and injected faults
+(``fixtures/real_jobs``, made by ``benchmarks/real_jobs/generate.py``). Its numbers are pinned so that a
+regression fails here; raise the floors when a change lifts them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from l4lite.evaluate.scoreboard import evaluate, pipeline_analyzer
+
+JOBS = Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs"
+
+# From `l4lite eval fixtures/real_jobs` (37 jobs: plain DDP, Hugging Face Trainer, Lightning, DeepSpeed).
+FLOORS = {"status": 1.0, "top1": 0.81, "top3": 0.87, "phase": 0.90, "category": 0.93}
+
+
+@pytest.fixture(scope="module")
+def board():  # type: ignore[no-untyped-def]
+    analyzer = pipeline_analyzer()
+    assert analyzer is not None
+    jobs = sorted(p for p in JOBS.iterdir() if (p / "ground_truth.json").exists())
+    assert len(jobs) >= 37
+    return evaluate(jobs, {"l4lite": analyzer})
+
+
+def test_the_real_jobs_scores_hold(board) -> None:  # type: ignore[no-untyped-def]
+    summary = board.summary("l4lite")
+    assert summary["errors"] == 0
+    assert summary["false_incident_rate"] == 0.0
+    low = {k: round(summary[k], 3) for k, floor in FLOORS.items() if summary[k] < floor}
+    assert low == {}
+
+
+def test_no_folder_or_file_name_is_ever_a_suspect(board) -> None:  # type: ignore[no-untyped-def]
+    wrong = []
+    for r in board.results:
+        truth = json.loads((JOBS / r.job / "ground_truth.json").read_text()) if (JOBS / r.job).exists() else {}
+        hosts = set(truth.get("node_names", []))
+        wrong += [f"{r.job}: {n}" for n in r.suspects if hosts and n not in hosts]
+    assert wrong == []
