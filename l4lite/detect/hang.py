@@ -185,8 +185,8 @@ class HangDetector(Detector):
                                action=f"Take a stack dump (py-spy dump --pid) of rank {ranks[0]} on {node} before "
                                       "killing the job; turn on the Flight Recorder (TORCH_FR_BUFFER_SIZE, "
                                       "TORCH_NCCL_DUMP_ON_TIMEOUT=1) to see which collective it never entered.",
-                               data={"signal": "stuck_rank", "scope": "node", "hang": dict(table, stuck_ranks=ranks,
-                                                                                         stuck_nodes=[node]),
+                               data={"signal": "stuck_rank", "inferred": True, "scope": "node",
+                                     "hang": dict(table, stuck_ranks=ranks, stuck_nodes=[node]),
                                      "phase_hint": "train"}))
         return out
 

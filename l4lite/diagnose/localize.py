@@ -255,7 +255,7 @@ class Localizer:
         if roots:
             # Signatures (rules, numerical health signals) before inferences (hang, slowdown): a job that
             # stopped or slowed down because of a signed fault is explained by the signature.
-            signed = [f for f in roots if f.data.get("signal") not in INFERRED] or roots
+            signed = [f for f in roots if f.data.get("signal") not in INFERRED and not f.data.get("inferred")] or roots
             best = max(f.score for f in signed)
             close = [f for f in signed if f.score >= best - CLOSE_SCORE]
             # A line that names no node cannot localise a node fault (and its time is often inherited from an

@@ -30,7 +30,8 @@ CASCADE = re.compile(
     r"SignalException|got signal: 1[05]\b|closing signal SIG(?:TERM|KILL|INT)|Killing subprocess|"
     r"Received SIGTERM|SIGTERM received|terminate called after throwing|what\(\):\s{0,10}\[Rank \d+\] Watchdog|"
     r"store->get\(|Socket Timeout|TCPStore[\w ]{0,40}(?:timed out|failed)|ChildFailedError|"
-    r"Job step aborted|Waiting up to \d+ seconds for job step|ProcessGroupNCCL is being destroyed",
+    r"Job step aborted|Waiting up to \d+ seconds for job step|ProcessGroupNCCL is being destroyed|"
+    r"Timed out waiting \d+ ?ms for (?:send|recv) operation",
     re.IGNORECASE,
 )
 
@@ -169,4 +170,6 @@ def cascade_payload(text: str) -> Component | None:
 
 def is_cascade(text: str) -> bool:
     """A line healthy ranks or the launcher print because of a failure elsewhere, with no payload of its own."""
-    return CASCADE.search(text[:4000]) is not None and cascade_payload(text) is None
+    # a traceback names its exception last: look at both ends of a long record
+    hit = CASCADE.search(text[:4000]) or (len(text) > 4000 and CASCADE.search(text[-2000:]))
+    return bool(hit) and cascade_payload(text) is None
