@@ -31,6 +31,8 @@ from l4lite.evaluate.scoreboard import (
     JobResult,
     Scoreboard,
     evaluate,
+    format_cell,
+    format_table,
     pipeline_analyzer,
     summarize,
 )
@@ -135,30 +137,15 @@ _COLUMNS = [("jobs", "jobs", "d"), ("status", "status", "%"), ("detected", "dete
             ("evidence_recall", "ev_R", "f"), ("evidence_f1", "ev_F1", "f"), ("seconds_per_job", "s/job", "s")]
 
 
-def _cell(value: Any, kind: str) -> str:
-    if value is None:
-        return "-"
-    if kind == "d":
-        return str(value)
-    if kind == "%":
-        return f"{100 * value:.1f}%"
-    if kind == "f":
-        return f"{value:.3f}"
-    return f"{value:.2f}"
-
-
 def format_corpus(score: CorpusScore) -> str:
     """Two aligned tables (dev, holdout), one row per layout and one overall."""
     parts: list[str] = []
     header = ["layout"] + [c[1] for c in _COLUMNS]
     for split in score.boards:
-        rows = [[lay] + [_cell(score.summary(split, lay).get(k), f) for k, _, f in _COLUMNS]
+        rows = [[lay] + [format_cell(score.summary(split, lay).get(k), f) for k, _, f in _COLUMNS]
                 for lay in score.layouts(split)]
-        rows.append(["overall"] + [_cell(score.summary(split).get(k), f) for k, _, f in _COLUMNS])
-        widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header))]
-        lines = ["  ".join(c.ljust(w) if k == 0 else c.rjust(w) for k, (c, w) in enumerate(zip(r, widths,
-                                                                                              strict=True)))
-                 for r in [header, ["-" * w for w in widths], *rows]]
+        rows.append(["overall"] + [format_cell(score.summary(split).get(k), f) for k, _, f in _COLUMNS])
+        lines = format_table(header, rows).splitlines()
         parts += [f"{split}: {score.excerpts.get(split, 0)} excerpts from {score.sources.get(split, 0)} sources, "
                   f"{len(score.layouts(split))} layouts", *lines, ""]
     return "\n".join(parts).rstrip()

@@ -324,7 +324,7 @@ _COLUMNS = [("jobs", "jobs", "d"), ("detected", "detect", "%"), ("top1", "top1",
             ("lines_per_second", "lines/s", "n")]
 
 
-def _cell(value: Any, kind: str) -> str:
+def format_cell(value: Any, kind: str) -> str:
     if value is None:
         return "-"
     if kind == "d":
@@ -338,7 +338,7 @@ def _cell(value: Any, kind: str) -> str:
     return f"{value:,.0f}"
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
+def format_table(header: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(str(r[k])) for r in [header, *rows]) for k in range(len(header))]
 
     def fmt(r: list[str]) -> str:
@@ -350,12 +350,12 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 def format_scoreboard(board: Scoreboard) -> str:
     """Aligned text: one overall table (methods as rows), then one table per method with its scenarios."""
     header = ["method"] + [c[1] for c in _COLUMNS]
-    parts = ["Overall", _table(header, [[m] + [_cell(board.summary(m)[k], f) for k, _, f in _COLUMNS]
+    parts = ["Overall", format_table(header, [[m] + [format_cell(board.summary(m)[k], f) for k, _, f in _COLUMNS]
                                          for m in board.methods()])]
     for m in board.methods():
-        rows = [[s] + [_cell(board.summary(m, s)[k], f) for k, _, f in _COLUMNS] for s in board.scenarios()]
-        rows.append(["overall"] + [_cell(board.summary(m)[k], f) for k, _, f in _COLUMNS])
-        parts += ["", f"{m} by scenario", _table(["scenario"] + [c[1] for c in _COLUMNS], rows)]
+        rows = [[s] + [format_cell(board.summary(m, s)[k], f) for k, _, f in _COLUMNS] for s in board.scenarios()]
+        rows.append(["overall"] + [format_cell(board.summary(m)[k], f) for k, _, f in _COLUMNS])
+        parts += ["", f"{m} by scenario", format_table(["scenario"] + [c[1] for c in _COLUMNS], rows)]
     errors = [r for r in board.results if r.error]
     if errors:
         parts += ["", f"{len(errors)} analyser error(s):"] + [f"  {r.method} on {r.job}: {r.error}" for r in errors[:20]]
