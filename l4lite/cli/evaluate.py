@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,7 +38,6 @@ def run(args: argparse.Namespace) -> int:
     if not args.suite:
         print("l4lite eval: give SUITE_DIR or --corpus FILE", file=sys.stderr)
         return 2
-    from l4lite.diagnose.incident import write_atomic
     from l4lite.evaluate.scoreboard import OURS, default_analyzers, evaluate, format_scoreboard, load_truth
     from l4lite.simulate import suite_jobs
 
@@ -56,18 +56,10 @@ def run(args: argparse.Namespace) -> int:
                   f"{result.seconds:.2f} s", file=sys.stderr)
 
     board = evaluate(jobs, analyzers, progress)
-    if args.json:
-        text = json.dumps(board.to_dict(), indent=2)
-        if args.json == "-":
-            print(text)
-            return 0
-        write_atomic(args.json, text + "\n")
-    print(format_scoreboard(board))
-    return 0
+    return _output(args, board.to_dict(), lambda: format_scoreboard(board))
 
 
 def run_corpus(args: argparse.Namespace) -> int:
-    from l4lite.diagnose.incident import write_atomic
     from l4lite.evaluate.corpus import SPLITS, evaluate_corpus, format_corpus, load_corpus
     from l4lite.evaluate.planting import LAYOUTS
 
@@ -84,11 +76,18 @@ def run_corpus(args: argparse.Namespace) -> int:
             print(f"  {result.job} [{result.scenario}]: {result.pred_status or 'error'}", file=sys.stderr)
 
     score = evaluate_corpus(excerpts, layouts, splits, seed=args.seed, progress=progress)
+    return _output(args, score.to_dict(), lambda: format_corpus(score))
+
+
+def _output(args: argparse.Namespace, data: dict, table: Callable[[], str]) -> int:
+    """``--json -`` prints the numbers, ``--json FILE`` writes them (atomically) beside the printed table."""
+    from l4lite.diagnose.incident import write_atomic
+
     if args.json:
-        text = json.dumps(score.to_dict(), indent=2)
+        text = json.dumps(data, indent=2)
         if args.json == "-":
             print(text)
             return 0
         write_atomic(args.json, text + "\n")
-    print(format_corpus(score))
+    print(table())
     return 0
