@@ -229,8 +229,7 @@ def build_incident(scan: JobScan, verdict: Verdict, *, seconds: float = 0.0, mat
         checkpoint=checkpoint,
         recommendations=recommendations(verdict, checkpoint, matched),
         stats=stats,
-        job={"root": scan.root, "nodes": len(scan.node_last), "start": iso(scan.start_time),
-             "end": iso(scan.end_time), "info": dict(scan.info)},
+        job=_job(scan),
         scope=verdict.scope if verdict.status == "incident" else None,
         confidence=verdict.confidence,
         matched_fault=matched,
@@ -238,6 +237,17 @@ def build_incident(scan: JobScan, verdict: Verdict, *, seconds: float = 0.0, mat
         extra=extra or {},
     )
     return incident
+
+
+def _job(scan: JobScan) -> dict[str, Any]:
+    """The job's facts; the clock skew between its nodes (``ingest.skew``) on its own, as it qualifies every time."""
+    info = dict(scan.info)
+    skew = info.pop("clock_skew", None)
+    job = {"root": scan.root, "nodes": len(scan.node_last), "start": iso(scan.start_time), "end": iso(scan.end_time)}
+    if skew:
+        job["clock_skew"] = skew
+    job["info"] = info
+    return job
 
 
 def hang_section(verdict: Verdict) -> dict[str, Any] | None:

@@ -11,7 +11,8 @@ them, and every entry point (analyze, parse with one process or many, tail, Dask
   that formats without a year (glog, syslog) get it even when one file carries a wild date;
 - the job's time span from its files' first and last times, robust to the extreme: a dmesg capture that starts
   at the node's boot weeks earlier, or one line dated 2099, does not stretch it;
-- the boot time of nodes whose dmesg captures carry only uptimes (``timestamps.boot_anchors``).
+- the boot time of nodes whose dmesg captures carry only uptimes (``timestamps.boot_anchors``);
+- the clock skew between nodes, from lines every node writes at the same moment (``skew``), reported only.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from l4lite.ingest.attribution import (
     rank_from_path,
 )
 from l4lite.ingest.layout import NodeLevel, infer_level, is_loopback, value_at
+from l4lite.ingest.skew import anchor_key, estimate, quick
 from l4lite.ingest.timestamps import TimestampParser, boot_anchors
 from l4lite.records import Accounting
 
@@ -84,6 +86,7 @@ class JobContext:
     end: float | None = None
     open_end: bool = False  # a job still running (tail): lines after ``end`` are expected
     boot_anchors: dict[str, float] = field(default_factory=dict)
+    clock_skew: dict[str, Any] = field(default_factory=dict)  # ``skew.ClockSkew.to_dict``; empty: one node
 
     def node_of(self, rel: str) -> str | None:
         """The node a file's path or its job-level facts give (lines may still name another, per line)."""
@@ -142,6 +145,7 @@ class _Sample:
     lines: list[str] = field(default_factory=list)  # first and last lines, for their times
     ties: list[tuple[int, str]] = field(default_factory=list)
     system: int = 0  # lines of the node's own logs (syslog, kernel), not of the job's processes
+    anchors: list[tuple[str, str | None, str]] = field(default_factory=list)  # (key, host in the line, line)
 
 
 def _ends(f: Any) -> tuple[list[str], list[str]]:
@@ -204,7 +208,7 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     for i, raw in enumerate(every):
         # the sampled lines are read in full; the others only when they may name a host (most do not)
         if first <= i < last and elastic_host is None and "NCCL" not in raw and "ost" not in raw \
-                and "OST" not in raw and "srun: error:" not in raw:
+                and "OST" not in raw and "srun: error:" not in raw and not quick(raw):
             continue
         line = _strip_prefixes(raw)
         m = _YEAR_DATE.search(line, 0, 64) or _YEAR_CTIME.search(line, 0, 64)
@@ -240,6 +244,10 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
             elastic_host = None
         if host is not None:
             s.hosts[host] += 1
+        if quick(raw):
+            key = anchor_key(line)
+            if key is not None:
+                s.anchors.append((key, host, line))
         if "srun: error:" in line:
             m = _SRUN_ERROR.search(line)
             if m and _host(m[1]):
@@ -316,7 +324,34 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     if files:
         ctx.boot_anchors = boot_anchors(files, ctx.node_of, ctx.year,
                                         accounting if accounting is not None else Accounting())
+    ctx.clock_skew = _skew(ctx, files, samples)
     return ctx
+
+
+def _skew(ctx: JobContext, files: Sequence[Any], samples: dict[str, _Sample]) -> dict[str, Any]:
+    """The clock skew between the job's nodes (``skew.estimate``), from the sampled lines that every node writes
+    at the same moment; each line counts for the host it names, else for its file's node. Empty for a job of one
+    node."""
+    mtimes = {f.rel: getattr(f, "mtime", None) for f in files}
+    anchors: list[tuple[str, str, float]] = []
+    nodes: set[str] = set()
+    for rel, s in samples.items():
+        node = ctx.node_of(rel) if not ctx.legacy else host_from_path(rel)
+        if node:
+            nodes.add(node)
+        if not s.anchors:
+            continue
+        parser = TimestampParser(ctx.year, mtimes.get(rel), ctx.near_year)
+        limit = ctx.future_limit(mtimes.get(rel))
+        for key, host, line in s.anchors:
+            t = parser.parse(_strip_prefixes(_strip_prefixes(line)))[0]
+            who = host or node
+            if t is not None and t <= limit and who:
+                nodes.add(who)
+                anchors.append((who, key, t))
+    if len(nodes) < 2:
+        return {}
+    return estimate(anchors).to_dict()
 
 
 def _vote_year(samples: Iterable[tuple[str, _Sample]], files: Sequence[Any]) -> tuple[int | None, int | None]:

@@ -96,7 +96,7 @@ def build_view(inc: Incident, caps: Caps, shared: dict[str, Any]) -> dict[str, A
         "recommendations": [clip(r, 600)[0] for r in inc.recommendations[:20]],
         "checkpoint": _kv(inc.checkpoint.get("last_saved") if isinstance(inc.checkpoint, dict) else None),
         "checkpoint_short": _checkpoint_short(inc.checkpoint),
-        "job": _kv(inc.job),
+        "job": _kv(_job_facts(inc.job)),
         "job_name": clip((inc.job or {}).get("name") or (inc.job or {}).get("root") or "", 200)[0],
         "nodes_seen": len(extra["nodes"]) if isinstance(extra.get("nodes"), list) else 0,
         "matched_fault": _kv(inc.matched_fault),
@@ -222,6 +222,16 @@ def _checkpoint_short(checkpoint: Any) -> str:
     done = last.get("complete")
     state = "complete" if done is True else "INCOMPLETE" if done is False else "completion unknown"
     return clean(f"{head} ({state})")
+
+
+def _job_facts(job: Any) -> Any:
+    """The job's facts with the clock skew between its nodes said in words (the numbers stay in the JSON)."""
+    if not isinstance(job, dict) or not isinstance(job.get("clock_skew"), dict):
+        return job
+    out = dict(job)
+    skew = out.pop("clock_skew")
+    out["clocks"] = ("⚠ " if skew.get("exceeds") else "") + str(skew.get("note") or "")
+    return out
 
 
 def _kv(data: Any) -> list[tuple[str, str]]:

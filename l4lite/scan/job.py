@@ -103,3 +103,5 @@ def note_context(scan: JobScan, context: JobContext) -> None:
     scan.info["node_layout"] = context.layout
     if context.start is not None and context.end is not None:
         scan.info["job_span"] = [context.start, context.end]
+    if context.clock_skew:
+        scan.info["clock_skew"] = context.clock_skew
