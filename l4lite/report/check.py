@@ -42,6 +42,9 @@ _EVIDENCE_CHOICES = {"role": ROLES, "category": CATEGORIES}
 _LAST_SAVED = {"iteration": _OPT_INT, "path": _OPT_STR, "time": _OPT_STR, "complete": (bool, type(None))}
 _CONTEXT = {"line": _OPT_INT, "text": _OPT_STR}
 _COUNT = (Integral, type(None))
+_OPT_BOOL = (bool, type(None))
+_CLOCK_SKEW = {"reference": _OPT_STR, "threshold_seconds": _OPT_REAL, "largest_seconds": _OPT_REAL,
+               "exceeds": _OPT_BOOL, "corrected": _OPT_BOOL, "nodes": _OPT_DICT, "note": _OPT_STR}
 _ACCOUNTING = {"files": _COUNT, "lines_read": _COUNT, "lines_in_records": _COUNT, "records": _COUNT,
                "lines_skipped": _OPT_DICT, "files_skipped": _OPT_DICT, "warnings": (list, type(None))}
 
@@ -89,6 +92,11 @@ def check_incident(incident: Incident, where: str = "incident") -> None:
     if last is not None:
         _object(last, _LAST_SAVED, f"{where}: checkpoint.last_saved")
     _stats(incident.stats or {}, f"{where}: stats")
+    skew = (incident.job or {}).get("clock_skew")
+    if skew is not None:
+        _object(skew, _CLOCK_SKEW, f"{where}: job.clock_skew")
+        for name in ("threshold_seconds", "largest_seconds"):
+            _bounds(skew.get(name), name, f"{where}: job.clock_skew.", 0)
     for i, rec in enumerate(incident.recommendations):
         if not isinstance(rec, str):
             raise L4Error(f"{where}: recommendations[{i}] should be text, not {_kind(rec)}")
