@@ -123,6 +123,13 @@ def host_from_path(rel: str) -> str | None:
     return _host_in_component(name) or _host_in_dirs("/".join(parts[:-1]))
 
 
+def host_from_dirs(rel: str) -> str | None:
+    """A host named by a file's folders only (nearest first): what one path can say without its job, since a
+    file name alone (``latin1.log``, ``stderr.log``, ``0.log``) is as often a kind or a rank as a host."""
+    parts = rel.replace("\\", "/").split("/")
+    return _host_in_dirs("/".join(parts[:-1])) if len(parts) > 1 else None
+
+
 @functools.lru_cache(maxsize=4096)
 def _host_in_dirs(dirs: str) -> str | None:
     """The host named by a file's directories, nearest first: the same for every file of a folder (a job of

@@ -35,7 +35,7 @@ from l4lite.ingest.attribution import (
     SRUN_LABEL,
     TORCHRUN_PREFIX,
     compile_node_from,
-    host_from_path,
+    host_from_dirs,
     node_from_regex,
     normalize_host,
     rank_from_path,
@@ -78,7 +78,7 @@ class JobContext:
     aliases: dict[str, str] = field(default_factory=dict)  # folder name -> the host its lines name
     nodes: dict[str, str | None] = field(default_factory=dict)  # rel -> node where the level does not say
     names: list[str] = field(default_factory=list)  # the level's names that are nodes (file names: one family)
-    legacy: bool = True  # no job-level evidence at all: each path read alone (``attribution.host_from_path``)
+    legacy: bool = True  # no job-level evidence at all: each file's folders read alone (``host_from_dirs``)
     rank_ties: list[tuple[int, str]] = field(default_factory=list)
     year: int | None = None
     near_year: int | None = None  # the year most files are in, counting their write times: dates far off it are wrong
@@ -103,7 +103,7 @@ class JobContext:
                 return None
             return self.aliases.get(name, name)
         if self.legacy:
-            return host_from_path(rel)
+            return host_from_dirs(rel)  # a file name alone (``latin1.log``, ``0.log``) never names a node
         return None
 
     def _name_set(self) -> frozenset[str]:
@@ -294,7 +294,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         concerned |= others
     own = {rel: h for rel, s in samples.items() if (h := _own_host(s.hosts)) is not None}
     # ---- nodes
-    level = infer_level(rels, own) if not node_from else NodeLevel()
+    named = set().union(*(s.hosts for s in samples.values())) | concerned if samples else set()
+    level = infer_level(rels, own, named) if not node_from else NodeLevel()
     ctx.depth, ctx.layout, ctx.aliases = level.depth, level.how, dict(level.aliases)
     if node_from:
         ctx.layout = "--node-from"
@@ -336,7 +337,7 @@ def _skew(ctx: JobContext, files: Sequence[Any], samples: dict[str, _Sample]) ->
     anchors: list[tuple[str, str, float]] = []
     nodes: set[str] = set()
     for rel, s in samples.items():
-        node = ctx.node_of(rel) if not ctx.legacy else host_from_path(rel)
+        node = ctx.node_of(rel)
         if node:
             nodes.add(node)
         if not s.anchors:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from l4lite.ingest.attribution import host_from_path, normalize_host
@@ -81,17 +81,42 @@ def value_at(rel: str, depth: int) -> str | None:
     return normalize_host(dirs[depth])
 
 
-def infer_level(rels: Sequence[str], file_hosts: Mapping[str, str]) -> NodeLevel:
+def named_in_stem(rel: str, hosts: Collection[str]) -> str | None:
+    """The longest host named in the job's lines that a file name spells out whole, between separators
+    (``nccl-tests-worker-1.log`` and host ``nccl-tests-worker-1``): the job, not a list of words, says which
+    part of the name is the host."""
+    stem = split_rel(rel)[1].lower()
+    best = None
+    for h in hosts:
+        i = stem.find(h)
+        if i < 0 or (best is not None and len(h) <= len(best)):
+            continue
+        end = i + len(h)
+        if (i == 0 or not stem[i - 1].isalnum()) and (end == len(stem) or not stem[end].isalnum()):
+            best = h
+    return best
+
+
+def infer_level(rels: Sequence[str], file_hosts: Mapping[str, str], line_hosts: Collection[str] = ()) -> NodeLevel:
     """The node level of a job (see the module docstring). ``file_hosts``: the one host a file's lines name as
-    their writer, for the files that have one."""
+    their writer, for the files that have one; ``line_hosts``: every host the job's lines name, which a file
+    name spelling one out whole stands for (an alias of what ``value_at`` reads in it)."""
     if not rels:
         return NodeLevel()
     max_depth = max(len(split_rel(r)[0]) for r in rels)
     stems = {r: v for r in rels if (v := value_at(r, -1))}
+    spelled: dict[str, str] = {}
+    for r, v in stems.items():
+        h = named_in_stem(r, line_hosts) if line_hosts else None
+        if h is not None and h != v and spelled.setdefault(v, h) != h:
+            spelled[v] = ""  # two hosts behind one reading: no alias
+    spelled = {v: h for v, h in spelled.items() if h}
     verified: list[tuple[tuple, int, dict[str, str], list[str]]] = []
     unverified: list[tuple[tuple, int, list[str]]] = []
     for depth in [*range(max_depth), -1]:
         values = {r: value_at(r, depth) for r in rels}
+        if depth < 0 and spelled:
+            values = {r: spelled.get(v, v) if v else v for r, v in values.items()}
         named = {r: v for r, v in values.items() if v}
         distinct = set(named.values())
         if not distinct or (depth >= 0 and _crossed(named, stems)):
@@ -118,13 +143,21 @@ def infer_level(rels: Sequence[str], file_hosts: Mapping[str, str]) -> NodeLevel
         unverified.append(((depth >= 0, len(distinct), -depth), depth, names))
     if verified:
         _, depth, aliases, names = max(verified, key=lambda v: v[0])
-        return NodeLevel(depth, "folder names agreeing with hosts in lines" if depth >= 0
-                         else "file names agreeing with hosts in lines", aliases, names)
-    if unverified:
+        level = NodeLevel(depth, "folder names agreeing with hosts in lines" if depth >= 0
+                          else "file names agreeing with hosts in lines", aliases, names)
+    elif unverified:
         _, depth, names = max(unverified, key=lambda v: v[0])
-        return NodeLevel(depth, "folder names partitioning the job" if depth >= 0
-                         else "file names of one family", {}, names)
-    return NodeLevel()
+        level = NodeLevel(depth, "folder names partitioning the job" if depth >= 0
+                          else "file names of one family", {}, names)
+    else:
+        return NodeLevel()
+    if level.depth is not None and level.depth < 0 and spelled:
+        # the level was judged on the hosts the names spell out; files are read by ``value_at`` again later
+        chosen = set(level.names)
+        raw = {v for v, h in spelled.items() if h in chosen}
+        level.aliases = {**{v: level.aliases.get(h, h) for v, h in spelled.items() if v in raw}, **level.aliases}
+        level.names = sorted(chosen | raw)
+    return level
 
 
 def _crossed(named: Mapping[str, str], stems: Mapping[str, str]) -> bool:
