@@ -22,14 +22,18 @@ from layout_jobs import LAYOUTS  # noqa: E402
 
 from l4lite.api import analyze  # noqa: E402
 from l4lite.evaluate.scoreboard import job_paths  # noqa: E402
+from l4lite.ingest.reader import IngestOptions, iter_records  # noqa: E402
 from l4lite.options import AnalyzeOptions  # noqa: E402
+from l4lite.records import Accounting  # noqa: E402
 
 
-def _score(paths: list[str], faulty: str | None, hosts: set[str]) -> tuple[bool, list[str]]:
+def _score(paths: list[str], faulty: str | None, hosts: set[str]) -> tuple[bool, list[str], set[str]]:
+    """Whether the faulty node is top-1, the suspects that are not hosts, the record nodes that are not."""
     suspects = [s.node for s in analyze(paths, AnalyzeOptions()).suspects]
     strays = [s for s in suspects if s not in hosts and not s.startswith("rank:")]
     right = (suspects[:1] == [faulty]) if faulty is not None else not strays
-    return right, strays
+    nodes = {r.node for r in iter_records(paths, IngestOptions(), Accounting()) if r.node} - hosts
+    return right, strays, nodes
 
 
 def main() -> None:
@@ -38,22 +42,22 @@ def main() -> None:
         for name, build in LAYOUTS.items():
             job = Path(tmp) / name
             faulty, hosts = build(job)
-            right, strays = _score([str(job)], faulty, set(hosts))
-            rows.append((name, 1, int(right), len(strays)))
+            right, strays, nodes = _score([str(job)], faulty, set(hosts))
+            rows.append((name, 1, int(right), len(strays), len(nodes)))
     real = sorted(p for p in (ROOT / "fixtures" / "real_jobs").iterdir() if (p / "ground_truth.json").exists())
-    n = right_n = strays_n = 0
+    n = right_n = strays_n = nodes_n = 0
     for job in real:
         truth = json.loads((job / "ground_truth.json").read_text())
         faulty = (truth.get("faulty_nodes") or [None])[0]
         if faulty is None:
             continue
-        right, strays = _score(job_paths(job), faulty, set(truth.get("node_names", [])))
-        n, right_n, strays_n = n + 1, right_n + int(right), strays_n + len(strays)
-    rows.append(("torchrun-logdir (fixtures/real_jobs, one faulty node)", n, right_n, strays_n))
-    print("| layout | jobs | node top-1 | suspects that are not hosts |")
-    print("| --- | --- | --- | --- |")
-    for name, jobs, right, strays in rows:
-        print(f"| {name} | {jobs} | {right}/{jobs} | {strays} |")
+        right, strays, nodes = _score(job_paths(job), faulty, set(truth.get("node_names", [])))
+        n, right_n, strays_n, nodes_n = n + 1, right_n + int(right), strays_n + len(strays), nodes_n + len(nodes)
+    rows.append(("torchrun-logdir (fixtures/real_jobs, one faulty node)", n, right_n, strays_n, nodes_n))
+    print("| layout | jobs | node top-1 | suspects that are not hosts | record nodes that are not hosts |")
+    print("| --- | --- | --- | --- | --- |")
+    for name, jobs, right, strays, nodes in rows:
+        print(f"| {name} | {jobs} | {right}/{jobs} | {strays} | {nodes} |")
 
 
 if __name__ == "__main__":
