@@ -166,6 +166,8 @@ def test_every_entry_point_reads_the_job_alike(tmp_path: Path) -> None:
         assert (scan.node_first, scan.node_last, scan.rank_nodes, scan.start_time, scan.end_time) == \
             (one.node_first, one.node_last, one.rank_nodes, one.start_time, one.end_time)
         assert scan.info["job_span"] == one.info["job_span"] and scan.info["node_layout"] == one.info["node_layout"]
+        assert scan.info["clock_skew"] == one.info["clock_skew"]
+    assert one.info["clock_skew"]["nodes"]["cpu-node-b"]["lines"] == 1  # both nodes' process groups initialised
     assert set(one.node_last) >= {"cpu-node-a", "cpu-node-b"} and not set(one.node_last) - {
         "cpu-node-a", "cpu-node-b", "unknown"}
 

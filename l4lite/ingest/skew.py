@@ -94,7 +94,8 @@ class ClockSkew:
             return "not measured: no line that several nodes write at the same moment"
         worst = max(self.offsets, key=lambda n: abs(self.offsets[n].seconds))
         o = self.offsets[worst]
-        where = f"{worst} is {o.seconds:+.3f} s from {self.reference} ({o.lines} simultaneous lines)"
+        events = f"{o.lines} simultaneous event" + ("s" if o.lines != 1 else "")
+        where = f"{worst} is {o.seconds:+.3f} s from {self.reference} ({events})"
         if self.exceeds:
             return (f"clocks disagree: {where}; events on different nodes less than {abs(o.seconds):.1f} s apart "
                     "may be out of order (times are shown as logged)")
