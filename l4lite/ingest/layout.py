@@ -27,6 +27,7 @@ _NUMBER = re.compile(r"(?!\d{1,3}([.-])\d{1,3}\1\d{1,3}\1\d{1,3}$)[\d._-]+$")
 _RANK_DIR = re.compile(r"(?:local_)?rank[-_.]?\d+$", re.I)
 _DATE = re.compile(r"\d{4}-?\d\d-?\d\d(?:[T_ -]?\d\d[:-]?\d\d(?:[:-]?\d\d)?)?")
 _STRIP_EXT = re.compile(r"\.(?:gz|log|txt|out|err|stdout|stderr|json|jsonl|csv|\d{1,3})$", re.I)
+_SEPARATOR = re.compile(r"[^a-z0-9]")
 _FOLD = str.maketrans("0123456789", "0000000000")
 LOOPBACK = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "::1", "0.0.0.0", "(none)"})
 
@@ -84,16 +85,15 @@ def value_at(rel: str, depth: int) -> str | None:
 def named_in_stem(rel: str, hosts: Collection[str]) -> str | None:
     """The longest host named in the job's lines that a file name spells out whole, between separators
     (``nccl-tests-worker-1.log`` and host ``nccl-tests-worker-1``): the job, not a list of words, says which
-    part of the name is the host."""
+    part of the name is the host. Each run of whole words of the name is looked up (a few dozen per name)."""
     stem = split_rel(rel)[1].lower()
+    cuts = [0, *(m.start() for m in _SEPARATOR.finditer(stem)), len(stem)]
+    starts = [0, *(c + 1 for c in cuts[1:-1])]
     best = None
-    for h in hosts:
-        i = stem.find(h)
-        if i < 0 or (best is not None and len(h) <= len(best)):
-            continue
-        end = i + len(h)
-        if (i == 0 or not stem[i - 1].isalnum()) and (end == len(stem) or not stem[end].isalnum()):
-            best = h
+    for a in starts[:12]:
+        for b in cuts[1:]:
+            if b > a and (best is None or b - a > len(best)) and stem[a:b] in hosts:
+                best = stem[a:b]
     return best
 
 
@@ -106,8 +106,13 @@ def infer_level(rels: Sequence[str], file_hosts: Mapping[str, str], line_hosts: 
     max_depth = max(len(split_rel(r)[0]) for r in rels)
     stems = {r: v for r in rels if (v := value_at(r, -1))}
     spelled: dict[str, str] = {}
+    hosts = frozenset(line_hosts)
+    seen: dict[str, str | None] = {}  # per file name: a job of many files repeats a few names
     for r, v in stems.items():
-        h = named_in_stem(r, line_hosts) if line_hosts else None
+        name = split_rel(r)[1]
+        if name not in seen:
+            seen[name] = named_in_stem(name, hosts) if hosts else None
+        h = seen[name]
         if h is not None and h != v and spelled.setdefault(v, h) != h:
             spelled[v] = ""  # two hosts behind one reading: no alias
     spelled = {v: h for v, h in spelled.items() if h}
