@@ -100,3 +100,21 @@ def test_a_node_whose_clock_is_off_gives_its_offset_back(tmp_path: Path, shift: 
 
     page = render_html(incident)
     assert "clocks disagree: a100-rack2-15 is" in page and f"{base + shift:+.3f} s" in page
+
+
+def test_one_collective_timeout_apart_is_a_late_rank_not_a_clock() -> None:
+    # a rank that entered the collective 4.8 s after its peers times out 4.8 s after them on the same clock
+    timeout = "collective pg0 ALLREDUCE seq 117 timeout"
+    late = estimate([("a", timeout, 100.0), ("b", timeout, 104.8)])
+    assert late.offsets["b"].strong == 0 and not late.exceeds
+    assert late.note().startswith("clocks not shown to disagree: b is +4.800 s from a")
+    # three timeouts that agree, or one rendezvous round, do show the clocks apart
+    keys = [f"collective pg0 ALLREDUCE seq {n} timeout" for n in (1, 2, 3)]
+    assert estimate([(n, k, t + (4.8 if n == "b" else 0.0)) for n in "ab" for t, k in enumerate(keys)]).exceeds
+    rdzv = "rendezvous job round 0"
+    assert estimate([("a", rdzv, 100.0), ("b", rdzv, 104.8)]).exceeds
+
+
+def test_the_bundled_example_does_not_warn_of_clocks_from_one_timeout() -> None:
+    skew = skew_of(ROOT / "fixtures" / "jobs" / "ib-link-down")
+    assert skew["reference"] is not None and not skew["exceeds"], skew

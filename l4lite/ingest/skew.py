@@ -16,6 +16,10 @@ Each such event gives a key; a node's time for a key is its earliest line with i
 one with most keys), a node's offset is the median of its differences over the keys both share, so one late line
 (a rank that entered the collective late, a retried rendezvous) does not move it; the number of keys it rests on
 is reported with it. Times are not corrected with it (``docs/layouts.md`` says why).
+
+Rendezvous rounds and process-group starts are strong events: they complete for everyone at once. Timeouts are
+weak: a rank that entered the collective seconds after its peers times out seconds after them on the same clock,
+so a skew that rests on timeouts alone is flagged only when ``MIN_WEAK_EVENTS`` of them agree.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 SKEW_THRESHOLD = 1.0  # seconds: beyond this, events of two nodes closer than the skew may be shown out of order
+MIN_WEAK_EVENTS = 3  # timeouts alone flag a skew only when this many agree: one rank entering late explains fewer
 
 _ROUND = re.compile(r"has joined round (\d+) of the rendezvous '([^']+)'")
 _SEQ = re.compile(r"SeqNum=(\d+), OpType=(\w+)")
@@ -62,6 +67,11 @@ def anchor_key(line: str) -> str | None:
     return None
 
 
+def is_strong(key: str) -> bool:
+    """Whether an event key completes for every node at once (not a timeout, which a late rank shifts)."""
+    return key.startswith("rendezvous ") or key == "process group initialized"
+
+
 @dataclass
 class NodeOffset:
     """One node's clock against the reference's: ``seconds`` to subtract from its times, over ``lines`` keys."""
@@ -69,6 +79,12 @@ class NodeOffset:
     seconds: float
     lines: int
     spread: float  # the median distance of the keys' differences from their median: how sure the estimate is
+    strong: int = 0  # how many of the keys are strong events (rendezvous rounds, process-group starts)
+
+    @property
+    def firm(self) -> bool:
+        """Whether the offset rests on enough to call the clocks different rather than a rank late."""
+        return self.strong > 0 or self.lines >= MIN_WEAK_EVENTS
 
 
 @dataclass
@@ -86,7 +102,8 @@ class ClockSkew:
     @property
     def exceeds(self) -> bool:
         """A node's offset beyond the threshold and clearly beyond its own lines' disagreement."""
-        return any(abs(o.seconds) > self.threshold and abs(o.seconds) > 2 * o.spread for o in self.offsets.values())
+        return any(abs(o.seconds) > self.threshold and abs(o.seconds) > 2 * o.spread and o.firm
+                   for o in self.offsets.values())
 
     def note(self) -> str:
         """One sentence for the report."""
@@ -99,6 +116,9 @@ class ClockSkew:
         if self.exceeds:
             return (f"clocks disagree: {where}; events on different nodes less than {abs(o.seconds):.1f} s apart "
                     "may be out of order (times are shown as logged)")
+        if abs(o.seconds) > self.threshold:
+            return (f"clocks not shown to disagree: {where}, but timeouts alone also differ when a rank enters a "
+                    "collective late")
         return f"clocks agree within {self.threshold:g} s: {where}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -127,5 +147,6 @@ def estimate(anchors: Iterable[tuple[str, str, float]], threshold: float = SKEW_
         diffs = [t - ref[k] for k, t in keys.items() if k in ref]
         if diffs:
             med = statistics.median(diffs)
-            out.offsets[node] = NodeOffset(med, len(diffs), statistics.median(abs(d - med) for d in diffs))
+            strong = sum(1 for k in keys if k in ref and is_strong(k))
+            out.offsets[node] = NodeOffset(med, len(diffs), statistics.median(abs(d - med) for d in diffs), strong)
     return out if out.offsets else ClockSkew(threshold=threshold)
