@@ -172,7 +172,7 @@ def test_stuck_rank_staleness_grows_while_its_peers_step(tmp_path: Path) -> None
     files = rank_files()
     assert sorted(files) == [0, 1, 2, 3]
     logs = tmp_path / "logs"
-    for rank, (rel, lines) in files.items():
+    for rel, lines in files.values():
         (logs / rel).parent.mkdir(parents=True, exist_ok=True)
         append(logs / rel, lines[:through(lines, 3)])
     proc, url = start_tail(logs, tmp_path)
@@ -222,3 +222,26 @@ def test_rank_series_are_capped_to_the_stalest(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=60)
     assert proc.returncode == 0
+
+
+def test_rank_staleness_by_the_wall_clock_and_capped() -> None:
+    """Staleness restarts when a rank's iteration or line count moves; a rank first known by number keeps its
+    time once its node is learnt; ``max_ranks`` keeps the stalest; 0 keeps none."""
+    from l4lite.live.metrics import TailMetrics
+    from l4lite.scan.scanner import RankProgress
+
+    def tick(m: TailMetrics, now: float, *ranks: RankProgress) -> MetricsSnapshot:
+        return m.update(now=now, lines_read=0, records=0, files=0, skipped={}, rule_hits={}, progress={},
+                        incident=None, diagnose_seconds=0.0, ranks=ranks)
+
+    m = TailMetrics(max_ranks=2)
+    tick(m, 100.0, RankProgress("rank:0", 0, 5, 5), RankProgress("n1", 1, 5, 5), RankProgress("n1", 2, 5, 5))
+    snap = tick(m, 110.0, RankProgress("n0", 0, 5, 5), RankProgress("n1", 1, 6, 6), RankProgress("n1", 2, 5, 5))
+    assert snap.progress_ranks == 3
+    assert snap.rank_since_progress == {("n0", "0"): 10.0, ("n1", "2"): 10.0}  # rank 1 moved: not shown
+    assert snap.rank_last_iteration == {("n0", "0"): 5, ("n1", "2"): 5}
+    snap = tick(m, 130.0, RankProgress("n0", 0, 7, 7), RankProgress("n1", 1, 6, 6), RankProgress("n1", 2, 5, 5))
+    assert snap.rank_since_progress == {("n1", "2"): 30.0, ("n1", "1"): 20.0}
+    assert tick(TailMetrics(max_ranks=0), 1.0, RankProgress("n0", 0, 1, 1)).rank_since_progress == {}
+    text = render(snap)
+    assert 'l4lite_tail_rank_seconds_since_progress{node="n1",rank="2"} 30.0' in text
