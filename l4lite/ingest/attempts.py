@@ -19,6 +19,7 @@ Files of no attempt (a node's dmesg) go with the last attempt.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -85,11 +86,13 @@ def pod_of_file(name: str) -> str | None:
     return found.pod if found is not None and found.kind != "kubelet" else None
 
 
-def job_attempts(rels: Sequence[str], first_time: Callable[[str], float | None]) -> list[Attempt]:
+def job_attempts(rels: Sequence[str], first_time: Callable[[str], float | None],
+                 same_run: Callable[[str, str], bool] = lambda a, b: True) -> list[Attempt]:
     """The job's attempts in order (see the module docstring), or one attempt of every file when no pod
-    restarted. ``first_time``: the time of a file's first line, to order a pod's uid folders."""
+    restarted. ``first_time``: the time of a file's first line, to order a pod's uid folders; ``same_run``:
+    whether two files hold the same run (a container link and the newest restart file, compared by their
+    first bytes). A link whose file was read under its other name is the pod's current run."""
     placed = {r: a for r in rels if (a := attempt_file(r)) is not None}
-    kubelet = {(a.pod, a.container) for a in placed.values() if a.kind == "kubelet"}
     # a kubectl-saved file with its --previous beside it is the pod's current run
     previous = {(r.rsplit("/", 1)[0] if "/" in r else "", a.pod) for r, a in placed.items()
                 if a.kind == "kubectl-previous"}
@@ -100,11 +103,23 @@ def job_attempts(rels: Sequence[str], first_time: Callable[[str], float | None])
         stem = re.sub(r"\.(?:log|txt|out)$", "", name)
         if (head, stem) in previous:
             placed[r] = AttemptFile(stem, "", "", None, "kubectl-current")
-    dropped = {r for r, a in placed.items() if a.kind == "container-link" and (a.pod, a.container) in kubelet}
+    newest: dict[tuple[str, str], tuple[int, str]] = {}
+    for r, a in placed.items():
+        if a.kind == "kubelet" and a.restart is not None:
+            newest[(a.pod, a.container)] = max(newest.get((a.pod, a.container), (-1, "")), (a.restart, r))
+    dropped = {r for r, a in placed.items() if a.kind == "container-link" and (a.pod, a.container) in newest
+               and same_run(r, newest[(a.pod, a.container)][1])}
+    links: dict[tuple[str, str], str] = {}
+    for r, a in sorted(placed.items()):  # a link and a collector's copy of it: one run, read once
+        if a.kind == "container-link" and r not in dropped:
+            first = links.setdefault((a.pod, a.container), r)
+            if first != r and same_run(first, r):
+                dropped.add(r)
     runs: dict[tuple[str, str], list[tuple[float, str, int, str]]] = defaultdict(list)
     for r, a in placed.items():
         if r not in dropped:
-            t = first_time(r) if a.kind == "kubelet" else None
+            # a link is the pod's current run: after every restart file of the pod that was read
+            t = first_time(r) if a.kind == "kubelet" else (math.inf if a.kind == "container-link" else None)
             runs[(a.pod, a.container)].append((t if t is not None else 0.0, a.uid,
                                                a.restart if a.restart is not None else 1 << 30, r))
     sequences: dict[str, list[list[str]]] = {}

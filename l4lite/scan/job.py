@@ -60,7 +60,8 @@ def attempt_scans(paths: Sequence[str], options: AnalyzeOptions, *, rules: Any =
     accounting = Accounting()
     job = discover(list(paths), accounting)
     by_rel = {f.rel: f for f in job.files}
-    attempts: list[Attempt] = job_attempts(sorted(by_rel), lambda rel: first_cri_time(by_rel[rel].path))
+    attempts: list[Attempt] = job_attempts(sorted(by_rel), lambda rel: first_cri_time(by_rel[rel].path),
+                                           lambda a, b: _head(by_rel[a].path) == _head(by_rel[b].path))
     if len(attempts) < 2:
         return []
     rules = rules if rules is not None else load_rules(options)
@@ -77,6 +78,15 @@ def attempt_scans(paths: Sequence[str], options: AnalyzeOptions, *, rules: Any =
         scan.info["attempt"] = attempt.number
         out.append(AttemptScan(attempt.number, attempt.files, attempt.pods, scan))
     return out
+
+
+def _head(path: str) -> bytes | None:
+    """A file's first bytes: a copy of a growing file starts with them too."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4096)
+    except OSError:
+        return None
 
 
 def job_context(files: Sequence[Any], options: AnalyzeOptions, accounting: Accounting | None = None) -> JobContext:
