@@ -151,7 +151,8 @@ def attempts_summary(attempts: Sequence[AttemptScan], incidents: Sequence[Incide
     """What the incident says of each attempt: its files and pods, its verdict, its first root line."""
     out = []
     for a, inc in zip(attempts, incidents, strict=True):
-        root = next((e for e in inc.evidence if e.role == "root"), inc.evidence[0] if inc.evidence else None)
+        root = next((e for e in inc.evidence if e.role == "root"), inc.evidence[0] if inc.evidence else None) \
+            if inc.is_incident else None
         out.append({"attempt": a.number, "verdict": a.number == attempts[chosen].number, "status": inc.status,
                     "category": inc.category, "phase": inc.phase, "iteration": inc.iteration,
                     "failure_time": inc.failure_time, "nodes": [s.node for s in inc.suspects[:3]],

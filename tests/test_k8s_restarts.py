@@ -148,10 +148,16 @@ def test_report_and_markdown_show_the_attempts(tmp_path: Path) -> None:
     assert main(["analyze", str(tree), "--no-store", "--quiet", "--json", str(inc_path),
                  "--html", str(tmp_path / "r.html")]) == 1
     html = (tmp_path / "r.html").read_text()
-    assert "Attempts" in html and "attempt 0" in html.lower() and "storage" in html
+    section = html[html.index('id="attempts"'):html.index("</section>", html.index('id="attempts"'))]
+    rows = section.split("<tr")[2:]
+    assert len(rows) == 3 and 'class="verdict"' in rows[1] and "(this report)" in rows[1]
+    assert "Storage" in rows[0] and "Software" in rows[1] and "healthy" in rows[2]
     assert main(["report", str(inc_path), "--markdown", str(tmp_path / "t.md")]) == 0
     md = (tmp_path / "t.md").read_text()
-    assert "## Attempts" in md and "| 0 |" in md and "| 1 (verdict) |" in md
+    section = md[md.index("### Attempts"):].split("\n\n")[1].splitlines()
+    assert [row.split(":")[0] for row in section] == ["- **attempt 0**", "- **attempt 1 (this verdict)**",
+                                                      "- **attempt 2**"]
+    assert "Storage" in section[0] and "`gpt-worker-1`" in section[0] and "Software" in section[1]
 
 
 @pytest.mark.parametrize(("rel", "pod", "restart"), [
