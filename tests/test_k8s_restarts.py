@@ -31,13 +31,13 @@ RUNS = [
 START = datetime(2026, 12, 3, 14, 40, tzinfo=UTC)
 
 
-def container_lines(job: str, node: str, pod: str, at: datetime) -> list[str]:
-    """A real node's console output as its pod's container printed it: host renamed, CRI prefix."""
+def container_lines(job: str, node: str, host: str, at: datetime) -> list[str]:
+    """A real node's console output as a pod's container printed it: its host renamed, CRI prefix."""
     lines = (REAL / job / node / "console.log").read_text(encoding="utf-8").splitlines()
     out = []
     for i, line in enumerate(lines):
         stamp = (at + timedelta(milliseconds=3 * i)).strftime("%Y-%m-%dT%H:%M:%S.%f") + "456Z"
-        out.append(f"{stamp} stderr F {line.replace(node, pod)}")
+        out.append(f"{stamp} stderr F {line.replace(node, host)}")
     return out
 
 
@@ -52,13 +52,15 @@ def write(path: Path, lines: list[str]) -> Path:
     return path
 
 
-def kubelet_tree(root: Path, runs: list = RUNS) -> Path:
-    """``/var/log/pods`` of the two pods, one file per container restart."""
+def kubelet_tree(root: Path, runs: list = RUNS, hosts: dict[tuple[int, str], str] | None = None) -> Path:
+    """``/var/log/pods`` of the two pods, one file per container restart; ``hosts``: (restart, pod) -> the
+    host name its lines carry (the pod name when not given, as a pod's own host name is)."""
     for restart, (job, pods) in enumerate(runs):
         for node, pod in pods.items():
             at = START + timedelta(minutes=10 * restart)
+            host = (hosts or {}).get((restart, pod), pod)
             write(root / "pods" / f"default_{pod}_{UIDS[pod]}" / "pytorch" / f"{restart}.log",
-                  container_lines(job, node, pod, at))
+                  container_lines(job, node, host, at))
     return root
 
 
@@ -94,6 +96,21 @@ def test_kubelet_restart_files_are_attempts_and_the_last_failed_one_decides(tmp_
     assert all(f.endswith("/0.log") for f in inc["attempts"][0]["files"])
     assert inc["attempts"][0]["pods"] == list(PODS)
     assert inc["evidence"] and all(e["file"].endswith("/1.log") for e in inc["evidence"] if e["role"] == "root")
+
+
+@pytest.mark.parametrize("moved", [False, True])
+def test_hosts_named_inside_decide_the_node(tmp_path: Path, moved: bool) -> None:
+    """With host networking the lines name the machine, not the pod: the job context takes those hosts as the
+    nodes; a pod rescheduled to another machine after its restart is blamed on the machine it failed on."""
+    hosts = {(r, "gpt-worker-0"): "gke-a100-pool-7f3c-x2k9" for r in range(3)}
+    hosts.update({(r, "gpt-worker-1"): "gke-a100-pool-7f3c-m4p1" for r in range(3)})
+    if moved:  # worker-0 comes back on a third machine after its first restart
+        hosts.update({(r, "gpt-worker-0"): "gke-a100-pool-7f3c-q8z5" for r in (1, 2)})
+    inc = run(kubelet_tree(tmp_path / "logs", hosts=hosts), tmp_path)
+    assert inc["category"] == "software"
+    assert inc["suspects"][0]["node"] == ("gke-a100-pool-7f3c-q8z5" if moved else "gke-a100-pool-7f3c-x2k9")
+    assert inc["attempts"][0]["nodes"][0] == "gke-a100-pool-7f3c-m4p1"
+    assert names_in(inc) <= set(hosts.values()), names_in(inc)
 
 
 def test_each_attempt_alone_gives_the_verdict_its_attempt_lists(tmp_path: Path) -> None:

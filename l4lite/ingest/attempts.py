@@ -7,7 +7,7 @@ Kubernetes keeps a container's logs per restart, so a pod that crashed and came 
 - ``/var/log/containers/<pod>_<namespace>_<container>-<id>.log``, a link to the current restart's file (a copy of
   it when a collector copied the tree: the same lines twice, so it is dropped beside the pod's folder);
 - ``kubectl logs --previous`` saved next to the current one: ``<pod>.previous.log`` (or ``-previous``,
-  ``_previous``, ``.prev``) beside ``<pod>.log``.
+  ``_previous``) beside ``<pod>.log``.
 
 As torchelastic's ``attempt_N`` folders, these names are layout: the restart number is never a node, the pod
 is (or the host its lines name, as the job context decides). ``job_attempts`` numbers a job's attempts: each
@@ -32,7 +32,7 @@ _RESTART_FILE = re.compile(r"(\d+)\.log(?:\.\d{8}-\d{6}(?:\.gz)?)?$")
 # <pod>_<namespace>_<container>-<64 hex container id>.log
 _CONTAINER_LINK = re.compile(r"([a-z0-9](?:[-.a-z0-9]*[a-z0-9])?)_([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)_"
                              r"([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)-([0-9a-f]{64})\.log$")
-_PREVIOUS = re.compile(r"(.+?)[._-](?:previous|prev)(\.(?:log|txt|out))?$")
+_PREVIOUS = re.compile(r"(.+?)[._-]previous(\.(?:log|txt|out))?$")
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,12 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from l4lite.ingest.attempts import Attempt, first_cri_time, job_attempts
+from l4lite.ingest.attempts import Attempt, attempt_file, first_cri_time, job_attempts
 from l4lite.ingest.context import JobContext, build_context
 from l4lite.ingest.files import discover
 from l4lite.ingest.flight_recorder import read_dumps
@@ -57,6 +58,8 @@ class AttemptScan(NamedTuple):
 def attempt_scans(paths: Sequence[str], options: AnalyzeOptions, *, rules: Any = None) -> list[AttemptScan]:
     """A job whose pods restarted (``ingest.attempts``): one scan per attempt, in order, each read with the whole
     job's context (its nodes) but its own time span; [] for a job of one attempt (scan it as usual)."""
+    if not _restart_names(paths):
+        return []
     accounting = Accounting()
     job = discover(list(paths), accounting)
     by_rel = {f.rel: f for f in job.files}
@@ -78,6 +81,23 @@ def attempt_scans(paths: Sequence[str], options: AnalyzeOptions, *, rules: Any =
         scan.info["attempt"] = attempt.number
         out.append(AttemptScan(attempt.number, attempt.files, attempt.pods, scan))
     return out
+
+
+def _restart_names(paths: Sequence[str]) -> bool:
+    """Whether any file under ``paths`` is named as a restart layout names its files: a look at the names
+    only, so that a job without restarts is not discovered twice."""
+    for given in paths:
+        if os.path.isfile(given):
+            if attempt_file(os.path.basename(given)) is not None or \
+                    attempt_file(os.path.abspath(given).replace(os.sep, "/")) is not None:
+                return True
+            continue
+        for folder, _, names in os.walk(given):
+            base = folder.replace(os.sep, "/")
+            for name in names:
+                if attempt_file(f"{base}/{name}") is not None:
+                    return True
+    return False
 
 
 def _head(path: str) -> bytes | None:
