@@ -198,7 +198,7 @@ def test_stuck_rank_staleness_grows_while_its_peers_step(tmp_path: Path) -> None
             assert stuck is not None and all(p is not None and p < stuck for p in peers), (stuck, peers)
             stuck_seen.append(stuck)
         assert stuck_seen == sorted(stuck_seen) and stuck_seen[-1] - stuck_seen[0] >= 3.0, stuck_seen
-        assert max(p for p in peers if p is not None) < stuck_seen[-1] - 3.0
+        assert max(p for p in peers if p is not None) < stuck_seen[-1] / 2
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=60)
