@@ -29,7 +29,7 @@ from l4lite.diagnose.incident import Incident
 from l4lite.diagnose.localize import Localizer
 from l4lite.options import AnalyzeOptions, ExecutionOptions
 from l4lite.report.context import add_context
-from l4lite.scan.job import load_rules, scan_job
+from l4lite.scan.job import AttemptScan, attempt_scans, load_rules, scan_job
 from l4lite.scan.scanner import JobScan
 
 PathLike = str | os.PathLike[str]
@@ -49,12 +49,16 @@ def analyze(paths: PathLike | Sequence[PathLike], options: AnalyzeOptions | None
     options = options if options is not None else AnalyzeOptions()
     execution = execution if execution is not None else ExecutionOptions()
     rules = load_rules(options)
-    scan = _scan(job_paths(paths), options, execution, rules)
+    attempts = attempt_scans(job_paths(paths), options, rules=rules)
+    scan = attempts[-1].scan if attempts else _scan(job_paths(paths), options, execution, rules)
     quiet = ExecutionOptions(jobs=execution.jobs, scheduler=execution.scheduler)
     baseline_scans = [_scan([b], options, quiet, rules) for b in options.baselines]
     store = open_store(options)
     try:
-        incident = diagnose(scan, options, baseline_scans, rules=rules, store=store)
+        if attempts:
+            incident, scan = diagnose_attempts(attempts, options, baseline_scans, rules=rules, store=store)
+        else:
+            incident = diagnose(scan, options, baseline_scans, rules=rules, store=store)
         incident.stats["seconds"] = round(time.perf_counter() - started, 3)
         add_context(incident, scan.root, options.context_lines, options.max_context_entries)
         if store is not None:
@@ -124,6 +128,37 @@ def diagnose(scan: JobScan, options: AnalyzeOptions, baseline_scans: Sequence[Jo
             incident.recommendations.insert(0, describe_match(matched)[0].upper() + describe_match(matched)[1:] + ".")
     incident.extra = build_extra(scan, verdict, incident, options.window_seconds)
     return incident
+
+
+def diagnose_attempts(attempts: Sequence[AttemptScan], options: AnalyzeOptions, baseline_scans: Sequence[JobScan]
+                      = (), *, rules: Any = None, store: Any = None) -> tuple[Incident, JobScan]:
+    """A restarted job (``ingest.attempts``): each attempt diagnosed on its own files; the verdict is the last
+    failed attempt's (the last attempt's when none failed), the others are listed in ``incident.attempts``."""
+    incidents = [diagnose(a.scan, options, baseline_scans, rules=rules, store=store) for a in attempts]
+    chosen = max((i for i, inc in enumerate(incidents) if inc.is_incident), default=len(incidents) - 1)
+    incident = incidents[chosen]
+    incident.attempts = attempts_summary(attempts, incidents, chosen)
+    later = len(attempts) - 1 - chosen
+    if len(attempts) > 1:
+        note = f"attempt {attempts[chosen].number} of {len(attempts)}"
+        if later:
+            note += f"; {later} later attempt{'s' if later > 1 else ''} without a fault"
+        incident.summary = incident.summary.rstrip(".") + f" ({note})."
+    return incident, attempts[chosen].scan
+
+
+def attempts_summary(attempts: Sequence[AttemptScan], incidents: Sequence[Incident], chosen: int) -> list[dict]:
+    """What the incident says of each attempt: its files and pods, its verdict, its first root line."""
+    out = []
+    for a, inc in zip(attempts, incidents, strict=True):
+        root = next((e for e in inc.evidence if e.role == "root"), inc.evidence[0] if inc.evidence else None) \
+            if inc.is_incident else None
+        out.append({"attempt": a.number, "verdict": a.number == attempts[chosen].number, "status": inc.status,
+                    "category": inc.category, "phase": inc.phase, "iteration": inc.iteration,
+                    "failure_time": inc.failure_time, "nodes": [s.node for s in inc.suspects[:3]],
+                    "pods": list(a.pods), "files": list(a.files), "summary": inc.summary,
+                    "root": None if root is None else {"file": root.file, "line": root.line, "text": root.text[:500]}})
+    return out
 
 
 def baseline_rates(baseline_scans: Sequence[JobScan], rates: dict[str, float] | None) -> dict[str, float]:

@@ -23,6 +23,13 @@ BASE["evidence"] = BASE["evidence"][:2]
 BASE["evidence"][0]["context"] = [{"line": 1, "text": "before"}]
 BASE["stats"].update({"lines_read": 10, "lines_skipped": {"blank": 2}, "warnings": ["a.log: 1 line cut"], "seconds": 1.5,
                       "templates": 3})
+BASE["attempts"] = [
+    {"attempt": 0, "verdict": False, "status": "incident", "category": "storage", "phase": "checkpoint",
+     "iteration": 20, "failure_time": "2026-12-03T14:41:30Z", "nodes": ["gpt-worker-1"], "pods": ["gpt-worker-1"],
+     "files": ["pods/default_gpt-worker-1_0f3e2d1c-7b6a-4958-8e7f-6a5b4c3d2e1f/pytorch/0.log"], "summary": "x",
+     "root": {"file": "pods/default_gpt-worker-1_0f3e2d1c-7b6a-4958-8e7f-6a5b4c3d2e1f/pytorch/0.log", "line": 52,
+              "text": "OSError: [Errno 28] No space left on device"}},
+    {"attempt": 1, "verdict": True, "status": "incident", "category": "software", "phase": "train"}]
 
 
 @pytest.mark.parametrize("path", REPORTS, ids=[p.name for p in REPORTS])
@@ -106,5 +113,6 @@ def test_report_refuses_what_the_schema_refuses(path: tuple[Any, ...], value: An
 def test_every_schema_field_is_covered() -> None:
     names = {p[-1] for p, _ in CASES}
     for field in ("status", "category", "phase", "iteration", "confidence", "role", "line", "count", "reasons",
-                  "last_saved", "complete", "lines_skipped", "warnings", "context", "scope", "seconds", "lines_read"):
+                  "last_saved", "complete", "lines_skipped", "warnings", "context", "scope", "seconds", "lines_read",
+                  "attempts", "attempt", "verdict", "root", "pods"):
         assert field in names, field

@@ -113,3 +113,20 @@ def test_real_incident_reads_as_a_ticket(tmp_path: Path, capsys: pytest.CaptureF
     assert not (tmp_path / "incident.html").exists()  # Markdown only unless -o is given
     assert main(["report", str(inc_path), "--markdown", str(tmp_path / "t.md"), "-o", str(tmp_path / "r.html")]) == 0
     assert (tmp_path / "t.md").read_text(encoding="utf-8") == md and (tmp_path / "r.html").exists()
+
+
+def test_attempts_from_log_text_make_no_markup() -> None:
+    """A restarted job's attempts quote nodes and root lines from the logs: still no markup, no link."""
+    hostile = "| x | y |\n[a](http://evil.example) <b>b</b> `` ` `` @admin #1"
+    inc = incident(attempts=[
+        {"attempt": 0, "verdict": False, "status": "incident", "category": "storage", "nodes": [hostile],
+         "root": {"file": "0.log", "line": 1, "text": hostile}},
+        {"attempt": 1, "verdict": True, "status": "incident", "category": "software", "nodes": ["n1"]}])
+    text = render_markdown(inc)
+    page = gfm(text)
+    assert tags(page) <= ALLOWED, tags(page) - ALLOWED
+    assert "href" not in page and "<b>" not in page
+    section = page[page.index("Attempts"):]
+    items = re.findall(r"<li>(.*?)</li>", section[:section.index("<h3")], re.S)
+    assert len(items) == 2 and "attempt 1 (this verdict)" in items[1]
+    assert html.unescape(hostile.replace("\n", " ")) in html.unescape(items[0])

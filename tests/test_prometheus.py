@@ -135,3 +135,113 @@ def test_grafana_dashboard_uses_only_served_metrics() -> None:
     # prometheus_client names counter families without "_total"; the samples keep it
     known = served | {n + "_total" for n in served}
     assert used and used <= known, used - known
+
+
+FR03 = Path(__file__).resolve().parent.parent / "fixtures" / "flight_recorder" / "fr-03-pickle-rank3-nodump"
+
+
+def rank_files() -> dict[int, tuple[Path, list[str]]]:
+    """fr-03's four per-rank stderr logs (real torchrun lines: every rank prints ``[rankN] step k/20``), by rank."""
+    out = {}
+    for path in sorted(FR03.glob("*/torchelastic/*/attempt_0/*/stderr.log")):
+        lines = path.read_text().splitlines()
+        rank = int(re.search(r"\[rank(\d)\]", lines[0]).group(1))
+        out[rank] = (path.relative_to(FR03), lines)
+    return out
+
+
+def through(lines: list[str], step: int) -> int:
+    """How many of a rank's lines it has printed once its ``step`` line is out."""
+    return 1 + next(i for i, line in enumerate(lines) if f" step {step}/20 " in line)
+
+
+def start_tail(logs: Path, tmp_path: Path, *extra: str) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen([sys.executable, "-m", "l4lite", "tail", str(logs), "--metrics-port", "0", "--poll",
+                             "0.05", "--alerts", str(tmp_path / "alerts.jsonl"), *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    m = re.search(r"metrics at (http://127\.0\.0\.1:\d+/metrics)", line)
+    assert m, line
+    return proc, m.group(1)
+
+
+def test_stuck_rank_staleness_grows_while_its_peers_step(tmp_path: Path) -> None:
+    """A real 4-rank torchrun job replayed rank by rank: rank 3 (h100-044) stops after step 3 while ranks 0-2 go
+    on to step 8; its per-rank staleness grows from scrape to scrape, theirs stays below it."""
+    files = rank_files()
+    assert sorted(files) == [0, 1, 2, 3]
+    logs = tmp_path / "logs"
+    for rel, lines in files.values():
+        (logs / rel).parent.mkdir(parents=True, exist_ok=True)
+        append(logs / rel, lines[:through(lines, 3)])
+    proc, url = start_tail(logs, tmp_path)
+    try:
+        def at(samples: dict, name: str, node: str, rank: int) -> float | None:
+            return value(samples, "l4lite_tail_rank_" + name, node=node, rank=str(rank))
+
+        nodes = {0: "h100-031", 1: "h100-031", 2: "h100-044", 3: "h100-044"}
+        first = scrape_until(url, lambda s: all(at(s, "last_iteration", nodes[r], r) == 3 for r in range(4)),
+                             "step 3 of every rank")
+        assert value(first, "l4lite_tail_progress_ranks") == 4
+        stuck_seen = []
+        for step in range(4, 9):  # ranks 0-2 print their real step line; rank 3 prints nothing
+            time.sleep(1.0)
+            for rank in (0, 1, 2):
+                rel, lines = files[rank]
+                append(logs / rel, lines[through(lines, step - 1):through(lines, step)])
+            now = scrape_until(url, lambda s, k=step: all(at(s, "last_iteration", nodes[r], r) == k
+                                                          for r in (0, 1, 2)), f"step {step}")
+            stuck = at(now, "seconds_since_progress", "h100-044", 3)
+            peers = [at(now, "seconds_since_progress", nodes[r], r) for r in (0, 1, 2)]
+            assert at(now, "last_iteration", "h100-044", 3) == 3
+            assert stuck is not None and all(p is not None and p < stuck for p in peers), (stuck, peers)
+            stuck_seen.append(stuck)
+        assert stuck_seen == sorted(stuck_seen) and stuck_seen[-1] - stuck_seen[0] >= 3.0, stuck_seen
+        assert max(p for p in peers if p is not None) < stuck_seen[-1] / 2
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=60)
+    assert proc.returncode == 0
+
+
+def test_rank_series_are_capped_to_the_stalest(tmp_path: Path) -> None:
+    """``--metrics-ranks 1``: one rank's two series (the stalest), while ``progress_ranks`` still counts all."""
+    files = rank_files()
+    logs = tmp_path / "logs"
+    for rank, (rel, lines) in files.items():
+        (logs / rel).parent.mkdir(parents=True, exist_ok=True)
+        append(logs / rel, lines[:through(lines, 3 if rank == 2 else 8)])
+    proc, url = start_tail(logs, tmp_path, "--metrics-ranks", "1")
+    try:
+        samples = scrape_until(url, lambda s: value(s, "l4lite_tail_progress_ranks") == 4, "four ranks")
+        shown = {labels: v for (name, labels), v in samples.items() if name == "l4lite_tail_rank_last_iteration"}
+        assert shown == {(("node", "h100-044"), ("rank", "2")): 3}
+        assert sum(name == "l4lite_tail_rank_seconds_since_progress" for name, _ in samples) == 1
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=60)
+    assert proc.returncode == 0
+
+
+def test_rank_staleness_by_the_wall_clock_and_capped() -> None:
+    """Staleness restarts when a rank's iteration or line count moves; a rank first known by number keeps its
+    time once its node is learnt; ``max_ranks`` keeps the stalest; 0 keeps none."""
+    from l4lite.live.metrics import TailMetrics
+    from l4lite.scan.scanner import RankProgress
+
+    def tick(m: TailMetrics, now: float, *ranks: RankProgress) -> MetricsSnapshot:
+        return m.update(now=now, lines_read=0, records=0, files=0, skipped={}, rule_hits={}, progress={},
+                        incident=None, diagnose_seconds=0.0, ranks=ranks)
+
+    m = TailMetrics(max_ranks=2)
+    tick(m, 100.0, RankProgress("rank:0", 0, 5, 5), RankProgress("n1", 1, 5, 5), RankProgress("n1", 2, 5, 5))
+    snap = tick(m, 110.0, RankProgress("n0", 0, 5, 5), RankProgress("n1", 1, 6, 6), RankProgress("n1", 2, 5, 5))
+    assert snap.progress_ranks == 3
+    assert snap.rank_since_progress == {("n0", "0"): 10.0, ("n1", "2"): 10.0}  # rank 1 moved: not shown
+    assert snap.rank_last_iteration == {("n0", "0"): 5, ("n1", "2"): 5}
+    snap = tick(m, 130.0, RankProgress("n0", 0, 7, 7), RankProgress("n1", 1, 6, 6), RankProgress("n1", 2, 5, 5))
+    assert snap.rank_since_progress == {("n1", "2"): 30.0, ("n1", "1"): 20.0}
+    assert tick(TailMetrics(max_ranks=0), 1.0, RankProgress("n0", 0, 1, 1)).rank_since_progress == {}
+    text = render(snap)
+    assert 'l4lite_tail_rank_seconds_since_progress{node="n1",rank="2"} 30.0' in text

@@ -36,6 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="serve Prometheus metrics at http://ADDRESS:PORT/metrics (0: any free port)")
     p.add_argument("--metrics-address", default="127.0.0.1", metavar="ADDRESS",
                    help="address the metrics server binds to (default 127.0.0.1; 0.0.0.0 for a scraper elsewhere)")
+    p.add_argument("--metrics-ranks", type=int, default=256, metavar="N",
+                   help="per-rank progress series shown in /metrics: the N stalest ranks (default 256; 0: none)")
     p.add_argument("--once", action="store_true", help="process what is there now, then exit (1 if incident)")
     p.set_defaults(run=run)
 
@@ -46,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.poll <= 0 or args.hang_after <= 0:
         raise L4Error("--poll and --hang-after must be positive")
+    if args.metrics_ranks < 0:
+        raise L4Error("--metrics-ranks must be 0 or more")
 
     def warn(message: str) -> None:
         print(f"l4lite: warning: {printable(message)}", file=sys.stderr, flush=True)
@@ -74,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
                           f"{getattr(exc, 'strerror', None) or exc}") from None
         host, port = server.address
         print(f"l4lite tail: metrics at http://{host}:{port}/metrics", file=sys.stderr, flush=True)
-        metrics = TailMetrics(server)
+        metrics = TailMetrics(server, max_ranks=args.metrics_ranks)
     tailer = Tailer(options, sinks=sinks, warn=warn, metrics=metrics)
     stop = threading.Event()
     previous: dict[int, Any] = {}

@@ -75,6 +75,8 @@ class Incident:
     # A hang's stuck rank: process_group, collective, seq, stuck_ranks, stuck_nodes, per_rank_last_seq, source
     # (flight_recorder or logs). None when the incident is not a hang with a named stuck rank.
     hang: dict[str, Any] | None = None
+    # a restarted job's attempts in order (``api.diagnose_attempts``): the verdict is the last failed one's
+    attempts: list[dict[str, Any]] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     schema: str = INCIDENT_SCHEMA
 

@@ -37,8 +37,9 @@ NCCL_HEADER = re.compile(r"([A-Za-z0-9][\w.-]*):(\d+):(\d+) \[(\d+)\] ")
 UCX_HEADER = re.compile(r"\[([A-Za-z0-9][\w.-]*):(\d+) *:\d+:\d+\] ")
 # host program[pid]:  after a syslog/journald timestamp
 SYSLOG_HOST = re.compile(r"([A-Za-z0-9][\w.-]*) ([\w./@-]+?)(?:\[(\d+)\])?: ")
-# [Rank 3]  inside torch and DeepSpeed messages (rank of the default process group)
-RANK_IN_MESSAGE = re.compile(r"\[Rank (\d+)\]")
+# [Rank 3]  inside torch and DeepSpeed messages (rank of the default process group); [rank3] as training scripts
+# log it after torch's own prefix (global rank)
+RANK_IN_MESSAGE = re.compile(r"\[[Rr]ank ?(\d+)\]")
 # ncclCommInitRank comm 0x.. rank 6 nranks 16 cudaDev 6 ... / Init timings: rank 2 nranks 16
 NCCL_RANK = re.compile(r"\brank (\d+) nranks (\d+)\b")
 NCCL_RANK_PLAIN = re.compile(r"NCCL INFO Rank (\d+)\b")

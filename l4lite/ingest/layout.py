@@ -9,6 +9,7 @@ stronger evidence: a level whose names disagree with them is not the node level,
 
 Some components are layout, never nodes, because the tool that wrote them says so: torchelastic's
 ``<run_id>_<random>/attempt_N/<local_rank>/`` folders, ``mpirun --output-filename``'s ``<app>/rank.N/``,
+Kubernetes restart files (``<namespace>_<pod>_<uid>/<container>/1.log`` names the pod; ``ingest.attempts``),
 bare numbers (ranks, task ids) and dates.
 """
 
@@ -20,6 +21,7 @@ from collections import Counter, defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from l4lite.ingest.attempts import pod_of_dir, pod_of_file
 from l4lite.ingest.attribution import host_from_path, normalize_host
 
 _ATTEMPT = re.compile(r"attempt_\d+$")
@@ -76,10 +78,11 @@ def value_at(rel: str, depth: int) -> str | None:
     """The name a file has at a level (``depth`` -1: its file name, read for a host), or None."""
     dirs, name = split_rel(rel)
     if depth < 0:
-        return host_from_path(name)
+        pod = pod_of_file(rel.replace("\\", "/").rsplit("/", 1)[-1])  # a restart layout's file names its pod
+        return pod if pod is not None else host_from_path(name)
     if depth >= len(dirs) or depth in layout_parts(dirs) or dirs[depth][:1] in ("", "_", "."):
         return None  # a hidden or private folder (``_meta``, ``.cache``) holds no node's logs
-    return normalize_host(dirs[depth])
+    return normalize_host(pod_of_dir(dirs[depth]) or dirs[depth])
 
 
 def named_in_stem(rel: str, hosts: Collection[str]) -> str | None:

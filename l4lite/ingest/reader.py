@@ -332,7 +332,7 @@ class _FileReader(HeaderReading, RunReading):
         rank_in_msg = False
         if rank is None:
             rank = self.path_rank
-            if rank is None and "[Rank " in msg:
+            if rank is None and ("[Rank " in msg or "[rank" in msg):
                 rank = lc.rank_in_message(msg)
                 rank_in_msg = True
         if "global_ranks=[" in msg:

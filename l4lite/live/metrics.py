@@ -13,6 +13,10 @@ Names (all prefixed ``l4lite_tail_``; counters end in ``_total``):
   diagnosis' suspect scores, 0 for the other nodes seen)
 * ``last_iteration{node}``, ``seconds_since_progress{node}``: training progress as the scanner keeps it (per
   node: the node whose ranks print the iteration lines), and how long ago tail last saw it move
+* ``rank_last_iteration{node,rank}``, ``rank_seconds_since_progress{node,rank}``: the same per rank, for the
+  ranks that print progress lines (``rank`` empty where a node's lines name none). A rank stuck while its peers
+  still step shows here first. Bounded: at most ``max_ranks`` ranks are shown, the stalest first (ties: the one
+  behind), so a 1,000-rank job gives at most 2 x ``max_ranks`` series; ``progress_ranks`` counts every rank seen
 * ``files``, ``diagnose_seconds``, ``up``
 
 The server binds to 127.0.0.1 unless told otherwise: the metrics name nodes and rules of the job.
@@ -24,13 +28,15 @@ import http.server
 import math
 import threading
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from l4lite.diagnose.incident import Incident
+from l4lite.scan.scanner import RankProgress
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 PREFIX = "l4lite_tail_"
+MAX_RANKS = 256  # per-rank series shown by default: 2 x 256 series, whatever the size of the job
 
 
 @dataclass
@@ -47,6 +53,9 @@ class MetricsSnapshot:
     node_scores: Mapping[str, float] = field(default_factory=dict)
     last_iteration: Mapping[str, int] = field(default_factory=dict)
     since_progress: Mapping[str, float] = field(default_factory=dict)
+    rank_last_iteration: Mapping[tuple[str, str], int] = field(default_factory=dict)  # (node, rank) -> iteration
+    rank_since_progress: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    progress_ranks: int = 0
     diagnose_seconds: float = 0.0
 
 
@@ -98,6 +107,13 @@ def render(snapshot: MetricsSnapshot) -> str:
            [({"node": n}, v) for n, v in sorted(s.last_iteration.items())])
     family("seconds_since_progress", "gauge", "Seconds since tail last saw training progress, per node.",
            [({"node": n}, round(v, 3)) for n, v in sorted(s.since_progress.items())])
+    family("rank_last_iteration", "gauge", "Last training iteration seen, per rank (the stalest ranks, capped).",
+           [({"node": n, "rank": r}, v) for (n, r), v in sorted(s.rank_last_iteration.items())])
+    family("rank_seconds_since_progress", "gauge",
+           "Seconds since tail last saw a rank's training progress move (the stalest ranks, capped).",
+           [({"node": n, "rank": r}, round(v, 3)) for (n, r), v in sorted(s.rank_since_progress.items())])
+    family("progress_ranks", "gauge", "Ranks (or nodes without rank) that printed training progress lines.",
+           [({}, s.progress_ranks)])
     family("diagnose_seconds", "gauge", "Duration of the latest diagnosis.", [({}, s.diagnose_seconds)])
     return "\n".join(out) + "\n"
 
@@ -153,12 +169,15 @@ class MetricsServer:
 
 class TailMetrics:
     """The tail loop's side of the metrics: counts alerts as they are sent, notes when each node's progress last
-    moved (by the wall clock: a log's own clock may be off or replayed), and publishes snapshots."""
+    and each rank's progress last moved (by the wall clock: a log's own clock may be off or replayed), and
+    publishes snapshots. ``max_ranks`` caps the per-rank series (0: none)."""
 
-    def __init__(self, server: MetricsServer | None = None) -> None:
+    def __init__(self, server: MetricsServer | None = None, max_ranks: int = MAX_RANKS) -> None:
         self.server = server
+        self.max_ranks = max(0, max_ranks)
         self.alerts: Counter[tuple[str, str, str]] = Counter()
         self._moved: dict[str, tuple[tuple[int | None, int], float]] = {}
+        self._rank_moved: dict[tuple[str, int | None], tuple[RankProgress, float]] = {}
         self.snapshot = MetricsSnapshot()
 
     def alert(self, category: str | None, node: str | None, kind: str) -> None:
@@ -166,12 +185,25 @@ class TailMetrics:
 
     def update(self, *, now: float, lines_read: int, records: int, files: int, skipped: Mapping[str, int],
                rule_hits: Mapping[str, int], progress: Mapping[str, tuple[int | None, int]],
-               incident: Incident | None, diagnose_seconds: float) -> MetricsSnapshot:
-        """A new snapshot from the loop's figures (``progress``: node -> (last iteration, points))."""
+               incident: Incident | None, diagnose_seconds: float,
+               ranks: Iterable[RankProgress] = ()) -> MetricsSnapshot:
+        """A new snapshot from the loop's figures (``progress``: node -> (last iteration, points); ``ranks``: the
+        scan's per-rank progress)."""
         for node, mark in progress.items():
             seen = self._moved.get(node)
             if seen is None or seen[0] != mark:
                 self._moved[node] = (mark, now)
+        for rank in ranks:
+            key = (rank.node, rank.rank)
+            was = self._rank_moved.get(key)
+            if was is None and rank.rank is not None and rank.node != f"rank:{rank.rank}":
+                ghost = self._rank_moved.pop((f"rank:{rank.rank}", rank.rank), None)  # its node is known now
+                if ghost is not None and ghost[0][2:] == rank[2:]:
+                    was = (rank, ghost[1])
+            if was is None or was[0] != rank:
+                was = (rank, now)
+            self._rank_moved[key] = was
+        shown = self._stalest_ranks()
         scores: dict[str, float] = {}
         if incident is not None:
             nodes = incident.extra.get("nodes") if isinstance(incident.extra, dict) else None
@@ -183,11 +215,26 @@ class TailMetrics:
             node_scores=scores,
             last_iteration={n: it for n, ((it, _), _) in self._moved.items() if it is not None},
             since_progress={n: max(0.0, now - t) for n, (_, t) in self._moved.items()},
-            diagnose_seconds=diagnose_seconds)
+            rank_last_iteration={_rank_key(p): p.last_iteration for p, _ in shown if p.last_iteration is not None},
+            rank_since_progress={_rank_key(p): max(0.0, now - t) for p, t in shown},
+            progress_ranks=len(self._rank_moved), diagnose_seconds=diagnose_seconds)
         if self.server is not None:
             self.server.publish(self.snapshot)
         return self.snapshot
 
+    def _stalest_ranks(self) -> list[tuple[RankProgress, float]]:
+        """The ``max_ranks`` ranks whose progress moved longest ago (ties: the one behind in iterations, then by
+        node and rank), the ones an on-call engineer looks for; the set is stable while the job steps in
+        lockstep."""
+        entries = sorted(self._rank_moved.values(), key=lambda e: (
+            e[1], -1 if e[0].last_iteration is None else e[0].last_iteration, e[0].node,
+            -1 if e[0].rank is None else e[0].rank))
+        return entries[:self.max_ranks]
+
     def close(self) -> None:
         if self.server is not None:
             self.server.close()
+
+
+def _rank_key(progress: RankProgress) -> tuple[str, str]:
+    return progress.node, "" if progress.rank is None else str(progress.rank)

@@ -497,7 +497,7 @@ class Tailer:
                 now=self.wall(), lines_read=self.follower.lines_committed, records=self.totals.records,
                 files=len(self.follower.streams), skipped=skipped, rule_hits=self.totals.hits, incident=self.incident,
                 progress={n: (p.last_iteration, p.points) for n, p in progress.items()},
-                diagnose_seconds=float(self.perf["diagnose_seconds"]))
+                diagnose_seconds=float(self.perf["diagnose_seconds"]), ranks=self._scanner.rank_progress())
 
     def _last_progress_lines(self) -> dict[str, str]:
         """Per node, the text of its last progress line (kept by the scanner with the metric points)."""

@@ -28,7 +28,8 @@ _OPT_DICT = (dict, type(None))
 _TOP = {"status": _STR, "category": _OPT_STR, "phase": _OPT_STR, "iteration": _OPT_INT, "failure_time": _OPT_STR,
         "summary": _STR, "scope": _OPT_STR, "confidence": _OPT_REAL, "checkpoint": _OPT_DICT,
         "stats": _OPT_DICT, "job": _OPT_DICT, "matched_fault": _OPT_DICT, "extra": _OPT_DICT,
-        "recommendations": (list,), "suspects": (list,), "evidence": (list,), "phases": (list,)}
+        "recommendations": (list,), "suspects": (list,), "evidence": (list,), "phases": (list,),
+        "attempts": (list, type(None))}
 _SUSPECT = {"node": _STR, "score": _OPT_REAL, "reasons": (list, type(None)), "category": _OPT_STR}
 _EVIDENCE = {"file": _STR, "line": (Integral,), "node": _OPT_STR, "rank": _OPT_INT, "time": _OPT_STR,
              "text": _OPT_STR, "template_id": _OPT_STR, "rule": _OPT_STR, "role": _STR, "score": _OPT_REAL,
@@ -39,6 +40,11 @@ _PHASE = {"name": _STR, "start": _OPT_STR, "end": _OPT_STR}
 _TOP_CHOICES = {"status": STATUSES, "category": CATEGORIES, "phase": PHASES, "scope": SCOPES}
 _SUSPECT_CHOICES = {"category": CATEGORIES}
 _EVIDENCE_CHOICES = {"role": ROLES, "category": CATEGORIES}
+_ATTEMPT = {"attempt": (Integral,), "verdict": (bool,), "status": _STR, "category": _OPT_STR, "phase": _OPT_STR,
+            "iteration": _OPT_INT, "failure_time": _OPT_STR, "nodes": (list,), "pods": (list,), "files": (list,),
+            "summary": _OPT_STR, "root": _OPT_DICT}
+_ATTEMPT_CHOICES = {"status": STATUSES, "category": CATEGORIES, "phase": PHASES}
+_ROOT_LINE = {"file": _STR, "line": (Integral,), "text": _STR}
 _LAST_SAVED = {"iteration": _OPT_INT, "path": _OPT_STR, "time": _OPT_STR, "complete": (bool, type(None))}
 _CONTEXT = {"line": _OPT_INT, "text": _OPT_STR}
 _COUNT = (Integral, type(None))
@@ -97,6 +103,7 @@ def check_incident(incident: Incident, where: str = "incident") -> None:
         _object(skew, _CLOCK_SKEW, f"{where}: job.clock_skew")
         for name in ("threshold_seconds", "largest_seconds"):
             _bounds(skew.get(name), name, f"{where}: job.clock_skew.", 0)
+    _attempts(incident.attempts, f"{where}: attempts")
     for i, rec in enumerate(incident.recommendations):
         if not isinstance(rec, str):
             raise L4Error(f"{where}: recommendations[{i}] should be text, not {_kind(rec)}")
@@ -141,6 +148,22 @@ def _stats(stats: dict[str, Any], where: str) -> None:
             raise L4Error(f"{at}.warnings should be a list of text")
 
 
+def _attempts(attempts: list[Any] | None, where: str) -> None:
+    """A restarted job's attempts (``api.diagnose_attempts``); absent keys read as None, so only the ones the
+    schema requires are insisted on."""
+    for i, row in enumerate(attempts or []):
+        at = f"{where}[{i}]"
+        _object(row, {k: v for k, v in _ATTEMPT.items() if k in row or k in ("attempt", "verdict", "status")}, at)
+        _choices(row, _ATTEMPT_CHOICES, at + ".")
+        _bounds(row.get("attempt"), "attempt", at + ".", 0)
+        for name in ("nodes", "pods", "files"):
+            if not all(isinstance(x, str) for x in row.get(name) or []):
+                raise L4Error(f"{at}.{name} should be a list of text")
+        if row.get("root") is not None:
+            _object(row["root"], {k: v for k, v in _ROOT_LINE.items() if k in row["root"]}, f"{at}.root")
+            _bounds(row["root"].get("line"), "line", f"{at}.root.", 0)
+
+
 def _bounds(value: Any, name: str, where: str, low: float, high: float | None = None) -> None:
     if isinstance(value, Real) and not isinstance(value, bool) and (value < low or (high is not None and value > high)):
         span = f"between {low:g} and {high:g}" if high is not None else f"at least {low:g}"
@@ -149,7 +172,7 @@ def _bounds(value: Any, name: str, where: str, low: float, high: float | None = 
 
 def _choices(obj: Any, spec: dict[str, tuple[str, ...]], where: str) -> None:
     for name, allowed in spec.items():
-        value = getattr(obj, name, None)
+        value = obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
         if value is not None and value not in allowed:
             raise L4Error(f"{where}{name} should be one of {', '.join(allowed)}, not {str(value)[:40]!r}")
 

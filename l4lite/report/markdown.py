@@ -104,6 +104,27 @@ def _evidence(e: Evidence) -> str:
     return "\n".join(lines)
 
 
+def _attempts(attempts: list) -> list[str]:
+    """The restarted job's attempts, oldest first, the verdict's attempt marked. A list, not a table: a table
+    cell ends at a pipe, even inside a code span, so log text in a cell could add columns."""
+    out = ["### Attempts", ""]
+    for a in attempts[:50]:
+        if not isinstance(a, dict):
+            continue
+        root = a.get("root") if isinstance(a.get("root"), dict) else {}
+        head = f"attempt {int(a.get('attempt') or 0)}" + (" (this verdict)" if a.get("verdict") else "")
+        parts = [inline(a.get("status"), 20)]
+        label = CATEGORY_LABELS.get(a.get("category") or "", a.get("category") or "")
+        if label:
+            parts.append(inline(label, 60))
+        if a.get("nodes"):
+            parts.append("suspects " + ", ".join(code_span(str(n)) for n in a["nodes"][:3]))
+        if root.get("text"):
+            parts.append("first root line " + code_span(str(root["text"])[:300]))
+        out.append(f"- **{head}**: " + "; ".join(parts))
+    return [*out, ""]
+
+
 def render_markdown(incident: Incident, path: str | Path | None = None, *, evidence: int = EVIDENCE_SHOWN) -> str:
     """The ticket text; written atomically to ``path`` when given. Root evidence first, then the rest."""
     check_incident(incident)
@@ -148,6 +169,8 @@ def render_markdown(incident: Incident, path: str | Path | None = None, *, evide
     if isinstance(last, dict) and last.get("iteration") is not None:
         where = f" at {code_span(str(last['path']))}" if last.get("path") else ""
         out += [f"Last saved checkpoint: iteration {inline(str(last['iteration']))}{where}", ""]
+    if isinstance(inc.attempts, list) and len(inc.attempts) > 1:
+        out += _attempts(inc.attempts)
     ordered = [e for e in inc.evidence if e.role == "root"] + [e for e in inc.evidence if e.role != "root"]
     if ordered:
         out += [f"### Evidence ({min(evidence, len(ordered))} of {len(ordered)})", ""]

@@ -105,6 +105,7 @@ def build_view(inc: Incident, caps: Caps, shared: dict[str, Any]) -> dict[str, A
     }
     view["facts"] = _facts(inc, view)
     view["hang"] = guard("hang", omitted, _hang, inc.hang)
+    view["attempts"] = guard("attempts", omitted, _attempts, inc.attempts)
     view["evidence"], view["facets"] = _evidence(inc.evidence, caps, omitted)
     view["evidence_total"] = len(inc.evidence)
     view["timelines"] = guard("timeline", omitted, _timelines, inc, extra, caps, failure_t, suspect_nodes) or []
@@ -195,6 +196,26 @@ def _hang(hang: Any, max_ranks: int = 256) -> dict[str, Any] | None:
             "more_ranks": max(0, len(ranks) - max_ranks) + _count(hang.get("ranks_not_shown")),
             "stack": [clip(f, 300)[0] for f in (hang.get("stuck_stack") or [])[:12]],
             "waiting_stack": [clip(f, 300)[0] for f in (hang.get("waiting_stack") or [])[:12]]}
+
+
+def _attempts(attempts: Any, max_rows: int = 50) -> list[dict[str, Any]] | None:
+    """A restarted job's attempts, oldest first: each one's own verdict, the one the incident's comes from
+    marked."""
+    if not isinstance(attempts, list) or len(attempts) < 2:
+        return None
+    rows = []
+    for a in attempts[:max_rows]:
+        root = a.get("root") if isinstance(a.get("root"), dict) else {}
+        label = CATEGORY_LABELS.get(a.get("category") or "", a.get("category") or "")
+        rows.append({"attempt": a.get("attempt"), "verdict": bool(a.get("verdict")),
+                     "status": clip(a.get("status") or "", 20)[0], "category": clip(label, 60)[0],
+                     "phase": clip(a.get("phase") or "", 20)[0],
+                     "nodes": clip(", ".join(str(n) for n in a.get("nodes") or []), 200)[0],
+                     "pods": clip(", ".join(str(p) for p in a.get("pods") or []), 300)[0],
+                     "time": fmt_time(parse_time(a.get("failure_time"))),
+                     "root": clip(root.get("text") or "", 300)[0],
+                     "where": clip(f"{root.get('file')}:{root.get('line')}" if root.get("file") else "", 300)[0]})
+    return rows
 
 
 def _count(value: Any) -> int:

@@ -6,10 +6,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
+from l4lite.ingest.attempts import Attempt, attempt_file, first_cri_time, job_attempts
 from l4lite.ingest.context import JobContext, build_context
 from l4lite.ingest.files import discover
 from l4lite.ingest.flight_recorder import read_dumps
@@ -41,6 +44,69 @@ def scan_job(paths: Sequence[str], options: AnalyzeOptions, *, rules: Any = None
                       progress=progress)
     scan.flight_records = read_dumps(job.dumps, scan.accounting)
     return scan
+
+
+class AttemptScan(NamedTuple):
+    """One attempt of a restarted job and the scan of its files."""
+
+    number: int
+    files: list[str]
+    pods: list[str]
+    scan: JobScan
+
+
+def attempt_scans(paths: Sequence[str], options: AnalyzeOptions, *, rules: Any = None) -> list[AttemptScan]:
+    """A job whose pods restarted (``ingest.attempts``): one scan per attempt, in order, each read with the whole
+    job's context (its nodes) but its own time span; [] for a job of one attempt (scan it as usual)."""
+    if not _restart_names(paths):
+        return []
+    accounting = Accounting()
+    job = discover(list(paths), accounting)
+    by_rel = {f.rel: f for f in job.files}
+    attempts: list[Attempt] = job_attempts(sorted(by_rel), lambda rel: first_cri_time(by_rel[rel].path),
+                                           lambda a, b: _head(by_rel[a].path) == _head(by_rel[b].path))
+    if len(attempts) < 2:
+        return []
+    rules = rules if rules is not None else load_rules(options)
+    whole = job_context(job.files, options, accounting)
+    out = []
+    for attempt in attempts:
+        files = [by_rel[r] for r in attempt.files]
+        own = build_context(files, options.node_from)
+        context = dataclasses.replace(whole, start=own.start, end=own.end)
+        acc = accounting if attempt is attempts[-1] else Accounting()
+        scan = scan_files(files, job.root, options, accounting=acc, rules=rules, context=context)
+        if attempt is attempts[-1]:
+            scan.flight_records = read_dumps(job.dumps, scan.accounting)
+        scan.info["attempt"] = attempt.number
+        out.append(AttemptScan(attempt.number, attempt.files, attempt.pods, scan))
+    return out
+
+
+def _restart_names(paths: Sequence[str]) -> bool:
+    """Whether any file under ``paths`` is named as a restart layout names its files: a look at the names
+    only, so that a job without restarts is not discovered twice."""
+    for given in paths:
+        if os.path.isfile(given):
+            if attempt_file(os.path.basename(given)) is not None or \
+                    attempt_file(os.path.abspath(given).replace(os.sep, "/")) is not None:
+                return True
+            continue
+        for folder, _, names in os.walk(given):
+            base = folder.replace(os.sep, "/")
+            for name in names:
+                if attempt_file(f"{base}/{name}") is not None:
+                    return True
+    return False
+
+
+def _head(path: str) -> bytes | None:
+    """A file's first bytes: a copy of a growing file starts with them too."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4096)
+    except OSError:
+        return None
 
 
 def job_context(files: Sequence[Any], options: AnalyzeOptions, accounting: Accounting | None = None) -> JobContext:

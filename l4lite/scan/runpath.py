@@ -112,6 +112,7 @@ class RunPath:
         metrics = self._metrics
         seqs = self._seq
         progress = self._progress
+        rank_marks = self._rank_marks
         phase_now = self._phase_now
         flag_nodes = self._flag_nodes
         bucket_seconds = self.bucket_seconds
@@ -207,6 +208,12 @@ class RunPath:
                 if len(series) > METRIC_CAP:
                     metrics[node] = thin_series(series, METRIC_CAP // 2, node in flag_nodes)
                 if kind == "train":
+                    mark = rank_marks.get(seq_key)
+                    if mark is None:
+                        mark = rank_marks[seq_key] = [None, 0]
+                    mark[1] += 1
+                    if iteration is not None:
+                        mark[0] = iteration
                     prog = progress.get(node)
                     if prog is None:
                         prog = progress[node] = Progress(iteration, iteration, t, t)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from l4lite.ingest.runs import ShapeRun
 from l4lite.ingest.shape import FOLD_DIGITS
@@ -69,6 +69,15 @@ __all__ = ["EXEMPLAR_CAP", "HIT_CAP", "MAX_CELLS", "METRIC_CAP", "UNKNOWN_NODE",
 
 MAX_CELLS = 150_000  # count-table cells (about 170 bytes each) before buckets double in length
 _PHASE_OF_MARKER = {"checkpoint_saved": "train", "restart": "init", "load_done": "load"}
+class RankProgress(NamedTuple):
+    """One rank's training progress as the scan saw it (``rank`` None: a node's lines name no rank)."""
+
+    node: str
+    rank: int | None
+    last_iteration: int | None
+    points: int
+
+
 class Miner(Protocol):
     """What the scan needs of a template miner (``l4lite.templates.TemplateMiner``)."""
 
@@ -128,6 +137,8 @@ class Scanner(RunPath):
         self._node_first: dict[str, float | None] = {}
         self._node_ranks: dict[str, set[int]] = {}
         self._progress: dict[str, Progress] = {}
+        # (node, rank) -> [last iteration, training points]: what tail's per-rank staleness watches move
+        self._rank_marks: dict[tuple[str, int | None], list[Any]] = {}
         self._await_time: dict[str, str] = {}  # file -> node whose last progress line had no time
         self._phase_now: dict[str, str] = {}  # node -> phase implied by its latest marker or metric line
         self._source_last: dict[str, float] = {}
@@ -348,6 +359,12 @@ class Scanner(RunPath):
         if len(series) > METRIC_CAP:
             self._metrics[node] = thin_series(series, METRIC_CAP // 2, node in self._flag_nodes)
         if kind == "train":
+            mark = self._rank_marks.get(seq_key)
+            if mark is None:
+                mark = self._rank_marks[seq_key] = [None, 0]
+            mark[1] += 1
+            if iteration is not None:
+                mark[0] = iteration
             prog = self._progress.get(node)
             if prog is None:
                 prog = self._progress[node] = Progress(iteration, iteration, t, t)
@@ -366,6 +383,16 @@ class Scanner(RunPath):
         if implied is not None and self._phase_now.get(node) != implied and len(self._markers) < MARKER_CAP:
             self._phase_now[node] = implied
             self._markers.append(Marker(implied, rec_node, rank, t, file, line, iteration, {"implied": True}))
+
+    def rank_progress(self) -> list[RankProgress]:
+        """Per rank (or per node where lines name no rank), its last iteration and how many training progress
+        lines it printed so far; a rank-only node key takes the rank's node once a line has tied them."""
+        out = []
+        for (node, rank), (iteration, points) in self._rank_marks.items():
+            if rank is not None and node == f"rank:{rank}":
+                node = self._rank_nodes.get(rank, node)
+            out.append(RankProgress(node, rank, iteration, points))
+        return out
 
     def last_progress_texts(self) -> dict[str, str]:
         """Per node, the text of its latest metric line (what a hang alert quotes)."""
