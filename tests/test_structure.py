@@ -85,6 +85,29 @@ def test_no_module_reads_another_modules_private_names() -> None:
     assert private == []
 
 
+def _private_by_name(tree: ast.AST) -> list[str]:
+    """``getattr(obj, "_name")`` on anything but ``self``/``cls``: a private name read around the import check."""
+    out = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr")
+                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[1].value, str) and node.args[1].value.startswith("_")
+                and not node.args[1].value.startswith("__")
+                and not (isinstance(node.args[0], ast.Name) and node.args[0].id in ("self", "cls"))):
+            out.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return out
+
+
+def test_no_private_name_is_read_through_getattr() -> None:
+    found = {m: hits for m, p in _modules().items() if (hits := _private_by_name(ast.parse(p.read_text())))}
+    assert found == {}
+
+
+def test_the_getattr_check_sees_a_private_read() -> None:
+    assert _private_by_name(ast.parse('getattr(scanner, "_progress", {})'))
+    assert not _private_by_name(ast.parse('getattr(self, "_progress", {})'))
+
+
 def test_the_library_never_imports_the_cli() -> None:
     graph, _ = _edges(_modules())
     wrong = sorted(f"{m} -> {t}" for m, ts in graph.items() for t in ts

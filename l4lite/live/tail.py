@@ -471,7 +471,7 @@ class Tailer:
 
     def _check_hang(self, now: float) -> bool:
         """No new training iteration for ``hang_after`` seconds while lines keep arriving."""
-        progress = getattr(self._scanner, "_progress", {})
+        progress = self._scanner.node_progress()
         mark = (sum((p.last_iteration or 0) for p in progress.values()), sum(p.points for p in progress.values()))
         if mark[1] == 0:
             return False
@@ -490,7 +490,7 @@ class Tailer:
     def publish_metrics(self) -> None:
         """Hand the metrics their figures (on the loop's thread, so a scrape never sees them change)."""
         self._last_metrics = self.clock()
-        progress = getattr(self._scanner, "_progress", {})
+        progress = self._scanner.node_progress()
         skipped = Counter(getattr(self.reader_factory, "skipped", {})) + Counter(sampled_out=self.totals.sampled_out)
         if self.metrics is not None:
             self.metrics.update(

@@ -384,6 +384,10 @@ class Scanner(RunPath):
             self._phase_now[node] = implied
             self._markers.append(Marker(implied, rec_node, rank, t, file, line, iteration, {"implied": True}))
 
+    def node_progress(self) -> dict[str, Progress]:
+        """Per node, its training progress so far (what a live hang check compares between two looks)."""
+        return dict(self._progress)
+
     def rank_progress(self) -> list[RankProgress]:
         """Per rank (or per node where lines name no rank), its last iteration and how many training progress
         lines it printed so far; a rank-only node key takes the rank's node once a line has tied them."""
