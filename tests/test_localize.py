@@ -202,3 +202,34 @@ def test_the_node_missing_from_the_watchdog_reports_is_blamed() -> None:
                         text=text.format(r=k)) for k, n in enumerate(NODES) if n != "n2"]
     v = localize(scan, cascades)
     assert v.status == "incident" and v.suspects[0][0] == "n2"
+
+
+def _elastic_summary(node: str, rank: int, exitcode: int, tail: str, line: int) -> Finding:
+    text = ("============================================================\ntrain.py FAILED\n"
+            "------------------------------------------------------------\nFailures:\n[1]:\n"
+            f"  time      : 2026-12-03_15:08:11\n  host      : {node}\n  rank      : {rank - 1} (local_rank: 0)\n"
+            "  exitcode  : -15 (pid: 7264)  (SIGTERM)\n  traceback : Traceback (most recent call last):\n"
+            "  RuntimeError: [pair.cc:537] Read error: Connection reset by peer.\n"
+            "------------------------------------------------------------\nRoot Cause (first observed failure):\n"
+            f"[0]:\n  time      : 2026-12-03_15:08:11\n  host      : {node}\n  rank      : {rank} (local_rank: 1)\n"
+            f"  exitcode  : {exitcode} (pid: 7266)\n  traceback : {tail}\n")
+    r = rec("====", text=text, node=node, time=None, line=line, file=f"{node}/console.log")
+    return Finding("rules", "unknown", "confirmation", 0.31, f"torchelastic names rank {rank}", node=node,
+                   rule="elastic-root-cause", records=[r],
+                   data={"scope": "node", "host": node, "failed_rank": str(rank),
+                         "groups": {"when": "2026-12-03_15:08:11", "host": node, "exitcode": str(exitcode)}})
+
+
+def test_a_summary_naming_a_killed_rank_beats_one_naming_a_rank_that_lost_its_peer() -> None:
+    # Both agents stamp their first failure in the same second; the victim's node sorts first by name, and a
+    # launcher banner new to the job sits on it. The rank whose own death the agent reports is the culprit.
+    scan = _scan()
+    victim = _elastic_summary("n1", 1, 1, "Traceback (most recent call last):\n    RuntimeError: [pair.cc:553] "
+                              "Connection closed by peer [127.0.0.1]:20381.", line=150)
+    killed = _elastic_summary("n2", 3, -9, "Signal 9 (SIGKILL) received by PID 7267", line=56)
+    banner = Finding("filters", "unknown", "anomaly", 0.6, "template new to this job", node="n1", time=1001.0,
+                     records=[rec("W1203 15:07:28.777000 7151 torch/distributed/run.py:874] ****", node="n1",
+                                  time=1001.0, line=1, file="n1/console.log")])
+    v = localize(scan, [victim, killed, banner])
+    assert v.primary is killed and v.scope == "node"
+    assert v.suspects[0][0] == "n2"

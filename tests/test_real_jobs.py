@@ -41,3 +41,10 @@ def test_no_folder_or_file_name_is_ever_a_suspect(board) -> None:  # type: ignor
         hosts = set(truth.get("node_names", []))
         wrong += [f"{r.job}: {n}" for n in r.suspects if hosts and n not in hosts]
     assert wrong == []
+
+
+def test_the_faulty_node_is_first_wherever_one_node_is_at_fault(board) -> None:  # type: ignore[no-untyped-def]
+    # a rank SIGKILLed on one node: its agent's report beats its peers' lost connections and a launcher banner
+    missed = [f"{r.job}: {r.suspects[:2]}" for r in board.results
+              if r.method == "l4lite" and len(r.faulty) == 1 and r.node_rank != 1]
+    assert missed == []

@@ -37,7 +37,7 @@ from l4lite.diagnose.evidence import (
 )
 from l4lite.ingest.timestamps import parse_elastic_time
 from l4lite.records import Record
-from l4lite.rules.components import component, is_cascade
+from l4lite.rules.components import component, first_failure, is_cascade
 from l4lite.scan.phases import PhaseEvent, PhaseTracker, phase_at, phase_from_traceback
 from l4lite.scan.scanner import UNKNOWN_NODE, JobScan, node_key
 from l4lite.vocab import GLOBAL_CATEGORIES
@@ -197,6 +197,16 @@ def _named_time(f: Finding) -> float:
     return finding_key(f)[0]
 
 
+def names_cascade(f: Finding) -> bool:
+    """Whether a finding reports a reaction to a failure elsewhere; for a launcher summary, whether the failure
+    it names first is one (its quoted traceback ends in a lost connection or a collective timeout). That rank is
+    a victim, and a summary on another node naming a rank that died of its own accord (a signal, an error of its
+    own) names the culprit, even a second later or with a host name that sorts after it: torchelastic stamps a
+    signalled rank when its agent next looks (up to its monitor interval late), a rank that raised when it
+    raised, so the named times alone cannot decide."""
+    return bool(f.records) and is_cascade(first_failure(f.records[0].text))
+
+
 def _close(f: Finding, g: Finding, before: float = 300.0, after: float = 600.0, lines: int = 50) -> bool:
     """Whether ``f`` belongs to the failure ``g`` reports: minutes around it, or near it in the same file."""
     t, t0 = finding_key(f)[0], finding_key(g)[0]
@@ -267,7 +277,7 @@ class Localizer:
             named = self._component_root(findings, roles, primary)
             if named is not None:  # the job failed and a line no signature knows names the component
                 primary = named
-            elif primary.records and is_cascade(primary.records[0].text):
+            elif names_cascade(primary):
                 primary = self._anomalous_root(findings, primary)
         if primary.data.get("signal") == "hang" and primary.node is None:
             lagging = self._lagging_node(scan, findings)  # a silent hang: the watchdog may still name the node
@@ -334,7 +344,7 @@ class Localizer:
         confirmations = [f for f in severe if f.role == "confirmation"]
         named = [f for f in confirmations if self._confirmed_node(scan, f)]
         if named:  # the launcher's summary with the earliest first failure names the culprit
-            primary = min(named, key=lambda f: (_named_time(f), finding_key(f)))
+            primary = min(named, key=lambda f: (names_cascade(f), _named_time(f), finding_key(f)))
             primary.node = self._confirmed_node(scan, primary)
         else:
             primary = min(confirmations or severe, key=lambda f: (finding_key(f), -f.score))
