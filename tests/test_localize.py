@@ -5,6 +5,7 @@ from __future__ import annotations
 from scan_helpers import DigitMiner, rec
 
 from l4lite.detect.base import Finding
+from l4lite.diagnose.assemble import build_incident
 from l4lite.diagnose.localize import Localizer, localize, node_for_host
 from l4lite.records import Record
 from l4lite.scan.scanner import JobScan, scan_records
@@ -233,3 +234,32 @@ def test_a_summary_naming_a_killed_rank_beats_one_naming_a_rank_that_lost_its_pe
     v = localize(scan, [victim, killed, banner])
     assert v.primary is killed and v.scope == "node"
     assert v.suspects[0][0] == "n2"
+
+
+def _same_error_on(nodes: list[str], spread: float = 0.5) -> list[Finding]:
+    out = []
+    for k, node in enumerate(nodes):
+        f = finding(node, 1051.0 + k * spread, category="storage", rule="ckpt-zip-corrupt", score=0.68,
+                    text="RuntimeError: PytorchStreamReader failed reading zip archive")
+        f.records[0].rank = 2 * k
+        out.append(f)
+    return out
+
+
+def test_every_node_failing_with_the_same_error_is_a_job_wide_fault() -> None:
+    # every rank loads the same truncated checkpoint: no node is at fault, whichever failed first
+    scan = _scan()
+    v = localize(scan, _same_error_on(NODES))
+    assert v.scope == "global" and v.suspects == [] and v.alike == NODES
+    assert v.category == "storage" and v.roles.count("root") == 4
+    incident = build_incident(scan, v)
+    assert incident.scope == "global" and incident.suspects == []
+    assert "every node (4) failed with this same error" in incident.summary and "cascading" not in incident.summary
+
+
+def test_the_same_error_on_some_nodes_or_far_apart_stays_a_node_fault() -> None:
+    scan = _scan()
+    some = localize(scan, _same_error_on(NODES[:3]))  # n4 logged nothing of it
+    assert some.scope == "node" and some.alike == [] and some.suspects[0][0] == "n1"
+    apart = localize(scan, _same_error_on(NODES, spread=600.0))  # one node after another, minutes apart
+    assert apart.scope == "node" and apart.alike == [] and apart.suspects[0][0] == "n1"

@@ -48,6 +48,7 @@ CLOSE_SCORE = 0.2  # root findings within this of the best compete on time
 SURVIVE_POINTS = 5  # iterations logged after a root line for training to have survived it
 # Health signals that infer a fault without a signature: they lead only when no signature does.
 INFERRED = frozenset({"hang", "slowdown", "straggler", "val_rising"})
+ALIKE_SECONDS = 120.0  # nodes whose same root error falls within this of the primary's failed together
 SHOWN = {"root": 10, "confirmation": 3, "cascade": 2, "symptom": 2, "anomaly": 2}  # records shown per finding
 
 _SEQ = re.compile(r"SeqNum=(\d+)")
@@ -69,6 +70,7 @@ class Verdict:
     roles: list[str] = field(default_factory=list)  # final role per finding, parallel to ``findings``
     records: list[list[Record]] = field(default_factory=list)  # records shown per finding, parallel too
     failure_time: float | None = None
+    alike: list[str] = field(default_factory=list)  # every node, when all failed the same way: a shared cause
     iteration: int | None = None
     confidence: float | None = None
     notes: list[str] = field(default_factory=list)
@@ -286,6 +288,10 @@ class Localizer:
                 primary.data["scope"] = "node"
         verdict.primary = primary
         verdict.scope = "global" if is_global(primary) else "node"
+        if verdict.scope == "node" and roots:
+            verdict.alike = self._failed_alike(scan, findings, roles, primary)
+            if verdict.alike:
+                verdict.scope = "global"
         verdict.category = primary.category
         real = [n for n in scan.node_last if n != UNKNOWN_NODE and not n.startswith("rank:")]
         if verdict.scope == "node" and primary.node is None and len(real) <= 1:
@@ -302,7 +308,7 @@ class Localizer:
             if roles[id(f)] != "root" or f is primary:
                 continue
             if verdict.scope == "global":
-                same = is_global(f) and f.category == primary.category
+                same = (is_global(f) or bool(verdict.alike)) and f.category == primary.category
             else:
                 same = f.node == primary.node and f.node is not None and not (
                     f.detector == "health" and primary.detector != "health") and f.data.get("signal") not in INFERRED
@@ -353,6 +359,29 @@ class Localizer:
             if node is not None:
                 primary.node = node
         return primary
+
+    @staticmethod
+    def _failed_alike(scan: JobScan, findings: list[Finding], roles: dict[int, str], primary: Finding) -> list[str]:
+        """Every node of the job (with ranks, at least two), when each logged the primary's signed root error at
+        about the same time; else []. The same truncated checkpoint, dataset file, configuration or code bug
+        fails every rank alike, while a node fault leaves the other nodes with cascades, not with its own error.
+        A line's inherited time stands in for one it lacks: the copies of one error are often untimed."""
+        if primary.detector != "rules" or primary.rule is None or primary.data.get("fallback") or \
+                primary.category == "unknown" or primary.data.get("inferred"):
+            return []
+        nodes = {n for n in scan.rank_nodes.values() if n in scan.node_last} or set(scan.node_last)
+        nodes = {n for n in nodes if n != UNKNOWN_NODE and not n.startswith("rank:")}
+        if len(nodes) < 2:
+            return []
+
+        def when(f: Finding) -> float | None:
+            t = finding_key(f)[0]
+            return t if math.isfinite(t) else f.time
+
+        t0 = when(primary)
+        alike = {f.node for f in findings if roles[id(f)] == "root" and f.rule == primary.rule
+                 and (t0 is None or (t := when(f)) is None or abs(t - t0) <= ALIKE_SECONDS)}
+        return sorted(nodes) if nodes <= alike else []
 
     @staticmethod
     def _component_root(findings: list[Finding], roles: dict[int, str], primary: Finding,
