@@ -34,6 +34,7 @@ from l4lite.diagnose.evidence import (
     own_time,
     stamped,
     strip_summaries,
+    written_by,
 )
 from l4lite.ingest.timestamps import parse_elastic_time
 from l4lite.records import Record
@@ -115,6 +116,23 @@ def phase_of(f: Finding, scan: JobScan, trackers: dict[str | None, list[PhaseEve
     if t is not None and t == int(t):
         t += 0.999  # a timestamp to the second covers the whole second
     where = (r.file, r.line) if r else (None, None)
+    phase = _phase_at_time(f, scan, trackers, job_events, t, where)
+    # An untimed line was written after the stamped line whose time it inherited and before the lines below it:
+    # unless a marker of its own file above it says where it was, the phase just before the next known line is
+    # the better guess (a silent rank's traceback at step 17 inherits its start-up banner's time). A teardown or
+    # a restart after the failure is no phase it failed in.
+    bound = written_by(scan, f.records)
+    if bound is not None and (t is None or bound > t) and r is not None and \
+            not any(e.file == r.file and e.line <= r.line for e in trackers.get(f.node, [])):
+        later = _phase_at_time(f, scan, trackers, job_events, bound - 0.001, where)
+        if later not in ("init", "shutdown"):
+            return later
+    return phase
+
+
+def _phase_at_time(f: Finding, scan: JobScan, trackers: dict[str | None, list[PhaseEvent]],
+                   job_events: list[PhaseEvent], t: float | None, where: tuple[str | None, int | None]) -> str:
+    """The phase at time ``t`` (or at ``where`` in a file): the node's markers, the rule's hint, the job's."""
     node_phase = phase_at(trackers.get(f.node, []), t, *where) if f.node in trackers else None
     hint = f.data.get("phase_hint")
     if node_phase in ("checkpoint", "eval", "load", "shutdown"):
