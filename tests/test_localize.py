@@ -263,3 +263,14 @@ def test_the_same_error_on_some_nodes_or_far_apart_stays_a_node_fault() -> None:
     assert some.scope == "node" and some.alike == [] and some.suspects[0][0] == "n1"
     apart = localize(scan, _same_error_on(NODES, spread=600.0))  # one node after another, minutes apart
     assert apart.scope == "node" and apart.alike == [] and apart.suspects[0][0] == "n1"
+
+
+def test_a_ranks_error_copied_to_another_file_is_shown_from_both() -> None:
+    # the launcher's tee (console.log) and the rank's own stderr.log carry the same line: both are evidence,
+    # while a repeat within one file counts once
+    scan = _scan()
+    f = finding("n2", 1051.0, category="software", rule="python-exception", text="RuntimeError: shape mismatch")
+    f.records = [rec("RuntimeError: shape mismatch", node="n2", rank=3, time=1051.0, line=ln, file=name)
+                 for name, ln in (("n2/console.log", 17), ("n2/console.log", 30), ("n2/attempt_0/1/stderr.log", 12))]
+    v = localize(scan, [f])
+    assert [(r.file, r.line) for r in v.records[0]] == [("n2/attempt_0/1/stderr.log", 12), ("n2/console.log", 17)]

@@ -137,9 +137,11 @@ def node_root_records(f: Finding, groups: dict[tuple[str, int, str], tuple[tuple
                 continue  # the same error on every rank of the node: the lowest ranks show it
             ranks.add(r.rank)
         g = groups.get((r.file, r.line, f.rule or ""))
-        # A rank quoting its own error ("Last error: ...") repeats rule and details; kernel lines (no rank)
-        # that repeat are separate reports and all count.
-        key: tuple[object, ...] = (r.file, r.line) if r.rank is None else (r.rank, g) if g else (r.rank, r.message)
+        # A rank quoting its own error ("Last error: ...") repeats rule and details in its file; kernel lines
+        # (no rank) that repeat are separate reports and all count, and so does the copy of a rank's error in
+        # another file (the launcher's tee of its stderr).
+        key: tuple[object, ...] = (r.file, r.line) if r.rank is None else \
+            (r.file, r.rank, g) if g else (r.file, r.rank, r.message)
         if key in seen:
             continue
         seen.add(key)
