@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from l4lite.rules.components import cascade_payload, component, is_cascade
+from l4lite.rules.components import cascade_payload, component, first_failure, is_cascade
 from l4lite.rules.xid import CATALOGUE, xid_code, xid_entry
 
 CASCADES = [
@@ -67,3 +67,16 @@ def test_xid_catalogue_covers_the_codes_and_reads_caused_by_previous() -> None:
     entry, caused = xid_entry("NVRM: Xid (PCI:0000:9b:00): 149, pid=1, NETIR_LINK_EVT Fatal error")
     assert not caused and entry is not None and entry.name.startswith("NVLink")
     assert xid_entry("no xid here") == (None, False)
+
+
+def test_a_launcher_summary_is_read_at_the_failure_it_names_first() -> None:
+    # torchelastic lists the other ranks' failures (a peer's lost connection) before its "Root Cause" section
+    summary = ("train.py FAILED\nFailures:\n[1]:\n  rank      : 2 (local_rank: 0)\n  exitcode  : -15 (SIGTERM)\n"
+               "  traceback : RuntimeError: [pair.cc:537] Read error: Connection reset by peer.\n"
+               "Root Cause (first observed failure):\n[0]:\n  rank      : 3 (local_rank: 1)\n"
+               "  exitcode  : -9 (pid: 7267)  (SIGKILL)\n  traceback : Signal 9 (SIGKILL) received by PID 7267\n")
+    named = first_failure(summary)
+    assert named.startswith("Root Cause") and "Connection reset" not in named
+    assert not is_cascade(named)
+    assert component(named) is not None and component(named).category == "host"  # type: ignore[union-attr]
+    assert first_failure("RuntimeError: CUDA error") == "RuntimeError: CUDA error"

@@ -312,6 +312,18 @@ def test_local_rank_is_not_looked_up_in_the_rank_map(tmp_path: Path) -> None:
     assert recs[-1].rank == 3 and recs[-1].node is None
 
 
+def test_torch_rank_prefix_after_torchrun_local_rank_prefix_is_the_rank(tmp_path: Path) -> None:
+    # torchrun --tee prefixes "[default<local rank>]:", torch's own prefix "[rank<global rank>]:" follows; lines
+    # of one shape are read from a plan after the first, so both paths must take the global rank
+    (tmp_path / "a-nccl.log").write_text(
+        "hostx:1:2 [1] NCCL INFO ncclCommInitRank comm 0x1 rank 3 nranks 8 cudaDev 1 - Init COMPLETE\n")
+    (tmp_path / "b-console.log").write_text("".join(
+        f"[default1]:[rank3]:   File \"/job/train.py\", line {100 + i}, in step_{i}\n" for i in range(40)))
+    recs, _, _ = ingest(tmp_path)
+    tee = [r for r in recs if r.file.endswith("b-console.log")]
+    assert len(tee) == 40 and {(r.rank, r.node) for r in tee} == {(3, "hostx")}
+
+
 def test_read_file_with_its_own_rank_map(tmp_path: Path) -> None:
     p = tmp_path / "x.log"
     p.write_text("[rank2]: 2: hi\n")

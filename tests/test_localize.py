@@ -5,6 +5,7 @@ from __future__ import annotations
 from scan_helpers import DigitMiner, rec
 
 from l4lite.detect.base import Finding
+from l4lite.diagnose.assemble import build_incident
 from l4lite.diagnose.localize import Localizer, localize, node_for_host
 from l4lite.records import Record
 from l4lite.scan.scanner import JobScan, scan_records
@@ -202,3 +203,74 @@ def test_the_node_missing_from_the_watchdog_reports_is_blamed() -> None:
                         text=text.format(r=k)) for k, n in enumerate(NODES) if n != "n2"]
     v = localize(scan, cascades)
     assert v.status == "incident" and v.suspects[0][0] == "n2"
+
+
+def _elastic_summary(node: str, rank: int, exitcode: int, tail: str, line: int) -> Finding:
+    text = ("============================================================\ntrain.py FAILED\n"
+            "------------------------------------------------------------\nFailures:\n[1]:\n"
+            f"  time      : 2026-12-03_15:08:11\n  host      : {node}\n  rank      : {rank - 1} (local_rank: 0)\n"
+            "  exitcode  : -15 (pid: 7264)  (SIGTERM)\n  traceback : Traceback (most recent call last):\n"
+            "  RuntimeError: [pair.cc:537] Read error: Connection reset by peer.\n"
+            "------------------------------------------------------------\nRoot Cause (first observed failure):\n"
+            f"[0]:\n  time      : 2026-12-03_15:08:11\n  host      : {node}\n  rank      : {rank} (local_rank: 1)\n"
+            f"  exitcode  : {exitcode} (pid: 7266)\n  traceback : {tail}\n")
+    r = rec("====", text=text, node=node, time=None, line=line, file=f"{node}/console.log")
+    return Finding("rules", "unknown", "confirmation", 0.31, f"torchelastic names rank {rank}", node=node,
+                   rule="elastic-root-cause", records=[r],
+                   data={"scope": "node", "host": node, "failed_rank": str(rank),
+                         "groups": {"when": "2026-12-03_15:08:11", "host": node, "exitcode": str(exitcode)}})
+
+
+def test_a_summary_naming_a_killed_rank_beats_one_naming_a_rank_that_lost_its_peer() -> None:
+    # Both agents stamp their first failure in the same second; the victim's node sorts first by name, and a
+    # launcher banner new to the job sits on it. The rank whose own death the agent reports is the culprit.
+    scan = _scan()
+    victim = _elastic_summary("n1", 1, 1, "Traceback (most recent call last):\n    RuntimeError: [pair.cc:553] "
+                              "Connection closed by peer [127.0.0.1]:20381.", line=150)
+    killed = _elastic_summary("n2", 3, -9, "Signal 9 (SIGKILL) received by PID 7267", line=56)
+    banner = Finding("filters", "unknown", "anomaly", 0.6, "template new to this job", node="n1", time=1001.0,
+                     records=[rec("W1203 15:07:28.777000 7151 torch/distributed/run.py:874] ****", node="n1",
+                                  time=1001.0, line=1, file="n1/console.log")])
+    v = localize(scan, [victim, killed, banner])
+    assert v.primary is killed and v.scope == "node"
+    assert v.suspects[0][0] == "n2"
+
+
+def _same_error_on(nodes: list[str], spread: float = 0.5) -> list[Finding]:
+    out = []
+    for k, node in enumerate(nodes):
+        f = finding(node, 1051.0 + k * spread, category="storage", rule="ckpt-zip-corrupt", score=0.68,
+                    text="RuntimeError: PytorchStreamReader failed reading zip archive")
+        f.records[0].rank = 2 * k
+        out.append(f)
+    return out
+
+
+def test_every_node_failing_with_the_same_error_is_a_job_wide_fault() -> None:
+    # every rank loads the same truncated checkpoint: no node is at fault, whichever failed first
+    scan = _scan()
+    v = localize(scan, _same_error_on(NODES))
+    assert v.scope == "global" and v.suspects == [] and v.alike == NODES
+    assert v.category == "storage" and v.roles.count("root") == 4
+    incident = build_incident(scan, v)
+    assert incident.scope == "global" and incident.suspects == []
+    assert "every node (4) failed with this same error" in incident.summary and "cascading" not in incident.summary
+
+
+def test_the_same_error_on_some_nodes_or_far_apart_stays_a_node_fault() -> None:
+    scan = _scan()
+    some = localize(scan, _same_error_on(NODES[:3]))  # n4 logged nothing of it
+    assert some.scope == "node" and some.alike == [] and some.suspects[0][0] == "n1"
+    apart = localize(scan, _same_error_on(NODES, spread=600.0))  # one node after another, minutes apart
+    assert apart.scope == "node" and apart.alike == [] and apart.suspects[0][0] == "n1"
+
+
+def test_a_ranks_error_copied_to_another_file_is_shown_from_both() -> None:
+    # the launcher's tee (console.log) and the rank's own stderr.log carry the same line: both are evidence,
+    # while a repeat within one file counts once
+    scan = _scan()
+    f = finding("n2", 1051.0, category="software", rule="python-exception", text="RuntimeError: shape mismatch")
+    f.records = [rec("RuntimeError: shape mismatch", node="n2", rank=3, time=1051.0, line=ln, file=name)
+                 for name, ln in (("n2/console.log", 17), ("n2/console.log", 30), ("n2/attempt_0/1/stderr.log", 12))]
+    v = localize(scan, [f])
+    assert [(r.file, r.line) for r in v.records[0]] == [("n2/attempt_0/1/stderr.log", 12), ("n2/console.log", 17)]

@@ -166,3 +166,27 @@ def test_baseline_job_filters_its_templates(tmp_path: Path) -> None:
     anomalies = [e for e in with_base.evidence if e.role == "anomaly" and "Linux version" in e.text]
     assert anomalies == []
     assert with_base.suspects[0].node == plain.suspects[0].node == "gpu-node-02"
+
+
+def test_an_untimed_traceback_of_a_silent_rank_takes_its_phase_from_the_lines_after_it(tmp_path: Path) -> None:
+    # The failing node's ranks log nothing while they train (rank 0 on the other node logs the steps): its
+    # traceback inherits the start-up line's time, and only the launcher's teardown line below it says when.
+    steps = "".join(f"[default0]:2026-12-03 14:38:{28 + i // 10:02d},{i % 10}00 INFO [rank0] step {i}/40 | epoch 0 | "
+                    f"loss {5.7 - i * 0.1:.4f} | grad_norm 0.4 | lr 3.00e-03\n" for i in range(1, 17))
+    (tmp_path / "node-a").mkdir()
+    (tmp_path / "node-a" / "console.log").write_text(
+        "[default0]:2026-12-03 14:38:23,208 INFO [rank0] initialized process group: world_size=4 host=node-a\n"
+        + steps + "W1203 14:38:31.193000 16439 torch/distributed/elastic/multiprocessing/api.py:1028] Sending "
+        "process 16469 closing signal SIGTERM\n")
+    (tmp_path / "node-b").mkdir()
+    (tmp_path / "node-b" / "console.log").write_text(
+        "[default1]:2026-12-03 14:38:23,219 INFO [rank3] initialized process group: world_size=4 host=node-b\n"
+        "[default1]:[rank3]: Traceback (most recent call last):\n"
+        "[default1]:[rank3]:   File \"/job/train.py\", line 111, in main\n"
+        "[default1]:[rank3]:     check_shapes(step)\n"
+        "[default1]:[rank3]: RuntimeError: shape mismatch in attention block: expected key length 64, got 63\n"
+        "W1203 14:38:30.475000 16444 torch/distributed/elastic/multiprocessing/api.py:1028] Sending process 16468 "
+        "closing signal SIGTERM\n")
+    inc = analyze([tmp_path], AnalyzeOptions())
+    assert inc.status == "incident" and inc.suspects[0].node == "node-b"
+    assert inc.phase == "train"

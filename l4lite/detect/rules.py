@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from l4lite.detect.base import Detector, Finding
 from l4lite.records import Record
-from l4lite.rules.components import CASCADE, cascade_payload, component, is_cascade
+from l4lite.rules.components import CASCADE, cascade_payload, component, first_failure, is_cascade
 from l4lite.rules.xid import xid_entry
 from l4lite.scan.phases import PhaseTracker, phase_at, phase_from_traceback
 from l4lite.scan.scanner import (
@@ -130,7 +130,7 @@ class RuleDetector(Detector):
         if rule.fallback or category == "unknown":
             # A generic rule (any Python exception, an unknown Xid) says that something failed, not what: the
             # words of the line name the component.
-            named = component(text if rule.match == "text" else f"{first.message}\n{text}")
+            named = component(first_failure(text) if rule.match == "text" else f"{first.message}\n{text}")
             if named is not None and named.category != category:
                 category = named.category
                 data["component"] = ", ".join(named.words)

@@ -146,6 +146,9 @@ def recommendations(verdict: Verdict, checkpoint: dict[str, Any], matched: dict[
             else:
                 out.append(_CATEGORY_ACTION.get(verdict.category or "unknown",
                                                 _CATEGORY_ACTION["unknown"]).format(node=p.node))
+        elif verdict.alike:
+            out.append("Every node failed with the same error: fix what they share (the file, data, configuration "
+                       "or code the error names) and resubmit; draining a node would not help.")
         elif verdict.category == "numerical":
             out.append("Resume from a checkpoint before the divergence with a lower learning rate, or skip the "
                        "data batches around it; check the loss scale and the gradient clipping.")
@@ -197,6 +200,12 @@ def summary(scan: JobScan, verdict: Verdict, cascades: int) -> str:
     label = CATEGORY_LABELS.get(verdict.category or "unknown", verdict.category or "unexplained")
     if verdict.scope == "node" and p.node:
         head = f"{label} fault on {node_name(p.node)} during {verdict.phase}{at}{when}: {what}"
+    elif verdict.alike:
+        head = (f"job-wide {label} fault during {verdict.phase}{at}{when}: {what}; every node "
+                f"({len(verdict.alike)}) failed with this same error at about the same time, which points to what "
+                "they share (the checkpoint, the data set, the configuration or the code), not to one node; no "
+                "node is blamed")
+        cascades = 0  # the other nodes' errors are this error, not cascades of it
     else:
         head = f"job-wide {label} fault during {verdict.phase}{at}{when}: {what}; no node is blamed"
     if cascades:

@@ -34,10 +34,11 @@ from l4lite.diagnose.evidence import (
     own_time,
     stamped,
     strip_summaries,
+    written_by,
 )
 from l4lite.ingest.timestamps import parse_elastic_time
 from l4lite.records import Record
-from l4lite.rules.components import component, is_cascade
+from l4lite.rules.components import component, first_failure, is_cascade
 from l4lite.scan.phases import PhaseEvent, PhaseTracker, phase_at, phase_from_traceback
 from l4lite.scan.scanner import UNKNOWN_NODE, JobScan, node_key
 from l4lite.vocab import GLOBAL_CATEGORIES
@@ -48,6 +49,7 @@ CLOSE_SCORE = 0.2  # root findings within this of the best compete on time
 SURVIVE_POINTS = 5  # iterations logged after a root line for training to have survived it
 # Health signals that infer a fault without a signature: they lead only when no signature does.
 INFERRED = frozenset({"hang", "slowdown", "straggler", "val_rising"})
+ALIKE_SECONDS = 120.0  # nodes whose same root error falls within this of the primary's failed together
 SHOWN = {"root": 10, "confirmation": 3, "cascade": 2, "symptom": 2, "anomaly": 2}  # records shown per finding
 
 _SEQ = re.compile(r"SeqNum=(\d+)")
@@ -69,6 +71,7 @@ class Verdict:
     roles: list[str] = field(default_factory=list)  # final role per finding, parallel to ``findings``
     records: list[list[Record]] = field(default_factory=list)  # records shown per finding, parallel too
     failure_time: float | None = None
+    alike: list[str] = field(default_factory=list)  # every node, when all failed the same way: a shared cause
     iteration: int | None = None
     confidence: float | None = None
     notes: list[str] = field(default_factory=list)
@@ -113,6 +116,23 @@ def phase_of(f: Finding, scan: JobScan, trackers: dict[str | None, list[PhaseEve
     if t is not None and t == int(t):
         t += 0.999  # a timestamp to the second covers the whole second
     where = (r.file, r.line) if r else (None, None)
+    phase = _phase_at_time(f, scan, trackers, job_events, t, where)
+    # An untimed line was written after the stamped line whose time it inherited and before the lines below it:
+    # unless a marker of its own file above it says where it was, the phase just before the next known line is
+    # the better guess (a silent rank's traceback at step 17 inherits its start-up banner's time). A teardown or
+    # a restart after the failure is no phase it failed in.
+    bound = written_by(scan, f.records)
+    if bound is not None and (t is None or bound > t) and r is not None and \
+            not any(e.file == r.file and e.line <= r.line for e in trackers.get(f.node, [])):
+        later = _phase_at_time(f, scan, trackers, job_events, bound - 0.001, where)
+        if later not in ("init", "shutdown"):
+            return later
+    return phase
+
+
+def _phase_at_time(f: Finding, scan: JobScan, trackers: dict[str | None, list[PhaseEvent]],
+                   job_events: list[PhaseEvent], t: float | None, where: tuple[str | None, int | None]) -> str:
+    """The phase at time ``t`` (or at ``where`` in a file): the node's markers, the rule's hint, the job's."""
     node_phase = phase_at(trackers.get(f.node, []), t, *where) if f.node in trackers else None
     hint = f.data.get("phase_hint")
     if node_phase in ("checkpoint", "eval", "load", "shutdown"):
@@ -197,6 +217,16 @@ def _named_time(f: Finding) -> float:
     return finding_key(f)[0]
 
 
+def names_cascade(f: Finding) -> bool:
+    """Whether a finding reports a reaction to a failure elsewhere; for a launcher summary, whether the failure
+    it names first is one (its quoted traceback ends in a lost connection or a collective timeout). That rank is
+    a victim, and a summary on another node naming a rank that died of its own accord (a signal, an error of its
+    own) names the culprit, even a second later or with a host name that sorts after it: torchelastic stamps a
+    signalled rank when its agent next looks (up to its monitor interval late), a rank that raised when it
+    raised, so the named times alone cannot decide."""
+    return bool(f.records) and is_cascade(first_failure(f.records[0].text))
+
+
 def _close(f: Finding, g: Finding, before: float = 300.0, after: float = 600.0, lines: int = 50) -> bool:
     """Whether ``f`` belongs to the failure ``g`` reports: minutes around it, or near it in the same file."""
     t, t0 = finding_key(f)[0], finding_key(g)[0]
@@ -267,7 +297,7 @@ class Localizer:
             named = self._component_root(findings, roles, primary)
             if named is not None:  # the job failed and a line no signature knows names the component
                 primary = named
-            elif primary.records and is_cascade(primary.records[0].text):
+            elif names_cascade(primary):
                 primary = self._anomalous_root(findings, primary)
         if primary.data.get("signal") == "hang" and primary.node is None:
             lagging = self._lagging_node(scan, findings)  # a silent hang: the watchdog may still name the node
@@ -276,6 +306,10 @@ class Localizer:
                 primary.data["scope"] = "node"
         verdict.primary = primary
         verdict.scope = "global" if is_global(primary) else "node"
+        if verdict.scope == "node" and roots:
+            verdict.alike = self._failed_alike(scan, findings, roles, primary)
+            if verdict.alike:
+                verdict.scope = "global"
         verdict.category = primary.category
         real = [n for n in scan.node_last if n != UNKNOWN_NODE and not n.startswith("rank:")]
         if verdict.scope == "node" and primary.node is None and len(real) <= 1:
@@ -292,7 +326,7 @@ class Localizer:
             if roles[id(f)] != "root" or f is primary:
                 continue
             if verdict.scope == "global":
-                same = is_global(f) and f.category == primary.category
+                same = (is_global(f) or bool(verdict.alike)) and f.category == primary.category
             else:
                 same = f.node == primary.node and f.node is not None and not (
                     f.detector == "health" and primary.detector != "health") and f.data.get("signal") not in INFERRED
@@ -334,7 +368,7 @@ class Localizer:
         confirmations = [f for f in severe if f.role == "confirmation"]
         named = [f for f in confirmations if self._confirmed_node(scan, f)]
         if named:  # the launcher's summary with the earliest first failure names the culprit
-            primary = min(named, key=lambda f: (_named_time(f), finding_key(f)))
+            primary = min(named, key=lambda f: (names_cascade(f), _named_time(f), finding_key(f)))
             primary.node = self._confirmed_node(scan, primary)
         else:
             primary = min(confirmations or severe, key=lambda f: (finding_key(f), -f.score))
@@ -343,6 +377,29 @@ class Localizer:
             if node is not None:
                 primary.node = node
         return primary
+
+    @staticmethod
+    def _failed_alike(scan: JobScan, findings: list[Finding], roles: dict[int, str], primary: Finding) -> list[str]:
+        """Every node of the job (with ranks, at least two), when each logged the primary's signed root error at
+        about the same time; else []. The same truncated checkpoint, dataset file, configuration or code bug
+        fails every rank alike, while a node fault leaves the other nodes with cascades, not with its own error.
+        A line's inherited time stands in for one it lacks: the copies of one error are often untimed."""
+        if primary.detector != "rules" or primary.rule is None or primary.data.get("fallback") or \
+                primary.category == "unknown" or primary.data.get("inferred"):
+            return []
+        nodes = {n for n in scan.rank_nodes.values() if n in scan.node_last} or set(scan.node_last)
+        nodes = {n for n in nodes if n != UNKNOWN_NODE and not n.startswith("rank:")}
+        if len(nodes) < 2:
+            return []
+
+        def when(f: Finding) -> float | None:
+            t = finding_key(f)[0]
+            return t if math.isfinite(t) else f.time
+
+        t0 = when(primary)
+        alike = {f.node for f in findings if roles[id(f)] == "root" and f.rule == primary.rule
+                 and (t0 is None or (t := when(f)) is None or abs(t - t0) <= ALIKE_SECONDS)}
+        return sorted(nodes) if nodes <= alike else []
 
     @staticmethod
     def _component_root(findings: list[Finding], roles: dict[int, str], primary: Finding,

@@ -141,6 +141,15 @@ class HeaderReading:
                     rank_span = m.span(2)
                     local_rank = True
                 pos = m.end()
+                if local_rank and s.startswith("[rank", pos):
+                    # "[default1]:[rank3]: ...": torchrun's tee names the local rank, torch's own prefix the
+                    # global one, which is the rank
+                    m = TORCHRUN_PREFIX.match(s, pos)
+                    if m and m[1] == "rank":
+                        rank = int(m[2])
+                        rank_span = m.span(2)
+                        global_rank, local_rank = True, False
+                        pos = m.end()
                 if s.startswith(" ", pos):
                     pos += 1
         if pos and (pos >= len(s) or s[pos:].isspace()):

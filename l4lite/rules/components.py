@@ -168,6 +168,17 @@ def cascade_payload(text: str) -> Component | None:
     return found
 
 
+_FIRST_FAILURE = re.compile(r"Root Cause \(first observed failure\):")
+
+
+def first_failure(text: str) -> str:
+    """The part of a launcher's failure summary about the failure it names first (torchelastic's "Root Cause"
+    section), else the whole text: the summary lists the other ranks' failures before it, and their tracebacks
+    (the peers' lost connections) say nothing about why the named rank died."""
+    m = _FIRST_FAILURE.search(text)
+    return text[m.start():] if m is not None else text
+
+
 def is_cascade(text: str) -> bool:
     """A line healthy ranks or the launcher print because of a failure elsewhere, with no payload of its own."""
     # a traceback names its exception last: look at both ends of a long record
