@@ -57,7 +57,6 @@ LOG_FORMATS = {
     "OpenStack": r"<Logrecord> <Date> <Time> <Pid> <Level> <Component> \[<ADDR>\] <Content>",
 }
 
-LEARN_LINES = 200  # messages a file's header is learnt from (--raw)
 SIM_GRID = (0.3, 0.4, 0.5, 0.6, 0.7)
 DEPTH_GRID = (4, 5, 6)
 
@@ -125,18 +124,19 @@ def l4lite_raw_groups(lines: Sequence[str], tmp: Path, learn: bool = False) -> l
     one record), the miner groups the messages; a line takes its record's group."""
     from l4lite.ingest.files import discover
     from l4lite.ingest.reader import IngestOptions, iter_job
-    from l4lite.records import Accounting
+    from l4lite.records import Accounting, Record
 
     path = tmp / "raw.log"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    from l4lite.mining.headers import HeaderCut, learn_header
+    from l4lite.mining.headers import HeaderCut, cut_by_file
 
     acc = Accounting()
     miner = TemplateMiner()
     groups: list[object] = [None] * len(lines)
     records = list(iter_job(discover([str(path)], acc), IngestOptions(), acc))
-    header = learn_header([r.message for r in records[:LEARN_LINES]]) if learn else HeaderCut()
-    for record in records:
+    cuts = cut_by_file(records) if learn else ((r, HeaderCut()) for r in records)
+    for record, header in cuts:
+        assert isinstance(record, Record)
         cid = miner.add(header.strip(record.message))
         for i in range(record.line - 1, min(record.end_line, len(lines))):
             groups[i] = cid
@@ -163,9 +163,9 @@ def raw_table(root: Path) -> None:
 
     print("\nRaw lines (headers included, as `l4lite parse` reads them): l4lite's default setting, drain3's "
           "defaults on the same lines, Drain's published GA (on the contents)")
-    print(f"(learnt: the header learnt from each file's first {LEARN_LINES} messages cut off before mining, "
-          "l4lite.mining.headers; not yet applied by parse)")
-    print(f"{'system':<12} {'l4lite':>7} {'learnt':>7} {'drain3':>7} {'Drain':>7}")
+    print("(parse: as `l4lite parse` mines them, each message without the header learnt from its file's first "
+          "messages, l4lite.mining.headers.cut_by_file; whole: the whole message as ingest leaves it)")
+    print(f"{'system':<12} {'whole':>7} {'parse':>7} {'drain3':>7} {'Drain':>7}")
     totals = [0.0, 0.0, 0.0]
     with tempfile.TemporaryDirectory() as tmp:
         for system, published in DRAIN_PUBLISHED.items():

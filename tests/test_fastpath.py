@@ -63,3 +63,51 @@ def test_scan_with_the_fast_miner_equals_the_plain_miner() -> None:
         fast = scan_job([str(job)], options, rules=rules, miner=TemplateMiner())
         plain = scan_job([str(job)], options, rules=rules, miner=TemplateMiner(cache_size=0))
         assert signature(fast) == signature(plain), job.name
+
+
+def _hex_word_lines(n: int, seed: int) -> list[str]:
+    """Kernel- and storage-style lines whose hex ids change on every line, in every context masking treats
+    apart (a path, after a digit and a dot, in a URL scheme, a host, a UUID, an exponent, a sign)."""
+    rnd = random.Random(seed)
+
+    def hx(k: int) -> str:
+        return "".join(rnd.choice("0123456789abcdef") for _ in range(k))
+
+    contexts = ["/{}", "0.{}", "1.{}", "-{}", "+{}", "x {} y", "{}://a", "node01-{}", "a.{}.com", "{}.cluster.local",
+                "fe80::1%{}", "0000:cb:00.{}", "{}-abcd-1234-abcd-123456789abc", "sp {}", "[{}+{}]", "id={}", "({})",
+                "1{}", "e{}", "mlx5_0 {}", "10.0.{}.1@o2ib {}", "CPU{}: {}"]
+    lines = []
+    for _ in range(n):
+        k = rnd.choice([8, 9, 12, 16])
+        word = rnd.choice(["0x" + hx(k), "0x" + hx(3), hx(k), hx(k).upper(), "1" * (k - 3) + "e12",
+                           "12e" + "3" * (k - 3), "e" + "1" * (k - 1), str(rnd.randrange(10**k))])
+        lines.append("event " + rnd.choice(contexts).format(word, hx(rnd.randrange(1, 7))) + " done")
+    return lines
+
+
+@pytest.mark.parametrize("cache_size", [100_000, 16])
+def test_hex_words_and_kept_digits_fast_equal_plain(cache_size: int) -> None:
+    """Messages whose hex ids (or tokens that keep digits, ``CPU7:``, ``<IP>@o2ib``) change on every line are
+    answered from the caches, and get the templates Drain gives every message."""
+    lines = _hex_word_lines(20_000, seed=5)
+    fast, plain = TemplateMiner(cache_size=cache_size), TemplateMiner(cache_size=0)
+    got = [fast.add(m) for m in lines]
+    want = [plain.add(m) for m in lines]
+    fast_table, plain_table = fast.finalize(), plain.finalize()
+    assert [fast_table[c] for c in got] == [plain_table[c] for c in want]
+    if cache_size > 1000:
+        assert fast.drain_calls < len(lines) // 2
+
+
+def test_hex_key_folds_ids_but_not_what_masking_tells_apart() -> None:
+    from l4lite.ingest.shape import shape_of
+    from l4lite.mining.miner import hex_key
+
+    def key(text: str) -> bytes:
+        return hex_key(shape_of(text))
+
+    assert key("free callback for 0x5445f4d764bd") == key("free callback for 0x33a5")
+    assert key("GPU-a3d6328b lost") == key("GPU-f9e1f0c2 lost")
+    assert key("at /a3d6328b") != key("at /3ad6328b")  # a path component may not start with a digit
+    assert key("x 12e45678") != key("x 12a45678")  # a number in exponent form
+    assert key("GPU-A3D6328B") != key("GPU-99E1F0C2")  # upper case is left to the plain key

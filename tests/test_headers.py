@@ -53,3 +53,60 @@ def test_messages_without_a_shared_anchor_are_not_cut() -> None:
     assert cut == HeaderCut()
     assert all(cut.strip(m) == m for m in lines)
     assert learn_header([]) == HeaderCut()
+
+
+HPC = ["366463 node-122 unix.hw state_change.unavailable 1085084674 1 Component State Change: Component \\042alt0\\042 "
+       "is in the unavailable state (HWID=2480)",
+       "2561 node-195 node status 1074119817 1 running",
+       "29139 node-156 action start 1074180045 1 clusterAddMember (command 1902)"]
+
+
+def test_columns_ending_in_a_fixed_width_number_are_learnt() -> None:
+    cut = learn_header(HPC * 10)
+    assert cut == HeaderCut(6, 5, False, 1)
+    assert [cut.strip(m) for m in HPC] == [
+        "Component State Change: Component \\042alt0\\042 is in the unavailable state (HWID=2480)",
+        "running", "clusterAddMember (command 1902)"]
+    other = "366463 node-122 unix.hw state 1085084674 12 other"  # a flag of two digits: another layout
+    assert cut.strip(other) == other
+
+
+def test_trainer_and_library_lines_learn_no_cut() -> None:
+    """What a header cut would take off these is the message's own text."""
+    for lines in (["Train trainer/device_train_microbatch_size: 8", "Train loss/train/total: 2.3871"],
+                  ["NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC/read", "NCCL WARN Call to connect failed"],
+                  ["NVRM: GPU at PCI:0000:18:00: GPU-a3d6328b", "CPU12: Core temperature above threshold"],
+                  ['{"time": "2025-11-29T04:02:04.849Z", "level": "INFO", "step": 51}'],
+                  ["[titan] 2025-11-29 04:02:00,177 - root - INFO - step: 51  loss:  9.98152  grad_norm:  8.4611"],
+                  ["Epoch 0:   0%|          | 51/500150 [0:00:37<101:24:32,  1.41it/s, v_num=0]"]):
+        assert learn_header(lines * 20) == HeaderCut(), lines
+
+
+def test_cut_by_file_learns_the_same_header_from_runs_and_from_records(tmp_path) -> None:
+    """parse mines messages without their file's learnt header, the same whether ingest reads in runs or line
+    by line; the records keep their whole message."""
+    import pyarrow.ipc as ipc
+
+    from l4lite.export.spool import write_spool
+    from l4lite.ingest.files import discover
+    from l4lite.ingest.reader import IngestOptions, iter_job
+    from l4lite.mining.miner import TemplateMiner
+    from l4lite.records import Accounting
+
+    path = tmp_path / "hdfs.log"
+    path.write_text("\n".join(HDFS * 150) + "\n", encoding="utf-8")
+    got = []
+    for runs in (True, False):
+        acc = Accounting()
+        miner = TemplateMiner()
+        items = iter_job(discover([str(path)], acc), IngestOptions(line_runs=runs), acc, runs=runs)
+        spool = tmp_path / f"s{runs}.arrows"
+        write_spool(items, miner, spool)
+        texts = sorted(text for _, text in miner.finalize().values())
+        with ipc.open_stream(str(spool)) as reader:
+            messages = reader.read_all().column("text").to_pylist()
+        got.append((texts, messages[:2]))
+    assert got[0] == got[1]
+    assert got[0][0] == ["BLOCK* NameSystem.addStoredBlock: blockMap updated: <IP> is added to blk_<NUM> size <NUM>",
+                         "PacketResponder <NUM> for block blk_<NUM> terminating"]
+    assert got[0][1][0].startswith("081109 203615 148 INFO dfs.DataNode$PacketResponder:")

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from l4lite.ingest.runs import ShapeRun, mine_run
+from l4lite.mining.headers import CutMiner, cut_by_file
 from l4lite.records import Record
 
 BATCH_RECORDS = 32_768
@@ -239,6 +240,8 @@ class SpoolBatch:
 
 def write_spool(records: Iterable[Record | ShapeRun], miner: Any, path: Path) -> int:
     """Mine every record and spool it with its local cluster id, in batches. Returns the number of records.
+    A message is mined without its file's learnt header (``mining.headers``: BGL's nine columns, HDFS's date,
+    pid, level and class); the record keeps the whole message.
 
     A ``ShapeRun`` goes into the columns as it is, without a record per line, and is mined per shape."""
     import pyarrow as pa
@@ -251,16 +254,16 @@ def write_spool(records: Iterable[Record | ShapeRun], miner: Any, path: Path) ->
     pending_chars = 0
     add = miner.add
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, schema) as writer:
-        for record in records:
+        for record, cut in cut_by_file(records):
             if type(record) is ShapeRun:
                 batch.add_records(pending, clusters)
                 pending, clusters, pending_chars = [], [], 0
-                batch.add_run(record, mine_run(record, miner))
+                batch.add_run(record, mine_run(record, CutMiner(miner, cut) if cut.cut else miner))
                 if batch.full():
                     n += batch.write(writer, schema)
                 continue
             pending.append(record)
-            clusters.append(add(record.message))
+            clusters.append(add(cut.strip(record.message) if cut.cut else record.message))
             pending_chars += len(record.text)
             if len(pending) + batch.rows >= BATCH_RECORDS or pending_chars + batch.text_bytes >= BATCH_TEXT_BYTES:
                 batch.add_records(pending, clusters)

@@ -12,18 +12,23 @@ follow a level (``name:``, ``[thread]``, ``a.dotted.Name``, ``-``), or else a to
 ``program[pid]:``). A message is cut only where its own tokens have that anchor, so lines of another layout in the
 same file stay whole. Files with no such anchor are not cut.
 
-Not yet applied by ``l4lite parse`` or the scan (``benchmarks/parsing_accuracy.py --raw`` measures it): the
-``program:`` anchor also fires on a trainer's progress line (``iteration 94/ 500000 | consumed samples: ...``)
-and would cut the text the metric parser and the rules read, so applying it wants the cut kept apart from the
-record's message (a template key only).
+``l4lite parse`` mines each message without its file's learnt header (``cut_by_file``); the record keeps its
+whole message. The scan does not apply it yet: there the template is also the key of the rules' and detectors'
+per-template statistics, and a changed key would move their baselines. Trainer and launcher formats learn no cut
+(an anchor at their first token, a number after the cut, a constant library word before it all veto one), so
+their lines keep the per-shape fast path.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from l4lite.ingest.runs import ShapeRun
+from l4lite.records import Record
 
 LEVEL_WORDS = frozenset(["INFO", "WARN", "WARNING", "ERROR", "FATAL", "SEVERE", "DEBUG", "TRACE", "NOTICE",
                          "CRITICAL", "FAILURE", "CRIT", "ERR", "EMERG", "ALERT"])
@@ -34,6 +39,9 @@ REACH = 10  # an anchor must be among a message's first tokens
 LEVEL_SHARE = 0.8  # of the learning messages that must have the level word at the same place
 COLON_SHARE = 0.6  # and the "program:" token
 AFTER_LEVEL = 3  # component tokens after a level word, at most
+NUMBER_SHARE = 0.95  # of the learning messages with a number of one width in a column
+WORD_SHARE = 0.5  # of the cut messages whose text starts with a word
+_WORD = re.compile(r"""[(\["']?[A-Za-z]{2}""")
 
 
 @dataclass(frozen=True)
@@ -44,6 +52,7 @@ class HeaderCut:
     cut: int = 0
     anchor: int = -1
     level: bool = False
+    width: int = 0  # the anchor is a number of this many digits (HPC's epoch seconds and flag columns)
 
     def strip(self, message: str) -> str:
         """The message without the learnt header, or the whole message when its tokens do not have the anchor."""
@@ -53,7 +62,10 @@ class HeaderCut:
         for i, m in enumerate(_TOKEN.finditer(message)):
             if i == self.anchor:
                 token = m.group()
-                anchor_ok = token in LEVEL_WORDS if self.level else token.endswith(":")
+                if self.width:
+                    anchor_ok = len(token) == self.width and token.isdigit()
+                else:
+                    anchor_ok = token in LEVEL_WORDS if self.level else token.endswith(":")
                 if not anchor_ok:
                     return message
             if i == self.cut:
@@ -67,7 +79,42 @@ def _component(token: str) -> bool:
 
 
 def learn_header(messages: Sequence[str]) -> HeaderCut:
-    """The header of a file from its first messages (a few hundred are plenty)."""
+    """The header of a file from its first messages (a few hundred are plenty), or no cut when what it would
+    cut looks like a message's own text: an anchor at the first token (``NVRM:``, ``LustreError:``, a JSON
+    line's ``{"time":``) is a program tag or a field, not a header; and what follows a header starts with a
+    word (``Changing modify acls``), not with a number (``Epoch 0: 0%|``, ``step: 51 loss: ...``)."""
+    cut = _anchored(messages)
+    if not cut.cut or cut.anchor < 1:
+        cut = _numbered(messages)
+    if not cut.cut:
+        return cut
+    cut_ones = [(m, rest) for m, rest in ((m, cut.strip(m)) for m in messages) if rest is not m]
+    words = sum(1 for _, rest in cut_ones if _WORD.match(rest))
+    if not cut_ones or words < WORD_SHARE * len(cut_ones):
+        return HeaderCut()
+    heads = {m[:len(m) - len(rest)].split()[0] for m, rest in cut_ones if m[:len(m) - len(rest)].strip()}
+    if cut.anchor == 1 and len(heads) == 1 and heads.pop().isalpha():
+        return HeaderCut()  # "NCCL INFO ...": a library's name before its level is part of the message
+    return cut
+
+
+def _numbered(messages: Sequence[str]) -> HeaderCut:
+    """A header of columns ending with a number of one width in (nearly) every message: HPC's ``366463 node-122
+    unix.hw state_change.unavailable 1085084674 1 ...`` (its epoch seconds and a flag)."""
+    tokens = [m.split(None, REACH)[:REACH] for m in messages]
+    n = len(tokens)
+    if not n:
+        return HeaderCut()
+    last = HeaderCut()
+    for i in range(1, REACH):
+        widths = Counter(len(ts[i]) if len(ts) > i and ts[i].isdigit() else 0 for ts in tokens)
+        width, count = widths.most_common(1)[0]
+        if width and count >= NUMBER_SHARE * n:
+            last = HeaderCut(i + 1, i, False, width)
+    return last
+
+
+def _anchored(messages: Sequence[str]) -> HeaderCut:
     tokens = [_TOKEN.findall(m)[:REACH + AFTER_LEVEL + 1] for m in messages]
     n = len(tokens)
     if not n:
@@ -86,3 +133,60 @@ def learn_header(messages: Sequence[str]) -> HeaderCut:
     if at >= 0 and count >= COLON_SHARE * n:
         return HeaderCut(at + 1, at, False)
     return HeaderCut()
+
+
+LEARN_MESSAGES = 200  # a file's header is learnt from its first messages
+
+
+class CutMiner:
+    """A miner that mines messages without a learnt header (``mine_run`` then goes line by line)."""
+
+    def __init__(self, miner: Any, cut: HeaderCut) -> None:
+        self.miner = miner
+        self.cut = cut
+
+    def add(self, message: str, key: bytes | None = None) -> int:
+        return self.miner.add(self.cut.strip(message))
+
+
+def _run_messages(run: ShapeRun, limit: int) -> list[str]:
+    table = run.table
+    return [text[table[x].msg_start:table[x].msg_end] for text, x in zip(run.texts[:limit], run.shapes[:limit],
+                                                                          strict=False)]
+
+
+def cut_by_file(items: Iterable[Record | ShapeRun],
+                learn: int = LEARN_MESSAGES) -> Iterator[tuple[Record | ShapeRun, HeaderCut]]:
+    """Each record or run with its file's header, learnt from the file's first ``learn`` messages (records and
+    the lines of runs alike, so that reading in runs or line by line learns the same header). Items keep their
+    order; those of a file still being learnt wait, at most ``learn`` messages' worth."""
+    cuts: dict[str, HeaderCut] = {}
+    waiting: list[Record | ShapeRun] = []
+    messages: list[str] = []
+    current = None
+
+    def settle() -> Iterator[tuple[Record | ShapeRun, HeaderCut]]:
+        cut = cuts[current] = learn_header(messages)  # type: ignore[index]
+        for item in waiting:
+            yield item, cut
+        waiting.clear()
+        messages.clear()
+
+    for item in items:
+        file = item.file
+        if waiting and file != current:
+            yield from settle()
+        cut = cuts.get(file)
+        if cut is not None:
+            yield item, cut
+            continue
+        current = file
+        waiting.append(item)
+        if type(item) is ShapeRun:
+            messages += _run_messages(item, learn - len(messages))
+        else:
+            messages.append(item.message)
+        if len(messages) >= learn:
+            yield from settle()
+    if waiting:
+        yield from settle()

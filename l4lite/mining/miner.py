@@ -95,6 +95,31 @@ DEFAULT_MASKS: tuple[tuple[str, str], ...] = (
 #: Folds every ASCII digit to 0 in the fast path's first cache key.
 _has_ascii_digit = re.compile("[0-9]").search
 
+# In a digit-folded key: a word of 8+ lowercase hex characters with a digit (0) and a letter, standing alone
+# (no letter or digit on either side). Masking gives every such word the same fate whatever its letters, as
+# long as its first character is a digit or not (a path component may not start with a digit) and it is not a
+# number in exponent form (``12e45678``): see ``hex_key``.
+# A lowercase ``0x`` word is ``<HEX>`` or kept whole, whatever its digits and length.
+_HEX_WORD = re.compile(rb"(?<![A-Za-z0-9])(?:0x[0a-f]+|(?=[a-f]*0)(?=0*[a-f])[0a-f]{8,})(?![A-Za-z0-9])")
+_EXPONENT = re.compile(rb"0*e0+")
+
+
+def _fold_hex_word(match: re.Match[bytes]) -> bytes:
+    word = match.group()
+    if word[1] == 120:  # 0x...
+        return b"\xffx\xff"
+    if _EXPONENT.fullmatch(word):
+        return word
+    # 0xff never occurs in UTF-8, so a folded word cannot be mistaken for text
+    return b"\xff" + (b"0" if word[0] == 48 else b"a") + str(len(word)).encode() + b"\xff"
+
+
+def hex_key(key: bytes) -> bytes:
+    """A digit-folded key with its hex words (ids, pointers, hashes) folded as well: the messages of one key
+    mask to the same text, except for tokens that keep digits, which the miner compares itself. Kernel and
+    storage lines carry a new hex id on almost every line; this key makes them one entry per line layout."""
+    return _HEX_WORD.sub(_fold_hex_word, key)
+
 
 def _compile(masks: Iterable[tuple[str, str]]) -> tuple[re.Pattern[str], dict[str, str]]:
     masks = list(masks)
@@ -258,6 +283,9 @@ class TemplateMiner:
         self._generation: dict[int, list[int]] = {}
         self._by_key: dict[bytes, tuple[_Entry, Callable[[list[str]], Any] | None, Any]] = {}
         self._by_masked: dict[str, _Entry] = {}
+        # (key, the masked tokens that keep digits) -> entry: "CPU2:" and "CPU8:" lines of one key both stay
+        # cached, and "10.0.0.7@o2ib" and "10.0.0.9@o2ib" (both "<IP>@o2ib") share one entry
+        self._by_kept: dict[tuple[bytes, Any], _Entry] = {}
         self.hits = 0
         self.drain_calls = 0
 
@@ -273,14 +301,26 @@ class TemplateMiner:
         if key is None:
             key = message.encode("utf-8", "surrogatepass").translate(FOLD_DIGITS)
         hit = self._by_key.get(key)
+        if hit is None:  # entries are stored under the hex-folded key (it is the key itself when it has no hex)
+            wide = hex_key(key)
+            if wide != key:
+                key = wide
+                hit = self._by_key.get(key)
+        tokens = None
         if hit is not None:
             entry, getter, expected = hit
-            if entry[1][0] == entry[2] and (getter is None or getter(message.split()) == expected):
+            if getter is not None:
+                tokens = message.split()
+                got = getter(tokens)
+                if got != expected:  # the kept tokens differ from the last message's: seen before?
+                    entry = self._by_kept.get((key, self._mask_kept(got)))  # type: ignore[assignment]
+            if entry is not None and entry[1][0] == entry[2]:
                 cluster = entry[0]
                 cluster.size += 1
                 self.hits += 1
                 return cluster.cluster_id
-        tokens = message.split()
+        if tokens is None:
+            tokens = message.split()
         masked, kept = self.masker.mask_tokens(tokens)
         entry = self._by_masked.get(masked)
         if entry is not None and entry[1][0] == entry[2]:
@@ -290,8 +330,16 @@ class TemplateMiner:
             entry = self._drain_add(masked)
             _put_bounded(self._by_masked, masked, entry, self.cache_size)
         getter = itemgetter(*kept) if kept else None
-        _put_bounded(self._by_key, key, (entry, getter, getter(tokens) if getter else None), self.cache_size)
+        expected = None
+        if getter is not None:
+            expected = getter(tokens)
+            _put_bounded(self._by_kept, (key, self._mask_kept(expected)), entry, self.cache_size)
+        _put_bounded(self._by_key, key, (entry, getter, expected), self.cache_size)
         return entry[0].cluster_id
+
+    def _mask_kept(self, kept: Any) -> str:
+        """The masked text of the tokens an itemgetter of kept tokens returned (one token or a tuple)."""
+        return self.masker.mask_tokens([kept] if isinstance(kept, str) else list(kept))[0]
 
     def cached_id(self, key: bytes) -> int | None:
         """The cluster id ``add`` would return for a message with this key (as for ``add``) straight from its cache,
