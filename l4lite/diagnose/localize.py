@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from l4lite.detect.base import Finding
-from l4lite.detect.components import ComponentDetector
+from l4lite.detect.components import ERRORISH, ComponentDetector
 from l4lite.diagnose.evidence import (
     global_root_records,
     hit_groups,
@@ -83,6 +83,17 @@ def finding_key(f: Finding) -> tuple[float, str, int]:
 
 def is_global(f: Finding) -> bool:
     return f.category in GLOBAL_CATEGORIES or f.data.get("scope") == "global"
+
+
+def _telling(r: Record) -> bool:
+    """A line that reads as an error (its level or its words) and names a component by the lexicon's words: not
+    a notice that merely names one, nor a launcher's "error" that names none."""
+    return (r.level in SEVERE or ERRORISH.search(r.text[:2000]) is not None) and component(r.text) is not None
+
+
+def inferred(f: Finding) -> bool:
+    """A finding inferred from other lines (a hang, a slowdown), not read from a line that says what broke."""
+    return f.data.get("signal") in INFERRED or bool(f.data.get("inferred"))
 
 
 def node_trackers(scan: JobScan) -> tuple[dict[str | None, list[PhaseEvent]], list[PhaseEvent]]:
@@ -206,6 +217,18 @@ def _close(f: Finding, g: Finding, before: float = 300.0, after: float = 600.0, 
     return a is not None and b is not None and a.file == b.file and abs(a.line - b.line) <= lines
 
 
+def _around(f: Finding, g: Finding, before: float = 300.0, after: float = 900.0) -> bool:
+    """Whether ``f`` is a line of the failure that ``g`` infers (a hang stalls at ``g.time``; its peers time out
+    minutes later). A line without a timestamp of its own is dated by the stamped line before it in its file:
+    the lines a rank prints as it fails are seldom stamped (a DCGM table, an NCCL WARN after a traceback)."""
+    r = f.records[0] if f.records else None
+    t = (own_time(r) or r.time) if r is not None else f.time
+    t0 = g.time if g.time is not None else finding_key(g)[0]
+    if t is None or not math.isfinite(t0):
+        return _close(f, g)
+    return t0 - before <= t <= t0 + after
+
+
 class Localizer:
     """Turns findings into a verdict. Parameters are in ``__init__``, like a detector's."""
 
@@ -262,6 +285,11 @@ class Localizer:
             # earlier line of a merged output); the same fault's attributed line leads instead.
             primary = min(close, key=lambda f: (f.node is None and not is_global(f) and len(scan.node_last) > 1,
                                                 finding_key(f), -f.score))
+            if inferred(primary) and not is_global(primary):  # a stuck node inferred from its peers' cascades: what did it say itself?
+                said = self._said_root(findings, roles, primary, [f for f in signed if inferred(f)])
+                if said is not None:
+                    primary = said
+                    roles[id(said)] = "root"
         else:
             primary = self._primary_without_root(scan, findings, severe)
             named = self._component_root(findings, roles, primary)
@@ -296,7 +324,9 @@ class Localizer:
             else:
                 same = f.node == primary.node and f.node is not None and not (
                     f.detector == "health" and primary.detector != "health") and f.data.get("signal") not in INFERRED
-            if not same:
+            if same and inferred(f) and not inferred(primary):
+                roles[id(f)] = "confirmation"  # the inference agrees on the node; the node's own line says why
+            elif not same:
                 roles[id(f)] = "cascade" if f.detector != "health" else "symptom"
         roles[id(primary)] = "root"
         if verdict.category == "unknown" or (primary.data.get("fallback") and not primary.data.get("component")):
@@ -346,7 +376,8 @@ class Localizer:
 
     @staticmethod
     def _component_root(findings: list[Finding], roles: dict[int, str], primary: Finding,
-                        same_node: bool = False, near: Finding | None = None) -> Finding | None:
+                        same_node: bool = False, near: Finding | None = None,
+                        around: Finding | None = None) -> Finding | None:
         """The first line that says what broke when no signature does: a component finding (an error line no rule
         knows, naming a component) or a rule's symptom that is not a cascade, on the primary's node when there is
         one there, the earliest first; None when there is none."""
@@ -356,6 +387,8 @@ class Localizer:
                                                                and not is_cascade(f.records[0].text)))]
         if near is not None:  # close to a given finding: the same failure, not an earlier warning
             named = [f for f in named if _close(f, near)]
+        if around is not None:  # around an inferred failure time (a hang's stall)
+            named = [f for f in named if _around(f, around)]
         if primary.node is not None:
             own = [f for f in named if f.node == primary.node]
             named = own if (own or same_node) else named
@@ -364,13 +397,45 @@ class Localizer:
         return min(named, key=lambda f: (f.detector != ComponentDetector.name and f.severity == "warning",
                                          finding_key(f), -f.score))
 
+    def _said_root(self, findings: list[Finding], roles: dict[int, str], primary: Finding,
+                   inferred_roots: list[Finding]) -> Finding | None:
+        """The line a node inferred to be at fault (the one silent while its peers timed out) printed itself.
+
+        Its peers' watchdog timeouts and SIGTERMs say only that it went away; a line of its own that names a
+        component (an IB async event, a DCGM failure, an ECC error) says why. The inferred node's own lines come
+        first, then those of another node the inference named; a component line on a node the inference did not
+        name counts only when it is the one node that printed such a line. Without any, the inferred node's
+        lines new to the job near the failure (the filters' anomalies) stand in.
+        """
+        named = self._component_root(findings, roles, primary, around=primary)
+        if named is not None and named.node != primary.node:
+            nodes = {f.node for f in inferred_roots}
+            others = {f.node for f in findings if roles.get(id(f)) == "symptom"
+                      and f.detector == ComponentDetector.name and not f.data.get("survived")}
+            if named.node not in nodes and len(others) > 1:
+                named = None
+        if named is not None:
+            return named
+        first = self._anomalous_root(findings, primary, telling=True)
+        if first is primary or not _around(first, primary):
+            return None
+        if first.category == "unknown":
+            first.category = primary.category
+        return first
+
     @staticmethod
-    def _anomalous_root(findings: list[Finding], cascade: Finding) -> Finding:
+    def _anomalous_root(findings: list[Finding], cascade: Finding, telling: bool = False) -> Finding:
         """A cascade says a peer went away, not why: on the node it points at, the lines new to the job near the
-        failure (the filters' anomalies) are what that node said instead; their words may name the component."""
+        failure (the filters' anomalies) are what that node said instead; their words may name the component.
+
+        ``telling``: only lines that read as an error, name a component and that no rule has placed already (a
+        hang's node also prints the launcher's start-up banner, new to a short job, and the launcher's report of
+        its killed ranks)."""
         node = cascade.node
+        placed = {(r.file, r.line) for f in findings if f.detector == "rules" for r in f.records} if telling else set()
         new = [f for f in findings if f.role == "anomaly" and f.detector == "filters" and node is not None
-               and f.node == node and f.records and not is_cascade(f.records[0].text)]
+               and f.node == node and f.records and not is_cascade(f.records[0].text)
+               and (not telling or any(_telling(r) and (r.file, r.line) not in placed for r in f.records))]
         if not new:
             return cascade
         first = min(new, key=finding_key)
@@ -455,9 +520,14 @@ class Localizer:
         incident = verdict.status == "incident"
         chosen = global_root_records([f for f, role in zip(ordered, verdict.roles, strict=True) if role == "root"]) \
             if incident and verdict.scope == "global" else {}
+        # Cascade lines are never root evidence while a root finding offers another line.
+        said = incident and any(not is_cascade(r.text) for f, role in zip(ordered, verdict.roles, strict=True)
+                                if role == "root" for r in f.records)
         for f, role in zip(ordered, verdict.roles, strict=True):
             if role == "root" and incident:
                 recs = chosen[id(f)] if verdict.scope == "global" else node_root_records(f, groups)
+                if said:
+                    recs = [r for r in recs if not is_cascade(r.text)]
             else:
                 recs = f.records[: SHOWN.get(role, 2)]
             verdict.records.append(recs)
