@@ -12,6 +12,10 @@ Principles (after L4 and NVIDIA's resiliency attribution):
 - Without any root finding, confirmations (a torchelastic summary naming the first failed rank) and cascades
   still make an incident; the suspect is then the named rank's node, the node that stopped first, or the rank
   that lagged behind in the NCCL watchdog's sequence numbers.
+- Cascades (``rules.components.is_cascade``) say that a peer went away, not why: they are never root while
+  another candidate exists. When the lead is a cascade or a hang inferred from cascades, the lines of the node
+  it points at that name a component (a symptom no rule knows, a new template, its own informational lines
+  when it failed without an error) are the root and give the category; the inference confirms the node.
 
 ``localize`` returns a ``Verdict`` (plain data); ``pipeline`` turns it into the ``Incident``.
 """
@@ -35,6 +39,7 @@ from l4lite.diagnose.evidence import (
     stamped,
     strip_summaries,
 )
+from l4lite.diagnose.ownlines import node_said
 from l4lite.ingest.timestamps import parse_elastic_time
 from l4lite.records import Record
 from l4lite.rules.components import component, is_cascade
@@ -83,6 +88,11 @@ def finding_key(f: Finding) -> tuple[float, str, int]:
 
 def is_global(f: Finding) -> bool:
     return f.category in GLOBAL_CATEGORIES or f.data.get("scope") == "global"
+
+
+def _placed(findings: Sequence[Finding]) -> set[tuple[str, int]]:
+    """(file, line) of the records a rule matched: those lines have a role already."""
+    return {(r.file, r.line) for f in findings if f.detector == "rules" for r in f.records}
 
 
 def _telling(r: Record) -> bool:
@@ -220,10 +230,14 @@ def _close(f: Finding, g: Finding, before: float = 300.0, after: float = 600.0, 
 def _around(f: Finding, g: Finding, before: float = 300.0, after: float = 900.0) -> bool:
     """Whether ``f`` is a line of the failure that ``g`` infers (a hang stalls at ``g.time``; its peers time out
     minutes later). A line without a timestamp of its own is dated by the stamped line before it in its file:
-    the lines a rank prints as it fails are seldom stamped (a DCGM table, an NCCL WARN after a traceback)."""
+    the lines a rank prints as it fails are seldom stamped (a DCGM table, an NCCL WARN after a traceback). A line
+    that cannot be dated at all (a kernel log in seconds since a boot it does not state) is taken on the inferred
+    node itself."""
     r = f.records[0] if f.records else None
     t = (own_time(r) or r.time) if r is not None else f.time
     t0 = g.time if g.time is not None else finding_key(g)[0]
+    if t is None and f.node is not None and f.node == g.node:
+        return True
     if t is None or not math.isfinite(t0):
         return _close(f, g)
     return t0 - before <= t <= t0 + after
@@ -288,6 +302,8 @@ class Localizer:
             if inferred(primary) and not is_global(primary):  # a stuck node inferred from its peers' cascades: what did it say itself?
                 said = self._said_root(findings, roles, primary, [f for f in signed if inferred(f)])
                 if said is not None:
+                    if id(said) not in roles:
+                        findings.append(said)
                     primary = said
                     roles[id(said)] = "root"
         else:
@@ -296,7 +312,14 @@ class Localizer:
             if named is not None:  # the job failed and a line no signature knows names the component
                 primary = named
             elif primary.records and is_cascade(primary.records[0].text):
-                primary = self._anomalous_root(findings, primary)
+                cascade = primary
+                primary = self._anomalous_root(findings, cascade)
+                said = node_said(scan, cascade.node, finding_key(cascade)[0], _placed(findings)) \
+                    if primary is cascade else None
+                if said is not None:  # the node the cascade points at named the component in its own words
+                    findings.append(said)
+                    roles[id(said)] = "root"
+                    primary = said
         if primary.data.get("signal") == "hang" and primary.node is None:
             lagging = self._lagging_node(scan, findings)  # a silent hang: the watchdog may still name the node
             if lagging is not None:
@@ -405,7 +428,9 @@ class Localizer:
         component (an IB async event, a DCGM failure, an ECC error) says why. The inferred node's own lines come
         first, then those of another node the inference named; a component line on a node the inference did not
         name counts only when it is the one node that printed such a line. Without any, the inferred node's
-        lines new to the job near the failure (the filters' anomalies) stand in.
+        lines new to the job near the failure (the filters' anomalies) that read as errors stand in; its
+        informational lines are not read here (a rank a hang stopped printed its start-up banners and
+        configuration dumps moments before).
         """
         named = self._component_root(findings, roles, primary, around=primary)
         if named is not None and named.node != primary.node:
@@ -432,7 +457,7 @@ class Localizer:
         hang's node also prints the launcher's start-up banner, new to a short job, and the launcher's report of
         its killed ranks)."""
         node = cascade.node
-        placed = {(r.file, r.line) for f in findings if f.detector == "rules" for r in f.records} if telling else set()
+        placed = _placed(findings) if telling else set()
         new = [f for f in findings if f.role == "anomaly" and f.detector == "filters" and node is not None
                and f.node == node and f.records and not is_cascade(f.records[0].text)
                and (not telling or any(_telling(r) and (r.file, r.line) not in placed for r in f.records))]
