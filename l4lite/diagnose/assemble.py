@@ -11,7 +11,8 @@ from typing import Any
 
 from l4lite.detect.base import Finding
 from l4lite.diagnose.incident import Evidence, Incident, PhaseSpan, Suspect
-from l4lite.diagnose.localize import Verdict, node_trackers
+from l4lite.diagnose.localize import Verdict
+from l4lite.diagnose.phasing import node_trackers
 from l4lite.records import Record
 from l4lite.scan.phases import spans
 from l4lite.scan.scanner import JobScan

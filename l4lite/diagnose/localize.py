@@ -12,6 +12,10 @@ Principles (after L4 and NVIDIA's resiliency attribution):
 - Without any root finding, confirmations (a torchelastic summary naming the first failed rank) and cascades
   still make an incident; the suspect is then the named rank's node, the node that stopped first, or the rank
   that lagged behind in the NCCL watchdog's sequence numbers.
+- Cascades (``rules.components.is_cascade``) say that a peer went away, not why: they are never root while
+  another candidate exists. When the lead is a cascade or a hang inferred from cascades, the lines of the node
+  it points at that name a component (a symptom no rule knows, a new template, its own informational lines
+  when it failed without an error) are the root and give the category; the inference confirms the node.
 
 ``localize`` returns a ``Verdict`` (plain data); ``pipeline`` turns it into the ``Incident``.
 """
@@ -25,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from l4lite.detect.base import Finding
-from l4lite.detect.components import ComponentDetector
+from l4lite.detect.components import ERRORISH, ComponentDetector
 from l4lite.diagnose.evidence import (
     global_root_records,
     hit_groups,
@@ -34,12 +38,12 @@ from l4lite.diagnose.evidence import (
     own_time,
     stamped,
     strip_summaries,
-    written_by,
 )
+from l4lite.diagnose.ownlines import node_said
+from l4lite.diagnose.phasing import node_trackers, phase_of
 from l4lite.ingest.timestamps import parse_elastic_time
 from l4lite.records import Record
 from l4lite.rules.components import component, first_failure, is_cascade
-from l4lite.scan.phases import PhaseEvent, PhaseTracker, phase_at, phase_from_traceback
 from l4lite.scan.scanner import UNKNOWN_NODE, JobScan, node_key
 from l4lite.vocab import GLOBAL_CATEGORIES
 
@@ -88,69 +92,20 @@ def is_global(f: Finding) -> bool:
     return f.category in GLOBAL_CATEGORIES or f.data.get("scope") == "global"
 
 
-def node_trackers(scan: JobScan) -> tuple[dict[str | None, list[PhaseEvent]], list[PhaseEvent]]:
-    """Phase events per node, and for the job as a whole (all markers in time order)."""
-    per_node: dict[str | None, PhaseTracker] = {}
-    job = PhaseTracker()
-    ordered = sorted(scan.markers, key=lambda m: (m.time if m.time is not None else math.inf, m.file, m.line))
-    for m in ordered:
-        per_node.setdefault(m.node, PhaseTracker()).feed(m.kind, m.time, m.file, m.line, m.node, m.iteration)
-        job.feed(m.kind, m.time, m.file, m.line, m.node, m.iteration)
-    return {n: t.events for n, t in per_node.items()}, job.events
+def _placed(findings: Sequence[Finding]) -> set[tuple[str, int]]:
+    """(file, line) of the records a rule matched: those lines have a role already."""
+    return {(r.file, r.line) for f in findings if f.detector == "rules" for r in f.records}
 
 
-def phase_of(f: Finding, scan: JobScan, trackers: dict[str | None, list[PhaseEvent]],
-             job_events: list[PhaseEvent]) -> str:
-    """The phase of a finding: the traceback's innermost frame, the node's markers, the rule's hint, the job's."""
-    if f.detector == "health" and f.data.get("phase_hint"):
-        return str(f.data["phase_hint"])  # a slowdown is measured on training iterations
-    r = f.records[0] if f.records else None
-    # one failure is often printed several times (the launcher's tee, the rank's stderr, torchelastic's
-    # error.json): any copy that carries the traceback says where the program was
-    for rec in f.records:
-        if rec.end_line > rec.line or rec is not r:
-            tb = phase_from_traceback(rec.text)
-            if tb is not None:
-                return tb
-    t = f.time if f.time is not None else (r.time if r else None)
-    if t is not None and t == int(t):
-        t += 0.999  # a timestamp to the second covers the whole second
-    where = (r.file, r.line) if r else (None, None)
-    phase = _phase_at_time(f, scan, trackers, job_events, t, where)
-    # An untimed line was written after the stamped line whose time it inherited and before the lines below it:
-    # unless a marker of its own file above it says where it was, the phase just before the next known line is
-    # the better guess (a silent rank's traceback at step 17 inherits its start-up banner's time). A teardown or
-    # a restart after the failure is no phase it failed in.
-    bound = written_by(scan, f.records)
-    if bound is not None and (t is None or bound > t) and r is not None and \
-            not any(e.file == r.file and e.line <= r.line for e in trackers.get(f.node, [])):
-        later = _phase_at_time(f, scan, trackers, job_events, bound - 0.001, where)
-        if later not in ("init", "shutdown"):
-            return later
-    return phase
+def _telling(r: Record) -> bool:
+    """A line that reads as an error (its level or its words) and names a component by the lexicon's words: not
+    a notice that merely names one, nor a launcher's "error" that names none."""
+    return (r.level in SEVERE or ERRORISH.search(r.text[:2000]) is not None) and component(r.text) is not None
 
 
-def _phase_at_time(f: Finding, scan: JobScan, trackers: dict[str | None, list[PhaseEvent]],
-                   job_events: list[PhaseEvent], t: float | None, where: tuple[str | None, int | None]) -> str:
-    """The phase at time ``t`` (or at ``where`` in a file): the node's markers, the rule's hint, the job's."""
-    node_phase = phase_at(trackers.get(f.node, []), t, *where) if f.node in trackers else None
-    hint = f.data.get("phase_hint")
-    if node_phase in ("checkpoint", "eval", "load", "shutdown"):
-        return node_phase
-    if t is not None:  # checkpoints and evaluations are often logged by rank 0 alone: the job's markers say
-        job_phase = phase_at(job_events, t)
-        if job_phase in ("checkpoint", "eval"):
-            return job_phase
-    if hint:
-        return str(hint)
-    if node_phase:
-        return node_phase
-    job_phase = phase_at(job_events, t, *where)
-    if job_phase:
-        return job_phase
-    if f.data.get("signal") in ("nan", "loss_spike", "loss_scale_collapse", "slowdown", "straggler", "hang"):
-        return "train"
-    return "train" if scan.progress else "init"
+def inferred(f: Finding) -> bool:
+    """A finding inferred from other lines (a hang, a slowdown), not read from a line that says what broke."""
+    return f.data.get("signal") in INFERRED or bool(f.data.get("inferred"))
 
 
 def survived(f: Finding, scan: JobScan, grace: float) -> bool:
@@ -236,6 +191,22 @@ def _close(f: Finding, g: Finding, before: float = 300.0, after: float = 600.0, 
     return a is not None and b is not None and a.file == b.file and abs(a.line - b.line) <= lines
 
 
+def _around(f: Finding, g: Finding, before: float = 300.0, after: float = 900.0) -> bool:
+    """Whether ``f`` is a line of the failure that ``g`` infers (a hang stalls at ``g.time``; its peers time out
+    minutes later). A line without a timestamp of its own is dated by the stamped line before it in its file:
+    the lines a rank prints as it fails are seldom stamped (a DCGM table, an NCCL WARN after a traceback). A line
+    that cannot be dated at all (a kernel log in seconds since a boot it does not state) is taken on the inferred
+    node itself."""
+    r = f.records[0] if f.records else None
+    t = (own_time(r) or r.time) if r is not None else f.time
+    t0 = g.time if g.time is not None else finding_key(g)[0]
+    if t is None and f.node is not None and f.node == g.node:
+        return True
+    if t is None or not math.isfinite(t0):
+        return _close(f, g)
+    return t0 - before <= t <= t0 + after
+
+
 class Localizer:
     """Turns findings into a verdict. Parameters are in ``__init__``, like a detector's."""
 
@@ -292,13 +263,27 @@ class Localizer:
             # earlier line of a merged output); the same fault's attributed line leads instead.
             primary = min(close, key=lambda f: (f.node is None and not is_global(f) and len(scan.node_last) > 1,
                                                 finding_key(f), -f.score))
+            if inferred(primary) and not is_global(primary):  # a stuck node inferred from its peers' cascades: what did it say itself?
+                said = self._said_root(findings, roles, primary, [f for f in signed if inferred(f)])
+                if said is not None:
+                    if id(said) not in roles:
+                        findings.append(said)
+                    primary = said
+                    roles[id(said)] = "root"
         else:
             primary = self._primary_without_root(scan, findings, severe)
             named = self._component_root(findings, roles, primary)
             if named is not None:  # the job failed and a line no signature knows names the component
                 primary = named
             elif names_cascade(primary):
-                primary = self._anomalous_root(findings, primary)
+                cascade = primary
+                primary = self._anomalous_root(findings, cascade)
+                said = node_said(scan, cascade.node, finding_key(cascade)[0], _placed(findings)) \
+                    if primary is cascade else None
+                if said is not None:  # the node the cascade points at named the component in its own words
+                    findings.append(said)
+                    roles[id(said)] = "root"
+                    primary = said
         if primary.data.get("signal") == "hang" and primary.node is None:
             lagging = self._lagging_node(scan, findings)  # a silent hang: the watchdog may still name the node
             if lagging is not None:
@@ -330,7 +315,9 @@ class Localizer:
             else:
                 same = f.node == primary.node and f.node is not None and not (
                     f.detector == "health" and primary.detector != "health") and f.data.get("signal") not in INFERRED
-            if not same:
+            if same and inferred(f) and not inferred(primary):
+                roles[id(f)] = "confirmation"  # the inference agrees on the node; the node's own line says why
+            elif not same:
                 roles[id(f)] = "cascade" if f.detector != "health" else "symptom"
         roles[id(primary)] = "root"
         if verdict.category == "unknown" or (primary.data.get("fallback") and not primary.data.get("component")):
@@ -403,7 +390,8 @@ class Localizer:
 
     @staticmethod
     def _component_root(findings: list[Finding], roles: dict[int, str], primary: Finding,
-                        same_node: bool = False, near: Finding | None = None) -> Finding | None:
+                        same_node: bool = False, near: Finding | None = None,
+                        around: Finding | None = None) -> Finding | None:
         """The first line that says what broke when no signature does: a component finding (an error line no rule
         knows, naming a component) or a rule's symptom that is not a cascade, on the primary's node when there is
         one there, the earliest first; None when there is none."""
@@ -413,6 +401,8 @@ class Localizer:
                                                                and not is_cascade(f.records[0].text)))]
         if near is not None:  # close to a given finding: the same failure, not an earlier warning
             named = [f for f in named if _close(f, near)]
+        if around is not None:  # around an inferred failure time (a hang's stall)
+            named = [f for f in named if _around(f, around)]
         if primary.node is not None:
             own = [f for f in named if f.node == primary.node]
             named = own if (own or same_node) else named
@@ -421,13 +411,47 @@ class Localizer:
         return min(named, key=lambda f: (f.detector != ComponentDetector.name and f.severity == "warning",
                                          finding_key(f), -f.score))
 
+    def _said_root(self, findings: list[Finding], roles: dict[int, str], primary: Finding,
+                   inferred_roots: list[Finding]) -> Finding | None:
+        """The line a node inferred to be at fault (the one silent while its peers timed out) printed itself.
+
+        Its peers' watchdog timeouts and SIGTERMs say only that it went away; a line of its own that names a
+        component (an IB async event, a DCGM failure, an ECC error) says why. The inferred node's own lines come
+        first, then those of another node the inference named; a component line on a node the inference did not
+        name counts only when it is the one node that printed such a line. Without any, the inferred node's
+        lines new to the job near the failure (the filters' anomalies) that read as errors stand in; its
+        informational lines are not read here (a rank a hang stopped printed its start-up banners and
+        configuration dumps moments before).
+        """
+        named = self._component_root(findings, roles, primary, around=primary)
+        if named is not None and named.node != primary.node:
+            nodes = {f.node for f in inferred_roots}
+            others = {f.node for f in findings if roles.get(id(f)) == "symptom"
+                      and f.detector == ComponentDetector.name and not f.data.get("survived")}
+            if named.node not in nodes and len(others) > 1:
+                named = None
+        if named is not None:
+            return named
+        first = self._anomalous_root(findings, primary, telling=True)
+        if first is primary or not _around(first, primary):
+            return None
+        if first.category == "unknown":
+            first.category = primary.category
+        return first
+
     @staticmethod
-    def _anomalous_root(findings: list[Finding], cascade: Finding) -> Finding:
+    def _anomalous_root(findings: list[Finding], cascade: Finding, telling: bool = False) -> Finding:
         """A cascade says a peer went away, not why: on the node it points at, the lines new to the job near the
-        failure (the filters' anomalies) are what that node said instead; their words may name the component."""
+        failure (the filters' anomalies) are what that node said instead; their words may name the component.
+
+        ``telling``: only lines that read as an error, name a component and that no rule has placed already (a
+        hang's node also prints the launcher's start-up banner, new to a short job, and the launcher's report of
+        its killed ranks)."""
         node = cascade.node
+        placed = _placed(findings) if telling else set()
         new = [f for f in findings if f.role == "anomaly" and f.detector == "filters" and node is not None
-               and f.node == node and f.records and not is_cascade(f.records[0].text)]
+               and f.node == node and f.records and not is_cascade(f.records[0].text)
+               and (not telling or any(_telling(r) and (r.file, r.line) not in placed for r in f.records))]
         if not new:
             return cascade
         first = min(new, key=finding_key)
@@ -512,9 +536,14 @@ class Localizer:
         incident = verdict.status == "incident"
         chosen = global_root_records([f for f, role in zip(ordered, verdict.roles, strict=True) if role == "root"]) \
             if incident and verdict.scope == "global" else {}
+        # Cascade lines are never root evidence while a root finding offers another line.
+        said = incident and any(not is_cascade(r.text) for f, role in zip(ordered, verdict.roles, strict=True)
+                                if role == "root" for r in f.records)
         for f, role in zip(ordered, verdict.roles, strict=True):
             if role == "root" and incident:
                 recs = chosen[id(f)] if verdict.scope == "global" else node_root_records(f, groups)
+                if said:
+                    recs = [r for r in recs if not is_cascade(r.text)]
             else:
                 recs = f.records[: SHOWN.get(role, 2)]
             verdict.records.append(recs)

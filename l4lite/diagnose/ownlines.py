@@ -1,0 +1,88 @@
+"""What a suspect node said itself, when no signature explains the failure and its peers only print cascades.
+
+A node that went away leaves its peers printing watchdog timeouts, broken pipes and SIGTERMs; those lines say
+that it went, not why. Its own lines often do, in words no rule was written for: a DeepSpeed memory report at
+95 % of the host's RAM, a DCGM table that fails GPU 0, an IB async event. Such a line is
+
+- the node's own: its template is printed by few nodes of the job (a line every node prints is routine);
+- not a cascade and not a line a rule has already placed (a launcher's report of its killed ranks);
+- near the failure (minutes before it, or after it while the peers time out), and after the node's first
+  training iteration if it trained at all (start-up banners and environment notices come before it);
+- about a component, by the lexicon's words (``rules.components``): the learned model is not asked, since
+  informational lines are read here too and only a named component makes one worth showing.
+"""
+
+from __future__ import annotations
+
+import math
+
+from l4lite.detect.base import Finding
+from l4lite.diagnose.evidence import own_time
+from l4lite.records import Record
+from l4lite.rules.components import component, is_cascade
+from l4lite.scan.scanner import JobScan
+
+SPATIAL_FRACTION = 0.25  # as the filters': a template on more than this share of the nodes is routine
+BEFORE = 300.0  # seconds before the failure a node's own line may be
+AFTER = 900.0  # and after it (the peers' watchdogs fire minutes later)
+MAX_RECORDS = 6
+SCORE = 0.25  # as a component finding: below every signature
+
+
+def near(r: Record, t0: float | None) -> bool | None:
+    """Whether a record is within the failure's window; None when either time is unknown.
+
+    A line without a timestamp of its own is dated by the stamped line before it in its file: the lines a rank
+    prints as it fails are seldom stamped (a DCGM table, an NCCL WARN after a traceback).
+    """
+    t = own_time(r) or r.time
+    if t is None or t0 is None or not math.isfinite(t0):
+        return None
+    return t0 - BEFORE <= t <= t0 + AFTER
+
+
+def node_said(scan: JobScan, node: str | None, t0: float | None, placed: set[tuple[str, int]]) -> Finding | None:
+    """A symptom finding from the node's own lines that name a component near ``t0``; None when there are none.
+
+    ``placed``: (file, line) of the records a rule matched. Lines of unknown time count only when ``t0`` is
+    unknown too (a job whose lines carry no dates).
+    """
+    if node is None:
+        return None
+    n_nodes = len(scan.node_last)
+    limit = max(1, math.floor(SPATIAL_FRACTION * n_nodes)) if n_nodes >= 4 else n_nodes
+    # a node that trained before it failed printed its start-up lines (launcher banners, environment notices)
+    # before its first iteration: those are not lines of the failure
+    # (often only rank 0 logs progress: then the job's first iteration stands for the node's)
+    train = [p for p in scan.metrics if p.kind == "train" and p.time is not None]
+    started = min((p.time for p in train if p.node == node), default=None) or \
+        min((p.time for p in train if p.time is not None), default=None)
+    found: list[tuple[Record, str, tuple[str, ...]]] = []
+    for (tid, where), recs in scan.exemplars.items():
+        stat = scan.templates.get(tid)
+        if where != node or stat is None or len(stat.nodes) > limit:
+            continue
+        for r in recs:
+            if (r.file, r.line) in placed or is_cascade(r.text):
+                continue
+            ok = near(r, t0)
+            if ok is False or (ok is None and t0 is not None):
+                continue
+            t = own_time(r) or r.time
+            if started is not None and t is not None and t <= started:
+                continue
+            named = component(r.text)
+            if named is not None:
+                found.append((r, named.category, named.words))
+    if not found:
+        return None
+    found.sort(key=lambda it: (it[0].time if it[0].time is not None else math.inf, it[0].file, it[0].line))
+    category = found[0][1]
+    same = [it for it in found if it[1] == category][:MAX_RECORDS]
+    words = ", ".join(dict.fromkeys(w for _, _, ws in same for w in ws))
+    first = same[0][0]
+    return Finding("components", category, "symptom", SCORE,
+                   f"The node's own lines, printed by few nodes near the failure, name the "
+                   f"{category.replace('_', ' ')} component ({words[:120]}).",
+                   node=node, rank=first.rank, gpu=first.gpu, time=first.time, severity="warning",
+                   records=[r for r, _, _ in same], count=len(same), data={"component": words, "own_lines": True})

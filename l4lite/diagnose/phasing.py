@@ -1,0 +1,76 @@
+"""The phase a finding happened in: the innermost frame of its traceback, then the markers of its node, the rule's
+hint and the job's markers, in that order; an untimed line is placed by the next stamped line of its own file."""
+
+from __future__ import annotations
+
+import math
+
+from l4lite.detect.base import Finding
+from l4lite.diagnose.evidence import written_by
+from l4lite.scan.phases import PhaseEvent, PhaseTracker, phase_at, phase_from_traceback
+from l4lite.scan.scanner import JobScan
+
+
+def node_trackers(scan: JobScan) -> tuple[dict[str | None, list[PhaseEvent]], list[PhaseEvent]]:
+    """Phase events per node, and for the job as a whole (all markers in time order)."""
+    per_node: dict[str | None, PhaseTracker] = {}
+    job = PhaseTracker()
+    ordered = sorted(scan.markers, key=lambda m: (m.time if m.time is not None else math.inf, m.file, m.line))
+    for m in ordered:
+        per_node.setdefault(m.node, PhaseTracker()).feed(m.kind, m.time, m.file, m.line, m.node, m.iteration)
+        job.feed(m.kind, m.time, m.file, m.line, m.node, m.iteration)
+    return {n: t.events for n, t in per_node.items()}, job.events
+
+
+def phase_of(f: Finding, scan: JobScan, trackers: dict[str | None, list[PhaseEvent]],
+             job_events: list[PhaseEvent]) -> str:
+    """The phase of a finding: the traceback's innermost frame, the node's markers, the rule's hint, the job's."""
+    if f.detector == "health" and f.data.get("phase_hint"):
+        return str(f.data["phase_hint"])  # a slowdown is measured on training iterations
+    r = f.records[0] if f.records else None
+    # one failure is often printed several times (the launcher's tee, the rank's stderr, torchelastic's
+    # error.json): any copy that carries the traceback says where the program was
+    for rec in f.records:
+        if rec.end_line > rec.line or rec is not r:
+            tb = phase_from_traceback(rec.text)
+            if tb is not None:
+                return tb
+    t = f.time if f.time is not None else (r.time if r else None)
+    if t is not None and t == int(t):
+        t += 0.999  # a timestamp to the second covers the whole second
+    where = (r.file, r.line) if r else (None, None)
+    phase = _phase_at_time(f, scan, trackers, job_events, t, where)
+    # An untimed line was written after the stamped line whose time it inherited and before the lines below it:
+    # unless a marker of its own file above it says where it was, the phase just before the next known line is
+    # the better guess (a silent rank's traceback at step 17 inherits its start-up banner's time). A teardown or
+    # a restart after the failure is no phase it failed in.
+    bound = written_by(scan, f.records)
+    if bound is not None and (t is None or bound > t) and r is not None and \
+            not any(e.file == r.file and e.line <= r.line for e in trackers.get(f.node, [])):
+        later = _phase_at_time(f, scan, trackers, job_events, bound - 0.001, where)
+        if later not in ("init", "shutdown"):
+            return later
+    return phase
+
+
+def _phase_at_time(f: Finding, scan: JobScan, trackers: dict[str | None, list[PhaseEvent]],
+                   job_events: list[PhaseEvent], t: float | None, where: tuple[str | None, int | None]) -> str:
+    """The phase at time ``t`` (or at ``where`` in a file): the node's markers, the rule's hint, the job's."""
+    node_phase = phase_at(trackers.get(f.node, []), t, *where) if f.node in trackers else None
+    hint = f.data.get("phase_hint")
+    if node_phase in ("checkpoint", "eval", "load", "shutdown"):
+        return node_phase
+    if t is not None:  # checkpoints and evaluations are often logged by rank 0 alone: the job's markers say
+        job_phase = phase_at(job_events, t)
+        if job_phase in ("checkpoint", "eval"):
+            return job_phase
+    if hint:
+        return str(hint)
+    if node_phase:
+        return node_phase
+    job_phase = phase_at(job_events, t, *where)
+    if job_phase:
+        return job_phase
+    if f.data.get("signal") in ("nan", "loss_spike", "loss_scale_collapse", "slowdown", "straggler", "hang"):
+        return "train"
+    return "train" if scan.progress else "init"

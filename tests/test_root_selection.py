@@ -1,0 +1,74 @@
+"""Root selection on real lines that no rule was written for: the faulty node's own words are the root, its
+peers' cascades (watchdog timeouts, broken pipes, SIGTERM) never are while such a line exists.
+
+Each excerpt is real (its source in ``fixtures/real/corpus.jsonl``, dev part) and is planted in an 8-node job
+whose healthy nodes print the usual cascades."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from l4lite import analyze
+from l4lite.evaluate.planting import Excerpt, JobPlanter
+from l4lite.rules.components import is_cascade
+
+REAL_JOBS = Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs"
+
+# NVIDIA/nccl#230: the IB adapter of one node raised a catastrophic error; the other ranks timed out.
+IB_ASYNC = Excerpt(
+    id="t-ib-async", source_group="t#1", split="dev", status="incident", category="network", phase="train",
+    faulty="container-e275", lines=(
+        "container-e275:815:864 [0] transport/net_ib.cu:80 NCCL WARN NET/IB : Got async event : local "
+        "catastrophic error",
+        "container-e275:815:864 [0] misc/ibvwrap.cu:220 NCCL WARN Call to ibv_get_async_event failed",
+    ),
+)
+# stas00/ml-engineering, debug.md: a DCGM diagnostic of the node that dropped out of the job.
+DCGM = Excerpt(
+    id="t-dcgm", source_group="t#2", split="dev", status="incident", category="gpu_hardware", phase=None,
+    faulty="gpu3", lines=(
+        "+---------------------------+------------------------------------------------+",
+        "| Diagnostic                | Result                                         |",
+        "+===========================+================================================+",
+        "| Error                     | GPU 3 has uncorrectable memory errors and row  |",
+        "|                           |  remappings are pending                        |",
+    ),
+)
+# databrickslabs/dolly#111: DeepSpeed's memory report at 95 % of the host's RAM, then the process was gone.
+HOST_RAM = Excerpt(
+    id="t-host-ram", source_group="t#3", split="dev", status="incident", category="host", phase="init",
+    faulty="gpu0", lines=(
+        "[2023-04-20 19:03:19,578] [INFO] [utils.py:831:see_memory_usage] After creating fp32 partitions",
+        "[2023-04-20 19:03:19,581] [INFO] [utils.py:840:see_memory_usage] CPU Virtual Memory:  used = 29.71 GB, "
+        "percent = 95.3%",
+        "[2023-04-20 19:03:19,633] [INFO] [utils.py:831:see_memory_usage] Before initializing optimizer states",
+    ),
+)
+
+
+@pytest.mark.parametrize("excerpt", [IB_ASYNC, DCGM, HOST_RAM], ids=lambda x: x.id)
+def test_the_faulty_nodes_own_line_is_the_root_and_no_cascade_is(tmp_path, excerpt: Excerpt) -> None:
+    job = JobPlanter(excerpt, seed=0).write("node-folders", tmp_path / "job")
+    truth = json.loads((job.path / "ground_truth.json").read_text())
+    planted = {(e["file"], e["line"]) for e in truth["evidence"]}
+    inc = analyze(str(job.path)).to_dict()
+    assert inc["status"] == "incident" and inc["category"] == excerpt.category
+    assert inc["suspects"][0]["node"] == truth["faulty_nodes"][0]
+    roots = [e for e in inc["evidence"] if e["role"] == "root"]
+    assert roots and not any(is_cascade(e["text"]) for e in roots)
+    assert any((e["file"], e["line"]) in planted for e in roots)
+    # the healthy nodes' cascades are still shown, as cascades
+    assert any(e["role"] == "cascade" and e["node"] != truth["faulty_nodes"][0] for e in inc["evidence"])
+
+
+def test_a_hang_without_words_of_its_own_keeps_the_hang_not_the_start_up_banner() -> None:
+    """A rank that sleeps forever prints nothing; the launcher's OMP_NUM_THREADS notice new to its node a
+    few seconds before is no cause."""
+    inc = analyze(str(REAL_JOBS / "003-ddp-hang")).to_dict()
+    truth = json.loads((REAL_JOBS / "003-ddp-hang" / "ground_truth.json").read_text())
+    assert inc["category"] == "software" and inc["scope"] == "node"
+    assert inc["suspects"][0]["node"] == truth["faulty_nodes"][0]
+    assert not any("OMP_NUM_THREADS" in e["text"] for e in inc["evidence"] if e["role"] == "root")
