@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from l4lite.detect.base import Detector, Finding
 from l4lite.records import Record
-from l4lite.rules.components import CASCADE, cascade_payload, component, is_cascade
+from l4lite.rules.components import CASCADE, cascade_payload, chained_cause, component, is_cascade
 from l4lite.rules.xid import xid_entry
 from l4lite.scan.phases import PhaseTracker, phase_at, phase_from_traceback
 from l4lite.scan.scanner import (
@@ -141,6 +141,14 @@ class RuleDetector(Detector):
             if named is not None and named.category != category and named.category != "software":
                 category = named.category
                 data["component"] = ", ".join(named.words)
+        cause = chained_cause(text) if role in ("root", "symptom") else None
+        if cause is not None:
+            # a chained traceback: the first exception is the failure, the later ones what handling it hit
+            named = component(cause)
+            if named is not None and named.category not in (category, "software"):
+                category = named.category
+                data["component"] = ", ".join(named.words)
+                data["cause"] = cause
         if category != rule.category:
             data["category_from_phase"] = True
         # A launcher summary names the host and rank that failed first: give them to localisation.

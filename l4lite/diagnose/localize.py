@@ -299,10 +299,13 @@ class Localizer:
             if not same:
                 roles[id(f)] = "cascade" if f.detector != "health" else "symptom"
         roles[id(primary)] = "root"
-        if verdict.category == "unknown" or (primary.data.get("fallback") and not primary.data.get("component")):
-            # the suspect's own lines may still name the component the generic signature does not
+        inferred = bool(primary.data.get("inferred")) and primary.node is not None
+        if verdict.category == "unknown" or (primary.data.get("fallback") and not primary.data.get("component")) \
+                or inferred:
+            # the suspect's own lines may still name the component the generic signature does not; a stuck rank
+            # inferred from its silence is "software" only while its node's lines name nothing else
             named = self._component_root(findings, roles, primary, same_node=True,
-                                         near=primary if verdict.category != "unknown" else None)
+                                         near=primary if verdict.category != "unknown" and not inferred else None)
             if named is not None:
                 verdict.category = named.category
                 roles[id(named)] = "root"

@@ -168,6 +168,25 @@ def cascade_payload(text: str) -> Component | None:
     return found
 
 
+_CHAINED = re.compile(r"During handling of the above exception, another exception occurred|"
+                      r"The above exception was the direct cause of the following exception")
+_EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure)\b(?::.*)?$")
+
+
+def chained_cause(text: str) -> str | None:
+    """The first exception of a chained traceback (the one printed before "During handling of the above
+    exception"): the original failure, where the final exception is often what the cleanup tripped over (a
+    ``MemoryError`` in ``torch.save`` ends as a zip writer's "unexpected pos")."""
+    m = _CHAINED.search(text[:20000])
+    if m is None:
+        return None
+    for line in reversed(text[:m.start()].splitlines()):
+        line = line.strip()
+        if line:
+            return line if _EXCEPTION_LINE.match(line) else None
+    return None
+
+
 def is_cascade(text: str) -> bool:
     """A line healthy ranks or the launcher print because of a failure elsewhere, with no payload of its own."""
     # a traceback names its exception last: look at both ends of a long record
