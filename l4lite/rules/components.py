@@ -45,6 +45,15 @@ _BOILERPLATE = re.compile(
     r"OpType=\w+|ran for \d+ milliseconds before timing out|remote process exiting prematurely",
     re.IGNORECASE,
 )
+# Advice CUDA and PyTorch append to any error: it names no component, whatever its words.
+_ADVICE = re.compile(
+    r"CUDA kernel errors might be asynchronously reported at some other API call[^\n]*|"
+    r"For debugging consider passing CUDA_LAUNCH_BLOCKING=1\.?|"
+    r"Compile with `?TORCH_USE_CUDA_DSA`? to enable device-side assertions\.?|"
+    r"Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete "
+    r"data\.?",
+    re.IGNORECASE,
+)
 # Components a cascade line may quote as the cause of its rank's failure.
 PAYLOADS = frozenset({"gpu_hardware", "oom", "host", "storage", "software"})
 
@@ -133,9 +142,10 @@ def component(text: str, learned: bool = False) -> Component | None:
     from l4lite.rules.learned import shipped_model
 
     model = shipped_model()
-    if model is None:
+    rest = _ADVICE.sub(" ", text[:4000])
+    if model is None or not rest.strip():
         return None
-    proba = model.proba(text[:4000])
+    proba = model.proba(rest)
     best = max(proba, key=lambda c: proba[c])
     return Component(best, proba[best], ("(learned)",)) if proba[best] >= LEARNED_MIN else None
 
@@ -143,7 +153,7 @@ def component(text: str, learned: bool = False) -> Component | None:
 def _lexicon(text: str) -> Component | None:
     scores: dict[str, float] = {}
     words: dict[str, list[str]] = {}
-    head = text[:4000]
+    head = _ADVICE.sub(" ", text[:4000])
     for cat, weight, pat in _COMPILED:
         found = {m.group(0).lower() for m in pat.finditer(head)}
         if found:
