@@ -74,7 +74,8 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
     ("gpu_hardware", 3.0, r"\bXid\b|NVRM:|\bECC\b|uncorrectable|double[- ]bit|\bDBE\b|row remap|fallen off the bus|"
                           r"GPU is lost|RmInitAdapter|\bGSP\b|NVLink|nvlink|\bHardware Error\b|hardware error|"
                           r"retired pages?|page retirement|Uncorrected|thermal|throttl|power brake|PCIe? (?:bus )?error|"
-                          r"\bAER\b|amdgpu|\bMCE\b.*GPU|GPU has fallen|unknown error"),
+                          r"\bAER\b|amdgpu|\bMCE\b.*GPU|GPU has fallen|unknown error|GPU (?:hang|reset|requires reset)|"
+                          r"Unable to determine the device handle|memory errors? (?:on|in) GPU|GPU \d+ has [\w ]*errors"),
     ("gpu_hardware", 1.0, r"\bGPU\b|\bCUDA error\b|cudaError|nvidia-smi|\bDCGM\b|dcgmi|\bSXM\b"),
     # the process ran out of (GPU) memory
     ("oom", 3.0, r"OutOfMemoryError|CUDA out of memory|out of memory|CUBLAS_STATUS_ALLOC_FAILED|RESOURCE_EXHAUSTED|"
@@ -87,7 +88,8 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
     ("network", 1.0, r"\bsocket\b|\bnetwork\b|\bpeer\b|\bIB\b|\bNCCL WARN\b"),
     # storage: file systems and their errnos
     ("storage", 3.0, r"Input/output error|\bEIO\b|Errno 5\]|Stale file handle|ESTALE|Disk quota exceeded|EDQUOT|"
-                     r"Read-only file system|EROFS|\bLustre\b|\bLNet\b|\bnfs\b|\bNFS\b|\bGPFS\b|mmfs|\bFSx\b|"
+                     r"Read-only file system|EROFS|\bLustre(?:Error)?\b|\bLNet(?:Error)?\b|Transport endpoint is not connected|"
+                     r"Remote I/O error|\bnfs\b|\bNFS\b|\bGPFS\b|mmfs|\bFSx\b|"
                      r"\bbeegfs\b|not responding, (?:still trying|timed out)|I/O error|blk_update_request|"
                      r"\bEXT4-fs error|\bXFS\b.*error|No space left on device|PytorchStreamWriter failed|"
                      r"failed writing|unexpected EOF|file write failed|inline_container"),
