@@ -127,3 +127,11 @@ def test_progress_of_another_run_far_behind_is_no_loss_spike() -> None:
     # NeMo progress at iteration 120 (loss 1.3) planted in a job whose Megatron lines run at iteration 2000 (loss
     # 2.3): a far jump to a level that holds is another run or a resume, not a divergence
     assert planted(dev_excerpt("bionemo740-nemo-progress-healthy"))[0] == "healthy"
+
+
+def test_a_driver_boot_banner_is_not_an_error_line() -> None:
+    from l4lite.detect.components import ERRORISH
+
+    assert not ERRORISH.search("[Mon Jun 24 10:18:12 2024] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15")
+    assert ERRORISH.search("NVRM: GPU 0000:06:00.0: GPU has fallen off the bus.")
+    assert ERRORISH.search("NVRM: Xid (PCI:0000:06:00): 79, GPU has fallen off the bus.")

@@ -303,7 +303,12 @@ class Localizer:
         if verdict.category == "unknown" or (primary.data.get("fallback") and not primary.data.get("component")) \
                 or inferred:
             # the suspect's own lines may still name the component the generic signature does not; a stuck rank
-            # inferred from its silence is "software" only while its node's lines name nothing else
+            # inferred from its silence is "software" only while its node's lines name nothing else that training
+            # did not outlive
+            for f in findings:
+                if inferred and f.detector == ComponentDetector.name and f.node == primary.node and \
+                        survived(f, scan, self.survive_grace):
+                    f.data["survived"] = True
             named = self._component_root(findings, roles, primary, same_node=True,
                                          near=primary if verdict.category != "unknown" and not inferred else None)
             if named is not None:
