@@ -135,3 +135,9 @@ def test_a_driver_boot_banner_is_not_an_error_line() -> None:
     assert not ERRORISH.search("[Mon Jun 24 10:18:12 2024] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15")
     assert ERRORISH.search("NVRM: GPU 0000:06:00.0: GPU has fallen off the bus.")
     assert ERRORISH.search("NVRM: Xid (PCI:0000:06:00): 79, GPU has fallen off the bus.")
+
+
+def test_a_dataloader_workers_exception_reraised_by_older_pytorch_is_data(tmp_path: Path) -> None:
+    # the re-raised message ("ValueError: Traceback ...") only wraps the worker's traceback: the frames say what
+    lines = list(dev_excerpt("retinanet93-truncated-midrun").lines)
+    assert one_node(tmp_path, lines) == ("incident", "data")

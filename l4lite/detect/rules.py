@@ -134,9 +134,11 @@ class RuleDetector(Detector):
             if named is not None and named.category != category:
                 category = named.category
                 data["component"] = ", ".join(named.words)
-        elif rule.match == "text" and first.end_line > first.line:
+        elif rule.match == "text" and first.end_line > first.line and \
+                not first.message.rstrip().endswith("Traceback (most recent call last):"):
             # A signature read in a traceback's frames (a save, a load) says where it failed; the exception
-            # line, when it names a component, says what failed.
+            # line, when it names a component, says what failed (unless it only wraps another traceback, as a
+            # DataLoader worker's re-raised exception does).
             named = component(first.message)
             if named is not None and named.category != category and named.category != "software":
                 category = named.category
