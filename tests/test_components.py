@@ -57,7 +57,8 @@ def test_a_line_that_names_no_component_is_left_alone() -> None:
 
 
 def test_xid_catalogue_covers_the_codes_and_reads_caused_by_previous() -> None:
-    assert {13, 31, 43, 45, 48, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 136, 140, 143, 149, 154, 158} <= set(CATALOGUE)
+    assert {13, 31, 43, 45, 48, 62, 63, 64, 66, 67, 70, 74, 75, 77, 79, 92, 94, 95, 119, 120, 136, 140, 143, 149, 154,
+            158} <= set(CATALOGUE)
     assert all(e.category in ("gpu_hardware", "software", "unknown") for e in CATALOGUE.values())
     line = ("NVRM: Xid (PCI:0000:03:00): 45, pid=4411, name=python, Ch 00000010, Preemptive cleanup, due to previous "
             "errors -- Most likely caused by previous Xid 74")

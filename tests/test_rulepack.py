@@ -38,9 +38,10 @@ def naive(pack: RulePack, message: str, text: str) -> set[str]:
         value = message if r.match == "message" else text
         if value and r.compiled.search(value[: pack.max_chars]):
             (fallbacks if r.fallback else hits).add(r.id)
-    if hits or not fallbacks:
+    explained = [i for i in hits if pack.get(i).role != "symptom" or pack.get(i).category != "unknown"]
+    if explained or not fallbacks:
         return hits
-    return {max(fallbacks, key=lambda i: pack.get(i).priority)}
+    return hits | {max(fallbacks, key=lambda i: pack.get(i).priority)}
 
 
 # --------------------------------------------------------------------------------------------- the shipped pack
@@ -180,6 +181,12 @@ def test_fallback_rules_only_when_nothing_specific_matched():
     assert "cuda-illegal-address" in ids and "python-exception" not in ids
     ids = {m.rule.id for m in PACK.match(rec("RuntimeError: something nobody has seen before"))}
     assert ids == {"python-exception"}
+    # a traceback through a checkpoint load says where it failed, not what: the generic rule still reports it
+    tb = ("Traceback (most recent call last):\n  File \"train.py\", line 198, in train\n    "
+          "trainer.train(resume_from_checkpoint=True)\n  File \"deepspeed/runtime/engine.py\", line 2935, in "
+          "load_checkpoint\n    load_path, client_states = self._load_checkpoint(load_dir,")
+    ids = {m.rule.id for m in PACK.match(rec(tb.splitlines()[0], text=tb))}
+    assert ids == {"ckpt-load-traceback", "python-traceback"}
 
 
 def test_overlong_record_is_cut_not_searched_whole():

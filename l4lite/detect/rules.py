@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 from l4lite.detect.base import Detector, Finding
 from l4lite.records import Record
-from l4lite.rules.components import CASCADE, cascade_payload, component, first_failure, is_cascade
+from l4lite.rules.components import (
+    CASCADE,
+    cascade_payload,
+    chained_cause,
+    component,
+    first_failure,
+    is_cascade,
+)
 from l4lite.rules.xid import xid_entry
 from l4lite.scan.phases import PhaseTracker, phase_at, phase_from_traceback
 from l4lite.scan.scanner import (
@@ -134,13 +141,23 @@ class RuleDetector(Detector):
             if named is not None and named.category != category:
                 category = named.category
                 data["component"] = ", ".join(named.words)
-        elif rule.match == "text" and first.end_line > first.line:
+        elif rule.match == "text" and first.end_line > first.line and \
+                not first.message.rstrip().endswith("Traceback (most recent call last):"):
             # A signature read in a traceback's frames (a save, a load) says where it failed; the exception
-            # line, when it names a component, says what failed.
+            # line, when it names a component, says what failed (unless it only wraps another traceback, as a
+            # DataLoader worker's re-raised exception does).
             named = component(first.message)
             if named is not None and named.category != category and named.category != "software":
                 category = named.category
                 data["component"] = ", ".join(named.words)
+        cause = chained_cause(text) if role in ("root", "symptom") else None
+        if cause is not None:
+            # a chained traceback: the first exception is the failure, the later ones what handling it hit
+            named = component(cause)
+            if named is not None and named.category not in (category, "software"):
+                category = named.category
+                data["component"] = ", ".join(named.words)
+                data["cause"] = cause
         if category != rule.category:
             data["category_from_phase"] = True
         # A launcher summary names the host and rank that failed first: give them to localisation.

@@ -320,10 +320,18 @@ class Localizer:
             elif not same:
                 roles[id(f)] = "cascade" if f.detector != "health" else "symptom"
         roles[id(primary)] = "root"
-        if verdict.category == "unknown" or (primary.data.get("fallback") and not primary.data.get("component")):
-            # the suspect's own lines may still name the component the generic signature does not
+        silent = bool(primary.data.get("inferred")) and primary.node is not None
+        if verdict.category == "unknown" or (primary.data.get("fallback") and not primary.data.get("component")) \
+                or silent:
+            # the suspect's own lines may still name the component the generic signature does not; a stuck rank
+            # inferred from its silence is "software" only while its node's lines name nothing else that training
+            # did not outlive
+            for f in findings:
+                if silent and f.detector == ComponentDetector.name and f.node == primary.node and \
+                        survived(f, scan, self.survive_grace):
+                    f.data["survived"] = True
             named = self._component_root(findings, roles, primary, same_node=True,
-                                         near=primary if verdict.category != "unknown" else None)
+                                         near=primary if verdict.category != "unknown" and not silent else None)
             if named is not None:
                 verdict.category = named.category
                 roles[id(named)] = "root"

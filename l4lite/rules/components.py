@@ -45,6 +45,15 @@ _BOILERPLATE = re.compile(
     r"OpType=\w+|ran for \d+ milliseconds before timing out|remote process exiting prematurely",
     re.IGNORECASE,
 )
+# Advice CUDA and PyTorch append to any error: it names no component, whatever its words.
+_ADVICE = re.compile(
+    r"CUDA kernel errors might be asynchronously reported at some other API call[^\n]*|"
+    r"For debugging consider passing CUDA_LAUNCH_BLOCKING=1\.?|"
+    r"Compile with `?TORCH_USE_CUDA_DSA`? to enable device-side assertions\.?|"
+    r"Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete "
+    r"data\.?",
+    re.IGNORECASE,
+)
 # Components a cascade line may quote as the cause of its rank's failure.
 PAYLOADS = frozenset({"gpu_hardware", "oom", "host", "storage", "software"})
 
@@ -65,7 +74,8 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
     ("gpu_hardware", 3.0, r"\bXid\b|NVRM:|\bECC\b|uncorrectable|double[- ]bit|\bDBE\b|row remap|fallen off the bus|"
                           r"GPU is lost|RmInitAdapter|\bGSP\b|NVLink|nvlink|\bHardware Error\b|hardware error|"
                           r"retired pages?|page retirement|Uncorrected|thermal|throttl|power brake|PCIe? (?:bus )?error|"
-                          r"\bAER\b|amdgpu|\bMCE\b.*GPU|GPU has fallen|unknown error"),
+                          r"\bAER\b|amdgpu|\bMCE\b.*GPU|GPU has fallen|unknown error|GPU (?:hang|reset|requires reset)|"
+                          r"Unable to determine the device handle|memory errors? (?:on|in) GPU|GPU \d+ has [\w ]*errors"),
     ("gpu_hardware", 1.0, r"\bGPU\b|\bCUDA error\b|cudaError|nvidia-smi|\bDCGM\b|dcgmi|\bSXM\b"),
     # the process ran out of (GPU) memory
     ("oom", 3.0, r"OutOfMemoryError|CUDA out of memory|out of memory|CUBLAS_STATUS_ALLOC_FAILED|RESOURCE_EXHAUSTED|"
@@ -78,7 +88,8 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
     ("network", 1.0, r"\bsocket\b|\bnetwork\b|\bpeer\b|\bIB\b|\bNCCL WARN\b"),
     # storage: file systems and their errnos
     ("storage", 3.0, r"Input/output error|\bEIO\b|Errno 5\]|Stale file handle|ESTALE|Disk quota exceeded|EDQUOT|"
-                     r"Read-only file system|EROFS|\bLustre\b|\bLNet\b|\bnfs\b|\bNFS\b|\bGPFS\b|mmfs|\bFSx\b|"
+                     r"Read-only file system|EROFS|\bLustre(?:Error)?\b|\bLNet(?:Error)?\b|Transport endpoint is not connected|"
+                     r"Remote I/O error|\bnfs\b|\bNFS\b|\bGPFS\b|mmfs|\bFSx\b|"
                      r"\bbeegfs\b|not responding, (?:still trying|timed out)|I/O error|blk_update_request|"
                      r"\bEXT4-fs error|\bXFS\b.*error|No space left on device|PytorchStreamWriter failed|"
                      r"failed writing|unexpected EOF|file write failed|inline_container"),
@@ -133,9 +144,10 @@ def component(text: str, learned: bool = False) -> Component | None:
     from l4lite.rules.learned import shipped_model
 
     model = shipped_model()
-    if model is None:
+    rest = _ADVICE.sub(" ", text[:4000])
+    if model is None or not rest.strip():
         return None
-    proba = model.proba(text[:4000])
+    proba = model.proba(rest)
     best = max(proba, key=lambda c: proba[c])
     return Component(best, proba[best], ("(learned)",)) if proba[best] >= LEARNED_MIN else None
 
@@ -143,7 +155,7 @@ def component(text: str, learned: bool = False) -> Component | None:
 def _lexicon(text: str) -> Component | None:
     scores: dict[str, float] = {}
     words: dict[str, list[str]] = {}
-    head = text[:4000]
+    head = _ADVICE.sub(" ", text[:4000])
     for cat, weight, pat in _COMPILED:
         found = {m.group(0).lower() for m in pat.finditer(head)}
         if found:
@@ -177,6 +189,25 @@ def first_failure(text: str) -> str:
     (the peers' lost connections) say nothing about why the named rank died."""
     m = _FIRST_FAILURE.search(text)
     return text[m.start():] if m is not None else text
+
+
+_CHAINED = re.compile(r"During handling of the above exception, another exception occurred|"
+                      r"The above exception was the direct cause of the following exception")
+_EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure)\b(?::.*)?$")
+
+
+def chained_cause(text: str) -> str | None:
+    """The first exception of a chained traceback (the one printed before "During handling of the above
+    exception"): the original failure, where the final exception is often what the cleanup tripped over (a
+    ``MemoryError`` in ``torch.save`` ends as a zip writer's "unexpected pos")."""
+    m = _CHAINED.search(text[:20000])
+    if m is None:
+        return None
+    for line in reversed(text[:m.start()].splitlines()):
+        line = line.strip()
+        if line:
+            return line if _EXCEPTION_LINE.match(line) else None
+    return None
 
 
 def is_cascade(text: str) -> bool:

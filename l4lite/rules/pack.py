@@ -313,7 +313,7 @@ class RulePack:
         return found
 
     def match(self, record: Record) -> list[RuleMatch]:
-        """All rules that match the record; when none does, the best fallback rule that matches (if any)."""
+        """All rules that match the record; when none explains it, also the best fallback rule that matches (if any)."""
         return self.match_fields(record.message or record.text, record.text, record.source)
 
     def match_fields(self, message: str, text: str, source: str | None = None) -> list[RuleMatch]:
@@ -346,9 +346,11 @@ class RulePack:
                     continue
                 groups = {k: v for k, v in m.groupdict().items() if v is not None}
                 (fallbacks if rule.fallback else out).append(RuleMatch(rule, groups))
-        if out or not fallbacks:
+        # a rule that only says where the program was (a symptom of unknown category, such as a traceback through
+        # a checkpoint load) does not explain the record: the generic fallback still says that it failed
+        if not fallbacks or any(m.rule.role != "symptom" or m.rule.category != "unknown" for m in out):
             return out
-        return [max(fallbacks, key=lambda m: m.rule.priority)]
+        return out + [max(fallbacks, key=lambda m: m.rule.priority)]
 
     def _search(self, rule: Rule, value: str) -> Any:
         # The timeout costs several microseconds per search in the regex module, so the reviewed shipped
