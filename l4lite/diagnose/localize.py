@@ -436,8 +436,8 @@ class Localizer:
             nodes = {f.node for f in inferred_roots}
             others = {f.node for f in findings if roles.get(id(f)) == "symptom"
                       and f.detector == ComponentDetector.name and not f.data.get("survived")}
-            if named.node not in nodes and len(others) > 1:
-                named = None
+            if named.node not in nodes and (len(others) > 1 or named.detector != ComponentDetector.name):
+                named = None  # a signature on a peer (its abort, its launcher's report) is that peer's own story
         if named is not None:
             return named
         first = self._anomalous_root(findings, primary, telling=True)
