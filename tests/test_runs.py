@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import astuple
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -456,3 +456,84 @@ def test_format_zoo_reads_the_same_in_runs(tmp_path: Path, fmt: str) -> None:
     assert a.equals(b)
     assert state_a == state_b
     assert _scan(paths, True, 300) == _scan(paths, False, 300)
+
+
+_REAL = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def _real_kernel_messages() -> list[str]:
+    """Kernel and storage messages of the real excerpts (corpus dev rows, a job's dmesg), headers removed."""
+    import json
+    import re
+
+    head = re.compile(r"\[ *\d+\.\d+\] |\[[A-Z][a-z]{2} [A-Z][a-z]{2} +\d+ [\d:]+ \d{4}\] ")
+    out = []
+    for row in map(json.loads, (_REAL / "real" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()):
+        if row["split"] == "dev":
+            out += [head.sub("", line, count=1) for line in row["lines"] if head.match(line)]
+    dmesg = (_REAL / "jobs" / "ib-link-down" / "node075" / "dmesg.log").read_text(encoding="utf-8").splitlines()
+    out += [head.sub("", line, count=1) for line in dmesg if head.match(line)]
+    return [m for m in out if m.strip()]
+
+
+def _kernel_log(rnd: random.Random, messages: list[str], form: str) -> list[str]:
+    """Real kernel and storage messages behind syslog, ISO syslog, journald or dmesg headers, repeated with new
+    digits (so their shapes come back), over a reboot (the uptime starts again) and a change of host."""
+    import re
+
+    out = []
+    t = 1_733_011_200.0  # 2024-12-01
+    up = 950.818166
+    for i in range(2500):
+        t += rnd.choice((0.2, 1.7, 45.0))
+        up += rnd.choice((0.001, 1.5, 44.0))
+        if i == 1200:
+            up = 3.5  # a reboot
+        host = "gpu-node07" if i < 1800 else "gpu-node08"
+        msg = re.sub(r"\d", lambda _: str(rnd.randrange(10)), rnd.choice(messages)) if rnd.random() < 0.5 \
+            else rnd.choice(messages)
+        stamp = datetime.fromtimestamp(t, tz=UTC)
+        uptime = f"[{up:12.6f}] "
+        if form == "syslog":
+            head = f"{stamp:%b} {stamp.day:2d} {stamp:%H:%M:%S} {host} kernel: "
+            out.append(head + (uptime if i % 3 else "") + msg)
+        elif form == "iso-syslog":
+            out.append(f"{stamp:%Y-%m-%dT%H:%M:%S.%f}+00:00 {host} kernel: {uptime}{msg}")
+        elif form == "journald":
+            prog = rnd.choice(("kernel", "nvidia-persistenced[2211]", "slurmd[1834]", "mmfs[4410]"))
+            out.append(f"{stamp:%b} {stamp.day:02d} {stamp:%H:%M:%S} {host} {prog}: {msg}")
+        elif form == "dmesg-mixed":  # a kern.log of bare uptimes between syslog lines that anchor them
+            out.append(uptime + msg if i % 2 else f"{stamp:%b} {stamp.day:2d} {stamp:%H:%M:%S} {host} kernel: "
+                       f"{uptime}{msg}")
+        else:  # "dmesg-human"
+            out.append(f"[{stamp:%a %b} {stamp.day:2d} {stamp:%H:%M:%S %Y}] {msg}")
+    return out
+
+
+@pytest.mark.parametrize("form", ["syslog", "iso-syslog", "journald", "dmesg-mixed", "dmesg-human"])
+def test_kernel_and_storage_lines_read_the_same_by_shape(tmp_path: Path, form: str) -> None:
+    """Lines whose header changes the reader's state (a syslog host, a kernel line's uptime anchoring the boot)
+    read from their shape's plan give the records (node, time, text, template) the per-line path gives."""
+    messages = _real_kernel_messages()
+    assert len(messages) > 40
+    paths = []
+    for node in (7, 8):  # two nodes' folders: the job's layout names the node of lines without a host
+        f = tmp_path / f"node{node:03d}" / "kern.log"
+        f.parent.mkdir()
+        f.write_text("\n".join(_kernel_log(random.Random(node), messages, form)) + "\n", encoding="utf-8")
+        paths.append(str(f))
+    assert _same_three_ways(paths) > 4000
+    options = IngestOptions()
+    records = list(iter_records(paths, options, Accounting()))
+    planned = sum(len(book.plans) for book in options.shape_books.values())
+    assert planned > 20  # the shapes were learnt: later lines of them took the plans
+    nodes = {r.node for r in records}
+    assert nodes == ({"node007", "node008"} if form == "dmesg-human" else
+                     {"gpu-node07", "gpu-node08", "node007", "node008"} if form == "dmesg-mixed" else
+                     {"gpu-node07", "gpu-node08"})
+    miners = TemplateMiner(), TemplateMiner(cache_size=0)
+    plain = list(iter_records(paths, IngestOptions(line_shapes=False), Accounting()))
+    fast_ids = [miners[0].add(r.message) for r in records]
+    plain_ids = [miners[1].add(r.message) for r in plain]
+    fast_t, plain_t = miners[0].finalize(), miners[1].finalize()
+    assert [fast_t[c] for c in fast_ids] == [plain_t[c] for c in plain_ids]

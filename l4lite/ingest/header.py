@@ -80,8 +80,10 @@ class HeaderReading:
         """Split a line's prefixes and headers off: stream prefix end, rank, host, GPU, time, level, message start.
 
         ``spans`` (the last field) says where each value sits in the line and which timestamp calls were made,
-        so that a later line of the same shape can be read from the same offsets (see ``_planned``); it is None
-        when the header took a path that also changed reading state (syslog host, uptime anchor, UCX).
+        so that a later line of the same shape can be read from the same offsets (see ``_planned``); a syslog host
+        and a kernel line's uptime after it are spans too, for ``_planned`` changes the reading state from them as
+        this does (the file's hosts, the boot anchor). It is None when the header took a path that also changed
+        reading state in a way a plan does not repeat (UCX).
         None when the line is blank once its prefixes are removed.
         """
         pos = 0
@@ -93,6 +95,7 @@ class HeaderReading:
         host_span: tuple[int, int] | None = None
         gpu_span: tuple[int, int] | None = None
         rank_span: tuple[int, int] | None = None
+        uptime_span: tuple[int, int] | None = None
         # ---- stream prefixes: name.host [stderr], srun label, torchrun [rankN]:/[defaultN]:
         if s.find(" [std", 0, 160) > 0:
             m = NAMED_HOST_PREFIX.match(s)
@@ -186,8 +189,9 @@ class HeaderReading:
             if kind == "iso":
                 pass
             elif kind == "syslog" or kind == "rfc3339":
-                p, host, source = self._syslog_host(s, p, t, host)
-                cacheable = False
+                p, host, source, syslog_span, uptime_span = self._syslog_host(s, p, t, host)
+                if syslog_span is not None:
+                    host_span = syslog_span
             elif kind == "uptime" or kind == "delta" or kind[0] in "dk":  # dmesg forms, kern facility
                 source = "kernel"
             elif kind == "fm":
@@ -213,7 +217,7 @@ class HeaderReading:
             if p2 != p:
                 p = p2
                 header = True
-        spans = (rank_span, host_span, gpu_span, ts_first, ts_second, ts_end, ts_kind, ts_level) \
+        spans = (rank_span, host_span, gpu_span, ts_first, ts_second, ts_end, ts_kind, ts_level, uptime_span) \
             if cacheable else None
         return pos, rank, global_rank, local_rank, host, gpu, nccl, header, t, level, p, source, spans
 
@@ -300,7 +304,7 @@ class HeaderReading:
         where it ended before, else None (the caller takes the slow path).
         """
         (pos, global_rank, local_rank, nccl, level, source, ma, mb, rank_in_msg, layout,
-         rank_span, host_span, gpu_span, ts_first, ts_second, ts_end, ts_kind, ts_level) = plan
+         rank_span, host_span, gpu_span, ts_first, ts_second, ts_end, ts_kind, ts_level, uptime_span) = plan
         t = self.ts.iso_time(s, layout) if layout is not None else None
         if t is None:
             parse = self.ts.parse
@@ -311,6 +315,8 @@ class HeaderReading:
                 t, end, lvl, kind = parse(s, ts_second)
             if end != ts_end or kind != ts_kind or lvl != ts_level:
                 return None
+            if uptime_span is not None and t is not None:  # "host kernel: [  950.818166] ": as _syslog_host does
+                self.ts.anchor(t, float(s[uptime_span[0]:uptime_span[1]]))
         if t is None or (t > self.future and self._future_time(lineno, t)):
             t = self.last_time
         else:

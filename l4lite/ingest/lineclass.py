@@ -125,6 +125,19 @@ def syslog_source(program: str) -> str:
     return "other"
 
 
+_FOLD = str.maketrans("123456789", "000000000")
+# Words above that hold a digit ("mlx5_", "nfs4"): messages of one line shape ("mlx4_core", "mlx5_core") may
+# start with one or not, so a line that starts with such a word folded is no model for its shape's source.
+_CLASSIFY_DIGITS = tuple(sorted({w.translate(_FOLD) for w in _STORAGE + _KERNEL + _LAUNCHER if any(map(str.isdigit, w))}))
+_STORAGE_DIGITS = tuple(sorted({w.translate(_FOLD) for w in _STORAGE if any(map(str.isdigit, w))}))
+
+
+def source_by_digits(msg: str, kernel: bool = False) -> bool:
+    """Whether the digits of ``msg`` may decide its source: ``classify``'s (``kernel_or_storage``'s with
+    ``kernel``), so that the line reader plans no shape on it."""
+    return msg[:8].translate(_FOLD).startswith(_STORAGE_DIGITS if kernel else _CLASSIFY_DIGITS)
+
+
 def kernel_or_storage(msg: str) -> str:
     return "storage" if msg.startswith(_STORAGE) else "kernel"
 

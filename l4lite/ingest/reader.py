@@ -352,8 +352,12 @@ class _FileReader(HeaderReading, RunReading):
             source = "nccl"
         elif source is None or source == "other":
             source = lc.classify(s, msg) or source or self.default_source
+            if spans is not None and lc.source_by_digits(msg):
+                spans = None
         elif source == "kernel":
             source = lc.kernel_or_storage(msg)
+            if spans is not None and lc.source_by_digits(msg, kernel=True):
+                spans = None
         # ---- emit now, queue closed, or keep open for continuation lines
         if op is not None and not nccl:
             # a NCCL line is complete in itself and comes from another thread: it leaves the stream's open
@@ -400,20 +404,24 @@ class _FileReader(HeaderReading, RunReading):
         self.future_lines += 1
         return True
 
-    def _syslog_host(self, s: str, p: int, t: float | None, host: str | None) -> tuple[int, str | None, str | None]:
-        """``host program[pid]: `` after a syslog/journald timestamp; a kernel line may carry an uptime."""
+    def _syslog_host(self, s: str, p: int, t: float | None, host: str | None
+                     ) -> tuple[int, str | None, str | None, tuple[int, int] | None, tuple[int, int] | None]:
+        """``host program[pid]: `` after a syslog/journald timestamp; a kernel line may carry an uptime. Also where
+        the host and the uptime's digits sit (None for those not there), for the line's plan."""
         m = SYSLOG_HOST.match(s, p)
         if not m or m[1] in lc.LEVEL_WORDS:
-            return p, host, None
+            return p, host, None, None, None
         p = m.end()
         source = lc.syslog_source(m[2])
+        uptime_span = None
         if source == "kernel" and s.startswith("[", p):
             mu = UPTIME_BRACKET.match(s, p)
             if mu:
                 if t is not None:
                     self.ts.anchor(t, float(mu[1]))
+                uptime_span = mu.span(1)
                 p = mu.end()
-        return p, self._host(m[1]), source
+        return p, self._host(m[1]), source, m.span(1), uptime_span
 
     def _saw(self, stream: str, host: str | None, gpu: int | None, global_rank: int | None,
              nccl_msg: str | None) -> None:
