@@ -72,3 +72,38 @@ def test_a_hang_without_words_of_its_own_keeps_the_hang_not_the_start_up_banner(
     assert inc["category"] == "software" and inc["scope"] == "node"
     assert inc["suspects"][0]["node"] == truth["faulty_nodes"][0]
     assert not any("OMP_NUM_THREADS" in e["text"] for e in inc["evidence"] if e["role"] == "root")
+
+
+# ultralytics/yolov5#12429 and a DeepSpeed 1-bit run: one rank's watchdog timeout in a multi-node job, no
+# cause in the thread. The peers print the agent's SIGTERM and broken connections, nothing else.
+WATCHDOG_ONLY = [
+    Excerpt(id="t-yolov5-allgather", source_group="t#4", split="dev", status="incident", category="unknown",
+            phase="train", faulty=None, lines=(
+                "[E ProcessGroupNCCL.cpp:828] [Rank 1] Watchdog caught collective operation timeout: "
+                "WorkNCCL(SeqNum=4, OpType=ALLGATHER, Timeout(ms)=1800000) ran for 1800081 milliseconds before "
+                "timing out.",
+                "[E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. Due to the "
+                "asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete "
+                "data.",
+                "[E ProcessGroupNCCL.cpp:460] To avoid data inconsistency, we are taking the entire process down.",
+                "terminate called after throwing an instance of 'std::runtime_error'",
+            )),
+    Excerpt(id="t-onebit-ckpt", source_group="t#5", split="dev", status="incident", category="unknown",
+            phase="train", faulty=None, lines=(
+                "[torch_checkpoint_engine.py:33:commit] [Torch] Checkpoint global_step5000 is ready now!",
+                "[rank6]:[E ProcessGroupNCCL.cpp:523] [Rank 6] Watchdog caught collective operation timeout: "
+                "WorkNCCL(SeqNum=12029440, OpType=_ALLGATHER_BASE, NumelIn=512, NumelOut=4096, "
+                "Timeout(ms)=1800000) ran for 1808499 milliseconds before timing out.",
+            )),
+]
+
+
+@pytest.mark.parametrize("excerpt", WATCHDOG_ONLY, ids=lambda x: x.id)
+def test_a_stuck_rank_shown_only_by_cascades_names_no_category(tmp_path, excerpt: Excerpt) -> None:
+    """The agent's SIGTERM and the peers' watchdog timeouts say the job was torn down around a rank, not
+    what held it up: no component is named, so the category is unknown, not the cascade rule's guess."""
+    job = JobPlanter(excerpt, seed=0).write("node-folders", tmp_path / "job")
+    inc = analyze(str(job.path)).to_dict()
+    assert inc["status"] == "incident" and inc["category"] == "unknown"
+    roots = [e for e in inc["evidence"] if e["role"] == "root"]
+    assert roots and all(e["category"] == "unknown" for e in roots if e["rule"] is None)

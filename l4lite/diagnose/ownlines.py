@@ -15,11 +15,12 @@ that it went, not why. Its own lines often do, in words no rule was written for:
 from __future__ import annotations
 
 import math
+import re
 
 from l4lite.detect.base import Finding
 from l4lite.diagnose.evidence import own_time
 from l4lite.records import Record
-from l4lite.rules.components import component, is_cascade
+from l4lite.rules.components import component, first_failure, is_cascade
 from l4lite.scan.scanner import JobScan
 
 SPATIAL_FRACTION = 0.25  # as the filters': a template on more than this share of the nodes is routine
@@ -27,6 +28,7 @@ BEFORE = 300.0  # seconds before the failure a node's own line may be
 AFTER = 900.0  # and after it (the peers' watchdogs fire minutes later)
 MAX_RECORDS = 6
 SCORE = 0.25  # as a component finding: below every signature
+_SUMMARY = re.compile(r"^\s*exitcode\s*:", re.M)  # a launcher's per-rank failure report
 
 
 def near(r: Record, t0: float | None) -> bool | None:
@@ -86,3 +88,16 @@ def node_said(scan: JobScan, node: str | None, t0: float | None, placed: set[tup
                    f"{category.replace('_', ' ')} component ({words[:120]}).",
                    node=node, rank=first.rank, gpu=first.gpu, time=first.time, severity="warning",
                    records=[r for r, _, _ in same], count=len(same), data={"component": words, "own_lines": True})
+
+
+def only_cascades(f: Finding) -> bool:
+    """Whether every line a finding shows is a cascade (an agent's SIGTERM, a peer's watchdog timeout).
+
+    A stuck rank inferred from its silence is shown by such lines when it printed nothing else: they prove that
+    the job was torn down around it, not what held it up, so they name no category (``software`` would be the
+    cascade rule's guess). A launcher's failure summary that lists the rank killed by its own agent says more:
+    the rank was still running when its peers had failed, which is the hang itself; so does its last progress
+    line.
+    """
+    return bool(f.records) and all(is_cascade(first_failure(r.text)) and not _SUMMARY.search(r.text[:4000])
+                                   for r in f.records)
