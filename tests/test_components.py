@@ -81,3 +81,21 @@ def test_a_launcher_summary_is_read_at_the_failure_it_names_first() -> None:
     assert not is_cascade(named)
     assert component(named) is not None and component(named).category == "host"  # type: ignore[union-attr]
     assert first_failure("RuntimeError: CUDA error") == "RuntimeError: CUDA error"
+
+
+@pytest.mark.parametrize("line", [
+    # Ray (an RL trainer's TaskRunner actor on Kubernetes): the worker died past the pod's memory limit
+    "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: "
+    "Worker exits unexpectedly. Worker exits with an exit code None. The worker may have exceeded K8s pod memory "
+    "limits.",
+    "Exit Reason: User Container killed by docker due to it exceeded the request memory",
+])
+def test_a_process_past_its_memory_limit_is_the_hosts_memory(line: str) -> None:
+    named = component(line)
+    assert named is not None and named.category == "host"
+
+
+def test_a_memory_limit_in_a_configuration_line_is_not_a_kill() -> None:
+    """Only going past a limit names host memory; a line that sets one does not."""
+    named = component("resources: limits: memory: 2Gi")
+    assert named is None or named.category != "host"

@@ -98,7 +98,9 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
     ("host", 3.0, r"Cannot allocate memory|MemoryError|oom-kill|oom_reaper|Out of memory: Kill|Memory cgroup out of|"
                   r"killed by signal: Killed|\bSIGKILL\b|signal 9\b|exitcode: -9|\bKilled\b|soft lockup|hung_task|"
                   r"blocked for more than|Machine Check|\bEDAC\b|kernel BUG|Kernel panic|CPU Virtual Memory|"
-                  r"can't allocate memory|DefaultCPUAllocator|ENOMEM|Errno 12\]|memory usage.*(?:9\d|100)(?:\.\d)?%"),
+                  r"can't allocate memory|DefaultCPUAllocator|ENOMEM|Errno 12\]|memory usage.*(?:9\d|100)(?:\.\d)?%|"
+                  # a container or pod past its memory limit (Ray, Kubernetes, docker say it in these words)
+                  r"exceed\w* (?:the |its )?(?:[\w-]+ ){0,3}memory(?: limits?)?\b|memory limits? exceeded"),
     ("host", 1.0, r"\bkernel\b|\bRAM\b|\bswap\b|\bcgroup\b|\bCPU\b"),
     # numerical
     ("numerical", 3.0, r"\bNaN\b|\bnan\b|\binf\b|\bInf\b|overflow|loss scale|diverg|exploding|non-finite|"
