@@ -99,3 +99,12 @@ def test_a_memory_limit_in_a_configuration_line_is_not_a_kill() -> None:
     """Only going past a limit names host memory; a line that sets one does not."""
     named = component("resources: limits: memory: 2Gi")
     assert named is None or named.category != "host"
+
+
+def test_a_container_without_the_gpu_runtime_is_configuration() -> None:
+    """NVIDIA/gpu-operator#250: the device plugin cannot load NVML because the container runtime was not set up
+    with the nvidia runtime; the driver's libraries were never mounted into the container."""
+    for line in ("2021/08/27 23:03:50 Failed to initialize NVML: could not load NVML library.",
+                 "2021/08/27 23:03:50 If this is a GPU node, did you set the docker default runtime to `nvidia`?"):
+        named = component(line)
+        assert named is not None and named.category == "user_config"
