@@ -108,3 +108,9 @@ def test_a_container_without_the_gpu_runtime_is_configuration() -> None:
                  "2021/08/27 23:03:50 If this is a GPU node, did you set the docker default runtime to `nvidia`?"):
         named = component(line)
         assert named is not None and named.category == "user_config"
+
+
+def test_a_checkpoint_of_another_world_size_is_configuration() -> None:
+    named = component("deepspeed.runtime.zero.utils.ZeRORuntimeException: The checkpoint being loaded used a DP "
+                      "world size of 256 but the current world size is 2.")
+    assert named is not None and named.category == "user_config"

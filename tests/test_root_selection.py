@@ -107,3 +107,42 @@ def test_a_stuck_rank_shown_only_by_cascades_names_no_category(tmp_path, excerpt
     assert inc["status"] == "incident" and inc["category"] == "unknown"
     roots = [e for e in inc["evidence"] if e["role"] == "root"]
     assert roots and all(e["category"] == "unknown" for e in roots if e["rule"] is None)
+
+
+# THUDM/GLM#136: a ZeRO checkpoint saved at DP world size 256 resumed on 2 ranks; DeepSpeed's INFO line about the
+# load lands inside the traceback and cuts it in two.
+ZERO_RESUME = Excerpt(
+    id="t-glm-zero-resume", source_group="t#6", split="dev", status="incident", category="user_config",
+    phase="load", faulty=None, lines=(
+        '/data/pretrained_model/glm-10b-chinese-mp4/80000/mp_rank_03_model_states.pt.',
+        'Traceback (most recent call last):',
+        '  File "pretrain_glm.py", line 673, in <module>',
+        '    main()',
+        '  File "pretrain_glm.py", line 584, in main',
+        '    args.iteration = load_checkpoint(model, optimizer, lr_scheduler, args, no_deepspeed=args.no'
+        '_deepspeed_load)',
+        '  File "/data/users/zhaojinming/source/glm10BCodesSlurmN1/utils.py", line 339, in load_checkpoint',
+        '[2023-03-21 20:28:05,674] [INFO] [torch_checkpoint_engine.py:21:load] [Torch] Loading checkpoin'
+        't from /home/zhaojinming/data/pretrained_model/glm-10b-chinese-mp4/80000/mp_rank_00_model_state'
+        's.pt...',
+        '    load_lr_scheduler_states=not args.no_load_lr_scheduler)',
+        '  File "/home/zhaojinming/data/miniconda3/envs/glm10b/lib/python3.7/site-packages/deepspeed/run'
+        'time/engine.py", line 2780, in load_checkpoint',
+        '    load_optimizer_states=load_optimizer_states)',
+        '  File "/home/zhaojinming/data/miniconda3/envs/glm10b/lib/python3.7/site-packages/deepspeed/run'
+        'time/engine.py", line 2950, in _load_zero_checkpoint',
+        '    raise ZeRORuntimeException("The checkpoint being loaded used a DP " \\',
+        "deepspeed.runtime.zero.utils.ZeRORuntimeException: The checkpoint being loaded used a DP world "
+        "size of 256 but the current world size is 2. Automatic adjustment of ZeRO's optimizer state par"
+        "titioning with a new world size is not currently supported.",
+    ),
+)
+
+
+def test_a_traceback_cut_by_an_interleaved_line_takes_its_exceptions_category(tmp_path) -> None:
+    """The first half of the traceback names nothing; its exception line, matched on its own below, says the
+    checkpoint's world size and the launch's disagree: the configuration, not the code."""
+    job = JobPlanter(ZERO_RESUME, seed=0).write("node-folders", tmp_path / "job")
+    inc = analyze(str(job.path)).to_dict()
+    assert inc["status"] == "incident" and inc["category"] == "user_config"
+    assert any(e["role"] == "root" and "world size of 256" in e["text"] for e in inc["evidence"])

@@ -39,7 +39,7 @@ from l4lite.diagnose.evidence import (
     stamped,
     strip_summaries,
 )
-from l4lite.diagnose.ownlines import node_said, only_cascades
+from l4lite.diagnose.ownlines import its_exception, node_said, only_cascades
 from l4lite.diagnose.phasing import node_trackers, phase_of
 from l4lite.ingest.timestamps import parse_elastic_time
 from l4lite.records import Record
@@ -332,6 +332,7 @@ class Localizer:
                     f.data["survived"] = True
             named = self._component_root(findings, roles, primary, same_node=True,
                                          near=primary if verdict.category != "unknown" and not silent else None)
+            named = named or its_exception(findings, roles, primary)
             if named is not None:
                 verdict.category = named.category
                 roles[id(named)] = "root"

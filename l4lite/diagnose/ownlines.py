@@ -101,3 +101,24 @@ def only_cascades(f: Finding) -> bool:
     """
     return bool(f.records) and all(is_cascade(first_failure(r.text)) and not _SUMMARY.search(r.text[:4000])
                                    for r in f.records)
+
+
+EXCEPTION_LINES = 60  # how far below its traceback's first line an exception line may be
+
+
+def its_exception(findings: list[Finding], roles: dict[int, str], primary: Finding) -> Finding | None:
+    """The exception line of a generic traceback when a line printed inside it cut it in two; None without one.
+
+    A log line of another thread between the frames ends the traceback's record early: the traceback then names
+    nothing, and its exception line, matched on its own a few lines below in the same file, says what failed.
+    """
+    if not primary.data.get("fallback") or primary.data.get("component") or not primary.records:
+        return None
+    top = primary.records[0]
+    for f in findings:
+        if f is primary or roles.get(id(f)) != "root" or not f.data.get("component") or not f.records:
+            continue
+        r = f.records[0]
+        if f.node == primary.node and r.file == top.file and 0 < r.line - top.line <= EXCEPTION_LINES:
+            return f
+    return None

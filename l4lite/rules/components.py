@@ -120,7 +120,9 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
                          r"/dev/shm|posix_fallocate|shared memory|\bshm\b|unrecognized arguments|"
                          r"required argument|KeyError|ValueError|"
                          # the container was started without the GPU runtime: the driver's libraries are not in it
-                         r"could not load NVML|NVML library not found|default runtime to .?nvidia"),
+                         r"could not load NVML|NVML library not found|default runtime to .?nvidia|"
+                         # a checkpoint saved with another parallel layout than the launch's
+                         r"world size of \d+ but the current world size|world size (?:mismatch|does not match)"),
     ("user_config", 1.0, r"\bconfig\b|\bargs?\b|--\w+|\bNCCL_\w+|\bport\b|\bpath\b|\bsetting\b|\bparameter\b"),
     # code: the program's own bugs and its build
     ("software", 3.0, r"undefined symbol|ImportError|ModuleNotFoundError|Segmentation fault|SIGSEGV|segfault|"
