@@ -81,3 +81,36 @@ def test_a_launcher_summary_is_read_at_the_failure_it_names_first() -> None:
     assert not is_cascade(named)
     assert component(named) is not None and component(named).category == "host"  # type: ignore[union-attr]
     assert first_failure("RuntimeError: CUDA error") == "RuntimeError: CUDA error"
+
+
+@pytest.mark.parametrize("line", [
+    # Ray (an RL trainer's TaskRunner actor on Kubernetes): the worker died past the pod's memory limit
+    "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: "
+    "Worker exits unexpectedly. Worker exits with an exit code None. The worker may have exceeded K8s pod memory "
+    "limits.",
+    "Exit Reason: User Container killed by docker due to it exceeded the request memory",
+])
+def test_a_process_past_its_memory_limit_is_the_hosts_memory(line: str) -> None:
+    named = component(line)
+    assert named is not None and named.category == "host"
+
+
+def test_a_memory_limit_in_a_configuration_line_is_not_a_kill() -> None:
+    """Only going past a limit names host memory; a line that sets one does not."""
+    named = component("resources: limits: memory: 2Gi")
+    assert named is None or named.category != "host"
+
+
+def test_a_container_without_the_gpu_runtime_is_configuration() -> None:
+    """NVIDIA/gpu-operator#250: the device plugin cannot load NVML because the container runtime was not set up
+    with the nvidia runtime; the driver's libraries were never mounted into the container."""
+    for line in ("2021/08/27 23:03:50 Failed to initialize NVML: could not load NVML library.",
+                 "2021/08/27 23:03:50 If this is a GPU node, did you set the docker default runtime to `nvidia`?"):
+        named = component(line)
+        assert named is not None and named.category == "user_config"
+
+
+def test_a_checkpoint_of_another_world_size_is_configuration() -> None:
+    named = component("deepspeed.runtime.zero.utils.ZeRORuntimeException: The checkpoint being loaded used a DP "
+                      "world size of 256 but the current world size is 2.")
+    assert named is not None and named.category == "user_config"

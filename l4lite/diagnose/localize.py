@@ -39,7 +39,7 @@ from l4lite.diagnose.evidence import (
     stamped,
     strip_summaries,
 )
-from l4lite.diagnose.ownlines import node_said
+from l4lite.diagnose.ownlines import its_exception, node_said, only_cascades
 from l4lite.diagnose.phasing import node_trackers, phase_of
 from l4lite.ingest.timestamps import parse_elastic_time
 from l4lite.records import Record
@@ -332,11 +332,14 @@ class Localizer:
                     f.data["survived"] = True
             named = self._component_root(findings, roles, primary, same_node=True,
                                          near=primary if verdict.category != "unknown" and not silent else None)
+            named = named or its_exception(findings, roles, primary)
             if named is not None:
                 verdict.category = named.category
                 roles[id(named)] = "root"
                 if named.category in GLOBAL_CATEGORIES and verdict.scope == "node":
                     verdict.scope = "global"  # a configuration named by the failing rank's own lines
+            elif silent and only_cascades(primary):  # torn down around it: nothing says what held it up
+                verdict.category = primary.category = "unknown"
         if verdict.scope == "global":  # a rule matching the trainer's metric lines says what health says
             metric_lines = {(p.file, p.line) for p in scan.metrics}
             for f in findings:

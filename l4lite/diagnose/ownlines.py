@@ -15,11 +15,12 @@ that it went, not why. Its own lines often do, in words no rule was written for:
 from __future__ import annotations
 
 import math
+import re
 
 from l4lite.detect.base import Finding
 from l4lite.diagnose.evidence import own_time
 from l4lite.records import Record
-from l4lite.rules.components import component, is_cascade
+from l4lite.rules.components import component, first_failure, is_cascade
 from l4lite.scan.scanner import JobScan
 
 SPATIAL_FRACTION = 0.25  # as the filters': a template on more than this share of the nodes is routine
@@ -27,6 +28,7 @@ BEFORE = 300.0  # seconds before the failure a node's own line may be
 AFTER = 900.0  # and after it (the peers' watchdogs fire minutes later)
 MAX_RECORDS = 6
 SCORE = 0.25  # as a component finding: below every signature
+_SUMMARY = re.compile(r"^\s*exitcode\s*:", re.M)  # a launcher's per-rank failure report
 
 
 def near(r: Record, t0: float | None) -> bool | None:
@@ -86,3 +88,37 @@ def node_said(scan: JobScan, node: str | None, t0: float | None, placed: set[tup
                    f"{category.replace('_', ' ')} component ({words[:120]}).",
                    node=node, rank=first.rank, gpu=first.gpu, time=first.time, severity="warning",
                    records=[r for r, _, _ in same], count=len(same), data={"component": words, "own_lines": True})
+
+
+def only_cascades(f: Finding) -> bool:
+    """Whether every line a finding shows is a cascade (an agent's SIGTERM, a peer's watchdog timeout).
+
+    A stuck rank inferred from its silence is shown by such lines when it printed nothing else: they prove that
+    the job was torn down around it, not what held it up, so they name no category (``software`` would be the
+    cascade rule's guess). A launcher's failure summary that lists the rank killed by its own agent says more:
+    the rank was still running when its peers had failed, which is the hang itself; so does its last progress
+    line.
+    """
+    return bool(f.records) and all(is_cascade(first_failure(r.text)) and not _SUMMARY.search(r.text[:4000])
+                                   for r in f.records)
+
+
+EXCEPTION_LINES = 60  # how far below its traceback's first line an exception line may be
+
+
+def its_exception(findings: list[Finding], roles: dict[int, str], primary: Finding) -> Finding | None:
+    """The exception line of a generic traceback when a line printed inside it cut it in two; None without one.
+
+    A log line of another thread between the frames ends the traceback's record early: the traceback then names
+    nothing, and its exception line, matched on its own a few lines below in the same file, says what failed.
+    """
+    if not primary.data.get("fallback") or primary.data.get("component") or not primary.records:
+        return None
+    top = primary.records[0]
+    for f in findings:
+        if f is primary or roles.get(id(f)) != "root" or not f.data.get("component") or not f.records:
+            continue
+        r = f.records[0]
+        if f.node == primary.node and r.file == top.file and 0 < r.line - top.line <= EXCEPTION_LINES:
+            return f
+    return None

@@ -98,7 +98,9 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
     ("host", 3.0, r"Cannot allocate memory|MemoryError|oom-kill|oom_reaper|Out of memory: Kill|Memory cgroup out of|"
                   r"killed by signal: Killed|\bSIGKILL\b|signal 9\b|exitcode: -9|\bKilled\b|soft lockup|hung_task|"
                   r"blocked for more than|Machine Check|\bEDAC\b|kernel BUG|Kernel panic|CPU Virtual Memory|"
-                  r"can't allocate memory|DefaultCPUAllocator|ENOMEM|Errno 12\]|memory usage.*(?:9\d|100)(?:\.\d)?%"),
+                  r"can't allocate memory|DefaultCPUAllocator|ENOMEM|Errno 12\]|memory usage.*(?:9\d|100)(?:\.\d)?%|"
+                  # a container or pod past its memory limit (Ray, Kubernetes, docker say it in these words)
+                  r"exceed\w* (?:the |its )?(?:[\w-]+ ){0,3}memory(?: limits?)?\b|memory limits? exceeded"),
     ("host", 1.0, r"\bkernel\b|\bRAM\b|\bswap\b|\bcgroup\b|\bCPU\b"),
     # numerical
     ("numerical", 3.0, r"\bNaN\b|\bnan\b|\binf\b|\bInf\b|overflow|loss scale|diverg|exploding|non-finite|"
@@ -116,7 +118,11 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
                          r"divisible by|invalid (?:value|argument|choice|configuration|config)|misconfigur|"
                          r"environment variable|TIME LIMIT|DUE TO TIME|CANCELLED|Permission denied|EACCES|"
                          r"/dev/shm|posix_fallocate|shared memory|\bshm\b|unrecognized arguments|"
-                         r"required argument|KeyError|ValueError"),
+                         r"required argument|KeyError|ValueError|"
+                         # the container was started without the GPU runtime: the driver's libraries are not in it
+                         r"could not load NVML|NVML library not found|default runtime to .?nvidia|"
+                         # a checkpoint saved with another parallel layout than the launch's
+                         r"world size of \d+ but the current world size|world size (?:mismatch|does not match)"),
     ("user_config", 1.0, r"\bconfig\b|\bargs?\b|--\w+|\bNCCL_\w+|\bport\b|\bpath\b|\bsetting\b|\bparameter\b"),
     # code: the program's own bugs and its build
     ("software", 3.0, r"undefined symbol|ImportError|ModuleNotFoundError|Segmentation fault|SIGSEGV|segfault|"
