@@ -123,21 +123,24 @@ def elastic_summary_only(job: Path) -> tuple[str, list[str]]:
     return host, [host, "mlxlab-other-worker"]
 
 
+def prefixed_log(path: Path, prefix: Callable[[int], str], ranks: tuple[int, int]) -> None:
+    """One driver log holding two workers' lines behind a per-worker prefix; the second worker raises."""
+    lines = [prefix(r) + t.format(r=r, lr=0) for r in ranks for t in TRAINER_OK]
+    lines += [prefix(ranks[1]) + t.format(r=ranks[1]) for t in RAISES]
+    write(path, lines)
+
+
 def ray_driver_log(job: Path) -> tuple[str, list[str]]:
     """A Ray Train driver log: every worker's lines prefixed ``(RayTrainWorker pid=N, ip=IP)``."""
-    lines = [f"(RayTrainWorker pid={4242 + r}, ip=10.0.0.{2 + r}) " + t.format(r=r, lr=0)
-             for r in (0, 1) for t in TRAINER_OK]
-    lines += ["(RayTrainWorker pid=4243, ip=10.0.0.3) " + t.format(r=1) for t in RAISES]
-    write(job / "session_2026-12-03_14-36-00_123456_789" / "logs" / "job-driver-raysubmit_Xk2a.log", lines)
+    prefixed_log(job / "session_2026-12-03_14-36-00_123456_789" / "logs" / "job-driver-raysubmit_Xk2a.log",
+                 lambda r: f"(RayTrainWorker pid={4242 + r}, ip=10.0.0.{2 + r}) ", (0, 1))
     return "10.0.0.3", ["10.0.0.2", "10.0.0.3"]
 
 
 def skypilot_run_log(job: Path) -> tuple[str, list[str]]:
     """A SkyPilot multi-node run log: ``(head, rank=0, pid=N)`` and ``(worker1, rank=1, pid=N, ip=IP)``."""
-    lines = [f"(worker{r}, rank={r}, pid={5100 + r}, ip=10.1.0.{7 + r}) " + t.format(r=r, lr=0)
-             for r in (1, 2) for t in TRAINER_OK]
-    lines += ["(worker2, rank=2, pid=5102, ip=10.1.0.9) " + t.format(r=2) for t in RAISES]
-    write(job / "sky-2026-12-03-14-36-00-123456" / "tasks" / "run.log", lines)
+    prefixed_log(job / "sky-2026-12-03-14-36-00-123456" / "tasks" / "run.log",
+                 lambda r: f"(worker{r}, rank={r}, pid={5100 + r}, ip=10.1.0.{7 + r}) ", (1, 2))
     return "10.1.0.9", ["10.1.0.8", "10.1.0.9"]
 
 
