@@ -155,18 +155,14 @@ class HangDetector(Detector):
                 continue
             score = self.log_score
             why = []
-            if any(r in facts.killed for r in ranks):
-                score += 0.15
-                why.append("its agent had to SIGTERM it because it was still running")
-            if any(r in facts.lagging for r in ranks):
-                score += 0.1
-                why.append("the desync report calls it lagging")
-            if any(r in facts.behind for r in ranks):
-                score += 0.1
-                why.append("its progress stopped first")
-            if any(r in facts.straggler for r in ranks):
-                score += 0.05
-                why.append("Megatron's straggler report gives it the longest round trip")
+            for named, bonus, reason in (
+                    (facts.killed, 0.15, "its agent had to SIGTERM it because it was still running"),
+                    (facts.lagging, 0.1, "the desync report calls it lagging"),
+                    (facts.behind, 0.1, "its progress stopped first"),
+                    (facts.straggler, 0.05, "Megatron's straggler report gives it the longest round trip")):
+                if any(r in named for r in ranks):
+                    score += bonus
+                    why.append(reason)
             if len(by_node) > 1:
                 score -= 0.2
             peers = sorted(set(facts.timed_out) - set(ranks))

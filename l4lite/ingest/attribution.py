@@ -114,6 +114,12 @@ def host_from_path(rel: str) -> str | None:
     """A host name in the file name or its directories (nearest first), or None."""
     if rel in ("", "-"):
         return None
+    dirs, name = split_rel(rel)
+    return _host_in_component(name) or _host_in_dirs("/".join(dirs))
+
+
+def split_rel(rel: str) -> tuple[list[str], str]:
+    """A relative path's folders and its file name without the log extensions."""
     parts = rel.replace("\\", "/").split("/")
     name = parts[-1]
     while True:
@@ -121,7 +127,7 @@ def host_from_path(rel: str) -> str | None:
         if stripped == name or not stripped:
             break
         name = stripped
-    return _host_in_component(name) or _host_in_dirs("/".join(parts[:-1]))
+    return parts[:-1], name
 
 
 def host_from_dirs(rel: str) -> str | None:

@@ -22,13 +22,12 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from l4lite.ingest.attempts import pod_of_dir, pod_of_file
-from l4lite.ingest.attribution import host_from_path, normalize_host
+from l4lite.ingest.attribution import host_from_path, normalize_host, split_rel
 
 _ATTEMPT = re.compile(r"attempt_\d+$")
 _NUMBER = re.compile(r"(?!\d{1,3}([.-])\d{1,3}\1\d{1,3}\1\d{1,3}$)[\d._-]+$")
 _RANK_DIR = re.compile(r"(?:local_)?rank[-_.]?\d+$", re.I)
 _DATE = re.compile(r"\d{4}-?\d\d-?\d\d(?:[T_ -]?\d\d[:-]?\d\d(?:[:-]?\d\d)?)?")
-_STRIP_EXT = re.compile(r"\.(?:gz|log|txt|out|err|stdout|stderr|json|jsonl|csv|\d{1,3})$", re.I)
 _SEPARATOR = re.compile(r"[^a-z0-9]")
 _FOLD = str.maketrans("0123456789", "0000000000")
 LOOPBACK = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "::1", "0.0.0.0", "(none)"})
@@ -48,18 +47,6 @@ class NodeLevel:
     how: str = ""
     aliases: dict[str, str] = field(default_factory=dict)
     names: list[str] = field(default_factory=list)  # the level's names that are nodes (empty: all of them)
-
-
-def split_rel(rel: str) -> tuple[list[str], str]:
-    """A relative path's folders and its file name without the log extensions."""
-    parts = rel.replace("\\", "/").split("/")
-    name = parts[-1]
-    while True:
-        stripped = _STRIP_EXT.sub("", name)
-        if stripped == name or not stripped:
-            break
-        name = stripped
-    return parts[:-1], name
 
 
 def layout_parts(dirs: Sequence[str]) -> set[int]:
