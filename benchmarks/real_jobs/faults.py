@@ -56,6 +56,15 @@ def record(kind, step, **extra):
          "host": socket.gethostname(), "pid": os.getpid()}, **extra))
 
 
+def run(main):
+    """Run a training script's main; on any failure dump the flight recorder first, then fail as it would."""
+    try:
+        main()
+    except BaseException:
+        fr_dump("exception")
+        raise
+
+
 def fr_dump(reason=""):
     """Write this rank's flight-recorder buffer the way torch's NCCL
     DebugInfoWriter does (pickle of _dump_fr_trace, file <prefix><rank>).

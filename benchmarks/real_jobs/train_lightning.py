@@ -77,8 +77,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except BaseException:
-        faults.fr_dump("exception")
-        raise
+    faults.run(main)
