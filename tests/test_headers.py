@@ -61,14 +61,62 @@ HPC = ["366463 node-122 unix.hw state_change.unavailable 1085084674 1 Component 
        "29139 node-156 action start 1074180045 1 clusterAddMember (command 1902)"]
 
 
-def test_columns_ending_in_a_fixed_width_number_are_learnt() -> None:
+def test_columns_ending_in_a_whole_number_of_any_width_and_sign_are_learnt() -> None:
     cut = learn_header(HPC * 10)
-    assert cut == HeaderCut(6, 5, False, 1)
+    assert cut == HeaderCut(6, 5, False, True)
     assert [cut.strip(m) for m in HPC] == [
         "Component State Change: Component \\042alt0\\042 is in the unavailable state (HWID=2480)",
         "running", "clusterAddMember (command 1902)"]
-    other = "366463 node-122 unix.hw state 1085084674 12 other"  # a flag of two digits: another layout
+    flagged = "2286759 full partition status 1061219795 -1 running"  # a flag of -1
+    assert cut.strip(flagged) == "running"
+    other = "366463 node-122 unix.hw state 1085084674 n/a other"  # no number in the last column: another layout
     assert cut.strip(other) == other
+
+
+def test_number_columns_are_written_in_any_words() -> None:
+    """Columns of ids, hosts and counters of varying widths, then the varied text of many events."""
+    events = ["disk sweep finished on shelf 3", "fan tray reports speed 4200 rpm", "link to peer came back up",
+              "controller restarted after watchdog", "queue depth above limit for volume vol7"]
+    lines = [f"{17 + 131 * i} rack{i % 7} store.daemon {1700000000 + 97 * i} {(i % 3) - 1} {events[i % 5]}"
+             for i in range(60)]
+    cut = learn_header(lines)
+    assert cut.cut == 5 and cut.number
+    assert [cut.strip(m) for m in lines[:5]] == events
+
+
+def test_number_columns_followed_by_one_constant_word_are_a_message() -> None:
+    """``epoch 3 step 120 loss 2.31``: after its numbers comes the same word every time, the rest of one
+    event, not a header's varied text."""
+    lines = [f"epoch {i // 50} step {i} loss {2.5 - i / 1000:.4f} lr 0.0003" for i in range(1, 200)]
+    assert learn_header(lines) == HeaderCut()
+
+
+# messages written for these tests: a service log whose records carry a level, a component, a request
+# context and, on some messages only, a client address or a bracketed object before the text
+SERVICE = [
+    "2031 INFO shelf.api.handler [req-71 alice - -] 192.168.4.20 \"GET /v1/volumes HTTP/1.1\" status: 200",
+    "2031 INFO shelf.api.handler [req-72 alice - -] 192.168.4.20,10.0.0.1 \"POST /v1/volumes HTTP/1.1\" status: 202",
+    "2040 INFO shelf.scheduler [req-73 - - -] [volume: 9f1c2] Placing volume on pool gold",
+    "2040 WARNING shelf.scheduler [req-74 - - -] Pool silver is nearly full",
+    "2040 INFO shelf.scheduler [req-75 - - -] [volume: 9f1c2] Volume created in 3.2 seconds",
+]
+
+
+def test_address_first_messages_are_cut_after_their_address_and_context() -> None:
+    """An address or a bracketed object that starts some messages is context, not text: what follows it is a
+    word, and kept it would make every request line or every volume line start alike."""
+    cut = learn_header(SERVICE * 20)
+    assert cut.context and cut.level
+    assert [cut.strip(m) for m in SERVICE] == [
+        '"GET /v1/volumes HTTP/1.1" status: 200', '"POST /v1/volumes HTTP/1.1" status: 202',
+        "Placing volume on pool gold", "Pool silver is nearly full", "Volume created in 3.2 seconds"]
+    bare = "2040 INFO shelf.scheduler [req-76 - - -] 10.0.0.9"  # nothing after the address: it is the text
+    assert cut.strip(bare) == "10.0.0.9"
+
+
+def test_addresses_followed_by_numbers_are_not_a_header() -> None:
+    lines = [f"2031 INFO net.probe [req-{i}] 10.0.0.{i % 9}:{4000 + i} {i} ms {i * 3} bytes" for i in range(80)]
+    assert learn_header(lines) == HeaderCut()
 
 
 def test_trainer_and_library_lines_learn_no_cut() -> None:
