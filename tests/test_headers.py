@@ -112,6 +112,7 @@ def test_address_first_messages_are_cut_after_their_address_and_context() -> Non
         "Placing volume on pool gold", "Pool silver is nearly full", "Volume created in 3.2 seconds"]
     bare = "2040 INFO shelf.scheduler [req-76 - - -] 10.0.0.9"  # nothing after the address: it is the text
     assert cut.strip(bare) == "10.0.0.9"
+    assert cut.strip(bare + " [volume: 9f1c2] ") == "10.0.0.9 [volume: 9f1c2] "
 
 
 def test_addresses_followed_by_numbers_are_not_a_header() -> None:
@@ -158,3 +159,26 @@ def test_cut_by_file_learns_the_same_header_from_runs_and_from_records(tmp_path)
     assert got[0][0] == ["BLOCK* NameSystem.addStoredBlock: blockMap updated: <IP> is added to blk_<NUM> size <NUM>",
                          "PacketResponder <NUM> for block blk_<NUM> terminating"]
     assert got[0][1][0].startswith("081109 203615 148 INFO dfs.DataNode$PacketResponder:")
+
+
+def test_a_cut_message_is_a_non_blank_suffix_of_the_message() -> None:
+    """Whatever the message, the learnt cut only takes a prefix off it and never leaves nothing to mine."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    cuts = [learn_header(SERVICE * 20), learn_header(HPC * 10), learn_header(BGL * 10)]
+    pieces = st.sampled_from(["2040", "INFO", "-1", "shelf.scheduler", "[req-7 - -]", "[volume: 9f]", "10.0.0.9",
+                              "10.0.0.9,10.0.0.1", "host:80", "node-3", "word", '"GET', " ", "  ", "\t", "[", "]"])
+
+    heads = st.sampled_from(["", "2040 INFO shelf.scheduler [req-7 - -] ", "366463 node-1 unix.hw state 108508 -1 ",
+                             "- 1117838570 2005.06.03 R02 2005-06-03-15.42 R02 RAS KERNEL INFO "])
+
+    @settings(max_examples=400, deadline=None)
+    @given(heads, st.lists(pieces, max_size=8).map("".join), st.sampled_from(cuts))
+    def check(head: str, tail: str, cut: HeaderCut) -> None:
+        message = head + tail
+        rest = cut.strip(message)
+        assert message.endswith(rest)
+        assert rest.strip() or not message.strip()
+
+    check()
