@@ -120,6 +120,16 @@ def test_addresses_followed_by_numbers_are_not_a_header() -> None:
     assert learn_header(lines) == HeaderCut()
 
 
+def test_a_source_file_and_line_is_not_an_address() -> None:
+    """``ring.cc:52 Ring 00 : ...`` names where the message was printed; it is the message's own text."""
+    texts = ["ring.cc:52 Ring 00 : 0 1 2 3", "init.cc:1014 comm 0x7f3a rank 3 nranks 8 - Init COMPLETE",
+             "Channel 00/02 : 0 1 2 3", "Using network IB"]
+    lines = [f"{100 + i} INFO nccl.worker {texts[i % 4]}" for i in range(80)]
+    cut = learn_header(lines)
+    assert cut.level and not cut.context
+    assert cut.strip(lines[0]) == "ring.cc:52 Ring 00 : 0 1 2 3"
+
+
 def test_trainer_and_library_lines_learn_no_cut() -> None:
     """What a header cut would take off these is the message's own text."""
     for lines in (["Train trainer/device_train_microbatch_size: 8", "Train loss/train/total: 2.3871"],

@@ -50,8 +50,9 @@ FIRST_SHARE = 0.9  # at most this share of the messages cut after number columns
 _WORD = re.compile(r"""[(\["']?[A-Za-z]{2}""")
 _NUMBER = re.compile(r"[-+]?\d+")
 # a client address before a message's text (OpenStack's ``10.11.10.1 "GET ...``): IPv4 with an optional port,
-# a comma-separated list of them, or a host name with a port
-_ADDRESS = r"(?:\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?,?)+|[\w.-]+:\d{1,5}"
+# or a comma-separated list of them; not ``name:digits``, which is as often a source file and line
+# (NCCL's ``channel.cc:52``) as a host and port
+_ADDRESS = r"(?:\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?,?)+"
 # context columns a header may end with on some messages only: client addresses and bracketed fields
 # (OpenStack's ``[instance: 3edec1e4-...]``), each followed by a blank
 _CONTEXT = re.compile(r"(?:(?:" + _ADDRESS + r"|\[[^\]]*\])\s+)+")
