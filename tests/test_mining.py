@@ -98,6 +98,10 @@ def test_mask_real_lines(fragment: str, expected: str) -> None:
         ),
         ("generating core.3613", "generating core.<NUM>"),
         ("delete blk_1 blk_-2   blk_3", "delete blk_<NUM>"),
+        ("failed to resolve name an14 an15 an16 an142", "failed to resolve name an<NUM>"),
+        ("GPU0 GPU1 GPU2 GPU3 CPU Affinity", "GPU<NUM> CPU Affinity"),
+        ("GPU0 GPU1 are peers", "GPU0 GPU1 are peers"),  # two names are not a list
+        ("sda1 sdb1 sdc1 mounted", "sda1 sdb1 sdc1 mounted"),  # names of different stems
         ("  spaced\tout  ", "spaced out"),
         ("", ""),
     ],
@@ -210,6 +214,20 @@ def test_cached_answers_expire_when_a_cluster_of_that_length_changes() -> None:
     fast = TemplateMiner()
     assert [fast.add(line) for line in lines] == expected
     assert fast.finalize() == plain.finalize()
+
+
+def test_lists_of_names_give_the_plain_path_clusters() -> None:
+    """A list of names masks as one ``stem<NUM>``; names that keep their digits elsewhere in a message are
+    compared one by one, even where the kept ones would read as a list on their own."""
+    rnd = random.Random(3)
+    shapes = ["nodes an{} an{} an{} are down", "x an{} y an{} z an{}", "nodes an{} an{} an{} an{} are down",
+              "x an{} y an{} z an{} w"]
+    lines = [shape.format(*(rnd.randrange(1, 300) for _ in range(4))) for _ in range(40) for shape in shapes]
+    fast = TemplateMiner(sim_th=0.9, cache_size=8)
+    plain = TemplateMiner(sim_th=0.9, cache_size=0)
+    assert [fast.add(line) for line in lines] == [plain.add(line) for line in lines]
+    assert fast.finalize() == plain.finalize()
+    assert "nodes an<NUM> are down" in {text for _, text in fast.finalize().values()}
 
 
 def test_kept_digits_are_checked_on_a_cache_hit() -> None:

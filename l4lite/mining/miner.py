@@ -137,10 +137,38 @@ def _default_repl(match: re.Match[str]) -> str:
     return _DEFAULT_TOKENS[match.lastgroup]  # type: ignore[index]
 
 
-def _finish(tokens: list[str]) -> str:
+_NAMED = re.compile(r"([A-Za-z]+)\d+")  # a name with a number: an14, dn228, sda3
+LIST_RUN = 3  # named tokens of one stem in a row that make a list
+
+
+def _lists(tokens: list[str]) -> list[str]:
+    """Tokens with a run of ``LIST_RUN`` or more names of one stem (``an14 an15 an16 ...``, a node list)
+    numbered as ``an<NUM>``, which then collapse into one: a list of 3 or 40 names is the same event. Whether
+    a run is a list depends on the letters only, so masking stays blind to digit values."""
+    stems = [m.group(1) if _has_ascii_digit(t) is not None and (m := _NAMED.fullmatch(t)) else None
+             for t in tokens]
+    out = tokens
+    i = 0
+    while i < len(stems):
+        stem = stems[i]
+        j = i + 1
+        if stem is not None:
+            while j < len(stems) and stems[j] == stem:
+                j += 1
+            if j - i >= LIST_RUN:
+                if out is tokens:
+                    out = list(tokens)
+                out[i:j] = [stem + "<NUM>"] * (j - i)
+        i = j
+    return out
+
+
+def _finish(tokens: list[str], lists: bool = True) -> str:
     """Join masked tokens, collapsing a run of one repeated masked token (``blk_<NUM> blk_<NUM>``) into one:
     a list of 1 or 40 block ids is the same event. Tokens that kept digits never collapse, so that masking
-    stays blind to digit values."""
+    stays blind to digit values, except in a list of names (``_lists``; ``lists=False`` keeps those too)."""
+    if lists and any(_has_ascii_digit(t) is not None for t in tokens):
+        tokens = _lists(tokens)
     out: list[str] = []
     prev = None
     for token in tokens:
@@ -185,7 +213,7 @@ class Masker:
         """The same text as ``mask_plain``."""
         return self.mask_tokens(message.split())[0]
 
-    def mask_tokens(self, tokens: list[str]) -> tuple[str, list[int]]:
+    def mask_tokens(self, tokens: list[str], lists: bool = True) -> tuple[str, list[int]]:
         """Masked text of a split message, and the indices of tokens whose masked form still has digits.
 
         Tokens are looked up as they are, then with their digits folded: a masked token without digits is
@@ -212,7 +240,7 @@ class Masker:
             out.append(hit[0])
             if hit[1]:
                 kept.append(i)
-        return _finish(out), kept
+        return _finish(out, lists), kept
 
 
 def _put_bounded(cache: dict[Any, Any], key: Any, value: Any, size: int) -> None:
@@ -339,7 +367,8 @@ class TemplateMiner:
 
     def _mask_kept(self, kept: Any) -> str:
         """The masked text of the tokens an itemgetter of kept tokens returned (one token or a tuple)."""
-        return self.masker.mask_tokens([kept] if isinstance(kept, str) else list(kept))[0]
+        # without lists: kept tokens side by side here need not be side by side in the message
+        return self.masker.mask_tokens([kept] if isinstance(kept, str) else list(kept), lists=False)[0]
 
     def cached_id(self, key: bytes) -> int | None:
         """The cluster id ``add`` would return for a message with this key (as for ``add``) straight from its cache,
