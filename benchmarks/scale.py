@@ -264,6 +264,7 @@ class TreePeak:
     rss: int = 0  # bytes: the largest sum of RSS over the tree seen
     pss: int = 0  # bytes: the largest sum of PSS
     processes: int = 0  # the most processes seen at once
+    one_pss: int = 0  # bytes: the largest PSS of one process
 
 
 def _tree(pid: int) -> list[int]:
@@ -306,6 +307,7 @@ def watch(pid: int, peak: TreePeak, done: threading.Event) -> None:
         peak.rss = max(peak.rss, sum(m[0] for m in mem))
         peak.pss = max(peak.pss, sum(m[1] for m in mem))
         peak.processes = max(peak.processes, len(pids))
+        peak.one_pss = max([peak.one_pss, *(m[1] for m in mem)])
         done.wait(0.25)
 
 
@@ -391,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"analyze {' '.join(RUNS[key])}: {r.wall:.1f} s wall, {r.cpu:.1f} s CPU, {n / r.wall:,.0f} lines/s; "
               f"load average {r.load_before:.1f} -> {r.load_after:.1f}; peak of the tree: RSS sum "
               f"{r.peak.rss / 2**20:,.0f} MB, PSS sum {r.peak.pss / 2**20:,.0f} MB ({r.peak.processes} processes); "
-              f"largest process {r.max_rss_one:,.0f} MB; exit {r.exit_code}", flush=True)
+              f"largest process {r.max_rss_one:,.0f} MB RSS, {r.peak.one_pss / 2**20:,.0f} MB PSS; exit {r.exit_code}", flush=True)
         print(f"  verdict {verdict(out) if out.exists() else 'no incident written'}", flush=True)
     if not args.keep:
         shutil.rmtree(job, ignore_errors=True)
