@@ -9,7 +9,7 @@ It writes, streaming (a few thousand lines in memory at a time, files written by
 - ``nodeNNN/rank{R}.log``: one trainer file per rank, 93 % of the lines. The nodes take turns over six formats
   of ``format_zoo`` (Megatron-LM, DeepSpeed, fairseq, NeMo, Hugging Face Trainer, Lightning), so one job mixes
   them; the ranks of the last node of every eight write gzip files (``rank{R}.log.gz``, rotated logs). Each rank
-  file carries its GPU's NCCL INFO communicator lines at its start and again every 430 lines (3 % of the job:
+  file carries its GPU's NCCL INFO communicator lines at its start and again every 430 lines (3 % of its lines:
   more than a job that builds its communicators once, as one that creates many of them, or logs with
   ``NCCL_DEBUG=INFO`` after every re-init);
 - ``nodeNNN/syslog`` (2.5 %): benign system lines, kernel lines (NVRM, mlx5, thermal, martian source) and
