@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import itertools
 import os
 import random
 import re
@@ -66,7 +67,7 @@ SECONDS_PER_LINE = 0.5  # of a rank's trainer file: the job's span grows with it
 FORMATS = ("megatron", "deepspeed", "fairseq", "nemo", "hf-trainer", "lightning")
 TICKS_PER_LINE = {"megatron": 1.0, "deepspeed": 0.5, "fairseq": 1.0, "nemo": 1.0}  # clock ticks of a line
 BOOT = START - 3600.0
-_OriginalClock = format_zoo.Clock
+ORIGINAL_CLOCK = format_zoo.Clock
 
 
 @dataclass(frozen=True)
@@ -137,8 +138,13 @@ def rank_lines(task: FileTask) -> Iterator[str]:
     trainer_n = max(1, task.lines - nccl_n)
     ticks = trainer_n * TICKS_PER_LINE.get(fmt, 1.0)
     step = task.span / ticks / 1.025  # Clock.tick draws 0.9-1.15 of a step
-    format_zoo.Clock = lambda t, step_s: _OriginalClock(t, step)  # type: ignore[misc, assignment]
+    format_zoo.Clock = lambda t, step_s: ORIGINAL_CLOCK(t, step)  # type: ignore[misc, assignment]
     gen = format_zoo.FORMATS[fmt][0](task.node, rnd)
+    try:
+        first = next(gen)  # the generator makes its clock before its first line
+    finally:
+        format_zoo.Clock = ORIGINAL_CLOCK  # type: ignore[misc]
+    gen = itertools.chain([first], gen)
     gpu = task.rank % GPUS
     mine = f" [{gpu}] "
 
