@@ -3,6 +3,7 @@ same verdict as one process on the committed fixture jobs."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import sys
 import threading
@@ -30,6 +31,7 @@ from l4lite.scale.engine import (
     scan_shard,
     unify_templates,
 )
+from l4lite.scale.shards import SHARD_ROUNDS, job_shards, read_size
 from l4lite.scan.job import load_rules, scan_job
 from l4lite.scan.scanner import JobScan, TemplateStat
 
@@ -99,6 +101,26 @@ def test_plan_by_weights_sizes_runs_in_proportion(tmp_path: Path) -> None:
     assert [f for s in shards for f in s] == files
     few = plan_shards(files[:4], [3, 3, 2, 2, 1, 1])  # fewer files than weights: one file each
     assert [len(s) for s in few] == [1, 1, 1, 1]
+
+
+def test_gzip_files_weigh_what_they_hold(tmp_path: Path) -> None:
+    """Rotated ``.gz`` logs weigh their uncompressed lines in the shard plan, not their bytes on disk: half the
+    job's lines in gzip files that are a tenth of their text go to their own shards."""
+    text = b"".join(b"[2024-04-26 10:00:%02d] step %d loss 2.%03d\n" % (i % 60, i, i % 1000) for i in range(3000))
+    files = []
+    for i in range(12):
+        path = tmp_path / (f"rank{i:02d}.log" + (".gz" if i >= 6 else ""))
+        path.write_bytes(gzip.compress(text) if i >= 6 else text)
+        found = discover([str(path)], Accounting()).files[0]
+        assert found.compressed == (i >= 6)
+        files.append(found)
+    assert files[6].size * 5 < files[0].size  # on disk the gzip files are small
+    assert read_size(files[6]) == len(text) and read_size(files[0]) == files[0].size
+    shards = job_shards(files, 2)
+    weights = [w for w in SHARD_ROUNDS for _ in range(2)]
+    held = [sum(read_size(f) for f in s) for s in shards]
+    shares = [sum(held) * w / sum(weights) for w in weights]
+    assert held == shares == [4 * len(text), 4 * len(text), 2 * len(text), 2 * len(text)]
 
 
 # ------------------------------------------------------------------------------------------------ merging

@@ -229,3 +229,30 @@ def test_parse_leaves_pandas_unloaded(job: Path, tmp_path: Path, jobs: str) -> N
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert pq.read_table(out).num_rows > 0
+
+
+def test_parallel_parse_progress_ends_at_its_total_with_gzip_files(tmp_path: Path) -> None:
+    """The shards weigh a gzip file by its uncompressed size; the progress total is counted the same way, so
+    ``--jobs 2`` on rotated ``.gz`` logs ends at 100 % (it went past it when the total was the size on disk)."""
+    from l4lite.export.parse_engine import parse_parallel
+
+    text = "".join(f"2024-04-26 10:00:{i % 60:02d} INFO step {i} loss {2 + i % 7 / 10}\n" for i in range(4000))
+    for i in range(4):
+        folder = tmp_path / "job" / f"node{i}"
+        folder.mkdir(parents=True)
+        if i % 2:
+            (folder / "train.log.gz").write_bytes(gzip.compress(text.encode()))
+        else:
+            (folder / "train.log").write_text(text)
+
+    class Serial:
+        workers = 2
+
+        def map(self, fn, items):  # noqa: ANN001, ANN202
+            return map(fn, items)
+
+    seen: list[tuple[int, int]] = []
+    results, _, _ = parse_parallel([str(tmp_path / "job")], None, Serial(), tmp_path,  # type: ignore[arg-type]
+                                   lambda done, total, records: seen.append((done, total)))
+    assert sum(r.records for r in results) == 16000
+    assert seen[-1][0] == seen[-1][1] == 4 * len(text)

@@ -81,7 +81,7 @@ def parse_parallel(paths: Sequence[str], node_from: str | None, engine: PoolEngi
     shards = job_shards(job.files, engine.workers)
     tasks = [SpoolTask(i, tuple(files), context, str(spool_dir / f"shard-{i:04d}.arrows"))
              for i, files in enumerate(shards)]
-    total = sum(f.size for f in job.files)
+    total = sum(f.size for files in shards for f in files)  # as the shards weigh them (gzip: uncompressed)
     done = records = 0
     results: list[SpoolResult] = []
     for result in engine.map(spool_shard, tasks):
