@@ -253,8 +253,8 @@ class HeaderReading:
             a = len(s) - len(s[pos:].lstrip())
         if s[a:end] != msg:
             return
-        if not pos and spans[0] is None and (spans[5] or nccl) and a < end and key[a:a + 1] != b"0" \
-                and key[:a] not in self.heads:
+        if not pos and spans[0] is None and (spans[5] or nccl) and 0 < p <= a < end and key[a:a + 1] != b"0" \
+                and key[:a] not in self.heads:  # (a header, then a message)
             self._learn_head(s, key, a, spans, nccl, head_source)
         plans = self.plans
         if len(plans) >= MAX_PLANS:
@@ -311,12 +311,17 @@ class HeaderReading:
             heads.clear()
             self.head_lengths.clear()
         ts_first, ts_second, ts_end, ts_kind, ts_level = spans[3:8]
+        # after a syslog time, the host field is looked for, and a kernel line's uptime where its message
+        # starts: a line without them has its message decide
+        bracket = ts_kind in ("syslog", "rfc3339") and head_source == "kernel" and spans[8] is None
+        if (ts_kind in ("syslog", "rfc3339") and spans[1] is None) or (bracket and key[a:a + 1] == b"["):
+            return
         layout = self.ts.iso_layout(s, ts_second if ts_second >= 0 else ts_first, ts_end) \
             if ts_kind == "iso" and ts_level is None else None
         marker_at = spans[9]
         marker_end = lc.level_marker(s, marker_at)[1] if marker_at >= 0 else -1
         heads[head] = (a, nccl, has_nccl, ts_first, ts_second, ts_end, ts_kind, ts_level, layout, spans[1],
-                       spans[2], spans[8], marker_at, marker_end, head_source, spans)
+                       spans[2], spans[8], marker_at, marker_end, head_source, spans, bracket)
         if a not in self.head_lengths and len(self.head_lengths) < 8:
             self.head_lengths.append(a)
 
@@ -333,11 +338,11 @@ class HeaderReading:
         """Read a line from its header's plan (``_learn_head``) and its message as ``_line`` does, or None where
         ``_line`` must (the message opens a record, is an error, or changes reading state). The second line of
         a shape read so learns the shape's own plan, as ``_line`` would have on the first (a shape seen once
-        is not worth one: kernel lines with a new id each)."""
+        is not worth one: kernel lines with a new id each), the first where runs may take the shape."""
         (a, nccl, has_nccl, ts_first, ts_second, ts_end, ts_kind, ts_level, layout, host_span, gpu_span,
-         uptime_span, marker_at, marker_end, head_source, spans) = plan
+         uptime_span, marker_at, marker_end, head_source, spans, bracket) = plan
         c = s[a:a + 1]
-        if not c or c.isspace() or c in DIGITS or (s.find("NCCL", 0, 240) > 0) != has_nccl or not no_prefix(s):
+        if not c or c.isspace() or c in DIGITS or (bracket and c == "[") or (s.find("NCCL", 0, 240) > 0) != has_nccl or not no_prefix(s):
             return None
         msg = s[a:].rstrip()
         if "\r" in msg or "global_ranks=[" in msg or msg.startswith(("srun: error: ", "slurmstepd: error: ")) \
@@ -390,7 +395,7 @@ class HeaderReading:
             rank_in_msg = True
         if learn:
             seen = self.head_seen
-            if key in seen:
+            if key in seen or (layout is not None and host_span is None):  # a shape runs may take: at once
                 self._learn(s, msg, spans, 0, a, False, False, nccl, level, source, rank_in_msg, head_source)
             else:
                 if len(seen) >= MAX_PLANS:
