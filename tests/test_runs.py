@@ -553,7 +553,8 @@ _TRICKY = ["x.node07 [stdout] python", "3: rank three", "[1,3]<stdout>: mpi", "[
            "[INFO] a marker", "2024-12-01 10:00:00 a second stamp", "Traceback (most recent call last):",
            "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.", "global_ranks=[0, 1]",
            "[Rank 3] step=12 loss=2.5", "mlx5_core 0000:0c:00.0: port 1 down", "nfs4: server gone",
-           "line with a carriage\rreturn", "12345 starts with a number"]
+           "line with a carriage\rreturn", "12345 starts with a number", "[  12.500000] an uptime in it",
+           "[ERROR] bracketed level"]
 
 
 @pytest.mark.parametrize("form", ["syslog", "dmesg-mixed", "nccl", "iso"])
@@ -573,9 +574,9 @@ def test_lines_of_new_shapes_read_from_their_header_plan_the_same(tmp_path: Path
                            f"python[{rnd.randrange(10**6)}]: segfault at 7f3a{i:x}c2b ip 0000{i:x}bc sp "
                            f"00{i * 7:x}e error 4 in libc.so.6[7f3a1c2b+1f000]")
             stamp = datetime.fromtimestamp(1_733_011_200.0 + i * 1.7, tz=UTC)
-            if form == "syslog":
+            if form == "syslog":  # a third without an uptime: their messages may start with a bracket
                 lines.append(f"{stamp:%b} {stamp.day:2d} {stamp:%H:%M:%S} gpu-node{node:02d} kernel: "
-                             f"[{up:12.6f}] {msg}")
+                             + (f"[{up:12.6f}] " if i % 3 else "") + msg)
             elif form == "dmesg-mixed":
                 lines.append(f"[{up:12.6f}] {msg}" if i % 2 else
                              f"{stamp:%b} {stamp.day:2d} {stamp:%H:%M:%S} gpu-node{node:02d} kernel: [{up:12.6f}] {msg}")
@@ -594,4 +595,4 @@ def test_lines_of_new_shapes_read_from_their_header_plan_the_same(tmp_path: Path
     assert any(book.heads for book in options.shape_books.values())
     shapes = {r.shape for r in records if r.shape}
     # lines read from a plan name their shape; most shapes here were met once, so a header plan read them
-    assert len(shapes) > 2000
+    assert len(shapes) > 1500
