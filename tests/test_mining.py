@@ -330,3 +330,58 @@ def test_grouping_accuracy_on_loghub_samples(system: str, minimum: float) -> Non
     rows = LOGHUB[system]
     predicted = _ids(TemplateMiner(), [content for content, _ in rows])
     assert _grouping_accuracy([t for _, t in rows], predicted) >= minimum
+
+
+def _kept_token_lines(rnd: random.Random, n: int) -> list[str]:
+    """Kernel and Lustre lines whose kept tokens (digits that masking keeps) change on every line, mixed with
+    near-twins that make more than one cluster share a leaf of Drain's tree (a word where the others vary)."""
+    pool = ["1f000", "adc97", "2b", "x1"]
+    out = []
+    for _ in range(n):
+        k = rnd.randrange(6)
+        a, b = rnd.choice(pool), rnd.choice(pool)
+        if k == 0:
+            out.append(f"python[{rnd.randrange(10**6)}]: segfault at {rnd.getrandbits(44):x} ip "
+                       f"{rnd.getrandbits(47):016x} error 4 in libc.so.6[{rnd.getrandbits(20):x}+{a}]")
+        elif k == 1:
+            out.append(f"python[{rnd.randrange(10**6)}]: segfault at {rnd.getrandbits(44):x} ip "
+                       f"{rnd.getrandbits(47):016x} error 4 in libc.so.6[{a}+{b}]")
+        elif k == 2:
+            out.append(f"Lustre: {rnd.randrange(1000, 99999)}:0:(client.c:2001:ptlrpc_expire_one_request()) @@@ "
+                       f"req@{rnd.getrandbits(48):016x} x{rnd.getrandbits(50)}/t0(0) o400->OST{a}@o2ib rc 0/-1")
+        elif k == 3:
+            out.append(f"Lustre: {rnd.randrange(1000, 99999)}:0:(client.c:2001:ptlrpc_expire_one_request()) @@@ "
+                       f"req@{rnd.getrandbits(48):016x} x1/t0(0) o400->OST{a}@o2ib rc 0/-1")
+        elif k == 4:
+            out.append(f"CPU{rnd.randrange(96)}: Core temperature above threshold, cpu clock throttled "
+                       f"(total events = {rnd.randrange(10**5)})")
+        else:
+            out.append(f"x{rnd.choice(pool)}/t0(0) o400->OST{b}@o2ib rc 0/-1 {a}")
+    return out
+
+
+@pytest.mark.parametrize("sim_th,cache_size,seed", [(0.5, 100_000, 1), (0.7, 16, 2), (0.9, 100_000, 3),
+                                                    (0.9, 64, 4), (0.4, 100_000, 5)])
+def test_fast_path_equals_plain_path_when_kept_tokens_change_on_every_line(sim_th: float, cache_size: int,
+                                                                           seed: int) -> None:
+    """A kept token that is new on each line is answered without masking or Drain only where the cluster has a
+    wildcard there and no other cluster of its leaf has a word: the clusters are those of plain Drain."""
+    lines = _kept_token_lines(random.Random(seed), 3000)
+    fast = TemplateMiner(sim_th=sim_th, cache_size=cache_size)
+    plain = TemplateMiner(sim_th=sim_th, cache_size=0)
+    assert [fast.add(line) for line in lines] == [plain.add(line) for line in lines]
+    assert fast.finalize() == plain.finalize()
+    assert {c.cluster_id: c.size for c in fast.drain.clusters} == {c.cluster_id: c.size for c in plain.drain.clusters}
+
+
+def test_a_kept_token_new_on_every_line_needs_drain_only_at_first() -> None:
+    rnd = random.Random(11)
+    lines = [f"python[{rnd.randrange(10**6)}]: segfault at {rnd.getrandbits(44):x} error 4 in "
+             f"libc.so.6[{rnd.getrandbits(44):x}+{rnd.getrandbits(20):x}]" for _ in range(2000)]
+    lines += [f"Lustre: {rnd.randrange(1000, 99999)}:0:(client.c:2001:ptlrpc_expire_one_request()) "
+              f"req@{rnd.getrandbits(48):016x} x{rnd.getrandbits(50)}/t0(0) o400" for _ in range(2000)]
+    fast = TemplateMiner()
+    plain = TemplateMiner(cache_size=0)
+    assert [fast.add(line) for line in lines] == [plain.add(line) for line in lines]
+    assert len(fast) == 2
+    assert fast.drain_calls < 100  # was one per line whose kept token was new: nearly all of them

@@ -537,3 +537,62 @@ def test_kernel_and_storage_lines_read_the_same_by_shape(tmp_path: Path, form: s
     plain_ids = [miners[1].add(r.message) for r in plain]
     fast_t, plain_t = miners[0].finalize(), miners[1].finalize()
     assert [fast_t[c] for c in fast_ids] == [plain_t[c] for c in plain_ids]
+
+
+def _new_ids(rnd: random.Random, text: str) -> str:
+    """``text`` with new digits and new hex letters (ids, pointers): a new line shape nearly every time."""
+    import re
+
+    text = re.sub(r"\d", lambda _: str(rnd.randrange(10)), text)
+    return re.sub(r"(?<=[0-9])[a-f]|[a-f](?=[0-9])", lambda _: rnd.choice("abcdef"), text)
+
+
+# messages after a known header that make the header reader decide otherwise, or that open a record
+_TRICKY = ["x.node07 [stdout] python", "3: rank three", "[1,3]<stdout>: mpi", "[rank3]: torch said", " ",
+           "dgx-01:11:12 [3] NCCL INFO late header", "NCCL WARN in the message", "ERROR: a level word",
+           "[INFO] a marker", "2024-12-01 10:00:00 a second stamp", "Traceback (most recent call last):",
+           "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.", "global_ranks=[0, 1]",
+           "[Rank 3] step=12 loss=2.5", "mlx5_core 0000:0c:00.0: port 1 down", "nfs4: server gone",
+           "line with a carriage\rreturn", "12345 starts with a number", "[  12.500000] an uptime in it",
+           "[ERROR] bracketed level"]
+
+
+@pytest.mark.parametrize("form", ["syslog", "dmesg-mixed", "nccl", "iso"])
+def test_lines_of_new_shapes_read_from_their_header_plan_the_same(tmp_path: Path, form: str) -> None:
+    """Kernel, storage and NCCL lines with a new id each (nearly one shape per line) are read from the plan of
+    their header's shape (``_learn_head``): the records are those of the per-line path, also where the
+    message would make the header reader decide otherwise (a prefix, NCCL, a level marker, a stamp) or opens
+    a record."""
+    messages = _real_kernel_messages() + _TRICKY
+    paths = []
+    for node in (7, 8):
+        rnd = random.Random(node)
+        up, lines = 950.818166, []
+        for i in range(3000):
+            up += rnd.choice((0.001, 1.5, 44.0))
+            msg = _new_ids(rnd, rnd.choice(messages) if rnd.random() < 0.3 else
+                           f"python[{rnd.randrange(10**6)}]: segfault at 7f3a{i:x}c2b ip 0000{i:x}bc sp "
+                           f"00{i * 7:x}e error 4 in libc.so.6[7f3a1c2b+1f000]")
+            stamp = datetime.fromtimestamp(1_733_011_200.0 + i * 1.7, tz=UTC)
+            if form == "syslog":  # a third without an uptime: their messages may start with a bracket
+                lines.append(f"{stamp:%b} {stamp.day:2d} {stamp:%H:%M:%S} gpu-node{node:02d} kernel: "
+                             + (f"[{up:12.6f}] " if i % 3 else "") + msg)
+            elif form == "dmesg-mixed":
+                lines.append(f"[{up:12.6f}] {msg}" if i % 2 else
+                             f"{stamp:%b} {stamp.day:2d} {stamp:%H:%M:%S} gpu-node{node:02d} kernel: [{up:12.6f}] {msg}")
+            elif form == "nccl":
+                gpu = i % 4
+                lines.append(f"gpu-node{node:02d}:{5270 + gpu}:{5690 + gpu} [{gpu}] NCCL INFO {msg}")
+            else:
+                lines.append(f"{stamp:%Y-%m-%d %H:%M:%S},{i % 1000:03d} - kernel - INFO - {msg}")
+        f = tmp_path / f"node{node:03d}" / "kern.log"
+        f.parent.mkdir()
+        f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        paths.append(str(f))
+    assert _same_three_ways(paths) > 5000
+    options = IngestOptions()
+    records = list(iter_records(paths, options, Accounting()))
+    assert any(book.heads for book in options.shape_books.values())
+    shapes = {r.shape for r in records if r.shape}
+    # lines read from a plan name their shape; most shapes here were met once, so a header plan read them
+    assert len(shapes) > 1500

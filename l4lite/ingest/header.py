@@ -54,6 +54,22 @@ def _stampless(key: bytes, at: int) -> bool:
     return not key.startswith(_KERN_WORDS, at)
 
 
+def no_prefix(s: str) -> bool:
+    """Whether ``_header`` tries no stream prefix on ``s`` (a non-blank line): none of the texts that make it try
+    one (``name.host [stdout]``, an ``srun --label``, an MPI tag, a Ray actor, a torchrun prefix) is where it
+    looks for them."""
+    if s.find(" [std", 0, 160) > 0:
+        return False
+    c = s[0]
+    if c == " ":
+        return s.find(": ", 0, 9) <= 0 and s.find("]:", 0, 48) <= 0
+    if c == "[":
+        return s.find(">:", 0, 26) <= 0 and s.find("]:", 0, 48) <= 0
+    if c == "(":
+        return s.find(" pid=", 0, 64) <= 0
+    return c not in DIGITS or s.find(": ", 0, 9) <= 0
+
+
 class HeaderReading:
     """``_header`` and the shape plans it learns (a mixin of the file reader)."""
 
@@ -212,19 +228,22 @@ class HeaderReading:
                 p = m.end()
                 header = True
                 cacheable = False
+        marker_at = -1  # where a level marker was looked for (a line's header plan looks again)
         if level is None and p < len(s):
+            marker_at = p
             level, p2 = lc.level_marker(s, p)
             if p2 != p:
                 p = p2
                 header = True
-        spans = (rank_span, host_span, gpu_span, ts_first, ts_second, ts_end, ts_kind, ts_level, uptime_span) \
-            if cacheable else None
+        spans = (rank_span, host_span, gpu_span, ts_first, ts_second, ts_end, ts_kind, ts_level, uptime_span,
+                 marker_at) if cacheable else None
         return pos, rank, global_rank, local_rank, host, gpu, nccl, header, t, level, p, source, spans
 
     # ------------------------------------------------------------------------------------------ line shapes
     def _learn(self, s: str, msg: str, spans: tuple, pos: int, p: int, global_rank: bool, local_rank: bool,
-               nccl: bool, level: str | None, source: str, rank_in_msg: bool) -> None:
-        """Remember how a directly emitted line was read, under its shape (its bytes with digits folded)."""
+               nccl: bool, level: str | None, source: str, rank_in_msg: bool, head_source: str | None = None) -> None:
+        """Remember how a directly emitted line was read, under its shape (its bytes with digits folded), and
+        how its header was read, under the header's shape (``_learn_head``)."""
         if not self.opt.line_shapes:
             return
         key = shape_of(s)
@@ -234,6 +253,9 @@ class HeaderReading:
             a = len(s) - len(s[pos:].lstrip())
         if s[a:end] != msg:
             return
+        if not pos and spans[0] is None and (spans[5] or nccl) and 0 < p <= a < end and key[a:a + 1] != b"0" \
+                and key[:a] not in self.heads:  # (a header, then a message)
+            self._learn_head(s, key, a, spans, nccl, head_source)
         plans = self.plans
         if len(plans) >= MAX_PLANS:
             self.book.restart()
@@ -273,6 +295,119 @@ class HeaderReading:
                 # "  3: 2024-..." (srun --label), "[rank3]: ...", "[default3]: ..." (a local rank)
                 pending.append((key, layout, a, end, level, source, pos, spans[0], local_rank and not global_rank))
 
+    def _learn_head(self, s: str, key: bytes, a: int, spans: tuple, nccl: bool, head_source: str | None) -> None:
+        """Remember how the header of a line without a stream prefix was read, under the header's shape alone
+        (``key[:a]``, up to the message): kernel, storage and NCCL lines carry ids of varying widths and hex
+        letters, so nearly every line is a shape of its own, while their headers (a syslog time, host and
+        uptime, NCCL's ``host:pid:tid [dev]``) have a few. Only where ``_header`` decides nothing from the
+        message: no stream prefix is tried (``no_prefix``), "NCCL" within its reach means the NCCL header, and
+        the message starts with no digit (a level marker or a timestamp could read on into it)."""
+        head = key[:a]
+        has_nccl = s.find("NCCL", 0, 240) > 0
+        if not head.isascii() or has_nccl != nccl or not no_prefix(s):
+            return
+        heads = self.heads
+        if len(heads) >= MAX_PLANS:
+            heads.clear()
+            self.head_lengths.clear()
+        ts_first, ts_second, ts_end, ts_kind, ts_level = spans[3:8]
+        # after a syslog time, the host field is looked for, and a kernel line's uptime where its message
+        # starts: a line without them has its message decide
+        bracket = ts_kind in ("syslog", "rfc3339") and head_source == "kernel" and spans[8] is None
+        if (ts_kind in ("syslog", "rfc3339") and spans[1] is None) or (bracket and key[a:a + 1] == b"["):
+            return
+        layout = self.ts.iso_layout(s, ts_second if ts_second >= 0 else ts_first, ts_end) \
+            if ts_kind == "iso" and ts_level is None else None
+        marker_at = spans[9]
+        marker_end = lc.level_marker(s, marker_at)[1] if marker_at >= 0 else -1
+        heads[head] = (a, nccl, has_nccl, ts_first, ts_second, ts_end, ts_kind, ts_level, layout, spans[1],
+                       spans[2], spans[8], marker_at, marker_end, head_source, spans, bracket)
+        if a not in self.head_lengths and len(self.head_lengths) < 8:
+            self.head_lengths.append(a)
+
+    def head_plan(self, key: bytes) -> tuple | None:
+        """The header plan of a line of a shape with no plan of its own (see ``_learn_head``)."""
+        heads = self.heads
+        for a in self.head_lengths:
+            plan = heads.get(key[:a])
+            if plan is not None and plan[0] == a:
+                return plan
+        return None
+
+    def _head_planned(self, lineno: int, s: str, key: bytes, plan: tuple) -> Record | None:
+        """Read a line from its header's plan (``_learn_head``) and its message as ``_line`` does, or None where
+        ``_line`` must (the message opens a record, is an error, or changes reading state). The second line of
+        a shape read so learns the shape's own plan, as ``_line`` would have on the first (a shape seen once
+        is not worth one: kernel lines with a new id each), the first where runs may take the shape."""
+        (a, nccl, has_nccl, ts_first, ts_second, ts_end, ts_kind, ts_level, layout, host_span, gpu_span,
+         uptime_span, marker_at, marker_end, head_source, spans, bracket) = plan
+        c = s[a:a + 1]
+        if not c or c.isspace() or c in DIGITS or (bracket and c == "[") or (s.find("NCCL", 0, 240) > 0) != has_nccl or not no_prefix(s):
+            return None
+        msg = s[a:].rstrip()
+        if "\r" in msg or "global_ranks=[" in msg or msg.startswith(("srun: error: ", "slurmstepd: error: ")) \
+                or lc.record_kind(msg) != lc.K_LINE:
+            return None
+        level = ts_level
+        if marker_at >= 0:
+            level, end = lc.level_marker(s, marker_at)
+            if end != marker_end:
+                return None
+        if level is None:
+            level = lc.content_level(msg)
+        if level == "error":
+            return None
+        t = self.ts.iso_time(s, layout) if layout is not None else None
+        if t is None:
+            parse = self.ts.parse
+            t, end, lvl, kind = parse(s, ts_first)
+            if ts_second >= 0:
+                if end:
+                    return None
+                t, end, lvl, kind = parse(s, ts_second)
+            if end != ts_end or kind != ts_kind or lvl != ts_level:
+                return None
+            if uptime_span is not None and t is not None:  # as _syslog_host does
+                self.ts.anchor(t, float(s[uptime_span[0]:uptime_span[1]]))
+        if t is None or (t > self.future and self._future_time(lineno, t)):
+            t = self.last_time
+        else:
+            self.last_time = t
+        learn = True
+        if nccl:
+            source = "nccl"
+        elif head_source is None or head_source == "other":
+            source = lc.classify(s, msg) or head_source or self.default_source
+            learn = not lc.source_by_digits(msg)
+        elif head_source == "kernel":
+            source = lc.kernel_or_storage(msg)
+            learn = not lc.source_by_digits(msg, kernel=True)
+        else:
+            source = head_source
+        host = self._host(s[host_span[0]:host_span[1]]) if host_span is not None else None
+        gpu = int(s[gpu_span[0]:gpu_span[1]]) if gpu_span is not None else None
+        if host is not None or gpu is not None:
+            self._saw("", host, gpu, None, msg if nccl else None)
+        rank = self.path_rank
+        rank_in_msg = False
+        if rank is None and ("[Rank " in msg or "[rank" in msg):
+            rank = lc.rank_in_message(msg)
+            rank_in_msg = True
+        if learn:
+            seen = self.head_seen
+            if key in seen or (layout is not None and host_span is None):  # a shape runs may take: at once
+                self._learn(s, msg, spans, 0, a, False, False, nccl, level, source, rank_in_msg, head_source)
+            else:
+                if len(seen) >= MAX_PLANS:
+                    seen.clear()
+                seen.add(key)
+        node = host if host is not None else self.path_node
+        if node is None and (self.streams or rank is not None):
+            node, gpu = self._fill("", node, rank, gpu)
+        if node is None and rank is None:
+            self.nameless += 1
+        return Record(self.f.rel, lineno, lineno, node, rank, gpu, source, t, level, msg, s)
+
     def _planned_simple(self, lineno: int, s: str, plan: tuple) -> Record | None:
         """``_planned`` for the most common shape: an ISO timestamp first, no prefix, host or GPU in the line."""
         layout, ma, mb, level, source, rank_in_msg = plan
@@ -304,7 +439,7 @@ class HeaderReading:
         where it ended before, else None (the caller takes the slow path).
         """
         (pos, global_rank, local_rank, nccl, level, source, ma, mb, rank_in_msg, layout,
-         rank_span, host_span, gpu_span, ts_first, ts_second, ts_end, ts_kind, ts_level, uptime_span) = plan
+         rank_span, host_span, gpu_span, ts_first, ts_second, ts_end, ts_kind, ts_level, uptime_span, _) = plan
         t = self.ts.iso_time(s, layout) if layout is not None else None
         if t is None:
             parse = self.ts.parse

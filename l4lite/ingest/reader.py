@@ -232,7 +232,7 @@ class _FileReader(HeaderReading, RunReading):
                             skipped_blank += 1
                         else:
                             r = None
-                            if plans and not out and not opened and not self.hold:
+                            if (plans or self.head_lengths) and not out and not opened and not self.hold:
                                 key = keys[k] if keys is not None else \
                                     s.encode("utf-8", "surrogatepass").translate(FOLD_DIGITS)
                                 plan = plans.get(key)
@@ -240,6 +240,12 @@ class _FileReader(HeaderReading, RunReading):
                                     r = planned_simple(lineno, s, plan) if len(plan) == 6 else planned(lineno, s, plan)
                                     if r is not None:
                                         r.shape = key
+                                elif self.head_lengths:
+                                    plan = self.head_plan(key)
+                                    if plan is not None:
+                                        r = self._head_planned(lineno, s, key, plan)
+                                        if r is not None:
+                                            r.shape = key
                             if r is None:
                                 r = line(lineno, s)
                             if r is not None:
@@ -290,6 +296,7 @@ class _FileReader(HeaderReading, RunReading):
         if h is None:
             return _BLANK
         pos, rank, global_rank, local_rank, host, gpu, nccl, header, t, level, p, source, spans = h
+        head_source = source
         stream = s[:pos].rstrip(" ")  # "[rank0]:" and "[rank0]: " are one stream: the blank belongs to the text
         if local_rank and stream not in self.local_streams:
             self.local_streams.add(stream)
@@ -367,7 +374,8 @@ class _FileReader(HeaderReading, RunReading):
         if nccl or (rkind == lc.K_LINE and level != "error"):
             if not self.out and not self.hold:
                 if spans is not None and op is None and not self.open:
-                    self._learn(s, msg, spans, pos, p, global_rank, local_rank, nccl, level, source, rank_in_msg)
+                    self._learn(s, msg, spans, pos, p, global_rank, local_rank, nccl, level, source, rank_in_msg,
+                                head_source)
                 if (node is None and (self.streams or rank is not None)) or (gpu is None and stream):
                     node, gpu = self._fill(stream, node, rank, gpu)
                 if node is None and rank is None:

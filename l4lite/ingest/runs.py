@@ -289,9 +289,14 @@ class ShapeBook:
     run_index: dict[bytes, int] = field(default_factory=dict)  # line shape -> its entry in run_table
     run_table: list[RunShape] = field(default_factory=list)  # appended to, replaced when full: runs refer to it
     run_pending: list[tuple] = field(default_factory=list)  # run_shape()'s arguments of plans learnt since
+    # header shape -> how the first line's header was read (``_learn_head``), and the header lengths known:
+    # a few per format, kept when the shapes are forgotten (lines of new shapes are what they are for)
+    heads: dict[bytes, tuple] = field(default_factory=dict)
+    head_lengths: list[int] = field(default_factory=list)
+    head_seen: set[bytes] = field(default_factory=set)  # line shapes read once from their header's plan
 
     def restart(self) -> None:
-        """Forget every shape (the book is full). The run table is replaced, not cleared: runs refer to it."""
+        """Forget every line shape (the book is full). The run table is replaced, not cleared: runs refer to it."""
         self.plans.clear()
         self.run_index = {}
         self.run_table = []
@@ -318,6 +323,7 @@ class RunReading:
         book = self.book
         self.plans, self.run_index, self.run_table, self.run_pending = (book.plans, book.run_index,
                                                                         book.run_table, book.run_pending)
+        self.heads, self.head_lengths, self.head_seen = book.heads, book.head_lengths, book.head_seen
 
     def _runs_or_lines(self, first: int, lines: list[str]) -> Iterator[Segment]:
         """A block of lines as segments: runs where it can be (``_block``), and stretches ``(first line number,

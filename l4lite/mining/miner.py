@@ -104,14 +104,19 @@ _HEX_WORD = re.compile(rb"(?<![A-Za-z0-9])(?:0x[0a-f]+|(?=[a-f]*0)(?=0*[a-f])[0a
 _EXPONENT = re.compile(rb"0*e0+")
 
 
+# 0xff never occurs in UTF-8, so a folded word cannot be mistaken for text
+_FOLDED_HEX = {(first, n): b"\xff" + first + str(n).encode() + b"\xff" for first in (b"0", b"a") for n in range(8, 65)}
+
+
 def _fold_hex_word(match: re.Match[bytes]) -> bytes:
     word = match.group()
     if word[1] == 120:  # 0x...
         return b"\xffx\xff"
-    if _EXPONENT.fullmatch(word):
+    if 101 in word and _EXPONENT.fullmatch(word):  # an "e" in it: maybe 12e45678
         return word
-    # 0xff never occurs in UTF-8, so a folded word cannot be mistaken for text
-    return b"\xff" + (b"0" if word[0] == 48 else b"a") + str(len(word)).encode() + b"\xff"
+    first = b"0" if word[0] == 48 else b"a"
+    n = len(word)
+    return _FOLDED_HEX[first, n] if n <= 64 else b"\xff" + first + str(n).encode() + b"\xff"
 
 
 def hex_key(key: bytes) -> bytes:
@@ -214,7 +219,12 @@ class Masker:
         return self.mask_tokens(message.split())[0]
 
     def mask_tokens(self, tokens: list[str], lists: bool = True) -> tuple[str, list[int]]:
-        """Masked text of a split message, and the indices of tokens whose masked form still has digits.
+        """Masked text of a split message, and the indices of tokens whose masked form still has digits."""
+        out, kept = self.mask_list(tokens)
+        return _finish(out, lists), kept
+
+    def mask_list(self, tokens: list[str]) -> tuple[list[str], list[int]]:
+        """``mask_tokens`` before the join: the masked token of each token, one for one.
 
         Tokens are looked up as they are, then with their digits folded: a masked token without digits is
         the same for every token of the same folded form (masking never tells digits apart), so "29020" and
@@ -240,7 +250,7 @@ class Masker:
             out.append(hit[0])
             if hit[1]:
                 kept.append(i)
-        return _finish(out, lists), kept
+        return out, kept
 
 
 def _put_bounded(cache: dict[Any, Any], key: Any, value: Any, size: int) -> None:
@@ -314,6 +324,9 @@ class TemplateMiner:
         # (key, the masked tokens that keep digits) -> entry: "CPU2:" and "CPU8:" lines of one key both stay
         # cached, and "10.0.0.7@o2ib" and "10.0.0.9@o2ib" (both "<IP>@o2ib") share one entry
         self._by_kept: dict[tuple[bytes, Any], _Entry] = {}
+        # masked text with its kept tokens blanked -> (entry, an itemgetter of the kept tokens that must stay, their
+        # masked values): a kept token that is new on each line (``libc.so.6[7f3a1c2b+1f000]``) needs no Drain
+        self._by_form: dict[str, tuple[_Entry, Any, Any]] = {}
         self.hits = 0
         self.drain_calls = 0
 
@@ -336,12 +349,16 @@ class TemplateMiner:
                 hit = self._by_key.get(key)
         tokens = None
         if hit is not None:
-            entry, getter, expected = hit
+            entry, getter, expected, loose = hit
             if getter is not None:
                 tokens = message.split()
                 got = getter(tokens)
                 if got != expected:  # the kept tokens differ from the last message's: seen before?
-                    entry = self._by_kept.get((key, self._mask_kept(got)))  # type: ignore[assignment]
+                    if loose is not None and entry[1][0] == entry[2] and \
+                            (loose[0] is None or loose[0](tokens) == loose[1]):
+                        pass  # they differ only where the cluster has a wildcard (see ``_loose``)
+                    else:
+                        entry = self._by_kept.get((key, self._mask_kept(got)))  # type: ignore[assignment]
             if entry is not None and entry[1][0] == entry[2]:
                 cluster = entry[0]
                 cluster.size += 1
@@ -349,21 +366,86 @@ class TemplateMiner:
                 return cluster.cluster_id
         if tokens is None:
             tokens = message.split()
-        masked, kept = self.masker.mask_tokens(tokens)
+        masked_tokens, kept = self.masker.mask_list(tokens)
+        masked = _finish(masked_tokens)
         entry = self._by_masked.get(masked)
+        form = None
         if entry is not None and entry[1][0] == entry[2]:
             entry[0].size += 1
             self.hits += 1
         else:
-            entry = self._drain_add(masked)
-            _put_bounded(self._by_masked, masked, entry, self.cache_size)
+            entry = None
+            # the same masked text but for kept tokens where the cluster has wildcards? (see _loose); not when a
+            # list of names folded into one token, as Drain then sees fewer tokens than the form has
+            if kept and masked.count(" ") + 1 == len(masked_tokens):
+                form = list(masked_tokens)
+                for i in kept:
+                    form[i] = "\x00"
+                form = " ".join(form)
+                known = self._by_form.get(form)
+                if known is not None:
+                    entry, fixed, values = known
+                    if entry[1][0] == entry[2] and (fixed is None or fixed(masked_tokens) == values):
+                        entry[0].size += 1
+                        self.hits += 1
+                    else:
+                        entry = None
+            if entry is None:
+                entry = self._drain_add(masked)
+                _put_bounded(self._by_masked, masked, entry, self.cache_size)
         getter = itemgetter(*kept) if kept else None
         expected = None
+        loose = None
         if getter is not None:
             expected = getter(tokens)
-            _put_bounded(self._by_kept, (key, self._mask_kept(expected)), entry, self.cache_size)
-        _put_bounded(self._by_key, key, (entry, getter, expected), self.cache_size)
+            _put_bounded(self._by_kept, (key, " ".join([masked_tokens[i] for i in kept])), entry, self.cache_size)
+            if len(masked_tokens) == len(entry[0].log_template_tokens):
+                loose = self._loose(tokens, masked_tokens, kept, entry[0])
+                if loose is not None and form is not None:
+                    _put_bounded(self._by_form, form,
+                                 (entry, loose[0], None if loose[0] is None else loose[0](masked_tokens)),
+                                 self.cache_size)
+        _put_bounded(self._by_key, key, (entry, getter, expected, loose), self.cache_size)
         return entry[0].cluster_id
+
+    def _loose(self, tokens: list[str], masked: list[str], kept: list[int], cluster: LogCluster
+               ) -> tuple[Any, Any] | None:
+        """Which kept tokens (masked, they still hold digits) may change with Drain's answer staying ``cluster``
+        unchanged, so that a message of the same key needs neither masking nor Drain when only those changed:
+        (an itemgetter of the other kept tokens or None, their values now); None when every one must stay.
+
+        ``masked`` (of ``tokens``) went to ``cluster`` (unmasked tokens: one masked token each, none collapsed). Drain routes a
+        message by its token count and first ``depth - 2`` tokens, then takes the most similar cluster of
+        that leaf, where a wildcard counts for nothing; it changes the cluster's template only where they
+        differ. So a token may change freely where it routes nothing, ``cluster`` has a wildcard and no other
+        cluster of the leaf has a word (the new value might be it). Valid while no cluster of this token
+        count is created or changed, as every cache entry (``_Entry``)."""
+        drain = self.drain
+        template = cluster.log_template_tokens
+        node = drain.root_node.key_to_child_node.get(str(len(masked)))
+        if node is None:
+            return None
+        routed = 0  # tokens tree_search routes by
+        for token in masked:
+            if routed + 1 >= drain.max_node_depth or routed + 1 == len(masked):
+                break
+            child = node.key_to_child_node.get(token) or node.key_to_child_node.get(drain.param_str)
+            if child is None:
+                return None
+            node = child
+            routed += 1
+        if cluster.cluster_id not in node.cluster_ids:
+            return None
+        others = [c.log_template_tokens for c in map(drain.id_to_cluster.get, node.cluster_ids)
+                  if c is not None and c is not cluster]
+        wild = drain.param_str
+        fixed = [i for i in kept if i < routed or template[i] != wild or any(o[i] != wild for o in others)]
+        if len(fixed) == len(kept):
+            return None
+        if not fixed:
+            return None, None
+        getter = itemgetter(*fixed)
+        return getter, getter(tokens)
 
     def _mask_kept(self, kept: Any) -> str:
         """The masked text of the tokens an itemgetter of kept tokens returned (one token or a tuple)."""
