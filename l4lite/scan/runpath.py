@@ -37,7 +37,8 @@ class RunPath:
         once per shape, and a record built only where one is kept (an exemplar, a metric point). A line that a
         rule may match or that may be a rare line (marker, job fact, telemetry header) goes as a record, and so
         does a line of GPU telemetry that may report a slowdown (``may_be_active``)."""
-        if run.times[0] is None:  # lines before the file's first timestamp: the records' path knows no time
+        if run.times[0] is None and run.times[-1] is not None:
+            # a run across the file's first timestamp (times are None up to it): rare, so the records' path
             self.add_many(run.records())
             return
         hot: set[int] = set()
@@ -118,7 +119,9 @@ class RunPath:
         bucket_seconds = self.bucket_seconds
         inf = math.inf
         times = run.times
-        if self._await_time:  # every line of a run has a time: the first one is the time after the progress line
+        timed = times[0] is not None  # else no line of the run has a time (a file without timestamps, such as
+        # a Hugging Face Trainer's dicts and tqdm bars): what a record without a time does, line by line
+        if timed and self._await_time:  # the run's first time is the time after the progress line
             waiting = self._await_time.pop(file, None)
             if waiting is not None and self._progress[waiting].after_time is None:
                 self._progress[waiting].after_time = times[0]
@@ -159,11 +162,14 @@ class RunPath:
             if cell is None:
                 cell = cells[ckey] = [0, inf, -inf]
             cell[0] += 1
-            if t < cell[1]:
-                cell[1] = t
-            if t > cell[2]:
-                cell[2] = t
-            bkey = (node, int(t // bucket_seconds), cid)
+            if timed:
+                if t < cell[1]:
+                    cell[1] = t
+                if t > cell[2]:
+                    cell[2] = t
+                bkey = (node, int(t // bucket_seconds), cid)
+            else:
+                bkey = (node, -1, cid)
             counts = self._counts
             counts[bkey] = counts.get(bkey, 0) + 1
             if len(counts) > self.max_cells:
@@ -225,6 +231,8 @@ class RunPath:
                         prog.last_time = t
                         prog.last_file, prog.last_line = file, lineno
                         prog.after_time = None
+                        if not timed:
+                            self._await_time[file] = node
                 if implied is not None and phase_now.get(node) != implied and len(self._markers) < MARKER_CAP:
                     phase_now[node] = implied
                     self._markers.append(Marker(implied, rec_node, rank, t, file, lineno, iteration,
@@ -264,5 +272,6 @@ class RunPath:
                 if rec_node and rank not in self._rank_nodes:
                     self._rank_nodes[rank] = rec_node
         for _names, (_n, _t0, t1, _k, node) in sorted(seen.items(), key=lambda item: item[1][3]):
-            self._node_time[node] = t1  # the time of the node's last line
+            if t1 is not None:  # (an untimed run's lines leave the time of the node's last timed line)
+                self._node_time[node] = t1  # the time of the node's last line
 
