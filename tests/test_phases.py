@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from l4lite.scan.phases import PhaseTracker, match_marker, phase_at, phase_from_traceback, spans
+from l4lite.scan.phases import (
+    MARKER_WORDS,
+    PhaseTracker,
+    match_marker,
+    may_be_marker,
+    phase_at,
+    phase_from_traceback,
+    spans,
+)
 
 
 def test_checkpoint_markers_with_iteration_and_path() -> None:
@@ -70,3 +78,16 @@ def test_phase_from_traceback_uses_innermost_frame() -> None:
             'RuntimeError: CUDA error: out of memory')
     assert phase_from_traceback(init) == "init"
     assert phase_from_traceback("RuntimeError: CUDA error: out of memory") is None
+
+
+def test_marker_gate_agrees_with_its_definition() -> None:
+    """``may_be_marker`` (one regex) says yes exactly where a marker word or "heckpoint" is in the message."""
+    words = MARKER_WORDS
+    texts = [f"x {w} y" for w in words] + [w[:-1] for w in words] + [w[1:].upper() for w in words] + [
+        "NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC", "LustreError: 11-0: scratch-OST0001 failed",
+        "Checkpoint", "loading checkpoin", "Init COMPLET", "", "saving checkpoint", "Evaluating"]
+    assert "Init COMPLETE" in words and "heckpoint" in words
+    for text in texts:
+        assert may_be_marker(text) == any(w in text for w in words), text
+    assert may_be_marker("[Torch] Checkpoint global_step100 is ready now!")
+    assert not may_be_marker("nfs: server fs1.cluster.local not responding, still trying")

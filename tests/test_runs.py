@@ -596,3 +596,42 @@ def test_lines_of_new_shapes_read_from_their_header_plan_the_same(tmp_path: Path
     shapes = {r.shape for r in records if r.shape}
     # lines read from a plan name their shape; most shapes here were met once, so a header plan read them
     assert len(shapes) > 1500
+
+
+@pytest.mark.parametrize("max_cells", [150_000, 40])
+def test_runs_counted_at_once_scan_as_line_by_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   max_cells: int) -> None:
+    """A run's cells, time buckets and exemplars counted per (template, shape, bucket) equal the record scan;
+    runs whose times go back (lines of a later minute written before earlier ones) or that would coarsen a
+    small count table go line by line, and that too equals the record scan."""
+    import itertools
+    import sys
+
+    from l4lite.scan.runpath import RunPath
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import format_zoo
+
+    # the third file, read last, takes the first file's shapes from its first window and has earlier times: its
+    # runs move the templates' first times back
+    for node, (fmt, skip) in enumerate((("python-logging", 20_000), ("megatron", 0), ("python-logging", 0))):
+        gen, name = format_zoo.FORMATS[fmt]
+        lines = list(itertools.islice(gen(node, random.Random(node)), skip, skip + 12_000))
+        lines[6000:9000] = lines[7500:9000] + lines[6000:7500]  # the clock goes back once
+        f = tmp_path / f"node{node + 1:03d}" / name
+        f.parent.mkdir()
+        f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    answers: list[bool] = []
+    at_once = RunPath._tables_at_once
+
+    def spy(self: Any, *args: Any) -> bool:
+        answers.append(at_once(self, *args))
+        return answers[-1]
+
+    monkeypatch.setattr(RunPath, "_tables_at_once", spy)
+    paths = [str(tmp_path)]
+    assert _run_share(paths) > 0.9
+    assert _scan(paths, True, max_cells) == _scan(paths, False, max_cells)
+    assert False in answers  # the runs across the step back in time, and every run once the table is full
+    if max_cells > 1000:
+        assert answers.count(True) > len(answers) // 2

@@ -8,7 +8,10 @@ lines, so the two paths cannot drift apart.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from typing import Any
+
+import numpy as np
 
 from l4lite.ingest.runs import ShapeRun, mine_run
 from l4lite.ingest.shape import shape_of
@@ -37,7 +40,8 @@ class RunPath:
         once per shape, and a record built only where one is kept (an exemplar, a metric point). A line that a
         rule may match or that may be a rare line (marker, job fact, telemetry header) goes as a record, and so
         does a line of GPU telemetry that may report a slowdown (``may_be_active``)."""
-        if run.times[0] is None:  # lines before the file's first timestamp: the records' path knows no time
+        if run.times[0] is None and run.times[-1] is not None:
+            # a run across the file's first timestamp (times are None up to it): rare, so the records' path
             self.add_many(run.records())
             return
         hot: set[int] = set()
@@ -118,7 +122,9 @@ class RunPath:
         bucket_seconds = self.bucket_seconds
         inf = math.inf
         times = run.times
-        if self._await_time:  # every line of a run has a time: the first one is the time after the progress line
+        timed = times[0] is not None  # else no line of the run has a time (a file without timestamps, such as
+        # a Hugging Face Trainer's dicts and tqdm bars): what a record without a time does, line by line
+        if timed and self._await_time:  # the run's first time is the time after the progress line
             waiting = self._await_time.pop(file, None)
             if waiting is not None and self._progress[waiting].after_time is None:
                 self._progress[waiting].after_time = times[0]
@@ -133,6 +139,9 @@ class RunPath:
         else:  # lines that name their own ranks: each line's entry in the name table, and the table's aggregates
             rows = name_rows.tolist()
             aggs: list[list[Any] | None] = [None] * len(name_table)
+        # the template cells, counts and exemplars of the whole run at once where that is sure to come out as
+        # line by line (one node, times in order, no table coarsened, the exemplar budget far): else per line
+        batched = rows is None and timed and self._tables_at_once(run, cids, node)
         lineno = run.first - 1
         k = -1
         for s, key, t, x, cid in zip(texts, run.keys, times, shapes, cids, strict=True):
@@ -154,32 +163,36 @@ class RunPath:
                 agg[3] = k
                 node = agg[4]
             level = sh.level
-            ckey = (cid, level, sh.source)
-            cell = cells.get(ckey)
-            if cell is None:
-                cell = cells[ckey] = [0, inf, -inf]
-            cell[0] += 1
-            if t < cell[1]:
-                cell[1] = t
-            if t > cell[2]:
-                cell[2] = t
-            bkey = (node, int(t // bucket_seconds), cid)
-            counts = self._counts
-            counts[bkey] = counts.get(bkey, 0) + 1
-            if len(counts) > self.max_cells:
-                self._coarsen()
-                bucket_seconds = self.bucket_seconds
-            ekey = (cid, node)
-            ex = exemplars.get(ekey)
-            if ex is None:
-                if self._exemplar_count < EXEMPLAR_BUDGET or level in ("error", "warning"):
-                    exemplars[ekey] = [Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level,
-                                              s[sh.msg_start:sh.msg_end], s, cid_names[cid], "", key)]
+            if not batched:
+                ckey = (cid, level, sh.source)
+                cell = cells.get(ckey)
+                if cell is None:
+                    cell = cells[ckey] = [0, inf, -inf]
+                cell[0] += 1
+                if timed:
+                    if t < cell[1]:
+                        cell[1] = t
+                    if t > cell[2]:
+                        cell[2] = t
+                    bkey = (node, int(t // bucket_seconds), cid)
+                else:
+                    bkey = (node, -1, cid)
+                counts = self._counts
+                counts[bkey] = counts.get(bkey, 0) + 1
+                if len(counts) > self.max_cells:
+                    self._coarsen()
+                    bucket_seconds = self.bucket_seconds
+                ekey = (cid, node)
+                ex = exemplars.get(ekey)
+                if ex is None:
+                    if self._exemplar_count < EXEMPLAR_BUDGET or level in ("error", "warning"):
+                        exemplars[ekey] = [Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level,
+                                                  s[sh.msg_start:sh.msg_end], s, cid_names[cid], "", key)]
+                        self._exemplar_count += 1
+                elif len(ex) < EXEMPLAR_CAP:
+                    ex.append(Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level,
+                                     s[sh.msg_start:sh.msg_end], s, cid_names[cid], "", key))
                     self._exemplar_count += 1
-            elif len(ex) < EXEMPLAR_CAP:
-                ex.append(Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level,
-                                 s[sh.msg_start:sh.msg_end], s, cid_names[cid], "", key))
-                self._exemplar_count += 1
             may_match = rules_of[x]
             if may_match is not None:
                 msg = s[sh.msg_start:sh.msg_end]
@@ -225,6 +238,8 @@ class RunPath:
                         prog.last_time = t
                         prog.last_file, prog.last_line = file, lineno
                         prog.after_time = None
+                        if not timed:
+                            self._await_time[file] = node
                 if implied is not None and phase_now.get(node) != implied and len(self._markers) < MARKER_CAP:
                     phase_now[node] = implied
                     self._markers.append(Marker(implied, rec_node, rank, t, file, lineno, iteration,
@@ -241,6 +256,77 @@ class RunPath:
                 if values is not None:
                     self._add_metric(values, node, rec_node, rank, t, file, lineno, s)
         self._run_nodes(seen)
+
+    def _tables_at_once(self, run: ShapeRun, cids: list[int], node: str) -> bool:
+        """The template cells, the count table and the exemplars of a run of one node's timed lines, counted per
+        (template, shape, time bucket) instead of per line; False (nothing done) where that could differ from
+        adding the lines one by one: times out of order, a count table that would coarsen in the middle, an
+        exemplar budget that could run out."""
+        times = run.times
+        n = len(times)
+        if self._exemplar_count + n >= EXEMPLAR_BUDGET or (n > 1 and bool((np.diff(run.time_values()) < 0).any())):
+            return False
+        width = self.bucket_seconds
+        buckets = [int(t // width) for t in times]
+        tally = Counter(zip(cids, run.shapes, buckets, strict=True))
+        counts = self._counts
+        per_cell: dict[tuple[str, int, int], int] = {}
+        for (cid, _x, bucket), k in tally.items():
+            bkey = (node, bucket, cid)
+            per_cell[bkey] = per_cell.get(bkey, 0) + k
+        if len(counts) + sum(1 for bkey in per_cell if bkey not in counts) > self.max_cells:
+            return False
+        for bkey, k in per_cell.items():
+            counts[bkey] = counts.get(bkey, 0) + k
+        pairs = list(zip(cids, run.shapes, strict=True))
+        # times are in order: a (template, shape)'s first line has its least time, its last line its greatest
+        first = dict(zip(reversed(pairs), range(n - 1, -1, -1), strict=True))
+        last = dict(zip(pairs, range(n), strict=True))
+        sizes = Counter(pairs)  # (in the order of their first lines, as the cells are made line by line)
+        cells = self._cells
+        table = run.table
+        inf = math.inf
+        for pair in sizes:
+            i = first[pair]
+            sh = table[pair[1]]
+            ckey = (pair[0], sh.level, sh.source)
+            cell = cells.get(ckey)
+            if cell is None:
+                cell = cells[ckey] = [0, inf, -inf]
+            cell[0] += sizes[pair]
+            if times[i] < cell[1]:
+                cell[1] = times[i]
+            if times[last[pair]] > cell[2]:
+                cell[2] = times[last[pair]]
+        exemplars = self._exemplars
+        wanted = {}
+        for cid in dict.fromkeys(cids):
+            ex = exemplars.get((cid, node))
+            room = EXEMPLAR_CAP if ex is None else EXEMPLAR_CAP - len(ex)
+            if room > 0:
+                wanted[cid] = room
+        if wanted:
+            texts, keys, shapes = run.texts, run.keys, run.shapes
+            cid_names = self._cid_names
+            for i, cid in enumerate(cids):
+                room = wanted.get(cid)
+                if not room:
+                    continue
+                sh = table[shapes[i]]
+                line = run.first + i
+                s = texts[i]
+                record = Record(run.file, line, line, run.node, run.rank, run.gpu, sh.source, times[i], sh.level,
+                                s[sh.msg_start:sh.msg_end], s, cid_names[cid], "", keys[i])
+                ekey = (cid, node)
+                if ekey in exemplars:
+                    exemplars[ekey].append(record)
+                else:
+                    exemplars[ekey] = [record]
+                self._exemplar_count += 1
+                wanted[cid] = room - 1
+                if room == 1 and not any(wanted.values()):
+                    break
+        return True
 
     def _run_nodes(self, seen: dict[tuple[str | None, int | None, int | None], list[Any]]) -> None:
         """The node tables' share of a run's lines, per (node, rank, GPU): what ``add_many`` does line by line."""
@@ -264,5 +350,6 @@ class RunPath:
                 if rec_node and rank not in self._rank_nodes:
                     self._rank_nodes[rank] = rec_node
         for _names, (_n, _t0, t1, _k, node) in sorted(seen.items(), key=lambda item: item[1][3]):
-            self._node_time[node] = t1  # the time of the node's last line
+            if t1 is not None:  # (an untimed run's lines leave the time of the node's last timed line)
+                self._node_time[node] = t1  # the time of the node's last line
 
