@@ -73,7 +73,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--corpus", default=str(ROOT / "fixtures" / "real" / "corpus.jsonl"))
     ap.add_argument("--no-jobs", action="store_true", help="score the layers only, no end-to-end jobs")
     ap.add_argument("--show", action="store_true", help="one line per wrong end-to-end category")
+    ap.add_argument("--learned-min", type=float, default=components.LEARNED_MIN,
+                    help="probability at which the learned model answers for a line the lexicon cannot place")
     args = ap.parse_args(argv)
+    components.LEARNED_MIN = args.learned_min
     dev = [x for x in load_corpus(args.corpus) if x.split == "dev"]  # the held-out part is never read
     pack = RulePack.load()
     hits: Counter[str] = Counter()
@@ -116,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"answers {answered[name]}/{n_cat}")
     if e2e:
         print(f"  end to end   right {e2e_ok:3d}/{e2e} ({100 * e2e_ok / e2e:5.1f} %), unknown {e2e_unknown}, "
-              f"layout {args.layout}")
+              f"layout {args.layout}, learned-min {args.learned_min}")
     if args.show:
         print("\n".join(wrong))
     return 0

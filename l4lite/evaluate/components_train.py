@@ -118,9 +118,12 @@ def train(docs: Sequence[str], labels: Sequence[str], max_features: int = MAX_FE
     clf = LogisticRegression(max_iter=3000, C=C, random_state=0).fit(x, list(labels))
     parts = vec.transformer_list if chars else [("word", vec)]
     idf = np.concatenate([np.asarray(v.idf_) for _, v in parts])
+    coef, intercept = np.asarray(clf.coef_), np.asarray(clf.intercept_)
+    if len(clf.classes_) == 2:  # one row, the second class's log-odds: softmax over (0, z) is its sigmoid
+        coef, intercept = np.vstack([np.zeros_like(coef), coef]), np.concatenate([[0.0], intercept])
     return LinearTextModel(
         classes=tuple(str(c) for c in clf.classes_), vocabulary={w: i for i, w in enumerate(words)},
-        idf=idf, coef=np.asarray(clf.coef_), intercept=np.asarray(clf.intercept_),
+        idf=idf, coef=coef, intercept=intercept,
         token_pattern=TOKEN_PATTERN, ngrams=2,
         char_vocabulary={g: len(words) + i for i, g in enumerate(grams)} if chars else {}, char_ngrams=CHAR_NGRAMS,
     )
