@@ -31,6 +31,9 @@ VAGUE = frozenset({"unknown", "software"})
 INFERRED_SIGNALS = frozenset({"hang", "slowdown", "straggler", "gpu_slowdown"})  # any concrete line explains them
 
 
+_SEQ = re.compile(r"SeqNum=(\d+)")
+_LAST_DONE = re.compile(r"last completed NCCL work:\s*(\d+)")
+_RANK = re.compile(r"\[(?:PG \S+ (?:\(\S+\) )?)?Rank (\d+)\]")
 _OWN_STAMP = re.compile(r"\d{1,2}:\d\d:\d\d|^\s*\[\s*\d+\.\d+\]")
 
 
@@ -100,6 +103,19 @@ def strip_summaries(findings: Sequence[Finding], roles: dict[int, str]) -> None:
             roles[id(f)] = "confirmation"
 
 
+AFTER_CASCADE_LINES = 12  # how far below a rank's cascade its own abort and exit report may be
+
+
+def ends_cascade(f: Finding, findings: Sequence[Finding]) -> bool:
+    """Whether a vague rule line (an abort, ``terminate called``, a launcher's exit report) closes a cascade
+    just above it in the same file: the process died of the collective error it reported, not of its own."""
+    if f.detector != "rules" or f.category not in VAGUE or not f.records:
+        return False
+    r = f.records[0]
+    return any(g.role == "cascade" and g.node == f.node and g.records and g.records[0].file == r.file and
+               0 < r.line - g.records[0].line <= AFTER_CASCADE_LINES for g in findings)
+
+
 def _time(f: Finding) -> float | None:
     if f.records:
         return own_time(f.records[0])
@@ -127,11 +143,13 @@ def hit_groups(scan: JobScan) -> dict[tuple[str, int, str], tuple[tuple[str, str
 
 
 def node_root_records(f: Finding, groups: dict[tuple[str, int, str], tuple[tuple[str, str], ...]]) -> list[Record]:
-    """The root records of a node fault: one per (rank, details), first occurrence first."""
+    """The root records of a node fault: one per (rank, details), first occurrence first; the node's own lines
+    only, when it has any (a stuck rank's finding quotes its peers' timeouts too: they are about it, not its)."""
     out: list[Record] = []
     seen: set[tuple[object, ...]] = set()
     ranks: set[int] = set()
-    for r in sorted(f.records, key=lambda r: (r.rank if r.rank is not None else -1, _order(r))):
+    own = [r for r in f.records if f.node is not None and r.node == f.node]
+    for r in sorted(own or f.records, key=lambda r: (r.rank if r.rank is not None else -1, _order(r))):
         if r.rank is not None and r.rank not in ranks and f.detector == "rules":
             if len(ranks) >= RANKS_PER_NODE:
                 continue  # the same error on every rank of the node: the lowest ranks show it
@@ -188,3 +206,24 @@ def global_root_records(findings: Sequence[Finding], limit: int = LOW_RANKS) -> 
 
 def _order(r: Record) -> tuple[float, str, int]:
     return (r.time if r.time is not None else math.inf, r.file, r.line)
+
+
+def ranks_behind(findings: Sequence[Finding]) -> list[int]:
+    """Ranks that lag in the NCCL watchdog's view: a lower timed-out SeqNum or last completed work than the rest."""
+    seqs: dict[int, int] = {}
+    for f in findings:
+        for r in f.records:
+            mr = _RANK.search(r.text)
+            if mr is None:
+                continue
+            m = _LAST_DONE.search(r.text) or _SEQ.search(r.text)
+            if m is None:
+                continue
+            rank = int(mr.group(1))
+            seqs[rank] = min(seqs.get(rank, 1 << 62), int(m.group(1)))
+    if len(seqs) < 2:
+        return []
+    low = min(seqs.values())
+    if low == max(seqs.values()):
+        return []
+    return sorted(r for r, s in seqs.items() if s == low)

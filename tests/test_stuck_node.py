@@ -1,0 +1,97 @@
+"""A node that stopped without saying why, in an 8-node job whose other nodes print cascades: which node is
+blamed and which lines are its root evidence. The excerpts are written for these tests; the planter supplies
+the healthy nodes' watchdog timeouts, broken connections and their agents' SIGTERM teardown."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from l4lite import analyze
+from l4lite.detect.hang import HangDetector
+from l4lite.evaluate.planting import LAYOUTS, Excerpt, JobPlanter
+from l4lite.evaluate.scoreboard import job_paths
+from l4lite.options import AnalyzeOptions
+from l4lite.scan.job import load_rules, scan_job
+
+
+def _excerpt(name: str, *lines: str, faulty: str | None = "Rank 5", phase: str = "train") -> Excerpt:
+    return Excerpt(id=name, source_group=f"t#{name}", split="dev", status="incident", category="unknown",
+                   phase=phase, faulty=faulty, lines=lines)
+
+
+def _run(tmp_path: Path, x: Excerpt, layout: str = "node-folders") -> tuple[dict[str, Any], dict[str, Any]]:
+    job = JobPlanter(x, seed=3).write(layout, tmp_path / layout)
+    truth = json.loads((job.path / "ground_truth.json").read_text())
+    return analyze(str(job.path)).to_dict(), truth
+
+
+def _roots(inc: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e for e in inc["evidence"] if e["role"] == "root"]
+
+
+OWN_TIMEOUT = _excerpt(
+    "own-timeout",
+    "[E ProcessGroupNCCL.cpp:901] [Rank 5] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=77, "
+    "OpType=BROADCAST, NumelIn=64, NumelOut=64, Timeout(ms)=600000) ran for 600412 milliseconds before timing out.",
+    "Aborted (core dumped)",
+    phase="init",  # at start-up the peers' cascades are lost connections to the store, then their agents' SIGTERM
+)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_peers_torn_down_after_reporting_the_lost_peer_are_not_the_stuck_ones(tmp_path, layout: str) -> None:
+    """Every healthy node's first rank reports the lost connection and is then SIGTERMed by its agent: it was
+    waiting like the others, so the node blamed is the one whose rank stayed quiet, not a torn-down peer."""
+    job = JobPlanter(OWN_TIMEOUT, seed=3).write(layout, tmp_path / layout)
+    truth = json.loads((job.path / "ground_truth.json").read_text())
+    options = AnalyzeOptions()
+    scan = scan_job(job_paths(job.path), options, rules=load_rules(options))
+    assert [f.node for f in HangDetector().detect(scan)] == truth["faulty_nodes"]
+    inc = analyze(str(job.path)).to_dict()
+    assert inc["status"] == "incident" and inc["suspects"][0]["node"] == truth["faulty_nodes"][0]
+
+
+LATE_TIMEOUT = _excerpt(
+    "late-timeout",
+    "[rank13]:[E ProcessGroupNCCL.cpp:611] [Rank 13] Watchdog caught collective operation timeout: "
+    "WorkNCCL(SeqNum=90210, OpType=REDUCE_SCATTER, NumelIn=4096, NumelOut=256, Timeout(ms)=900000) ran for "
+    "900377 milliseconds before timing out.", faulty="Rank 13")
+
+
+def test_a_stuck_nodes_root_evidence_is_its_own_lines_not_its_peers_reports(tmp_path) -> None:
+    """The node's other rank stayed quiet; its own rank's timeout is shown as root, the lower ranks' timeouts on
+    other nodes (which the stuck node made wait) are not."""
+    inc, truth = _run(tmp_path, LATE_TIMEOUT)
+    planted = {(e["file"], e["line"]) for e in truth["evidence"]}
+    roots = _roots(inc)
+    assert roots and all(e["node"] == truth["faulty_nodes"][0] for e in roots)
+    assert any((e["file"], e["line"]) in planted for e in roots)
+
+
+def test_an_abort_closing_a_ranks_own_timeout_names_no_category(tmp_path) -> None:
+    """``Aborted (core dumped)`` just below the rank's watchdog timeout is how the watchdog ended the process:
+    it does not make the stuck rank a software fault."""
+    inc, _ = _run(tmp_path, OWN_TIMEOUT)
+    assert inc["category"] == "unknown"
+
+
+QUIET_COMPLAINT = _excerpt(
+    "quiet-complaint",
+    "prefetch worker: shard 0118 header looks invalid, will retry on the next pass",
+    "prefetch worker: retry queue now holds 4096 entries",
+    faulty="Rank 5",
+)
+
+
+def test_a_stuck_nodes_own_words_of_trouble_beat_its_peers_timeouts_as_root(tmp_path) -> None:
+    """The stuck rank printed a line no rule knows and that names no component, but reads as trouble ("invalid"),
+    new to the job near the stall: that line, not a peer's watchdog timeout, is the root evidence."""
+    inc, truth = _run(tmp_path, QUIET_COMPLAINT)
+    planted = {(e["file"], e["line"]) for e in truth["evidence"]}
+    assert inc["suspects"][0]["node"] == truth["faulty_nodes"][0]
+    roots = _roots(inc)
+    assert roots and all((e["file"], e["line"]) in planted for e in roots)
