@@ -95,3 +95,33 @@ def test_a_stuck_nodes_own_words_of_trouble_beat_its_peers_timeouts_as_root(tmp_
     assert inc["suspects"][0]["node"] == truth["faulty_nodes"][0]
     roots = _roots(inc)
     assert roots and all((e["file"], e["line"]) in planted for e in roots)
+
+
+def _healthy(name: str, *lines: str) -> Excerpt:
+    return Excerpt(id=name, source_group=f"t#{name}", split="dev", status="healthy", category=None, phase="train",
+                   faulty=None, lines=lines)
+
+
+ALARMING_BUT_FINISHED = [
+    _healthy("ecc-then-done", "RuntimeError: CUDA error: uncorrectable ECC error encountered"),
+    _healthy("reset-then-done", "[W socket.cpp:601] [c10d] recvValue failed: Connection reset by peer; the store "
+                                "client will reconnect"),
+]
+
+
+@pytest.mark.parametrize("excerpt", ALARMING_BUT_FINISHED, ids=lambda x: x.id)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_line_the_run_reported_finishing_well_after_raises_no_incident(tmp_path, excerpt: Excerpt,
+                                                                         layout: str) -> None:
+    """Every rank trains on after the line and prints that training finished: whatever the line says, it did not
+    stop this job, so there is no incident to diagnose."""
+    inc, _ = _run(tmp_path, excerpt, layout)
+    assert inc["status"] == "healthy"
+
+
+def test_the_same_line_without_a_good_end_is_still_an_incident(tmp_path) -> None:
+    failed = Excerpt(id="ecc-failed", source_group="t#ecc-failed", split="dev", status="incident",
+                     category="gpu_hardware", phase="train", faulty="Rank 5",
+                     lines=ALARMING_BUT_FINISHED[0].lines)
+    inc, truth = _run(tmp_path, failed)
+    assert inc["status"] == "incident" and inc["suspects"][0]["node"] == truth["faulty_nodes"][0]

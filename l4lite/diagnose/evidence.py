@@ -116,6 +116,22 @@ def ends_cascade(f: Finding, findings: Sequence[Finding]) -> bool:
                0 < r.line - g.records[0].line <= AFTER_CASCADE_LINES for g in findings)
 
 
+def ended_well_after(f: Finding, scan: JobScan) -> bool:
+    """Whether the run said it finished well (``Training finished``, ``WorkerState.SUCCEEDED``) after this
+    finding's line, on its node: a run that completed was not stopped by it, whatever its words. Later in the
+    same file, or later by the line's own timestamp."""
+    r = f.records[0] if f.records else None
+    if r is None:
+        return False
+    t = own_time(r)
+    for m in scan.markers:
+        if m.kind != "shutdown" or not m.detail.get("success") or m.node != f.node and m.file != r.file:
+            continue  # a node that finished says nothing of another that failed
+        if m.file == r.file and m.line > r.end_line or t is not None and m.time is not None and m.time > t:
+            return True
+    return False
+
+
 def _time(f: Finding) -> float | None:
     if f.records:
         return own_time(f.records[0])

@@ -32,6 +32,7 @@ from l4lite.detect.base import Finding
 from l4lite.detect.components import ERRORISH, ComponentDetector
 from l4lite.detect.windows import BAD_WORDS
 from l4lite.diagnose.evidence import (
+    ended_well_after,
     ends_cascade,
     global_root_records,
     hit_groups,
@@ -100,8 +101,8 @@ def _placed(findings: Sequence[Finding]) -> set[tuple[str, int]]:
 def _telling(r: Record, named: bool = True) -> bool:
     """A line that reads as an error (its level or its words) and (``named``) names a component by the lexicon's
     words: not a notice that merely names one, nor a launcher's "error" that names none."""
-    if not named:  # any word of trouble will do
-        return r.level in SEVERE or BAD_WORDS.search(r.text[:2000]) is not None
+    if not named:  # any word of trouble will do, but not a launcher's report of the ranks it stopped
+        return r.source != "launcher" and (r.level in SEVERE or BAD_WORDS.search(r.text[:2000]) is not None)
     return (r.level in SEVERE or ERRORISH.search(r.text[:2000]) is not None) and component(r.text) is not None
 
 
@@ -220,9 +221,12 @@ class Localizer:
         roles = {id(f): f.role for f in findings}
         notes: list[str] = []
         strip_summaries(findings, roles)
-        # Root lines that training survived are symptoms of something the job lived through.
+        # Root lines that training survived, and any line the run reported finishing well after, are symptoms of
+        # something the job lived through.
         for f in findings:
-            if f.role == "root" and f.detector != "health" and survived(f, scan, self.survive_grace):
+            if f.detector != "health" and (f.role == "root" and survived(f, scan, self.survive_grace) or
+                                           roles[id(f)] in ("root", "cascade", "confirmation")
+                                           and ended_well_after(f, scan)):
                 roles[id(f)] = "symptom"
                 f.data["survived"] = True
             elif roles[id(f)] in ("root", "cascade", "confirmation") and self._in_baseline(scan, f):
