@@ -125,3 +125,21 @@ def test_the_same_line_without_a_good_end_is_still_an_incident(tmp_path) -> None
                      lines=ALARMING_BUT_FINISHED[0].lines)
     inc, truth = _run(tmp_path, failed)
     assert inc["status"] == "incident" and inc["suspects"][0]["node"] == truth["faulty_nodes"][0]
+
+
+UNSTAMPED_ABORT = _excerpt(
+    "unstamped-abort",
+    "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 (0x7f00aa001122 in libc10.so)",
+    "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout() + 0x1c2 (0x7f00ab002233 in libtorch_cuda.so)",
+    "terminate called after throwing an instance of 'c10::DistBackendError'",
+    faulty="Rank 12")
+
+
+def test_the_peer_whose_address_the_cascades_say_they_lost_is_the_suspect(tmp_path) -> None:
+    """The faulty rank's own lines carry no timestamp, so the peers' stamped cascades come first in time; but
+    the peers name the address they lost ("Connection closed by ... peer 10.x.y.z"), and the faulty node's own
+    NCCL start-up line binds that address: that node is the suspect, and its own lines are the root."""
+    inc, truth = _run(tmp_path, UNSTAMPED_ABORT)
+    planted = {(e["file"], e["line"]) for e in truth["evidence"]}
+    assert inc["suspects"][0]["node"] == truth["faulty_nodes"][0]
+    assert any((e["file"], e["line"]) in planted for e in _roots(inc))

@@ -34,6 +34,11 @@ INFERRED_SIGNALS = frozenset({"hang", "slowdown", "straggler", "gpu_slowdown"}) 
 _SEQ = re.compile(r"SeqNum=(\d+)")
 _LAST_DONE = re.compile(r"last completed NCCL work:\s*(\d+)")
 _RANK = re.compile(r"\[(?:PG \S+ (?:\(\S+\) )?)?Rank (\d+)\]")
+# A node's own address, as NCCL prints it at start-up ("Bootstrap : Using eth0:10.0.0.5<0>", "NET/Socket : Using
+# [0]ib0:10.0.0.5<0>"), and the address of a peer a cascade says it lost ("Connection closed by remote peer
+# 10.0.0.5<43210>", gloo's "Connection closed by peer [10.0.0.5]:29500").
+_OWN_ADDR = re.compile(r"(?:Bootstrap|NET/Socket|NET/IB)\s*:\s*Using\b[^\n]*?\b\w+:(\d+\.\d+\.\d+\.\d+)<")
+_PEER_ADDR = re.compile(r"(?:closed by (?:remote )?peer|reset by peer|peer)\s*\[?(\d+\.\d+\.\d+\.\d+)\]?[<:]")
 _OWN_STAMP = re.compile(r"\d{1,2}:\d\d:\d\d|^\s*\[\s*\d+\.\d+\]")
 
 
@@ -243,3 +248,26 @@ def ranks_behind(findings: Sequence[Finding]) -> list[int]:
     if low == max(seqs.values()):
         return []
     return sorted(r for r, s in seqs.items() if s == low)
+
+
+def node_of_lost_peer(scan: JobScan, cascades: Sequence[Finding]) -> str | None:
+    """The node the cascades name as the peer they lost: the address most of them name, tied to a node by the
+    node's own start-up line binding it; None when no address or no node is known, or two addresses tie."""
+    nodes: dict[str, str] = {}
+    for (_, node), recs in scan.exemplars.items():
+        for r in recs:
+            m = _OWN_ADDR.search(r.text[:400])
+            if m is not None:
+                nodes.setdefault(m.group(1), node)
+    if not nodes:
+        return None
+    votes: dict[str, set[str | None]] = {}
+    for f in cascades:
+        for r in f.records:
+            for m in _PEER_ADDR.finditer(r.text[:4000]):
+                if m.group(1) in nodes and nodes[m.group(1)] != f.node:
+                    votes.setdefault(m.group(1), set()).add(f.node)
+    ranked = sorted(votes.items(), key=lambda kv: -len(kv[1]))
+    if not ranked or len(ranked) > 1 and len(ranked[1][1]) == len(ranked[0][1]):
+        return None
+    return nodes[ranked[0][0]]

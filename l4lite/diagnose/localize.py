@@ -37,6 +37,7 @@ from l4lite.diagnose.evidence import (
     global_root_records,
     hit_groups,
     is_companion,
+    node_of_lost_peer,
     node_root_records,
     own_time,
     ranks_behind,
@@ -467,7 +468,8 @@ class Localizer:
         ranks never reported the timed-out collective that every other node's ranks reported."""
         cascades = [f for f in findings if f.role == "cascade"]
         behind = ranks_behind(cascades)
-        node = next((scan.rank_nodes.get(r) for r in behind if r in scan.rank_nodes), None)
+        node = next((scan.rank_nodes.get(r) for r in behind if r in scan.rank_nodes), None) or \
+            node_of_lost_peer(scan, cascades)  # else the peer whose address the cascades say they lost
         if node is not None:
             return node
         nodes = [n for n in scan.node_last if n != UNKNOWN_NODE and not n.startswith("rank:")]
