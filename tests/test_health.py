@@ -166,3 +166,14 @@ def test_gpu_telemetry_slowdown_is_a_node_root() -> None:
     found = signals(scan)["gpu_slowdown"]
     assert found.node == "n3" and found.role == "root" and found.category == "gpu_hardware"  # type: ignore[attr-defined]
     assert [r.line for r in found.records] == [6, 7]  # type: ignore[attr-defined]  # the first two Active readings
+
+
+def test_progress_lines_without_a_step_are_no_baseline_for_lines_with_one() -> None:
+    """A callback prints its own step-less loss dicts (a fine-tuning loss near 0.1) on the node whose trainer
+    prints numbered iterations (a pre-training loss near 3): two series, so the jump between them is no spike."""
+    dicts = [(90.0 + k * 0.1, f"{{'loss': {0.1 + 0.01 * (k % 3):.4f}, 'grad_norm': 0.7, 'epoch': {k / 10:.1f}}}")
+             for k in range(30)]
+    scan = job({"n1": dicts + healthy_lines(20)})
+    assert "loss_spike" not in signals(scan)
+    spiked = healthy_lines(20) + [(121.0 + k, megatron(21 + k, "9.5000")) for k in range(10)]
+    assert signals(job({"n1": dicts + spiked}))["loss_spike"].data["iteration"] == 21  # type: ignore[attr-defined]

@@ -137,9 +137,10 @@ class HangDetector(Detector):
     def _from_logs(self, scan: JobScan, facts: RankFacts) -> list[Finding]:
         if not facts.timed_out or facts.crashed:
             return []
-        # A rank waited if it timed out itself, or saw a peer go while it was not being killed (a rank whose
-        # SIGTERM handler fails on the closed connection was busy elsewhere when the signal came).
-        waited = set(facts.timed_out) | (set(facts.peer_gone) - set(facts.killed))
+        # A rank waited if it timed out itself, or saw a peer go before it was killed (a rank whose SIGTERM
+        # handler fails on the closed connection was busy elsewhere when the signal came; one that reported the
+        # lost peer first and was torn down after it was waiting, like the rest).
+        waited = set(facts.timed_out) | {r for r in facts.peer_gone if reported_first(facts, r)}
         quiet = {r for r in facts.known if r not in waited}
         candidates = quiet | set(facts.lagging) | set(facts.behind)
         if not candidates or len(quiet) >= len(facts.known):
@@ -155,8 +156,9 @@ class HangDetector(Detector):
                 continue
             score = self.log_score
             why = []
+            busy = {r: rec for r, rec in facts.killed.items() if r not in waited}
             for named, bonus, reason in (
-                    (facts.killed, 0.15, "its agent had to SIGTERM it because it was still running"),
+                    (busy, 0.15, "its agent had to SIGTERM it because it was still running"),
                     (facts.lagging, 0.1, "the desync report calls it lagging"),
                     (facts.behind, 0.1, "its progress stopped first"),
                     (facts.straggler, 0.05, "Megatron's straggler report gives it the longest round trip")):
@@ -175,7 +177,9 @@ class HangDetector(Detector):
             records += [facts.behind[r] for r in ranks if r in facts.behind][:4]
             if not records:
                 records = [facts.lagging[r] for r in ranks if r in facts.lagging][:1]
-                records += [recs[0] for _, recs in sorted(facts.timed_out.items())][:4]
+                # the node's other ranks' reports first: they are the node's own lines
+                records += [recs[0] for r, recs in sorted(facts.timed_out.items(),
+                                                          key=lambda kv: (facts.known.get(kv[0]) != node, kv[0]))][:4]
             out.append(Finding(self.name, "software", "root", round(min(score, 0.9), 3), explain, node=node,
                                rank=ranks[0], time=t, records=records, count=len(ranks), severity="error",
                                action=f"Take a stack dump (py-spy dump --pid) of rank {ranks[0]} on {node} before "
@@ -185,6 +189,22 @@ class HangDetector(Detector):
                                      "hang": dict(table, stuck_ranks=ranks, stuck_nodes=[node]),
                                      "phase_hint": "train"}))
         return out
+
+
+def _before(a: Record, b: Record) -> bool:
+    """Whether ``a`` was printed before ``b``: by position in one file, else by their own timestamps."""
+    if a.file == b.file:
+        return a.line < b.line
+    if a.time is not None and b.time is not None and STAMP.search(a.text[:120]) and STAMP.search(b.text[:120]):
+        return a.time < b.time
+    return False
+
+
+def reported_first(facts: RankFacts, rank: int) -> bool:
+    """Whether a rank reported its lost peer before any SIGTERM reached it: a rank its agent tears down after
+    it lost a peer was waiting; one killed first was busy elsewhere."""
+    kill = facts.killed.get(rank)
+    return kill is None or any(_before(rec, kill) for rec in facts.peer_gone.get(rank, ()))
 
 
 def rank_facts(scan: JobScan) -> RankFacts:

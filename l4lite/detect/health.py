@@ -135,7 +135,9 @@ class HealthDetector(Detector):
 
     @staticmethod
     def reference_series(points: list[MetricPoint], attr: str) -> _Series:
-        """The series of one metric from the node that printed it most (trainers print it on one rank or all)."""
+        """The series of one metric from the node that printed it most (trainers print it on one rank or all),
+        in one line format: lines that state their step and lines that do not are two trainers' (or a trainer's
+        and a callback's) counts, and their values are no baseline for each other."""
         by_node: dict[str | None, list[MetricPoint]] = {}
         for p in points:
             if getattr(p, attr) is not None:
@@ -143,7 +145,9 @@ class HealthDetector(Detector):
         if not by_node:
             return _Series(None, [])
         node = max(by_node, key=lambda n: (len(by_node[n]), str(n)))
-        series = sorted(by_node[node], key=_order)
+        stepped = [p for p in by_node[node] if p.iteration is not None]
+        unstepped = [p for p in by_node[node] if p.iteration is None]
+        series = sorted(stepped if len(stepped) >= len(unstepped) else unstepped, key=_order)
         return _Series(node, series)
 
     # ------------------------------------------------------------------ numerical

@@ -31,6 +31,14 @@ VAGUE = frozenset({"unknown", "software"})
 INFERRED_SIGNALS = frozenset({"hang", "slowdown", "straggler", "gpu_slowdown"})  # any concrete line explains them
 
 
+_SEQ = re.compile(r"SeqNum=(\d+)")
+_LAST_DONE = re.compile(r"last completed NCCL work:\s*(\d+)")
+_RANK = re.compile(r"\[(?:PG \S+ (?:\(\S+\) )?)?Rank (\d+)\]")
+# A node's own address, as NCCL prints it at start-up ("Bootstrap : Using eth0:10.0.0.5<0>", "NET/Socket : Using
+# [0]ib0:10.0.0.5<0>"), and the address of a peer a cascade says it lost ("Connection closed by remote peer
+# 10.0.0.5<43210>", gloo's "Connection closed by peer [10.0.0.5]:29500").
+_OWN_ADDR = re.compile(r"(?:Bootstrap|NET/Socket|NET/IB)\s*:\s*Using\b[^\n]*?\b\w+:(\d+\.\d+\.\d+\.\d+)<")
+_PEER_ADDR = re.compile(r"(?:closed by (?:remote )?peer|reset by peer|peer)\s*\[?(\d+\.\d+\.\d+\.\d+)\]?[<:]")
 _OWN_STAMP = re.compile(r"\d{1,2}:\d\d:\d\d|^\s*\[\s*\d+\.\d+\]")
 
 
@@ -100,6 +108,35 @@ def strip_summaries(findings: Sequence[Finding], roles: dict[int, str]) -> None:
             roles[id(f)] = "confirmation"
 
 
+AFTER_CASCADE_LINES = 12  # how far below a rank's cascade its own abort and exit report may be
+
+
+def ends_cascade(f: Finding, findings: Sequence[Finding]) -> bool:
+    """Whether a vague rule line (an abort, ``terminate called``, a launcher's exit report) closes a cascade
+    just above it in the same file: the process died of the collective error it reported, not of its own."""
+    if f.detector != "rules" or f.category not in VAGUE or not f.records:
+        return False
+    r = f.records[0]
+    return any(g.role == "cascade" and g.node == f.node and g.records and g.records[0].file == r.file and
+               0 < r.line - g.records[0].line <= AFTER_CASCADE_LINES for g in findings)
+
+
+def ended_well_after(f: Finding, scan: JobScan) -> bool:
+    """Whether the run said it finished well (``Training finished``, ``WorkerState.SUCCEEDED``) after this
+    finding's line, on its node: a run that completed was not stopped by it, whatever its words. Later in the
+    same file, or later by the line's own timestamp."""
+    r = f.records[0] if f.records else None
+    if r is None:
+        return False
+    t = own_time(r)
+    for m in scan.markers:
+        if m.kind != "shutdown" or not m.detail.get("success") or m.node != f.node and m.file != r.file:
+            continue  # a node that finished says nothing of another that failed
+        if m.file == r.file and m.line > r.end_line or t is not None and m.time is not None and m.time > t:
+            return True
+    return False
+
+
 def _time(f: Finding) -> float | None:
     if f.records:
         return own_time(f.records[0])
@@ -127,11 +164,13 @@ def hit_groups(scan: JobScan) -> dict[tuple[str, int, str], tuple[tuple[str, str
 
 
 def node_root_records(f: Finding, groups: dict[tuple[str, int, str], tuple[tuple[str, str], ...]]) -> list[Record]:
-    """The root records of a node fault: one per (rank, details), first occurrence first."""
+    """The root records of a node fault: one per (rank, details), first occurrence first; the node's own lines
+    only, when it has any (a stuck rank's finding quotes its peers' timeouts too: they are about it, not its)."""
     out: list[Record] = []
     seen: set[tuple[object, ...]] = set()
     ranks: set[int] = set()
-    for r in sorted(f.records, key=lambda r: (r.rank if r.rank is not None else -1, _order(r))):
+    own = [r for r in f.records if f.node is not None and r.node == f.node]
+    for r in sorted(own or f.records, key=lambda r: (r.rank if r.rank is not None else -1, _order(r))):
         if r.rank is not None and r.rank not in ranks and f.detector == "rules":
             if len(ranks) >= RANKS_PER_NODE:
                 continue  # the same error on every rank of the node: the lowest ranks show it
@@ -188,3 +227,47 @@ def global_root_records(findings: Sequence[Finding], limit: int = LOW_RANKS) -> 
 
 def _order(r: Record) -> tuple[float, str, int]:
     return (r.time if r.time is not None else math.inf, r.file, r.line)
+
+
+def ranks_behind(findings: Sequence[Finding]) -> list[int]:
+    """Ranks that lag in the NCCL watchdog's view: a lower timed-out SeqNum or last completed work than the rest."""
+    seqs: dict[int, int] = {}
+    for f in findings:
+        for r in f.records:
+            mr = _RANK.search(r.text)
+            if mr is None:
+                continue
+            m = _LAST_DONE.search(r.text) or _SEQ.search(r.text)
+            if m is None:
+                continue
+            rank = int(mr.group(1))
+            seqs[rank] = min(seqs.get(rank, 1 << 62), int(m.group(1)))
+    if len(seqs) < 2:
+        return []
+    low = min(seqs.values())
+    if low == max(seqs.values()):
+        return []
+    return sorted(r for r, s in seqs.items() if s == low)
+
+
+def node_of_lost_peer(scan: JobScan, cascades: Sequence[Finding]) -> str | None:
+    """The node the cascades name as the peer they lost: the address most of them name, tied to a node by the
+    node's own start-up line binding it; None when no address or no node is known, or two addresses tie."""
+    nodes: dict[str, str] = {}
+    for (_, node), recs in scan.exemplars.items():
+        for r in recs:
+            m = _OWN_ADDR.search(r.text[:400])
+            if m is not None:
+                nodes.setdefault(m.group(1), node)
+    if not nodes:
+        return None
+    votes: dict[str, set[str | None]] = {}
+    for f in cascades:
+        for r in f.records:
+            for m in _PEER_ADDR.finditer(r.text[:4000]):
+                if m.group(1) in nodes and nodes[m.group(1)] != f.node:
+                    votes.setdefault(m.group(1), set()).add(f.node)
+    ranked = sorted(votes.items(), key=lambda kv: -len(kv[1]))
+    if not ranked or len(ranked) > 1 and len(ranked[1][1]) == len(ranked[0][1]):
+        return None
+    return nodes[ranked[0][0]]

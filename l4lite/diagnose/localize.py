@@ -30,12 +30,17 @@ from typing import Any
 
 from l4lite.detect.base import Finding
 from l4lite.detect.components import ERRORISH, ComponentDetector
+from l4lite.detect.windows import BAD_WORDS
 from l4lite.diagnose.evidence import (
+    ended_well_after,
+    ends_cascade,
     global_root_records,
     hit_groups,
     is_companion,
+    node_of_lost_peer,
     node_root_records,
     own_time,
+    ranks_behind,
     stamped,
     strip_summaries,
 )
@@ -56,9 +61,6 @@ INFERRED = frozenset({"hang", "slowdown", "straggler", "val_rising"})
 ALIKE_SECONDS = 120.0  # nodes whose same root error falls within this of the primary's failed together
 SHOWN = {"root": 10, "confirmation": 3, "cascade": 2, "symptom": 2, "anomaly": 2}  # records shown per finding
 
-_SEQ = re.compile(r"SeqNum=(\d+)")
-_LAST_DONE = re.compile(r"last completed NCCL work:\s*(\d+)")
-_RANK = re.compile(r"\[(?:PG \S+ (?:\(\S+\) )?)?Rank (\d+)\]")
 
 
 @dataclass
@@ -97,9 +99,11 @@ def _placed(findings: Sequence[Finding]) -> set[tuple[str, int]]:
     return {(r.file, r.line) for f in findings if f.detector == "rules" for r in f.records}
 
 
-def _telling(r: Record) -> bool:
-    """A line that reads as an error (its level or its words) and names a component by the lexicon's words: not
-    a notice that merely names one, nor a launcher's "error" that names none."""
+def _telling(r: Record, named: bool = True) -> bool:
+    """A line that reads as an error (its level or its words) and (``named``) names a component by the lexicon's
+    words: not a notice that merely names one, nor a launcher's "error" that names none."""
+    if not named:  # any word of trouble will do, but not a launcher's report of the ranks it stopped
+        return r.source != "launcher" and (r.level in SEVERE or BAD_WORDS.search(r.text[:2000]) is not None)
     return (r.level in SEVERE or ERRORISH.search(r.text[:2000]) is not None) and component(r.text) is not None
 
 
@@ -126,27 +130,6 @@ def survived(f: Finding, scan: JobScan, grace: float) -> bool:
         return False
     steps = {p.iteration if p.iteration is not None else p.seq for p in later}
     return len(steps) >= SURVIVE_POINTS
-
-
-def _ranks_behind(findings: Sequence[Finding]) -> list[int]:
-    """Ranks that lag in the NCCL watchdog's view: a lower timed-out SeqNum or last completed work than the rest."""
-    seqs: dict[int, int] = {}
-    for f in findings:
-        for r in f.records:
-            mr = _RANK.search(r.text)
-            if mr is None:
-                continue
-            m = _LAST_DONE.search(r.text) or _SEQ.search(r.text)
-            if m is None:
-                continue
-            rank = int(mr.group(1))
-            seqs[rank] = min(seqs.get(rank, 1 << 62), int(m.group(1)))
-    if len(seqs) < 2:
-        return []
-    low = min(seqs.values())
-    if low == max(seqs.values()):
-        return []
-    return sorted(r for r, s in seqs.items() if s == low)
 
 
 def node_for_host(scan: JobScan, host: str) -> str | None:
@@ -239,9 +222,12 @@ class Localizer:
         roles = {id(f): f.role for f in findings}
         notes: list[str] = []
         strip_summaries(findings, roles)
-        # Root lines that training survived are symptoms of something the job lived through.
+        # Root lines that training survived, and any line the run reported finishing well after, are symptoms of
+        # something the job lived through.
         for f in findings:
-            if f.role == "root" and f.detector != "health" and survived(f, scan, self.survive_grace):
+            if f.detector != "health" and (f.role == "root" and survived(f, scan, self.survive_grace) or
+                                           roles[id(f)] in ("root", "cascade", "confirmation")
+                                           and ended_well_after(f, scan)):
                 roles[id(f)] = "symptom"
                 f.data["survived"] = True
             elif roles[id(f)] in ("root", "cascade", "confirmation") and self._in_baseline(scan, f):
@@ -409,7 +395,8 @@ class Localizer:
         named = [f for f in findings if roles.get(id(f)) == "symptom" and f.severity in ("critical", "error", "warning")
                  and not f.data.get("survived") and not f.data.get("in_baseline") and f.category != "unknown"
                  and (f.detector == ComponentDetector.name or (f.detector == "rules" and f.records
-                                                               and not is_cascade(f.records[0].text)))]
+                                                               and not is_cascade(f.records[0].text)))
+                 and not ends_cascade(f, findings)]
         if near is not None:  # close to a given finding: the same failure, not an earlier warning
             named = [f for f in named if _close(f, near)]
         if around is not None:  # around an inferred failure time (a hang's stall)
@@ -444,6 +431,10 @@ class Localizer:
         if named is not None:
             return named
         first = self._anomalous_root(findings, primary, telling=True)
+        if first is primary:  # its own error lines, naming nothing, still say more than its peers' timeouts
+            first = self._anomalous_root(findings, primary, telling=True, named=False)
+            if first is not primary and first.category == "unknown" and only_cascades(primary):
+                return first if _around(first, primary) else None
         if first is primary or not _around(first, primary):
             return None
         if first.category == "unknown":
@@ -451,7 +442,8 @@ class Localizer:
         return first
 
     @staticmethod
-    def _anomalous_root(findings: list[Finding], cascade: Finding, telling: bool = False) -> Finding:
+    def _anomalous_root(findings: list[Finding], cascade: Finding, telling: bool = False,
+                        named: bool = True) -> Finding:
         """A cascade says a peer went away, not why: on the node it points at, the lines new to the job near the
         failure (the filters' anomalies) are what that node said instead; their words may name the component.
 
@@ -462,7 +454,7 @@ class Localizer:
         placed = _placed(findings) if telling else set()
         new = [f for f in findings if f.role == "anomaly" and f.detector == "filters" and node is not None
                and f.node == node and f.records and not is_cascade(f.records[0].text)
-               and (not telling or any(_telling(r) and (r.file, r.line) not in placed for r in f.records))]
+               and (not telling or any(_telling(r, named) and (r.file, r.line) not in placed for r in f.records))]
         if not new:
             return cascade
         first = min(new, key=finding_key)
@@ -475,8 +467,9 @@ class Localizer:
         """The node the NCCL watchdog points at: the ranks that lag in sequence numbers, else the only node whose
         ranks never reported the timed-out collective that every other node's ranks reported."""
         cascades = [f for f in findings if f.role == "cascade"]
-        behind = _ranks_behind(cascades)
-        node = next((scan.rank_nodes.get(r) for r in behind if r in scan.rank_nodes), None)
+        behind = ranks_behind(cascades)
+        node = next((scan.rank_nodes.get(r) for r in behind if r in scan.rank_nodes), None) or \
+            node_of_lost_peer(scan, cascades)  # else the peer whose address the cascades say they lost
         if node is not None:
             return node
         nodes = [n for n in scan.node_last if n != UNKNOWN_NODE and not n.startswith("rank:")]

@@ -1,0 +1,145 @@
+"""A node that stopped without saying why, in an 8-node job whose other nodes print cascades: which node is
+blamed and which lines are its root evidence. The excerpts are written for these tests; the planter supplies
+the healthy nodes' watchdog timeouts, broken connections and their agents' SIGTERM teardown."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from l4lite import analyze
+from l4lite.detect.hang import HangDetector
+from l4lite.evaluate.planting import LAYOUTS, Excerpt, JobPlanter
+from l4lite.evaluate.scoreboard import job_paths
+from l4lite.options import AnalyzeOptions
+from l4lite.scan.job import load_rules, scan_job
+
+
+def _excerpt(name: str, *lines: str, faulty: str | None = "Rank 5", phase: str = "train") -> Excerpt:
+    return Excerpt(id=name, source_group=f"t#{name}", split="dev", status="incident", category="unknown",
+                   phase=phase, faulty=faulty, lines=lines)
+
+
+def _run(tmp_path: Path, x: Excerpt, layout: str = "node-folders") -> tuple[dict[str, Any], dict[str, Any]]:
+    job = JobPlanter(x, seed=3).write(layout, tmp_path / layout)
+    truth = json.loads((job.path / "ground_truth.json").read_text())
+    return analyze(str(job.path)).to_dict(), truth
+
+
+def _roots(inc: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e for e in inc["evidence"] if e["role"] == "root"]
+
+
+OWN_TIMEOUT = _excerpt(
+    "own-timeout",
+    "[E ProcessGroupNCCL.cpp:901] [Rank 5] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=77, "
+    "OpType=BROADCAST, NumelIn=64, NumelOut=64, Timeout(ms)=600000) ran for 600412 milliseconds before timing out.",
+    "Aborted (core dumped)",
+    phase="init",  # at start-up the peers' cascades are lost connections to the store, then their agents' SIGTERM
+)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_peers_torn_down_after_reporting_the_lost_peer_are_not_the_stuck_ones(tmp_path, layout: str) -> None:
+    """Every healthy node's first rank reports the lost connection and is then SIGTERMed by its agent: it was
+    waiting like the others, so the node blamed is the one whose rank stayed quiet, not a torn-down peer."""
+    job = JobPlanter(OWN_TIMEOUT, seed=3).write(layout, tmp_path / layout)
+    truth = json.loads((job.path / "ground_truth.json").read_text())
+    options = AnalyzeOptions()
+    scan = scan_job(job_paths(job.path), options, rules=load_rules(options))
+    assert [f.node for f in HangDetector().detect(scan)] == truth["faulty_nodes"]
+    inc = analyze(str(job.path)).to_dict()
+    assert inc["status"] == "incident" and inc["suspects"][0]["node"] == truth["faulty_nodes"][0]
+
+
+LATE_TIMEOUT = _excerpt(
+    "late-timeout",
+    "[rank13]:[E ProcessGroupNCCL.cpp:611] [Rank 13] Watchdog caught collective operation timeout: "
+    "WorkNCCL(SeqNum=90210, OpType=REDUCE_SCATTER, NumelIn=4096, NumelOut=256, Timeout(ms)=900000) ran for "
+    "900377 milliseconds before timing out.", faulty="Rank 13")
+
+
+def test_a_stuck_nodes_root_evidence_is_its_own_lines_not_its_peers_reports(tmp_path) -> None:
+    """The node's other rank stayed quiet; its own rank's timeout is shown as root, the lower ranks' timeouts on
+    other nodes (which the stuck node made wait) are not."""
+    inc, truth = _run(tmp_path, LATE_TIMEOUT)
+    planted = {(e["file"], e["line"]) for e in truth["evidence"]}
+    roots = _roots(inc)
+    assert roots and all(e["node"] == truth["faulty_nodes"][0] for e in roots)
+    assert any((e["file"], e["line"]) in planted for e in roots)
+
+
+def test_an_abort_closing_a_ranks_own_timeout_names_no_category(tmp_path) -> None:
+    """``Aborted (core dumped)`` just below the rank's watchdog timeout is how the watchdog ended the process:
+    it does not make the stuck rank a software fault."""
+    inc, _ = _run(tmp_path, OWN_TIMEOUT)
+    assert inc["category"] == "unknown"
+
+
+QUIET_COMPLAINT = _excerpt(
+    "quiet-complaint",
+    "prefetch worker: shard 0118 header looks invalid, will retry on the next pass",
+    "prefetch worker: retry queue now holds 4096 entries",
+    faulty="Rank 5",
+)
+
+
+def test_a_stuck_nodes_own_words_of_trouble_beat_its_peers_timeouts_as_root(tmp_path) -> None:
+    """The stuck rank printed a line no rule knows and that names no component, but reads as trouble ("invalid"),
+    new to the job near the stall: that line, not a peer's watchdog timeout, is the root evidence."""
+    inc, truth = _run(tmp_path, QUIET_COMPLAINT)
+    planted = {(e["file"], e["line"]) for e in truth["evidence"]}
+    assert inc["suspects"][0]["node"] == truth["faulty_nodes"][0]
+    roots = _roots(inc)
+    assert roots and all((e["file"], e["line"]) in planted for e in roots)
+
+
+def _healthy(name: str, *lines: str) -> Excerpt:
+    return Excerpt(id=name, source_group=f"t#{name}", split="dev", status="healthy", category=None, phase="train",
+                   faulty=None, lines=lines)
+
+
+ALARMING_BUT_FINISHED = [
+    _healthy("ecc-then-done", "RuntimeError: CUDA error: uncorrectable ECC error encountered"),
+    _healthy("reset-then-done", "[W socket.cpp:601] [c10d] recvValue failed: Connection reset by peer; the store "
+                                "client will reconnect"),
+]
+
+
+@pytest.mark.parametrize("excerpt", ALARMING_BUT_FINISHED, ids=lambda x: x.id)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_line_the_run_reported_finishing_well_after_raises_no_incident(tmp_path, excerpt: Excerpt,
+                                                                         layout: str) -> None:
+    """Every rank trains on after the line and prints that training finished: whatever the line says, it did not
+    stop this job, so there is no incident to diagnose."""
+    inc, _ = _run(tmp_path, excerpt, layout)
+    assert inc["status"] == "healthy"
+
+
+def test_the_same_line_without_a_good_end_is_still_an_incident(tmp_path) -> None:
+    failed = Excerpt(id="ecc-failed", source_group="t#ecc-failed", split="dev", status="incident",
+                     category="gpu_hardware", phase="train", faulty="Rank 5",
+                     lines=ALARMING_BUT_FINISHED[0].lines)
+    inc, truth = _run(tmp_path, failed)
+    assert inc["status"] == "incident" and inc["suspects"][0]["node"] == truth["faulty_nodes"][0]
+
+
+UNSTAMPED_ABORT = _excerpt(
+    "unstamped-abort",
+    "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 (0x7f00aa001122 in libc10.so)",
+    "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout() + 0x1c2 (0x7f00ab002233 in libtorch_cuda.so)",
+    "terminate called after throwing an instance of 'c10::DistBackendError'",
+    faulty="Rank 12")
+
+
+def test_the_peer_whose_address_the_cascades_say_they_lost_is_the_suspect(tmp_path) -> None:
+    """The faulty rank's own lines carry no timestamp, so the peers' stamped cascades come first in time; but
+    the peers name the address they lost ("Connection closed by ... peer 10.x.y.z"), and the faulty node's own
+    NCCL start-up line binds that address: that node is the suspect, and its own lines are the root."""
+    inc, truth = _run(tmp_path, UNSTAMPED_ABORT)
+    planted = {(e["file"], e["line"]) for e in truth["evidence"]}
+    assert inc["suspects"][0]["node"] == truth["faulty_nodes"][0]
+    assert any((e["file"], e["line"]) in planted for e in _roots(inc))
