@@ -7,6 +7,7 @@ shape, then replayed as a plan for every later line of the same shape.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from l4lite.ingest import lineclass as lc
 from l4lite.ingest.attribution import (
@@ -334,6 +335,25 @@ class HeaderReading:
                 return plan
         return None
 
+    def _plan_time(self, s: str, layout: Any, ts_first: int, ts_second: int, ts_end: int, ts_kind: Any,
+                   ts_level: Any, uptime_span: tuple[int, int] | None) -> tuple[bool, float | None]:
+        """The time a plan reads from a line, or (False, None) when its timestamp does not end as it did where
+        the plan was learnt (the caller takes the slow path). A syslog kernel line's uptime anchors the dmesg
+        clock, as ``_syslog_host`` does ("host kernel: [  950.818166] ")."""
+        t = self.ts.iso_time(s, layout) if layout is not None else None
+        if t is None:
+            parse = self.ts.parse
+            t, end, lvl, kind = parse(s, ts_first)
+            if ts_second >= 0:
+                if end:
+                    return False, None
+                t, end, lvl, kind = parse(s, ts_second)
+            if end != ts_end or kind != ts_kind or lvl != ts_level:
+                return False, None
+            if uptime_span is not None and t is not None:
+                self.ts.anchor(t, float(s[uptime_span[0]:uptime_span[1]]))
+        return True, t
+
     def _head_planned(self, lineno: int, s: str, key: bytes, plan: tuple) -> Record | None:
         """Read a line from its header's plan (``_learn_head``) and its message as ``_line`` does, or None where
         ``_line`` must (the message opens a record, is an error, or changes reading state). The second line of
@@ -357,18 +377,9 @@ class HeaderReading:
             level = lc.content_level(msg)
         if level == "error":
             return None
-        t = self.ts.iso_time(s, layout) if layout is not None else None
-        if t is None:
-            parse = self.ts.parse
-            t, end, lvl, kind = parse(s, ts_first)
-            if ts_second >= 0:
-                if end:
-                    return None
-                t, end, lvl, kind = parse(s, ts_second)
-            if end != ts_end or kind != ts_kind or lvl != ts_level:
-                return None
-            if uptime_span is not None and t is not None:  # as _syslog_host does
-                self.ts.anchor(t, float(s[uptime_span[0]:uptime_span[1]]))
+        ok, t = self._plan_time(s, layout, ts_first, ts_second, ts_end, ts_kind, ts_level, uptime_span)
+        if not ok:
+            return None
         if t is None or (t > self.future and self._future_time(lineno, t)):
             t = self.last_time
         else:
@@ -440,18 +451,9 @@ class HeaderReading:
         """
         (pos, global_rank, local_rank, nccl, level, source, ma, mb, rank_in_msg, layout,
          rank_span, host_span, gpu_span, ts_first, ts_second, ts_end, ts_kind, ts_level, uptime_span, _) = plan
-        t = self.ts.iso_time(s, layout) if layout is not None else None
-        if t is None:
-            parse = self.ts.parse
-            t, end, lvl, kind = parse(s, ts_first)
-            if ts_second >= 0:
-                if end:
-                    return None
-                t, end, lvl, kind = parse(s, ts_second)
-            if end != ts_end or kind != ts_kind or lvl != ts_level:
-                return None
-            if uptime_span is not None and t is not None:  # "host kernel: [  950.818166] ": as _syslog_host does
-                self.ts.anchor(t, float(s[uptime_span[0]:uptime_span[1]]))
+        ok, t = self._plan_time(s, layout, ts_first, ts_second, ts_end, ts_kind, ts_level, uptime_span)
+        if not ok:
+            return None
         if t is None or (t > self.future and self._future_time(lineno, t)):
             t = self.last_time
         else:
