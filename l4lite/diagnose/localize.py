@@ -48,12 +48,13 @@ from l4lite.diagnose.ownlines import its_exception, node_said, only_cascades
 from l4lite.diagnose.phasing import node_trackers, phase_of
 from l4lite.ingest.timestamps import parse_elastic_time
 from l4lite.records import Record
-from l4lite.rules.components import component, first_failure, is_cascade
+from l4lite.rules.components import LEARNED_WORDS, component, first_failure, is_cascade
 from l4lite.scan.scanner import UNKNOWN_NODE, JobScan, node_key
 from l4lite.vocab import GLOBAL_CATEGORIES
 
 ROLE_ORDER = {"root": 0, "confirmation": 1, "cascade": 2, "symptom": 3, "anomaly": 4}
 SEVERE = ("critical", "error")
+CALM = ("warning", "info", "debug")  # what a logger rates below an error
 CLOSE_SCORE = 0.2  # root findings within this of the best compete on time
 SURVIVE_POINTS = 5  # iterations logged after a root line for training to have survived it
 # Health signals that infer a fault without a signature: they lead only when no signature does.
@@ -91,7 +92,9 @@ def finding_key(f: Finding) -> tuple[float, str, int]:
 
 
 def is_global(f: Finding) -> bool:
-    return f.category in GLOBAL_CATEGORIES or f.data.get("scope") == "global"
+    """A fault of the whole job; a guess of the learned model alone never makes one (the node stays a suspect)."""
+    return (f.category in GLOBAL_CATEGORIES and f.data.get("component") != LEARNED_WORDS) or \
+        f.data.get("scope") == "global"
 
 
 def _placed(findings: Sequence[Finding]) -> set[tuple[str, int]]:
@@ -102,8 +105,10 @@ def _placed(findings: Sequence[Finding]) -> set[tuple[str, int]]:
 def _telling(r: Record, named: bool = True) -> bool:
     """A line that reads as an error (its level or its words) and (``named``) names a component by the lexicon's
     words: not a notice that merely names one, nor a launcher's "error" that names none."""
-    if not named:  # any word of trouble will do, but not a launcher's report of the ranks it stopped
-        return r.source != "launcher" and (r.level in SEVERE or BAD_WORDS.search(r.text[:2000]) is not None)
+    if not named:  # any word of trouble will do, but not a launcher's report of the ranks it stopped, nor a
+        # line its own logger rated a warning or less (a start-up notice that cannot detect an accelerator)
+        return r.source != "launcher" and (r.level in SEVERE or (
+            r.level not in CALM and BAD_WORDS.search(r.text[:2000]) is not None))
     return (r.level in SEVERE or ERRORISH.search(r.text[:2000]) is not None) and component(r.text) is not None
 
 
@@ -322,8 +327,10 @@ class Localizer:
             if named is not None:
                 verdict.category = named.category
                 roles[id(named)] = "root"
-                if named.category in GLOBAL_CATEGORIES and verdict.scope == "node":
-                    verdict.scope = "global"  # a configuration named by the failing rank's own lines
+                # a configuration named by the failing rank's own lines; a guess of the learned model alone
+                # does not take the node that printed the line off the list
+                if is_global(named) and verdict.scope == "node":
+                    verdict.scope = "global"
             elif silent and only_cascades(primary):  # torn down around it: nothing says what held it up
                 verdict.category = primary.category = "unknown"
         if verdict.scope == "global":  # a rule matching the trainer's metric lines says what health says

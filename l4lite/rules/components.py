@@ -138,6 +138,9 @@ MIN_MARGIN = 1.0  # over the second-best category
 LEARNED_MIN = 0.5
 
 
+LEARNED_WORDS = "(learned)"  # the words a learned answer gives: no lexicon word decided it
+
+
 def component(text: str, learned: bool = False) -> Component | None:
     """The category a line's words name, when one stands out; None for a line that names no component.
 
@@ -155,7 +158,7 @@ def component(text: str, learned: bool = False) -> Component | None:
         return None
     proba = model.proba(rest)
     best = max(proba, key=lambda c: proba[c])
-    return Component(best, proba[best], ("(learned)",)) if proba[best] >= LEARNED_MIN else None
+    return Component(best, proba[best], (LEARNED_WORDS,)) if proba[best] >= LEARNED_MIN else None
 
 
 def _lexicon(text: str) -> Component | None:
