@@ -13,9 +13,8 @@ from __future__ import annotations
 import json
 import sys
 import tomllib
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -31,39 +30,23 @@ LEGACY_CATEGORY = {
     "data": "data", "host": "host",
 }
 TOKEN_PATTERN = r"[a-z_][a-z_0-9/]+"
-MAX_FEATURES = 8000
-CHAR_NGRAMS = (3, 5)
-C = 5.0
-SHARED_CHARS = 30  # a line this long found in two documents is one copied line
+MAX_FEATURES = 3000
 
 
 def _doc(lines: Sequence[str]) -> str:
     return "\n".join(line for line in lines if not is_cascade(line))
 
 
-def _shared(doc: str, lines: set[str]) -> bool:
-    return any(line.strip() in lines for line in doc.splitlines() if len(line.strip()) >= SHARED_CHARS)
-
-
-def training_text(root: Path, exclude: Collection[str] = ()) -> tuple[list[str], list[str]]:
-    """(documents, categories) from the rule pack, the legacy excerpts and the corpus's dev part.
-
-    ``exclude``: ids of dev excerpts to leave out (a cross-validation fold, ``benchmarks/category_cv.py``);
-    the rule examples and legacy excerpts that share a line with them go too, since many rule examples were
-    copied from the dev excerpts and would tell the model the answer."""
-    corpus = root / "fixtures" / "real" / "corpus.jsonl"
-    excerpts = load_corpus(corpus) if corpus.exists() else []
-    left_out = {line.strip() for x in excerpts if x.id in exclude for line in x.lines
-                if len(line.strip()) >= SHARED_CHARS}
+def training_text(root: Path) -> tuple[list[str], list[str]]:
+    """(documents, categories) from the rule pack, the legacy excerpts and the corpus's dev part."""
     docs: list[str] = []
     labels: list[str] = []
     pack = tomllib.loads((rules_dir() / "default.toml").read_text(encoding="utf-8"))
     for rule in pack.get("rule", []):
         if rule.get("category") in CATEGORIES and rule.get("role") in ("root", "symptom"):
             for example in rule.get("examples", []):
-                if not _shared(example, left_out):
-                    docs.append(example)
-                    labels.append(rule["category"])
+                docs.append(example)
+                labels.append(rule["category"])
     for name in ("real/real-failures.jsonl", "rules/paraphrased.jsonl"):
         path = root / "fixtures" / name
         if not path.exists():
@@ -72,60 +55,34 @@ def training_text(root: Path, exclude: Collection[str] = ()) -> tuple[list[str],
             if line.strip():
                 row = json.loads(line)
                 cat = LEGACY_CATEGORY.get(row.get("root_cause") or "")
-                doc = _doc(row["lines"])
-                if cat and not _shared(doc, left_out):
-                    docs.append(doc)
+                if cat:
+                    docs.append(_doc(row["lines"]))
                     labels.append(cat)
-    for x in excerpts:
-        if x.split == "dev" and x.status == "incident" and x.category in CATEGORIES and x.id not in exclude:
-            docs.append(_doc(x.lines))
-            labels.append(str(x.category))
+    corpus = root / "fixtures" / "real" / "corpus.jsonl"
+    if corpus.exists():
+        for x in load_corpus(corpus):
+            if x.split == "dev" and x.status == "incident" and x.category in CATEGORIES:
+                docs.append(_doc(x.lines))
+                labels.append(str(x.category))
     return docs, labels
 
 
-def _vectorizers(words: dict[str, int] | None = None, chars: dict[str, int] | None = None,
-                 with_chars: bool = True) -> Any:
+def train(docs: Sequence[str], labels: Sequence[str], max_features: int = MAX_FEATURES) -> LinearTextModel:
+    """Fit TF-IDF + logistic regression and keep the ``max_features`` features with the largest weights."""
     from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.pipeline import make_union
-
-    word = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, lowercase=True, token_pattern=TOKEN_PATTERN,
-                           vocabulary=words)
-    if not with_chars:
-        return word
-    char = TfidfVectorizer(analyzer="char_wb", ngram_range=CHAR_NGRAMS, sublinear_tf=True, lowercase=True,
-                           min_df=1 if chars is not None else 2, vocabulary=chars)
-    return make_union(word, char)
-
-
-def train(docs: Sequence[str], labels: Sequence[str], max_features: int = MAX_FEATURES,
-          chars: bool = True) -> LinearTextModel:
-    """Fit TF-IDF (word and, with ``chars``, character n-grams) + logistic regression, keep the ``max_features``
-    features with the largest weights and fit again on those alone, so that the shipped model's normalisation
-    over its kept features is the one it was fitted with (its probabilities are scikit-learn's, exactly)."""
     from sklearn.linear_model import LogisticRegression
 
-    vec = _vectorizers(with_chars=chars)
+    vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, lowercase=True, token_pattern=TOKEN_PATTERN)
     x = vec.fit_transform(docs)
-    clf = LogisticRegression(max_iter=3000, C=C, random_state=0).fit(x, list(labels))
-    keep = set(np.argsort(-np.abs(np.asarray(clf.coef_)).max(axis=0))[:max_features].tolist())
-    terms = [str(t) for t in vec.get_feature_names_out()]
-    word_prefix, char_prefix = ("tfidfvectorizer-1__", "tfidfvectorizer-2__") if chars else ("", "\0")
-    words = sorted(t[len(word_prefix):] for k, t in enumerate(terms) if k in keep and t.startswith(word_prefix))
-    grams = sorted(t[len(char_prefix):] for k, t in enumerate(terms) if k in keep and t.startswith(char_prefix))
-    vec = _vectorizers({w: i for i, w in enumerate(words)}, {g: i for i, g in enumerate(grams)} if chars else None,
-                       with_chars=chars)
-    x = vec.fit_transform(docs)
-    clf = LogisticRegression(max_iter=3000, C=C, random_state=0).fit(x, list(labels))
-    parts = vec.transformer_list if chars else [("word", vec)]
-    idf = np.concatenate([np.asarray(v.idf_) for _, v in parts])
-    coef, intercept = np.asarray(clf.coef_), np.asarray(clf.intercept_)
-    if len(clf.classes_) == 2:  # one row, the second class's log-odds: softmax over (0, z) is its sigmoid
-        coef, intercept = np.vstack([np.zeros_like(coef), coef]), np.concatenate([[0.0], intercept])
+    clf = LogisticRegression(max_iter=3000, C=5.0, random_state=0).fit(x, list(labels))
+    coef = np.asarray(clf.coef_)
+    keep = np.argsort(-np.abs(coef).max(axis=0))[:max_features]
+    keep.sort()
+    terms = vec.get_feature_names_out()
     return LinearTextModel(
-        classes=tuple(str(c) for c in clf.classes_), vocabulary={w: i for i, w in enumerate(words)},
-        idf=idf, coef=coef, intercept=intercept,
+        classes=tuple(str(c) for c in clf.classes_), vocabulary={str(terms[k]): i for i, k in enumerate(keep)},
+        idf=np.asarray(vec.idf_)[keep], coef=coef[:, keep], intercept=np.asarray(clf.intercept_),
         token_pattern=TOKEN_PATTERN, ngrams=2,
-        char_vocabulary={g: len(words) + i for i, g in enumerate(grams)} if chars else {}, char_ngrams=CHAR_NGRAMS,
     )
 
 
