@@ -335,11 +335,12 @@ class HeaderReading:
                 return plan
         return None
 
-    def _plan_time(self, s: str, layout: Any, ts_first: int, ts_second: int, ts_end: int, ts_kind: Any,
-                   ts_level: Any, uptime_span: tuple[int, int] | None) -> tuple[bool, float | None]:
-        """The time a plan reads from a line, or (False, None) when its timestamp does not end as it did where
-        the plan was learnt (the caller takes the slow path). A syslog kernel line's uptime anchors the dmesg
-        clock, as ``_syslog_host`` does ("host kernel: [  950.818166] ")."""
+    def _plan_time(self, lineno: int, s: str, layout: Any, ts_first: int, ts_second: int, ts_end: int,
+                   ts_kind: Any, ts_level: Any, uptime_span: tuple[int, int] | None) -> tuple[bool, float | None]:
+        """The time a plan reads from a line (the last good one when it has none or a wrong clock's), or
+        (False, None) when its timestamp does not end as it did where the plan was learnt (the caller takes the
+        slow path). A syslog kernel line's uptime anchors the dmesg clock, as ``_syslog_host`` does ("host
+        kernel: [  950.818166] ")."""
         t = self.ts.iso_time(s, layout) if layout is not None else None
         if t is None:
             parse = self.ts.parse
@@ -352,6 +353,9 @@ class HeaderReading:
                 return False, None
             if uptime_span is not None and t is not None:
                 self.ts.anchor(t, float(s[uptime_span[0]:uptime_span[1]]))
+        if t is None or (t > self.future and self._future_time(lineno, t)):  # none, or a wrong clock
+            return True, self.last_time
+        self.last_time = t
         return True, t
 
     def _head_planned(self, lineno: int, s: str, key: bytes, plan: tuple) -> Record | None:
@@ -377,13 +381,9 @@ class HeaderReading:
             level = lc.content_level(msg)
         if level == "error":
             return None
-        ok, t = self._plan_time(s, layout, ts_first, ts_second, ts_end, ts_kind, ts_level, uptime_span)
+        ok, t = self._plan_time(lineno, s, layout, ts_first, ts_second, ts_end, ts_kind, ts_level, uptime_span)
         if not ok:
             return None
-        if t is None or (t > self.future and self._future_time(lineno, t)):
-            t = self.last_time
-        else:
-            self.last_time = t
         learn = True
         if nccl:
             source = "nccl"
@@ -451,13 +451,9 @@ class HeaderReading:
         """
         (pos, global_rank, local_rank, nccl, level, source, ma, mb, rank_in_msg, layout,
          rank_span, host_span, gpu_span, ts_first, ts_second, ts_end, ts_kind, ts_level, uptime_span, _) = plan
-        ok, t = self._plan_time(s, layout, ts_first, ts_second, ts_end, ts_kind, ts_level, uptime_span)
+        ok, t = self._plan_time(lineno, s, layout, ts_first, ts_second, ts_end, ts_kind, ts_level, uptime_span)
         if not ok:
             return None
-        if t is None or (t > self.future and self._future_time(lineno, t)):
-            t = self.last_time
-        else:
-            self.last_time = t
         stream = s[:pos].rstrip(" ")
         rank = int(s[rank_span[0]:rank_span[1]]) if rank_span is not None else None
         host = self._host(s[host_span[0]:host_span[1]]) if host_span is not None else None
