@@ -439,8 +439,9 @@ def find(arch, hosts, pattern, limit=1, prefer=None, names=()):
         if prefer and not re.search(prefer, rel):
             continue
         n = 0
-        with open(path, errors="replace") as f:
-            for i, line in enumerate(f, 1):
+        with open(path, "rb") as f:  # lines end at \n only (a tqdm bar's \r stays inside its line)
+            for i, raw in enumerate(f, 1):
+                line = raw.decode("utf-8", "replace")
                 if hosts and line_host(rel, line, names or hosts) not in hosts:
                     continue
                 if rx.search(line):
@@ -464,9 +465,9 @@ def first_divergent_line(arch, stack, step, names):
         if not (rel.endswith("console.log") or rel.endswith(".out") or rel.endswith("0.log")):
             continue
         best, idx = None, 0
-        with open(path, errors="replace") as f:
-            for i, line in enumerate(f, 1):
-                m = rx.search(line)
+        with open(path, "rb") as f:
+            for i, raw in enumerate(f, 1):
+                m = rx.search(raw.decode("utf-8", "replace"))
                 if not m:
                     continue
                 idx += 1
@@ -546,11 +547,13 @@ def build_truth(job, arch):
         pid = ranks[faulty_rank]["pid"]
         iteration = first["step"]  # None for worker_oom: the worker decodes batches ahead of the step
         if fault == "host_oom":
+            need(r"invoked oom-killer", [fh], prefer=r"kern\.log")
             need(rf"Killed process {pid} ", [fh], prefer=r"kern\.log")
             need(rf"failed \(exitcode: -9\) local_rank: {lr} \(pid: {pid}\)", [fh])
             need(rf"Signal 9 \(SIGKILL\) received by PID {pid}", [fh])
         elif fault == "worker_oom":
             wpid = first["worker_pid"]
+            need(r"invoked oom-killer", [fh], prefer=r"kern\.log")
             need(rf"Killed process {wpid} ", [fh], prefer=r"kern\.log")
             need(rf"DataLoader worker \(pid\(?s?\)? ?{wpid}\)? (is killed by signal|exited unexpectedly)", [fh],
                  prefer=rf"attempt_0/{lr}/stderr\.log")
