@@ -5,15 +5,21 @@ whatever the logs show is what the training stack (torch, torchrun, HF,
 Lightning, DeepSpeed) printed on its own. Side records (rank map, the moment
 of injection) go to L4L_META_DIR, which lies outside the archived log tree.
 
-  L4L_FAULT       none|exception|sigkill|hang|nan|enospc|corrupt_ckpt|data
-  L4L_FAULT_RANK  global rank that misbehaves (exception, sigkill, hang, nan)
-  L4L_FAULT_STEP  1-based optimizer step at which it happens
+  L4L_FAULT       none|exception|sigkill|hang|nan|enospc|corrupt_ckpt|data|
+                  host_oom|worker_oom|sigstop|diverge|erofs|netdown
+  L4L_FAULT_RANK  global rank that misbehaves (exception, sigkill, hang, nan, host_oom, worker_oom, sigstop)
+  L4L_FAULT_STEP  1-based optimizer step at which it happens (data: the bad sample's index; worker_oom:
+                  the number of samples DataLoader worker 0 of the rank decodes before it runs out of memory)
+  L4L_CGROUP      memory cgroup (v1 folder) with a small limit, for host_oom and worker_oom
+  L4L_CKPT_DIR    the node's checkpoint mount, for erofs
+  L4L_NET_DEV     the node's network interface (in its own network namespace), for netdown
 """
 import datetime
 import json
 import os
 import signal
 import socket
+import subprocess
 import time
 
 FAULT = os.environ.get("L4L_FAULT", "none")
@@ -99,6 +105,30 @@ def _hang_forever(step):
         time.sleep(3600)
 
 
+def _join_cgroup():
+    """Move this process into the small memory cgroup the generator made (as a job step's cgroup would be)."""
+    with open(os.path.join(os.environ["L4L_CGROUP"], "cgroup.procs"), "w") as f:
+        f.write(str(os.getpid()))
+
+
+def _grow_until_killed():
+    """Hold on to host memory 16 MiB at a time (every page touched) until the kernel's OOM killer ends us."""
+    import torch
+    held = []
+    while True:
+        held.append(torch.ones(4 * 1024 * 1024, dtype=torch.float32))
+
+
+def lr_scale(step: int) -> float:
+    """Factor a learning-rate schedule applies at `step`: with L4L_FAULT=diverge it multiplies the rate
+    by 1000 from step L4L_FAULT_STEP on (a schedule whose multiplier is off by 10^3), else 1."""
+    if FAULT == "diverge" and step >= FAULT_STEP:
+        if step == FAULT_STEP:
+            record("diverge", step)
+        return 1000.0
+    return 1.0
+
+
 LAST_STEP = 0
 
 
@@ -116,6 +146,18 @@ def at_step(step, model=None):
         os.kill(os.getpid(), signal.SIGKILL)
     if FAULT == "hang":
         _hang_forever(step)
+    if FAULT == "host_oom":
+        record("host_oom", step, cgroup=os.environ.get("L4L_CGROUP"))
+        _join_cgroup()
+        _grow_until_killed()
+    if FAULT == "netdown":  # the node's network interface goes down (both its ranks and its agent cut off)
+        dev = os.environ["L4L_NET_DEV"]
+        record("netdown", step, dev=dev)
+        subprocess.run(["ip", "link", "set", dev, "down"], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if FAULT == "sigstop":  # stopped (as by a debugger or a frozen node) for good: SIGCONT never comes
+        record("sigstop", step)
+        os.kill(os.getpid(), signal.SIGSTOP)
     if FAULT == "nan" and model is not None:
         import torch
         record("nan", step)
@@ -127,6 +169,13 @@ def at_step(step, model=None):
 def before_checkpoint(step):
     if FAULT == "enospc" and rank() == 0:
         record("enospc", step)
+    if FAULT == "erofs" and rank() == 0:
+        # the node's checkpoint file system goes read-only (as ext4 does after an I/O error, or an NFS
+        # export switched to ro) right before the save: the save itself meets EROFS
+        d = os.environ["L4L_CKPT_DIR"]
+        subprocess.run(["mount", "-o", "remount,bind,ro", d], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        record("erofs", step, path=d)
 
 
 def before_resume(path):
@@ -146,6 +195,8 @@ class SyntheticTokens:
         mask = torch.rand((n, seq), generator=g) < 0.1
         self.data = torch.where(mask, noise, base[torch.arange(n) % 16])
         self.bad = FAULT_STEP if FAULT == "data" else -1
+        self.oom = FAULT_STEP if FAULT == "worker_oom" and rank() == FAULT_RANK else -1
+        self.decoded = 0
 
     def __len__(self):
         return len(self.data)
@@ -157,6 +208,15 @@ class SyntheticTokens:
         return self.data[i]
 
     def decode(self, i):
+        self.decoded += 1
+        if self.oom > 0 and self.decoded == self.oom:  # DataLoader worker 0 runs out of its cgroup's memory
+            import torch.utils.data
+            info = torch.utils.data.get_worker_info()
+            if info is not None and info.id == 0:
+                record("worker_oom", None, index=i, decoded=self.decoded, worker_pid=os.getpid(),
+                       cgroup=os.environ.get("L4L_CGROUP"))
+                _join_cgroup()
+                _grow_until_killed()
         item = self.raw(i)
         if isinstance(item, bytes):
             json.loads(item.decode("utf-8", "replace"))

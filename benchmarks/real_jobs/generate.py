@@ -24,9 +24,12 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import capture  # noqa: E402  (beside this script)
 
 TORCH_VERSION = "2.13.0"
 # Versions known to work with torch 2.13.0 on CPU (installed with torch pinned).
@@ -50,8 +53,10 @@ HOST_SETS = [
     ("trn-sjc2-r08-n3", "trn-sjc2-r08-n4"),
 ]
 
-# (stack, fault, fault_rank, fault_step, flight_recorder)
-# fault_step is the bad sample index for `data`.
+# (stack, fault, fault_rank, fault_step, flight_recorder[, options])
+# fault_step is the bad sample index for `data`, and for `worker_oom` the number of samples DataLoader
+# worker 0 of the rank decodes before it runs out of memory. options: layout (torchelastic-logdir,
+# srun-label, kubernetes-pods), loader_workers (DataLoader worker processes).
 JOB_SPECS = [
     ("ddp", "healthy", None, None, False),
     ("ddp", "exception", 3, 17, False),
@@ -90,12 +95,31 @@ JOB_SPECS = [
     ("deepspeed", "enospc", 0, 20, False),
     ("deepspeed", "corrupt_ckpt", None, None, False),
     ("deepspeed", "hang", 2, 13, True),
+    ("ddp", "host_oom", 2, 14, False),
+    ("hf", "host_oom", 1, 17, False),
+    ("ddp", "worker_oom", 1, 72, False, {"loader_workers": 2}),
+    ("hf", "worker_oom", 3, 56, False, {"loader_workers": 2}),
+    ("ddp", "sigstop", 1, 16, False),
+    ("hf", "sigstop", 3, 13, False),
+    ("ddp", "diverge", None, 15, False),
+    ("hf", "diverge", None, 18, False),
+    ("lightning", "erofs", 0, 20, False),
+    ("deepspeed", "erofs", 0, 20, False),
+    ("ddp", "host_oom", 3, 19, False, {"layout": "srun-label"}),
+    ("hf", "exception", 1, 16, False, {"layout": "kubernetes-pods"}),
+    ("ddp", "netdown", 3, 15, False),
+    ("deepspeed", "netdown", 0, 17, False),
 ]
+LAYOUT_SUFFIX = {"srun-label": "_srun", "kubernetes-pods": "_k8s"}
+OOM_LIMIT = 64 * 1024 * 1024  # the small cgroup's memory.limit_in_bytes (only pages charged after joining it)
 
 PHASE = {"exception": "train", "sigkill": "train", "hang": "train", "nan": "train", "data": "train",
-         "enospc": "checkpoint", "corrupt_ckpt": "load", "healthy": None}
+         "enospc": "checkpoint", "corrupt_ckpt": "load", "healthy": None, "host_oom": "train",
+         "worker_oom": "train", "sigstop": "train", "diverge": "train", "erofs": "checkpoint", "netdown": "train"}
 CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan": "numerical",
-            "enospc": "storage", "corrupt_ckpt": "storage", "data": "data", "healthy": None}
+            "enospc": "storage", "corrupt_ckpt": "storage", "data": "data", "healthy": None,
+            "host_oom": "host", "worker_oom": "host", "sigstop": "software", "diverge": "numerical",
+            "erofs": "storage", "netdown": "network"}
 FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_runtime",
           "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps"}
 NAN = {"ddp": r"loss is nan at step", "hf": r"'loss': '?nan'?|'grad_norm': '?nan'?", "lightning": r"is not finite",
@@ -109,10 +133,13 @@ def _read_json(path: str) -> dict:
 
 def jobs():
     out = []
-    for i, (stack, fault, rank, step, fr) in enumerate(JOB_SPECS):
-        name = f"{i:03d}-{stack}-{fault}" + ("_fr" if fr else "")
+    for i, (stack, fault, rank, step, fr, *opts) in enumerate(JOB_SPECS):
+        opt = opts[0] if opts else {}
+        layout = opt.get("layout", "torchelastic-logdir")
+        name = f"{i:03d}-{stack}-{fault}" + ("_fr" if fr else "") + LAYOUT_SUFFIX.get(layout, "")
         out.append(dict(name=name, index=i, stack=stack, fault=fault, rank=rank, step=step, fr=fr,
-                        hosts=list(HOST_SETS[i % len(HOST_SETS)])))
+                        hosts=list(HOST_SETS[i % len(HOST_SETS)]), layout=layout,
+                        loader_workers=opt.get("loader_workers", 0)))
     return out
 
 
@@ -202,13 +229,17 @@ def make_corrupt_checkpoint(job, work_root, resume_dir):
     return resume, victim
 
 
+STAGE_ROOT = "/data/logs"
+
+
 def run_job(job, py, out_root, work_root, port):
     name, stack, fault = job["name"], job["stack"], job["fault"]
-    arch = os.path.join(out_root, name)
-    # The work folder and the rendezvous id appear in what torch prints (tracebacks, run folders): neutral
-    # names, so that no log line says which fault was injected.
+    # The log folder, the work folder and the rendezvous id appear in what torch prints (tracebacks, run
+    # folders, error_file): neutral names, so that no log line says which fault was injected. The logs are
+    # written under /data/logs/job-NNN and moved into the fixtures folder afterwards.
+    arch = os.path.join(STAGE_ROOT, f"job-{job['index']:03d}")
     work = os.path.join(work_root, f"job-{job['index']:03d}")
-    for d in (arch, work):
+    for d in (arch, work, os.path.join(out_root, name)):
         if os.path.exists(d):
             shutil.rmtree(d)
     meta = os.path.join(work, "meta")
@@ -234,10 +265,25 @@ def run_job(job, py, out_root, work_root, port):
         "L4L_FAULT_STEP": str(job["step"] if job["step"] is not None else -1),
         "L4L_META_DIR": meta, "GLOO_SOCKET_IFNAME": "lo",
     }
-    # the cluster's /etc/hosts: every node name resolves (all on loopback here)
+    if job["loader_workers"]:
+        env["L4L_LOADER_WORKERS"] = str(job["loader_workers"])
+    if fault == "erofs":
+        env["L4L_CKPT_DIR"] = ckpt
+    cgroup = kernel = None
+    if fault in ("host_oom", "worker_oom"):
+        cgroup, job["cgroup"] = capture.make_memory_cgroup(f"l4l-job-{job['index']:03d}", OOM_LIMIT)
+        env["L4L_CGROUP"] = cgroup
+        kernel = capture.KernelLog()
+    layout = job["layout"]
+    streams = {}
+    # the cluster's /etc/hosts: every node name resolves (all on loopback here, or each node in its own
+    # network namespace joined to the other's by a veth pair, for a fault that cuts one node off)
+    netns = make_network(job) if fault == "netdown" else None
+    addr = [f"10.77.{job['index']}.{i + 1}" if netns else f"127.0.1.{i + 1}" for i in range(len(job["hosts"]))]
+    endpoint = job["hosts"][0] if netns else "127.0.0.1"
     hosts_file = os.path.join(work, "hosts")
     with open(hosts_file, "w") as f:
-        f.write("127.0.0.1 localhost\n" + "".join(f"127.0.1.{i + 1} {h}\n" for i, h in enumerate(job["hosts"])))
+        f.write("127.0.0.1 localhost\n" + "".join(f"{a} {h}\n" for a, h in zip(addr, job["hosts"], strict=True)))
     procs = []
     for i, host in enumerate(job["hosts"]):
         hdir = os.path.join(arch, host)
@@ -248,23 +294,42 @@ def run_job(job, py, out_root, work_root, port):
             nenv.update({"TORCH_NCCL_TRACE_BUFFER_SIZE": "2000", "TORCH_FR_BUFFER_SIZE": "2000",
                          "TORCH_NCCL_DUMP_ON_TIMEOUT": "1", "TORCH_NCCL_DEBUG_INFO_TEMP_FILE": prefix,
                          "TORCH_FR_DUMP_TEMP_FILE": prefix})
+        # Under Slurm or Kubernetes torchrun usually runs without --log-dir: the ranks write to the
+        # launcher's own stdout/stderr, which srun or the container runtime collects.
+        logdir = (["--log-dir", os.path.join(hdir, "torchelastic"), "--redirects", "3", "--tee", "3"]
+                  if layout == "torchelastic-logdir" else [])
         torchrun = [os.path.join(os.path.dirname(py), "torchrun"), "--nnodes", "2", "--nproc-per-node", "2",
-                    "--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}",
-                    "--rdzv-id", f"run-{job['index']:03d}", "--max-restarts", "0",
-                    "--log-dir", os.path.join(hdir, "torchelastic"), "--redirects", "3", "--tee", "3",
+                    "--rdzv-backend", "c10d", "--rdzv-endpoint", f"{endpoint}:{port}",
+                    "--rdzv-id", f"run-{job['index']:03d}", "--max-restarts", "0"] + logdir + [
                     os.path.join(run_dir, SCRIPTS[stack])] + stack_args(job, ckpt, resume)
         shell = f"hostname {host} && mount --bind {hosts_file} /etc/hosts"
         if fault == "enospc":  # node-local checkpoint disk that is nearly full
             shell += f" && mount -t tmpfs -o size=64k tmpfs {ckpt}"
+        if fault == "erofs":  # the checkpoint folder as its own mount, so it can turn read-only on one node
+            shell += f" && mount --bind {ckpt} {ckpt}"
         shell += f" && cd {run_dir} && exec " + " ".join(torchrun)
         cmd = ["unshare", "--uts", "--mount", "--", "sh", "-c", shell]
+        if netns:
+            cmd = ["ip", "netns", "exec", netns[i][0]] + cmd
+            nenv.update({"GLOO_SOCKET_IFNAME": netns[i][1], "L4L_NET_DEV": netns[i][1]})
         job.setdefault("commands", {})[host] = shell
-        console = open(os.path.join(hdir, "console.log"), "wb")  # noqa: SIM115 - closed when the node exits
-        procs.append((host, subprocess.Popen(cmd, stdout=console, stderr=subprocess.STDOUT, env=nenv,
-                                             cwd=run_dir, start_new_session=True), console))
+        if layout == "torchelastic-logdir":
+            console = open(os.path.join(hdir, "console.log"), "wb")  # noqa: SIM115 - closed when the node exits
+            procs.append((host, subprocess.Popen(cmd, stdout=console, stderr=subprocess.STDOUT, env=nenv,
+                                                 cwd=run_dir, start_new_session=True), console))
+        else:
+            os.rmdir(hdir)
+            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=nenv, cwd=run_dir,
+                                 start_new_session=True)
+            sink = streams.setdefault(host, [])
+            readers = [capture.StreamCapture(p.stdout, "stdout", sink),
+                       capture.StreamCapture(p.stderr, "stderr", sink)]
+            procs.append((host, p, readers))
         if i == 0:
             time.sleep(2.0)  # node 0 hosts the rendezvous store first
-    deadline = time.time() + 300
+    # a node cut off from the network never ends by itself (its agent waits on the rendezvous store): it is
+    # killed, as a scheduler's time limit would, after 150 s
+    deadline = time.time() + (150 if fault == "netdown" else 300)
     rcs = {}
     for host, p, console in procs:
         try:
@@ -272,10 +337,67 @@ def run_job(job, py, out_root, work_root, port):
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
             rcs[host] = p.wait()
-        console.close()
+        if isinstance(console, list):
+            for reader in console:
+                reader.join()
+        else:
+            console.close()
     job["exit_codes"] = rcs
     job["meta_dir"] = meta
+    if cgroup:
+        capture.remove_memory_cgroup(cgroup)
+    for ns, _ in netns or []:
+        subprocess.run(["ip", "netns", "del", ns], check=False)
+    write_layout(job, arch, streams)
+    if kernel:
+        write_kernel_logs(job, arch, kernel.records())
     return arch
+
+
+def make_network(job):
+    """Two network namespaces joined by a veth pair (10.77.<job>.1 and .2): [(namespace, interface)]."""
+    i = job["index"]
+    nets = [(f"l4l-j{i}-n0", f"l4lv{i}a"), (f"l4l-j{i}-n1", f"l4lv{i}b")]
+    for ns, _ in nets:
+        subprocess.run(["ip", "netns", "del", ns], check=False, stderr=subprocess.DEVNULL)
+        subprocess.check_call(["ip", "netns", "add", ns])
+        subprocess.check_call(["ip", "-n", ns, "link", "set", "lo", "up"])
+    subprocess.check_call(["ip", "link", "add", nets[0][1], "netns", nets[0][0], "type", "veth", "peer", "name",
+                           nets[1][1], "netns", nets[1][0]])
+    for k, (ns, dev) in enumerate(nets):
+        subprocess.check_call(["ip", "-n", ns, "addr", "add", f"10.77.{i}.{k + 1}/24", "dev", dev])
+        subprocess.check_call(["ip", "-n", ns, "link", "set", dev, "up"])
+    job["network"] = {ns: {"interface": dev, "address": f"10.77.{i}.{k + 1}"} for k, (ns, dev) in enumerate(nets)}
+    return nets
+
+
+def write_layout(job, arch, streams):
+    """Files the captured lines as a Slurm or Kubernetes job leaves them (see capture.py)."""
+    if job["layout"] == "srun-label":  # srun --ntasks-per-node=1 --label torchrun ...: task i = node i
+        n = capture.write_srun_label(os.path.join(arch, f"slurm-{4100 + job['index']}.out"),
+                                     {i: streams[h] for i, h in enumerate(job["hosts"])})
+        job["layout_note"] = f"{n} lines of both nodes' stdout and stderr in arrival order, task id first"
+    elif job["layout"] == "kubernetes-pods":  # /var/log/pods/<namespace>_<pod>_<uid>/<container>/0.log
+        for h in job["hosts"]:
+            d = os.path.join(arch, f"training_{h}_{uuid.uuid4()}", "pytorch")
+            os.makedirs(d)
+            with open(os.path.join(d, "0.log"), "wb") as f:
+                f.writelines(capture.cri_lines(streams[h]))
+
+
+def write_kernel_logs(job, arch, records):
+    """The kernel's OOM reports during the job go to the kern.log of the node whose process they killed
+    (the injection record names it); every node gets its kern.log, empty where its kernel said nothing."""
+    _, inj = load_meta(job["meta_dir"])
+    victim = inj[0]["host"] if inj else None
+    kept = capture.oom_reports(records)
+    job["kernel_records"] = {"window": len(records), "oom_report": len(kept)}
+    # the generator's own cgroup path names the machine's session, not the job: a neutral name instead
+    replace = [(capture.own_memory_cgroup().rstrip("/"), "/l4lite-realjobs")]
+    for h in job["hosts"]:
+        os.makedirs(os.path.join(arch, h), exist_ok=True)
+        with open(os.path.join(arch, h, "kern.log"), "w") as f:
+            f.writelines(capture.kern_log_lines(kept if h == victim else [], h, replace))
 
 
 # --------------------------------------------------------------------------- ground truth
@@ -290,25 +412,72 @@ def log_files(arch):
     return out
 
 
-def find(arch, hosts, pattern, limit=1, prefer=None):
-    """(relpath, line) of lines matching pattern in the hosts' logs; first `limit` per file."""
+K8S_POD = re.compile(r"^[a-z0-9-]+_(?P<pod>[a-z0-9-]+)_[0-9a-f-]{36}$")
+SRUN_LABEL = re.compile(r"^(\d+): ")
+
+
+def line_host(rel, line, names):
+    """The node that wrote a line: its folder (a host, or a pod's `<namespace>_<pod>_<uid>`), else its
+    `srun --label` task id (task i ran on the i-th node)."""
+    top = rel.split(os.sep)[0]
+    if top in names:
+        return top
+    m = K8S_POD.match(top)
+    if m and m["pod"] in names:
+        return m["pod"]
+    m = SRUN_LABEL.match(line)
+    return names[int(m[1])] if m and int(m[1]) < len(names) else None
+
+
+def find(arch, hosts, pattern, limit=1, prefer=None, names=()):
+    """(relpath, line) of lines matching pattern in the hosts' logs; first `limit` per file. `names` are the
+    job's nodes in order (for folders and srun task ids)."""
     rx = re.compile(pattern)
     hits = []
     for path in log_files(arch):
         rel = os.path.relpath(path, arch)
-        if hosts and rel.split(os.sep)[0] not in hosts:
-            continue
         if prefer and not re.search(prefer, rel):
             continue
         n = 0
-        with open(path, errors="replace") as f:
-            for i, line in enumerate(f, 1):
+        with open(path, "rb") as f:  # lines end at \n only (a tqdm bar's \r stays inside its line)
+            for i, raw in enumerate(f, 1):
+                line = raw.decode("utf-8", "replace")
+                if hosts and line_host(rel, line, names or hosts) not in hosts:
+                    continue
                 if rx.search(line):
                     hits.append({"file": rel.replace(os.sep, "/"), "line": i})
                     n += 1
                     if n >= limit:
                         break
     return hits
+
+
+LOSS = {"ddp": re.compile(r"step (\d+)/\d+ \| epoch \d+ \| loss (\S+) "),
+        "hf": re.compile(r"'loss': '?([^',}]+)'?.*'epoch': '?([^',}]+)'?")}
+
+
+def first_divergent_line(arch, stack, step, names):
+    """The first progress line from `step` on whose loss is non-finite or more than twice the lowest loss
+    logged before the fault (the loss blowing up): (relpath, line)."""
+    rx = LOSS[stack]
+    for path in log_files(arch):
+        rel = os.path.relpath(path, arch)
+        if not (rel.endswith("console.log") or rel.endswith(".out") or rel.endswith("0.log")):
+            continue
+        best, idx = None, 0
+        with open(path, "rb") as f:
+            for i, raw in enumerate(f, 1):
+                m = rx.search(raw.decode("utf-8", "replace"))
+                if not m:
+                    continue
+                idx += 1
+                at = int(m[1]) if stack == "ddp" else idx * 2  # HF logs every 2 steps (logging_steps=2)
+                loss = float(m[2] if stack == "ddp" else m[1])
+                if at < step:
+                    best = loss if best is None else min(best, loss)
+                elif best is not None and not (loss < 2 * best):
+                    return {"file": rel.replace(os.sep, "/"), "line": i}
+    return None
 
 
 def load_meta(meta):
@@ -333,7 +502,9 @@ def build_truth(job, arch):
     evidence, faulty_nodes, faulty_rank, iteration = [], [], None, None
 
     def need(pattern, where, limit=1, prefer=None, required=True):
-        hits = find(arch, where, pattern, limit, prefer)
+        if job["layout"] != "torchelastic-logdir":  # no console.log nor per-rank files: every file counts
+            prefer = None
+        hits = find(arch, where, pattern, limit, prefer, hosts)
         if not hits and required:
             problems.append(f"proof line /{pattern}/ not found in {where or 'any host'}")
         evidence.extend(h for h in hits if h not in evidence)
@@ -368,6 +539,50 @@ def build_truth(job, arch):
             need(r"JSONDecodeError: ", [fh], prefer=rf"attempt_0/{lr}/stderr\.log")
             need(r"JSONDecodeError: ", [fh], prefer=r"console\.log")
             need(rf"failed \(exitcode: 1\) local_rank: {lr} \(pid: {pid}\)", [fh])
+    elif fault in ("host_oom", "worker_oom", "sigstop") and first:
+        faulty_rank = first["rank"]
+        fh = rank_host.get(faulty_rank)
+        faulty_nodes = [fh]
+        lr = ranks[faulty_rank]["local_rank"]
+        pid = ranks[faulty_rank]["pid"]
+        iteration = first["step"]  # None for worker_oom: the worker decodes batches ahead of the step
+        if fault == "host_oom":
+            need(r"invoked oom-killer", [fh], prefer=r"kern\.log")
+            need(rf"Killed process {pid} ", [fh], prefer=r"kern\.log")
+            need(rf"failed \(exitcode: -9\) local_rank: {lr} \(pid: {pid}\)", [fh])
+            need(rf"Signal 9 \(SIGKILL\) received by PID {pid}", [fh])
+        elif fault == "worker_oom":
+            wpid = first["worker_pid"]
+            need(r"invoked oom-killer", [fh], prefer=r"kern\.log")
+            need(rf"Killed process {wpid} ", [fh], prefer=r"kern\.log")
+            need(rf"DataLoader worker \(pid\(?s?\)? ?{wpid}\)? (is killed by signal|exited unexpectedly)", [fh],
+                 prefer=rf"attempt_0/{lr}/stderr\.log")
+            need(rf"DataLoader worker \(pid\(?s?\)? ?{wpid}\)? (is killed by signal|exited unexpectedly)", [fh],
+                 prefer=r"console\.log")
+            need(rf"failed \(exitcode: 1\) local_rank: {lr} \(pid: {pid}\)", [fh])
+        else:  # a stopped process ignores SIGTERM until the agent escalates to SIGKILL
+            need(rf"Sending process {pid} closing signal SIGTERM", [fh])
+            need(rf"Unable to shutdown process {pid} via", [fh], required=False)
+    elif fault == "diverge" and first:
+        iteration = first["step"]
+        faulty_nodes = []  # the schedule is the same on every rank: the job diverges, no node stands out
+        hit = first_divergent_line(arch, stack, first["step"], hosts)
+        if hit:
+            evidence.append(hit)
+        else:
+            problems.append("no progress line shows the loss blowing up")
+    elif fault == "netdown" and first:
+        faulty_rank = first["rank"]
+        fh = rank_host.get(faulty_rank)
+        faulty_nodes = [fh]
+        iteration = first["step"]
+        need(r"timed out after|Timed out waiting", [fh], limit=3, prefer=r"console\.log")
+    elif fault == "erofs":
+        faulty_rank = 0
+        fh = rank_host.get(0)
+        faulty_nodes = [fh]
+        iteration = first["step"] if first else 20
+        need(r"Read-only file system", [fh], limit=2)
     elif fault == "nan" and first:
         iteration = first["step"]
         need(NAN[stack], None, limit=1)
@@ -400,7 +615,7 @@ def build_truth(job, arch):
         "fault_time": fault_time,
         "evidence": evidence,
         "format": FORMATS[stack],
-        "layout": "torchelastic-logdir",
+        "layout": job["layout"],
         "node_names": hosts,
         "nodes": 2,
         "gpus_per_node": 2,
@@ -414,6 +629,16 @@ def build_truth(job, arch):
     return truth, problems
 
 
+def layout_note(job):
+    if job["layout"] == "srun-label":
+        return (" Layout: one `srun --label` file (slurm-NNNN.out; task 0 ran on the first node, task 1 on the "
+                "second) and each node's kern.log; torchrun ran without --log-dir.")
+    if job["layout"] == "kubernetes-pods":
+        return (" Layout: one CRI log per pod (<namespace>_<pod>_<uid>/pytorch/0.log, the pod name is the "
+                "hostname); torchrun ran without --log-dir.")
+    return ""
+
+
 def describe(job, first, rank_host):
     s, f, r = job["stack"], job["fault"], job["rank"]
     h = rank_host.get(first["rank"]) if first else None
@@ -422,7 +647,7 @@ def describe(job, first, rank_host):
     if f == "exception":
         return (f"Global rank {r} on {h} raises RuntimeError from user code at step {job['step']}; "
                 "torchrun reports exitcode 1 for it, the other ranks fail in the next collective (peer gone) "
-                "and their agents tear the job down.")
+                "and their agents tear the job down." + layout_note(job))
     if f == "sigkill":
         return (f"Global rank {r} on {h} is SIGKILLed at step {job['step']} (as the kernel OOM killer would); "
                 "its agent reports exitcode -9 / Signal 9 (SIGKILL), the peers lose their gloo connection.")
@@ -448,6 +673,34 @@ def describe(job, first, rank_host):
     if f == "corrupt_ckpt":
         return (f"The job resumes from a checkpoint truncated to 40% of its size ({os.path.basename(job.get('corrupted_file', ''))}); "
                 "every rank fails while loading it, before training starts.")
+    if f == "host_oom":
+        return (f"At step {job['step']} global rank {r} on {h} moves into a memory cgroup limited to "
+                f"{OOM_LIMIT >> 20} MiB and keeps allocating host memory; the kernel's OOM killer kills it "
+                f"(its report is in {h}/kern.log), its agent reports exitcode -9 / Signal 9 (SIGKILL), "
+                "the peers lose their gloo connection." + layout_note(job))
+    if f == "worker_oom":
+        return (f"DataLoader worker 0 of global rank {r} on {h} (2 workers per rank) moves into a memory cgroup "
+                f"limited to {OOM_LIMIT >> 20} MiB after {job['step']} samples and keeps allocating; the kernel's "
+                "OOM killer kills the worker (report in kern.log), the rank raises 'DataLoader worker ... is "
+                "killed by signal: Killed', the others lose their peer.")
+    if f == "sigstop":
+        return (f"Global rank {r} on {h} stops itself with SIGSTOP before its step-{job['step']} forward and is "
+                "never continued; the other ranks time out in the gradient all-reduce (30 s gloo timeout); the "
+                f"agent on {h} sends SIGTERM to the stopped rank, which cannot act on it, and escalates to SIGKILL.")
+    if f == "diverge":
+        return (f"The learning-rate schedule multiplies the rate by 1000 from step {job['step']} on every rank "
+                "(a schedule bug); the loss blows up in the framework's own progress lines"
+                f"{' and the script stops at a non-finite loss' if s == 'ddp' else ''}.")
+    if f == "netdown":
+        return (f"Each node is its own network namespace, joined to the other by a veth pair (10.77.x.1/.2); at "
+                f"step {job['step']} global rank {r} sets {h}'s interface down (`ip link set DEV down`), cutting "
+                "off both its ranks and its torchrun agent; the ranks on both nodes time out in the gradient "
+                "all-reduce (30 s gloo timeout); the cut-off node's torchrun, still waiting on the rendezvous store, is "
+                "killed by the generator after 150 s (as a scheduler's time limit would).")
+    if f == "erofs":
+        return (f"The checkpoint folder of {h} (global rank 0) is remounted read-only right before the step-20 "
+                "save (as a file system does after an I/O error); the save fails with EROFS "
+                "(Read-only file system).")
     if f == "data":
         return (f"Sample {job['step']} of the synthetic dataset is a truncated JSON record; the rank whose "
                 f"shard holds it (global rank {first['rank'] if first else '?'} on {h}) raises JSONDecodeError "
@@ -571,12 +824,17 @@ def main():
         truth["lines"] = count_lines(arch)
         os.makedirs(os.path.join(arch, "_meta"), exist_ok=True)
         with open(os.path.join(arch, "_meta", "run.json"), "w") as f:
-            json.dump({"commands": j["commands"], "versions": vers,
+            json.dump({"commands": j["commands"], "versions": vers, "layout": j["layout"],
+                       **{k: j[k] for k in ("cgroup", "kernel_records", "layout_note", "network") if k in j},
                        "ranks": load_meta(j["meta_dir"])[0], "injections": load_meta(j["meta_dir"])[1]},
                       f, indent=1, sort_keys=True)
         with open(os.path.join(arch, "ground_truth.json"), "w") as f:
             json.dump(truth, f, indent=2)
             f.write("\n")
+        final = os.path.join(args.out, j["name"])
+        if os.path.exists(final):
+            shutil.rmtree(final)
+        shutil.move(arch, final)
         print(f"OK {j['name']} ({dt:.0f}s) hosts={j['hosts']} faulty={truth['faulty_nodes']} "
               f"rank={truth['faulty_rank']} evidence={len(truth['evidence'])} exits={j['exit_codes']}", flush=True)
         results.append((j, truth))
@@ -622,8 +880,30 @@ Layout of a job (`layout: torchelastic-logdir`):
       <host>/fr_trace_<rank>     flight-recorder dumps (pickle), *_fr jobs only
       _meta/run.json             commands per node, versions, rank->host/pid map, injection record
       _meta/fr_trace_analysis.txt  torch's own fr_trace analyser output (*_fr jobs only)
+      <host>/kern.log            the kernel's lines during the job (*_oom jobs only, see below)
 
 `_meta/` is not a log: it is the generator's side record.
+
+Two more layouts, for jobs whose names end in `_srun` and `_k8s`: torchrun runs without `--log-dir`
+(the ranks write to torchrun's own stdout and stderr, as under Slurm or in a pod), and the generator reads
+each node's two streams line by line, keeping the moment each line arrived. It files them as
+
+- `_srun` (`layout: srun-label`): `slurm-NNNN.out`, what `srun --ntasks-per-node=1 --label torchrun ...`
+  writes: both nodes' stdout and stderr lines in arrival order, each prefixed with its task id (`0: ` for the
+  first node, `1: ` for the second); host names appear only inside the lines; plus `<host>/kern.log`;
+- `_k8s` (`layout: kubernetes-pods`): `<namespace>_<pod>_<uid>/pytorch/0.log` per node, in the CRI format
+  containerd writes (`<RFC3339Nano time of arrival> <stdout|stderr> F <line>`); the pod name is the
+  hostname.
+
+Host memory faults (`*_oom`): the generator makes a memory cgroup (v1, `memory.limit_in_bytes` = 64 MiB)
+under its own; the faulty rank (or one DataLoader worker) joins it and keeps allocating until the kernel's
+OOM killer kills it. The kernel's records during the job are read from `/dev/kmsg` and the OOM report (from
+`invoked oom-killer` to `Killed process`) is written to the killed process's node as `<host>/kern.log`, in
+rsyslog's traditional format (`Mmm dd HH:MM:SS host kernel: [uptime] message`; wall time = uptime + the
+wall-minus-monotonic offset, as `dmesg -T`); the other node's `kern.log` is empty (its kernel said
+nothing). Both nodes share this machine's kernel, so kernel lines that are not part of an OOM report
+(other processes of the machine) are left out. In those lines the generator's own cgroup path is replaced
+by `/l4lite-realjobs`.
 
 ## Regenerate
 
@@ -638,6 +918,15 @@ suffix change from run to run.
 """
 
 
+README_TAIL = """
+After generation of jobs 000-036, the job folders' and rendezvous ids' names (which named the injected fault)
+were replaced in the logs, the run folders and the Flight Recorder dumps by neutral ones (`/data/logs/job-NNN`,
+`/tmp/l4lite-realjobs/work/job-NNN`, `run-NNN`); the generator now uses those names itself (jobs 037 on were
+written under `/data/logs/job-NNN` and moved here). Nothing else in what torch and the frameworks printed was
+changed.
+"""
+
+
 def write_readme(out, vers):
     rows = []
     for gt in sorted(glob.glob(os.path.join(out, "*", "ground_truth.json"))):
@@ -649,7 +938,7 @@ def write_readme(out, vers):
     text = README_HEAD + "\n## Versions\n\n" + "".join(f"- {k} {v}\n" for k, v in sorted(vers.items()))
     text += ("- Python " + sys.version.split()[0] + "\n\n## Jobs\n\n"
              "| job | stack | fault | hosts | faulty node | faulty rank | category | phase | iteration | what happened |\n"
-             "|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
+             "|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n" + README_TAIL)
     with open(os.path.join(out, "README.md"), "w") as f:
         f.write(text)
 

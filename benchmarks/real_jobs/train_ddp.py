@@ -99,7 +99,8 @@ def main():
 
     ds = Tokens()
     sampler = DistributedSampler(ds, shuffle=False)
-    loader = DataLoader(ds, batch_size=args.batch_size, sampler=sampler, drop_last=True)
+    loader = DataLoader(ds, batch_size=args.batch_size, sampler=sampler, drop_last=True,
+                        num_workers=int(os.environ.get("L4L_LOADER_WORKERS", "0")))
     step, epoch = start_step, 0
     t0 = time.time()
     while step < args.steps:
@@ -114,6 +115,8 @@ def main():
             opt.zero_grad(set_to_none=True)
             loss.backward()
             gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            for group in opt.param_groups:  # constant schedule (see faults.lr_scale)
+                group["lr"] = args.lr * faults.lr_scale(step)
             opt.step()
             avg = loss.detach().clone()
             dist.all_reduce(avg)
@@ -122,7 +125,7 @@ def main():
                 dt = time.time() - t0
                 t0 = time.time()
                 log.info("step %d/%d | epoch %d | loss %.4f | grad_norm %.3f | lr %.2e | %.1f samples/s",
-                         step, args.steps, epoch, avg.item(), gnorm.item(), args.lr,
+                         step, args.steps, epoch, avg.item(), gnorm.item(), opt.param_groups[0]["lr"],
                          args.batch_size * world / max(dt, 1e-6))
             if not math.isfinite(avg.item()):
                 raise FloatingPointError(f"loss is {avg.item()} at step {step}; stopping training")

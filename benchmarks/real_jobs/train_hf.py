@@ -64,7 +64,7 @@ def main():
         use_cpu=True,
         ddp_backend="gloo",
         ddp_timeout=30,
-        dataloader_num_workers=0,
+        dataloader_num_workers=int(os.environ.get("L4L_LOADER_WORKERS", "0")),
         seed=42,
         ddp_find_unused_parameters=False,
     )
@@ -72,8 +72,17 @@ def main():
                         bos_token_id=0, eos_token_id=0)
     model = GPT2LMHeadModel(config)
     faults.register()
+    optimizers = (None, None)
+    if faults.FAULT == "diverge":  # the same warmup + linear decay, times the schedule's faulty multiplier
+        opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.01)
+        warm, total = 4, args.steps
+
+        def factor(s):
+            base = s / warm if s < warm else max(0.0, (total - s) / (total - warm))
+            return base * faults.lr_scale(s + 1)
+        optimizers = (opt, torch.optim.lr_scheduler.LambdaLR(opt, factor))
     trainer = Trainer(model=model, args=training_args, train_dataset=Tokens(),
-                      callbacks=[FaultCallback(), SaveProbe()])
+                      callbacks=[FaultCallback(), SaveProbe()], optimizers=optimizers)
     if args.resume:
         faults.before_resume(args.resume)
     trainer.train(resume_from_checkpoint=args.resume)
