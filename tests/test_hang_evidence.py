@@ -1,0 +1,77 @@
+"""The root evidence of a hang on real torchrun jobs (fixtures/real_jobs): a stuck rank prints nothing, so what
+proves it is its agent's SIGTERM of its pid while it was still busy and the timeouts of the ranks that waited
+for it on its own node; the traceback it prints as the signal tears it down is not why it stopped."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from l4lite import analyze
+from l4lite.evaluate.scoreboard import job_paths
+
+REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs"
+
+
+def _analyze(job: Path) -> dict[str, Any]:
+    return analyze(job_paths(job)).to_dict()
+
+
+def _roots(inc: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e for e in inc["evidence"] if e["role"] == "root"]
+
+
+def _line(job: Path, file: str, n: int) -> str:
+    return (job / file).read_text(errors="replace").splitlines()[n - 1]
+
+
+def test_the_agents_sigterm_of_the_stuck_pid_and_its_node_mates_timeouts_are_the_root() -> None:
+    job = REAL / "024-ddp-hang"  # rank 0 (pid 838) on compute-alpha stuck; rank 1 beside it timed out
+    inc = _analyze(job)
+    roots = _roots(inc)
+    assert inc["suspects"][0]["node"] == "compute-alpha" and inc["phase"] == "train"
+    assert all(e["node"] == "compute-alpha" for e in roots)
+    texts = [_line(job, e["file"], e["line"]) for e in roots]
+    assert any("Sending process 838 closing signal SIGTERM" in t for t in texts)
+    ends = [_line(job, e["file"], e["end_line"]) for e in roots if e["end_line"] > e["line"]]
+    assert ends and all("Timed out waiting" in t for t in ends)  # the whole traceback, down to its exception
+    assert not any("FAILED" in (e.get("text") or "")[:200] for e in roots)  # the launcher's report is no root
+
+
+def test_a_stuck_rank_killed_while_busy_keeps_the_software_category_without_other_lines() -> None:
+    inc = _analyze(REAL / "003-ddp-hang")  # its node-mate saw a closed connection: only the SIGTERM line is left
+    roots = _roots(inc)
+    assert inc["category"] == "software" and len(roots) == 1
+    assert "Sending process 19644 closing signal SIGTERM" in roots[0]["text"]
+
+
+def test_the_same_pid_signalled_on_another_host_is_not_the_stuck_ranks(tmp_path: Path) -> None:
+    """Pids repeat across hosts: only the stuck rank's own node's SIGTERM line of that pid counts."""
+    job = tmp_path / "job"
+    shutil.copytree(REAL / "003-ddp-hang", job)
+    other = job / "llm-pretrain-7f9c4-worker-0" / "console.log"
+    lines = other.read_text().splitlines(keepends=True)
+    lines.insert(66, "W1203 14:40:04.300000 19408 torch/distributed/elastic/multiprocessing/api.py:1028] "
+                     "Sending process 19644 closing signal SIGTERM\n")
+    other.write_text("".join(lines))
+    roots = _roots(_analyze(job))
+    assert [(e["node"], e["line"]) for e in roots] == [("llm-pretrain-7f9c4-worker-1", 23)]
+
+
+def test_the_traceback_a_stuck_rank_prints_as_it_is_killed_is_not_its_root() -> None:
+    """Lightning's stuck rank prints a traceback ending in a closed connection after its agent's SIGTERM; read
+    as the root it put the failure at start-up (its C++ frames are the store's)."""
+    job = REAL / "019-lightning-hang"
+    inc = _analyze(job)
+    assert inc["phase"] == "train" and inc["category"] == "software"
+    kill = next(i for i, t in enumerate((job / "a100-rack2-15" / "console.log").read_text().splitlines(), 1)
+                if "Sending process 24629 closing signal SIGTERM" in t)
+    assert not any(e["file"].endswith("console.log") and e["line"] > kill for e in _roots(inc))
+
+
+def test_a_flight_recorder_verdict_shows_the_log_lines_that_agree_with_it() -> None:
+    job = REAL / "026-ddp-hang_fr"
+    roots = _roots(_analyze(job))
+    assert any(e["file"].endswith("fr_trace_3") for e in roots)  # the dump says which collective it missed
+    assert any("Sending process 3580 closing signal SIGTERM" in e["text"] for e in roots)
