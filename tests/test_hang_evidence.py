@@ -75,3 +75,22 @@ def test_a_flight_recorder_verdict_shows_the_log_lines_that_agree_with_it() -> N
     roots = _roots(_analyze(job))
     assert any(e["file"].endswith("fr_trace_3") for e in roots)  # the dump says which collective it missed
     assert any("Sending process 3580 closing signal SIGTERM" in e["text"] for e in roots)
+
+
+def test_the_failed_workers_exit_line_is_part_of_its_root_event() -> None:
+    """The traceback and the launcher's line that the same worker then exited are one event; the exit line of
+    a peer its agent stopped with SIGTERM, or of a worker on another node, is not."""
+    job = REAL / "001-ddp-exception"  # rank 3 (local rank 1, pid 16470) on a100-rack2-15 raised
+    roots = _roots(_analyze(job))
+    exits = [e for e in roots if "failed (exitcode:" in e["text"]]
+    assert [(e["node"], "(pid: 16470)" in e["text"]) for e in exits] == [("a100-rack2-15", True)]
+    assert any("RuntimeError: shape mismatch" in _line(job, e["file"], e["end_line"]) for e in roots)
+
+
+def test_a_killed_workers_exit_line_and_the_report_naming_its_signal_are_root_together() -> None:
+    """A SIGKILLed worker leaves no traceback: its exit line (code -9) and the launcher report whose first failure
+    is that signal are the whole event; the report is not dropped as a cascade for the peers it also lists."""
+    job = REAL / "018-lightning-sigkill"
+    roots = _roots(_analyze(job))
+    assert any("failed (exitcode: -9)" in e["text"] for e in roots)
+    assert any(e["line"] <= 191 <= e["end_line"] and e["file"].endswith("console.log") for e in roots)
