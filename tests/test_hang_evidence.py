@@ -77,20 +77,36 @@ def test_a_flight_recorder_verdict_shows_the_log_lines_that_agree_with_it() -> N
     assert any("Sending process 3580 closing signal SIGTERM" in e["text"] for e in roots)
 
 
-def test_the_failed_workers_exit_line_is_part_of_its_root_event() -> None:
-    """The traceback and the launcher's line that the same worker then exited are one event; the exit line of
-    a peer its agent stopped with SIGTERM, or of a worker on another node, is not."""
+def test_a_raising_workers_traceback_is_its_root_and_its_exit_line_only_confirms_it() -> None:
+    """A worker that raised told its failure itself: the whole traceback, down to its exception line, is root;
+    the launcher's exit line of that worker confirms it and is no root line of its own."""
     job = REAL / "001-ddp-exception"  # rank 3 (local rank 1, pid 16470) on a100-rack2-15 raised
-    roots = _roots(_analyze(job))
-    exits = [e for e in roots if "failed (exitcode:" in e["text"]]
-    assert [(e["node"], "(pid: 16470)" in e["text"]) for e in exits] == [("a100-rack2-15", True)]
+    inc = _analyze(job)
+    roots = _roots(inc)
+    assert roots and all(e["node"] == "a100-rack2-15" for e in roots)
     assert any("RuntimeError: shape mismatch" in _line(job, e["file"], e["end_line"]) for e in roots)
+    assert not any("failed (exitcode:" in e["text"] for e in roots)
+    assert any("(pid: 16470)" in e["text"] and e["role"] != "root" for e in inc["evidence"])
 
 
 def test_a_killed_workers_exit_line_and_the_report_naming_its_signal_are_root_together() -> None:
     """A SIGKILLed worker leaves no traceback: its exit line (code -9) and the launcher report whose first failure
-    is that signal are the whole event; the report is not dropped as a cascade for the peers it also lists."""
+    is that signal are the whole event; the report is not dropped as a cascade for the peers it also lists.
+    The exit line of a peer its agent stopped with SIGTERM is not root."""
     job = REAL / "018-lightning-sigkill"
     roots = _roots(_analyze(job))
     assert any("failed (exitcode: -9)" in e["text"] for e in roots)
+    assert not any("failed (exitcode: 1)" in e["text"] or "exitcode: -15" in e["text"][:300] for e in roots)
     assert any(e["line"] <= 191 <= e["end_line"] and e["file"].endswith("console.log") for e in roots)
+
+
+def test_a_job_wide_error_is_shown_in_every_file_it_was_written_to() -> None:
+    """Every rank failed reading the same truncated checkpoint: the lowest ranks' copies are shown in the
+    launcher's console, in each rank's stderr.log and in the error.json files, once per rank and file."""
+    inc = _analyze(REAL / "006-ddp-corrupt_ckpt")
+    roots = _roots(inc)
+    assert inc["scope"] == "global" and inc["category"] == "storage"
+    kinds = {e["file"].rsplit("/", 1)[-1] for e in roots}
+    assert {"console.log", "stderr.log", "error.json"} <= kinds
+    per = [(e["file"], e.get("rank")) for e in roots]
+    assert len(per) == len(set(per)) and len(roots) <= 10

@@ -163,11 +163,12 @@ TEARDOWN_EXITS = frozenset({-15, 143})  # the agent's own SIGTERM: how a peer wa
 
 
 def exit_line(findings: Sequence[Finding], primary: Finding) -> Finding | None:
-    """The launcher's line that the failing worker exited (torchelastic: ``failed (exitcode: 1) local_rank: 1
-    (pid: 4711)``) on the primary's node: with the rank's traceback (or, for a signal, the launcher's report)
-    it is one event, the process's end. The pid its node's report names as the first failure decides; without a
-    report, the node's first such line that is not a SIGTERM of the agent's own."""
-    if primary.node is None or primary.data.get("signal") == "stuck_rank":
+    """The launcher's line that the failing worker exited (torchelastic: ``failed (exitcode: -9) local_rank: 1
+    (pid: 4711)``) on the primary's node, when the launcher alone tells the failure (a worker killed by a signal
+    leaves no traceback): with the launcher's report it is the whole event. A rank's own traceback or a kernel
+    line, when there is one, is the event and the exit line only confirms it. The pid its node's report names as
+    the first failure decides; without a report, the node's first such line that is not the agent's SIGTERM."""
+    if primary.node is None or primary.data.get("source") != "launcher":
         return None
     first = None
     for f in findings:
@@ -238,16 +239,20 @@ def node_root_records(f: Finding, groups: dict[tuple[str, int, str], tuple[tuple
 
 
 def low_rank_records(f: Finding, limit: int = LOW_RANKS) -> list[Record]:
-    """One record per rank for the lowest ranks (records without a rank after, by time)."""
-    by_rank: dict[int | None, Record] = {}
-    unranked: list[Record] = []
+    """For the lowest ``limit`` ranks, each rank's first record in every file it was written to (a launcher's
+    tee, the rank's own stderr), then records without a rank, one per file; at most ``MAX_ROOT_RECORDS``.
+
+    One error is often printed in several files (torchelastic's console, the rank's stderr.log, its error.json):
+    each copy is where a reader of that file finds it, and none stands for the others."""
+    by_rank: dict[int, dict[str, Record]] = {}
+    unranked: dict[str, Record] = {}
     for r in sorted(f.records, key=_order):
         if r.rank is None:
-            unranked.append(r)
-        elif r.rank not in by_rank:
-            by_rank[r.rank] = r
-    ranked = [by_rank[k] for k in sorted(k for k in by_rank if k is not None)]
-    return (ranked + unranked)[:limit]
+            unranked.setdefault(r.file, r)
+        else:
+            by_rank.setdefault(r.rank, {}).setdefault(r.file, r)
+    ranked = [r for k in sorted(by_rank)[:limit] for r in sorted(by_rank[k].values(), key=_order)]
+    return (ranked + list(unranked.values()))[:max(limit, MAX_ROOT_RECORDS)]
 
 
 def global_root_records(findings: Sequence[Finding], limit: int = LOW_RANKS) -> dict[int, list[Record]]:

@@ -557,7 +557,7 @@ class Localizer:
             if role == "root" and incident:
                 recs = chosen[id(f)] if verdict.scope == "global" else node_root_records(f, groups)
                 if said and f.data.get("signal") != "stuck_rank":  # a stuck rank is told by the lines about it
-                    recs = [r for r in recs if not is_cascade(first_failure(r.text))]
+                    recs = [r for r in recs if not is_cascade(first_failure(r.text) if f is primary else r.text)]
             else:
                 recs = f.records[: SHOWN.get(role, 2)]
             verdict.records.append(recs)
