@@ -1,4 +1,4 @@
-"""The root evidence of a hang on real torchrun jobs (fixtures/real_jobs): a stuck rank prints nothing, so what
+"""Root evidence on real torchrun jobs (fixtures/real_jobs). A stuck rank of a hang prints nothing, so what
 proves it is its agent's SIGTERM of its pid while it was still busy and the timeouts of the ranks that waited
 for it on its own node; the traceback it prints as the signal tears it down is not why it stopped."""
 
@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from l4lite import analyze
+from l4lite.diagnose.assemble import whole_tracebacks
+from l4lite.diagnose.incident import Evidence
 from l4lite.evaluate.scoreboard import job_paths
 
 REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs"
@@ -110,3 +112,28 @@ def test_a_job_wide_error_is_shown_in_every_file_it_was_written_to() -> None:
     assert {"console.log", "stderr.log", "error.json"} <= kinds
     per = [(e["file"], e.get("rank")) for e in roots]
     assert len(per) == len(set(per)) and len(roots) <= 10
+
+
+def _ev(line: int, text: str, end: int | None = None, rank: int | None = 0, file: str = "n1/console.log",
+        role: str = "root") -> Evidence:
+    return Evidence(file=file, line=line, node="n1", rank=rank, time=None, text=text, template_id="t", rule=None,
+                    role=role, score=1.0, end_line=end)
+
+
+FRAME_A = '[default0]:[rank0]:   File "/opt/x/model_checkpoint.py", line 600, in _save_checkpoint'
+FRAME_B = '[default0]:[rank0]:   File "/opt/x/trainer.py", line 1464, in save_checkpoint'
+RAISED = "[default0]:[rank0]: OSError: [Errno 28] No space left on device: '/ckpt/epoch=0-step=20.ckpt'"
+
+
+def test_frames_shown_apart_from_their_exception_line_become_one_traceback_entry() -> None:
+    out = whole_tracebacks([_ev(113, FRAME_A), _ev(140, RAISED), _ev(115, FRAME_B)])
+    assert [(e.line, e.end_line, e.text) for e in out] == [(113, 140, RAISED)]
+
+
+def test_frames_of_another_rank_or_file_or_too_far_above_stay_apart() -> None:
+    entries = [_ev(113, FRAME_A, rank=1), _ev(114, FRAME_B, file="n1/other.log"), _ev(20, FRAME_B),
+               _ev(140, RAISED), _ev(120, FRAME_A, role="cascade")]
+    out = whole_tracebacks(entries)
+    assert [(e.file, e.line, e.end_line) for e in out] == [("n1/console.log", 113, None), ("n1/other.log", 114, None),
+                                                          ("n1/console.log", 20, None), ("n1/console.log", 140, None),
+                                                          ("n1/console.log", 120, None)]
