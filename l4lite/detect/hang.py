@@ -52,8 +52,10 @@ STRAGGLER = re.compile(r"MnRtt/Rnk:\s*[\d.]+\s*\w*/(\d+)\s*\|\s*MxRtt/Rnk:\s*([\
 # One worker of torchelastic's failure report: its rank, exit code and the last line of its traceback.
 ELASTIC_ENTRY = re.compile(
     r"\[\d+\]:\s*\n\s*time\s*:\s*(?P<when>\S+)\s*\n\s*host\s*:\s*(?P<host>\S+)\s*\n\s*rank\s*:\s*(?P<rank>\d+)"
-    r"[^\n]*\n\s*exitcode\s*:\s*(?P<exit>-?\d+)[^\n]*\n\s*error_file:[^\n]*\n\s*traceback\s*:(?P<tb>.*?)"
+    r"[^\n]*\n\s*exitcode\s*:\s*(?P<exit>-?\d+)(?:\s*\(pid:\s*(?P<pid>\d+)\))?[^\n]*\n\s*error_file:[^\n]*\n\s*traceback\s*:(?P<tb>.*?)"
     r"(?=\n-{8,}|\n={8,}|\n\[\d+\]:|\Z)", re.S)
+# The agent's SIGTERM to one worker process, by pid (torchelastic: "Sending process 4711 closing signal SIGTERM").
+AGENT_KILL = re.compile(r"Sending process (\d+) closing signal SIG(?:TERM|KILL|INT)")
 STAMP = re.compile(r"\d{1,2}:\d\d:\d\d")  # a line with its own time (not one inherited from the line above)
 SIGTERM_EXITS = frozenset({-15, 143})
 MAX_GROUPS = 3  # process groups reported from the dumps
@@ -68,6 +70,8 @@ class RankFacts:
     peer_gone: dict[int, list[Record]] = field(default_factory=dict)  # a peer closed the connection
     crashed: dict[int, list[Record]] = field(default_factory=dict)  # an error of its own (not a collective one)
     killed: dict[int, Record] = field(default_factory=dict)  # SIGTERMed by its agent while still running
+    kill_line: dict[int, Record] = field(default_factory=dict)  # the agent's own line sending it the signal
+    pids: dict[int, int] = field(default_factory=dict)  # rank -> pid, from the launcher's failure report
     lagging: dict[int, Record] = field(default_factory=dict)
     straggler: dict[int, Record] = field(default_factory=dict)
     behind: dict[int, Record] = field(default_factory=dict)  # its last progress line is older than its peers'
@@ -97,6 +101,10 @@ class HangDetector(Detector):
                 if f.node in stuck_nodes:
                     f.role = "confirmation"
                     found.append(f)
+                    if f.data.get("killed_busy"):  # and their lines about the stuck rank go with the dumps'
+                        for g in found:
+                            if g.node == f.node and g is not f:
+                                g.records = g.records + [r for r in f.records if r not in g.records]
             return found
         return logs
 
@@ -171,8 +179,14 @@ class HangDetector(Detector):
             explain = (f"rank{'s' if len(ranks) > 1 else ''} {_join(ranks)} printed no error while rank"
                        f"{'s' if len(peers) > 1 else ''} {_join(peers)} timed out in a collective"
                        + (f" ({'; '.join(why)})" if why else "") + ": the stuck rank of a hang")
-            # the stuck rank's own lines are the evidence; the peers' reports about it only when it left none
-            records = [facts.killed[r] for r in ranks if r in facts.killed][:2]
+            # the stuck rank's own lines are the evidence; the peers' reports about it only when it left none.
+            # Killed while busy: the agent's line signalling it says so of it alone (the launcher's report that
+            # quotes it also quotes its peers' errors), and the node's other ranks that timed out waiting are
+            # the witnesses on its own node.
+            records = [facts.kill_line.get(r) or facts.killed[r] for r in ranks if r in facts.killed][:2]
+            if any(r in facts.kill_line for r in ranks):
+                records += [rec for r, recs in sorted(facts.timed_out.items()) if r not in ranks
+                            and facts.known.get(r) == node for rec in recs if not is_report(rec)][:4]
             records += [facts.straggler[r] for r in ranks if r in facts.straggler][:1]
             records += [facts.behind[r] for r in ranks if r in facts.behind][:4]
             if not records:
@@ -186,9 +200,15 @@ class HangDetector(Detector):
                                       "killing the job; turn on the Flight Recorder (TORCH_FR_BUFFER_SIZE, "
                                       "TORCH_NCCL_DUMP_ON_TIMEOUT=1) to see which collective it never entered.",
                                data={"signal": "stuck_rank", "inferred": True, "scope": "node",
+                                     "killed_busy": any(r in facts.kill_line for r in ranks),
                                      "hang": dict(table, stuck_ranks=ranks, stuck_nodes=[node]),
                                      "phase_hint": "train"}))
         return out
+
+
+def is_report(rec: Record) -> bool:
+    """Whether a record is torchelastic's failure report (it quotes several ranks' errors, none its own)."""
+    return "Failures:" in rec.text or "Root Cause (first observed failure)" in rec.text
 
 
 def _before(a: Record, b: Record) -> bool:
@@ -219,10 +239,14 @@ def rank_facts(scan: JobScan) -> RankFacts:
         if r not in facts.known and len(nodes) == 1:
             facts.known[r] = next(iter(nodes))
     blocks: set[tuple[str, int]] = set()
+    kills: dict[int, list[Record]] = {}
     for hit in scan.hits:
         rec = hit.record
         text = rec.text
-        if "Failures:" in text or "Root Cause (first observed failure)" in text:
+        m = AGENT_KILL.search(text[:400])
+        if m:
+            kills.setdefault(int(m.group(1)), []).append(rec)
+        if is_report(rec):
             if (rec.file, rec.line) not in blocks:
                 blocks.add((rec.file, rec.line))
                 _elastic(facts, rec)
@@ -242,6 +266,13 @@ def rank_facts(scan: JobScan) -> RankFacts:
         facts.known.setdefault(rank, rec.node)
         _classify(facts, rank, rec, text, own_time=True)
     _progress(facts, scan)
+    for r in facts.killed:  # the agent's line that signalled the busy rank: a line of its node about it alone
+        recs = kills.get(facts.pids.get(r, -1), [])
+        node = facts.known.get(r)
+        line = next((k for k in recs if node is not None and k.node == node), None) or \
+            (recs[0] if len(recs) == 1 else None)  # pids repeat across hosts: only the rank's node's line counts
+        if line is not None:
+            facts.kill_line[r] = line
     for r in list(facts.crashed):  # a rank whose own traceback ends in a collective error is not a crash
         if r in facts.timed_out or r in facts.peer_gone or r in facts.killed:
             del facts.crashed[r]
@@ -289,6 +320,8 @@ def _elastic(facts: RankFacts, rec: Record) -> None:
     for m in ELASTIC_ENTRY.finditer(rec.text):
         rank, code = int(m.group("rank")), int(m.group("exit"))
         facts.known.setdefault(rank, None)
+        if m.group("pid"):
+            facts.pids.setdefault(rank, int(m.group("pid")))
         before = len(facts.timed_out.get(rank, ())) + len(facts.peer_gone.get(rank, ()))
         _classify(facts, rank, rec, m.group("tb"), own_time=False, exit_code=code)
         if len(facts.timed_out.get(rank, ())) + len(facts.peer_gone.get(rank, ())) > before:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -70,8 +71,31 @@ def build_evidence(scan: JobScan, verdict: Verdict, max_entries: int = MAX_EVIDE
             seen.add(key)
             out.append(_evidence(scan, f, r, role))
             if len(out) >= max_entries:
-                return out
-    return out
+                return whole_tracebacks(out)
+    return whole_tracebacks(out)
+
+
+_PREFIX = r"^(?:\[[^\]\n]{0,40}\]:)*\s*"  # torchrun's "[default0]:[rank0]:" stream prefixes
+_FRAME = re.compile(_PREFIX + r'File "[^"\n]+", line \d+')
+_RAISED = re.compile(_PREFIX + r"(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure)\b")
+FRAME_REACH = 60  # lines from a traceback's frame down to its exception line
+
+
+def whole_tracebacks(entries: list[Evidence]) -> list[Evidence]:
+    """Root lines that are frames of one traceback, shown apart from its exception line just below them in the
+    same file and rank, become one entry with it: the failure is the whole block, frames to exception line."""
+    drop: set[int] = set()
+    for k, e in enumerate(entries):
+        if e.role != "root" or (e.end_line or e.line) != e.line or not _FRAME.match(e.text):
+            continue
+        below = [x for x in entries if x is not e and x.role == "root" and x.file == e.file and x.rank == e.rank
+                 and 0 < (x.end_line or x.line) - e.line <= FRAME_REACH and _RAISED.match(x.text.splitlines()[-1] if x.text else "")]
+        if below:
+            target = min(below, key=lambda x: x.line)
+            target.end_line = target.end_line or target.line
+            target.line = min(target.line, e.line)
+            drop.add(k)
+    return [e for k, e in enumerate(entries) if k not in drop]
 
 
 def _evidence(scan: JobScan, f: Finding, r: Record, role: str) -> Evidence:

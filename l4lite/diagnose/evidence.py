@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from l4lite.detect.base import Finding
 from l4lite.records import Record
+from l4lite.rules.components import first_failure, is_cascade
 from l4lite.scan.scanner import JobScan
 
 LOW_RANKS = 4  # copies of a job-wide error shown, lowest ranks first
@@ -137,6 +138,53 @@ def ended_well_after(f: Finding, scan: JobScan) -> bool:
     return False
 
 
+def after_kill(f: Finding, stuck: Finding) -> bool:
+    """Whether ``f`` was printed below the agent's SIGTERM of a stuck rank in the same file: the traceback a rank
+    prints as the signal tears it down says where it was killed and which connection then broke, not what held
+    it up."""
+    r = f.records[0] if f.records else None
+    kills = [k for k in stuck.records if is_cascade(k.text) and "SIG" in k.text]
+    return r is not None and any(k.file == r.file and k.line < r.line for k in kills)
+
+
+def names_cascade(f: Finding) -> bool:
+    """Whether a finding reports a reaction to a failure elsewhere; for a launcher summary, whether the failure
+    it names first is one (its quoted traceback ends in a lost connection or a collective timeout). That rank is
+    a victim, and a summary on another node naming a rank that died of its own accord (a signal, an error of its
+    own) names the culprit, even a second later or with a host name that sorts after it: torchelastic stamps a
+    signalled rank when its agent next looks (up to its monitor interval late), a rank that raised when it
+    raised, so the named times alone cannot decide."""
+    return bool(f.records) and is_cascade(first_failure(f.records[0].text))
+
+
+_EXIT_LINE = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: \d+ \(pid: (\d+)\)")
+_FIRST_PID = re.compile(r"Root Cause \(first observed failure\):.*?exitcode\s*:\s*-?\d+\s*\(pid:\s*(\d+)\)", re.S)
+TEARDOWN_EXITS = frozenset({-15, 143})  # the agent's own SIGTERM: how a peer was stopped, not a failure
+
+
+def exit_line(findings: Sequence[Finding], primary: Finding) -> Finding | None:
+    """The launcher's line that the failing worker exited (torchelastic: ``failed (exitcode: -9) local_rank: 1
+    (pid: 4711)``) on the primary's node, when the launcher alone tells the failure (a worker killed by a signal
+    leaves no traceback): with the launcher's report it is the whole event. A rank's own traceback or a kernel
+    line, when there is one, is the event and the exit line only confirms it. The pid its node's report names as
+    the first failure decides; without a report, the node's first such line that is not the agent's SIGTERM."""
+    if primary.node is None or primary.data.get("source") != "launcher":
+        return None
+    first = None
+    for f in findings:
+        if f.node == primary.node and f.records and "Root Cause (first observed failure)" in f.records[0].text:
+            m = _FIRST_PID.search(f.records[0].text)
+            first = m.group(1) if m else first
+    exits = []
+    for f in findings:
+        if f.detector != "rules" or f.node != primary.node or f is primary or not f.records:
+            continue
+        m = _EXIT_LINE.search(f.records[0].text[:400])
+        if m is not None and int(m.group(1)) not in TEARDOWN_EXITS and (first is None or m.group(2) == first):
+            exits.append(f)
+    return min(exits, key=lambda f: (f.records[0].file, f.records[0].line)) if exits else None
+
+
 def _time(f: Finding) -> float | None:
     if f.records:
         return own_time(f.records[0])
@@ -191,16 +239,20 @@ def node_root_records(f: Finding, groups: dict[tuple[str, int, str], tuple[tuple
 
 
 def low_rank_records(f: Finding, limit: int = LOW_RANKS) -> list[Record]:
-    """One record per rank for the lowest ranks (records without a rank after, by time)."""
-    by_rank: dict[int | None, Record] = {}
-    unranked: list[Record] = []
+    """For the lowest ``limit`` ranks, each rank's first record in every file it was written to (a launcher's
+    tee, the rank's own stderr), then records without a rank, one per file; at most ``MAX_ROOT_RECORDS``.
+
+    One error is often printed in several files (torchelastic's console, the rank's stderr.log, its error.json):
+    each copy is where a reader of that file finds it, and none stands for the others."""
+    by_rank: dict[int, dict[str, Record]] = {}
+    unranked: dict[str, Record] = {}
     for r in sorted(f.records, key=_order):
         if r.rank is None:
-            unranked.append(r)
-        elif r.rank not in by_rank:
-            by_rank[r.rank] = r
-    ranked = [by_rank[k] for k in sorted(k for k in by_rank if k is not None)]
-    return (ranked + unranked)[:limit]
+            unranked.setdefault(r.file, r)
+        else:
+            by_rank.setdefault(r.rank, {}).setdefault(r.file, r)
+    ranked = [r for k in sorted(by_rank)[:limit] for r in sorted(by_rank[k].values(), key=_order)]
+    return (ranked + list(unranked.values()))[:max(limit, MAX_ROOT_RECORDS)]
 
 
 def global_root_records(findings: Sequence[Finding], limit: int = LOW_RANKS) -> dict[int, list[Record]]:

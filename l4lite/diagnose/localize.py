@@ -32,11 +32,14 @@ from l4lite.detect.base import Finding
 from l4lite.detect.components import ERRORISH, ComponentDetector
 from l4lite.detect.windows import BAD_WORDS
 from l4lite.diagnose.evidence import (
+    after_kill,
     ended_well_after,
     ends_cascade,
+    exit_line,
     global_root_records,
     hit_groups,
     is_companion,
+    names_cascade,
     node_of_lost_peer,
     node_root_records,
     own_time,
@@ -112,6 +115,11 @@ def _telling(r: Record, named: bool = True) -> bool:
     return (r.level in SEVERE or ERRORISH.search(r.text[:2000]) is not None) and component(r.text) is not None
 
 
+def torn_down(f: Finding) -> bool:
+    """A stuck rank shown only by cascades; its agent's SIGTERM of it while it was busy is more: the hang itself."""
+    return only_cascades(f) and not f.data.get("killed_busy")
+
+
 def inferred(f: Finding) -> bool:
     """A finding inferred from other lines (a hang, a slowdown), not read from a line that says what broke."""
     return f.data.get("signal") in INFERRED or bool(f.data.get("inferred"))
@@ -158,16 +166,6 @@ def _named_time(f: Finding) -> float:
         if t is not None:
             return t
     return finding_key(f)[0]
-
-
-def names_cascade(f: Finding) -> bool:
-    """Whether a finding reports a reaction to a failure elsewhere; for a launcher summary, whether the failure
-    it names first is one (its quoted traceback ends in a lost connection or a collective timeout). That rank is
-    a victim, and a summary on another node naming a rank that died of its own accord (a signal, an error of its
-    own) names the culprit, even a second later or with a host name that sorts after it: torchelastic stamps a
-    signalled rank when its agent next looks (up to its monitor interval late), a rank that raised when it
-    raised, so the named times alone cannot decide."""
-    return bool(f.records) and is_cascade(first_failure(f.records[0].text))
 
 
 def _close(f: Finding, g: Finding, before: float = 300.0, after: float = 600.0, lines: int = 50) -> bool:
@@ -331,7 +329,7 @@ class Localizer:
                 # does not take the node that printed the line off the list
                 if is_global(named) and verdict.scope == "node":
                     verdict.scope = "global"
-            elif silent and only_cascades(primary):  # torn down around it: nothing says what held it up
+            elif silent and torn_down(primary):  # torn down around it: nothing says what held it up
                 verdict.category = primary.category = "unknown"
         if verdict.scope == "global":  # a rule matching the trainer's metric lines says what health says
             metric_lines = {(p.file, p.line) for p in scan.metrics}
@@ -345,6 +343,9 @@ class Localizer:
                 if roles[id(f)] in ("symptom", "confirmation") and is_companion(f, primary):
                     roles[id(f)] = "root"
                     f.data["companion"] = True
+            ended = exit_line(findings, primary)
+            if ended is not None and roles[id(ended)] in ("symptom", "confirmation"):
+                roles[id(ended)] = "root"
         trackers, job_events = node_trackers(scan)
         verdict.phase = phase_of(primary, scan, trackers, job_events)
         r = primary.records[0] if primary.records else None
@@ -439,10 +440,12 @@ class Localizer:
             return named
         first = self._anomalous_root(findings, primary, telling=True)
         if first is primary:  # its own error lines, naming nothing, still say more than its peers' timeouts
+            if primary.data.get("killed_busy"):
+                return None  # but not more than its agent's SIGTERM of it while it was busy
             first = self._anomalous_root(findings, primary, telling=True, named=False)
-            if first is not primary and first.category == "unknown" and only_cascades(primary):
+            if first is not primary and first.category == "unknown" and torn_down(primary):
                 return first if _around(first, primary) else None
-        if first is primary or not _around(first, primary):
+        if first is primary or not _around(first, primary) or after_kill(first, primary):
             return None
         if first.category == "unknown":
             first.category = primary.category
@@ -553,8 +556,8 @@ class Localizer:
         for f, role in zip(ordered, verdict.roles, strict=True):
             if role == "root" and incident:
                 recs = chosen[id(f)] if verdict.scope == "global" else node_root_records(f, groups)
-                if said:
-                    recs = [r for r in recs if not is_cascade(r.text)]
+                if said and f.data.get("signal") != "stuck_rank":  # a stuck rank is told by the lines about it
+                    recs = [r for r in recs if not is_cascade(first_failure(r.text) if f is primary else r.text)]
             else:
                 recs = f.records[: SHOWN.get(role, 2)]
             verdict.records.append(recs)

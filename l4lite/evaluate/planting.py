@@ -54,6 +54,10 @@ _MONTHS = {m: i + 1 for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "J
                                                "Nov", "Dec"))}
 _RANK_NAMED = re.compile(r"\[rank(\d{1,4})\]:|\brank(\d{1,4}) \(local[_ ]rank|\[Rank (\d{1,4})\]")
 _HOSTY = re.compile(r"^[a-z][a-z0-9-]*[0-9][a-z0-9-]*$|^[0-9a-f]{12}$")
+_HYPHENATED = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)+$")  # an NCCL header's host without digits (gpu-test)
+# A syslog kernel line's own header: its date (no year) and host. Planted, the line is the planted node's kernel
+# speaking at the job's time: the header is written anew, as a real node's syslog would have it.
+_SYSLOG_HEAD = re.compile(r"^(?:<\d+>)?[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?: (?!kernel:)\S+)? kernel: ?")
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,7 @@ class _Line:
     node: int
     text: str
     planted: bool = False
+    syslog: bool = False  # a kernel line that came with a syslog header of its own (taken off ``text``)
 
 
 @dataclass
@@ -132,7 +137,7 @@ def excerpt_host(lines: Sequence[str]) -> str | None:
         m = NCCL_HEADER.search(line)
         if m:
             host = normalize_host(m.group(1))
-            if _HOSTY.match(host) and any(c.isalpha() for c in host):
+            if (_HOSTY.match(host) or _HYPHENATED.match(host)) and any(c.isalpha() for c in host):
                 return host
     return None
 
@@ -341,7 +346,9 @@ class JobPlanter:
         t = self.t_fail
         for k, text in enumerate(x.lines):
             rank = None if is_kernel_line(text) else self.faulty_rank
-            self._emit(t + 0.001 * k, rank, self.faulty_node, text, planted=True)
+            head = _SYSLOG_HEAD.match(text) if rank is None else None
+            self.lines.append(_Line(t + 0.001 * k, rank, self.faulty_node, text[head.end():] if head else text,
+                                    planted=True, syslog=head is not None))
         if incident:
             for rank in range(self.world):
                 if self._node_of(rank) != self.faulty_node:
@@ -403,7 +410,7 @@ class JobPlanter:
             text: list[str] = []
             for k, (_, ln) in enumerate(lns, start=1):
                 body = ln.text
-                if name.startswith("syslog/"):
+                if name.startswith("syslog/") or ln.syslog:
                     body = _syslog(ln.time, self.hosts[ln.node]) + body
                 elif name.startswith("slurm-"):
                     body = f"{ln.rank}: {body}"

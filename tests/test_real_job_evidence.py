@@ -1,0 +1,139 @@
+"""Root evidence on real torchrun jobs (fixtures/real_jobs). A stuck rank of a hang prints nothing, so what
+proves it is its agent's SIGTERM of its pid while it was still busy and the timeouts of the ranks that waited
+for it on its own node; the traceback it prints as the signal tears it down is not why it stopped."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from l4lite import analyze
+from l4lite.diagnose.assemble import whole_tracebacks
+from l4lite.diagnose.incident import Evidence
+from l4lite.evaluate.scoreboard import job_paths
+
+REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs"
+
+
+def _analyze(job: Path) -> dict[str, Any]:
+    return analyze(job_paths(job)).to_dict()
+
+
+def _roots(inc: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e for e in inc["evidence"] if e["role"] == "root"]
+
+
+def _line(job: Path, file: str, n: int) -> str:
+    return (job / file).read_text(errors="replace").splitlines()[n - 1]
+
+
+def test_the_agents_sigterm_of_the_stuck_pid_and_its_node_mates_timeouts_are_the_root() -> None:
+    job = REAL / "024-ddp-hang"  # rank 0 (pid 838) on compute-alpha stuck; rank 1 beside it timed out
+    inc = _analyze(job)
+    roots = _roots(inc)
+    assert inc["suspects"][0]["node"] == "compute-alpha" and inc["phase"] == "train"
+    assert all(e["node"] == "compute-alpha" for e in roots)
+    texts = [_line(job, e["file"], e["line"]) for e in roots]
+    assert any("Sending process 838 closing signal SIGTERM" in t for t in texts)
+    ends = [_line(job, e["file"], e["end_line"]) for e in roots if e["end_line"] > e["line"]]
+    assert ends and all("Timed out waiting" in t for t in ends)  # the whole traceback, down to its exception
+    assert not any("FAILED" in (e.get("text") or "")[:200] for e in roots)  # the launcher's report is no root
+
+
+def test_a_stuck_rank_killed_while_busy_keeps_the_software_category_without_other_lines() -> None:
+    inc = _analyze(REAL / "003-ddp-hang")  # its node-mate saw a closed connection: only the SIGTERM line is left
+    roots = _roots(inc)
+    assert inc["category"] == "software" and len(roots) == 1
+    assert "Sending process 19644 closing signal SIGTERM" in roots[0]["text"]
+
+
+def test_the_same_pid_signalled_on_another_host_is_not_the_stuck_ranks(tmp_path: Path) -> None:
+    """Pids repeat across hosts: only the stuck rank's own node's SIGTERM line of that pid counts."""
+    job = tmp_path / "job"
+    shutil.copytree(REAL / "003-ddp-hang", job)
+    other = job / "llm-pretrain-7f9c4-worker-0" / "console.log"
+    lines = other.read_text().splitlines(keepends=True)
+    lines.insert(66, "W1203 14:40:04.300000 19408 torch/distributed/elastic/multiprocessing/api.py:1028] "
+                     "Sending process 19644 closing signal SIGTERM\n")
+    other.write_text("".join(lines))
+    roots = _roots(_analyze(job))
+    assert [(e["node"], e["line"]) for e in roots] == [("llm-pretrain-7f9c4-worker-1", 23)]
+
+
+def test_the_traceback_a_stuck_rank_prints_as_it_is_killed_is_not_its_root() -> None:
+    """Lightning's stuck rank prints a traceback ending in a closed connection after its agent's SIGTERM; read
+    as the root it put the failure at start-up (its C++ frames are the store's)."""
+    job = REAL / "019-lightning-hang"
+    inc = _analyze(job)
+    assert inc["phase"] == "train" and inc["category"] == "software"
+    kill = next(i for i, t in enumerate((job / "a100-rack2-15" / "console.log").read_text().splitlines(), 1)
+                if "Sending process 24629 closing signal SIGTERM" in t)
+    assert not any(e["file"].endswith("console.log") and e["line"] > kill for e in _roots(inc))
+
+
+def test_a_flight_recorder_verdict_shows_the_log_lines_that_agree_with_it() -> None:
+    job = REAL / "026-ddp-hang_fr"
+    roots = _roots(_analyze(job))
+    assert any(e["file"].endswith("fr_trace_3") for e in roots)  # the dump says which collective it missed
+    assert any("Sending process 3580 closing signal SIGTERM" in e["text"] for e in roots)
+
+
+def test_a_raising_workers_traceback_is_its_root_and_its_exit_line_only_confirms_it() -> None:
+    """A worker that raised told its failure itself: the whole traceback, down to its exception line, is root;
+    the launcher's exit line of that worker confirms it and is no root line of its own."""
+    job = REAL / "001-ddp-exception"  # rank 3 (local rank 1, pid 16470) on a100-rack2-15 raised
+    inc = _analyze(job)
+    roots = _roots(inc)
+    assert roots and all(e["node"] == "a100-rack2-15" for e in roots)
+    assert any("RuntimeError: shape mismatch" in _line(job, e["file"], e["end_line"]) for e in roots)
+    assert not any("failed (exitcode:" in e["text"] for e in roots)
+    assert any("(pid: 16470)" in e["text"] and e["role"] != "root" for e in inc["evidence"])
+
+
+def test_a_killed_workers_exit_line_and_the_report_naming_its_signal_are_root_together() -> None:
+    """A SIGKILLed worker leaves no traceback: its exit line (code -9) and the launcher report whose first failure
+    is that signal are the whole event; the report is not dropped as a cascade for the peers it also lists.
+    The exit line of a peer its agent stopped with SIGTERM is not root."""
+    job = REAL / "018-lightning-sigkill"
+    roots = _roots(_analyze(job))
+    assert any("failed (exitcode: -9)" in e["text"] for e in roots)
+    assert not any("failed (exitcode: 1)" in e["text"] or "exitcode: -15" in e["text"][:300] for e in roots)
+    assert any(e["line"] <= 191 <= e["end_line"] and e["file"].endswith("console.log") for e in roots)
+
+
+def test_a_job_wide_error_is_shown_in_every_file_it_was_written_to() -> None:
+    """Every rank failed reading the same truncated checkpoint: the lowest ranks' copies are shown in the
+    launcher's console, in each rank's stderr.log and in the error.json files, once per rank and file."""
+    inc = _analyze(REAL / "006-ddp-corrupt_ckpt")
+    roots = _roots(inc)
+    assert inc["scope"] == "global" and inc["category"] == "storage"
+    kinds = {e["file"].rsplit("/", 1)[-1] for e in roots}
+    assert {"console.log", "stderr.log", "error.json"} <= kinds
+    per = [(e["file"], e.get("rank")) for e in roots]
+    assert len(per) == len(set(per)) and len(roots) <= 10
+
+
+def _ev(line: int, text: str, end: int | None = None, rank: int | None = 0, file: str = "n1/console.log",
+        role: str = "root") -> Evidence:
+    return Evidence(file=file, line=line, node="n1", rank=rank, time=None, text=text, template_id="t", rule=None,
+                    role=role, score=1.0, end_line=end)
+
+
+FRAME_A = '[default0]:[rank0]:   File "/opt/x/model_checkpoint.py", line 600, in _save_checkpoint'
+FRAME_B = '[default0]:[rank0]:   File "/opt/x/trainer.py", line 1464, in save_checkpoint'
+RAISED = "[default0]:[rank0]: OSError: [Errno 28] No space left on device: '/ckpt/epoch=0-step=20.ckpt'"
+
+
+def test_frames_shown_apart_from_their_exception_line_become_one_traceback_entry() -> None:
+    out = whole_tracebacks([_ev(113, FRAME_A), _ev(140, RAISED), _ev(115, FRAME_B)])
+    assert [(e.line, e.end_line, e.text) for e in out] == [(113, 140, RAISED)]
+
+
+def test_frames_of_another_rank_or_file_or_too_far_above_stay_apart() -> None:
+    entries = [_ev(113, FRAME_A, rank=1), _ev(114, FRAME_B, file="n1/other.log"), _ev(20, FRAME_B),
+               _ev(140, RAISED), _ev(120, FRAME_A, role="cascade")]
+    out = whole_tracebacks(entries)
+    assert [(e.file, e.line, e.end_line) for e in out] == [("n1/console.log", 113, None), ("n1/other.log", 114, None),
+                                                          ("n1/console.log", 20, None), ("n1/console.log", 140, None),
+                                                          ("n1/console.log", 120, None)]
