@@ -321,7 +321,8 @@ class Localizer:
                     f.data["survived"] = True
             named = self._component_root(findings, roles, primary, same_node=True,
                                          near=primary if verdict.category != "unknown" and not silent else None)
-            named = named or its_exception(findings, roles, primary)
+            if named is None or named.data.get("component") == LEARNED_WORDS:  # the exception's words before a guess
+                named = its_exception(findings, roles, primary) or named
             if named is not None:
                 verdict.category = named.category
                 roles[id(named)] = "root"
@@ -414,7 +415,9 @@ class Localizer:
             named = own if (own or same_node) else named
         if not named:
             return None
-        return min(named, key=lambda f: (f.detector != ComponentDetector.name and f.severity == "warning",
+        # a guess of the learned model is the last resort: a line whose words name the component comes first
+        return min(named, key=lambda f: (f.data.get("component") == LEARNED_WORDS,
+                                         f.detector != ComponentDetector.name and f.severity == "warning",
                                          finding_key(f), -f.score))
 
     def _said_root(self, findings: list[Finding], roles: dict[int, str], primary: Finding,
@@ -470,6 +473,8 @@ class Localizer:
         first = min(new, key=finding_key)
         named = component("\n".join(r.text for r in first.records), learned=True)
         first.category = named.category if named is not None else "unknown"
+        if named is not None and named.words == (LEARNED_WORDS,):  # a guess: it makes no fault job-wide
+            first.data["component"] = LEARNED_WORDS
         return first
 
     @staticmethod

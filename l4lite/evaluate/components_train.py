@@ -13,12 +13,13 @@ from __future__ import annotations
 import json
 import sys
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from l4lite.evaluate.corpus import load_corpus
+from l4lite.evaluate.planting import Excerpt
 from l4lite.resources import rules_dir
 from l4lite.rules.components import is_cascade
 from l4lite.rules.learned import MODEL_FILE, LinearTextModel
@@ -31,22 +32,41 @@ LEGACY_CATEGORY = {
 }
 TOKEN_PATTERN = r"[a-z_][a-z_0-9/]+"
 MAX_FEATURES = 3000
+SHARED_CHARS = 30  # a line this long found in two documents is one copied line
 
 
 def _doc(lines: Sequence[str]) -> str:
     return "\n".join(line for line in lines if not is_cascade(line))
 
 
-def training_text(root: Path) -> tuple[list[str], list[str]]:
-    """(documents, categories) from the rule pack, the legacy excerpts and the corpus's dev part."""
+def shared(doc: str, lines: Collection[str]) -> bool:
+    """Whether a document holds one of ``lines`` (stripped, at least ``SHARED_CHARS`` long): a copied line."""
+    return any(line.strip() in lines for line in doc.splitlines() if len(line.strip()) >= SHARED_CHARS)
+
+
+def excerpt_lines(excerpts: Sequence[Excerpt], ids: Collection[str]) -> set[str]:
+    """The long lines of the excerpts ``ids``: what a rule example or an older excerpt copied from them holds."""
+    return {line.strip() for x in excerpts if x.id in ids for line in x.lines if len(line.strip()) >= SHARED_CHARS}
+
+
+def training_text(root: Path, exclude: Collection[str] = ()) -> tuple[list[str], list[str]]:
+    """(documents, categories) from the rule pack, the legacy excerpts and the corpus's dev part.
+
+    ``exclude``: ids of dev excerpts to leave out (a cross-validation fold, ``benchmarks/category_cv.py``); the
+    rule examples and older excerpts that share a line with them go too, since many rule examples were copied
+    from dev excerpts and would tell the model the answer."""
+    corpus = root / "fixtures" / "real" / "corpus.jsonl"
+    excerpts = load_corpus(corpus) if corpus.exists() else []
+    left_out = excerpt_lines(excerpts, set(exclude))
     docs: list[str] = []
     labels: list[str] = []
     pack = tomllib.loads((rules_dir() / "default.toml").read_text(encoding="utf-8"))
     for rule in pack.get("rule", []):
         if rule.get("category") in CATEGORIES and rule.get("role") in ("root", "symptom"):
             for example in rule.get("examples", []):
-                docs.append(example)
-                labels.append(rule["category"])
+                if not shared(example, left_out):
+                    docs.append(example)
+                    labels.append(rule["category"])
     for name in ("real/real-failures.jsonl", "rules/paraphrased.jsonl"):
         path = root / "fixtures" / name
         if not path.exists():
@@ -55,15 +75,14 @@ def training_text(root: Path) -> tuple[list[str], list[str]]:
             if line.strip():
                 row = json.loads(line)
                 cat = LEGACY_CATEGORY.get(row.get("root_cause") or "")
-                if cat:
-                    docs.append(_doc(row["lines"]))
+                doc = _doc(row["lines"])
+                if cat and not shared(doc, left_out):
+                    docs.append(doc)
                     labels.append(cat)
-    corpus = root / "fixtures" / "real" / "corpus.jsonl"
-    if corpus.exists():
-        for x in load_corpus(corpus):
-            if x.split == "dev" and x.status == "incident" and x.category in CATEGORIES:
-                docs.append(_doc(x.lines))
-                labels.append(str(x.category))
+    for x in excerpts:
+        if x.split == "dev" and x.status == "incident" and x.category in CATEGORIES and x.id not in exclude:
+            docs.append(_doc(x.lines))
+            labels.append(str(x.category))
     return docs, labels
 
 

@@ -31,7 +31,9 @@ CASCADE = re.compile(
     r"Received SIGTERM|SIGTERM received|terminate called after throwing|what\(\):\s{0,10}\[Rank \d+\] Watchdog|"
     r"store->get\(|Socket Timeout|TCPStore[\w ]{0,40}(?:timed out|failed)|ChildFailedError|"
     r"Job step aborted|Waiting up to \d+ seconds for job step|ProcessGroupNCCL is being destroyed|"
-    r"Timed out waiting \d+ ?ms for (?:send|recv) operation|CANCELLED AT \S{1,40} \*\*\*",
+    r"Timed out waiting \d+ ?ms for (?:send|recv) operation|CANCELLED AT \S{1,40} \*\*\*|"
+    # srun's report of the tasks it terminated while tearing the step down
+    r"srun: error: \S{1,80}: tasks? [\d,-]{1,40}: Terminated",
     re.IGNORECASE,
 )
 
