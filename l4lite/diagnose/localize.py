@@ -48,7 +48,7 @@ from l4lite.diagnose.evidence import (
     strip_summaries,
 )
 from l4lite.diagnose.ownlines import its_exception, node_said, only_cascades
-from l4lite.diagnose.phasing import node_trackers, phase_of
+from l4lite.diagnose.phasing import iteration_of, node_trackers, phase_of
 from l4lite.ingest.timestamps import parse_elastic_time
 from l4lite.records import Record
 from l4lite.rules.components import LEARNED_WORDS, component, first_failure, is_cascade
@@ -351,7 +351,7 @@ class Localizer:
         verdict.phase = phase_of(primary, scan, trackers, job_events)
         r = primary.records[0] if primary.records else None
         verdict.failure_time = primary.time if primary.time is not None else (r.time if r else None)
-        verdict.iteration = self._iteration(scan, primary, verdict.failure_time)
+        verdict.iteration = iteration_of(scan, primary, verdict.failure_time)
         verdict.confidence = round(min(1.0, primary.score), 3)
         verdict.notes = notes
         return self._finish(scan, findings, roles, verdict)
@@ -523,26 +523,6 @@ class Localizer:
             if f.detector == "health" and f.data.get("signal") == "hang" and f.node:
                 return f.node
         return self._lagging_node(scan, findings)
-
-    # ------------------------------------------------------------------ iteration
-    @staticmethod
-    def _iteration(scan: JobScan, primary: Finding, failure_time: float | None) -> int | None:
-        if primary.data.get("signal") in ("nan", "loss_spike", "loss_scale_collapse", "val_rising") and \
-                primary.data.get("iteration") is not None:
-            return int(primary.data["iteration"])
-        best: int | None = None
-        slack = 1.0
-        for p in scan.metrics:
-            if p.kind != "train" or p.iteration is None:
-                continue
-            if failure_time is not None and p.time is not None and p.time > failure_time + slack:
-                continue
-            if best is None or p.iteration > best:
-                best = p.iteration
-        if best is None:
-            its = [p.last_iteration for p in scan.progress.values() if p.last_iteration is not None]
-            best = max(its) if its else None
-        return best
 
     # ------------------------------------------------------------------ suspects and ordering
     def _finish(self, scan: JobScan, findings: list[Finding], roles: dict[int, str], verdict: Verdict) -> Verdict:

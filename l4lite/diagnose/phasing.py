@@ -1,5 +1,8 @@
-"""The phase a finding happened in: the innermost frame of its traceback, then the markers of its node, the rule's
-hint and the job's markers, in that order; an untimed line is placed by the next stamped line of its own file."""
+"""The phase and iteration a finding happened in.
+
+The phase: the innermost frame of its traceback, then the markers of its node, the rule's hint and the job's
+markers, in that order; an untimed line is placed by the next stamped line of its own file.
+"""
 
 from __future__ import annotations
 
@@ -74,3 +77,23 @@ def _phase_at_time(f: Finding, scan: JobScan, trackers: dict[str | None, list[Ph
     if f.data.get("signal") in ("nan", "loss_spike", "loss_scale_collapse", "slowdown", "straggler", "hang"):
         return "train"
     return "train" if scan.progress else "init"
+
+
+def iteration_of(scan: JobScan, primary: Finding, failure_time: float | None) -> int | None:
+    """The iteration a fault happened in: a health signal's own, else the last training step logged by then."""
+    if primary.data.get("signal") in ("nan", "loss_spike", "loss_scale_collapse", "val_rising") and \
+            primary.data.get("iteration") is not None:
+        return int(primary.data["iteration"])
+    best: int | None = None
+    slack = 1.0
+    for p in scan.metrics:
+        if p.kind != "train" or p.iteration is None:
+            continue
+        if failure_time is not None and p.time is not None and p.time > failure_time + slack:
+            continue
+        if best is None or p.iteration > best:
+            best = p.iteration
+    if best is None:
+        its = [p.last_iteration for p in scan.progress.values() if p.last_iteration is not None]
+        best = max(its) if its else None
+    return best
