@@ -23,9 +23,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from l4lite.export.spool import write_spool
+from l4lite.ingest.blocks import _epoch_days
 from l4lite.ingest.files import discover
 from l4lite.ingest.reader import IngestOptions, iter_job, iter_records, read_file
-from l4lite.ingest.runs import ShapeRun, _epoch_days
+from l4lite.ingest.runs import ShapeRun
 from l4lite.mining.miner import TemplateMiner
 from l4lite.records import Accounting
 from l4lite.simulate import JobSpec, generate
