@@ -636,3 +636,36 @@ def test_runs_counted_at_once_scan_as_line_by_line(tmp_path: Path, monkeypatch: 
     assert False in answers  # the runs across the step back in time, and every run once the table is full
     if max_cells > 1000:
         assert answers.count(True) > len(answers) // 2
+
+
+def test_runs_with_shapes_checked_token_by_token_mine_as_line_by_line(tmp_path: Path) -> None:
+    """A shape whose template keeps digits (Composer's ``lr-DecoupledAdamW/group0:``, NCCL's ``P2P/IPC``) is
+    checked token by token on every line; mined in one pass with the cached shapes around it, a run gives the
+    ids, template sizes and cache hits of ``add`` line by line, also while Drain still changes templates."""
+    from l4lite.ingest.runs import mine_run
+
+    lines = []
+    for step in range(1, 1000):
+        lines += [f"[batch={step}/9000]:", f"\t Train time/batch: {step - 1}", f"\t Train loss/total: {step % 7}.5",
+                  f"\t Train lr-DecoupledAdamW/group{step % 3}: 0.{step:04d}",
+                  f"\t Train mem/{'peak' if step % 50 else 'reserved'}: {step * 1000}"]
+    f = tmp_path / "node001" / "train.log"
+    f.parent.mkdir()
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    acc = Accounting()
+    items = list(iter_job(discover([str(tmp_path)], acc), IngestOptions(), acc, runs=True))
+    assert sum(len(x) for x in items if type(x) is ShapeRun) > 1500
+    by_run, by_line = TemplateMiner(), TemplateMiner()
+    got: list[int] = []
+    want: list[int] = []
+    for item in items:
+        if type(item) is ShapeRun:
+            got += mine_run(item, by_run)
+            want += [by_line.add(r.message) for r in item.records()]
+        else:
+            got.append(by_run.add(item.message))
+            want.append(by_line.add(item.message))
+    assert got == want
+    assert by_run.hits == by_line.hits
+    assert by_run.to_state() == by_line.to_state()
+    assert any(by_run.needs_tokens(k) for k in by_run._by_key)  # a checked shape was met

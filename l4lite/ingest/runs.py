@@ -396,14 +396,30 @@ def mine_run(run: ShapeRun, miner: Any) -> list[int]:
             checked.add(x)
     if not checked:
         return _mine_stretch(run, 0, len(shapes), key_of, miner)
+    # one pass: a line of a checked shape goes to ``add`` with its key; the others take the id the cache gave
+    # their shape since the last ``add`` (which may change what the cache holds: their hits are counted before it)
     out: list[int] = []
-    a = 0
-    for i, x in enumerate(shapes):
-        if x in checked:
-            out += _mine_stretch(run, a, i, key_of, miner)
-            out += _add_each(run, i, i + 1, miner)
-            a = i + 1
-    out += _mine_stretch(run, a, len(shapes), key_of, miner)
+    add, cached_id, count_hits = miner.add, miner.cached_id, miner.count_hits
+    cids: dict[int, int] = {}
+    hits: dict[int, int] = {}
+    for s, x in zip(run.texts, shapes, strict=True):
+        cid = cids.get(x)
+        if cid is None and x not in checked:
+            cid = cached_id(key_of[x])
+            if cid is not None:
+                cids[x] = cid
+        if cid is not None:
+            hits[x] = hits.get(x, 0) + 1
+            out.append(cid)
+            continue
+        for y, k in hits.items():
+            count_hits(key_of[y], k)
+        hits.clear()
+        cids.clear()
+        sh = table[x]
+        out.append(add(s[sh.msg_start:sh.msg_end], key_of[x]))
+    for y, k in hits.items():
+        count_hits(key_of[y], k)
     return out
 
 
