@@ -429,7 +429,7 @@ def test_a_merged_file_in_pieces_scans_as_one_pass_with_runs(sim_jobs: list[Path
 
 _ZOO_RUNS = {"megatron": 0.9, "megatron-deepspeed": 0.9, "deepspeed": 0.9, "hf-trainer": 0.9, "lightning": 0.9,
              "nemo": 0.9, "torchtitan": 0.9, "composer": 0.9, "fairseq": 0.8, "python-logging": 0.9,
-             "json-lines": 0.9, "nccl": 0.0, "kernel": 0.0, "storage": 0.0}
+             "json-lines": 0.9, "nccl": 0.85, "kernel": 0.0, "storage": 0.0}
 
 
 @pytest.mark.parametrize("fmt", sorted(_ZOO_RUNS))
@@ -669,3 +669,57 @@ def test_runs_with_shapes_checked_token_by_token_mine_as_line_by_line(tmp_path: 
     assert by_run.hits == by_line.hits
     assert by_run.to_state() == by_line.to_state()
     assert any(by_run.needs_tokens(k) for k in by_run._by_key)  # a checked shape was met
+
+
+def _nccl_job(tmp_path: Path, rnd: random.Random) -> list[str]:
+    """NCCL INFO lines of two hosts in one file (init lines with a new ``comm 0x...`` hex id or one of digits,
+    ranks tied twice with different hosts), with trainer lines and a traceback between them."""
+    lines = []
+    t = 1_764_388_862.0
+    for k in range(2500):
+        host = ("dgx-a100-01", "dgx-a100-02")[(k // 700) % 2] if k % 3 else "dgx-a100-01"
+        gpu = k % 8
+        h = f"{host}:{5270 + gpu}:{5689 + gpu} [{gpu}]"
+        r = rnd.random()
+        if r < 0.04:  # an id of digits only: a shape that repeats, and goes in runs
+            lines.append(f"{h} NCCL INFO ncclCommInitRank comm 0x{rnd.randrange(10**9):09d} rank {k % 16} "
+                         f"nranks 16 cudaDev {gpu} - Init COMPLETE")
+        elif r < 0.08:
+            lines.append(f"{h} NCCL INFO ncclCommInitRank comm 0x{rnd.getrandbits(40):x} rank {k % 16} nranks 16 "
+                         f"cudaDev {gpu} busId {0x18 + gpu * 0x11:x}000 commId 0x{rnd.getrandbits(60):x} - Init COMPLETE")
+        elif r < 0.1:
+            t += 1.5
+            lines.append(f"{_iso(t)} INFO iteration {k:6d} | loss {rnd.uniform(1, 9):.4f}")
+        elif r < 0.102:
+            lines += ["Traceback (most recent call last):", '  File "train.py", line 3, in <module>',
+                      "RuntimeError: NCCL error"]
+        else:
+            lines.append(f"{h} NCCL INFO Channel {k % 32:02d}/0 : {k % 16}[{gpu}] -> {(k + 1) % 16}[{(gpu + 1) % 8}]"
+                         " via P2P/IPC/read")
+    f = tmp_path / "node001" / "nccl.log"
+    f.parent.mkdir()
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return [str(f)]
+
+
+def test_nccl_lines_read_the_same_in_runs(tmp_path: Path) -> None:
+    """NCCL INFO lines (``host:pid:tid [dev]``, no time) go in runs where the path names the node, their host and
+    GPU read once per distinct header, an init line of a new ``comm 0x...`` id taken into the run from its header's
+    plan, its rank tied to its host in line order: the same records, rank ties, spool and scan as line by line."""
+    paths = _nccl_job(tmp_path, random.Random(7))
+    assert _same_three_ways(paths) > 2000
+    assert _run_share(paths) > 0.8
+    ties = []
+    for runs in (True, False):
+        acc = Accounting()
+        options = IngestOptions(line_runs=runs)
+        for _ in iter_job(discover(paths, acc), options, acc, runs=runs):
+            pass
+        ties.append(([options.rank_map.node_of(r) for r in range(16)], options.rank_map.conflicts))
+    assert ties[0] == ties[1]
+    assert ties[0][1] > 0 and None not in ties[0][0]
+    a, state_a = _spool(paths, True, tmp_path / "runs.arrows")
+    b, state_b = _spool(paths, False, tmp_path / "lines.arrows")
+    assert a.equals(b)
+    assert state_a == state_b
+    assert _scan(paths, True, 300) == _scan(paths, False, 300)

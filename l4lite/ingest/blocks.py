@@ -31,22 +31,32 @@ class RunShape:
     rank_start: int = -1  # where the rank's digits sit: in that prefix, or in the message ("[Rank 3]")
     rank_end: int = -1
     rank_local: bool = False  # the prefix names a local rank ("[default3]:")
+    # where a header names the line's host and GPU (NCCL's "host:pid:tid [dev] "), -1 without one
+    host_start: int = -1
+    host_end: int = -1
+    gpu_start: int = -1
+    gpu_end: int = -1
+    ties: bool = False  # its message ties a rank to the host ("rank 3 nranks 16": ``RunReading._prefixed_names``)
 
 
 def run_shape(key: bytes, layout: tuple[int, int, int] | None, msg_start: int, msg_end: int, level: str | None,
               source: str, prefix_end: int = 0, rank_span: tuple[int, int] | None = None,
-              rank_local: bool = False) -> RunShape | None:
-    """The run shape of a plan, or None when the line is not all ASCII up to the end of its timestamp and of its
-    rank (character offsets are byte offsets only there). A plan without a layout is of a line without a
+              rank_local: bool = False, host_span: tuple[int, int] | None = None,
+              gpu_span: tuple[int, int] | None = None, ties: bool = False) -> RunShape | None:
+    """The run shape of a plan, or None when the line is not all ASCII up to the end of its timestamp, its rank,
+    host and GPU (character offsets are byte offsets only there). A plan without a layout is of a line without a
     timestamp: its lines take the time of the line before them, as the per-line path gives them."""
     ds, fs, fl = layout if layout is not None else (-1, -1, 0)
-    end = max(ds + 19 if ds >= 0 else 0, fs + fl, prefix_end, rank_span[1] if rank_span is not None else 0)
+    host_start, host_end = host_span if host_span is not None else (-1, -1)
+    gpu_start, gpu_end = gpu_span if gpu_span is not None else (-1, -1)
+    end = max(ds + 19 if ds >= 0 else 0, fs + fl, prefix_end, rank_span[1] if rank_span is not None else 0,
+              host_end, gpu_end)
     if not key[:end].isascii() or len(key) < end:
         return None
     msg_key = key[msg_start:msg_end] if key.isascii() else None
     rank_start, rank_end = rank_span if rank_span is not None else (-1, -1)
     return RunShape(key, ds, fs, fl, msg_start, msg_end, level, source, msg_key, prefix_end, rank_start, rank_end,
-                    rank_local)
+                    rank_local, host_start, host_end, gpu_start, gpu_end, ties)
 
 
 class BlockPlan:

@@ -24,10 +24,12 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import repeat
+from operator import itemgetter
 from typing import Any, Union
 
 import numpy as np
 
+from l4lite.ingest.attribution import NCCL_RANK
 from l4lite.ingest.blocks import BlockPlan, RunShape, plan_block, run_shape
 from l4lite.ingest.shape import shape_of
 from l4lite.records import Record
@@ -36,6 +38,7 @@ MIN_BLOCK_LINES = 64  # a smaller window is read line by line: the numpy set-up 
 RUN_BLOCK_LINES = 2048  # a block (a small file) of fewer lines is read line by line: runs would not pay back
 WINDOW_LINES = 4096  # lines worked out at once, at most (a file's first windows are smaller: see _runs_or_lines)
 STRETCH_LINES = 8  # lines read one by one between runs before looking again (a shape they teach may start one)
+_ONE_OFF_SHAPES = 8192  # shapes of lines taken into runs from their header's plan, kept before the book restarts
 _MINE_ROUNDS = 8  # looks at the miner's cache per run stretch before adding its messages one by one
 # what RunReading._runs_or_lines yields: a run, or a stretch (first line number, lines, their keys or None)
 Segment = Union["ShapeRun", tuple[int, list[str], "list[bytes] | None"]]
@@ -212,18 +215,47 @@ class RunReading:
             if self.run_pending:
                 self._take_pending()
             j = i
+            start_time = self.last_time
+            absorbed: list[tuple[int, tuple[str | None, int | None, int | None]]] = []
             if not self.out and not self.open and not self.hold:
                 patch = self._patch if block.table is self.run_table else None
-                while j < n and (shape_list[j] >= 0 or (patch is not None and patch(block, j))):
-                    j += 1
+                absorb = patch is not None and self.path_node is not None and bool(self.head_lengths)
+                table = block.table
+                time_list = block.time_list
+                last = start_time  # the per-line loop's last_time at line j
+                while j < n:
+                    if shape_list[j] >= 0 or (patch is not None and patch(block, j)):
+                        sh = table[shape_list[j]]
+                        if sh.ties:
+                            self._tie(lines[j], sh)
+                        t = time_list[j]
+                        if t == t:
+                            last = t
+                        j += 1
+                    elif absorb and j > i and self._absorb(block, first, i, j, last, absorbed):
+                        last = self.last_time
+                        j += 1
+                    else:
+                        break
             if j > i:
                 self._learn_minutes(block, j)
-                times, time_array = self._carried_times(block.time_list[i:j], block.time_array[i:j])
+                times, time_array = self._carried_times(block.time_list[i:j], block.time_array[i:j], start_time)
                 run = ShapeRun(self.f.rel, first + i, lines[i:j], keys[i:j], times,
                                shape_list[i:j], block.table, *self._run_names(), raw=block.raw,
                                bounds=block.bounds[i:j + 1], time_array=time_array,
                                shape_array=block.shape_array[i:j])
                 named = self._prefixed_names(run)
+                if absorbed:  # the names the lines read from their header's plan gave
+                    distinct, group = named if named is not None else ([(run.node, run.rank, run.gpu)],
+                                                                       np.zeros(j - i, np.int64))
+                    index = {names: k for k, names in enumerate(distinct)}
+                    for at, names in absorbed:
+                        k = index.get(names)
+                        if k is None:
+                            k = index[names] = len(distinct)
+                            distinct.append(names)
+                        group[at] = k
+                    named = distinct, group
                 if named is None:
                     if run.node is None and run.rank is None:
                         self.nameless += j - i
@@ -244,21 +276,58 @@ class RunReading:
                 yield first + i, lines[i:j] if (i or j < n) else lines, keys[i:j]
                 i = j
 
-    def _carried_times(self, times: list[float], time_array: np.ndarray) -> tuple[list[Any], np.ndarray]:
+    def _carried_times(self, times: list[float], time_array: np.ndarray,
+                       start: float | None) -> tuple[list[Any], np.ndarray]:
         """The times of a run's lines, those without a timestamp (NaN in the window) given the time of the line
-        before them, as the per-line path does (``last_time``): None (NaN in the array) before the file's first
-        timestamp."""
+        before them, as the per-line path does (``last_time``, ``start`` before the run): None (NaN in the array)
+        before the file's first timestamp."""
         missing = np.isnan(time_array)
         if not missing.any():
             return times, time_array
         idx = np.where(missing, -1, np.arange(len(time_array)))
         np.maximum.accumulate(idx, out=idx)
-        start = self.last_time
         filled = np.where(idx >= 0, time_array[np.maximum(idx, 0)], np.nan if start is None else start)
         values = filled.tolist()
         if start is None:
             values = [None if v != v else v for v in values]
         return values, filled
+
+    def _absorb(self, block: BlockPlan, first: int, i: int, j: int, last: float | None,
+                absorbed: list[tuple[int, tuple[str | None, int | None, int | None]]]) -> bool:
+        """Take line ``j`` of a window into the run that started at line ``i`` when it is of a shape without a plan
+        that the per-line loop would read from its header's plan (``_head_planned``: an NCCL init line or a
+        kernel line with a new hex id amid known shapes), as that loop would read it now: the lines of the run
+        before it have given their time and minutes first. It joins the run under a shape of its own."""
+        key = block.keys[j]
+        s = block.lines[j]
+        if block.table is not self.run_table or key in self.plans or not s or (s[0] in " \t" and s.isspace()):
+            return False
+        plan = self.head_plan(key)
+        if plan is None:
+            return False
+        self._learn_minutes(block, j)
+        self.last_time = last
+        table = self.run_table
+        if len(table) - len(self.run_index) > _ONE_OFF_SHAPES:  # one-line shapes: start a new table at times
+            self.book.restart()
+            self.use_book()
+            return False
+        r = self._head_planned(first + j, s, key, plan)
+        if r is None:
+            return False
+        a = plan[0]
+        table.append(RunShape(key, -1, -1, 0, a, a + len(r.message), r.level, r.source,
+                              key[a:a + len(r.message)] if key.isascii() else None))
+        block.shape_list[j] = block.shape_array[j] = len(table) - 1
+        block.time_list[j] = block.time_array[j] = np.nan if r.time is None else r.time
+        absorbed.append((j - i, (r.node, r.rank, r.gpu)))
+        return True
+
+    def _tie(self, s: str, sh: RunShape) -> None:
+        """The rank an NCCL init line ties to its host ("rank 3 nranks 16"), as ``_saw`` ties it."""
+        m = NCCL_RANK.search(s[sh.msg_start:sh.msg_end])
+        if m:
+            self.rank_map.tie(int(m[1]), self._host(s[sh.host_start:sh.host_end]), int(m[2]))
 
     def _take_pending(self) -> None:
         """Make run shapes of the plans learnt since the last call. (Learning leaves this to here: most files are
@@ -332,12 +401,15 @@ class RunReading:
         the window's bytes, ``_prefix_keys``), and each distinct prefix is read once."""
         table, shapes = run.table, run.shapes
         # the run's shapes by the shape of their prefix: "  3: " of a progress line and of a timer line are one
-        by_prefix: dict[tuple[bytes, int, int, bool], list[int]] = {}
+        by_prefix: dict[tuple[bytes, int, int, bool, int, int, int, int], list[int]] = {}
         for x in set(shapes):
             sh = table[x]
-            if sh.rank_start >= 0:
-                by_prefix.setdefault((sh.key[:sh.prefix_end], sh.rank_start, sh.rank_end, sh.rank_local),
-                                     []).append(x)
+            if sh.host_start >= 0:  # NCCL's "host:pid:tid [dev] ": the header up to the GPU
+                by_prefix.setdefault((sh.key[:max(sh.host_end, sh.gpu_end)], -1, -1, False, sh.host_start,
+                                      sh.host_end, sh.gpu_start, sh.gpu_end), []).append(x)
+            elif sh.rank_start >= 0:
+                by_prefix.setdefault((sh.key[:sh.prefix_end], sh.rank_start, sh.rank_end, sh.rank_local,
+                                      -1, -1, -1, -1), []).append(x)
         if not by_prefix:
             return None
         assert run.raw is not None and run.bounds is not None  # a run from a window has them
@@ -349,9 +421,11 @@ class RunReading:
         starts = run.bounds[:-1]
         group = np.zeros(n, np.int64)  # per line: its entry in ``distinct``, 0 for no prefix
         distinct: list[tuple[str | None, int | None, int | None]] = [(run.node, run.rank, run.gpu)]
-        seen: dict[tuple[str, int], int] = {}
+        seen: dict[tuple[str, Any, int], int] = {}
+        hosts_seen: list[tuple[int, str, int]] = []  # (line, host, GPU) of each distinct NCCL header
         local_streams = self.local_streams
-        for (prefix_key, rank_start, rank_end, local), xs in by_prefix.items():
+        for (prefix_key, rank_start, rank_end, local, host_start, host_end, gpu_start, gpu_end), xs in \
+                by_prefix.items():
             if shape_array is None:
                 lines = np.arange(n)
             else:
@@ -363,18 +437,31 @@ class RunReading:
             entries = []
             for i in lines[first].tolist():
                 s = run.texts[i]
-                key = (s[:width].rstrip(" "), int(s[rank_start:rank_end]))
+                if host_start >= 0:
+                    host, gpu = self._host(s[host_start:host_end]), int(s[gpu_start:gpu_end])
+                    hosts_seen.append((i, host, gpu))
+                    key: tuple[str, Any, int] = ("", host, gpu)
+                    k = seen.get(key)
+                    if k is None:
+                        k = seen[key] = len(distinct)
+                        distinct.append((host, self.path_rank, gpu))
+                    entries.append(k)
+                    continue
+                key = (s[:width].rstrip(" "), None, int(s[rank_start:rank_end]))
                 if local and key[0] not in local_streams:
                     local_streams.add(key[0])
                 k = seen.get(key)
                 if k is None:
-                    node, gpu = self._fill(key[0], self.path_node, key[1], None)
+                    node, gpu = self._fill(key[0], self.path_node, key[2], None)
                     k = seen[key] = len(distinct)
-                    distinct.append((node, key[1], gpu))
+                    distinct.append((node, key[2], gpu))
                 entries.append(k)
             group[lines] = np.array(entries, np.int64)[inverse.ravel()]
+        # what each NCCL line tells about its stream's host and GPU, as the per-line path learns it: in the
+        # order the headers first come (a later repeat of one changes nothing)
+        for _, host, gpu in sorted(hosts_seen, key=itemgetter(0)):
+            self._saw("", host, gpu, None, None)
         return distinct, group
-
 
 def mine_run(run: ShapeRun, miner: Any) -> list[int]:
     """Cluster ids of a run's messages, as ``miner.add`` of each in order would give them: per line shape at
