@@ -723,3 +723,40 @@ def test_nccl_lines_read_the_same_in_runs(tmp_path: Path) -> None:
     assert a.equals(b)
     assert state_a == state_b
     assert _scan(paths, True, 300) == _scan(paths, False, 300)
+
+
+def test_a_line_with_a_header_after_an_open_record_reads_from_its_plan(tmp_path: Path) -> None:
+    """A line that may open a multi-line record (``NVRM:``, an error, a traceback) is read line by line; the line
+    after it is read from its plan when its header (no stream prefix, a timestamp) says it continues nothing,
+    and ends the record there, as the per-line path does. Lines without a header continue it, and an NCCL line
+    leaves it open: those stay on the per-line path. Records are those of the per-line path."""
+    rnd = random.Random(3)
+    lines = []
+    t = 1_733_011_200.0
+    for i in range(3000):
+        t += rnd.choice((0.4, 2.0))
+        stamp = datetime.fromtimestamp(t, tz=UTC)
+        head = f"{stamp:%b} {stamp.day:2d} {stamp:%H:%M:%S} node07 kernel: [{1000 + i * 0.5:12.6f}] "
+        k = i % 7
+        lines.append(head + (f"NVRM: Xid (PCI:0000:{i % 200:02x}:00): 79, pid={i}, GPU has fallen off the bus."
+                             if k == 0 else
+                             f"mlx5_core 0000:0c:00.0: port {i % 2} link up" if k in (1, 4) else
+                             f"LustreError: 11-0: scratch-OST{i % 99:04x}: operation failed: rc = -{i % 9}" if k == 2
+                             else f"CPU{i % 96}: Core temperature above threshold (total events = {i})"))
+        if k == 3 and i % 2:
+            lines.append(f"    continued text of event {i}")  # no header: continues the open record
+        if k == 5:
+            lines.append(f"{_iso(t)} ERROR trainer crashed at step {i}")
+            lines.append('Traceback (most recent call last):')
+            lines.append(f"dgx-a100-01:{5270 + i % 8}:{5689 + i % 8} [{i % 8}] NCCL INFO comm 0x{i:x} rank 0")
+            lines.append('  File "train.py", line 3, in <module>')
+            lines.append("RuntimeError: CUDA error")
+    f = tmp_path / "node007" / "kern.log"
+    f.parent.mkdir()
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert _same_three_ways([str(f)]) > 3000
+    records = list(iter_records([str(f)], IngestOptions(), Accounting()))
+    openers = {r.end_line + 1 for r in records if r.message.startswith(("NVRM:", "LustreError"))}
+    after = [r for r in records if r.line in openers]
+    assert len(after) > 800
+    assert sum(r.shape is not None for r in after) > 0.8 * len(after)  # read from a plan, not line by line
