@@ -23,9 +23,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from l4lite.export.spool import write_spool
+from l4lite.ingest.blocks import _epoch_days
 from l4lite.ingest.files import discover
 from l4lite.ingest.reader import IngestOptions, iter_job, iter_records, read_file
-from l4lite.ingest.runs import ShapeRun, _epoch_days
+from l4lite.ingest.runs import ShapeRun
 from l4lite.mining.miner import TemplateMiner
 from l4lite.records import Accounting
 from l4lite.simulate import JobSpec, generate
@@ -428,7 +429,7 @@ def test_a_merged_file_in_pieces_scans_as_one_pass_with_runs(sim_jobs: list[Path
 
 _ZOO_RUNS = {"megatron": 0.9, "megatron-deepspeed": 0.9, "deepspeed": 0.9, "hf-trainer": 0.9, "lightning": 0.9,
              "nemo": 0.9, "torchtitan": 0.9, "composer": 0.9, "fairseq": 0.8, "python-logging": 0.9,
-             "json-lines": 0.9, "nccl": 0.0, "kernel": 0.0, "storage": 0.0}
+             "json-lines": 0.9, "nccl": 0.85, "kernel": 0.0, "storage": 0.0}
 
 
 @pytest.mark.parametrize("fmt", sorted(_ZOO_RUNS))
@@ -635,3 +636,127 @@ def test_runs_counted_at_once_scan_as_line_by_line(tmp_path: Path, monkeypatch: 
     assert False in answers  # the runs across the step back in time, and every run once the table is full
     if max_cells > 1000:
         assert answers.count(True) > len(answers) // 2
+
+
+def test_runs_with_shapes_checked_token_by_token_mine_as_line_by_line(tmp_path: Path) -> None:
+    """A shape whose template keeps digits (Composer's ``lr-DecoupledAdamW/group0:``, NCCL's ``P2P/IPC``) is
+    checked token by token on every line; mined in one pass with the cached shapes around it, a run gives the
+    ids, template sizes and cache hits of ``add`` line by line, also while Drain still changes templates."""
+    from l4lite.ingest.runs import mine_run
+
+    lines = []
+    for step in range(1, 1000):
+        lines += [f"[batch={step}/9000]:", f"\t Train time/batch: {step - 1}", f"\t Train loss/total: {step % 7}.5",
+                  f"\t Train lr-DecoupledAdamW/group{step % 3}: 0.{step:04d}",
+                  f"\t Train mem/{'peak' if step % 50 else 'reserved'}: {step * 1000}"]
+    f = tmp_path / "node001" / "train.log"
+    f.parent.mkdir()
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    acc = Accounting()
+    items = list(iter_job(discover([str(tmp_path)], acc), IngestOptions(), acc, runs=True))
+    assert sum(len(x) for x in items if type(x) is ShapeRun) > 1500
+    by_run, by_line = TemplateMiner(), TemplateMiner()
+    got: list[int] = []
+    want: list[int] = []
+    for item in items:
+        if type(item) is ShapeRun:
+            got += mine_run(item, by_run)
+            want += [by_line.add(r.message) for r in item.records()]
+        else:
+            got.append(by_run.add(item.message))
+            want.append(by_line.add(item.message))
+    assert got == want
+    assert by_run.hits == by_line.hits
+    assert by_run.to_state() == by_line.to_state()
+    assert any(by_run.needs_tokens(k) for k in by_run._by_key)  # a checked shape was met
+
+
+def _nccl_job(tmp_path: Path, rnd: random.Random) -> list[str]:
+    """NCCL INFO lines of two hosts in one file (init lines with a new ``comm 0x...`` hex id or one of digits,
+    ranks tied twice with different hosts), with trainer lines and a traceback between them."""
+    lines = []
+    t = 1_764_388_862.0
+    for k in range(2500):
+        host = ("dgx-a100-01", "dgx-a100-02")[(k // 700) % 2] if k % 3 else "dgx-a100-01"
+        gpu = k % 8
+        h = f"{host}:{5270 + gpu}:{5689 + gpu} [{gpu}]"
+        r = rnd.random()
+        if r < 0.04:  # an id of digits only: a shape that repeats, and goes in runs
+            lines.append(f"{h} NCCL INFO ncclCommInitRank comm 0x{rnd.randrange(10**9):09d} rank {k % 16} "
+                         f"nranks 16 cudaDev {gpu} - Init COMPLETE")
+        elif r < 0.08:
+            lines.append(f"{h} NCCL INFO ncclCommInitRank comm 0x{rnd.getrandbits(40):x} rank {k % 16} nranks 16 "
+                         f"cudaDev {gpu} busId {0x18 + gpu * 0x11:x}000 commId 0x{rnd.getrandbits(60):x} - Init COMPLETE")
+        elif r < 0.1:
+            t += 1.5
+            lines.append(f"{_iso(t)} INFO iteration {k:6d} | loss {rnd.uniform(1, 9):.4f}")
+        elif r < 0.102:
+            lines += ["Traceback (most recent call last):", '  File "train.py", line 3, in <module>',
+                      "RuntimeError: NCCL error"]
+        else:
+            lines.append(f"{h} NCCL INFO Channel {k % 32:02d}/0 : {k % 16}[{gpu}] -> {(k + 1) % 16}[{(gpu + 1) % 8}]"
+                         " via P2P/IPC/read")
+    f = tmp_path / "node001" / "nccl.log"
+    f.parent.mkdir()
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return [str(f)]
+
+
+def test_nccl_lines_read_the_same_in_runs(tmp_path: Path) -> None:
+    """NCCL INFO lines (``host:pid:tid [dev]``, no time) go in runs where the path names the node, their host and
+    GPU read once per distinct header, an init line of a new ``comm 0x...`` id taken into the run from its header's
+    plan, its rank tied to its host in line order: the same records, rank ties, spool and scan as line by line."""
+    paths = _nccl_job(tmp_path, random.Random(7))
+    assert _same_three_ways(paths) > 2000
+    assert _run_share(paths) > 0.8
+    ties = []
+    for runs in (True, False):
+        acc = Accounting()
+        options = IngestOptions(line_runs=runs)
+        for _ in iter_job(discover(paths, acc), options, acc, runs=runs):
+            pass
+        ties.append(([options.rank_map.node_of(r) for r in range(16)], options.rank_map.conflicts))
+    assert ties[0] == ties[1]
+    assert ties[0][1] > 0 and None not in ties[0][0]
+    a, state_a = _spool(paths, True, tmp_path / "runs.arrows")
+    b, state_b = _spool(paths, False, tmp_path / "lines.arrows")
+    assert a.equals(b)
+    assert state_a == state_b
+    assert _scan(paths, True, 300) == _scan(paths, False, 300)
+
+
+def test_a_line_with_a_header_after_an_open_record_reads_from_its_plan(tmp_path: Path) -> None:
+    """A line that may open a multi-line record (``NVRM:``, an error, a traceback) is read line by line; the line
+    after it is read from its plan when its header (no stream prefix, a timestamp) says it continues nothing,
+    and ends the record there, as the per-line path does. Lines without a header continue it, and an NCCL line
+    leaves it open: those stay on the per-line path. Records are those of the per-line path."""
+    rnd = random.Random(3)
+    lines = []
+    t = 1_733_011_200.0
+    for i in range(3000):
+        t += rnd.choice((0.4, 2.0))
+        stamp = datetime.fromtimestamp(t, tz=UTC)
+        head = f"{stamp:%b} {stamp.day:2d} {stamp:%H:%M:%S} node07 kernel: [{1000 + i * 0.5:12.6f}] "
+        k = i % 7
+        lines.append(head + (f"NVRM: Xid (PCI:0000:{i % 200:02x}:00): 79, pid={i}, GPU has fallen off the bus."
+                             if k == 0 else
+                             f"mlx5_core 0000:0c:00.0: port {i % 2} link up" if k in (1, 4) else
+                             f"LustreError: 11-0: scratch-OST{i % 99:04x}: operation failed: rc = -{i % 9}" if k == 2
+                             else f"CPU{i % 96}: Core temperature above threshold (total events = {i})"))
+        if k == 3 and i % 2:
+            lines.append(f"    continued text of event {i}")  # no header: continues the open record
+        if k == 5:
+            lines.append(f"{_iso(t)} ERROR trainer crashed at step {i}")
+            lines.append('Traceback (most recent call last):')
+            lines.append(f"dgx-a100-01:{5270 + i % 8}:{5689 + i % 8} [{i % 8}] NCCL INFO comm 0x{i:x} rank 0")
+            lines.append('  File "train.py", line 3, in <module>')
+            lines.append("RuntimeError: CUDA error")
+    f = tmp_path / "node007" / "kern.log"
+    f.parent.mkdir()
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert _same_three_ways([str(f)]) > 3000
+    records = list(iter_records([str(f)], IngestOptions(), Accounting()))
+    openers = {r.end_line + 1 for r in records if r.message.startswith(("NVRM:", "LustreError"))}
+    after = [r for r in records if r.line in openers]
+    assert len(after) > 800
+    assert sum(r.shape is not None for r in after) > 0.8 * len(after)  # read from a plan, not line by line

@@ -282,7 +282,16 @@ class HeaderReading:
                 pending.append((key, layout, a, end, level, source))
         else:
             plans[key] = (pos, global_rank, local_rank, nccl, level, source, a, end, rank_in_msg, layout) + spans
-            if spans[1:3] != (None, None) or nccl:
+            if nccl and not pos and spans[0] is None and None not in spans[1:3] and spans[8] is None \
+                    and not ts_end and ts_second < 0 and _stampless(key, ts_first) and not rank_in_msg \
+                    and self.path_node is not None:
+                # NCCL's "host:pid:tid [dev] NCCL INFO ...", no time: a run reads the host and GPU once per
+                # distinct header (``RunReading._prefixed_names``), the rank a line ties to its host ("nranks")
+                # line by line, and the time of the line before. Only where the path names the node: then the
+                # host a line names changes no other line's node.
+                pending.append((key, None, a, end, level, source, 0, None, False, spans[1], spans[2],
+                                "nranks" in msg))
+            elif spans[1:3] != (None, None) or nccl:
                 pass
             elif layout is None and (ts_end or not _stampless(key, ts_first)
                                      or (ts_second >= 0 and not _stampless(key, ts_second))):

@@ -125,6 +125,17 @@ def read_file(input_file: InputFile, options: IngestOptions, accounting: Account
     return reader.run(runs)
 
 
+def _ends(plan: tuple) -> bool:
+    """Whether a line read by ``plan`` (a line plan of ``HeaderReading._learn`` or a header plan of ``_learn_head``)
+    ends the open record of the unprefixed stream, as ``_FileReader._line`` decides: it has no stream prefix and a
+    timestamp (so a header: never a continuation line), and is not an NCCL line (which leaves the record open)."""
+    if len(plan) == 6:  # an ISO timestamp first
+        return True
+    if len(plan) == 17:  # a header plan: (a, nccl, has_nccl, ts_first, ts_second, ts_end, ...)
+        return not plan[1] and plan[5] > 0
+    return plan[0] == 0 and not plan[3] and plan[15] > 0  # (pos, global_rank, local_rank, nccl, ..., ts_end, ...)
+
+
 class _FileReader(HeaderReading, RunReading):
     """Reads one file; see the module docstring for the state it keeps."""
 
@@ -232,20 +243,28 @@ class _FileReader(HeaderReading, RunReading):
                             skipped_blank += 1
                         else:
                             r = None
-                            if (plans or self.head_lengths) and not out and not opened and not self.hold:
+                            # a plan reads the line where nothing is open or queued, or where the one open
+                            # record is of the unprefixed stream and the line's header ends it (``_ends``)
+                            if (plans or self.head_lengths) and not self.hold and \
+                                    (not out and not opened or (len(out) == 1 and len(opened) == 1
+                                                                and opened.get("") is out[0])):
                                 key = keys[k] if keys is not None else \
                                     s.encode("utf-8", "surrogatepass").translate(FOLD_DIGITS)
                                 plan = plans.get(key)
                                 if plan is not None:
-                                    r = planned_simple(lineno, s, plan) if len(plan) == 6 else planned(lineno, s, plan)
-                                    if r is not None:
-                                        r.shape = key
+                                    if not out or _ends(plan):
+                                        r = planned_simple(lineno, s, plan) if len(plan) == 6 else \
+                                            planned(lineno, s, plan)
                                 elif self.head_lengths:
                                     plan = self.head_plan(key)
-                                    if plan is not None:
+                                    if plan is not None and (not out or _ends(plan)):
                                         r = self._head_planned(lineno, s, key, plan)
-                                        if r is not None:
-                                            r.shape = key
+                                if r is not None:
+                                    r.shape = key
+                                    if out:  # as _line closes it: this line's header says it is not a continuation
+                                        out[0].closed = True
+                                        del opened[""]
+                                        yield finish(out.popleft())
                             if r is None:
                                 r = line(lineno, s)
                             if r is not None:

@@ -20,62 +20,29 @@ reference (``IngestOptions(line_runs=False)``); the tests compare both, and the 
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import repeat
+from operator import itemgetter
 from typing import Any, Union
 
 import numpy as np
 
-from l4lite.ingest.shape import FOLD_DIGITS, shape_of
+from l4lite.ingest.attribution import NCCL_RANK
+from l4lite.ingest.blocks import BlockPlan, RunShape, plan_block, run_shape
+from l4lite.ingest.shape import shape_of
 from l4lite.records import Record
 
 MIN_BLOCK_LINES = 64  # a smaller window is read line by line: the numpy set-up would cost more than it saves
 RUN_BLOCK_LINES = 2048  # a block (a small file) of fewer lines is read line by line: runs would not pay back
 WINDOW_LINES = 4096  # lines worked out at once, at most (a file's first windows are smaller: see _runs_or_lines)
 STRETCH_LINES = 8  # lines read one by one between runs before looking again (a shape they teach may start one)
+_ONE_OFF_SHAPES = 8192  # shapes of lines taken into runs from their header's plan, kept before the book restarts
 _MINE_ROUNDS = 8  # looks at the miner's cache per run stretch before adding its messages one by one
 # what RunReading._runs_or_lines yields: a run, or a stretch (first line number, lines, their keys or None)
 Segment = Union["ShapeRun", tuple[int, list[str], "list[bytes] | None"]]
-_POW10 = np.array([10.0 ** k for k in range(10)])
 _POW10_INT = np.array([10**k for k in range(18)], dtype=np.int64)
-
-
-@dataclass(slots=True)
-class RunShape:
-    """A line shape a run can take: where its timestamp and message sit, and what the first line gave."""
-
-    key: bytes
-    date_start: int  # offset of the ISO date-time
-    frac_start: int  # offset of its fraction of a second, -1 without one
-    frac_len: int
-    msg_start: int
-    msg_end: int
-    level: str | None
-    source: str
-    msg_key: bytes | None  # the message's shape (``key[msg_start:msg_end]`` when the line is all ASCII)
-    prefix_end: int = 0  # end of a stream prefix that names the rank ("  3: " of srun --label), 0 without one
-    rank_start: int = -1  # where the rank's digits sit: in that prefix, or in the message ("[Rank 3]")
-    rank_end: int = -1
-    rank_local: bool = False  # the prefix names a local rank ("[default3]:")
-
-
-def run_shape(key: bytes, layout: tuple[int, int, int] | None, msg_start: int, msg_end: int, level: str | None,
-              source: str, prefix_end: int = 0, rank_span: tuple[int, int] | None = None,
-              rank_local: bool = False) -> RunShape | None:
-    """The run shape of a plan, or None when the line is not all ASCII up to the end of its timestamp and of its
-    rank (character offsets are byte offsets only there). A plan without a layout is of a line without a
-    timestamp: its lines take the time of the line before them, as the per-line path gives them."""
-    ds, fs, fl = layout if layout is not None else (-1, -1, 0)
-    end = max(ds + 19 if ds >= 0 else 0, fs + fl, prefix_end, rank_span[1] if rank_span is not None else 0)
-    if not key[:end].isascii() or len(key) < end:
-        return None
-    msg_key = key[msg_start:msg_end] if key.isascii() else None
-    rank_start, rank_end = rank_span if rank_span is not None else (-1, -1)
-    return RunShape(key, ds, fs, fl, msg_start, msg_end, level, source, msg_key, prefix_end, rank_start, rank_end,
-                    rank_local)
 
 
 @dataclass(slots=True)
@@ -143,121 +110,6 @@ class ShapeRun:
             lineno += 1
         return out
 
-
-class BlockPlan:
-    """One window of lines: their keys, which lines a run may take and their times, and the first line of each
-    minute of their timestamps (``minutes_from``)."""
-
-    __slots__ = ("lines", "keys", "raw", "bounds", "table", "shape_list", "time_list", "shape_array", "time_array",
-                 "minute_lines", "minute_parts", "learned")
-
-    def __init__(self, lines: list[str], keys: list[bytes], raw: bytes, bounds: np.ndarray, table: list[RunShape],
-                 shape_array: np.ndarray, time_array: np.ndarray, minute_lines: list[int],
-                 minute_parts: list[tuple[int, int, int, int, int, int]]) -> None:
-        self.lines = lines
-        self.keys = keys
-        self.raw = raw  # the lines' UTF-8, joined by newlines
-        self.bounds = bounds  # where each line starts in ``raw``, and len(raw) + 1
-        self.table = table  # the run shapes the indices refer to
-        # per line: its run shape, -1 where no run may take it, and its time; as lists for the per-line loops and
-        # as arrays for the columnar ones (``_patch`` keeps the two alike)
-        self.shape_array = shape_array
-        self.time_array = time_array
-        self.shape_list: list[int] = shape_array.tolist()
-        self.time_list: list[float] = time_array.tolist()
-        self.learned = 0  # lines before this one have had their minutes seen (``RunReading._learn_minutes``)
-        self.minute_lines = minute_lines  # the first line a run may take of each minute, in order
-        self.minute_parts = minute_parts  # of each of those: (offset of the date, y, mo, d, h, mi)
-
-    def minutes_from(self, i: int, j: int) -> list[tuple[str, tuple[int, int, int, int, int]]]:
-        """(text, (y, mo, d, h, mi)) of the minutes that lines ``i:j`` are the first of (among the lines a run may
-        take), in order."""
-        first = self.minute_lines
-        a = bisect_left(first, i)
-        b = bisect_left(first, j, a)
-        out = []
-        for line, (ds, *parts) in zip(first[a:b], self.minute_parts[a:b], strict=True):
-            out.append((self.lines[line][ds:ds + 16], tuple(parts)))
-        return out
-
-
-_DAYS_IN_MONTH = np.array([31, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])  # [0] unused
-
-
-def _epoch_days(y: np.ndarray, mo: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Days since 1970-01-01 of proleptic Gregorian dates (``date.toordinal() - 719163``), and which dates exist
-    (``date()`` raises for the others)."""
-    leap = (y % 4 == 0) & ((y % 100 != 0) | (y % 400 == 0))
-    month_ok = (mo >= 1) & (mo <= 12)
-    mo1 = np.where(month_ok, mo, 1)
-    valid = month_ok & (y >= 1) & (d >= 1) & (d <= _DAYS_IN_MONTH[mo1] + (leap & (mo1 == 2)))
-    yy = y - (mo1 <= 2)
-    era = yy // 400
-    yoe = yy - era * 400
-    doy = (153 * ((mo1 + 9) % 12) + 2) // 5 + d - 1
-    return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468, valid
-
-
-def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunShape],
-               future: float) -> BlockPlan | None:
-    """Work out a window of lines: each line's key, which lines are of a run shape, and their times. None when no
-    line is."""
-    n = len(lines)
-    raw = "\n".join(lines).encode("utf-8", "surrogatepass")
-    keys = raw.translate(FOLD_DIGITS).split(b"\n")
-    if len(keys) != n:  # a line with a newline in it (not from a file): leave the window to the per-line path
-        return None
-    shape_idx = np.fromiter(map(shape_index.get, keys, [-1] * n), dtype=np.int64, count=n)
-    cand = np.flatnonzero(shape_idx >= 0)
-    if len(cand) == 0:
-        return None
-    lengths = np.fromiter(map(len, keys), dtype=np.int64, count=n)
-    bounds = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lengths + 1, out=bounds[1:])
-    starts = bounds[:-1]
-    buf = np.frombuffer(raw, dtype=np.uint8)
-    shapes = shape_idx[cand]
-    forms: dict[bytes, int] = {}  # a minute's text without its digits: the parser keys minutes by their text
-    per_shape = np.array([(sh.date_start, sh.frac_start, sh.frac_len,
-                           forms.setdefault(sh.key[sh.date_start:sh.date_start + 16], len(forms))) for sh in table],
-                         dtype=np.int64)[shapes]
-    timed = per_shape[:, 0] >= 0  # lines without a timestamp take the time before them (see ShapeRun's times)
-    untimed = cand[~timed]
-    if len(untimed):
-        cand, per_shape = cand[timed], per_shape[timed]
-    ds, fs, fl, form = per_shape[:, 0], per_shape[:, 1], per_shape[:, 2], per_shape[:, 3]
-    digit = buf[(starts[cand] + ds)[:, None] + np.arange(19)].astype(np.int64) - 48  # "YYYY-MM-DD HH:MM:SS"
-    y = digit[:, 0] * 1000 + digit[:, 1] * 100 + digit[:, 2] * 10 + digit[:, 3]
-    mo = digit[:, 5] * 10 + digit[:, 6]
-    d = digit[:, 8] * 10 + digit[:, 9]
-    h = digit[:, 11] * 10 + digit[:, 12]
-    mi = digit[:, 14] * 10 + digit[:, 15]
-    sec = digit[:, 17] * 10 + digit[:, 18]
-    frac = np.zeros(len(cand), dtype=np.int64)
-    fstart = starts[cand] + fs
-    for k in range(int(fl.max(initial=0))):
-        has = fl > k
-        frac = np.where(has, frac * 10 + buf[np.where(has, fstart + k, 0)].astype(np.int64) - 48, frac)
-    days, valid = _epoch_days(y, mo, d)
-    # TimestampParser._minute's and iso_time's arithmetic in their order, so the same floats
-    t = (days * 86400).astype(np.float64) + h * 3600 + mi * 60 + sec
-    t = np.where(fl > 0, t + frac / _POW10[fl], t)
-    good = valid & (t <= future)
-    ok = np.zeros(n, dtype=bool)
-    ok[cand[good]] = True
-    times = np.zeros(n)
-    times[cand] = t
-    if len(untimed):
-        ok[untimed] = True
-        times[untimed] = np.nan
-    # the first line a run may take of each minute (of each text form)
-    g = np.flatnonzero(good)
-    code = ((((y[g] * 100 + mo[g]) * 100 + d[g]) * 100 + h[g]) * 100 + mi[g]) * 4096 + form[g]
-    _, firsts = np.unique(code, return_index=True)
-    firsts = g[np.sort(firsts)]
-    minute_parts = np.stack([ds[firsts], y[firsts], mo[firsts], d[firsts], h[firsts], mi[firsts]], axis=1)
-    return BlockPlan(lines, keys, raw, bounds, table, np.where(ok, shape_idx, -1), times,
-                     cand[firsts].tolist(), [tuple(p) for p in minute_parts.tolist()])
 
 
 def _prefix_keys(buf: np.ndarray, starts: np.ndarray, at: list[int]) -> np.ndarray:
@@ -363,18 +215,47 @@ class RunReading:
             if self.run_pending:
                 self._take_pending()
             j = i
+            start_time = self.last_time
+            absorbed: list[tuple[int, tuple[str | None, int | None, int | None]]] = []
             if not self.out and not self.open and not self.hold:
                 patch = self._patch if block.table is self.run_table else None
-                while j < n and (shape_list[j] >= 0 or (patch is not None and patch(block, j))):
-                    j += 1
+                absorb = patch is not None and self.path_node is not None and bool(self.head_lengths)
+                table = block.table
+                time_list = block.time_list
+                last = start_time  # the per-line loop's last_time at line j
+                while j < n:
+                    if shape_list[j] >= 0 or (patch is not None and patch(block, j)):
+                        sh = table[shape_list[j]]
+                        if sh.ties:
+                            self._tie(lines[j], sh)
+                        t = time_list[j]
+                        if t == t:
+                            last = t
+                        j += 1
+                    elif absorb and j > i and self._absorb(block, first, i, j, last, absorbed):
+                        last = self.last_time
+                        j += 1
+                    else:
+                        break
             if j > i:
                 self._learn_minutes(block, j)
-                times, time_array = self._carried_times(block.time_list[i:j], block.time_array[i:j])
+                times, time_array = self._carried_times(block.time_list[i:j], block.time_array[i:j], start_time)
                 run = ShapeRun(self.f.rel, first + i, lines[i:j], keys[i:j], times,
                                shape_list[i:j], block.table, *self._run_names(), raw=block.raw,
                                bounds=block.bounds[i:j + 1], time_array=time_array,
                                shape_array=block.shape_array[i:j])
                 named = self._prefixed_names(run)
+                if absorbed:  # the names the lines read from their header's plan gave
+                    distinct, group = named if named is not None else ([(run.node, run.rank, run.gpu)],
+                                                                       np.zeros(j - i, np.int64))
+                    index = {names: k for k, names in enumerate(distinct)}
+                    for at, names in absorbed:
+                        k = index.get(names)
+                        if k is None:
+                            k = index[names] = len(distinct)
+                            distinct.append(names)
+                        group[at] = k
+                    named = distinct, group
                 if named is None:
                     if run.node is None and run.rank is None:
                         self.nameless += j - i
@@ -395,21 +276,58 @@ class RunReading:
                 yield first + i, lines[i:j] if (i or j < n) else lines, keys[i:j]
                 i = j
 
-    def _carried_times(self, times: list[float], time_array: np.ndarray) -> tuple[list[Any], np.ndarray]:
+    def _carried_times(self, times: list[float], time_array: np.ndarray,
+                       start: float | None) -> tuple[list[Any], np.ndarray]:
         """The times of a run's lines, those without a timestamp (NaN in the window) given the time of the line
-        before them, as the per-line path does (``last_time``): None (NaN in the array) before the file's first
-        timestamp."""
+        before them, as the per-line path does (``last_time``, ``start`` before the run): None (NaN in the array)
+        before the file's first timestamp."""
         missing = np.isnan(time_array)
         if not missing.any():
             return times, time_array
         idx = np.where(missing, -1, np.arange(len(time_array)))
         np.maximum.accumulate(idx, out=idx)
-        start = self.last_time
         filled = np.where(idx >= 0, time_array[np.maximum(idx, 0)], np.nan if start is None else start)
         values = filled.tolist()
         if start is None:
             values = [None if v != v else v for v in values]
         return values, filled
+
+    def _absorb(self, block: BlockPlan, first: int, i: int, j: int, last: float | None,
+                absorbed: list[tuple[int, tuple[str | None, int | None, int | None]]]) -> bool:
+        """Take line ``j`` of a window into the run that started at line ``i`` when it is of a shape without a plan
+        that the per-line loop would read from its header's plan (``_head_planned``: an NCCL init line or a
+        kernel line with a new hex id amid known shapes), as that loop would read it now: the lines of the run
+        before it have given their time and minutes first. It joins the run under a shape of its own."""
+        key = block.keys[j]
+        s = block.lines[j]
+        if block.table is not self.run_table or key in self.plans or not s or (s[0] in " \t" and s.isspace()):
+            return False
+        plan = self.head_plan(key)
+        if plan is None:
+            return False
+        self._learn_minutes(block, j)
+        self.last_time = last
+        table = self.run_table
+        if len(table) - len(self.run_index) > _ONE_OFF_SHAPES:  # one-line shapes: start a new table at times
+            self.book.restart()
+            self.use_book()
+            return False
+        r = self._head_planned(first + j, s, key, plan)
+        if r is None:
+            return False
+        a = plan[0]
+        table.append(RunShape(key, -1, -1, 0, a, a + len(r.message), r.level, r.source,
+                              key[a:a + len(r.message)] if key.isascii() else None))
+        block.shape_list[j] = block.shape_array[j] = len(table) - 1
+        block.time_list[j] = block.time_array[j] = np.nan if r.time is None else r.time
+        absorbed.append((j - i, (r.node, r.rank, r.gpu)))
+        return True
+
+    def _tie(self, s: str, sh: RunShape) -> None:
+        """The rank an NCCL init line ties to its host ("rank 3 nranks 16"), as ``_saw`` ties it."""
+        m = NCCL_RANK.search(s[sh.msg_start:sh.msg_end])
+        if m:
+            self.rank_map.tie(int(m[1]), self._host(s[sh.host_start:sh.host_end]), int(m[2]))
 
     def _take_pending(self) -> None:
         """Make run shapes of the plans learnt since the last call. (Learning leaves this to here: most files are
@@ -483,12 +401,15 @@ class RunReading:
         the window's bytes, ``_prefix_keys``), and each distinct prefix is read once."""
         table, shapes = run.table, run.shapes
         # the run's shapes by the shape of their prefix: "  3: " of a progress line and of a timer line are one
-        by_prefix: dict[tuple[bytes, int, int, bool], list[int]] = {}
+        by_prefix: dict[tuple[bytes, int, int, bool, int, int, int, int], list[int]] = {}
         for x in set(shapes):
             sh = table[x]
-            if sh.rank_start >= 0:
-                by_prefix.setdefault((sh.key[:sh.prefix_end], sh.rank_start, sh.rank_end, sh.rank_local),
-                                     []).append(x)
+            if sh.host_start >= 0:  # NCCL's "host:pid:tid [dev] ": the header up to the GPU
+                by_prefix.setdefault((sh.key[:max(sh.host_end, sh.gpu_end)], -1, -1, False, sh.host_start,
+                                      sh.host_end, sh.gpu_start, sh.gpu_end), []).append(x)
+            elif sh.rank_start >= 0:
+                by_prefix.setdefault((sh.key[:sh.prefix_end], sh.rank_start, sh.rank_end, sh.rank_local,
+                                      -1, -1, -1, -1), []).append(x)
         if not by_prefix:
             return None
         assert run.raw is not None and run.bounds is not None  # a run from a window has them
@@ -500,9 +421,11 @@ class RunReading:
         starts = run.bounds[:-1]
         group = np.zeros(n, np.int64)  # per line: its entry in ``distinct``, 0 for no prefix
         distinct: list[tuple[str | None, int | None, int | None]] = [(run.node, run.rank, run.gpu)]
-        seen: dict[tuple[str, int], int] = {}
+        seen: dict[tuple[str, Any, int], int] = {}
+        hosts_seen: list[tuple[int, str, int]] = []  # (line, host, GPU) of each distinct NCCL header
         local_streams = self.local_streams
-        for (prefix_key, rank_start, rank_end, local), xs in by_prefix.items():
+        for (prefix_key, rank_start, rank_end, local, host_start, host_end, gpu_start, gpu_end), xs in \
+                by_prefix.items():
             if shape_array is None:
                 lines = np.arange(n)
             else:
@@ -514,18 +437,31 @@ class RunReading:
             entries = []
             for i in lines[first].tolist():
                 s = run.texts[i]
-                key = (s[:width].rstrip(" "), int(s[rank_start:rank_end]))
+                if host_start >= 0:
+                    host, gpu = self._host(s[host_start:host_end]), int(s[gpu_start:gpu_end])
+                    hosts_seen.append((i, host, gpu))
+                    key: tuple[str, Any, int] = ("", host, gpu)
+                    k = seen.get(key)
+                    if k is None:
+                        k = seen[key] = len(distinct)
+                        distinct.append((host, self.path_rank, gpu))
+                    entries.append(k)
+                    continue
+                key = (s[:width].rstrip(" "), None, int(s[rank_start:rank_end]))
                 if local and key[0] not in local_streams:
                     local_streams.add(key[0])
                 k = seen.get(key)
                 if k is None:
-                    node, gpu = self._fill(key[0], self.path_node, key[1], None)
+                    node, gpu = self._fill(key[0], self.path_node, key[2], None)
                     k = seen[key] = len(distinct)
-                    distinct.append((node, key[1], gpu))
+                    distinct.append((node, key[2], gpu))
                 entries.append(k)
             group[lines] = np.array(entries, np.int64)[inverse.ravel()]
+        # what each NCCL line tells about its stream's host and GPU, as the per-line path learns it: in the
+        # order the headers first come (a later repeat of one changes nothing)
+        for _, host, gpu in sorted(hosts_seen, key=itemgetter(0)):
+            self._saw("", host, gpu, None, None)
         return distinct, group
-
 
 def mine_run(run: ShapeRun, miner: Any) -> list[int]:
     """Cluster ids of a run's messages, as ``miner.add`` of each in order would give them: per line shape at
@@ -547,14 +483,30 @@ def mine_run(run: ShapeRun, miner: Any) -> list[int]:
             checked.add(x)
     if not checked:
         return _mine_stretch(run, 0, len(shapes), key_of, miner)
+    # one pass: a line of a checked shape goes to ``add`` with its key; the others take the id the cache gave
+    # their shape since the last ``add`` (which may change what the cache holds: their hits are counted before it)
     out: list[int] = []
-    a = 0
-    for i, x in enumerate(shapes):
-        if x in checked:
-            out += _mine_stretch(run, a, i, key_of, miner)
-            out += _add_each(run, i, i + 1, miner)
-            a = i + 1
-    out += _mine_stretch(run, a, len(shapes), key_of, miner)
+    add, cached_id, count_hits = miner.add, miner.cached_id, miner.count_hits
+    cids: dict[int, int] = {}
+    hits: dict[int, int] = {}
+    for s, x in zip(run.texts, shapes, strict=True):
+        cid = cids.get(x)
+        if cid is None and x not in checked:
+            cid = cached_id(key_of[x])
+            if cid is not None:
+                cids[x] = cid
+        if cid is not None:
+            hits[x] = hits.get(x, 0) + 1
+            out.append(cid)
+            continue
+        for y, k in hits.items():
+            count_hits(key_of[y], k)
+        hits.clear()
+        cids.clear()
+        sh = table[x]
+        out.append(add(s[sh.msg_start:sh.msg_end], key_of[x]))
+    for y, k in hits.items():
+        count_hits(key_of[y], k)
     return out
 
 

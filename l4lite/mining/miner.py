@@ -327,6 +327,9 @@ class TemplateMiner:
         # masked text with its kept tokens blanked -> (entry, an itemgetter of the kept tokens that must stay, their
         # masked values): a kept token that is new on each line (``libc.so.6[7f3a1c2b+1f000]``) needs no Drain
         self._by_form: dict[str, tuple[_Entry, Any, Any]] = {}
+        # kept tokens (as an itemgetter returns them) -> their masked text: a kernel line's "CPU7:" or
+        # "mlx5_cmd_out_err:801:" differs from the last line's of its key on most lines, and takes a few values
+        self._kept_masked: dict[Any, str] = {}
         self.hits = 0
         self.drain_calls = 0
 
@@ -449,8 +452,12 @@ class TemplateMiner:
 
     def _mask_kept(self, kept: Any) -> str:
         """The masked text of the tokens an itemgetter of kept tokens returned (one token or a tuple)."""
-        # without lists: kept tokens side by side here need not be side by side in the message
-        return self.masker.mask_tokens([kept] if isinstance(kept, str) else list(kept), lists=False)[0]
+        masked = self._kept_masked.get(kept)
+        if masked is None:
+            # without lists: kept tokens side by side here need not be side by side in the message
+            masked = self.masker.mask_tokens([kept] if isinstance(kept, str) else list(kept), lists=False)[0]
+            _put_bounded(self._kept_masked, kept, masked, max(1, self.cache_size))
+        return masked
 
     def cached_id(self, key: bytes) -> int | None:
         """The cluster id ``add`` would return for a message with this key (as for ``add``) straight from its cache,

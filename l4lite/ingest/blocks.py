@@ -1,0 +1,175 @@
+"""A window of log lines worked out at once: the line shapes a run may take (``RunShape``), and for a window of
+lines (``plan_block``) each line's shape from one byte translation and the times of the lines of run shapes from
+one numpy gather of their timestamp digits. ``l4lite.ingest.runs`` makes runs of the windows.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass
+
+import numpy as np
+
+from l4lite.ingest.shape import FOLD_DIGITS
+
+_POW10 = np.array([10.0 ** k for k in range(10)])
+
+@dataclass(slots=True)
+class RunShape:
+    """A line shape a run can take: where its timestamp and message sit, and what the first line gave."""
+
+    key: bytes
+    date_start: int  # offset of the ISO date-time
+    frac_start: int  # offset of its fraction of a second, -1 without one
+    frac_len: int
+    msg_start: int
+    msg_end: int
+    level: str | None
+    source: str
+    msg_key: bytes | None  # the message's shape (``key[msg_start:msg_end]`` when the line is all ASCII)
+    prefix_end: int = 0  # end of a stream prefix that names the rank ("  3: " of srun --label), 0 without one
+    rank_start: int = -1  # where the rank's digits sit: in that prefix, or in the message ("[Rank 3]")
+    rank_end: int = -1
+    rank_local: bool = False  # the prefix names a local rank ("[default3]:")
+    # where a header names the line's host and GPU (NCCL's "host:pid:tid [dev] "), -1 without one
+    host_start: int = -1
+    host_end: int = -1
+    gpu_start: int = -1
+    gpu_end: int = -1
+    ties: bool = False  # its message ties a rank to the host ("rank 3 nranks 16": ``RunReading._prefixed_names``)
+
+
+def run_shape(key: bytes, layout: tuple[int, int, int] | None, msg_start: int, msg_end: int, level: str | None,
+              source: str, prefix_end: int = 0, rank_span: tuple[int, int] | None = None,
+              rank_local: bool = False, host_span: tuple[int, int] | None = None,
+              gpu_span: tuple[int, int] | None = None, ties: bool = False) -> RunShape | None:
+    """The run shape of a plan, or None when the line is not all ASCII up to the end of its timestamp, its rank,
+    host and GPU (character offsets are byte offsets only there). A plan without a layout is of a line without a
+    timestamp: its lines take the time of the line before them, as the per-line path gives them."""
+    ds, fs, fl = layout if layout is not None else (-1, -1, 0)
+    host_start, host_end = host_span if host_span is not None else (-1, -1)
+    gpu_start, gpu_end = gpu_span if gpu_span is not None else (-1, -1)
+    end = max(ds + 19 if ds >= 0 else 0, fs + fl, prefix_end, rank_span[1] if rank_span is not None else 0,
+              host_end, gpu_end)
+    if not key[:end].isascii() or len(key) < end:
+        return None
+    msg_key = key[msg_start:msg_end] if key.isascii() else None
+    rank_start, rank_end = rank_span if rank_span is not None else (-1, -1)
+    return RunShape(key, ds, fs, fl, msg_start, msg_end, level, source, msg_key, prefix_end, rank_start, rank_end,
+                    rank_local, host_start, host_end, gpu_start, gpu_end, ties)
+
+
+class BlockPlan:
+    """One window of lines: their keys, which lines a run may take and their times, and the first line of each
+    minute of their timestamps (``minutes_from``)."""
+
+    __slots__ = ("lines", "keys", "raw", "bounds", "table", "shape_list", "time_list", "shape_array", "time_array",
+                 "minute_lines", "minute_parts", "learned")
+
+    def __init__(self, lines: list[str], keys: list[bytes], raw: bytes, bounds: np.ndarray, table: list[RunShape],
+                 shape_array: np.ndarray, time_array: np.ndarray, minute_lines: list[int],
+                 minute_parts: list[tuple[int, int, int, int, int, int]]) -> None:
+        self.lines = lines
+        self.keys = keys
+        self.raw = raw  # the lines' UTF-8, joined by newlines
+        self.bounds = bounds  # where each line starts in ``raw``, and len(raw) + 1
+        self.table = table  # the run shapes the indices refer to
+        # per line: its run shape, -1 where no run may take it, and its time; as lists for the per-line loops and
+        # as arrays for the columnar ones (``_patch`` keeps the two alike)
+        self.shape_array = shape_array
+        self.time_array = time_array
+        self.shape_list: list[int] = shape_array.tolist()
+        self.time_list: list[float] = time_array.tolist()
+        self.learned = 0  # lines before this one have had their minutes seen (``RunReading._learn_minutes``)
+        self.minute_lines = minute_lines  # the first line a run may take of each minute, in order
+        self.minute_parts = minute_parts  # of each of those: (offset of the date, y, mo, d, h, mi)
+
+    def minutes_from(self, i: int, j: int) -> list[tuple[str, tuple[int, int, int, int, int]]]:
+        """(text, (y, mo, d, h, mi)) of the minutes that lines ``i:j`` are the first of (among the lines a run may
+        take), in order."""
+        first = self.minute_lines
+        a = bisect_left(first, i)
+        b = bisect_left(first, j, a)
+        out = []
+        for line, (ds, *parts) in zip(first[a:b], self.minute_parts[a:b], strict=True):
+            out.append((self.lines[line][ds:ds + 16], tuple(parts)))
+        return out
+
+
+_DAYS_IN_MONTH = np.array([31, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])  # [0] unused
+
+
+def _epoch_days(y: np.ndarray, mo: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Days since 1970-01-01 of proleptic Gregorian dates (``date.toordinal() - 719163``), and which dates exist
+    (``date()`` raises for the others)."""
+    leap = (y % 4 == 0) & ((y % 100 != 0) | (y % 400 == 0))
+    month_ok = (mo >= 1) & (mo <= 12)
+    mo1 = np.where(month_ok, mo, 1)
+    valid = month_ok & (y >= 1) & (d >= 1) & (d <= _DAYS_IN_MONTH[mo1] + (leap & (mo1 == 2)))
+    yy = y - (mo1 <= 2)
+    era = yy // 400
+    yoe = yy - era * 400
+    doy = (153 * ((mo1 + 9) % 12) + 2) // 5 + d - 1
+    return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468, valid
+
+
+def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunShape],
+               future: float) -> BlockPlan | None:
+    """Work out a window of lines: each line's key, which lines are of a run shape, and their times. None when no
+    line is."""
+    n = len(lines)
+    raw = "\n".join(lines).encode("utf-8", "surrogatepass")
+    keys = raw.translate(FOLD_DIGITS).split(b"\n")
+    if len(keys) != n:  # a line with a newline in it (not from a file): leave the window to the per-line path
+        return None
+    shape_idx = np.fromiter(map(shape_index.get, keys, [-1] * n), dtype=np.int64, count=n)
+    cand = np.flatnonzero(shape_idx >= 0)
+    if len(cand) == 0:
+        return None
+    lengths = np.fromiter(map(len, keys), dtype=np.int64, count=n)
+    bounds = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths + 1, out=bounds[1:])
+    starts = bounds[:-1]
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    shapes = shape_idx[cand]
+    forms: dict[bytes, int] = {}  # a minute's text without its digits: the parser keys minutes by their text
+    per_shape = np.array([(sh.date_start, sh.frac_start, sh.frac_len,
+                           forms.setdefault(sh.key[sh.date_start:sh.date_start + 16], len(forms))) for sh in table],
+                         dtype=np.int64)[shapes]
+    timed = per_shape[:, 0] >= 0  # lines without a timestamp take the time before them (see ShapeRun's times)
+    untimed = cand[~timed]
+    if len(untimed):
+        cand, per_shape = cand[timed], per_shape[timed]
+    ds, fs, fl, form = per_shape[:, 0], per_shape[:, 1], per_shape[:, 2], per_shape[:, 3]
+    digit = buf[(starts[cand] + ds)[:, None] + np.arange(19)].astype(np.int64) - 48  # "YYYY-MM-DD HH:MM:SS"
+    y = digit[:, 0] * 1000 + digit[:, 1] * 100 + digit[:, 2] * 10 + digit[:, 3]
+    mo = digit[:, 5] * 10 + digit[:, 6]
+    d = digit[:, 8] * 10 + digit[:, 9]
+    h = digit[:, 11] * 10 + digit[:, 12]
+    mi = digit[:, 14] * 10 + digit[:, 15]
+    sec = digit[:, 17] * 10 + digit[:, 18]
+    frac = np.zeros(len(cand), dtype=np.int64)
+    fstart = starts[cand] + fs
+    for k in range(int(fl.max(initial=0))):
+        has = fl > k
+        frac = np.where(has, frac * 10 + buf[np.where(has, fstart + k, 0)].astype(np.int64) - 48, frac)
+    days, valid = _epoch_days(y, mo, d)
+    # TimestampParser._minute's and iso_time's arithmetic in their order, so the same floats
+    t = (days * 86400).astype(np.float64) + h * 3600 + mi * 60 + sec
+    t = np.where(fl > 0, t + frac / _POW10[fl], t)
+    good = valid & (t <= future)
+    ok = np.zeros(n, dtype=bool)
+    ok[cand[good]] = True
+    times = np.zeros(n)
+    times[cand] = t
+    if len(untimed):
+        ok[untimed] = True
+        times[untimed] = np.nan
+    # the first line a run may take of each minute (of each text form)
+    g = np.flatnonzero(good)
+    code = ((((y[g] * 100 + mo[g]) * 100 + d[g]) * 100 + h[g]) * 100 + mi[g]) * 4096 + form[g]
+    _, firsts = np.unique(code, return_index=True)
+    firsts = g[np.sort(firsts)]
+    minute_parts = np.stack([ds[firsts], y[firsts], mo[firsts], d[firsts], h[firsts], mi[firsts]], axis=1)
+    return BlockPlan(lines, keys, raw, bounds, table, np.where(ok, shape_idx, -1), times,
+                     cand[firsts].tolist(), [tuple(p) for p in minute_parts.tolist()])
