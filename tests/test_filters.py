@@ -58,3 +58,22 @@ def test_templates_on_many_nodes_are_dropped() -> None:
     everywhere = [rec("ERROR watchdog timeout", node=n, time=1995.0, line=9900 + k, level="error")
                   for k, n in enumerate(NODES)]
     assert FilterDetector().detect(_job(everywhere)) == []
+
+
+def test_a_short_job_start_up_warning_is_not_near_a_failure_in_training() -> None:
+    # Two nodes, a minute of training: shorter than the horizon, so only the start of training tells the launcher's
+    # banner (printed before the first step) from what the failing node printed after it.
+    records = [rec("launcher banner: setting thread count to 1", node=n, time=100.0, line=1, level="warning")
+               for n in ("a", "b")]
+    records += [rec(f"step {i} | loss 2.0", node="a", time=110.0 + i, line=10 + i) for i in range(40)]
+    records.append(rec("ERROR receive timed out on the store socket", node="b", time=152.0, line=90, level="error"))
+    found = _templates(FilterDetector().detect(scan_records(records, DigitMiner())))
+    assert "ERROR receive timed out on the store socket" in found
+    assert not any("banner" in t for t in found)
+
+
+def test_start_up_lines_stay_when_training_never_began() -> None:
+    records = [rec("ERROR rendezvous store unreachable", node="b", time=100.0, line=1, level="error"),
+               rec("waiting for peers", node="a", time=101.0, line=1, level="info")]
+    found = _templates(FilterDetector().detect(scan_records(records, DigitMiner())))
+    assert "ERROR rendezvous store unreachable" in found

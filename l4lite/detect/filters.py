@@ -6,7 +6,8 @@ L4 (Jiang et al., FSE 2025) finds failure-indicating lines without signatures by
   or ``baseline_rates`` from the history store);
 - spatial: a fault on one node makes that node print what its peers do not, so templates seen on few nodes stay;
 - temporal: templates that first appear near the failure (the end of training progress, else the end of the
-  logs) stay; those present since the start of the job are routine.
+  logs) stay; those present since the start of the job are routine, and so are those printed before training
+  began when the failure came during training (in a job shorter than the horizon, start-up is near the end too).
 
 What survives is reported per (template, node) as "anomaly" findings with the template's first records. The
 localiser uses them as evidence and, when no signature matched, as the lines to show.
@@ -72,6 +73,8 @@ class FilterDetector(Detector):
         horizon = None
         if ref is not None and scan.start_time is not None:
             horizon = max(self.min_horizon, self.horizon_fraction * (ref - scan.start_time))
+        began = min((p.first_time for p in scan.progress.values() if p.first_time is not None), default=None)
+        trained = began is not None and ref is not None and ref > began
         out: list[Candidate] = []
         for tid, stat in scan.templates.items():
             base = self.baseline.get(tid)
@@ -82,6 +85,8 @@ class FilterDetector(Detector):
             if ref is not None and horizon is not None and (
                     stat.first_time is None or stat.first_time < ref - horizon):
                 continue  # temporal: present long before the failure (or never dated)
+            if trained and stat.first_time is not None and stat.first_time < began:
+                continue  # temporal: start-up, printed before the training that then failed
             weight = self._weight(stat)
             if weight < self.min_weight:
                 continue  # routine informational lines are not failure-indicating
