@@ -416,6 +416,7 @@ class MetricParser:
         self.max_shapes = max_shapes
         self.max_chars = max_chars
         self._plans: dict[bytes, Any] = {}
+        self._deferred: dict[bytes, DeferredPlan | None] = {}  # of each learnt shape: a run asks it of every window
         self._seen: set[bytes] = set()  # shapes seen once, not learnt yet
 
     def parse(self, message: str, shape: bytes | None = None) -> dict[str, Any] | None:
@@ -457,8 +458,11 @@ class MetricParser:
     def deferred(self, shape: bytes) -> DeferredPlan | None:
         """The learnt plan of a message shape as a ``DeferredPlan``, when the shape allows one (None before the
         shape is learnt: it is learnt on its second line)."""
-        plan = self._plans.get(shape)
-        return None if plan is None else _deferred(plan, shape)
+        return self._deferred.get(shape)
+
+    def not_metric(self, shape: bytes) -> bool:
+        """True when the shape is learnt as no metric line: ``parse`` answers None for every message of it."""
+        return self._plans.get(shape) is _NOT_METRIC
 
     def __len__(self) -> int:
         return len(self._plans) + len(self._seen)
@@ -474,6 +478,7 @@ class MetricParser:
         out = parse_metric_line(message)
         if len(self._plans) >= self.max_shapes:
             self._plans.clear()
+            self._deferred.clear()
         if _DIGIT_LITERAL.search(shape):
             self._plans[shape] = _REFERENCE
             return out
@@ -484,4 +489,5 @@ class MetricParser:
             self._plans[shape] = plan  # checked on its first line; the shape argument above covers the rest
         else:
             self._plans[shape] = _REFERENCE
+        self._deferred[shape] = _deferred(self._plans[shape], shape)
         return out
