@@ -84,6 +84,7 @@ def _check_stream(lines: list[str], parser: MetricParser | None = None) -> int:
         assert same_output(got, want), (line, got, want)
         found += want is not None
         deferred = parser.deferred(shape_of(line))
+        assert want is None or not parser.not_metric(shape_of(line)), line  # a run skips such shapes' lines
         if deferred is not None:
             assert same_output(deferred.values(line), want), (line, want)
             convert, a, b = deferred.iteration or (lambda _text: None, 0, 0)
@@ -244,6 +245,42 @@ def test_generated_progress_lines(fmt: str, prefix: str, data: st.DataObject) ->
 @given(st.lists(st.sampled_from(_TOKENS), max_size=30), st.data())
 def test_generated_token_soup(tokens: list[str], data: st.DataObject) -> None:
     _check_stream(_twins(data, "".join(tokens)))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(sorted(_FORMATS)), _PREFIX, st.data())
+def test_lines_of_new_shapes_by_the_coarse_plan(fmt: str, prefix: str, data: st.DataObject) -> None:
+    """Numbers of every width in one stream: after its checks, a coarse shape's plan answers alone for lines of
+    shapes never seen (fairseq's lines are nearly all of new shapes); it must give the reference's answer."""
+    n_int, n_num, build = _FORMATS[fmt]
+    lines = []
+    for _ in range(metrics_fast.COARSE_CHECKS + 6):
+        ints = data.draw(st.lists(_INT, min_size=n_int, max_size=n_int))
+        nums = data.draw(st.lists(_NUMBER, min_size=n_num, max_size=n_num))
+        lines.append(prefix + build(ints, nums))
+    _check_stream(lines)
+
+
+def test_coarse_plan_answers_alone_only_after_its_checks_and_is_dropped_when_wrong() -> None:
+    rng = random.Random(29)
+    build = _FORMATS["fairseq_inner"][2]
+
+    def line() -> str:
+        return build([str(rng.randrange(10 ** rng.randrange(1, 6))) for _ in range(4)],
+                     [f"{rng.random() * 10 ** rng.randrange(0, 5):.{rng.randrange(1, 4)}f}" for _ in range(4)])
+
+    parser = MetricParser()
+    first = line()
+    _check_stream([first] + [line() for _ in range(40)], parser)
+    entry = parser._coarse[metrics_fast._COARSE.sub(rb"\1\2", shape_of(first))]
+    assert entry[0] is not None and entry[1] == metrics_fast.COARSE_CHECKS
+    kind, keys, conversions, picks, count = entry[0]
+    entry[0] = (kind, keys, conversions, tuple(reversed(picks)), count)  # a plan that reads the wrong numbers
+    probe = line()
+    assert not same_output(metrics_fast.apply_coarse(entry[0], probe), parse_metric_line(probe))
+    entry[1] = 0
+    _check_stream([line() for _ in range(10)], parser)  # checked against the reference: dropped, never answers
+    assert entry[0] is None
 
 
 @pytest.mark.parametrize("a, b", [

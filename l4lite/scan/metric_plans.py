@@ -50,6 +50,11 @@ from l4lite.scan.metrics import (
 _DIGIT_LITERAL = re.compile(rb"[A-Za-z\x80-\xff]\.0|(?i:mtp_0)")
 _SKIP = object()  # a composite conversion found its value-dependent branch not taken: no key
 _NOT_METRIC = "not a metric line"
+# A coarse shape: the shape with every run of 0s and of spaces cut to one, so that lines whose numbers change
+# width (fairseq's ``wps=52203.1, bsz=8``, right-aligned columns) share it; their numbers are the tokens below.
+_COARSE = re.compile(rb"(0)0+|( ) +")
+_NUMBER = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+COARSE_CHECKS = 3  # lines of new shapes a coarse plan must reproduce the reference on before it answers alone
 _REFERENCE = "parse with the reference"
 
 # One operation: (key, conversion, a, b). value = conversion(message[a:b]); with b None, value =
@@ -118,6 +123,43 @@ def apply_plan(plan: _Plan, message: str) -> dict[str, Any]:
                 out[key] = value
         else:
             out[key] = fn(message[a:b])
+    return out
+
+
+def coarse_plan(message: str) -> tuple[str, tuple[str, ...], tuple[Any, ...], tuple[int, ...], int] | None:
+    """A plan by number tokens instead of offsets: (kind, keys, conversions, token of each key, tokens), when
+    every value of the reference is one whole token of ``_NUMBER`` with the reference's own conversion (no
+    composite step, no constant); else None."""
+    steps = _steps(message)
+    if steps is None:
+        return None
+    spans = {m.span(): i for i, m in enumerate(_NUMBER.finditer(message))}
+    picks = []
+    for _key, fn, a, b in steps[1]:
+        if fn is None or b is None:
+            return None
+        text = message[a:b]
+        i = spans.get((a + len(text) - len(text.lstrip()), a + len(text.rstrip())))
+        if i is None:
+            return None
+        picks.append(i)
+    return (steps[0], tuple(op[0] for op in steps[1]), tuple(op[1] for op in steps[1]), tuple(picks),
+            len(spans))
+
+
+def apply_coarse(plan: tuple[str, tuple[str, ...], tuple[Any, ...], tuple[int, ...], int],
+                 message: str) -> dict[str, Any] | None:
+    """The metric fields of ``message`` by a ``coarse_plan``; None where its tokens do not fit the plan."""
+    kind, keys, conversions, picks, count = plan
+    tokens = _NUMBER.findall(message)
+    if len(tokens) != count:
+        return None
+    out: dict[str, Any] = {"kind": kind}
+    try:
+        for key, convert, i in zip(keys, conversions, picks, strict=True):
+            out[key] = convert(tokens[i])
+    except (ValueError, OverflowError):
+        return None
     return out
 
 
@@ -416,7 +458,9 @@ class MetricParser:
         self.max_shapes = max_shapes
         self.max_chars = max_chars
         self._plans: dict[bytes, Any] = {}
+        self._deferred: dict[bytes, DeferredPlan | None] = {}  # of each learnt shape: a run asks it of every window
         self._seen: set[bytes] = set()  # shapes seen once, not learnt yet
+        self._coarse: dict[bytes, list[Any]] = {}  # coarse shape -> [coarse plan or None, lines checked]
 
     def parse(self, message: str, shape: bytes | None = None) -> dict[str, Any] | None:
         """The metric fields of one line (exactly ``parse_metric_line(message)``). ``shape`` may be given when the
@@ -447,7 +491,7 @@ class MetricParser:
             if len(seen) >= self.max_shapes:
                 seen.clear()
             seen.add(shape)  # learning costs about two reference parses: only for a shape that comes back
-            return parse_metric_line(message)
+            return self._first_sight(message, shape)
         if plan is _NOT_METRIC:
             return None
         if plan is _REFERENCE:
@@ -457,8 +501,11 @@ class MetricParser:
     def deferred(self, shape: bytes) -> DeferredPlan | None:
         """The learnt plan of a message shape as a ``DeferredPlan``, when the shape allows one (None before the
         shape is learnt: it is learnt on its second line)."""
-        plan = self._plans.get(shape)
-        return None if plan is None else _deferred(plan, shape)
+        return self._deferred.get(shape)
+
+    def not_metric(self, shape: bytes) -> bool:
+        """True when the shape is learnt as no metric line: ``parse`` answers None for every message of it."""
+        return self._plans.get(shape) is _NOT_METRIC
 
     def __len__(self) -> int:
         return len(self._plans) + len(self._seen)
@@ -470,10 +517,39 @@ class MetricParser:
         return {"plans": plans, "not_metric": not_metric, "reference": len(self._plans) - plans - not_metric,
                 "seen_once": len(self._seen)}
 
+    def _first_sight(self, message: str, shape: bytes) -> dict[str, Any] | None:
+        """A line of a shape not seen before, by the plan of its coarse shape once that plan has given the
+        reference's answer on ``COARSE_CHECKS`` lines of other shapes (fairseq's lines are nearly all of new
+        shapes); a plan that once differs is dropped for good, and so is one whose tokens do not fit."""
+        if _DIGIT_LITERAL.search(shape):
+            return parse_metric_line(message)
+        key = _COARSE.sub(rb"\1\2", shape)
+        entry = self._coarse.get(key)
+        if entry is None or entry[0] is None or entry[1] < COARSE_CHECKS:
+            out = parse_metric_line(message)
+            if entry is None:
+                plan = coarse_plan(message) if out is not None else None
+                if len(self._coarse) >= self.max_shapes:
+                    self._coarse.clear()
+                self._coarse[key] = [plan if plan is not None and same_output(apply_coarse(plan, message), out)
+                                     else None, 0]
+            elif entry[0] is not None:
+                if same_output(apply_coarse(entry[0], message), out):
+                    entry[1] += 1
+                else:
+                    entry[0] = None
+            return out
+        out = apply_coarse(entry[0], message)
+        if out is None:
+            entry[0] = None
+            return parse_metric_line(message)
+        return out
+
     def _learn(self, message: str, shape: bytes) -> dict[str, Any] | None:
         out = parse_metric_line(message)
         if len(self._plans) >= self.max_shapes:
             self._plans.clear()
+            self._deferred.clear()
         if _DIGIT_LITERAL.search(shape):
             self._plans[shape] = _REFERENCE
             return out
@@ -484,4 +560,5 @@ class MetricParser:
             self._plans[shape] = plan  # checked on its first line; the shape argument above covers the rest
         else:
             self._plans[shape] = _REFERENCE
+        self._deferred[shape] = _deferred(self._plans[shape], shape)
         return out

@@ -76,9 +76,12 @@ class RunPath:
                 gates = remember(self._gates, msg_key, message_gates(msg))
             if gates & G_RARE:
                 slow.add(x)
-            gates_of[x] = gates
             if gates & G_METRIC:
-                deferred_of[x] = deferred_metric(parser.deferred(msg_key), sh.msg_start, sh.msg_end)
+                plan = parser.deferred(msg_key)
+                deferred_of[x] = deferred_metric(plan, sh.msg_start, sh.msg_end)
+                if plan is None and parser.not_metric(msg_key):
+                    gates &= ~G_METRIC  # its lines would each be parsed to None (DeepSpeed's timer lines)
+            gates_of[x] = gates
         if not slow and not hot:
             self._add_run_lines(run, gates_of, deferred_of, rules_of)
             return
