@@ -77,3 +77,19 @@ def test_start_up_lines_stay_when_training_never_began() -> None:
                rec("waiting for peers", node="a", time=101.0, line=1, level="info")]
     found = _templates(FilterDetector().detect(scan_records(records, DigitMiner())))
     assert "ERROR rendezvous store unreachable" in found
+
+
+def test_a_header_with_an_empty_message_is_no_candidate() -> None:
+    blank = "W1203 23:38:33.983000 7497 torch/distributed/run.py:874]"
+    records = [rec(blank, node="a", time=150.0, line=1, level="warning"),
+               rec("ERROR receive timed out on the store socket", node="b", time=152.0, line=90, level="error")]
+    found = _templates(FilterDetector().detect(scan_records(records, DigitMiner())))
+    assert "ERROR receive timed out on the store socket" in found
+    assert len(found) == 1
+
+
+def test_a_banner_frame_is_no_candidate() -> None:
+    records = [rec("*" * 41, node="a", time=150.0, line=2, level="warning"),
+               rec("ERROR receive timed out on the store socket", node="b", time=152.0, line=90, level="error")]
+    assert _templates(FilterDetector().detect(scan_records(records, DigitMiner()))) == {
+        "ERROR receive timed out on the store socket"}

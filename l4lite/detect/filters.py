@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from l4lite.detect.base import Detector, Finding
 from l4lite.detect.windows import BAD_WORDS as _BAD_WORDS
+from l4lite.ingest.timestamps import TimestampParser
 from l4lite.scan.scanner import JobScan, TemplateStat
 
 _LEVEL_WEIGHT = {"error": 1.0, "warning": 0.6, "info": 0.25, "debug": 0.1}
@@ -90,6 +91,8 @@ class FilterDetector(Detector):
             weight = self._weight(stat)
             if weight < self.min_weight:
                 continue  # routine informational lines are not failure-indicating
+            if _says_nothing(scan, tid, stat):
+                continue  # a logger's header with an empty message, or a banner's frame, indicates nothing
             for node, count in stat.nodes.items():
                 out.append(Candidate(stat, node, count, weight))
         out.sort(key=lambda c: (-c.score, c.stat.first_time if c.stat.first_time is not None else math.inf))
@@ -121,3 +124,14 @@ class FilterDetector(Detector):
                                     count=c.count, data={"template_id": c.stat.template_id,
                                                          "template": c.stat.template, "nodes": sorted(c.stat.nodes)}))
         return findings
+
+
+def _says_nothing(scan: JobScan, tid: str, stat: TemplateStat) -> bool:
+    """Whether the template's lines say nothing: a timestamp header with an empty message, or rules of ``*`` and
+    ``=`` (a launcher banner's frame), which no failure is written in."""
+    for node in stat.nodes:
+        for r in scan.exemplars.get((tid, node), ()):
+            msg = r.message.strip()
+            end = TimestampParser().parse(msg)[1]
+            return not any(ch.isalnum() for ch in msg[end:])
+    return False
