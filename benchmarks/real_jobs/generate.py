@@ -124,6 +124,8 @@ FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_r
           "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps"}
 NAN = {"ddp": r"loss is nan at step", "hf": r"'loss': '?nan'?|'grad_norm': '?nan'?", "lightning": r"is not finite",
        "deepspeed": r"loss is nan at step"}
+# Faults of the checkpoint save, by the lines that show the failed write.
+SAVE_FAULTS = {"erofs": r"Read-only file system", "enospc": r"No space left on device|file write failed|unexpected pos"}
 
 
 def _read_json(path: str) -> dict:
@@ -577,22 +579,16 @@ def build_truth(job, arch):
         faulty_nodes = [fh]
         iteration = first["step"]
         need(r"timed out after|Timed out waiting", [fh], limit=3, prefer=r"console\.log")
-    elif fault == "erofs":
+    elif fault in SAVE_FAULTS:  # rank 0 writes the checkpoint, so its node holds the failed write
         faulty_rank = 0
         fh = rank_host.get(0)
         faulty_nodes = [fh]
         iteration = first["step"] if first else 20
-        need(r"Read-only file system", [fh], limit=2)
+        need(SAVE_FAULTS[fault], [fh], limit=2)
     elif fault == "nan" and first:
         iteration = first["step"]
         need(NAN[stack], None, limit=1)
         faulty_nodes = []  # DDP averages the bad gradient into every replica: no node stands out
-    elif fault == "enospc":
-        faulty_rank = 0
-        fh = rank_host.get(0)
-        faulty_nodes = [fh]
-        iteration = first["step"] if first else 20
-        need(r"No space left on device|file write failed|unexpected pos", [fh], limit=2)
     elif fault == "corrupt_ckpt":
         faulty_nodes = []  # every rank reads the same truncated file
         iteration = None
