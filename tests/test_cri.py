@@ -9,6 +9,8 @@ import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from l4lite.cli.main import main
 from l4lite.ingest.files import InputFile
 from l4lite.ingest.reader import IngestOptions, read_file
@@ -75,6 +77,18 @@ def test_sample_lines_lose_their_prefix_and_partials_are_joined(tmp_path: Path) 
     assert acc.balanced
 
 
+def test_one_plain_line_at_the_top_does_not_leave_the_pod_log_unread(tmp_path: Path) -> None:
+    f = tmp_path / "pod" / "0.log"
+    f.parent.mkdir(parents=True)
+    f.write_text("log copied from the node at 12:00\n" + SAMPLE, encoding="utf-8")
+    got, acc = records(f, "pod/0.log")
+    texts = [r.text for r in got]
+    assert texts[0] == "log copied from the node at 12:00"
+    assert not any("stdout F" in t or "stderr P" in t for t in texts)
+    assert "[rank11]: Traceback (most recent call last): (rank 11 of 32)" in texts
+    assert acc.balanced
+
+
 def test_a_job_in_container_logs_reads_and_diagnoses_as_its_plain_files(tmp_path: Path) -> None:
     pods = tmp_path / "pods"
     partial = as_container_logs(JOB, pods)
@@ -100,11 +114,14 @@ def test_a_job_in_container_logs_reads_and_diagnoses_as_its_plain_files(tmp_path
     assert skipped["cri_partial_joined"] == partial
 
 
-def test_tail_reads_container_logs_as_ingest_does(tmp_path: Path) -> None:
+@pytest.mark.parametrize("note", [None, "log copied from the node at 12:00"])
+def test_tail_reads_container_logs_as_ingest_does(tmp_path: Path, note: str | None) -> None:
     pods = tmp_path / "pods"
     shutil.copytree(JOB / "node073", tmp_path / "plain" / "node073")
     as_container_logs(tmp_path / "plain", pods)
     path = pods / "node073" / "rank11.log"
+    if note:  # one plain line at the top: both readers still take the prefixes off the rest
+        path.write_text(note + "\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
     make = default_reader_factory(str(pods), paths=[str(path)])
     reader = make("node073/rank11.log")
     got = []

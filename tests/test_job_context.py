@@ -87,14 +87,7 @@ def _with_2099_line(job: Path, dest: Path) -> Path:
     return dest
 
 
-# A pod log in the CRI format whose first line is not CRI is read without its CRI prefix taken off, and the
-# verdict falls to `unknown` at `init` (a deepspeed WARNING line as root): open, strict so that a fix shows.
-OPEN_2099 = {"048-hf-exception_k8s": "a non-CRI first line stops the CRI prefix being read off the pod log"}
-
-
-@pytest.mark.parametrize("job", [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=OPEN_2099[p.name]))
-                                 if p.name in OPEN_2099 else p for p in FIXTURE_JOBS],
-                         ids=[p.name for p in FIXTURE_JOBS])
+@pytest.mark.parametrize("job", FIXTURE_JOBS, ids=[p.name for p in FIXTURE_JOBS])
 def test_one_line_dated_2099_changes_no_verdict(job: Path, tmp_path: Path) -> None:
     assert verdict(_with_2099_line(job, tmp_path / job.name)) == verdict(job)
 

@@ -28,6 +28,9 @@ DIGITS = frozenset("0123456789")
 # What the kubelet's container runtime (containerd, CRI-O) writes before each line of a container's log:
 # "<RFC3339Nano time> <stdout|stderr> <F|P> <text>"; P marks a partial line whose text goes on in the next one.
 CRI_PREFIX = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d) (stdout|stderr) ([FP])(?: |$)")
+# A file is a container log when any of its first non-empty lines has the prefix: one plain line at the top (a
+# note, a copy's banner) must not leave the whole pod log unread, and a plain line passes unwrapping unchanged.
+CRI_HEAD_LINES = 16
 MAX_PLANS = 4096  # line shapes remembered per book (see runs.ShapeBook)
 
 

@@ -31,7 +31,7 @@ from l4lite.ingest.attribution import (
 from l4lite.ingest.context import JobContext, build_context
 from l4lite.ingest.decode import iter_line_blocks
 from l4lite.ingest.files import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover
-from l4lite.ingest.header import CRI_PREFIX, HeaderReading
+from l4lite.ingest.header import CRI_HEAD_LINES, CRI_PREFIX, HeaderReading
 from l4lite.ingest.lineclass import OpenRecord
 from l4lite.ingest.pieces import lead_of
 from l4lite.ingest.runs import RUN_BLOCK_LINES, RunReading, ShapeBook, ShapeRun
@@ -164,7 +164,7 @@ class _FileReader(HeaderReading, RunReading):
         self.future = self._future_limit()  # times after this are wrong clocks (see _future_time)
         self.future_lines = 0
         self.nameless = 0  # records that got neither a node nor a rank
-        self.cri: bool | None = None  # a container log with CRI line prefixes (decided on the first line)
+        self.cri: bool | None = None  # a container log with CRI line prefixes (decided on its first lines)
         self.cri_partial: dict[str, str] = {}  # per stream, the text of partial lines waiting for their end
         # Files that read a shape alike share what they learn (see runs.ShapeBook). Whether the path names a
         # node changes no plan today (a file without one only holds its first lines); it stays in the key so
@@ -214,7 +214,8 @@ class _FileReader(HeaderReading, RunReading):
         try:
             for first, block in iter_line_blocks(self.f, acc, self.opt.max_line_chars):
                 if self.cri is None and block:
-                    self.cri = cri = CRI_PREFIX.match(next((x for x in block if x), "")) is not None
+                    head = [x for x in block[:4 * CRI_HEAD_LINES] if x][:CRI_HEAD_LINES]
+                    self.cri = cri = any(CRI_PREFIX.match(x) for x in head)
                     use_runs = use_runs and not cri  # runs read the raw lines' shapes
                 whole = ((first, block, None),)
                 for segment in self._runs_or_lines(first, block) if use_runs and len(block) >= RUN_BLOCK_LINES \

@@ -45,7 +45,8 @@ class IngestLineReader:
     its output queue directly; the attribution, timestamps, multi-line rules and rank map are the same.
     """
 
-    __slots__ = ("r", "max_chars", "n", "warn", "skipped", "_stale", "_hold", "_warned", "_ambiguous", "_partial")
+    __slots__ = ("r", "max_chars", "n", "warn", "skipped", "_stale", "_hold", "_warned", "_ambiguous", "_partial",
+                 "_plain_head")
 
     def __init__(self, rel: str, options: Any, accounting: Accounting, mtime: float,
                  warn: Callable[[str], None], skipped: Counter[str] | None = None) -> None:
@@ -63,6 +64,7 @@ class IngestLineReader:
         self._ambiguous = ingest._AMBIGUOUS
         self._warned = False
         self._partial: int | None = None  # first line of a CRI partial line still waiting for its end
+        self._plain_head = 0  # first non-empty lines without a CRI prefix, while that is undecided
 
     @property
     def pending_line(self) -> int | None:
@@ -86,9 +88,13 @@ class IngestLineReader:
             text = text[: self.max_chars]
         direct = None
         if r.cri is None and text:
-            from l4lite.ingest.header import CRI_PREFIX
+            from l4lite.ingest.header import CRI_HEAD_LINES, CRI_PREFIX
 
-            r.cri = CRI_PREFIX.match(text) is not None
+            if CRI_PREFIX.match(text):
+                r.cri = True
+            else:
+                self._plain_head += 1
+                r.cri = False if self._plain_head >= CRI_HEAD_LINES else None
         if r.cri:
             unwrapped = r.unwrap_cri(text)
             if unwrapped is None:  # a partial line: its text waits for the line that ends it
