@@ -59,3 +59,19 @@ def test_a_fault_every_node_shares_blames_no_node(board) -> None:  # type: ignor
     shared = [r for r in board.results if r.method == "l4lite" and r.truth_status == "incident" and not r.faulty]
     assert len(shared) >= 4
     assert [f"{r.job}: {r.suspects[:2]}" for r in shared if not r.node_ok] == []
+
+
+@pytest.mark.parametrize("job", ["001-ddp-exception", "009-hf-exception", "017-lightning-exception",
+                                 "030-deepspeed-exception"])
+def test_a_silent_rank_s_traceback_is_dated_near_its_failure_not_at_its_start_up(job: str) -> None:
+    # the raising rank logs nothing while it trains, so its traceback inherits its start-up banner's time; the
+    # job's last step before the next line of its file, or its launcher's first-failure time, dates it
+    from datetime import datetime
+
+    analyzer = pipeline_analyzer()
+    assert analyzer is not None
+    truth = json.loads((JOBS / job / "ground_truth.json").read_text())
+    got = analyzer(JOBS / job)["failure_time"]
+    seconds = datetime.fromisoformat(got.replace("Z", "+00:00")).timestamp() - \
+        datetime.fromisoformat(truth["fault_time"].replace("Z", "+00:00")).timestamp()
+    assert abs(seconds) < 2.0

@@ -48,7 +48,7 @@ from l4lite.diagnose.evidence import (
     strip_summaries,
 )
 from l4lite.diagnose.ownlines import its_exception, node_said, only_cascades
-from l4lite.diagnose.phasing import iteration_of, node_trackers, phase_of
+from l4lite.diagnose.phasing import failure_time_of, iteration_of, node_trackers, phase_of
 from l4lite.ingest.timestamps import parse_elastic_time
 from l4lite.records import Record
 from l4lite.rules.components import LEARNED_WORDS, component, first_failure, is_cascade
@@ -349,8 +349,7 @@ class Localizer:
                 roles[id(ended)] = "root"
         trackers, job_events = node_trackers(scan)
         verdict.phase = phase_of(primary, scan, trackers, job_events)
-        r = primary.records[0] if primary.records else None
-        verdict.failure_time = primary.time if primary.time is not None else (r.time if r else None)
+        verdict.failure_time = failure_time_of(scan, primary, findings)
         verdict.iteration = iteration_of(scan, primary, verdict.failure_time)
         verdict.confidence = round(min(1.0, primary.score), 3)
         verdict.notes = notes

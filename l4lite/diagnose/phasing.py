@@ -1,17 +1,21 @@
 """The phase and iteration a finding happened in.
 
 The phase: the innermost frame of its traceback, then the markers of its node, the rule's hint and the job's
-markers, in that order; an untimed line is placed by the next stamped line of its own file.
+markers, in that order; an untimed line is placed by the next stamped line of its own file, and so is its time.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from l4lite.detect.base import Finding
-from l4lite.diagnose.evidence import written_by
+from l4lite.diagnose.evidence import own_time, written_by
+from l4lite.ingest.timestamps import parse_elastic_time
 from l4lite.scan.phases import PhaseEvent, PhaseTracker, phase_at, phase_from_traceback
 from l4lite.scan.scanner import JobScan
+
+_SUMMARY_WINDOW = 600.0  # seconds after an untimed root line in which its node's launcher summary counts
 
 
 def node_trackers(scan: JobScan) -> tuple[dict[str | None, list[PhaseEvent]], list[PhaseEvent]]:
@@ -97,3 +101,29 @@ def iteration_of(scan: JobScan, primary: Finding, failure_time: float | None) ->
         its = [p.last_iteration for p in scan.progress.values() if p.last_iteration is not None]
         best = max(its) if its else None
     return best
+
+
+def failure_time_of(scan: JobScan, primary: Finding, findings: Sequence[Finding] = ()) -> float | None:
+    """When the fault happened.
+
+    An untimed root line carries the time of the last stamped line above it, which for a rank that logs nothing
+    while it trains is its start-up banner. Two later facts bound it better, up to the next known line of the
+    root's file: the job's last training progress (a synchronous job does not step without the failing rank)
+    and the first-failure time the node's launcher summary states (torchelastic's ``time :``, to the second)."""
+    first = primary.records[0] if primary.records else None
+    t = primary.time if primary.time is not None else (first.time if first else None)
+    # the copy whose time it is (a rank's stderr.log copy of the console's line may have none)
+    r = next((x for x in primary.records if x.time == t), None) if t is not None else None
+    if r is None or own_time(r) is not None:
+        return t
+    bound = written_by(scan, [r])
+    # a later line that inherited the same time bounds nothing: then only the launcher's summary, within minutes
+    hi = bound if bound is not None and bound > t else t + _SUMMARY_WINDOW
+    later = [p.time for p in scan.metrics if p.kind == "train" and p.time is not None and t < p.time <= hi] \
+        if hi == bound else []
+    for f in findings:
+        when = (f.data.get("groups") or {}).get("when") if f.node == primary.node else None
+        said = parse_elastic_time(str(when)) if when else None
+        if said is not None and t < said <= hi:
+            later.append(said)
+    return max(later, default=t)
