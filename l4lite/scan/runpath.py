@@ -167,6 +167,8 @@ class RunPath:
                 node = agg[4]
             level = sh.level
             if not batched:
+                # Scanner.add_many's cell, count and exemplar steps, inlined: this loop runs once per line of a
+                # run, where a call per line is what the fast path saves (tests/test_runs.py compares the two)
                 ckey = (cid, level, sh.source)
                 cell = cells.get(ckey)
                 if cell is None:
