@@ -32,7 +32,6 @@ from l4lite.live.followio import (
     ACTIVE,
     ENDED,
     FINGERPRINT_BYTES,
-    GZIP_MAGIC,
     MAX_ENDED_KEPT,
     MAX_LINE_BYTES,
     MAX_READ_BYTES,
@@ -43,9 +42,13 @@ from l4lite.live.followio import (
     Chunk,
     GzipReader,
     Stream,
+    bytes_at,
     fingerprint,
+    gzip_complete,
     is_glob,
+    is_gzip,
     pattern_root,
+    read_prefix,
     rotated_from,
     rotation_stem,
 )
@@ -236,7 +239,7 @@ class Follower:
                 s.path, s.orphan_since = found, now
             if s.status == SKIPPED:
                 continue
-            prefix = self._prefix(s.path, s.fp_len, s.compressed)
+            prefix = read_prefix(s.path, s.fp_len, s.compressed)
             if prefix is None or len(prefix) != s.fp_len or fingerprint(prefix) != s.fp:
                 self._replaced(s, chunks)
         self._restored.clear()
@@ -253,16 +256,16 @@ class Follower:
 
     def _adopt(self, path: str, st: os.stat_result, chunks: list[Chunk]) -> None:
         """A file not seen before: a copy or compressed copy of a known stream, or new content read from 0."""
-        compressed = self._is_gzip(path)
+        compressed = is_gzip(path)
         if compressed is None:
             return
-        head = self._prefix(path, FINGERPRINT_BYTES, compressed)
+        head = read_prefix(path, FINGERPRINT_BYTES, compressed)
         if head is None:
             if path not in self._unreadable:
                 self._unreadable.add(path)
                 self.warn(f"{path}: cannot be read yet (unreadable or not a valid gzip); will retry")
             return
-        if compressed and len(head) < FINGERPRINT_BYTES and not self._gzip_complete(path):
+        if compressed and len(head) < FINGERPRINT_BYTES and not gzip_complete(path):
             return  # still being compressed: decide once its first bytes are all there
         s = self._new_stream(path, st, compressed)
         encoding, why = sniff(head)
@@ -301,7 +304,7 @@ class Follower:
     def _continue(self, copy: Stream, origin: Stream) -> bool:
         """``copy`` holds ``origin``'s content: read it from where ``origin`` stopped (if the bytes agree)."""
         tail = origin.tail
-        if origin.offset and self._bytes_at(copy, origin.offset - len(tail), len(tail)) != tail:
+        if origin.offset and bytes_at(copy.path, copy.compressed, origin.offset - len(tail), len(tail)) != tail:
             copy.status, copy.shadow_of = ACTIVE, None  # same start, other content: a file of its own
             return False
         copy.status, copy.shadow_of = ACTIVE, None
@@ -355,7 +358,7 @@ class Follower:
         except OSError:
             return
         if (st.st_dev, st.st_ino) == (s.dev, s.ino):
-            fresh = self._new_stream(s.path, st, bool(self._is_gzip(s.path)))
+            fresh = self._new_stream(s.path, st, bool(is_gzip(s.path)))
             self._refresh_fp(fresh)
 
     # ----------------------------------------------------------------------------------------------- reading
@@ -528,71 +531,16 @@ class Follower:
         if s.fp_len == 0:
             return True
         try:
-            prefix = os.pread(fd, s.fp_len, 0) if fd is not None else self._prefix(s.path, s.fp_len, s.compressed)
+            prefix = os.pread(fd, s.fp_len, 0) if fd is not None else read_prefix(s.path, s.fp_len, s.compressed)
         except OSError:
             return False
         return prefix is not None and len(prefix) == s.fp_len and fingerprint(prefix) == s.fp
 
     def _refresh_fp(self, s: Stream, fd: int | None = None) -> None:
         try:
-            prefix = os.pread(fd, FINGERPRINT_BYTES, 0) if fd is not None else self._prefix(
+            prefix = os.pread(fd, FINGERPRINT_BYTES, 0) if fd is not None else read_prefix(
                 s.path, FINGERPRINT_BYTES, s.compressed)
         except OSError:
             return
         if prefix is not None:
             s.fp_len, s.fp = len(prefix), fingerprint(prefix)
-
-    def _bytes_at(self, s: Stream, offset: int, n: int) -> bytes | None:
-        if n == 0:
-            return b""
-        try:
-            if s.compressed:
-                gz = GzipReader(s.path)
-                try:
-                    if gz.skip(offset) < offset:
-                        return None
-                    return gz.read(n)
-                finally:
-                    gz.close()
-            with open(s.path, "rb") as fh:
-                fh.seek(offset)
-                return fh.read(n)
-        except (OSError, zlib.error):
-            return None
-
-    @staticmethod
-    def _is_gzip(path: str) -> bool | None:
-        try:
-            with open(path, "rb") as fh:
-                return fh.read(2) == GZIP_MAGIC
-        except OSError:
-            return None
-
-    @staticmethod
-    def _gzip_complete(path: str) -> bool:
-        try:
-            gz = GzipReader(path)
-        except OSError:
-            return False
-        try:
-            while not gz.at_eof:
-                gz.fill(len(gz.buf) + (1 << 20))
-            return gz.complete
-        except zlib.error:
-            return True  # corrupt: nothing more will come; read what decodes
-        finally:
-            gz.close()
-
-    @staticmethod
-    def _prefix(path: str, n: int, compressed: bool) -> bytes | None:
-        try:
-            if compressed:
-                gz = GzipReader(path)
-                try:
-                    return gz.read(n)
-                finally:
-                    gz.close()
-            with open(path, "rb") as fh:
-                return fh.read(n)
-        except (OSError, zlib.error):
-            return None

@@ -225,3 +225,61 @@ def pattern_root(patterns: Sequence[str]) -> str:
     return os.path.commonpath(bases) if bases else os.getcwd()
 
 
+def bytes_at(path: str, compressed: bool, offset: int, n: int) -> bytes | None:
+    """``n`` bytes of a file (decompressed when ``compressed``) at ``offset``; None when they cannot be read."""
+    if n == 0:
+        return b""
+    try:
+        if compressed:
+            gz = GzipReader(path)
+            try:
+                if gz.skip(offset) < offset:
+                    return None
+                return gz.read(n)
+            finally:
+                gz.close()
+        with open(path, "rb") as fh:
+            fh.seek(offset)
+            return fh.read(n)
+    except (OSError, zlib.error):
+        return None
+
+
+def is_gzip(path: str) -> bool | None:
+    """Whether a file starts with gzip's magic bytes; None when it cannot be opened."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(2) == GZIP_MAGIC
+    except OSError:
+        return None
+
+
+def gzip_complete(path: str) -> bool:
+    """Whether a gzip file ends its last member: a rotated file still being compressed does not."""
+    try:
+        gz = GzipReader(path)
+    except OSError:
+        return False
+    try:
+        while not gz.at_eof:
+            gz.fill(len(gz.buf) + (1 << 20))
+        return gz.complete
+    except zlib.error:
+        return True  # corrupt: nothing more will come; read what decodes
+    finally:
+        gz.close()
+
+
+def read_prefix(path: str, n: int, compressed: bool) -> bytes | None:
+    """A file's first ``n`` bytes (decompressed when ``compressed``); None when they cannot be read."""
+    try:
+        if compressed:
+            gz = GzipReader(path)
+            try:
+                return gz.read(n)
+            finally:
+                gz.close()
+        with open(path, "rb") as fh:
+            return fh.read(n)
+    except (OSError, zlib.error):
+        return None
