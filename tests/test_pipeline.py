@@ -190,3 +190,15 @@ def test_an_untimed_traceback_of_a_silent_rank_takes_its_phase_from_the_lines_af
     inc = analyze([tmp_path], AnalyzeOptions())
     assert inc.status == "incident" and inc.suspects[0].node == "node-b"
     assert inc.phase == "train"
+
+
+def test_advice_never_names_a_placeholder_node(tmp_path: Path) -> None:
+    """A file that names no host: the advice says which node in words, not the scan's key for it."""
+    log = tmp_path / "excerpt.log"
+    log.write_text("RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
+                   "[E ProcessGroupNCCL.cpp:916] [Rank 1] NCCL watchdog thread terminated with exception: "
+                   "CUDA error: uncorrectable ECC error encountered\n")
+    inc = analyze([str(log)], AnalyzeOptions())
+    assert inc.status == "incident" and inc.category == "gpu_hardware"
+    advice = " ".join(inc.recommendations)
+    assert "Drain" in advice and "Drain unknown" not in advice and "rank:" not in advice

@@ -166,11 +166,11 @@ def recommendations(verdict: Verdict, checkpoint: dict[str, Any], matched: dict[
         signal = p.data.get("signal")
         if verdict.scope == "node" and p.node:
             if signal == "hang":
-                out.append(f"Take stack dumps (py-spy dump --pid) of the ranks on {p.node} before killing the job;"
+                out.append(f"Take stack dumps (py-spy dump --pid) of the ranks on {node_name(p.node)} before killing the job;"
                            " then drain it for diagnostics.")
             else:
                 out.append(_CATEGORY_ACTION.get(verdict.category or "unknown",
-                                                _CATEGORY_ACTION["unknown"]).format(node=p.node))
+                                                _CATEGORY_ACTION["unknown"]).format(node=node_name(p.node)))
         elif verdict.alike:
             out.append("Every node failed with the same error: fix what they share (the file, data, configuration "
                        "or code the error names) and resubmit; draining a node would not help.")
