@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from l4lite.scan.phases import (
     MARKER_WORDS,
     PhaseTracker,
@@ -91,3 +95,41 @@ def test_marker_gate_agrees_with_its_definition() -> None:
         assert may_be_marker(text) == any(w in text for w in words), text
     assert may_be_marker("[Torch] Checkpoint global_step100 is ready now!")
     assert not may_be_marker("nfs: server fs1.cluster.local not responding, still trying")
+
+
+# ---------------------------------------------------------------------------------------------- bare excerpts
+WATCHDOG = ("[E ProcessGroupNCCL.cpp:828] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum={n}, "
+            "OpType=ALLGATHER, Timeout(ms)=1800000) ran for 1800081 milliseconds before timing out.")
+
+
+@pytest.mark.parametrize(("lines", "phase"), [
+    ([WATCHDOG.format(n=7753)], "train"),  # thousands of collectives ran: training
+    ([WATCHDOG.format(n=4)], "init"),  # a handful: the set-up's broadcasts and barriers
+    (["Traceback (most recent call last):", '  File "train.py", line 9, in <module>',
+      "    import flash_attn_2_cuda as flash_attn_cuda",
+      "ImportError: flash_attn_2_cuda.so: undefined symbol: _ZN3c104cuda9SetDeviceEi"], "init"),
+    (["Traceback (most recent call last):", '  File "train.py", line 88, in <module>', "    loss.backward()",
+      '  File "/usr/lib/python3.10/site-packages/torch/autograd/__init__.py", line 251, in backward',
+      "RuntimeError: CUDA error: an illegal memory access was encountered"], "train"),
+    (["RuntimeError: CUDA error: uncorrectable ECC error encountered"], "train"),  # nothing says: the common case
+])
+def test_a_lone_excerpt_takes_its_phase_from_what_its_lines_say(lines: list[str], phase: str,
+                                                                 tmp_path: Path) -> None:
+    from l4lite.api import analyze
+    from l4lite.options import AnalyzeOptions
+
+    log = tmp_path / "excerpt.log"
+    log.write_text("\n".join(lines) + "\n")
+    inc = analyze([str(log)], AnalyzeOptions())
+    assert inc.status == "incident" and inc.phase == phase
+
+
+def test_markers_outrank_what_the_lines_say(tmp_path: Path) -> None:
+    """A job that printed its start-up and nothing more failed in it, whatever its error's words suggest."""
+    from l4lite.api import analyze
+    from l4lite.options import AnalyzeOptions
+
+    log = tmp_path / "excerpt.log"
+    log.write_text("[2024-05-07 01:00:00] > initializing torch distributed ...\n"
+                   "[2024-05-07 01:00:05] " + WATCHDOG.format(n=7753) + "\n")
+    assert analyze([str(log)], AnalyzeOptions()).phase == "init"

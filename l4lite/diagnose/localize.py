@@ -348,7 +348,7 @@ class Localizer:
             if ended is not None and roles[id(ended)] in ("symptom", "confirmation"):
                 roles[id(ended)] = "root"
         trackers, job_events = node_trackers(scan)
-        verdict.phase = phase_of(primary, scan, trackers, job_events)
+        verdict.phase = phase_of(primary, scan, trackers, job_events, findings)
         verdict.failure_time = failure_time_of(scan, primary, findings)
         verdict.iteration = iteration_of(scan, primary, verdict.failure_time)
         verdict.confidence = round(min(1.0, primary.score), 3)

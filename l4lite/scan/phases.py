@@ -191,6 +191,37 @@ def phase_from_traceback(text: str) -> str | None:
     return best[1] if best else None
 
 
+# When no marker, hint or named frame places a failure, what its own lines say of how far the job had got. A
+# collective's sequence number counts the collectives its process group ran: a job's set-up runs a handful
+# (parameter broadcasts, barriers), a training step one or many, so a hundred or more means it was training and
+# under ten that it was still setting up. Frames of a backward pass, an optimizer step or a DataLoader handing out
+# batches are the training loop's; a failed import, arguments being parsed, a communicator's set-up (NCCL's bootstrap, its channel and
+# topology search) or a device that cannot be opened come before it.
+_SEQ_NUM = re.compile(r"\b(?:SeqNum=|last enqueued (?:NCCL )?work: |last completed (?:NCCL )?work: |opCount )"
+                      r"(\d+)")
+_TRAINING_SEQ, _SETUP_SEQ = 100, 10
+_LOOP_FRAME = re.compile(r"\bin (?:backward|_engine_run_backward|_next_data|__next__|_try_get_data|"
+                         r"clip_grad_norm_?|zero_grad)\b|\.backward\(|torch/autograd/|"
+                         r"torch/utils/data/dataloader\.py|torch/optim/\w+\.py\", line \d+, in step\b")
+_SETUP_LINE = re.compile(r"\b(?:ImportError|ModuleNotFoundError|undefined symbol|parse_args\w*|argparse|"
+                         r"__post_init__|NCCL INFO Channel \d+|bootstrap\.cc|init\.cc:\d+|Failed to find reverse path|ncclCommInitRank|"
+                         r"Before initializing|device\(s\) is/are busy or unavailable|cudaErrorDevicesUnavailable|"
+                         r"no CUDA-capable device|CUDA driver version is insufficient|rendezvous)\b", re.I)
+
+
+def evidence_phase(text: str) -> str | None:
+    """``train`` when a failure's own lines show the training loop under way (a collective sequence number of a
+    hundred or more, a frame of a backward pass, an optimizer step or a DataLoader's next batch), ``init`` when
+    they show set-up (a sequence number under ten, a failed import, a communicator or device being set up), else
+    None."""
+    seqs = [int(m.group(1)) for m in _SEQ_NUM.finditer(text)]
+    if any(n >= _TRAINING_SEQ for n in seqs) or _LOOP_FRAME.search(text) is not None:
+        return "train"
+    if any(n < _SETUP_SEQ for n in seqs) or _SETUP_LINE.search(text) is not None:
+        return "init"
+    return None
+
+
 @dataclass(slots=True)
 class PhaseEvent:
     """A phase entered at a point of one node's log (time may be None; file/line order is kept)."""
