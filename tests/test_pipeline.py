@@ -202,3 +202,25 @@ def test_advice_never_names_a_placeholder_node(tmp_path: Path) -> None:
     assert inc.status == "incident" and inc.category == "gpu_hardware"
     advice = " ".join(inc.recommendations)
     assert "Drain" in advice and "Drain unknown" not in advice and "rank:" not in advice
+
+
+def _corpus_row(row_id: str) -> dict:
+    rows = (Path(__file__).resolve().parent.parent / "fixtures" / "real" / "corpus.jsonl").read_text().splitlines()
+    return next(r for r in map(json.loads, rows) if r["id"] == row_id)
+
+
+def test_one_nodes_error_lines_that_name_a_component_are_the_fault(tmp_path: Path) -> None:
+    """Lines of one node only (a pasted excerpt): no peer's cascade shows it failed, yet its kernel's error lines
+    name the GPU. With a second, quiet node beside it the same lines stay symptoms, as before."""
+    row = _corpus_row("rocm4021-mi300x-aca-hw-error")  # a dev row
+    log = tmp_path / "alone" / "dmesg.log"
+    log.parent.mkdir()
+    log.write_text("\n".join(row["lines"]) + "\n")
+    inc = analyze([str(log.parent)], AnalyzeOptions())
+    assert inc.status == "incident" and inc.category == "gpu_hardware"
+    assert any(e.role == "root" and "uncorrectable hardware error" in e.text for e in inc.evidence)
+    for node in ("gpu-a", "gpu-b"):
+        (tmp_path / "two" / node).mkdir(parents=True)
+    (tmp_path / "two" / "gpu-a" / "dmesg.log").write_text(log.read_text())
+    (tmp_path / "two" / "gpu-b" / "dmesg.log").write_text("[13850.912648] gpu-b: link up\n")
+    assert analyze([str(tmp_path / "two")], AnalyzeOptions()).status == "healthy"

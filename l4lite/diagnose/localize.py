@@ -193,6 +193,16 @@ def _around(f: Finding, g: Finding, before: float = 300.0, after: float = 900.0)
     return t0 - before <= t <= t0 + after
 
 
+def alone_errors(findings: list[Finding], roles: dict[int, str]) -> list[Finding]:
+    """The logs of one node leave nothing to compare with: no peer's cascade shows that it failed, and no second
+    node shows what is usual. Error lines there that name a component are the fault (they become root)."""
+    out = [f for f in findings if f.detector == ComponentDetector.name and f.severity == "error"]
+    for f in out:
+        roles[id(f)] = "root"
+        f.data["alone"] = True
+    return out
+
+
 class Localizer:
     """Turns findings into a verdict. Parameters are in ``__init__``, like a detector's."""
 
@@ -238,6 +248,8 @@ class Localizer:
                 f.data["in_baseline"] = True
         roots = [f for f in findings if roles[id(f)] == "root"]
         severe = [f for f in findings if roles[id(f)] in ("cascade", "confirmation") and f.severity in SEVERE]
+        if not roots and not severe and len(scan.node_last) <= 1:
+            roots = alone_errors(findings, roles)
         if not roots and not severe:
             return self._finish(scan, findings, roles, Verdict(status="healthy", notes=notes))
 
