@@ -21,6 +21,7 @@ from l4lite.scan.points import (
     EXEMPLAR_BUDGET,
     G_METRIC,
     G_RARE,
+    LONG_LINE,
     METRIC_CACHE,
     Deferred,
     PendingPoint,
@@ -51,8 +52,7 @@ class RunPath:
         shapes = run.shapes
         texts = run.texts
         rules = self.rules
-        could_match = getattr(rules, "could_match_line", None)
-        line_rules = getattr(rules, "line_rules", None)
+        line_rules = getattr(rules, "line_rules", None) if hasattr(rules, "match_line") else None
         gates_of: dict[int, int] = {}
         deferred_of: list[Deferred | None] = [None] * len(table)
         rules_of: list[Any] = [None] * len(table)
@@ -61,14 +61,16 @@ class RunPath:
         for x in set(shapes):
             sh = table[x]
             if rules is not None:
-                may = could_match is None or self._rule_gate.get(sh.key)
-                if may is None:
-                    may = remember(self._rule_gate, sh.key, could_match(sh.key))
-                if may:
-                    rules_of[x] = line_rules(sh.key) if line_rules is not None else None
-                    if rules_of[x] is None:
-                        slow.add(x)
-                        continue
+                found = LONG_LINE
+                if line_rules is not None:
+                    found = self._rule_gate.get(sh.key)
+                    if found is None:
+                        found = remember(self._rule_gate, sh.key, line_rules(sh.key) or LONG_LINE)
+                if found is LONG_LINE:
+                    slow.add(x)
+                    continue
+                if found[0] or found[1]:
+                    rules_of[x] = found
             msg = texts[shapes.index(x)][sh.msg_start:sh.msg_end]
             msg_key = sh.msg_key if sh.msg_key is not None else shape_of(msg)
             gates = self._gates.get(msg_key)
