@@ -36,6 +36,7 @@ from l4lite.errors import L4Error
 from l4lite.records import Record
 from l4lite.resources import rules_dir
 from l4lite.rules.keys import derive_keywords, gate_keywords, longest_trie, shape
+from l4lite.rules.needs import Needs, may_match, needs
 from l4lite.vocab import CATEGORIES, GLOBAL_CATEGORIES, PHASES, SEVERITIES, SOURCES
 
 RULE_ROLES: tuple[str, ...] = ("root", "cascade", "symptom", "confirmation")
@@ -104,6 +105,11 @@ class Rule:
     def compiled(self) -> Any:
         """The pattern compiled with the ``regex`` module, on first use (kept on the instance)."""
         return compile_pattern(self.pattern, self.ignore_case, f"{self.origin}: rule {self.id!r}")
+
+    @cached_property
+    def needs(self) -> Needs | None:
+        """Literals a text must hold before the pattern can match it (``rules.needs``), on first use."""
+        return needs(self.pattern, gate_keywords(self.keywords))
 
 
 @dataclass
@@ -204,7 +210,9 @@ class RulePack:
         self.max_cache = max_cache
         self.max_cache_bytes = max_cache_bytes
         self.trusted_chars = trusted_chars
-        self.fold = fold  # key the gate's memo by ``fold_key`` (False: by the shape itself, the reference)
+        # key the gate's memo by ``fold_key`` and test a pattern's literals before it runs (``Rule.needs``); False:
+        # the reference, every candidate's pattern on its record and a memo by the shape itself
+        self.fold = fold
         self.timeouts: Counter[str] = Counter()
         self.warnings: list[str] = []
         self.disabled: set[str] = set()
@@ -380,9 +388,16 @@ class RulePack:
         out: list[RuleMatch] = []
         fallbacks: list[RuleMatch] = []
         for rules, value in ((by_message, message), (by_text, text)):
+            low = None
             for rule in rules:
                 if rule.id in self.disabled or (rule.source and source not in rule.source):
                     continue
+                need = rule.needs if self.fold else None
+                if need is not None:  # literals the pattern needs (rules.needs): a test costs less than a search
+                    if low is None:
+                        low = value.lower() if value.isascii() else ""
+                    if low and not may_match(need, low):
+                        continue
                 m = self._search(rule, value)
                 if m is None:
                     continue
