@@ -91,3 +91,13 @@ def test_marker_gate_agrees_with_its_definition() -> None:
         assert may_be_marker(text) == any(w in text for w in words), text
     assert may_be_marker("[Torch] Checkpoint global_step100 is ready now!")
     assert not may_be_marker("nfs: server fs1.cluster.local not responding, still trying")
+
+
+def test_every_marker_word_holds_a_piece_of_the_cover() -> None:
+    from l4lite.scan.phases import MARKER_WORDS, cover
+
+    pieces = cover(MARKER_WORDS)
+    assert len(pieces) < len(MARKER_WORDS) // 2
+    for word in MARKER_WORDS:
+        assert any(p in word for p in pieces), word
+    assert cover(("abcdefgh", "xbcdefgy", "ab")) == ("bcdefg", "ab")
