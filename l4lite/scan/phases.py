@@ -120,7 +120,7 @@ def cover(words: tuple[str, ...], n: int = 6) -> tuple[str, ...]:
     return tuple(out)
 
 
-# Twenty substring tests before the trie (a line that holds none of them holds no marker word) cost half its
+# Twenty-one substring tests before the trie (a line that holds none of them holds no marker word) cost half its
 # search on kernel and storage lines.
 _MARKER_PIECES = cover(MARKER_WORDS)
 

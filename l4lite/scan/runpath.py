@@ -103,7 +103,7 @@ class RunPath:
             self._add_run_lines(run.part(a, len(shapes)), gates_of, deferred_of, rules_of, marks)
 
     def _add_run_lines(self, run: ShapeRun, gates_of: dict[int, int], deferred_of: list[Deferred | None],
-                       rules_of: list[Any], marks: set[int] = frozenset()) -> None:  # type: ignore[assignment]
+                       rules_of: list[Any], marks: set[int] | frozenset[int] = frozenset()) -> None:
         """``_add_run`` of lines of shapes without rare tests (``gates_of``: their gates). A metric line of a shape
         in ``deferred_of`` is kept with its plan, not its values (``deferred_metric``); a line of a shape in
         ``rules_of`` is matched against the rules its shape may meet (``RulePack.line_rules``), and is a record
