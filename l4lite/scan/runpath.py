@@ -104,10 +104,11 @@ class RunPath:
 
     def _add_run_lines(self, run: ShapeRun, gates_of: dict[int, int], deferred_of: list[Deferred | None],
                        rules_of: list[Any], marks: set[int] | frozenset[int] = frozenset()) -> None:
-        """``_add_run`` of lines of shapes without rare tests (``gates_of``: their gates). A metric line of a shape
-        in ``deferred_of`` is kept with its plan, not its values (``deferred_metric``); a line of a shape in
-        ``rules_of`` is matched against the rules its shape may meet (``RulePack.line_rules``), and is a record
-        only if one does."""
+        """``_add_run`` of lines of shapes without rare tests but phase markers (``gates_of``: their gates). A metric
+        line of a shape in ``deferred_of`` is kept with its plan, not its values (``deferred_metric``); a line of a
+        shape in ``rules_of`` is matched against the rules its shape may meet (``RulePack.line_rules``), and is a
+        record only if one does; a line of a shape in ``marks`` is looked at as a phase marker where
+        ``Scanner.add_many`` would, after its metric values."""
         table = run.table
         shapes = run.shapes
         texts = run.texts
