@@ -97,6 +97,16 @@ def test_marker_gate_agrees_with_its_definition() -> None:
     assert not may_be_marker("nfs: server fs1.cluster.local not responding, still trying")
 
 
+def test_every_marker_word_holds_a_piece_of_the_cover() -> None:
+    from l4lite.scan.phases import MARKER_WORDS, cover
+
+    pieces = cover(MARKER_WORDS)
+    assert len(pieces) < len(MARKER_WORDS) // 2
+    for word in MARKER_WORDS:
+        assert any(p in word for p in pieces), word
+    assert cover(("abcdefgh", "xbcdefgy", "ab")) == ("bcdefg", "ab")
+
+
 # ---------------------------------------------------------------------------------------------- bare excerpts
 WATCHDOG = ("[E ProcessGroupNCCL.cpp:828] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum={n}, "
             "OpType=ALLGATHER, Timeout(ms)=1800000) ran for 1800081 milliseconds before timing out.")

@@ -18,7 +18,7 @@ from l4lite.errors import L4Error
 from l4lite.ingest.reader import IngestOptions, iter_records
 from l4lite.records import Accounting, Record
 from l4lite.rules.keys import ReferenceGate, longest_trie, shape
-from l4lite.rules.pack import RuleMatch, RulePack
+from l4lite.rules.pack import RuleMatch, RulePack, fold_key, fold_safe
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -208,3 +208,67 @@ def test_a_job_too_small_for_a_forest_never_imports_scikit_learn() -> None:
                      "inc = pipeline.analyze(['fixtures/suite/015-nccl_misconfig'], pipeline.AnalyzeOptions())\n"
                      "print(inc.is_incident, 'sklearn' in sys.modules)")
     assert out == "True False"
+
+
+# ------------------------------------------------------------------------------------- the folded memo key
+def test_fold_key_folds_numbers_and_hex_words_only() -> None:
+    key = b"req@0000f0d000000000 x000000/t0(0) gpu-a0d0000b ost000d deadbeef 0xff cafe_0 error 0"
+    assert fold_key(key) == b"req@0 0/t0(0) gpu-0 ost000d deadbeef 0 cafe_0 error 0"
+
+
+@pytest.mark.parametrize(("word", "safe"), [
+    (b"failed", True), (b"failed: rc", True), (b"abc_def", True), (b"finished collective #", True),
+    (b"dead", False), (b" bad", False), (b"bad parameter", False), (b"uncorrectable ecc", False), (b"x", False),
+    (b"(x", False), (b"# fe", False), (b"edac", False)])
+def test_fold_safe_words(word: bytes, safe: bool) -> None:
+    assert fold_safe(word) is safe
+
+
+def hex_pack(tmp_path: Path) -> RulePack:
+    """Rules whose keywords a fold could hide (hex letters at an edge) beside ones it cannot."""
+    body = "".join(
+        f'[[rule]]\nid = "{rid}"\npattern = "{kw}"\nkeywords = ["{kw}"]\ncategory = "storage"\nrole = "root"\n'
+        f'severity = "error"\nexplain = "e"\n\n'
+        for rid, kw in (("a", "dead"), ("b", "bad parameter"), ("c", "status bad"), ("d", "failed"),
+                        ("f", "ace_"), ("g", "fault at")))
+    path = tmp_path / "hex.toml"
+    path.write_text(body, encoding="utf-8")
+    return RulePack.load([path], include_default=False)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["dead", "beef", "0x", "1", "7f3a", " ", "bad", " parameter", "status ", "ace",
+                                 "_", "failed", "fault", " at ", "(", ")", "-", "c0ffee", "AB", "x", "."]),
+                max_size=14))
+def test_the_folded_memo_finds_the_keywords_of_the_text(parts: list[str]) -> None:
+    """Keyed by the folded shape, the memo gives each text the candidates the gate's definition gives it, also
+    for keywords a fold could hide, whichever text of a folded key came first."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        pack = hex_pack(Path(tmp))
+    reference = ReferenceGate(pack.rules)
+    text = "".join(parts)
+    for variant in (text, text.replace("1", "9"), text.replace("dead", "0ead").replace("bad", "ba0")):
+        assert ids(pack._lookup(variant)) == ids(reference.candidates(variant)), variant
+
+
+def test_a_fold_that_hides_a_keyword_is_caught(tmp_path: Path) -> None:
+    """Texts of one folded key, the first without a keyword that the fold hides in the second."""
+    pack = hex_pack(tmp_path)
+    reference = ReferenceGate(pack.rules)
+    for first, second, want in (("id 00 ok", "id 0dead ok", "a"), ("status 0 parameter", "status 0bad parameter", "b"),
+                                ("x 00 ok", "x 00ace ok", ""), ("segfault at 7f3a", "segfault at 7f3b", "g")):
+        assert fold_key(shape(first)) == fold_key(shape(second))
+        for text in (first, second):
+            got = "".join(r.id for r in pack.candidates(text, "message"))
+            assert got == "".join(r.id for r in reference.candidates(text)[0]), text
+        assert "".join(r.id for r in pack.candidates(second, "message")) == want
+
+
+def test_the_unfolded_memo_gives_the_same_answers() -> None:
+    texts = excerpt_lines()[:3000]
+    folded, plain = RulePack(PACK.rules), RulePack(PACK.rules, fold=False)
+    for text in texts:
+        assert ids(folded._lookup(text)) == ids(plain._lookup(text)), text
+    assert len(folded._cache) < len(plain._cache)

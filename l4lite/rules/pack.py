@@ -36,6 +36,7 @@ from l4lite.errors import L4Error
 from l4lite.records import Record
 from l4lite.resources import rules_dir
 from l4lite.rules.keys import derive_keywords, gate_keywords, longest_trie, shape
+from l4lite.rules.needs import Needs, may_match, needs
 from l4lite.vocab import CATEGORIES, GLOBAL_CATEGORIES, PHASES, SEVERITIES, SOURCES
 
 RULE_ROLES: tuple[str, ...] = ("root", "cascade", "symptom", "confirmation")
@@ -56,6 +57,13 @@ MAX_REPEAT = 32_768
 _OPTIONAL_SEGMENT = re.compile(r"\[\[(.*?)\]\]")
 _MAX_GATE_SEARCHES = 64  # keyword positions searched one by one, then one substring test per keyword
 _RULE_HEADER = re.compile(r"^[ \t]*\[\[[ \t]*rule[ \t]*\]\]", re.MULTILINE)
+# In a lower-cased shape (digits folded to 0): a word (a run of ASCII letters, digits and ``_``) made of hex
+# letters, ``x`` and 0s, with at least one 0: a number of any width, a hex id, pointer or hash. Kernel and storage
+# lines carry a new one on nearly every line; the gate's memo is keyed by the shape with each such word a 0
+# (``fold_key``), which leaves the keywords found unchanged for every keyword ``fold_safe`` accepts.
+_FOLD_WORD = re.compile(rb"\b[a-fx]*0[0a-fx]*\b")
+_EDGE_RUNS = re.compile(rb"^(\w*)(?:.*?(\w*))?$", re.DOTALL)
+_HEXISH = re.compile(rb"[a-fx]+")
 _gate_keywords = gate_keywords  # the name the rule-pack tests use
 
 
@@ -98,6 +106,11 @@ class Rule:
         """The pattern compiled with the ``regex`` module, on first use (kept on the instance)."""
         return compile_pattern(self.pattern, self.ignore_case, f"{self.origin}: rule {self.id!r}")
 
+    @cached_property
+    def needs(self) -> Needs | None:
+        """Literals a text must hold before the pattern can match it (``rules.needs``), on first use."""
+        return needs(self.pattern, gate_keywords(self.keywords))
+
 
 @dataclass
 class RuleMatch:
@@ -137,6 +150,24 @@ def render(template: str, values: dict[str, Any], tables: dict[str, dict[str, st
     return _PLACEHOLDER.sub(lambda m: lookup(m) or "?", _OPTIONAL_SEGMENT.sub(optional, template))
 
 
+def fold_key(key: bytes) -> bytes:
+    """A lower-cased shape with each of its hex words and numbers (``_FOLD_WORD``) folded to ``0``."""
+    return _FOLD_WORD.sub(b"0", key)
+
+
+def fold_safe(word: bytes) -> bool:
+    """Whether a gate keyword (lower case, no digit) occurs in a shape exactly when it occurs in ``fold_key`` of it.
+
+    A keyword has no 0, so it never meets a folded ``0`` and every occurrence in the folded key is one in the key.
+    The other way, an occurrence lost to the fold overlaps a folded word, whose characters are hex letters, ``x``
+    and 0s and whose edges are non-word characters: the keyword then holds the word's part without a 0, either
+    whole (a keyword of hex letters alone) or up to a non-word character of the keyword, so the keyword starts or
+    ends with a word of hex letters and ``x`` (``bad parameter``, ``dead``). Any other keyword is safe.
+    """
+    first, last = _EDGE_RUNS.fullmatch(word).groups()  # type: ignore[union-attr]
+    return not (first and _HEXISH.fullmatch(first)) and not (last and _HEXISH.fullmatch(last))
+
+
 def compile_pattern(pattern: str, ignore_case: bool, label: str) -> Any:
     """A rule pattern compiled with the ``regex`` module; ``L4Error`` (naming ``label``) when it cannot be."""
     too_big = _too_big(pattern)
@@ -169,6 +200,7 @@ class RulePack:
         max_cache: int = 100_000,
         trusted_chars: int = 4096,
         max_cache_bytes: int = 32 << 20,
+        fold: bool = True,
     ) -> None:
         self.rules: list[Rule] = list(rules)
         self.tables: dict[str, dict[str, str]] = dict(tables or {})
@@ -178,6 +210,9 @@ class RulePack:
         self.max_cache = max_cache
         self.max_cache_bytes = max_cache_bytes
         self.trusted_chars = trusted_chars
+        # key the gate's memo by ``fold_key`` and test a pattern's literals before it runs (``Rule.needs``); False:
+        # the reference, every candidate's pattern on its record and a memo by the shape itself
+        self.fold = fold
         self.timeouts: Counter[str] = Counter()
         self.warnings: list[str] = []
         self.disabled: set[str] = set()
@@ -234,7 +269,9 @@ class RulePack:
                 mask |= by_word.get(word[:k], 0)
             self._word_mask[word] = mask
         self._gate: Any = re.compile(longest_trie(list(by_word))) if by_word else None
-        self._cache: dict[bytes, tuple[tuple[Rule, ...], tuple[Rule, ...]]] = {}
+        # keywords a fold may hide (see fold_safe): looked for in the shape itself, one substring test each
+        self._unsafe = tuple((word, mask) for word, mask in self._word_mask.items() if not fold_safe(word))
+        self._cache: dict[bytes, int] = {}  # (folded) shape -> mask of candidate rules
         self._cache_bytes = 0
         self._by_mask: dict[int, tuple[tuple[Rule, ...], tuple[Rule, ...]]] = {}
 
@@ -267,19 +304,31 @@ class RulePack:
         return self._lookup_shape(shape(text))
 
     def _lookup_shape(self, key: bytes) -> tuple[tuple[Rule, ...], tuple[Rule, ...]]:
-        found = self._cache.get(key)
-        if found is None:
-            found = self._candidates(key)
-            if len(self._cache) >= self.max_cache or self._cache_bytes + len(key) > self.max_cache_bytes:
+        memo = _FOLD_WORD.sub(b"0", key) if self.fold else key
+        mask = self._cache.get(memo)
+        if mask is None:
+            mask = self._mask(memo)
+            if len(self._cache) >= self.max_cache or self._cache_bytes + len(memo) > self.max_cache_bytes:
                 self._cache.clear()
                 self._by_mask.clear()
                 self._cache_bytes = 0
-            self._cache[key] = found
-            self._cache_bytes += len(key)
+            self._cache[memo] = mask
+            self._cache_bytes += len(memo)
+        if self.fold:
+            for word, bits in self._unsafe:
+                if bits & ~mask and word in key:
+                    mask |= bits
+        found = self._by_mask.get(mask)
+        if found is None:
+            found = self._by_mask[mask] = self._split(mask)
         return found
 
     def _candidates(self, key: bytes) -> tuple[tuple[Rule, ...], tuple[Rule, ...]]:
-        """The candidate rules of a shape: one regex search per position where a keyword starts.
+        """(message rules, text rules) whose keywords occur in a shape (or have none), in pack order."""
+        return self._split(self._mask(key))
+
+    def _mask(self, key: bytes) -> int:
+        """The candidate rules of a shape as a mask: one regex search per position where a keyword starts.
 
         A text with very many such positions (a long or repetitive record) switches to one substring test per
         keyword not found yet, which bounds the cost by the number of keywords instead.
@@ -299,18 +348,19 @@ class RulePack:
                             mask |= bits
                     break
                 m = gate.search(key, m.start() + 1)
-        found = self._by_mask.get(mask)
-        if found is None:
-            by_message: list[Rule] = []
-            by_text: list[Rule] = []
-            rest = mask
-            while rest:
-                low_bit = rest & -rest
-                rule = self.rules[low_bit.bit_length() - 1]
-                (by_message if rule.match == "message" else by_text).append(rule)
-                rest ^= low_bit
-            found = self._by_mask[mask] = (tuple(by_message), tuple(by_text))
-        return found
+        return mask
+
+    def _split(self, mask: int) -> tuple[tuple[Rule, ...], tuple[Rule, ...]]:
+        """The rules of a mask: (message rules, text rules), in pack order."""
+        by_message: list[Rule] = []
+        by_text: list[Rule] = []
+        rest = mask
+        while rest:
+            low_bit = rest & -rest
+            rule = self.rules[low_bit.bit_length() - 1]
+            (by_message if rule.match == "message" else by_text).append(rule)
+            rest ^= low_bit
+        return tuple(by_message), tuple(by_text)
 
     def match(self, record: Record) -> list[RuleMatch]:
         """All rules that match the record; when none explains it, also the best fallback rule that matches (if any)."""
@@ -338,9 +388,16 @@ class RulePack:
         out: list[RuleMatch] = []
         fallbacks: list[RuleMatch] = []
         for rules, value in ((by_message, message), (by_text, text)):
+            low = None
             for rule in rules:
                 if rule.id in self.disabled or (rule.source and source not in rule.source):
                     continue
+                need = rule.needs if self.fold else None
+                if need is not None:  # literals the pattern needs (rules.needs): a test costs less than a search
+                    if low is None:
+                        low = value.lower() if value.isascii() else ""
+                    if low and not may_match(need, low):
+                        continue
                 m = self._search(rule, value)
                 if m is None:
                     continue

@@ -20,6 +20,9 @@ PHASE_OF_KIND = {"train": "train", "val": "eval"}  # metric line kind -> the pha
 GATE_CACHE = 8192  # message shapes whose gate bits are remembered
 G_CLOCKS, G_FACT, G_MARKER, G_METRIC = 1, 2, 4, 8
 G_RARE = G_CLOCKS | G_FACT | G_MARKER
+# What the scan's memo of ``RulePack.line_rules`` keeps for a line too long to decide by its shape, or for a rule
+# pack without ``line_rules``: its lines go to the pack's ``match``.
+LONG_LINE: Any = object()
 
 
 def message_gates(msg: str) -> int:

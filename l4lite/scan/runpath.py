@@ -19,8 +19,10 @@ from l4lite.records import Record
 from l4lite.scan.jobscan import EXEMPLAR_CAP, MARKER_CAP, METRIC_CAP, UNKNOWN_NODE, Marker, Progress
 from l4lite.scan.points import (
     EXEMPLAR_BUDGET,
+    G_MARKER,
     G_METRIC,
     G_RARE,
+    LONG_LINE,
     METRIC_CACHE,
     Deferred,
     PendingPoint,
@@ -51,56 +53,62 @@ class RunPath:
         shapes = run.shapes
         texts = run.texts
         rules = self.rules
-        could_match = getattr(rules, "could_match_line", None)
-        line_rules = getattr(rules, "line_rules", None)
+        line_rules = getattr(rules, "line_rules", None) if hasattr(rules, "match_line") else None
         gates_of: dict[int, int] = {}
         deferred_of: list[Deferred | None] = [None] * len(table)
         rules_of: list[Any] = [None] * len(table)
         parser = self._metric_parser
         slow: set[int] = set()
-        for x in set(shapes):
+        marks: set[int] = set()  # shapes whose lines may be phase markers: read at their place in the run
+        first = dict(zip(reversed(shapes), range(len(shapes) - 1, -1, -1), strict=True))
+        for x in first:
             sh = table[x]
             if rules is not None:
-                may = could_match is None or self._rule_gate.get(sh.key)
-                if may is None:
-                    may = remember(self._rule_gate, sh.key, could_match(sh.key))
-                if may:
-                    rules_of[x] = line_rules(sh.key) if line_rules is not None else None
-                    if rules_of[x] is None:
-                        slow.add(x)
-                        continue
-            msg = texts[shapes.index(x)][sh.msg_start:sh.msg_end]
+                found = LONG_LINE
+                if line_rules is not None:
+                    found = self._rule_gate.get(sh.key)
+                    if found is None:
+                        found = remember(self._rule_gate, sh.key, line_rules(sh.key) or LONG_LINE)
+                if found is LONG_LINE:
+                    slow.add(x)
+                    continue
+                if found[0] or found[1]:
+                    rules_of[x] = found
+            msg = texts[first[x]][sh.msg_start:sh.msg_end]
             msg_key = sh.msg_key if sh.msg_key is not None else shape_of(msg)
             gates = self._gates.get(msg_key)
             if gates is None:
                 gates = remember(self._gates, msg_key, message_gates(msg))
-            if gates & G_RARE:
-                slow.add(x)
             if gates & G_METRIC:
                 plan = parser.deferred(msg_key)
                 deferred_of[x] = deferred_metric(plan, sh.msg_start, sh.msg_end)
                 if plan is None and parser.not_metric(msg_key):
                     gates &= ~G_METRIC  # its lines would each be parsed to None (DeepSpeed's timer lines)
+            if gates & G_RARE:
+                # A line that may be a phase marker (NCCL's init lines: one in a dozen) is read at its place in the
+                # run; a job fact or a telemetry header changes how later lines read, so it goes alone as a record
+                (slow if gates & (G_RARE & ~G_MARKER) or deferred_of[x] is not None else marks).add(x)
             gates_of[x] = gates
         if not slow and not hot:
-            self._add_run_lines(run, gates_of, deferred_of, rules_of)
+            self._add_run_lines(run, gates_of, deferred_of, rules_of, marks)
             return
         a = 0
         for i, x in enumerate(shapes):
             if x in slow or i in hot:
                 if a < i:
-                    self._add_run_lines(run.part(a, i), gates_of, deferred_of, rules_of)
+                    self._add_run_lines(run.part(a, i), gates_of, deferred_of, rules_of, marks)
                 self.add_many(run.part(i, i + 1).records())
                 a = i + 1
         if a < len(shapes):
-            self._add_run_lines(run.part(a, len(shapes)), gates_of, deferred_of, rules_of)
+            self._add_run_lines(run.part(a, len(shapes)), gates_of, deferred_of, rules_of, marks)
 
     def _add_run_lines(self, run: ShapeRun, gates_of: dict[int, int], deferred_of: list[Deferred | None],
-                       rules_of: list[Any]) -> None:
-        """``_add_run`` of lines of shapes without rare tests (``gates_of``: their gates). A metric line of a shape
-        in ``deferred_of`` is kept with its plan, not its values (``deferred_metric``); a line of a shape in
-        ``rules_of`` is matched against the rules its shape may meet (``RulePack.line_rules``), and is a record
-        only if one does."""
+                       rules_of: list[Any], marks: set[int] | frozenset[int] = frozenset()) -> None:
+        """``_add_run`` of lines of shapes without rare tests but phase markers (``gates_of``: their gates). A metric
+        line of a shape in ``deferred_of`` is kept with its plan, not its values (``deferred_metric``); a line of a
+        shape in ``rules_of`` is matched against the rules its shape may meet (``RulePack.line_rules``), and is a
+        record only if one does; a line of a shape in ``marks`` is looked at as a phase marker where
+        ``Scanner.add_many`` would, after its metric values."""
         table = run.table
         shapes = run.shapes
         texts = run.texts
@@ -260,6 +268,12 @@ class RunPath:
                         metric_cache[msg] = values
                 if values is not None:
                     self._add_metric(values, node, rec_node, rank, t, file, lineno, s)
+                    if values.get("kind") == "train":
+                        continue  # a progress line is no phase marker (as in Scanner.add_many)
+            if x in marks:
+                msg = s[sh.msg_start:sh.msg_end]
+                self._rare(Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level, msg, s,
+                                  cid_names[cid], "", key), node, msg, gates_of[x], False)
         self._run_nodes(seen)
 
     def _tables_at_once(self, run: ShapeRun, cids: list[int], node: str) -> bool:

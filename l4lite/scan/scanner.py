@@ -52,6 +52,7 @@ from l4lite.scan.points import (
     G_MARKER,
     G_METRIC,
     G_RARE,
+    LONG_LINE,
     METRIC_CACHE,
     PHASE_OF_KIND,
     PendingPoint,
@@ -148,7 +149,9 @@ class Scanner(RunPath):
         self._metric_parser = MetricParser()
         self._cid_names: dict[int, str] = {}  # cluster id -> provisional template id "#id"
         self._gates: dict[bytes, int] = {}  # message shape -> which tests it may pass (see gates_of)
-        self._rule_gate: dict[bytes, bool] = {}  # line shape -> whether a rule may match (Record.shape)
+        # line shape (Record.shape) -> the rules that may match a line of it (``RulePack.line_rules``, or the
+        # pack's ``match`` alone: LONG_LINE)
+        self._rule_gate: dict[bytes, Any] = {}
         self._exemplar_count = 0
         self._device: dict[tuple[str, str], list[DeviceEvent]] = {}
         self._total_steps = total_steps  # "Total optimization steps = N" (Hugging Face): epoch -> iteration
@@ -184,7 +187,8 @@ class Scanner(RunPath):
         metric_parse = self._metric_parser.parse_gated  # the gates below say may_be_metric_line
         gates_memo = self._gates
         rule_gate = self._rule_gate
-        could_match = getattr(rules, "could_match_line", None)
+        match_line = getattr(rules, "match_line", None)
+        line_rules = getattr(rules, "line_rules", None) if match_line is not None else None
         bucket_seconds = self.bucket_seconds
         inf = math.inf
         for record in records:
@@ -255,13 +259,22 @@ class Scanner(RunPath):
                     rank_nodes[rank] = record.node
             if rules is not None:
                 key = record.shape
-                may = True
-                if key is not None and could_match is not None:
-                    may = rule_gate.get(key)
-                    if may is None:
-                        may = remember(rule_gate, key, could_match(key))
-                if may:
+                found = LONG_LINE
+                if key is not None and line_rules is not None:
+                    found = rule_gate.get(key)
+                    if found is None:
+                        found = remember(rule_gate, key, line_rules(key) or LONG_LINE)
+                if found is LONG_LINE:
                     for match in rules.match(record):
+                        self._add_hit(match, record, node)
+                elif found[0] or found[1]:
+                    # RulePack.match of a one-line record, with the rules its shape gave: the message is a part
+                    # of the text (else the pack looks both up)
+                    text = record.text
+                    line_msg = msg or text
+                    found = match_line(found, line_msg, text, record.source) if line_msg in text \
+                        else rules.match(record)
+                    for match in found:
                         self._add_hit(match, record, node)
             gates = gates_memo.get(shape)
             if gates is None:
