@@ -152,7 +152,7 @@ def component(text: str, learned: bool = False) -> Component | None:
     ``learned``: when the lexicon names nothing, ask the shipped TF-IDF model (``rules.learned``), which answers
     only when it is fairly sure (probability ``LEARNED_MIN``).
     """
-    found = _named(text) or _lexicon(text)
+    found = named_component(text) or _lexicon(text)
     if found is not None or not learned:
         return found
     from l4lite.rules.learned import shipped_model
@@ -169,7 +169,8 @@ def component(text: str, learned: bool = False) -> Component | None:
 NAMED_SCORE = 5.0  # a name with one meaning (``rules.exceptions``) outweighs a strong lexicon word
 
 
-def _named(text: str) -> Component | None:
+def named_component(text: str) -> Component | None:
+    """The category a name with one meaning in ``text`` gives (``rules.exceptions``), as a component."""
     found = named(text)
     return Component(found.category, NAMED_SCORE, (found.name,)) if found is not None else None
 

@@ -139,6 +139,9 @@ _REMOTE_FAILURE = re.compile(
 _FRAME = re.compile(r'File "(?P<path>[^"\n]{1,400})", line \d+')
 _REMOTE_FRAME = re.compile(r"/(?:fsspec/implementations/(?:http|s3|gcs)|s3fs|gcsfs|botocore|huggingface_hub|"
                            r"aiohttp|aiobotocore)/", re.I)
+# A traceback cut before its exception line (the rest of the log was lost, or another thread's line split it)
+# still says in its innermost frames what the program was doing: writing or reading a checkpoint file.
+_FILE_FRAME = re.compile(r"/torch/serialization\.py|/safetensors/", re.I)
 
 
 def exception_class(text: str) -> str | None:
@@ -183,6 +186,8 @@ def named(text: str) -> Named | None:
         found = _class_category(cls)
         if found is not None:
             return found
+    elif frames and any(_FILE_FRAME.search(p) for p in frames[-2:]):
+        return Named("storage", next(p for p in frames[-2:] if _FILE_FRAME.search(p)).rsplit("/", 1)[-1])
     m = _ERRNO.search(head)
     if m is not None:
         code = int(next(g for g in m.groups() if g))
