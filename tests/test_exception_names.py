@@ -17,7 +17,7 @@ from l4lite.rules.exceptions import exception_class, named
     # a number the code converts into a type too small for it: the code's, whatever "out of range" votes for
     ("OverflowError: out of range integral type conversion attempted", "software"),
     ("tarfile.ReadError: unexpected end of data in shard-000123.tar", "data"),
-    ("safetensors_rust.SafetensorError: Error while deserializing header: MetadataIncompleteBuffer", "storage"),
+    ("ConnectionRefusedError: [Errno 111] Connection refused", "network"),
     ("OSError: [Errno 122] Disk quota exceeded: '/scratch/run7/step_400.pt'", "storage"),
     ("OSError: [Errno 116] Stale file handle", "storage"),
     ("PermissionError: [Errno 13] Permission denied: '/mnt/out/config.json'", "user_config"),

@@ -49,7 +49,6 @@ EXCEPTIONS: dict[str, str] = {
     "JSONDecodeError": "data",
     "pyarrow.lib.ArrowInvalid": "data",
     "datasets.builder.DatasetGenerationError": "data",
-    "safetensors_rust.SafetensorError": "storage",  # a checkpoint file cut short or corrupted on disk
     "OverflowError": "software",  # a number converted to a type that cannot hold it: the code's
     "ZeroDivisionError": "software",
     "NameError": "software",
@@ -59,7 +58,24 @@ EXCEPTIONS: dict[str, str] = {
     "NotImplementedError": "software",
     "RecursionError": "software",
     "FloatingPointError": "numerical",
+    "ConnectionRefusedError": "network",
+    "ConnectionAbortedError": "network",
     "FileNotFoundError": "user_config",
+    # a model, file or revision the hub does not have, or will not give this account: the name configured
+    "RepositoryNotFoundError": "user_config",
+    "RevisionNotFoundError": "user_config",
+    "EntryNotFoundError": "user_config",
+    "GatedRepoError": "user_config",
+    "HFValidationError": "user_config",
+    # configuration files and their composition (OmegaConf, Hydra, YAML, argparse)
+    "omegaconf.errors.ConfigAttributeError": "user_config",
+    "omegaconf.errors.ConfigKeyError": "user_config",
+    "omegaconf.errors.MissingMandatoryValue": "user_config",
+    "ConfigCompositionException": "user_config",
+    "yaml.scanner.ScannerError": "user_config",
+    "yaml.parser.ParserError": "user_config",
+    "yaml.constructor.ConstructorError": "user_config",
+    "argparse.ArgumentError": "user_config",
     "IsADirectoryError": "user_config",
     "NotADirectoryError": "user_config",
     "PermissionError": "user_config",
@@ -104,7 +120,8 @@ CUDA_ERRORS: tuple[tuple[str, str], ...] = (
                  r"cudaErrorInvalidPc|cudaErrorNoKernelImageForDevice|no kernel image is available"),
     ("user_config", r"cudaErrorNoDevice|no CUDA-capable device is detected|cudaErrorInvalidDevice\b|"
                     r"invalid device ordinal|cudaErrorInsufficientDriver|driver version is insufficient|"
-                    r"cudaErrorSystemDriverMismatch"),
+                    r"cudaErrorSystemDriverMismatch|Found no NVIDIA driver on your system|"
+                    r"NVIDIA driver on your system is too old"),
     ("oom", r"cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY"),
 )
 _CUDA = tuple((cat, re.compile(pat, re.I)) for cat, pat in CUDA_ERRORS)
