@@ -67,3 +67,23 @@ def test_the_last_exception_of_a_traceback_names_it() -> None:
     text = ("Traceback (most recent call last):\n  File \"a.py\", line 1\nFileNotFoundError: missing.json\n\n"
             "During handling of the above exception, another exception occurred:\n\nOverflowError: too big")
     assert exception_class(text) == "OverflowError"
+
+
+def test_a_traceback_cut_to_its_frames_is_read_by_its_innermost_frames() -> None:
+    """A record of frames alone (no header, no exception line, no error word) is a failure's traceback; what its
+    innermost frames do names the component, and only such a name does (no word vote, no guess)."""
+    from scan_helpers import DigitMiner, rec
+
+    from l4lite.detect.components import ComponentDetector
+    from l4lite.scan.scanner import scan_records
+
+    store = ('  File "/env/site-packages/s3fs/core.py", line 1201, in _cat_file\n'
+             '    return await _read(r)\n  File "/env/site-packages/aiohttp/streams.py", line 392, in readany\n'
+             '    await self._wait("readany")')
+    plain = ('  File "/app/train.py", line 88, in step\n    loss = model(batch)\n'
+             '  File "/app/model.py", line 12, in forward\n    return self.head(x)')
+    records = [rec(store.splitlines()[0], text=store, line=1, end_line=4, time=100.0),
+               rec(plain.splitlines()[0], text=plain, line=5, end_line=8, time=101.0, node="node2",
+                   file="node2.log")]
+    found = ComponentDetector().detect(scan_records(records, DigitMiner()))
+    assert [(f.node, f.category) for f in found] == [("node1", "storage")]
