@@ -15,7 +15,7 @@ import re
 
 from l4lite.detect.base import Detector, Finding
 from l4lite.records import Record
-from l4lite.rules.components import component, is_cascade
+from l4lite.rules.components import component, is_cascade, named_component
 from l4lite.scan.scanner import JobScan, node_key
 
 # Lines that read as errors. A driver's line is not one for being the driver's ("NVRM: loading NVIDIA UNIX x86_64
@@ -26,6 +26,7 @@ ERRORISH = re.compile(
     r"segmentation fault|panic|violations?|throttl\w*|fallen off)\b|Xid|Traceback",
     re.IGNORECASE,
 )
+FRAME = re.compile(r'^\s*File "[^"\n]{1,400}", line \d+, in ', re.M)  # a Python traceback's frame
 MAX_RECORDS = 10
 SCORE = 0.25  # below every signature of severity error: a rule that names the fault leads
 
@@ -49,11 +50,14 @@ class ComponentDetector(Detector):
                 if key in matched or key in seen:
                     continue
                 seen.add(key)
-                if r.level not in ("error", "critical") and not ERRORISH.search(r.text[:2000]):
-                    continue
                 if is_cascade(r.text):
                     continue
-                found = component(r.text, learned=True)
+                if r.level not in ("error", "critical") and not ERRORISH.search(r.text[:2000]):
+                    # the frames of a traceback cut above its header and below its exception line: only a name
+                    # with one meaning in them (a remote-storage client, a checkpoint writer) says what failed
+                    found = named_component(r.text) if FRAME.search(r.text[:4000]) else None
+                else:
+                    found = component(r.text, learned=True)
                 if found is None:
                     continue
                 groups.setdefault((node_key(r), found.category), []).append((r, found.words))

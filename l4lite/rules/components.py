@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from l4lite.rules.exceptions import named
+
 # ------------------------------------------------------------------------------------------------ cascades
 CASCADE = re.compile(
     r"Watchdog caught collective operation timeout|collective operation timeout|watchdog thread terminated|"
@@ -94,7 +96,8 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
                      r"Remote I/O error|\bnfs\b|\bNFS\b|\bGPFS\b|mmfs|\bFSx\b|"
                      r"\bbeegfs\b|not responding, (?:still trying|timed out)|I/O error|blk_update_request|"
                      r"\bEXT4-fs error|\bXFS\b.*error|No space left on device|PytorchStreamWriter failed|"
-                     r"failed writing|unexpected EOF|file write failed|inline_container"),
+                     r"failed writing|unexpected EOF|file write failed|inline_container|"
+                     r"(?:not enough|insufficient|no) (?:free )?disk space|disk (?:is )?full"),
     ("storage", 1.0, r"\bdisk\b|\bmount\b|serialization\.py|torch\.save|checkpoint"),
     # host: memory, kernel, CPU
     ("host", 3.0, r"Cannot allocate memory|MemoryError|oom-kill|oom_reaper|Out of memory: Kill|Memory cgroup out of|"
@@ -149,7 +152,7 @@ def component(text: str, learned: bool = False) -> Component | None:
     ``learned``: when the lexicon names nothing, ask the shipped TF-IDF model (``rules.learned``), which answers
     only when it is fairly sure (probability ``LEARNED_MIN``).
     """
-    found = _lexicon(text)
+    found = named_component(text) or _lexicon(text)
     if found is not None or not learned:
         return found
     from l4lite.rules.learned import shipped_model
@@ -161,6 +164,15 @@ def component(text: str, learned: bool = False) -> Component | None:
     proba = model.proba(rest)
     best = max(proba, key=lambda c: proba[c])
     return Component(best, proba[best], (LEARNED_WORDS,)) if proba[best] >= LEARNED_MIN else None
+
+
+NAMED_SCORE = 5.0  # a name with one meaning (``rules.exceptions``) outweighs a strong lexicon word
+
+
+def named_component(text: str) -> Component | None:
+    """The category a name with one meaning in ``text`` gives (``rules.exceptions``), as a component."""
+    found = named(text)
+    return Component(found.category, NAMED_SCORE, (found.name,)) if found is not None else None
 
 
 def _lexicon(text: str) -> Component | None:
