@@ -368,14 +368,17 @@ class HeaderReading:
         kernel: [  950.818166] ")."""
         t = self.ts.iso_time(s, layout) if layout is not None else None
         if t is None:
-            parse = self.ts.parse
-            t, end, lvl, kind = parse(s, ts_first)
-            if ts_second >= 0:
-                if end:
+            known, t = self.ts.planned_time(s, ts_first, ts_end, ts_kind) if ts_second < 0 and ts_level is None \
+                else (False, None)
+            if not known:
+                parse = self.ts.parse
+                t, end, lvl, kind = parse(s, ts_first)
+                if ts_second >= 0:
+                    if end:
+                        return False, None
+                    t, end, lvl, kind = parse(s, ts_second)
+                if end != ts_end or kind != ts_kind or lvl != ts_level:
                     return False, None
-                t, end, lvl, kind = parse(s, ts_second)
-            if end != ts_end or kind != ts_kind or lvl != ts_level:
-                return False, None
             if uptime_span is not None and t is not None:
                 self.ts.anchor(t, float(s[uptime_span[0]:uptime_span[1]]))
         if t is None or (t > self.future and self._future_time(lineno, t)):  # none, or a wrong clock
