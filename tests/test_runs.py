@@ -812,3 +812,23 @@ def test_a_line_that_opens_a_record_is_queued_from_its_header_plan(tmp_path: Pat
     assert openers > 1500
     # by line: the continuation and NCCL lines, and the first line of each header's shape
     assert calls[0] < sum(x.startswith("    ") or "NCCL" in x for x in lines) + 20
+
+
+@pytest.mark.parametrize("root", ["real_jobs", "suite"])
+def test_fixture_jobs_spool_as_the_per_line_reader_spools_them(tmp_path: Path, root: str) -> None:
+    """Every job of ``fixtures/real_jobs`` (real runs) and ``fixtures/suite`` (simulated faults) spools the same
+    rows and templates with runs, line plans and header plans as with the per-line reader alone."""
+    jobs = sorted(p for p in (_REAL / root).iterdir() if p.is_dir())
+    assert len(jobs) >= 20
+    for k, job in enumerate(jobs):
+        tables = []
+        for runs, options in ((True, IngestOptions()), (False, IngestOptions(line_shapes=False))):
+            acc = Accounting()
+            miner = TemplateMiner()
+            path = tmp_path / f"{k}-{runs}.arrows"
+            write_spool(iter_job(discover([str(job)], acc), options, acc, runs=runs), miner, path)
+            with ipc.open_stream(path) as reader:
+                tables.append((reader.read_all(), miner.finalize(), acc.to_dict()))
+        (a, templates_a, acc_a), (b, templates_b, acc_b) = tables
+        assert a.equals(b), job.name
+        assert (templates_a, acc_a) == (templates_b, acc_b), job.name
