@@ -726,7 +726,8 @@ def test_nccl_lines_read_the_same_in_runs(tmp_path: Path) -> None:
 
 
 def test_a_line_with_a_header_after_an_open_record_reads_from_its_plan(tmp_path: Path) -> None:
-    """A line that may open a multi-line record (``NVRM:``, an error, a traceback) is read line by line; the line
+    """A line that may open a multi-line record (``NVRM:``, an error, a traceback) is queued (from its header's
+    plan where it has one, else line by line); the line
     after it is read from its plan when its header (no stream prefix, a timestamp) says it continues nothing,
     and ends the record there, as the per-line path does. Lines without a header continue it, and an NCCL line
     leaves it open: those stay on the per-line path. Records are those of the per-line path."""
