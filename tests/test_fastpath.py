@@ -111,3 +111,19 @@ def test_hex_key_folds_ids_but_not_what_masking_tells_apart() -> None:
     assert key("at /a3d6328b") != key("at /3ad6328b")  # a path component may not start with a digit
     assert key("x 12e45678") != key("x 12a45678")  # a number in exponent form
     assert key("GPU-A3D6328B") != key("GPU-99E1F0C2")  # upper case is left to the plain key
+
+
+def test_hex_key_finds_the_words_of_its_reference_pattern() -> None:
+    """``hex_key`` scans with a pattern that leaves part of its test to the fold (``_HEX_RUN``): it folds the
+    same words as the reference pattern (``_HEX_WORD``) on keys made of the bytes that matter to either."""
+    import random
+
+    from l4lite.mining.miner import _HEX_WORD, _fold_hex_word, hex_key
+
+    rnd = random.Random(11)
+    alphabet = [b"0", b"a", b"b", b"e", b"f", b"x", b"g", b"A", b" ", b"-", b"/", b".", b"_", b"[", b"\xc3\xa9"]
+    for _ in range(20_000):
+        key = b"".join(rnd.choice(alphabet) if rnd.random() < 0.3 else rnd.choice(alphabet[:4])
+                       for _ in range(rnd.randrange(1, 40)))
+        assert hex_key(key) == _HEX_WORD.sub(_fold_hex_word, key), key
+    assert hex_key(b"at 0000000000 and aaaaaaaaaa") == b"at 0000000000 and aaaaaaaaaa"  # no letter, no digit

@@ -726,7 +726,8 @@ def test_nccl_lines_read_the_same_in_runs(tmp_path: Path) -> None:
 
 
 def test_a_line_with_a_header_after_an_open_record_reads_from_its_plan(tmp_path: Path) -> None:
-    """A line that may open a multi-line record (``NVRM:``, an error, a traceback) is read line by line; the line
+    """A line that may open a multi-line record (``NVRM:``, an error, a traceback) is queued (from its header's
+    plan where it has one, else line by line); the line
     after it is read from its plan when its header (no stream prefix, a timestamp) says it continues nothing,
     and ends the record there, as the per-line path does. Lines without a header continue it, and an NCCL line
     leaves it open: those stay on the per-line path. Records are those of the per-line path."""
@@ -760,3 +761,75 @@ def test_a_line_with_a_header_after_an_open_record_reads_from_its_plan(tmp_path:
     after = [r for r in records if r.line in openers]
     assert len(after) > 800
     assert sum(r.shape is not None for r in after) > 0.8 * len(after)  # read from a plan, not line by line
+
+
+def test_a_line_that_opens_a_record_is_queued_from_its_header_plan(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kernel and storage lines whose message opens a record (``NVRM:``, ``LustreError``, an ``[E]`` marker, an
+    error word) with a new id on each line are queued from their header's plan, not by ``_line``; the records
+    are those of the per-line path, continuation lines and NCCL lines between them included."""
+    from l4lite.ingest import reader
+
+    rnd = random.Random(5)
+    lines = []
+    t = 1_733_011_200.0
+    up = 1000.0
+    for i in range(4000):
+        t += rnd.choice((0.4, 2.0))
+        up += rnd.choice((0.3, 1.0))
+        stamp = datetime.fromtimestamp(t, tz=UTC)
+        head = f"{stamp:%b} {stamp.day:2d} {stamp:%H:%M:%S} node07 "
+        k = i % 6
+        ident = f"{rnd.getrandbits(rnd.choice((24, 32, 44))):x}"
+        msg = (f"NVRM: GPU at PCI:0000:{i % 200:02x}:00: GPU-{ident}" if k == 0 else
+               f"LustreError: 11-0: scratch-OST{i % 99:04x}-osc-ffff{ident}: operation failed: rc = -{i % 9}"
+               if k == 1 else f"mlx5_core 0000:0c:00.0: port {i % 2} link up, id {ident}" if k == 2 else
+               f"free callback for 0x{ident} failed with error {i % 7}" if k == 3 else
+               f"CPU{i % 96}: Core temperature above threshold (total events = {i})")
+        if k == 4 and i % 4 == 0:
+            lines.append(f"{head}mmfs: [E] Unable to access file system gpfs{i % 3} ({ident})")
+        else:
+            lines.append(f"{head}kernel: [{up:12.6f}] {msg}" if i % 5 else f"[{up:12.6f}] {msg}")
+        if k == 0 and i % 3 == 0:
+            lines.append(f"    continued text of event {i}")
+        if i % 97 == 0:
+            lines.append(f"dgx-a100-01:{5270 + i % 8}:{5689 + i % 8} [{i % 8}] NCCL INFO comm 0x{ident} rank 0")
+    f = tmp_path / "node007" / "kern.log"
+    f.parent.mkdir()
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    calls = [0]
+    line = reader._FileReader._line
+
+    def counted(self: Any, lineno: int, s: str) -> Any:
+        calls[0] += 1
+        return line(self, lineno, s)
+
+    monkeypatch.setattr(reader._FileReader, "_line", counted)
+    assert _same_three_ways([str(f)]) > 4000
+    calls[0] = 0
+    records = list(iter_records([str(f)], IngestOptions(), Accounting()))
+    openers = sum(r.message.startswith(("NVRM:", "LustreError", "[E]")) or "failed with error" in r.message
+                  for r in records)
+    assert openers > 1500
+    # by line: the continuation and NCCL lines, and the first line of each header's shape
+    assert calls[0] < sum(x.startswith("    ") or "NCCL" in x for x in lines) + 20
+
+
+@pytest.mark.parametrize("root", ["real_jobs", "suite"])
+def test_fixture_jobs_spool_as_the_per_line_reader_spools_them(tmp_path: Path, root: str) -> None:
+    """Every job of ``fixtures/real_jobs`` (real runs) and ``fixtures/suite`` (simulated faults) spools the same
+    rows and templates with runs, line plans and header plans as with the per-line reader alone."""
+    jobs = sorted(p for p in (_REAL / root).iterdir() if p.is_dir())
+    assert len(jobs) >= 20
+    for k, job in enumerate(jobs):
+        tables = []
+        for runs, options in ((True, IngestOptions()), (False, IngestOptions(line_shapes=False))):
+            acc = Accounting()
+            miner = TemplateMiner()
+            path = tmp_path / f"{k}-{runs}.arrows"
+            write_spool(iter_job(discover([str(job)], acc), options, acc, runs=runs), miner, path)
+            with ipc.open_stream(path) as reader:
+                tables.append((reader.read_all(), miner.finalize(), acc.to_dict()))
+        (a, templates_a, acc_a), (b, templates_b, acc_b) = tables
+        assert a.equals(b), job.name
+        assert (templates_a, acc_a) == (templates_b, acc_b), job.name

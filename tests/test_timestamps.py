@@ -157,3 +157,46 @@ def test_elastic_time() -> None:
     assert parse_elastic_time("2025-05-21_15:43:03") == ts(2025, 5, 21, 15, 43, 3)
     assert parse_elastic_time("<N/A>") is None
     assert parse_elastic_time("2025-02-30_15:43:03") is None
+
+
+def test_planned_syslog_and_uptime_times_equal_parse() -> None:
+    """``planned_time`` (a line of a header shape ``parse`` read before) gives ``parse``'s time and leaves the
+    parser in the same state, over months out of order, New Year both ways, reboots and new seconds of known
+    minutes; where it cannot it says so and ``parse`` reads the line."""
+    import random
+
+    from l4lite.ingest.timestamps import MONTHS, TimestampParser
+
+    names = list(MONTHS)
+    rnd = random.Random(4)
+    lines = []
+    month, day, up, h, mi = 11, 28, 100.0, 23, 59
+    for _ in range(20_000):
+        r = rnd.random()
+        if r < 0.002:
+            month = rnd.choice((1, 12, 6, month % 12 + 1))
+        elif r < 0.004:
+            up = rnd.uniform(1, 50)  # a reboot
+        day = min(28, max(1, day + rnd.choice((0, 0, 0, 1, -1))))
+        if rnd.random() < 0.1:
+            h, mi = rnd.randrange(24), rnd.choice((0, 1, 59))
+        sec = rnd.randrange(60)
+        up += rnd.uniform(0, 3)
+        if rnd.random() < 0.5:
+            lines.append((f"{names[month - 1]} {day:2d} {h:02d}:{mi:02d}:{sec:02d} host kernel: x", "syslog"))
+        else:
+            lines.append((f"[{up:12.6f}] x", "uptime"))
+    ref = TimestampParser(mtime=1_764_388_862.0)
+    fast = TimestampParser(mtime=1_764_388_862.0)
+    planned = 0
+    for s, kind in lines:
+        t, end, _, k = ref.parse(s, 0)
+        assert k == kind
+        known, t2 = fast.planned_time(s, 0, end, kind)
+        planned += known
+        if not known:
+            t2 = fast.parse(s, 0)[0]
+        assert t2 == t, s
+        assert (fast._year, fast._last_month, fast._cache, fast.boot_index, fast._last_uptime) == \
+            (ref._year, ref._last_month, ref._cache, ref.boot_index, ref._last_uptime)
+    assert planned > 0.8 * len(lines)

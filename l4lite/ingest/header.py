@@ -32,6 +32,8 @@ CRI_PREFIX = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\
 # note, a copy's banner) must not leave the whole pod log unread, and a plain line passes unwrapping unchanged.
 CRI_HEAD_LINES = 16
 MAX_PLANS = 4096  # line shapes remembered per book (see runs.ShapeBook)
+KIND_STARTS = frozenset("T=fEN")  # first characters of messages that may open a multi-line record
+QUEUED: Any = object()  # ``_head_planned``'s answer for a line it queued as the start of a multi-line record
 
 
 _KERN_WORDS = (b"kern", b"user", b"mail", b"daemon", b"auth", b"syslog", b"lpr", b"news", b"uucp", b"cron", b"ftp",
@@ -250,16 +252,9 @@ class HeaderReading:
         how its header was read, under the header's shape (``_learn_head``)."""
         if not self.opt.line_shapes:
             return
-        key = shape_of(s)
-        end = len(s.rstrip())
-        a = len(s) - len(s[p:].lstrip())
-        if a >= end:
-            a = len(s) - len(s[pos:].lstrip())
-        if s[a:end] != msg:
+        key, a, end = self._learn_header(s, msg, spans, pos, p, nccl, head_source)
+        if a < 0:
             return
-        if not pos and spans[0] is None and (spans[5] or nccl) and 0 < p <= a < end and key[a:a + 1] != b"0" \
-                and key[:a] not in self.heads:  # (a header, then a message)
-            self._learn_head(s, key, a, spans, nccl, head_source)
         plans = self.plans
         if len(plans) >= MAX_PLANS:
             self.book.restart()
@@ -308,6 +303,24 @@ class HeaderReading:
                 # "  3: 2024-..." (srun --label), "[rank3]: ...", "[default3]: ..." (a local rank)
                 pending.append((key, layout, a, end, level, source, pos, spans[0], local_rank and not global_rank))
 
+    def _learn_header(self, s: str, msg: str, spans: tuple, pos: int, p: int, nccl: bool,
+                      head_source: str | None) -> tuple[bytes, int, int]:
+        """The line's shape and where its message starts and ends (start -1 where the line's text does not end
+        with ``msg``); learns its header's plan (``_learn_head``) where it has a header and then a message.
+        Called for a directly emitted line (``_learn``) and for a line that opens a record (``_line``): the
+        header's plan reads the header alone, and ``_head_planned`` decides about the message line by line."""
+        key = shape_of(s)
+        end = len(s.rstrip())
+        a = len(s) - len(s[p:].lstrip())
+        if a >= end:
+            a = len(s) - len(s[pos:].lstrip())
+        if s[a:end] != msg:
+            return key, -1, end
+        if not pos and spans[0] is None and (spans[5] or nccl) and 0 < p <= a < end and key[a:a + 1] != b"0" \
+                and key[:a] not in self.heads:  # (a header, then a message)
+            self._learn_head(s, key, a, spans, nccl, head_source)
+        return key, a, end
+
     def _learn_head(self, s: str, key: bytes, a: int, spans: tuple, nccl: bool, head_source: str | None) -> None:
         """Remember how the header of a line without a stream prefix was read, under the header's shape alone
         (``key[:a]``, up to the message): kernel, storage and NCCL lines carry ids of varying widths and hex
@@ -355,14 +368,17 @@ class HeaderReading:
         kernel: [  950.818166] ")."""
         t = self.ts.iso_time(s, layout) if layout is not None else None
         if t is None:
-            parse = self.ts.parse
-            t, end, lvl, kind = parse(s, ts_first)
-            if ts_second >= 0:
-                if end:
+            known, t = self.ts.planned_time(s, ts_first, ts_end, ts_kind) if ts_second < 0 and ts_level is None \
+                else (False, None)
+            if not known:
+                parse = self.ts.parse
+                t, end, lvl, kind = parse(s, ts_first)
+                if ts_second >= 0:
+                    if end:
+                        return False, None
+                    t, end, lvl, kind = parse(s, ts_second)
+                if end != ts_end or kind != ts_kind or lvl != ts_level:
                     return False, None
-                t, end, lvl, kind = parse(s, ts_second)
-            if end != ts_end or kind != ts_kind or lvl != ts_level:
-                return False, None
             if uptime_span is not None and t is not None:
                 self.ts.anchor(t, float(s[uptime_span[0]:uptime_span[1]]))
         if t is None or (t > self.future and self._future_time(lineno, t)):  # none, or a wrong clock
@@ -370,10 +386,12 @@ class HeaderReading:
         self.last_time = t
         return True, t
 
-    def _head_planned(self, lineno: int, s: str, key: bytes, plan: tuple) -> Record | None:
+    def _head_planned(self, lineno: int, s: str, key: bytes, plan: tuple, queue: bool = False) -> Record | None:
         """Read a line from its header's plan (``_learn_head``) and its message as ``_line`` does, or None where
-        ``_line`` must (the message opens a record, is an error, or changes reading state). The second line of
-        a shape read so learns the shape's own plan, as ``_line`` would have on the first (a shape seen once
+        ``_line`` must (the message changes reading state; or it opens a record, an error say, and ``queue`` is
+        false). With ``queue``, a line whose message opens a record (``NVRM:``, ``LustreError``, ``[E]``) is
+        queued as ``_line`` queues it, and ``QUEUED`` returned: a third of a kernel log's lines. The second line
+        of a shape read so learns the shape's own plan, as ``_line`` would have on the first (a shape seen once
         is not worth one: kernel lines with a new id each), the first where runs may take the shape."""
         (a, nccl, has_nccl, ts_first, ts_second, ts_end, ts_kind, ts_level, layout, host_span, gpu_span,
          uptime_span, marker_at, marker_end, head_source, spans, bracket) = plan
@@ -381,8 +399,10 @@ class HeaderReading:
         if not c or c.isspace() or c in DIGITS or (bracket and c == "[") or (s.find("NCCL", 0, 240) > 0) != has_nccl or not no_prefix(s):
             return None
         msg = s[a:].rstrip()
-        if "\r" in msg or "global_ranks=[" in msg or msg.startswith(("srun: error: ", "slurmstepd: error: ")) \
-                or lc.record_kind(msg) != lc.K_LINE:
+        if "\r" in msg or "global_ranks=[" in msg or msg.startswith(("srun: error: ", "slurmstepd: error: ")):
+            return None
+        kind = lc.record_kind(msg) if c in KIND_STARTS else lc.K_LINE
+        if kind != lc.K_LINE and (nccl or not queue):
             return None
         level = ts_level
         if marker_at >= 0:
@@ -390,12 +410,14 @@ class HeaderReading:
             if end != marker_end:
                 return None
         if level is None:
-            level = lc.content_level(msg)
-        if level == "error":
+            level = "error" if kind == lc.K_TB else lc.content_level(msg)
+        if level == "error" and (nccl or not queue):
             return None
         ok, t = self._plan_time(lineno, s, layout, ts_first, ts_second, ts_end, ts_kind, ts_level, uptime_span)
         if not ok:
             return None
+        if kind != lc.K_LINE or level == "error":
+            return self._head_opens(lineno, s, msg, plan, t, level, kind)
         learn = True
         if nccl:
             source = "nccl"
@@ -430,6 +452,35 @@ class HeaderReading:
         if node is None and rank is None:
             self.nameless += 1
         return Record(self.f.rel, lineno, lineno, node, rank, gpu, source, t, level, msg, s)
+
+    def _head_opens(self, lineno: int, s: str, msg: str, plan: tuple, t: float | None, level: str | None,
+                    kind: int) -> Any:
+        """What ``_line`` does with a line of no stream prefix, a header and a message that opens a record (not
+        NCCL): the unprefixed stream's open record is closed, and this one queued and opened in its place.
+        ``_head_planned`` has read the header and the time; returns ``QUEUED``."""
+        host_span, gpu_span, head_source = plan[9], plan[10], plan[14]
+        if head_source is None or head_source == "other":
+            source = lc.classify(s, msg) or head_source or self.default_source
+        elif head_source == "kernel":
+            source = lc.kernel_or_storage(msg)
+        else:
+            source = head_source
+        host = self._host(s[host_span[0]:host_span[1]]) if host_span is not None else None
+        gpu = int(s[gpu_span[0]:gpu_span[1]]) if gpu_span is not None else None
+        if host is not None or gpu is not None:
+            self._saw("", host, gpu, None, None)
+        rank = self.path_rank
+        if rank is None and ("[Rank " in msg or "[rank" in msg):
+            rank = lc.rank_in_message(msg)
+        op = self.open.pop("", None)
+        if op is not None:
+            op.closed = True
+        new = lc.OpenRecord(lineno, host if host is not None else self.path_node, rank, gpu, source, t, level, msg,
+                            s, kind, "")
+        self.open[""] = new
+        self.last_open = new
+        self.out.append(new)
+        return QUEUED
 
     def _planned_simple(self, lineno: int, s: str, plan: tuple) -> Record | None:
         """``_planned`` for the most common shape: an ISO timestamp first, no prefix, host or GPU in the line."""

@@ -31,7 +31,7 @@ from l4lite.ingest.attribution import (
 from l4lite.ingest.context import JobContext, build_context
 from l4lite.ingest.decode import iter_line_blocks
 from l4lite.ingest.files import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover
-from l4lite.ingest.header import CRI_HEAD_LINES, CRI_PREFIX, HeaderReading
+from l4lite.ingest.header import CRI_HEAD_LINES, CRI_PREFIX, KIND_STARTS, QUEUED, HeaderReading
 from l4lite.ingest.lineclass import OpenRecord
 from l4lite.ingest.pieces import lead_of
 from l4lite.ingest.runs import RUN_BLOCK_LINES, RunReading, ShapeBook, ShapeRun
@@ -45,7 +45,7 @@ _HOLD_LINES = 1000  # lines held at the start of a file while its host is still 
 _STALE_LINES = 5000  # an open multi-line record untouched for this many lines is closed
 _AMBIGUOUS = "\x00"  # a stream that showed two different hosts (or GPUs)
 _SPACE_START = frozenset(" \t")
-_KIND_STARTS = frozenset("T=fEN")  # first characters of messages that may open a multi-line record
+_KIND_STARTS = KIND_STARTS
 _BLANK = object()  # _line's answer for a line that is blank once its prefixes are removed
 UPTIME_BRACKET = re.compile(r"\[ *(\d+\.\d+)\] *")
 SRUN_ERROR = re.compile(r"srun: error: ([A-Za-z0-9][\w.-]*): tasks? (\d+)(?:-(\d+))?: ")
@@ -259,7 +259,12 @@ class _FileReader(HeaderReading, RunReading):
                                 elif self.head_lengths:
                                     plan = self.head_plan(key)
                                     if plan is not None and (not out or _ends(plan)):
-                                        r = self._head_planned(lineno, s, key, plan)
+                                        r = self._head_planned(lineno, s, key, plan, True)
+                                        if r is QUEUED:  # it opens a record: queued as _line queues it
+                                            lineno += 1
+                                            while out[0].closed:  # the record it closed
+                                                yield finish(out.popleft())
+                                            continue
                                 if r is not None:
                                     r.shape = key
                                     if out:  # as _line closes it: this line's header says it is not a continuation
@@ -404,6 +409,10 @@ class _FileReader(HeaderReading, RunReading):
             new = OpenRecord(lineno, node, rank, gpu, source, t, level, msg, s, rkind, stream)
             new.closed = True
         else:
+            if spans is not None and not pos and not self.hold and self.opt.line_shapes:
+                # a line that opens a record teaches its header's plan as an emitted line does: storage logs
+                # have headers (``mmfs: [E] ``) whose every line opens one
+                self._learn_header(s, msg, spans, pos, p, nccl, head_source)
             new = OpenRecord(lineno, node, rank, gpu, source, t, level, msg, s, rkind, stream)
             self.open[stream] = new
             self.last_open = new

@@ -98,7 +98,7 @@ class TimestampParser:
     """Per-file timestamp state: year inference and the dmesg boot anchor."""
 
     __slots__ = ("_year", "_default_year", "_near", "_mtime", "_last_month", "_days", "boot", "boot_index",
-                 "_last_uptime", "_prescan_boot", "_cache", "_same", "_minutes")
+                 "_last_uptime", "_prescan_boot", "_cache", "_same", "_minutes", "_syslog_minutes")
 
     def __init__(self, year: int | None = None, mtime: float | None = None, near: int | None = None) -> None:
         self._default_year = year
@@ -109,6 +109,8 @@ class TimestampParser:
         self._days: dict[tuple[int, int, int], float] = {}
         self._cache: dict[str, float] = {}  # date-time text (to the second) -> epoch seconds
         self._minutes: dict[str, float] = {}  # ISO date-time text to the minute -> epoch seconds
+        # syslog date-time text to the minute ("Nov 29 04:01:") -> (the year it was read in, epoch seconds)
+        self._syslog_minutes: dict[str, tuple[int, float]] = {}
         # the previous ISO header, to re-read the next line of the same second without a regex:
         # (text up to the seconds, its epoch, fraction start, fraction length, text after the fraction, kind)
         self._same: tuple[str, float, int, int, str, str] | None = None
@@ -314,6 +316,35 @@ class TimestampParser:
             t += int(s[fs:fs + fl]) / _POW10[fl]
         return t
 
+    def planned_time(self, s: str, pos: int, end: int, kind: str) -> tuple[bool, float | None]:
+        """``parse(s, pos)``'s time, without its regex, for a line whose header has the shape of one that
+        ``parse`` read as ``kind`` ending at ``end``: the same pattern matches it at the same offsets (patterns
+        tell digits apart only as ``\\d``). A syslog time (no fraction) whose text was parsed before is the
+        remembered value (``parse`` changes no state then); a dmesg uptime is read from between its brackets
+        and moves the boot clock as ``parse`` does. (False, None) where ``parse`` must read it."""
+        if kind == "syslog":
+            text = s[pos:end].rstrip(" ")
+            if "." in text:
+                return False, None
+            t = self._cache.get(text)
+            if t is not None:
+                return True, t
+            # a new second of a minute read before: ``parse`` would infer the year (no change where the month is
+            # the last one seen), compute the time and remember it, as here
+            y = self._year
+            if y is None or self._last_month != MONTHS.get(text[:3]):
+                return False, None
+            minute = self._syslog_minutes.get(text[:-2])
+            if minute is None or minute[0] != y:
+                return False, None
+            t = minute[1] + int(text[-2:])
+            self._remember(text, t)
+            return True, t
+        if kind == "uptime":
+            whole, _, frac = s[pos + 1:end].rstrip(" ")[:-1].lstrip(" ").partition(".")
+            return True, self.uptime(int(whole) + _frac(frac))
+        return False, None
+
     def _bracket(self, s: str, pos: int) -> tuple[float | None, int, str | None, str]:
         c1 = s[pos + 1:pos + 2]
         if c1 in _DIGITS or c1 == " " or c1 == "+":
@@ -391,9 +422,14 @@ class TimestampParser:
                 t = self._cache.get(m[1])
                 if t is None:
                     d = int(m[3])
-                    t = self._day(self._infer_year(mon, d), mon, d) + int(m[4]) * 3600 + int(m[5]) * 60 \
-                        + int(m[6])
+                    y = self._infer_year(mon, d)
+                    base = self._day(y, mon, d) + int(m[4]) * 3600 + int(m[5]) * 60
+                    t = base + int(m[6])
                     self._remember(m[1], t)
+                    minutes = self._syslog_minutes
+                    if len(minutes) > 4096:
+                        minutes.clear()
+                    minutes[m[1][:-2]] = (y, base)
                 if m[7]:
                     t += _frac(m[7])
                 return t, m.end(), None, "syslog"

@@ -101,6 +101,12 @@ _has_ascii_digit = re.compile("[0-9]").search
 # number in exponent form (``12e45678``): see ``hex_key``.
 # A lowercase ``0x`` word is ``<HEX>`` or kept whole, whatever its digits and length.
 _HEX_WORD = re.compile(rb"(?<![A-Za-z0-9])(?:0x[0a-f]+|(?=[a-f]*0)(?=0*[a-f])[0a-f]{8,})(?![A-Za-z0-9])")
+# The same words, found faster: the pattern starts with the class of its first character, so the engine skips
+# to candidates at C speed instead of trying two lookarounds at every byte, and the test that a long word has
+# both a 0 and a letter is left to ``_fold_hex_word`` (a word of [0a-f] bounded by no letter or digit on either
+# side is a whole run of them, so a run that fails it holds no other match). ``tests/test_fastpath.py`` checks
+# that both find the same words.
+_HEX_RUN = re.compile(rb"[0a-f](?<![A-Za-z0-9][0a-f])(?:(?<=0)x[0a-f]+|[0a-f]{7,})(?![A-Za-z0-9])")
 _EXPONENT = re.compile(rb"0*e0+")
 
 
@@ -112,6 +118,9 @@ def _fold_hex_word(match: re.Match[bytes]) -> bytes:
     word = match.group()
     if word[1] == 120:  # 0x...
         return b"\xffx\xff"
+    zeros = word.count(48)
+    if not zeros or zeros == len(word):  # no digit or no letter: not a hex word (see _HEX_RUN)
+        return word
     if 101 in word and _EXPONENT.fullmatch(word):  # an "e" in it: maybe 12e45678
         return word
     first = b"0" if word[0] == 48 else b"a"
@@ -123,7 +132,7 @@ def hex_key(key: bytes) -> bytes:
     """A digit-folded key with its hex words (ids, pointers, hashes) folded as well: the messages of one key
     mask to the same text, except for tokens that keep digits, which the miner compares itself. Kernel and
     storage lines carry a new hex id on almost every line; this key makes them one entry per line layout."""
-    return _HEX_WORD.sub(_fold_hex_word, key)
+    return _HEX_RUN.sub(_fold_hex_word, key)
 
 
 def _compile(masks: Iterable[tuple[str, str]]) -> tuple[re.Pattern[str], dict[str, str]]:
