@@ -143,3 +143,24 @@ def test_the_peer_whose_address_the_cascades_say_they_lost_is_the_suspect(tmp_pa
     planted = {(e["file"], e["line"]) for e in truth["evidence"]}
     assert inc["suspects"][0]["node"] == truth["faulty_nodes"][0]
     assert any((e["file"], e["line"]) in planted for e in _roots(inc))
+
+
+OWN_PROGRESS_FORMAT = _excerpt(
+    "own-progress-format",
+    "INFO:trainer:[step 31877]  ctc_loss=0.734  acc=0.81  throughput=9.1K tks/s  lr=0.0003",
+    "INFO:trainer:[step 31878]  ctc_loss=0.729  acc=0.81  throughput=9.0K tks/s  lr=0.0003",
+    faulty="Rank 5",
+)
+
+
+def test_steps_in_another_line_format_do_not_put_every_other_rank_behind(tmp_path) -> None:
+    """The stuck rank printed its own progress format with far higher step numbers than the job's iteration
+    lines: the two counts are not one series, so the other ranks are not behind it, and the quiet node is
+    the suspect."""
+    job = JobPlanter(OWN_PROGRESS_FORMAT, seed=3).write("node-folders", tmp_path / "j")
+    truth = json.loads((job.path / "ground_truth.json").read_text())
+    options = AnalyzeOptions()
+    scan = scan_job(job_paths(job.path), options, rules=load_rules(options))
+    assert [f.node for f in HangDetector().detect(scan)] == truth["faulty_nodes"]
+    inc = analyze(str(job.path)).to_dict()
+    assert inc["suspects"][0]["node"] == truth["faulty_nodes"][0]
