@@ -164,3 +164,22 @@ def test_steps_in_another_line_format_do_not_put_every_other_rank_behind(tmp_pat
     assert [f.node for f in HangDetector().detect(scan)] == truth["faulty_nodes"]
     inc = analyze(str(job.path)).to_dict()
     assert inc["suspects"][0]["node"] == truth["faulty_nodes"][0]
+
+
+LAST_WORDS = _excerpt(
+    "last-words",
+    "[loop] eval pass: starting batch 88 of 87",
+    "[loop] eval pass: rank 5 holds one batch more than its group",
+    faulty="Rank 5", phase="eval",
+)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_stuck_nodes_last_lines_of_its_own_are_the_root_when_none_reads_as_an_error(tmp_path, layout: str) -> None:
+    """The quiet rank's last lines before its peers timed out are informational and name nothing, yet they are
+    where it stopped, and no other node printed them: they are the root evidence, not the peers' timeouts."""
+    inc, truth = _run(tmp_path, LAST_WORDS, layout)
+    planted = {(e["file"], e["line"]) for e in truth["evidence"]}
+    assert inc["suspects"][0]["node"] == truth["faulty_nodes"][0]
+    roots = _roots(inc)
+    assert roots and all((e["file"], e["line"]) in planted for e in roots)

@@ -45,7 +45,7 @@ from l4lite.diagnose.evidence import (
     ranks_behind,
     strip_summaries,
 )
-from l4lite.diagnose.ownlines import its_exception, node_said, only_cascades
+from l4lite.diagnose.ownlines import its_exception, last_words, node_said, only_cascades
 from l4lite.diagnose.phasing import failure_time_of, iteration_of, node_trackers, phase_of
 from l4lite.diagnose.timeline import around_failure, close_to, finding_key, named_time, survived
 from l4lite.records import Record
@@ -188,7 +188,7 @@ class Localizer:
             primary = min(close, key=lambda f: (f.node is None and not is_global(f) and len(scan.node_last) > 1,
                                                 finding_key(f), -f.score))
             if inferred(primary) and not is_global(primary):  # a stuck node inferred from its peers' cascades: what did it say itself?
-                said = self._said_root(findings, roles, primary, [f for f in signed if inferred(f)])
+                said = self._said_root(scan, findings, roles, primary, [f for f in signed if inferred(f)])
                 if said is not None:
                     if id(said) not in roles:
                         findings.append(said)
@@ -354,7 +354,7 @@ class Localizer:
                                          f.detector != ComponentDetector.name and f.severity == "warning",
                                          finding_key(f), -f.score))
 
-    def _said_root(self, findings: list[Finding], roles: dict[int, str], primary: Finding,
+    def _said_root(self, scan: JobScan, findings: list[Finding], roles: dict[int, str], primary: Finding,
                    inferred_roots: list[Finding]) -> Finding | None:
         """The line a node inferred to be at fault (the one silent while its peers timed out) printed itself.
 
@@ -364,7 +364,8 @@ class Localizer:
         name counts only when it is the one node that printed such a line. Without any, the inferred node's
         lines new to the job near the failure (the filters' anomalies) that read as errors stand in; its
         informational lines are not read here (a rank a hang stopped printed its start-up banners and
-        configuration dumps moments before).
+        configuration dumps moments before). Without those either, its last lines of its own near the stall
+        (``ownlines.last_words``) say where it stopped.
         """
         named = self._component_root(findings, roles, primary, around=primary)
         if named is not None and named.node != primary.node:
@@ -381,12 +382,23 @@ class Localizer:
                 return None  # but not more than its agent's SIGTERM of it while it was busy
             first = self._anomalous_root(findings, primary, telling=True, named=False)
             if first is not primary and first.category == "unknown" and torn_down(primary):
-                return first if around_failure(first, primary) else None
+                return first if around_failure(first, primary) else self._last_words(scan, findings, primary)
         if first is primary or not around_failure(first, primary) or after_kill(first, primary):
-            return None
+            return self._last_words(scan, findings, primary)
         if first.category == "unknown":
             first.category = primary.category
         return first
+
+    @staticmethod
+    def _last_words(scan: JobScan, findings: list[Finding], primary: Finding) -> Finding | None:
+        """The stuck node's last lines of its own, unless its agent's SIGTERM of it while busy says more; their
+        category is the hang's, or none when the job was merely torn down around it."""
+        if primary.data.get("killed_busy"):
+            return None
+        said = last_words(scan, primary.node, primary.time, _placed(findings))
+        if said is not None and not torn_down(primary):
+            said.category = primary.category
+        return said
 
     @staticmethod
     def _anomalous_root(findings: list[Finding], cascade: Finding, telling: bool = False,

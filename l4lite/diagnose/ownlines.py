@@ -90,6 +90,44 @@ def node_said(scan: JobScan, node: str | None, t0: float | None, placed: set[tup
                    records=[r for r, _, _ in same], count=len(same), data={"component": words, "own_lines": True})
 
 
+def last_words(scan: JobScan, node: str | None, t0: float | None, placed: set[tuple[str, int]]) -> Finding | None:
+    """A stuck node's last lines of its own near the stall, when none of them reads as an error; None without.
+
+    What an engineer reads first in a hang is where the quiet rank was when it stopped: a stall inspector's
+    warning, a validation loop's last batch, a stack dump, a shutdown notice. Those lines name no component and
+    no rule knows them, yet they are the stuck node's and its peers' watchdog timeouts are not. Only lines no
+    other node printed (a template of this node alone), not cascades nor rule hits nor launcher lines nor
+    progress lines, near ``t0`` and after the node's first training step; the last of them, in file order.
+    """
+    if node is None or t0 is None:
+        return None
+    metric_lines = {(p.file, p.line) for p in scan.metrics}
+    train = [p.time for p in scan.metrics if p.kind == "train" and p.time is not None and p.node == node]
+    started = min(train, default=None)
+    found: list[Record] = []
+    for (tid, where), recs in scan.exemplars.items():
+        stat = scan.templates.get(tid)
+        if where != node or stat is None or len(stat.nodes) > 1:
+            continue
+        for r in recs:
+            if (r.file, r.line) in placed or (r.file, r.line) in metric_lines or r.source == "launcher" or \
+                    is_cascade(r.text) or not near(r, t0):
+                continue
+            t = own_time(r) or r.time
+            if started is not None and t is not None and t <= started:
+                continue
+            found.append(r)
+    if not found:
+        return None
+    found.sort(key=lambda r: (r.time if r.time is not None else math.inf, r.file, r.line))
+    last = sorted(found[-MAX_RECORDS:], key=lambda r: (r.file, r.line))
+    first = last[0]
+    return Finding("components", "unknown", "symptom", SCORE,
+                   "The stuck node's own last lines near the stall, printed by no other node: where it was when "
+                   "it stopped.", node=node, rank=first.rank, gpu=first.gpu, time=first.time, severity="warning",
+                   records=last, count=len(last), data={"own_lines": True, "last_words": True})
+
+
 def only_cascades(f: Finding) -> bool:
     """Whether every line a finding shows is a cascade (an agent's SIGTERM, a peer's watchdog timeout).
 
