@@ -43,6 +43,7 @@ from l4lite.diagnose.evidence import (
     node_of_lost_peer,
     node_root_records,
     ranks_behind,
+    signal_line,
     strip_summaries,
 )
 from l4lite.diagnose.ownlines import its_exception, last_words, node_said, only_cascades
@@ -282,6 +283,10 @@ class Localizer:
             ended = exit_line(findings, primary)
             if ended is not None and roles[id(ended)] in ("symptom", "confirmation"):
                 roles[id(ended)] = "root"
+            sent = signal_line(findings, primary)
+            if sent is not None:  # the SIGTERM the stuck worker did not act on: one event with its forced kill
+                findings.append(sent)
+                roles[id(sent)] = "root"
         trackers, job_events = node_trackers(scan)
         verdict.phase = phase_of(primary, scan, trackers, job_events)
         verdict.failure_time = failure_time_of(scan, primary, findings)
@@ -487,7 +492,8 @@ class Localizer:
         for f, role in zip(ordered, verdict.roles, strict=True):
             if role == "root" and incident:
                 recs = chosen[id(f)] if verdict.scope == "global" else node_root_records(f, groups)
-                if said and f.data.get("signal") != "stuck_rank":  # a stuck rank is told by the lines about it
+                # a stuck rank is told by the lines about it, a worker that ignored SIGTERM by that signal too
+                if said and f.data.get("signal") != "stuck_rank" and not f.data.get("signalled"):
                     recs = [r for r in recs if not is_cascade(first_failure(r.text) if f is primary else r.text)]
             else:
                 recs = f.records[: SHOWN.get(role, 2)]
