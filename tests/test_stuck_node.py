@@ -183,3 +183,21 @@ def test_a_stuck_nodes_last_lines_of_its_own_are_the_root_when_none_reads_as_an_
     assert inc["suspects"][0]["node"] == truth["faulty_nodes"][0]
     roots = _roots(inc)
     assert roots and all((e["file"], e["line"]) in planted for e in roots)
+
+
+LOST_HEARTBEAT = _excerpt(
+    "lost-heartbeat",
+    "WARNING:torch.distributed.elastic.rendezvous.dynamic_rendezvous:The node 'gpu-a17_4411_0' has failed to send "
+    "a keep-alive heartbeat to the rendezvous 'job-9' due to an error of type RendezvousConnectionError.",
+    faulty="Rank 5",
+)
+
+
+def test_a_stuck_nodes_own_lost_heartbeat_is_its_root_not_its_peers_timeouts(tmp_path) -> None:
+    """The quiet node's agent could not reach the rendezvous: a line a rule calls a cascade, but the node's own,
+    so it is the root evidence of the hang rather than the timeouts of the peers that waited for it."""
+    inc, truth = _run(tmp_path, LOST_HEARTBEAT)
+    planted = {(e["file"], e["line"]) for e in truth["evidence"]}
+    assert inc["suspects"][0]["node"] == truth["faulty_nodes"][0]
+    roots = _roots(inc)
+    assert roots and all((e["file"], e["line"]) in planted for e in roots)

@@ -90,6 +90,11 @@ def node_said(scan: JobScan, node: str | None, t0: float | None, placed: set[tup
                    records=[r for r, _, _ in same], count=len(same), data={"component": words, "own_lines": True})
 
 
+# How an agent tears its workers down, and its report of them: what was done to the node, not what it said.
+TEARDOWN = re.compile(r"closing signal SIG|Killing subprocess|SignalException|got signal: ?\d+|Received SIGTERM|"
+                      r"SIGTERM received|RendezvousClosedError|ChildFailedError|^\s*exitcode\s*:", re.M)
+
+
 def last_words(scan: JobScan, node: str | None, t0: float | None, placed: set[tuple[str, int]]) -> Finding | None:
     """A stuck node's last lines of its own near the stall, when none of them reads as an error; None without.
 
@@ -98,25 +103,34 @@ def last_words(scan: JobScan, node: str | None, t0: float | None, placed: set[tu
     no rule knows them, yet they are the stuck node's and its peers' watchdog timeouts are not. Only lines no
     other node printed (a template of this node alone), not cascades nor rule hits nor launcher lines nor
     progress lines, near ``t0`` and after the node's first training step; the last of them, in file order.
+    Without such lines, the node's own rule hits near ``t0`` that are not its teardown (its agent's lost
+    heartbeat to the rendezvous, its own timeout) still say more of it than its peers' lines.
     """
     if node is None or t0 is None:
         return None
     metric_lines = {(p.file, p.line) for p in scan.metrics}
     train = [p.time for p in scan.metrics if p.kind == "train" and p.time is not None and p.node == node]
     started = min(train, default=None)
+
+    def fits(r: Record) -> bool:
+        t = own_time(r) or r.time
+        return bool(near(r, t0)) and (r.file, r.line) not in metric_lines and \
+            not (started is not None and t is not None and t <= started)
+
     found: list[Record] = []
     for (tid, where), recs in scan.exemplars.items():
         stat = scan.templates.get(tid)
         if where != node or stat is None or len(stat.nodes) > 1:
             continue
-        for r in recs:
-            if (r.file, r.line) in placed or (r.file, r.line) in metric_lines or r.source == "launcher" or \
-                    is_cascade(r.text) or not near(r, t0):
-                continue
-            t = own_time(r) or r.time
-            if started is not None and t is not None and t <= started:
-                continue
-            found.append(r)
+        found += [r for r in recs if (r.file, r.line) not in placed and r.source != "launcher"
+                  and not is_cascade(r.text) and fits(r)]
+    if not found:
+        seen: set[tuple[str, int]] = set()
+        for h in scan.hits:
+            r = h.record
+            if r.node == node and (r.file, r.line) not in seen and not TEARDOWN.search(r.text[:4000]) and fits(r):
+                seen.add((r.file, r.line))
+                found.append(r)
     if not found:
         return None
     found.sort(key=lambda r: (r.time if r.time is not None else math.inf, r.file, r.line))
