@@ -201,3 +201,20 @@ def test_a_stuck_nodes_own_lost_heartbeat_is_its_root_not_its_peers_timeouts(tmp
     assert inc["suspects"][0]["node"] == truth["faulty_nodes"][0]
     roots = _roots(inc)
     assert roots and all((e["file"], e["line"]) in planted for e in roots)
+
+
+WORDED_APART = Excerpt(
+    id="worded-apart", source_group="t#worded-apart", split="dev", status="incident", category="network",
+    phase="load", faulty=None,
+    lines=("  downloading shard 7 of the tokenizer files from the mirror", "ConnectionResetError: [Errno 104] "
+           "Connection reset by peer"))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_the_one_node_whose_lost_connection_is_worded_apart_is_where_it_began(tmp_path, layout: str) -> None:
+    """Every line is a lost connection, but seven nodes lost the store alike while one node's reset came from
+    its own download: that node's line, not a peer's store error, is the root evidence."""
+    inc, truth = _run(tmp_path, WORDED_APART, layout)
+    planted = {(e["file"], e["line"]) for e in truth["evidence"]}
+    roots = _roots(inc)
+    assert roots and all((e["file"], e["line"]) in planted for e in roots)

@@ -58,7 +58,8 @@ ELASTIC_ENTRY = re.compile(
 AGENT_KILL = re.compile(r"Sending process (\d+) closing signal SIG(?:TERM|KILL|INT)")
 FORMAT_WORD = re.compile(r"[A-Za-z][A-Za-z_]+")
 # words that are values, not format: a non-finite loss, a stamp's day and month
-VALUE_WORDS = frozenset("nan inf mon tue wed thu fri sat sun jan feb mar apr may jun jul aug sep oct nov dec".split())
+VALUE_WORDS = frozenset({"nan", "inf", "mon", "tue", "wed", "thu", "fri", "sat", "sun", "jan", "feb", "mar", "apr",
+                         "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"})
 STAMP = re.compile(r"\d{1,2}:\d\d:\d\d")  # a line with its own time (not one inherited from the line above)
 SIGTERM_EXITS = frozenset({-15, 143})
 MAX_GROUPS = 3  # process groups reported from the dumps

@@ -142,6 +142,48 @@ def last_words(scan: JobScan, node: str | None, t0: float | None, placed: set[tu
                    records=last, count=len(last), data={"own_lines": True, "last_words": True})
 
 
+_WORD = re.compile(r"[A-Za-z][A-Za-z_]+")
+
+
+def odd_cascade(findings: list[Finding], roles: dict[int, str]) -> Finding | None:
+    """The one node whose lost-peer lines are worded like no other node's, when every other node's are alike.
+
+    When a job falls apart and no line names a cause, the nodes that merely lost a peer all report it in the
+    same words (the same store error, the same watchdog timeout), while the node where it began says something
+    of its own, even if that too reads as a lost connection (a reset while downloading, a closed bootstrap
+    socket). Teardown lines (SIGTERM, the launcher's report) are left out. None unless exactly one node's
+    cascades are worded apart and at least two other nodes' cascades share their wording.
+    """
+    by_node: dict[str, dict[str, list[Record]]] = {}
+    for f in findings:
+        if f.detector != "rules" or roles.get(id(f)) not in ("cascade", "confirmation"):
+            continue
+        for r in f.records:
+            if r.node is None or TEARDOWN.search(r.text[:4000]) or not is_cascade(r.text):
+                continue
+            words = " ".join(_WORD.findall(r.text[:4000]))
+            by_node.setdefault(r.node, {}).setdefault(words, []).append(r)
+    if len(by_node) < 3:
+        return None
+    nodes_of: dict[str, set[str]] = {}
+    for node, worded in by_node.items():
+        for words in worded:
+            nodes_of.setdefault(words, set()).add(node)
+    apart = {node: [r for w, recs in worded.items() if nodes_of[w] == {node} for r in recs]
+             for node, worded in by_node.items()}
+    odd = [node for node, recs in apart.items() if recs]
+    alike = [node for node, recs in apart.items() if not recs]
+    if len(odd) != 1 or len(alike) < 2:
+        return None
+    recs = sorted(apart[odd[0]], key=lambda r: (r.file, r.line))[:MAX_RECORDS]
+    first = recs[0]
+    return Finding("components", "unknown", "symptom", SCORE,
+                   "The one node whose lost-connection lines are worded like no other node's: where the failure "
+                   "began, while every other node reported losing a peer alike.", node=odd[0], rank=first.rank,
+                   gpu=first.gpu, time=first.time, severity="warning", records=recs, count=len(recs),
+                   data={"own_lines": True, "odd_cascade": True})
+
+
 def only_cascades(f: Finding) -> bool:
     """Whether every line a finding shows is a cascade (an agent's SIGTERM, a peer's watchdog timeout).
 
