@@ -151,8 +151,8 @@ def odd_cascade(findings: list[Finding], roles: dict[int, str]) -> Finding | Non
     When a job falls apart and no line names a cause, the nodes that merely lost a peer all report it in the
     same words (the same store error, the same watchdog timeout), while the node where it began says something
     of its own, even if that too reads as a lost connection (a reset while downloading, a closed bootstrap
-    socket). Teardown lines (SIGTERM, the launcher's report) are left out. None unless exactly one node's
-    cascades are worded apart and at least two other nodes' cascades share their wording.
+    socket). Teardown lines (SIGTERM, the launcher's report) are left out. None unless exactly one node words
+    all its cascades apart and every other node (at least two) words all of its own as some other node does.
     """
     by_node: dict[str, dict[str, list[Record]]] = {}
     for f in findings:
@@ -169,13 +169,14 @@ def odd_cascade(findings: list[Finding], roles: dict[int, str]) -> Finding | Non
     for node, worded in by_node.items():
         for words in worded:
             nodes_of.setdefault(words, set()).add(node)
-    apart = {node: [r for w, recs in worded.items() if nodes_of[w] == {node} for r in recs]
-             for node, worded in by_node.items()}
-    odd = [node for node, recs in apart.items() if recs]
-    alike = [node for node, recs in apart.items() if not recs]
-    if len(odd) != 1 or len(alike) < 2:
+    # a node is apart when none of its wordings is another node's, alike when each of them is
+    apart = [node for node, worded in by_node.items() if all(nodes_of[w] == {node} for w in worded)]
+    alike = [node for node, worded in by_node.items() if all(len(nodes_of[w]) > 1 for w in worded)]
+    if len(apart) != 1 or len(alike) < 2 or len(apart) + len(alike) != len(by_node):
         return None
-    recs = sorted(apart[odd[0]], key=lambda r: (r.file, r.line))[:MAX_RECORDS]
+    odd = apart
+    recs = sorted((r for recs in by_node[odd[0]].values() for r in recs), key=lambda r: (r.file, r.line))
+    recs = recs[:MAX_RECORDS]
     first = recs[0]
     return Finding("components", "unknown", "symptom", SCORE,
                    "The one node whose lost-connection lines are worded like no other node's: where the failure "
