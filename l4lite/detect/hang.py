@@ -204,7 +204,7 @@ class HangDetector(Detector):
                                       "killing the job; turn on the Flight Recorder (TORCH_FR_BUFFER_SIZE, "
                                       "TORCH_NCCL_DUMP_ON_TIMEOUT=1) to see which collective it never entered.",
                                data={"signal": "stuck_rank", "inferred": True, "scope": "node",
-                                     "killed_busy": any(r in facts.kill_line for r in ranks),
+                                     "killed_busy": any(r in facts.kill_line for r in ranks), "why": why,
                                      "hang": dict(table, stuck_ranks=ranks, stuck_nodes=[node]),
                                      "phase_hint": "train"}))
         return out

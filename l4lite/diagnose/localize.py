@@ -400,10 +400,10 @@ class Localizer:
 
     @staticmethod
     def _last_words(scan: JobScan, findings: list[Finding], primary: Finding) -> Finding | None:
-        """The stuck node's last lines of its own, unless its agent's SIGTERM of it while busy says more; their
+        """The stuck node's last lines of its own, unless lines about the stuck rank say more; their
         category is the hang's, or none when the job was merely torn down around it."""
-        if primary.data.get("killed_busy"):
-            return None
+        if primary.data.get("killed_busy") or primary.data.get("why"):
+            return None  # lines that name the stuck rank (a desync report, its progress stopping first) say more
         said = last_words(scan, primary.node, primary.time, _placed(findings))
         if said is not None and not torn_down(primary):
             said.category = primary.category
