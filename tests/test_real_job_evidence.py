@@ -137,3 +137,13 @@ def test_frames_of_another_rank_or_file_or_too_far_above_stay_apart() -> None:
     assert [(e.file, e.line, e.end_line) for e in out] == [("n1/console.log", 113, None), ("n1/other.log", 114, None),
                                                           ("n1/console.log", 20, None), ("n1/console.log", 140, None),
                                                           ("n1/console.log", 120, None)]
+
+
+def test_a_worker_that_ignored_sigterm_is_told_by_that_signal_and_its_forced_kill_alone() -> None:
+    """Rank 1 (pid 6378) was stopped: the agent's SIGTERM of it and the forced kill that followed are one event;
+    the exit line of rank 0 (pid 6377), which timed out waiting for it, is not this worker's."""
+    job = REAL / "041-ddp-sigstop"
+    roots = _roots(_analyze(job))
+    texts = sorted(_line(job, e["file"], e["line"]) for e in roots)
+    assert len(texts) == 2 and all(e["node"] == "dgx-b200-03" for e in roots)
+    assert "Sending process 6378 closing signal SIGTERM" in texts[0] and "Unable to shutdown process 6378" in texts[1]

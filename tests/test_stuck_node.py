@@ -143,3 +143,78 @@ def test_the_peer_whose_address_the_cascades_say_they_lost_is_the_suspect(tmp_pa
     planted = {(e["file"], e["line"]) for e in truth["evidence"]}
     assert inc["suspects"][0]["node"] == truth["faulty_nodes"][0]
     assert any((e["file"], e["line"]) in planted for e in _roots(inc))
+
+
+OWN_PROGRESS_FORMAT = _excerpt(
+    "own-progress-format",
+    "INFO:trainer:[step 31877]  ctc_loss=0.734  acc=0.81  throughput=9.1K tks/s  lr=0.0003",
+    "INFO:trainer:[step 31878]  ctc_loss=0.729  acc=0.81  throughput=9.0K tks/s  lr=0.0003",
+    faulty="Rank 5",
+)
+
+
+def test_steps_in_another_line_format_do_not_put_every_other_rank_behind(tmp_path) -> None:
+    """The stuck rank printed its own progress format with far higher step numbers than the job's iteration
+    lines: the two counts are not one series, so the other ranks are not behind it, and the quiet node is
+    the suspect."""
+    job = JobPlanter(OWN_PROGRESS_FORMAT, seed=3).write("node-folders", tmp_path / "j")
+    truth = json.loads((job.path / "ground_truth.json").read_text())
+    options = AnalyzeOptions()
+    scan = scan_job(job_paths(job.path), options, rules=load_rules(options))
+    assert [f.node for f in HangDetector().detect(scan)] == truth["faulty_nodes"]
+    inc = analyze(str(job.path)).to_dict()
+    assert inc["suspects"][0]["node"] == truth["faulty_nodes"][0]
+
+
+LAST_WORDS = _excerpt(
+    "last-words",
+    "[loop] eval pass: starting batch 88 of 87",
+    "[loop] eval pass: rank 5 holds one batch more than its group",
+    faulty="Rank 5", phase="eval",
+)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_stuck_nodes_last_lines_of_its_own_are_the_root_when_none_reads_as_an_error(tmp_path, layout: str) -> None:
+    """The quiet rank's last lines before its peers timed out are informational and name nothing, yet they are
+    where it stopped, and no other node printed them: they are the root evidence, not the peers' timeouts."""
+    inc, truth = _run(tmp_path, LAST_WORDS, layout)
+    planted = {(e["file"], e["line"]) for e in truth["evidence"]}
+    assert inc["suspects"][0]["node"] == truth["faulty_nodes"][0]
+    roots = _roots(inc)
+    assert roots and all((e["file"], e["line"]) in planted for e in roots)
+
+
+LOST_HEARTBEAT = _excerpt(
+    "lost-heartbeat",
+    "WARNING:torch.distributed.elastic.rendezvous.dynamic_rendezvous:The node 'gpu-a17_4411_0' has failed to send "
+    "a keep-alive heartbeat to the rendezvous 'job-9' due to an error of type RendezvousConnectionError.",
+    faulty="Rank 5",
+)
+
+
+def test_a_stuck_nodes_own_lost_heartbeat_is_its_root_not_its_peers_timeouts(tmp_path) -> None:
+    """The quiet node's agent could not reach the rendezvous: a line a rule calls a cascade, but the node's own,
+    so it is the root evidence of the hang rather than the timeouts of the peers that waited for it."""
+    inc, truth = _run(tmp_path, LOST_HEARTBEAT)
+    planted = {(e["file"], e["line"]) for e in truth["evidence"]}
+    assert inc["suspects"][0]["node"] == truth["faulty_nodes"][0]
+    roots = _roots(inc)
+    assert roots and all((e["file"], e["line"]) in planted for e in roots)
+
+
+WORDED_APART = Excerpt(
+    id="worded-apart", source_group="t#worded-apart", split="dev", status="incident", category="network",
+    phase="load", faulty=None,
+    lines=("  downloading shard 7 of the tokenizer files from the mirror", "ConnectionResetError: [Errno 104] "
+           "Connection reset by peer"))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_the_one_node_whose_lost_connection_is_worded_apart_is_where_it_began(tmp_path, layout: str) -> None:
+    """Every line is a lost connection, but seven nodes lost the store alike while one node's reset came from
+    its own download: that node's line, not a peer's store error, is the root evidence."""
+    inc, truth = _run(tmp_path, WORDED_APART, layout)
+    planted = {(e["file"], e["line"]) for e in truth["evidence"]}
+    roots = _roots(inc)
+    assert roots and all((e["file"], e["line"]) in planted for e in roots)

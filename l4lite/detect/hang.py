@@ -56,6 +56,10 @@ ELASTIC_ENTRY = re.compile(
     r"(?=\n-{8,}|\n={8,}|\n\[\d+\]:|\Z)", re.S)
 # The agent's SIGTERM to one worker process, by pid (torchelastic: "Sending process 4711 closing signal SIGTERM").
 AGENT_KILL = re.compile(r"Sending process (\d+) closing signal SIG(?:TERM|KILL|INT)")
+FORMAT_WORD = re.compile(r"[A-Za-z][A-Za-z_]+")
+# words that are values, not format: a non-finite loss, a stamp's day and month
+VALUE_WORDS = frozenset({"nan", "inf", "mon", "tue", "wed", "thu", "fri", "sat", "sun", "jan", "feb", "mar", "apr",
+                         "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"})
 STAMP = re.compile(r"\d{1,2}:\d\d:\d\d")  # a line with its own time (not one inherited from the line above)
 SIGTERM_EXITS = frozenset({-15, 143})
 MAX_GROUPS = 3  # process groups reported from the dumps
@@ -200,7 +204,7 @@ class HangDetector(Detector):
                                       "killing the job; turn on the Flight Recorder (TORCH_FR_BUFFER_SIZE, "
                                       "TORCH_NCCL_DUMP_ON_TIMEOUT=1) to see which collective it never entered.",
                                data={"signal": "stuck_rank", "inferred": True, "scope": "node",
-                                     "killed_busy": any(r in facts.kill_line for r in ranks),
+                                     "killed_busy": any(r in facts.kill_line for r in ranks), "why": why,
                                      "hang": dict(table, stuck_ranks=ranks, stuck_nodes=[node]),
                                      "phase_hint": "train"}))
         return out
@@ -295,25 +299,37 @@ def _classify(facts: RankFacts, rank: int, rec: Record, text: str, *, own_time: 
         facts.crashed.setdefault(rank, []).append(rec)
 
 
+def line_format(text: str) -> str:
+    """The words of a progress line in order, numbers and stamps left out: one trainer's format, whatever its
+    values and its rank prefix."""
+    return " ".join(w for w in FORMAT_WORD.findall(text[:400]) if w.lower() not in VALUE_WORDS)
+
+
 def _progress(facts: RankFacts, scan: JobScan) -> None:
-    """Ranks whose last training step is behind the others' (only where several ranks print their steps)."""
-    last: dict[int, MetricPoint] = {}
+    """Ranks whose last training step is behind the others' (only where several ranks print their steps), within
+    one line format: steps a callback or another trainer counts are no measure of where the job's loop stood."""
+    last: dict[str, dict[int, MetricPoint]] = {}
     for p in scan.metrics:
         if p.kind != "train" or p.iteration is None:
             continue
         m = RANK_IN_LINE.search(p.text)
         rank = int(m.group(1)) if m else p.rank
-        if rank is not None and (rank not in last or p.iteration > (last[rank].iteration or 0)):
-            last[rank] = p
-    if len(last) < 2:
-        return
-    top = max(p.iteration or 0 for p in last.values())
-    for rank, p in last.items():
-        if (p.iteration or 0) < top:
-            facts.behind[rank] = Record(file=p.file, line=p.line, end_line=p.line, node=p.node, rank=rank, gpu=None,
-                                        source="trainer", time=p.time, level="info", message=p.text or "",
-                                        text=p.text or f"last progress: iteration {p.iteration}")
-            facts.known.setdefault(rank, p.node)
+        if rank is None:
+            continue
+        series = last.setdefault(line_format(p.text), {})
+        if rank not in series or p.iteration > (series[rank].iteration or 0):
+            series[rank] = p
+    for series in last.values():
+        if len(series) < 2:
+            continue
+        top = max(p.iteration or 0 for p in series.values())
+        for rank, p in series.items():
+            if (p.iteration or 0) < top and rank not in facts.behind:
+                facts.behind[rank] = Record(file=p.file, line=p.line, end_line=p.line, node=p.node, rank=rank,
+                                            gpu=None, source="trainer", time=p.time, level="info",
+                                            message=p.text or "",
+                                            text=p.text or f"last progress: iteration {p.iteration}")
+                facts.known.setdefault(rank, p.node)
 
 
 def _elastic(facts: RankFacts, rec: Record) -> None:

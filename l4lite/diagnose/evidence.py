@@ -167,7 +167,8 @@ def exit_line(findings: Sequence[Finding], primary: Finding) -> Finding | None:
     (pid: 4711)``) on the primary's node, when the launcher alone tells the failure (a worker killed by a signal
     leaves no traceback): with the launcher's report it is the whole event. A rank's own traceback or a kernel
     line, when there is one, is the event and the exit line only confirms it. The pid its node's report names as
-    the first failure decides; without a report, the node's first such line that is not the agent's SIGTERM."""
+    the first failure decides (a worker the primary names itself, before it); without a report, the node's first
+    such line that is not the agent's SIGTERM."""
     if primary.node is None or primary.data.get("source") != "launcher":
         return None
     first = None
@@ -175,6 +176,8 @@ def exit_line(findings: Sequence[Finding], primary: Finding) -> Finding | None:
         if f.node == primary.node and f.records and "Root Cause (first observed failure)" in f.records[0].text:
             m = _FIRST_PID.search(f.records[0].text)
             first = m.group(1) if m else first
+    own = (primary.data.get("groups") or {}).get("pid")  # a worker the primary names itself comes first
+    first = str(own) if own is not None else first
     exits = []
     for f in findings:
         if f.detector != "rules" or f.node != primary.node or f is primary or not f.records:
@@ -183,6 +186,30 @@ def exit_line(findings: Sequence[Finding], primary: Finding) -> Finding | None:
         if m is not None and int(m.group(1)) not in TEARDOWN_EXITS and (first is None or m.group(2) == first):
             exits.append(f)
     return min(exits, key=lambda f: (f.records[0].file, f.records[0].line)) if exits else None
+
+
+_AGENT_SIGNAL = re.compile(r"Sending process (\d+) closing signal SIG(?:TERM|INT)")
+
+
+def signal_line(findings: Sequence[Finding], primary: Finding) -> Finding | None:
+    """The agent's SIGTERM of the worker the primary says it could not stop (torchelastic: ``Sending process 4711
+    closing signal SIGTERM``, then ``Unable to shutdown process 4711 via 15, forcefully exiting via 9``): the two
+    lines are one event, the signal the worker did not act on and the kill that followed. Only the line of that
+    pid, above the primary in the same file; None without one."""
+    pid = (primary.data.get("groups") or {}).get("pid")
+    if pid is None or primary.node is None or not primary.records or primary.data.get("source") != "launcher":
+        return None
+    top = primary.records[0]
+    for f in findings:
+        if f is primary or f.node != primary.node:
+            continue
+        for r in f.records:
+            m = _AGENT_SIGNAL.search(r.text[:400])
+            if m is not None and m.group(1) == str(pid) and r.file == top.file and r.line < top.line:
+                return Finding(f.detector, primary.category, "root", f.score, f.explain, node=f.node, rank=r.rank,
+                               time=r.time, rule=f.rule, severity=f.severity, records=[r],
+                               data={"source": "launcher", "signalled": str(pid)})
+    return None
 
 
 def _time(f: Finding) -> float | None:

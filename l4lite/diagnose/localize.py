@@ -42,14 +42,13 @@ from l4lite.diagnose.evidence import (
     names_cascade,
     node_of_lost_peer,
     node_root_records,
-    own_time,
     ranks_behind,
-    stamped,
+    signal_line,
     strip_summaries,
 )
-from l4lite.diagnose.ownlines import its_exception, node_said, only_cascades
+from l4lite.diagnose.ownlines import its_exception, last_words, node_said, odd_cascade, only_cascades
 from l4lite.diagnose.phasing import failure_time_of, iteration_of, node_trackers, phase_of
-from l4lite.ingest.timestamps import parse_elastic_time
+from l4lite.diagnose.timeline import around_failure, close_to, finding_key, named_time, survived
 from l4lite.records import Record
 from l4lite.rules.components import LEARNED_WORDS, component, first_failure, is_cascade
 from l4lite.scan.scanner import UNKNOWN_NODE, JobScan, node_key
@@ -59,7 +58,6 @@ ROLE_ORDER = {"root": 0, "confirmation": 1, "cascade": 2, "symptom": 3, "anomaly
 SEVERE = ("critical", "error")
 CALM = ("warning", "info", "debug")  # what a logger rates below an error
 CLOSE_SCORE = 0.2  # root findings within this of the best compete on time
-SURVIVE_POINTS = 5  # iterations logged after a root line for training to have survived it
 # Health signals that infer a fault without a signature: they lead only when no signature does.
 INFERRED = frozenset({"hang", "slowdown", "straggler", "val_rising"})
 ALIKE_SECONDS = 120.0  # nodes whose same root error falls within this of the primary's failed together
@@ -85,13 +83,6 @@ class Verdict:
     iteration: int | None = None
     confidence: float | None = None
     notes: list[str] = field(default_factory=list)
-
-
-def finding_key(f: Finding) -> tuple[float, str, int]:
-    """Time order of a finding; untimed ones (and inherited times) sort after timed ones, by file position."""
-    r = f.records[0] if f.records else None
-    t = own_time(r) if r is not None else f.time
-    return (t if t is not None else math.inf, r.file if r else "", r.line if r else 0)
 
 
 def is_global(f: Finding) -> bool:
@@ -125,26 +116,6 @@ def inferred(f: Finding) -> bool:
     return f.data.get("signal") in INFERRED or bool(f.data.get("inferred"))
 
 
-def survived(f: Finding, scan: JobScan, grace: float) -> bool:
-    """Did training go on for a while after this finding (so it cannot be what stopped the job)?"""
-    r = f.records[0] if f.records else None
-    t = own_time(r) if r is not None else f.time
-    train = [p for p in scan.metrics if p.kind == "train" and (p.iteration is not None or p.seq)]
-    if not train:
-        return False
-    own = [p for p in train if p.node == f.node] or train
-    if r is not None and r.rank is not None:
-        own = [p for p in own if p.rank == r.rank] or own
-    if t is not None:
-        later = [p for p in own if p.time is not None and p.time > t + grace and stamped(p.text)]
-    elif r is not None:
-        later = [p for p in own if p.file == r.file and p.line > r.end_line]
-    else:
-        return False
-    steps = {p.iteration if p.iteration is not None else p.seq for p in later}
-    return len(steps) >= SURVIVE_POINTS
-
-
 def node_for_host(scan: JobScan, host: str) -> str | None:
     """The job's node for a host name as a launcher prints it (FQDN, upper case, IP)."""
     nodes = scan.node_last
@@ -156,41 +127,6 @@ def node_for_host(scan: JobScan, host: str) -> str | None:
         if node.lower() == short or node.lower().split(".", 1)[0] == short:
             return node
     return None
-
-
-def _named_time(f: Finding) -> float:
-    """The first-failure time a launcher summary states (torchelastic ``time : 2025-05-21_15:43:03``)."""
-    when = (f.data.get("groups") or {}).get("when")
-    if when:
-        t = parse_elastic_time(str(when))
-        if t is not None:
-            return t
-    return finding_key(f)[0]
-
-
-def _close(f: Finding, g: Finding, before: float = 300.0, after: float = 600.0, lines: int = 50) -> bool:
-    """Whether ``f`` belongs to the failure ``g`` reports: minutes around it, or near it in the same file."""
-    t, t0 = finding_key(f)[0], finding_key(g)[0]
-    if math.isfinite(t) and math.isfinite(t0):
-        return t0 - before <= t <= t0 + after
-    a, b = (f.records[0] if f.records else None), (g.records[0] if g.records else None)
-    return a is not None and b is not None and a.file == b.file and abs(a.line - b.line) <= lines
-
-
-def _around(f: Finding, g: Finding, before: float = 300.0, after: float = 900.0) -> bool:
-    """Whether ``f`` is a line of the failure that ``g`` infers (a hang stalls at ``g.time``; its peers time out
-    minutes later). A line without a timestamp of its own is dated by the stamped line before it in its file:
-    the lines a rank prints as it fails are seldom stamped (a DCGM table, an NCCL WARN after a traceback). A line
-    that cannot be dated at all (a kernel log in seconds since a boot it does not state) is taken on the inferred
-    node itself."""
-    r = f.records[0] if f.records else None
-    t = (own_time(r) or r.time) if r is not None else f.time
-    t0 = g.time if g.time is not None else finding_key(g)[0]
-    if t is None and f.node is not None and f.node == g.node:
-        return True
-    if t is None or not math.isfinite(t0):
-        return _close(f, g)
-    return t0 - before <= t <= t0 + after
 
 
 def alone_errors(findings: list[Finding], roles: dict[int, str]) -> list[Finding]:
@@ -265,7 +201,7 @@ class Localizer:
             primary = min(close, key=lambda f: (f.node is None and not is_global(f) and len(scan.node_last) > 1,
                                                 finding_key(f), -f.score))
             if inferred(primary) and not is_global(primary):  # a stuck node inferred from its peers' cascades: what did it say itself?
-                said = self._said_root(findings, roles, primary, [f for f in signed if inferred(f)])
+                said = self._said_root(scan, findings, roles, primary, [f for f in signed if inferred(f)])
                 if said is not None:
                     if id(said) not in roles:
                         findings.append(said)
@@ -281,6 +217,10 @@ class Localizer:
                 primary = self._anomalous_root(findings, cascade)
                 said = node_said(scan, cascade.node, finding_key(cascade)[0], _placed(findings)) \
                     if primary is cascade else None
+                if said is None and primary is cascade:  # everyone lost a peer: the node that said so apart
+                    said = odd_cascade(findings, roles)
+                    if said is not None:
+                        said.category = cascade.category
                 if said is not None:  # the node the cascade points at named the component in its own words
                     findings.append(said)
                     roles[id(said)] = "root"
@@ -359,6 +299,10 @@ class Localizer:
             ended = exit_line(findings, primary)
             if ended is not None and roles[id(ended)] in ("symptom", "confirmation"):
                 roles[id(ended)] = "root"
+            sent = signal_line(findings, primary)
+            if sent is not None:  # the SIGTERM the stuck worker did not act on: one event with its forced kill
+                findings.append(sent)
+                roles[id(sent)] = "root"
         trackers, job_events = node_trackers(scan)
         verdict.phase = phase_of(primary, scan, trackers, job_events, findings)
         verdict.failure_time = failure_time_of(scan, primary, findings)
@@ -372,7 +316,7 @@ class Localizer:
         confirmations = [f for f in severe if f.role == "confirmation"]
         named = [f for f in confirmations if self._confirmed_node(scan, f)]
         if named:  # the launcher's summary with the earliest first failure names the culprit
-            primary = min(named, key=lambda f: (names_cascade(f), _named_time(f), finding_key(f)))
+            primary = min(named, key=lambda f: (names_cascade(f), named_time(f), finding_key(f)))
             primary.node = self._confirmed_node(scan, primary)
         else:
             primary = min(confirmations or severe, key=lambda f: (finding_key(f), -f.score))
@@ -418,9 +362,9 @@ class Localizer:
                                                                and not is_cascade(f.records[0].text)))
                  and not ends_cascade(f, findings)]
         if near is not None:  # close to a given finding: the same failure, not an earlier warning
-            named = [f for f in named if _close(f, near)]
+            named = [f for f in named if close_to(f, near)]
         if around is not None:  # around an inferred failure time (a hang's stall)
-            named = [f for f in named if _around(f, around)]
+            named = [f for f in named if around_failure(f, around)]
         if primary.node is not None:
             own = [f for f in named if f.node == primary.node]
             named = own if (own or same_node) else named
@@ -431,7 +375,7 @@ class Localizer:
                                          f.detector != ComponentDetector.name and f.severity == "warning",
                                          finding_key(f), -f.score))
 
-    def _said_root(self, findings: list[Finding], roles: dict[int, str], primary: Finding,
+    def _said_root(self, scan: JobScan, findings: list[Finding], roles: dict[int, str], primary: Finding,
                    inferred_roots: list[Finding]) -> Finding | None:
         """The line a node inferred to be at fault (the one silent while its peers timed out) printed itself.
 
@@ -441,7 +385,8 @@ class Localizer:
         name counts only when it is the one node that printed such a line. Without any, the inferred node's
         lines new to the job near the failure (the filters' anomalies) that read as errors stand in; its
         informational lines are not read here (a rank a hang stopped printed its start-up banners and
-        configuration dumps moments before).
+        configuration dumps moments before). Without those either, its last lines of its own near the stall
+        (``ownlines.last_words``) say where it stopped.
         """
         named = self._component_root(findings, roles, primary, around=primary)
         if named is not None and named.node != primary.node:
@@ -458,12 +403,23 @@ class Localizer:
                 return None  # but not more than its agent's SIGTERM of it while it was busy
             first = self._anomalous_root(findings, primary, telling=True, named=False)
             if first is not primary and first.category == "unknown" and torn_down(primary):
-                return first if _around(first, primary) else None
-        if first is primary or not _around(first, primary) or after_kill(first, primary):
-            return None
+                return first if around_failure(first, primary) else self._last_words(scan, findings, primary)
+        if first is primary or not around_failure(first, primary) or after_kill(first, primary):
+            return self._last_words(scan, findings, primary)
         if first.category == "unknown":
             first.category = primary.category
         return first
+
+    @staticmethod
+    def _last_words(scan: JobScan, findings: list[Finding], primary: Finding) -> Finding | None:
+        """The stuck node's last lines of its own, unless lines about the stuck rank say more; their
+        category is the hang's, or none when the job was merely torn down around it."""
+        if primary.data.get("killed_busy") or primary.data.get("why"):
+            return None  # lines that name the stuck rank (a desync report, its progress stopping first) say more
+        said = last_words(scan, primary.node, primary.time, _placed(findings))
+        if said is not None and not torn_down(primary):
+            said.category = primary.category
+        return said
 
     @staticmethod
     def _anomalous_root(findings: list[Finding], cascade: Finding, telling: bool = False,
@@ -529,7 +485,7 @@ class Localizer:
     def _named_node(self, scan: JobScan, findings: list[Finding], roles: dict[int, str]) -> str | None:
         named = [f for f in findings if roles[id(f)] == "confirmation" and self._confirmed_node(scan, f)]
         if named:
-            return self._confirmed_node(scan, min(named, key=lambda f: (_named_time(f), finding_key(f))))
+            return self._confirmed_node(scan, min(named, key=lambda f: (named_time(f), finding_key(f))))
         for f in findings:
             if f.detector == "health" and f.data.get("signal") == "hang" and f.node:
                 return f.node
@@ -552,7 +508,8 @@ class Localizer:
         for f, role in zip(ordered, verdict.roles, strict=True):
             if role == "root" and incident:
                 recs = chosen[id(f)] if verdict.scope == "global" else node_root_records(f, groups)
-                if said and f.data.get("signal") != "stuck_rank":  # a stuck rank is told by the lines about it
+                # a stuck rank is told by the lines about it, a worker that ignored SIGTERM by that signal too
+                if said and f.data.get("signal") != "stuck_rank" and not f.data.get("signalled"):
                     recs = [r for r in recs if not is_cascade(first_failure(r.text) if f is primary else r.text)]
             else:
                 recs = f.records[: SHOWN.get(role, 2)]

@@ -90,6 +90,101 @@ def node_said(scan: JobScan, node: str | None, t0: float | None, placed: set[tup
                    records=[r for r, _, _ in same], count=len(same), data={"component": words, "own_lines": True})
 
 
+# How an agent tears its workers down, and its report of them: what was done to the node, not what it said.
+TEARDOWN = re.compile(r"closing signal SIG|Killing subprocess|SignalException|got signal: ?\d+|Received SIGTERM|"
+                      r"SIGTERM received|RendezvousClosedError|ChildFailedError|^\s*exitcode\s*:", re.M)
+
+
+def last_words(scan: JobScan, node: str | None, t0: float | None, placed: set[tuple[str, int]]) -> Finding | None:
+    """A stuck node's last lines of its own near the stall, when none of them reads as an error; None without.
+
+    What an engineer reads first in a hang is where the quiet rank was when it stopped: a stall inspector's
+    warning, a validation loop's last batch, a stack dump, a shutdown notice. Those lines name no component and
+    no rule knows them, yet they are the stuck node's and its peers' watchdog timeouts are not. Only lines no
+    other node printed (a template of this node alone), not cascades nor rule hits nor launcher lines nor
+    progress lines, near ``t0`` and after the node's first training step; the last of them, in file order.
+    Without such lines, the node's own rule hits near ``t0`` that are not its teardown (its agent's lost
+    heartbeat to the rendezvous, its own timeout) still say more of it than its peers' lines.
+    """
+    if node is None or t0 is None:
+        return None
+    metric_lines = {(p.file, p.line) for p in scan.metrics}
+    train = [p.time for p in scan.metrics if p.kind == "train" and p.time is not None and p.node == node]
+    started = min(train, default=None)
+
+    def fits(r: Record) -> bool:
+        t = own_time(r) or r.time
+        return bool(near(r, t0)) and (r.file, r.line) not in metric_lines and \
+            not (started is not None and t is not None and t <= started)
+
+    found: list[Record] = []
+    for (tid, where), recs in scan.exemplars.items():
+        stat = scan.templates.get(tid)
+        if where != node or stat is None or len(stat.nodes) > 1:
+            continue
+        found += [r for r in recs if (r.file, r.line) not in placed and r.source != "launcher"
+                  and not is_cascade(r.text) and fits(r)]
+    if not found:
+        seen: set[tuple[str, int]] = set()
+        for h in scan.hits:
+            r = h.record
+            if r.node == node and (r.file, r.line) not in seen and not TEARDOWN.search(r.text[:4000]) and fits(r):
+                seen.add((r.file, r.line))
+                found.append(r)
+    if not found:
+        return None
+    found.sort(key=lambda r: (r.time if r.time is not None else math.inf, r.file, r.line))
+    last = sorted(found[-MAX_RECORDS:], key=lambda r: (r.file, r.line))
+    first = last[0]
+    return Finding("components", "unknown", "symptom", SCORE,
+                   "The stuck node's own last lines near the stall, printed by no other node: where it was when "
+                   "it stopped.", node=node, rank=first.rank, gpu=first.gpu, time=first.time, severity="warning",
+                   records=last, count=len(last), data={"own_lines": True, "last_words": True})
+
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z_]+")
+
+
+def odd_cascade(findings: list[Finding], roles: dict[int, str]) -> Finding | None:
+    """The one node whose lost-peer lines are worded like no other node's, when every other node's are alike.
+
+    When a job falls apart and no line names a cause, the nodes that merely lost a peer all report it in the
+    same words (the same store error, the same watchdog timeout), while the node where it began says something
+    of its own, even if that too reads as a lost connection (a reset while downloading, a closed bootstrap
+    socket). Teardown lines (SIGTERM, the launcher's report) are left out. None unless exactly one node words
+    all its cascades apart and every other node (at least two) words all of its own as some other node does.
+    """
+    by_node: dict[str, dict[str, list[Record]]] = {}
+    for f in findings:
+        if f.detector != "rules" or roles.get(id(f)) not in ("cascade", "confirmation"):
+            continue
+        for r in f.records:
+            if r.node is None or TEARDOWN.search(r.text[:4000]) or not is_cascade(r.text):
+                continue
+            words = " ".join(_WORD.findall(r.text[:4000]))
+            by_node.setdefault(r.node, {}).setdefault(words, []).append(r)
+    if len(by_node) < 3:
+        return None
+    nodes_of: dict[str, set[str]] = {}
+    for node, worded in by_node.items():
+        for words in worded:
+            nodes_of.setdefault(words, set()).add(node)
+    # a node is apart when none of its wordings is another node's, alike when each of them is
+    apart = [node for node, worded in by_node.items() if all(nodes_of[w] == {node} for w in worded)]
+    alike = [node for node, worded in by_node.items() if all(len(nodes_of[w]) > 1 for w in worded)]
+    if len(apart) != 1 or len(alike) < 2 or len(apart) + len(alike) != len(by_node):
+        return None
+    odd = apart
+    recs = sorted((r for recs in by_node[odd[0]].values() for r in recs), key=lambda r: (r.file, r.line))
+    recs = recs[:MAX_RECORDS]
+    first = recs[0]
+    return Finding("components", "unknown", "symptom", SCORE,
+                   "The one node whose lost-connection lines are worded like no other node's: where the failure "
+                   "began, while every other node reported losing a peer alike.", node=odd[0], rank=first.rank,
+                   gpu=first.gpu, time=first.time, severity="warning", records=recs, count=len(recs),
+                   data={"own_lines": True, "odd_cascade": True})
+
+
 def only_cascades(f: Finding) -> bool:
     """Whether every line a finding shows is a cascade (an agent's SIGTERM, a peer's watchdog timeout).
 

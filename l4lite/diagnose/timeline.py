@@ -1,0 +1,76 @@
+"""When findings happened relative to each other: time order with untimed lines last, whether training outlived a
+line, and whether a line belongs to the failure another finding reports or infers (minutes around it, or near it
+in the same file when either is untimed)."""
+
+from __future__ import annotations
+
+import math
+
+from l4lite.detect.base import Finding
+from l4lite.diagnose.evidence import own_time, stamped
+from l4lite.ingest.timestamps import parse_elastic_time
+from l4lite.scan.scanner import JobScan
+
+SURVIVE_POINTS = 5  # iterations logged after a root line for training to have survived it
+
+
+def finding_key(f: Finding) -> tuple[float, str, int]:
+    """Time order of a finding; untimed ones (and inherited times) sort after timed ones, by file position."""
+    r = f.records[0] if f.records else None
+    t = own_time(r) if r is not None else f.time
+    return (t if t is not None else math.inf, r.file if r else "", r.line if r else 0)
+
+
+def survived(f: Finding, scan: JobScan, grace: float) -> bool:
+    """Did training go on for a while after this finding (so it cannot be what stopped the job)?"""
+    r = f.records[0] if f.records else None
+    t = own_time(r) if r is not None else f.time
+    train = [p for p in scan.metrics if p.kind == "train" and (p.iteration is not None or p.seq)]
+    if not train:
+        return False
+    own = [p for p in train if p.node == f.node] or train
+    if r is not None and r.rank is not None:
+        own = [p for p in own if p.rank == r.rank] or own
+    if t is not None:
+        later = [p for p in own if p.time is not None and p.time > t + grace and stamped(p.text)]
+    elif r is not None:
+        later = [p for p in own if p.file == r.file and p.line > r.end_line]
+    else:
+        return False
+    steps = {p.iteration if p.iteration is not None else p.seq for p in later}
+    return len(steps) >= SURVIVE_POINTS
+
+
+def named_time(f: Finding) -> float:
+    """The first-failure time a launcher summary states (torchelastic ``time : 2025-05-21_15:43:03``)."""
+    when = (f.data.get("groups") or {}).get("when")
+    if when:
+        t = parse_elastic_time(str(when))
+        if t is not None:
+            return t
+    return finding_key(f)[0]
+
+
+def close_to(f: Finding, g: Finding, before: float = 300.0, after: float = 600.0, lines: int = 50) -> bool:
+    """Whether ``f`` belongs to the failure ``g`` reports: minutes around it, or near it in the same file."""
+    t, t0 = finding_key(f)[0], finding_key(g)[0]
+    if math.isfinite(t) and math.isfinite(t0):
+        return t0 - before <= t <= t0 + after
+    a, b = (f.records[0] if f.records else None), (g.records[0] if g.records else None)
+    return a is not None and b is not None and a.file == b.file and abs(a.line - b.line) <= lines
+
+
+def around_failure(f: Finding, g: Finding, before: float = 300.0, after: float = 900.0) -> bool:
+    """Whether ``f`` is a line of the failure that ``g`` infers (a hang stalls at ``g.time``; its peers time out
+    minutes later). A line without a timestamp of its own is dated by the stamped line before it in its file:
+    the lines a rank prints as it fails are seldom stamped (a DCGM table, an NCCL WARN after a traceback). A line
+    that cannot be dated at all (a kernel log in seconds since a boot it does not state) is taken on the inferred
+    node itself."""
+    r = f.records[0] if f.records else None
+    t = (own_time(r) or r.time) if r is not None else f.time
+    t0 = g.time if g.time is not None else finding_key(g)[0]
+    if t is None and f.node is not None and f.node == g.node:
+        return True
+    if t is None or not math.isfinite(t0):
+        return close_to(f, g)
+    return t0 - before <= t <= t0 + after
