@@ -1,0 +1,22 @@
+"""The same job archived another way gives the same verdict (``benchmarks/archive_variants.py``), and the ingest
+mechanisms that make it so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from l4lite.ingest.reader import IngestOptions, iter_records
+from l4lite.records import Accounting
+
+
+def test_srun_label_over_torchrun_takes_the_global_rank_of_torch_prefix(tmp_path: Path) -> None:
+    # ``srun --label torchrun``, one task per node: "1: " is the node's task id, "[default1]:" the local rank,
+    # "[rank3]:" the global rank
+    (tmp_path / "slurm-77.out").write_text(
+        "0: [default1]:2026-12-03 14:38:23,219 INFO [rank1] initialized process group: host=node-a\n"
+        "1: [default1]:2026-12-03 14:38:23,219 INFO [rank3] initialized process group: host=node-b\n"
+        "1: [default1]:[rank3]: RuntimeError: shape mismatch in attention block\n"
+        "1: [default0]:[rank2]: RuntimeError: shape mismatch in attention block\n")
+    recs = list(iter_records([str(tmp_path)], IngestOptions(), Accounting()))
+    errors = [(r.rank, r.node) for r in recs if "RuntimeError" in r.text]
+    assert errors == [(3, "node-b"), (2, None)]  # rank 2 is tied to no host: no node, rather than node-a
