@@ -110,6 +110,10 @@ class Job:
     root_files: list[str]  # files of the plain copy's root evidence, first first
     neighbour: Src | None = None  # a file of another job, for the stale-file transform
 
+    @property
+    def lines(self) -> dict[str, list[bytes]]:
+        return {s.rel: s.lines for s in self.srcs if s.lines is not None}
+
 
 def load_job(path: Path) -> list[Src]:
     from l4lite.ingest.files import SNIFF_BYTES, sniff
@@ -125,7 +129,7 @@ def load_job(path: Path) -> list[Src]:
             srcs.append(Src(rel, None, data, p.stat().st_mtime))
             continue
         final = data.endswith(b"\n")
-        lines = data.split(b"\n")
+        lines = data.split(b"\n") if data else []
         if final:
             lines.pop()
         srcs.append(Src(rel, lines, data, p.stat().st_mtime, final))
@@ -426,9 +430,20 @@ class Verdict:
     node: str | None
     time: float | None
     evidence: frozenset[Origin]
+    said: frozenset[str] = frozenset()  # the root lines' messages: one line told in two files is one
 
 
-FIELDS = ("status", "category", "phase", "node", "time", "evidence")
+_STREAM = re.compile(r"^(?:\s*\d{1,6}: |\[[A-Za-z_]*\d{1,6}\]: ?)+")
+
+
+def _message(job_lines: dict[str, list[bytes]], origin: Origin) -> str:
+    lines = job_lines.get(origin[0])
+    if lines is None or not 0 < origin[1] <= len(lines):
+        return f"{origin[0]}:{origin[1]}"
+    return _STREAM.sub("", lines[origin[1] - 1].decode("utf-8", "replace")).strip()
+
+
+FIELDS = ("status", "category", "phase", "node", "time", "evidence", "lines")
 
 
 def _seconds(stamp: str | None) -> float | None:
@@ -437,7 +452,7 @@ def _seconds(stamp: str | None) -> float | None:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
-def verdict_of(incident: dict[str, Any], v: Variant) -> Verdict:
+def verdict_of(incident: dict[str, Any], v: Variant, job: Job) -> Verdict:
     """The verdict of an incident, its evidence mapped back to the original files and lines."""
     origins: dict[str, list[Origin | None]] = {o.rel: o.origin for o in v.outs if o.raw is None}
     if v.stdin:
@@ -455,7 +470,7 @@ def verdict_of(incident: dict[str, Any], v: Variant) -> Verdict:
     node = suspects[0].get("node") if suspects else None
     return Verdict(incident.get("status") or "", incident.get("category"), incident.get("phase"),
                    v.renamed.get(node, node) if node else None, _seconds(incident.get("failure_time")),
-                   frozenset(evidence))
+                   frozenset(evidence), frozenset(_message(job.lines, o) for o in evidence))
 
 
 def analyse(v: Variant, dest: Path) -> dict[str, Any]:
@@ -475,11 +490,24 @@ def analyse(v: Variant, dest: Path) -> dict[str, Any]:
 
 def changed(a: Verdict, b: Verdict) -> list[str]:
     """The fields in which two verdicts differ (failure times within a few seconds are the same)."""
-    out = [f for f in ("status", "category", "phase", "node", "evidence") if getattr(a, f) != getattr(b, f)]
+    out = [f for f in ("status", "category", "phase", "node") if getattr(a, f) != getattr(b, f)]
+    if a.evidence != b.evidence and a.said != b.said:
+        out.append("evidence")
     if (a.time is None) != (b.time is None) or (a.time is not None and b.time is not None
                                                  and abs(a.time - b.time) > TIME_SLACK):
         out.insert(4, "time")
     return out
+
+
+def unaccounted(incident: dict[str, Any], v: Variant) -> str:
+    """Lines of the variant that are neither in a record nor counted as skipped with a reason ("" if none)."""
+    stats = incident.get("stats") or {}
+    written = sum(len(o.lines) for o in v.outs if o.raw is None and (v.stdin is None or o.rel == v.stdin))
+    read = int(stats.get("lines_read", -1))
+    books = int(stats.get("lines_in_records", 0)) + sum((stats.get("lines_skipped") or {}).values())
+    if read == written and books == read:
+        return ""
+    return f"{written} written, {read} read, {books} in records or skipped"
 
 
 def job_list() -> list[Path]:
@@ -496,7 +524,7 @@ def prepare(path: Path, tmp: Path, neighbour: Path | None = None) -> tuple[Job, 
     v = identity(job)
     incident = analyse(v, tmp / f"{path.name}-base")
     job.root_files = [e["file"] for e in incident.get("evidence") or [] if e.get("role") == "root"]
-    return job, verdict_of(incident, v)
+    return job, verdict_of(incident, v, job)
 
 
 def run_job(args: tuple[Path, Path | None, Sequence[str], str]) -> list[tuple[str, str, list[str], str]]:
@@ -507,9 +535,14 @@ def run_job(args: tuple[Path, Path | None, Sequence[str], str]) -> list[tuple[st
         for name in names:
             v = TRANSFORMS[name](job)
             try:
-                got = verdict_of(analyse(v, Path(d) / name), v)
+                incident = analyse(v, Path(d) / name)
+                got = verdict_of(incident, v, job)
                 diff = changed(base, got)
                 detail = "; ".join(f"{f}: {_show(getattr(base, f))} -> {_show(getattr(got, f))}" for f in diff)
+                lost = unaccounted(incident, v)
+                if lost:
+                    diff.append("lines")
+                    detail += f"; lines: {lost}"
             except Exception as exc:  # noqa: BLE001 - a crash is a changed verdict, shown as such
                 diff, detail = ["error"], f"{type(exc).__name__}: {exc}"
             rows.append((name, job.name, diff, detail))
