@@ -19,4 +19,16 @@ def test_srun_label_over_torchrun_takes_the_global_rank_of_torch_prefix(tmp_path
         "1: [default0]:[rank2]: RuntimeError: shape mismatch in attention block\n")
     recs = list(iter_records([str(tmp_path)], IngestOptions(), Accounting()))
     errors = [(r.rank, r.node) for r in recs if "RuntimeError" in r.text]
-    assert errors == [(3, "node-b"), (2, None)]  # rank 2 is tied to no host: no node, rather than node-a
+    assert errors == [(3, "node-b"), (2, "node-b")]  # rank 2 is tied to no host: the label says node-b
+
+
+def test_srun_label_names_the_node_of_lines_without_a_host(tmp_path: Path) -> None:
+    # one file of two nodes (``srun --label torchrun``): a launcher line without a rank prefix of node 1 is
+    # node-b's, whatever global rank 1's host is
+    (tmp_path / "slurm-77.out").write_text(
+        "0: [default1]:2026-12-03 14:38:23,219 INFO [rank1] initialized process group: host=node-a\n"
+        "1: [default1]:2026-12-03 14:38:23,219 INFO [rank3] initialized process group: host=node-b\n"
+        "1: E1203 14:38:30.696000 16444 torch/distributed/elastic/multiprocessing/api.py:1002] failed "
+        "(exitcode: 1) local_rank: 1 (pid: 16468) of binary: /usr/bin/python3\n")
+    recs = list(iter_records([str(tmp_path)], IngestOptions(), Accounting()))
+    assert [r.node for r in recs] == ["node-a", "node-b", "node-b"]
