@@ -32,3 +32,12 @@ def test_srun_label_names_the_node_of_lines_without_a_host(tmp_path: Path) -> No
         "(exitcode: 1) local_rank: 1 (pid: 16468) of binary: /usr/bin/python3\n")
     recs = list(iter_records([str(tmp_path)], IngestOptions(), Accounting()))
     assert [r.node for r in recs] == ["node-a", "node-b", "node-b"]
+
+
+def test_a_nul_run_is_reported_with_its_file_and_line(tmp_path: Path) -> None:
+    (tmp_path / "n1").mkdir()
+    (tmp_path / "n1" / "train.log").write_bytes(b"one\ntwo\n" + b"\x00" * 5000 + b"three\nfour\n")
+    acc = Accounting()
+    texts = [r.text for r in iter_records([str(tmp_path)], IngestOptions(), acc)]
+    assert texts == ["one", "two", "three", "four"]
+    assert "n1/train.log:3: 5000 NUL byte(s) removed" in acc.warnings
