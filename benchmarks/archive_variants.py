@@ -86,6 +86,7 @@ def copy_of(src: Src, rel: str | None = None) -> Out:
     out = Out(rel or src.rel, final_newline=src.final_newline, mtime=src.mtime)
     if src.lines is None:
         out.raw = src.data
+        out.origin = [(src.rel, 0)]  # a dump is evidence as a whole
     else:
         out.add(src)
     return out
@@ -455,6 +456,7 @@ def _seconds(stamp: str | None) -> float | None:
 def verdict_of(incident: dict[str, Any], v: Variant, job: Job) -> Verdict:
     """The verdict of an incident, its evidence mapped back to the original files and lines."""
     origins: dict[str, list[Origin | None]] = {o.rel: o.origin for o in v.outs if o.raw is None}
+    dumps = {o.rel: o.origin[0] for o in v.outs if o.raw is not None and o.origin}
     if v.stdin:
         origins["-"] = origins[v.stdin]
     evidence = set()
@@ -464,6 +466,9 @@ def verdict_of(incident: dict[str, Any], v: Variant, job: Job) -> Verdict:
         f = str(e.get("file") or "")
         f = next((r for r in origins if f == r or f.endswith("/" + r)), f)
         line = int(e.get("line") or 0)
+        if f in dumps:
+            evidence.add(dumps[f])
+            continue
         table = origins.get(f)
         evidence.add(table[line - 1] if table and 0 < line <= len(table) and table[line - 1] else (f"?{f}", line))
     suspects = incident.get("suspects") or []
