@@ -66,6 +66,7 @@ _SRUN_ERROR = re.compile(r"srun: error: ([A-Za-z0-9][\w.-]*): tasks? \d")
 _UPTIME = re.compile(r"\[ *\d+\.\d+\] ")
 _HAS_LETTER = re.compile(r"[A-Za-z]")
 _IP = re.compile(r"\d{1,3}([.-])\d{1,3}\1\d{1,3}\1\d{1,3}$")
+_LABEL_START = frozenset(" 0123456789")
 
 
 @dataclass
@@ -80,6 +81,9 @@ class JobContext:
     names: list[str] = field(default_factory=list)  # the level's names that are nodes (file names: one family)
     legacy: bool = True  # no job-level evidence at all: each file's folders read alone (``host_from_dirs``)
     rank_ties: list[tuple[int, str]] = field(default_factory=list)
+    # rel -> srun label -> the host its lines name: in one ``srun --label`` file of several nodes, the label
+    # says which node wrote a line (a task per node runs torchrun, whose ranks are not the labels)
+    task_hosts: dict[str, dict[str, str]] = field(default_factory=dict)
     year: int | None = None
     near_year: int | None = None  # the year most files are in, counting their write times: dates far off it are wrong
     start: float | None = None
@@ -146,6 +150,7 @@ class _Sample:
     ties: list[tuple[int, str]] = field(default_factory=list)
     system: int = 0  # lines of the node's own logs (syslog, kernel), not of the job's processes
     anchors: list[tuple[str, str | None, str]] = field(default_factory=list)  # (key, host in the line, line)
+    labels: Counter[tuple[str, str]] = field(default_factory=Counter)  # (srun label, host its line names)
 
 
 def _ends(f: Any) -> tuple[list[str], list[str]]:
@@ -244,6 +249,8 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
             elastic_host = None
         if host is not None:
             s.hosts[host] += 1
+            if raw[:1] in _LABEL_START and (m := SRUN_LABEL.match(raw)):
+                s.labels[(m[1], host)] += 1
         if quick(raw):
             key = anchor_key(line)
             if key is not None:
@@ -253,6 +260,15 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
             if m and _host(m[1]):
                 others.add(_host(m[1]) or "")
     return s, others
+
+
+def task_hosts(labels: Counter[tuple[str, str]]) -> dict[str, str]:
+    """The host of each ``srun --label`` label of a file whose lines name at least one (3 in 4 of a label's
+    mentions, as ``_own_host``); labels of several hosts are left out."""
+    by_label: dict[str, Counter[str]] = {}
+    for (label, host), n in labels.items():
+        by_label.setdefault(label, Counter())[host] += n
+    return {label: h for label, c in by_label.items() if (h := _own_host(c)) is not None}
 
 
 def _own_host(hosts: Counter[str]) -> str | None:
@@ -313,6 +329,9 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
             ctx.nodes[rel] = own[rel]  # outside the level (or no level): the one host its lines name
     if not ctx.layout and own:
         ctx.layout = "hosts named in lines"
+    for rel, s in samples.items():
+        if s.labels and (labelled := task_hosts(s.labels)):
+            ctx.task_hosts[rel] = labelled
     seen: set[tuple[int, str]] = set()
     for rel in rels:
         for tie in samples.get(rel, _Sample()).ties:

@@ -242,6 +242,8 @@ def _utf8_blocks(chunks: Iterator[bytes], cap: int, name: str, accounting: Accou
 
 def _decode_block(block: bytes, cap: int, stats: _ReadStats, lineno: int) -> list[str]:
     if b"\x00" in block:
+        if not stats.nul:
+            stats.first_nul = lineno + block.count(b"\n", 0, block.find(b"\x00"))
         stats.nul += block.count(0)
         block = block.replace(b"\x00", b"")
     try:
@@ -271,6 +273,8 @@ def _decode_line(raw: bytes, stats: _ReadStats, lineno: int, nul_done: bool = Fa
     """Decode one line; ``cut`` says the line was cut short (over-long, or the end of a file without a final
     newline), so that an incomplete UTF-8 character at its end is dropped rather than read as latin-1."""
     if not nul_done and b"\x00" in raw:
+        if not stats.nul:
+            stats.first_nul = lineno
         stats.nul += raw.count(0)
         raw = raw.replace(b"\x00", b"")
     if raw.endswith(b"\r"):
@@ -373,10 +377,11 @@ def _no_nul(text: str, stats: _ReadStats) -> str:
 class _ReadStats:
     """Per-file reading problems, reported as one warning each at the end of the file."""
 
-    __slots__ = ("nul", "long", "first_long", "bad", "first_bad")
+    __slots__ = ("nul", "first_nul", "long", "first_long", "bad", "first_bad")
 
     def __init__(self) -> None:
         self.nul = 0
+        self.first_nul = 0
         self.long = 0
         self.first_long = 0
         self.bad = 0
@@ -398,4 +403,5 @@ class _ReadStats:
         if self.bad:
             accounting.warn(f"{name}:{self.first_bad}: {self.bad} line(s) not valid UTF-8, read as latin-1")
         if self.nul:
-            accounting.warn(f"{name}: {self.nul} NUL byte(s) removed")
+            where = f"{name}:{self.first_nul}" if self.first_nul else name
+            accounting.warn(f"{where}: {self.nul} NUL byte(s) removed")

@@ -166,9 +166,10 @@ class HeaderReading:
                     rank_span = m.span(2)
                     local_rank = True
                 pos = m.end()
-                if local_rank and s.startswith("[rank", pos):
+                if m[1] != "rank" and s.startswith("[rank", pos):
                     # "[default1]:[rank3]: ...": torchrun's tee names the local rank, torch's own prefix the
-                    # global one, which is the rank
+                    # global one, which is the rank; also after "1: " of ``srun --label torchrun``, one task
+                    # per node, where the task id is the node's index and not a rank
                     m = TORCHRUN_PREFIX.match(s, pos)
                     if m and m[1] == "rank":
                         rank = int(m[2])

@@ -43,6 +43,7 @@ __all__ = ["IngestOptions", "RankMap", "iter_records", "iter_job", "prepare_job"
 
 _HOLD_LINES = 1000  # lines held at the start of a file while its host is still unknown
 _STALE_LINES = 5000  # an open multi-line record untouched for this many lines is closed
+_LABEL_START = frozenset(" 0123456789")  # a stream that may start with an ``srun --label`` label
 _AMBIGUOUS = "\x00"  # a stream that showed two different hosts (or GPUs)
 _SPACE_START = frozenset(" \t")
 _KIND_STARTS = KIND_STARTS
@@ -147,6 +148,7 @@ class _FileReader(HeaderReading, RunReading):
         self.rank_map = rank_map
         self.ctx = ctx = options.job_context()
         self.path_node, self.path_rank = ctx.node_of(input_file.rel), ctx.rank_of(input_file.rel)
+        self.task_hosts = ctx.task_hosts.get(input_file.rel)  # srun label -> host, in a file of several nodes
         self.default_source = lc.default_source(input_file.rel)
         self.ts = TimestampParser(options.year if options.year is not None else ctx.year, input_file.mtime,
                                   options.year if options.year is not None else ctx.near_year)
@@ -516,6 +518,8 @@ class _FileReader(HeaderReading, RunReading):
                 node = info[0]
             if gpu is None and stream and info[1] is not None and info[1] != _AMBIGUOUS:
                 gpu = info[1]
+        if node is None and self.task_hosts is not None and stream[:1] in _LABEL_START:
+            node = self.task_hosts.get(stream.split(":", 1)[0].strip())
         if node is None:
             fh = self.file_host
             if fh is not None and fh != _AMBIGUOUS:

@@ -1,0 +1,607 @@
+"""The same job archived another way must give the same verdict: a metamorphic check over real jobs.
+
+Every job of fixtures/real_jobs and fixtures/jobs is copied in ways an SRE meets (node folders renamed, extra
+folder levels, everything flattened, merged into one file, gzip'd, rotated, CRLF, a BOM, garbage bytes, a
+truncated last line, empty files, a file whose clock is off, a stale file of another job, stdin) and analysed
+again. The verdict (status, category, phase, first suspect, failure time within a few seconds, root evidence
+lines) is compared with the verdict on a plain copy of the job. Lines keep their origin through every
+transform, so evidence in a merged or rotated file is compared by the original file and line it came from;
+a suspect named by a renamed folder is compared through the name it replaced.
+
+    .venv/bin/python benchmarks/archive_variants.py [--jobs 2] [--only TRANSFORM ...] [--job NAME ...] [-v]
+
+Prints a table: per transform, the jobs whose verdict was kept and changed, and which field changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta, timezone
+from multiprocessing import Pool
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+GROUND_TRUTH = "ground_truth.json"
+TIME_SLACK = 5.0  # seconds a failure time may move
+Origin = tuple[str, int]
+
+
+# ------------------------------------------------------------------------------------------------ the model
+@dataclass
+class Src:
+    """One file of the job as found: its lines (bytes, without newlines) or, for a binary file, its bytes."""
+
+    rel: str
+    lines: list[bytes] | None
+    data: bytes
+    mtime: float
+    final_newline: bool = True
+
+    @property
+    def node(self) -> str:
+        """The top folder (the node folder of the job's own layout), or "" for a file at the top."""
+        return self.rel.split("/", 1)[0] if "/" in self.rel else ""
+
+
+@dataclass
+class Out:
+    """One file of a variant: its lines with their origins, and how it is written."""
+
+    rel: str
+    lines: list[bytes] = field(default_factory=list)
+    origin: list[Origin | None] = field(default_factory=list)
+    raw: bytes | None = None  # a binary file copied as is
+    gz: bool = False
+    eol: bytes = b"\n"
+    bom: bool = False
+    final_newline: bool = True
+    mtime: float | None = None
+
+    def add(self, src: Src, prefix: bytes = b"") -> None:
+        assert src.lines is not None
+        self.lines.extend(prefix + ln for ln in src.lines)
+        self.origin.extend((src.rel, i) for i in range(1, len(src.lines) + 1))
+        self.mtime = max(self.mtime or 0.0, src.mtime)
+
+    def content(self) -> bytes:
+        if self.raw is not None:
+            return self.raw
+        body = self.eol.join(self.lines) + (self.eol if self.final_newline and self.lines else b"")
+        return (b"\xef\xbb\xbf" if self.bom else b"") + body
+
+
+def copy_of(src: Src, rel: str | None = None) -> Out:
+    out = Out(rel or src.rel, final_newline=src.final_newline, mtime=src.mtime)
+    if src.lines is None:
+        out.raw = src.data
+        out.origin = [(src.rel, 0)]  # a dump is evidence as a whole
+    else:
+        out.add(src)
+    return out
+
+
+@dataclass
+class Variant:
+    """A job archived one way: its files, what to hand the analyser, and folder names that stand for nodes."""
+
+    outs: list[Out]
+    renamed: dict[str, str] = field(default_factory=dict)  # new folder name -> the node folder it replaced
+    target: str = "."  # what to analyse, relative to the variant's folder
+    stdin: str | None = None  # a file fed on stdin (``l4lite analyze -``)
+
+
+@dataclass
+class Job:
+    name: str
+    path: Path
+    srcs: list[Src]
+    truth: dict[str, Any]
+    root_files: list[str]  # files of the plain copy's root evidence, first first
+    neighbour: Src | None = None  # a file of another job, for the stale-file transform
+
+    @property
+    def lines(self) -> dict[str, list[bytes]]:
+        return {s.rel: s.lines for s in self.srcs if s.lines is not None}
+
+
+def load_job(path: Path) -> list[Src]:
+    from l4lite.ingest.files import SNIFF_BYTES, sniff
+
+    srcs = []
+    for p in sorted(path.rglob("*")):
+        rel = p.relative_to(path).as_posix()
+        if not p.is_file() or rel == GROUND_TRUTH or rel.startswith("_meta/"):
+            continue
+        data = p.read_bytes()
+        text = sniff(data[:SNIFF_BYTES])[0] == "utf-8" and not data.startswith(b"\x1f\x8b")
+        if not text or data.startswith(b"\x80"):
+            srcs.append(Src(rel, None, data, p.stat().st_mtime))
+            continue
+        final = data.endswith(b"\n")
+        lines = data.split(b"\n") if data else []
+        if final:
+            lines.pop()
+        srcs.append(Src(rel, lines, data, p.stat().st_mtime, final))
+    return srcs
+
+
+def write_variant(v: Variant, dest: Path) -> None:
+    for out in v.outs:
+        p = dest / out.rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        data = out.content()
+        if out.gz:
+            data = gzip.compress(data, mtime=int(out.mtime or 0)) if data else b""
+        p.write_bytes(data)
+        if out.mtime:
+            os.utime(p, (out.mtime, out.mtime))
+
+
+# ------------------------------------------------------------------------------------------------ transforms
+def _texts(job: Job) -> list[Src]:
+    return [s for s in job.srcs if s.lines is not None]
+
+
+def _rename_top(job: Job, names: Callable[[int], str]) -> Variant:
+    tops = sorted({s.node for s in job.srcs if s.node})
+    new = {t: names(i) for i, t in enumerate(tops)}
+    outs = [copy_of(s, new[s.node] + s.rel[len(s.node):] if s.node else s.rel) for s in job.srcs]
+    return Variant(outs, {v: k for k, v in new.items()})
+
+
+def identity(job: Job) -> Variant:
+    return Variant([copy_of(s) for s in job.srcs])
+
+
+def folders_letters(job: Job) -> Variant:
+    return _rename_top(job, lambda i: chr(ord("a") + i))
+
+
+def folders_parts(job: Job) -> Variant:
+    return _rename_top(job, lambda i: f"part-{i + 1:04d}")
+
+
+def folders_dated(job: Job) -> Variant:
+    return _rename_top(job, lambda i: f"logs-2026-12-{i + 1:02d}")
+
+
+def folders_job_ids(job: Job) -> Variant:
+    return _rename_top(job, lambda i: f"job-{12345 + i}")
+
+
+def wrapped(job: Job) -> Variant:
+    """Launcher, date and output folders above the node folders."""
+    return Variant([copy_of(s, "job-12345/attempt_0/2026-12-01/output/" + s.rel) for s in job.srcs])
+
+
+def under_node(job: Job) -> Variant:
+    """Host-like folders under each node folder (``node/v100/output/...``)."""
+    return Variant([copy_of(s, f"{s.node}/v100/output/{s.rel[len(s.node) + 1:]}" if s.node else s.rel)
+                    for s in job.srcs])
+
+
+_LOCAL_RANK = re.compile(r"attempt_\d+/(\d+)/")
+
+
+def deeper(job: Job) -> Variant:
+    """``run/<host>/rank<N>/<file>``: the torchelastic tree folded into one folder per global rank."""
+    from l4lite.ingest.attribution import rank_from_path
+
+    hosts = job.truth.get("rank_hosts") or {}
+    outs, used = [], set()
+    for s in job.srcs:
+        node = s.node or "launcher"
+        name = s.rel.rsplit("/", 1)[-1]
+        rank = rank_from_path(s.rel)
+        m = _LOCAL_RANK.search(s.rel)
+        if rank is None and m:
+            ranks = sorted(int(r) for r, h in hosts.items() if h == s.node)
+            lr = int(m[1])
+            rank = ranks[lr] if lr < len(ranks) else None
+            name = name if rank is not None else f"local{lr}-{name}"
+        rel = f"run/{node}/rank{rank}/{name}" if rank is not None else f"run/{node}/{name}"
+        while rel in used:
+            rel = rel.replace(name, "x-" + name)
+        used.add(rel)
+        outs.append(copy_of(s, rel))
+    return Variant(outs)
+
+
+def flatten(job: Job) -> Variant:
+    return Variant([copy_of(s, "flat/" + s.rel.replace("/", "_")) for s in job.srcs])
+
+
+def _merged(job: Job, label: bool) -> Variant:
+    tops = sorted({s.node for s in job.srcs if s.node})
+    out = Out("job.out")
+    for s in _texts(job):
+        out.add(s, f"{tops.index(s.node)}: ".encode() if label and s.node else b"")
+    out.mtime = None  # ``cat`` writes a new file
+    dumps = [copy_of(s, "dumps/" + s.rel.replace("/", "_")) for s in job.srcs if s.lines is None]
+    return Variant([out, *dumps])
+
+
+def merged_labelled(job: Job) -> Variant:
+    return _merged(job, True)
+
+
+def merged_plain(job: Job) -> Variant:
+    return _merged(job, False)
+
+
+def gzipped(job: Job) -> Variant:
+    outs = [copy_of(s, s.rel + ".gz") for s in job.srcs]
+    for o in outs:
+        o.gz = True
+    return Variant(outs)
+
+
+def _largest(job: Job, avoid: Sequence[str] = ()) -> Src:
+    texts = sorted(_texts(job), key=lambda s: (-len(s.lines or ()), s.rel))
+    return next((s for s in texts if s.rel not in avoid), texts[0])
+
+
+def rotated(job: Job) -> Variant:
+    """The largest file rotated by logrotate: oldest third in ``.2.gz``, then ``.1``, the newest in the file."""
+    big = _largest(job)
+    outs = [copy_of(s) for s in job.srcs if s is not big]
+    assert big.lines is not None
+    n = len(big.lines)
+    cuts = [0, n // 3, 2 * n // 3, n]
+    for k, rel in enumerate((big.rel + ".2.gz", big.rel + ".1", big.rel)):
+        part = Out(rel, mtime=big.mtime, gz=rel.endswith(".gz"))
+        lo, hi = cuts[k], cuts[k + 1]
+        part.lines = big.lines[lo:hi]
+        part.origin = [(big.rel, i) for i in range(lo + 1, hi + 1)]
+        part.final_newline = big.final_newline or k < 2
+        outs.append(part)
+    return Variant(outs)
+
+
+def crlf(job: Job) -> Variant:
+    outs = [copy_of(s) for s in job.srcs]
+    for o in outs:
+        o.eol = b"\r\n"
+    return Variant(outs)
+
+
+def bom(job: Job) -> Variant:
+    outs = [copy_of(s) for s in job.srcs]
+    for o in outs:
+        o.bom = o.raw is None
+    return Variant(outs)
+
+
+def _edit(job: Job, target: Src, edit: Callable[[Out], None]) -> Variant:
+    outs = []
+    for s in job.srcs:
+        o = copy_of(s)
+        if s is target:
+            edit(o)
+        outs.append(o)
+    return Variant(outs)
+
+
+def garbage(job: Job) -> Variant:
+    """A few bytes of binary garbage on a line of their own in the middle of the largest file."""
+    def edit(o: Out) -> None:
+        mid = len(o.lines) // 2
+        o.lines.insert(mid, b"\x00\x9c\xff\x13\x88\x01\xfe\x07\x1b\x80\xc3\x02")
+        o.origin.insert(mid, None)
+    return _edit(job, _largest(job), edit)
+
+
+def nul_run(job: Job) -> Variant:
+    """A run of NUL bytes in the middle of the largest file, before a line (a crash's hole in the file)."""
+    def edit(o: Out) -> None:
+        mid = len(o.lines) // 2
+        o.lines[mid] = b"\x00" * 4096 + o.lines[mid]
+    return _edit(job, _largest(job), edit)
+
+
+def truncated(job: Job) -> Variant:
+    """The last line of the largest file cut in half, without its newline (the writer died mid-line); not a
+    file whose root evidence is its last line."""
+    def edit(o: Out) -> None:
+        if o.lines:
+            o.lines[-1] = o.lines[-1][: max(1, len(o.lines[-1]) // 2)]
+            o.origin[-1] = None
+        o.final_newline = False
+    return _edit(job, _largest(job, job.root_files), edit)
+
+
+def empty_files(job: Job) -> Variant:
+    node = sorted({s.node for s in job.srcs if s.node} or {""})[0]
+    where = f"{node}/" if node else ""
+    return Variant([*(copy_of(s) for s in job.srcs), Out(where + "empty.log"), Out(where + "old.log.gz", raw=b"")])
+
+
+def _clock_target(job: Job) -> Src:
+    texts = {s.rel: s for s in _texts(job)}
+    return next((texts[f] for f in job.root_files if f in texts), _largest(job))
+
+
+def _first_line(job: Job, line: bytes) -> Variant:
+    def edit(o: Out) -> None:
+        o.lines.insert(0, line)
+        o.origin.insert(0, None)
+    return _edit(job, _clock_target(job), edit)
+
+
+def clock_1970(job: Job) -> Variant:
+    return _first_line(job, b"1970-01-01 00:00:00,000 clock reset")
+
+
+def clock_2099(job: Job) -> Variant:
+    return _first_line(job, b"2099-06-01 00:00:00,000 clock jumped")
+
+
+_ISO = re.compile(rb"(?<![\dT])(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)[,.](\d{3,6})(?![\d+])(Z)?")
+
+
+def local_offset(job: Job) -> Variant:
+    """The file of the root evidence written in local time (+05:30) with the offset spelled out."""
+    tz = timezone(timedelta(hours=5, minutes=30))
+
+    def local(m: re.Match[bytes]) -> bytes:
+        t = datetime.fromisoformat(f"{m[1].decode()}T{m[2].decode()}").replace(tzinfo=UTC)
+        return t.astimezone(tz).strftime("%Y-%m-%dT%H:%M:%S").encode() + b"." + m[3] + b"+05:30"
+
+    def edit(o: Out) -> None:
+        o.lines = [_ISO.sub(local, ln) for ln in o.lines]
+    return _edit(job, _clock_target(job), edit)
+
+
+_DAY = re.compile(rb"(?<!\d)(\d{4})-(\d\d)-(\d\d)(?=[ T]\d\d:)|(?<![\w.])([IWEF])(\d\d)(\d\d)(?= \d\d:\d\d:\d\d)")
+
+
+def _day_before(m: re.Match[bytes]) -> bytes:
+    if m[1]:
+        d = datetime(int(m[1]), int(m[2]), int(m[3])) - timedelta(days=1)
+        return d.strftime("%Y-%m-%d").encode()
+    d = datetime(2024, int(m[5]), int(m[6])) - timedelta(days=1)
+    return m[4] + d.strftime("%m%d").encode()
+
+
+def stale_file(job: Job) -> Variant:
+    """A stray file of another job from the day before, left in a node folder."""
+    v = identity(job)
+    other = job.neighbour
+    if other is None or other.lines is None:
+        return v
+    node = sorted({s.node for s in job.srcs if s.node} or {""})[0]
+    out = Out((f"{node}/" if node else "") + "previous-" + other.rel.rsplit("/", 1)[-1],
+              lines=[_DAY.sub(_day_before, ln) for ln in other.lines], mtime=other.mtime - 86400)
+    out.origin = [None] * len(out.lines)
+    v.outs.append(out)
+    return v
+
+
+def stdin(job: Job) -> Variant:
+    v = _merged(job, True)
+    return replace(v, stdin="job.out", target="dumps" if len(v.outs) > 1 else "")
+
+
+TRANSFORMS: dict[str, Callable[[Job], Variant]] = {
+    "identity": identity,
+    "folders-letters": folders_letters,
+    "folders-part-N": folders_parts,
+    "folders-dated": folders_dated,
+    "folders-job-ids": folders_job_ids,
+    "wrapped-levels": wrapped,
+    "levels-under-node": under_node,
+    "deeper-run-host-rank": deeper,
+    "flattened": flatten,
+    "merged-labelled": merged_labelled,
+    "merged-plain": merged_plain,
+    "stdin-merged": stdin,
+    "gzip": gzipped,
+    "rotated": rotated,
+    "crlf": crlf,
+    "bom": bom,
+    "binary-garbage": garbage,
+    "nul-run": nul_run,
+    "truncated-last-line": truncated,
+    "empty-files": empty_files,
+    "clock-1970": clock_1970,
+    "clock-2099": clock_2099,
+    "local-offset": local_offset,
+    "stale-file": stale_file,
+}
+
+
+# ------------------------------------------------------------------------------------------------ verdicts
+@dataclass(frozen=True)
+class Verdict:
+    status: str
+    category: str | None
+    phase: str | None
+    node: str | None
+    time: float | None
+    evidence: frozenset[Origin]
+    said: frozenset[str] = frozenset()  # the root lines' messages: one line told in two files is one
+
+
+_STREAM = re.compile(r"^(?:\s*\d{1,6}: |\[[A-Za-z_]*\d{1,6}\]: ?)+")
+
+
+def _message(job_lines: dict[str, list[bytes]], origin: Origin) -> str:
+    lines = job_lines.get(origin[0])
+    if lines is None or not 0 < origin[1] <= len(lines):
+        return f"{origin[0]}:{origin[1]}"
+    return _STREAM.sub("", lines[origin[1] - 1].decode("utf-8", "replace")).strip()
+
+
+FIELDS = ("status", "category", "phase", "node", "time", "evidence", "lines")
+
+
+def _seconds(stamp: str | None) -> float | None:
+    if not stamp:
+        return None
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+def verdict_of(incident: dict[str, Any], v: Variant, job: Job) -> Verdict:
+    """The verdict of an incident, its evidence mapped back to the original files and lines."""
+    origins: dict[str, list[Origin | None]] = {o.rel: o.origin for o in v.outs if o.raw is None}
+    dumps = {o.rel: o.origin[0] for o in v.outs if o.raw is not None and o.origin}
+    if v.stdin:
+        origins["-"] = origins[v.stdin]
+    evidence = set()
+    for e in incident.get("evidence") or []:
+        if e.get("role") != "root":
+            continue
+        f = str(e.get("file") or "")
+        f = next((r for r in origins if f == r or f.endswith("/" + r)), f)
+        line = int(e.get("line") or 0)
+        if f in dumps:
+            evidence.add(dumps[f])
+            continue
+        table = origins.get(f)
+        evidence.add(table[line - 1] if table and 0 < line <= len(table) and table[line - 1] else (f"?{f}", line))
+    suspects = incident.get("suspects") or []
+    node = suspects[0].get("node") if suspects else None
+    return Verdict(incident.get("status") or "", incident.get("category"), incident.get("phase"),
+                   v.renamed.get(node, node) if node else None, _seconds(incident.get("failure_time")),
+                   frozenset(evidence), frozenset(_message(job.lines, o) for o in evidence))
+
+
+def analyse(v: Variant, dest: Path) -> dict[str, Any]:
+    from l4lite.api import analyze
+    from l4lite.options import AnalyzeOptions
+
+    write_variant(v, dest)
+    if v.stdin is None:
+        return analyze([str(dest / v.target)], AnalyzeOptions()).to_dict()
+    out = dest.parent / (dest.name + ".json")
+    extra = [str(dest / v.target)] if v.target else []
+    with open(dest / v.stdin, "rb") as fh:
+        subprocess.run([sys.executable, "-m", "l4lite.cli.main", "analyze", "-", *extra, "--json", str(out),
+                        "--no-store", "--quiet"], stdin=fh, capture_output=True, check=False)
+    return json.loads(out.read_text())
+
+
+def changed(a: Verdict, b: Verdict) -> list[str]:
+    """The fields in which two verdicts differ (failure times within a few seconds are the same)."""
+    out = [f for f in ("status", "category", "phase", "node") if getattr(a, f) != getattr(b, f)]
+    if a.evidence != b.evidence and a.said != b.said:
+        out.append("evidence")
+    if (a.time is None) != (b.time is None) or (a.time is not None and b.time is not None
+                                                 and abs(a.time - b.time) > TIME_SLACK):
+        out.insert(4, "time")
+    return out
+
+
+def unaccounted(incident: dict[str, Any], v: Variant) -> str:
+    """Lines of the variant that are neither in a record nor counted as skipped with a reason ("" if none)."""
+    stats = incident.get("stats") or {}
+    written = sum(len(o.lines) for o in v.outs if o.raw is None and (v.stdin is None or o.rel == v.stdin))
+    read = int(stats.get("lines_read", -1))
+    books = int(stats.get("lines_in_records", 0)) + sum((stats.get("lines_skipped") or {}).values())
+    if read == written and books == read:
+        return ""
+    return f"{written} written, {read} read, {books} in records or skipped"
+
+
+def job_list() -> list[Path]:
+    dirs = [ROOT / "fixtures" / "real_jobs", ROOT / "fixtures" / "jobs"]
+    return sorted(p.parent for d in dirs for p in d.glob(f"*/{GROUND_TRUTH}"))
+
+
+def prepare(path: Path, tmp: Path, neighbour: Path | None = None) -> tuple[Job, Verdict]:
+    """A job with the verdict of its plain copy (what every variant is compared with)."""
+    srcs = load_job(path)
+    job = Job(path.name, path, srcs, json.loads((path / GROUND_TRUTH).read_text()), [])
+    if neighbour is not None:
+        job.neighbour = max((s for s in load_job(neighbour) if s.lines), key=lambda s: len(s.lines or ()))
+    v = identity(job)
+    incident = analyse(v, tmp / f"{path.name}-base")
+    job.root_files = [e["file"] for e in incident.get("evidence") or [] if e.get("role") == "root"]
+    return job, verdict_of(incident, v, job)
+
+
+def run_job(args: tuple[Path, Path | None, Sequence[str], str]) -> list[tuple[str, str, list[str], str]]:
+    path, neighbour, names, tmp = args
+    rows = []
+    with tempfile.TemporaryDirectory(dir=tmp) as d:
+        job, base = prepare(path, Path(d), neighbour)
+        for name in names:
+            v = TRANSFORMS[name](job)
+            try:
+                incident = analyse(v, Path(d) / name)
+                got = verdict_of(incident, v, job)
+                diff = changed(base, got)
+                detail = "; ".join(f"{f}: {_show(getattr(base, f))} -> {_show(getattr(got, f))}" for f in diff)
+                lost = unaccounted(incident, v)
+                if lost:
+                    diff.append("lines")
+                    detail += f"; lines: {lost}"
+            except Exception as exc:  # noqa: BLE001 - a crash is a changed verdict, shown as such
+                diff, detail = ["error"], f"{type(exc).__name__}: {exc}"
+            rows.append((name, job.name, diff, detail))
+    return rows
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, frozenset):
+        return "{" + ", ".join(f"{f}:{n}" for f, n in sorted(value)) + "}"
+    if isinstance(value, float):
+        return datetime.fromtimestamp(value, UTC).strftime("%H:%M:%S.%f")[:-3]
+    return str(value)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
+    ap.add_argument("--only", nargs="*", default=list(TRANSFORMS), help="transforms to run")
+    ap.add_argument("--job", nargs="*", default=None, help="job names to run (default: all)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="list every changed verdict")
+    args = ap.parse_args(argv)
+    jobs = job_list()
+    pairs = [(p, jobs[(i + 1) % len(jobs)]) for i, p in enumerate(jobs)]
+    if args.job:
+        pairs = [(p, n) for p, n in pairs if p.name in args.job]
+    started = time.process_time()
+    with tempfile.TemporaryDirectory() as tmp:
+        tasks = [(p, n, args.only, tmp) for p, n in pairs]
+        if args.jobs > 1:
+            with Pool(args.jobs) as pool:
+                results = pool.map(run_job, tasks, chunksize=1)
+        else:
+            results = [run_job(t) for t in tasks]
+    rows = [r for rs in results for r in rs]
+    print(f"| transform | jobs kept | changed | {' | '.join(FIELDS)} |")
+    print("| --- | --- | --- |" + " --- |" * len(FIELDS))
+    total = Counter()
+    for name in args.only:
+        mine = [r for r in rows if r[0] == name]
+        fields = Counter(f for r in mine for f in r[2])
+        bad = sum(1 for r in mine if r[2])
+        total["kept"] += len(mine) - bad
+        total["all"] += len(mine)
+        cells = " | ".join(str(fields.get(f, 0) or "") for f in FIELDS)
+        errors = f" (errors: {fields['error']})" if fields.get("error") else ""
+        print(f"| {name} | {len(mine) - bad}/{len(mine)} | {bad}{errors} | {cells} |")
+    print(f"\nkept {total['kept']} of {total['all']} verdicts; parent CPU {time.process_time() - started:.1f} s")
+    if args.verbose:
+        for name, job, diff, detail in rows:
+            if diff:
+                print(f"{name} {job}: {detail}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    raise SystemExit(main())

@@ -1,0 +1,117 @@
+"""The same job archived another way gives the same verdict (``benchmarks/archive_variants.py``), and the ingest
+mechanisms that make it so."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from l4lite.ingest.reader import IngestOptions, iter_records
+from l4lite.records import Accounting
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import archive_variants as av  # noqa: E402
+
+
+def test_srun_label_over_torchrun_takes_the_global_rank_of_torch_prefix(tmp_path: Path) -> None:
+    # ``srun --label torchrun``, one task per node: "1: " is the node's task id, "[default1]:" the local rank,
+    # "[rank3]:" the global rank
+    (tmp_path / "slurm-77.out").write_text(
+        "0: [default1]:2026-12-03 14:38:23,219 INFO [rank1] initialized process group: host=node-a\n"
+        "1: [default1]:2026-12-03 14:38:23,219 INFO [rank3] initialized process group: host=node-b\n"
+        "1: [default1]:[rank3]: RuntimeError: shape mismatch in attention block\n"
+        "1: [default0]:[rank2]: RuntimeError: shape mismatch in attention block\n")
+    recs = list(iter_records([str(tmp_path)], IngestOptions(), Accounting()))
+    errors = [(r.rank, r.node) for r in recs if "RuntimeError" in r.text]
+    assert errors == [(3, "node-b"), (2, "node-b")]  # rank 2 is tied to no host: the label says node-b
+
+
+def test_srun_label_names_the_node_of_lines_without_a_host(tmp_path: Path) -> None:
+    # one file of two nodes (``srun --label torchrun``): a launcher line without a rank prefix of node 1 is
+    # node-b's, whatever global rank 1's host is
+    (tmp_path / "slurm-77.out").write_text(
+        "0: [default1]:2026-12-03 14:38:23,219 INFO [rank1] initialized process group: host=node-a\n"
+        "1: [default1]:2026-12-03 14:38:23,219 INFO [rank3] initialized process group: host=node-b\n"
+        "1: E1203 14:38:30.696000 16444 torch/distributed/elastic/multiprocessing/api.py:1002] failed "
+        "(exitcode: 1) local_rank: 1 (pid: 16468) of binary: /usr/bin/python3\n")
+    recs = list(iter_records([str(tmp_path)], IngestOptions(), Accounting()))
+    assert [r.node for r in recs] == ["node-a", "node-b", "node-b"]
+
+
+def test_a_nul_run_is_reported_with_its_file_and_line(tmp_path: Path) -> None:
+    (tmp_path / "n1").mkdir()
+    (tmp_path / "n1" / "train.log").write_bytes(b"one\ntwo\n" + b"\x00" * 5000 + b"three\nfour\n")
+    acc = Accounting()
+    texts = [r.text for r in iter_records([str(tmp_path)], IngestOptions(), acc)]
+    assert texts == ["one", "two", "three", "four"]
+    assert "n1/train.log:3: 5000 NUL byte(s) removed" in acc.warnings
+
+
+# ---------------------------------------------------------------------------------------------- variants
+# Each transform on a few jobs of different layouts (the benchmark runs every job): torchelastic --log-dir,
+# srun --label with a kernel log per host, Kubernetes pods, a hang with Flight Recorder dumps, and the
+# simulator's per-node folders with NCCL headers and dmesg.
+CASES: dict[str, tuple[str, ...]] = {
+    "identity": ("001-ddp-exception",),
+    "folders-letters": ("009-hf-exception", "ib-link-down"),
+    "folders-part-N": ("037-ddp-host_oom", "048-hf-exception_k8s"),
+    "folders-dated": ("005-ddp-enospc", "036-deepspeed-hang_fr"),
+    "folders-job-ids": ("018-lightning-sigkill", "047-ddp-host_oom_srun"),
+    "wrapped-levels": ("021-lightning-enospc", "048-hf-exception_k8s"),
+    "levels-under-node": ("030-deepspeed-exception",),
+    "deeper-run-host-rank": ("002-ddp-sigkill", "ib-link-down"),
+    "flattened": ("013-hf-enospc", "047-ddp-host_oom_srun"),
+    "merged-labelled": ("002-ddp-sigkill", "030-deepspeed-exception"),
+    "stdin-merged": ("030-deepspeed-exception",),
+    "gzip": ("038-hf-host_oom",),
+    "rotated": ("009-hf-exception", "019-lightning-hang"),
+    "crlf": ("014-hf-corrupt_ckpt",),
+    "bom": ("007-ddp-data",),
+    "binary-garbage": ("049-ddp-netdown",),
+    "nul-run": ("033-deepspeed-nan",),
+    "truncated-last-line": ("010-hf-sigkill",),
+    "empty-files": ("045-lightning-erofs",),
+    "clock-1970": ("037-ddp-host_oom",),
+    "clock-2099": ("022-lightning-corrupt_ckpt",),
+    "local-offset": ("001-ddp-exception", "043-ddp-diverge"),
+    "stale-file": ("004-ddp-nan",),
+}
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], tuple[av.Job, av.Verdict]]:
+    """A job with the verdict of its plain copy, made once per job for the module."""
+    jobs = av.job_list()
+    neighbours = {p.name: jobs[(i + 1) % len(jobs)] for i, p in enumerate(jobs)}
+    by_name = {p.name: p for p in jobs}
+    tmp = tmp_path_factory.mktemp("variants")
+    done: dict[str, tuple[av.Job, av.Verdict]] = {}
+
+    def get(name: str) -> tuple[av.Job, av.Verdict]:
+        if name not in done:
+            done[name] = av.prepare(by_name[name], tmp, neighbours[name])
+        return done[name]
+    return get
+
+
+def test_every_transform_has_cases() -> None:
+    assert set(CASES) == set(av.TRANSFORMS) - {"merged-plain"}
+
+
+@pytest.mark.parametrize(("transform", "name"), [(t, j) for t, js in CASES.items() for j in js])
+def test_the_job_archived_another_way_gives_the_same_verdict(
+        transform: str, name: str, prepared: Callable[[str], tuple[av.Job, av.Verdict]], tmp_path: Path) -> None:
+    job, base = prepared(name)
+    variant = av.TRANSFORMS[transform](job)
+    incident = av.analyse(variant, tmp_path / "variant")
+    written = {p.relative_to(tmp_path / "variant").as_posix(): p.read_bytes()
+               for p in (tmp_path / "variant").rglob("*") if p.is_file()}
+    assert (written == {s.rel: s.data for s in job.srcs}) == (transform == "identity")  # the archive did change
+    got = av.verdict_of(incident, variant, job)
+    assert av.changed(base, got) == [], (base, got)
+    assert av.unaccounted(incident, variant) == ""
