@@ -17,16 +17,21 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import archive_variants as av  # noqa: E402
 
+SRUN_HEAD = ("0: [default1]:2026-12-03 14:38:23,219 INFO [rank1] initialized process group: host=node-a\n"
+             "1: [default1]:2026-12-03 14:38:23,219 INFO [rank3] initialized process group: host=node-b\n")
+
+
+def _srun_records(tmp_path: Path, tail: str) -> list:
+    """Records of one ``srun --label`` file of two nodes whose first lines name their hosts."""
+    (tmp_path / "slurm-77.out").write_text(SRUN_HEAD + tail)
+    return list(iter_records([str(tmp_path)], IngestOptions(), Accounting()))
+
 
 def test_srun_label_over_torchrun_takes_the_global_rank_of_torch_prefix(tmp_path: Path) -> None:
     # ``srun --label torchrun``, one task per node: "1: " is the node's task id, "[default1]:" the local rank,
     # "[rank3]:" the global rank
-    (tmp_path / "slurm-77.out").write_text(
-        "0: [default1]:2026-12-03 14:38:23,219 INFO [rank1] initialized process group: host=node-a\n"
-        "1: [default1]:2026-12-03 14:38:23,219 INFO [rank3] initialized process group: host=node-b\n"
-        "1: [default1]:[rank3]: RuntimeError: shape mismatch in attention block\n"
-        "1: [default0]:[rank2]: RuntimeError: shape mismatch in attention block\n")
-    recs = list(iter_records([str(tmp_path)], IngestOptions(), Accounting()))
+    recs = _srun_records(tmp_path, "1: [default1]:[rank3]: RuntimeError: shape mismatch in attention block\n"
+                                   "1: [default0]:[rank2]: RuntimeError: shape mismatch in attention block\n")
     errors = [(r.rank, r.node) for r in recs if "RuntimeError" in r.text]
     assert errors == [(3, "node-b"), (2, "node-b")]  # rank 2 is tied to no host: the label says node-b
 
@@ -34,12 +39,8 @@ def test_srun_label_over_torchrun_takes_the_global_rank_of_torch_prefix(tmp_path
 def test_srun_label_names_the_node_of_lines_without_a_host(tmp_path: Path) -> None:
     # one file of two nodes (``srun --label torchrun``): a launcher line without a rank prefix of node 1 is
     # node-b's, whatever global rank 1's host is
-    (tmp_path / "slurm-77.out").write_text(
-        "0: [default1]:2026-12-03 14:38:23,219 INFO [rank1] initialized process group: host=node-a\n"
-        "1: [default1]:2026-12-03 14:38:23,219 INFO [rank3] initialized process group: host=node-b\n"
-        "1: E1203 14:38:30.696000 16444 torch/distributed/elastic/multiprocessing/api.py:1002] failed "
-        "(exitcode: 1) local_rank: 1 (pid: 16468) of binary: /usr/bin/python3\n")
-    recs = list(iter_records([str(tmp_path)], IngestOptions(), Accounting()))
+    recs = _srun_records(tmp_path, "1: E1203 14:38:30.696000 16444 torch/distributed/elastic/multiprocessing/api.py:1002] "
+                                   "failed (exitcode: 1) local_rank: 1 (pid: 16468) of binary: /usr/bin/python3\n")
     assert [r.node for r in recs] == ["node-a", "node-b", "node-b"]
 
 
