@@ -176,3 +176,21 @@ def test_lines_of_no_known_node_blame_no_node(tmp_path: Path) -> None:
     write(tmp_path / "train.log", REAL["nematus-8-nfs-ioerror-on-save"]["lines"])
     incident = analyze([str(tmp_path)], AnalyzeOptions())
     assert incident.status == "incident" and "unknown" not in [s.node for s in incident.suspects]
+
+
+def test_a_reset_clock_years_before_the_job_is_not_its_time(tmp_path: Path) -> None:
+    """A line from a clock reset to 1970 keeps the time of the line before it, as a future one does, so the
+    untimed lines after it are not dated decades early; a kernel line from the node's boot weeks before stays."""
+    write(tmp_path / "n1" / "train.log", ["2021-04-30 14:40:00,000 INFO step 1",
+                                          "1970-01-01 00:00:00,000 clock reset",
+                                          "Traceback (most recent call last):",
+                                          "RuntimeError: CUDA error: an illegal memory access was encountered",
+                                          *[f"2021-04-30 14:4{i}:00,000 INFO step {i}" for i in range(2, 6)]])
+    write(tmp_path / "n1" / "kern.log", ["2021-03-02T00:00:00.000000+00:00 n1 kernel: Linux version 5.15",
+                                         "2021-04-30T14:41:00.000000+00:00 n1 kernel: eth0: link up"])
+    acc = Accounting()
+    recs = list(iter_records([str(tmp_path)], IngestOptions(), acc))
+    years = {r.text.split()[0] if r.file.endswith("train.log") else "kern": time.gmtime(r.time).tm_year
+             for r in recs if r.time is not None}
+    assert all(y == 2021 for y in years.values()), years
+    assert any("years before the rest of the job" in w for w in acc.warnings)

@@ -5,6 +5,7 @@ one numpy gather of their timestamp digits. ``l4lite.ingest.runs`` makes runs of
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 from dataclasses import dataclass
 
@@ -114,7 +115,7 @@ def _epoch_days(y: np.ndarray, mo: np.ndarray, d: np.ndarray) -> tuple[np.ndarra
 
 
 def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunShape],
-               future: float) -> BlockPlan | None:
+               future: float, past: float = -math.inf) -> BlockPlan | None:
     """Work out a window of lines: each line's key, which lines are of a run shape, and their times. None when no
     line is."""
     n = len(lines)
@@ -157,7 +158,7 @@ def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunS
     # TimestampParser._minute's and iso_time's arithmetic in their order, so the same floats
     t = (days * 86400).astype(np.float64) + h * 3600 + mi * 60 + sec
     t = np.where(fl > 0, t + frac / _POW10[fl], t)
-    good = valid & (t <= future)
+    good = valid & (t <= future) & (t >= past)
     ok = np.zeros(n, dtype=bool)
     ok[cand[good]] = True
     times = np.zeros(n)

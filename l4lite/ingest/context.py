@@ -18,6 +18,7 @@ them, and every entry point (analyze, parse with one process or many, tail, Dask
 from __future__ import annotations
 
 import gzip
+import math
 import os
 import re
 import statistics
@@ -50,6 +51,9 @@ TAIL_BYTES = 16 * 1024  # the end: torchelastic's failure summary, the last time
 SAMPLE_LINES = 20  # lines of each end of a file read in full (times, dates, syslog hosts)
 MAX_FILES = 2048  # files sampled; a job of more files has them sampled evenly (each folder gets its share)
 FUTURE_SLACK = 86400.0
+# A clock this far before the job began was reset (1970 and 2000 are the defaults of an unset clock): a kernel
+# log reaches back to its node's boot, months at most, never years.
+PAST_SLACK = 5 * 365 * 86400.0
 
 _YEAR_DATE = re.compile(r"(?<!\d)(20\d\d|19\d\d|2[1-9]\d\d)[-/.](?:0[1-9]|1[0-2])[-/.](?:0[1-9]|[12]\d|3[01])(?!\d)")
 _YEAR_CTIME = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} +\d{1,2} \d\d:\d\d:\d\d (?:[A-Z]{2,5} )?(\d{4})\b")
@@ -128,6 +132,10 @@ class JobContext:
         if self.end is not None and self.start is not None and not self.open_end:
             return min(limit, self.end + max(FUTURE_SLACK, self.end - self.start))
         return limit
+
+    def past_limit(self) -> float:
+        """Times before this are a reset clock: years before the job's span (none when the span is unknown)."""
+        return self.start - PAST_SLACK if self.start is not None else -math.inf
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -416,7 +424,9 @@ def _span(files: Sequence[Any], samples: dict[str, _Sample], year: int | None,
             t = parser.parse(_strip_prefixes(line))[0]
             if t is not None and t <= limit:
                 times.append(t)
-        if times:
+        if times:  # a line from a reset clock, years before the file's other lines, is no start
+            mid = statistics.median(times)
+            times = [t for t in times if t >= mid - PAST_SLACK]
             spans.append((2 * s.system >= len(s.lines), min(times), max(times)))
     own = [(a, b) for system, a, b in spans if not system] or [(a, b) for _, a, b in spans]
     if not own:

@@ -382,7 +382,7 @@ class HeaderReading:
                     return False, None
             if uptime_span is not None and t is not None:
                 self.ts.anchor(t, float(s[uptime_span[0]:uptime_span[1]]))
-        if t is None or (t > self.future and self._future_time(lineno, t)):  # none, or a wrong clock
+        if t is None or ((t > self.future or t < self.past) and self._future_time(lineno, t)):  # a wrong clock?
             return True, self.last_time
         self.last_time = t
         return True, t
@@ -489,7 +489,7 @@ class HeaderReading:
         t = self.ts.iso_time(s, layout)
         if t is None:
             return None
-        if t > self.future and self._future_time(lineno, t):
+        if (t > self.future or t < self.past) and self._future_time(lineno, t):
             t = self.last_time
         else:
             self.last_time = t

@@ -164,6 +164,7 @@ class _FileReader(HeaderReading, RunReading):
         self.hosts: dict[str, str] = {}  # host as written -> normalised
         self.local_streams: set[str] = set()  # streams whose rank is a local rank ([defaultN]:)
         self.future = self._future_limit()  # times after this are wrong clocks (see _future_time)
+        self.past = self.ctx.past_limit()  # and times before this
         self.future_lines = 0
         self.nameless = 0  # records that got neither a node nor a rank
         self.cri: bool | None = None  # a container log with CRI line prefixes (decided on its first lines)
@@ -327,7 +328,7 @@ class _FileReader(HeaderReading, RunReading):
         stream = s[:pos].rstrip(" ")  # "[rank0]:" and "[rank0]: " are one stream: the blank belongs to the text
         if local_rank and stream not in self.local_streams:
             self.local_streams.add(stream)
-        if t is None or (t > self.future and self._future_time(lineno, t)):
+        if t is None or ((t > self.future or t < self.past) and self._future_time(lineno, t)):
             t = self.last_time
         else:
             self.last_time = t
@@ -431,15 +432,16 @@ class _FileReader(HeaderReading, RunReading):
         return self.ctx.future_limit(self.f.mtime)
 
     def _future_time(self, lineno: int, t: float) -> bool:
-        """A time later than the file was last written and than now, or far after the job's span: a wrong clock.
-        Its line keeps the time of the line before (so one node's broken clock cannot stretch the job's timeline
-        to a distant year), in its file's order, and is counted."""
+        """A time later than the file was last written and than now, far after the job's span, or years before
+        it: a wrong clock. Its line keeps the time of the line before (so one node's broken clock cannot stretch
+        the job's timeline to a distant year), in its file's order, and is counted."""
         self.future = self._future_limit()  # a long-lived reader (tail) moves the limit with the clock
-        if t <= self.future:
+        if self.past <= t <= self.future:
             return False
         if not self.future_lines:
-            self.acc.warn(f"{self.f.rel}:{lineno}: time stamped in the future (after the file was last written, or "
-                          "far after the rest of the job); such times are ignored (wrong clock?)")
+            when = ("in the future (after the file was last written, or far after the rest of the job)"
+                    if t > self.future else "years before the rest of the job")
+            self.acc.warn(f"{self.f.rel}:{lineno}: time stamped {when}; such times are ignored (wrong clock?)")
         self.future_lines += 1
         return True
 

@@ -191,7 +191,7 @@ class RunReading:
             if self.run_table and len(self.run_table) != tried and not self.hold and n - a >= MIN_BLOCK_LINES:
                 size = self.window
                 part = lines[a:a + size] if (a or n > size) else lines
-                block = plan_block(part, self.run_index, self.run_table, self.future)
+                block = plan_block(part, self.run_index, self.run_table, self.future, self.past)
                 if block is not None:
                     yield from self._block(first + a, part, block)
                     a += len(part)
@@ -364,7 +364,7 @@ class RunReading:
             except ValueError:  # not a date: the per-line path takes it
                 return False
             t = self.ts.iso_time(s, layout)
-        if t is None or t > self.future:
+        if t is None or t > self.future or t < self.past:
             return False
         block.shape_list[j] = block.shape_array[j] = x
         block.time_list[j] = block.time_array[j] = t
