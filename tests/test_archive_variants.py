@@ -77,7 +77,7 @@ CASES: dict[str, tuple[str, ...]] = {
     "nul-run": ("033-deepspeed-nan",),
     "truncated-last-line": ("010-hf-sigkill",),
     "empty-files": ("045-lightning-erofs",),
-    "clock-1970": ("037-ddp-host_oom",),
+    "clock-1970": ("037-ddp-host_oom", "021-lightning-enospc"),
     "clock-2099": ("022-lightning-corrupt_ckpt",),
     "local-offset": ("001-ddp-exception", "043-ddp-diverge"),
     "stale-file": ("004-ddp-nan",),

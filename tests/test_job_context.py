@@ -194,3 +194,12 @@ def test_a_reset_clock_years_before_the_job_is_not_its_time(tmp_path: Path) -> N
              for r in recs if r.time is not None}
     assert all(y == 2021 for y in years.values()), years
     assert any("years before the rest of the job" in w for w in acc.warnings)
+
+
+def test_a_reset_clock_casts_no_year_vote(tmp_path: Path) -> None:
+    """Year-less trainer lines (glog's ``W1203``) and one line dated 1970: the job's year is not 1970."""
+    write(tmp_path / "n1" / "console.log", [f"W1203 14:46:0{i}.155000 26743 torch/distributed/run.py:874] x"
+                                            for i in range(5)])
+    write(tmp_path / "n1" / "error.json", ["1970-01-01 00:00:00,000 clock reset", '{"message": "boom"}'])
+    ctx = build_context(discover([str(tmp_path)], Accounting()).files)
+    assert ctx.year != 1970 and ctx.start is not None and time.gmtime(ctx.start).tm_year > 2000

@@ -51,9 +51,11 @@ TAIL_BYTES = 16 * 1024  # the end: torchelastic's failure summary, the last time
 SAMPLE_LINES = 20  # lines of each end of a file read in full (times, dates, syslog hosts)
 MAX_FILES = 2048  # files sampled; a job of more files has them sampled evenly (each folder gets its share)
 FUTURE_SLACK = 86400.0
-# A clock this far before the job began was reset (1970 and 2000 are the defaults of an unset clock): a kernel
-# log reaches back to its node's boot, months at most, never years.
-PAST_SLACK = 5 * 365 * 86400.0
+# A clock this far before the job began, or before its file was written, was reset (1970 and 2000 are the
+# defaults of an unset clock): a kernel log reaches back to its node's boot, months at most, and an archive copied
+# years after its job keeps dates a few years older than its files.
+PAST_YEARS = 15
+PAST_SLACK = PAST_YEARS * 365 * 86400.0
 
 _YEAR_DATE = re.compile(r"(?<!\d)(20\d\d|19\d\d|2[1-9]\d\d)[-/.](?:0[1-9]|1[0-2])[-/.](?:0[1-9]|[12]\d|3[01])(?!\d)")
 _YEAR_CTIME = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} +\d{1,2} \d\d:\d\d:\d\d (?:[A-Z]{2,5} )?(\d{4})\b")
@@ -385,7 +387,8 @@ def _skew(ctx: JobContext, files: Sequence[Any], samples: dict[str, _Sample]) ->
 def _vote_year(samples: Iterable[tuple[str, _Sample]], files: Sequence[Any]) -> tuple[int | None, int | None]:
     """The job's year and the year it is near. Each file with dated lines votes once, for the year most of them
     carry, unless that year is after the file was written (a line cannot be dated after its file was last
-    written: a wrong clock, a line dated 2099); more dated lines break ties. Without such votes there is no job
+    written: a wrong clock, a line dated 2099) or years before it (a reset clock, 1970); more dated lines break
+    ties. Without such votes there is no job
     year (each file then takes its own write time's year, rolling back a year for dates later in the year than
     that, as ``timestamps`` does), only the year most files were written in, that dates must be near."""
     votes: Counter[int] = Counter()
@@ -398,7 +401,7 @@ def _vote_year(samples: Iterable[tuple[str, _Sample]], files: Sequence[Any]) -> 
             written[wy] += 1
         if s.years:
             y = s.years.most_common(1)[0][0]
-            if wy is None or y <= wy:
+            if wy is None or wy - PAST_YEARS <= y <= wy:
                 votes[y] += 1
                 lines.update(s.years)
     if votes:
