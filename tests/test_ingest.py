@@ -530,3 +530,16 @@ def test_torchrun_prefix_with_and_without_a_blank_is_one_stream(tmp_path: Path) 
     recs, acc, _ = ingest(f)
     assert [(r.line, r.end_line) for r in recs] == [(1, 1), (2, 2), (3, 3)]
     assert acc.lines_in_records == 3
+
+
+def test_record_kinds_start_with_a_kind_start() -> None:
+    """The per-line gate before ``record_kind`` never hides a record opener from it."""
+    from l4lite.ingest import lineclass as lc
+
+    openers = ["Traceback (most recent call last):", "==== backtrace (tid:   5704) ====", "=" * 40,
+               "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.",
+               "Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:44",
+               "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 (0x7a71e4e84617 in libc10.so)"]
+    for msg in openers:
+        assert lc.record_kind(msg) != lc.K_LINE, msg
+        assert msg[:1] in lc.KIND_STARTS, msg

@@ -32,7 +32,6 @@ CRI_PREFIX = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\
 # note, a copy's banner) must not leave the whole pod log unread, and a plain line passes unwrapping unchanged.
 CRI_HEAD_LINES = 16
 MAX_PLANS = 4096  # line shapes remembered per book (see runs.ShapeBook)
-KIND_STARTS = frozenset("T=fEN")  # first characters of messages that may open a multi-line record
 QUEUED: Any = object()  # ``_head_planned``'s answer for a line it queued as the start of a multi-line record
 
 
@@ -402,7 +401,7 @@ class HeaderReading:
         msg = s[a:].rstrip()
         if "\r" in msg or "global_ranks=[" in msg or msg.startswith(("srun: error: ", "slurmstepd: error: ")):
             return None
-        kind = lc.record_kind(msg) if c in KIND_STARTS else lc.K_LINE
+        kind = lc.record_kind(msg) if c in lc.KIND_STARTS else lc.K_LINE
         if kind != lc.K_LINE and (nccl or not queue):
             return None
         level = ts_level

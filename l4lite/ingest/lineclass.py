@@ -198,6 +198,11 @@ def _is_rule(text: str, ch: str) -> bool:
     return len(t) >= 10 and t.count(ch) == len(t)
 
 
+# The first characters of the messages ``record_kind`` can tell apart from a plain line: a caller on the per-line
+# path asks it only for messages that start with one of them.
+KIND_STARTS = frozenset("T=fEN")
+
+
 def record_kind(msg: str) -> int:
     c = msg[:1]
     if c == "T" and msg.startswith("Traceback (most recent call last)"):

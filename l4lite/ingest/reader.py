@@ -31,7 +31,7 @@ from l4lite.ingest.attribution import (
 from l4lite.ingest.context import JobContext, build_context
 from l4lite.ingest.decode import iter_line_blocks
 from l4lite.ingest.files import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover
-from l4lite.ingest.header import CRI_HEAD_LINES, CRI_PREFIX, KIND_STARTS, QUEUED, HeaderReading
+from l4lite.ingest.header import CRI_HEAD_LINES, CRI_PREFIX, QUEUED, HeaderReading
 from l4lite.ingest.lineclass import OpenRecord
 from l4lite.ingest.pieces import lead_of
 from l4lite.ingest.runs import RUN_BLOCK_LINES, RunReading, ShapeBook, ShapeRun
@@ -46,7 +46,7 @@ _STALE_LINES = 5000  # an open multi-line record untouched for this many lines i
 _LABEL_START = frozenset(" 0123456789")  # a stream that may start with an ``srun --label`` label
 _AMBIGUOUS = "\x00"  # a stream that showed two different hosts (or GPUs)
 _SPACE_START = frozenset(" \t")
-_KIND_STARTS = KIND_STARTS
+_KIND_STARTS = lc.KIND_STARTS
 _BLANK = object()  # _line's answer for a line that is blank once its prefixes are removed
 UPTIME_BRACKET = re.compile(r"\[ *(\d+\.\d+)\] *")
 SRUN_ERROR = re.compile(r"srun: error: ([A-Za-z0-9][\w.-]*): tasks? (\d+)(?:-(\d+))?: ")
