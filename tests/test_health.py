@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import random
+from collections import Counter
+from statistics import median
 
 from scan_helpers import DigitMiner, rec
 
-from l4lite.detect.health import HealthDetector
+from l4lite.detect.health import HealthDetector, counted_median
 from l4lite.records import Record
 from l4lite.scan.scanner import JobScan, scan_records
 
@@ -177,3 +179,11 @@ def test_progress_lines_without_a_step_are_no_baseline_for_lines_with_one() -> N
     assert "loss_spike" not in signals(scan)
     spiked = healthy_lines(20) + [(121.0 + k, megatron(21 + k, "9.5000")) for k in range(10)]
     assert signals(job({"n1": dicts + spiked}))["loss_spike"].data["iteration"] == 21  # type: ignore[attr-defined]
+
+
+def test_counted_median_is_the_median_of_the_expanded_values() -> None:
+    """The loss-spike scan counts logging steps as it goes; their median must be the plain median."""
+    rng = random.Random(7)
+    for _ in range(500):
+        values = [rng.choice([1, 2, 5, 10, 50, 100]) for _ in range(rng.randint(1, 40))]
+        assert counted_median(Counter(values)) == median(values)

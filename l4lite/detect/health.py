@@ -12,6 +12,7 @@ by orders of magnitude between models. Findings of a numerical kind are global (
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 from statistics import median
 from typing import Any
@@ -173,9 +174,15 @@ class HealthDetector(Detector):
     def _loss_spike(self, ref: _Series, train: list[MetricPoint]) -> Finding | None:
         pts = [p for p in ref.points if _finite(p.loss)]
         start = 0
+        steps: Counter[int] = Counter()  # logging steps between the points since ``start``
         for i in range(1, len(pts)):
-            if self._discontinuous(pts, start, i):
+            if self._discontinuous(pts, i, steps):
                 start = i  # another run or a resume far away: the loss before it is no baseline
+                steps.clear()
+            else:
+                a, b = pts[i - 1].iteration, pts[i].iteration
+                if a is not None and b is not None and b > a:
+                    steps[b - a] += 1
             if i - start < self.min_points:
                 continue
             prev = [p.loss for p in pts[max(start, i - self.spike_window):i]]  # type: ignore[misc]
@@ -204,16 +211,15 @@ class HealthDetector(Detector):
                                      "scope": "global"})
         return None
 
-    def _discontinuous(self, pts: list[MetricPoint], start: int, i: int) -> bool:
-        """Whether point ``i`` jumps far ahead of the points since ``start`` (more than the spike window and ten
-        times their usual logging step) to a loss level that then holds: a resumed or different run, whose loss
-        need not continue theirs."""
+    def _discontinuous(self, pts: list[MetricPoint], i: int, steps: Counter[int]) -> bool:
+        """Whether point ``i`` jumps far ahead of the points before it (more than the spike window and ten times
+        their usual logging step, the median of ``steps``) to a loss level that then holds: a resumed or
+        different run, whose loss need not continue theirs. The steps are counted as the points go by, for a
+        long run has thousands of points."""
         a, b = pts[i - 1].iteration, pts[i].iteration
-        if a is None or b is None:
+        if a is None or b is None or b - a <= self.spike_window:
             return False
-        steps = [q.iteration - p.iteration for p, q in zip(pts[start:i - 1], pts[start + 1:i], strict=True)
-                 if p.iteration is not None and q.iteration is not None and q.iteration > p.iteration]
-        usual = median(steps) if steps else 1
+        usual = counted_median(steps) if steps else 1
         if b - a <= max(self.spike_window, 10 * usual):
             return False
         # a new level that holds over the next points; one wild value at the gap is still a spike
@@ -524,3 +530,20 @@ class HealthDetector(Detector):
         category = "software"
         return [Finding(self.name, category, "root", 0.5, explain, node=first_node, time=last_stop, records=records,
                         data=data)]
+
+
+def counted_median(counts: Counter[int]) -> float:
+    """The median of a multiset given as value counts, as ``statistics.median`` gives it on the expanded list."""
+    total = sum(counts.values())
+    lo_rank, hi_rank = (total - 1) // 2, total // 2
+    lo = hi = None
+    seen = 0
+    for value in sorted(counts):
+        seen += counts[value]
+        if lo is None and seen > lo_rank:
+            lo = value
+        if seen > hi_rank:
+            hi = value
+            break
+    assert lo is not None and hi is not None
+    return lo if lo == hi else (lo + hi) / 2
