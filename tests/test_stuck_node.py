@@ -5,13 +5,15 @@ the healthy nodes' watchdog timeouts, broken connections and their agents' SIGTE
 from __future__ import annotations
 
 import json
+import random
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from l4lite import analyze
-from l4lite.detect.hang import HangDetector
+from l4lite.detect.hang import FORMAT_WORD, VALUE_WORDS, HangDetector, line_format
 from l4lite.evaluate.planting import LAYOUTS, Excerpt, JobPlanter
 from l4lite.evaluate.scoreboard import job_paths
 from l4lite.options import AnalyzeOptions
@@ -218,3 +220,17 @@ def test_the_one_node_whose_lost_connection_is_worded_apart_is_where_it_began(tm
     planted = {(e["file"], e["line"]) for e in truth["evidence"]}
     roots = _roots(inc)
     assert roots and all((e["file"], e["line"]) in planted for e in roots)
+
+
+def test_a_progress_line_format_is_the_same_worked_out_per_shape() -> None:
+    """``line_format`` is cached by the line's shape; it must equal the words read from the line itself."""
+    def plain(text: str) -> str:
+        return " ".join(w for w in FORMAT_WORD.findall(text[:400]) if w.lower() not in VALUE_WORDS)
+
+    rng = random.Random(3)
+    alphabet = "abcXYZ_019 |:=.-[]x\t" + "é٣"
+    lines = ["[rank3]: iteration 120/ 5000 | lm loss: 2.31E+00 | grad norm: nan |",
+             "{'loss': 8.7554, 'grad_norm': 2.23, 'epoch': 0.03}", "step:  9  loss:  8.02  mfu: 12.2%"]
+    lines += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80))) for _ in range(2000)]
+    lines += [re.sub(r"\d", lambda _m: str(rng.randint(0, 9)), t) for t in lines[:3] for _ in range(20)]
+    assert [line_format(t) for t in lines] == [plain(t) for t in lines]

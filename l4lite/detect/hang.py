@@ -18,6 +18,7 @@ When the dumps name the stuck rank, agreeing log evidence is a confirmation.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -301,8 +302,17 @@ def _classify(facts: RankFacts, rank: int, rec: Record, text: str, *, own_time: 
 
 def line_format(text: str) -> str:
     """The words of a progress line in order, numbers and stamps left out: one trainer's format, whatever its
-    values and its rank prefix."""
-    return " ".join(w for w in FORMAT_WORD.findall(text[:400]) if w.lower() not in VALUE_WORDS)
+    values and its rank prefix. A word is letters only, so the lines of one shape (digits folded) share it: it
+    is worked out once per shape, for a long run has a progress line per rank and step."""
+    return _format_of_shape(text[:400].translate(_DIGITS_TO_ZERO))
+
+
+_DIGITS_TO_ZERO = str.maketrans("123456789", "000000000")
+
+
+@functools.lru_cache(maxsize=4096)
+def _format_of_shape(shape: str) -> str:
+    return " ".join(w for w in FORMAT_WORD.findall(shape) if w.lower() not in VALUE_WORDS)
 
 
 def _progress(facts: RankFacts, scan: JobScan) -> None:
