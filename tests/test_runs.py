@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from l4lite.export.spool import write_spool
-from l4lite.ingest.blocks import _epoch_days
+from l4lite.ingest.blocks import epoch_days
 from l4lite.ingest.files import discover
 from l4lite.ingest.reader import IngestOptions, iter_job, iter_records, read_file
 from l4lite.ingest.runs import ShapeRun
@@ -224,12 +224,12 @@ def test_a_file_without_a_node_in_its_path_reads_the_same(tmp_path: Path) -> Non
 
 @settings(max_examples=200, deadline=None)
 @given(day=st.integers(-800_000, 2_900_000), month=st.integers(0, 14), dom=st.integers(0, 32))
-def test_epoch_days_agree_with_date(day: int, month: int, dom: int) -> None:
+def testepoch_days_agree_with_date(day: int, month: int, dom: int) -> None:
     d = date(1, 1, 1) + timedelta(days=day % 3_652_059)
     y = np.array([d.year])
-    days, valid = _epoch_days(y, np.array([d.month]), np.array([d.day]))
+    days, valid = epoch_days(y, np.array([d.month]), np.array([d.day]))
     assert valid[0] and days[0] == d.toordinal() - 719163
-    days, valid = _epoch_days(y, np.array([month]), np.array([dom]))
+    days, valid = epoch_days(y, np.array([month]), np.array([dom]))
     try:
         expected = date(d.year, month, dom).toordinal() - 719163
     except ValueError:

@@ -21,7 +21,9 @@ from l4lite.ingest.attribution import (
     UCX_HEADER,
     normalize_host,
 )
-from l4lite.ingest.shape import shape_of
+from l4lite.ingest.blocks import RunShape
+from l4lite.ingest.shape import fold_ids, shape_of
+from l4lite.ingest.timestamps import MONTHS
 from l4lite.records import Record
 
 DIGITS = frozenset("0123456789")
@@ -31,6 +33,7 @@ CRI_PREFIX = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\
 # A file is a container log when any of its first non-empty lines has the prefix: one plain line at the top (a
 # note, a copy's banner) must not leave the whole pod log unread, and a plain line passes unwrapping unchanged.
 CRI_HEAD_LINES = 16
+_TWO_WORDS = re.compile(r"\S*\s?\S*")
 MAX_PLANS = 4096  # line shapes remembered per book (see runs.ShapeBook)
 QUEUED: Any = object()  # ``_head_planned``'s answer for a line it queued as the start of a multi-line record
 
@@ -255,6 +258,10 @@ class HeaderReading:
         key, a, end = self._learn_header(s, msg, spans, pos, p, nccl, head_source)
         if a < 0:
             return
+        if self.opt.fold_shapes and not pos and not nccl and not rank_in_msg and self.head_lengths:
+            head = self.head_plan(key)
+            if head is not None and head[0] == a:  # a line of this shape gets a plan: its folded shape a run shape
+                self._learn_folded(s, key, head, msg, level, source, False, at_once=True)
         plans = self.plans
         if len(plans) >= MAX_PLANS:
             self.book.restart()
@@ -438,6 +445,8 @@ class HeaderReading:
         if rank is None and ("[Rank " in msg or "[rank" in msg):
             rank = lc.rank_in_message(msg)
             rank_in_msg = True
+        if learn and self.opt.fold_shapes and not nccl:
+            self._learn_folded(s, key, plan, msg, level, source, False)
         if learn:
             seen = self.head_seen
             if key in seen or (layout is not None and host_span is None):  # a shape runs may take: at once
@@ -452,6 +461,71 @@ class HeaderReading:
         if node is None and rank is None:
             self.nameless += 1
         return Record(self.f.rel, lineno, lineno, node, rank, gpu, source, t, level, msg, s)
+
+    def _learn_folded(self, s: str, key: bytes, plan: tuple, msg: str, level: str | None, source: str,
+                      opens: bool, at_once: bool = False) -> None:
+        """Make a run shape, keyed by the line's folded shape (``shape.fold_ids``), of a syslog or dmesg line read
+        from its header's plan, on the second line of that folded shape: kernel and storage lines carry ids in
+        hex of one width and new letters on every line, so their digit shapes seldom repeat, their folded
+        shapes do. A line of that folded shape is read as this one where its first folded letter comes after
+        what the header reader reads of it (``fold_from``: the header and the message's first character, and a
+        bracketed level marker's two words); every other test the reader makes on a message is for literals
+        that a folded word cannot hold (``shape.fold_safe``; ``tests/test_fold.py``). Only where the path
+        names the node: the host a line names then changes no other line's node."""
+        (a, nccl, has_nccl, ts_first, ts_second, ts_end, ts_kind, ts_level, _, host_span, gpu_span,
+         uptime_span, marker_at, _, head_source, _, _) = plan
+        if nccl or has_nccl or gpu_span is not None or ts_second >= 0 or ts_level is not None \
+                or self.path_node is None or ts_kind not in ("syslog", "uptime") or "[Rank " in msg \
+                or "[rank" in msg:
+            return
+        folded = fold_ids(key)
+        if not folded.isascii():
+            return
+        fold_from = a + 1
+        if marker_at >= 0 and s.startswith("[", marker_at):  # a glog marker's pattern reads two words on
+            fold_from = max(fold_from, _TWO_WORDS.match(s, marker_at).end() + 1)  # type: ignore[union-attr]
+        if folded[:fold_from] != key[:fold_from]:
+            return
+        if folded in self.fold_index:
+            return
+        seen = self.fold_seen
+        if folded not in seen and not at_once:
+            if len(seen) >= MAX_PLANS:
+                seen.clear()
+            seen.add(folded)
+            return
+        end = len(s.rstrip())
+        if ts_kind == "syslog":
+            text = s[ts_first:ts_end].rstrip(" ")
+            month = MONTHS.get(text[:3], 0)
+            day = text[3:].lstrip(" ")
+            day_at = ts_first + len(text) - len(day)
+            day_len = day.find(" ")
+            if host_span is None or "." in text or not month or day_len not in (1, 2) or \
+                    (head_source == "kernel" and uptime_span is None):
+                return
+            clock = (ts_first, len(text), month, day_at, day_len, day_at + day_len + 1)
+            up = uptime_span
+        else:
+            if host_span is not None or uptime_span is not None:
+                return
+            close = s.find("]", ts_first)
+            inner = s[ts_first + 1:close]
+            up = (close - len(inner.lstrip(" ")), close)
+            clock = (-1, 0, 0, -1, 0, -1)
+        if up is not None and s[up[0]:up[1]].count(".") != 1:
+            return
+        if len(self.fold_index) >= MAX_PLANS:
+            self.book.restart()
+            self.use_book()
+        table = self.run_table
+        host_start, host_end = host_span if host_span is not None else (-1, -1)
+        self.fold_index[folded] = len(table)
+        table.append(RunShape(folded, -1, -1, 0, a, end, level, source, None, host_start=host_start,
+                              host_end=host_end, clock_at=clock[0], clock_len=clock[1], month=clock[2],
+                              day_at=clock[3], day_len=clock[4], hour_at=clock[5],
+                              up_start=up[0] if up is not None else -1, up_end=up[1] if up is not None else -1,
+                              opens=opens, fold_from=fold_from))
 
     def _head_opens(self, lineno: int, s: str, msg: str, plan: tuple, t: float | None, level: str | None,
                     kind: int) -> Any:
@@ -472,6 +546,9 @@ class HeaderReading:
         rank = self.path_rank
         if rank is None and ("[Rank " in msg or "[rank" in msg):
             rank = lc.rank_in_message(msg)
+        if self.opt.fold_shapes and not plan[1] and kind != lc.K_TB and not lc.source_by_digits(
+                msg, kernel=head_source == "kernel") and "[Rank " not in msg and "[rank" not in msg:
+            self._learn_folded(s, shape_of(s), plan, msg, level, source, True)
         op = self.open.pop("", None)
         if op is not None:
             op.closed = True
