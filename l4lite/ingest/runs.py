@@ -30,7 +30,7 @@ from typing import Any, Union
 import numpy as np
 
 from l4lite.ingest.attribution import NCCL_RANK
-from l4lite.ingest.blocks import BlockPlan, RunShape, epoch_days, plan_block, run_shape
+from l4lite.ingest.blocks import BlockPlan, RunShape, clock_params, plan_block, run_shape, window_clocks
 from l4lite.ingest.shape import shape_of
 from l4lite.records import Record
 
@@ -44,15 +44,6 @@ _MINE_ROUNDS = 8  # looks at the miner's cache per run stretch before adding its
 # what RunReading._runs_or_lines yields: a run, or a stretch (first line number, lines, their keys or None)
 Segment = Union["ShapeRun", tuple[int, list[str], "list[bytes] | None"]]
 _POW10_INT = np.array([10**k for k in range(18)], dtype=np.int64)
-_POW10_FLOAT = np.array([10.0**k for k in range(18)])
-_UP_WIDTH = 16  # digits of an uptime read in a window (more: the per-line path), exact as one float64 integer
-_CLOCK_COLUMNS = ("clocked", "clock_at", "day_at", "day_len", "hour_at", "month", "up_start", "up_end", "dot",
-                  "opens")
-
-
-def block_clock_len(table: list[RunShape], xs: np.ndarray) -> list[int]:
-    """The length of the syslog time's text of each line's shape."""
-    return [table[x].clock_len for x in xs.tolist()]
 
 
 @dataclass(slots=True)
@@ -306,78 +297,32 @@ class RunReading:
                 yield first + i, lines[i:j] if (i or j < n) else lines, keys[i:j]
                 i = j
 
-    def _clock_params(self, table: list[RunShape]) -> np.ndarray:
-        """Per run shape of ``table``: whether it is clocked, where its syslog time's parts and uptime digits sit,
-        its month, and whether it opens a record (``_CLOCK_COLUMNS``), kept as the table grows."""
-        params = self.clock_params
-        if params is None or self.clock_table is not table:
-            params = np.zeros((0, len(_CLOCK_COLUMNS)), np.int64)
-        if len(params) < len(table):
-            rows = [(sh.clocked, sh.clock_at, sh.day_at, sh.day_len, sh.hour_at, sh.month, sh.up_start, sh.up_end,
-                     sh.key.find(b".", sh.up_start, sh.up_end) - sh.up_start if sh.up_start >= 0 else 0, sh.opens)
-                    for sh in table[len(params):]]
-            params = np.concatenate([params, np.array(rows, np.int64).reshape(-1, len(_CLOCK_COLUMNS))])
-        self.clock_params, self.clock_table = params, table
-        return params
-
     def _clock_times(self, block: BlockPlan, i: int, j: int) -> int:
         """Read the syslog and dmesg times of lines ``i:j`` of a window (``RunShape.clocked``) as the per-line
-        path reads them one by one (``_plan_time``), with a few numpy gathers; returns how many lines from ``i``
-        it reads so, up to the first the per-line path must read (a month or year ``parse`` would infer anew, an
-        impossible date, a reboot, no boot anchor yet for an uptime, a time out of the job's span) and not
-        ending on a line that opens a record (the next line closes it). The parser's state moves as the per-line
-        path moves it: the syslog times remembered, the boot anchored by each syslog kernel line's uptime,
-        the last uptime."""
-        xs = block.shape_array[i:j]
-        m = j - i
-        p = self._clock_params(block.table)[xs]
-        clocked, clock_at, day_at, day_len, hour_at, month, up_start, up_end, dot, opens = p.T
-        buf = np.frombuffer(block.raw, np.uint8)
-        last = len(buf) - 1
-        at = block.bounds[i:j]
+        path reads them one by one (``_plan_time``), from the window's clocks (``window_clocks``, worked out
+        once); returns how many lines from ``i`` it reads so, up to the first the per-line path must read (a
+        month or year ``parse`` would infer anew, an impossible date, a reboot, no boot anchor yet for an
+        uptime, a time out of the job's span) and not ending on a line that opens a record (the next line
+        closes it). The parser's state moves as the per-line path moves it: the syslog times remembered, the
+        boot anchored by each syslog kernel line's uptime, the last uptime."""
         ts = self.ts
-
-        def digit(offset: np.ndarray) -> np.ndarray:
-            return buf[np.minimum(at + offset, last)].astype(np.int64) - 48
-
-        times = block.time_array[i:j].copy()
-        ok = np.ones(m, bool)
-        syslog = (clocked > 0) & (clock_at >= 0)
-        dmesg = (clocked > 0) & (clock_at < 0)
-        has_up = up_start >= 0
-        # the uptime's digits: up to _UP_WIDTH of them, the whole part before the dot, the fraction after it
-        width = np.where(has_up, up_end - up_start, 0)
-        frac_len = np.where(has_up, width - dot - 1, 0)
-        ok &= ~has_up | ((width <= _UP_WIDTH) & (frac_len <= 9))
-        k = np.arange(_UP_WIDTH)
-        up = buf[np.minimum((at + up_start)[:, None] + k, last)].astype(np.int64) - 48
-        whole_exp = dot[:, None] - 1 - k
-        frac_exp = width[:, None] - 1 - k
-        in_whole = whole_exp >= 0
-        in_frac = (k > dot[:, None]) & (frac_exp >= 0)
-        whole = (up * np.where(in_whole, _POW10_INT[np.clip(whole_exp, 0, 17)], 0)).sum(axis=1)
-        frac = (up * np.where(in_frac, _POW10_INT[np.clip(frac_exp, 0, 17)], 0)).sum(axis=1)
-        scale = _POW10_FLOAT[frac_len]
-        value = whole.astype(np.float64) + frac / scale  # int(whole) + _frac(digits)
-        # syslog: the year parse gives the month without inferring it anew, else the per-line path reads it
-        year = np.zeros(m, np.int64)
-        for mo in np.unique(month[syslog]).tolist():
-            y = ts.syslog_year(mo)
-            rows = syslog & (month == mo)
-            if y is None:
-                ok &= ~rows
-            else:
-                year[rows] = y
-        day = np.where(day_len == 2, digit(day_at) * 10 + digit(day_at + 1), digit(day_at))
-        days, valid = epoch_days(year, np.where(syslog, month, 1), day)
-        ok &= ~syslog | valid
-        h = hour_at
-        base = (days * 86400).astype(np.float64) + (digit(h) * 10 + digit(h + 1)) * 3600 \
-            + (digit(h + 3) * 10 + digit(h + 4)) * 60
-        wall = base + (digit(h + 6) * 10 + digit(h + 7))
-        times = np.where(syslog, wall, times)
-        # a syslog kernel line's uptime anchors the boot: float(text), its digits over a power of ten, both exact
-        anchor = np.where(syslog & has_up, wall - (whole * _POW10_INT[frac_len] + frac) / scale, np.nan)
+        table = block.table
+        c = block.clocks
+        if c is None or any(c.years.get(mo) != ts.syslog_year(mo) for mo in c.years):  # (a year read since)
+            if self.clock_table is not table:
+                self.clock_params = None
+            self.clock_params = clock_params(table, self.clock_params)
+            self.clock_table = table
+            months = np.unique(self.clock_params[:, 5]).tolist()
+            c = block.clocks = window_clocks(block, self.clock_params, {mo: ts.syslog_year(mo) for mo in months})
+        m = j - i
+        syslog, dmesg = c.syslog[i:j], c.dmesg[i:j]
+        ok = c.ok[i:j].copy()  # a syslog time's year: the one ``parse`` gives now (``years``), else not here
+        year = c.year[i:j]
+        times = np.where(syslog, c.wall[i:j], block.time_array[i:j])
+        # a syslog kernel line's uptime anchors the boot
+        anchor = np.where(syslog & c.has_up[i:j], c.wall[i:j] - c.up_text[i:j], np.nan)
+        value = c.value[i:j]
         if dmesg.any():
             idx = np.where(np.isnan(anchor), -1, np.arange(m))
             np.maximum.accumulate(idx, out=idx)
@@ -394,6 +339,7 @@ class RunReading:
         ok &= ~(syslog | dmesg) | ((times <= self.future) & (times >= self.past))
         bad = np.flatnonzero(~ok)
         n = int(bad[0]) if len(bad) else m
+        opens = c.opens[i:j]
         while n and opens[n - 1]:
             n -= 1
         if not n:
@@ -401,10 +347,10 @@ class RunReading:
         rows = np.flatnonzero(syslog[:n])
         if len(rows):
             lines = block.lines
-            texts = [lines[i + q][a:a + width] for q, a, width in
-                     zip(rows.tolist(), clock_at[rows].tolist(), block_clock_len(block.table, xs[rows]), strict=True)]
-            for y in np.unique(year[rows]).tolist():  # one year: parse keeps one
-                ts.read_syslog(texts, wall[rows].tolist(), base[rows].tolist(), y)
+            texts = [lines[i + q][a:a + table[x].clock_len] for q, a, x in
+                     zip(rows.tolist(), c.clock_at[i:j][rows].tolist(), block.shape_array[i:j][rows].tolist(),
+                         strict=True)]
+            ts.read_syslog(texts, times[rows].tolist(), c.base[i:j][rows].tolist(), int(year[rows[0]]))
             anchored = np.flatnonzero(~np.isnan(anchor[:n]))
             if len(anchored):
                 ts.boot = float(anchor[anchored[-1]])
@@ -631,24 +577,19 @@ def mine_run(run: ShapeRun, miner: Any) -> list[int]:
             checked.add(x)
     if not checked and not folded:
         return _mine_stretch(run, 0, len(shapes), key_of, miner)
-    wides: list[bytes] = []
-    if folded:
-        keys = run.keys
-        wides = miner.wide_keys(b"\n".join([keys[i][table[x].msg_start:table[x].msg_end]
-                                            for i, x in enumerate(shapes) if x in folded]))
+    keys = run.keys
     # one pass: a line of a checked shape goes to ``add`` with its key; the others take the id the cache gave
     # their key since the last ``add`` (which may change what the cache holds: their hits are counted before it)
     out: list[int] = []
     add, cached_id, count_hits = miner.add, miner.cached_id, miner.count_hits
     cids: dict[bytes, int] = {}
     hits: dict[bytes, int] = {}
-    w = 0
-    for s, x in zip(run.texts, shapes, strict=True):
+    for i, (s, x) in enumerate(zip(run.texts, shapes, strict=True)):
         if x in folded:
-            key = wides[w]
-            w += 1
-        else:
-            key = key_of[x]
+            sh = table[x]
+            out.append(add(s[sh.msg_start:sh.msg_end], keys[i][sh.msg_start:sh.msg_end]))
+            continue
+        key = key_of[x]
         cid = cids.get(key)
         if cid is None and x not in checked:
             cid = cached_id(key)
@@ -663,8 +604,7 @@ def mine_run(run: ShapeRun, miner: Any) -> list[int]:
         hits.clear()
         cids.clear()
         sh = table[x]
-        out.append(add(s[sh.msg_start:sh.msg_end], wide=key) if x in folded else
-                   add(s[sh.msg_start:sh.msg_end], key))
+        out.append(add(s[sh.msg_start:sh.msg_end], key))
     for y, k in hits.items():
         count_hits(y, k)
     return out

@@ -24,7 +24,6 @@ from collections.abc import Callable, Iterable, Iterator
 from operator import itemgetter
 from typing import Any
 
-import numpy as np
 from drain3.drain import Drain, LogCluster, Node
 
 from l4lite.errors import L4Error
@@ -134,66 +133,6 @@ def hex_key(key: bytes) -> bytes:
     mask to the same text, except for tokens that keep digits, which the miner compares itself. Kernel and
     storage lines carry a new hex id on almost every line; this key makes them one entry per line layout."""
     return _HEX_RUN.sub(_fold_hex_word, key)
-
-
-_ALNUM = np.zeros(256, bool)
-_ALNUM[[*range(48, 58), *range(65, 91), *range(97, 123)]] = True
-_HEXC = np.zeros(256, bool)
-_HEXC[[48, *range(97, 103)]] = True
-
-
-def hex_keys(joined: bytes) -> bytes:
-    """``hex_key`` of many digit-folded keys joined by newlines, at once: the words are told apart with numpy
-    (a maximal run of ASCII letters and digits, as the patterns' lookarounds bound them) and each hex word is
-    replaced by its fold. ``tests/test_fastpath.py`` compares it with ``hex_key`` key by key."""
-    a = np.frombuffer(joined, np.uint8)
-    size = len(a)
-    if not size:
-        return joined
-    alnum = _ALNUM[a]
-    start = alnum.copy()
-    start[1:] &= ~alnum[:-1]
-    last = alnum.copy()
-    last[:-1] &= ~alnum[1:]
-    starts = np.flatnonzero(start)
-    ends = np.flatnonzero(last) + 1
-    if not len(starts):
-        return joined
-    n = ends - starts
-    word = np.cumsum(start) - 1
-    count = len(starts)
-    hexc = _HEXC[a]
-    other = np.bincount(word[alnum & ~hexc], minlength=count)
-    zeros = np.bincount(word[alnum & (a == 48)], minlength=count)
-    es = np.bincount(word[alnum & (a == 101)], minlength=count)
-    b0 = a[starts]
-    b1 = a[np.minimum(starts + 1, size - 1)]
-    is0x = (other == 1) & (b0 == 48) & (b1 == 120) & (n >= 3)
-    long = (other == 0) & (n >= 8) & (zeros > 0) & (zeros < n)
-    long &= ~((n - zeros == 1) & (es == 1) & (a[ends - 1] != 101))  # 0*e0+: a number in exponent form
-    if not is0x.any() and not long.any():
-        return joined
-    out = a.copy()
-    delta = np.zeros(size + 1, np.int64)
-    s0, e0 = starts[is0x], ends[is0x]
-    out[s0] = 255
-    out[s0 + 2] = 255
-    delta[s0 + 3] += 1
-    delta[e0] -= 1
-    s1, n1 = starts[long], n[long]
-    digits = np.ones(len(n1), np.int64)
-    for k in range(1, 19):
-        digits += n1 >= 10 ** k
-    out[s1] = 255
-    out[s1 + 1] = np.where(b0[long] == 48, 48, 97)
-    for k in range(int(digits.max(initial=1))):
-        has = k < digits
-        out[s1[has] + 2 + k] = (n1[has] // 10 ** (digits[has] - 1 - k)) % 10 + 48
-    out[s1 + 2 + digits] = 255
-    delta[s1 + 3 + digits] += 1
-    delta[ends[long]] -= 1
-    keep = np.cumsum(delta[:-1]) == 0
-    return out[keep].tobytes()
 
 
 def _compile(masks: Iterable[tuple[str, str]]) -> tuple[re.Pattern[str], dict[str, str]]:
@@ -405,26 +344,21 @@ class TemplateMiner:
 
     # -- mining ---------------------------------------------------------------------------------------
 
-    def add(self, message: str, key: bytes | None = None, wide: bytes | None = None) -> int:
+    def add(self, message: str, key: bytes | None = None) -> int:
         """Assign one message to a cluster and return the cluster's local id.
 
-        ``key`` may be given when the caller already has it: the UTF-8 bytes with every ASCII digit a 0; or
-        ``wide``, its ``hex_key`` (``hex_keys`` of many).
+        ``key`` may be given when the caller already has it: the UTF-8 bytes with every ASCII digit a 0.
         """
         if not self.cache_size:
             return self._drain_add(self.masker.mask_plain(message))[0].cluster_id
-        if wide is not None:  # (a key with hex words is never an entry's: entries are under the folded key)
-            key = wide
-            hit = self._by_key.get(key)
-        else:
-            if key is None:
-                key = message.encode("utf-8", "surrogatepass").translate(FOLD_DIGITS)
-            hit = self._by_key.get(key)
-            if hit is None:  # entries are stored under the hex-folded key (the key itself when it has no hex)
-                wide = hex_key(key)
-                if wide != key:
-                    key = wide
-                    hit = self._by_key.get(key)
+        if key is None:
+            key = message.encode("utf-8", "surrogatepass").translate(FOLD_DIGITS)
+        hit = self._by_key.get(key)
+        if hit is None:  # entries are stored under the hex-folded key (it is the key itself when it has no hex)
+            wide = hex_key(key)
+            if wide != key:
+                key = wide
+                hit = self._by_key.get(key)
         tokens = None
         if hit is not None:
             entry, getter, expected, loose = hit
@@ -533,10 +467,6 @@ class TemplateMiner:
             masked = self.masker.mask_tokens([kept] if isinstance(kept, str) else list(kept), lists=False)[0]
             _put_bounded(self._kept_masked, kept, masked, max(1, self.cache_size))
         return masked
-
-    def wide_keys(self, joined: bytes) -> list[bytes]:
-        """``add``'s ``wide`` keys of many messages' digit-folded keys joined by newlines (``hex_keys``)."""
-        return hex_keys(joined).split(b"\n")
 
     def cached_id(self, key: bytes) -> int | None:
         """The cluster id ``add`` would return for a message with this key (as for ``add``) straight from its cache,
