@@ -44,6 +44,14 @@ def fold_ids(key: bytes) -> bytes:
 
 def fold_safe(literal: str) -> bool:
     """Whether a test for ``literal`` in a text finds it where it finds it in every other text of the text's
-    folded shape: each of its words holds a character no id-like word holds, so no folded word can hold any
-    part of it, and the fold neither hides an occurrence nor makes one."""
-    return all(not set(word) <= _ID_CHARS for word in _WORD_RUN.findall(literal))
+    folded shape: a word at either end of it (which the text may continue) holds a character no id-like word
+    holds, and a word inside it (a whole word of the text) is no id-like word itself. So no folded word holds
+    any part of an occurrence, and the fold neither hides one nor makes one."""
+    for m in _WORD_RUN.finditer(literal):
+        word = m.group()
+        if m.start() == 0 or m.end() == len(literal):
+            if set(word) <= _ID_CHARS:
+                return False
+        elif fold_ids(shape_of(word)) != shape_of(word):
+            return False
+    return True
