@@ -728,10 +728,6 @@ def test_nccl_lines_read_the_same_in_runs(tmp_path: Path) -> None:
     assert a.equals(b)
     assert state_a == state_b
     assert _scan(paths, True, 300) == _scan(paths, False, 300)
-    if fmt in ("kernel", "storage", "nccl", "composer"):  # and with folded shapes, as ``l4lite parse`` reads
-        c, state_c = _spool(paths, True, tmp_path / "folded.arrows", fold=True)
-        assert c.equals(b)
-        assert state_c == state_b
 
 
 def test_a_line_with_a_header_after_an_open_record_reads_from_its_plan(tmp_path: Path) -> None:

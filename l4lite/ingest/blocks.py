@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -137,7 +138,7 @@ class BlockPlan:
         self.shape_list: list[int] = shape_array.tolist()
         self.time_list: list[float] = time_array.tolist()
         self.learned = 0  # lines before this one have had their minutes seen (``RunReading._learn_minutes``)
-        self.clocks: WindowClocks | None = None  # the syslog and dmesg clocks of its lines (``window_clocks``)
+        self.clocks: Any = None  # the syslog and dmesg clocks of its lines (``clocks.window_clocks``)
         self.minute_lines = minute_lines  # the first line a run may take of each minute, in order
         self.minute_parts = minute_parts  # of each of those: (offset of the date, y, mo, d, h, mi)
 
@@ -261,90 +262,3 @@ def _fold_lookup(joined: bytes, bounds: np.ndarray, missed: np.ndarray, shape_id
     limit = np.array([sh.fold_from for sh in table], np.int64)[xs]
     ok = first[rows] >= limit
     shape_idx[rows[ok]] = xs[ok]
-
-
-_POW10_INT = np.array([10**k for k in range(18)], dtype=np.int64)
-_POW10_FLOAT = np.array([10.0**k for k in range(18)])
-_UP_WIDTH = 16  # digits of an uptime read in a window (more: the per-line path), exact as one float64 integer
-CLOCK_COLUMNS = ("clocked", "clock_at", "day_at", "day_len", "hour_at", "month", "up_start", "up_end", "dot", "opens")
-
-
-def clock_params(table: list[RunShape], params: np.ndarray | None) -> np.ndarray:
-    """Per run shape of ``table`` (``CLOCK_COLUMNS``): whether it is clocked, where its syslog time's parts and
-    uptime digits sit, its month, and whether it opens a record; ``params`` of a shorter prefix of the table is
-    extended."""
-    if params is None:
-        params = np.zeros((0, len(CLOCK_COLUMNS)), np.int64)
-    if len(params) < len(table):
-        rows = [(sh.clocked, sh.clock_at, sh.day_at, sh.day_len, sh.hour_at, sh.month, sh.up_start, sh.up_end,
-                 sh.key.find(b".", sh.up_start, sh.up_end) - sh.up_start if sh.up_start >= 0 else 0, sh.opens)
-                for sh in table[len(params):]]
-        params = np.concatenate([params, np.array(rows, np.int64).reshape(-1, len(CLOCK_COLUMNS))])
-    return params
-
-
-@dataclass(slots=True)
-class WindowClocks:
-    """What a window's syslog and dmesg clocks say without the reading state, per line: which lines have one,
-    their uptime (as ``int(whole) + _frac(digits)`` for a dmesg line, as ``float(text)`` for a syslog kernel
-    line's anchor), and the syslog wall time and minute start for the year each month was read in."""
-
-    syslog: np.ndarray
-    dmesg: np.ndarray
-    has_up: np.ndarray
-    ok: np.ndarray  # read in a window at all (digits that fit, a real date in the year used)
-    value: np.ndarray
-    up_text: np.ndarray
-    month: np.ndarray
-    year: np.ndarray  # the year each syslog line's wall time was worked out for (0: none)
-    wall: np.ndarray
-    base: np.ndarray
-    opens: np.ndarray
-    clock_at: np.ndarray
-    years: dict[int, int | None]  # the year of each month the wall times were worked out for
-
-
-def window_clocks(block: BlockPlan, params: np.ndarray, year_of: dict[int, int | None]) -> WindowClocks:
-    """The clocks of the lines of a window (``WindowClocks``); a syslog time's year is ``year_of[month]``."""
-    shapes = block.shape_array
-    known = shapes >= 0
-    p = params[np.where(known, shapes, 0)]
-    clocked, clock_at, day_at, day_len, hour_at, month, up_start, up_end, dot, opens = p.T
-    clocked = (clocked > 0) & known
-    buf = np.frombuffer(block.raw, np.uint8)
-    last = len(buf) - 1
-    at = block.bounds[:-1]
-
-    def digit(offset: np.ndarray) -> np.ndarray:
-        return buf[np.minimum(at + offset, last)].astype(np.int64) - 48
-
-    syslog = clocked & (clock_at >= 0)
-    dmesg = clocked & (clock_at < 0)
-    has_up = clocked & (up_start >= 0)
-    width = np.where(has_up, up_end - up_start, 0)
-    frac_len = np.where(has_up, width - dot - 1, 0)
-    ok = ~has_up | ((width <= _UP_WIDTH) & (frac_len <= 9) & (frac_len >= 0))
-    frac_len = np.clip(frac_len, 0, 17)
-    k = np.arange(_UP_WIDTH)
-    up = buf[np.minimum((at + np.where(has_up, up_start, 0))[:, None] + k, last)].astype(np.int64) - 48
-    whole_exp = dot[:, None] - 1 - k
-    frac_exp = width[:, None] - 1 - k
-    whole = (up * np.where(whole_exp >= 0, _POW10_INT[np.clip(whole_exp, 0, 17)], 0)).sum(axis=1)
-    frac = (up * np.where((k > dot[:, None]) & (frac_exp >= 0), _POW10_INT[np.clip(frac_exp, 0, 17)], 0)).sum(axis=1)
-    scale = _POW10_FLOAT[frac_len]
-    value = whole.astype(np.float64) + frac / scale  # int(whole) + _frac(digits)
-    up_text = (whole * _POW10_INT[frac_len] + frac) / scale  # float(text): an exact integer over a power of ten
-    year = np.zeros(len(shapes), np.int64)
-    for mo in np.unique(month[syslog]).tolist():
-        y = year_of.get(mo)
-        if y is not None:
-            year[syslog & (month == mo)] = y
-    day = np.where(day_len == 2, digit(day_at) * 10 + digit(day_at + 1), digit(day_at))
-    days, valid = epoch_days(np.where(syslog, year, 1970), np.where(syslog, month, 1), day)
-    ok &= ~syslog | (valid & (year > 0))
-    h = hour_at
-    base = (days * 86400).astype(np.float64) + (digit(h) * 10 + digit(h + 1)) * 3600 \
-        + (digit(h + 3) * 10 + digit(h + 4)) * 60
-    wall = base + (digit(h + 6) * 10 + digit(h + 7))
-    return WindowClocks(syslog, dmesg, has_up, ok, value, up_text, month, year, wall, base, opens > 0, clock_at,
-                        dict(year_of))

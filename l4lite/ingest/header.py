@@ -21,9 +21,8 @@ from l4lite.ingest.attribution import (
     UCX_HEADER,
     normalize_host,
 )
-from l4lite.ingest.blocks import RunShape
-from l4lite.ingest.shape import fold_ids, shape_of
-from l4lite.ingest.timestamps import MONTHS
+from l4lite.ingest.clocks import fold_key, folded_shape
+from l4lite.ingest.shape import shape_of
 from l4lite.records import Record
 
 DIGITS = frozenset("0123456789")
@@ -33,7 +32,6 @@ CRI_PREFIX = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\
 # A file is a container log when any of its first non-empty lines has the prefix: one plain line at the top (a
 # note, a copy's banner) must not leave the whole pod log unread, and a plain line passes unwrapping unchanged.
 CRI_HEAD_LINES = 16
-_TWO_WORDS = re.compile(r"\S*\s?\S*")
 MAX_PLANS = 4096  # line shapes remembered per book (see runs.ShapeBook)
 QUEUED: Any = object()  # ``_head_planned``'s answer for a line it queued as the start of a multi-line record
 
@@ -464,28 +462,17 @@ class HeaderReading:
 
     def _learn_folded(self, s: str, key: bytes, plan: tuple, msg: str, level: str | None, source: str,
                       opens: bool, at_once: bool = False) -> None:
-        """Make a run shape, keyed by the line's folded shape (``shape.fold_ids``), of a syslog or dmesg line read
-        from its header's plan, on the second line of that folded shape: kernel and storage lines carry ids in
-        hex of one width and new letters on every line, so their digit shapes seldom repeat, their folded
-        shapes do. A line of that folded shape is read as this one where its first folded letter comes after
-        what the header reader reads of it (``fold_from``: the header and the message's first character, and a
-        bracketed level marker's two words); every other test the reader makes on a message is for literals
-        that a folded word cannot hold (``shape.fold_safe``; ``tests/test_fold.py``). Only where the path
-        names the node: the host a line names then changes no other line's node."""
-        (a, nccl, has_nccl, ts_first, ts_second, ts_end, ts_kind, ts_level, _, host_span, gpu_span,
-         uptime_span, marker_at, _, head_source, _, _) = plan
-        if nccl or has_nccl or gpu_span is not None or ts_second >= 0 or ts_level is not None \
-                or self.path_node is None or ts_kind not in ("syslog", "uptime") or "[Rank " in msg \
-                or "[rank" in msg:
+        """Make a run shape, keyed by the line's folded shape (``clocks.fold_key``), of a syslog or dmesg line read
+        from its header's plan, on the second line of that folded shape (at once with ``at_once``: a line whose
+        own shape gets a plan): kernel and storage lines carry ids in hex of one width and new letters on every
+        line, so their digit shapes seldom repeat, their folded shapes do. Only where the path names the node:
+        the host a line names then changes no other line's node."""
+        if self.path_node is None or "[Rank " in msg or "[rank" in msg:
             return
-        folded = fold_ids(key)
-        if not folded.isascii():
+        found = fold_key(s, key, plan)
+        if found is None:
             return
-        fold_from = a + 1
-        if marker_at >= 0 and s.startswith("[", marker_at):  # a glog marker's pattern reads two words on
-            fold_from = max(fold_from, _TWO_WORDS.match(s, marker_at).end() + 1)  # type: ignore[union-attr]
-        if folded[:fold_from] != key[:fold_from]:
-            return
+        folded, fold_from = found
         if folded in self.fold_index:
             return
         seen = self.fold_seen
@@ -494,38 +481,14 @@ class HeaderReading:
                 seen.clear()
             seen.add(folded)
             return
-        end = len(s.rstrip())
-        if ts_kind == "syslog":
-            text = s[ts_first:ts_end].rstrip(" ")
-            month = MONTHS.get(text[:3], 0)
-            day = text[3:].lstrip(" ")
-            day_at = ts_first + len(text) - len(day)
-            day_len = day.find(" ")
-            if host_span is None or "." in text or not month or day_len not in (1, 2) or \
-                    (head_source == "kernel" and uptime_span is None):
-                return
-            clock = (ts_first, len(text), month, day_at, day_len, day_at + day_len + 1)
-            up = uptime_span
-        else:
-            if host_span is not None or uptime_span is not None:
-                return
-            close = s.find("]", ts_first)
-            inner = s[ts_first + 1:close]
-            up = (close - len(inner.lstrip(" ")), close)
-            clock = (-1, 0, 0, -1, 0, -1)
-        if up is not None and s[up[0]:up[1]].count(".") != 1:
+        shape = folded_shape(s, folded, fold_from, plan, level, source, opens)
+        if shape is None:
             return
         if len(self.fold_index) >= MAX_PLANS:
             self.book.restart()
             self.use_book()
-        table = self.run_table
-        host_start, host_end = host_span if host_span is not None else (-1, -1)
-        self.fold_index[folded] = len(table)
-        table.append(RunShape(folded, -1, -1, 0, a, end, level, source, None, host_start=host_start,
-                              host_end=host_end, clock_at=clock[0], clock_len=clock[1], month=clock[2],
-                              day_at=clock[3], day_len=clock[4], hour_at=clock[5],
-                              up_start=up[0] if up is not None else -1, up_end=up[1] if up is not None else -1,
-                              opens=opens, fold_from=fold_from))
+        self.fold_index[folded] = len(self.run_table)
+        self.run_table.append(shape)
 
     def _head_opens(self, lineno: int, s: str, msg: str, plan: tuple, t: float | None, level: str | None,
                     kind: int) -> Any:

@@ -30,7 +30,8 @@ from typing import Any, Union
 import numpy as np
 
 from l4lite.ingest.attribution import NCCL_RANK
-from l4lite.ingest.blocks import BlockPlan, RunShape, clock_params, plan_block, run_shape, window_clocks
+from l4lite.ingest.blocks import BlockPlan, RunShape, plan_block, run_shape
+from l4lite.ingest.clocks import ClockCache, clock_times
 from l4lite.ingest.shape import shape_of
 from l4lite.records import Record
 
@@ -172,8 +173,7 @@ class RunReading:
     def init_runs(self, book: ShapeBook) -> None:
         self.book = book
         self.use_book()
-        self.clock_params: np.ndarray | None = None  # ``_clock_params``, of ``clock_table``
-        self.clock_table: list[RunShape] | None = None
+        self.clock_cache = ClockCache()
         self.probe = MIN_BLOCK_LINES * 2  # lines read one by one before looking for runs again (doubles)
         # lines in the next window; it doubles, for a file's early windows meet new shapes, unless the book
         # already has run shapes from the files before this one
@@ -298,68 +298,8 @@ class RunReading:
                 i = j
 
     def _clock_times(self, block: BlockPlan, i: int, j: int) -> int:
-        """Read the syslog and dmesg times of lines ``i:j`` of a window (``RunShape.clocked``) as the per-line
-        path reads them one by one (``_plan_time``), from the window's clocks (``window_clocks``, worked out
-        once); returns how many lines from ``i`` it reads so, up to the first the per-line path must read (a
-        month or year ``parse`` would infer anew, an impossible date, a reboot, no boot anchor yet for an
-        uptime, a time out of the job's span) and not ending on a line that opens a record (the next line
-        closes it). The parser's state moves as the per-line path moves it: the syslog times remembered, the
-        boot anchored by each syslog kernel line's uptime, the last uptime."""
-        ts = self.ts
-        table = block.table
-        c = block.clocks
-        if c is None or any(c.years.get(mo) != ts.syslog_year(mo) for mo in c.years):  # (a year read since)
-            if self.clock_table is not table:
-                self.clock_params = None
-            self.clock_params = clock_params(table, self.clock_params)
-            self.clock_table = table
-            months = np.unique(self.clock_params[:, 5]).tolist()
-            c = block.clocks = window_clocks(block, self.clock_params, {mo: ts.syslog_year(mo) for mo in months})
-        m = j - i
-        syslog, dmesg = c.syslog[i:j], c.dmesg[i:j]
-        ok = c.ok[i:j].copy()  # a syslog time's year: the one ``parse`` gives now (``years``), else not here
-        year = c.year[i:j]
-        times = np.where(syslog, c.wall[i:j], block.time_array[i:j])
-        # a syslog kernel line's uptime anchors the boot
-        anchor = np.where(syslog & c.has_up[i:j], c.wall[i:j] - c.up_text[i:j], np.nan)
-        value = c.value[i:j]
-        if dmesg.any():
-            idx = np.where(np.isnan(anchor), -1, np.arange(m))
-            np.maximum.accumulate(idx, out=idx)
-            start = np.nan if ts.boot is None else ts.boot
-            boots = np.where(idx >= 0, anchor[np.maximum(idx, 0)], start)
-            rows = np.flatnonzero(dmesg)
-            vals = value[rows]
-            prev = np.empty(len(rows))
-            prev[0] = ts.last_uptime
-            prev[1:] = vals[:-1]
-            t = boots[rows] + vals
-            ok[rows[(vals + 1.0 < prev) | np.isnan(t)]] = False  # a new boot or no anchor: the per-line path
-            times[rows] = t
-        ok &= ~(syslog | dmesg) | ((times <= self.future) & (times >= self.past))
-        bad = np.flatnonzero(~ok)
-        n = int(bad[0]) if len(bad) else m
-        opens = c.opens[i:j]
-        while n and opens[n - 1]:
-            n -= 1
-        if not n:
-            return 0
-        rows = np.flatnonzero(syslog[:n])
-        if len(rows):
-            lines = block.lines
-            texts = [lines[i + q][a:a + table[x].clock_len] for q, a, x in
-                     zip(rows.tolist(), c.clock_at[i:j][rows].tolist(), block.shape_array[i:j][rows].tolist(),
-                         strict=True)]
-            ts.read_syslog(texts, times[rows].tolist(), c.base[i:j][rows].tolist(), int(year[rows[0]]))
-            anchored = np.flatnonzero(~np.isnan(anchor[:n]))
-            if len(anchored):
-                ts.boot = float(anchor[anchored[-1]])
-        rows = np.flatnonzero(dmesg[:n])
-        if len(rows):
-            ts.read_uptimes(float(value[rows[-1]]))
-        block.time_array[i:i + n] = times[:n]
-        block.time_list[i:i + n] = times[:n].tolist()
-        return n
+        """``clocks.clock_times`` of lines ``i:j`` of a window, with this reader's parser and limits."""
+        return clock_times(block, i, j, self.ts, self.future, self.past, self.clock_cache)
 
     def _carried_times(self, times: list[float], time_array: np.ndarray,
                        start: float | None) -> tuple[list[Any], np.ndarray]:
