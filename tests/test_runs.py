@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from l4lite.export.spool import write_spool
-from l4lite.ingest.blocks import _epoch_days
+from l4lite.ingest.blocks import epoch_days
 from l4lite.ingest.files import discover
 from l4lite.ingest.reader import IngestOptions, iter_job, iter_records, read_file
 from l4lite.ingest.runs import ShapeRun
@@ -224,12 +224,12 @@ def test_a_file_without_a_node_in_its_path_reads_the_same(tmp_path: Path) -> Non
 
 @settings(max_examples=200, deadline=None)
 @given(day=st.integers(-800_000, 2_900_000), month=st.integers(0, 14), dom=st.integers(0, 32))
-def test_epoch_days_agree_with_date(day: int, month: int, dom: int) -> None:
+def testepoch_days_agree_with_date(day: int, month: int, dom: int) -> None:
     d = date(1, 1, 1) + timedelta(days=day % 3_652_059)
     y = np.array([d.year])
-    days, valid = _epoch_days(y, np.array([d.month]), np.array([d.day]))
+    days, valid = epoch_days(y, np.array([d.month]), np.array([d.day]))
     assert valid[0] and days[0] == d.toordinal() - 719163
-    days, valid = _epoch_days(y, np.array([month]), np.array([dom]))
+    days, valid = epoch_days(y, np.array([month]), np.array([dom]))
     try:
         expected = date(d.year, month, dom).toordinal() - 719163
     except ValueError:
@@ -238,10 +238,11 @@ def test_epoch_days_agree_with_date(day: int, month: int, dom: int) -> None:
         assert valid[0] and days[0] == expected
 
 
-def _spool(paths: list[str], runs: bool, path: Path) -> tuple[object, dict]:
+def _spool(paths: list[str], runs: bool, path: Path, fold: bool = False) -> tuple[object, dict]:
     acc = Accounting()
     miner = TemplateMiner()
-    n = write_spool(iter_job(discover(paths, acc), IngestOptions(line_runs=runs), acc, runs=runs), miner, path)
+    options = IngestOptions(line_runs=runs, fold_shapes=fold)
+    n = write_spool(iter_job(discover(paths, acc), options, acc, runs=runs), miner, path)
     with ipc.open_stream(path) as reader:
         table = reader.read_all()
     sizes = {cid: c.size for cid, c in miner.drain.id_to_cluster.items()}
@@ -457,6 +458,10 @@ def test_format_zoo_reads_the_same_in_runs(tmp_path: Path, fmt: str) -> None:
     assert a.equals(b)
     assert state_a == state_b
     assert _scan(paths, True, 300) == _scan(paths, False, 300)
+    if fmt in ("kernel", "storage", "nccl", "composer"):  # and with folded shapes, as ``l4lite parse`` reads
+        c, state_c = _spool(paths, True, tmp_path / "folded.arrows", fold=True)
+        assert c.equals(b)
+        assert state_c == state_b
 
 
 _REAL = Path(__file__).resolve().parent.parent / "fixtures"
@@ -823,13 +828,16 @@ def test_fixture_jobs_spool_as_the_per_line_reader_spools_them(tmp_path: Path, r
     assert len(jobs) >= 20
     for k, job in enumerate(jobs):
         tables = []
-        for runs, options in ((True, IngestOptions()), (False, IngestOptions(line_shapes=False))):
+        for way, (runs, options) in enumerate(((True, IngestOptions()), (False, IngestOptions(line_shapes=False)),
+                                               (True, IngestOptions(fold_shapes=True)))):
             acc = Accounting()
             miner = TemplateMiner()
-            path = tmp_path / f"{k}-{runs}.arrows"
+            path = tmp_path / f"{k}-{way}.arrows"
             write_spool(iter_job(discover([str(job)], acc), options, acc, runs=runs), miner, path)
             with ipc.open_stream(path) as reader:
                 tables.append((reader.read_all(), miner.finalize(), acc.to_dict()))
-        (a, templates_a, acc_a), (b, templates_b, acc_b) = tables
+        (a, templates_a, acc_a), (b, templates_b, acc_b), (c, templates_c, acc_c) = tables
         assert a.equals(b), job.name
         assert (templates_a, acc_a) == (templates_b, acc_b), job.name
+        assert c.equals(b), job.name
+        assert (templates_c, acc_c) == (templates_b, acc_b), job.name

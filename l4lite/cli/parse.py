@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
             miner = TemplateMiner()
             spool = Path(tmp) / "records.arrows"
             job = discover(args.paths, accounting)
-            records = iter_job(job, IngestOptions(node_from=args.node_from), accounting, runs=True)
+            records = iter_job(job, IngestOptions(node_from=args.node_from, fold_shapes=True), accounting, runs=True)
             with fewer_collections():
                 n = write_spool(track_records(records, job.files, bar), miner, spool)
             templates = len(miner)

@@ -60,7 +60,7 @@ def spool_shard(task: SpoolTask) -> SpoolResult:
 
     started = time.perf_counter()
     accounting = Accounting()
-    ingest = IngestOptions(node_from=task.context.node_from).use(task.context)
+    ingest = IngestOptions(node_from=task.context.node_from, fold_shapes=True).use(task.context)
     miner = TemplateMiner()
     records = (r for f in task.files for r in read_file(f, ingest, accounting, runs=True))
     with fewer_collections():

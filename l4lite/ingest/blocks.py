@@ -8,12 +8,48 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from l4lite.ingest.shape import FOLD_DIGITS
 
 _POW10 = np.array([10.0 ** k for k in range(10)])
+_A = np.uint8(97)
+
+
+def fold_window(keys: bytes) -> tuple[bytes, np.ndarray]:
+    """``shape.fold_ids`` of every line of a window's shapes (joined by newlines) at once, and where it folded a
+    letter. Only the words that hold a hex letter are looked at: a word of ``[0a-f]`` holding a ``0``, or
+    ``0x`` and such characters, has its letters folded (counts of the other characters and of the ``0`` of
+    each word from two running sums)."""
+    a = np.frombuffer(keys, np.uint8)
+    letter = (a - _A) < 6  # (comparisons: several times faster than a table look-up per byte)
+    at = np.flatnonzero(letter)
+    if not len(at):
+        return keys, at
+    zero = a == 48  # the only digit of a shape
+    other = ((a | 32) - _A) < 26  # a letter, and not a hex letter below
+    other &= ~letter
+    alnum = zero | other | letter
+    starts = np.flatnonzero(alnum & np.concatenate(([True], ~alnum[:-1])))
+    ends = np.flatnonzero(alnum & np.concatenate((~alnum[1:], [True]))) + 1
+    w = np.searchsorted(starts, at, side="right") - 1
+    ws, we = starts[w], ends[w]
+    other_sum = np.zeros(len(a) + 1, np.int32)
+    np.cumsum(other, out=other_sum[1:])
+    zeros = np.zeros(len(a) + 1, np.int32)
+    np.cumsum(zero, out=zeros[1:])
+    other = other_sum
+    prefix = (a[ws] == 48) & (a[np.minimum(ws + 1, len(a) - 1)] == 120) & (we - ws > 1)  # a word of 0x...
+    fold = (other[we] - other[ws] - prefix == 0) & (zeros[we] > zeros[ws])
+    at = at[fold]
+    if not len(at):
+        return keys, at
+    out = a.copy()
+    out[at] = 48
+    return out.tobytes(), at
+
 
 @dataclass(slots=True)
 class RunShape:
@@ -38,6 +74,26 @@ class RunShape:
     gpu_start: int = -1
     gpu_end: int = -1
     ties: bool = False  # its message ties a rank to the host ("rank 3 nranks 16": ``RunReading._prefixed_names``)
+    # A shape of a syslog or dmesg clock (``RunReading._clock_times``): the syslog time's text (its start, length,
+    # month and where its day and hour sit; start -1 without one) and a dmesg uptime's digits (-1 without one),
+    # which are the line's time when it has no syslog time and anchor the boot clock when it has one
+    clock_at: int = -1
+    clock_len: int = 0
+    month: int = 0
+    day_at: int = -1
+    day_len: int = 0
+    hour_at: int = -1
+    up_start: int = -1
+    up_end: int = -1
+    opens: bool = False  # its line opens a record that the next line of a run closes (``NVRM:``, an error)
+    # a shape keyed by ``fold_ids``: a line takes it only where its first folded letter sits at or after this
+    # (its header and what the header reader may read of the message are exactly the first line's); -1 for a
+    # shape keyed by its digits alone
+    fold_from: int = -1
+
+    @property
+    def clocked(self) -> bool:
+        return self.clock_at >= 0 or self.up_start >= 0
 
 
 def run_shape(key: bytes, layout: tuple[int, int, int] | None, msg_start: int, msg_end: int, level: str | None,
@@ -65,7 +121,7 @@ class BlockPlan:
     minute of their timestamps (``minutes_from``)."""
 
     __slots__ = ("lines", "keys", "raw", "bounds", "table", "shape_list", "time_list", "shape_array", "time_array",
-                 "minute_lines", "minute_parts", "learned")
+                 "minute_lines", "minute_parts", "learned", "clocks")
 
     def __init__(self, lines: list[str], keys: list[bytes], raw: bytes, bounds: np.ndarray, table: list[RunShape],
                  shape_array: np.ndarray, time_array: np.ndarray, minute_lines: list[int],
@@ -82,6 +138,7 @@ class BlockPlan:
         self.shape_list: list[int] = shape_array.tolist()
         self.time_list: list[float] = time_array.tolist()
         self.learned = 0  # lines before this one have had their minutes seen (``RunReading._learn_minutes``)
+        self.clocks: Any = None  # the syslog and dmesg clocks of its lines (``clocks.window_clocks``)
         self.minute_lines = minute_lines  # the first line a run may take of each minute, in order
         self.minute_parts = minute_parts  # of each of those: (offset of the date, y, mo, d, h, mi)
 
@@ -100,7 +157,7 @@ class BlockPlan:
 _DAYS_IN_MONTH = np.array([31, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])  # [0] unused
 
 
-def _epoch_days(y: np.ndarray, mo: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def epoch_days(y: np.ndarray, mo: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Days since 1970-01-01 of proleptic Gregorian dates (``date.toordinal() - 719163``), and which dates exist
     (``date()`` raises for the others)."""
     leap = (y % 4 == 0) & ((y % 100 != 0) | (y % 400 == 0))
@@ -115,21 +172,29 @@ def _epoch_days(y: np.ndarray, mo: np.ndarray, d: np.ndarray) -> tuple[np.ndarra
 
 
 def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunShape],
-               future: float, past: float = -math.inf) -> BlockPlan | None:
+               future: float, past: float = -math.inf,
+               fold_index: dict[bytes, int] | None = None) -> BlockPlan | None:
     """Work out a window of lines: each line's key, which lines are of a run shape, and their times. None when no
-    line is."""
+    line is. A line of no shape in ``shape_index`` is looked up by its folded shape in ``fold_index``
+    (``fold_window``); the times of those shapes' clocks are read later, run by run, for they depend on the
+    reading state (``RunReading._clock_times``)."""
     n = len(lines)
     raw = "\n".join(lines).encode("utf-8", "surrogatepass")
-    keys = raw.translate(FOLD_DIGITS).split(b"\n")
+    joined = raw.translate(FOLD_DIGITS)
+    keys = joined.split(b"\n")
     if len(keys) != n:  # a line with a newline in it (not from a file): leave the window to the per-line path
         return None
     shape_idx = np.fromiter(map(shape_index.get, keys, [-1] * n), dtype=np.int64, count=n)
-    cand = np.flatnonzero(shape_idx >= 0)
-    if len(cand) == 0:
-        return None
     lengths = np.fromiter(map(len, keys), dtype=np.int64, count=n)
     bounds = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths + 1, out=bounds[1:])
+    if fold_index:
+        missed = np.flatnonzero(shape_idx < 0)
+        if len(missed):
+            _fold_lookup(joined, bounds, missed, shape_idx, fold_index, table)
+    cand = np.flatnonzero(shape_idx >= 0)
+    if len(cand) == 0:
+        return None
     starts = bounds[:-1]
     buf = np.frombuffer(raw, dtype=np.uint8)
     shapes = shape_idx[cand]
@@ -154,7 +219,7 @@ def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunS
     for k in range(int(fl.max(initial=0))):
         has = fl > k
         frac = np.where(has, frac * 10 + buf[np.where(has, fstart + k, 0)].astype(np.int64) - 48, frac)
-    days, valid = _epoch_days(y, mo, d)
+    days, valid = epoch_days(y, mo, d)
     # TimestampParser._minute's and iso_time's arithmetic in their order, so the same floats
     t = (days * 86400).astype(np.float64) + h * 3600 + mi * 60 + sec
     t = np.where(fl > 0, t + frac / _POW10[fl], t)
@@ -174,3 +239,26 @@ def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunS
     minute_parts = np.stack([ds[firsts], y[firsts], mo[firsts], d[firsts], h[firsts], mi[firsts]], axis=1)
     return BlockPlan(lines, keys, raw, bounds, table, np.where(ok, shape_idx, -1), times,
                      cand[firsts].tolist(), [tuple(p) for p in minute_parts.tolist()])
+
+
+def _fold_lookup(joined: bytes, bounds: np.ndarray, missed: np.ndarray, shape_idx: np.ndarray,
+                 fold_index: dict[bytes, int], table: list[RunShape]) -> None:
+    """Give the ``missed`` lines of a window the shapes their folded keys have in ``fold_index``, where their first
+    folded letter is not before the shape's ``fold_from``."""
+    folded, at = fold_window(joined)
+    keys = folded.split(b"\n")
+    get = fold_index.get
+    found = [(i, x) for i, x in zip(missed.tolist(), map(get, map(keys.__getitem__, missed.tolist())), strict=True)
+             if x is not None]
+    if not found:
+        return
+    rows = np.array([i for i, _ in found], np.int64)
+    xs = np.array([x for _, x in found], np.int64)
+    first = np.full(len(bounds) - 1, np.iinfo(np.int64).max)
+    if len(at):
+        line = np.searchsorted(bounds, at, side="right") - 1
+        lines, where = np.unique(line, return_index=True)
+        first[lines] = at[where] - bounds[lines]
+    limit = np.array([sh.fold_from for sh in table], np.int64)[xs]
+    ok = first[rows] >= limit
+    shape_idx[rows[ok]] = xs[ok]

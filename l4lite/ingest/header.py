@@ -21,6 +21,7 @@ from l4lite.ingest.attribution import (
     UCX_HEADER,
     normalize_host,
 )
+from l4lite.ingest.clocks import fold_key, folded_shape
 from l4lite.ingest.shape import shape_of
 from l4lite.records import Record
 
@@ -255,6 +256,10 @@ class HeaderReading:
         key, a, end = self._learn_header(s, msg, spans, pos, p, nccl, head_source)
         if a < 0:
             return
+        if self.opt.fold_shapes and not pos and not nccl and not rank_in_msg and self.head_lengths:
+            head = self.head_plan(key)
+            if head is not None and head[0] == a:  # a line of this shape gets a plan: its folded shape a run shape
+                self._learn_folded(s, key, head, msg, level, source, False, at_once=True)
         plans = self.plans
         if len(plans) >= MAX_PLANS:
             self.book.restart()
@@ -438,6 +443,8 @@ class HeaderReading:
         if rank is None and ("[Rank " in msg or "[rank" in msg):
             rank = lc.rank_in_message(msg)
             rank_in_msg = True
+        if learn and self.opt.fold_shapes and not nccl:
+            self._learn_folded(s, key, plan, msg, level, source, False)
         if learn:
             seen = self.head_seen
             if key in seen or (layout is not None and host_span is None):  # a shape runs may take: at once
@@ -452,6 +459,36 @@ class HeaderReading:
         if node is None and rank is None:
             self.nameless += 1
         return Record(self.f.rel, lineno, lineno, node, rank, gpu, source, t, level, msg, s)
+
+    def _learn_folded(self, s: str, key: bytes, plan: tuple, msg: str, level: str | None, source: str,
+                      opens: bool, at_once: bool = False) -> None:
+        """Make a run shape, keyed by the line's folded shape (``clocks.fold_key``), of a syslog or dmesg line read
+        from its header's plan, on the second line of that folded shape (at once with ``at_once``: a line whose
+        own shape gets a plan): kernel and storage lines carry ids in hex of one width and new letters on every
+        line, so their digit shapes seldom repeat, their folded shapes do. Only where the path names the node:
+        the host a line names then changes no other line's node."""
+        if self.path_node is None or "[Rank " in msg or "[rank" in msg:
+            return
+        found = fold_key(s, key, plan)
+        if found is None:
+            return
+        folded, fold_from = found
+        if folded in self.fold_index:
+            return
+        seen = self.fold_seen
+        if folded not in seen and not at_once:
+            if len(seen) >= MAX_PLANS:
+                seen.clear()
+            seen.add(folded)
+            return
+        shape = folded_shape(s, folded, fold_from, plan, level, source, opens)
+        if shape is None:
+            return
+        if len(self.fold_index) >= MAX_PLANS:
+            self.book.restart()
+            self.use_book()
+        self.fold_index[folded] = len(self.run_table)
+        self.run_table.append(shape)
 
     def _head_opens(self, lineno: int, s: str, msg: str, plan: tuple, t: float | None, level: str | None,
                     kind: int) -> Any:
@@ -472,6 +509,9 @@ class HeaderReading:
         rank = self.path_rank
         if rank is None and ("[Rank " in msg or "[rank" in msg):
             rank = lc.rank_in_message(msg)
+        if self.opt.fold_shapes and not plan[1] and kind != lc.K_TB and not lc.source_by_digits(
+                msg, kernel=head_source == "kernel") and "[Rank " not in msg and "[rank" not in msg:
+            self._learn_folded(s, shape_of(s), plan, msg, level, source, True)
         op = self.open.pop("", None)
         if op is not None:
             op.closed = True

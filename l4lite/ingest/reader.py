@@ -69,6 +69,9 @@ class IngestOptions:
     boot_anchors: dict[str, float] = field(default_factory=dict)  # node -> boot wall time (the context's)
     line_shapes: bool = True  # read lines of an already seen shape from remembered offsets (same records)
     line_runs: bool = True  # and runs of such lines a block at a time (``l4lite.ingest.runs``; same records)
+    # and runs of syslog and dmesg lines by their folded shapes (``HeaderReading._learn_folded``; same records).
+    # Their run shapes give no message shape: for ``l4lite parse``, which mines each message by its own
+    fold_shapes: bool = False
     shape_books: dict[tuple, ShapeBook] = field(default_factory=dict, repr=False, compare=False)
     context: JobContext | None = None
 

@@ -31,12 +31,14 @@ import numpy as np
 
 from l4lite.ingest.attribution import NCCL_RANK
 from l4lite.ingest.blocks import BlockPlan, RunShape, plan_block, run_shape
+from l4lite.ingest.clocks import ClockCache, clock_times
 from l4lite.ingest.shape import shape_of
 from l4lite.records import Record
 
 MIN_BLOCK_LINES = 64  # a smaller window is read line by line: the numpy set-up would cost more than it saves
 RUN_BLOCK_LINES = 2048  # a block (a small file) of fewer lines is read line by line: runs would not pay back
 WINDOW_LINES = 4096  # lines worked out at once, at most (a file's first windows are smaller: see _runs_or_lines)
+MIN_CLOCK_RUN = 16  # a shorter run of syslog or dmesg lines is read line by line (see _block)
 STRETCH_LINES = 8  # lines read one by one between runs before looking again (a shape they teach may start one)
 _ONE_OFF_SHAPES = 8192  # shapes of lines taken into runs from their header's plan, kept before the book restarts
 _MINE_ROUNDS = 8  # looks at the miner's cache per run stretch before adding its messages one by one
@@ -146,6 +148,10 @@ class ShapeBook:
     heads: dict[bytes, tuple] = field(default_factory=dict)
     head_lengths: list[int] = field(default_factory=list)
     head_seen: set[bytes] = field(default_factory=set)  # line shapes read once from their header's plan
+    # folded line shape (``shape.fold_ids``) -> its entry in run_table, for lines read from their header's plan
+    # (``HeaderReading._learn_folded``), and the folded shapes met once
+    fold_index: dict[bytes, int] = field(default_factory=dict)
+    fold_seen: set[bytes] = field(default_factory=set)
 
     def restart(self) -> None:
         """Forget every line shape (the book is full). The run table is replaced, not cleared: runs refer to it."""
@@ -153,6 +159,8 @@ class ShapeBook:
         self.run_index = {}
         self.run_table = []
         self.run_pending.clear()
+        self.fold_index = {}
+        self.fold_seen.clear()
 
 
 class RunReading:
@@ -165,6 +173,7 @@ class RunReading:
     def init_runs(self, book: ShapeBook) -> None:
         self.book = book
         self.use_book()
+        self.clock_cache = ClockCache()
         self.probe = MIN_BLOCK_LINES * 2  # lines read one by one before looking for runs again (doubles)
         # lines in the next window; it doubles, for a file's early windows meet new shapes, unless the book
         # already has run shapes from the files before this one
@@ -175,6 +184,7 @@ class RunReading:
         book = self.book
         self.plans, self.run_index, self.run_table, self.run_pending = (book.plans, book.run_index,
                                                                         book.run_table, book.run_pending)
+        self.fold_index, self.fold_seen = book.fold_index, book.fold_seen
         self.heads, self.head_lengths, self.head_seen = book.heads, book.head_lengths, book.head_seen
 
     def _runs_or_lines(self, first: int, lines: list[str]) -> Iterator[Segment]:
@@ -191,7 +201,7 @@ class RunReading:
             if self.run_table and len(self.run_table) != tried and not self.hold and n - a >= MIN_BLOCK_LINES:
                 size = self.window
                 part = lines[a:a + size] if (a or n > size) else lines
-                block = plan_block(part, self.run_index, self.run_table, self.future, self.past)
+                block = plan_block(part, self.run_index, self.run_table, self.future, self.past, self.fold_index)
                 if block is not None:
                     yield from self._block(first + a, part, block)
                     a += len(part)
@@ -223,20 +233,31 @@ class RunReading:
                 table = block.table
                 time_list = block.time_list
                 last = start_time  # the per-line loop's last_time at line j
+                clocked = False
                 while j < n:
                     if shape_list[j] >= 0 or (patch is not None and patch(block, j)):
                         sh = table[shape_list[j]]
+                        if sh.clocked:  # its time is read after the run's end is known (``_clock_times``)
+                            if absorbed:
+                                break
+                            clocked = True
                         if sh.ties:
                             self._tie(lines[j], sh)
                         t = time_list[j]
                         if t == t:
                             last = t
                         j += 1
-                    elif absorb and j > i and self._absorb(block, first, i, j, last, absorbed):
+                    elif absorb and not clocked and j > i and self._absorb(block, first, i, j, last, absorbed):
                         last = self.last_time
                         j += 1
                     else:
                         break
+                if clocked:
+                    if j - i < MIN_CLOCK_RUN and j < n:  # a run this short costs more than its lines one by one
+                        yield first + i, lines[i:j], keys[i:j]
+                        i = j
+                        continue
+                    j = i + self._clock_times(block, i, j)
             if j > i:
                 self._learn_minutes(block, j)
                 times, time_array = self._carried_times(block.time_list[i:j], block.time_array[i:j], start_time)
@@ -276,6 +297,10 @@ class RunReading:
                 yield first + i, lines[i:j] if (i or j < n) else lines, keys[i:j]
                 i = j
 
+    def _clock_times(self, block: BlockPlan, i: int, j: int) -> int:
+        """``clocks.clock_times`` of lines ``i:j`` of a window, with this reader's parser and limits."""
+        return clock_times(block, i, j, self.ts, self.future, self.past, self.clock_cache)
+
     def _carried_times(self, times: list[float], time_array: np.ndarray,
                        start: float | None) -> tuple[list[Any], np.ndarray]:
         """The times of a run's lines, those without a timestamp (NaN in the window) given the time of the line
@@ -308,7 +333,7 @@ class RunReading:
         self._learn_minutes(block, j)
         self.last_time = last
         table = self.run_table
-        if len(table) - len(self.run_index) > _ONE_OFF_SHAPES:  # one-line shapes: start a new table at times
+        if len(table) - len(self.run_index) - len(self.fold_index) > _ONE_OFF_SHAPES:  # one-line shapes: start a new table at times
             self.book.restart()
             self.use_book()
             return False
@@ -431,16 +456,19 @@ class RunReading:
             else:
                 lines = np.flatnonzero(shape_array == xs[0] if len(xs) == 1 else np.isin(shape_array, xs))
             width = len(prefix_key)
-            at = sorted({i for i, b in enumerate(prefix_key) if b == 48} | set(range(rank_start, rank_end)))
+            # a syslog host alone: its digits tell the names apart (the time's before it do not)
+            lo = host_start if host_start >= 0 and gpu_start < 0 else 0
+            at = sorted({i for i, b in enumerate(prefix_key) if b == 48 and i >= lo} | set(range(rank_start, rank_end)))
             _, first, inverse = np.unique(_prefix_keys(buf, starts[lines], at), return_index=True,
                                           return_inverse=True)
             entries = []
             for i in lines[first].tolist():
                 s = run.texts[i]
                 if host_start >= 0:
-                    host, gpu = self._host(s[host_start:host_end]), int(s[gpu_start:gpu_end])
+                    host = self._host(s[host_start:host_end])
+                    gpu = int(s[gpu_start:gpu_end]) if gpu_start >= 0 else None
                     hosts_seen.append((i, host, gpu))
-                    key: tuple[str, Any, int] = ("", host, gpu)
+                    key: tuple[str, Any, int | None] = ("", host, gpu)
                     k = seen.get(key)
                     if k is None:
                         k = seen[key] = len(distinct)
@@ -466,47 +494,59 @@ class RunReading:
 def mine_run(run: ShapeRun, miner: Any) -> list[int]:
     """Cluster ids of a run's messages, as ``miner.add`` of each in order would give them: per line shape at
     once where the miner's cache answers (``cached_id``), one by one where it does not (and with a miner
-    without that cache, ``TemplateMiner(cache_size=0)`` say)."""
+    without that cache, ``TemplateMiner(cache_size=0)`` say). The lines of folded shapes
+    (``RunShape.fold_from``) each have their own message shape: the miner's keys of all of them are worked out
+    at once (``wide_keys``) and looked up in its cache one by one."""
     shapes = run.shapes
     if not getattr(miner, "cache_size", 0) or not hasattr(miner, "cached_id"):
         return _add_each(run, 0, len(shapes), miner)
     table = run.table
     key_of: dict[int, bytes] = {}
     checked: set[int] = set()  # shapes whose messages the miner checks token by token: one by one
+    folded: set[int] = set()  # shapes of folded keys: each message with its own key
     for x in set(shapes):
         sh = table[x]
+        if sh.fold_from >= 0:
+            folded.add(x)
+            continue
         key = sh.msg_key
         if key is None:  # every message of one line shape has the same key
             key = shape_of(run.texts[shapes.index(x)][sh.msg_start:sh.msg_end])
         key_of[x] = key
         if miner.needs_tokens(key):
             checked.add(x)
-    if not checked:
+    if not checked and not folded:
         return _mine_stretch(run, 0, len(shapes), key_of, miner)
+    keys = run.keys
     # one pass: a line of a checked shape goes to ``add`` with its key; the others take the id the cache gave
-    # their shape since the last ``add`` (which may change what the cache holds: their hits are counted before it)
+    # their key since the last ``add`` (which may change what the cache holds: their hits are counted before it)
     out: list[int] = []
     add, cached_id, count_hits = miner.add, miner.cached_id, miner.count_hits
-    cids: dict[int, int] = {}
-    hits: dict[int, int] = {}
-    for s, x in zip(run.texts, shapes, strict=True):
-        cid = cids.get(x)
+    cids: dict[bytes, int] = {}
+    hits: dict[bytes, int] = {}
+    for i, (s, x) in enumerate(zip(run.texts, shapes, strict=True)):
+        if x in folded:
+            sh = table[x]
+            out.append(add(s[sh.msg_start:sh.msg_end], keys[i][sh.msg_start:sh.msg_end]))
+            continue
+        key = key_of[x]
+        cid = cids.get(key)
         if cid is None and x not in checked:
-            cid = cached_id(key_of[x])
+            cid = cached_id(key)
             if cid is not None:
-                cids[x] = cid
+                cids[key] = cid
         if cid is not None:
-            hits[x] = hits.get(x, 0) + 1
+            hits[key] = hits.get(key, 0) + 1
             out.append(cid)
             continue
         for y, k in hits.items():
-            count_hits(key_of[y], k)
+            count_hits(y, k)
         hits.clear()
         cids.clear()
         sh = table[x]
-        out.append(add(s[sh.msg_start:sh.msg_end], key_of[x]))
+        out.append(add(s[sh.msg_start:sh.msg_end], key))
     for y, k in hits.items():
-        count_hits(key_of[y], k)
+        count_hits(y, k)
     return out
 
 

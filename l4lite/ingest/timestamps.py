@@ -345,6 +345,31 @@ class TimestampParser:
             return True, self.uptime(int(whole) + _frac(frac))
         return False, None
 
+    def syslog_year(self, month: int) -> int | None:
+        """The year ``parse`` gives a syslog time of ``month`` without changing its state (the month is the last
+        one seen), or None."""
+        return self._year if self._last_month == month else None
+
+    def read_syslog(self, texts: list[str], times: list[float], bases: list[float], year: int) -> None:
+        """What ``parse`` remembers of syslog times of ``syslog_year``'s month read elsewhere, in order: each
+        text's time and its minute's start (``l4lite.ingest.runs``)."""
+        cache, minutes = self._cache, self._syslog_minutes
+        for text, t, base in zip(texts, times, bases, strict=True):
+            if text not in cache:
+                self._remember(text, t)
+                if len(minutes) > 4096:
+                    minutes.clear()
+                minutes[text[:-2]] = (year, base)
+
+    @property
+    def last_uptime(self) -> float:
+        """The last dmesg uptime read (-1 before any)."""
+        return self._last_uptime
+
+    def read_uptimes(self, last: float) -> None:
+        """Dmesg uptimes of one boot were read elsewhere, the last of them ``last`` (see ``uptime``)."""
+        self._last_uptime = last
+
     def _bracket(self, s: str, pos: int) -> tuple[float | None, int, str | None, str]:
         c1 = s[pos + 1:pos + 2]
         if c1 in _DIGITS or c1 == " " or c1 == "+":
