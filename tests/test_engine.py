@@ -31,7 +31,7 @@ from l4lite.scale.engine import (
     scan_shard,
     unify_templates,
 )
-from l4lite.scale.shards import SHARD_ROUNDS, job_shards, read_size
+from l4lite.scale.shards import SHARD_ROUNDS, even_ends, job_shards, makespan, read_size
 from l4lite.scan.job import load_rules, scan_job
 from l4lite.scan.scanner import JobScan, TemplateStat
 
@@ -101,6 +101,27 @@ def test_plan_by_weights_sizes_runs_in_proportion(tmp_path: Path) -> None:
     assert [f for s in shards for f in s] == files
     few = plan_shards(files[:4], [3, 3, 2, 2, 1, 1])  # fewer files than weights: one file each
     assert [len(s) for s in few] == [1, 1, 1, 1]
+
+
+@pytest.mark.parametrize("n", [4, 5, 7, 9, 12, 16, 20, 33, 64])
+def test_job_shards_end_both_workers_together_on_equal_files(n: int, tmp_path: Path) -> None:
+    """A job of equal files (one per node, as the format zoo's): the two workers end as close together as whole
+    files allow, each round smaller than the one before, every file once and in order."""
+    files = [_file(tmp_path / f"node{i:03d}.log", tmp_path, 1000) for i in range(n)]
+    shards = job_shards(files, 2)
+    assert [f for s in shards for f in s] == files
+    counts = [len(s) for s in shards]
+    assert makespan(counts, 2) == -(-n // 2)  # the least any plan of whole files can do
+    assert counts[0] >= counts[2] and counts[1] >= counts[3]
+    if n == 16:  # shares 2, 2, 1, 1 rounded each on its own gave 5, 6, 2, 3: one worker 9 files, the other 7
+        assert counts == [5, 5, 3, 3]
+
+
+def test_even_ends_keeps_a_plan_that_ends_together(tmp_path: Path) -> None:
+    files = [_file(tmp_path / f"f{i:03d}", tmp_path, 10) for i in range(120)]
+    weights = [2, 2, 1, 1]
+    shards = plan_shards(files, weights)
+    assert even_ends(shards, weights, 2) == shards
 
 
 def test_gzip_files_weigh_what_they_hold(tmp_path: Path) -> None:
