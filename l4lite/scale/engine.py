@@ -314,6 +314,10 @@ def _local_worker_config() -> dict[str, Any]:
       36,000 and 5.0 s without it (``getrusage`` of the worker's thread).
     - No statistical profiler: it samples every worker thread's stack every 10 ms for a dashboard this cluster
       does not start.
+    - A worker is sent its next shard when it has none left (``worker-saturation`` 1.0), as a process pool's
+      worker takes it: Dask's default (1.1, rounded up to two tasks per single-threaded worker) hands each
+      worker two shards at once, so a worker that a busy machine slowed down kept its second shard while the
+      other worker sat idle.
 
     A cluster given by address keeps its own settings; the README says how to start its workers the same way.
     """
@@ -321,7 +325,8 @@ def _local_worker_config() -> dict[str, Any]:
 
     environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {})
     environ.pop("MALLOC_TRIM_THRESHOLD_", None)
-    return {"distributed.nanny.pre-spawn-environ": environ, "distributed.worker.profile.enabled": False}
+    return {"distributed.nanny.pre-spawn-environ": environ, "distributed.worker.profile.enabled": False,
+            "distributed.scheduler.worker-saturation": 1.0}
 
 
 def _meta(result: ShardResult) -> tuple[int, int]:
