@@ -56,6 +56,17 @@ def test_local_workers_keep_the_sliding_mmap_threshold_and_run_no_profiler(engin
     assert "MALLOC_TRIM_THRESHOLD_" in dask.config.get("distributed.nanny.pre-spawn-environ")
 
 
+def test_local_scheduler_sends_a_worker_its_next_shard_only_when_it_is_free(engine: DaskEngine) -> None:
+    """Not two at once (Dask's default saturation of 1.1 rounds up to two tasks per single-threaded worker)."""
+    import dask
+
+    def saturation(dask_scheduler) -> float:  # noqa: ANN001 - Client.run_on_scheduler passes the scheduler
+        return dask_scheduler.WORKER_SATURATION
+
+    assert engine._client.run_on_scheduler(saturation) == 1.0  # noqa: SLF001
+    assert dask.config.get("distributed.scheduler.worker-saturation") == 1.1  # this process's settings stay
+
+
 @pytest.mark.parametrize("gather", [8, 0], ids=["merged-here", "merged-on-workers"])
 @pytest.mark.parametrize("name", JOBS)
 def test_dask_gives_the_single_process_verdict(engine: DaskEngine, name: str, gather: int,

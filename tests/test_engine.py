@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -31,7 +32,7 @@ from l4lite.scale.engine import (
     scan_shard,
     unify_templates,
 )
-from l4lite.scale.shards import SHARD_ROUNDS, job_shards, read_size
+from l4lite.scale.shards import SHARD_ROUNDS, even_ends, job_shards, makespan, read_size
 from l4lite.scan.job import load_rules, scan_job
 from l4lite.scan.scanner import JobScan, TemplateStat
 
@@ -101,6 +102,27 @@ def test_plan_by_weights_sizes_runs_in_proportion(tmp_path: Path) -> None:
     assert [f for s in shards for f in s] == files
     few = plan_shards(files[:4], [3, 3, 2, 2, 1, 1])  # fewer files than weights: one file each
     assert [len(s) for s in few] == [1, 1, 1, 1]
+
+
+@pytest.mark.parametrize("n", [4, 5, 7, 9, 12, 16, 20, 33, 64])
+def test_job_shards_end_both_workers_together_on_equal_files(n: int, tmp_path: Path) -> None:
+    """A job of equal files (one per node, as the format zoo's): the two workers end as close together as whole
+    files allow, each round smaller than the one before, every file once and in order."""
+    files = [_file(tmp_path / f"node{i:03d}.log", tmp_path, 1000) for i in range(n)]
+    shards = job_shards(files, 2)
+    assert [f for s in shards for f in s] == files
+    counts = [len(s) for s in shards]
+    assert makespan(counts, 2) == -(-n // 2)  # the least any plan of whole files can do
+    assert counts[0] >= counts[2] and counts[1] >= counts[3]
+    if n == 16:  # shares 2, 2, 1, 1 rounded each on its own gave 5, 6, 2, 3: one worker 9 files, the other 7
+        assert counts == [5, 5, 3, 3]
+
+
+def test_even_ends_keeps_a_plan_that_ends_together(tmp_path: Path) -> None:
+    files = [_file(tmp_path / f"f{i:03d}", tmp_path, 10) for i in range(120)]
+    weights = [2, 2, 1, 1]
+    shards = plan_shards(files, weights)
+    assert even_ends(shards, weights, 2) == shards
 
 
 def test_gzip_files_weigh_what_they_hold(tmp_path: Path) -> None:
@@ -280,21 +302,59 @@ def test_pool_gives_the_single_process_verdict(single: dict[str, Incident]) -> N
             assert inc.stats["lines_read"] == ref.stats["lines_read"]
 
 
-def test_pool_runs_the_callers_next_step_meanwhile_in_a_thread() -> None:
-    """``meanwhile`` runs in a thread of this process while the shards scan; what it raises stays there."""
-    ran = threading.Event()
-    seen: list[str] = []
+def test_pool_tells_the_caller_of_results_and_of_the_first_idle_worker() -> None:
+    """``meanwhile`` hears of each shard's result as it comes, and once of the first worker left without a
+    shard: before any result when there are fewer shards than workers."""
+    heard: list[tuple[int | None, bool, str]] = []
 
-    def step() -> None:
-        seen.append(threading.current_thread().name)
-        ran.set()
-        raise RuntimeError("left for the caller's own call")
+    def told(result: ShardResult | None, idle: bool) -> None:
+        heard.append((None if result is None else result.index, idle, threading.current_thread().name))
 
-    job = discover([str(SUITE / VERDICT_JOBS[0])], Accounting())
-    tasks = [ShardTask(0, tuple(job.files), job.root, build_context(job.files), (), 5.0)]
+    job = discover([str(SUITE / VERDICT_JOBS[2])], Accounting())
+    context = build_context(job.files)
+    one = [ShardTask(0, tuple(job.files), job.root, context, (), 5.0)]
+    three = [ShardTask(i, tuple(s), job.root, context, (), 5.0) for i, s in enumerate(plan_shards(job.files, 3))]
+    main_thread = threading.current_thread().name
     with PoolEngine(2) as engine:
-        result = engine.run(tasks, meanwhile=step)
-    assert ran.wait(10) and seen == ["l4lite-meanwhile"] and result.records > 0
+        assert engine.run(one, meanwhile=told).records > 0
+        assert heard == [(None, True, main_thread), (0, False, main_thread)]
+        heard.clear()
+        engine.run(three, meanwhile=told)
+    assert sorted(i for i, _, _ in heard) == [0, 1, 2]
+    assert [idle for _, idle, _ in heard] == [False, True, False]  # two shards left for two workers, then one
+
+
+def test_preload_imports_scikit_learn_only_for_alarming_shards(tmp_path: Path) -> None:
+    """A healthy shard leaves scikit-learn alone (pandas comes once a worker idles); a shard with an error
+    template starts its import in a thread."""
+    code = """
+import sys, time
+from l4lite.scale.engine import Preload, ShardResult
+from l4lite.scan.scanner import JobScan, TemplateStat
+def shard(level, text):
+    scan = JobScan()
+    scan.templates["t"] = TemplateStat("t", text, 1, {"n": 1}, {level: 1} if level else {}, {"train": 1})
+    return ShardResult(0, scan)
+def settle():
+    for _ in range(600):
+        time.sleep(0.05)
+        import threading
+        if threading.active_count() == 1:
+            return
+pre = Preload()
+pre(shard(None, "step <*> loss <*>"), False)
+settle()
+print("pandas" in sys.modules, "sklearn" in sys.modules)
+pre(shard(None, "step <*> loss <*>"), True)
+settle()
+print("pandas" in sys.modules, "sklearn" in sys.modules)
+pre(shard("error", "NCCL WARN <*>"), False)
+settle()
+print("pandas" in sys.modules, "sklearn.ensemble" in sys.modules)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "False", "True", "False", "True", "True"]
 
 
 def test_analyze_with_jobs_through_the_cli(single: dict[str, Incident], tmp_path: Path,

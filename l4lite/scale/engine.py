@@ -25,7 +25,7 @@ import time
 import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from l4lite.errors import L4Error
 from l4lite.ingest.files import discover
@@ -57,11 +57,12 @@ class Engine(ABC):
 
     @abstractmethod
     def run(self, tasks: Sequence[ShardTask], progress: ProgressFn | None = None,
-            meanwhile: Callable[[], None] | None = None) -> ShardResult:
+            meanwhile: Meanwhile | None = None) -> ShardResult:
         """Scan every shard and return the merged result (shards merged in task order).
 
-        ``meanwhile`` runs in a thread of this process while the shards are scanned elsewhere (the caller's own
-        next step, say importing what the diagnosis needs); engines that scan in this process ignore it.
+        ``meanwhile`` hears, in this process's thread, of each shard's result as it comes here and of the moment
+        a worker is first left without a shard to take (``Meanwhile``), so that the caller can start its own
+        next step while the shards are scanned elsewhere; engines that scan in this process never call it.
         """
 
     def close(self) -> None:  # noqa: B027 - engines without resources need nothing here
@@ -72,6 +73,16 @@ class Engine(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class Meanwhile(Protocol):
+    """What a caller does while its shards are scanned elsewhere (say, importing what the diagnosis needs):
+    called with each shard's result as it comes here (``idle``: whether a worker is now left without a shard for
+    the first time), with None and ``idle`` where a worker is idle before any result came, and with None alone
+    where no result will come here (they merge on the workers). It returns at once; slow work goes to a thread
+    of its own (``in_thread``)."""
+
+    def __call__(self, result: ShardResult | None, idle: bool) -> None: ...
 
 
 class _Folding:
@@ -119,7 +130,7 @@ class LocalEngine(Engine):
     """Shards one after the other in this process (the reference the others must agree with)."""
 
     def run(self, tasks: Sequence[ShardTask], progress: ProgressFn | None = None,
-            meanwhile: Callable[[], None] | None = None) -> ShardResult:
+            meanwhile: Meanwhile | None = None) -> ShardResult:
         tracker = _Tracker(tasks, progress)
         folding = _Folding()
         for task in tasks:
@@ -138,27 +149,20 @@ class PoolEngine(Engine):
         self.workers = max(1, int(jobs))
         self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=_mp_context())
 
-    def map(self, fn: Callable[[Any], Any], items: Sequence[Any],
-            meanwhile: Callable[[], None] | None = None) -> Iterator[Any]:
+    def map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
         """``fn`` over items in the pool, results as they complete."""
-        from concurrent.futures import as_completed
-
-        futures = [self._pool.submit(fn, item) for item in items]
-        if meanwhile is not None:  # after the first submit: the workers are forked, a thread is safe now
-            _in_thread(meanwhile)
-        try:
-            for fut in as_completed(futures):
-                yield fut.result()
-        finally:
-            for fut in futures:
-                fut.cancel()
+        yield from _completed([self._pool.submit(fn, item) for item in items])
 
     def run(self, tasks: Sequence[ShardTask], progress: ProgressFn | None = None,
-            meanwhile: Callable[[], None] | None = None) -> ShardResult:
+            meanwhile: Meanwhile | None = None) -> ShardResult:
         tracker = _Tracker(tasks, progress)
         folding = _Folding()
-        for result in self.map(scan_shard, tasks, meanwhile):
+        told = _Told(meanwhile, len(tasks), self.workers)
+        futures = [self._pool.submit(scan_shard, task) for task in tasks]
+        told.started()  # after the first submit: the workers are forked, a thread is safe now
+        for result in _completed(futures):
             tracker.shard_done(result)
+            told.result(result)
             folding.add(result)
         return folding.result()
 
@@ -166,7 +170,42 @@ class PoolEngine(Engine):
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _in_thread(fn: Callable[[], None]) -> None:
+def _completed(futures: list[Any]) -> Iterator[Any]:
+    """The futures' results as they complete; those not started yet are cancelled when the caller stops."""
+    from concurrent.futures import as_completed
+
+    try:
+        for fut in as_completed(futures):
+            yield fut.result()
+    finally:
+        for fut in futures:
+            fut.cancel()
+
+
+class _Told:
+    """Tells a ``Meanwhile`` of the shards' results and of the first idle worker (``shards`` left to run on
+    ``workers``)."""
+
+    def __init__(self, meanwhile: Meanwhile | None, shards: int, workers: int) -> None:
+        self.meanwhile = meanwhile
+        self.left = shards
+        self.workers = workers
+        self.idle = False
+
+    def started(self) -> None:
+        if self.meanwhile is not None and self.left < self.workers:
+            self.idle = True
+            self.meanwhile(None, True)
+
+    def result(self, result: ShardResult) -> None:
+        self.left -= 1
+        if self.meanwhile is not None:
+            idle = not self.idle and self.left < self.workers
+            self.idle = self.idle or idle
+            self.meanwhile(result, idle)
+
+
+def in_thread(fn: Callable[[], None]) -> None:
     """Run ``fn`` in a daemon thread; what it raises is left for the caller's own later call to raise."""
 
     def run() -> None:
@@ -225,21 +264,24 @@ class DaskEngine(Engine):
         self.workers = max(1, len(self._client.scheduler_info().get("workers", {})))
 
     def run(self, tasks: Sequence[ShardTask], progress: ProgressFn | None = None,
-            meanwhile: Callable[[], None] | None = None) -> ShardResult:
+            meanwhile: Meanwhile | None = None) -> ShardResult:
         from distributed import as_completed
 
         tracker = _Tracker(tasks, progress)
         futures = self._client.map(scan_shard, list(tasks), pure=False)
-        if meanwhile is not None:
-            _in_thread(meanwhile)
         if len(futures) <= GATHER_SHARDS:
             # Few shards: each comes here as it finishes and they merge here. A tree of merges on the workers
             # would move the same bytes (the merged scan is about the sum of the shards) with more hops.
+            told = _Told(meanwhile, len(futures), self.workers)
+            told.started()
             folding = _Folding()
             for _fut, result in as_completed(futures, with_results=True):
                 tracker.shard_done(result)
+                told.result(result)
                 folding.add(result)
             return folding.result()
+        if meanwhile is not None:  # the results merge on the workers: nothing comes here to judge by
+            meanwhile(None, False)
         if progress is not None:
             for fut in as_completed(futures):
                 meta = self._client.submit(_meta, fut, pure=False).result()
@@ -272,6 +314,10 @@ def _local_worker_config() -> dict[str, Any]:
       36,000 and 5.0 s without it (``getrusage`` of the worker's thread).
     - No statistical profiler: it samples every worker thread's stack every 10 ms for a dashboard this cluster
       does not start.
+    - A worker is sent its next shard when it has none left (``worker-saturation`` 1.0), as a process pool's
+      worker takes it: Dask's default (1.1, rounded up to two tasks per single-threaded worker) hands each
+      worker two shards at once, so a worker that a busy machine slowed down kept its second shard while the
+      other worker sat idle.
 
     A cluster given by address keeps its own settings; the README says how to start its workers the same way.
     """
@@ -279,7 +325,8 @@ def _local_worker_config() -> dict[str, Any]:
 
     environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {})
     environ.pop("MALLOC_TRIM_THRESHOLD_", None)
-    return {"distributed.nanny.pre-spawn-environ": environ, "distributed.worker.profile.enabled": False}
+    return {"distributed.nanny.pre-spawn-environ": environ, "distributed.worker.profile.enabled": False,
+            "distributed.scheduler.worker-saturation": 1.0}
 
 
 def _meta(result: ShardResult) -> tuple[int, int]:
@@ -296,10 +343,34 @@ def make_engine(jobs: int = 1, scheduler: str | None = None) -> Engine:
 
 
 # ---------------------------------------------------------------------------------------------- entry point
-def _preload() -> None:
-    """What this process needs after the shards, imported while they are scanned elsewhere: drain3 for
-    re-mining the shards' templates, pandas and scikit-learn for the diagnosis."""
-    import l4lite.mining.miner  # noqa: F401
+class Preload:
+    """What this process needs after the shards, imported while they are scanned elsewhere (a ``Meanwhile``):
+    pandas, which every diagnosis builds its frames with, once a worker is left idle; and scikit-learn (1 to 1.5 s
+    of CPU, two thirds of it SciPy) as soon as a shard shows an alarming template (``is_alarming``), for the
+    forests over windows and the heatmap fit only on those. A job without one (a healthy trainer log) never
+    imports scikit-learn unless a node's lines differ from its peers', where the spatial forest imports it when
+    it fits: in one process, a job imports it only when a forest fits, and a parallel scan should not cost more."""
+
+    def __init__(self) -> None:
+        self.pandas = False
+        self.forest = False
+
+    def __call__(self, result: ShardResult | None, idle: bool) -> None:
+        from l4lite.detect.windows import is_alarming
+
+        if not self.forest and result is not None and any(map(is_alarming, result.scan.templates.values())):
+            self.forest = self.pandas = True
+            in_thread(_import_forest)
+        elif (idle or result is None) and not self.pandas:
+            self.pandas = True
+            in_thread(_import_pandas)
+
+
+def _import_pandas() -> None:
+    import pandas  # noqa: F401
+
+
+def _import_forest() -> None:
     from l4lite.detect.iforest import preload
 
     preload()
@@ -325,7 +396,7 @@ def scan_job_parallel(paths: Sequence[str], options: AnalyzeOptions, execution: 
         tasks = [ShardTask(i, tuple(shard), job.root, context, tuple(options.rules_files),
                            float(options.bucket_seconds), steps)
                  for i, shard in enumerate(job_shards(job.files, engine.workers))]
-        result = engine.run(tasks, execution.progress, meanwhile=_preload)
+        result = engine.run(tasks, execution.progress, meanwhile=Preload())
     finally:
         if own:
             engine.close()
@@ -337,6 +408,6 @@ def scan_job_parallel(paths: Sequence[str], options: AnalyzeOptions, execution: 
     return scan
 
 
-__all__ = ["DaskEngine", "Engine", "LocalEngine", "PoolEngine", "ShardResult", "ShardTask", "finish_merge",
+__all__ = ["DaskEngine", "Engine", "LocalEngine", "Meanwhile", "PoolEngine", "Preload", "ShardResult", "ShardTask", "finish_merge",
            "job_shards", "make_engine", "merge_results", "plan_shards", "remine", "scan_job_parallel", "scan_shard",
            "unify_templates"]
