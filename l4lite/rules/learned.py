@@ -52,7 +52,7 @@ ERRNO_NAMES = _errno_names()
 def _module(path: str) -> str:
     """A frame's package and subpackage (``torch/cuda``, ``transformers/modeling``), or ``app`` for code
     outside installed packages: the name, not the checkout path, says which library it is."""
-    m = _PACKAGES.search(path)
+    m = _PACKAGES.search(path.replace("\\", "/"))  # Windows paths too
     if m is None:
         return "app"
     parts = m.group("mod").lower().split("/")
