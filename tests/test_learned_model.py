@@ -78,3 +78,16 @@ def test_a_model_file_round_trips_and_an_unknown_feature_kind_is_refused() -> No
     assert model_from_dict(dict(data)).kind == WORDS
     with pytest.raises(L4Error):
         model_from_dict({**data, "features": "characters"})
+
+
+def test_no_guess_about_a_line_that_only_says_something_failed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from l4lite.rules import components
+
+    model = components_train.train(DOCS, LABELS, features=NAMES)
+    monkeypatch.setattr(learned, "shipped_model", lambda: model)
+    monkeypatch.setattr(components, "LEARNED_MIN", 0.0)  # any answer the model gives is taken
+    assert model.support("Last error:") == 0
+    assert components.component("Last error:", learned=True) is None
+    assert components.component("Error: the call failed", learned=True) is None
+    found = components.component("peer completion lost while reading from socket", learned=True)
+    assert found is not None and found.words == (components.LEARNED_WORDS,)

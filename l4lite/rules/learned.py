@@ -38,6 +38,12 @@ _ERRNO_NUMBER = re.compile(r"\[Errno (\d{1,4})\]|\berrno[:=]? ?(\d{1,4})\b", re.
 _ERRNO_NAME = re.compile(r"\bE(?:[A-Z]{3,12})\b")
 _MSG_WORD = re.compile(r"[a-z_][a-z_0-9]{2,}")
 INNER_FRAMES = 3  # the frames nearest the failure say which library failed
+# Words that say that something failed, not what: they carry no component.
+FAILURE_WORDS = frozenset({
+    "error", "errors", "err", "failed", "failure", "fail", "fails", "exception", "fatal", "last", "warning", "warn",
+    "traceback", "most", "recent", "call", "the", "a", "an", "in", "at", "of", "on", "to", "is", "was", "with",
+    "for", "by", "from", "and", "or", "not", "no", "this", "that", "line", "file", "raise", "raised", "occurred",
+})
 
 
 def _errno_names() -> dict[int, str]:
@@ -121,6 +127,12 @@ class LinearTextModel:
                 x[k] = (1.0 + math.log(count)) * self.idf[k]
         norm = float(np.linalg.norm(x))
         return x / norm if norm > 0 else x
+
+    def support(self, text: str) -> int:
+        """How many distinct words of ``text`` the model knows, besides the words every failure prints: a guess
+        about a line that holds fewer ("Last error:", "Error: failed") rests on the model's priors alone."""
+        words = set(re.findall(self.token_pattern, text.lower())) - FAILURE_WORDS
+        return sum(1 for w in words if w in self.vocabulary)
 
     def proba(self, text: str) -> dict[str, float]:
         z = self.coef @ self.features(text) + self.intercept
