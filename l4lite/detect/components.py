@@ -8,8 +8,10 @@ Symptoms never make a job an incident on their own: localisation uses them when 
 explains why, and to name the category when the signature that leads is vague.
 
 Error lines come first. A node's warnings (a trainer's ``TerminateOnNan`` warning, a fabric provider's ``<warn>``
-about an address it cannot reach) are read only when none of its error lines names a component, and only by the
-words and names they hold: a warning is a weaker witness, and the learned model does not guess about one.
+about an address it cannot reach) are read only when none of its error lines names a component, only by the
+words and names they hold (the learned model does not guess about one), and only when no other node of the job
+printed the same template: a warning every node prints (a launcher setting ``OMP_NUM_THREADS``) is the job's
+chatter, not one node's fault.
 """
 
 from __future__ import annotations
@@ -48,6 +50,10 @@ class ComponentDetector(Detector):
 
     def detect(self, scan: JobScan) -> list[Finding]:
         matched = {(h.record.file, h.record.line) for h in scan.hits}
+        nodes_of: dict[str, set[str]] = {}
+        for tid, node in scan.exemplars:
+            nodes_of.setdefault(tid, set()).add(node)
+        several = len(scan.node_last) > 1
         groups: dict[tuple[str, str], list[tuple[Record, tuple[str, ...]]]] = {}
         warned: dict[tuple[str, str], list[tuple[Record, tuple[str, ...]]]] = {}
         seen: set[tuple[str, int]] = set()
@@ -62,7 +68,8 @@ class ComponentDetector(Detector):
                 into = groups
                 if r.level not in ("error", "critical") and not ERRORISH.search(r.text[:2000]):
                     if r.level == "warning" or WARNISH.search(r.text[:2000]):
-                        found, into = component(r.text), warned
+                        alone = several and len(nodes_of.get(r.template_id, ())) == 1
+                        found, into = (component(r.text) if alone else None), warned
                     elif FRAME.search(r.text[:4000]):
                         # the frames of a traceback cut above its header and below its exception line: only a
                         # name with one meaning in them (a remote-storage client, a checkpoint writer) says what
