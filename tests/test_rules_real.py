@@ -58,12 +58,19 @@ KNOWN_MISSES = {
     "para-torchrun-sigterm-teardown-exit9": "SIGKILL (-9) labelled oom; the vocabulary files it under host",
     "para-deepspeed-exit-9": "SIGKILL (-9) labelled oom; the vocabulary files it under host",
     "para-shell-killed": "SIGKILL (-9) labelled oom; the vocabulary files it under host",
+    # Every line is a peer's cascade (remote process exited, connection reset); the network came from a guess of
+    # the learned model about NCCL's "Last error:" header alone, which it no longer makes (a line must hold words
+    # it knows besides the words of any failure).
+    "nccl-2076-connection-reset-ib-issues": "only cascades in the log, labelled network",
+    "para-broken-pipe-remote": "only cascades in the log, labelled network",
 }
 
 # The held-out real corpus is the judge now (tests/test_corpus_eval.py); these floors keep the excerpts the rules
 # were written from from sliding further. Every miss of the real file is a KNOWN_MISSES label the lines do not show
-# (28/37 right; the floor went from 0.78 to 0.75 when a traceback through a checkpoint load stopped being storage).
-SCORE_FLOOR = {REAL.name: 0.75, PARAPHRASED.name: 0.82}
+# (27/37 right; the floor went from 0.78 to 0.75 when a traceback through a checkpoint load stopped being storage,
+# and to 0.72 (paraphrased 0.82 -> 0.80) when the learned model, trained on these very excerpts, stopped guessing
+# about NCCL's "Last error:" header).
+SCORE_FLOOR = {REAL.name: 0.72, PARAPHRASED.name: 0.80}
 
 
 def analyse_excerpt(tmp_path: Path, row: dict) -> tuple[str, str | None]:

@@ -6,6 +6,12 @@ verb that failed. Such lines become *symptom* findings with the category of the 
 (``rules.components.component``); cascade lines (watchdog timeouts, broken pipes, teardown) are left out.
 Symptoms never make a job an incident on their own: localisation uses them when the job failed but no signature
 explains why, and to name the category when the signature that leads is vague.
+
+Error lines come first. A node's warnings (a trainer's ``TerminateOnNan`` warning, a fabric provider's ``<warn>``
+about an address it cannot reach) are read only when none of its error lines names a component, only by the
+words and names they hold (the learned model does not guess about one), and only when no other node of the job
+printed the same template: a warning every node prints (a launcher setting ``OMP_NUM_THREADS``) is the job's
+chatter, not one node's fault.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ ERRORISH = re.compile(
     re.IGNORECASE,
 )
 FRAME = re.compile(r'^\s*File "[^"\n]{1,400}", line \d+, in ', re.M)  # a Python traceback's frame
+# A warning by its words, where the line's level marker is one the ingest does not read ("<warn>", "warn:").
+WARNISH = re.compile(r"<warn(?:ing)?>|\bwarn(?:ing)?:", re.IGNORECASE)
 MAX_RECORDS = 10
 SCORE = 0.25  # below every signature of severity error: a rule that names the fault leads
 
@@ -42,7 +50,12 @@ class ComponentDetector(Detector):
 
     def detect(self, scan: JobScan) -> list[Finding]:
         matched = {(h.record.file, h.record.line) for h in scan.hits}
+        nodes_of: dict[str, set[str]] = {}
+        for tid, node in scan.exemplars:
+            nodes_of.setdefault(tid, set()).add(node)
+        several = len(scan.node_last) > 1
         groups: dict[tuple[str, str], list[tuple[Record, tuple[str, ...]]]] = {}
+        warned: dict[tuple[str, str], list[tuple[Record, tuple[str, ...]]]] = {}
         seen: set[tuple[str, int]] = set()
         for recs in scan.exemplars.values():
             for r in recs:
@@ -52,27 +65,40 @@ class ComponentDetector(Detector):
                 seen.add(key)
                 if is_cascade(r.text):
                     continue
+                into = groups
                 if r.level not in ("error", "critical") and not ERRORISH.search(r.text[:2000]):
-                    # the frames of a traceback cut above its header and below its exception line: only a name
-                    # with one meaning in them (a remote-storage client, a checkpoint writer) says what failed
-                    found = named_component(r.text) if FRAME.search(r.text[:4000]) else None
+                    if r.level == "warning" or WARNISH.search(r.text[:2000]):
+                        alone = several and len(nodes_of.get(r.template_id, ())) == 1
+                        found, into = (component(r.text) if alone else None), warned
+                    elif FRAME.search(r.text[:4000]):
+                        # the frames of a traceback cut above its header and below its exception line: only a
+                        # name with one meaning in them (a remote-storage client, a checkpoint writer) says what
+                        found = named_component(r.text)
+                    else:
+                        found = None
                 else:
                     found = component(r.text, learned=True)
                 if found is None:
                     continue
-                groups.setdefault((node_key(r), found.category), []).append((r, found.words))
-        out: list[Finding] = []
-        for (_, category), items in groups.items():
-            items.sort(key=lambda it: _order(it[0]))
-            records = [r for r, _ in items[:MAX_RECORDS]]
-            first = records[0]
-            words = ", ".join(dict.fromkeys(w for _, ws in items for w in ws))
-            out.append(Finding(
-                detector=self.name, category=category, role="symptom", score=SCORE,
-                explain=f"An error line that no known signature matches names the {category.replace('_', ' ')} "
-                        f"component ({words[:120]}).",
-                node=first.node, rank=first.rank, gpu=first.gpu, time=first.time, severity="error",
-                records=records, count=len(items), data={"component": words, "source": first.source},
-            ))
+                into.setdefault((node_key(r), found.category), []).append((r, found.words))
+        erred = {node for node, _ in groups}
+        out = [self._finding(category, items, "error") for (_, category), items in groups.items()]
+        out += [self._finding(category, items, "warning") for (node, category), items in warned.items()
+                if node not in erred]
         out.sort(key=lambda f: _order(f.records[0]))
         return out
+
+    def _finding(self, category: str, items: list[tuple[Record, tuple[str, ...]]], severity: str) -> Finding:
+        items.sort(key=lambda it: _order(it[0]))
+        records = [r for r, _ in items[:MAX_RECORDS]]
+        first = records[0]
+        words = ", ".join(dict.fromkeys(w for _, ws in items for w in ws))
+        line = "An error line" if severity == "error" else "A warning"
+        return Finding(
+            detector=self.name, category=category, role="symptom", score=SCORE,
+            explain=f"{line} that no known signature matches names the {category.replace('_', ' ')} "
+                    f"component ({words[:120]}).",
+            node=first.node, rank=first.rank, gpu=first.gpu, time=first.time, severity=severity,
+            records=records, count=len(items), data={"component": words, "source": first.source},
+        )
+

@@ -22,7 +22,7 @@ from l4lite.evaluate.corpus import load_corpus
 from l4lite.evaluate.planting import Excerpt
 from l4lite.resources import rules_dir
 from l4lite.rules.components import is_cascade
-from l4lite.rules.learned import MODEL_FILE, LinearTextModel
+from l4lite.rules.learned import MODEL_FILE, NAMES, LinearTextModel, grams
 
 CATEGORIES = ("gpu_hardware", "network", "storage", "host", "oom", "numerical", "data", "software", "user_config")
 LEGACY_CATEGORY = {
@@ -32,6 +32,8 @@ LEGACY_CATEGORY = {
 }
 TOKEN_PATTERN = r"[a-z_][a-z_0-9/]+"
 MAX_FEATURES = 3000
+FEATURES = NAMES  # words and the names with one meaning across projects (``rules.learned.names``)
+C = 5.0  # inverse regularisation of the logistic regression
 SHARED_CHARS = 30  # a line this long found in two documents is one copied line
 
 
@@ -86,14 +88,19 @@ def training_text(root: Path, exclude: Collection[str] = ()) -> tuple[list[str],
     return docs, labels
 
 
-def train(docs: Sequence[str], labels: Sequence[str], max_features: int = MAX_FEATURES) -> LinearTextModel:
-    """Fit TF-IDF + logistic regression and keep the ``max_features`` features with the largest weights."""
+def train(docs: Sequence[str], labels: Sequence[str], max_features: int = MAX_FEATURES,
+          features: str | None = None, c: float | None = None) -> LinearTextModel:
+    """Fit TF-IDF + logistic regression and keep the ``max_features`` features with the largest weights.
+
+    The terms are the ones the shipped model counts at inference (``rules.learned.grams``), so that the two can
+    never disagree on how a text is read."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
 
-    vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, lowercase=True, token_pattern=TOKEN_PATTERN)
+    kind = features or FEATURES
+    vec = TfidfVectorizer(analyzer=lambda d: grams(d, TOKEN_PATTERN, 2, kind), sublinear_tf=True)
     x = vec.fit_transform(docs)
-    clf = LogisticRegression(max_iter=3000, C=5.0, random_state=0).fit(x, list(labels))
+    clf = LogisticRegression(max_iter=3000, C=c if c is not None else C, random_state=0).fit(x, list(labels))
     coef = np.asarray(clf.coef_)
     keep = np.argsort(-np.abs(coef).max(axis=0))[:max_features]
     keep.sort()
@@ -101,7 +108,7 @@ def train(docs: Sequence[str], labels: Sequence[str], max_features: int = MAX_FE
     return LinearTextModel(
         classes=tuple(str(c) for c in clf.classes_), vocabulary={str(terms[k]): i for i, k in enumerate(keep)},
         idf=np.asarray(vec.idf_)[keep], coef=coef[:, keep], intercept=np.asarray(clf.intercept_),
-        token_pattern=TOKEN_PATTERN, ngrams=2,
+        token_pattern=TOKEN_PATTERN, ngrams=2, kind=kind,
     )
 
 

@@ -141,6 +141,7 @@ _COMPILED = tuple((cat, weight, re.compile(pat, re.IGNORECASE)) for cat, weight,
 MIN_SCORE = 3.0  # at least one strong word, or three weak ones
 MIN_MARGIN = 1.0  # over the second-best category
 LEARNED_MIN = 0.5
+LEARNED_SUPPORT = 2  # words the model knows, besides the words of any failure, for it to guess at all
 
 
 LEARNED_WORDS = "(learned)"  # the words a learned answer gives: no lexicon word decided it
@@ -150,7 +151,8 @@ def component(text: str, learned: bool = False) -> Component | None:
     """The category a line's words name, when one stands out; None for a line that names no component.
 
     ``learned``: when the lexicon names nothing, ask the shipped TF-IDF model (``rules.learned``), which answers
-    only when it is fairly sure (probability ``LEARNED_MIN``).
+    only when it is fairly sure (probability ``LEARNED_MIN``) and the line holds words it knows that say more than
+    that something failed (``LEARNED_SUPPORT``).
     """
     found = named_component(text) or _lexicon(text)
     if found is not None or not learned:
@@ -159,7 +161,7 @@ def component(text: str, learned: bool = False) -> Component | None:
 
     model = shipped_model()
     rest = _ADVICE.sub(" ", text[:4000])
-    if model is None or not rest.strip():
+    if model is None or not rest.strip() or model.support(rest) < LEARNED_SUPPORT:
         return None
     proba = model.proba(rest)
     best = max(proba, key=lambda c: proba[c])

@@ -159,13 +159,20 @@ _REMOTE_FRAME = re.compile(r"/(?:fsspec/implementations/(?:http|s3|gcs)|s3fs|gcs
 # A traceback cut before its exception line (the rest of the log was lost, or another thread's line split it)
 # still says in its innermost frames what the program was doing: writing or reading a checkpoint file.
 _FILE_FRAME = re.compile(r"/torch/serialization\.py|/safetensors/", re.I)
+# ... or decoding a sample: an image, audio or video decoder fails on a file it cannot read (truncated, corrupt)
+_DECODER_FRAME = re.compile(r"[/\\](?:PIL|imageio|cv2|torchvision[/\\]io|soundfile|librosa|torchaudio|decord|av)[/\\]")
+# An exception whose message is another traceback re-raises a worker's exception (older PyTorch's DataLoader:
+# ``raise batch.exc_type(batch.exc_msg)``): it names nothing itself, the traceback inside it does.
+_WRAPPER = re.compile(r":\s{0,20}Traceback \(most recent call last\):?\s*$")
 
 
 def exception_class(text: str) -> str | None:
     """The class of the last exception line in ``text`` (a traceback's final line), None without one."""
     last = None
     for m in _EXC_LINE.finditer(text[:20000]):
-        last = m
+        end = text.find("\n", m.end())
+        if not _WRAPPER.search(text[m.start():end if end >= 0 else len(text)]):
+            last = m
     if last is None:
         return None
     return last.group("cls")
@@ -205,6 +212,9 @@ def named(text: str) -> Named | None:
             return found
     elif frames and any(_FILE_FRAME.search(p) for p in frames[-2:]):
         return Named("storage", next(p for p in frames[-2:] if _FILE_FRAME.search(p)).rsplit("/", 1)[-1])
+    elif frames and any(_DECODER_FRAME.search(p) for p in frames[-2:]):
+        path = next(p for p in frames[-2:] if _DECODER_FRAME.search(p))
+        return Named("data", _DECODER_FRAME.search(path).group(0).strip("/\\"))
     m = _ERRNO.search(head)
     if m is not None:
         code = int(next(g for g in m.groups() if g))

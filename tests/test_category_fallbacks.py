@@ -1,0 +1,85 @@
+"""Where a category comes from when no signature names the fault: a node's warnings after its error lines, and a
+re-raised worker exception read by the traceback inside it. The lines are written for these tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from l4lite.detect.components import ComponentDetector
+from l4lite.options import AnalyzeOptions
+from l4lite.rules.exceptions import exception_class, named
+from l4lite.rules.pack import RulePack
+from l4lite.scan.job import scan_job
+
+T0 = "2024-03-02 10:00:"
+
+
+def _job(tmp_path: Path, nodes: dict[str, list[str]]) -> Path:
+    for node, lines in nodes.items():
+        d = tmp_path / "job" / node
+        d.mkdir(parents=True)
+        (d / "train.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return tmp_path / "job"
+
+
+def _progress(n: int) -> list[str]:
+    return [f"{T0}{i:02d},000 INFO step {i} loss 2.{i:02d}" for i in range(n)]
+
+
+def _components(job: Path) -> list[tuple[str | None, str, str]]:
+    found = ComponentDetector().detect(scan_job([str(job)], AnalyzeOptions()))
+    return [(f.node, f.category, f.severity) for f in found]
+
+
+def test_a_warning_one_node_printed_names_the_component(tmp_path: Path) -> None:
+    warn = f"{T0}30,000 trainer WARNING: shard cache: disk is full, dropping cached shards"
+    job = _job(tmp_path, {"node01": _progress(30) + [warn], "node02": _progress(30)})
+    assert _components(job) == [("node01", "storage", "warning")]
+
+
+def test_a_warning_every_node_printed_is_chatter(tmp_path: Path) -> None:
+    warn = f"{T0}01,500 WARNING run.py: Setting OMP_NUM_THREADS environment variable for each process to be 1"
+    job = _job(tmp_path, {n: _progress(1) + [warn] + _progress(20)[1:] for n in ("node01", "node02")})
+    assert _components(job) == []
+
+
+def test_a_warning_waits_for_the_nodes_error_lines(tmp_path: Path) -> None:
+    """An error line that names a component speaks for the node; its warnings are not read then."""
+    warn = f"{T0}20,000 WARNING: gradient norm is growing fast at step 20"
+    err = f"{T0}21,000 ERROR: cache flush failed: FSx volume answered with an I/O error"
+    job = _job(tmp_path, {"node01": _progress(20) + [warn, err], "node02": _progress(20)})
+    assert _components(job) == [("node01", "storage", "error")]
+
+
+def test_a_fabric_providers_lower_case_warn_marker_is_a_warning(tmp_path: Path) -> None:
+    warn = (f"{T0}30,000 libfabric:4517:17085::efa:cq:efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid "
+            "address; peer EFA addr unreachable")
+    job = _job(tmp_path, {"node01": _progress(30) + [warn], "node02": _progress(30)})
+    assert _components(job) == [("node01", "network", "warning")]
+
+
+WRAPPED = """Traceback (most recent call last):
+  File "train.py", line 125, in main
+    for step, batch in enumerate(loader):
+  File "/env/lib/python3.7/site-packages/torch/utils/data/dataloader.py", line 608, in _process_next_batch
+    raise batch.exc_type(batch.exc_msg)
+ValueError: Traceback (most recent call last):
+  File "/env/lib/python3.7/site-packages/imageio/plugins/pillow.py", line 518, in pil_try_read
+    im.getdata()[0]
+  File "/env/lib/python3.7/site-packages/PIL/Image.py", line 1308, in getdata
+    self.load()"""
+
+
+def test_an_exception_whose_message_is_a_traceback_names_nothing_itself() -> None:
+    assert exception_class(WRAPPED) is None
+    assert exception_class(WRAPPED + "\nOSError: image file is truncated (5 bytes not processed)") == "OSError"
+    assert "python-code-error" not in {m.rule.id for m in RulePack.load().match_fields(
+        "ValueError: Traceback (most recent call last):", "ValueError: Traceback (most recent call last):")}
+
+
+def test_a_traceback_cut_inside_a_decoder_is_a_sample_it_cannot_read() -> None:
+    found = named(WRAPPED)
+    assert found is not None and found.category == "data"
+    # the same frames above an exception line of their own: the exception decides
+    found = named(WRAPPED + "\nPermissionError: [Errno 13] Permission denied: '/data/x.jpg'")
+    assert found is not None and found.category == "user_config"
