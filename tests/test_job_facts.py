@@ -1,0 +1,55 @@
+"""Job-level facts that one odd file cannot move: a stale file of another job set apart by the job's time span."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from l4lite.ingest.context import build_context
+from l4lite.ingest.files import discover
+from l4lite.ingest.reader import IngestOptions, iter_records
+from l4lite.records import Accounting
+
+
+def _train(day: str, hour: int, node: str, last: str = "step 20 loss 2.1") -> str:
+    return "".join(f"2026-12-{day} {hour:02d}:{m:02d}:00,000 INFO [rank0] host={node} step {m} loss 2.3\n"
+                   for m in range(0, 50, 5)) + f"2026-12-{day} {hour:02d}:50:00,000 INFO {last}\n"
+
+
+def _job(tmp_path: Path, stale: str) -> Path:
+    job = tmp_path / "job"
+    for node in ("node-a", "node-b"):
+        (job / node).mkdir(parents=True)
+        (job / node / "train.log").write_text(_train("03", 14, node))
+    (job / "node-a" / "previous-train.log").write_text(stale)
+    return job
+
+
+def test_a_stale_file_of_the_day_before_is_set_apart_with_its_lines_counted(tmp_path: Path) -> None:
+    stale = _train("02", 9, "node-z", "RuntimeError: CUDA error: an illegal memory access was encountered")
+    job = _job(tmp_path, stale)
+    acc = Accounting()
+    records = list(iter_records([str(job)], IngestOptions(), acc))
+    assert {r.file for r in records} == {"node-a/train.log", "node-b/train.log"}
+    assert {r.node for r in records} == {"node-a", "node-b"}  # node-z, named only by the stale file, is no node
+    assert acc.lines_skipped["set_apart"] == stale.count("\n")
+    assert acc.files_skipped["set_apart"] == 1
+    assert acc.balanced
+    warning = next(w for w in acc.warnings if "previous-train.log" in w)
+    assert "skipped (set_apart)" in warning and "2026-12-02 09:00:00" in warning and "before the job's" in warning
+    ctx = build_context(discover([str(job)], Accounting()).files)
+    assert ctx.start is not None and ctx.start >= 1796306400.0  # 2026-12-03 14:00 UTC: the stale file moved nothing
+
+
+def test_a_file_within_hours_of_the_job_is_kept(tmp_path: Path) -> None:
+    job = _job(tmp_path, _train("03", 16, "node-a"))  # a restart two hours later: the same job
+    ctx = build_context(discover([str(job)], Accounting()).files)
+    assert ctx.set_apart == {}
+
+
+def test_one_file_and_a_stale_one_keep_the_later(tmp_path: Path) -> None:
+    job = tmp_path / "job"
+    job.mkdir()
+    (job / "train.log").write_text(_train("03", 14, "node-a"))
+    (job / "old.log").write_text(_train("01", 14, "node-a"))
+    ctx = build_context(discover([str(job)], Accounting()).files)
+    assert list(ctx.set_apart) == ["old.log"]
