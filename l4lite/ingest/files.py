@@ -211,7 +211,7 @@ def discover(paths: Sequence[str], accounting: Accounting,
         assert st is not None
         files.append(InputFile(path=apath, rel=rel, size=st.st_size, mtime=st.st_mtime,
                                encoding=encoding, compressed=compressed))
-    files.sort(key=lambda f: f.rel)
+    files.sort(key=lambda f: rotation_key(f.rel))
     if stdin:
         files.insert(0, InputFile(path="-", rel="-"))
     dumps.sort(key=lambda d: d.rel)
@@ -225,6 +225,22 @@ def discover(paths: Sequence[str], accounting: Accounting,
                              else f"none of the inputs exist: {names}")
         raise InputError(f"{names}: no readable text log files{detail}")
     return Job(root=root, files=files, dumps=dumps)
+
+
+# x.log.1, x.log.2.gz (logrotate), x.log-20241203(.gz) (its dateext), 0.log.20241203-144221(.gz) (the kubelet)
+_ROTATED = re.compile(r"(.+?)(?:\.(\d{1,3})|[.-](\d{8}(?:-\d{6})?))(?:\.gz)?$")
+
+
+def rotation_key(rel: str) -> tuple[str, int, str]:
+    """Where a file sorts: by its path, the pieces of one rotated log together and oldest first (``x.log.2.gz``,
+    ``x.log.1``, ``x.log``; dated pieces by date, before the current file), so that a log is read in the order
+    it was written."""
+    m = _ROTATED.fullmatch(rel)
+    if m is None:
+        return rel, 0, ""
+    if m[2] is not None:
+        return m[1], -int(m[2]), ""
+    return m[1], -1, m[3]  # dated pieces: the oldest date first, all before the current file
 
 
 def os_reason(exc: OSError) -> str:
