@@ -80,3 +80,20 @@ def test_json_lines_give_their_time_field(tmp_path: Path) -> None:
         assert len(got) == 300 and all(abs(a - b) < 1e-6 for a, b in zip(got, want, strict=True)), opts
     ctx = build_context(discover([str(path)], Accounting()).files)
     assert ctx.start == 1764388920.0
+
+
+def test_stdin_is_sampled_for_the_job_context_and_read_whole(tmp_path: Path, monkeypatch) -> None:
+    import io
+    import sys
+
+    # one ``srun --label`` stream of two nodes: a launcher line of label 1 names no host; the labels' other lines do
+    text = ("0: [default1]:2026-12-03 14:38:23,219 INFO [rank1] initialized process group: host=node-a\n"
+            "1: [default1]:2026-12-03 14:38:23,219 INFO [rank3] initialized process group: host=node-b\n"
+            "1: E1203 14:38:30.696000 16444 torch/distributed/elastic/multiprocessing/api.py:1002] "
+            "failed (exitcode: 1) local_rank: 1 (pid: 16468) of binary: /usr/bin/python3\n")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    acc = Accounting()
+    records = list(iter_records(["-"], IngestOptions(), acc))
+    assert [r.node for r in records] == ["node-a", "node-b", "node-b"]
+    assert [r.text for r in records] == text.splitlines()  # the sampled head is read again, once
+    assert acc.lines_read == 3 and acc.balanced

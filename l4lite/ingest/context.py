@@ -42,6 +42,7 @@ from l4lite.ingest.attribution import (
     rank_from_path,
 )
 from l4lite.ingest.decode import open_lines
+from l4lite.ingest.files import GZIP_MAGIC, stdin_stream
 from l4lite.ingest.layout import NodeLevel, infer_level, is_loopback, value_at
 from l4lite.ingest.skew import anchor_key, estimate, quick
 from l4lite.ingest.timestamps import TimestampParser, boot_anchors
@@ -170,9 +171,16 @@ class _Sample:
 def _ends(f: Any) -> tuple[list[str], list[str]]:
     """The first and last lines of a file (a gzip file: only the first)."""
     path = getattr(f, "path", None)
-    if not path or path == "-":
-        return [], []
     enc = getattr(f, "encoding", "utf-8") or "utf-8"
+    if path == "-":  # stdin: its first part, read once and replayed to the reader (``files.stdin_stream``)
+        stream = stdin_stream()
+        head = stream.peek(HEAD_BYTES) if stream is not None else b""
+        if head.startswith(GZIP_MAGIC):
+            return [], []
+        lines = head.decode(enc, "replace").replace("\x00", "").splitlines()
+        return (lines[:-1] if len(head) == HEAD_BYTES else lines), []
+    if not path:
+        return [], []
     try:
         if getattr(f, "compressed", False):
             with gzip.open(path, "rb") as fh:
@@ -314,7 +322,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     except ValueError as exc:
         raise L4Error(str(exc)) from None
     ctx = JobContext(node_from=node_from, open_end=open_end)
-    files = [f for f in files if not getattr(f, "is_stdin", False)]
+    if open_end:  # a stream still being written is not waited for
+        files = [f for f in files if not getattr(f, "is_stdin", False)]
     samples: dict[str, _Sample] = {}
     concerns: dict[str, set[str]] = {}
     for f in _sampled(files):
@@ -335,7 +344,9 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     ctx.start, ctx.end = _span(list(spans.values()))
     rels = sorted({f.rel for f in files})
     concerned: set[str] = set().union(*concerns.values()) if concerns else set()
-    own = {rel: h for rel, s in samples.items() if (h := _own_host(s.hosts)) is not None}
+    # a file whose host lines carry ``srun --label`` labels holds as many nodes as labels, whatever its sampled
+    # part shows (a stream's first part may hold one node's lines only): each label's host is its own
+    own = {rel: h for rel, s in samples.items() if not s.labels and (h := _own_host(s.hosts)) is not None}
     # ---- nodes
     named = set().union(*(s.hosts for s in samples.values())) | concerned if samples else set()
     level = infer_level(rels, own, named) if not node_from else NodeLevel()

@@ -22,6 +22,7 @@ from l4lite.ingest.files import (
     MAX_INFLATE,
     InputFile,
     os_reason,
+    stdin_stream,
 )
 from l4lite.records import Accounting
 
@@ -126,8 +127,7 @@ def _range_chunks(stream: BinaryIO, length: int, name: str, accounting: Accounti
 
 
 def _stdin_binary() -> BinaryIO | None:
-    buf = getattr(sys.stdin, "buffer", None)
-    return buf
+    return stdin_stream()  # type: ignore[return-value]  # its first bytes may have been read for the job context
 
 
 def _prepend(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:

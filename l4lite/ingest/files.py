@@ -17,9 +17,11 @@ import fnmatch
 import os
 import re
 import stat
+import sys
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from l4lite.errors import InputError
 from l4lite.ingest.flight_recorder import DumpFile, dump_kind
@@ -86,6 +88,48 @@ class Job:
     root: str
     files: list[InputFile] = field(default_factory=list)
     dumps: list[DumpFile] = field(default_factory=list)  # Flight Recorder dumps: not logs, read apart
+
+
+class StdinReplay:
+    """stdin read once: its first bytes can be looked at before the job is read (``peek``, for the job context)
+    and are read again, then the rest of the stream, by ``read``."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+        self.head = b""
+        self.pos = 0
+
+    def peek(self, n: int) -> bytes:
+        """The first ``n`` bytes (fewer at the end of the stream), read from stdin once."""
+        while len(self.head) < n and self.pos == 0:
+            chunk = self.raw.read(n - len(self.head))
+            if not chunk:
+                break
+            self.head += chunk
+        return self.head[:n]
+
+    def read(self, n: int = -1) -> bytes:
+        if self.pos < len(self.head):
+            end = len(self.head) if n < 0 else self.pos + n
+            out = self.head[self.pos:end]
+            self.pos += len(out)
+            return out
+        return self.raw.read(n)
+
+
+_replays: dict[int, StdinReplay] = {}
+
+
+def stdin_stream() -> StdinReplay | None:
+    """The binary stdin of this process behind its replay (the same object for every reader); None for a stdin
+    that is text only (tests, embedding)."""
+    raw = getattr(sys.stdin, "buffer", None)
+    if raw is None:
+        return None
+    replay = _replays.get(id(raw))
+    if replay is None or replay.raw is not raw:
+        replay = _replays[id(raw)] = StdinReplay(raw)
+    return replay
 
 
 def sniff(head: bytes) -> tuple[str | None, str]:
