@@ -181,9 +181,14 @@ def folders_job_ids(job: Job) -> Variant:
     return _rename_top(job, lambda i: f"job-{12345 + i}")
 
 
+def _unnamed(v: Variant) -> Variant:
+    """Folder names that are not the hosts: the suspect must be the host the lines name, not the folder."""
+    return replace(v, renamed={})
+
+
 def folders_workers(job: Job) -> Variant:
     """``worker-N``: the launcher's name for a node, not the host its lines name."""
-    return _rename_top(job, lambda i: f"worker-{i}")
+    return _unnamed(_rename_top(job, lambda i: f"worker-{i}"))
 
 
 def _suffix(i: int, n: int = 5) -> str:
@@ -195,12 +200,12 @@ def _suffix(i: int, n: int = 5) -> str:
 
 def folders_pods(job: Job) -> Variant:
     """Kubernetes pod names: a deployment's hash and a random suffix (``trainer-7c9d8b4f6d-x2k9p``)."""
-    return _rename_top(job, lambda i: f"trainer-{_suffix(99, 10)}-{_suffix(i)}")
+    return _unnamed(_rename_top(job, lambda i: f"trainer-{_suffix(99, 10)}-{_suffix(i)}"))
 
 
 def folders_attempts(job: Job) -> Variant:
     """``attempt_N``: a launcher's run folder per node, an id and never a node."""
-    return _rename_top(job, lambda i: f"attempt_{i}")
+    return _unnamed(_rename_top(job, lambda i: f"attempt_{i}"))
 
 
 def hosts_in_lines(job: Job) -> Variant:
