@@ -97,3 +97,51 @@ def test_stdin_is_sampled_for_the_job_context_and_read_whole(tmp_path: Path, mon
     assert [r.node for r in records] == ["node-a", "node-b", "node-b"]
     assert [r.text for r in records] == text.splitlines()  # the sampled head is read again, once
     assert acc.lines_read == 3 and acc.balanced
+
+
+def test_a_rotated_log_reads_as_one_stream_named_by_its_pieces(tmp_path: Path) -> None:
+    import gzip
+
+    lines = [f"2026-12-03 14:00:{i:02d},000 INFO step {i} loss 2.3" for i in range(10)]
+    lines[6:6] = ["Traceback (most recent call last):", '  File "train.py", line 9, in <module>',
+                  "OSError: [Errno 28] No space left on device"]
+    job = tmp_path / "job" / "node-a"
+    job.mkdir(parents=True)
+    (job / "train.log.2.gz").write_bytes(gzip.compress(("\n".join(lines[:4]) + "\n").encode()))
+    (job / "train.log.1").write_text("\n".join(lines[4:7]) + "\n")  # the traceback is cut after its first line
+    (job / "train.log").write_text("\n".join(lines[7:]) + "\n")
+    (job / "out.0").write_text(lines[0] + "\n")  # one file per task, not pieces of a rotated "out"
+    (job / "out.1").write_text(lines[1] + "\n")
+    files = discover([str(tmp_path / "job")], Accounting()).files
+    assert [(f.rel, [p.rel for p in f.parts]) for f in files] == [
+        ("node-a/out.0", []), ("node-a/out.1", []),
+        ("node-a/train.log", ["node-a/train.log.2.gz", "node-a/train.log.1", "node-a/train.log"])]
+    for opts in ({}, {"line_shapes": False, "line_runs": False}):
+        acc = Accounting()
+        got = [(r.file, r.line, r.end_line, r.text.split("\n")[-1])
+               for r in iter_records([str(tmp_path / "job" / "node-a" / n) for n in
+                                      ("train.log", "train.log.1", "train.log.2.gz")], IngestOptions(**opts), acc)]
+        assert got[4:8] == [("train.log.1", 1, 1, lines[4]), ("train.log.1", 2, 2, lines[5]),
+                            ("train.log.1", 3, 5, "OSError: [Errno 28] No space left on device"),
+                            ("train.log", 3, 3, lines[9])], opts
+        assert got[:2] == [("train.log.2.gz", 1, 1, lines[0]), ("train.log.2.gz", 2, 2, lines[1])]
+        assert len(got) == 11
+        assert acc.lines_read == len(lines) and acc.balanced
+
+
+def test_runs_of_a_rotated_log_are_cut_at_its_pieces(tmp_path: Path) -> None:
+    from l4lite.ingest.reader import iter_job
+    from l4lite.ingest.runs import ShapeRun
+
+    lines = [f"2026-12-03 14:{i // 60 % 60:02d}:{i % 60:02d},000 INFO step {i} loss 2.{i % 7}" for i in range(9000)]
+    job = tmp_path / "job" / "node017"  # a node in the path: runs start at once
+    job.mkdir(parents=True)
+    for name, part in (("train.log.2", lines[:3000]), ("train.log.1", lines[3000:6100]), ("train.log", lines[6100:])):
+        (job / name).write_text("\n".join(part) + "\n")
+    acc = Accounting()
+    items = list(iter_job(discover([str(job.parent)], acc), IngestOptions(), acc, runs=True))
+    assert any(type(i) is ShapeRun for i in items)
+    got = [(r.file, r.line, r.text) for i in items for r in (i.records() if type(i) is ShapeRun else [i])]
+    want = [(f"node017/train.log{s}", n - a + 1, lines[n - 1]) for s, a, b in ((".2", 1, 3000), (".1", 3001, 6100),
+                                                                                 ("", 6101, 9000)) for n in range(a, b + 1)]
+    assert got == want

@@ -170,6 +170,9 @@ class _Sample:
 
 def _ends(f: Any) -> tuple[list[str], list[str]]:
     """The first and last lines of a file (a gzip file: only the first)."""
+    parts = getattr(f, "parts", ())
+    if parts:  # a rotated log: the head of its oldest piece, the tail of its newest
+        return _ends(parts[0])[0], _ends(parts[-1])[1]
     path = getattr(f, "path", None)
     enc = getattr(f, "encoding", "utf-8") or "utf-8"
     if path == "-":  # stdin: its first part, read once and replayed to the reader (``files.stdin_stream``)

@@ -41,6 +41,15 @@ def open_lines(input_file: InputFile, accounting: Accounting,
 def iter_line_blocks(input_file: InputFile, accounting: Accounting,
                      max_line_chars: int = DEFAULT_MAX_LINE_CHARS) -> Iterator[tuple[int, list[str]]]:
     """Like ``open_lines`` but yields ``(first_line_number, [lines])`` blocks: the fast path used by ingest."""
+    if input_file.parts:  # a rotated log: its pieces one after the other, lines numbered on through them
+        offset = 0
+        for part in input_file.parts:
+            last = 0
+            for first, lines in iter_line_blocks(part, accounting, max_line_chars):
+                yield first + offset, lines
+                last = first + len(lines) - 1
+            offset += last
+        return
     name = input_file.rel
     try:
         if input_file.is_stdin:

@@ -71,6 +71,9 @@ class InputFile:
     start: int = 0
     stop: int | None = None
     first_line: int = 1
+    # A rotated log read as one stream: its pieces oldest first (``x.log.2.gz``, ``x.log.1``, ``x.log``); the
+    # input's own path and name are the newest piece's (``rotation.read_chain`` names each line's piece).
+    parts: tuple[InputFile, ...] = ()
 
     @property
     def is_stdin(self) -> bool:
@@ -255,7 +258,8 @@ def discover(paths: Sequence[str], accounting: Accounting,
         assert st is not None
         files.append(InputFile(path=apath, rel=rel, size=st.st_size, mtime=st.st_mtime,
                                encoding=encoding, compressed=compressed))
-    files.sort(key=lambda f: rotation_key(f.rel))
+    files = chain_rotated(files)
+    files.sort(key=lambda f: f.rel)
     if stdin:
         files.insert(0, InputFile(path="-", rel="-"))
     dumps.sort(key=lambda d: d.rel)
@@ -276,7 +280,7 @@ _ROTATED = re.compile(r"(.+?)(?:\.(\d{1,3})|[.-](\d{8}(?:-\d{6})?))(?:\.gz)?$")
 
 
 def rotation_key(rel: str) -> tuple[str, int, str]:
-    """Where a file sorts: by its path, the pieces of one rotated log together and oldest first (``x.log.2.gz``,
+    """How the pieces of one rotated log sort: by the current file's path, oldest first (``x.log.2.gz``,
     ``x.log.1``, ``x.log``; dated pieces by date, before the current file), so that a log is read in the order
     it was written."""
     m = _ROTATED.fullmatch(rel)
@@ -285,6 +289,28 @@ def rotation_key(rel: str) -> tuple[str, int, str]:
     if m[2] is not None:
         return m[1], -int(m[2]), ""
     return m[1], -1, m[3]  # dated pieces: the oldest date first, all before the current file
+
+
+def chain_rotated(files: list[InputFile]) -> list[InputFile]:
+    """The pieces of each rotated log as one input (``InputFile.parts``), read as one stream in the order they
+    were written, so that a traceback cut by the rotation stays one record and an untimed line at the top of a
+    piece keeps the time of the line before it. A chain needs its current file (``x.log`` beside ``x.log.1``):
+    ``out.0``, ``out.1`` without an ``out`` are one file per task, not a rotated log."""
+    groups: dict[str, list[InputFile]] = {}
+    for f in files:
+        groups.setdefault(rotation_key(f.rel)[0], []).append(f)
+    out: list[InputFile] = []
+    for base, members in groups.items():
+        if len(members) < 2 or base not in {m.rel for m in members} \
+                or any(m.rel.endswith((".0", ".0.gz")) for m in members):
+            out.extend(members)
+            continue
+        members.sort(key=lambda f: rotation_key(f.rel))
+        newest = members[-1]
+        mtimes = [m.mtime for m in members if m.mtime is not None]
+        out.append(InputFile(newest.path, newest.rel, sum(m.size for m in members), max(mtimes, default=None),
+                             newest.encoding, any(m.compressed for m in members), parts=tuple(members)))
+    return out
 
 
 def os_reason(exc: OSError) -> str:

@@ -34,6 +34,7 @@ from l4lite.ingest.files import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover
 from l4lite.ingest.header import CRI_HEAD_LINES, CRI_PREFIX, QUEUED, HeaderReading
 from l4lite.ingest.lineclass import OpenRecord
 from l4lite.ingest.pieces import lead_of
+from l4lite.ingest.rotation import piece_starts, read_chain
 from l4lite.ingest.runs import RUN_BLOCK_LINES, RunReading, ShapeBook, ShapeRun
 from l4lite.ingest.shape import FOLD_DIGITS
 from l4lite.ingest.timestamps import TimestampParser
@@ -127,6 +128,8 @@ def read_file(input_file: InputFile, options: IngestOptions, accounting: Account
     reader = _FileReader(input_file, options, accounting, rank_map if rank_map is not None else options.rank_map)
     if input_file.is_piece and input_file.start > 0:
         reader.learn_lead(lead_of(input_file), node_re)
+    if input_file.parts:  # a rotated log: one stream, each record named by its piece
+        return read_chain(reader.run(runs), piece_starts(input_file, options.max_line_chars))
     return reader.run(runs)
 
 
