@@ -145,3 +145,15 @@ def test_runs_of_a_rotated_log_are_cut_at_its_pieces(tmp_path: Path) -> None:
     want = [(f"node017/train.log{s}", n - a + 1, lines[n - 1]) for s, a, b in ((".2", 1, 3000), (".1", 3001, 6100),
                                                                                  ("", 6101, 9000)) for n in range(a, b + 1)]
     assert got == want
+
+
+def test_folders_naming_a_kind_an_id_or_a_date_are_no_nodes(tmp_path: Path) -> None:
+    line = "2026-12-03 14:00:00,000 INFO step 1 loss 2.3\n"
+    names = ("2026-12-01", "job-12345", "attempt_1", "output", "part-0001", "trainer-7c9d8b4f6d-x2k9p", "worker-0")
+    for name in names:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "train.log").write_text(line)
+    nodes = {r.file.split("/")[0]: r.node for r in iter_records([str(tmp_path)], IngestOptions(), Accounting())}
+    # no line names a host: a pod or a launcher's worker name is the best name there is, a kind or an id is none
+    assert nodes == {**{n: None for n in names[:5]}, "trainer-7c9d8b4f6d-x2k9p": "trainer-7c9d8b4f6d-x2k9p",
+                     "worker-0": "worker-0"}

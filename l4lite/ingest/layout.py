@@ -22,7 +22,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from l4lite.ingest.attempts import pod_of_dir, pod_of_file
-from l4lite.ingest.attribution import host_from_path, normalize_host, split_rel
+from l4lite.ingest.attribution import host_from_path, names_no_node, normalize_host, split_rel
 
 _ATTEMPT = re.compile(r"attempt_\d+$")
 _NUMBER = re.compile(r"(?!\d{1,3}([.-])\d{1,3}\1\d{1,3}\1\d{1,3}$)[\d._-]+$")
@@ -132,6 +132,9 @@ def infer_level(rels: Sequence[str], file_hosts: Mapping[str, str], line_hosts: 
             names = sorted(v for v in distinct if v in hosts_of or _alike(v, hosts_of))
             verified.append(((agree, len(named), depth >= 0, -depth), depth, aliases, names))
             continue
+        if depth >= 0:  # with no host in the lines to agree with, a folder naming a kind, an id or a date is no node
+            named = {r: v for r, v in named.items() if not names_no_node(v)}
+            distinct = set(named.values())
         if len(distinct) < 2 or not _partitions(named, depth) or (depth < 0 and not _one_family(distinct)):
             continue
         names = sorted(family_members(distinct)) if depth < 0 else sorted(distinct)
