@@ -74,7 +74,7 @@ CASES: dict[str, tuple[str, ...]] = {
     "merged-labelled": ("002-ddp-sigkill", "030-deepspeed-exception", "001-ddp-exception"),
     "stdin-merged": ("030-deepspeed-exception", "001-ddp-exception"),
     "gzip": ("038-hf-host_oom",),
-    "rotated": ("009-hf-exception", "019-lightning-hang"),
+    "rotated": ("009-hf-exception", "019-lightning-hang", "005-ddp-enospc", "004-ddp-nan"),
     "crlf": ("014-hf-corrupt_ckpt",),
     "bom": ("007-ddp-data",),
     "binary-garbage": ("049-ddp-netdown",),
@@ -84,7 +84,7 @@ CASES: dict[str, tuple[str, ...]] = {
     "clock-1970": ("037-ddp-host_oom", "021-lightning-enospc"),
     "clock-2099": ("022-lightning-corrupt_ckpt",),
     "local-offset": ("001-ddp-exception", "043-ddp-diverge"),
-    "stale-file": ("004-ddp-nan",),
+    "stale-file": ("004-ddp-nan", "003-ddp-hang", "005-ddp-enospc", "011-hf-hang"),
 }
 
 
