@@ -45,7 +45,7 @@ from l4lite.ingest.decode import open_lines
 from l4lite.ingest.files import GZIP_MAGIC, stdin_stream
 from l4lite.ingest.layout import NodeLevel, infer_level, is_loopback, value_at
 from l4lite.ingest.skew import anchor_key, estimate, quick
-from l4lite.ingest.timestamps import TimestampParser, boot_anchors
+from l4lite.ingest.timestamps import TimestampParser, boot_anchors, is_kernel_log
 from l4lite.records import Accounting
 
 HEAD_BYTES = 32 * 1024  # start-up: NCCL headers, hostname banners, the first times
@@ -231,7 +231,8 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     s = _Sample()
     others: set[str] = set()
     head, tail = _ends(f)
-    s.lines = head[:SAMPLE_LINES] + tail[-SAMPLE_LINES:]
+    # a file read whole in its head ends with the head's last lines: its span runs to its last line
+    s.lines = head[:SAMPLE_LINES] + (tail[-SAMPLE_LINES:] if tail else head[SAMPLE_LINES:][-SAMPLE_LINES:])
     every = (*head, *tail)
     first, last = min(len(head), SAMPLE_LINES), len(every) - min(len(tail), SAMPLE_LINES)
     elastic_host: str | None = None
@@ -493,7 +494,7 @@ def _apart(spans: dict[str, FileSpan]) -> dict[str, str]:
     of equal groups (a stale file is older than the job it was left beside). A file of another group, all of
     it more than the gap (six hours, or the core's length) before or after the core, is a stale file of another
     job or an earlier run. A node's own logs (syslog, kernel) reach back to its boot: they are never set apart."""
-    own = sorted(((v.first, v.last, rel) for rel, v in spans.items() if not v.system))
+    own = sorted(((v.first, v.last, rel) for rel, v in spans.items() if not v.system and not is_kernel_log(rel)))
     if len(own) < 2:
         return {}
     groups: list[list[tuple[float, float, str]]] = []
