@@ -157,3 +157,16 @@ def test_folders_naming_a_kind_an_id_or_a_date_are_no_nodes(tmp_path: Path) -> N
     # no line names a host: a pod or a launcher's worker name is the best name there is, a kind or an id is none
     assert nodes == {**{n: None for n in names[:5]}, "trainer-7c9d8b4f6d-x2k9p": "trainer-7c9d8b4f6d-x2k9p",
                      "worker-0": "worker-0"}
+
+
+def test_a_kind_folder_holding_two_hosts_files_is_no_node() -> None:
+    from l4lite.ingest.layout import infer_level
+
+    rels = ["logs/000-console.log", "logs/001-stderr.log", "logs/002-console.log", "logs/003-stderr.log"]
+    own = {"logs/000-console.log": "gpu-node-07", "logs/002-console.log": "gpu-node-12"}  # what their lines name
+    assert infer_level(rels, own, set(own.values())).depth is None
+    # a node's folder with one odd file (a launcher log naming a peer) stays the node level
+    rels = ["node07/console.log", "node07/launcher.log", "node07/rank0.log", "node12/console.log"]
+    own = {"node07/console.log": "node07", "node07/launcher.log": "node12", "node07/rank0.log": "node07",
+           "node12/console.log": "node12"}
+    assert infer_level(rels, own, set(own.values())).depth == 0

@@ -122,7 +122,9 @@ def infer_level(rels: Sequence[str], file_hosts: Mapping[str, str], line_hosts: 
             if h:
                 by_value[v][h] += 1
         hosts_of = {v: c.most_common(1)[0][0] for v, c in by_value.items()}
-        coarser = any(len(c) > 1 and sorted(c.values())[-2] > 1 for c in by_value.values())
+        # one name holds files of several hosts (one odd file aside, unless the name is a kind or an id: ``logs/``
+        # names no machine, so any file of another host there says the folder is not one node's)
+        coarser = any(len(c) > 1 and (sorted(c.values())[-2] > 1 or names_no_node(v)) for v, c in by_value.items())
         finer = len(set(hosts_of.values())) < len(hosts_of)
         if by_value:
             if coarser or finer:
