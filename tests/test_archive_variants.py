@@ -66,7 +66,7 @@ CASES: dict[str, tuple[str, ...]] = {
     "folders-workers": ("ib-link-down", "037-ddp-host_oom"),
     "folders-pods": ("048-hf-exception_k8s", "047-ddp-host_oom_srun"),
     "folders-attempts": ("ib-link-down", "002-ddp-sigkill"),
-    "hosts-in-lines": ("037-ddp-host_oom", "047-ddp-host_oom_srun"),
+    "hosts-in-lines": ("009-hf-exception", "047-ddp-host_oom_srun"),
     "wrapped-levels": ("021-lightning-enospc", "048-hf-exception_k8s"),
     "levels-under-node": ("030-deepspeed-exception",),
     "deeper-run-host-rank": ("002-ddp-sigkill", "ib-link-down"),
