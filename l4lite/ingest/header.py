@@ -56,7 +56,7 @@ def _stampless(key: bytes, at: int) -> bool:
     if c == b"[":
         return nxt.isalpha() and nxt.islower() and _TAGGED.match(key, at) is None
     if c == b"{":
-        return nxt != b'"'  # a JSON record may have a time field (``timestamps``); a Python dict has none
+        return False  # a JSON record's time field (``timestamps``)
     if c.isupper():
         return nxt.isalpha() and not key.startswith(_TIME_WORDS, at)
     return not key.startswith(_KERN_WORDS, at)

@@ -406,8 +406,6 @@ class TimestampParser:
     def _json(self, s: str, pos: int) -> tuple[float | None, int, str | None, str]:
         """The time field of a JSON record (an ISO string or epoch seconds, milli-, micro- or nanoseconds). The
         record stays whole (``end`` 0): its other fields are its message."""
-        if not s.startswith('{"', pos):  # a Python dict (``{'loss': 2.3}``) is no JSON record
-            return NO_STAMP
         m = _JSON_TIME.search(s, pos, pos + JSON_TIME_CHARS)
         if m is None:
             return NO_STAMP
