@@ -55,33 +55,6 @@ def test_one_file_and_a_stale_one_keep_the_later(tmp_path: Path) -> None:
     assert list(ctx.set_apart) == ["old.log"]
 
 
-def _times(path: Path, **opts: bool) -> list[float | None]:
-    return [r.time for r in iter_records([str(path)], IngestOptions(**opts), Accounting())]
-
-
-def test_torchtitan_lines_after_a_rank_prefix_carry_their_time(tmp_path: Path) -> None:
-    path = tmp_path / "titan.log"
-    path.write_text("".join(f"[rank0]:[titan] 2025-11-29 04:01:{i % 60:02d},{i:03d} - root - INFO - step: {i}  "
-                            f"loss:  9.{i:04d}  grad_norm:  8.4611\n" for i in range(300)))
-    want = [1764388860.0 + i % 60 + i / 1000 for i in range(300)]
-    for opts in ({}, {"line_shapes": False, "line_runs": False}):
-        got = _times(path, **opts)
-        assert len(got) == 300 and all(abs(a - b) < 1e-6 for a, b in zip(got, want, strict=True)), opts
-
-
-def test_json_lines_give_their_time_field(tmp_path: Path) -> None:
-    path = tmp_path / "events.jsonl"
-    path.write_text("".join(f'{{"level": "INFO", "time": "2025-11-29T04:02:{i % 60:02d}.{i:03d}Z", "step": {i}}}\n'
-                            if i % 2 else f'{{"msg": "step {i}", "timestamp": {1764388920 + i % 60}{i:03d}}}\n'
-                            for i in range(300)))
-    want = [1764388920.0 + i % 60 + i / 1000 for i in range(300)]
-    for opts in ({}, {"line_shapes": False, "line_runs": False}):
-        got = _times(path, **opts)
-        assert len(got) == 300 and all(abs(a - b) < 1e-6 for a, b in zip(got, want, strict=True)), opts
-    ctx = build_context(discover([str(path)], Accounting()).files)
-    assert ctx.start == 1764388920.0
-
-
 def test_stdin_is_sampled_for_the_job_context_and_read_whole(tmp_path: Path, monkeypatch) -> None:
     import io
     import sys

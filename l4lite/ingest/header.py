@@ -37,7 +37,6 @@ QUEUED: Any = object()  # ``_head_planned``'s answer for a line it queued as the
 
 _KERN_WORDS = (b"kern", b"user", b"mail", b"daemon", b"auth", b"syslog", b"lpr", b"news", b"uucp", b"cron", b"ftp",
                b"local")
-_TAGGED = re.compile(rb"\[[a-z_][\w.-]{0,23}\] +0000[-/]")  # [titan] 2025-11-29 ...: a logger's name, then its time
 _TIME_WORDS = (b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
                b"Mon", b"Tue", b"Wed", b"Thu", b"Fri", b"Sat", b"Sun", b"DEBUG", b"INFO", b"WARN", b"ERROR",
                b"CRITICAL")
@@ -54,9 +53,7 @@ def _stampless(key: bytes, at: int) -> bool:
     if c == b"0":
         return key[at + 4:at + 5] not in (b"-", b"/") and key[at + 2:at + 3] != b"/"
     if c == b"[":
-        return nxt.isalpha() and nxt.islower() and _TAGGED.match(key, at) is None
-    if c == b"{":
-        return False  # a JSON record's time field (``timestamps``)
+        return nxt.isalpha() and nxt.islower()
     if c.isupper():
         return nxt.isalpha() and not key.startswith(_TIME_WORDS, at)
     return not key.startswith(_KERN_WORDS, at)

@@ -62,12 +62,6 @@ _VLLM = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL) ((\d\d)-(\d\d) (\d\d):(
 _KERN = re.compile(r"(kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local\d) *:"
                    r"(emerg|alert|crit|err|warn|notice|info|debug) *: *")
 
-# [titan] 2025-11-29 04:01:03,159  (torchtitan, and other loggers that name themselves before the time)
-_TAG = re.compile(r"\[[a-z_][\w.-]{0,23}\] +(?=\d{4}[-/])")
-# {"time": "2025-11-29T04:02:04.849Z", ...}  /  {"timestamp": 1732852924.849, ...}  (JSON-lines loggers)
-_JSON_TIME = re.compile(r'"(?:@?timestamp|time|ts|asctime|datetime)" *: *(?:"([^"]{8,40})"|(\d{9,19}(?:\.\d+)?)\b)')
-JSON_TIME_CHARS = 512  # where a JSON record's time field is looked for
-
 _GLOG_LEVEL = {"I": "info", "W": "warning", "E": "error", "F": "error"}
 _KERN_LEVEL = {"emerg": "error", "alert": "error", "crit": "error", "err": "error", "warn": "warning",
                "notice": "info", "info": "info", "debug": "debug"}
@@ -239,8 +233,6 @@ class TimestampParser:
                 return NO_STAMP
             if c == "[":
                 return self._bracket(s, pos)
-            if c == "{":
-                return self._json(s, pos)
             if c in _UPPER:
                 return self._upper(s, pos, c)
             if (c == "k" or c in "umdalnsfc") and s.startswith(_KERN_PREFIXES, pos):
@@ -366,13 +358,6 @@ class TimestampParser:
             if m[1]:  # [  +0.000316]: a delta, no absolute time
                 return None, m.end(), None, "delta"
             return self.uptime(int(m[2]) + _frac(m[3])), m.end(), None, "uptime"
-        if "a" <= c1 <= "z" or c1 == "_":
-            m = _TAG.match(s, pos)
-            if m:
-                t, end, level, kind = self.parse(s, m.end())
-                if end and kind == "iso":
-                    return t, end, level, "tagged"
-            return NO_STAMP
         if c1 in _UPPER:
             if c1 in "IWEF" and s[pos + 2:pos + 3] in _DIGITS:
                 return self._glog(s, pos)
@@ -402,21 +387,6 @@ class TimestampParser:
                     self._remember(m[1], t)
                 return t, m.end(), None, "dmesg_h"
         return NO_STAMP
-
-    def _json(self, s: str, pos: int) -> tuple[float | None, int, str | None, str]:
-        """The time field of a JSON record (an ISO string or epoch seconds, milli-, micro- or nanoseconds). The
-        record stays whole (``end`` 0): its other fields are its message."""
-        m = _JSON_TIME.search(s, pos, pos + JSON_TIME_CHARS)
-        if m is None:
-            return NO_STAMP
-        if m[1] is not None:
-            t = self.parse(m[1])[0]
-        else:
-            v = float(m[2])
-            while v >= 1e11:  # milli-, micro-, nanoseconds
-                v /= 1000.0
-            t = v if v >= 1e8 else None
-        return (t, 0, None, "json") if t is not None else NO_STAMP
 
     def _date(self, m: re.Match[str]) -> float:
         t = self._cache.get(m[1])
