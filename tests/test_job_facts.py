@@ -46,13 +46,13 @@ def test_a_file_within_hours_of_the_job_is_kept(tmp_path: Path) -> None:
     assert ctx.set_apart == {}
 
 
-def test_one_file_and_a_stale_one_keep_the_later(tmp_path: Path) -> None:
+def test_one_file_against_one_sets_nothing_apart(tmp_path: Path) -> None:
     job = tmp_path / "job"
     job.mkdir()
     (job / "train.log").write_text(_train("03", 14, "node-a"))
     (job / "old.log").write_text(_train("01", 14, "node-a"))
     ctx = build_context(discover([str(job)], Accounting()).files)
-    assert list(ctx.set_apart) == ["old.log"]
+    assert ctx.set_apart == {}  # a tie says nothing about which file is the job's
 
 
 def test_stdin_is_sampled_for_the_job_context_and_read_whole(tmp_path: Path, monkeypatch) -> None:

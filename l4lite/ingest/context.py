@@ -490,9 +490,8 @@ APART_GAP = 6 * 3600.0  # a file whose whole span is this far (or the core's len
 
 def _apart(spans: dict[str, FileSpan]) -> dict[str, str]:
     """Files whose whole span lies far outside the job's (rel -> why). The job's processes' files are grouped by
-    their spans (a file joins a group it comes within the gap of); the core is the group of most files, the latest
-    of equal groups (a stale file is older than the job it was left beside). A file of another group, all of
-    it more than the gap (six hours, or the core's length) before or after the core, is a stale file of another
+    their spans (a file joins a group it comes within the gap of); the core is the group of most files. A file of a smaller group (a tie sets
+    nothing apart), all of it more than the gap (six hours, or the core's length) before or after the core, is a stale file of another
     job or an earlier run. A node's own logs (syslog, kernel) reach back to its boot: they are never set apart."""
     own = sorted(((v.first, v.last, rel) for rel, v in spans.items() if not v.system and not is_kernel_log(rel)))
     if len(own) < 2:
@@ -513,7 +512,7 @@ def _apart(spans: dict[str, FileSpan]) -> dict[str, str]:
     gap = max(APART_GAP, hi - lo)
     out = {}
     for g in groups:
-        if g is core:
+        if g is core or len(g) >= len(core):  # a tie says nothing about which files are the job's
             continue
         for a, b, rel in g:
             if b < lo - gap or a > hi + gap:
