@@ -181,6 +181,38 @@ def folders_job_ids(job: Job) -> Variant:
     return _rename_top(job, lambda i: f"job-{12345 + i}")
 
 
+def _unnamed(v: Variant) -> Variant:
+    """Folder names that are not the hosts: the suspect must be the host the lines name, not the folder."""
+    return replace(v, renamed={})
+
+
+def folders_workers(job: Job) -> Variant:
+    """``worker-N``: the launcher's name for a node, not the host its lines name."""
+    return _unnamed(_rename_top(job, lambda i: f"worker-{i}"))
+
+
+def _suffix(i: int, n: int = 5) -> str:
+    """A pod name's random-looking suffix (the same on every run)."""
+    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    x = 2654435761 * (i + 7) % 4294967291
+    return "".join(alphabet[(x >> (5 * k)) % len(alphabet)] for k in range(n))
+
+
+def folders_pods(job: Job) -> Variant:
+    """Kubernetes pod names: a deployment's hash and a random suffix (``trainer-7c9d8b4f6d-x2k9p``)."""
+    return _unnamed(_rename_top(job, lambda i: f"trainer-{_suffix(99, 10)}-{_suffix(i)}"))
+
+
+def folders_attempts(job: Job) -> Variant:
+    """``attempt_N``: a launcher's run folder per node, an id and never a node."""
+    return _unnamed(_rename_top(job, lambda i: f"attempt_{i}"))
+
+
+def hosts_in_lines(job: Job) -> Variant:
+    """Every file in one folder under a number: no path names a node, only the lines do."""
+    return Variant([copy_of(s, f"logs/{i:03d}-{s.rel.rsplit('/', 1)[-1]}") for i, s in enumerate(job.srcs)])
+
+
 def wrapped(job: Job) -> Variant:
     """Launcher, date and output folders above the node folders."""
     return Variant([copy_of(s, "job-12345/attempt_0/2026-12-01/output/" + s.rel) for s in job.srcs])
@@ -400,6 +432,10 @@ TRANSFORMS: dict[str, Callable[[Job], Variant]] = {
     "folders-part-N": folders_parts,
     "folders-dated": folders_dated,
     "folders-job-ids": folders_job_ids,
+    "folders-workers": folders_workers,
+    "folders-pods": folders_pods,
+    "folders-attempts": folders_attempts,
+    "hosts-in-lines": hosts_in_lines,
     "wrapped-levels": wrapped,
     "levels-under-node": under_node,
     "deeper-run-host-rank": deeper,

@@ -10,12 +10,41 @@ import math
 from collections.abc import Sequence
 
 from l4lite.detect.base import Finding
-from l4lite.diagnose.evidence import own_time, written_by
+from l4lite.diagnose.evidence import own_time
 from l4lite.ingest.timestamps import parse_elastic_time
+from l4lite.records import Record
 from l4lite.scan.phases import PhaseEvent, PhaseTracker, evidence_phase, phase_at, phase_from_traceback
 from l4lite.scan.scanner import JobScan
 
 _SUMMARY_WINDOW = 600.0  # seconds after an untimed root line in which its node's launcher summary counts
+
+
+def written_by(scan: JobScan, records: Sequence[Record]) -> float | None:
+    """The time by which the untimed ones of ``records`` were written: the earliest time of a line the scan kept (a
+    rule hit, a progress line, a phase marker) further down the same origin; None when there is none.
+
+    An untimed line inherits the time of the last stamped line above it, which for a rank that logs nothing of its
+    own while it trains is its start-up banner: a traceback at step 17 then reads as written at init. Any later
+    line of its origin bounds it from above. The origin is the file and, in a file merged from several nodes (a
+    ``cat`` or an ``srun --label`` output), the node: a later line of another node's part says nothing of when
+    this one was written. Each copy of one error (a console and a rank's ``stderr.log``) bounds it alone: the
+    earliest bound of any copy holds."""
+    untimed = [r for r in records if own_time(r) is None]
+    if not untimed:
+        return None
+    later = [(h.record.file, h.record.line, h.record.time, h.record.node) for h in scan.hits]
+    later += [(p.file, p.line, p.time, p.node) for p in scan.metrics]
+    later += [(m.file, m.line, m.time, m.node) for m in scan.markers]
+    copies = {(r.file, r.line) for r in records}  # a copy further down a merged file is the same line
+    best: float | None = None
+    for file, line, t, node in later:
+        if t is None or (best is not None and t >= best) or (file, line) in copies:
+            continue
+        for r in untimed:
+            if file == r.file and line > r.end_line and (node is None or r.node is None or node == r.node):
+                best = t
+                break
+    return best
 
 
 def node_trackers(scan: JobScan) -> tuple[dict[str | None, list[PhaseEvent]], list[PhaseEvent]]:
@@ -124,7 +153,7 @@ def failure_time_of(scan: JobScan, primary: Finding, findings: Sequence[Finding]
     r = next((x for x in primary.records if x.time == t), None) if t is not None else None
     if r is None or own_time(r) is not None:
         return t
-    bound = written_by(scan, [r])
+    bound = written_by(scan, [x for x in primary.records if x.time == t])  # every copy of the line bounds it
     # a later line that inherited the same time bounds nothing: then only the launcher's summary, within minutes
     hi = bound if bound is not None and bound > t else t + _SUMMARY_WINDOW
     later = [p.time for p in scan.metrics if p.kind == "train" and p.time is not None and t < p.time <= hi] \

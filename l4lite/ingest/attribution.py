@@ -83,6 +83,18 @@ _KIND_WORDS = frozenset(
 )
 
 
+def names_no_node(name: str) -> bool:
+    """A folder name that says what its files are or which run, try or part they belong to (``output``,
+    ``logs``, ``job-12345``, ``attempt_1``, ``part-0001``, ``2026-12-01``), never which machine wrote them."""
+    low = name.lower()
+    tokens = [t for t in re.split(r"[-_.]", low) if t]
+    return bool(not tokens or all(t in _KIND_WORDS or t.isdigit() for t in tokens) or _NOT_HOST.match(low)
+                or _DATE_NAME.search(low))
+
+
+_DATE_NAME = re.compile(r"(?<!\d)(?:19|20)\d\d-?[01]\d-?[0-3]\d(?!\d)")
+
+
 def _host_in_segment(seg: str) -> str | None:
     if not seg:
         return None

@@ -27,7 +27,7 @@ import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from l4lite.errors import L4Error
 from l4lite.ingest.attribution import (
@@ -41,9 +41,11 @@ from l4lite.ingest.attribution import (
     normalize_host,
     rank_from_path,
 )
+from l4lite.ingest.decode import open_lines
+from l4lite.ingest.files import GZIP_MAGIC, stdin_stream
 from l4lite.ingest.layout import NodeLevel, infer_level, is_loopback, value_at
 from l4lite.ingest.skew import anchor_key, estimate, quick
-from l4lite.ingest.timestamps import TimestampParser, boot_anchors
+from l4lite.ingest.timestamps import TimestampParser, boot_anchors, is_kernel_log
 from l4lite.records import Accounting
 
 HEAD_BYTES = 32 * 1024  # start-up: NCCL headers, hostname banners, the first times
@@ -97,6 +99,9 @@ class JobContext:
     open_end: bool = False  # a job still running (tail): lines after ``end`` are expected
     boot_anchors: dict[str, float] = field(default_factory=dict)
     clock_skew: dict[str, Any] = field(default_factory=dict)  # ``skew.ClockSkew.to_dict``; empty: one node
+    # rel -> why the file is not this job's: its whole span lies far outside the job's (a stale file of another
+    # job, an earlier run); its lines are counted as skipped, never read as the job's (``set_apart_file``)
+    set_apart: dict[str, str] = field(default_factory=dict)
 
     def node_of(self, rel: str) -> str | None:
         """The node a file's path or its job-level facts give (lines may still name another, per line)."""
@@ -165,10 +170,20 @@ class _Sample:
 
 def _ends(f: Any) -> tuple[list[str], list[str]]:
     """The first and last lines of a file (a gzip file: only the first)."""
+    parts = getattr(f, "parts", ())
+    if parts:  # a rotated log: the head of its oldest piece, the tail of its newest
+        return _ends(parts[0])[0], _ends(parts[-1])[1]
     path = getattr(f, "path", None)
-    if not path or path == "-":
-        return [], []
     enc = getattr(f, "encoding", "utf-8") or "utf-8"
+    if path == "-":  # stdin: its first part, read once and replayed to the reader (``files.stdin_stream``)
+        stream = stdin_stream()
+        head = stream.peek(HEAD_BYTES) if stream is not None else b""
+        if head.startswith(GZIP_MAGIC):
+            return [], []
+        lines = head.decode(enc, "replace").replace("\x00", "").splitlines()
+        return (lines[:-1] if len(head) == HEAD_BYTES else lines), []
+    if not path:
+        return [], []
     try:
         if getattr(f, "compressed", False):
             with gzip.open(path, "rb") as fh:
@@ -216,7 +231,8 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     s = _Sample()
     others: set[str] = set()
     head, tail = _ends(f)
-    s.lines = head[:SAMPLE_LINES] + tail[-SAMPLE_LINES:]
+    # a file read whole in its head ends with the head's last lines: its span runs to its last line
+    s.lines = head[:SAMPLE_LINES] + (tail[-SAMPLE_LINES:] if tail else head[SAMPLE_LINES:][-SAMPLE_LINES:])
     every = (*head, *tail)
     first, last = min(len(head), SAMPLE_LINES), len(every) - min(len(tail), SAMPLE_LINES)
     elastic_host: str | None = None
@@ -310,15 +326,31 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     except ValueError as exc:
         raise L4Error(str(exc)) from None
     ctx = JobContext(node_from=node_from, open_end=open_end)
-    files = [f for f in files if not getattr(f, "is_stdin", False)]
-    rels = sorted({f.rel for f in files})
+    if open_end:  # a stream still being written is not waited for
+        files = [f for f in files if not getattr(f, "is_stdin", False)]
     samples: dict[str, _Sample] = {}
-    concerned: set[str] = set()
+    concerns: dict[str, set[str]] = {}
     for f in _sampled(files):
-        s, others = _sample(f)
-        samples[f.rel] = s
-        concerned |= others
-    own = {rel: h for rel, s in samples.items() if (h := _own_host(s.hosts)) is not None}
+        samples[f.rel], concerns[f.rel] = _sample(f)
+    # ---- time first: a file that is not this job's says nothing about its nodes either
+    ctx.year, ctx.near_year = (year, year) if year is not None else _vote_year(samples.items(), files)
+    spans = _file_spans(files, samples, ctx.year, ctx.near_year)
+    ctx.set_apart = _apart(spans) if not open_end else {}
+    if ctx.set_apart:
+        for rel in ctx.set_apart:
+            samples.pop(rel, None)
+            concerns.pop(rel, None)
+            spans.pop(rel, None)
+        files = [f for f in files if f.rel not in ctx.set_apart]
+        if year is None:
+            ctx.year, ctx.near_year = _vote_year(samples.items(), files)
+            spans = _file_spans(files, samples, ctx.year, ctx.near_year)
+    ctx.start, ctx.end = _span(list(spans.values()))
+    rels = sorted({f.rel for f in files})
+    concerned: set[str] = set().union(*concerns.values()) if concerns else set()
+    # a file whose host lines carry ``srun --label`` labels holds as many nodes as labels, whatever its sampled
+    # part shows (a stream's first part may hold one node's lines only): each label's host is its own
+    own = {rel: h for rel, s in samples.items() if not s.labels and (h := _own_host(s.hosts)) is not None}
     # ---- nodes
     named = set().union(*(s.hosts for s in samples.values())) | concerned if samples else set()
     level = infer_level(rels, own, named) if not node_from else NodeLevel()
@@ -348,9 +380,6 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
             if tie not in seen:
                 seen.add(tie)
                 ctx.rank_ties.append(tie)
-    # ---- time
-    ctx.year, ctx.near_year = (year, year) if year is not None else _vote_year(samples.items(), files)
-    ctx.start, ctx.end = _span(files, samples, ctx.year, ctx.near_year)
     if files:
         ctx.boot_anchors = boot_anchors(files, ctx.node_of, ctx.year,
                                         accounting if accounting is not None else Accounting())
@@ -410,14 +439,21 @@ def _vote_year(samples: Iterable[tuple[str, _Sample]], files: Sequence[Any]) -> 
     return None, (written.most_common(1)[0][0] if written else None)
 
 
-def _span(files: Sequence[Any], samples: dict[str, _Sample], year: int | None,
-          near: int | None = None) -> tuple[float | None, float | None]:
-    """The job's first and last time: each file's first and last sampled times, without those far from what
-    most files say (a wild date). The node's own logs (syslog, kernel) go back to its boot, weeks before the
-    job: they set the start only when the job's processes left no time at all, but their ends count."""
+class FileSpan(NamedTuple):
+    """A file's first and last sampled times, and whether it is a node's own log (syslog, kernel)."""
+
+    system: bool
+    first: float
+    last: float
+
+
+def _file_spans(files: Sequence[Any], samples: dict[str, _Sample], year: int | None,
+                near: int | None = None) -> dict[str, FileSpan]:
+    """Each sampled file's first and last times, without a wrong clock's (after the file was written and now) or
+    a reset clock's (years before the file's other lines)."""
     mtimes = {f.rel: getattr(f, "mtime", None) for f in files}
     now = _time.time()
-    spans: list[tuple[bool, float, float]] = []
+    out: dict[str, FileSpan] = {}
     for rel, s in samples.items():
         mtime = mtimes.get(rel)
         limit = (now if mtime is None else max(now, mtime)) + FUTURE_SLACK
@@ -430,7 +466,14 @@ def _span(files: Sequence[Any], samples: dict[str, _Sample], year: int | None,
         if times:  # a line from a reset clock, years before the file's other lines, is no start
             mid = statistics.median(times)
             times = [t for t in times if t >= mid - PAST_SLACK]
-            spans.append((2 * s.system >= len(s.lines), min(times), max(times)))
+            out[rel] = FileSpan(2 * s.system >= len(s.lines), min(times), max(times))
+    return out
+
+
+def _span(spans: Sequence[FileSpan]) -> tuple[float | None, float | None]:
+    """The job's first and last time: each file's first and last sampled times, without those far from what
+    most files say (a wild date). The node's own logs (syslog, kernel) go back to its boot, weeks before the
+    job: they set the start only when the job's processes left no time at all, but their ends count."""
     own = [(a, b) for system, a, b in spans if not system] or [(a, b) for _, a, b in spans]
     if not own:
         return None, None
@@ -440,6 +483,56 @@ def _span(files: Sequence[Any], samples: dict[str, _Sample], year: int | None,
     start = min(s for s in starts if s >= s_med - gap)
     end = max((e for _, _, e in spans if e_med - gap <= e <= e_med + gap), default=max(ends))
     return start, max(start, end)
+
+
+APART_GAP = 6 * 3600.0  # a file whose whole span is this far (or the core's length) from the job's core is not its
+
+
+def _apart(spans: dict[str, FileSpan]) -> dict[str, str]:
+    """Files whose whole span lies far outside the job's (rel -> why). The job's processes' files are grouped by
+    their spans (a file joins a group it comes within the gap of); the core is the group of most files. A file of a smaller group (a tie sets
+    nothing apart), all of it more than the gap (six hours, or the core's length) before or after the core, is a stale file of another
+    job or an earlier run. A node's own logs (syslog, kernel) reach back to its boot: they are never set apart."""
+    own = sorted(((v.first, v.last, rel) for rel, v in spans.items() if not v.system and not is_kernel_log(rel)))
+    if len(own) < 2:
+        return {}
+    groups: list[list[tuple[float, float, str]]] = []
+    end = -math.inf
+    for a, b, rel in own:
+        if groups and a <= end + APART_GAP:
+            groups[-1].append((a, b, rel))
+            end = max(end, b)
+        else:
+            groups.append([(a, b, rel)])
+            end = b
+    if len(groups) < 2:
+        return {}
+    core = max(groups, key=lambda g: (len(g), max(b for _, b, _ in g)))
+    lo, hi = min(a for a, _, _ in core), max(b for _, b, _ in core)
+    gap = max(APART_GAP, hi - lo)
+    out = {}
+    for g in groups:
+        if g is core or len(g) >= len(core):  # a tie says nothing about which files are the job's
+            continue
+        for a, b, rel in g:
+            if b < lo - gap or a > hi + gap:
+                where = "before" if b < lo else "after"
+                out[rel] = (f"its lines ({_stamp(a)} to {_stamp(b)}) lie wholly {where} the job's "
+                            f"({_stamp(lo)} to {_stamp(hi)}): a file of another job or an earlier run")
+    return out
+
+
+def _stamp(t: float) -> str:
+    return _time.strftime("%Y-%m-%d %H:%M:%S", _time.gmtime(t))
+
+
+def set_apart_file(input_file: Any, why: str, accounting: Accounting) -> None:
+    """Count the lines of a file set apart (``JobContext.set_apart``) as skipped, with one warning naming it."""
+    if not getattr(input_file, "start", 0):  # the first piece of a file cut in pieces names it
+        accounting.skip_file("set_apart", input_file.rel, why)
+    n = sum(1 for _ in open_lines(input_file, accounting))
+    accounting.lines_read += n
+    accounting.skip_lines("set_apart", n)
 
 
 def job_year(files: Sequence[Any]) -> int | None:

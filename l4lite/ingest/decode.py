@@ -22,6 +22,7 @@ from l4lite.ingest.files import (
     MAX_INFLATE,
     InputFile,
     os_reason,
+    stdin_stream,
 )
 from l4lite.records import Accounting
 
@@ -40,6 +41,15 @@ def open_lines(input_file: InputFile, accounting: Accounting,
 def iter_line_blocks(input_file: InputFile, accounting: Accounting,
                      max_line_chars: int = DEFAULT_MAX_LINE_CHARS) -> Iterator[tuple[int, list[str]]]:
     """Like ``open_lines`` but yields ``(first_line_number, [lines])`` blocks: the fast path used by ingest."""
+    if input_file.parts:  # a rotated log: its pieces one after the other, lines numbered on through them
+        offset = 0
+        for part in input_file.parts:
+            last = 0
+            for first, lines in iter_line_blocks(part, accounting, max_line_chars):
+                yield first + offset, lines
+                last = first + len(lines) - 1
+            offset += last
+        return
     name = input_file.rel
     try:
         if input_file.is_stdin:
@@ -126,8 +136,7 @@ def _range_chunks(stream: BinaryIO, length: int, name: str, accounting: Accounti
 
 
 def _stdin_binary() -> BinaryIO | None:
-    buf = getattr(sys.stdin, "buffer", None)
-    return buf
+    return stdin_stream()  # type: ignore[return-value]  # its first bytes may have been read for the job context
 
 
 def _prepend(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:

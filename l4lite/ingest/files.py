@@ -17,9 +17,11 @@ import fnmatch
 import os
 import re
 import stat
+import sys
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from l4lite.errors import InputError
 from l4lite.ingest.flight_recorder import DumpFile, dump_kind
@@ -69,6 +71,9 @@ class InputFile:
     start: int = 0
     stop: int | None = None
     first_line: int = 1
+    # A rotated log read as one stream: its pieces oldest first (``x.log.2.gz``, ``x.log.1``, ``x.log``); the
+    # input's own path and name are the newest piece's (``rotation.read_chain`` names each line's piece).
+    parts: tuple[InputFile, ...] = ()
 
     @property
     def is_stdin(self) -> bool:
@@ -86,6 +91,48 @@ class Job:
     root: str
     files: list[InputFile] = field(default_factory=list)
     dumps: list[DumpFile] = field(default_factory=list)  # Flight Recorder dumps: not logs, read apart
+
+
+class StdinReplay:
+    """stdin read once: its first bytes can be looked at before the job is read (``peek``, for the job context)
+    and are read again, then the rest of the stream, by ``read``."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+        self.head = b""
+        self.pos = 0
+
+    def peek(self, n: int) -> bytes:
+        """The first ``n`` bytes (fewer at the end of the stream), read from stdin once."""
+        while len(self.head) < n and self.pos == 0:
+            chunk = self.raw.read(n - len(self.head))
+            if not chunk:
+                break
+            self.head += chunk
+        return self.head[:n]
+
+    def read(self, n: int = -1) -> bytes:
+        if self.pos < len(self.head):
+            end = len(self.head) if n < 0 else self.pos + n
+            out = self.head[self.pos:end]
+            self.pos += len(out)
+            return out
+        return self.raw.read(n)
+
+
+_replays: dict[int, StdinReplay] = {}
+
+
+def stdin_stream() -> StdinReplay | None:
+    """The binary stdin of this process behind its replay (the same object for every reader); None for a stdin
+    that is text only (tests, embedding)."""
+    raw = getattr(sys.stdin, "buffer", None)
+    if raw is None:
+        return None
+    replay = _replays.get(id(raw))
+    if replay is None or replay.raw is not raw:
+        replay = _replays[id(raw)] = StdinReplay(raw)
+    return replay
 
 
 def sniff(head: bytes) -> tuple[str | None, str]:
@@ -211,6 +258,7 @@ def discover(paths: Sequence[str], accounting: Accounting,
         assert st is not None
         files.append(InputFile(path=apath, rel=rel, size=st.st_size, mtime=st.st_mtime,
                                encoding=encoding, compressed=compressed))
+    files = chain_rotated(files)
     files.sort(key=lambda f: f.rel)
     if stdin:
         files.insert(0, InputFile(path="-", rel="-"))
@@ -225,6 +273,44 @@ def discover(paths: Sequence[str], accounting: Accounting,
                              else f"none of the inputs exist: {names}")
         raise InputError(f"{names}: no readable text log files{detail}")
     return Job(root=root, files=files, dumps=dumps)
+
+
+# x.log.1, x.log.2.gz (logrotate), x.log-20241203(.gz) (its dateext), 0.log.20241203-144221(.gz) (the kubelet)
+_ROTATED = re.compile(r"(.+?)(?:\.(\d{1,3})|[.-](\d{8}(?:-\d{6})?))(?:\.gz)?$")
+
+
+def rotation_key(rel: str) -> tuple[str, int, str]:
+    """How the pieces of one rotated log sort: by the current file's path, oldest first (``x.log.2.gz``,
+    ``x.log.1``, ``x.log``; dated pieces by date, before the current file), so that a log is read in the order
+    it was written."""
+    m = _ROTATED.fullmatch(rel)
+    if m is None:
+        return rel, 0, ""
+    if m[2] is not None:
+        return m[1], -int(m[2]), ""
+    return m[1], -1, m[3]  # dated pieces: the oldest date first, all before the current file
+
+
+def chain_rotated(files: list[InputFile]) -> list[InputFile]:
+    """The pieces of each rotated log as one input (``InputFile.parts``), read as one stream in the order they
+    were written, so that a traceback cut by the rotation stays one record and an untimed line at the top of a
+    piece keeps the time of the line before it. A chain needs its current file (``x.log`` beside ``x.log.1``):
+    ``out.0``, ``out.1`` without an ``out`` are one file per task, not a rotated log."""
+    groups: dict[str, list[InputFile]] = {}
+    for f in files:
+        groups.setdefault(rotation_key(f.rel)[0], []).append(f)
+    out: list[InputFile] = []
+    for base, members in groups.items():
+        if len(members) < 2 or base not in {m.rel for m in members} \
+                or any(m.rel.endswith((".0", ".0.gz")) for m in members):
+            out.extend(members)
+            continue
+        members.sort(key=lambda f: rotation_key(f.rel))
+        newest = members[-1]
+        mtimes = [m.mtime for m in members if m.mtime is not None]
+        out.append(InputFile(newest.path, newest.rel, sum(m.size for m in members), max(mtimes, default=None),
+                             newest.encoding, any(m.compressed for m in members), parts=tuple(members)))
+    return out
 
 
 def os_reason(exc: OSError) -> str:

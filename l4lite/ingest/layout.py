@@ -22,7 +22,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from l4lite.ingest.attempts import pod_of_dir, pod_of_file
-from l4lite.ingest.attribution import host_from_path, normalize_host, split_rel
+from l4lite.ingest.attribution import host_from_path, names_no_node, normalize_host, split_rel
 
 _ATTEMPT = re.compile(r"attempt_\d+$")
 _NUMBER = re.compile(r"(?!\d{1,3}([.-])\d{1,3}\1\d{1,3}\1\d{1,3}$)[\d._-]+$")
@@ -122,7 +122,9 @@ def infer_level(rels: Sequence[str], file_hosts: Mapping[str, str], line_hosts: 
             if h:
                 by_value[v][h] += 1
         hosts_of = {v: c.most_common(1)[0][0] for v, c in by_value.items()}
-        coarser = any(len(c) > 1 and sorted(c.values())[-2] > 1 for c in by_value.values())
+        # one name holds files of several hosts (one odd file aside, unless the name is a kind or an id: ``logs/``
+        # names no machine, so any file of another host there says the folder is not one node's)
+        coarser = any(len(c) > 1 and (sorted(c.values())[-2] > 1 or names_no_node(v)) for v, c in by_value.items())
         finer = len(set(hosts_of.values())) < len(hosts_of)
         if by_value:
             if coarser or finer:
@@ -132,6 +134,9 @@ def infer_level(rels: Sequence[str], file_hosts: Mapping[str, str], line_hosts: 
             names = sorted(v for v in distinct if v in hosts_of or _alike(v, hosts_of))
             verified.append(((agree, len(named), depth >= 0, -depth), depth, aliases, names))
             continue
+        if depth >= 0:  # with no host in the lines to agree with, a folder naming a kind, an id or a date is no node
+            named = {r: v for r, v in named.items() if not names_no_node(v)}
+            distinct = set(named.values())
         if len(distinct) < 2 or not _partitions(named, depth) or (depth < 0 and not _one_family(distinct)):
             continue
         names = sorted(family_members(distinct)) if depth < 0 else sorted(distinct)

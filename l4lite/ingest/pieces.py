@@ -49,7 +49,7 @@ RECORD_START = re.compile(_PREFIX + rb"(?:" + rb"|".join(_STARTS) + rb")")
 
 def splittable(f: InputFile, min_bytes: int) -> bool:
     """A regular, uncompressed, UTF-8 file of at least two pieces' size (not stdin, not already a piece)."""
-    return (not f.is_stdin and not f.compressed and not f.is_piece and f.encoding == "utf-8"
+    return (not f.is_stdin and not f.compressed and not f.is_piece and not f.parts and f.encoding == "utf-8"
             and f.size >= 2 * min_bytes)
 
 

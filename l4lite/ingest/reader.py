@@ -28,12 +28,13 @@ from l4lite.ingest.attribution import (
     compile_node_from,
     normalize_host,
 )
-from l4lite.ingest.context import JobContext, build_context
+from l4lite.ingest.context import JobContext, build_context, set_apart_file
 from l4lite.ingest.decode import iter_line_blocks
 from l4lite.ingest.files import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover
 from l4lite.ingest.header import CRI_HEAD_LINES, CRI_PREFIX, QUEUED, HeaderReading
 from l4lite.ingest.lineclass import OpenRecord
 from l4lite.ingest.pieces import lead_of
+from l4lite.ingest.rotation import piece_starts, read_chain
 from l4lite.ingest.runs import RUN_BLOCK_LINES, RunReading, ShapeBook, ShapeRun
 from l4lite.ingest.shape import FOLD_DIGITS
 from l4lite.ingest.timestamps import TimestampParser
@@ -123,9 +124,15 @@ def read_file(input_file: InputFile, options: IngestOptions, accounting: Account
         node_re = compile_node_from(options.node_from)
     except ValueError as exc:
         raise L4Error(str(exc)) from None
+    why = options.job_context().set_apart.get(input_file.rel)
+    if why is not None:  # not this job's file: its lines are counted as skipped, never read as the job's
+        set_apart_file(input_file, why, accounting)
+        return iter(())
     reader = _FileReader(input_file, options, accounting, rank_map if rank_map is not None else options.rank_map)
     if input_file.is_piece and input_file.start > 0:
         reader.learn_lead(lead_of(input_file), node_re)
+    if input_file.parts:  # a rotated log: one stream, each record named by its piece
+        return read_chain(reader.run(runs), piece_starts(input_file, options.max_line_chars))
     return reader.run(runs)
 
 

@@ -482,6 +482,12 @@ _UPTIME_LINE = re.compile(r"\[ *\d+\.\d+\] ")
 _KERNEL_UPTIME = re.compile(r"[A-Za-z0-9][\w.-]* kernel: \[ *(\d+\.\d+)\] ")
 
 
+def is_kernel_log(rel: str) -> bool:
+    """A node's kernel or system log by its name (``dmesg.log``, ``kern.log``, ``syslog``, ``messages``)."""
+    low = rel.lower()
+    return any(k in low for k in _KERNEL_LOG_NAMES)
+
+
 def boot_anchors(files: Iterable[InputFile], node_of: Callable[[str], str | None], year: int | None,
                  accounting: Accounting, head_lines: int = 50) -> dict[str, float]:
     """Boot wall time per node, for dmesg files that only carry uptimes.
@@ -493,8 +499,7 @@ def boot_anchors(files: Iterable[InputFile], node_of: Callable[[str], str | None
     uptime_nodes: set[str] = set()
     anchor_files: dict[str, list[InputFile]] = {}
     for f in files:
-        low = f.rel.lower()
-        if f.is_stdin or not any(k in low for k in _KERNEL_LOG_NAMES):
+        if f.is_stdin or not is_kernel_log(f.rel):
             continue
         node = node_of(f.rel)
         if node is None:

@@ -1,0 +1,61 @@
+"""A rotated log read as one stream, its records named by the piece each line is in.
+
+``files.chain_rotated`` makes one input of ``x.log.2.gz``, ``x.log.1`` and ``x.log`` (oldest first) and ``decode``
+reads them one after the other, numbering lines on through them, so that the reader keeps its state across a
+rotation: a traceback cut in two by logrotate is one record, and the first lines of a piece keep the time of the
+line before them. What the user opens are the pieces, so every record and run is named by the piece its first
+line is in, with that piece's line numbers (a record that runs on into the next piece ends past its piece's
+last line).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+from typing import NamedTuple
+
+from l4lite.ingest.decode import iter_line_blocks
+from l4lite.ingest.files import InputFile
+from l4lite.ingest.runs import ShapeRun
+from l4lite.records import Accounting, Record
+
+
+class PieceStart(NamedTuple):
+    """Where a piece of a rotated log starts in the chain's line numbers."""
+
+    line: int
+    rel: str
+
+
+def piece_starts(chain: InputFile, max_line_chars: int) -> list[PieceStart]:
+    """The first line of each piece in the numbering ``decode`` gives the chain (lines counted as it reads them)."""
+    out: list[PieceStart] = []
+    offset = 0
+    for part in chain.parts:
+        out.append(PieceStart(offset + 1, part.rel))
+        last = 0
+        for first, lines in iter_line_blocks(part, Accounting(), max_line_chars):  # problems are reported on reading
+            last = first + len(lines) - 1
+        offset += last
+    return out
+
+
+def read_chain(items: Iterable[Record | ShapeRun], starts: list[PieceStart]) -> Iterator[Record | ShapeRun]:
+    """The reader's records and runs of a chain, each named by its piece (a run that crosses pieces is cut)."""
+    firsts = [s.line for s in starts]
+    for item in items:
+        if type(item) is ShapeRun:
+            a, n = 0, len(item)
+            while a < n:
+                line = item.first + a
+                k = max(0, bisect_right(firsts, line) - 1)
+                b = n if k + 1 >= len(firsts) else min(n, firsts[k + 1] - item.first)
+                piece = item if (a, b) == (0, n) else item.part(a, b)
+                piece.file, piece.first = starts[k].rel, line - firsts[k] + 1
+                yield piece
+                a = b
+        else:
+            k = max(0, bisect_right(firsts, item.line) - 1)
+            shift = firsts[k] - 1
+            yield replace(item, file=starts[k].rel, line=item.line - shift, end_line=item.end_line - shift)

@@ -1,0 +1,145 @@
+"""Job-level facts that one odd file cannot move: a stale file of another job set apart by the job's time span."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from l4lite.ingest.context import build_context
+from l4lite.ingest.files import discover
+from l4lite.ingest.reader import IngestOptions, iter_records
+from l4lite.records import Accounting
+
+
+def _train(day: str, hour: int, node: str, last: str = "step 20 loss 2.1") -> str:
+    return "".join(f"2026-12-{day} {hour:02d}:{m:02d}:00,000 INFO [rank0] host={node} step {m} loss 2.3\n"
+                   for m in range(0, 50, 5)) + f"2026-12-{day} {hour:02d}:50:00,000 INFO {last}\n"
+
+
+def _job(tmp_path: Path, stale: str) -> Path:
+    job = tmp_path / "job"
+    for node in ("node-a", "node-b"):
+        (job / node).mkdir(parents=True)
+        (job / node / "train.log").write_text(_train("03", 14, node))
+    (job / "node-a" / "previous-train.log").write_text(stale)
+    return job
+
+
+def test_a_stale_file_of_the_day_before_is_set_apart_with_its_lines_counted(tmp_path: Path) -> None:
+    stale = _train("02", 9, "node-z", "RuntimeError: CUDA error: an illegal memory access was encountered")
+    job = _job(tmp_path, stale)
+    acc = Accounting()
+    records = list(iter_records([str(job)], IngestOptions(), acc))
+    assert {r.file for r in records} == {"node-a/train.log", "node-b/train.log"}
+    assert {r.node for r in records} == {"node-a", "node-b"}  # node-z, named only by the stale file, is no node
+    assert acc.lines_skipped["set_apart"] == stale.count("\n")
+    assert acc.files_skipped["set_apart"] == 1
+    assert acc.balanced
+    warning = next(w for w in acc.warnings if "previous-train.log" in w)
+    assert "skipped (set_apart)" in warning and "2026-12-02 09:00:00" in warning and "before the job's" in warning
+    ctx = build_context(discover([str(job)], Accounting()).files)
+    assert ctx.start is not None and ctx.start >= 1796306400.0  # 2026-12-03 14:00 UTC: the stale file moved nothing
+
+
+def test_a_file_within_hours_of_the_job_is_kept(tmp_path: Path) -> None:
+    job = _job(tmp_path, _train("03", 16, "node-a"))  # a restart two hours later: the same job
+    ctx = build_context(discover([str(job)], Accounting()).files)
+    assert ctx.set_apart == {}
+
+
+def test_one_file_against_one_sets_nothing_apart(tmp_path: Path) -> None:
+    job = tmp_path / "job"
+    job.mkdir()
+    (job / "train.log").write_text(_train("03", 14, "node-a"))
+    (job / "old.log").write_text(_train("01", 14, "node-a"))
+    ctx = build_context(discover([str(job)], Accounting()).files)
+    assert ctx.set_apart == {}  # a tie says nothing about which file is the job's
+
+
+def test_stdin_is_sampled_for_the_job_context_and_read_whole(tmp_path: Path, monkeypatch) -> None:
+    import io
+    import sys
+
+    # one ``srun --label`` stream of two nodes: a launcher line of label 1 names no host; the labels' other lines do
+    text = ("0: [default1]:2026-12-03 14:38:23,219 INFO [rank1] initialized process group: host=node-a\n"
+            "1: [default1]:2026-12-03 14:38:23,219 INFO [rank3] initialized process group: host=node-b\n"
+            "1: E1203 14:38:30.696000 16444 torch/distributed/elastic/multiprocessing/api.py:1002] "
+            "failed (exitcode: 1) local_rank: 1 (pid: 16468) of binary: /usr/bin/python3\n")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    acc = Accounting()
+    records = list(iter_records(["-"], IngestOptions(), acc))
+    assert [r.node for r in records] == ["node-a", "node-b", "node-b"]
+    assert [r.text for r in records] == text.splitlines()  # the sampled head is read again, once
+    assert acc.lines_read == 3 and acc.balanced
+
+
+def test_a_rotated_log_reads_as_one_stream_named_by_its_pieces(tmp_path: Path) -> None:
+    import gzip
+
+    lines = [f"2026-12-03 14:00:{i:02d},000 INFO step {i} loss 2.3" for i in range(10)]
+    lines[6:6] = ["Traceback (most recent call last):", '  File "train.py", line 9, in <module>',
+                  "OSError: [Errno 28] No space left on device"]
+    job = tmp_path / "job" / "node-a"
+    job.mkdir(parents=True)
+    (job / "train.log.2.gz").write_bytes(gzip.compress(("\n".join(lines[:4]) + "\n").encode()))
+    (job / "train.log.1").write_text("\n".join(lines[4:7]) + "\n")  # the traceback is cut after its first line
+    (job / "train.log").write_text("\n".join(lines[7:]) + "\n")
+    (job / "out.0").write_text(lines[0] + "\n")  # one file per task, not pieces of a rotated "out"
+    (job / "out.1").write_text(lines[1] + "\n")
+    files = discover([str(tmp_path / "job")], Accounting()).files
+    assert [(f.rel, [p.rel for p in f.parts]) for f in files] == [
+        ("node-a/out.0", []), ("node-a/out.1", []),
+        ("node-a/train.log", ["node-a/train.log.2.gz", "node-a/train.log.1", "node-a/train.log"])]
+    for opts in ({}, {"line_shapes": False, "line_runs": False}):
+        acc = Accounting()
+        got = [(r.file, r.line, r.end_line, r.text.split("\n")[-1])
+               for r in iter_records([str(tmp_path / "job" / "node-a" / n) for n in
+                                      ("train.log", "train.log.1", "train.log.2.gz")], IngestOptions(**opts), acc)]
+        assert got[4:8] == [("train.log.1", 1, 1, lines[4]), ("train.log.1", 2, 2, lines[5]),
+                            ("train.log.1", 3, 5, "OSError: [Errno 28] No space left on device"),
+                            ("train.log", 3, 3, lines[9])], opts
+        assert got[:2] == [("train.log.2.gz", 1, 1, lines[0]), ("train.log.2.gz", 2, 2, lines[1])]
+        assert len(got) == 11
+        assert acc.lines_read == len(lines) and acc.balanced
+
+
+def test_runs_of_a_rotated_log_are_cut_at_its_pieces(tmp_path: Path) -> None:
+    from l4lite.ingest.reader import iter_job
+    from l4lite.ingest.runs import ShapeRun
+
+    lines = [f"2026-12-03 14:{i // 60 % 60:02d}:{i % 60:02d},000 INFO step {i} loss 2.{i % 7}" for i in range(9000)]
+    job = tmp_path / "job" / "node017"  # a node in the path: runs start at once
+    job.mkdir(parents=True)
+    for name, part in (("train.log.2", lines[:3000]), ("train.log.1", lines[3000:6100]), ("train.log", lines[6100:])):
+        (job / name).write_text("\n".join(part) + "\n")
+    acc = Accounting()
+    items = list(iter_job(discover([str(job.parent)], acc), IngestOptions(), acc, runs=True))
+    assert any(type(i) is ShapeRun for i in items)
+    got = [(r.file, r.line, r.text) for i in items for r in (i.records() if type(i) is ShapeRun else [i])]
+    want = [(f"node017/train.log{s}", n - a + 1, lines[n - 1]) for s, a, b in ((".2", 1, 3000), (".1", 3001, 6100),
+                                                                                 ("", 6101, 9000)) for n in range(a, b + 1)]
+    assert got == want
+
+
+def test_folders_naming_a_kind_an_id_or_a_date_are_no_nodes(tmp_path: Path) -> None:
+    line = "2026-12-03 14:00:00,000 INFO step 1 loss 2.3\n"
+    names = ("2026-12-01", "job-12345", "attempt_1", "output", "part-0001", "trainer-7c9d8b4f6d-x2k9p", "worker-0")
+    for name in names:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "train.log").write_text(line)
+    nodes = {r.file.split("/")[0]: r.node for r in iter_records([str(tmp_path)], IngestOptions(), Accounting())}
+    # no line names a host: a pod or a launcher's worker name is the best name there is, a kind or an id is none
+    assert nodes == {**{n: None for n in names[:5]}, "trainer-7c9d8b4f6d-x2k9p": "trainer-7c9d8b4f6d-x2k9p",
+                     "worker-0": "worker-0"}
+
+
+def test_a_kind_folder_holding_two_hosts_files_is_no_node() -> None:
+    from l4lite.ingest.layout import infer_level
+
+    rels = ["logs/000-console.log", "logs/001-stderr.log", "logs/002-console.log", "logs/003-stderr.log"]
+    own = {"logs/000-console.log": "gpu-node-07", "logs/002-console.log": "gpu-node-12"}  # what their lines name
+    assert infer_level(rels, own, set(own.values())).depth is None
+    # a node's folder with one odd file (a launcher log naming a peer) stays the node level
+    rels = ["node07/console.log", "node07/launcher.log", "node07/rank0.log", "node12/console.log"]
+    own = {"node07/console.log": "node07", "node07/launcher.log": "node12", "node07/rank0.log": "node07",
+           "node12/console.log": "node12"}
+    assert infer_level(rels, own, set(own.values())).depth == 0
