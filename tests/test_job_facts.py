@@ -46,6 +46,14 @@ def test_a_file_within_hours_of_the_job_is_kept(tmp_path: Path) -> None:
     assert ctx.set_apart == {}
 
 
+def test_a_file_whose_only_time_is_a_reset_clock_is_not_set_apart(tmp_path: Path) -> None:
+    """A line dated 1970 is a clock reset, not another job: the reader refuses its time, the file stays the job's
+    (it may hold the root error, as torchelastic's error.json does)."""
+    job = _job(tmp_path, "1970-01-01 00:00:07,000 ERROR [rank0] RuntimeError: worker failed\n")
+    ctx = build_context(discover([str(job)], Accounting()).files)
+    assert ctx.set_apart == {}
+
+
 def test_one_file_against_one_sets_nothing_apart(tmp_path: Path) -> None:
     job = tmp_path / "job"
     job.mkdir()

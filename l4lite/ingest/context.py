@@ -515,6 +515,8 @@ def _apart(spans: dict[str, FileSpan]) -> dict[str, str]:
         if g is core or len(g) >= len(core):  # a tie says nothing about which files are the job's
             continue
         for a, b, rel in g:
+            if b < lo - PAST_SLACK:  # a reset clock (1970), not another job: the reader refuses its times
+                continue
             if b < lo - gap or a > hi + gap:
                 where = "before" if b < lo else "after"
                 out[rel] = (f"its lines ({_stamp(a)} to {_stamp(b)}) lie wholly {where} the job's "
