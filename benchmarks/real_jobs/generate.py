@@ -139,7 +139,7 @@ CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan
             "erofs": "storage", "netdown": "network"}
 FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_runtime",
           "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps",
-          "ignite": r"Engine run complete", "accelerate": r"training finished: 40 steps"}
+          "ignite": r"Engine run (complete|finished)", "accelerate": r"training finished: 40 steps"}
 NAN = {"ddp": r"loss is nan at step", "hf": r"'loss': '?nan'?|'grad_norm': '?nan'?", "lightning": r"is not finite",
        "deepspeed": r"loss is nan at step", "ignite": r"contains NaN or Inf|Loss: nan",
        "accelerate": r"train_loss nan"}
@@ -664,12 +664,15 @@ def build_truth(job, arch):
 
 
 def layout_note(job):
+    launcher = "accelerate launch ran without --log_dir" if job["stack"] == "accelerate" else \
+        "torchrun ran without --log-dir"
     if job["layout"] == "srun-label":
+        kern = " and each node's kern.log" if job["fault"] in ("host_oom", "worker_oom") else ""
         return (" Layout: one `srun --label` file (slurm-NNNN.out; task 0 ran on the first node, task 1 on the "
-                "second) and each node's kern.log; torchrun ran without --log-dir.")
+                f"second){kern}; {launcher}.")
     if job["layout"] == "kubernetes-pods":
         return (" Layout: one CRI log per pod (<namespace>_<pod>_<uid>/pytorch/0.log, the pod name is the "
-                "hostname); torchrun ran without --log-dir.")
+                f"hostname); {launcher}.")
     return ""
 
 
@@ -686,7 +689,7 @@ def describe(job, first, rank_host):
         return f"Healthy {s} run: 40 steps of DDP over gloo on 2 nodes x 2 ranks, checkpoints at steps 20 and 40."
     if f == "exception":
         return (f"Global rank {r} on {h} raises RuntimeError from user code at step {job['step']}; "
-                "torchrun reports exitcode 1 for it, the other ranks fail in the next collective (peer gone) "
+                f"{'accelerate launch' if s == 'accelerate' else 'torchrun'} reports exitcode 1 for it, the other ranks fail in the next collective (peer gone) "
                 "and their agents tear the job down." + layout_note(job))
     if f == "sigkill":
         return (f"Global rank {r} on {h} is SIGKILLed at step {job['step']} (as the kernel OOM killer would); "
@@ -973,7 +976,18 @@ changed.
 """
 
 
+def job_versions(out, vers):
+    """The versions of every job in `out` (each job's _meta/run.json) with `vers`: a package run at more than one
+    version lists each."""
+    seen = {k: {v} for k, v in vers.items()}
+    for run in glob.glob(os.path.join(out, "*", "_meta", "run.json")):
+        for k, v in _read_json(run).get("versions", {}).items():
+            seen.setdefault(k, set()).add(v)
+    return {k: ", ".join(sorted(v)) for k, v in seen.items()}
+
+
 def write_readme(out, vers):
+    vers = job_versions(out, vers)
     rows = []
     for gt in sorted(glob.glob(os.path.join(out, "*", "ground_truth.json"))):
         t = _read_json(gt)
