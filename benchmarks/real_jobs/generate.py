@@ -931,7 +931,8 @@ Layout of a job (`layout: torchelastic-logdir`):
 The `accelerate` jobs are launched by `accelerate launch --multi_gpu --num_machines 2 --num_processes 4
 --machine_rank N --main_process_ip 127.0.0.1 --main_process_port PORT --max_restarts 0 --log_dir
 <host>/torchelastic --tee 3` instead of torchrun: Accelerate's launcher runs torch's elastic agent in its own
-process, with its default static rendezvous (node 0 hosts the store), so the same per-rank files appear.
+process, with its default static rendezvous (node 0 hosts the store; rendezvous id `none`, the default), so the
+same per-rank files appear under `<host>/torchelastic/none_<random>/`.
 
 Two more layouts, for jobs whose names end in `_srun` and `_k8s`: torchrun runs without `--log-dir`
 (the ranks write to torchrun's own stdout and stderr, as under Slurm or in a pod), and the generator reads
