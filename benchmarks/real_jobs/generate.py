@@ -375,6 +375,10 @@ def run_job(job, py, out_root, work_root, port):
     write_layout(job, arch, streams)
     if kernel:
         write_kernel_logs(job, arch, kernel.records())
+    elif layout == "srun-label":  # a Slurm job's logs come with each node's kern.log, empty where it said nothing
+        for h in job["hosts"]:
+            os.makedirs(os.path.join(arch, h), exist_ok=True)
+            open(os.path.join(arch, h, "kern.log"), "w").close()
     return arch
 
 
@@ -667,9 +671,8 @@ def layout_note(job):
     launcher = "accelerate launch ran without --log_dir" if job["stack"] == "accelerate" else \
         "torchrun ran without --log-dir"
     if job["layout"] == "srun-label":
-        kern = " and each node's kern.log" if job["fault"] in ("host_oom", "worker_oom") else ""
         return (" Layout: one `srun --label` file (slurm-NNNN.out; task 0 ran on the first node, task 1 on the "
-                f"second){kern}; {launcher}.")
+                f"second) and each node's kern.log; {launcher}.")
     if job["layout"] == "kubernetes-pods":
         return (" Layout: one CRI log per pod (<namespace>_<pod>_<uid>/pytorch/0.log, the pod name is the "
                 f"hostname); {launcher}.")
