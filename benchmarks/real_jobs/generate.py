@@ -33,13 +33,14 @@ import capture  # noqa: E402  (beside this script)
 
 TORCH_VERSION = "2.13.0"
 # Versions known to work with torch 2.13.0 on CPU (installed with torch pinned).
-PACKAGES = ["transformers==5.24.0", "accelerate==1.16.0", "lightning==2.6.6", "tabulate"]
+PACKAGES = ["transformers==5.24.0", "accelerate==1.16.0", "lightning==2.6.6", "pytorch-ignite==0.5.5", "tabulate"]
 DEEPSPEED = "deepspeed==0.19.8"
 DEEPSPEED_DEPS = ["hjson", "ninja", "psutil", "py-cpuinfo", "pydantic", "msgpack", "einops", "packaging", "tqdm"]
 
 SCRIPTS = {"ddp": "train_ddp.py", "hf": "train_hf.py", "lightning": "train_lightning.py",
-           "deepspeed": "train_deepspeed.py"}
-FORMATS = {"ddp": "pytorch", "hf": "hf", "lightning": "lightning", "deepspeed": "deepspeed"}
+           "deepspeed": "train_deepspeed.py", "ignite": "train_ignite.py", "accelerate": "train_accelerate.py"}
+FORMATS = {"ddp": "pytorch", "hf": "hf", "lightning": "lightning", "deepspeed": "deepspeed", "ignite": "ignite",
+           "accelerate": "accelerate"}
 
 HOST_SETS = [
     ("gpu-node-07", "gpu-node-12"),
@@ -109,6 +110,22 @@ JOB_SPECS = [
     ("hf", "exception", 1, 16, False, {"layout": "kubernetes-pods"}),
     ("ddp", "netdown", 3, 15, False),
     ("deepspeed", "netdown", 0, 17, False),
+    # stacks l4lite's rules and readers were not written from: PyTorch-Ignite under torchrun, and a plain
+    # Accelerate loop under `accelerate launch` (its own launcher, static rendezvous)
+    ("ignite", "healthy", None, None, False),
+    ("ignite", "exception", 1, 17, False),
+    ("ignite", "sigkill", 3, 14, False),
+    ("ignite", "hang", 2, 19, False),
+    ("ignite", "diverge", None, 16, False),
+    ("ignite", "enospc", 0, 20, False),
+    ("ignite", "sigkill", 2, 22, False, {"layout": "srun-label"}),
+    ("accelerate", "healthy", None, None, False),
+    ("accelerate", "exception", 3, 13, False),
+    ("accelerate", "sigkill", 1, 18, False),
+    ("accelerate", "hang", 0, 15, False),
+    ("accelerate", "nan", 2, 14, False),
+    ("accelerate", "erofs", 0, 20, False),
+    ("accelerate", "exception", 2, 11, False, {"layout": "kubernetes-pods"}),
 ]
 LAYOUT_SUFFIX = {"srun-label": "_srun", "kubernetes-pods": "_k8s"}
 OOM_LIMIT = 64 * 1024 * 1024  # the small cgroup's memory.limit_in_bytes (only pages charged after joining it)
@@ -121,9 +138,11 @@ CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan
             "host_oom": "host", "worker_oom": "host", "sigstop": "software", "diverge": "numerical",
             "erofs": "storage", "netdown": "network"}
 FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_runtime",
-          "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps"}
+          "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps",
+          "ignite": r"Engine run (complete|finished)", "accelerate": r"training finished: 40 steps"}
 NAN = {"ddp": r"loss is nan at step", "hf": r"'loss': '?nan'?|'grad_norm': '?nan'?", "lightning": r"is not finite",
-       "deepspeed": r"loss is nan at step"}
+       "deepspeed": r"loss is nan at step", "ignite": r"contains NaN or Inf|Loss: nan",
+       "accelerate": r"train_loss nan"}
 # Faults of the checkpoint save, by the lines that show the failed write.
 SAVE_FAULTS = {"erofs": r"Read-only file system", "enospc": r"No space left on device|file write failed|unexpected pos"}
 
@@ -176,7 +195,7 @@ def ensure_venv(venv, deepspeed):
 def versions(py):
     code = ("import importlib.metadata as m, json\n"
             "out={}\n"
-            "for p in ['torch','transformers','accelerate','lightning','deepspeed','numpy']:\n"
+            "for p in ['torch','transformers','accelerate','lightning','deepspeed','numpy','pytorch-ignite']:\n"
             "    try: out[p]=m.version(p)\n"
             "    except Exception: pass\n"
             "print(json.dumps(out))")
@@ -304,6 +323,9 @@ def run_job(job, py, out_root, work_root, port):
                     "--rdzv-backend", "c10d", "--rdzv-endpoint", f"{endpoint}:{port}",
                     "--rdzv-id", f"run-{job['index']:03d}", "--max-restarts", "0"] + logdir + [
                     os.path.join(run_dir, SCRIPTS[stack])] + stack_args(job, ckpt, resume)
+        if stack == "accelerate":  # Accelerate's launcher runs torch's elastic agent in its own process
+            torchrun = accelerate_launch(py, i, endpoint, port, hdir if layout == "torchelastic-logdir" else None) + [
+                os.path.join(run_dir, SCRIPTS[stack])] + stack_args(job, ckpt, resume)
         shell = f"hostname {host} && mount --bind {hosts_file} /etc/hosts"
         if fault == "enospc":  # node-local checkpoint disk that is nearly full
             shell += f" && mount -t tmpfs -o size=64k tmpfs {ckpt}"
@@ -353,7 +375,24 @@ def run_job(job, py, out_root, work_root, port):
     write_layout(job, arch, streams)
     if kernel:
         write_kernel_logs(job, arch, kernel.records())
+    elif layout == "srun-label":  # a Slurm job's logs come with each node's kern.log, empty where it said nothing
+        for h in job["hosts"]:
+            os.makedirs(os.path.join(arch, h), exist_ok=True)
+            open(os.path.join(arch, h, "kern.log"), "w").close()
     return arch
+
+
+def accelerate_launch(py, machine_rank, endpoint, port, hdir):
+    """`accelerate launch` for node `machine_rank` of 2 (2 processes each) without a config file; its default
+    rendezvous is static (node 0 hosts the store). With a log folder its ranks tee into
+    <host>/torchelastic as torchrun's --log-dir/--tee 3 do."""
+    cmd = [os.path.join(os.path.dirname(py), "accelerate"), "launch", "--multi_gpu", "--num_machines", "2",
+           "--num_processes", "4", "--machine_rank", str(machine_rank), "--main_process_ip", endpoint,
+           "--main_process_port", str(port), "--max_restarts", "0", "--mixed_precision", "no",
+           "--dynamo_backend", "no"]
+    if hdir:
+        cmd += ["--log_dir", os.path.join(hdir, "torchelastic"), "--tee", "3"]
+    return cmd
 
 
 def make_network(job):
@@ -454,8 +493,10 @@ def find(arch, hosts, pattern, limit=1, prefer=None, names=()):
     return hits
 
 
-LOSS = {"ddp": re.compile(r"step (\d+)/\d+ \| epoch \d+ \| loss (\S+) "),
-        "hf": re.compile(r"'loss': '?([^',}]+)'?.*'epoch': '?([^',}]+)'?")}
+LOSS = {"ddp": re.compile(r"step (?P<step>\d+)/\d+ \| epoch \d+ \| loss (?P<loss>\S+) "),
+        "hf": re.compile(r"'loss': '?(?P<loss>[^',}]+)'?.*'epoch': '?([^',}]+)'?"),
+        "ignite": re.compile(r"Iter\[(?P<step>\d+)\] Loss: (?P<loss>\S+)"),
+        "accelerate": re.compile(r"step (?P<step>\d+)/\d+: train_loss (?P<loss>\S+)")}
 
 
 def first_divergent_line(arch, stack, step, names):
@@ -473,8 +514,9 @@ def first_divergent_line(arch, stack, step, names):
                 if not m:
                     continue
                 idx += 1
-                at = int(m[1]) if stack == "ddp" else idx * 2  # HF logs every 2 steps (logging_steps=2)
-                loss = float(m[2] if stack == "ddp" else m[1])
+                # HF logs every 2 steps (logging_steps=2) without the step number
+                at = int(m["step"]) if "step" in rx.groupindex else idx * 2
+                loss = float(m["loss"])
                 if at < step:
                     best = loss if best is None else min(best, loss)
                 elif best is not None and not (loss < 2 * best):
@@ -626,13 +668,21 @@ def build_truth(job, arch):
 
 
 def layout_note(job):
+    launcher = "accelerate launch ran without --log_dir" if job["stack"] == "accelerate" else \
+        "torchrun ran without --log-dir"
     if job["layout"] == "srun-label":
         return (" Layout: one `srun --label` file (slurm-NNNN.out; task 0 ran on the first node, task 1 on the "
-                "second) and each node's kern.log; torchrun ran without --log-dir.")
+                f"second) and each node's kern.log; {launcher}.")
     if job["layout"] == "kubernetes-pods":
         return (" Layout: one CRI log per pod (<namespace>_<pod>_<uid>/pytorch/0.log, the pod name is the "
-                "hostname); torchrun ran without --log-dir.")
+                f"hostname); {launcher}.")
     return ""
+
+
+NAN_END = {"ddp": "the script stops with FloatingPointError", "deepspeed": "the script stops with FloatingPointError",
+           "hf": "HF keeps logging nan loss to the end", "lightning": "EarlyStopping(check_finite) stops the run",
+           "accelerate": "the loop keeps logging a nan loss to the end",
+           "ignite": "TerminateOnNan stops the run"}
 
 
 def describe(job, first, rank_host):
@@ -642,11 +692,12 @@ def describe(job, first, rank_host):
         return f"Healthy {s} run: 40 steps of DDP over gloo on 2 nodes x 2 ranks, checkpoints at steps 20 and 40."
     if f == "exception":
         return (f"Global rank {r} on {h} raises RuntimeError from user code at step {job['step']}; "
-                "torchrun reports exitcode 1 for it, the other ranks fail in the next collective (peer gone) "
+                f"{'accelerate launch' if s == 'accelerate' else 'torchrun'} reports exitcode 1 for it, the other ranks fail in the next collective (peer gone) "
                 "and their agents tear the job down." + layout_note(job))
     if f == "sigkill":
         return (f"Global rank {r} on {h} is SIGKILLed at step {job['step']} (as the kernel OOM killer would); "
-                "its agent reports exitcode -9 / Signal 9 (SIGKILL), the peers lose their gloo connection.")
+                "its agent reports exitcode -9 / Signal 9 (SIGKILL), the peers lose their gloo connection."
+                + layout_note(job))
     if f == "hang":
         extra = (" Flight recorder on (TORCH_FR_BUFFER_SIZE=2000); gloo does not dump on timeout in torch 2.13, "
                  "so each rank writes torch's own _dump_fr_trace() pickle to <host>/fr_trace_<rank> from its "
@@ -662,7 +713,7 @@ def describe(job, first, rank_host):
     if f == "nan":
         return (f"At step {job['step']} one weight on global rank {r} is set to NaN; DDP averages the NaN gradient "
                 "into every replica, so the loss is non-finite on all ranks from then on "
-                f"({'the script stops with FloatingPointError' if s in ('ddp', 'deepspeed') else 'HF keeps logging nan loss to the end' if s == 'hf' else 'EarlyStopping(check_finite) stops the run'}).")
+                f"({NAN_END[s]}).")
     if f == "enospc":
         return ("The checkpoint folder of each node is a 64 KiB tmpfs; rank 0's checkpoint save at step 20 "
                 f"fails with ENOSPC (No space left on device) on {h}.")
@@ -880,6 +931,12 @@ Layout of a job (`layout: torchelastic-logdir`):
 
 `_meta/` is not a log: it is the generator's side record.
 
+The `accelerate` jobs are launched by `accelerate launch --multi_gpu --num_machines 2 --num_processes 4
+--machine_rank N --main_process_ip 127.0.0.1 --main_process_port PORT --max_restarts 0 --log_dir
+<host>/torchelastic --tee 3` instead of torchrun: Accelerate's launcher runs torch's elastic agent in its own
+process, with its default static rendezvous (node 0 hosts the store; rendezvous id `none`, the default), so the
+same per-rank files appear under `<host>/torchelastic/none_<random>/`.
+
 Two more layouts, for jobs whose names end in `_srun` and `_k8s`: torchrun runs without `--log-dir`
 (the ranks write to torchrun's own stdout and stderr, as under Slurm or in a pod), and the generator reads
 each node's two streams line by line, keeping the moment each line arrived. It files them as
@@ -923,7 +980,18 @@ changed.
 """
 
 
+def job_versions(out, vers):
+    """The versions of every job in `out` (each job's _meta/run.json) with `vers`: a package run at more than one
+    version lists each."""
+    seen = {k: {v} for k, v in vers.items()}
+    for run in glob.glob(os.path.join(out, "*", "_meta", "run.json")):
+        for k, v in _read_json(run).get("versions", {}).items():
+            seen.setdefault(k, set()).add(v)
+    return {k: ", ".join(sorted(v)) for k, v in seen.items()}
+
+
 def write_readme(out, vers):
+    vers = job_versions(out, vers)
     rows = []
     for gt in sorted(glob.glob(os.path.join(out, "*", "ground_truth.json"))):
         t = _read_json(gt)
