@@ -234,3 +234,24 @@ def test_a_progress_line_format_is_the_same_worked_out_per_shape() -> None:
     lines += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80))) for _ in range(2000)]
     lines += [re.sub(r"\d", lambda _m: str(rng.randint(0, 9)), t) for t in lines[:3] for _ in range(20)]
     assert [line_format(t) for t in lines] == [plain(t) for t in lines]
+
+# A stall that lasts hours: the quiet rank's own output goes on (its last progress line, at a higher step than
+# its peers' because it counts from another start, then a scheduler's pulses), so its node's progress does not
+# look stopped first while its peers' does; its peers' cascades name its address.
+STALL_WITH_PULSES = _excerpt(
+    "stall-with-pulses",
+    "[default1]: iteration    88000/  120000 | consumed samples:     90112000 | elapsed time per iteration (s): "
+    "96.50 | learning rate: 2.1E-05 | global batch size:  1024",
+    "[default1]:evaluation at step 88000 | eval loss 2.118 | eval ppl 8.31",
+    "[2024-05-14 11:00:05] HEARTBEAT: job run-42 alive for 1-02:10:44 (queue gpu_long)",
+    "[2024-05-14 12:00:09] HEARTBEAT: job run-42 alive for 1-03:10:48 (queue gpu_long)",
+    "[2024-05-14 13:00:12] HEARTBEAT: job run-42 alive for 1-04:10:51 (queue gpu_long)",
+    faulty="node", phase="eval")
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_inferences_on_different_nodes_defer_to_the_node_the_cascades_lost(tmp_path, layout: str) -> None:
+    """Progress read alone blames whichever node's common lines stopped first (all stopped at one step); the
+    silence read from the timeouts and the peer address the cascades say they lost name the stuck node."""
+    inc, truth = _run(tmp_path, STALL_WITH_PULSES, layout)
+    assert inc["status"] == "incident" and inc["suspects"][0]["node"] == truth["faulty_nodes"][0]

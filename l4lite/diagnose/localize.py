@@ -196,6 +196,7 @@ class Localizer:
             signed = [f for f in roots if f.data.get("signal") not in INFERRED and not f.data.get("inferred")] or roots
             best = max(f.score for f in signed)
             close = [f for f in signed if f.score >= best - CLOSE_SCORE]
+            close = self._witnessed(scan, findings, close)
             # A line that names no node cannot localise a node fault (and its time is often inherited from an
             # earlier line of a merged output); the same fault's attributed line leads instead.
             primary = min(close, key=lambda f: (f.node is None and not is_global(f) and len(scan.node_last) > 1,
@@ -325,6 +326,19 @@ class Localizer:
             if node is not None:
                 primary.node = node
         return primary
+
+    def _witnessed(self, scan: JobScan, findings: list[Finding], close: list[Finding]) -> list[Finding]:
+        """Among inferences that blame different nodes (a hang read from progress stopping, a stuck rank read from
+        who stayed silent), the ones on the node the peers' cascades point at: the ranks that lag in the
+        watchdog's sequence numbers, the peer address they say they lost, the one node that reported no loss.
+        Each inference alone sees one side; the witnesses' lines say which node went away. Unchanged when the
+        candidates agree, when any is a signature, or when the cascades point at none of them."""
+        nodes = {f.node for f in close}
+        if len(nodes) < 2 or not all(inferred(f) for f in close):
+            return close
+        pointed = self._lagging_node(scan, findings)
+        chosen = [f for f in close if pointed is not None and f.node == pointed]
+        return chosen or close
 
     @staticmethod
     def _failed_alike(scan: JobScan, findings: list[Finding], roles: dict[int, str], primary: Finding) -> list[str]:
