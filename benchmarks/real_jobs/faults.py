@@ -221,3 +221,10 @@ class SyntheticTokens:
         if isinstance(item, bytes):
             json.loads(item.decode("utf-8", "replace"))
         return item
+
+
+class TokenDataset(SyntheticTokens):
+    """The synthetic tokens as a map-style dataset: what a DataLoader indexes."""
+
+    def __getitem__(self, i):
+        return self.decode(i)

@@ -21,15 +21,7 @@ from train_ddp import TinyLM
 logger = get_logger(__name__)
 
 
-class Tokens(torch.utils.data.Dataset):
-    def __init__(self):
-        self.src = faults.SyntheticTokens()
-
-    def __len__(self):
-        return len(self.src)
-
-    def __getitem__(self, i):
-        return self.src.decode(i)
+Tokens = faults.TokenDataset
 
 
 @record

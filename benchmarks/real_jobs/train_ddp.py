@@ -13,7 +13,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.distributed.elastic.multiprocessing.errors import record
 from torch.nn.parallel import DistributedDataParallel as DDP
-from torch.utils.data import DataLoader, Dataset, DistributedSampler
+from torch.utils.data import DataLoader, DistributedSampler
 
 log = logging.getLogger("train")
 
@@ -34,15 +34,7 @@ class TinyLM(nn.Module):
         return self.head(h)
 
 
-class Tokens(Dataset):
-    def __init__(self):
-        self.src = faults.SyntheticTokens()
-
-    def __len__(self):
-        return len(self.src)
-
-    def __getitem__(self, i):
-        return self.src.decode(i)
+Tokens = faults.TokenDataset
 
 
 def save_checkpoint(path, model, opt, step):

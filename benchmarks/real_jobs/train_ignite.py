@@ -17,16 +17,7 @@ from ignite.utils import manual_seed, setup_logger
 from torch.distributed.elastic.multiprocessing.errors import record
 from train_ddp import TinyLM
 
-
-class Tokens(torch.utils.data.Dataset):
-    def __init__(self):
-        self.src = faults.SyntheticTokens()
-
-    def __len__(self):
-        return len(self.src)
-
-    def __getitem__(self, i):
-        return self.src.decode(i)
+Tokens = faults.TokenDataset
 
 
 def training(args):
