@@ -116,3 +116,21 @@ def test_nvidia_smi_csv_slowdown() -> None:
     assert telemetry_slowdown(header, "2024/10/29 07:12:00.763, 1, 00000000:0F:00.0, 68, 1410 MHz, Not Active, "
                                       "Not Active") is None
     assert telemetry_slowdown(header, "a, b") is None
+
+
+@pytest.mark.parametrize(("line", "iteration", "loss"), [
+    ("2026-12-04 10:54:31,305 ignite.distributed INFO: Epoch[1], Iter[18] Loss: 588.1194", 18, 588.1194),
+    ("Epoch [1/10], Step [100/600], Loss: 0.2100", 100, 0.21),
+    ("12/04/2026 10:57:52 - INFO - __main__ - [RANK 0] step 14/40: train_loss nan lr 3.00e-03", 14, math.nan),
+    ("iteration 7 loss -inf grad_norm 1.5", 7, -math.inf),
+])
+def test_a_step_in_brackets_and_a_non_finite_value_are_read(line: str, iteration: int, loss: float) -> None:
+    """A bracketed step (Ignite, the PyTorch tutorials) is the iteration, and ``nan`` after a key is its value, not
+    one more word of a longer key."""
+    out = parse_metric_line(line)
+    assert out is not None and out["iteration"] == iteration
+    assert out["loss"] == loss or (math.isnan(loss) and math.isnan(out["loss"]))
+
+
+def test_a_rank_or_device_in_brackets_is_no_metric() -> None:
+    assert parse_metric_line("[rank3]: GPU[0] memory[80] loss of connection") is None

@@ -271,9 +271,12 @@ def _progress_bar(message: str) -> dict[str, Any] | None:
 # metric through ALIASES (the longest suffix that is a known name wins), so "train loss", "lm loss", "loss/train/total",
 # "reduced_train_loss" are all the loss. Every decision below depends on the letters of the line only (keys are
 # read with their digits folded), so the fast path in ``l4lite.scan.metric_plans`` can plan a line shape once.
-_KEY = r"[A-Za-z_][\w/.\-]*"
+# A key word is never a non-finite value: in ``train_loss nan lr 3e-03`` the loss is nan, not a key "train_loss nan lr".
+_KEY = r"(?!(?i:[-+]?(?:nan|inf(?:inity)?))(?![\w/.\-]))[A-Za-z_][\w/.\-]*"
 _VALUE = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])|" + _NUM
-KV_PAIR = re.compile(r"(?:^|(?<=[\s,;{\[(|]))([\"']?)(" + _KEY + r"(?: " + _KEY + r"){0,4})\1(\s*[:=]\s*|\s+)"
+# The value follows ``:``, ``=``, blanks, or a bracket (Ignite's ``Epoch[1], Iter[18] Loss: 0.5``, the PyTorch
+# tutorials' ``Epoch [1/10], Step [100/600], Loss: 0.21``).
+KV_PAIR = re.compile(r"(?:^|(?<=[\s,;{\[(|]))([\"']?)(" + _KEY + r"(?: " + _KEY + r"){0,4})\1(\s*[:=]\s*|\s*\[|\s+)"
                      r"([\"']?)(" + _VALUE + r")\4(?:\s?(ms|s)(?![A-Za-z]))?(?=[\s,;}\])|%/]|:\s|:$|$)")
 ALIASES: dict[str, str] = {
     **dict.fromkeys(("iteration", "iter", "step", "steps", "global_step", "global step", "trainer/global_step",
