@@ -15,6 +15,8 @@ import numpy as np
 from l4lite.ingest.shape import FOLD_DIGITS
 
 _POW10 = np.array([10.0 ** k for k in range(10)])
+# powers of ten up to 10**17 (exact in int64): a run of digits read as one number by a dot product
+POW10_INT = np.array([10**k for k in range(18)], dtype=np.int64)
 _A = np.uint8(97)
 
 

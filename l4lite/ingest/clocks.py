@@ -16,12 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from l4lite.ingest.blocks import BlockPlan, RunShape, epoch_days
+from l4lite.ingest.blocks import POW10_INT, BlockPlan, RunShape, epoch_days
 from l4lite.ingest.shape import fold_ids
 from l4lite.ingest.timestamps import MONTHS, TimestampParser
 
 _TWO_WORDS = re.compile(r"\S*\s?\S*")
-_POW10_INT = np.array([10**k for k in range(18)], dtype=np.int64)
 _POW10_FLOAT = np.array([10.0**k for k in range(18)])
 _UP_WIDTH = 16  # digits of an uptime read in a window (more: the per-line path), exact as one float64 integer
 CLOCK_COLUMNS = ("clocked", "clock_at", "day_at", "day_len", "hour_at", "month", "up_start", "up_end", "dot", "opens")
@@ -87,11 +86,11 @@ def window_clocks(block: BlockPlan, params: np.ndarray, year_of: dict[int, int |
     up = buf[np.minimum((at + np.where(has_up, up_start, 0))[:, None] + k, last)].astype(np.int64) - 48
     whole_exp = dot[:, None] - 1 - k
     frac_exp = width[:, None] - 1 - k
-    whole = (up * np.where(whole_exp >= 0, _POW10_INT[np.clip(whole_exp, 0, 17)], 0)).sum(axis=1)
-    frac = (up * np.where((k > dot[:, None]) & (frac_exp >= 0), _POW10_INT[np.clip(frac_exp, 0, 17)], 0)).sum(axis=1)
+    whole = (up * np.where(whole_exp >= 0, POW10_INT[np.clip(whole_exp, 0, 17)], 0)).sum(axis=1)
+    frac = (up * np.where((k > dot[:, None]) & (frac_exp >= 0), POW10_INT[np.clip(frac_exp, 0, 17)], 0)).sum(axis=1)
     scale = _POW10_FLOAT[frac_len]
     value = whole.astype(np.float64) + frac / scale  # int(whole) + _frac(digits)
-    up_text = (whole * _POW10_INT[frac_len] + frac) / scale  # float(text): an exact integer over a power of ten
+    up_text = (whole * POW10_INT[frac_len] + frac) / scale  # float(text): an exact integer over a power of ten
     year = np.zeros(len(shapes), np.int64)
     for mo in np.unique(month[syslog]).tolist():
         y = year_of.get(mo)

@@ -30,7 +30,7 @@ from typing import Any, Union
 import numpy as np
 
 from l4lite.ingest.attribution import NCCL_RANK
-from l4lite.ingest.blocks import BlockPlan, RunShape, plan_block, run_shape
+from l4lite.ingest.blocks import POW10_INT, BlockPlan, RunShape, plan_block, run_shape
 from l4lite.ingest.clocks import ClockCache, clock_times
 from l4lite.ingest.shape import shape_of
 from l4lite.records import Record
@@ -44,7 +44,6 @@ _ONE_OFF_SHAPES = 8192  # shapes of lines taken into runs from their header's pl
 _MINE_ROUNDS = 8  # looks at the miner's cache per run stretch before adding its messages one by one
 # what RunReading._runs_or_lines yields: a run, or a stretch (first line number, lines, their keys or None)
 Segment = Union["ShapeRun", tuple[int, list[str], "list[bytes] | None"]]
-_POW10_INT = np.array([10**k for k in range(18)], dtype=np.int64)
 
 
 @dataclass(slots=True)
@@ -122,7 +121,7 @@ def _prefix_keys(buf: np.ndarray, starts: np.ndarray, at: list[int]) -> np.ndarr
         return np.zeros(len(starts), dtype=np.int64)
     if len(at) <= 18:
         digits = buf[starts[:, None] + np.array(at)].astype(np.int64) - 48
-        return digits @ _POW10_INT[len(at) - 1::-1]
+        return digits @ POW10_INT[len(at) - 1::-1]
     width = max(at) + 1
     return np.ascontiguousarray(buf[starts[:, None] + np.arange(width)]).view(f"V{width}").ravel()
 

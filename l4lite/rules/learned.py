@@ -14,6 +14,7 @@ same component, which is what a model has to carry to logs it was not trained on
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import re
@@ -46,13 +47,8 @@ FAILURE_WORDS = frozenset({
 })
 
 
-def _errno_names() -> dict[int, str]:
-    import errno
-
-    return dict(errno.errorcode)
-
-
-ERRNO_NAMES = _errno_names()
+ERRNO_NAMES: dict[int, str] = dict(errno.errorcode)
+ERRNO_KNOWN = frozenset(ERRNO_NAMES.values())
 
 
 def _module(path: str) -> str:
@@ -90,8 +86,7 @@ def names(text: str) -> list[str]:
         code = int(next(g for g in m.groups() if g))
         if code in ERRNO_NAMES:
             out.append("errno=" + ERRNO_NAMES[code].lower())
-    known = set(ERRNO_NAMES.values())
-    out += ["errno=" + w.lower() for w in _ERRNO_NAME.findall(head) if w in known]
+    out += ["errno=" + w.lower() for w in _ERRNO_NAME.findall(head) if w in ERRNO_KNOWN]
     return list(dict.fromkeys(out))
 
 
