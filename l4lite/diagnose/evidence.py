@@ -56,28 +56,6 @@ def own_time(record: Record) -> float | None:
     return record.time if _OWN_STAMP.search(head) else None
 
 
-def written_by(scan: JobScan, records: Sequence[Record]) -> float | None:
-    """The time by which the untimed ones of ``records`` were written: the earliest time of a line the scan kept
-    (a rule hit, a progress line, a phase marker) further down the same file; None when there is none.
-
-    An untimed line inherits the time of the last stamped line above it, which for a rank that logs nothing of
-    its own while it trains is its start-up banner: a traceback at step 17 then reads as written at init. Any
-    later line's time bounds it from above, whether that line's time is its own (written after it) or inherited
-    (the time of a stamped line after it, or the same lower bound)."""
-    files = {r.file: r.end_line for r in records if own_time(r) is None}
-    if not files:
-        return None
-    best: float | None = None
-    later = [(h.record.file, h.record.line, h.record.time) for h in scan.hits]
-    later += [(p.file, p.line, p.time) for p in scan.metrics]
-    later += [(m.file, m.line, m.time) for m in scan.markers]
-    for file, line, t in later:
-        end = files.get(file)
-        if end is not None and line > end and t is not None and (best is None or t < best):
-            best = t
-    return best
-
-
 def stamped(text: str) -> bool:
     """Whether a line carries its own timestamp."""
     return _OWN_STAMP.search(text[:120]) is not None
