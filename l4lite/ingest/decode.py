@@ -13,7 +13,7 @@ import stat
 import sys
 import zlib
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from l4lite.ingest.files import (
     CHUNK_BYTES,
@@ -38,12 +38,24 @@ def open_lines(input_file: InputFile, accounting: Accounting,
         yield from enumerate(lines, first)
 
 
+class PieceStart(NamedTuple):
+    """Where a piece of a rotated log starts in the line numbers its chain is read with."""
+
+    line: int
+    rel: str
+
+
 def iter_line_blocks(input_file: InputFile, accounting: Accounting,
-                     max_line_chars: int = DEFAULT_MAX_LINE_CHARS) -> Iterator[tuple[int, list[str]]]:
-    """Like ``open_lines`` but yields ``(first_line_number, [lines])`` blocks: the fast path used by ingest."""
-    if input_file.parts:  # a rotated log: its pieces one after the other, lines numbered on through them
+                     max_line_chars: int = DEFAULT_MAX_LINE_CHARS,
+                     pieces: list[PieceStart] | None = None) -> Iterator[tuple[int, list[str]]]:
+    """Like ``open_lines`` but yields ``(first_line_number, [lines])`` blocks: the fast path used by ingest. A
+    rotated log's pieces are read one after the other, their lines numbered on through them; where each piece
+    starts is appended to ``pieces`` as it is reached."""
+    if input_file.parts:
         offset = 0
         for part in input_file.parts:
+            if pieces is not None:
+                pieces.append(PieceStart(offset + 1, part.rel))
             last = 0
             for first, lines in iter_line_blocks(part, accounting, max_line_chars):
                 yield first + offset, lines

@@ -29,12 +29,12 @@ from l4lite.ingest.attribution import (
     normalize_host,
 )
 from l4lite.ingest.context import JobContext, build_context, set_apart_file
-from l4lite.ingest.decode import iter_line_blocks
+from l4lite.ingest.decode import PieceStart, iter_line_blocks
 from l4lite.ingest.files import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover
 from l4lite.ingest.header import CRI_HEAD_LINES, CRI_PREFIX, QUEUED, HeaderReading
 from l4lite.ingest.lineclass import OpenRecord
 from l4lite.ingest.pieces import lead_of
-from l4lite.ingest.rotation import piece_starts, read_chain
+from l4lite.ingest.rotation import read_chain
 from l4lite.ingest.runs import RUN_BLOCK_LINES, RunReading, ShapeBook, ShapeRun
 from l4lite.ingest.shape import FOLD_DIGITS
 from l4lite.ingest.timestamps import TimestampParser
@@ -132,7 +132,7 @@ def read_file(input_file: InputFile, options: IngestOptions, accounting: Account
     if input_file.is_piece and input_file.start > 0:
         reader.learn_lead(lead_of(input_file), node_re)
     if input_file.parts:  # a rotated log: one stream, each record named by its piece
-        return read_chain(reader.run(runs), piece_starts(input_file, options.max_line_chars))
+        return read_chain(reader.run(runs), reader.pieces)
     return reader.run(runs)
 
 
@@ -156,6 +156,7 @@ class _FileReader(HeaderReading, RunReading):
         self.opt = options
         self.acc = accounting
         self.rank_map = rank_map
+        self.pieces: list[PieceStart] = []  # where each piece of a rotated log starts, as it is read
         self.ctx = ctx = options.job_context()
         self.path_node, self.path_rank = ctx.node_of(input_file.rel), ctx.rank_of(input_file.rel)
         self.task_hosts = ctx.task_hosts.get(input_file.rel)  # srun label -> host, in a file of several nodes
@@ -225,7 +226,7 @@ class _FileReader(HeaderReading, RunReading):
         joined = 0  # CRI partial lines, their text joined to the next line's
         cri = False
         try:
-            for first, block in iter_line_blocks(self.f, acc, self.opt.max_line_chars):
+            for first, block in iter_line_blocks(self.f, acc, self.opt.max_line_chars, self.pieces):
                 if self.cri is None and block:
                     head = [x for x in block[:4 * CRI_HEAD_LINES] if x][:CRI_HEAD_LINES]
                     self.cri = cri = any(CRI_PREFIX.match(x) for x in head)

@@ -13,38 +13,20 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
-from typing import NamedTuple
 
-from l4lite.ingest.decode import iter_line_blocks
-from l4lite.ingest.files import InputFile
+from l4lite.ingest.decode import PieceStart
 from l4lite.ingest.runs import ShapeRun
-from l4lite.records import Accounting, Record
-
-
-class PieceStart(NamedTuple):
-    """Where a piece of a rotated log starts in the chain's line numbers."""
-
-    line: int
-    rel: str
-
-
-def piece_starts(chain: InputFile, max_line_chars: int) -> list[PieceStart]:
-    """The first line of each piece in the numbering ``decode`` gives the chain (lines counted as it reads them)."""
-    out: list[PieceStart] = []
-    offset = 0
-    for part in chain.parts:
-        out.append(PieceStart(offset + 1, part.rel))
-        last = 0
-        for first, lines in iter_line_blocks(part, Accounting(), max_line_chars):  # problems are reported on reading
-            last = first + len(lines) - 1
-        offset += last
-    return out
+from l4lite.records import Record
 
 
 def read_chain(items: Iterable[Record | ShapeRun], starts: list[PieceStart]) -> Iterator[Record | ShapeRun]:
-    """The reader's records and runs of a chain, each named by its piece (a run that crosses pieces is cut)."""
-    firsts = [s.line for s in starts]
+    """The reader's records and runs of a chain, each named by its piece (a run that crosses pieces is cut).
+    ``starts`` grows as the chain is read (``decode.iter_line_blocks``): a piece is listed before any of its
+    lines reaches a record."""
+    firsts: list[int] = []
     for item in items:
+        if len(firsts) != len(starts):
+            firsts = [s.line for s in starts]
         if type(item) is ShapeRun:
             a, n = 0, len(item)
             while a < n:
