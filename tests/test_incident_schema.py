@@ -23,6 +23,8 @@ BASE["evidence"] = BASE["evidence"][:2]
 BASE["evidence"][0]["context"] = [{"line": 1, "text": "before"}]
 BASE["stats"].update({"lines_read": 10, "lines_skipped": {"blank": 2}, "warnings": ["a.log: 1 line cut"], "seconds": 1.5,
                       "templates": 3})
+BASE["checkpoint"]["saved_after"] = [{"iteration": 20, "path": "/ckpt/step_20", "time": None, "complete": True}]
+BASE["checkpoint"]["in_progress"] = {"iteration": 30, "path": "/ckpt/step_30", "time": None, "complete": False}
 BASE["attempts"] = [
     {"attempt": 0, "verdict": False, "status": "incident", "category": "storage", "phase": "checkpoint",
      "iteration": 20, "failure_time": "2026-12-03T14:41:30Z", "nodes": ["gpt-worker-1"], "pods": ["gpt-worker-1"],

@@ -224,3 +224,15 @@ def test_one_nodes_error_lines_that_name_a_component_are_the_fault(tmp_path: Pat
     (tmp_path / "two" / "gpu-a" / "dmesg.log").write_text(log.read_text())
     (tmp_path / "two" / "gpu-b" / "dmesg.log").write_text("[13850.912648] gpu-b: link up\n")
     assert analyze([str(tmp_path / "two")], AnalyzeOptions()).status == "healthy"
+
+
+def test_checkpoints_written_after_a_divergence_are_not_offered(tmp_path: Path) -> None:
+    """A save stamped in the same second as the first NaN loss, of a later step, holds the diverged weights:
+    the advice must not resume from it (real Accelerate job, whole-second stamps)."""
+    job = Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs" / "062-accelerate-nan"
+    inc = analyze([str(job)], AnalyzeOptions())
+    assert inc.category == "numerical" and inc.iteration == 14
+    assert inc.checkpoint["last_saved"] is None
+    assert [s["iteration"] for s in inc.checkpoint["saved_after"]] == [20, 40]
+    assert not any(r.startswith("Resume from the checkpoint at iteration") for r in inc.recommendations)
+    assert any("written after the failure" in r and "diverged weights" in r for r in inc.recommendations)

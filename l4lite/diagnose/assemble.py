@@ -112,8 +112,29 @@ def phase_spans(scan: JobScan) -> list[PhaseSpan]:
     return [PhaseSpan(name, iso(start), iso(end)) for name, start, end in spans(events, scan.end_time)]
 
 
-def checkpoints(scan: JobScan, failure_time: float | None) -> dict[str, Any]:
-    """The last checkpoint saved completely before the failure, and a save cut short by it, if any."""
+TIE_SECONDS = 1.0  # many trainers stamp whole seconds: a save this close to the failure may be on either side
+
+
+def _before(save: dict[str, Any], failure_time: float | None, failure_iteration: int | None, diverged: bool) -> bool:
+    """Whether a save was written before the failure. Its time decides when it is clear; within a second of the
+    failure, or untimed, its iteration does. After a divergence a save of the diverging iteration already holds
+    its weights, so it is not before."""
+    t = save["time"]
+    if failure_time is not None and t is not None:
+        if t > failure_time:
+            return False
+        if t < failure_time - TIE_SECONDS:
+            return True
+    it = save["iteration"]
+    if failure_iteration is not None and it is not None:
+        return it < failure_iteration if diverged else it <= failure_iteration
+    return True
+
+
+def checkpoints(scan: JobScan, failure_time: float | None, failure_iteration: int | None = None,
+                diverged: bool = False) -> dict[str, Any]:
+    """The last checkpoint saved completely before the failure, a save cut short by it, and the saves written
+    after it (``diverged``: the failure is a divergence, so those hold diverged weights)."""
     saves: list[dict[str, Any]] = []
     ordered = sorted((m for m in scan.markers if m.kind in ("checkpoint", "checkpoint_saved")),
                      key=lambda m: (m.time if m.time is not None else math.inf, m.file, m.line))
@@ -142,7 +163,8 @@ def checkpoints(scan: JobScan, failure_time: float | None) -> dict[str, Any]:
                      s["iteration"] is None):
                 s["complete"] = True
                 break
-    before = [s for s in saves if failure_time is None or s["time"] is None or s["time"] <= failure_time]
+    before = [s for s in saves if _before(s, failure_time, failure_iteration, diverged)]
+    after = [s for s in saves if s not in before and s["complete"]]
     done = [s for s in before if s["complete"]]
     last = done[-1] if done else None
     cut = before[-1] if before and not before[-1]["complete"] else None
@@ -151,7 +173,7 @@ def checkpoints(scan: JobScan, failure_time: float | None) -> dict[str, Any]:
         return {"iteration": s["iteration"], "time": iso(s["time"]), "path": s["path"], "complete": s["complete"]}
 
     return {"last_saved": fmt(last) if last else None, "in_progress": fmt(cut) if cut else None,
-            "saves_seen": len(saves)}
+            "saves_seen": len(saves), "saved_after": [fmt(s) for s in after[:5]]}
 
 
 # ---------------------------------------------------------------------- words
@@ -196,6 +218,13 @@ def recommendations(verdict: Verdict, checkpoint: dict[str, Any], matched: dict[
                      else "the last checkpoint")
             out.append(f"Resume from {which}{where}"
                        + (", after excluding the suspect node." if verdict.scope == "node" and p.node else "."))
+        elif checkpoint.get("saved_after"):
+            its = ", ".join(str(s["iteration"]) for s in checkpoint["saved_after"] if s.get("iteration") is not None)
+            which = f" (iteration {its})" if its else ""
+            harm = ("they hold the diverged weights" if verdict.category == "numerical"
+                    else "check them before resuming")
+            out.append(f"Every checkpoint seen{which} was written after the failure: {harm}; resume from one saved "
+                       "before it (an earlier run's), or from the start.")
         elif checkpoint.get("saves_seen", 0) == 0:
             out.append("No checkpoint save was seen in the logs: check the checkpoint directory before resuming.")
     seen: set[str] = set()
@@ -241,7 +270,7 @@ def summary(scan: JobScan, verdict: Verdict, cascades: int) -> str:
 def build_incident(scan: JobScan, verdict: Verdict, *, seconds: float = 0.0, matched: dict[str, Any] | None = None,
                    extra: dict[str, Any] | None = None) -> Incident:
     evidence = build_evidence(scan, verdict)
-    checkpoint = checkpoints(scan, verdict.failure_time)
+    checkpoint = checkpoints(scan, verdict.failure_time, verdict.iteration, verdict.category == "numerical")
     primary_node = verdict.primary.node if verdict.primary is not None else None
     cascade_nodes = {e.node for e in evidence if e.role == "cascade" and e.node and e.node != primary_node}
     acc = scan.accounting

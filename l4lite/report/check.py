@@ -94,9 +94,17 @@ def check_incident(incident: Incident, where: str = "incident") -> None:
             _bounds(getattr(ev, name), name, f"{where}: evidence[{i}].", 0)
         for j, row in enumerate(ev.context or []):
             _object(row, _CONTEXT, f"{where}: evidence[{i}].context[{j}]")
-    last = (incident.checkpoint or {}).get("last_saved")
-    if last is not None:
-        _object(last, _LAST_SAVED, f"{where}: checkpoint.last_saved")
+    checkpoint = incident.checkpoint or {}
+    for name in ("last_saved", "in_progress"):
+        if checkpoint.get(name) is not None:
+            _object(checkpoint[name], _LAST_SAVED, f"{where}: checkpoint.{name}")
+    _fields(checkpoint, {"saves_seen": _COUNT}, f"{where}: checkpoint.")
+    _bounds(checkpoint.get("saves_seen"), "saves_seen", f"{where}: checkpoint.", 0)
+    after = checkpoint.get("saved_after", [])
+    if not isinstance(after, list):
+        raise L4Error(f"{where}: checkpoint.saved_after should be a list, not {_kind(after)}")
+    for i, save in enumerate(after):
+        _object(save, _LAST_SAVED, f"{where}: checkpoint.saved_after[{i}]")
     _stats(incident.stats or {}, f"{where}: stats")
     skew = (incident.job or {}).get("clock_skew")
     if skew is not None:
