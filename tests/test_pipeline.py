@@ -236,3 +236,12 @@ def test_checkpoints_written_after_a_divergence_are_not_offered(tmp_path: Path) 
     assert [s["iteration"] for s in inc.checkpoint["saved_after"]] == [20, 40]
     assert not any(r.startswith("Resume from the checkpoint at iteration") for r in inc.recommendations)
     assert any("written after the failure" in r and "diverged weights" in r for r in inc.recommendations)
+
+
+def test_a_stuck_rank_is_not_told_to_read_a_traceback() -> None:
+    """A rank that hung printed no error: the advice is its stack dump, once, and no traceback to read."""
+    job = Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs" / "011-hf-hang"
+    inc = analyze([str(job)], AnalyzeOptions())
+    assert inc.suspects[0].node == "cpu-node-a"
+    assert not any("traceback" in r for r in inc.recommendations)
+    assert sum("py-spy dump" in r for r in inc.recommendations) == 1

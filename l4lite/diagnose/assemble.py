@@ -187,7 +187,9 @@ def recommendations(verdict: Verdict, checkpoint: dict[str, Any], matched: dict[
     if verdict.status == "incident" and p is not None:
         signal = p.data.get("signal")
         if verdict.scope == "node" and p.node:
-            if signal == "hang":
+            if signal == "stuck_rank" and p.action and verdict.category in ("software", "unknown"):
+                pass  # it printed no error: its own action says which stacks to dump, and no traceback exists
+            elif signal == "hang":
                 out.append(f"Take stack dumps (py-spy dump --pid) of the ranks on {node_name(p.node)} before killing the job;"
                            " then drain it for diagnostics.")
             else:
