@@ -114,3 +114,15 @@ def test_a_checkpoint_of_another_world_size_is_configuration() -> None:
     named = component("deepspeed.runtime.zero.utils.ZeRORuntimeException: The checkpoint being loaded used a DP "
                       "world size of 256 but the current world size is 2.")
     assert named is not None and named.category == "user_config"
+
+
+@pytest.mark.parametrize("line", [
+    "/opt/torch/install/bin/luajit: /opt/torch/install/share/lua/5.1/torch/File.lua:210: write error: wrote 170926 "
+    "blocks instead of 416138 at /opt/torch/pkg/torch/lib/TH/THDiskFile.c:353",
+    "fwrite short write to /scratch/run7/ckpt/model_000900.bin",
+    "ERROR: partial write of /nfs/ckpt/shard-03.pt (1048576 of 4194304 bytes)",
+])
+def test_a_write_the_file_system_cut_short_is_storage(line: str) -> None:
+    """C stdio and the writers built on it report a short write in these words, whatever the program."""
+    got = component(line)
+    assert got is not None and got.category == "storage"

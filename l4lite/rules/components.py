@@ -97,6 +97,8 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
                      r"\bbeegfs\b|not responding, (?:still trying|timed out)|I/O error|blk_update_request|"
                      r"\bEXT4-fs error|\bXFS\b.*error|No space left on device|PytorchStreamWriter failed|"
                      r"failed writing|unexpected EOF|file write failed|inline_container|"
+                     # a write the file system cut short, in the words of C stdio and the writers built on it
+                     r"short write|wrote \d+ (?:bytes|blocks|items) instead of \d+|\bwrite error\b|partial write|"
                      r"(?:not enough|insufficient|no) (?:free )?disk space|disk (?:is )?full"),
     ("storage", 1.0, r"\bdisk\b|\bmount\b|serialization\.py|torch\.save|checkpoint"),
     # host: memory, kernel, CPU
