@@ -20,6 +20,7 @@ from l4lite.ingest.attribution import (
     TORCHRUN_PREFIX,
     UCX_HEADER,
     normalize_host,
+    prefix_host,
 )
 from l4lite.ingest.clocks import fold_key, folded_shape
 from l4lite.ingest.shape import shape_of
@@ -122,8 +123,9 @@ class HeaderReading:
         if s.find(" [std", 0, 160) > 0:
             m = NAMED_HOST_PREFIX.match(s)
             if m:
-                host = self._host(m[2])
-                host_span = m.span(2)
+                if prefix_host(m[2]):
+                    host = self._host(m[2])
+                    host_span = m.span(2)
                 pos = m.end()
         c = s[pos] if pos < len(s) else ""
         if (c == " " or c in DIGITS) and s.find(": ", pos, pos + 9) > 0:
