@@ -44,3 +44,40 @@ def test_milabench_index_prefix_names_no_node(tmp_path: Path) -> None:
     recs = _ingest(p)
     assert recs and {r.node for r in recs} == {None}
     assert any(r.message.startswith("ncclInternalError") for r in recs)
+
+
+def _srun_label_torchrun(tmp_path: Path) -> Path:
+    """The two node consoles of a real 2-node torchrun job as ``srun --label torchrun`` writes them: one task per
+    node, so the label is the node's index, and each task's lines hold two ranks (``[default0]:``, ``[default1]:``)."""
+    job = ROOT / "fixtures" / "real_jobs" / "003-ddp-hang"
+    out = []
+    for label, node in enumerate(("llm-pretrain-7f9c4-worker-0", "llm-pretrain-7f9c4-worker-1")):
+        lines = (job / node / "console.log").read_text(encoding="utf-8").splitlines()
+        out += [f"{label}: {line}" for line in lines]
+    p = tmp_path / "slurm-1234.out"
+    p.write_text("\n".join(out) + "\n", encoding="utf-8")
+    return p
+
+
+def test_srun_label_of_a_task_of_several_ranks_is_its_node_not_a_rank(tmp_path: Path) -> None:
+    acc = Accounting()
+    opt = IngestOptions()
+    recs = list(iter_records([str(_srun_label_torchrun(tmp_path))], opt, acc))
+    assert acc.balanced
+    kill = next(r for r in recs if "Sending process 19644 closing signal" in r.text)
+    # the agent of node 1 wrote it: its node from the label's host, no rank (label 1 is not global rank 1)
+    assert (kill.node, kill.rank) == ("llm-pretrain-7f9c4-worker-1", None)
+    # ranks tie to the hosts their own lines name, not to the label's node
+    assert opt.rank_map.as_dict() == {0: "llm-pretrain-7f9c4-worker-0", 1: "llm-pretrain-7f9c4-worker-0",
+                                      2: "llm-pretrain-7f9c4-worker-1", 3: "llm-pretrain-7f9c4-worker-1"}
+
+
+def test_labelled_summary_reads_as_in_its_own_file(tmp_path: Path) -> None:
+    recs = _ingest(_srun_label_torchrun(tmp_path))
+    blocks = [r for r in recs if "Root Cause (first observed failure)" in r.text]
+    assert [(r.node, r.rank) for r in blocks] == [("llm-pretrain-7f9c4-worker-0", 0),
+                                                  ("llm-pretrain-7f9c4-worker-1", 3)]
+    last = blocks[-1]
+    assert last.text.startswith("1: ====") and "\n1: " not in last.text
+    assert "\n  host      : llm-pretrain-7f9c4-worker-1\n  rank      : 3 (local_rank: 1)\n" in last.text
+    assert "(root cause: rank 3, exitcode 1" in last.message

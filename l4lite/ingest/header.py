@@ -80,6 +80,8 @@ def no_prefix(s: str) -> bool:
 class HeaderReading:
     """``_header`` and the shape plans it learns (a mixin of the file reader)."""
 
+    label_ranks: bool = True  # an ``srun --label`` label is a rank (see ``JobContext.label_tasks``)
+
     def unwrap_cri(self, s: str) -> str | None:
         """A container log line without its CRI prefix (or the line as it is, when it has none). The prefix's time
         becomes the time of a line that prints none of its own; a partial (P) line is kept until the line that
@@ -131,9 +133,10 @@ class HeaderReading:
         if (c == " " or c in DIGITS) and s.find(": ", pos, pos + 9) > 0:
             m = SRUN_LABEL.match(s, pos)
             if m:
-                rank = int(m[1])
-                rank_span = m.span(1)
-                global_rank = True
+                if self.label_ranks:  # else a task of several ranks (``srun --label torchrun``): its node only
+                    rank = int(m[1])
+                    rank_span = m.span(1)
+                    global_rank = True
                 pos = m.end()
                 c = s[pos] if pos < len(s) else ""
         if c == "[" and s.find(">:", pos, pos + 26) > 0:
