@@ -9,6 +9,7 @@ from pathlib import Path
 from l4lite.ingest.attribution import prefix_host
 from l4lite.ingest.reader import IngestOptions, iter_records
 from l4lite.records import Accounting, Record
+from l4lite.scan.jobscan import job_nodes
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "fixtures" / "real" / "corpus.jsonl"
@@ -81,3 +82,20 @@ def test_labelled_summary_reads_as_in_its_own_file(tmp_path: Path) -> None:
     assert last.text.startswith("1: ====") and "\n1: " not in last.text
     assert "\n  host      : llm-pretrain-7f9c4-worker-1\n  rank      : 3 (local_rank: 1)\n" in last.text
     assert "(root cause: rank 3, exitcode 1" in last.message
+
+
+def test_a_file_of_no_node_adds_no_node() -> None:
+    assert job_nodes({"node1": (1.0, 5), "node2": (2.0, 5), "unknown": (None, 3), "rank:4": (None, 1)}) == 2
+    assert job_nodes({"unknown": (None, 3)}) == 1  # a job with no host at all still has its one stream
+    assert job_nodes({"rank:0": (None, 3), "rank:1": (None, 3)}) == 2
+
+
+def test_real_job_metadata_file_is_no_node() -> None:
+    # fixtures/real_jobs keep the harness's ``_meta/run.json`` beside the two node folders
+    from l4lite.api import analyze
+    from l4lite.options import AnalyzeOptions
+
+    job = ROOT / "fixtures" / "real_jobs" / "002-ddp-sigkill"
+    assert (job / "_meta" / "run.json").is_file()
+    incident = analyze([str(job)], AnalyzeOptions()).to_dict()
+    assert incident["job"]["nodes"] == 2 and incident["stats"]["nodes"] == 2
