@@ -15,6 +15,7 @@ from l4lite.diagnose.incident import Evidence, Incident, PhaseSpan, Suspect
 from l4lite.diagnose.localize import Verdict
 from l4lite.diagnose.phasing import node_trackers
 from l4lite.records import Record
+from l4lite.scan.jobscan import job_nodes
 from l4lite.scan.phases import spans
 from l4lite.scan.scanner import JobScan
 
@@ -243,7 +244,7 @@ def node_name(node: str) -> str:
 
 
 def summary(scan: JobScan, verdict: Verdict, cascades: int) -> str:
-    n_nodes = len(scan.node_last)
+    n_nodes = job_nodes(scan.node_last)
     if verdict.status != "incident" or verdict.primary is None:
         its = [p.last_iteration for p in scan.progress.values() if p.last_iteration is not None]
         upto = f" trained to iteration {max(its)}" if its else ""
@@ -280,7 +281,7 @@ def build_incident(scan: JobScan, verdict: Verdict, *, seconds: float = 0.0, mat
              "lines_skipped": dict(sorted(acc.lines_skipped.items())), "templates": len(scan.templates),
              "seconds": round(seconds, 3), "lines_in_records": acc.lines_in_records,
              "files_skipped": dict(sorted(acc.files_skipped.items())), "warnings": list(acc.warnings[:50]),
-             "nodes": len(scan.node_last), "rule_hits": sum(scan.hit_totals.values())}
+             "nodes": job_nodes(scan.node_last), "rule_hits": sum(scan.hit_totals.values())}
     incident = Incident(
         status=verdict.status,
         category=verdict.category if verdict.status == "incident" else None,
@@ -308,7 +309,7 @@ def _job(scan: JobScan) -> dict[str, Any]:
     """The job's facts; the clock skew between its nodes (``ingest.skew``) on its own, as it qualifies every time."""
     info = dict(scan.info)
     skew = info.pop("clock_skew", None)
-    job = {"root": scan.root, "nodes": len(scan.node_last), "start": iso(scan.start_time), "end": iso(scan.end_time)}
+    job = {"root": scan.root, "nodes": job_nodes(scan.node_last), "start": iso(scan.start_time), "end": iso(scan.end_time)}
     if skew:
         job["clock_skew"] = skew
     job["info"] = info

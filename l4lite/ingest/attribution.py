@@ -21,8 +21,16 @@ from typing import Any
 from l4lite.records import Record
 
 # ------------------------------------------------------------------------------------------- line patterns
-# name.host [stderr]   (milabench and similar multi-node runners)
+# name.host [stderr]   (milabench and similar multi-node runners); a tag that is an index (``opt-1_3b.0``, the
+# per-device ``bench.D3``) names a process, not a host: see ``prefix_host``
 NAMED_HOST_PREFIX = re.compile(r"([^\s\[\]]+)\.([A-Za-z0-9][\w-]*) \[(?:stdout|stderr)\] ")
+_INDEX_TAG = re.compile(r"[Dd]?\d+")
+
+
+def prefix_host(tag: str) -> bool:
+    """Whether the tag of a ``name.tag [stderr]`` prefix can be a host: milabench tags a single-node run's
+    processes by their index (``opt-1_3b.0``) or device (``bench.D0``), which are never machines."""
+    return _INDEX_TAG.fullmatch(tag) is None
 # "  3: "  (srun --label)
 SRUN_LABEL = re.compile(r" *(\d{1,6}): ")
 # [1,3]<stdout>:  (mpirun --tag-output: job id, rank, stream)

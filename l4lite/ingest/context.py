@@ -92,6 +92,9 @@ class JobContext:
     # rel -> srun label -> the host its lines name: in one ``srun --label`` file of several nodes, the label
     # says which node wrote a line (a task per node runs torchrun, whose ranks are not the labels)
     task_hosts: dict[str, dict[str, str]] = field(default_factory=dict)
+    # files whose ``srun --label`` labels are tasks of several ranks each (``srun --label torchrun``: one task per
+    # node, its lines prefixed ``[default0]:``, ``[default1]:``): there a label is a node's index, never a rank
+    label_tasks: list[str] = field(default_factory=list)
     year: int | None = None
     near_year: int | None = None  # the year most files are in, counting their write times: dates far off it are wrong
     start: float | None = None
@@ -166,6 +169,7 @@ class _Sample:
     system: int = 0  # lines of the node's own logs (syslog, kernel), not of the job's processes
     anchors: list[tuple[str, str | None, str]] = field(default_factory=list)  # (key, host in the line, line)
     labels: Counter[tuple[str, str]] = field(default_factory=Counter)  # (srun label, host its line names)
+    label_streams: dict[str, set[str]] = field(default_factory=dict)  # srun label -> torchrun prefixes under it
 
 
 def _ends(f: Any) -> tuple[list[str], list[str]]:
@@ -205,10 +209,12 @@ def _ends(f: Any) -> tuple[list[str], list[str]]:
     return head_lines, tail_lines
 
 
-def _strip_prefixes(line: str) -> str:
+def _strip_prefixes(line: str, label_streams: dict[str, set[str]] | None = None) -> str:
     m = SRUN_LABEL.match(line)
     if m:
         line = line[m.end():]
+        if label_streams is not None and (t := TORCHRUN_PREFIX.match(line)):
+            label_streams.setdefault(m[1], set()).add(t[1] + t[2])
     m = MPI_TAG.match(line) or ACTOR_PREFIX.match(line)
     if m:
         line = line[m.end():]
@@ -241,7 +247,7 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
         if first <= i < last and elastic_host is None and "NCCL" not in raw and "ost" not in raw \
                 and "OST" not in raw and "srun: error:" not in raw and not quick(raw):
             continue
-        line = _strip_prefixes(raw)
+        line = _strip_prefixes(raw, s.label_streams)
         m = _YEAR_DATE.search(line, 0, 64) or _YEAR_CTIME.search(line, 0, 64)
         if m:
             s.years[int(m[1])] += 1
@@ -374,6 +380,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     for rel, s in samples.items():
         if s.labels and (labelled := task_hosts(s.labels)):
             ctx.task_hosts[rel] = labelled
+        if any(len(streams) > 1 for streams in s.label_streams.values()):
+            ctx.label_tasks.append(rel)
     seen: set[tuple[int, str]] = set()
     for rel in rels:
         for tie in samples.get(rel, _Sample()).ties:

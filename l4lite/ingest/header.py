@@ -20,6 +20,7 @@ from l4lite.ingest.attribution import (
     TORCHRUN_PREFIX,
     UCX_HEADER,
     normalize_host,
+    prefix_host,
 )
 from l4lite.ingest.clocks import fold_key, folded_shape
 from l4lite.ingest.shape import shape_of
@@ -79,6 +80,8 @@ def no_prefix(s: str) -> bool:
 class HeaderReading:
     """``_header`` and the shape plans it learns (a mixin of the file reader)."""
 
+    label_ranks: bool = True  # an ``srun --label`` label is a rank (see ``JobContext.label_tasks``)
+
     def unwrap_cri(self, s: str) -> str | None:
         """A container log line without its CRI prefix (or the line as it is, when it has none). The prefix's time
         becomes the time of a line that prints none of its own; a partial (P) line is kept until the line that
@@ -122,16 +125,18 @@ class HeaderReading:
         if s.find(" [std", 0, 160) > 0:
             m = NAMED_HOST_PREFIX.match(s)
             if m:
-                host = self._host(m[2])
-                host_span = m.span(2)
+                if prefix_host(m[2]):
+                    host = self._host(m[2])
+                    host_span = m.span(2)
                 pos = m.end()
         c = s[pos] if pos < len(s) else ""
         if (c == " " or c in DIGITS) and s.find(": ", pos, pos + 9) > 0:
             m = SRUN_LABEL.match(s, pos)
             if m:
-                rank = int(m[1])
-                rank_span = m.span(1)
-                global_rank = True
+                if self.label_ranks:  # else a task of several ranks (``srun --label torchrun``): its node only
+                    rank = int(m[1])
+                    rank_span = m.span(1)
+                    global_rank = True
                 pos = m.end()
                 c = s[pos] if pos < len(s) else ""
         if c == "[" and s.find(">:", pos, pos + 26) > 0:

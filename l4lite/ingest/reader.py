@@ -22,7 +22,9 @@ from l4lite.ingest import lineclass as lc
 from l4lite.ingest.attribution import (
     GLOBAL_RANKS,
     GLOBAL_WEIGHT,
+    MPI_TAG,
     NCCL_RANK,
+    SRUN_LABEL,
     SYSLOG_HOST,
     RankMap,
     compile_node_from,
@@ -136,6 +138,19 @@ def read_file(input_file: InputFile, options: IngestOptions, accounting: Account
     return reader.run(runs)
 
 
+def _unlabelled(s: str) -> str:
+    """A continuation line without the ``srun --label`` or ``mpirun --tag-output`` prefix that the launcher put
+    before each line of its task: a record's text is what the program wrote (a torchelastic summary's fields
+    read as in a file of its own), and its first line keeps the label that names the task."""
+    if s[:1] in _LABEL_START:
+        m = SRUN_LABEL.match(s)
+    elif s[:1] == "[":
+        m = MPI_TAG.match(s)
+    else:
+        return s
+    return s[m.end():] if m else s
+
+
 def _ends(plan: tuple) -> bool:
     """Whether a line read by ``plan`` (a line plan of ``HeaderReading._learn`` or a header plan of ``_learn_head``)
     ends the open record of the unprefixed stream, as ``_FileReader._line`` decides: it has no stream prefix and a
@@ -160,6 +175,8 @@ class _FileReader(HeaderReading, RunReading):
         self.ctx = ctx = options.job_context()
         self.path_node, self.path_rank = ctx.node_of(input_file.rel), ctx.rank_of(input_file.rel)
         self.task_hosts = ctx.task_hosts.get(input_file.rel)  # srun label -> host, in a file of several nodes
+        # an ``srun --label`` label is the task's rank unless the job showed each task running several ranks
+        self.label_ranks = input_file.rel not in ctx.label_tasks
         self.default_source = lc.default_source(input_file.rel)
         self.ts = TimestampParser(options.year if options.year is not None else ctx.year, input_file.mtime,
                                   options.year if options.year is not None else ctx.near_year)
@@ -184,7 +201,7 @@ class _FileReader(HeaderReading, RunReading):
         # node changes no plan today (a file without one only holds its first lines); it stays in the key so
         # that a plan that comes to depend on it cannot leak across.
         self.init_runs(options.shape_book((self.default_source, self.path_rank is not None,
-                                           self.path_node is not None)))
+                                           self.path_node is not None, self.label_ranks)))
 
     def learn_lead(self, lead: Sequence[InputFile], node_re: re.Pattern[str] | None) -> None:
         """Start a piece of a file (``l4lite.ingest.pieces``) knowing what the lines before it tell: which host and GPU
@@ -350,7 +367,7 @@ class _FileReader(HeaderReading, RunReading):
             if op is not None and (op.kind != lc.K_LINE or content.startswith(lc.CONTINUATION_STARTS)
                                    or content.startswith(lc.WHAT_STARTS)) \
                     and op.n < self.opt.max_record_lines and lc.continues(op, content, self.rank_map):
-                op.add(lineno, s)
+                op.add(lineno, _unlabelled(s) if stream else s)
                 if op.closed:
                     del self.open[stream]
                 self.last_open = op

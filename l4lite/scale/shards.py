@@ -30,7 +30,7 @@ from l4lite.ingest.context import JobContext
 from l4lite.ingest.files import InputFile
 from l4lite.ingest.pieces import share_weights, split_large
 from l4lite.records import Accounting
-from l4lite.scan.jobscan import collapsed, rebucket
+from l4lite.scan.jobscan import collapsed, job_nodes, rebucket
 from l4lite.scan.scanner import EXEMPLAR_CAP, MAX_CELLS, JobScan, Progress, TemplateStat, node_key
 
 
@@ -358,7 +358,7 @@ def finish_merge(result: ShardResult, root: str, accounting: Accounting, max_cel
     while len(merged.counts) > max_cells and not collapsed(merged.counts):
         merged.counts = rebucket(merged.counts, merged.bucket_seconds, merged.bucket_seconds * 2)
         merged.bucket_seconds *= 2
-    merged.info["nodes"] = len(merged.node_last)
+    merged.info["nodes"] = job_nodes(merged.node_last)
     return merged
 
 

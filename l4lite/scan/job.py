@@ -23,6 +23,7 @@ from l4lite.options import AnalyzeOptions, ProgressFn
 from l4lite.records import Accounting
 from l4lite.rules.pack import RulePack
 from l4lite.scan.gctune import fewer_collections
+from l4lite.scan.jobscan import job_nodes
 from l4lite.scan.scanner import JobScan, Scanner
 
 
@@ -134,7 +135,7 @@ def scan_files(files: Sequence[Any], root: str, options: AnalyzeOptions, *, acco
         for w in getattr(rules, "warnings", []):
             accounting.warn(w)
     scan = scanner.finish(accounting, ingest.rank_map.as_dict())
-    scan.info.setdefault("nodes", len(scan.node_last))
+    scan.info.setdefault("nodes", job_nodes(scan.node_last))
     note_context(scan, context)
     scan.info["scan_seconds"] = round(time.perf_counter() - started, 3)
     return scan

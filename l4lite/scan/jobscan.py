@@ -312,6 +312,14 @@ class JobScan:
         return self
 
 
+def job_nodes(node_last: dict[str, Any]) -> int:
+    """How many nodes a job has: the hosts its records name. Records of no known node (``unknown``, ``rank:N``)
+    make no node beside them: a job-level file (a launcher's metadata, a stray file) is one odd file, not a
+    machine; only a job with no host at all counts its keys as they are."""
+    hosts = sum(1 for n in node_last if n != UNKNOWN_NODE and not n.startswith("rank:"))
+    return hosts or len(node_last)
+
+
 def node_key(record: Record) -> str:
     """The node a record counts under during the pass: its node, else ``rank:N``, else ``unknown``."""
     if record.node:
