@@ -31,10 +31,7 @@ from typing import Any, NamedTuple
 
 from l4lite.errors import L4Error
 from l4lite.ingest.attribution import (
-    ACTOR_PREFIX,
-    MPI_TAG,
     SRUN_LABEL,
-    TORCHRUN_PREFIX,
     compile_node_from,
     host_from_dirs,
     node_from_regex,
@@ -45,6 +42,7 @@ from l4lite.ingest.decode import open_lines
 from l4lite.ingest.files import GZIP_MAGIC, stdin_stream
 from l4lite.ingest.layout import NodeLevel, infer_level, is_loopback, value_at
 from l4lite.ingest.skew import anchor_key, estimate, quick
+from l4lite.ingest.timespots import learn_spot, spot_time, strip_stream_prefixes
 from l4lite.ingest.timestamps import TimestampParser, boot_anchors, is_kernel_log
 from l4lite.records import Accounting
 
@@ -166,6 +164,7 @@ class _Sample:
     system: int = 0  # lines of the node's own logs (syslog, kernel), not of the job's processes
     anchors: list[tuple[str, str | None, str]] = field(default_factory=list)  # (key, host in the line, line)
     labels: Counter[tuple[str, str]] = field(default_factory=Counter)  # (srun label, host its line names)
+    spot: str = ""  # where its lines carry their time when not first (``timespots``), learnt from its head
 
 
 def _ends(f: Any) -> tuple[list[str], list[str]]:
@@ -205,17 +204,7 @@ def _ends(f: Any) -> tuple[list[str], list[str]]:
     return head_lines, tail_lines
 
 
-def _strip_prefixes(line: str) -> str:
-    m = SRUN_LABEL.match(line)
-    if m:
-        line = line[m.end():]
-    m = MPI_TAG.match(line) or ACTOR_PREFIX.match(line)
-    if m:
-        line = line[m.end():]
-    m = TORCHRUN_PREFIX.match(line)
-    if m:
-        line = line[m.end():].lstrip(" ")
-    return line
+_strip_prefixes = strip_stream_prefixes
 
 
 def _host(raw: str) -> str | None:
@@ -233,6 +222,7 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     head, tail = _ends(f)
     # a file read whole in its head ends with the head's last lines: its span runs to its last line
     s.lines = head[:SAMPLE_LINES] + (tail[-SAMPLE_LINES:] if tail else head[SAMPLE_LINES:][-SAMPLE_LINES:])
+    s.spot = learn_spot(head)
     every = (*head, *tail)
     first, last = min(len(head), SAMPLE_LINES), len(every) - min(len(tail), SAMPLE_LINES)
     elastic_host: str | None = None
@@ -460,7 +450,10 @@ def _file_spans(files: Sequence[Any], samples: dict[str, _Sample], year: int | N
         parser = TimestampParser(year, mtime, near)
         times = []
         for line in s.lines:
-            t = parser.parse(_strip_prefixes(line))[0]
+            text = _strip_prefixes(line)
+            t, end, _, _ = parser.parse(text)
+            if not end and s.spot:  # a time after a logger's tag, or in a JSON record's field
+                t = spot_time(parser, text, 0, s.spot)[1][0]
             if t is not None and t <= limit:
                 times.append(t)
         if times:  # a line from a reset clock, years before the file's other lines, is no start
