@@ -72,6 +72,7 @@ _KERN_PREFIXES = ("kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "ne
                   "local")
 _UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _DIGITS = frozenset("0123456789")
+_ENDS_TIME = frozenset(("", "\t", "\n", "\r", "|", "]", '"', "\v", "\f"))  # what may follow a time that ends with nothing
 
 NO_STAMP: tuple[float | None, int, str | None, str] = (None, 0, None, "")
 
@@ -257,6 +258,8 @@ class TimestampParser:
         frac = s[a:a + fl]
         end = a + fl + len(tail)
         if not frac.isdigit() or not s.startswith(tail, a + fl) or s[end:end + 1] == " ":
+            return None
+        if not tail and s[end:end + 1] not in _ENDS_TIME:  # "...05.500" then "+02:00": an offset the regex reads
             return None
         return base + int(frac) / _POW10[fl], end, None, kind
 
