@@ -56,6 +56,7 @@ FUTURE_SLACK = 86400.0
 # years after its job keeps dates a few years older than its files.
 PAST_YEARS = 15
 PAST_SLACK = PAST_YEARS * 365 * 86400.0
+SPIKE_SECONDS = 3600.0  # a sampled time this far off both its neighbours' (the same way) is one wrong line
 
 _YEAR_DATE = re.compile(r"(?<!\d)(20\d\d|19\d\d|2[1-9]\d\d)[-/.](?:0[1-9]|1[0-2])[-/.](?:0[1-9]|[12]\d|3[01])(?!\d)")
 _YEAR_CTIME = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} +\d{1,2} \d\d:\d\d:\d\d (?:[A-Z]{2,5} )?(\d{4})\b")
@@ -100,6 +101,8 @@ class JobContext:
     # rel -> why the file is not this job's: its whole span lies far outside the job's (a stale file of another
     # job, an earlier run); its lines are counted as skipped, never read as the job's (``set_apart_file``)
     set_apart: dict[str, str] = field(default_factory=dict)
+    # rel -> the sampled end of a file that ends after the job's end (not counted in it: far from the others')
+    late_ends: dict[str, float] = field(default_factory=dict)
 
     def node_of(self, rel: str) -> str | None:
         """The node a file's path or its job-level facts give (lines may still name another, per line)."""
@@ -129,13 +132,16 @@ class JobContext:
     def rank_of(rel: str) -> int | None:
         return rank_from_path(rel)
 
-    def future_limit(self, mtime: float | None) -> float:
+    def future_limit(self, mtime: float | None, rel: str | None = None) -> float:
         """Times after this are a wrong clock: later than the file was written and than now, or (a finished job)
-        far later than the job's span, by more than a day or the span's own length."""
+        far later than the job's span and than the file's own sampled end (``late_ends``), by more than an hour or
+        the span's own length: the sampled ends of the files bound the times of their lines, so a line later than
+        that is one wrong line (a clock set ahead, another time zone) that must not stretch the job."""
         now = _time.time()
         limit = (now if mtime is None else max(mtime, now)) + FUTURE_SLACK
         if self.end is not None and self.start is not None and not self.open_end:
-            return min(limit, self.end + max(FUTURE_SLACK, self.end - self.start))
+            end = max(self.end, self.late_ends.get(rel, self.end)) if rel is not None else self.end
+            return min(limit, end + max(SPIKE_SECONDS, self.end - self.start))
         return limit
 
     def past_limit(self) -> float:
@@ -336,6 +342,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
             ctx.year, ctx.near_year = _vote_year(samples.items(), files)
             spans = _file_spans(files, samples, ctx.year, ctx.near_year)
     ctx.start, ctx.end = _span(list(spans.values()))
+    if ctx.end is not None:
+        ctx.late_ends = {rel: v.last for rel, v in spans.items() if v.last > ctx.end}
     rels = sorted({f.rel for f in files})
     concerned: set[str] = set().union(*concerns.values()) if concerns else set()
     # a file whose host lines carry ``srun --label`` labels holds as many nodes as labels, whatever its sampled
@@ -458,8 +466,23 @@ def _file_spans(files: Sequence[Any], samples: dict[str, _Sample], year: int | N
                 times.append(t)
         if times:  # a line from a reset clock, years before the file's other lines, is no start
             mid = statistics.median(times)
-            times = [t for t in times if t >= mid - PAST_SLACK]
+            times = _no_spikes([t for t in times if t >= mid - PAST_SLACK])
             out[rel] = FileSpan(2 * s.system >= len(s.lines), min(times), max(times))
+    return out
+
+
+def _no_spikes(times: list[float]) -> list[float]:
+    """A file's sampled times (in file order) without one that lies more than an hour off both the time before it
+    and the time after it, the same way: a line of a wrong clock or another time zone amid lines of the right one
+    (logs go forward: a real time is not followed by times an hour older). The first and last keep theirs: a
+    job's last line may come hours after the one before it (a hang cut by a time limit)."""
+    if len(times) < 3:
+        return times
+    out = [times[0]]
+    for a, t, b in zip(times, times[1:], times[2:], strict=False):
+        if not ((t - a > SPIKE_SECONDS and t - b > SPIKE_SECONDS) or (a - t > SPIKE_SECONDS and b - t > SPIKE_SECONDS)):
+            out.append(t)
+    out.append(times[-1])
     return out
 
 

@@ -461,7 +461,7 @@ class _FileReader(HeaderReading, RunReading):
         return h
 
     def _future_limit(self) -> float:
-        return self.ctx.future_limit(self.f.mtime)
+        return self.ctx.future_limit(self.f.mtime, self.f.rel)
 
     def _future_time(self, lineno: int, t: float) -> bool:
         """A time later than the file was last written and than now, far after the job's span, or years before
