@@ -31,9 +31,10 @@ _OFFSET = r"(Z|[+-]\d\d(?::?\d\d)?)?"
 
 # Group 1 of each pattern is the date-time text without fraction: the key of the per-file cache, so that
 # lines of the same second cost one regex match and one dict lookup.
-# 2026-11-29 10:11:12,345 / 2025-01-21T04:41:44.283302+00:00 / 2024/01/02 03:04:05
+# 2026-11-29 10:11:12,345 / 2025-01-21T04:41:44.283302+00:00 / 2024/01/02 03:04:05 / a colon after it: TensorFlow's
+# and absl's C++ "2018-12-14 01:13:48.307208: W tensorflow/...", Composer's "2022-06-29 11:36:17,871: rank0[...]"
 _ISO = re.compile(r"((\d{4})[-/](\d\d)[-/](\d\d)[T ](\d\d):(\d\d):(\d\d))(?:[.,](\d{1,9}))?" + _OFFSET
-                  + r"(?=[\s|\],\"]|$),? *(?:>> )?")
+                  + r"(?=[\s|\],\"]|: |$)[,:]? *(?:>> )?")
 # 1732852924.849 / 1732852924849  (a JSON record's epoch seconds, milli-, micro- or nanoseconds: ``timespots``)
 _EPOCH = re.compile(r"(\d{9,19})(?:\.(\d{1,9}))?(?=[\s,}\]]|$)")
 # 09/11/2024 17:52:18  (HF example scripts)
