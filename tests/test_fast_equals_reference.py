@@ -13,7 +13,12 @@ from typing import Any
 import pytest
 
 from l4lite import api
+from l4lite.ingest.context import build_context
+from l4lite.ingest.files import discover
+from l4lite.ingest.reader import IngestOptions, iter_job
+from l4lite.ingest.runs import ShapeRun
 from l4lite.options import AnalyzeOptions
+from l4lite.records import Accounting
 from l4lite.rules.pack import RulePack
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,12 +58,26 @@ def both(job: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict, dict]:
             incident(job, PerLine(RulePack.load(fold=False)), monkeypatch))
 
 
-@pytest.mark.parametrize("fmt", ["kernel", "storage", "nccl", "composer"])
+@pytest.mark.parametrize("fmt", ["kernel", "storage", "nccl", "composer", "torchtitan", "json-lines"])
 def test_zoo_jobs(fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     format_zoo.generate(fmt, tmp_path / fmt, 24_000)
     fast, reference = both(tmp_path / fmt, monkeypatch)
     assert fast == reference
-    assert fast["evidence"] or fmt in ("nccl", "composer")  # kernel and storage lines meet rules
+    assert fast["evidence"] or fmt in ("nccl", "composer", "torchtitan", "json-lines")  # kernel, storage: rules
+
+
+@pytest.mark.parametrize("fmt", ["torchtitan", "json-lines"])
+def test_zoo_times_after_a_tag_or_in_a_json_field_are_read(fmt: str, tmp_path: Path) -> None:
+    """torchtitan's ``[titan] <time>`` and a JSON logger's ``"time"`` field give every line its time, read in runs
+    (``ingest.timespots``), and the job its span."""
+    format_zoo.generate(fmt, tmp_path / fmt, 48_000)  # 3,000 lines a file: long enough for runs
+    acc = Accounting()
+    items = list(iter_job(discover([str(tmp_path / fmt)], acc), IngestOptions(), acc, runs=True))
+    times = [t for item in items for t in (item.times if type(item) is ShapeRun else [item.time])]
+    assert len(times) == 48_000 and None not in times
+    assert sum(len(item) for item in items if type(item) is ShapeRun) > 0.9 * len(times)
+    ctx = build_context(discover([str(tmp_path / fmt)], Accounting()).files)
+    assert ctx.start == min(times) and ctx.end is not None and ctx.end > ctx.start
 
 
 SUITE = sorted(p for p in (ROOT / "fixtures" / "suite").iterdir() if p.is_dir())

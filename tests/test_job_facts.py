@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import re
+import shutil
+from datetime import datetime, timedelta
 from pathlib import Path
 
+import pytest
+
+from l4lite.api import analyze
 from l4lite.ingest.context import build_context
 from l4lite.ingest.files import discover
 from l4lite.ingest.reader import IngestOptions, iter_records
+from l4lite.options import AnalyzeOptions, ExecutionOptions
 from l4lite.records import Accounting
 
 
@@ -151,3 +159,47 @@ def test_a_kind_folder_holding_two_hosts_files_is_no_node() -> None:
     own = {"node07/console.log": "node07", "node07/launcher.log": "node12", "node07/rank0.log": "node07",
            "node12/console.log": "node12"}
     assert infer_level(rels, own, set(own.values())).depth == 0
+
+
+# ---- one bad time never moves a job: a real job of ``fixtures/real_jobs`` with one line of a wrong clock
+REAL_JOBS = Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs"
+_STAMP = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3})")
+
+
+def _facts(job: Path) -> tuple:
+    found = json.loads(analyze([str(job)], AnalyzeOptions(), ExecutionOptions()).to_json())
+    top = found["suspects"][0]["node"] if found["suspects"] else None
+    return found["status"], found["phase"], found["category"], found["failure_time"], top
+
+
+def _wrong(stamp: str, how: str) -> str:
+    t = datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S")
+    bad = {"1970": datetime(1970, 1, 1, 0, 0, 7), "2000": datetime(2000, 1, 1), "2099": datetime(2099, 6, 1, 12),
+           "zone+9": t + timedelta(hours=9), "zone-9": t - timedelta(hours=9)}[how]
+    return f"{bad:%Y-%m-%d %H:%M:%S}"
+
+
+@pytest.mark.parametrize("name", ["001-ddp-exception", "011-hf-hang", "034-deepspeed-enospc", "031-deepspeed-sigkill", "039-ddp-worker_oom"])
+def test_one_line_of_a_wrong_clock_moves_neither_time_phase_nor_node(tmp_path: Path, name: str) -> None:
+    """A clock reset (1970, 2000), a far-future date and a time zone change (nine hours either way) on one line,
+    a copy of a timed line in the middle of the faulty node's console or of another node's rank log: the failure
+    time, phase, category and faulty node stay those of the job as it is."""
+    want = _facts(REAL_JOBS / name)
+    truth = json.loads((REAL_JOBS / name / "ground_truth.json").read_text())
+    faulty = truth["faulty_nodes"][0]
+    logs = sorted(p for p in (REAL_JOBS / name).rglob("*.log") if _STAMP.search(p.read_text(errors="replace")))
+    own = [p for p in logs if faulty in p.parts] or logs
+    targets = [next((p for p in own if p.name == "console.log"), own[0]), next(p for p in logs if faulty not in p.parts)]
+    for k, how in enumerate(("1970", "2000", "2099", "zone+9", "zone-9")):
+        job = tmp_path / f"{how}" / name
+        shutil.copytree(REAL_JOBS / name, job)
+        src = targets[k % 2]
+        path = job / src.relative_to(REAL_JOBS / name)
+        lines = path.read_text().splitlines(keepends=True)
+        timed = [i for i, line in enumerate(lines) if _STAMP.search(line)]
+        i = timed[len(timed) // 2]
+        m = _STAMP.search(lines[i])
+        assert m is not None
+        line = lines[i][:m.start()] + f"{_wrong(m[1], how)},{m[2]}" + lines[i][m.end():]
+        path.write_text("".join(lines[:i + 1] + [line] + lines[i + 1:]))
+        assert _facts(job) == want, (how, str(path.relative_to(job)))

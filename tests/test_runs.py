@@ -841,3 +841,94 @@ def test_fixture_jobs_spool_as_the_per_line_reader_spools_them(tmp_path: Path, r
         assert (templates_a, acc_a) == (templates_b, acc_b), job.name
         assert c.equals(b), job.name
         assert (templates_c, acc_c) == (templates_b, acc_b), job.name
+
+
+def _spot_lines(rnd: random.Random, form: str) -> list[str]:
+    """A log whose times sit after a logger's tag or in a JSON record's field (``ingest.timespots``), crossing
+    minutes, with lines that end a run: an impossible date, a wrong clock, a time zone, a record without the
+    field, a traceback."""
+    out = []
+    t = 0.0
+    for i in range(3000):
+        t += rnd.choice((0.4, 1.3, 7.9, 61.0))
+        stamp = _iso(t)
+        iso_t = stamp.replace(" ", "T").replace(",", ".")
+        r = rnd.random()
+        if form == "titan":
+            head = f"[rank{rnd.choice((0, 3))}]:" if i % 5 else ""
+            if r < 0.9:
+                out.append(f"{head}[titan] {stamp} - root - INFO - step: {i:2d}  loss: {rnd.uniform(0, 12):8.5f}")
+            elif r < 0.92:
+                out.append(f"{head}[titan] 2024-02-{rnd.randrange(30, 32)} 10:00:00,000 - root - INFO - step: 1  "
+                           "loss:  1.00000")
+            elif r < 0.94:
+                out.append(f"{head}[titan] 2099-01-01 00:00:00,000 - root - INFO - step: 1  loss:  1.00000")
+            elif r < 0.96:
+                out.append(f"{head}[titan] {stamp} - root - ERROR - Traceback (most recent call last):")
+                out.append('  File "train.py", line 12, in <module>')
+            else:
+                out.append(f"{head}W1203 04:0{rnd.randrange(10)}:02.345000 1234 run.py:793] *****")
+        else:
+            step = f'"step": {i}, "loss": {rnd.uniform(0, 12):.4f}'
+            if r < 0.55:
+                out.append({"time": f'{{"time": "{iso_t}Z", "level": "INFO", {step}}}',
+                            "timestamp": f'{{"level":"INFO","timestamp":"{iso_t}",{step}}}',
+                            "ts": f'{{"msg": "step", "ts": {1735686000 + int(t)}.{i % 1000:03d}, {step}}}'}[form])
+            elif r < 0.7 and form == "ts":
+                out.append(f'{{"msg": "step", "ts": {1735686000 + int(t)}{i % 1000:03d}, {step}}}')
+            elif r < 0.8:
+                out.append(f'{{"{form}": "{iso_t}+02:00", {step}}}')
+            elif r < 0.85:
+                out.append(f'{{"{form}": "2024-02-{rnd.randrange(30, 32)}T10:00:00.000Z", {step}}}')
+            elif r < 0.88:
+                out.append(f'{{"{form}": "2099-01-01T00:00:{rnd.randrange(10, 60)}.000Z", {step}}}')
+            elif r < 0.95:
+                out.append(f'{{"event": "no time here", {step}}}')
+            else:
+                out.append(f"{{'loss': {rnd.uniform(0, 12):.4f}, 'epoch': {i}}}")  # a Python dict
+    return out
+
+
+@pytest.mark.parametrize("form", ["titan", "json"])
+def test_times_after_a_tag_or_in_a_json_field_read_the_same_in_runs(tmp_path: Path, form: str) -> None:
+    """torchtitan's ``[titan] <time>`` and JSON records' time fields (ISO in UTC, naive or zoned, epoch seconds and
+    milliseconds) are read as times by every reader alike, runs take most lines, and the spools agree."""
+    forms = ["titan"] if form == "titan" else ["time", "timestamp", "ts"]
+    for k, name in enumerate(forms):
+        f = tmp_path / "job" / "node003" / ("train.log" if form == "titan" else f"events-{name}.jsonl")
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text("\n".join(_spot_lines(random.Random(5 + k), name)) + "\n", encoding="utf-8")
+    paths = [str(tmp_path / "job")]  # the node from the folder: a run needs it
+    assert _same_three_ways(paths) > 2500 * len(forms)
+    assert _run_share(paths) > 0.3
+    records, _ = _read(paths)
+    stamped = [r for r in records if ("[titan] 2" in r[10] or r[10].startswith('{"')) and "2099" not in r[10]
+               and "-02-3" not in r[10] and "no time" not in r[10]]
+    assert len(stamped) > 2000 * len(forms) and all(r[7] is not None for r in stamped)
+    if form == "json":  # epoch seconds and milliseconds are one clock
+        epochs = [r for r in records if '"ts": 1' in r[10]]
+        assert len(epochs) > 1000 and all(abs(r[7] - int(r[10].split('"ts": ')[1][:10])) < 1.0 for r in epochs)
+        zoned = [r for r in records if "+02:00" in r[10]]
+        assert zoned and all(r[7] == datetime.fromisoformat(r[10].split('"')[3]).timestamp() for r in zoned)
+    else:
+        assert all(r[9].startswith(("step:", "Traceback")) for r in stamped)  # the tag and time are the header
+    a, state_a = _spool(paths, True, tmp_path / "runs.arrows")
+    b, state_b = _spool(paths, False, tmp_path / "lines.arrows")
+    assert a.equals(b)
+    assert state_a == state_b
+
+
+def test_a_file_whose_first_lines_show_no_spot_reads_no_time_there(tmp_path: Path) -> None:
+    """The spot is the file's, learnt from its first lines: a tag that first comes late gives no time, in every
+    reader, and a file of the same lines from the start does (files that read alike share shapes, but not across
+    spots)."""
+    titan = [f"[titan] {_iso(i * 1.3)} - root - INFO - step: {i:2d}  loss: 1.00000" for i in range(3000)]
+    plain = [f"step {i} loss 1.0" for i in 10 * list(range(30))]
+    (tmp_path / "node001").mkdir()
+    (tmp_path / "node002").mkdir()
+    (tmp_path / "node001" / "train.log").write_text("\n".join(titan) + "\n", encoding="utf-8")
+    (tmp_path / "node002" / "train.log").write_text("\n".join(plain + titan) + "\n", encoding="utf-8")
+    assert _same_three_ways([str(tmp_path)]) == 6300
+    records, _ = _read([str(tmp_path)])
+    times = {f: {r[7] is None for r in records if r[0] == f} for f in ("node001/train.log", "node002/train.log")}
+    assert times == {"node001/train.log": {False}, "node002/train.log": {True}}

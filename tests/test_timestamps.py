@@ -200,3 +200,22 @@ def test_planned_syslog_and_uptime_times_equal_parse() -> None:
         assert (fast._year, fast._last_month, fast._cache, fast.boot_index, fast._last_uptime) == \
             (ref._year, ref._last_month, ref._cache, ref.boot_index, ref._last_uptime)
     assert planned > 0.8 * len(lines)
+
+
+def test_a_colon_after_the_time_ends_the_header() -> None:
+    """TensorFlow's and absl's C++ logs and Composer put ": " after the time (real excerpts in
+    ``benchmarks/unread_times.py``); "HH:MM:SS:mmm" is no such time."""
+    p = TimestampParser(2025)
+    line = "2018-12-14 01:13:48.307208: W tensorflow/core/platform/s3/aws_logging.cc:57] Request failed"
+    t, end, _, kind = p.parse(line)
+    assert (t, line[end:end + 1], kind) == (1544750028.307208, "W", "iso")
+    t, end, _, kind = p.parse("2019-06-02T16:13:44.884Z: [1,12]<stdout>:x")
+    assert (t, end, kind) == (1559492024.884, 26, "rfc3339")
+    assert p.parse("2024-01-01 10:00:00:123 x")[1] == 0
+
+
+def test_an_offset_after_a_time_of_the_same_second_is_read() -> None:
+    """A JSON field's naive time, then the same second with an offset: the offset counts (not the line before's)."""
+    p = TimestampParser(2025)
+    assert p.parse('2025-01-01T10:00:00.500", "x": 1', 0)[0] == 1735725600.5
+    assert p.parse('2025-01-01T10:00:00.500+02:00", "x": 1', 0)[0] == 1735725600.5 - 7200

@@ -31,10 +31,7 @@ from typing import Any, NamedTuple
 
 from l4lite.errors import L4Error
 from l4lite.ingest.attribution import (
-    ACTOR_PREFIX,
-    MPI_TAG,
     SRUN_LABEL,
-    TORCHRUN_PREFIX,
     compile_node_from,
     host_from_dirs,
     node_from_regex,
@@ -45,6 +42,7 @@ from l4lite.ingest.decode import open_lines
 from l4lite.ingest.files import GZIP_MAGIC, stdin_stream
 from l4lite.ingest.layout import NodeLevel, infer_level, is_loopback, value_at
 from l4lite.ingest.skew import anchor_key, estimate, quick
+from l4lite.ingest.timespots import learn_spot, spot_time, strip_stream_prefixes
 from l4lite.ingest.timestamps import TimestampParser, boot_anchors, is_kernel_log
 from l4lite.records import Accounting
 
@@ -58,6 +56,7 @@ FUTURE_SLACK = 86400.0
 # years after its job keeps dates a few years older than its files.
 PAST_YEARS = 15
 PAST_SLACK = PAST_YEARS * 365 * 86400.0
+SPIKE_SECONDS = 3600.0  # a sampled time this far off both its neighbours' (the same way) is one wrong line
 
 _YEAR_DATE = re.compile(r"(?<!\d)(20\d\d|19\d\d|2[1-9]\d\d)[-/.](?:0[1-9]|1[0-2])[-/.](?:0[1-9]|[12]\d|3[01])(?!\d)")
 _YEAR_CTIME = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} +\d{1,2} \d\d:\d\d:\d\d (?:[A-Z]{2,5} )?(\d{4})\b")
@@ -105,6 +104,8 @@ class JobContext:
     # rel -> why the file is not this job's: its whole span lies far outside the job's (a stale file of another
     # job, an earlier run); its lines are counted as skipped, never read as the job's (``set_apart_file``)
     set_apart: dict[str, str] = field(default_factory=dict)
+    # rel -> the sampled end of a file that ends after the job's end (not counted in it: far from the others')
+    late_ends: dict[str, float] = field(default_factory=dict)
 
     def node_of(self, rel: str) -> str | None:
         """The node a file's path or its job-level facts give (lines may still name another, per line)."""
@@ -134,13 +135,16 @@ class JobContext:
     def rank_of(rel: str) -> int | None:
         return rank_from_path(rel)
 
-    def future_limit(self, mtime: float | None) -> float:
+    def future_limit(self, mtime: float | None, rel: str | None = None) -> float:
         """Times after this are a wrong clock: later than the file was written and than now, or (a finished job)
-        far later than the job's span, by more than a day or the span's own length."""
+        far later than the job's span and than the file's own sampled end (``late_ends``), by more than an hour or
+        the span's own length: the sampled ends of the files bound the times of their lines, so a line later than
+        that is one wrong line (a clock set ahead, another time zone) that must not stretch the job."""
         now = _time.time()
         limit = (now if mtime is None else max(mtime, now)) + FUTURE_SLACK
         if self.end is not None and self.start is not None and not self.open_end:
-            return min(limit, self.end + max(FUTURE_SLACK, self.end - self.start))
+            end = max(self.end, self.late_ends.get(rel, self.end)) if rel is not None else self.end
+            return min(limit, end + max(SPIKE_SECONDS, self.end - self.start))
         return limit
 
     def past_limit(self) -> float:
@@ -170,6 +174,7 @@ class _Sample:
     anchors: list[tuple[str, str | None, str]] = field(default_factory=list)  # (key, host in the line, line)
     labels: Counter[tuple[str, str]] = field(default_factory=Counter)  # (srun label, host its line names)
     label_streams: dict[str, set[str]] = field(default_factory=dict)  # srun label -> torchrun prefixes under it
+    spot: str = ""  # where its lines carry their time when not first (``timespots``), learnt from its head
 
 
 def _ends(f: Any) -> tuple[list[str], list[str]]:
@@ -209,19 +214,6 @@ def _ends(f: Any) -> tuple[list[str], list[str]]:
     return head_lines, tail_lines
 
 
-def _strip_prefixes(line: str, label_streams: dict[str, set[str]] | None = None) -> str:
-    m = SRUN_LABEL.match(line)
-    if m:
-        line = line[m.end():]
-        if label_streams is not None and (t := TORCHRUN_PREFIX.match(line)):
-            label_streams.setdefault(m[1], set()).add(t[1] + t[2])
-    m = MPI_TAG.match(line) or ACTOR_PREFIX.match(line)
-    if m:
-        line = line[m.end():]
-    m = TORCHRUN_PREFIX.match(line)
-    if m:
-        line = line[m.end():].lstrip(" ")
-    return line
 
 
 def _host(raw: str) -> str | None:
@@ -239,6 +231,7 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     head, tail = _ends(f)
     # a file read whole in its head ends with the head's last lines: its span runs to its last line
     s.lines = head[:SAMPLE_LINES] + (tail[-SAMPLE_LINES:] if tail else head[SAMPLE_LINES:][-SAMPLE_LINES:])
+    s.spot = learn_spot(head)
     every = (*head, *tail)
     first, last = min(len(head), SAMPLE_LINES), len(every) - min(len(tail), SAMPLE_LINES)
     elastic_host: str | None = None
@@ -247,7 +240,7 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
         if first <= i < last and elastic_host is None and "NCCL" not in raw and "ost" not in raw \
                 and "OST" not in raw and "srun: error:" not in raw and not quick(raw):
             continue
-        line = _strip_prefixes(raw, s.label_streams)
+        line = strip_stream_prefixes(raw, s.label_streams)
         m = _YEAR_DATE.search(line, 0, 64) or _YEAR_CTIME.search(line, 0, 64)
         if m:
             s.years[int(m[1])] += 1
@@ -352,6 +345,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
             ctx.year, ctx.near_year = _vote_year(samples.items(), files)
             spans = _file_spans(files, samples, ctx.year, ctx.near_year)
     ctx.start, ctx.end = _span(list(spans.values()))
+    if ctx.end is not None:
+        ctx.late_ends = {rel: v.last for rel, v in spans.items() if v.last > ctx.end}
     rels = sorted({f.rel for f in files})
     concerned: set[str] = set().union(*concerns.values()) if concerns else set()
     # a file whose host lines carry ``srun --label`` labels holds as many nodes as labels, whatever its sampled
@@ -411,7 +406,7 @@ def _skew(ctx: JobContext, files: Sequence[Any], samples: dict[str, _Sample]) ->
         parser = TimestampParser(ctx.year, mtimes.get(rel), ctx.near_year)
         limit = ctx.future_limit(mtimes.get(rel))
         for key, host, line in s.anchors:
-            t = parser.parse(_strip_prefixes(_strip_prefixes(line)))[0]
+            t = parser.parse(strip_stream_prefixes(strip_stream_prefixes(line)))[0]
             who = host or node
             if t is not None and t <= limit and who:
                 nodes.add(who)
@@ -468,13 +463,31 @@ def _file_spans(files: Sequence[Any], samples: dict[str, _Sample], year: int | N
         parser = TimestampParser(year, mtime, near)
         times = []
         for line in s.lines:
-            t = parser.parse(_strip_prefixes(line))[0]
+            text = strip_stream_prefixes(line)
+            t, end, _, _ = parser.parse(text)
+            if not end and s.spot:  # a time after a logger's tag, or in a JSON record's field
+                t = spot_time(parser, text, 0, s.spot)[1][0]
             if t is not None and t <= limit:
                 times.append(t)
         if times:  # a line from a reset clock, years before the file's other lines, is no start
             mid = statistics.median(times)
-            times = [t for t in times if t >= mid - PAST_SLACK]
+            times = _no_spikes([t for t in times if t >= mid - PAST_SLACK])
             out[rel] = FileSpan(2 * s.system >= len(s.lines), min(times), max(times))
+    return out
+
+
+def _no_spikes(times: list[float]) -> list[float]:
+    """A file's sampled times (in file order) without one that lies more than an hour off both the time before it
+    and the time after it, the same way: a line of a wrong clock or another time zone amid lines of the right one
+    (logs go forward: a real time is not followed by times an hour older). The first and last keep theirs: a
+    job's last line may come hours after the one before it (a hang cut by a time limit)."""
+    if len(times) < 3:
+        return times
+    out = [times[0]]
+    for a, t, b in zip(times, times[1:], times[2:], strict=False):
+        if not ((t - a > SPIKE_SECONDS and t - b > SPIKE_SECONDS) or (a - t > SPIKE_SECONDS and b - t > SPIKE_SECONDS)):
+            out.append(t)
+    out.append(times[-1])
     return out
 
 

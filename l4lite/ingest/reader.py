@@ -39,6 +39,7 @@ from l4lite.ingest.pieces import lead_of
 from l4lite.ingest.rotation import read_chain
 from l4lite.ingest.runs import RUN_BLOCK_LINES, RunReading, ShapeBook, ShapeRun
 from l4lite.ingest.shape import FOLD_DIGITS
+from l4lite.ingest.timespots import LEARN_LINES, learn_spot
 from l4lite.ingest.timestamps import TimestampParser
 from l4lite.records import Accounting, Record
 
@@ -200,8 +201,22 @@ class _FileReader(HeaderReading, RunReading):
         # Files that read a shape alike share what they learn (see runs.ShapeBook). Whether the path names a
         # node changes no plan today (a file without one only holds its first lines); it stays in the key so
         # that a plan that comes to depend on it cannot leak across.
-        self.init_runs(options.shape_book((self.default_source, self.path_rank is not None,
-                                           self.path_node is not None, self.label_ranks)))
+        self.spot: str | None = None  # where the file's lines carry their time (``timespots``), once learnt
+        self.init_runs(options.shape_book(self._book_key()))
+
+    def _book_key(self) -> tuple:
+        """What lines of one shape are read alike in (``runs.ShapeBook``); a file's time spot too."""
+        key: tuple = (self.default_source, self.path_rank is not None, self.path_node is not None, self.label_ranks)
+        return key + (self.spot,) if self.spot else key
+
+    def learn_spot(self, lines: Sequence[str]) -> None:
+        """Learn the file's time spot from its first lines (``timespots.learn_spot``) and take the shape book
+        of the files that read alike."""
+        if self.cri:
+            lines = [x[m.end():] if (m := CRI_PREFIX.match(x)) else x for x in lines[:4 * LEARN_LINES]]
+        self.spot = learn_spot(lines)
+        if self.spot:
+            self.init_runs(self.opt.shape_book(self._book_key()))
 
     def learn_lead(self, lead: Sequence[InputFile], node_re: re.Pattern[str] | None) -> None:
         """Start a piece of a file (``l4lite.ingest.pieces``) knowing what the lines before it tell: which host and GPU
@@ -217,6 +232,10 @@ class _FileReader(HeaderReading, RunReading):
                 pass
         self.streams, self.file_host, self.hosts = warm.streams, warm.file_host, warm.hosts
         self.local_streams, self.ts, self.last_time = warm.local_streams, warm.ts, warm.last_time
+        if warm.spot is not None and self.spot is None:
+            self.spot = warm.spot
+            if warm.spot:
+                self.init_runs(self.opt.shape_book(self._book_key()))
         self.hold = self.hold and warm.file_host is None and not warm.streams
 
     # ------------------------------------------------------------------------------------------ main loop
@@ -248,6 +267,8 @@ class _FileReader(HeaderReading, RunReading):
                     head = [x for x in block[:4 * CRI_HEAD_LINES] if x][:CRI_HEAD_LINES]
                     self.cri = cri = any(CRI_PREFIX.match(x) for x in head)
                     use_runs = use_runs and not cri  # runs read the raw lines' shapes
+                if self.spot is None and block:
+                    self.learn_spot(block)
                 whole = ((first, block, None),)
                 for segment in self._runs_or_lines(first, block) if use_runs and len(block) >= RUN_BLOCK_LINES \
                         else whole:
@@ -457,7 +478,7 @@ class _FileReader(HeaderReading, RunReading):
         return h
 
     def _future_limit(self) -> float:
-        return self.ctx.future_limit(self.f.mtime)
+        return self.ctx.future_limit(self.f.mtime, self.f.rel)
 
     def _future_time(self, lineno: int, t: float) -> bool:
         """A time later than the file was last written and than now, far after the job's span, or years before

@@ -31,9 +31,12 @@ _OFFSET = r"(Z|[+-]\d\d(?::?\d\d)?)?"
 
 # Group 1 of each pattern is the date-time text without fraction: the key of the per-file cache, so that
 # lines of the same second cost one regex match and one dict lookup.
-# 2026-11-29 10:11:12,345 / 2025-01-21T04:41:44.283302+00:00 / 2024/01/02 03:04:05
+# 2026-11-29 10:11:12,345 / 2025-01-21T04:41:44.283302+00:00 / 2024/01/02 03:04:05 / a colon after it: TensorFlow's
+# and absl's C++ "2018-12-14 01:13:48.307208: W tensorflow/...", Composer's "2022-06-29 11:36:17,871: rank0[...]"
 _ISO = re.compile(r"((\d{4})[-/](\d\d)[-/](\d\d)[T ](\d\d):(\d\d):(\d\d))(?:[.,](\d{1,9}))?" + _OFFSET
-                  + r"(?=[\s|\],]|$),? *(?:>> )?")
+                  + r"(?=[\s|\],\"]|: |$)[,:]? *(?:>> )?")
+# 1732852924.849 / 1732852924849  (a JSON record's epoch seconds, milli-, micro- or nanoseconds: ``timespots``)
+_EPOCH = re.compile(r"(\d{9,19})(?:\.(\d{1,9}))?(?=[\s,}\]]|$)")
 # 09/11/2024 17:52:18  (HF example scripts)
 _US = re.compile(r"((\d\d)/(\d\d)/(\d{4}) (\d\d):(\d\d):(\d\d))(?:[.,](\d{1,9}))?(?= |$) *")
 # [INFO|trainer.py:2048] 2024-09-11 17:52:18,030 >>  (HF transformers)
@@ -70,6 +73,7 @@ _KERN_PREFIXES = ("kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "ne
                   "local")
 _UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _DIGITS = frozenset("0123456789")
+_ENDS_TIME = frozenset(("", "\t", "\n", "\r", "|", "]", '"', "\v", "\f"))  # what may follow a time that ends with nothing
 
 NO_STAMP: tuple[float | None, int, str | None, str] = (None, 0, None, "")
 
@@ -256,6 +260,8 @@ class TimestampParser:
         end = a + fl + len(tail)
         if not frac.isdigit() or not s.startswith(tail, a + fl) or s[end:end + 1] == " ":
             return None
+        if not tail and s[end:end + 1] not in _ENDS_TIME:  # "...05.500" then "+02:00": an offset the regex reads
+            return None
         return base + int(frac) / _POW10[fl], end, None, kind
 
     def _iso(self, m: re.Match[str]) -> tuple[float | None, int, str | None, str]:
@@ -300,7 +306,7 @@ class TimestampParser:
         sit: (start of the date-time, start of the fraction, fraction digits). Lines of the same shape have them
         at the same offsets, which ``iso_time`` reads without a regex. None for other headers."""
         m = (_ISO_BR if s.startswith("[", pos) else _ISO).match(s, pos)
-        if m is None or m[9] or m.end() != end:
+        if m is None or (m[9] and m[9] != "Z") or m.end() != end:
             return None
         return m.start(1), (m.start(8) if m[8] else -1), len(m[8] or "")
 
@@ -412,6 +418,17 @@ class TimestampParser:
                     self._remember(m[1], t)
                 return t, m.end(), None, "dmesg_h"
         return NO_STAMP
+
+    def epoch(self, s: str, pos: int) -> tuple[float | None, int, str | None, str]:
+        """An epoch time at ``pos`` (a JSON record's ``"ts": 1732852924.849``): seconds of 9 to 11 digits, else
+        milli-, micro- or nanoseconds by their width; ``NO_STAMP`` for other numbers."""
+        m = _EPOCH.match(s, pos)
+        if m is None:
+            return NO_STAMP
+        whole = m[1]
+        scale = (len(whole) - 9) // 3  # 9-11 digits: seconds; 12-14: ms; 15-17: us; 18-19: ns
+        t = int(whole) + _frac(m[2]) if not scale else (int(whole) + _frac(m[2])) / _POW10[3 * scale]
+        return t, m.end(), None, "epoch"
 
     def _date(self, m: re.Match[str]) -> float:
         t = self._cache.get(m[1])

@@ -24,6 +24,21 @@ class RecordReader(Protocol):
 
     def flush(self) -> list[Record]: ...
 
+    def _learn_spot(self, text: str) -> None:
+        """The file's time spot from its first lines as they come (``timespots.learn_spot`` of each): the first
+        one a line shows, or none after ``LEARN_LINES`` lines that show none."""
+        from l4lite.ingest.timespots import LEARN_LINES, learn_spot
+
+        if text.isspace():
+            return
+        spot = learn_spot((text,))
+        if spot:
+            self.r.spot = spot
+            return
+        self._spotless += 1
+        if self._spotless >= LEARN_LINES:
+            self.r.spot = ""
+
     def expire(self, line_no: int) -> list[Record]:
         """Close records whose last line is ``line_no`` or earlier; return those now complete."""
         ...
@@ -46,7 +61,7 @@ class IngestLineReader:
     """
 
     __slots__ = ("r", "max_chars", "n", "warn", "skipped", "_stale", "_hold", "_warned", "_ambiguous", "_partial",
-                 "_plain_head")
+                 "_plain_head", "_spotless")
 
     def __init__(self, rel: str, options: Any, accounting: Accounting, mtime: float,
                  warn: Callable[[str], None], skipped: Counter[str] | None = None) -> None:
@@ -65,6 +80,7 @@ class IngestLineReader:
         self._warned = False
         self._partial: int | None = None  # first line of a CRI partial line still waiting for its end
         self._plain_head = 0  # first non-empty lines without a CRI prefix, while that is undecided
+        self._spotless = 0  # first non-empty lines that show no time spot (``timespots``), while that is undecided
 
     @property
     def pending_line(self) -> int | None:
@@ -106,6 +122,8 @@ class IngestLineReader:
             if not r.cri_partial:
                 self._partial = None
             text = unwrapped
+        if text and r.spot is None:
+            self._learn_spot(text)
         if text and not (text[0] in " \t" and text.isspace()):
             try:
                 direct = r._line(line_no, text)  # a finished single-line record, a blank marker, or None
@@ -131,6 +149,21 @@ class IngestLineReader:
                 done.append(r._finish(out.popleft()))
             return done
         return [direct] if isinstance(direct, Record) else []
+
+    def _learn_spot(self, text: str) -> None:
+        """The file's time spot from its first lines as they come (``timespots.learn_spot`` of each): the first
+        one a line shows, or none after ``LEARN_LINES`` lines that show none."""
+        from l4lite.ingest.timespots import LEARN_LINES, learn_spot
+
+        if text.isspace():
+            return
+        spot = learn_spot((text,))
+        if spot:
+            self.r.spot = spot
+            return
+        self._spotless += 1
+        if self._spotless >= LEARN_LINES:
+            self.r.spot = ""
 
     def expire(self, line_no: int) -> list[Record]:
         """Close the records that got no line after ``line_no`` (their continuation is not coming), and stop

@@ -1,0 +1,113 @@
+"""Where a file's lines carry their time when it is not the first thing in their header, learnt from its first lines.
+
+Most loggers print their time first (after a stream prefix such as ``[rank0]:``), where the timestamp parser looks.
+Some print something before it: torchtitan names its logger first (``[titan] 2025-01-28 18:14:43,512 - root -
+INFO - step: 1 ...``), and JSON-lines loggers put the time in a field of the object (``{"time":
+"2026-11-29T04:01:02.345Z", "level": "INFO", ...}``, or ``"timestamp"``, ``"ts"`` in epoch seconds or
+milliseconds, ``"asctime"``...). A file's *time spot* says where: a tag (``"[titan] "``), after which the line's
+header is read as if the tag were not there, or a JSON key (``'"time":'``), whose value is the line's time while the
+whole object stays its message. It is learnt once per file from its first lines (``learn_spot``), so that every
+line of the file, whichever reader reads it (line by line, by shape plans, in runs, a piece of it), is read the
+same way; a file whose first lines show no such spot has none (the empty string), and its lines are read as before.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+from l4lite.ingest.attribution import ACTOR_PREFIX, MPI_TAG, SRUN_LABEL, TORCHRUN_PREFIX
+from l4lite.ingest.timestamps import NO_STAMP, TimestampParser
+
+LEARN_LINES = 200  # non-blank lines of a file's start its spot is learnt from
+ENOUGH = 8  # lines that show one spot, after which the rest are not looked at
+JSON_REACH = 512  # characters of a JSON object searched for its time key
+_REACH = 96  # a line's first characters, where its stream prefixes and a tag or a brace sit
+# a logger's own name in brackets, then an ISO time: "[titan] 2025-01-28 18:14:43,512"
+_TAG = re.compile(r"\[[a-z_][\w.-]{0,23}\] +(?=\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d:\d\d)")
+# the usual names of a JSON record's time field (structlog, python-json-logger, loguru, zap, logrus, bunyan, pino)
+_JSON_KEY = re.compile(r'"(@timestamp|timestamp|time|ts|asctime|datetime|created|date|t)" ?:')
+_DIGITS = frozenset("0123456789")
+
+
+def strip_stream_prefixes(line: str, label_streams: dict[str, set[str]] | None = None) -> str:
+    """A line without the stream prefixes the reader takes off before its header (``srun --label``, an MPI tag or
+    a Ray actor, torchrun's ``[rankN]:``). ``label_streams`` collects, per ``srun --label`` label, the torchrun
+    prefixes seen under it: a label over several ranks' streams names a node, not a rank."""
+    m = SRUN_LABEL.match(line)
+    if m:
+        line = line[m.end():]
+        if label_streams is not None and (t := TORCHRUN_PREFIX.match(line)):
+            label_streams.setdefault(m[1], set()).add(t[1] + t[2])
+    m = MPI_TAG.match(line) or ACTOR_PREFIX.match(line)
+    if m:
+        line = line[m.end():]
+    m = TORCHRUN_PREFIX.match(line)
+    if m:
+        line = line[m.end():].lstrip(" ")
+    return line
+
+
+def value_at(s: str, p: int, spot: str) -> int:
+    """Where the time of a line whose header starts at ``p`` sits by the file's ``spot``: after the tag, or at
+    the JSON key's value (an ISO string's first digit, or an epoch number's), else -1."""
+    if not spot:
+        return -1
+    if spot[0] == "[":
+        return p + len(spot) if s.startswith(spot, p) else -1
+    if not s.startswith("{", p):
+        return -1
+    k = s.find(spot, p, p + JSON_REACH)
+    if k < 0:
+        return -1
+    v = k + len(spot)
+    while s.startswith(" ", v):
+        v += 1
+    if s.startswith('"', v):
+        v += 1
+    return v if s[v:v + 1] in _DIGITS else -1
+
+
+def spot_time(parser: TimestampParser, s: str, p: int,
+              spot: str) -> tuple[int, tuple[float | None, int, str | None, str]]:
+    """Where the spot puts a line's time and ``parser``'s reading of it there (``TimestampParser.parse``'s answer;
+    ``epoch`` for a number in a JSON field), or (-1, NO_STAMP)."""
+    at = value_at(s, p, spot)
+    if at < 0:
+        return -1, NO_STAMP
+    if spot[0] == '"' and s[at - 1:at] != '"':
+        return at, parser.epoch(s, at)
+    return at, parser.parse(s, at)
+
+
+def learn_spot(lines: Iterable[str], year: int | None = None) -> str:
+    """The time spot of a file from its first lines: the tag or JSON key they show (the first shown by ``ENOUGH``
+    lines, else the one most lines show), where a line has no time first and one can be read there; "" when
+    none does."""
+    parser = TimestampParser(year)
+    found: Counter[str] = Counter()
+    n = 0
+    for raw in lines:
+        if not raw or raw.isspace():
+            continue
+        n += 1
+        if n > LEARN_LINES:
+            break
+        if "[" not in raw[:_REACH] and "{" not in raw[:_REACH]:
+            continue
+        s = strip_stream_prefixes(raw)
+        c = s[:1]
+        if c == "[":
+            m = _TAG.match(s)
+            if m is not None and not parser.parse(s)[1] and parser.parse(s, m.end())[1]:
+                found[m.group()] += 1
+        elif c == "{" and s.startswith('{"'):
+            for m in _JSON_KEY.finditer(s, 0, JSON_REACH):
+                spot = m.group()
+                if spot_time(parser, s, 0, spot)[1][0] is not None:
+                    found[spot] += 1
+                    break
+        if found and found.most_common(1)[0][1] >= ENOUGH:
+            break
+    return found.most_common(1)[0][0] if found else ""
