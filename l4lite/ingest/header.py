@@ -24,7 +24,7 @@ from l4lite.ingest.attribution import (
 )
 from l4lite.ingest.clocks import fold_key, folded_shape
 from l4lite.ingest.shape import shape_of
-from l4lite.ingest.timespots import spot_time
+from l4lite.ingest.timespots import spot_time, time_layout
 from l4lite.records import Record
 
 DIGITS = frozenset("0123456789")
@@ -281,7 +281,7 @@ class HeaderReading:
             self.book.restart()
             self.use_book()
         ts_first, ts_second, ts_end, ts_kind, ts_level = spans[3:8]
-        layout = self._layout(s, spans)
+        layout = time_layout(self.ts, s, spans)
         # a shape a run may take, for RunReading to make a RunShape of (only if the file is long enough for runs)
         pending = self.run_pending
         if len(pending) >= MAX_PLANS:  # a file whose blocks never take runs: keep this bounded
@@ -362,22 +362,13 @@ class HeaderReading:
         bracket = ts_kind in ("syslog", "rfc3339") and head_source == "kernel" and spans[8] is None
         if (ts_kind in ("syslog", "rfc3339") and spans[1] is None) or (bracket and key[a:a + 1] == b"["):
             return
-        layout = self._layout(s, spans)
+        layout = time_layout(self.ts, s, spans)
         marker_at = spans[9]
         marker_end = lc.level_marker(s, marker_at)[1] if marker_at >= 0 else -1
         heads[head] = (a, nccl, has_nccl, ts_first, ts_second, ts_end, ts_kind, ts_level, layout, spans[1],
                        spans[2], spans[8], marker_at, marker_end, head_source, spans, bracket)
         if a not in self.head_lengths and len(self.head_lengths) < 8:
             self.head_lengths.append(a)
-
-    def _layout(self, s: str, spans: tuple) -> tuple[int, int, int] | None:
-        """Where the parts of a line's ISO time sit (``TimestampParser.iso_layout``), for plans and runs to read
-        it from: a time first or after a tag, or a JSON record's time field, in UTC (``Z``) or naive."""
-        ts_first, ts_second, ts_end, ts_kind, ts_level = spans[3:8]
-        if ts_level is not None or not (ts_kind == "iso" or (ts_kind == "rfc3339" and ts_second >= 0
-                                                             and s.startswith("{", ts_first))):
-            return None
-        return self.ts.iso_layout(s, ts_second if ts_second >= 0 else ts_first, ts_end)
 
     def head_plan(self, key: bytes) -> tuple | None:
         """The header plan of a line of a shape with no plan of its own (see ``_learn_head``)."""

@@ -192,20 +192,18 @@ class _FileReader(HeaderReading, RunReading):
         self.last_open: OpenRecord | None = None  # the latest record that may take continuation lines
         self.hosts: dict[str, str] = {}  # host as written -> normalised
         self.local_streams: set[str] = set()  # streams whose rank is a local rank ([defaultN]:)
-        self.future = self._future_limit()  # times after this are wrong clocks (see _future_time)
+        self.future = self.ctx.future_limit(self.f.mtime, self.f.rel)  # times after this are wrong clocks (see _future_time)
         self.past = self.ctx.past_limit()  # and times before this
         self.future_lines = 0
         self.nameless = 0  # records that got neither a node nor a rank
         self.cri: bool | None = None  # a container log with CRI line prefixes (decided on its first lines)
         self.cri_partial: dict[str, str] = {}  # per stream, the text of partial lines waiting for their end
-        # Files that read a shape alike share what they learn (see runs.ShapeBook). Whether the path names a
-        # node changes no plan today (a file without one only holds its first lines); it stays in the key so
-        # that a plan that comes to depend on it cannot leak across.
         self.spot: str | None = None  # where the file's lines carry their time (``timespots``), once learnt
         self.init_runs(options.shape_book(self._book_key()))
 
     def _book_key(self) -> tuple:
-        """What lines of one shape are read alike in (``runs.ShapeBook``); a file's time spot too."""
+        """Files that read a shape alike share what they learn (``runs.ShapeBook``). Whether the path names a node
+        changes no plan today; it stays in the key so that a plan that comes to depend on it cannot leak across."""
         key: tuple = (self.default_source, self.path_rank is not None, self.path_node is not None, self.label_ranks)
         return key + (self.spot,) if self.spot else key
 
@@ -477,14 +475,11 @@ class _FileReader(HeaderReading, RunReading):
             h = self.hosts[raw] = normalize_host(raw)
         return h
 
-    def _future_limit(self) -> float:
-        return self.ctx.future_limit(self.f.mtime, self.f.rel)
-
     def _future_time(self, lineno: int, t: float) -> bool:
         """A time later than the file was last written and than now, far after the job's span, or years before
         it: a wrong clock. Its line keeps the time of the line before (so one node's broken clock cannot stretch
         the job's timeline to a distant year), in its file's order, and is counted."""
-        self.future = self._future_limit()  # a long-lived reader (tail) moves the limit with the clock
+        self.future = self.ctx.future_limit(self.f.mtime, self.f.rel)  # a long-lived reader (tail) moves the limit with the clock
         if self.past <= t <= self.future:
             return False
         if not self.future_lines:

@@ -111,3 +111,14 @@ def learn_spot(lines: Iterable[str], year: int | None = None) -> str:
         if found and found.most_common(1)[0][1] >= ENOUGH:
             break
     return found.most_common(1)[0][0] if found else ""
+
+
+def time_layout(ts: TimestampParser, s: str, spans: tuple) -> tuple[int, int, int] | None:
+    """Where the parts of a line's ISO time sit (``TimestampParser.iso_layout``), for plans and runs to read it
+    from: a time first or after a tag, or a JSON record's time field, in UTC (``Z``) or naive. ``spans`` is a
+    header reader's line spans (its fields 3 to 7: the time's first and second position, end, kind, level)."""
+    ts_first, ts_second, ts_end, ts_kind, ts_level = spans[3:8]
+    if ts_level is not None or not (ts_kind == "iso" or (ts_kind == "rfc3339" and ts_second >= 0
+                                                         and s.startswith("{", ts_first))):
+        return None
+    return ts.iso_layout(s, ts_second if ts_second >= 0 else ts_first, ts_end)
