@@ -90,7 +90,7 @@ class HealthDetector(Detector):
                  straggler_ratio: float = 0.15, hang_factor: float = 10.0, hang_min_seconds: float = 300.0,
                  min_points: int = 3, grad_severe: float = 100.0, rise_window: int = 20,
                  scale_warmup: int = 100, scale_low: float = 128.0, scale_halvings: int = 10,
-                 scale_low_halvings: int = 4) -> None:
+                 scale_low_halvings: int = 4, scale_floor: float = 8.0) -> None:
         self.spike_ratio = spike_ratio
         self.spike_mad = spike_mad
         self.spike_window = spike_window
@@ -107,6 +107,7 @@ class HealthDetector(Detector):
         self.scale_low = scale_low
         self.scale_halvings = scale_halvings
         self.scale_low_halvings = scale_low_halvings
+        self.scale_floor = scale_floor
 
     # ------------------------------------------------------------------ entry point
     def detect(self, scan: JobScan) -> list[Finding]:
@@ -281,7 +282,9 @@ class HealthDetector(Detector):
         A dynamic scaler starts high (2^16, 2^32) and halves on every overflow until it fits: a run of halvings
         from the first reading, in the first ``scale_warmup`` iterations, is that search and no fault. Later,
         ``scale_halvings`` halvings in a row, or ``scale_low_halvings`` that take it to ``scale_low`` or below, mean
-        that nearly every step overflows."""
+        that nearly every step overflows. So does a scale cut to ``scale_floor`` or below after the run's first
+        iterations that never grew back: at so low a scale fp16 gradients are barely scaled and still overflow (an
+        excerpt may show only the last cuts; a scaler that finds its level grows again between overflows)."""
         pts = sorted((p for p in metrics if _finite(p.loss_scale) and p.loss_scale > 0),  # type: ignore[operator]
                      key=lambda p: (p.time if p.time is not None else math.inf, p.seq))
         if len(pts) < 2:
@@ -310,7 +313,33 @@ class HealthDetector(Detector):
                            f"{pts[max(run_start - 1, 0)].loss_scale:.4g} to {p.loss_scale:.4g}", "loss_scale_halving",
                         records=[point_record(q) for q in pts[max(run_start - 1, 0):i + 1]][-4:])]
             prev = p.loss_scale
-        return []
+        return self._scale_floor(metrics, pts)
+
+    def _scale_floor(self, metrics: list[MetricPoint], pts: list[MetricPoint]) -> list[Finding]:
+        """A scale cut to ``scale_floor`` or below after the search that never grew back (see ``_loss_scale``)."""
+        if any(b.loss_scale > a.loss_scale for a, b in zip(pts, pts[1:], strict=False)):  # type: ignore[operator]
+            return []
+        cuts = [p for p in pts if p.kind == "overflow"]
+        last = pts[-1]
+        if not cuts or last.loss_scale > self.scale_floor or not self._past_search(metrics, cuts[0]):  # type: ignore[operator]
+            return []
+        at = f" at iteration {cuts[0].iteration}" if cuts[0].iteration is not None else ""
+        return [self._scale_finding(
+            last, f"the fp16 loss scale was cut to {last.loss_scale:.4g}{at}, long after the run's start, and never "
+                  "grew back", "loss_scale_floor", records=[point_record(q) for q in cuts[:4]])]
+
+    def _past_search(self, metrics: list[MetricPoint], p: MetricPoint) -> bool:
+        """Whether ``p`` comes after the run's first ``scale_warmup`` iterations: by its own iteration, or by a
+        progress line before it (by time, or earlier in its file) that counts more."""
+        if p.iteration is not None:
+            return p.iteration > self.scale_warmup
+        for q in metrics:
+            if q.kind != "train" or q.iteration is None or q.iteration <= self.scale_warmup:
+                continue
+            if (q.time is not None and p.time is not None and q.time <= p.time) or \
+                    (q.file == p.file and q.line < p.line):
+                return True
+        return False
 
     def _scale_finding(self, p: MetricPoint, what: str, signal: str,
                        records: list[Record] | None = None) -> Finding:
