@@ -71,6 +71,22 @@ def _order(p: MetricPoint) -> tuple[float, float]:
     return (p.iteration if p.iteration is not None else -1.0, float(p.seq))
 
 
+def step_of(points: list[MetricPoint], p: MetricPoint) -> int | None:
+    """The iteration of a point that prints none (a progress bar's ``loss=22.1``): the step the last stepped line
+    before it in its own file stated (by time when its file has none). The first bad line of a divergence is
+    where it began, so the run's last step (the fallback of a finding without an iteration) says too late."""
+    if p.iteration is not None:
+        return p.iteration
+    same = [q for q in points if q.iteration is not None and q.file == p.file and q.line <= p.line]
+    if same:
+        return max(same, key=lambda q: q.line).iteration
+    if p.time is None:
+        return None
+    timed = [q for q in points if q.iteration is not None and q.node == p.node and q.time is not None
+             and q.time <= p.time]
+    return max(timed, key=lambda q: (q.time, q.iteration)).iteration if timed else None
+
+
 def _non_finite_of(p: MetricPoint) -> list[str]:
     """What of a training point is not a number: its loss, its gradient norm, or the trainer's NaN counter."""
     bad = [name for name in ("loss", "grad_norm") if getattr(p, name) is not None
@@ -162,7 +178,8 @@ class HealthDetector(Detector):
         first, bad = min(flagged, key=lambda pb: (pb[0].time if pb[0].time is not None else math.inf,
                                                   _order(pb[0])))
         what = " and ".join(bad)
-        at = f" at iteration {first.iteration}" if first.iteration is not None else ""
+        step = step_of(train, first)
+        at = f" at iteration {step}" if step is not None else ""
         label = {"loss": "the loss became NaN/Inf", "grad_norm": "the gradient norm became NaN/Inf",
                  "nan iterations": "the trainer counted NaN iterations"}
         explain = (label.get(what, f"{what} became NaN/Inf") + at
@@ -170,7 +187,7 @@ class HealthDetector(Detector):
         bad_first = [p for p, _ in flagged if p.iteration == first.iteration]
         return [Finding(self.name, "numerical", "root", 0.9, explain, node=first.node, rank=first.rank,
                         time=first.time, records=copies(bad_first or [first], first), count=count,
-                        data={"signal": "nan", "iteration": first.iteration, "scope": "global"})]
+                        data={"signal": "nan", "iteration": step, "scope": "global"})]
 
     def _loss_spike(self, ref: _Series, train: list[MetricPoint]) -> Finding | None:
         pts = [p for p in ref.points if _finite(p.loss)]
@@ -201,13 +218,14 @@ class HealthDetector(Detector):
                 recovered = sum(1 for q in after if _finite(q.loss) and 0.0 < q.loss <= limit  # type: ignore[operator]
                                 and (q.grad_norm is None or math.isfinite(q.grad_norm)))
                 sustained = recovered <= 0.2 * len(after)
-                at = f"iteration {p.iteration}" if p.iteration is not None else "one step"
+                step = step_of(train, p)
+                at = f"iteration {step}" if step is not None else "one step"
                 explain = (f"the loss jumped from {base:.4g} to {v:.4g} at {at}"
                            + (" and did not recover: the training diverged" if sustained else " and recovered"))
                 return Finding(self.name, "numerical", "root" if sustained else "anomaly",
                                0.8 if sustained else 0.3, explain, node=p.node, rank=p.rank, time=p.time,
                                records=copies(train, p),
-                               data={"signal": "loss_spike", "iteration": p.iteration, "baseline": base,
+                               data={"signal": "loss_spike", "iteration": step, "baseline": base,
                                      "value": v, "sustained": sustained, "iteration_key": _order(p),
                                      "scope": "global"})
         return None
