@@ -18,6 +18,7 @@ from statistics import median
 from typing import Any
 
 from l4lite.detect.base import Detector, Finding
+from l4lite.detect.series import counted_median, step_of
 from l4lite.records import Record
 from l4lite.scan.scanner import JobScan, MetricPoint
 
@@ -69,22 +70,6 @@ def _mad(values: list[float], center: float) -> float:
 
 def _order(p: MetricPoint) -> tuple[float, float]:
     return (p.iteration if p.iteration is not None else -1.0, float(p.seq))
-
-
-def step_of(points: list[MetricPoint], p: MetricPoint) -> int | None:
-    """The iteration of a point that prints none (a progress bar's ``loss=22.1``): the step the last stepped line
-    before it in its own file stated (by time when its file has none). The first bad line of a divergence is
-    where it began, so the run's last step (the fallback of a finding without an iteration) says too late."""
-    if p.iteration is not None:
-        return p.iteration
-    same = [q for q in points if q.iteration is not None and q.file == p.file and q.line <= p.line]
-    if same:
-        return max(same, key=lambda q: q.line).iteration
-    if p.time is None:
-        return None
-    timed = [q for q in points if q.iteration is not None and q.node == p.node and q.time is not None
-             and q.time <= p.time]
-    return max(timed, key=lambda q: (q.time, q.iteration)).iteration if timed else None
 
 
 def _non_finite_of(p: MetricPoint) -> list[str]:
@@ -565,32 +550,22 @@ class HealthDetector(Detector):
             who = "every node stopped at the same point"
         explain = (f"no training progress for {minutes:.0f} min (typically every {interval:.3g}s) while the job "
                    f"was still logging: a hang; {who}")
+        # The run went on to its teardown (a shutdown marker after the last step: the loop's end, wandb's
+        # summary, destroy_process_group) and never exited: a hang at exit, not in training.
+        at_exit = any(m.kind == "shutdown" and m.time is not None and m.time >= last_stop for m in scan.markers)
+        if at_exit:
+            explain += "; training had ended and the processes never exited (a hang in the teardown)"
         data: dict[str, Any] = {
             "signal": "hang", "iteration": top_iter, "last_progress_time": last_stop, "gap_seconds": gap,
             "interval_seconds": interval, "behind": behind, "silent": silent, "alive": sorted(alive),
             "last_iterations": {n: p.last_iteration for n, p in progress.items()},
             "scope": "node" if first_node else "global",
         }
+        if at_exit:
+            data["phase_hint"] = "shutdown"
         # A hang with no error line at all: nothing in the logs points at hardware or the network, so the
         # category is software (a stuck process, a deadlock in the job's code or a library); the node that
         # stopped first, when there is one, is where to take stack dumps.
         category = "software"
         return [Finding(self.name, category, "root", 0.5, explain, node=first_node, time=last_stop, records=records,
                         data=data)]
-
-
-def counted_median(counts: Counter[int]) -> float:
-    """The median of a multiset given as value counts, as ``statistics.median`` gives it on the expanded list."""
-    total = sum(counts.values())
-    lo_rank, hi_rank = (total - 1) // 2, total // 2
-    lo = hi = None
-    seen = 0
-    for value in sorted(counts):
-        seen += counts[value]
-        if lo is None and seen > lo_rank:
-            lo = value
-        if seen > hi_rank:
-            hi = value
-            break
-    assert lo is not None and hi is not None
-    return lo if lo == hi else (lo + hi) / 2
