@@ -22,6 +22,7 @@ from l4lite.scan.jobscan import JobScan
 
 WATCHDOG_RULE = "nccl-watchdog-timeout"
 REPORT_RULE = "nccl-desync-report"
+HOROVOD_RANKS_RULE = "horovod-stalled-ranks"  # one line per missing rank, right under the stall warning
 _RANK = re.compile(r"\[(?:PG (?P<pg>[^\]\s]+)(?: \([^)]*\))? )?Rank (?P<rank>\d{1,7})\]")
 _FINGERPRINT = re.compile(r"Rank (?P<rank>\d{1,7}) is running (?:inconsistent )?collective:\s*CollectiveFingerPrint\("
                           r"(?:SequenceNumber=(?P<seq>\d{1,20}),?\s*)?OpType=(?P<op>\w{1,40})")
@@ -69,6 +70,9 @@ class DesyncDetector(Detector):
         return scan.rank_nodes.get(rank) or record.node
 
     def _reported(self, scan: JobScan) -> Finding | None:
+        horovod = self._horovod(scan)
+        if horovod is not None:
+            return horovod
         for hit in scan.hits:
             ranks: list[int] = []
             if hit.rule_id == REPORT_RULE and hit.groups.get("lagging"):
@@ -81,6 +85,29 @@ class DesyncDetector(Detector):
                                      "PyTorch's desync report says rank(s) " + ", ".join(map(str, ranks))
                                      + " never joined the collective the others were waiting in")
         return None
+
+    def _horovod(self, scan: JobScan) -> Finding | None:
+        """Horovod's stall inspector: under "Missing ranks:" (older releases: "Stalled ranks:") one line per rank
+        that has not submitted the tensors the others wait with, ``4: [allreduce.fc.weight, ...]``. The ranks of
+        the first report (its consecutive lines in one file) are behind."""
+        hits = sorted((h for h in scan.hits if h.rule_id == HOROVOD_RANKS_RULE and h.groups.get("lagging")),
+                      key=lambda h: (h.record.time if h.record.time is not None else float("inf"), h.record.file,
+                                     h.record.line))
+        if not hits:
+            return None
+        first = hits[0].record
+        report = [first]
+        for h in sorted((h for h in hits if h.record.file == first.file and h.record.line > first.line),
+                        key=lambda h: h.record.line):
+            if h.record.line != report[-1].end_line + 1:
+                break
+            report.append(h.record)
+        ranks = sorted({int(m.group(1)) for r in report if (m := re.match(r"\s*(\d{1,7}):", r.message))})
+        if not ranks:
+            return None
+        return self._finding(scan, ranks, "behind", first, report[:4],
+                             "Horovod's stall inspector lists rank(s) " + ", ".join(map(str, ranks))
+                             + " as missing from the collectives the other ranks wait in")
 
     def _fingerprints(self, scan: JobScan) -> Finding | None:
         """``TORCH_DISTRIBUTED_DEBUG=DETAIL``: "Detected mismatch between collectives on ranks. Rank 0 is running

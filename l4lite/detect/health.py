@@ -18,6 +18,7 @@ from statistics import median
 from typing import Any
 
 from l4lite.detect.base import Detector, Finding
+from l4lite.detect.series import counted_median, step_of
 from l4lite.records import Record
 from l4lite.scan.scanner import JobScan, MetricPoint
 
@@ -90,7 +91,7 @@ class HealthDetector(Detector):
                  straggler_ratio: float = 0.15, hang_factor: float = 10.0, hang_min_seconds: float = 300.0,
                  min_points: int = 3, grad_severe: float = 100.0, rise_window: int = 20,
                  scale_warmup: int = 100, scale_low: float = 128.0, scale_halvings: int = 10,
-                 scale_low_halvings: int = 4) -> None:
+                 scale_low_halvings: int = 4, scale_floor: float = 8.0) -> None:
         self.spike_ratio = spike_ratio
         self.spike_mad = spike_mad
         self.spike_window = spike_window
@@ -107,6 +108,7 @@ class HealthDetector(Detector):
         self.scale_low = scale_low
         self.scale_halvings = scale_halvings
         self.scale_low_halvings = scale_low_halvings
+        self.scale_floor = scale_floor
 
     # ------------------------------------------------------------------ entry point
     def detect(self, scan: JobScan) -> list[Finding]:
@@ -161,7 +163,8 @@ class HealthDetector(Detector):
         first, bad = min(flagged, key=lambda pb: (pb[0].time if pb[0].time is not None else math.inf,
                                                   _order(pb[0])))
         what = " and ".join(bad)
-        at = f" at iteration {first.iteration}" if first.iteration is not None else ""
+        step = step_of(train, first)
+        at = f" at iteration {step}" if step is not None else ""
         label = {"loss": "the loss became NaN/Inf", "grad_norm": "the gradient norm became NaN/Inf",
                  "nan iterations": "the trainer counted NaN iterations"}
         explain = (label.get(what, f"{what} became NaN/Inf") + at
@@ -169,7 +172,7 @@ class HealthDetector(Detector):
         bad_first = [p for p, _ in flagged if p.iteration == first.iteration]
         return [Finding(self.name, "numerical", "root", 0.9, explain, node=first.node, rank=first.rank,
                         time=first.time, records=copies(bad_first or [first], first), count=count,
-                        data={"signal": "nan", "iteration": first.iteration, "scope": "global"})]
+                        data={"signal": "nan", "iteration": step, "scope": "global"})]
 
     def _loss_spike(self, ref: _Series, train: list[MetricPoint]) -> Finding | None:
         pts = [p for p in ref.points if _finite(p.loss)]
@@ -200,13 +203,14 @@ class HealthDetector(Detector):
                 recovered = sum(1 for q in after if _finite(q.loss) and 0.0 < q.loss <= limit  # type: ignore[operator]
                                 and (q.grad_norm is None or math.isfinite(q.grad_norm)))
                 sustained = recovered <= 0.2 * len(after)
-                at = f"iteration {p.iteration}" if p.iteration is not None else "one step"
+                step = step_of(train, p)
+                at = f"iteration {step}" if step is not None else "one step"
                 explain = (f"the loss jumped from {base:.4g} to {v:.4g} at {at}"
                            + (" and did not recover: the training diverged" if sustained else " and recovered"))
                 return Finding(self.name, "numerical", "root" if sustained else "anomaly",
                                0.8 if sustained else 0.3, explain, node=p.node, rank=p.rank, time=p.time,
                                records=copies(train, p),
-                               data={"signal": "loss_spike", "iteration": p.iteration, "baseline": base,
+                               data={"signal": "loss_spike", "iteration": step, "baseline": base,
                                      "value": v, "sustained": sustained, "iteration_key": _order(p),
                                      "scope": "global"})
         return None
@@ -281,7 +285,9 @@ class HealthDetector(Detector):
         A dynamic scaler starts high (2^16, 2^32) and halves on every overflow until it fits: a run of halvings
         from the first reading, in the first ``scale_warmup`` iterations, is that search and no fault. Later,
         ``scale_halvings`` halvings in a row, or ``scale_low_halvings`` that take it to ``scale_low`` or below, mean
-        that nearly every step overflows."""
+        that nearly every step overflows. So does a scale cut to ``scale_floor`` or below after the run's first
+        iterations that never grew back: at so low a scale fp16 gradients are barely scaled and still overflow (an
+        excerpt may show only the last cuts; a scaler that finds its level grows again between overflows)."""
         pts = sorted((p for p in metrics if _finite(p.loss_scale) and p.loss_scale > 0),  # type: ignore[operator]
                      key=lambda p: (p.time if p.time is not None else math.inf, p.seq))
         if len(pts) < 2:
@@ -310,7 +316,33 @@ class HealthDetector(Detector):
                            f"{pts[max(run_start - 1, 0)].loss_scale:.4g} to {p.loss_scale:.4g}", "loss_scale_halving",
                         records=[point_record(q) for q in pts[max(run_start - 1, 0):i + 1]][-4:])]
             prev = p.loss_scale
-        return []
+        return self._scale_floor(metrics, pts)
+
+    def _scale_floor(self, metrics: list[MetricPoint], pts: list[MetricPoint]) -> list[Finding]:
+        """A scale cut to ``scale_floor`` or below after the search that never grew back (see ``_loss_scale``)."""
+        if any(b.loss_scale > a.loss_scale for a, b in zip(pts, pts[1:], strict=False)):  # type: ignore[operator]
+            return []
+        cuts = [p for p in pts if p.kind == "overflow"]
+        last = pts[-1]
+        if not cuts or last.loss_scale > self.scale_floor or not self._past_search(metrics, cuts[0]):  # type: ignore[operator]
+            return []
+        at = f" at iteration {cuts[0].iteration}" if cuts[0].iteration is not None else ""
+        return [self._scale_finding(
+            last, f"the fp16 loss scale was cut to {last.loss_scale:.4g}{at}, long after the run's start, and never "
+                  "grew back", "loss_scale_floor", records=[point_record(q) for q in cuts[:4]])]
+
+    def _past_search(self, metrics: list[MetricPoint], p: MetricPoint) -> bool:
+        """Whether ``p`` comes after the run's first ``scale_warmup`` iterations: by its own iteration, or by a
+        progress line before it (by time, or earlier in its file) that counts more."""
+        if p.iteration is not None:
+            return p.iteration > self.scale_warmup
+        for q in metrics:
+            if q.kind != "train" or q.iteration is None or q.iteration <= self.scale_warmup:
+                continue
+            if (q.time is not None and p.time is not None and q.time <= p.time) or \
+                    (q.file == p.file and q.line < p.line):
+                return True
+        return False
 
     def _scale_finding(self, p: MetricPoint, what: str, signal: str,
                        records: list[Record] | None = None) -> Finding:
@@ -518,32 +550,22 @@ class HealthDetector(Detector):
             who = "every node stopped at the same point"
         explain = (f"no training progress for {minutes:.0f} min (typically every {interval:.3g}s) while the job "
                    f"was still logging: a hang; {who}")
+        # The run went on to its teardown (a shutdown marker after the last step: the loop's end, wandb's
+        # summary, destroy_process_group) and never exited: a hang at exit, not in training.
+        at_exit = any(m.kind == "shutdown" and m.time is not None and m.time >= last_stop for m in scan.markers)
+        if at_exit:
+            explain += "; training had ended and the processes never exited (a hang in the teardown)"
         data: dict[str, Any] = {
             "signal": "hang", "iteration": top_iter, "last_progress_time": last_stop, "gap_seconds": gap,
             "interval_seconds": interval, "behind": behind, "silent": silent, "alive": sorted(alive),
             "last_iterations": {n: p.last_iteration for n, p in progress.items()},
             "scope": "node" if first_node else "global",
         }
+        if at_exit:
+            data["phase_hint"] = "shutdown"
         # A hang with no error line at all: nothing in the logs points at hardware or the network, so the
         # category is software (a stuck process, a deadlock in the job's code or a library); the node that
         # stopped first, when there is one, is where to take stack dumps.
         category = "software"
         return [Finding(self.name, category, "root", 0.5, explain, node=first_node, time=last_stop, records=records,
                         data=data)]
-
-
-def counted_median(counts: Counter[int]) -> float:
-    """The median of a multiset given as value counts, as ``statistics.median`` gives it on the expanded list."""
-    total = sum(counts.values())
-    lo_rank, hi_rank = (total - 1) // 2, total // 2
-    lo = hi = None
-    seen = 0
-    for value in sorted(counts):
-        seen += counts[value]
-        if lo is None and seen > lo_rank:
-            lo = value
-        if seen > hi_rank:
-            hi = value
-            break
-    assert lo is not None and hi is not None
-    return lo if lo == hi else (lo + hi) / 2

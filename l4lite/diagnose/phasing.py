@@ -66,9 +66,10 @@ def phase_of(f: Finding, scan: JobScan, trackers: dict[str | None, list[PhaseEve
         return str(f.data["phase_hint"])  # a slowdown is measured on training iterations
     r = f.records[0] if f.records else None
     # one failure is often printed several times (the launcher's tee, the rank's stderr, torchelastic's
-    # error.json): any copy that carries the traceback says where the program was
+    # error.json): any copy that carries the traceback says where the program was; error.json holds it on one
+    # line, escaped, so a one-line record counts when it carries a whole traceback
     for rec in f.records:
-        if rec.end_line > rec.line or rec is not r:
+        if rec.end_line > rec.line or rec is not r or "Traceback (most recent call last)" in rec.text:
             tb = phase_from_traceback(rec.text)
             if tb is not None:
                 return tb

@@ -25,8 +25,6 @@ from typing import Any
 
 from l4lite.ingest.shape import shape_of
 from l4lite.scan.metrics import (
-    APEX_OVERFLOW,
-    DS_OVERFLOW,
     DS_STEP,
     DS_TIMER,
     IGNORED_KEYS,
@@ -43,6 +41,7 @@ from l4lite.scan.metrics import (
     int_value,
     kv_steps,
     ms_value,
+    overflow_match,
     parse_metric_line,
     to_float,
 )
@@ -198,7 +197,7 @@ def _steps(message: str) -> _Steps | None:
         plan = _plan_megatron(message)
         if plan is not None:
             return plan
-    if "OVERFLOW" in message or "overflow" in message:
+    if "OVERFLOW" in message or "overflow" in message or "loss scale" in message:
         plan = _plan_overflow(message)
         if plan is not None:
             return plan
@@ -273,9 +272,7 @@ def _plan_megatron(message: str) -> _Steps | None:
 
 
 def _plan_overflow(message: str) -> _Steps | None:
-    m = DS_OVERFLOW.search(message)
-    if m is None and ("reducing loss scale" in message or "setting loss scale" in message):
-        m = APEX_OVERFLOW.search(message)
+    m = overflow_match(message)
     if m is None:
         return None
     ops: list[_Op] = [("loss_scale", to_float, *m.span(m.lastindex or 1)), ("skipped", None, 1, 0)]

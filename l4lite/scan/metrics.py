@@ -35,6 +35,8 @@ DS_STEP = re.compile(r"\bstep=(\d+),\s*skipped=(\d+)(?:,\s*lr=\[([^\],]+))?")
 DS_TIMER = re.compile(r"\b\d+/(\d+),\s*SamplesPerSec=(" + _NUM + ")")
 DS_OVERFLOW = re.compile(r"Attempted loss scale:\s*(" + _NUM + r"),\s*reducing to\s*(" + _NUM + ")")
 APEX_OVERFLOW = re.compile(r"(?:reducing|setting) loss scale to:?\s*(" + _NUM + ")")
+# DeepSpeed's fused and unfused fp16 optimizers: ``Reducing dynamic loss scale from 8.0 to 4.0``
+DYNAMIC_REDUCE = re.compile(r"[Rr]educing dynamic loss scale from\s*(" + _NUM + r")\s*to\s*(" + _NUM + ")")
 MM_HEAD = re.compile(r"\b(Epoch|Iter)\((train|val|test)\)\s*\[\s*(\d+)\s*\](?:\s*\[\s*(\d+)\s*/\s*(\d+)\s*\])?")
 MM_HEAD_ITER = re.compile(r"\bIter\((train|val|test)\)\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")
 MM_PAIR = re.compile(r"(?:^|\s)([A-Za-z_][\w/.]*):\s+(" + _NUM + r")(?=\s|$)")
@@ -96,7 +98,7 @@ def _parse_metric_line(message: str) -> dict[str, Any] | None:
         out = _megatron(message)
         if out is not None:
             return out
-    if "OVERFLOW" in message or "overflow" in message:
+    if "OVERFLOW" in message or "overflow" in message or "loss scale" in message:
         out = _overflow(message)
         if out is not None:
             return out
@@ -171,9 +173,7 @@ def _megatron(message: str) -> dict[str, Any] | None:
 
 
 def _overflow(message: str) -> dict[str, Any] | None:
-    m = DS_OVERFLOW.search(message)
-    if m is None and ("reducing loss scale" in message or "setting loss scale" in message):
-        m = APEX_OVERFLOW.search(message)
+    m = overflow_match(message)
     if m is None:
         return None
     out: dict[str, Any] = {"kind": "overflow", "loss_scale": to_float(m.group(m.lastindex or 1)), "skipped": 1}
@@ -181,6 +181,18 @@ def _overflow(message: str) -> dict[str, Any] | None:
     if bar is not None:
         out["iteration"] = int(bar.group(1))
     return out
+
+
+def overflow_match(message: str) -> re.Match[str] | None:
+    """The scaler's announcement of a reduced loss scale (its last group is the new scale), or None. DeepSpeed
+    words it ``Attempted loss scale: X, reducing to Y`` (the ``OVERFLOW!`` or ``Overflow detected`` line) and
+    ``Reducing dynamic loss scale from X to Y``; apex and fairseq ``reducing/setting loss scale to Y``."""
+    m = DS_OVERFLOW.search(message)
+    if m is None and "dynamic loss scale" in message:
+        m = DYNAMIC_REDUCE.search(message)
+    if m is None and ("reducing loss scale" in message or "setting loss scale" in message):
+        m = APEX_OVERFLOW.search(message)
+    return m
 
 
 def _deepspeed(message: str) -> dict[str, Any] | None:
@@ -326,6 +338,25 @@ def canonical_key(key: str) -> str | None:
     return None
 
 
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+_NOT_TRAIN_LOSS = frozenset({"val", "valid", "validation", "eval", "test", "scale"})
+
+
+def names_a_loss(key: str) -> bool:
+    """Whether a key no alias knows still names a training loss: one of its words, in any separator or case
+    style, ends in ``loss`` (``loss_G``, ``IDLoss``, ``loss_generators``), and none says validation or scale.
+    A GAN or multi-task trainer prints several such losses and no plain one."""
+    words = [w.lower() for w in _WORDS.findall(key)]
+    return any(w.endswith("loss") for w in words) and not any(w in _NOT_TRAIN_LOSS for w in words)
+
+
+def non_finite_value(text: str) -> float | None:
+    """The value of a loss that is not the run's own loss only when it is NaN or infinite: its finite values
+    are no series to find spikes in (each loss of a GAN has its own scale), a NaN is a NaN whichever loss it is."""
+    value = to_float(text)
+    return value if value is not None and not math.isfinite(value) else None
+
+
 def comma_float(text: str) -> float | None:
     """A number printed with thousands separators (torchtitan's ``tps: 7,282``)."""
     return to_float(text.replace(",", ""))
@@ -356,8 +387,11 @@ def kv_steps(message: str) -> tuple[str, list[tuple[str, Any, int, int]]] | None
         return None
     ops: list[tuple[str, Any, int, int]] = []
     seen: set[str] = set()
+    other_loss: tuple[str, Any, int, int] | None = None  # the first other key that names a loss
     for m in KV_PAIR.finditer(message):
         name = canonical_key(m.group(2).translate(_FOLD))
+        if name is None and other_loss is None and m.group(3).strip() and names_a_loss(m.group(2)):
+            other_loss = ("loss", non_finite_value, *m.span(5))
         if name is None or name in seen or (not m.group(3).strip() and name not in SPACED):
             continue
         seen.add(name)
@@ -371,6 +405,9 @@ def kv_steps(message: str) -> tuple[str, list[tuple[str, Any, int, int]]] | None
         else:
             convert = to_float
         ops.append((name, convert, *m.span(5)))
+    if "loss" not in seen and other_loss is not None:
+        seen.add("loss")
+        ops.append(other_loss)
     if not ("loss" in seen or "grad_norm" in seen or "val_loss" in seen):
         return None
     if not (dict_line or "iteration" in seen or "epoch" in seen):

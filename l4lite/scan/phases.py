@@ -91,6 +91,11 @@ _MARKERS: tuple[tuple[str, str], ...] = (
     ("Trainer.fit` stopped", "shutdown"),
     ("destroy_process_group", "shutdown"),
     ("Destroying process group", "shutdown"),
+    # the training loop is over, the teardown is not (yolov5 prints the first, wandb.finish() the others)
+    ("epochs completed in", "shutdown"),
+    ("Waiting for W&B process to finish", "shutdown"),
+    ("wandb: Run history:", "shutdown"),
+    ("wandb: Run summary:", "shutdown"),
 )
 # Shutdown markers that only a run that ended well prints.
 _SUCCESS = frozenset({"WorkerState.SUCCEEDED", "'train_runtime'", "exiting program", "after training is done",
