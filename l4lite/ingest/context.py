@@ -104,8 +104,8 @@ class JobContext:
     # rel -> why the file is not this job's: its whole span lies far outside the job's (a stale file of another
     # job, an earlier run); its lines are counted as skipped, never read as the job's (``set_apart_file``)
     set_apart: dict[str, str] = field(default_factory=dict)
-    # rel -> the sampled end of a file that ends after the job's end (not counted in it: far from the others')
-    late_ends: dict[str, float] = field(default_factory=dict)
+    # rel -> the last time sampled from the file (files whose sampled lines gave no time are not in it)
+    file_ends: dict[str, float] = field(default_factory=dict)
 
     def node_of(self, rel: str) -> str | None:
         """The node a file's path or its job-level facts give (lines may still name another, per line)."""
@@ -137,14 +137,17 @@ class JobContext:
 
     def future_limit(self, mtime: float | None, rel: str | None = None) -> float:
         """Times after this are a wrong clock: later than the file was written and than now, or (a finished job)
-        far later than the job's span and than the file's own sampled end (``late_ends``), by more than an hour or
+        far later than the job's span and than the file's own sampled end (``file_ends``), by more than an hour or
         the span's own length: the sampled ends of the files bound the times of their lines, so a line later than
-        that is one wrong line (a clock set ahead, another time zone) that must not stretch the job."""
+        that is one wrong line (a clock set ahead, another time zone) that must not stretch the job. A file whose
+        sampled lines gave no time has no such bound: its lines may go a day past the job's span."""
         now = _time.time()
         limit = (now if mtime is None else max(mtime, now)) + FUTURE_SLACK
         if self.end is not None and self.start is not None and not self.open_end:
-            end = max(self.end, self.late_ends.get(rel, self.end)) if rel is not None else self.end
-            return min(limit, end + max(SPIKE_SECONDS, self.end - self.start))
+            own = self.file_ends.get(rel) if rel is not None else None
+            if own is None:
+                return min(limit, self.end + max(FUTURE_SLACK, self.end - self.start))
+            return min(limit, max(self.end, own) + max(SPIKE_SECONDS, self.end - self.start))
         return limit
 
     def past_limit(self) -> float:
@@ -346,7 +349,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
             spans = _file_spans(files, samples, ctx.year, ctx.near_year)
     ctx.start, ctx.end = _span(list(spans.values()))
     if ctx.end is not None:
-        ctx.late_ends = {rel: v.last for rel, v in spans.items() if v.last > ctx.end}
+        ctx.file_ends = {rel: v.last for rel, v in spans.items()}
     rels = sorted({f.rel for f in files})
     concerned: set[str] = set().union(*concerns.values()) if concerns else set()
     # a file whose host lines carry ``srun --label`` labels holds as many nodes as labels, whatever its sampled
