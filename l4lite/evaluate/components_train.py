@@ -68,6 +68,15 @@ def holdout_sources(corpus: Path) -> set[str]:
     return found
 
 
+def group_lines(path: Path, groups: Collection[str]) -> set[str]:
+    """The long lines (``SHARED_CHARS``) of the ``lines.jsonl`` entries of ``groups``."""
+    if not groups or not path.exists():
+        return set()
+    rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    return {line.strip() for r in rows if r.get("source_group") in groups for line in r["lines"]
+            if len(line.strip()) >= SHARED_CHARS}
+
+
 def labelled_lines(path: Path, held_out: Collection[str], left_out: Collection[str] = (),
                    groups_out: Collection[str] = ()) -> tuple[list[str], list[str]]:
     """(documents, categories) from ``lines.jsonl``: one document per entry, its cascade lines taken out.
@@ -94,16 +103,19 @@ def labelled_lines(path: Path, held_out: Collection[str], left_out: Collection[s
     return docs, labels
 
 
-def training_text(root: Path, exclude: Collection[str] = ()) -> tuple[list[str], list[str]]:
+def training_text(root: Path, exclude: Collection[str] = (),
+                  exclude_lines: Collection[str] = ()) -> tuple[list[str], list[str]]:
     """(documents, categories) from the rule pack, the legacy excerpts, the corpus's dev part and the labelled
     failure lines (``labelled_lines``, without the held-out threads).
 
     ``exclude``: ids of dev excerpts to leave out (a cross-validation fold, ``benchmarks/category_cv.py``); the
     rule examples and older excerpts that share a line with them go too, since many rule examples were copied
-    from dev excerpts and would tell the model the answer."""
+    from dev excerpts and would tell the model the answer. ``exclude_lines``: source groups of ``lines.jsonl`` to
+    leave out the same way (``benchmarks/lines_cv.py``)."""
     corpus = root / "fixtures" / "real" / "corpus.jsonl"
     excerpts = load_corpus(corpus) if corpus.exists() else []
-    left_out = excerpt_lines(excerpts, set(exclude))
+    lines_file = root / "fixtures" / "real" / "lines.jsonl"
+    left_out = excerpt_lines(excerpts, set(exclude)) | group_lines(lines_file, set(exclude_lines))
     docs: list[str] = []
     labels: list[str] = []
     pack = tomllib.loads((rules_dir() / "default.toml").read_text(encoding="utf-8"))
@@ -129,9 +141,8 @@ def training_text(root: Path, exclude: Collection[str] = ()) -> tuple[list[str],
         if x.split == "dev" and x.status == "incident" and x.category in CATEGORIES and x.id not in exclude:
             docs.append(_doc(x.lines))
             labels.append(str(x.category))
-    fold_groups = {x.source_group for x in excerpts if x.id in exclude}
-    more, more_labels = labelled_lines(root / "fixtures" / "real" / "lines.jsonl", holdout_sources(corpus),
-                                       left_out, fold_groups)
+    fold_groups = {x.source_group for x in excerpts if x.id in exclude} | set(exclude_lines)
+    more, more_labels = labelled_lines(lines_file, holdout_sources(corpus), left_out, fold_groups)
     return docs + more, labels + more_labels
 
 
