@@ -1,7 +1,7 @@
 """Category of the labelled failure lines (``fixtures/real/lines.jsonl``) by models that never saw their thread:
 grouped cross-validation over the lines file, one decision layer at a time.
 
-Usage: python benchmarks/lines_cv.py [--folds 5] [--grid] [--show] [--shipped]
+Usage: python benchmarks/lines_cv.py [--folds 5] [--grid] [--show] [--shipped] [--dev]
 
 Each entry's lines are split into ``--folds`` folds by ``source_group``. For each fold the learned component
 model is retrained without the fold (``components_train.training_text(exclude_lines=...)``, which also leaves out
@@ -18,7 +18,9 @@ non-cascade lines by:
 - ``learned-first``: names, the model when it is sure enough, then the lexicon;
 - ``pipeline``: the rule when one matches, else ``lex+learned`` (what a line gets in an analysis).
 
-``--shipped`` classifies every entry with the shipped model instead (no retraining: the baseline of a model
+``--dev`` scores the dev part of the corpus the same way instead (incident excerpts with a known category, folds
+by source group, the model retrained without the fold as ``benchmarks/category_cv.py`` does), which is quick
+and shows the layers and the grid without planting a job. ``--shipped`` classifies every entry with the shipped model instead (no retraining: the baseline of a model
 that was not trained on this file). ``--grid`` also scores both orders over a grid of ``LEARNED_MIN`` and ``LEARNED_SUPPORT`` (the held-out part of the
 corpus is never read; only its source groups are, to keep its threads out of training).
 """
@@ -38,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from l4lite.evaluate import components_train  # noqa: E402
+from l4lite.evaluate.corpus import load_corpus  # noqa: E402
 from l4lite.rules import components, learned  # noqa: E402
 from l4lite.rules.learned import LinearTextModel  # noqa: E402
 from l4lite.rules.pack import RulePack  # noqa: E402
@@ -101,11 +104,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--grid", action="store_true", help="score both orders over a grid of thresholds")
     ap.add_argument("--show", action="store_true", help="one line per entry the shipped order gets wrong")
     ap.add_argument("--shipped", action="store_true", help="the shipped model for every entry, no retraining")
+    ap.add_argument("--dev", action="store_true", help="the corpus's dev excerpts instead of the lines file")
     args = ap.parse_args(argv)
     path = ROOT / "fixtures" / "real" / "lines.jsonl"
     held = components_train.holdout_sources(ROOT / "fixtures" / "real" / "corpus.jsonl")
     rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
     rows = [r for r in rows if r["source_group"] not in held and r["source_url"] not in held]
+    if args.dev:
+        rows = [{"id": x.id, "source_group": x.source_group, "category": x.category, "lines": list(x.lines)}
+                for x in load_corpus(ROOT / "fixtures" / "real" / "corpus.jsonl")
+                if x.split == "dev" and x.status == "incident" and x.category not in (None, "unknown")]
     pack = RulePack.load()
     seen: list[Seen] = []
     shipped = learned.shipped_model() if args.shipped else None
@@ -114,7 +122,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if shipped is not None:
             seen += [look(r, shipped, pack) for r in part]
             continue
-        docs, labels = components_train.training_text(ROOT, exclude_lines={r["source_group"] for r in part})
+        if args.dev:
+            docs, labels = components_train.training_text(ROOT, exclude={str(r["id"]) for r in part})
+        else:
+            docs, labels = components_train.training_text(ROOT, exclude_lines={r["source_group"] for r in part})
         model = components_train.train(docs, labels)
         seen += [look(r, model, pack) for r in part]
     n = len(seen)
@@ -129,7 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "pipeline": [s.rule or decide(s, False, minimum, support) for s in seen],
         "pipeline-lf": [s.rule or decide(s, True, minimum, support) for s in seen],
     }
-    print(("shipped model; " if shipped is not None else "") + f"lines {n} from {len({r['source_group'] for r in rows})} threads, {args.folds} folds by source group, "
+    print(("shipped model; " if shipped is not None else "") + ("dev excerpts" if args.dev else "lines")
+          + f" {n} from {len({r['source_group'] for r in rows})} threads, {args.folds} folds by source group, "
           f"learned-min {minimum}, learned-support {support}")
     for name, got in layers.items():
         right = sum(g == s.truth for g, s in zip(got, seen, strict=True))

@@ -11,8 +11,8 @@ broken pipes, connection resets, closed rendezvous) and what launchers print whi
 to the workers, "Killing subprocess"). They are never the cause while anything else is on offer. A cascade line
 that carries a payload (a CUDA error quoted inside a watchdog message) is read by its payload instead.
 
-A learned classifier (TF-IDF and logistic regression over the rule pack's examples and the corpus's dev part,
-``rules.learned``) is asked when the lexicon names nothing; ``docs/evaluation.md`` compares the two on the
+A learned classifier (TF-IDF and logistic regression over the rule pack's examples, the corpus's dev part and the
+labelled failure lines of ``fixtures/real/lines.jsonl``, ``rules.learned``) is asked when the lexicon names nothing; ``docs/evaluation.md`` compares the two on the
 held-out part of the real corpus.
 """
 
