@@ -1,6 +1,7 @@
 """Category on excerpts the category mechanisms were not fitted to: grouped cross-validation over the dev part.
 
 Usage: python benchmarks/category_cv.py [--folds 5] [--layout rank-files] [--drop-fold-rules] [--no-jobs] [--show]
+       [--learned-min P] [--learned-support N] [--learned-first]
 
 The held-out part of the real corpus is the judge of the category mechanisms, and it may be read only rarely;
 this is the stand-in made inside the dev part. The dev excerpts are split into ``--folds`` folds by
@@ -129,8 +130,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--show", action="store_true", help="the confusion table and one line per wrong category")
     ap.add_argument("--learned-min", type=float, default=components.LEARNED_MIN,
                     help="probability at which the learned model answers for a line the lexicon cannot place")
+    ap.add_argument("--learned-support", type=int, default=components.LEARNED_SUPPORT,
+                    help="words the model must know in a line before it guesses")
+    ap.add_argument("--learned-first", action="store_true", default=components.LEARNED_FIRST,
+                    help="the learned model answers before the lexicon")
     args = ap.parse_args(argv)
     components.LEARNED_MIN = args.learned_min
+    components.LEARNED_SUPPORT = args.learned_support
+    components.LEARNED_FIRST = args.learned_first
     everything = load_corpus(args.corpus)
     dev = [x for x in everything if x.split == "dev"]  # the held-out part is never read
     pack = RulePack.load()
@@ -181,7 +188,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ok = sum(o.truth == o.got for o in outcomes)
         unknown = sum(o.got == "unknown" for o in outcomes)
         print(f"  end to end   right {ok:3d}/{len(outcomes)} ({100 * ok / len(outcomes):5.1f} %), unknown {unknown}, "
-              f"layout {args.layout}, learned-min {args.learned_min}")
+              f"layout {args.layout}, learned-min {args.learned_min}, support {args.learned_support}"
+              + (", learned first" if args.learned_first else ""))
     if args.show and outcomes:
         print(confusion(outcomes))
         by_layer = Counter(o.layer.split(":")[0] for o in outcomes if o.truth != o.got)

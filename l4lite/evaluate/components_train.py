@@ -1,9 +1,12 @@
 """Build the learned component classifier (``rules/components_model.json``) from text the rules may learn from.
 
 Training text: every example of the rule pack's root and symptom rules (labelled with the rule's category), the
-excerpts the rules were written from (``fixtures/real/real-failures.jsonl``, ``fixtures/rules/paraphrased.jsonl``)
-and the *dev* part of the real corpus. The held-out part is never read here. Cascade lines are taken out of each
-excerpt first, since they say nothing about the cause.
+excerpts the rules were written from (``fixtures/real/real-failures.jsonl``, ``fixtures/rules/paraphrased.jsonl``),
+the *dev* part of the real corpus and the labelled failure lines of ``fixtures/real/lines.jsonl`` (one or a few
+lines per public thread, many projects: the corpus alone is too little text to generalise from). The held-out
+part is never read here: only its ``source_group`` and ``source_url`` are, so that a line collected from a
+held-out thread is dropped before training. Cascade lines are taken out of each excerpt first, since they say
+nothing about the cause.
 
 Run from a source checkout: ``python -m l4lite.evaluate.components_train`` (writes the shipped model file).
 """
@@ -51,15 +54,68 @@ def excerpt_lines(excerpts: Sequence[Excerpt], ids: Collection[str]) -> set[str]
     return {line.strip() for x in excerpts if x.id in ids for line in x.lines if len(line.strip()) >= SHARED_CHARS}
 
 
-def training_text(root: Path, exclude: Collection[str] = ()) -> tuple[list[str], list[str]]:
-    """(documents, categories) from the rule pack, the legacy excerpts and the corpus's dev part.
+def holdout_sources(corpus: Path) -> set[str]:
+    """The ``source_group`` and ``source_url`` of every held-out corpus excerpt, and nothing else of them: text
+    from those threads must never reach the model, whichever file it was collected into."""
+    found: set[str] = set()
+    if not corpus.exists():
+        return found
+    for line in corpus.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            if row.get("split") != "dev":  # anything not marked dev is treated as held out
+                found.update(str(row[k]) for k in ("source_group", "source_url") if row.get(k))
+    return found
+
+
+def group_lines(path: Path, groups: Collection[str]) -> set[str]:
+    """The long lines (``SHARED_CHARS``) of the ``lines.jsonl`` entries of ``groups``."""
+    if not groups or not path.exists():
+        return set()
+    rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    return {line.strip() for r in rows if r.get("source_group") in groups for line in r["lines"]
+            if len(line.strip()) >= SHARED_CHARS}
+
+
+def labelled_lines(path: Path, held_out: Collection[str], left_out: Collection[str] = (),
+                   groups_out: Collection[str] = ()) -> tuple[list[str], list[str]]:
+    """(documents, categories) from ``lines.jsonl``: one document per entry, its cascade lines taken out.
+
+    An entry whose ``source_group`` or ``source_url`` is in ``held_out`` (the corpus's held-out threads) is
+    dropped, as is one from a thread in ``groups_out`` or sharing a line with ``left_out`` (a cross-validation
+    fold): the file is collected by hand and a guard must not depend on its collector's care."""
+    docs: list[str] = []
+    labels: list[str] = []
+    if not path.exists():
+        return docs, labels
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        if row.get("source_group") in held_out or row.get("source_url") in held_out:
+            continue
+        if row.get("source_group") in groups_out or row.get("category") not in CATEGORIES:
+            continue
+        doc = _doc(row["lines"])
+        if doc.strip() and not shared(doc, left_out):
+            docs.append(doc)
+            labels.append(str(row["category"]))
+    return docs, labels
+
+
+def training_text(root: Path, exclude: Collection[str] = (),
+                  exclude_lines: Collection[str] = ()) -> tuple[list[str], list[str]]:
+    """(documents, categories) from the rule pack, the legacy excerpts, the corpus's dev part and the labelled
+    failure lines (``labelled_lines``, without the held-out threads).
 
     ``exclude``: ids of dev excerpts to leave out (a cross-validation fold, ``benchmarks/category_cv.py``); the
     rule examples and older excerpts that share a line with them go too, since many rule examples were copied
-    from dev excerpts and would tell the model the answer."""
+    from dev excerpts and would tell the model the answer. ``exclude_lines``: source groups of ``lines.jsonl`` to
+    leave out the same way (``benchmarks/lines_cv.py``)."""
     corpus = root / "fixtures" / "real" / "corpus.jsonl"
     excerpts = load_corpus(corpus) if corpus.exists() else []
-    left_out = excerpt_lines(excerpts, set(exclude))
+    lines_file = root / "fixtures" / "real" / "lines.jsonl"
+    left_out = excerpt_lines(excerpts, set(exclude)) | group_lines(lines_file, set(exclude_lines))
     docs: list[str] = []
     labels: list[str] = []
     pack = tomllib.loads((rules_dir() / "default.toml").read_text(encoding="utf-8"))
@@ -85,7 +141,9 @@ def training_text(root: Path, exclude: Collection[str] = ()) -> tuple[list[str],
         if x.split == "dev" and x.status == "incident" and x.category in CATEGORIES and x.id not in exclude:
             docs.append(_doc(x.lines))
             labels.append(str(x.category))
-    return docs, labels
+    fold_groups = {x.source_group for x in excerpts if x.id in exclude} | set(exclude_lines)
+    more, more_labels = labelled_lines(lines_file, holdout_sources(corpus), left_out, fold_groups)
+    return docs + more, labels + more_labels
 
 
 def train(docs: Sequence[str], labels: Sequence[str], max_features: int = MAX_FEATURES,

@@ -11,8 +11,8 @@ broken pipes, connection resets, closed rendezvous) and what launchers print whi
 to the workers, "Killing subprocess"). They are never the cause while anything else is on offer. A cascade line
 that carries a payload (a CUDA error quoted inside a watchdog message) is read by its payload instead.
 
-A learned classifier (TF-IDF and logistic regression over the rule pack's examples and the corpus's dev part,
-``rules.learned``) is asked when the lexicon names nothing; ``docs/evaluation.md`` compares the two on the
+A learned classifier (TF-IDF and logistic regression over the rule pack's examples, the corpus's dev part and the
+labelled failure lines of ``fixtures/real/lines.jsonl``, ``rules.learned``) is asked when the lexicon names nothing; ``docs/evaluation.md`` compares the two on the
 held-out part of the real corpus.
 """
 
@@ -144,6 +144,7 @@ MIN_SCORE = 3.0  # at least one strong word, or three weak ones
 MIN_MARGIN = 1.0  # over the second-best category
 LEARNED_MIN = 0.5
 LEARNED_SUPPORT = 2  # words the model knows, besides the words of any failure, for it to guess at all
+LEARNED_FIRST = False  # whether the model answers before the lexicon for a line no name decides
 
 
 LEARNED_WORDS = "(learned)"  # the words a learned answer gives: no lexicon word decided it
@@ -154,20 +155,34 @@ def component(text: str, learned: bool = False) -> Component | None:
 
     ``learned``: when the lexicon names nothing, ask the shipped TF-IDF model (``rules.learned``), which answers
     only when it is fairly sure (probability ``LEARNED_MIN``) and the line holds words it knows that say more than
-    that something failed (``LEARNED_SUPPORT``).
+    that something failed (``LEARNED_SUPPORT``); with ``LEARNED_FIRST`` the model is asked before the lexicon.
+    A name with one meaning decides before either.
     """
-    found = named_component(text) or _lexicon(text)
-    if found is not None or not learned:
-        return found
+    named = named_component(text)
+    if named is not None or not learned:
+        return named or _lexicon(text)
+    if LEARNED_FIRST:
+        return learned_component(text) or _lexicon(text)
+    return _lexicon(text) or learned_component(text)
+
+
+def learned_component(text: str) -> Component | None:
+    """The shipped model's category for ``text`` when it is fairly sure and the text holds words it knows."""
     from l4lite.rules.learned import shipped_model
 
     model = shipped_model()
-    rest = _ADVICE.sub(" ", text[:4000])
+    rest = without_advice(text)
     if model is None or not rest.strip() or model.support(rest) < LEARNED_SUPPORT:
         return None
     proba = model.proba(rest)
     best = max(proba, key=lambda c: proba[c])
     return Component(best, proba[best], (LEARNED_WORDS,)) if proba[best] >= LEARNED_MIN else None
+
+
+def without_advice(text: str) -> str:
+    """``text`` (its first 4,000 characters) without CUDA's advice appended to every error: the words the learned
+    model reads."""
+    return _ADVICE.sub(" ", text[:4000])
 
 
 NAMED_SCORE = 5.0  # a name with one meaning (``rules.exceptions``) outweighs a strong lexicon word

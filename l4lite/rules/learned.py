@@ -1,7 +1,8 @@
 """The learned component classifier: TF-IDF and logistic regression, shipped as plain data.
 
 Trained at build time by ``l4lite.evaluate.components_train`` from the rule pack's examples, the excerpts the
-rules were written from and the dev part of the real corpus (never its held-out part), and saved as JSON: the
+rules were written from, the dev part of the real corpus and the labelled failure lines of public threads
+(``fixtures/real/lines.jsonl``; never a thread of the corpus's held-out part), and saved as JSON: the
 vocabulary, the idf weights and the coefficients of the features that matter. Nothing is unpickled; inference is
 a few lines of numpy. ``rules.components.component`` asks it only when the lexicon names nothing.
 
