@@ -30,6 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import capture  # noqa: E402  (beside this script)
+import launchers  # noqa: E402
 
 TORCH_VERSION = "2.13.0"
 # Versions known to work with torch 2.13.0 on CPU (installed with torch pinned).
@@ -38,9 +39,13 @@ DEEPSPEED = "deepspeed==0.19.8"
 DEEPSPEED_DEPS = ["hjson", "ninja", "psutil", "py-cpuinfo", "pydantic", "msgpack", "einops", "packaging", "tqdm"]
 
 SCRIPTS = {"ddp": "train_ddp.py", "hf": "train_hf.py", "lightning": "train_lightning.py",
-           "deepspeed": "train_deepspeed.py", "ignite": "train_ignite.py", "accelerate": "train_accelerate.py"}
+           "deepspeed": "train_deepspeed.py", "ignite": "train_ignite.py", "accelerate": "train_accelerate.py",
+           "ray": "train_ray.py", "jax": "train_jax.py"}
 FORMATS = {"ddp": "pytorch", "hf": "hf", "lightning": "lightning", "deepspeed": "deepspeed", "ignite": "ignite",
-           "accelerate": "accelerate"}
+           "accelerate": "accelerate", "ray": "ray", "jax": "jax"}
+# Ray Train runs in the torch venv (ray[train] installed with torch pinned); JAX has a venv of its own (no torch).
+RAY = "ray[train]==2.60.0"
+JAX_PACKAGES = ["jax[cpu]==0.10.2", "flax", "optax", "absl-py"]
 
 HOST_SETS = [
     ("gpu-node-07", "gpu-node-12"),
@@ -126,6 +131,22 @@ JOB_SPECS = [
     ("accelerate", "nan", 2, 14, False),
     ("accelerate", "erofs", 0, 20, False),
     ("accelerate", "exception", 2, 11, False, {"layout": "kubernetes-pods"}),
+    # two stacks without torchrun: Ray Train (a 2-node Ray cluster, TorchTrainer with 4 workers) and JAX
+    # multi-process (jax.distributed, gloo CPU collectives, 2 processes per node)
+    ("ray", "healthy", None, None, False),
+    ("ray", "exception", 2, 14, False),
+    ("ray", "sigkill", 1, 17, False),
+    ("ray", "hang", 3, 12, False),
+    ("ray", "nan", 1, 15, False),
+    ("ray", "erofs", 0, 20, False),
+    ("ray", "exception", 3, 16, False, {"layout": "kubernetes-pods"}),
+    ("jax", "healthy", None, None, False),
+    ("jax", "exception", 3, 15, False),
+    ("jax", "sigkill", 2, 18, False),
+    ("jax", "sigstop", 1, 13, False),
+    ("jax", "nan", 2, 16, False),
+    ("jax", "enospc", 0, 20, False),
+    ("jax", "exception", 2, 12, False, {"layout": "srun-label"}),
 ]
 LAYOUT_SUFFIX = {"srun-label": "_srun", "kubernetes-pods": "_k8s"}
 OOM_LIMIT = 64 * 1024 * 1024  # the small cgroup's memory.limit_in_bytes (only pages charged after joining it)
@@ -139,12 +160,27 @@ CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan
             "erofs": "storage", "netdown": "network"}
 FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_runtime",
           "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps",
-          "ignite": r"Engine run (complete|finished)", "accelerate": r"training finished: 40 steps"}
+          "ignite": r"Engine run (complete|finished)", "accelerate": r"training finished: 40 steps",
+          "ray": r"training finished: 40 steps", "jax": r"training finished: 40 steps"}
 NAN = {"ddp": r"loss is nan at step", "hf": r"'loss': '?nan'?|'grad_norm': '?nan'?", "lightning": r"is not finite",
        "deepspeed": r"loss is nan at step", "ignite": r"contains NaN or Inf|Loss: nan",
-       "accelerate": r"train_loss nan"}
+       "accelerate": r"train_loss nan", "ray": r"loss is nan at step", "jax": r"loss is nan at step"}
 # Faults of the checkpoint save, by the lines that show the failed write.
 SAVE_FAULTS = {"erofs": r"Read-only file system", "enospc": r"No space left on device|file write failed|unexpected pos"}
+
+
+# Ray and JAX: the lines that prove a rank's fault on its node ({pid}, {rank}: the faulty rank's), and whether
+# each must be there; then one line of the job's cascade (anywhere), if there is one.
+OTHER_PROOF = {
+    "ray": {"exception": [(r"RuntimeError: shape mismatch in attention block", True)],
+            "sigkill": [(r"\b{pid}\b.*(SIGKILL|[Kk]illed|exit|died)|(SIGKILL|[Kk]illed|died).*\b{pid}\b", True)],
+            "hang": [(r"[Tt]imed out|[Tt]imeout|SIGTERM", False)]},
+    "jax": {"exception": [(r"RuntimeError: shape mismatch in attention block", True)],
+            "sigkill": [(r"task:{rank}\b|task {rank}\b|process {rank}\b", False)],
+            "sigstop": [(r"task:{rank}\b|task {rank}\b|heartbeat", False)]},
+}
+OTHER_CASCADE = {"ray": r"TrainingFailedError|RayTaskError|ActorDiedError|WorkerGroupError|Error",
+                 "jax": r"DEADLINE_EXCEEDED|UNAVAILABLE|heartbeat|Gloo|gloo|Connection|Terminating"}
 
 
 def _read_json(path: str) -> dict:
@@ -192,10 +228,21 @@ def ensure_venv(venv, deepspeed):
     return py, ok_ds
 
 
+def ensure_other_venvs(py, jax_venv):
+    """Ray Train beside torch (same constraint file), and JAX in a venv of its own (it needs no torch)."""
+    venv = os.path.dirname(os.path.dirname(py))
+    subprocess.check_call([py, "-m", "pip", "install", "-q", "-c", os.path.join(venv, "torch-constraint.txt"), RAY])
+    jpy = os.path.join(jax_venv, "bin", "python")
+    if not os.path.exists(jpy):
+        subprocess.check_call([sys.executable, "-m", "venv", jax_venv])
+    subprocess.check_call([jpy, "-m", "pip", "install", "-q"] + JAX_PACKAGES)
+
+
 def versions(py):
     code = ("import importlib.metadata as m, json\n"
             "out={}\n"
-            "for p in ['torch','transformers','accelerate','lightning','deepspeed','numpy','pytorch-ignite']:\n"
+            "for p in ['torch','transformers','accelerate','lightning','deepspeed','numpy','pytorch-ignite','ray',"
+            "'jax','jaxlib','flax','optax']:\n"
             "    try: out[p]=m.version(p)\n"
             "    except Exception: pass\n"
             "print(json.dumps(out))")
@@ -305,6 +352,8 @@ def run_job(job, py, out_root, work_root, port):
     hosts_file = os.path.join(work, "hosts")
     with open(hosts_file, "w") as f:
         f.write("127.0.0.1 localhost\n" + "".join(f"{a} {h}\n" for a, h in zip(addr, job["hosts"], strict=True)))
+    if stack in ("ray", "jax"):
+        return run_other(job, py, arch, work, ckpt, run_dir, env, hosts_file, addr, port)
     procs = []
     for i, host in enumerate(job["hosts"]):
         hdir = os.path.join(arch, host)
@@ -379,6 +428,31 @@ def run_job(job, py, out_root, work_root, port):
         for h in job["hosts"]:
             os.makedirs(os.path.join(arch, h), exist_ok=True)
             open(os.path.join(arch, h, "kern.log"), "w").close()
+    return arch
+
+
+def run_other(job, py, arch, work, ckpt, run_dir, env, hosts_file, addr, port):
+    """A Ray or JAX job (launchers.py): same namespaces, hosts file and checkpoint mounts as a torchrun job."""
+    fault = job["fault"]
+
+    def node_shell(host, _index):
+        shell = f"hostname {host} && mount --bind {hosts_file} /etc/hosts"
+        if fault == "enospc":
+            shell += f" && mount -t tmpfs -o size=64k tmpfs {ckpt}"
+        if fault == "erofs":
+            shell += f" && mount --bind {ckpt} {ckpt}"
+        return shell + f" && cd {run_dir}"
+
+    if job["stack"] == "ray":
+        env = dict(env, RAY_USAGE_STATS_ENABLED="0")
+        args = ["--steps", "40", "--save-dir", ckpt, "--storage", os.path.join(work, "results"), "--name", "tinylm"]
+        rcs = launchers.run_ray(job, py, node_shell, addr, port, arch, work, env, args, time.time() + 300)
+    else:
+        env = dict(env, JAX_PLATFORMS="cpu", L4L_JAX_CACHE=os.path.join(os.path.dirname(work), "jax-cache"), PATH=os.path.dirname(py) + ":" + env["PATH"].split(":", 1)[1])
+        args = ["--steps=40", f"--save_dir={ckpt}"]
+        rcs = launchers.run_jax(job, py, node_shell, addr, port, arch, work, env, args, time.time() + 180)
+    job["exit_codes"] = rcs
+    job["meta_dir"] = os.path.join(work, "meta")
     return arch
 
 
@@ -558,10 +632,21 @@ def build_truth(job, arch):
         problems.append("fault was never injected")
     if fault == "healthy":
         for h, rc in job["exit_codes"].items():
-            if rc != 0:
+            if rc != 0 and h not in job.get("stopped_nodes", ()):
                 problems.append(f"{h} exited {rc}")
         if not find(arch, None, FINISH[stack]):
             problems.append("no end-of-training line")
+    elif stack in OTHER_PROOF and fault in OTHER_PROOF[stack] and first:
+        faulty_rank = first["rank"]
+        fh = rank_host.get(faulty_rank)
+        faulty_nodes = [fh]
+        iteration = first["step"]
+        pid = ranks[faulty_rank]["pid"]
+        # in a pod layout a Ray worker's lines reach only the driver's (head) pod: search every node there
+        where = None if (stack == "ray" and job["layout"] == "kubernetes-pods") else [fh]
+        for pattern, required in OTHER_PROOF[stack][fault]:
+            need(pattern.format(pid=pid, rank=faulty_rank), where, required=required)
+        need(OTHER_CASCADE[stack], None, required=False)
     elif fault in ("exception", "sigkill", "hang", "data") and first:
         faulty_rank = first["rank"]
         fh = rank_host.get(faulty_rank)
@@ -816,6 +901,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--venv", default=os.environ.get("L4L_REALJOBS_VENV", "/tmp/l4lite-realjobs-venv"))
     ap.add_argument("--out", default=os.path.join(REPO, "fixtures", "real_jobs"))
+    ap.add_argument("--jax-venv", default=os.environ.get("L4L_REALJOBS_JAX_VENV", "/tmp/l4lite-realjobs-jax-venv"))
     ap.add_argument("--work", default="/tmp/l4lite-realjobs/work", help="checkpoints, scripts, side records")
     ap.add_argument("--only", default=None, help="regex on job names")
     ap.add_argument("--skip-install", action="store_true")
@@ -834,7 +920,12 @@ def main():
         py, ok_ds = os.path.join(args.venv, "bin", "python"), not args.no_deepspeed
     else:
         py, ok_ds = ensure_venv(args.venv, not args.no_deepspeed)
+    jax_py = os.path.join(args.jax_venv, "bin", "python")
+    if not args.skip_install:
+        ensure_other_venvs(py, args.jax_venv)
     vers = versions(py)
+    if os.path.exists(jax_py):
+        vers.update({k: v for k, v in versions(jax_py).items() if k not in vers})
     ok_ds = ok_ds and "deepspeed" in vers
     print("versions:", vers, flush=True)
     os.makedirs(args.out, exist_ok=True)
@@ -850,7 +941,10 @@ def main():
             print(f"SKIP {j['name']}: no {SCRIPTS[j['stack']]}", flush=True)
             continue
         t0 = time.time()
-        arch = run_job(j, py, args.out, args.work, args.port + 2 * j["index"])
+        if j["stack"] == "jax" and not os.path.exists(jax_py):
+            print(f"SKIP {j['name']}: no JAX venv at {args.jax_venv}", flush=True)
+            continue
+        arch = run_job(j, jax_py if j["stack"] == "jax" else py, args.out, args.work, args.port + 2 * j["index"])
         truth, problems = build_truth(j, arch)
         if j["fr"]:
             dumps, rcs = flight_recorder_analysis(j, arch, py)
