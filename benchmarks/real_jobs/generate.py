@@ -173,14 +173,17 @@ SAVE_FAULTS = {"erofs": r"Read-only file system", "enospc": r"No space left on d
 # each must be there; then one line of the job's cascade (anywhere), if there is one.
 OTHER_PROOF = {
     "ray": {"exception": [(r"RuntimeError: shape mismatch in attention block", True)],
-            "sigkill": [(r"\b{pid}\b.*(SIGKILL|[Kk]illed|exit|died)|(SIGKILL|[Kk]illed|died).*\b{pid}\b", True)],
-            "hang": [(r"[Tt]imed out|[Tt]imeout|SIGTERM", False)]},
+            # the raylet of the rank's node finds its worker process gone (it cannot signal its process group)
+            "sigkill": [(r"process group {pid}: No such process", True)],
+            # the stuck worker is ended by its raylet at teardown
+            "hang": [(r"(SIGTERM|SIGKILL) to pgid={pid}\b", False)]},
     "jax": {"exception": [(r"RuntimeError: shape mismatch in attention block", True)],
-            "sigkill": [(r"task:{rank}\b|task {rank}\b|process {rank}\b", False)],
-            "sigstop": [(r"task:{rank}\b|task {rank}\b|heartbeat", False)]},
+            "sigkill": [],
+            "sigstop": []},
 }
-OTHER_CASCADE = {"ray": r"TrainingFailedError|RayTaskError|ActorDiedError|WorkerGroupError|Error",
-                 "jax": r"DEADLINE_EXCEEDED|UNAVAILABLE|heartbeat|Gloo|gloo|Connection|Terminating"}
+# one line of the job's end seen from the driver or the peers (anywhere), when there is one
+OTHER_CASCADE = {"ray": r"WorkerGroupError: Training failed|A worker died or was killed",
+                 "jax": r"heartbeat|DEADLINE_EXCEEDED|UNAVAILABLE"}
 
 
 def _read_json(path: str) -> dict:
@@ -770,8 +773,54 @@ NAN_END = {"ddp": "the script stops with FloatingPointError", "deepspeed": "the 
            "ignite": "TerminateOnNan stops the run"}
 
 
+OTHER_RUN = {
+    "ray": ("Ray Train run: a 2-node Ray cluster (`ray start --head` on {h0}, `ray start --address` on {h1}, 2 CPUs "
+            "each), the driver on {h0} runs `TorchTrainer` with `ScalingConfig(num_workers=4, use_gpu=False)` "
+            "(SPREAD placement, 2 workers per node, gloo, 30 s timeout), `FailureConfig(max_failures=0)`"),
+    "jax": ("JAX multi-process run: 4 processes (2 per node) call `jax.distributed.initialize` with the coordination "
+            "service on {h0} (process 0), gloo CPU collectives, a Flax MLP with optax AdamW, absl logging"),
+}
+OTHER_FAULT = {
+    "healthy": "40 steps, checkpoints at steps 20 and 40.",
+    "exception": "global rank {r} on {h} raises RuntimeError from user code at step {step}.",
+    "sigkill": "global rank {r} on {h} is SIGKILLed at step {step} (as the kernel OOM killer would).",
+    "hang": "global rank {r} on {h} stops before its step-{step} forward (sleeps forever); its peers block in the "
+            "gradient all-reduce until the 30 s gloo timeout.",
+    "sigstop": "process {r} on {h} stops itself with SIGSTOP at step {step} and is never continued; its peers block "
+               "in the step's all-reduce and the coordination service misses its heartbeats (20 s timeout).",
+    "nan": "at step {step} global rank {r} corrupts its part of the step (a NaN weight for Ray, a NaN input sample "
+           "for JAX); the all-reduce spreads it and every rank stops at the non-finite loss (FloatingPointError).",
+    "erofs": "the checkpoint folder of {h} (global rank 0) is remounted read-only right before the step-20 save; "
+             "rank 0's save fails with EROFS (Read-only file system).",
+    "enospc": "each node's checkpoint folder is a 64 KiB tmpfs; process 0's step-20 save fails with ENOSPC (No "
+              "space left on device) on {h}.",
+}
+OTHER_LAYOUT = {
+    "ray": {"kubernetes-pods": " Layout: one CRI pod log per node (<namespace>_<pod>_<uid>/ray-head|ray-worker/0.log), "
+                               "what each node's `ray start` and, on the head pod, the driver printed; no session "
+                               "logs (as `kubectl logs` of a KubeRay job).",
+            "": " Layout: each node's Ray session logs (<host>/ray/session_*/logs) and the driver's output "
+                "(<head>/driver.log). After the driver ends the generator stops the worker node (SIGTERM, then "
+                "SIGKILL after 20 s)."},
+    "jax": {"srun-label": " Layout: one `srun --ntasks 4 --ntasks-per-node 2 --label` file (slurm-NNNN.out; task "
+                          "id = process id, tasks 0-1 on the first node) and each node's (empty) kern.log.",
+            "": " Layout: each process's stdout+stderr as <host>/process_<id>.log."},
+}
+
+
+def describe_other(job, first, rank_host):
+    s, h0, h1 = job["stack"], job["hosts"][0], job["hosts"][1]
+    r = first["rank"] if first else job["rank"]
+    h = rank_host.get(r) if r is not None else None
+    text = OTHER_RUN[s].format(h0=h0, h1=h1) + "; " + OTHER_FAULT[job["fault"]].format(r=r, h=h, step=job["step"])
+    layouts = OTHER_LAYOUT[s]
+    return text + layouts.get(job["layout"], layouts[""])
+
+
 def describe(job, first, rank_host):
     s, f, r = job["stack"], job["fault"], job["rank"]
+    if s in OTHER_RUN:
+        return describe_other(job, first, rank_host)
     h = rank_host.get(first["rank"]) if first else None
     if f == "healthy":
         return f"Healthy {s} run: 40 steps of DDP over gloo on 2 nodes x 2 ranks, checkpoints at steps 20 and 40."
@@ -907,6 +956,9 @@ def main():
     ap.add_argument("--skip-install", action="store_true")
     ap.add_argument("--no-deepspeed", action="store_true")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--retruth", action="store_true",
+                    help="rewrite ground_truth.json of the selected jobs already in --out from their logs and the "
+                         "side records still in --work (no run)")
     ap.add_argument("--port", type=int, default=29400)
     args = ap.parse_args()
 
@@ -914,6 +966,8 @@ def main():
         for j in jobs():
             print(j["name"], j["hosts"], "rank", j["rank"], "step", j["step"])
         return 0
+    if args.retruth:
+        return retruth(args)
     if os.geteuid() != 0:
         sys.exit("generate.py needs root (unshare --uts --mount, tmpfs mounts)")
     if args.skip_install:
@@ -987,6 +1041,31 @@ def main():
     return 1 if bad else 0
 
 
+def retruth(args):
+    """Ground truth again for jobs already written (the proof patterns changed, not the runs)."""
+    bad = 0
+    for j in jobs():
+        arch = os.path.join(args.out, j["name"])
+        if (args.only and not re.search(args.only, j["name"])) or not os.path.exists(os.path.join(arch, "ground_truth.json")):
+            continue
+        old = _read_json(os.path.join(arch, "ground_truth.json"))
+        j["exit_codes"] = old["exit_codes"]
+        j["meta_dir"] = os.path.join(args.work, f"job-{j['index']:03d}", "meta")
+        if j["stack"] == "ray":
+            j["stopped_nodes"] = j["hosts"][1:]
+        truth, problems = build_truth(j, arch)
+        for k in ("lines", "flight_recorder_dumps"):
+            if k in old:
+                truth[k] = old[k]
+        print(("INVALID " if problems else "OK ") + j["name"] + ": " + "; ".join(problems), flush=True)
+        bad += bool(problems)
+        with open(os.path.join(arch, "ground_truth.json"), "w") as f:
+            json.dump(truth, f, indent=2)
+            f.write("\n")
+    write_suite(args.out)
+    return 1 if bad else 0
+
+
 def write_suite(out):
     rows = []
     for gt in sorted(glob.glob(os.path.join(out, "*", "ground_truth.json"))):
@@ -1041,6 +1120,22 @@ each node's two streams line by line, keeping the moment each line arrived. It f
 - `_k8s` (`layout: kubernetes-pods`): `<namespace>_<pod>_<uid>/pytorch/0.log` per node, in the CRI format
   containerd writes (`<RFC3339Nano time of arrival> <stdout|stderr> F <line>`); the pod name is the
   hostname.
+
+Two stacks start without torchrun (`benchmarks/real_jobs/launchers.py`):
+
+- `ray` (format `ray`): a 2-node Ray cluster, `ray start --head` in the first node's namespace and `ray start
+  --address` in the second's (each node also its own PID namespace, with its own `/tmp/ray`), then the driver on
+  the head node: Ray Train's `TorchTrainer` with 4 CPU workers spread over both nodes (gloo, 30 s timeout, no
+  retries). Archived as an engineer collects it: `<host>/ray/session_*/logs/` (raylet, GCS, core-worker, Ray
+  Train's JSON worker logs, `worker-*.out|err`) per node and `<head>/driver.log` (the driver's output, each worker
+  line prefixed `(RayTrainWorker pid=N, ip=IP)` in ANSI colour; IP 127.0.1.x is the node's address in the job's
+  hosts file). `_k8s`: one CRI pod log per node, what `ray start` and the driver printed, as a KubeRay job's
+  `kubectl logs` show it.
+- `jax` (format `jax`): 4 processes, 2 per node, each `jax.distributed.initialize(coordinator, 4, id)` (process
+  0 hosts the coordination service), gloo CPU collectives, a Flax MLP trained with optax; absl logging on every
+  process. Archived as `<host>/process_<id>.log`; `_srun`: one `srun --label` file whose task id is the process
+  id (tasks 0-1 on the first node). JAX runs from its own venv (no torch); a shared persistent compilation cache
+  under the work folder keeps compiles short.
 
 Host memory faults (`*_oom`): the generator makes a memory cgroup (v1, `memory.limit_in_bytes` = 64 MiB)
 under its own; the faulty rank (or one DataLoader worker) joins it and keeps allocating until the kernel's
