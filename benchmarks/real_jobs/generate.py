@@ -1063,6 +1063,7 @@ def retruth(args):
             json.dump(truth, f, indent=2)
             f.write("\n")
     write_suite(args.out)
+    write_readme(args.out, {})
     return 1 if bad else 0
 
 
