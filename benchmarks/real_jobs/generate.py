@@ -178,12 +178,13 @@ OTHER_PROOF = {
             # the stuck worker is ended by its raylet at teardown
             "hang": [(r"(SIGTERM|SIGKILL) to pgid={pid}\b", False)]},
     "jax": {"exception": [(r"RuntimeError: shape mismatch in attention block", True)],
-            "sigkill": [],
-            "sigstop": []},
+            # the process's own log just stops: its peers' coordination client names it (task id = process id)
+            "sigkill": [(r"Task {rank} heartbeat timeout", True, "anywhere")],
+            "sigstop": [(r"Task {rank} heartbeat timeout", True, "anywhere")]},
 }
 # one line of the job's end seen from the driver or the peers (anywhere), when there is one
 OTHER_CASCADE = {"ray": r"WorkerGroupError: Training failed|A worker died or was killed",
-                 "jax": r"heartbeat|DEADLINE_EXCEEDED|UNAVAILABLE"}
+                 "jax": r"heartbeat timeout"}
 
 
 def _read_json(path: str) -> dict:
@@ -647,8 +648,8 @@ def build_truth(job, arch):
         pid = ranks[faulty_rank]["pid"]
         # in a pod layout a Ray worker's lines reach only the driver's (head) pod: search every node there
         where = None if (stack == "ray" and job["layout"] == "kubernetes-pods") else [fh]
-        for pattern, required in OTHER_PROOF[stack][fault]:
-            need(pattern.format(pid=pid, rank=faulty_rank), where, required=required)
+        for pattern, required, *anywhere in OTHER_PROOF[stack][fault]:
+            need(pattern.format(pid=pid, rank=faulty_rank), None if anywhere else where, required=required, limit=2)
         need(OTHER_CASCADE[stack], None, required=False)
     elif fault in ("exception", "sigkill", "hang", "data") and first:
         faulty_rank = first["rank"]
