@@ -448,7 +448,8 @@ def run_other(job, py, arch, work, ckpt, run_dir, env, hosts_file, addr, port):
         return shell + f" && cd {run_dir}"
 
     if job["stack"] == "ray":
-        env = dict(env, RAY_USAGE_STATS_ENABLED="0")
+        # on a loaded 2-core machine Ray Train's 60 s for starting the 4 workers was not always enough
+        env = dict(env, RAY_USAGE_STATS_ENABLED="0", RAY_TRAIN_WORKER_GROUP_START_TIMEOUT_S="600")
         args = ["--steps", "40", "--save-dir", ckpt, "--storage", os.path.join(work, "results"), "--name", "tinylm"]
         rcs = launchers.run_ray(job, py, node_shell, addr, port, arch, work, env, args, time.time() + 300)
     else:
