@@ -179,8 +179,8 @@ OTHER_PROOF = {
             "hang": [(r"(SIGTERM|SIGKILL) to pgid={pid}\b", False)]},
     "jax": {"exception": [(r"RuntimeError: shape mismatch in attention block", True)],
             # the process's own log just stops: its peers' coordination client names it (task id = process id)
-            "sigkill": [(r"Task {rank} heartbeat timeout", True, "anywhere")],
-            "sigstop": [(r"Task {rank} heartbeat timeout", True, "anywhere")]},
+            "sigkill": [(r"Task {rank} heartbeat timeout|unhealthy \(stopped sending heartbeats\)", True, "anywhere")],
+            "sigstop": [(r"Task {rank} heartbeat timeout|unhealthy \(stopped sending heartbeats\)", True, "anywhere")]},
 }
 # one line of the job's end seen from the driver or the peers (anywhere), when there is one
 OTHER_CASCADE = {"ray": r"WorkerGroupError: Training failed|A worker died or was killed",
