@@ -27,10 +27,8 @@ NAMED_HOST_PREFIX = re.compile(r"([^\s\[\]]+)\.([A-Za-z0-9][\w-]*) \[(?:stdout|s
 SRUN_LABEL = re.compile(r" *(\d{1,6}): ")
 # [1,3]<stdout>:  (mpirun --tag-output: job id, rank, stream)
 MPI_TAG = re.compile(r"\[\d+,(\d{1,6})\]<std(?:out|err|diag)>: ?")
-# (RayTrainWorker pid=4242, ip=10.0.0.2)  (Ray)  /  (worker1, rank=1, pid=4242, ip=10.0.0.2)  (SkyPilot); Ray's
-# driver colours the prefix (ESC[36m ... ESC[0m) even when its output goes to a file
-ACTOR_PREFIX = re.compile(r"(?:\x1b\[[\d;]*m)?\((?:[\w.-]+ )?[\w.-]+(?:, rank=(\d{1,6}))?,? pid=\d+"
-                          r"(?:, ip=(\d{1,3}(?:\.\d{1,3}){3}))?\)(?:\x1b\[[\d;]*m)? ")
+# (RayTrainWorker pid=4242, ip=10.0.0.2)  (Ray)  /  (worker1, rank=1, pid=4242, ip=10.0.0.2)  (SkyPilot)
+ACTOR_PREFIX = re.compile(r"\((?:[\w.-]+ )?[\w.-]+(?:, rank=(\d{1,6}))?,? pid=\d+(?:, ip=(\d{1,3}(?:\.\d{1,3}){3}))?\) ")
 # [rank3]:  [default3]:  (torchrun --tee / --role); an optional "[pid] " first
 TORCHRUN_PREFIX = re.compile(r" *(?:\[\d+\] )?\[([A-Za-z_]+?)(\d{1,6})\]:")
 # host:pid:tid [dev]  (NCCL)

@@ -71,7 +71,7 @@ def no_prefix(s: str) -> bool:
         return s.find(": ", 0, 9) <= 0 and s.find("]:", 0, 48) <= 0
     if c == "[":
         return s.find(">:", 0, 26) <= 0 and s.find("]:", 0, 48) <= 0
-    if c == "(" or c == "\x1b":  # a Ray actor's prefix, coloured or not
+    if c == "(":
         return s.find(" pid=", 0, 64) <= 0
     return c not in DIGITS or s.find(": ", 0, 9) <= 0
 
@@ -142,7 +142,7 @@ class HeaderReading:
                 global_rank = True
                 pos = m.end()
                 c = s[pos] if pos < len(s) else ""
-        if (c == "(" or c == "\x1b") and s.find(" pid=", pos, pos + 64) > 0:
+        if c == "(" and s.find(" pid=", pos, pos + 64) > 0:
             m = ACTOR_PREFIX.match(s, pos)
             if m:
                 if m[1] is not None:
