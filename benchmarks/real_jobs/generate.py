@@ -627,7 +627,7 @@ def build_truth(job, arch):
     def need(pattern, where, limit=1, prefer=None, required=True):
         if job["layout"] != "torchelastic-logdir":  # no console.log nor per-rank files: every file counts
             prefer = None
-        hits = find(arch, where, pattern, limit, prefer, hosts)
+        hits = find(arch, where, pattern, limit, prefer, job.get("task_hosts") or hosts)
         if not hits and required:
             problems.append(f"proof line /{pattern}/ not found in {where or 'any host'}")
         evidence.extend(h for h in hits if h not in evidence)
@@ -1055,10 +1055,19 @@ def retruth(args):
         j["meta_dir"] = os.path.join(args.work, f"job-{j['index']:03d}", "meta")
         if j["stack"] == "ray":
             j["stopped_nodes"] = j["hosts"][1:]
+        if j["stack"] == "jax" and j["layout"] == "srun-label":
+            j["task_hosts"] = [j["hosts"][t // 2] for t in range(4)]
         truth, problems = build_truth(j, arch)
         for k in ("lines", "flight_recorder_dumps"):
             if k in old:
                 truth[k] = old[k]
+        truth.setdefault("lines", count_lines(arch))
+        run = os.path.join(arch, "_meta", "run.json")
+        if not os.path.exists(run):  # a job moved here by hand from archive.invalid (its proof pattern was wrong)
+            os.makedirs(os.path.dirname(run), exist_ok=True)
+            ranks, inj = load_meta(j["meta_dir"])
+            with open(run, "w") as f:
+                json.dump({"layout": j["layout"], "ranks": ranks, "injections": inj}, f, indent=1, sort_keys=True)
         print(("INVALID " if problems else "OK ") + j["name"] + ": " + "; ".join(problems), flush=True)
         bad += bool(problems)
         with open(os.path.join(arch, "ground_truth.json"), "w") as f:
