@@ -203,3 +203,23 @@ def test_a_reset_clock_casts_no_year_vote(tmp_path: Path) -> None:
     write(tmp_path / "n1" / "error.json", ["1970-01-01 00:00:00,000 clock reset", '{"message": "boom"}'])
     ctx = build_context(discover([str(tmp_path)], Accounting()).files)
     assert ctx.year != 1970 and ctx.start is not None and time.gmtime(ctx.start).tm_year > 2000
+
+
+def test_a_ray_worker_line_is_the_node_whose_raylet_states_its_address(tmp_path: Path) -> None:
+    # Ray's driver names a worker's node by address only; each node's raylet.out states that address beside its
+    # host name (lines as Ray 2.60 wrote them on this machine, without the driver's ANSI colours)
+    for host, ip in (("cpu-node-a", "10.0.0.1"), ("cpu-node-b", "10.0.0.2")):
+        write(tmp_path / host / "ray" / "session_2026-12-04_13-47-58_968271_6" / "logs" / "raylet.out", [
+            "[2026-12-04 13:48:21,301 I 76 76] (raylet) node_manager.cc:355: Raylet of id, b02dd997911a55b3c46ea"
+            f"f95608da7427c6f52db4cd7350109bd2693 started. Raylet consists of node_manager and object_manager. "
+            f"node_manager address: {ip}:0 object_manager address: {ip}:40635 hostname: {host}"])
+    write(tmp_path / "cpu-node-a" / "driver.log", [
+        "(RayTrainWorker pid=95, ip=10.0.0.2) worker 1/4 up on cpu-node-b (local rank 1)",
+        "(RayTrainWorker pid=323) worker 2/4 up on cpu-node-a (local rank 0)",
+        "(RayTrainWorker pid=96, ip=10.0.0.9) an address no node states"])
+    files = discover([str(tmp_path)], Accounting()).files
+    ctx = build_context(files)
+    assert ctx.addresses == {"10.0.0.1": "cpu-node-a", "10.0.0.2": "cpu-node-b"}
+    recs = [r for r in iter_records([str(tmp_path)], IngestOptions(), Accounting()) if r.file.endswith("driver.log")]
+    assert [(r.node, r.text.split(") ", 1)[1][:10]) for r in recs] == [
+        ("cpu-node-b", "worker 1/4"), ("cpu-node-a", "worker 2/4"), ("10.0.0.9", "an address")]

@@ -65,6 +65,16 @@ MTIME_2025 = ts(2025, 12, 31, 12, 0, 0)
          "warning"),
         ("09/11/2024 17:52:18 - WARNING - __main__ - Process rank: 0", ts(2024, 9, 11, 17, 52, 18),
          "- WARNING - __main__ - Process rank: 0", None),
+        # Ray 2.60's C++ processes (raylet.out, core worker logs) and Ray Train's JSON worker logs (real jobs 065-071)
+        ("[2026-12-04 13:51:31,875 W 355 401] core_worker_shutdown_executor.cc:401: Failed to disconnect",
+         ts(2026, 12, 4, 13, 51, 31, us=875000), "core_worker_shutdown_executor.cc:401: Failed to disconnect",
+         "warning"),
+        ("[2026-12-04 13:51:31,816 I 7 7] (gcs_server) gcs_actor_manager.cc:1013: Tried to destroy actor",
+         ts(2026, 12, 4, 13, 51, 31, us=816000), "(gcs_server) gcs_actor_manager.cc:1013: Tried to destroy actor",
+         "info"),
+        ('{"asctime": "2026-12-04 13:55:14,613", "levelname": "INFO", "message": "step 12/40 | loss 3.9771", '
+         '"filename": "train_ray.py"}', ts(2026, 12, 4, 13, 55, 14, us=613000),
+         'step 12/40 | loss 3.9771", "filename": "train_ray.py"}', "info"),
     ],
 )
 def test_formats(line: str, expected: float | None, rest: str, level: str | None) -> None:

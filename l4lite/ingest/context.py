@@ -106,6 +106,10 @@ class JobContext:
     set_apart: dict[str, str] = field(default_factory=dict)
     # rel -> the last time sampled from the file (files whose sampled lines gave no time are not in it)
     file_ends: dict[str, float] = field(default_factory=dict)
+    # IPv4 address -> the node it belongs to, as the job's lines state it (Ray's raylet: ``address: IP ...
+    # hostname: NAME``; ``Local node IP: IP`` in a node's own file): a line that names its origin by address
+    # (``(RayTrainWorker pid=.., ip=IP)``) is that node's
+    addresses: dict[str, str] = field(default_factory=dict)
 
     def node_of(self, rel: str) -> str | None:
         """The node a file's path or its job-level facts give (lines may still name another, per line)."""
@@ -178,6 +182,7 @@ class _Sample:
     labels: Counter[tuple[str, str]] = field(default_factory=Counter)  # (srun label, host its line names)
     label_streams: dict[str, set[str]] = field(default_factory=dict)  # srun label -> torchrun prefixes under it
     spot: str = ""  # where its lines carry their time when not first (``timespots``), learnt from its head
+    addresses: Counter[tuple[str, str]] = field(default_factory=Counter)  # (IP, host named beside it or "": own)
 
 
 def _ends(f: Any) -> tuple[list[str], list[str]]:
@@ -279,6 +284,8 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
             s.hosts[host] += 1
             if raw[:1] in _LABEL_START and (m := SRUN_LABEL.match(raw)):
                 s.labels[(m[1], host)] += 1
+        if "address" in line or "node IP" in line:
+            _address_of(line, s.addresses)
         if quick(raw):
             key = anchor_key(line)
             if key is not None:
@@ -288,6 +295,37 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
             if m and _host(m[1]):
                 others.add(_host(m[1]) or "")
     return s, others
+
+
+# "node_manager address: 10.0.0.2:0 object_manager address: ... hostname: node-b" (an address beside a host name);
+# "Local node IP: 10.0.0.2" (ray start), "node_ip_address=10.0.0.2" (a node's own address, in its own file)
+_ADDRESS_HOST = re.compile(r"\baddress:? (\d{1,3}(?:\.\d{1,3}){3})\b.{0,160}?\bhostname:? ([A-Za-z0-9][\w.-]*)")
+_OWN_ADDRESS = re.compile(r"\b(?:[Ll]ocal node IP:? |node_ip_address[=:] ?'?)(\d{1,3}(?:\.\d{1,3}){3})\b")
+
+
+def _address_of(line: str, out: Counter[tuple[str, str]]) -> None:
+    """Count the address a line ties to a host (or to its own node, host "")."""
+    m = _ADDRESS_HOST.search(line)
+    if m:
+        host = _host(m[2])
+        if host:
+            out[(m[1], host)] += 1
+        return
+    m = _OWN_ADDRESS.search(line)
+    if m:
+        out[(m[1], "")] += 1
+
+
+def _addresses(samples: dict[str, _Sample], node_of: Any) -> dict[str, str]:
+    """IP -> node where every statement about that address names one node (a host beside it, or the node of
+    the file stating its own address)."""
+    votes: dict[str, set[str]] = {}
+    for rel, s in samples.items():
+        for ip, host in s.addresses:
+            node = host or node_of(rel)
+            if node and node != ip:
+                votes.setdefault(ip, set()).add(node)
+    return {ip: next(iter(nodes)) for ip, nodes in votes.items() if len(nodes) == 1}
 
 
 def task_hosts(labels: Counter[tuple[str, str]]) -> dict[str, str]:
@@ -380,6 +418,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
             ctx.task_hosts[rel] = labelled
         if any(len(streams) > 1 for streams in s.label_streams.values()):
             ctx.label_tasks.append(rel)
+    ctx.addresses = _addresses(samples, ctx.node_of)
     seen: set[tuple[int, str]] = set()
     for rel in rels:
         for tie in samples.get(rel, _Sample()).ties:

@@ -472,7 +472,8 @@ class _FileReader(HeaderReading, RunReading):
     def _host(self, raw: str) -> str:
         h = self.hosts.get(raw)
         if h is None:
-            h = self.hosts[raw] = normalize_host(raw)
+            h = normalize_host(raw)
+            h = self.hosts[raw] = self.ctx.addresses.get(h, h)  # an address the job ties to a node is that node
         return h
 
     def _future_time(self, lineno: int, t: float) -> bool:

@@ -44,6 +44,13 @@ _HF = re.compile(r"\[(DEBUG|INFO|WARNING|ERROR|CRITICAL)\|[^\]]*\] *")
 # [2023-03-05 06:40:25,173]
 _ISO_BR = re.compile(r"\[((\d{4})[-/](\d\d)[-/](\d\d)[T ](\d\d):(\d\d):(\d\d))(?:[.,](\d{1,9}))?" + _OFFSET
                      + r"\] *")
+# [2026-12-04 13:51:31,816 I 7 7]  Ray's C++ processes (raylet, gcs_server, core worker logs): level, pid, tid
+_RAY_BR = re.compile(r"\[((\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)),(\d{3}) ([IWEFCD]) \d+ \d+\] *")
+_RAY_LEVEL = {"I": "info", "W": "warning", "E": "error", "F": "error", "C": "error", "D": "debug"}
+# {"asctime": "2026-12-04 13:55:14,613", "levelname": "INFO", "message": "...  a JSON log line (python-json-logger,
+# Ray Train's structured worker logs): its time and level, its message where the message value starts
+_JSON_HEAD = re.compile(r'\{"(?:asctime|timestamp|time)": ?"((\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d))'
+                        r'(?:[.,](\d{1,9}))?"(?:, ?"levelname": ?"([A-Z]+)")?, ?"message": ?"')
 # Nov 29 10:11:12 (syslog, optionally with fraction)
 _SYSLOG = re.compile(r"(" + _MON + r" +(\d{1,2}) (\d\d):(\d\d):(\d\d))(?:\.(\d{1,9}))? +")
 # E1129 10:11:12.345678 12345 file.cc:123]  and torch's [E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607]
@@ -237,6 +244,14 @@ class TimestampParser:
                 return NO_STAMP
             if c == "[":
                 return self._bracket(s, pos)
+            if c == "{":
+                m = _JSON_HEAD.match(s, pos)
+                if m is None:
+                    return NO_STAMP
+                base = self._minutes.get(m[1][:16])
+                if base is None:
+                    base = self._minute(m[1], int(m[2]), int(m[3]), int(m[4]), int(m[5]), int(m[6]))
+                return base + int(m[7]) + _frac(m[8]), m.end(), _WORD_LEVEL.get(m[9] or ""), "json"
             if c in _UPPER:
                 return self._upper(s, pos, c)
             if (c == "k" or c in "umdalnsfc") and s.startswith(_KERN_PREFIXES, pos):
@@ -383,6 +398,12 @@ class TimestampParser:
                 m = _ISO_BR.match(s, pos)
                 if m:
                     return self._iso(m)
+                m = _RAY_BR.match(s, pos)
+                if m:
+                    base = self._minutes.get(m[1][:16])
+                    if base is None:
+                        base = self._minute(m[1], int(m[2]), int(m[3]), int(m[4]), int(m[5]), int(m[6]))
+                    return base + int(m[7]) + int(m[8]) / 1000, m.end(), _RAY_LEVEL[m[9]], "ray"
             m = _UPTIME.match(s, pos)
             if m is None:
                 return NO_STAMP
