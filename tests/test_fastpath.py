@@ -118,7 +118,7 @@ def test_hex_key_finds_the_words_of_its_reference_pattern() -> None:
     same words as the reference pattern (``_HEX_WORD``) on keys made of the bytes that matter to either."""
     import random
 
-    from l4lite.mining.miner import _HEX_WORD, _fold_hex_word, hex_key
+    from l4lite.ingest.shape import _HEX_WORD, _fold_hex_word, hex_key
 
     rnd = random.Random(11)
     alphabet = [b"0", b"a", b"b", b"e", b"f", b"x", b"g", b"A", b" ", b"-", b"/", b".", b"_", b"[", b"\xc3\xa9"]

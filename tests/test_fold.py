@@ -26,7 +26,15 @@ from l4lite.ingest.blocks import fold_window
 from l4lite.ingest.files import discover
 from l4lite.ingest.reader import IngestOptions, iter_job
 from l4lite.ingest.runs import ShapeRun
-from l4lite.ingest.shape import FOLD_DIGITS, fold_ids, fold_safe, shape_of
+from l4lite.ingest.shape import (
+    FOLD_DIGITS,
+    fold_ids,
+    fold_safe,
+    hex_key,
+    shape_of,
+    wide_signature,
+    wide_spans,
+)
 from l4lite.mining.miner import TemplateMiner
 from l4lite.records import Accounting
 
@@ -111,6 +119,48 @@ def test_the_window_fold_is_the_line_fold() -> None:
     real = "Nov 29 04:01:04 node01 kernel: [ 5003.014231] LustreError: 11-0: scratch-OST011d-osc-ffffcc89007a:"
     key = real.encode().translate(FOLD_DIGITS)
     assert fold_window(key)[0] == fold_ids(key)
+
+
+def test_one_folded_shape_and_signature_have_one_miner_key() -> None:
+    """The run path finds the miner's key of a line of a folded shape in a memo of the shape by the line's
+    ``wide_signature``: two messages of one folded shape with one signature have one ``hex_key``, and a message
+    whose folded shape has no word the key may fold is its own key. Messages start anywhere in the line (a
+    header may end inside a word)."""
+    rnd = random.Random(17)
+
+    def word() -> str:
+        kind = rnd.randrange(7)
+        n = rnd.choice((2, 4, 7, 8, 9, 12, 16))
+        if kind == 0:
+            return "".join(rnd.choice("0123456789abcdef") for _ in range(n))
+        if kind == 1:
+            return "0x" + "".join(rnd.choice("0123456789abcdef") for _ in range(n))
+        if kind == 2:
+            return "".join(rnd.choice("0123456789") for _ in range(n))
+        if kind == 3:  # a number in exponent form, or a hex id of its shape
+            return rnd.choice(("12e45678", "1e345678", "12a45678", "e1234567", "1234567e"))
+        if kind == 4:
+            return "".join(rnd.choice("abcdef") for _ in range(n))
+        if kind == 5:
+            return rnd.choice(("x0", "0x", "OST", "deadbeef", "libc.so.6", "mlx5_core", "GPU-", "err"))
+        return rnd.choice(("", "a", "9", "f0"))
+
+    groups: dict[tuple[bytes, int, bytes], set[bytes]] = {}
+    plain = 0
+    for _ in range(40_000):
+        text = "".join(word() + rnd.choice(" :-[]./+@(") for _ in range(rnd.randrange(1, 6)))
+        key = shape_of(text)
+        start = rnd.randrange(0, min(len(key), 6))
+        msg, folded = key[start:], fold_ids(key)[start:]
+        spans = wide_spans(folded)
+        if not spans:
+            assert hex_key(msg) == msg, text
+            plain += 1
+            continue
+        groups.setdefault((fold_ids(key), start, wide_signature(msg, spans)), set()).add(hex_key(msg))
+    assert plain > 1000
+    assert all(len(keys) == 1 for keys in groups.values())
+    assert sum(1 for keys in groups.values()) < 40_000 - plain  # signatures are shared
 
 
 # messages after a syslog or dmesg header with new ids, and ones that make the reader decide otherwise

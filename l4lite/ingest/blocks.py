@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from l4lite.ingest.shape import FOLD_DIGITS
+from l4lite.ingest.shape import FOLD_DIGITS, hex_key, wide_signature, wide_spans
 
 _POW10 = np.array([10.0 ** k for k in range(10)])
 # powers of ten up to 10**17 (exact in int64): a run of digits read as one number by a dot product
@@ -92,6 +92,9 @@ class RunShape:
     # (its header and what the header reader may read of the message are exactly the first line's); -1 for a
     # shape keyed by its digits alone
     fold_from: int = -1
+    # of a folded shape: where in its message the miner's key may fold words, and a memo of the keys of the
+    # messages of its lines (``wide_key``)
+    wide: Any = field(default=None, compare=False, repr=False)
 
     @property
     def clocked(self) -> bool:
@@ -264,3 +267,25 @@ def _fold_lookup(joined: bytes, bounds: np.ndarray, missed: np.ndarray, shape_id
     limit = np.array([sh.fold_from for sh in table], np.int64)[xs]
     ok = first[rows] >= limit
     shape_idx[rows[ok]] = xs[ok]
+
+
+_WIDE_MEMO = 4096  # signatures remembered per folded shape (a cleared memo costs one regex pass per new one)
+
+
+def wide_key(sh: RunShape, key: bytes) -> bytes:
+    """The miner's key (``shape.hex_key``) of the message of a line of a folded shape, from the shape's memo by
+    the line's ``wide_signature`` (``runs.mine_run``)."""
+    plan = sh.wide
+    if plan is None:
+        plan = sh.wide = (wide_spans(sh.key[sh.msg_start:sh.msg_end]), {})
+    spans, memo = plan
+    msg = key[sh.msg_start:sh.msg_end]
+    if not spans:  # no word the miner's key folds
+        return msg
+    sig = wide_signature(msg, spans)
+    wide = memo.get(sig)
+    if wide is None:
+        if len(memo) >= _WIDE_MEMO:
+            memo.clear()
+        wide = memo[sig] = hex_key(msg)
+    return wide

@@ -30,7 +30,7 @@ from typing import Any, Union
 import numpy as np
 
 from l4lite.ingest.attribution import NCCL_RANK
-from l4lite.ingest.blocks import POW10_INT, BlockPlan, RunShape, plan_block, run_shape
+from l4lite.ingest.blocks import POW10_INT, BlockPlan, RunShape, plan_block, run_shape, wide_key
 from l4lite.ingest.clocks import ClockCache, clock_times
 from l4lite.ingest.shape import shape_of
 from l4lite.records import Record
@@ -494,8 +494,10 @@ def mine_run(run: ShapeRun, miner: Any) -> list[int]:
     """Cluster ids of a run's messages, as ``miner.add`` of each in order would give them: per line shape at
     once where the miner's cache answers (``cached_id``), one by one where it does not (and with a miner
     without that cache, ``TemplateMiner(cache_size=0)`` say). The lines of folded shapes
-    (``RunShape.fold_from``) each have their own message shape: the miner's keys of all of them are worked out
-    at once (``wide_keys``) and looked up in its cache one by one."""
+    (``RunShape.fold_from``) each have their own message shape: each is given the miner's own key of it
+    (``shape.hex_key``, under which the miner files its answers; ``add`` of a message with it is ``add`` with its
+    digit-folded key), found in a memo of its folded shape by the few bytes that key depends on
+    (``blocks.wide_key``), and is looked up in the cache as the other lines are."""
     shapes = run.shapes
     if not getattr(miner, "cache_size", 0) or not hasattr(miner, "cached_id"):
         return _add_each(run, 0, len(shapes), miner)
@@ -517,18 +519,14 @@ def mine_run(run: ShapeRun, miner: Any) -> list[int]:
     if not checked and not folded:
         return _mine_stretch(run, 0, len(shapes), key_of, miner)
     keys = run.keys
-    # one pass: a line of a checked shape goes to ``add`` with its key; the others take the id the cache gave
-    # their key since the last ``add`` (which may change what the cache holds: their hits are counted before it)
+    # one pass: a line of a checked shape goes to ``add`` with its key; the others (and the lines of folded shapes,
+    # by their own keys) take the id the cache gave their key since the last ``add`` (which may change what the cache holds: their hits are counted before it)
     out: list[int] = []
     add, cached_id, count_hits = miner.add, miner.cached_id, miner.count_hits
     cids: dict[bytes, int] = {}
     hits: dict[bytes, int] = {}
     for i, (s, x) in enumerate(zip(run.texts, shapes, strict=True)):
-        if x in folded:
-            sh = table[x]
-            out.append(add(s[sh.msg_start:sh.msg_end], keys[i][sh.msg_start:sh.msg_end]))
-            continue
-        key = key_of[x]
+        key = wide_key(table[x], keys[i]) if x in folded else key_of[x]
         cid = cids.get(key)
         if cid is None and x not in checked:
             cid = cached_id(key)

@@ -27,7 +27,7 @@ from typing import Any
 from drain3.drain import Drain, LogCluster, Node
 
 from l4lite.errors import L4Error
-from l4lite.ingest.shape import FOLD_DIGITS
+from l4lite.ingest.shape import FOLD_DIGITS, hex_key
 from l4lite.records import Record
 
 # Boundaries: a masked value never starts or ends inside a word or a dotted version, so "python3.8", "v1.2",
@@ -94,46 +94,6 @@ DEFAULT_MASKS: tuple[tuple[str, str], ...] = (
 
 #: Folds every ASCII digit to 0 in the fast path's first cache key.
 _has_ascii_digit = re.compile("[0-9]").search
-
-# In a digit-folded key: a word of 8+ lowercase hex characters with a digit (0) and a letter, standing alone
-# (no letter or digit on either side). Masking gives every such word the same fate whatever its letters, as
-# long as its first character is a digit or not (a path component may not start with a digit) and it is not a
-# number in exponent form (``12e45678``): see ``hex_key``.
-# A lowercase ``0x`` word is ``<HEX>`` or kept whole, whatever its digits and length.
-_HEX_WORD = re.compile(rb"(?<![A-Za-z0-9])(?:0x[0a-f]+|(?=[a-f]*0)(?=0*[a-f])[0a-f]{8,})(?![A-Za-z0-9])")
-# The same words, found faster: the pattern starts with the class of its first character, so the engine skips
-# to candidates at C speed instead of trying two lookarounds at every byte, and the test that a long word has
-# both a 0 and a letter is left to ``_fold_hex_word`` (a word of [0a-f] bounded by no letter or digit on either
-# side is a whole run of them, so a run that fails it holds no other match). ``tests/test_fastpath.py`` checks
-# that both find the same words.
-_HEX_RUN = re.compile(rb"[0a-f](?<![A-Za-z0-9][0a-f])(?:(?<=0)x[0a-f]+|[0a-f]{7,})(?![A-Za-z0-9])")
-_EXPONENT = re.compile(rb"0*e0+")
-
-
-# 0xff never occurs in UTF-8, so a folded word cannot be mistaken for text
-_FOLDED_HEX = {(first, n): b"\xff" + first + str(n).encode() + b"\xff" for first in (b"0", b"a") for n in range(8, 65)}
-
-
-def _fold_hex_word(match: re.Match[bytes]) -> bytes:
-    word = match.group()
-    if word[1] == 120:  # 0x...
-        return b"\xffx\xff"
-    zeros = word.count(48)
-    if not zeros or zeros == len(word):  # no digit or no letter: not a hex word (see _HEX_RUN)
-        return word
-    if 101 in word and _EXPONENT.fullmatch(word):  # an "e" in it: maybe 12e45678
-        return word
-    first = b"0" if word[0] == 48 else b"a"
-    n = len(word)
-    return _FOLDED_HEX[first, n] if n <= 64 else b"\xff" + first + str(n).encode() + b"\xff"
-
-
-def hex_key(key: bytes) -> bytes:
-    """A digit-folded key with its hex words (ids, pointers, hashes) folded as well: the messages of one key
-    mask to the same text, except for tokens that keep digits, which the miner compares itself. Kernel and
-    storage lines carry a new hex id on almost every line; this key makes them one entry per line layout."""
-    return _HEX_RUN.sub(_fold_hex_word, key)
-
 
 def _compile(masks: Iterable[tuple[str, str]]) -> tuple[re.Pattern[str], dict[str, str]]:
     masks = list(masks)
