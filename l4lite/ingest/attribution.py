@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from l4lite.records import Record
@@ -315,3 +316,15 @@ def _strip_stream_prefix(line: str) -> str:
     if m:
         line = line[m.end():]
     return line
+
+
+def address_nodes(statements: dict[str, Counter[tuple[str, str]]], node_of: Callable[[str], str | None]) -> dict[str, str]:
+    """IP -> node where every statement about that address names one node: a host beside it, or the node of the
+    file stating its own address (host ""). ``statements``: per file, the (IP, host) pairs its lines state."""
+    votes: dict[str, set[str]] = {}
+    for rel, pairs in statements.items():
+        for ip, host in pairs:
+            node = host or node_of(rel)
+            if node and node != ip:
+                votes.setdefault(ip, set()).add(node)
+    return {ip: next(iter(nodes)) for ip, nodes in votes.items() if len(nodes) == 1}

@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 from l4lite.errors import L4Error
 from l4lite.ingest.attribution import (
     SRUN_LABEL,
+    address_nodes,
     compile_node_from,
     host_from_dirs,
     node_from_regex,
@@ -316,18 +317,6 @@ def _address_of(line: str, out: Counter[tuple[str, str]]) -> None:
         out[(m[1], "")] += 1
 
 
-def _addresses(samples: dict[str, _Sample], node_of: Any) -> dict[str, str]:
-    """IP -> node where every statement about that address names one node (a host beside it, or the node of
-    the file stating its own address)."""
-    votes: dict[str, set[str]] = {}
-    for rel, s in samples.items():
-        for ip, host in s.addresses:
-            node = host or node_of(rel)
-            if node and node != ip:
-                votes.setdefault(ip, set()).add(node)
-    return {ip: next(iter(nodes)) for ip, nodes in votes.items() if len(nodes) == 1}
-
-
 def task_hosts(labels: Counter[tuple[str, str]]) -> dict[str, str]:
     """The host of each ``srun --label`` label of a file whose lines name at least one (3 in 4 of a label's
     mentions, as ``_own_host``); labels of several hosts are left out."""
@@ -418,7 +407,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
             ctx.task_hosts[rel] = labelled
         if any(len(streams) > 1 for streams in s.label_streams.values()):
             ctx.label_tasks.append(rel)
-    ctx.addresses = _addresses(samples, ctx.node_of)
+    ctx.addresses = address_nodes({rel: s.addresses for rel, s in samples.items()}, ctx.node_of)
     seen: set[tuple[int, str]] = set()
     for rel in rels:
         for tie in samples.get(rel, _Sample()).ties:

@@ -472,8 +472,7 @@ class _FileReader(HeaderReading, RunReading):
     def _host(self, raw: str) -> str:
         h = self.hosts.get(raw)
         if h is None:
-            h = normalize_host(raw)
-            h = self.hosts[raw] = self.ctx.addresses.get(h, h)  # an address the job ties to a node is that node
+            h = self.hosts[raw] = self.ctx.addresses.get(h := normalize_host(raw), h)  # an address's node, if known
         return h
 
     def _future_time(self, lineno: int, t: float) -> bool:
