@@ -15,12 +15,13 @@ JOBS = Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs"
 
 # From `l4lite eval fixtures/real_jobs` (79 jobs: plain DDP, Hugging Face Trainer, Lightning, DeepSpeed, 051-064
 # from PyTorch-Ignite and Accelerate, and 065-078 from Ray Train and JAX multi-process, stacks the rules and
-# readers were not written from). The 65 torchrun jobs alone: status 1.0, top1 0.983, phase 0.983, category 0.932,
+# readers were not written from): detect 0.986, top1 0.930, top3 0.972, phase 0.958, category 0.915, F1 0.719, one
+# false incident of 8 healthy jobs. The 65 torchrun jobs alone: status 1.0, top1 0.983, phase 1.0, category 0.932,
 # F1 0.759; the 14 Ray/JAX jobs: status 0.857, top1 0.667, top3 0.833, phase 0.75, category 0.75, F1 0.52.
 # The cut-off nodes (049, 050) and the SIGSTOPped ranks (041, 042) get no category (truth network, software): their
 # own lines are timeouts and the launcher's forced kill, which name no cause; 049 still blames the healthy node.
-# Ignite's failed checkpoint save (056) is put in training, not at the checkpoint: phase below 1.
-FLOORS = {"status": 0.97, "top1": 0.92, "top3": 0.97, "phase": 0.94, "category": 0.90, "evidence_f1": 0.71}
+# Phase below 1: Ray and JAX jobs whose start-up lines are read as the failure (benchmarks/real_jobs/ray-jax-scores.md).
+FLOORS = {"status": 0.97, "top1": 0.92, "top3": 0.97, "phase": 0.95, "category": 0.91, "evidence_f1": 0.715}
 # Jobs with one faulty node whose node l4lite does not yet put first (see FLOORS); any other miss fails.
 # 068, 074, 075: a Ray worker stuck before its step and a JAX process killed or stopped write nothing of their own;
 # their peers' gloo timeouts (Ray) or the coordination service's "Task N heartbeat timeout" (JAX) name them.
