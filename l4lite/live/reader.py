@@ -24,21 +24,6 @@ class RecordReader(Protocol):
 
     def flush(self) -> list[Record]: ...
 
-    def _learn_spot(self, text: str) -> None:
-        """The file's time spot from its first lines as they come (``timespots.learn_spot`` of each): the first
-        one a line shows, or none after ``LEARN_LINES`` lines that show none."""
-        from l4lite.ingest.timespots import LEARN_LINES, learn_spot
-
-        if text.isspace():
-            return
-        spot = learn_spot((text,))
-        if spot:
-            self.r.spot = spot
-            return
-        self._spotless += 1
-        if self._spotless >= LEARN_LINES:
-            self.r.spot = ""
-
     def expire(self, line_no: int) -> list[Record]:
         """Close records whose last line is ``line_no`` or earlier; return those now complete."""
         ...
