@@ -28,7 +28,6 @@ corpus is never read; only its source groups are, to keep its threads out of tra
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 from collections import Counter
@@ -45,6 +44,9 @@ from l4lite.rules import components, learned  # noqa: E402
 from l4lite.rules.learned import LinearTextModel  # noqa: E402
 from l4lite.rules.pack import RulePack  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from category_cv import fold_of, rule_category  # noqa: E402  (the same folds and rule layer as the excerpt CV)
+
 MINS = (0.3, 0.4, 0.5, 0.6, 0.7)
 SUPPORTS = (1, 2, 3, 4)
 
@@ -60,20 +62,6 @@ class Seen(NamedTuple):
     best: str | None
     proba: float
     support: int
-
-
-def fold_of(group: str, k: int) -> int:
-    """A stable fold per source group."""
-    return int(hashlib.sha1(group.encode()).hexdigest(), 16) % k
-
-
-def rule_category(pack: RulePack, lines: Sequence[str]) -> str | None:
-    """The category of the first line a root or symptom rule with a category matches."""
-    for line in lines:
-        for m in pack.match_fields(line, line):
-            if m.rule.role in ("root", "symptom") and m.rule.category not in (None, "unknown"):
-                return m.rule.category
-    return None
 
 
 def look(row: dict[str, object], model: LinearTextModel, pack: RulePack) -> Seen:
