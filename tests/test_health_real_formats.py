@@ -47,6 +47,17 @@ def test_a_scale_cut_to_the_floor_after_the_start_that_never_grows_back_is_numer
     assert floor.category == "numerical" and floor.role == "root"  # type: ignore[attr-defined]
 
 
+def test_a_scale_that_grew_earlier_and_then_fell_to_the_floor_is_numerical() -> None:
+    """A scaler that found its level and grew once is no proof against a later collapse: only growth after the
+    first cut past the search says the run recovered."""
+    grew = ["[2021-01-26 21:50:01,000] [INFO] [logging.py:60:log_dist] [Rank 0] Overflow detected. Skipping step. "
+            "Attempted loss scale: 16.0, reducing to 8.0",
+            "[2021-01-26 21:55:01,000] [INFO] [logging.py:60:log_dist] [Rank 0] Overflow detected. Skipping step. "
+            "Attempted loss scale: 32.0, reducing to 16.0"]  # between the two cuts it grew from 8 to 32
+    found = signals(job({"n1": timed([*grew, *DS697])}))
+    assert found["loss_scale_floor"].category == "numerical"  # type: ignore[attr-defined]
+
+
 def test_the_same_cut_in_the_run_s_first_steps_is_the_scale_search() -> None:
     early = [line.replace("0/1", "0/") for line in DS697]  # steps 30..60: the search of the first iterations
     assert "loss_scale_floor" not in signals(job({"n1": timed(early)}))

@@ -320,12 +320,16 @@ class HealthDetector(Detector):
 
     def _scale_floor(self, metrics: list[MetricPoint], pts: list[MetricPoint]) -> list[Finding]:
         """A scale cut to ``scale_floor`` or below after the search that never grew back (see ``_loss_scale``)."""
-        if any(b.loss_scale > a.loss_scale for a, b in zip(pts, pts[1:], strict=False)):  # type: ignore[operator]
-            return []
-        cuts = [p for p in pts if p.kind == "overflow"]
         last = pts[-1]
-        if not cuts or last.loss_scale > self.scale_floor or not self._past_search(metrics, cuts[0]):  # type: ignore[operator]
+        if last.loss_scale > self.scale_floor:  # type: ignore[operator]
             return []
+        first = next((i for i, p in enumerate(pts) if p.kind == "overflow" and self._past_search(metrics, p)), None)
+        if first is None:
+            return []
+        tail = pts[first:]  # from the first cut after the search: a scale that grew again found its level
+        if any(b.loss_scale > a.loss_scale for a, b in zip(tail, tail[1:], strict=False)):  # type: ignore[operator]
+            return []
+        cuts = [p for p in tail if p.kind == "overflow"]
         at = f" at iteration {cuts[0].iteration}" if cuts[0].iteration is not None else ""
         return [self._scale_finding(
             last, f"the fp16 loss scale was cut to {last.loss_scale:.4g}{at}, long after the run's start, and never "
