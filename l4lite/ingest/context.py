@@ -223,8 +223,6 @@ def _ends(f: Any) -> tuple[list[str], list[str]]:
     return head_lines, tail_lines
 
 
-
-
 def _host(raw: str) -> str | None:
     """A host as lines name it; None for loopback names and bare numbers (a port, a pid)."""
     h = normalize_host(raw)
