@@ -112,7 +112,6 @@ class ShapeRun:
         return out
 
 
-
 def _prefix_keys(buf: np.ndarray, starts: np.ndarray, at: list[int]) -> np.ndarray:
     """One value per line, equal for equal names: lines of one shape differ only in their digits, so the digits
     at ``at`` (those of a stream prefix and of the rank) read as one number tell the names apart. (Numbers sort
