@@ -12,8 +12,8 @@ to the workers, "Killing subprocess"). They are never the cause while anything e
 that carries a payload (a CUDA error quoted inside a watchdog message) is read by its payload instead.
 
 A learned classifier (TF-IDF and logistic regression over the rule pack's examples, the corpus's dev part and the
-labelled failure lines of ``fixtures/real/lines.jsonl``, ``rules.learned``) is asked when the lexicon names nothing; ``docs/evaluation.md`` compares the two on the
-held-out part of the real corpus.
+labelled failure lines of ``fixtures/real/lines.jsonl``, ``rules.learned``) is asked when the lexicon names
+nothing; ``docs/evaluation.md`` compares the two on the held-out part of the real corpus.
 """
 
 from __future__ import annotations
