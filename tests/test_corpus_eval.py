@@ -20,6 +20,7 @@ from l4lite.evaluate.corpus import evaluate_corpus, format_corpus, load_corpus
 from l4lite.evaluate.planting import LAYOUTS, NODES, Excerpt, JobPlanter, is_kernel_line
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "real" / "corpus.jsonl"
+CI_LAYOUT = "rank-files"  # the layout whose hosts are only inside the lines
 MARGIN = 0.03  # percentage points (as a fraction) a pin may lose to noise from corpus growth
 # Scores reached (the lowest of the three layouts); see docs/evaluation.md for the tables.
 PINS: dict[str, dict[str, float]] = {  # 477 excerpts: dev 221 from 216 sources, holdout 256 from 244 sources
@@ -86,7 +87,9 @@ def test_a_bad_corpus_line_is_named(tmp_path) -> None:
 def corpus_score():
     if not CORPUS.exists():
         pytest.skip("fixtures/real/corpus.jsonl is not in this checkout")
-    return evaluate_corpus(load_corpus(CORPUS))
+    # One layout keeps CI within its time (the three layouts plant 1,431 jobs); every layout is pinned at the
+    # lowest, so each must hold them. `l4lite eval --corpus` scores all three.
+    return evaluate_corpus(load_corpus(CORPUS), layouts=(CI_LAYOUT,))
 
 
 @pytest.mark.parametrize("split", ["dev", "holdout"])
