@@ -285,7 +285,10 @@ def test_merged_srun_label_file_with_interleaved_tracebacks() -> None:
     assert (tb1.rank, tb1.node, tb1.end_line) == (1, "gpu-a100-018", 15)
     assert tb1.message.startswith("torch.distributed.DistBackendError: NCCL error in:")
     assert "Connection reset by peer" in tb1.text  # "Last error:" and its detail belong to the exception
-    assert all(ln.startswith("1: ") for ln in tb1.text.split("\n"))  # only rank 1's lines
+    raw = (FIXTURES / "merged" / "slurm-1234.out").read_text().splitlines()
+    first, *rest = tb1.text.split("\n")  # only rank 1's lines; its continuation lines without the label
+    assert first.startswith("1: ") and all("1: " + ln in raw for ln in rest) and not any(
+        ln.startswith(("0: ", "1: ")) for ln in rest)
     assert (tb0.rank, tb0.node, tb0.end_line) == (0, "gpu-a100-017", 16)
     assert tb0.message == "RuntimeError: CUDA error: uncorrectable ECC error encountered"
     it = next(r for r in recs if r.line == 3)

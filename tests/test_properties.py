@@ -32,7 +32,7 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from l4lite.cli.main import main
-from l4lite.ingest.attribution import NAMED_HOST_PREFIX, SRUN_LABEL, TORCHRUN_PREFIX
+from l4lite.ingest.attribution import MPI_TAG, NAMED_HOST_PREFIX, SRUN_LABEL, TORCHRUN_PREFIX
 from l4lite.ingest.decode import open_lines
 from l4lite.ingest.files import discover, sniff
 from l4lite.ingest.reader import IngestOptions, iter_records, read_file
@@ -123,6 +123,12 @@ def read_job(path: Path, **kw) -> tuple[list[Record], Accounting]:
     return recs, acc
 
 
+def unlabelled(line: str) -> str:
+    """A line without the launcher's task label, as a record's continuation lines hold it."""
+    m = SRUN_LABEL.match(line) or MPI_TAG.match(line)
+    return line[m.end():] if m else line
+
+
 def check_records(recs: list[Record], acc: Accounting, lines: list[str]) -> None:
     assert acc.balanced, acc.to_dict()
     assert acc.records == len(recs)
@@ -134,7 +140,9 @@ def check_records(recs: list[Record], acc: Accounting, lines: list[str]) -> None
         assert 1 <= r.line <= r.end_line <= acc.lines_read, (r.line, r.end_line, acc.lines_read)
         parts = r.text.split("\n")
         assert len(parts) <= r.end_line - r.line + 1
-        assert parts[0] == lines[r.line - 1] and parts[-1] == lines[r.end_line - 1]
+        # the first line as written; a continuation line without the label its record's first line keeps
+        assert parts[0] == lines[r.line - 1]
+        assert parts[-1] in (lines[r.end_line - 1], unlabelled(lines[r.end_line - 1]))
         used.update(parts)
         # well-formed fields, whatever the bytes
         assert r.level in LEVELS and r.source in SOURCES
@@ -144,7 +152,9 @@ def check_records(recs: list[Record], acc: Accounting, lines: list[str]) -> None
         assert r.node is None or (r.node and "\n" not in r.node)
         assert "\n" not in r.message
     assert sum(used.values()) == acc.lines_in_records
-    assert not used - Counter(lines), "a record holds a line the file does not have (or holds one twice)"
+    held = Counter(lines) + Counter(unlabelled(s) for s in lines if unlabelled(s) != s)
+    assert not used - held, \
+        "a record holds a line the file does not have (or holds one twice)"
 
 
 # ------------------------------------------------------------------------------------------------ properties
