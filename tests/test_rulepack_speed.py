@@ -18,7 +18,7 @@ from l4lite.errors import L4Error
 from l4lite.ingest.reader import IngestOptions, iter_records
 from l4lite.records import Accounting, Record
 from l4lite.rules.keys import ReferenceGate, longest_trie, shape
-from l4lite.rules.pack import RuleMatch, RulePack, fold_key, fold_safe
+from l4lite.rules.pack import RuleMatch, RulePack, fold_key, fold_safe, parse_rule_file
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -157,6 +157,7 @@ def test_longest_trie_reports_the_longest_word_at_a_position() -> None:
 
 # --------------------------------------------------------------------------------------- lazy compilation
 def test_shipped_patterns_compile_on_first_use_only() -> None:
+    parse_rule_file.cache_clear()  # rules parsed (and compiled) by earlier tests are kept per file text
     pack = RulePack.load()
     assert not any("compiled" in r.__dict__ for r in pack.rules)
     pack.match_fields("NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.",
@@ -272,3 +273,15 @@ def test_the_unfolded_memo_gives_the_same_answers() -> None:
     for text in texts:
         assert ids(folded._lookup(text)) == ids(plain._lookup(text)), text
     assert len(folded._cache) < len(plain._cache)
+
+
+def test_a_rule_file_read_again_is_not_parsed_again_unless_its_text_changed(tmp_path: Path) -> None:
+    first, again = RulePack.load(), RulePack.load()
+    assert first is not again and [r.id for r in first.rules] == [r.id for r in again.rules]
+    assert all(a is b for a, b in zip(first.rules, again.rules, strict=True))  # one parse, frozen rules
+    user = tmp_path / "site.toml"
+    rule = 'id = "site-a"\npattern = "fs {word} hung"\ncategory = "storage"\nrole = "root"\nseverity = "error"\n'
+    user.write_text("[[rule]]\n" + rule.format(word="a") + 'explain = "e"\n', encoding="utf-8")
+    assert RulePack.load([user]).get("site-a").pattern == "fs a hung"
+    user.write_text("[[rule]]\n" + rule.format(word="b") + 'explain = "e"\n', encoding="utf-8")  # same size
+    assert RulePack.load([user]).get("site-a").pattern == "fs b hung"

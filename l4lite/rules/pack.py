@@ -24,7 +24,7 @@ import tomllib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from re import _constants as sre_constants  # the stdlib regex parser: used only to size patterns
 from re import _parser as sre_parse
@@ -448,10 +448,20 @@ class RulePack:
 
 # ------------------------------------------------------------------------------------------------- file loading
 def _load_file(path: Path) -> tuple[list[Rule], dict[str, dict[str, str]], list[str]]:
+    """A rule file's rules, tables and disabled ids. Text read before is not parsed again: an evaluation or a
+    live tail analyses many jobs in one process with the same pack (the rules are frozen, and a pattern compiled
+    for one pack serves the next)."""
     try:
         raw = path.read_bytes()
     except OSError as e:
         raise L4Error(f"{path}: cannot read rule file: {e.strerror or e}") from None
+    rules, tables, disabled = parse_rule_file(path, raw)
+    return list(rules), {name: dict(table) for name, table in tables.items()}, list(disabled)
+
+
+@lru_cache(maxsize=32)
+def parse_rule_file(path: Path, raw: bytes) -> tuple[tuple[Rule, ...], dict[str, dict[str, str]], tuple[str, ...]]:
+    """The rules of one file's text (kept per text: ``parse_rule_file.cache_clear()`` forgets them)."""
     try:
         text = raw.decode("utf-8")
         data = tomllib.loads(text)
@@ -487,7 +497,7 @@ def _load_file(path: Path) -> tuple[list[Rule], dict[str, dict[str, str]], list[
             raise L4Error(f"{label}: duplicate rule id in the same file")
         seen.add(rule.id)
         rules.append(rule)
-    return rules, tables, disabled
+    return tuple(rules), tables, tuple(disabled)
 
 
 def _build_rule(entry: Any, label: str, where: str, shipped: bool = False) -> Rule:
@@ -549,26 +559,12 @@ def _build_rule(entry: Any, label: str, where: str, shipped: bool = False) -> Ru
     compiled = None if shipped else compile_pattern(entry["pattern"], ignore_case, label)
     keywords = tuple(k.lower() for k in lists["keywords"]) or derive_keywords(entry["pattern"])
     rule = Rule(
-        id=rule_id,
-        pattern=entry["pattern"],
-        category=entry["category"],
-        role=entry["role"],
-        severity=entry["severity"],
-        explain=entry["explain"],
-        action=entry.get("action", ""),
-        match=match,
-        source=tuple(sources),
-        phase_hint=phase_hint,
-        priority=priority,
-        scope=scope,
-        keywords=keywords,
-        ignore_case=ignore_case,
-        fallback=bool(entry.get("fallback", False)),
-        category_by_phase=tuple(sorted(by_phase.items())),
-        examples=lists["examples"],
-        counter_examples=lists["counter_examples"],
-        origin=where,
-        shipped=shipped,
+        id=rule_id, pattern=entry["pattern"], category=entry["category"], role=entry["role"],
+        severity=entry["severity"], explain=entry["explain"], action=entry.get("action", ""), match=match,
+        source=tuple(sources), phase_hint=phase_hint, priority=priority, scope=scope, keywords=keywords,
+        ignore_case=ignore_case, fallback=bool(entry.get("fallback", False)),
+        category_by_phase=tuple(sorted(by_phase.items())), examples=lists["examples"],
+        counter_examples=lists["counter_examples"], origin=where, shipped=shipped,
     )
     if compiled is not None:
         rule.__dict__["compiled"] = compiled  # where the cached property keeps its value
