@@ -126,7 +126,7 @@ def diagnose(scan: JobScan, options: AnalyzeOptions, baseline_scans: Sequence[Jo
             incident.matched_fault = matched
             incident.summary = incident.summary.rstrip(".") + f"; {describe_match(matched)}."
             incident.recommendations.insert(0, describe_match(matched)[0].upper() + describe_match(matched)[1:] + ".")
-    incident.extra = build_extra(scan, verdict, incident, options.window_seconds)
+    incident.extra = build_extra(scan, verdict, incident, options.window_seconds, options.heatmap)
     return incident
 
 

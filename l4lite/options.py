@@ -16,7 +16,7 @@ ProgressFn = Callable[[int, int, int], None]  # (bytes done, bytes total, record
 
 @dataclass
 class AnalyzeOptions:
-    """Detection options; the CLI flags of ``analyze`` map onto these fields one to one."""
+    """Detection options; the CLI flags of ``analyze`` map onto these fields."""
 
     window_seconds: float | None = None  # None: windows.DEFAULT_WINDOW, bounded by the job's length
     baselines: list[str] = field(default_factory=list)  # healthy job paths for cross-job filtering
@@ -27,6 +27,7 @@ class AnalyzeOptions:
     bucket_seconds: float = 5.0
     context_lines: int = 3
     max_context_entries: int = 40
+    heatmap: bool = True  # the report's node x window heatmap: a forest of its own; scoring a verdict needs none
 
 
 @dataclass

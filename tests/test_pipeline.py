@@ -104,6 +104,15 @@ def test_incident_json_round_trip_and_extra(tmp_path: Path) -> None:
     assert Incident.load(path).to_dict() == data
 
 
+def test_a_verdict_without_the_heatmap_is_the_same_verdict(tmp_path: Path) -> None:
+    job = str(write_job(tmp_path / "job"))
+    full, lean = (analyze([job], AnalyzeOptions(heatmap=h)).to_dict() for h in (True, False))
+    assert "heatmap" in full["extra"] and "heatmap" not in lean["extra"]
+    for d in (full, lean):
+        d.pop("extra"), d["stats"].pop("seconds"), d["job"]["info"].pop("scan_seconds")
+    assert lean == full
+
+
 def test_healthy_job(tmp_path: Path) -> None:
     inc = analyze([str(write_job(tmp_path / "job", fault=None))], AnalyzeOptions())
     assert inc.status == "healthy" and inc.category is None and inc.phase is None and inc.suspects == []

@@ -232,10 +232,11 @@ def checklist(incident: Incident, verdict: Verdict, scan: JobScan, findings: lis
     return out
 
 
-def build_extra(scan: JobScan, verdict: Verdict, incident: Incident, window_seconds: float | None) -> dict[str, Any]:
+def build_extra(scan: JobScan, verdict: Verdict, incident: Incident, window_seconds: float | None,
+                with_heatmap: bool = True) -> dict[str, Any]:
     suspects = [s.node for s in incident.suspects]
     out: dict[str, Any] = {"nodes": scan.nodes}
-    hm = heatmap(scan, window_seconds, suspects)
+    hm = heatmap(scan, window_seconds, suspects) if with_heatmap else None
     if hm is not None:
         out["heatmap"] = hm
     out["health"] = health(scan, verdict, suspects)

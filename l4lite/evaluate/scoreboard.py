@@ -213,14 +213,15 @@ def job_paths(job: Path) -> list[str]:
 
 
 def pipeline_analyzer() -> Analyzer | None:
-    """``l4lite.api.analyze`` with default options, or None when the pipeline is not installed."""
+    """``l4lite.api.analyze`` with default options but the report's heatmap (a score needs only the verdict), or
+    None when the pipeline is not installed."""
     try:
         from l4lite.api import AnalyzeOptions, analyze
     except ImportError:
         return None
 
     def run(job: Path) -> Mapping[str, Any]:
-        return analyze(job_paths(job), AnalyzeOptions()).to_dict()
+        return analyze(job_paths(job), AnalyzeOptions(heatmap=False)).to_dict()
 
     return run
 
