@@ -37,9 +37,6 @@ if TYPE_CHECKING:
     from l4lite.scan.scanner import Hit, JobScan
 
 SEVERITY_WEIGHT = {"critical": 1.0, "error": 0.8, "warning": 0.5, "info": 0.2}
-# Whether a generic (fallback) rule's line is also read by the learned component model when the lexicon names
-# nothing: the rule only says that something failed.
-GENERIC_LEARNED = True
 
 
 def rule_score(severity: str, priority: int) -> float:
@@ -140,9 +137,7 @@ class RuleDetector(Detector):
         if rule.fallback or category == "unknown":
             # A generic rule (any Python exception, an unknown Xid) says that something failed, not what: the
             # words of the line name the component.
-            # the learned model too: a generic rule is exactly where the lexicon's words run out
-            named = component(first_failure(text) if rule.match == "text" else f"{first.message}\n{text}",
-                              learned=GENERIC_LEARNED)
+            named = component(first_failure(text) if rule.match == "text" else f"{first.message}\n{text}")
             if named is not None and named.category != category:
                 category = named.category
                 data["component"] = ", ".join(named.words)
