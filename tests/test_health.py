@@ -187,3 +187,14 @@ def test_counted_median_is_the_median_of_the_expanded_values() -> None:
     for _ in range(500):
         values = [rng.choice([1, 2, 5, 10, 50, 100]) for _ in range(rng.randint(1, 40))]
         assert counted_median(Counter(values)) == median(values)
+
+
+def test_a_nan_gradient_norm_the_rank_trains_past_is_a_skipped_step() -> None:
+    # mmocr with AMP: "grad_norm: nan" at one step, finite numbers at the next with the loss falling
+    lines = healthy_lines(30)
+    lines[10] = (110.0, megatron(11, "2.9400", grad="nan"))
+    assert "nan" not in signals(job({"n1": lines}))
+    # the same NaN as the last word of the rank, or with the loss NaN too, is a divergence
+    assert "nan" in signals(job({"n1": healthy_lines(30) + [(131.0, megatron(31, "2.8500", grad="nan"))]}))
+    lines[10] = (110.0, megatron(11, "nan", grad="nan"))
+    assert "nan" in signals(job({"n1": lines}))

@@ -21,6 +21,7 @@ import re
 
 from l4lite.detect.base import Detector, Finding
 from l4lite.records import Record
+from l4lite.rules.advisory import says_harmless
 from l4lite.rules.components import component, is_cascade, named_component
 from l4lite.scan.scanner import JobScan, node_key
 
@@ -63,8 +64,8 @@ class ComponentDetector(Detector):
                 if key in matched or key in seen:
                     continue
                 seen.add(key)
-                if is_cascade(r.text):
-                    continue
+                if is_cascade(r.text) or says_harmless(r):
+                    continue  # a peer's failure, or a line that says itself it needs no action
                 into = groups
                 if r.level not in ("error", "critical") and not ERRORISH.search(r.text[:2000]):
                     if r.level == "warning" or WARNISH.search(r.text[:2000]):

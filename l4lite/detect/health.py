@@ -81,6 +81,24 @@ def _non_finite_of(p: MetricPoint) -> list[str]:
     return bad
 
 
+def _last_finite(train: list[MetricPoint]) -> dict[tuple[str | None, int | None], MetricPoint]:
+    """Per (node, rank), its last training point whose loss and gradient norm are both numbers."""
+    out: dict[tuple[str | None, int | None], MetricPoint] = {}
+    for q in train:
+        if _finite(q.grad_norm) and _finite(q.loss):
+            last = out.get((q.node, q.rank))
+            if last is None or _order(q) > _order(last):
+                out[(q.node, q.rank)] = q
+    return out
+
+
+def _skipped_step(last: dict[tuple[str | None, int | None], MetricPoint], p: MetricPoint, bad: list[str]) -> bool:
+    """A NaN/Inf gradient norm with a finite loss, and finite numbers later on the same rank: a mixed-precision
+    loss scaler skipped an overflowing step and training went on; not a divergence."""
+    after = last.get((p.node, p.rank)) if bad == ["grad_norm"] and _finite(p.loss) else None
+    return after is not None and _before(p, after)
+
+
 class HealthDetector(Detector):
     """Training-health findings from ``scan.metrics`` and ``scan.progress``."""
 
@@ -155,7 +173,8 @@ class HealthDetector(Detector):
 
     # ------------------------------------------------------------------ numerical
     def _non_finite(self, train: list[MetricPoint]) -> list[Finding]:
-        flagged = [(p, bad) for p in train if (bad := _non_finite_of(p))]
+        last = _last_finite(train)
+        flagged = [(p, bad) for p in train if (bad := _non_finite_of(p)) and not _skipped_step(last, p, bad)]
         if not flagged:
             return []
         count = len(flagged)

@@ -62,17 +62,28 @@ class RuleDetector(Detector):
         self.max_records = max_records
 
     def detect(self, scan: JobScan) -> list[Finding]:
-        grouped: dict[tuple[str, str], list[Hit]] = {}
+        # Hits whose line says it is harmless (or that are the traceback such a line caught) make a finding of
+        # their own, so that the same rule's real failure on the node keeps its role.
+        grouped: dict[tuple[str, str, bool], list[Hit]] = {}
         for hit in scan.hits:
-            grouped.setdefault((hit.rule_id, node_key(hit.record)), []).append(hit)
+            grouped.setdefault((hit.rule_id, node_key(hit.record), hit.advisory), []).append(hit)
         phases = _PhaseLookup(scan)
         findings: list[Finding] = []
-        for (rule_id, key), hits in grouped.items():
+        for (rule_id, key, harmless), hits in grouped.items():
             rule = self.pack.get(rule_id)
             if rule is None:  # a hit recorded with another rule pack (merged or restored state)
                 continue
             hits.sort(key=lambda h: _order(h.record))
-            findings.append(self._finding(rule, key, hits, scan, phases))
+            finding = self._finding(rule, key, hits, scan, phases)
+            calm = len(grouped.get((rule_id, key, True), ()))
+            if not harmless and calm:
+                finding.count = max(len(hits), finding.count - calm)
+            if harmless:
+                finding.data["advisory"] = True
+                finding.count = len(hits)
+                if finding.role in ("root", "cascade", "confirmation"):
+                    finding.role = "symptom"  # the program said it went on: a note, never the cause
+            findings.append(finding)
         findings.sort(key=lambda f: (_order(f.records[0]), -f.score))
         return findings
 

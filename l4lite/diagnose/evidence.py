@@ -116,6 +116,18 @@ def ended_well_after(f: Finding, scan: JobScan) -> bool:
     return False
 
 
+def after_success(f: Finding, scan: JobScan) -> bool:
+    """Whether a peer-went-away line came after the run said, on any node, that it finished well: the
+    connections a finished job drops while its processes exit are its teardown, not a failure. Only a line with a
+    timestamp of its own can say it came later."""
+    r = f.records[0] if f.records else None
+    t = own_time(r) if r is not None else None
+    if t is None:
+        return False
+    return any(m.kind == "shutdown" and m.detail.get("success") and m.time is not None and m.time < t
+               for m in scan.markers)
+
+
 def after_kill(f: Finding, stuck: Finding) -> bool:
     """Whether ``f`` was printed below the agent's SIGTERM of a stuck rank in the same file: the traceback a rank
     prints as the signal tears it down says where it was killed and which connection then broke, not what held

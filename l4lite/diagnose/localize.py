@@ -33,6 +33,7 @@ from l4lite.detect.components import ERRORISH, ComponentDetector
 from l4lite.detect.windows import BAD_WORDS
 from l4lite.diagnose.evidence import (
     after_kill,
+    after_success,
     ended_well_after,
     ends_cascade,
     exit_line,
@@ -176,7 +177,8 @@ class Localizer:
         for f in findings:
             if f.detector != "health" and (f.role == "root" and survived(f, scan, self.survive_grace) or
                                            roles[id(f)] in ("root", "cascade", "confirmation")
-                                           and ended_well_after(f, scan)):
+                                           and ended_well_after(f, scan) or
+                                           roles[id(f)] == "cascade" and after_success(f, scan)):
                 roles[id(f)] = "symptom"
                 f.data["survived"] = True
             elif roles[id(f)] in ("root", "cascade", "confirmation") and self._in_baseline(scan, f):

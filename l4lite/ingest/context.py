@@ -353,6 +353,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     except ValueError as exc:
         raise L4Error(str(exc)) from None
     ctx = JobContext(node_from=node_from, open_end=open_end)
+    files = [f for f in files if not getattr(f, "not_log", "")]  # a JSON document names no node and no time
     if open_end:  # a stream still being written is not waited for
         files = [f for f in files if not getattr(f, "is_stdin", False)]
     samples: dict[str, _Sample] = {}
@@ -578,13 +579,14 @@ def _stamp(t: float) -> str:
     return _time.strftime("%Y-%m-%d %H:%M:%S", _time.gmtime(t))
 
 
-def set_apart_file(input_file: Any, why: str, accounting: Accounting) -> None:
-    """Count the lines of a file set apart (``JobContext.set_apart``) as skipped, with one warning naming it."""
+def set_apart_file(input_file: Any, why: str, accounting: Accounting, reason: str = "set_apart") -> None:
+    """Count the lines of a file set apart (``JobContext.set_apart``, a file that is no log) as skipped, with one
+    warning naming it."""
     if not getattr(input_file, "start", 0):  # the first piece of a file cut in pieces names it
-        accounting.skip_file("set_apart", input_file.rel, why)
+        accounting.skip_file(reason, input_file.rel, why)
     n = sum(1 for _ in open_lines(input_file, accounting))
     accounting.lines_read += n
-    accounting.skip_lines("set_apart", n)
+    accounting.skip_lines(reason, n)
 
 
 def job_year(files: Sequence[Any]) -> int | None:

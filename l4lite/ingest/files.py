@@ -14,6 +14,7 @@ from __future__ import annotations
 import codecs
 import errno
 import fnmatch
+import json
 import os
 import re
 import stat
@@ -74,6 +75,8 @@ class InputFile:
     # A rotated log read as one stream: its pieces oldest first (``x.log.2.gz``, ``x.log.1``, ``x.log``); the
     # input's own path and name are the newest piece's (``rotation.read_chain`` names each line's piece).
     parts: tuple[InputFile, ...] = ()
+    # Why the file is no log although it is text (``json_document``): its lines are counted as skipped, unread.
+    not_log: str = ""
 
     @property
     def is_stdin(self) -> bool:
@@ -177,6 +180,26 @@ def sniff(head: bytes) -> tuple[str | None, str]:
     return "utf-8", ""
 
 
+MAX_DOCUMENT = 1 << 20  # a metadata or configuration file is small; a larger JSON file is read as lines
+
+
+def json_document(path: str, head: bytes, size: int, compressed: bool) -> str:
+    """Why a text file is not a log but one JSON document (a run's metadata, a config), or "" for a log.
+
+    A JSON log has one record per line; a pretty-printed document opens with a line holding only its brace and
+    parses whole, as one object. Its lines hold no event of the job (a time in it is a value, not a stamp), and
+    read as lines they would make a node of their own. Small files only, so the check costs one read."""
+    if compressed or size > MAX_DOCUMENT or head.lstrip(codecs.BOM_UTF8 + b" \t\r\n")[:1] != b"{" or \
+            head.lstrip(codecs.BOM_UTF8).split(b"\n", 1)[0].strip() != b"{":
+        return ""
+    try:
+        with open(path, "rb") as fh:
+            doc = json.loads(fh.read(MAX_DOCUMENT + 1).decode("utf-8-sig"))
+    except (OSError, ValueError):
+        return ""
+    return "one JSON document (metadata or configuration), not a log" if isinstance(doc, dict) else ""
+
+
 def _read_head(path: str) -> tuple[bytes, bool]:
     """The first bytes of a file, decompressed when it is gzip (whatever its name)."""
     with open(path, "rb") as fh:
@@ -257,7 +280,8 @@ def discover(paths: Sequence[str], accounting: Accounting,
             continue
         assert st is not None
         files.append(InputFile(path=apath, rel=rel, size=st.st_size, mtime=st.st_mtime,
-                               encoding=encoding, compressed=compressed))
+                               encoding=encoding, compressed=compressed,
+                               not_log=json_document(apath, head, st.st_size, compressed)))
     files = chain_rotated(files)
     files.sort(key=lambda f: f.rel)
     if stdin:

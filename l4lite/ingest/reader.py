@@ -127,9 +127,10 @@ def read_file(input_file: InputFile, options: IngestOptions, accounting: Account
         node_re = compile_node_from(options.node_from)
     except ValueError as exc:
         raise L4Error(str(exc)) from None
-    why = options.job_context().set_apart.get(input_file.rel)
-    if why is not None:  # not this job's file: its lines are counted as skipped, never read as the job's
-        set_apart_file(input_file, why, accounting)
+    # not this job's file, or no log at all (a JSON document): its lines are counted as skipped, never read
+    why = input_file.not_log or options.job_context().set_apart.get(input_file.rel)
+    if why is not None:
+        set_apart_file(input_file, why, accounting, reason="not_a_log" if input_file.not_log else "set_apart")
         return iter(())
     reader = _FileReader(input_file, options, accounting, rank_map if rank_map is not None else options.rank_map)
     if input_file.is_piece and input_file.start > 0:

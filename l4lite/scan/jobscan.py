@@ -54,6 +54,8 @@ class Hit:
     rule_id: str
     record: Record
     groups: dict[str, str] = field(default_factory=dict)
+    # The record, or the line just before it that it is the traceback of, says it is harmless (``rules.advisory``)
+    advisory: bool = False
 
 
 @dataclass(slots=True)

@@ -22,6 +22,7 @@ from typing import Any, NamedTuple, Protocol
 from l4lite.ingest.runs import ShapeRun
 from l4lite.ingest.shape import FOLD_DIGITS
 from l4lite.records import Accounting, Record
+from l4lite.rules.advisory import advisory
 from l4lite.scan.jobscan import (
     DEVICE_EVENT_CAP,
     EXEMPLAR_CAP,
@@ -125,6 +126,7 @@ class Scanner(RunPath):
         self._cells: dict[tuple[int, str | None, str], list[Any]] = {}
         self._counts: dict[tuple[str, int, int], int] = {}
         self._hits: list[Hit] = []
+        self._prev: Record | None = None  # the last record added (add_many may be called once per file or batch)
         self._hit_kept: Counter[tuple[str, str]] = Counter()
         self._hit_totals: Counter[tuple[str, str]] = Counter()
         self._metrics: dict[str, list[PendingPoint]] = {}
@@ -191,11 +193,14 @@ class Scanner(RunPath):
         line_rules = getattr(rules, "line_rules", None) if match_line is not None else None
         bucket_seconds = self.bucket_seconds
         inf = math.inf
+        prev = self._prev
         for record in records:
             if type(record) is ShapeRun:
                 self._add_run(record)
                 bucket_seconds = self.bucket_seconds
+                prev = None
                 continue
+            before, prev = prev, record  # the record before this one: an advisory line its traceback follows
             node = record.node or (f"rank:{record.rank}" if record.rank is not None else UNKNOWN_NODE)
             t = record.time
             msg = record.message
@@ -266,7 +271,7 @@ class Scanner(RunPath):
                         found = remember(rule_gate, key, line_rules(key) or LONG_LINE)
                 if found is LONG_LINE:
                     for match in rules.match(record):
-                        self._add_hit(match, record, node)
+                        self._add_hit(match, record, node, before)
                 elif found[0] or found[1]:
                     # RulePack.match of a one-line record, with the rules its shape gave: the message is a part
                     # of the text (else the pack looks both up)
@@ -275,7 +280,7 @@ class Scanner(RunPath):
                     found = match_line(found, line_msg, text, record.source) if line_msg in text \
                         else rules.match(record)
                     for match in found:
-                        self._add_hit(match, record, node)
+                        self._add_hit(match, record, node, before)
             gates = gates_memo.get(shape)
             if gates is None:
                 gates = remember(gates_memo, shape, message_gates(msg))
@@ -297,6 +302,7 @@ class Scanner(RunPath):
                 self._telemetry(record, node, record.text)
             if gates & G_RARE:
                 self._rare(record, node, msg, gates, in_csv)
+        self._prev = prev
 
     def _fold_cells(self) -> None:
         """The job's time span and each source's first and last time, from the cells."""
@@ -343,7 +349,7 @@ class Scanner(RunPath):
             self._markers.append(Marker(marker.kind, record.node, record.rank, record.time, record.file,
                                         record.line, marker.iteration, marker.detail))
 
-    def _add_hit(self, match: Any, record: Record, node: str) -> None:
+    def _add_hit(self, match: Any, record: Record, node: str, before: Record | None = None) -> None:
         rule = getattr(match, "rule", None)
         rule_id = str(getattr(rule, "id", None) or getattr(match, "rule_id", None) or rule)
         key = (rule_id, node)
@@ -351,7 +357,8 @@ class Scanner(RunPath):
         if self._hit_kept[key] < self.hit_cap:
             self._hit_kept[key] += 1
             groups = getattr(match, "groups", None) or {}
-            self._hits.append(Hit(rule_id, record, {k: v for k, v in dict(groups).items() if v is not None}))
+            self._hits.append(Hit(rule_id, record, {k: v for k, v in dict(groups).items() if v is not None},
+                                  advisory(before, record)))
 
     def _add_metric(self, values: dict[str, Any], node: str, rec_node: str | None, rank: int | None,
                     t: float | None, file: str, line: int, text: str) -> None:
@@ -476,7 +483,7 @@ class Scanner(RunPath):
                 rec.template_id, rec.template = tid, text_of.get(tid, "")
             return rec
 
-        scan.hits = [Hit(h.rule_id, fix(h.record), dict(h.groups)) for h in self._hits]
+        scan.hits = [Hit(h.rule_id, fix(h.record), dict(h.groups), h.advisory) for h in self._hits]
         scan.hit_totals = dict(self._hit_totals)
         scan.metrics = [point(p) for series in self._metrics.values() for p in series]
         scan.markers = list(self._markers)
