@@ -328,3 +328,49 @@ def address_nodes(statements: dict[str, Counter[tuple[str, str]]], node_of: Call
             if node and node != ip:
                 votes.setdefault(ip, set()).add(node)
     return {ip: next(iter(nodes)) for ip, nodes in votes.items() if len(nodes) == 1}
+
+
+# ------------------------------------------------------------------------------------------- job-wide evidence
+STRAY_MENTIONS = 1  # a host named by no more lines than this in a file is a stray mention, not a writer
+
+
+def mixed_hosts(hosts: Counter[str]) -> bool:
+    """Whether a file's lines name two or more hosts as their writers, each more than once: a merged file (``cat``
+    of several nodes' logs), whose lines that name no host belong to no one host of it. One stray line naming an
+    odd host does not make a file mixed."""
+    return sum(1 for n in hosts.values() if n > STRAY_MENTIONS) > 1
+
+
+def inherited_hosts(rels: Iterable[str], node_of: Callable[[str], str | None],
+                    rank_ties: Iterable[tuple[int, str]]) -> dict[str, str]:
+    """rel -> host for files whose path and lines name none: a rank's file (``rank3.log``, ``rank-3/``) takes the
+    host the whole job ties to that rank; another file takes the one host that the files of its nearest folder
+    holding any name (``attempt_1/.../0/stdout.log`` beside ``.../0/stderr.log``, whose lines name the host). A
+    folder whose files name two hosts (``logs/`` of a whole job) gives none: the lines, not the folder, decide."""
+    ranks: dict[int, set[str]] = {}
+    for rank, host in rank_ties:
+        ranks.setdefault(rank, set()).add(host)
+    rels = list(rels)
+    known = {rel: node for rel in rels if (node := node_of(rel))}
+    by_dir: dict[str, set[str]] = {}
+    for rel, node in known.items():
+        parts = rel.split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            by_dir.setdefault("/".join(parts[:i]), set()).add(node)
+    out: dict[str, str] = {}
+    for rel in rels:
+        if rel in known:
+            continue
+        rank = rank_from_path(rel)
+        if rank is not None:
+            if len(ranks.get(rank, ())) == 1:
+                out[rel] = next(iter(ranks[rank]))
+            continue  # a rank's file is its rank's, never its folder's
+        parts = rel.split("/")[:-1]
+        for i in range(len(parts), 0, -1):
+            hosts = by_dir.get("/".join(parts[:i]))
+            if hosts:
+                if len(hosts) == 1:
+                    out[rel] = next(iter(hosts))
+                break
+    return out

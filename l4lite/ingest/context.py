@@ -35,6 +35,8 @@ from l4lite.ingest.attribution import (
     address_nodes,
     compile_node_from,
     host_from_dirs,
+    inherited_hosts,
+    mixed_hosts,
     node_from_regex,
     normalize_host,
     rank_from_path,
@@ -95,6 +97,7 @@ class JobContext:
     # files whose ``srun --label`` labels are tasks of several ranks each (``srun --label torchrun``: one task per
     # node, its lines prefixed ``[default0]:``, ``[default1]:``): there a label is a node's index, never a rank
     label_tasks: list[str] = field(default_factory=list)
+    mixed: list[str] = field(default_factory=list)  # files naming several hosts (``mixed_hosts``): no one host's
     year: int | None = None
     near_year: int | None = None  # the year most files are in, counting their write times: dates far off it are wrong
     start: float | None = None
@@ -379,7 +382,9 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     concerned: set[str] = set().union(*concerns.values()) if concerns else set()
     # a file whose host lines carry ``srun --label`` labels holds as many nodes as labels, whatever its sampled
     # part shows (a stream's first part may hold one node's lines only): each label's host is its own
-    own = {rel: h for rel, s in samples.items() if not s.labels and (h := _own_host(s.hosts)) is not None}
+    ctx.mixed = sorted(rel for rel, s in samples.items() if mixed_hosts(s.hosts))  # a file of several hosts: none
+    own = {rel: h for rel, s in samples.items() if not s.labels and rel not in ctx.mixed
+           and (h := _own_host(s.hosts)) is not None}
     # ---- nodes
     named = set().union(*(s.hosts for s in samples.values())) | concerned if samples else set()
     level = infer_level(rels, own, named) if not node_from else NodeLevel()
@@ -398,6 +403,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         node = ctx.node_of(rel) if not ctx.legacy else None
         if node is None and rel in own:
             ctx.nodes[rel] = own[rel]  # outside the level (or no level): the one host its lines name
+    if not ctx.legacy:  # files naming no host take their rank's or their folder's, as the whole job names them
+        ctx.nodes.update(inherited_hosts(rels, ctx.node_of, (t for s in samples.values() for t in s.ties)))
     if not ctx.layout and own:
         ctx.layout = "hosts named in lines"
     for rel, s in samples.items():

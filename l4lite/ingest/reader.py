@@ -186,8 +186,8 @@ class _FileReader(HeaderReading, RunReading):
         self.open: dict[str, OpenRecord] = {}
         self.out: deque[OpenRecord] = deque()
         self.streams: dict[str, list] = {}  # stream -> [host, gpu] seen on lines of that stream
-        self.file_host: str | None = None  # the single host named by lines of this file, if only one
-        self.hold = self.path_node is None
+        self.file_host: str | None = _AMBIGUOUS if input_file.rel in ctx.mixed else None  # its one host, if one
+        self.hold = self.path_node is None and self.file_host is None
         self.last_time: float | None = None
         self.last_open: OpenRecord | None = None  # the latest record that may take continuation lines
         self.hosts: dict[str, str] = {}  # host as written -> normalised
@@ -557,8 +557,8 @@ class _FileReader(HeaderReading, RunReading):
         return normalize_host(m[1]) if m else None
 
     def _fill(self, stream: str, node: str | None, rank: int | None, gpu: int | None) -> tuple[str | None, int | None]:
-        """Node and GPU that the line itself did not give: from its stream, its file, or the rank map."""
-        info = self.streams.get(stream)
+        """Node and GPU the line did not give: from its stream (never a mixed file's bare one), file, rank map."""
+        info = self.streams.get(stream) if stream or self.f.rel not in self.ctx.mixed else None
         if info is not None:
             if node is None and info[0] is not None and info[0] != _AMBIGUOUS:
                 node = info[0]
