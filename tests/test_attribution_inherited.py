@@ -132,3 +132,43 @@ def test_one_stray_host_line_leaves_the_file_its_own_host(tmp_path: Path) -> Non
     assert ctx.mixed == []
     recs = _ingest(job)
     assert recs[-1].node == "node-b"
+
+
+def _agent_end(pid: int, child: int, host: str, rank: int) -> str:
+    """An agent's last lines: it stops a worker, then its failure summary names the worker's host and pid."""
+    return (f"W1203 14:40:04.257000 {pid} torch/distributed/elastic/multiprocessing/api.py:1028] Sending process "
+            f"{child} closing signal SIGTERM\n"
+            "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+            "============================================================\n"
+            "Failures:\n[1]:\n  time      : 2026-12-03_14:40:04\n"
+            f"  host      : {host}\n  rank      : {rank} (local_rank: 0)\n"
+            f"  exitcode  : -15 (pid: {child})  (SIGTERM)\n"
+            "============================================================\n")
+
+
+def test_pid_hosts_ties_an_agent_through_its_workers() -> None:
+    from l4lite.ingest.attribution import child_pid, pid_hosts
+
+    line = "W1203 14:40:04.257000 19477 torch/distributed/elastic/multiprocessing/api.py:1028] Sending process 19644"
+    assert child_pid(line) == ("19477", "19644")
+    assert child_pid("E1203 14:40:04.557000 19477 api.py:1002] failed (exitcode: 1) local_rank: 1 (pid: 19646) "
+                     "of binary") == ("19477", "19646")
+    assert pid_hosts([("19477", "19644")], [("19644", "node-b")]) == {"19644": "node-b", "19477": "node-b"}
+    # the same pid on two machines ties neither
+    assert pid_hosts([("500", "19644"), ("500", "7")], [("19644", "node-b"), ("7", "node-a")]) == \
+        {"19644": "node-b", "7": "node-a"}
+
+
+def test_a_merged_agents_line_is_the_node_its_summary_names(tmp_path: Path) -> None:
+    """``cat`` of two nodes' consoles: the agent's ``Sending process N closing signal`` names no host, but the
+    failure summary below it ties worker N to its host, and the agent's pid with it."""
+    text = (_launcher(19408) + _banner(0, 0, "node-a") + _banner(1, 1, "node-a")
+            + _launcher(19477) + _banner(2, 0, "node-b") + _banner(3, 1, "node-b")
+            + _agent_end(19477, 19644, "node-b", 2))
+    job = _write(tmp_path / "job", {"job.out": text})
+    ctx = build_context(discover([str(job)], Accounting()).files)
+    assert ctx.pids["19477"] == "node-b" and "19408" not in ctx.pids
+    recs = _ingest(job)
+    assert {r.node for r in recs if "Sending process" in r.text} == {"node-b"}
+    assert {r.node for r in recs if " 19477 " in r.text} == {"node-b"}
+    assert {r.node for r in recs if " 19408 " in r.text} == {None}  # its agent names no worker: no guess

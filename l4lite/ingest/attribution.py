@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from l4lite.records import Record
@@ -374,3 +374,59 @@ def inherited_hosts(rels: Iterable[str], node_of: Callable[[str], str | None],
                     out[rel] = next(iter(hosts))
                 break
     return out
+
+
+# "node_manager address: 10.0.0.2:0 object_manager address: ... hostname: node-b" (an address beside a host name);
+# "Local node IP: 10.0.0.2" (ray start), "node_ip_address=10.0.0.2" (a node's own address, in its own file)
+_ADDRESS_HOST = re.compile(r"\baddress:? (\d{1,3}(?:\.\d{1,3}){3})\b.{0,160}?\bhostname:? ([A-Za-z0-9][\w.-]*)")
+_OWN_ADDRESS = re.compile(r"\b(?:[Ll]ocal node IP:? |node_ip_address[=:] ?'?)(\d{1,3}(?:\.\d{1,3}){3})\b")
+
+
+def address_of(line: str, out: Counter[tuple[str, str]], host_of: Callable[[str], str | None]) -> None:
+    """Count the address a line ties to a host (or to its own node, host "")."""
+    m = _ADDRESS_HOST.search(line)
+    if m:
+        host = host_of(m[2])
+        if host:
+            out[(m[1], host)] += 1
+        return
+    m = _OWN_ADDRESS.search(line)
+    if m:
+        out[(m[1], "")] += 1
+
+
+# torchelastic's agent writes glog lines (``W1203 14:40:04.257000 19477 torch/...] Sending process 19644 closing
+# signal SIGTERM``): the header's number is the agent's pid, the message names its workers' pids; the failure
+# summary names each failed worker's host and pid (``host : node-b`` ... ``exitcode : -15 (pid: 19644)``)
+GLOG_PID = re.compile(r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +(\d+) ")
+_CHILD_PID = re.compile(r"(?:Sending process|\(pid:) (\d+)\b")
+SUMMARY_PID = re.compile(r"\s*exitcode\s*: .*\(pid: (\d+)\)")
+
+
+def child_pid(line: str) -> tuple[str, str] | None:
+    """``(agent pid, worker pid)`` that an agent's glog line names, or None."""
+    m = GLOG_PID.match(line)
+    c = _CHILD_PID.search(line, m.end()) if m else None
+    return (m[1], c[1]) if m and c else None
+
+
+def pid_hosts(children: Iterable[tuple[str, str]], owners: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """pid -> host: a worker's from the failure summary that names its host, an agent's from its workers'. A pid
+    tied to two hosts (pids repeat across machines) ties none."""
+    hosts: dict[str, set[str]] = {}
+    for pid, host in owners:
+        hosts.setdefault(pid, set()).add(host)
+    for agent, worker in children:
+        for host in tuple(hosts.get(worker, ())):
+            hosts.setdefault(agent, set()).add(host)
+    return {pid: next(iter(h)) for pid, h in hosts.items() if len(h) == 1}
+
+
+def named_by_pid(records: Iterable[Any], pids: dict[str, str]) -> Iterator[Any]:
+    """Records of a file whose path names no node, a line that names no host taking the host the job ties to the
+    pid in its glog header (``pid_hosts``): in a merged file, the agent's ``Sending process N closing signal``
+    is its node's."""
+    for r in records:
+        if r.node is None and (m := GLOG_PID.match(_strip_stream_prefix(r.text))) and m[1] in pids:
+            r.node = pids[m[1]]
+        yield r

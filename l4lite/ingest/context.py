@@ -32,13 +32,17 @@ from typing import Any, NamedTuple
 from l4lite.errors import L4Error
 from l4lite.ingest.attribution import (
     SRUN_LABEL,
+    SUMMARY_PID,
     address_nodes,
+    address_of,
+    child_pid,
     compile_node_from,
     host_from_dirs,
     inherited_hosts,
     mixed_hosts,
     node_from_regex,
     normalize_host,
+    pid_hosts,
     rank_from_path,
 )
 from l4lite.ingest.decode import open_lines
@@ -97,6 +101,7 @@ class JobContext:
     # files whose ``srun --label`` labels are tasks of several ranks each (``srun --label torchrun``: one task per
     # node, its lines prefixed ``[default0]:``, ``[default1]:``): there a label is a node's index, never a rank
     label_tasks: list[str] = field(default_factory=list)
+    pids: dict[str, str] = field(default_factory=dict)  # an agent's or worker's pid -> its host (``pid_hosts``)
     mixed: list[str] = field(default_factory=list)  # files naming several hosts (``mixed_hosts``): no one host's
     year: int | None = None
     near_year: int | None = None  # the year most files are in, counting their write times: dates far off it are wrong
@@ -187,6 +192,8 @@ class _Sample:
     label_streams: dict[str, set[str]] = field(default_factory=dict)  # srun label -> torchrun prefixes under it
     spot: str = ""  # where its lines carry their time when not first (``timespots``), learnt from its head
     addresses: Counter[tuple[str, str]] = field(default_factory=Counter)  # (IP, host named beside it or "": own)
+    children: set[tuple[str, str]] = field(default_factory=set)  # (agent pid, worker pid): ``child_pid``
+    owners: set[tuple[str, str]] = field(default_factory=set)  # (worker pid, host) from a failure summary
 
 
 def _ends(f: Any) -> tuple[list[str], list[str]]:
@@ -244,11 +251,12 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     s.spot = learn_spot(head)
     every = (*head, *tail)
     first, last = min(len(head), SAMPLE_LINES), len(every) - min(len(tail), SAMPLE_LINES)
-    elastic_host: str | None = None
+    elastic_host = pid_host = None  # a failure summary's host, for its rank's line, then its pid's
     for i, raw in enumerate(every):
-        # the sampled lines are read in full; the others only when they may name a host (most do not)
-        if first <= i < last and elastic_host is None and "NCCL" not in raw and "ost" not in raw \
-                and "OST" not in raw and "srun: error:" not in raw and not quick(raw):
+        # the sampled lines are read in full; the others only when they may name a host or a pid (most do not)
+        if first <= i < last and elastic_host is None and pid_host is None and "NCCL" not in raw \
+                and "ost" not in raw and "OST" not in raw and "srun: error:" not in raw and "(pid: " not in raw \
+                and "Sending process" not in raw and not quick(raw):
             continue
         line = strip_stream_prefixes(raw, s.label_streams)
         m = _YEAR_DATE.search(line, 0, 64) or _YEAR_CTIME.search(line, 0, 64)
@@ -281,13 +289,19 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
             r = _ELASTIC_RANK.match(line)
             if r:
                 s.ties.append((int(r[1]), elastic_host))
-            elastic_host = None
+            elastic_host, pid_host = None, elastic_host
+        elif pid_host is not None:  # the summary's line after its rank's: ``exitcode : -15 (pid: 19644)``
+            if m := SUMMARY_PID.match(line):
+                s.owners.add((m[1], pid_host))
+            pid_host = None
+        if ("pid" in line or "Sending" in line) and (pids := child_pid(line)) is not None:
+            s.children.add(pids)
         if host is not None:
             s.hosts[host] += 1
             if raw[:1] in _LABEL_START and (m := SRUN_LABEL.match(raw)):
                 s.labels[(m[1], host)] += 1
         if "address" in line or "node IP" in line:
-            _address_of(line, s.addresses)
+            address_of(line, s.addresses, _host)
         if quick(raw):
             key = anchor_key(line)
             if key is not None:
@@ -297,25 +311,6 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
             if m and _host(m[1]):
                 others.add(_host(m[1]) or "")
     return s, others
-
-
-# "node_manager address: 10.0.0.2:0 object_manager address: ... hostname: node-b" (an address beside a host name);
-# "Local node IP: 10.0.0.2" (ray start), "node_ip_address=10.0.0.2" (a node's own address, in its own file)
-_ADDRESS_HOST = re.compile(r"\baddress:? (\d{1,3}(?:\.\d{1,3}){3})\b.{0,160}?\bhostname:? ([A-Za-z0-9][\w.-]*)")
-_OWN_ADDRESS = re.compile(r"\b(?:[Ll]ocal node IP:? |node_ip_address[=:] ?'?)(\d{1,3}(?:\.\d{1,3}){3})\b")
-
-
-def _address_of(line: str, out: Counter[tuple[str, str]]) -> None:
-    """Count the address a line ties to a host (or to its own node, host "")."""
-    m = _ADDRESS_HOST.search(line)
-    if m:
-        host = _host(m[2])
-        if host:
-            out[(m[1], host)] += 1
-        return
-    m = _OWN_ADDRESS.search(line)
-    if m:
-        out[(m[1], "")] += 1
 
 
 def task_hosts(labels: Counter[tuple[str, str]]) -> dict[str, str]:
@@ -412,6 +407,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
             ctx.task_hosts[rel] = labelled
         if any(len(streams) > 1 for streams in s.label_streams.values()):
             ctx.label_tasks.append(rel)
+    ctx.pids = pid_hosts([c for s in samples.values() for c in s.children],
+                         [o for s in samples.values() for o in s.owners])
     ctx.addresses = address_nodes({rel: s.addresses for rel, s in samples.items()}, ctx.node_of)
     seen: set[tuple[int, str]] = set()
     for rel in rels:
