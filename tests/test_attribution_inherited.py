@@ -172,3 +172,18 @@ def test_a_merged_agents_line_is_the_node_its_summary_names(tmp_path: Path) -> N
     assert {r.node for r in recs if "Sending process" in r.text} == {"node-b"}
     assert {r.node for r in recs if " 19477 " in r.text} == {"node-b"}
     assert {r.node for r in recs if " 19408 " in r.text} == {None}  # its agent names no worker: no guess
+
+
+def test_a_merged_file_is_read_whole_for_its_pids(tmp_path: Path) -> None:
+    """The summaries of a large merged file sit between its sampled head and tail: a file that no path names a
+    node of is read whole for its pids."""
+    filler = "".join(f"[default0]:2026-12-03 14:39:2{i % 10},000 INFO step {i} | loss 5.70 | {'x' * 60}\n"
+                     for i in range(800))  # about 70 KB
+    text = (_launcher(19408) + filler + _agent_end(19477, 19644, "node-b", 2) + filler
+            + _agent_end(19408, 19645, "node-a", 1) + filler)
+    job = _write(tmp_path / "job", {"job.out": text})
+    ctx = build_context(discover([str(job)], Accounting()).files)
+    assert ctx.pids["19477"] == "node-b" and ctx.pids["19408"] == "node-a"
+    recs = _ingest(job)
+    assert {r.node for r in recs if "Sending process 19644" in r.text} == {"node-b"}
+    assert {r.node for r in recs if "OMP_NUM_THREADS" in r.text} == {"node-a"}

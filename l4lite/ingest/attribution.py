@@ -14,6 +14,7 @@ path, NCCL, syslog and torchelastic spellings of one machine agree; IPv4 address
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -430,3 +431,42 @@ def named_by_pid(records: Iterable[Any], pids: dict[str, str]) -> Iterator[Any]:
         if r.node is None and (m := GLOG_PID.match(_strip_stream_prefix(r.text))) and m[1] in pids:
             r.node = pids[m[1]]
         yield r
+
+
+PID_SCAN_BYTES = 64 << 20  # a file naming no node is read whole for its pids up to this size (a merged console)
+PidFacts = tuple[set[tuple[str, str]], set[tuple[str, str]]]
+
+
+def pid_facts(lines: Iterable[str]) -> PidFacts:
+    """The ``(agent pid, worker pid)`` pairs (``child_pid``) and ``(worker pid, host)`` pairs (a failure summary's
+    ``host :`` line, then its ``exitcode : N (pid: P)`` line) that lines state."""
+    children: set[tuple[str, str]] = set()
+    owners: set[tuple[str, str]] = set()
+    host: str | None = None
+    for raw in lines:
+        if "(pid: " not in raw and "Sending process" not in raw and "host" not in raw:
+            continue
+        line = _strip_stream_prefix(raw)
+        m = ELASTIC_FIELD.match(line)
+        if m and m[1] == "host":
+            host = normalize_host(m[2]) if m[2].strip() else None
+        elif host is not None and (p := SUMMARY_PID.match(line)):
+            owners.add((p[1], host))
+            host = None
+        elif (c := child_pid(line)) is not None:
+            children.add(c)
+    return children, owners
+
+
+def file_pids(f: Any) -> PidFacts:
+    """``pid_facts`` of a whole plain file (``files.InputFile``); none for stdin, a gzip file or one too large."""
+    path = getattr(f, "path", None)
+    if not path or path == "-" or getattr(f, "compressed", False) or getattr(f, "parts", ()):
+        return set(), set()
+    try:
+        if os.path.getsize(path) > PID_SCAN_BYTES:
+            return set(), set()
+        with open(path, encoding=getattr(f, "encoding", None) or "utf-8", errors="replace") as fh:
+            return pid_facts(fh)
+    except OSError:
+        return set(), set()

@@ -32,16 +32,16 @@ from typing import Any, NamedTuple
 from l4lite.errors import L4Error
 from l4lite.ingest.attribution import (
     SRUN_LABEL,
-    SUMMARY_PID,
     address_nodes,
     address_of,
-    child_pid,
     compile_node_from,
+    file_pids,
     host_from_dirs,
     inherited_hosts,
     mixed_hosts,
     node_from_regex,
     normalize_host,
+    pid_facts,
     pid_hosts,
     rank_from_path,
 )
@@ -251,12 +251,12 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     s.spot = learn_spot(head)
     every = (*head, *tail)
     first, last = min(len(head), SAMPLE_LINES), len(every) - min(len(tail), SAMPLE_LINES)
-    elastic_host = pid_host = None  # a failure summary's host, for its rank's line, then its pid's
+    elastic_host: str | None = None
+    s.children, s.owners = pid_facts(every)
     for i, raw in enumerate(every):
-        # the sampled lines are read in full; the others only when they may name a host or a pid (most do not)
-        if first <= i < last and elastic_host is None and pid_host is None and "NCCL" not in raw \
-                and "ost" not in raw and "OST" not in raw and "srun: error:" not in raw and "(pid: " not in raw \
-                and "Sending process" not in raw and not quick(raw):
+        # the sampled lines are read in full; the others only when they may name a host (most do not)
+        if first <= i < last and elastic_host is None and "NCCL" not in raw and "ost" not in raw \
+                and "OST" not in raw and "srun: error:" not in raw and not quick(raw):
             continue
         line = strip_stream_prefixes(raw, s.label_streams)
         m = _YEAR_DATE.search(line, 0, 64) or _YEAR_CTIME.search(line, 0, 64)
@@ -289,13 +289,7 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
             r = _ELASTIC_RANK.match(line)
             if r:
                 s.ties.append((int(r[1]), elastic_host))
-            elastic_host, pid_host = None, elastic_host
-        elif pid_host is not None:  # the summary's line after its rank's: ``exitcode : -15 (pid: 19644)``
-            if m := SUMMARY_PID.match(line):
-                s.owners.add((m[1], pid_host))
-            pid_host = None
-        if ("pid" in line or "Sending" in line) and (pids := child_pid(line)) is not None:
-            s.children.add(pids)
+            elastic_host = None
         if host is not None:
             s.hosts[host] += 1
             if raw[:1] in _LABEL_START and (m := SRUN_LABEL.match(raw)):
@@ -407,8 +401,10 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
             ctx.task_hosts[rel] = labelled
         if any(len(streams) > 1 for streams in s.label_streams.values()):
             ctx.label_tasks.append(rel)
-    ctx.pids = pid_hosts([c for s in samples.values() for c in s.children],
-                         [o for s in samples.values() for o in s.owners])
+    # pids tie an agent's hostless lines to its node where no path names one: such a file is read whole for them
+    facts = [file_pids(f) if ctx.node_of(f.rel) is None else (samples[f.rel].children, samples[f.rel].owners)
+             for f in _sampled(files) if f.rel in samples]
+    ctx.pids = pid_hosts([c for k, _ in facts for c in k], [o for _, own in facts for o in own])
     ctx.addresses = address_nodes({rel: s.addresses for rel, s in samples.items()}, ctx.node_of)
     seen: set[tuple[int, str]] = set()
     for rel in rels:
