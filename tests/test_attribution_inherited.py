@@ -112,7 +112,7 @@ def test_a_plain_merged_file_gives_hostless_lines_to_no_node(tmp_path: Path) -> 
     while a ``[rankN]:`` line still takes its rank's host from the job's ties."""
     text = (_launcher(100) + _banner(0, 0, "node-a") + _banner(1, 1, "node-a")
             + "[rank1]: RuntimeError: Connection closed by peer\n"
-            + _launcher(200) + _banner(2, 0, "node-b") + _banner(3, 1, "node-b") + _kern("node-b", 4))
+            + _launcher(200) + _banner(2, 0, "node-b") + _banner(3, 1, "node-b") + _kern("node-b", 2))
     job = _write(tmp_path / "job", {"job.out": text})
     ctx = build_context(discover([str(job)], Accounting()).files)
     assert "job.out" in ctx.mixed and ctx.node_of("job.out") is None

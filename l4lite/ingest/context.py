@@ -371,9 +371,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     concerned: set[str] = set().union(*concerns.values()) if concerns else set()
     # a file whose host lines carry ``srun --label`` labels holds as many nodes as labels, whatever its sampled
     # part shows (a stream's first part may hold one node's lines only): each label's host is its own
-    ctx.mixed = sorted(rel for rel, s in samples.items() if mixed_hosts(s.hosts))  # a file of several hosts: none
-    own = {rel: h for rel, s in samples.items() if not s.labels and rel not in ctx.mixed
-           and (h := _own_host(s.hosts)) is not None}
+    ctx.mixed = sorted(rel for rel, s in samples.items() if mixed_hosts(s.hosts))  # several hosts' lines
+    own = {rel: h for rel, s in samples.items() if not s.labels and (h := _own_host(s.hosts)) is not None}
     # ---- nodes
     named = set().union(*(s.hosts for s in samples.values())) | concerned if samples else set()
     level = infer_level(rels, own, named) if not node_from else NodeLevel()
