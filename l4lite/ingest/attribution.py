@@ -14,9 +14,10 @@ path, NCCL, syslog and torchelastic spellings of one machine agree; IPv4 address
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from l4lite.records import Record
@@ -328,3 +329,144 @@ def address_nodes(statements: dict[str, Counter[tuple[str, str]]], node_of: Call
             if node and node != ip:
                 votes.setdefault(ip, set()).add(node)
     return {ip: next(iter(nodes)) for ip, nodes in votes.items() if len(nodes) == 1}
+
+
+# ------------------------------------------------------------------------------------------- job-wide evidence
+STRAY_MENTIONS = 1  # a host named by no more lines than this in a file is a stray mention, not a writer
+
+
+def mixed_hosts(hosts: Counter[str]) -> bool:
+    """Whether a file's lines name two or more hosts as their writers, each more than once: a merged file (``cat``
+    of several nodes' logs), whose lines that name no host belong to no one host of it. One stray line naming an
+    odd host does not make a file mixed."""
+    return sum(1 for n in hosts.values() if n > STRAY_MENTIONS) > 1
+
+
+def inherited_hosts(rels: Iterable[str], node_of: Callable[[str], str | None],
+                    rank_ties: Iterable[tuple[int, str]]) -> dict[str, str]:
+    """rel -> host for files whose path and lines name none: a rank's file (``rank3.log``, ``rank-3/``) takes the
+    host the whole job ties to that rank; another file takes the one host that the files of its nearest folder
+    holding any name (``attempt_1/.../0/stdout.log`` beside ``.../0/stderr.log``, whose lines name the host). A
+    folder whose files name two hosts (``logs/`` of a whole job) gives none: the lines, not the folder, decide."""
+    ranks: dict[int, set[str]] = {}
+    for rank, host in rank_ties:
+        ranks.setdefault(rank, set()).add(host)
+    rels = list(rels)
+    known = {rel: node for rel in rels if (node := node_of(rel))}
+    by_dir: dict[str, set[str]] = {}
+    for rel, node in known.items():
+        parts = rel.split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            by_dir.setdefault("/".join(parts[:i]), set()).add(node)
+    out: dict[str, str] = {}
+    for rel in rels:
+        if rel in known:
+            continue
+        rank = rank_from_path(rel)
+        if rank is not None:
+            if len(ranks.get(rank, ())) == 1:
+                out[rel] = next(iter(ranks[rank]))
+            continue  # a rank's file is its rank's, never its folder's
+        parts = rel.split("/")[:-1]
+        for i in range(len(parts), 0, -1):
+            hosts = by_dir.get("/".join(parts[:i]))
+            if hosts:
+                if len(hosts) == 1:
+                    out[rel] = next(iter(hosts))
+                break
+    return out
+
+
+# "node_manager address: 10.0.0.2:0 object_manager address: ... hostname: node-b" (an address beside a host name);
+# "Local node IP: 10.0.0.2" (ray start), "node_ip_address=10.0.0.2" (a node's own address, in its own file)
+_ADDRESS_HOST = re.compile(r"\baddress:? (\d{1,3}(?:\.\d{1,3}){3})\b.{0,160}?\bhostname:? ([A-Za-z0-9][\w.-]*)")
+_OWN_ADDRESS = re.compile(r"\b(?:[Ll]ocal node IP:? |node_ip_address[=:] ?'?)(\d{1,3}(?:\.\d{1,3}){3})\b")
+
+
+def address_of(line: str, out: Counter[tuple[str, str]], host_of: Callable[[str], str | None]) -> None:
+    """Count the address a line ties to a host (or to its own node, host "")."""
+    m = _ADDRESS_HOST.search(line)
+    if m:
+        host = host_of(m[2])
+        if host:
+            out[(m[1], host)] += 1
+        return
+    m = _OWN_ADDRESS.search(line)
+    if m:
+        out[(m[1], "")] += 1
+
+
+# torchelastic's agent writes glog lines (``W1203 14:40:04.257000 19477 torch/...] Sending process 19644 closing
+# signal SIGTERM``): the header's number is the agent's pid, the message names its workers' pids; the failure
+# summary names each failed worker's host and pid (``host : node-b`` ... ``exitcode : -15 (pid: 19644)``)
+GLOG_PID = re.compile(r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +(\d+) ")
+_CHILD_PID = re.compile(r"(?:Sending process|\(pid:) (\d+)\b")
+SUMMARY_PID = re.compile(r"\s*exitcode\s*: .*\(pid: (\d+)\)")
+
+
+def child_pid(line: str) -> tuple[str, str] | None:
+    """``(agent pid, worker pid)`` that an agent's glog line names, or None."""
+    m = GLOG_PID.match(line)
+    c = _CHILD_PID.search(line, m.end()) if m else None
+    return (m[1], c[1]) if m and c else None
+
+
+def pid_hosts(children: Iterable[tuple[str, str]], owners: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """pid -> host: a worker's from the failure summary that names its host, an agent's from its workers'. A pid
+    tied to two hosts (pids repeat across machines) ties none."""
+    hosts: dict[str, set[str]] = {}
+    for pid, host in owners:
+        hosts.setdefault(pid, set()).add(host)
+    for agent, worker in children:
+        for host in tuple(hosts.get(worker, ())):
+            hosts.setdefault(agent, set()).add(host)
+    return {pid: next(iter(h)) for pid, h in hosts.items() if len(h) == 1}
+
+
+def named_by_pid(records: Iterable[Any], pids: dict[str, str]) -> Iterator[Any]:
+    """Records of a file whose path names no node, a line that names no host taking the host the job ties to the
+    pid in its glog header (``pid_hosts``): in a merged file, the agent's ``Sending process N closing signal``
+    is its node's."""
+    for r in records:
+        if r.node is None and (m := GLOG_PID.match(_strip_stream_prefix(r.text))) and m[1] in pids:
+            r.node = pids[m[1]]
+        yield r
+
+
+PID_SCAN_BYTES = 64 << 20  # a file naming no node is read whole for its pids up to this size (a merged console)
+PidFacts = tuple[set[tuple[str, str]], set[tuple[str, str]]]
+
+
+def pid_facts(lines: Iterable[str]) -> PidFacts:
+    """The ``(agent pid, worker pid)`` pairs (``child_pid``) and ``(worker pid, host)`` pairs (a failure summary's
+    ``host :`` line, then its ``exitcode : N (pid: P)`` line) that lines state."""
+    children: set[tuple[str, str]] = set()
+    owners: set[tuple[str, str]] = set()
+    host: str | None = None
+    for raw in lines:
+        if "(pid: " not in raw and "Sending process" not in raw and "host" not in raw:
+            continue
+        line = _strip_stream_prefix(raw)
+        m = ELASTIC_FIELD.match(line)
+        if m and m[1] == "host":
+            host = normalize_host(m[2]) if m[2].strip() else None
+        elif host is not None and (p := SUMMARY_PID.match(line)):
+            owners.add((p[1], host))
+            host = None
+        elif (c := child_pid(line)) is not None:
+            children.add(c)
+    return children, owners
+
+
+def file_pids(f: Any) -> PidFacts:
+    """``pid_facts`` of a whole plain file (``files.InputFile``); none for stdin, a gzip file or one too large."""
+    path = getattr(f, "path", None)
+    if not path or path == "-" or getattr(f, "compressed", False) or getattr(f, "parts", ()):
+        return set(), set()
+    try:
+        if os.path.getsize(path) > PID_SCAN_BYTES:
+            return set(), set()
+        with open(path, encoding=getattr(f, "encoding", None) or "utf-8", errors="replace") as fh:
+            return pid_facts(fh)
+    except OSError:
+        return set(), set()

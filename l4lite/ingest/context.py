@@ -33,10 +33,16 @@ from l4lite.errors import L4Error
 from l4lite.ingest.attribution import (
     SRUN_LABEL,
     address_nodes,
+    address_of,
     compile_node_from,
+    file_pids,
     host_from_dirs,
+    inherited_hosts,
+    mixed_hosts,
     node_from_regex,
     normalize_host,
+    pid_facts,
+    pid_hosts,
     rank_from_path,
 )
 from l4lite.ingest.decode import open_lines
@@ -95,6 +101,8 @@ class JobContext:
     # files whose ``srun --label`` labels are tasks of several ranks each (``srun --label torchrun``: one task per
     # node, its lines prefixed ``[default0]:``, ``[default1]:``): there a label is a node's index, never a rank
     label_tasks: list[str] = field(default_factory=list)
+    pids: dict[str, str] = field(default_factory=dict)  # an agent's or worker's pid -> its host (``pid_hosts``)
+    mixed: list[str] = field(default_factory=list)  # files naming several hosts (``mixed_hosts``): no one host's
     year: int | None = None
     near_year: int | None = None  # the year most files are in, counting their write times: dates far off it are wrong
     start: float | None = None
@@ -184,6 +192,8 @@ class _Sample:
     label_streams: dict[str, set[str]] = field(default_factory=dict)  # srun label -> torchrun prefixes under it
     spot: str = ""  # where its lines carry their time when not first (``timespots``), learnt from its head
     addresses: Counter[tuple[str, str]] = field(default_factory=Counter)  # (IP, host named beside it or "": own)
+    children: set[tuple[str, str]] = field(default_factory=set)  # (agent pid, worker pid): ``child_pid``
+    owners: set[tuple[str, str]] = field(default_factory=set)  # (worker pid, host) from a failure summary
 
 
 def _ends(f: Any) -> tuple[list[str], list[str]]:
@@ -242,6 +252,7 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     every = (*head, *tail)
     first, last = min(len(head), SAMPLE_LINES), len(every) - min(len(tail), SAMPLE_LINES)
     elastic_host: str | None = None
+    s.children, s.owners = pid_facts(every)
     for i, raw in enumerate(every):
         # the sampled lines are read in full; the others only when they may name a host (most do not)
         if first <= i < last and elastic_host is None and "NCCL" not in raw and "ost" not in raw \
@@ -284,7 +295,7 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
             if raw[:1] in _LABEL_START and (m := SRUN_LABEL.match(raw)):
                 s.labels[(m[1], host)] += 1
         if "address" in line or "node IP" in line:
-            _address_of(line, s.addresses)
+            address_of(line, s.addresses, _host)
         if quick(raw):
             key = anchor_key(line)
             if key is not None:
@@ -294,25 +305,6 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
             if m and _host(m[1]):
                 others.add(_host(m[1]) or "")
     return s, others
-
-
-# "node_manager address: 10.0.0.2:0 object_manager address: ... hostname: node-b" (an address beside a host name);
-# "Local node IP: 10.0.0.2" (ray start), "node_ip_address=10.0.0.2" (a node's own address, in its own file)
-_ADDRESS_HOST = re.compile(r"\baddress:? (\d{1,3}(?:\.\d{1,3}){3})\b.{0,160}?\bhostname:? ([A-Za-z0-9][\w.-]*)")
-_OWN_ADDRESS = re.compile(r"\b(?:[Ll]ocal node IP:? |node_ip_address[=:] ?'?)(\d{1,3}(?:\.\d{1,3}){3})\b")
-
-
-def _address_of(line: str, out: Counter[tuple[str, str]]) -> None:
-    """Count the address a line ties to a host (or to its own node, host "")."""
-    m = _ADDRESS_HOST.search(line)
-    if m:
-        host = _host(m[2])
-        if host:
-            out[(m[1], host)] += 1
-        return
-    m = _OWN_ADDRESS.search(line)
-    if m:
-        out[(m[1], "")] += 1
 
 
 def task_hosts(labels: Counter[tuple[str, str]]) -> dict[str, str]:
@@ -380,6 +372,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     concerned: set[str] = set().union(*concerns.values()) if concerns else set()
     # a file whose host lines carry ``srun --label`` labels holds as many nodes as labels, whatever its sampled
     # part shows (a stream's first part may hold one node's lines only): each label's host is its own
+    ctx.mixed = sorted(rel for rel, s in samples.items() if mixed_hosts(s.hosts))  # several hosts' lines
     own = {rel: h for rel, s in samples.items() if not s.labels and (h := _own_host(s.hosts)) is not None}
     # ---- nodes
     named = set().union(*(s.hosts for s in samples.values())) | concerned if samples else set()
@@ -399,6 +392,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         node = ctx.node_of(rel) if not ctx.legacy else None
         if node is None and rel in own:
             ctx.nodes[rel] = own[rel]  # outside the level (or no level): the one host its lines name
+    if not ctx.legacy:  # files naming no host take their rank's or their folder's, as the whole job names them
+        ctx.nodes.update(inherited_hosts(rels, ctx.node_of, (t for s in samples.values() for t in s.ties)))
     if not ctx.layout and own:
         ctx.layout = "hosts named in lines"
     for rel, s in samples.items():
@@ -406,6 +401,10 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
             ctx.task_hosts[rel] = labelled
         if any(len(streams) > 1 for streams in s.label_streams.values()):
             ctx.label_tasks.append(rel)
+    # pids tie an agent's hostless lines to its node where no path names one: such a file is read whole for them
+    facts = [file_pids(f) if ctx.node_of(f.rel) is None else (samples[f.rel].children, samples[f.rel].owners)
+             for f in _sampled(files) if f.rel in samples]
+    ctx.pids = pid_hosts([c for k, _ in facts for c in k], [o for _, own in facts for o in own])
     ctx.addresses = address_nodes({rel: s.addresses for rel, s in samples.items()}, ctx.node_of)
     seen: set[tuple[int, str]] = set()
     for rel in rels:

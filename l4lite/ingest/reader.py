@@ -1,13 +1,13 @@
 """From a job's files to records: headers stripped, node/rank/GPU attributed, multi-line events joined.
 
-``iter_records(paths, options, accounting)`` streams the records of a job, file by file (sorted by relative
-path), each file's records in the order of their first line. Memory stays bounded: lines are read in chunks,
-and the only state per file is one open record per prefix stream (a merged ``srun --label`` or torchrun file
-interleaves ranks, so a rank's traceback continues on the next line *of that rank*), a reorder queue so that
-records still come out in line order, and a short hold at the start of a file until its host is known.
+``iter_records(paths, options, accounting)`` streams the records of a job, file by file (sorted by relative path),
+each file's records in the order of their first line. Memory stays bounded: lines are read in chunks, and the only
+state per file is one open record per prefix stream (a merged ``srun --label`` or torchrun file interleaves ranks,
+so a rank's traceback continues on the next line *of that rank*), a reorder queue so that records still come out in
+line order, and a short hold at the start of a file until its host is known.
 
-Every line ends in exactly one record or in ``accounting.lines_skipped`` with a reason, so
-``accounting.balanced`` always holds, however broken the input.
+Every line ends in exactly one record or in ``accounting.lines_skipped`` with a reason, so ``accounting.balanced``
+always holds, however broken the input.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from l4lite.ingest.attribution import (
     SYSLOG_HOST,
     RankMap,
     compile_node_from,
+    named_by_pid,
     normalize_host,
 )
 from l4lite.ingest.context import JobContext, build_context, set_apart_file
@@ -135,9 +136,10 @@ def read_file(input_file: InputFile, options: IngestOptions, accounting: Account
     reader = _FileReader(input_file, options, accounting, rank_map if rank_map is not None else options.rank_map)
     if input_file.is_piece and input_file.start > 0:
         reader.learn_lead(lead_of(input_file), node_re)
-    if input_file.parts:  # a rotated log: one stream, each record named by its piece
-        return read_chain(reader.run(runs), reader.pieces)
-    return reader.run(runs)
+    pids = reader.ctx.pids if reader.path_node is None else None  # hostless lines named by their agent's pid
+    items = reader.run(runs and not pids)
+    items = read_chain(items, reader.pieces) if input_file.parts else items  # a rotated log: one stream
+    return named_by_pid(items, pids) if pids else items
 
 
 def _unlabelled(s: str) -> str:
@@ -187,8 +189,8 @@ class _FileReader(HeaderReading, RunReading):
         self.open: dict[str, OpenRecord] = {}
         self.out: deque[OpenRecord] = deque()
         self.streams: dict[str, list] = {}  # stream -> [host, gpu] seen on lines of that stream
-        self.file_host: str | None = None  # the single host named by lines of this file, if only one
-        self.hold = self.path_node is None
+        self.file_host: str | None = _AMBIGUOUS if input_file.rel in ctx.mixed else None  # its one host, if one
+        self.hold = self.path_node is None and self.file_host is None
         self.last_time: float | None = None
         self.last_open: OpenRecord | None = None  # the latest record that may take continuation lines
         self.hosts: dict[str, str] = {}  # host as written -> normalised
@@ -536,13 +538,10 @@ class _FileReader(HeaderReading, RunReading):
 
     def _global_ranks(self, msg: str) -> None:
         """torchelastic's ``global_ranks=[...]`` names the ranks of the agent's own node (the file's node)."""
-        if not self.path_node:
-            return
-        m = GLOBAL_RANKS.search(msg)
-        if m:
-            for r in m[1].replace(" ", "").split(","):
-                if r:
-                    self.rank_map.tie(int(r), self.path_node, GLOBAL_WEIGHT - 1)
+        m = GLOBAL_RANKS.search(msg) if self.path_node else None
+        for r in m[1].replace(" ", "").split(",") if m and self.path_node else ():
+            if r:
+                self.rank_map.tie(int(r), self.path_node, GLOBAL_WEIGHT - 1)
 
     def _slurm_node(self, msg: str) -> str | None:
         """``srun: error: node017: tasks 8-15: Exited ...`` ties tasks to a host; both name the node concerned."""
@@ -558,8 +557,8 @@ class _FileReader(HeaderReading, RunReading):
         return normalize_host(m[1]) if m else None
 
     def _fill(self, stream: str, node: str | None, rank: int | None, gpu: int | None) -> tuple[str | None, int | None]:
-        """Node and GPU that the line itself did not give: from its stream, its file, or the rank map."""
-        info = self.streams.get(stream)
+        """Node and GPU the line did not give: from its stream (never a mixed file's bare one), file, rank map."""
+        info = self.streams.get(stream) if stream or self.f.rel not in self.ctx.mixed else None
         if info is not None:
             if node is None and info[0] is not None and info[0] != _AMBIGUOUS:
                 node = info[0]
