@@ -189,7 +189,8 @@ class _FileReader(HeaderReading, RunReading):
         self.open: dict[str, OpenRecord] = {}
         self.out: deque[OpenRecord] = deque()
         self.streams: dict[str, list] = {}  # stream -> [host, gpu] seen on lines of that stream
-        self.file_host: str | None = _AMBIGUOUS if input_file.rel in ctx.mixed else None  # its one host, if one
+        self.mixed = input_file.rel in ctx.mixed  # lines of several hosts: its bare stream names none of them
+        self.file_host: str | None = _AMBIGUOUS if self.mixed else None  # its one host, if one
         self.hold = self.path_node is None and self.file_host is None
         self.last_time: float | None = None
         self.last_open: OpenRecord | None = None  # the latest record that may take continuation lines
@@ -539,7 +540,7 @@ class _FileReader(HeaderReading, RunReading):
     def _global_ranks(self, msg: str) -> None:
         """torchelastic's ``global_ranks=[...]`` names the ranks of the agent's own node (the file's node)."""
         m = GLOBAL_RANKS.search(msg) if self.path_node else None
-        for r in m[1].replace(" ", "").split(",") if m and self.path_node else ():
+        for r in (m[1].replace(" ", "").split(",") if m else ()):
             if r:
                 self.rank_map.tie(int(r), self.path_node, GLOBAL_WEIGHT - 1)
 
@@ -558,7 +559,7 @@ class _FileReader(HeaderReading, RunReading):
 
     def _fill(self, stream: str, node: str | None, rank: int | None, gpu: int | None) -> tuple[str | None, int | None]:
         """Node and GPU the line did not give: from its stream (never a mixed file's bare one), file, rank map."""
-        info = self.streams.get(stream) if stream or self.f.rel not in self.ctx.mixed else None
+        info = self.streams.get(stream) if stream or not self.mixed else None
         if info is not None:
             if node is None and info[0] is not None and info[0] != _AMBIGUOUS:
                 node = info[0]
