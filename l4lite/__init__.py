@@ -10,7 +10,7 @@ The subpackages read top to bottom as the pipeline: ``ingest`` -> ``mining`` -> 
 and ``cli`` are built on them. ``api`` composes the stages.
 
 The names below are imported on first use, so that ``import l4lite.cli.main`` (and ``l4lite parse``) does not
-pay for scikit-learn, pandas or jinja2.
+pay for pandas or jinja2.
 """
 
 from __future__ import annotations

@@ -197,18 +197,21 @@ def test_importing_the_pipeline_does_not_import_scikit_learn_or_pandas() -> None
     assert out == "[]"
 
 
-def test_preload_imports_scikit_learn_and_pandas() -> None:
-    out = run_python("import sys\nfrom l4lite.detect.iforest import preload\nprint('sklearn' in sys.modules)\n"
-                     "preload()\nprint('sklearn.ensemble' in sys.modules, 'pandas' in sys.modules)")
-    assert out.split() == ["False", "True", "True"]
+def test_preload_imports_pandas_and_never_scikit_learn() -> None:
+    out = run_python("import sys\nfrom l4lite.detect.iforest import preload\nprint('pandas' in sys.modules)\n"
+                     "preload()\nprint('pandas' in sys.modules, 'sklearn' in sys.modules)")
+    assert out.split() == ["False", "True", "False"]
 
 
-def test_a_job_too_small_for_a_forest_never_imports_scikit_learn() -> None:
-    """The NCCL misconfiguration fixture fails at start-up: too few windows and no node unlike the others."""
+def test_a_job_whose_forests_fit_never_imports_scikit_learn() -> None:
+    """The forests are the package's own: scikit-learn (and SciPy) stay out of an analysis, even a long one."""
     out = run_python("import sys\nfrom l4lite import api as pipeline\n"
-                     "inc = pipeline.analyze(['fixtures/suite/015-nccl_misconfig'], pipeline.AnalyzeOptions())\n"
-                     "print(inc.is_incident, 'sklearn' in sys.modules)")
-    assert out == "True False"
+                     "from l4lite.detect import isolation\n"
+                     "fits = []\nfit = isolation.IsolationTrees.fit\n"
+                     "isolation.IsolationTrees.fit = lambda self, x: (fits.append(1), fit(self, x))[1]\n"
+                     "inc = pipeline.analyze(['fixtures/suite/002-xid79_fallen_off_bus'], pipeline.AnalyzeOptions())\n"
+                     "print(inc.is_incident, len(fits) > 0, 'sklearn' in sys.modules, 'scipy' in sys.modules)")
+    assert out == "True True False False"
 
 
 # ------------------------------------------------------------------------------------- the folded memo key

@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     if args.webhook and not args.webhook.startswith(("http://", "https://")):
         raise L4Error(f"--webhook: the URL must start with http:// or https://, got {args.webhook!r}")
     jobs = resolve_jobs(args.jobs, args.paths) if not args.scheduler else 1
-    from l4lite.api import analyze  # here, so that other commands skip scikit-learn
+    from l4lite.api import analyze  # here, so that other commands skip pandas
 
     bar = progress_bar(args.quiet)
     options = AnalyzeOptions(window_seconds=args.window, baselines=list(args.baseline), rules_files=list(args.rules),

@@ -16,7 +16,7 @@ from l4lite.version import __version__
 
 
 def _command_modules() -> list[ModuleType]:
-    # Imported lazily so that `l4lite parse` does not pay for scikit-learn or jinja2.
+    # Imported lazily so that `l4lite parse` does not pay for pandas or jinja2.
     from l4lite.cli import analyze, evaluate, history, parse, report, simulate, tail
 
     return [parse, analyze, report, simulate, evaluate, tail, history]

@@ -8,9 +8,10 @@ ones. Findings are "anomaly" evidence: they rank suspects and explain, they neve
 
 ``node_window_scores`` scores every (node, window) cell the same way, for the report's heatmap.
 
-scikit-learn is imported only when a forest is fitted (``_forest``): importing it (and SciPy) costs more CPU
-than analysing a small job, and jobs with too few nodes or windows, or no informative template, never fit one.
-pandas is imported where a frame is built, so that a parallel scan can import it while its shards are scanned.
+The forests are ``IsolationTrees`` (``l4lite.detect.isolation``): scikit-learn's estimator spends milliseconds
+per tree on bookkeeping, two thirds of a small job's analysis, and importing it (and SciPy) costs more CPU than
+analysing one. pandas is imported where a frame is built, so that a parallel scan can import it while its shards
+are scanned.
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from l4lite.detect.base import Detector, Finding
+from l4lite.detect.isolation import IsolationTrees
 from l4lite.detect.windows import alarming_templates, auto_window, count_frame, node_frame, window_frame
 from l4lite.scan.scanner import JobScan
 
 if TYPE_CHECKING:
     import pandas as pd
-    from sklearn.ensemble import IsolationForest
 
 MAX_COLUMNS = 400
 MAD_FLOOR = 0.01  # isolation scores of identical rows have no spread; z is measured against at least this
@@ -34,18 +35,15 @@ CONCENTRATION = 0.6  # a window anomaly names a node only when that node printed
 
 
 def preload() -> None:
-    """Import pandas and scikit-learn now: for a long-lived caller (``tail``) that would rather pay the import at
-    start-up than in its first diagnosis, or a parallel scan while its shards are scanned elsewhere."""
+    """Import pandas now: for a long-lived caller (``tail``) that would rather pay the import at start-up than in
+    its first diagnosis, or a parallel scan while its shards are scanned elsewhere."""
     import pandas  # noqa: F401
-    import sklearn.ensemble  # noqa: F401
 
 
-def _forest(n_rows: int, seed: int, trees: int = 48) -> IsolationForest:
-    from sklearn.ensemble import IsolationForest  # here: see the module doc
-
-    # Few trees: the rows are nodes or windows (tens to hundreds), the informative columns few, and each tree
-    # costs about 2 ms of scikit-learn overhead whatever the data; 48 trees keep the scores stable (seeded).
-    return IsolationForest(n_estimators=trees, max_samples=min(256, max(2, n_rows)), random_state=seed)
+def _forest(n_rows: int, seed: int, trees: int = 48) -> IsolationTrees:
+    # The rows are nodes or windows (tens to hundreds) and the informative columns few: 48 seeded trees keep the
+    # scores stable.
+    return IsolationTrees(n_estimators=trees, max_samples=min(256, max(2, n_rows)), random_state=seed)
 
 
 def _select_columns(frame: pd.DataFrame, limit: int = MAX_COLUMNS) -> pd.DataFrame:

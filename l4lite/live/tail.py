@@ -181,7 +181,7 @@ class Tailer:
         from l4lite import api as pipeline
         from l4lite.detect.iforest import preload
 
-        preload()  # scikit-learn takes seconds to import: now, not in the middle of a poll
+        preload()  # pandas takes a second to import: now, not in the middle of a poll
 
         self._pipeline = pipeline
         self.perf: dict[str, float] = {"diagnose_seconds": 0.0, "diagnose_max": 0.0, "diagnoses": 0}

@@ -345,32 +345,19 @@ def make_engine(jobs: int = 1, scheduler: str | None = None) -> Engine:
 # ---------------------------------------------------------------------------------------------- entry point
 class Preload:
     """What this process needs after the shards, imported while they are scanned elsewhere (a ``Meanwhile``):
-    pandas, which every diagnosis builds its frames with, once a worker is left idle; and scikit-learn (1 to 1.5 s
-    of CPU, two thirds of it SciPy) as soon as a shard shows an alarming template (``is_alarming``), for the
-    forests over windows and the heatmap fit only on those. A job without one (a healthy trainer log) never
-    imports scikit-learn unless a node's lines differ from its peers', where the spatial forest imports it when
-    it fits: in one process, a job imports it only when a forest fits, and a parallel scan should not cost more."""
+    pandas, which every diagnosis builds its frames with, once a worker is left idle (before that, the import
+    would take a core from the shards)."""
 
     def __init__(self) -> None:
         self.pandas = False
-        self.forest = False
 
     def __call__(self, result: ShardResult | None, idle: bool) -> None:
-        from l4lite.detect.windows import is_alarming
-
-        if not self.forest and result is not None and any(map(is_alarming, result.scan.templates.values())):
-            self.forest = self.pandas = True
-            in_thread(_import_forest)
-        elif (idle or result is None) and not self.pandas:
+        if (idle or result is None) and not self.pandas:
             self.pandas = True
             in_thread(_import_pandas)
 
 
 def _import_pandas() -> None:
-    import pandas  # noqa: F401
-
-
-def _import_forest() -> None:
     from l4lite.detect.iforest import preload
 
     preload()
