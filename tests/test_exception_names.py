@@ -23,7 +23,8 @@ from l4lite.rules.exceptions import exception_class, named
     ("PermissionError: [Errno 13] Permission denied: '/mnt/out/config.json'", "user_config"),
     ("torch.AcceleratorError: CUDA error: CUDA-capable device(s) is/are busy or unavailable", "gpu_hardware"),
     ("RuntimeError: CUDA error: uncorrectable ECC error encountered", "gpu_hardware"),
-    ("RuntimeError: CUDA error: no kernel image is available for execution on the device", "software"),
+    # a build without kernels for the GPU: the labelled threads fix it by installing a matching build
+    ("RuntimeError: CUDA error: no kernel image is available for execution on the device", "user_config"),
     ("RuntimeError: CUDA error: invalid device ordinal", "user_config"),
     # PyTorch's own hint: a worker's bus error is a /dev/shm too small for its batches
     ("RuntimeError: DataLoader worker (pid 4410) is killed by signal: Bus error.", "user_config"),

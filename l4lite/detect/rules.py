@@ -145,10 +145,11 @@ class RuleDetector(Detector):
                 data["payload"] = ", ".join(payload.words)
                 # only the lines that quote the cause prove it; the rest of the abort is still a cascade
                 records = [r for r in records if cascade_payload(r.text) is not None] or records
-        if rule.fallback or category == "unknown":
+        if rule.fallback or rule.generic or category == "unknown":
             # A generic rule (any Python exception, an unknown Xid) says that something failed, not what: the
-            # words of the line name the component.
-            named = component(first_failure(text) if rule.match == "text" else f"{first.message}\n{text}")
+            # words of the line name the component (for a rule declared generic, the learned line model too).
+            named = component(first_failure(text) if rule.match == "text" else f"{first.message}\n{text}",
+                              learned=rule.generic)
             if named is not None and named.category != category:
                 category = named.category
                 data["component"] = ", ".join(named.words)

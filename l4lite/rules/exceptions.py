@@ -117,8 +117,10 @@ CUDA_ERRORS: tuple[tuple[str, str], ...] = (
                      r"cudaErrorSystemNotReady|system not yet initialized|CUDA_ERROR_ECC_UNCORRECTABLE"),
     ("software", r"cudaErrorIllegalAddress|an illegal memory access was encountered|cudaErrorMisalignedAddress|"
                  r"misaligned address|cudaErrorIllegalInstruction|an illegal instruction was encountered|"
-                 r"cudaErrorInvalidPc|cudaErrorNoKernelImageForDevice|no kernel image is available"),
-    ("user_config", r"cudaErrorNoDevice|no CUDA-capable device is detected|cudaErrorInvalidDevice\b|"
+                 r"cudaErrorInvalidPc"),
+    # a build without kernels for the GPU's architecture: the threads fix it by installing a matching build
+    ("user_config", r"cudaErrorNoKernelImageForDevice|no kernel image is available|"
+                    r"cudaErrorNoDevice|no CUDA-capable device is detected|cudaErrorInvalidDevice\b|"
                     r"invalid device ordinal|cudaErrorInsufficientDriver|driver version is insufficient|"
                     r"cudaErrorSystemDriverMismatch|Found no NVIDIA driver on your system|"
                     r"NVIDIA driver on your system is too old"),

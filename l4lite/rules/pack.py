@@ -46,7 +46,7 @@ SCOPES: tuple[str, ...] = ("node", "global")
 _REQUIRED = ("id", "pattern", "category", "role", "severity", "explain")
 _OPTIONAL = (
     "action", "match", "source", "phase_hint", "priority", "scope", "keywords", "ignore_case", "fallback",
-    "enabled", "examples", "counter_examples", "category_by_phase", "note",
+    "generic", "enabled", "examples", "counter_examples", "category_by_phase", "note",
 )
 _PLACEHOLDER = re.compile(r"\{(\w+(?:/\w+)*)(?:\|(\w+))?\}")
 _QUANTIFIER = re.compile(r"\{\s*(\d+)\s*(?:,\s*(\d*)\s*)?\}")
@@ -91,6 +91,7 @@ class Rule:
     keywords: tuple[str, ...] = ()
     ignore_case: bool = False
     fallback: bool = False
+    generic: bool = False  # the phrase says that something failed, not what: the line's words give the category
     category_by_phase: tuple[tuple[str, str], ...] = ()
     examples: tuple[str, ...] = ()
     counter_examples: tuple[str, ...] = ()
@@ -279,6 +280,12 @@ class RulePack:
     def candidates(self, text: str, fld: str) -> tuple[Rule, ...]:
         """Rules of field ``fld`` whose keywords occur in ``text`` (plus keyword-less rules), in pack order."""
         return self._lookup(text)[MATCH_FIELDS.index(fld)]
+
+    @property
+    def gate_words(self) -> tuple[bytes, ...]:
+        """The keywords of the gate (lower case, no digits): a caller whose keys fold more than digits (the scan's
+        folded run shapes) tests the ones its fold may hide in each line's own key."""
+        return tuple(self._word_mask)
 
     def could_match_line(self, line_shape: bytes) -> bool:
         """False when no rule can match a one-line record whose text has this shape (``Record.shape``: the
@@ -541,7 +548,7 @@ def _build_rule(entry: Any, label: str, where: str, shipped: bool = False) -> Ru
         raise L4Error(f"{label}: 'priority' must be an integer from 0 to 100")
     scope = entry.get("scope", "global" if entry["category"] in GLOBAL_CATEGORIES else "node")
     _check_choice(label, "scope", scope, SCOPES)
-    for key in ("ignore_case", "fallback"):
+    for key in ("ignore_case", "fallback", "generic"):
         if not isinstance(entry.get(key, False), bool):
             raise L4Error(f"{label}: {key!r} must be true or false")
     for key in ("explain", "action"):
@@ -563,6 +570,7 @@ def _build_rule(entry: Any, label: str, where: str, shipped: bool = False) -> Ru
         severity=entry["severity"], explain=entry["explain"], action=entry.get("action", ""), match=match,
         source=tuple(sources), phase_hint=phase_hint, priority=priority, scope=scope, keywords=keywords,
         ignore_case=ignore_case, fallback=bool(entry.get("fallback", False)),
+        generic=bool(entry.get("generic", False)),
         category_by_phase=tuple(sorted(by_phase.items())), examples=lists["examples"],
         counter_examples=lists["counter_examples"], origin=where, shipped=shipped,
     )

@@ -1,0 +1,118 @@
+"""Rule categories agree with the labelled threads that hit them (``benchmarks/rule_audit.py``), and a rule
+declared ``generic`` gives its line's category to the line's words."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from l4lite.detect.rules import RuleDetector
+from l4lite.records import Record
+from l4lite.rules.pack import RulePack
+from l4lite.scan.scanner import Hit, JobScan
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import rule_audit  # noqa: E402
+from rule_audit import Thread, audit, defects  # noqa: E402
+
+SIGNATURE = """
+[[rule]]
+id = "widget-failed"
+pattern = 'widget failed'
+category = "{category}"
+role = "root"
+severity = "error"
+explain = "x"
+{extra}
+"""
+
+
+def _pack(tmp_path: Path, category: str = "software", extra: str = "") -> RulePack:
+    path = tmp_path / "user.toml"
+    path.write_text(SIGNATURE.format(category=category, extra=extra), encoding="utf-8")
+    return RulePack.load([path], include_default=False)
+
+
+def _threads(labels: list[tuple[str, str]]) -> list[Thread]:
+    return [Thread(group, label, ("boot ok", f"widget failed in {group}"), "lines") for group, label in labels]
+
+
+def _shipped(pack: RulePack) -> RulePack:
+    """The user rules audited as if shipped (the audit reads the shipped pack only)."""
+    for rule in pack.rules:
+        object.__setattr__(rule, "shipped", True)
+    return pack
+
+
+def test_the_shipped_rules_agree_with_the_labelled_threads() -> None:
+    """The lines file and the dev excerpts only: the rule pack's own examples carry no independent label."""
+    bad = defects(audit(with_examples=False))
+    assert [(a.rule.id, a.rule.category, dict(a.counts)) for a in bad] == []
+
+
+def test_three_threads_against_a_rule_make_a_defect(tmp_path: Path) -> None:
+    pack = _shipped(_pack(tmp_path))
+    threads = _threads([("a/b#1", "user_config"), ("c/d#2", "user_config"), ("e/f#3", "user_config"),
+                        ("g/h#4", "software")])
+    (found,) = audit(pack, threads, with_examples=False)
+    assert found.defect(3) and found.majority == ("user_config", 3)
+
+
+def test_two_threads_or_one_source_are_not_enough(tmp_path: Path) -> None:
+    pack = _shipped(_pack(tmp_path))
+    two = _threads([("a/b#1", "user_config"), ("c/d#2", "user_config")])
+    assert defects(audit(pack, two, with_examples=False)) == []
+    # one thread copied into both labelled files, or its lines split in three entries, votes once
+    same = _threads([("a/b#1", "user_config")] * 3 + [("c/d#2", "user_config")])
+    assert defects(audit(pack, same, with_examples=False)) == []
+
+
+def test_no_majority_is_no_defect(tmp_path: Path) -> None:
+    pack = _shipped(_pack(tmp_path))
+    split = _threads([("a/b#1", "user_config"), ("c/d#2", "data"), ("e/f#3", "software"), ("g/h#4", "software")])
+    assert defects(audit(pack, split, with_examples=False)) == []
+
+
+def test_a_generic_rule_is_not_audited(tmp_path: Path) -> None:
+    pack = _shipped(_pack(tmp_path, extra="generic = true"))
+    against = _threads([("a/b#1", "user_config"), ("c/d#2", "user_config"), ("e/f#3", "user_config")])
+    assert audit(pack, against, with_examples=False) == []
+
+
+def test_a_more_specific_rule_decides_the_line(tmp_path: Path) -> None:
+    """ENOSPC inside NCCL's shared-memory warning is the shared-memory rule's line, not the disk-full rule's."""
+    pack = RulePack.load()
+    line = "include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device"
+    assert rule_audit.rules_hit(pack, [line]) == {"nccl-shm-too-small"}
+
+
+def _finding_category(pack: RulePack, message: str) -> str:
+    record = Record(file="train.log", line=1, end_line=1, node="node01", rank=0, gpu=None, source="trainer",
+                    time=1.0, level="error", message=message, text=message)
+    scan = JobScan()
+    for m in pack.match(record):
+        scan.hits.append(Hit(m.rule.id, record, m.groups))
+    (finding,) = RuleDetector(pack).detect(scan)
+    return finding.category
+
+
+def test_a_generic_rule_takes_the_category_its_line_names(tmp_path: Path) -> None:
+    plain = _pack(tmp_path, category="user_config")
+    generic = _pack(tmp_path, category="user_config", extra="generic = true")
+    disk = "widget failed: No space left on device while writing the checkpoint"
+    assert _finding_category(plain, disk) == "user_config"
+    assert _finding_category(generic, disk) == "storage"
+    # a line whose words name nothing keeps the rule's category
+    assert _finding_category(generic, "widget failed") == "user_config"
+
+
+def test_a_library_version_mismatch_is_not_a_configuration_error() -> None:
+    """``python-code-error`` is generic: an unexpected keyword argument after an upgrade is software, a wrong
+    argument value stays user_config."""
+    pack = RulePack.load()
+    assert _finding_category(pack, "TypeError: __init__() got an unexpected keyword argument 'grad_scaler'") \
+        == "software"
+    assert _finding_category(pack, "ValueError: num_samples should be a positive integer value, but got "
+                                   "num_samples=0") == "user_config"
