@@ -20,12 +20,25 @@ CASCADES = [
     "torch.distributed.elastic.rendezvous.api.RendezvousClosedError",
     "torch.distributed.DistBackendError: [3] is setting up NCCL communicator and retrieving ncclUniqueId from [0] "
     "via c10d key-value store by key '0', but store->get('0') got error: Connection reset by peer",
+    # JAX's coordination service sends every task to another one's logs (real job 074-jax-sigkill)
+    "The tasks have crashed. Check the task logs for an earlier error, or scheduler events (e.g. preemption, "
+    "eviction) to debug further. [type.googleapis.com/tensorflow.CoordinationServiceError='']",
+    "F1204 14:13:38.811184    2882 client.h:80] Terminating process because the JAX distributed service detected "
+    "fatal errors. This most likely indicates that another task died; see the other task logs for more details.",
+    "E1204 14:13:38.810934    2882 coordination_service_agent.cc:289] Polled an error from coordination service "
+    "(this can be an error from this or another task).",
 ]
 
 
 @pytest.mark.parametrize("line", CASCADES)
 def test_cascade_lines_are_a_class_of_their_own(line: str) -> None:
     assert is_cascade(line)
+
+
+def test_advice_to_read_other_logs_is_no_payload() -> None:
+    """"scheduler events (e.g. preemption, eviction)" is where to look, not what happened."""
+    line = CASCADES[-3]
+    assert cascade_payload(line) is None
 
 
 def test_a_cascade_carrying_a_cuda_error_is_read_by_its_payload() -> None:

@@ -274,3 +274,26 @@ def test_a_ranks_error_copied_to_another_file_is_shown_from_both() -> None:
                  for name, ln in (("n2/console.log", 17), ("n2/console.log", 30), ("n2/attempt_0/1/stderr.log", 12))]
     v = localize(scan, [f])
     assert [(r.file, r.line) for r in v.records[0]] == [("n2/attempt_0/1/stderr.log", 12), ("n2/console.log", 17)]
+
+
+def _generic_error_on(nodes: list[str], templates: list[str]) -> list[Finding]:
+    """The generic exception signature (no rule knows the exception) on each node, one template per node."""
+    out = []
+    for k, (node, template) in enumerate(zip(nodes, templates, strict=True)):
+        f = finding(node, 1051.0 + 0.4 * k, category="software", rule="python-exception", score=0.5,
+                    text=f"RuntimeError: {template}", fallback=True)
+        f.records[0].template_id = template
+        out.append(f)
+    return out
+
+
+def test_every_node_printing_the_same_generic_exception_at_once_is_a_job_wide_fault() -> None:
+    # an option the GPU model cannot run fails every rank the same way: the same line on every node
+    v = localize(_scan(), _generic_error_on(NODES, ["cutlass cannot initialize"] * len(NODES)))
+    assert v.scope == "global" and v.suspects == [] and v.alike == NODES
+
+
+def test_a_generic_exception_that_differs_between_nodes_stays_a_node_fault() -> None:
+    # that every rank raised something is not that it raised the same thing: one node's own error, peers' others
+    v = localize(_scan(), _generic_error_on(NODES, ["cutlass cannot initialize"] + ["peer went away"] * 3))
+    assert v.scope == "node" and v.alike == [] and v.suspects[0][0] == "n1"

@@ -92,6 +92,16 @@ def is_global(f: Finding) -> bool:
         f.data.get("scope") == "global"
 
 
+def _said(f: Finding) -> tuple[str, str] | None:
+    """What a finding's first line says, numbers aside: its template and its last line (a traceback's
+    exception), so that two tracebacks that raised different things do not read alike."""
+    if not f.records:
+        return None
+    r = f.records[0]
+    lines = (r.message or r.text).strip().splitlines()
+    return r.template_id, re.sub(r"\d+", "0", lines[-1] if lines else "")
+
+
 def _placed(findings: Sequence[Finding]) -> set[tuple[str, int]]:
     """(file, line) of the records a rule matched: those lines have a role already."""
     return {(r.file, r.line) for f in findings if f.detector == "rules" for r in f.records}
@@ -250,12 +260,14 @@ class Localizer:
                 primary.node = named
             elif primary.category in ("unknown", "software"):
                 verdict.scope = "global"
-        # Root evidence: the primary's node's root findings; root findings elsewhere become cascades.
+        # Root evidence: the primary's node's root findings; root findings elsewhere become cascades. A traceback
+        # every node printed alike keeps its own exception line, which says what failed.
+        told = its_exception(findings, roles, primary) if verdict.alike else None
         for f in findings:
             if roles[id(f)] != "root" or f is primary:
                 continue
             if verdict.scope == "global":
-                same = (is_global(f) or bool(verdict.alike)) and f.category == primary.category
+                same = (is_global(f) or bool(verdict.alike)) and f.category == primary.category or f is told
             else:
                 same = f.node == primary.node and f.node is not None and not (
                     f.detector == "health" and primary.detector != "health") and f.data.get("signal") not in INFERRED
@@ -347,9 +359,14 @@ class Localizer:
         """Every node of the job (with ranks, at least two), when each logged the primary's signed root error at
         about the same time; else []. The same truncated checkpoint, dataset file, configuration or code bug
         fails every rank alike, while a node fault leaves the other nodes with cascades, not with its own error.
-        A line's inherited time stands in for one it lacks: the copies of one error are often untimed."""
-        if primary.detector != "rules" or primary.rule is None or primary.data.get("fallback") or \
-                primary.category == "unknown" or primary.data.get("inferred"):
+        A line's inherited time stands in for one it lacks: the copies of one error are often untimed. A generic
+        signature (an exception no rule knows) counts only where every node printed the same line (its template):
+        that it raised something is not yet that it raised the same thing."""
+        if primary.detector != "rules" or primary.rule is None or primary.category == "unknown" or \
+                primary.data.get("inferred"):
+            return []
+        said = _said(primary) if primary.data.get("fallback") else None
+        if primary.data.get("fallback") and said is None:
             return []
         nodes = {n for n in scan.rank_nodes.values() if n in scan.node_last} or set(scan.node_last)
         nodes = {n for n in nodes if n != UNKNOWN_NODE and not n.startswith("rank:")}
@@ -362,6 +379,7 @@ class Localizer:
 
         t0 = when(primary)
         alike = {f.node for f in findings if roles[id(f)] == "root" and f.rule == primary.rule
+                 and (said is None or _said(f) == said)
                  and (t0 is None or (t := when(f)) is None or abs(t - t0) <= ALIKE_SECONDS)}
         return sorted(nodes) if nodes <= alike else []
 
@@ -447,9 +465,12 @@ class Localizer:
         hang's node also prints the launcher's start-up banner, new to a short job, and the launcher's report of
         its killed ranks)."""
         node = cascade.node
+        # a line naming the rank that failed points at that rank's lines (and its node's), not its neighbours'
+        rank = cascade.data.get("failed_rank")
         placed = _placed(findings) if telling else set()
         new = [f for f in findings if f.role == "anomaly" and f.detector == "filters" and node is not None
-               and f.node == node and f.records and not is_cascade(f.records[0].text)
+               and f.node == node and (rank is None or f.rank is None or str(f.rank) == str(rank))
+               and f.records and not is_cascade(f.records[0].text)
                and (not telling or any(_telling(r, named) and (r.file, r.line) not in placed for r in f.records))]
         if not new:
             return cascade

@@ -35,7 +35,13 @@ CASCADE = re.compile(
     r"Job step aborted|Waiting up to \d+ seconds for job step|ProcessGroupNCCL is being destroyed|"
     r"Timed out waiting \d+ ?ms for (?:send|recv) operation|CANCELLED AT \S{1,40} \*\*\*|"
     # srun's report of the tasks it terminated while tearing the step down
-    r"srun: error: \S{1,80}: tasks? [\d,-]{1,40}: Terminated",
+    r"srun: error: \S{1,80}: tasks? [\d,-]{1,40}: Terminated|"
+    # lines that send the reader to another process's logs: the coordination services of JAX/XLA and the like
+    r"(?:check|see) the (?:\w+ ){0,3}logs? for (?:an earlier|the first|more)[^\n]{0,160}|"
+    r"another (?:task|rank|process|worker|node|peer) (?:\w+ ){0,2}(?:died|failed|crashed|exited)|"
+    r"an error from this or another task|tasks? (?:is set to ERROR|are unhealthy|have crashed)|"
+    r"heartbeat timeout|stopped sending heartbeats|remote task has failed[^\n]{0,80}|detected fatal errors|"
+    r"barrier in coordination service has failed",
     re.IGNORECASE,
 )
 
