@@ -73,7 +73,7 @@ CASES: dict[str, tuple[str, ...]] = {
     "flattened": ("013-hf-enospc", "047-ddp-host_oom_srun"),
     "merged-labelled": ("002-ddp-sigkill", "030-deepspeed-exception", "001-ddp-exception"),
     "merged-plain": ("003-ddp-hang", "037-ddp-host_oom"),  # hosts named by pids and banners, none by the file
-    "stdin-merged": ("030-deepspeed-exception", "001-ddp-exception"),
+    "stdin-merged": ("030-deepspeed-exception", "001-ddp-exception", "019-lightning-hang"),  # 019: summaries past 32 KB
     "gzip": ("038-hf-host_oom",),
     "rotated": ("009-hf-exception", "019-lightning-hang", "005-ddp-enospc", "004-ddp-nan"),
     "crlf": ("014-hf-corrupt_ckpt",),

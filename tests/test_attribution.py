@@ -81,6 +81,10 @@ def test_normalize_host(host: str, norm: str) -> None:
 def test_host_and_rank_helpers_direct() -> None:
     assert host_from_path("a/b/c") is None
     assert rank_from_path("node1/rank12/out.log") == 12
+    # a JAX process index and a Slurm task id (``srun -o %t``) are global ranks; a local rank is not
+    assert rank_from_path("cpu-node-b/process_2.log") == 2
+    assert rank_from_path("logs/task-7.out") == 7
+    assert rank_from_path("node1/local_rank3.log") is None
 
 
 # ---- line patterns on real excerpts (fixtures/real/real-failures.jsonl)

@@ -187,3 +187,32 @@ def test_a_merged_file_is_read_whole_for_its_pids(tmp_path: Path) -> None:
     recs = _ingest(job)
     assert {r.node for r in recs if "Sending process 19644" in r.text} == {"node-b"}
     assert {r.node for r in recs if "OMP_NUM_THREADS" in r.text} == {"node-a"}
+
+
+def test_a_merged_console_on_stdin_is_read_whole_for_its_pids_and_its_end(monkeypatch) -> None:
+    """The same merged file piped in (``cat job.out | l4lite analyze -``): its summaries and last times lie past
+    the first 32 KB, which were all that was sampled of stdin. A stream held whole before the job is read is
+    sampled at both ends and read for its pids, and its lines are read once, in order."""
+    import io
+    import sys
+
+    from l4lite.ingest import files as files_mod
+
+    filler = "".join(f"[default0]:2026-12-03 14:39:2{i % 10},000 INFO step {i} | loss 5.70 | {'x' * 60}\n"
+                     for i in range(800))  # about 70 KB
+    late = "[default0]:2026-12-03 17:05:00,000 INFO step 801 | loss 5.70\n"  # hours after the head's times
+    text = (_launcher(19408) + filler + _agent_end(19477, 19644, "node-b", 2) + filler
+            + _agent_end(19408, 19645, "node-a", 1) + filler + late)
+    files_mod._replays.clear()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    ctx = build_context(discover(["-"], Accounting()).files)
+    assert ctx.pids["19477"] == "node-b" and ctx.pids["19408"] == "node-a"
+    assert ctx.end is not None and ctx.end >= 1796317500.0  # 2026-12-03 17:05 UTC: the stream's last line
+    files_mod._replays.clear()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    acc = Accounting()
+    recs = list(iter_records(["-"], IngestOptions(), acc))
+    assert acc.balanced and acc.lines_read == text.count("\n")
+    assert {r.node for r in recs if "Sending process 19644" in r.text} == {"node-b"}
+    assert {r.node for r in recs if "OMP_NUM_THREADS" in r.text} == {"node-a"}
+    assert recs[-1].time == 1796317500.0  # the last line keeps its own time: the job's end was sampled

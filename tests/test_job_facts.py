@@ -182,8 +182,9 @@ def _wrong(stamp: str, how: str) -> str:
 @pytest.mark.parametrize("name", ["001-ddp-exception", "011-hf-hang", "034-deepspeed-enospc", "031-deepspeed-sigkill", "039-ddp-worker_oom"])
 def test_one_line_of_a_wrong_clock_moves_neither_time_phase_nor_node(tmp_path: Path, name: str) -> None:
     """A clock reset (1970, 2000), a far-future date and a time zone change (nine hours either way) on one line,
-    a copy of a timed line in the middle of the faulty node's console or of another node's rank log: the failure
-    time, phase, category and faulty node stay those of the job as it is."""
+    a copy of a timed line in the middle, at the start or at the end of the faulty node's console or of another
+    node's rank log (the ends are what the job's span is sampled from): the failure time, phase, category and
+    faulty node stay those of the job as it is."""
     want = _facts(REAL_JOBS / name)
     truth = json.loads((REAL_JOBS / name / "ground_truth.json").read_text())
     faulty = truth["faulty_nodes"][0]
@@ -197,7 +198,7 @@ def test_one_line_of_a_wrong_clock_moves_neither_time_phase_nor_node(tmp_path: P
         path = job / src.relative_to(REAL_JOBS / name)
         lines = path.read_text().splitlines(keepends=True)
         timed = [i for i, line in enumerate(lines) if _STAMP.search(line)]
-        i = timed[len(timed) // 2]
+        i = (timed[len(timed) // 2], timed[0], timed[-1])[k % 3]
         m = _STAMP.search(lines[i])
         assert m is not None
         line = lines[i][:m.start()] + f"{_wrong(m[1], how)},{m[2]}" + lines[i][m.end():]

@@ -72,7 +72,8 @@ def normalize_host(host: str) -> str:
 
 # ------------------------------------------------------------------------------------------- path patterns
 _STRIP_EXT = re.compile(r"\.(?:gz|log|txt|out|err|stdout|stderr|json|jsonl|csv|\d{1,3})$", re.I)
-_RANK_IN_PATH = re.compile(r"(?<!local_)(?<!local)(?<![a-z])rank[-_]?(\d{1,6})(?!\d)", re.I)
+# A JAX process index and a Slurm task id (``srun -o %t``) are global ranks by another name.
+_RANK_IN_PATH = re.compile(r"(?<!local_)(?<!local)(?<![a-z])(?:rank|process|task)[-_]?(\d{1,6})(?!\d)", re.I)
 _RANK_PART = re.compile(r"(?<![a-z])(?:local_)?rank[-_]?\d+", re.I)
 _IP_DASHED = re.compile(r"(?:ip-)?\d{1,3}-\d{1,3}-\d{1,3}-\d{1,3}$", re.I)
 _HOSTLIKE = re.compile(r"[a-z][a-z0-9-]*\d[a-z0-9-]*$", re.I)
@@ -181,7 +182,8 @@ def _host_in_component(comp: str) -> str | None:
 
 
 def rank_from_path(rel: str) -> int | None:
-    """``rank3.log``, ``rank-3/``, ``rank_03.out`` give a (global) rank; the nearest component wins."""
+    """``rank3.log``, ``rank-3/``, ``rank_03.out``, ``process_3.log``, ``task-3.out`` give a (global) rank; the
+    nearest component wins."""
     found = _RANK_IN_PATH.findall(rel)
     return int(found[-1]) if found else None
 
@@ -470,3 +472,85 @@ def file_pids(f: Any) -> PidFacts:
             return pid_facts(fh)
     except OSError:
         return set(), set()
+
+
+# ------------------------------------------------------------------------------------------- hosts a stream names
+# A host named as somewhere else (``connecting to node-a:29500``, ``master=node-a``, ``peers node-a``) is not
+# where the line's process runs: after such a word, or as an endpoint's host (``node-a:29500``).
+_TOWARD = re.compile(r"(?:\b(?:to|from|with|via|peers?|master|coordinator|leader|server|addr(?:ess)?|endpoint|"
+                     r"rendezvous|rdzv\w*)|[@=])[\s:=]*$", re.I)
+_ENDPOINT_AFTER = re.compile(r"(?:\.[A-Za-z][\w-]*)*:\d")
+
+
+def known_hosts_pattern(hosts: Iterable[str | None]) -> re.Pattern[str] | None:
+    """A pattern finding the job's known hosts as whole words (``node-a`` but not ``node-ab`` nor
+    ``/data/node-a-x``), or None for a job of no known host."""
+    names = sorted({h for h in hosts if h}, key=len, reverse=True)
+    if not names:
+        return None
+    return re.compile(r"(?<![\w.\-/])(" + "|".join(map(re.escape, names)) + r")(?![\w-])", re.I)
+
+
+def stream_key(line: str) -> str | None:
+    """The stream a labelled line belongs to, as the reader keys it: an ``srun --label`` label (``2``) or a
+    torchrun prefix (``[rank2]``, ``[default0]``); None for an unlabelled line."""
+    m = SRUN_LABEL.match(line) or TORCHRUN_PREFIX.match(line)
+    return line[:m.end()].split(":", 1)[0].strip() if m else None
+
+
+def stream_hosts(lines: Iterable[str], known: re.Pattern[str]) -> dict[str, str]:
+    """stream -> host for the labelled streams whose own lines name exactly one of the job's known hosts where
+    their process runs (``2: process 2/4 on compute-beta``): named more than once, or once by a stream that never
+    names another. A host named as a peer or an endpoint (``_TOWARD``, ``_ENDPOINT_AFTER``) says nothing of where
+    the stream runs; a line naming several hosts (a peer list) ties nothing, but its hosts count as named."""
+    single: dict[str, Counter[str]] = {}
+    named: dict[str, set[str]] = {}
+    for line in lines:
+        key = stream_key(line)
+        if key is None:
+            continue
+        hosts: set[str] = set()
+        own: set[str] = set()
+        for m in known.finditer(line):
+            host = m[1].lower()
+            hosts.add(host)
+            if not _ENDPOINT_AFTER.match(line, m.end()) and not _TOWARD.search(line, 0, m.start()):
+                own.add(host)
+        if not own:  # only peers and endpoints: nothing about this stream
+            continue
+        named.setdefault(key, set()).update(own)
+        if len(hosts) == 1 and own:
+            single.setdefault(key, Counter())[own.pop()] += 1
+    out: dict[str, str] = {}
+    for key, counts in single.items():
+        if len(counts) == 1:
+            host, n = next(iter(counts.items()))
+            if n > 1 or named[key] == {host}:
+                out[key] = host
+    return out
+
+
+def stream_rank(key: str, label_tasks: bool) -> int | None:
+    """The global rank a stream key names: an ``srun --label`` task id (unless the file's labels are tasks of
+    several ranks each, ``label_tasks``) or ``[rankN]``; a ``[defaultN]`` local rank names none."""
+    if key.isdigit():
+        return None if label_tasks else int(key)
+    m = TORCHRUN_PREFIX.fullmatch(key + ":")
+    return int(m[2]) if m and m[1] == "rank" else None
+
+
+def tie_streams(task_hosts: dict[str, dict[str, str]], rel: str, found: dict[str, str],
+                label_tasks: bool) -> list[tuple[int, str]]:
+    """Add a file's ``stream_hosts`` to the job's ``task_hosts`` (a stream whose label has a host already keeps
+    it); the rank ties they make (``stream_rank``). Local ranks (``[default0]``) repeat on every node: their
+    streams are tied only in a file whose local streams all name one host (one node's console), never in a
+    merged file where ``[default0]`` of two nodes name two."""
+    ties: list[tuple[int, str]] = []
+    local = {host for key, host in found.items() if key.startswith("[") and stream_rank(key, label_tasks) is None}
+    labels = task_hosts.setdefault(rel, {}) if found else {}
+    for key, host in found.items():
+        if key not in labels and not (len(local) > 1 and key.startswith("[") and stream_rank(key, False) is None):
+            labels[key] = host
+            if (rank := stream_rank(key, label_tasks)) is not None:
+                ties.append((rank, host))
+    return ties

@@ -32,23 +32,28 @@ from typing import Any, NamedTuple
 from l4lite.errors import L4Error
 from l4lite.ingest.attribution import (
     SRUN_LABEL,
+    PidFacts,
     address_nodes,
     address_of,
     compile_node_from,
     file_pids,
     host_from_dirs,
     inherited_hosts,
+    known_hosts_pattern,
     mixed_hosts,
     node_from_regex,
     normalize_host,
     pid_facts,
     pid_hosts,
     rank_from_path,
+    stream_hosts,
+    stream_key,
+    tie_streams,
 )
 from l4lite.ingest.decode import open_lines
-from l4lite.ingest.files import GZIP_MAGIC, stdin_stream
+from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.layout import NodeLevel, infer_level, is_loopback, value_at
-from l4lite.ingest.skew import anchor_key, estimate, quick
+from l4lite.ingest.skew import anchor_key, job_skew, quick
 from l4lite.ingest.timespots import learn_spot, spot_time, strip_stream_prefixes
 from l4lite.ingest.timestamps import TimestampParser, boot_anchors, is_kernel_log
 from l4lite.records import Accounting
@@ -95,6 +100,8 @@ class JobContext:
     names: list[str] = field(default_factory=list)  # the level's names that are nodes (file names: one family)
     legacy: bool = True  # no job-level evidence at all: each file's folders read alone (``host_from_dirs``)
     rank_ties: list[tuple[int, str]] = field(default_factory=list)
+    # rank -> host that only a labelled stream's own lines name (``stream_hosts``): weaker than any line's tie
+    mention_ties: list[tuple[int, str]] = field(default_factory=list)
     # rel -> srun label -> the host its lines name: in one ``srun --label`` file of several nodes, the label
     # says which node wrote a line (a task per node runs torchrun, whose ranks are not the labels)
     task_hosts: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -173,7 +180,8 @@ class JobContext:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> JobContext:
         data = dict(data)
-        data["rank_ties"] = [(int(r), str(h)) for r, h in data.get("rank_ties", [])]
+        for key in ("rank_ties", "mention_ties"):
+            data[key] = [(int(r), str(h)) for r, h in data.get(key, [])]
         return cls(**data)
 
 
@@ -203,13 +211,14 @@ def _ends(f: Any) -> tuple[list[str], list[str]]:
         return _ends(parts[0])[0], _ends(parts[-1])[1]
     path = getattr(f, "path", None)
     enc = getattr(f, "encoding", "utf-8") or "utf-8"
-    if path == "-":  # stdin: its first part, read once and replayed to the reader (``files.stdin_stream``)
-        stream = stdin_stream()
-        head = stream.peek(HEAD_BYTES) if stream is not None else b""
-        if head.startswith(GZIP_MAGIC):
+    if path == "-":  # stdin: read once and replayed to the reader (``files.stdin_sample``); both ends when whole
+        data, whole = stdin_sample()
+        if data.startswith(GZIP_MAGIC):
             return [], []
+        head = data[:HEAD_BYTES]
         lines = head.decode(enc, "replace").replace("\x00", "").splitlines()
-        return (lines[:-1] if len(head) == HEAD_BYTES else lines), []
+        tail = data[max(HEAD_BYTES, len(data) - TAIL_BYTES):] if whole and len(data) > HEAD_BYTES else b""
+        return (lines[:-1] if len(head) == HEAD_BYTES else lines), _tail_lines(tail, enc)
     if not path:
         return [], []
     try:
@@ -229,8 +238,22 @@ def _ends(f: Any) -> tuple[list[str], list[str]]:
     head_lines = head.decode(enc, "replace").replace("\x00", "").splitlines()
     if len(head) == HEAD_BYTES:
         head_lines = head_lines[:-1]
-    tail_lines = tail.decode(enc, "replace").replace("\x00", "").splitlines()[1:] if tail else []
-    return head_lines, tail_lines
+    return head_lines, _tail_lines(tail, enc)
+
+
+def _tail_lines(tail: bytes, enc: str) -> list[str]:
+    """The whole lines of a file's last bytes (the first one is cut)."""
+    return tail.decode(enc, "replace").replace("\x00", "").splitlines()[1:] if tail else []
+
+
+def _whole_pids(f: Any) -> PidFacts:
+    """``pid_facts`` of a whole file (``attribution.file_pids``), or of stdin as far as it is held before the job
+    is read (``files.stdin_sample``)."""
+    if getattr(f, "path", None) != "-":
+        return file_pids(f)
+    data = stdin_sample()[0]
+    return pid_facts(data.decode(getattr(f, "encoding", None) or "utf-8", "replace").splitlines()) \
+        if not data.startswith(GZIP_MAGIC) else (set(), set())
 
 
 def _host(raw: str) -> str | None:
@@ -366,8 +389,9 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
             ctx.year, ctx.near_year = _vote_year(samples.items(), files)
             spans = _file_spans(files, samples, ctx.year, ctx.near_year)
     ctx.start, ctx.end = _span(list(spans.values()))
-    if ctx.end is not None:
-        ctx.file_ends = {rel: v.last for rel, v in spans.items()}
+    if ctx.end is not None:  # a stream sampled at its head only has no known end
+        partial = {f.rel for f in files if getattr(f, "is_stdin", False) and not stdin_sample()[1]}
+        ctx.file_ends = {rel: v.last for rel, v in spans.items() if rel not in partial}
     rels = sorted({f.rel for f in files})
     concerned: set[str] = set().union(*concerns.values()) if concerns else set()
     # a file whose host lines carry ``srun --label`` labels holds as many nodes as labels, whatever its sampled
@@ -401,8 +425,13 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
             ctx.task_hosts[rel] = labelled
         if any(len(streams) > 1 for streams in s.label_streams.values()):
             ctx.label_tasks.append(rel)
+    known = known_hosts_pattern({ctx.node_of(rel) for rel in rels})  # labelled streams whose lines name a host
+    for f in _sampled(files) if known is not None else ():
+        if f.rel in samples and ctx.node_of(f.rel) is None and any(map(stream_key, samples[f.rel].lines)):
+            ctx.mention_ties += tie_streams(ctx.task_hosts, f.rel, stream_hosts((x for e in _ends(f) for x in e), known),
+                                            f.rel in ctx.label_tasks)
     # pids tie an agent's hostless lines to its node where no path names one: such a file is read whole for them
-    facts = [file_pids(f) if ctx.node_of(f.rel) is None else (samples[f.rel].children, samples[f.rel].owners)
+    facts = [_whole_pids(f) if ctx.node_of(f.rel) is None else (samples[f.rel].children, samples[f.rel].owners)
              for f in _sampled(files) if f.rel in samples]
     ctx.pids = pid_hosts([c for k, _ in facts for c in k], [o for _, own in facts for o in own])
     ctx.addresses = address_nodes({rel: s.addresses for rel, s in samples.items()}, ctx.node_of)
@@ -415,34 +444,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     if files:
         ctx.boot_anchors = boot_anchors(files, ctx.node_of, ctx.year,
                                         accounting if accounting is not None else Accounting())
-    ctx.clock_skew = _skew(ctx, files, samples)
+    ctx.clock_skew = job_skew(ctx, files, {rel: s.anchors for rel, s in samples.items()})
     return ctx
-
-
-def _skew(ctx: JobContext, files: Sequence[Any], samples: dict[str, _Sample]) -> dict[str, Any]:
-    """The clock skew between the job's nodes (``skew.estimate``), from the sampled lines that every node writes
-    at the same moment; each line counts for the host it names, else for its file's node. Empty for a job of one
-    node."""
-    mtimes = {f.rel: getattr(f, "mtime", None) for f in files}
-    anchors: list[tuple[str, str, float]] = []
-    nodes: set[str] = set()
-    for rel, s in samples.items():
-        node = ctx.node_of(rel)
-        if node:
-            nodes.add(node)
-        if not s.anchors:
-            continue
-        parser = TimestampParser(ctx.year, mtimes.get(rel), ctx.near_year)
-        limit = ctx.future_limit(mtimes.get(rel))
-        for key, host, line in s.anchors:
-            t = parser.parse(strip_stream_prefixes(strip_stream_prefixes(line)))[0]
-            who = host or node
-            if t is not None and t <= limit and who:
-                nodes.add(who)
-                anchors.append((who, key, t))
-    if len(nodes) < 2:
-        return {}
-    return estimate(anchors).to_dict()
 
 
 def _vote_year(samples: Iterable[tuple[str, _Sample]], files: Sequence[Any]) -> tuple[int | None, int | None]:

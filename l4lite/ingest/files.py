@@ -138,6 +138,20 @@ def stdin_stream() -> StdinReplay | None:
     return replay
 
 
+STDIN_WHOLE_BYTES = 16 << 20  # stdin up to this size is held before the job is read: sampled at both ends
+
+
+def stdin_sample() -> tuple[bytes, bool]:
+    """stdin's first bytes (up to ``STDIN_WHOLE_BYTES``, kept for the reader to read again) and whether they are
+    all of it: a job piped in whole (``cat *.log | l4lite analyze -``) ends with its failure summaries and its
+    last times, which the job's facts need as a file's last kilobytes give them."""
+    stream = stdin_stream()
+    if stream is None:
+        return b"", False
+    data = stream.peek(STDIN_WHOLE_BYTES)
+    return data, len(data) < STDIN_WHOLE_BYTES
+
+
 def sniff(head: bytes) -> tuple[str | None, str]:
     """Classify the first bytes of a file: ``(encoding, "")`` for text, ``(None, why)`` for binary."""
     if not head:

@@ -75,7 +75,7 @@ class IngestOptions:
     line_shapes: bool = True  # read lines of an already seen shape from remembered offsets (same records)
     line_runs: bool = True  # and runs of such lines a block at a time (``l4lite.ingest.runs``; same records)
     # and runs of syslog and dmesg lines by their folded shapes (``HeaderReading._learn_folded``; same records).
-    # Their run shapes give no message shape: for ``l4lite parse``, which mines each message by its own
+    # Their run shapes give no message shape: the miner takes each message by its own key (parse, analyze)
     fold_shapes: bool = False
     shape_books: dict[tuple, ShapeBook] = field(default_factory=dict, repr=False, compare=False)
     context: JobContext | None = None
@@ -87,8 +87,8 @@ class IngestOptions:
     def use(self, context: JobContext) -> IngestOptions:
         """Read with ``context``: its rank ties seed the rank map, its boot anchors are the options'."""
         self.context = context
-        for rank, host in context.rank_ties:
-            self.rank_map.tie(rank, host, GLOBAL_WEIGHT - 2)
+        for i, (rank, host) in enumerate((*context.rank_ties, *context.mention_ties)):  # a mention: weakest
+            self.rank_map.tie(rank, host, GLOBAL_WEIGHT - 2 if i < len(context.rank_ties) else 0)
         self.boot_anchors.update(context.boot_anchors)
         return self
 
@@ -565,7 +565,7 @@ class _FileReader(HeaderReading, RunReading):
                 node = info[0]
             if gpu is None and stream and info[1] is not None and info[1] != _AMBIGUOUS:
                 gpu = info[1]
-        if node is None and self.task_hosts is not None and stream[:1] in _LABEL_START:
+        if node is None and self.task_hosts is not None:  # an srun label's or a torchrun prefix's host
             node = self.task_hosts.get(stream.split(":", 1)[0].strip())
         if node is None:
             fh = self.file_host

@@ -26,9 +26,12 @@ from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from l4lite.ingest.timespots import strip_stream_prefixes
+from l4lite.ingest.timestamps import TimestampParser
 
 SKEW_THRESHOLD = 1.0  # seconds: beyond this, events of two nodes closer than the skew may be shown out of order
 MIN_WEAK_EVENTS = 3  # timeouts alone flag a skew only when this many agree: one rank entering late explains fewer
@@ -150,3 +153,30 @@ def estimate(anchors: Iterable[tuple[str, str, float]], threshold: float = SKEW_
             strong = sum(1 for k in keys if k in ref and is_strong(k))
             out.offsets[node] = NodeOffset(med, len(diffs), statistics.median(abs(d - med) for d in diffs), strong)
     return out if out.offsets else ClockSkew(threshold=threshold)
+
+
+def job_skew(ctx: Any, files: Sequence[Any], anchors_of: dict[str, list[tuple[str, str | None, str]]]
+             ) -> dict[str, Any]:
+    """The clock skew between the job's nodes (``estimate``), from the sampled lines that every node writes at the
+    same moment (``anchors_of``: per file, (key, host named in the line, line)); each line counts for the host it
+    names, else for its file's node (``ctx``: the ``context.JobContext``). Empty for a job of one node."""
+    mtimes = {f.rel: getattr(f, "mtime", None) for f in files}
+    anchors: list[tuple[str, str, float]] = []
+    nodes: set[str] = set()
+    for rel, found in anchors_of.items():
+        node = ctx.node_of(rel)
+        if node:
+            nodes.add(node)
+        if not found:
+            continue
+        parser = TimestampParser(ctx.year, mtimes.get(rel), ctx.near_year)
+        limit = ctx.future_limit(mtimes.get(rel))
+        for key, host, line in found:
+            t = parser.parse(strip_stream_prefixes(strip_stream_prefixes(line)))[0]
+            who = host or node
+            if t is not None and t <= limit and who:
+                nodes.add(who)
+                anchors.append((who, key, t))
+    if len(nodes) < 2:
+        return {}
+    return estimate(anchors).to_dict()
