@@ -238,15 +238,51 @@ def test_kernel_lines_of_new_ids_spool_by_folded_shape_as_line_by_line(tmp_path:
     assert in_runs > 1500, in_runs
 
 
-def test_the_scan_never_meets_a_folded_shape(tmp_path: Path) -> None:
-    """Folded shapes are for ``l4lite parse``: the options ``analyze`` reads with make none (the scan keys its
-    rule gate and metric plans by a run shape's key, which a fold would blur: ``dead``, ``bad parameter``)."""
-    assert IngestOptions().fold_shapes is False
-    lines = [f"[{1000 + i:12.6f}] NVRM: GPU-{random.Random(i).getrandbits(32):08x} dead" for i in range(5000)]
+def _id_scan(paths: list[str], rules_file: Path, **options: bool) -> tuple[dict, int]:
+    """The scan's signature (``tests/test_engine.py``) of a job read with ``options``, and its lines read in runs
+    of folded shapes."""
+    from test_engine import signature
+
+    from l4lite.rules.pack import RulePack
+    from l4lite.scan.scanner import Scanner
+
+    acc = Accounting()
+    ingest = IngestOptions(**options)
+    scanner = Scanner(TemplateMiner(), RulePack.load([rules_file]), bucket_seconds=5.0)
+    folded = 0
+    items = []
+    for item in iter_job(discover(paths, acc), ingest, acc, runs=True):
+        if type(item) is ShapeRun:
+            folded += sum(item.table[x].fold_from >= 0 for x in item.shapes)
+        items.append(item)
+    scanner.add_many(items)
+    return signature(scanner.finish(acc, ingest.rank_map.as_dict())), folded
+
+
+def test_the_scan_of_folded_shapes_finds_what_the_per_line_scan_finds(tmp_path: Path) -> None:
+    """``analyze`` reads with folded shapes: the rule gate answers once per folded shape, but a keyword that
+    starts or ends with a word of hex letters (``bad``, ``edac``: not ``fold_safe``) may sit in an id that the
+    fold hides, so such lines are looked up by their own keys. Ids holding ``bad`` or ``edac`` are spread over
+    the lines of one folded shape; the hits, templates and counts equal the per-line reader's scan."""
+    rules_file = tmp_path / "rules.toml"
+    rules_file.write_text(
+        '[[rule]]\nid = "hex-bad"\npattern = "bad"\nkeywords = ["bad"]\ncategory = "unknown"\nrole = "symptom"\n'
+        'severity = "error"\npriority = 5\nexplain = "a bad id"\nexamples = ["id 12bad3 seen"]\n', encoding="utf-8")
+    rnd = random.Random(29)
+    words = ("bad", "edac", "cafe", "0f0f")
+    lines = []
+    for i in range(6000):
+        tail = f"{rnd.randrange(16):x}{rnd.choice(words) if rnd.random() < 0.05 else f'{rnd.getrandbits(16):04x}'}" \
+               f"{rnd.randrange(10)}"
+        stamp = datetime.fromtimestamp(1_733_011_200.0 + i * 0.5, tz=UTC)
+        lines.append(f"{stamp:%b} {stamp.day:2d} {stamp:%H:%M:%S} gpu-node01 kernel: [{1000 + i * 0.5:12.6f}] "
+                     f"nvidia-peermem free callback for 0x{rnd.getrandbits(32):08x} id {tail:<6} state ok")
     f = tmp_path / "node001" / "kern.log"
     f.parent.mkdir()
     f.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    acc = Accounting()
-    for item in iter_job(discover([str(f)], acc), IngestOptions(), acc, runs=True):
-        if type(item) is ShapeRun:
-            assert all(item.table[x].fold_from < 0 for x in item.shapes)
+    folded, in_runs = _id_scan([str(f)], rules_file, fold_shapes=True)
+    plain, _ = _id_scan([str(f)], rules_file, line_shapes=False)
+    assert in_runs > 3000, in_runs
+    assert folded["hits"] == plain["hits"]
+    assert folded == plain
+    assert sum(n for (rule, _), n in plain["hit_totals"].items() if rule == "hex-bad") == sum("bad" in line for line in lines) > 20

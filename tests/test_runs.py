@@ -260,22 +260,22 @@ def test_parse_spools_runs_as_it_spools_records(sim_jobs: list[Path], tmp_path: 
         assert state_a == state_b
 
 
-def _finished_scan(paths: list[str], runs: bool, max_cells: int = 150_000) -> Any:
+def _finished_scan(paths: list[str], runs: bool, max_cells: int = 150_000, fold: bool = False) -> Any:
     from l4lite.options import AnalyzeOptions
     from l4lite.scan.job import load_rules
     from l4lite.scan.scanner import Scanner
 
     acc = Accounting()
-    options = IngestOptions()
+    options = IngestOptions(fold_shapes=fold)
     scanner = Scanner(TemplateMiner(), load_rules(AnalyzeOptions()), bucket_seconds=5.0, max_cells=max_cells)
     scanner.add_many(iter_job(discover(paths, acc), options, acc, runs=runs))
     return scanner.finish(acc, options.rank_map.as_dict())
 
 
-def _scan(paths: list[str], runs: bool, max_cells: int) -> dict:
+def _scan(paths: list[str], runs: bool, max_cells: int, fold: bool = False) -> dict:
     from test_engine import signature
 
-    return signature(_finished_scan(paths, runs, max_cells))
+    return signature(_finished_scan(paths, runs, max_cells, fold))
 
 
 @pytest.mark.parametrize("max_cells", [150_000, 300])
@@ -462,6 +462,9 @@ def test_format_zoo_reads_the_same_in_runs(tmp_path: Path, fmt: str) -> None:
         c, state_c = _spool(paths, True, tmp_path / "folded.arrows", fold=True)
         assert c.equals(b)
         assert state_c == state_b
+        # and ``analyze``'s scan of them, which reads with folded shapes too
+        assert _scan(paths, True, 300, fold=True) == _scan(paths, False, 300)
+        assert _scan(paths, True, 150_000, fold=True) == _scan(paths, False, 150_000)
 
 
 _REAL = Path(__file__).resolve().parent.parent / "fixtures"
@@ -607,9 +610,9 @@ def test_lines_of_new_shapes_read_from_their_header_plan_the_same(tmp_path: Path
 @pytest.mark.parametrize("max_cells", [150_000, 40])
 def test_runs_counted_at_once_scan_as_line_by_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                    max_cells: int) -> None:
-    """A run's cells, time buckets and exemplars counted per (template, shape, bucket) equal the record scan;
-    runs whose times go back (lines of a later minute written before earlier ones) or that would coarsen a
-    small count table go line by line, and that too equals the record scan."""
+    """A run's cells, time buckets and exemplars counted per (template, shape, bucket) equal the record scan, also
+    for runs whose times go back (lines of a later minute written before earlier ones); runs that would coarsen
+    a small count table go line by line, and that too equals the record scan."""
     import itertools
     import sys
 
@@ -624,6 +627,8 @@ def test_runs_counted_at_once_scan_as_line_by_line(tmp_path: Path, monkeypatch: 
         gen, name = format_zoo.FORMATS[fmt]
         lines = list(itertools.islice(gen(node, random.Random(node)), skip, skip + 12_000))
         lines[6000:9000] = lines[7500:9000] + lines[6000:7500]  # the clock goes back once
+        if node == 1:  # and in the file's first lines: the least time of a template is in the middle of a run
+            lines[:3000] = lines[1500:3000] + lines[:1500]
         f = tmp_path / f"node{node + 1:03d}" / name
         f.parent.mkdir()
         f.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -638,9 +643,52 @@ def test_runs_counted_at_once_scan_as_line_by_line(tmp_path: Path, monkeypatch: 
     paths = [str(tmp_path)]
     assert _run_share(paths) > 0.9
     assert _scan(paths, True, max_cells) == _scan(paths, False, max_cells)
-    assert False in answers  # the runs across the step back in time, and every run once the table is full
-    if max_cells > 1000:
-        assert answers.count(True) > len(answers) // 2
+    if max_cells > 1000:  # the runs across a step back in time too (each cell's least and greatest time)
+        assert all(answers)
+    else:
+        assert False in answers  # every run once the table is full
+
+
+def test_runs_whose_times_go_back_count_their_cells_at_once_as_line_by_line(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs whose times are not in order (a syslog file's whole seconds between dmesg uptimes): the cells' least
+    and greatest times come from numpy, not from a template's first and last lines. Each run's times reversed
+    (its least time on its last line): the scan equals the scan that adds every run's lines one by one."""
+    import dataclasses
+    import itertools
+    import sys
+
+    from test_engine import signature
+
+    from l4lite.options import AnalyzeOptions
+    from l4lite.scan.job import load_rules
+    from l4lite.scan.runpath import RunPath
+    from l4lite.scan.scanner import Scanner
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import format_zoo
+
+    gen, name = format_zoo.FORMATS["python-logging"]
+    f = tmp_path / "node001" / name
+    f.parent.mkdir()
+    f.write_text("\n".join(itertools.islice(gen(0, random.Random(3)), 6000)) + "\n", encoding="utf-8")
+    acc = Accounting()
+    items = list(iter_job(discover([str(tmp_path)], acc), IngestOptions(), acc, runs=True))
+    runs = [k for k, item in enumerate(items) if type(item) is ShapeRun and len(item) > 1]
+    assert sum(len(items[k]) for k in runs) > 4000
+    for k in runs:  # the first run's last line the job's first time, the last run's first line its last time
+        shift = -1e6 if k == runs[0] else 1e6 if k == runs[-1] else 0.0
+        values = items[k].time_values()[::-1] + shift
+        items[k] = dataclasses.replace(items[k], times=values.tolist(), time_array=values)
+
+    def scan() -> dict:
+        scanner = Scanner(TemplateMiner(), load_rules(AnalyzeOptions()), bucket_seconds=5.0)
+        scanner.add_many(items)
+        return signature(scanner.finish(Accounting(), {}))
+
+    at_once = scan()
+    monkeypatch.setattr(RunPath, "_tables_at_once", lambda *args: False)
+    assert at_once == scan()
 
 
 def test_runs_with_shapes_checked_token_by_token_mine_as_line_by_line(tmp_path: Path) -> None:

@@ -223,7 +223,7 @@ def scan_shard(task: ShardTask) -> ShardResult:
 
     started = time.perf_counter()
     accounting = Accounting()
-    ingest = IngestOptions(node_from=task.context.node_from).use(task.context)
+    ingest = IngestOptions(node_from=task.context.node_from, fold_shapes=True).use(task.context)
     rules = _rules(task.rules_files)
     # Hugging Face prints "Total optimization steps" once (rank 0): every shard needs it to turn epochs into
     # iterations, as the one pass has it from the job's first file on

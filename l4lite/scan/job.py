@@ -127,7 +127,7 @@ def scan_files(files: Sequence[Any], root: str, options: AnalyzeOptions, *, acco
     accounting = accounting if accounting is not None else Accounting()
     rules = rules if rules is not None else load_rules(options)
     context = context if context is not None else job_context(files, options, accounting)
-    ingest = IngestOptions(node_from=options.node_from).use(context)
+    ingest = IngestOptions(node_from=options.node_from, fold_shapes=True).use(context)
     scanner = Scanner(miner if miner is not None else new_miner(), rules, bucket_seconds=options.bucket_seconds,
                       root=root)
     feed_files(scanner, files, ingest, accounting, progress)

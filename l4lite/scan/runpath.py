@@ -7,6 +7,7 @@ lines, so the two paths cannot drift apart.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from l4lite.ingest.runs import ShapeRun, mine_run
-from l4lite.ingest.shape import shape_of
+from l4lite.ingest.shape import fold_safe, shape_of
 from l4lite.records import Record
 from l4lite.scan.jobscan import EXEMPLAR_CAP, MARKER_CAP, METRIC_CAP, UNKNOWN_NODE, Marker, Progress
 from l4lite.scan.points import (
@@ -60,9 +61,14 @@ class RunPath:
         parser = self._metric_parser
         slow: set[int] = set()
         marks: set[int] = set()  # shapes whose lines may be phase markers: read at their place in the run
+        # folded shapes (``RunShape.fold_from``) whose lines are each looked at for a gate keyword the fold hides
+        checked: set[int] = set()
         first = dict(zip(reversed(shapes), range(len(shapes) - 1, -1, -1), strict=True))
         for x in first:
             sh = table[x]
+            folded = sh.fold_from >= 0
+            if folded and line_rules is not None and self._fold_hidden():
+                checked.add(x)
             if rules is not None:
                 found = LONG_LINE
                 if line_rules is not None:
@@ -79,6 +85,11 @@ class RunPath:
             gates = self._gates.get(msg_key)
             if gates is None:
                 gates = remember(self._gates, msg_key, message_gates(msg))
+            if folded and gates & G_METRIC:
+                # the gates' words are fold-safe (tests/test_fold.py), a metric plan's offsets are not: a metric
+                # line of a folded shape goes as a record
+                slow.add(x)
+                continue
             if gates & G_METRIC:
                 plan = parser.deferred(msg_key)
                 deferred_of[x] = deferred_metric(plan, sh.msg_start, sh.msg_end)
@@ -90,25 +101,47 @@ class RunPath:
                 (slow if gates & (G_RARE & ~G_MARKER) or deferred_of[x] is not None else marks).add(x)
             gates_of[x] = gates
         if not slow and not hot:
-            self._add_run_lines(run, gates_of, deferred_of, rules_of, marks)
+            self._add_run_lines(run, gates_of, deferred_of, rules_of, marks, checked)
             return
         a = 0
         for i, x in enumerate(shapes):
             if x in slow or i in hot:
                 if a < i:
-                    self._add_run_lines(run.part(a, i), gates_of, deferred_of, rules_of, marks)
+                    self._add_run_lines(run.part(a, i), gates_of, deferred_of, rules_of, marks, checked)
                 self.add_many(run.part(i, i + 1).records())
                 a = i + 1
         if a < len(shapes):
-            self._add_run_lines(run.part(a, len(shapes)), gates_of, deferred_of, rules_of, marks)
+            self._add_run_lines(run.part(a, len(shapes)), gates_of, deferred_of, rules_of, marks, checked)
+
+    def _fold_hidden(self) -> tuple[bytes, ...]:
+        """The rule gate's keywords that a line's folded shape may hide (``shape.fold_safe``: a keyword starting
+        or ending with a word of hex letters, ``edac``): the shape's gate answer holds for a line of it unless one
+        of these is in the line's own key. Worked out once per scanner."""
+        hidden = self._hidden_words
+        if hidden is None:
+            words = getattr(self.rules, "gate_words", None)
+            hidden = self._hidden_words = tuple(w for w in words or () if not fold_safe(w.decode("utf-8",
+                                                                                                 "surrogatepass")))
+        return hidden
+
+    def _line_gate(self, key: bytes) -> Any:
+        """The rules that may match a line of this key (``Scanner.add_many``'s lookup): None if none may."""
+        found = self._rule_gate.get(key)
+        if found is None:
+            found = remember(self._rule_gate, key, self.rules.line_rules(key) or LONG_LINE)  # type: ignore[union-attr]
+        return found if found is not LONG_LINE and (found[0] or found[1]) else None
 
     def _add_run_lines(self, run: ShapeRun, gates_of: dict[int, int], deferred_of: list[Deferred | None],
-                       rules_of: list[Any], marks: set[int] | frozenset[int] = frozenset()) -> None:
+                       rules_of: list[Any], marks: set[int] | frozenset[int] = frozenset(),
+                       checked: set[int] | frozenset[int] = frozenset()) -> None:
         """``_add_run`` of lines of shapes without rare tests but phase markers (``gates_of``: their gates). A metric
         line of a shape in ``deferred_of`` is kept with its plan, not its values (``deferred_metric``); a line of a
         shape in ``rules_of`` is matched against the rules its shape may meet (``RulePack.line_rules``), and is a
-        record only if one does; a line of a shape in ``marks`` is looked at as a phase marker where
-        ``Scanner.add_many`` would, after its metric values."""
+        record only if one does; a line of a shape in ``checked`` (folded) whose own key holds a keyword the fold
+        hides (``_fold_hidden``) is matched against the rules of its own key instead; a line of a shape in
+        ``marks`` is looked at as a phase marker where ``Scanner.add_many`` would, after its metric values."""
+        hidden = self._fold_hidden() if checked else ()
+        run = _one_name(run)
         table = run.table
         shapes = run.shapes
         texts = run.texts
@@ -207,6 +240,12 @@ class RunPath:
                                      s[sh.msg_start:sh.msg_end], s, cid_names[cid], "", key))
                     self._exemplar_count += 1
             may_match = rules_of[x]
+            if hidden and x in checked:
+                low = key.lower()
+                for word in hidden:
+                    if word in low:
+                        may_match = self._line_gate(key)
+                        break
             if may_match is not None:
                 msg = s[sh.msg_start:sh.msg_end]
                 found = match_line(may_match, msg or s, s, sh.source)
@@ -279,12 +318,15 @@ class RunPath:
     def _tables_at_once(self, run: ShapeRun, cids: list[int], node: str) -> bool:
         """The template cells, the count table and the exemplars of a run of one node's timed lines, counted per
         (template, shape, time bucket) instead of per line; False (nothing done) where that could differ from
-        adding the lines one by one: times out of order, a count table that would coarsen in the middle, an
-        exemplar budget that could run out."""
+        adding the lines one by one: a count table that would coarsen in the middle, an exemplar budget that
+        could run out. Times out of order (dmesg uptimes between a syslog file's whole seconds) take each cell's
+        least and greatest time from numpy."""
         times = run.times
         n = len(times)
-        if self._exemplar_count + n >= EXEMPLAR_BUDGET or (n > 1 and bool((np.diff(run.time_values()) < 0).any())):
+        if self._exemplar_count + n >= EXEMPLAR_BUDGET:
             return False
+        values = run.time_values()
+        ordered = n < 2 or not bool((np.diff(values) < 0).any())
         width = self.bucket_seconds
         buckets = [int(t // width) for t in times]
         tally = Counter(zip(cids, run.shapes, buckets, strict=True))
@@ -298,25 +340,34 @@ class RunPath:
         for bkey, k in per_cell.items():
             counts[bkey] = counts.get(bkey, 0) + k
         pairs = list(zip(cids, run.shapes, strict=True))
-        # times are in order: a (template, shape)'s first line has its least time, its last line its greatest
-        first = dict(zip(reversed(pairs), range(n - 1, -1, -1), strict=True))
-        last = dict(zip(pairs, range(n), strict=True))
         sizes = Counter(pairs)  # (in the order of their first lines, as the cells are made line by line)
-        cells = self._cells
         table = run.table
+        if ordered:  # a (template, shape)'s first line has its least time, its last line its greatest
+            first = dict(zip(reversed(pairs), range(n - 1, -1, -1), strict=True))
+            last = dict(zip(pairs, range(n), strict=True))
+            span = {pair: (times[first[pair]], times[last[pair]]) for pair in sizes}
+        else:
+            codes = np.array(cids, np.int64) * len(table) + run.shape_codes()
+            uniq, inverse = np.unique(codes, return_inverse=True)
+            least = np.full(len(uniq), np.inf)
+            np.minimum.at(least, inverse, values)
+            most = np.full(len(uniq), -np.inf)
+            np.maximum.at(most, inverse, values)
+            at = dict(zip(uniq.tolist(), zip(least.tolist(), most.tolist(), strict=True), strict=True))
+            span = {pair: at[pair[0] * len(table) + pair[1]] for pair in sizes}
+        cells = self._cells
         inf = math.inf
-        for pair in sizes:
-            i = first[pair]
+        for pair, (lo, hi) in span.items():
             sh = table[pair[1]]
             ckey = (pair[0], sh.level, sh.source)
             cell = cells.get(ckey)
             if cell is None:
                 cell = cells[ckey] = [0, inf, -inf]
             cell[0] += sizes[pair]
-            if times[i] < cell[1]:
-                cell[1] = times[i]
-            if times[last[pair]] > cell[2]:
-                cell[2] = times[last[pair]]
+            if lo < cell[1]:
+                cell[1] = lo
+            if hi > cell[2]:
+                cell[2] = hi
         exemplars = self._exemplars
         wanted = {}
         for cid in dict.fromkeys(cids):
@@ -372,3 +423,15 @@ class RunPath:
             if t1 is not None:  # (an untimed run's lines leave the time of the node's last timed line)
                 self._node_time[node] = t1  # the time of the node's last line
 
+
+def _one_name(run: ShapeRun) -> ShapeRun:
+    """A run whose lines name their own node but all the same one (a syslog file of one host): the run as one
+    that names it for every line, so that its cells and counts are taken at once (``_tables_at_once``)."""
+    rows = run.name_rows
+    if run.name_table is None or rows is None or not len(rows):
+        return run
+    names = {run.name_table[r] for r in np.unique(rows).tolist()}
+    if len(names) != 1:
+        return run
+    node, rank, gpu = names.pop()
+    return dataclasses.replace(run, node=node, rank=rank, gpu=gpu, name_table=None, name_rows=None)

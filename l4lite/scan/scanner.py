@@ -154,6 +154,7 @@ class Scanner(RunPath):
         # line shape (Record.shape) -> the rules that may match a line of it (``RulePack.line_rules``, or the
         # pack's ``match`` alone: LONG_LINE)
         self._rule_gate: dict[bytes, Any] = {}
+        self._hidden_words: tuple[bytes, ...] | None = None  # gate keywords a folded run shape may hide
         self._exemplar_count = 0
         self._device: dict[tuple[str, str], list[DeviceEvent]] = {}
         self._total_steps = total_steps  # "Total optimization steps = N" (Hugging Face): epoch -> iteration
