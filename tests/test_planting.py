@@ -63,3 +63,32 @@ def test_a_word_before_pid_and_thread_that_is_no_host_name_keeps_the_generated_h
                  category="network")
     job = JobPlanter(x, seed=2).write("node-folders", tmp_path / "job")
     assert "nccl" not in job.truth["node_names"]
+
+
+def _job_wide(faulty: str | None) -> Excerpt:
+    return Excerpt(id="fp8-option", source_group="t#fp8", split="dev", status="incident", category="user_config",
+                   phase="train", faulty=faulty, lines=(
+                       "hgx-gpu7:1050:1315 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.5<0>",
+                       "[rank3]:     output = torch._scaled_mm(",
+                       "[rank3]: RuntimeError: cutlass cannot initialize"))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_job_wide_fault_pinned_on_no_node_is_printed_by_every_node_under_its_own_names(tmp_path, layout) -> None:
+    job = JobPlanter(_job_wide(None), seed=3).write(layout, tmp_path / layout)
+    truth = job.truth
+    assert truth["faulty_nodes"] == [] and truth["node_scored"]
+    planted = [(job.path / e["file"]).read_text().splitlines()[e["line"] - 1] for e in truth["evidence"]]
+    assert len(planted) == 3 * 8
+    errors = [line for line in planted if "cutlass cannot initialize" in line]
+    assert len({line.split("[rank")[1].split("]")[0] for line in errors}) == 8  # each copy under its own rank
+    hosts = {h for h in truth["node_names"] if any(line.startswith(f"{h}:") or f": {h}:" in line for line in planted)}
+    assert hosts == set(truth["node_names"])  # and its own host
+    text = "\n".join(p.read_text() for p in job.path.rglob("*") if p.is_file() and p.suffix in (".out", ".log"))
+    lost = ("Watchdog caught", "Broken pipe", "closed by", "ncclUniqueId")
+    assert sum(text.count(w) for w in lost) >= 8  # the ranks that did not print it lost their peers
+
+
+def test_a_job_wide_fault_the_thread_pins_on_a_node_stays_on_that_node(tmp_path) -> None:
+    job = JobPlanter(_job_wide("rank 3"), seed=3).write("node-folders", tmp_path / "job")
+    assert len(job.truth["evidence"]) == 3

@@ -15,7 +15,9 @@ evaluation), and the job is written in one of three layouts:
 Kernel lines of the excerpt (NVRM/Xid, mlx5, Lustre, NFS, the OOM killer, dmesg-stamped lines) go into the
 faulty node's kernel or syslog file, everything else into the faulty rank's output. The excerpt's lines are
 copied verbatim; where an excerpt names its own host or rank (a NCCL header, a torchelastic summary,
-``[Rank 6]``), the planted node and rank take those names, so that the lines and the layout agree. The ground
+``[Rank 6]``), the planted node and rank take those names, so that the lines and the layout agree. A job-wide
+fault (numerical, user_config) whose thread names no node is printed by every node, a few seconds apart, each
+copy with that node's host and rank names; the other ranks of the other nodes print the cascade. The ground
 truth (``ground_truth.json``) lists every planted line as evidence. Everything is seeded: the same excerpt,
 layout and seed give the same bytes.
 """
@@ -53,6 +55,7 @@ _DMESG_T = re.compile(r"\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (\w{3}) +(\d+) (\d\d):
 _MONTHS = {m: i + 1 for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
                                                "Nov", "Dec"))}
 _RANK_NAMED = re.compile(r"\[rank(\d{1,4})\]:|\brank(\d{1,4}) \(local[_ ]rank|\[Rank (\d{1,4})\]")
+_RANK_WORD = re.compile(r"(\[[Rr]ank ?|\brank)(\d{1,4})(?=\]| \(local)")  # a rank's name, to rename it
 _HOSTY = re.compile(r"^[a-z][a-z0-9-]*[0-9][a-z0-9-]*$|^[0-9a-f]{12}$")
 _HYPHENATED = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)+$")  # an NCCL header's host without digits (gpu-test)
 # A syslog kernel line's own header: its date (no year) and host. Planted, the line is the planted node's kernel
@@ -192,6 +195,9 @@ class JobPlanter:
         self.span = excerpt_span(excerpt.lines)
         self.context_seconds = 120.0  # longer than any phase's context
         self.t0 = (t_ex - self.context_seconds) if t_ex is not None else BASE_TIME + self.rng.randrange(86400)
+        # A job-wide fault (a configuration every rank was given, a divergence of the shared model) that the
+        # thread pins on no node: every node meets it, so every node prints it, and the truth blames none.
+        self.shared = excerpt.status == "incident" and excerpt.category in GLOBAL_CATEGORIES and not excerpt.faulty
         self.lines: list[_Line] = []
         self.t_fail = self.t0
         self._build()
@@ -350,8 +356,11 @@ class JobPlanter:
             self.lines.append(_Line(t + 0.001 * k, rank, self.faulty_node, text[head.end():] if head else text,
                                     planted=True, syslog=head is not None))
         if incident:
+            # The faulty node prints it and every other node's ranks lose a peer; a job-wide fault is printed by
+            # one rank of every node too, and the other ranks of those nodes lose their peers as before.
+            printed = self._copies(t) if self.shared else {self.faulty_rank}
             for rank in range(self.world):
-                if self._node_of(rank) != self.faulty_node:
+                if rank not in printed and self._node_of(rank) != self.faulty_node:
                     self._cascade(rank, self.t_fail + self.span, phase)
         else:  # a healthy job trains on and ends well
             for rank in range(self.world):
@@ -367,6 +376,31 @@ class JobPlanter:
                                                   "(buildd@lcy02-amd64-007) #115-Ubuntu SMP")
             self._emit(self.t0 - 2990, None, node, f"[   12.481023] mlx5_core 0000:{0x0c + node:02x}:00.0: "
                                                   "Port module event: module 0, Cable plugged")
+
+    def _copies(self, t: float) -> set[int]:
+        """The excerpt as every other node prints it, a few seconds apart: the same rank of each node, with the
+        excerpt's own host and rank names read as that node's and that rank's. Returns the ranks that print it."""
+        own = excerpt_host(self.x.lines)
+        named = excerpt_rank(self.x.lines)
+        local = self.faulty_rank % self.ranks_per_node
+        printed = {self.faulty_rank}
+        for node in range(NODES):
+            if node == self.faulty_node:
+                continue
+            rank = node * self.ranks_per_node + local
+            printed.add(rank)
+            start = t + self.rng.uniform(0.2, 3.0)
+            for k, text in enumerate(self.x.lines):
+                if own is not None:
+                    text = re.sub(rf"(?<![\w.-]){re.escape(own)}(?![\w-])", self.hosts[node], text)
+                if named is not None:
+                    text = _RANK_WORD.sub(lambda m, r=rank: m.group(1) + str(r) if int(m.group(2)) == named
+                                          else m.group(0), text)
+                kernel = is_kernel_line(text)
+                head = _SYSLOG_HEAD.match(text) if kernel else None
+                self.lines.append(_Line(start + 0.001 * k, None if kernel else rank, node,
+                                        text[head.end():] if head else text, planted=True, syslog=head is not None))
+        return printed
 
     def truth_base(self) -> dict[str, Any]:
         x = self.x
