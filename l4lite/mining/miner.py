@@ -174,6 +174,8 @@ class Masker:
         self._pattern, self._tokens = _compile(masks)
         self._cache: dict[str, tuple[str, bool]] = {}
         self._folded: dict[bytes, tuple[str, bool]] = {}
+        # digit-folded ASCII token -> where masking replaces what in every token of that form (see ``mask_list``)
+        self._spans: dict[bytes, tuple[tuple[int, int, str], ...]] = {}
         self._cache_size = max(1, cache_size)
 
     def _repl(self, match: re.Match[str]) -> str:
@@ -192,15 +194,26 @@ class Masker:
         out, kept = self.mask_list(tokens)
         return _finish(out, lists), kept
 
+    def _learn_spans(self, token: str, folded: bytes, masked: str) -> None:
+        """Keep where masking replaced what in ``token`` (ASCII, its masked form ``masked`` keeps digits) for
+        every token of its digit-folded form; kept only when splicing gives ``masked`` back."""
+        spans = tuple((m.start(), m.end(), self._tokens[m.lastgroup])  # type: ignore[index]
+                      for m in self._pattern.finditer(token))
+        if _splice(token, spans) == masked:
+            _put_bounded(self._spans, folded, spans, self._cache_size)
+
     def mask_list(self, tokens: list[str]) -> tuple[list[str], list[int]]:
         """``mask_tokens`` before the join: the masked token of each token, one for one.
 
         Tokens are looked up as they are, then with their digits folded: a masked token without digits is
         the same for every token of the same folded form (masking never tells digits apart), so "29020" and
-        "31250" share one entry.
+        "31250" share one entry. A masked token that keeps digits (``10.0.5.139@o2ib`` is ``<IP>@o2ib``) is, for
+        every ASCII token of its folded form, the token with the same spans replaced: those spans are kept by
+        folded form, so a token with a new value on every line costs a few slices, not a regex pass.
         """
         cache = self._cache
         folded_cache = self._folded
+        spans_of = self._spans
         out = []
         kept = []
         for i, token in enumerate(tokens):
@@ -210,16 +223,34 @@ class Masker:
                 folded = raw.translate(FOLD_DIGITS)
                 hit = folded_cache.get(folded)
                 if hit is None:
-                    masked = self._pattern.sub(self._repl, token)
-                    hit = (masked, _has_ascii_digit(masked) is not None)
-                    if not hit[1]:
-                        _put_bounded(folded_cache, folded, hit, self._cache_size)
+                    spans = spans_of.get(folded)
+                    if spans is not None:
+                        hit = (_splice(token, spans), True)
+                    else:
+                        masked = self._pattern.sub(self._repl, token)
+                        hit = (masked, _has_ascii_digit(masked) is not None)
+                        if not hit[1]:
+                            _put_bounded(folded_cache, folded, hit, self._cache_size)
+                        elif len(raw) == len(token):
+                            self._learn_spans(token, folded, masked)
                 if hit[1] or folded == raw:  # digits kept, or a plain word: worth a direct entry
                     _put_bounded(cache, token, hit, self._cache_size)
             out.append(hit[0])
             if hit[1]:
                 kept.append(i)
         return out, kept
+
+
+def _splice(token: str, spans: tuple[tuple[int, int, str], ...]) -> str:
+    """``token`` with each span ``(start, end, placeholder)`` replaced by its placeholder."""
+    parts = []
+    prev = 0
+    for start, end, text in spans:
+        parts.append(token[prev:start])
+        parts.append(text)
+        prev = end
+    parts.append(token[prev:])
+    return "".join(parts)
 
 
 def _put_bounded(cache: dict[Any, Any], key: Any, value: Any, size: int) -> None:
@@ -327,7 +358,7 @@ class TemplateMiner:
                 got = getter(tokens)
                 if got != expected:  # the kept tokens differ from the last message's: seen before?
                     if loose is not None and entry[1][0] == entry[2] and \
-                            (loose[0] is None or loose[0](tokens) == loose[1]):
+                            (loose[0] is None or self._same_fixed(loose, tokens)):
                         pass  # they differ only where the cluster has a wildcard (see ``_loose``)
                     else:
                         entry = self._by_kept.get((key, self._mask_kept(got)))  # type: ignore[assignment]
@@ -380,11 +411,21 @@ class TemplateMiner:
         _put_bounded(self._by_key, key, (entry, getter, expected, loose), self.cache_size)
         return entry[0].cluster_id
 
+    def _same_fixed(self, loose: tuple[Any, Any, Any], tokens: list[str]) -> bool:
+        """Whether the kept tokens that ``loose`` (see ``_loose``) fixes mask as they did: the same values, or
+        new values with the same masked text (``10.0.5.139@o2ib`` and ``10.0.7.2@o2ib`` are both ``<IP>@o2ib``;
+        Drain sees only the masked text)."""
+        got = loose[0](tokens)
+        if got == loose[1]:
+            return True
+        return self.masker.mask_list([got] if isinstance(got, str) else list(got))[0] == loose[2]
+
     def _loose(self, tokens: list[str], masked: list[str], kept: list[int], cluster: LogCluster
-               ) -> tuple[Any, Any] | None:
+               ) -> tuple[Any, Any, Any] | None:
         """Which kept tokens (masked, they still hold digits) may change with Drain's answer staying ``cluster``
         unchanged, so that a message of the same key needs neither masking nor Drain when only those changed:
-        (an itemgetter of the other kept tokens or None, their values now); None when every one must stay.
+        (an itemgetter of the other kept tokens or None, their values now, their masked values); None when
+        every one must stay.
 
         ``masked`` (of ``tokens``) went to ``cluster`` (unmasked tokens: one masked token each, none collapsed). Drain routes a
         message by its token count and first ``depth - 2`` tokens, then takes the most similar cluster of
@@ -415,9 +456,9 @@ class TemplateMiner:
         if len(fixed) == len(kept):
             return None
         if not fixed:
-            return None, None
+            return None, None, None
         getter = itemgetter(*fixed)
-        return getter, getter(tokens)
+        return getter, getter(tokens), [masked[i] for i in fixed]
 
     def _mask_kept(self, kept: Any) -> str:
         """The masked text of the tokens an itemgetter of kept tokens returned (one token or a tuple)."""
