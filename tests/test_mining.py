@@ -401,6 +401,25 @@ def test_tokens_that_keep_digits_are_masked_by_their_folded_form() -> None:
     assert len(masker._spans) <= 64
 
 
+def test_tokens_with_new_hex_ids_are_masked_by_their_hex_folded_form() -> None:
+    """Tokens whose hex ids change on every line share the entry of their ``hex_key`` (``<HASH>``), in every
+    context where masking tells a hex word apart (a path, after a digit and a dot, an exponent, upper case)."""
+    rnd = random.Random(6)
+
+    def hx(k: int) -> str:
+        return "".join(rnd.choice("0123456789abcdef") for _ in range(k))
+
+    forms = ["{}", "libc.so.6[{}+{}]", "/{}", "1.{}", "GPU-{}", "req@{}", "({})", "{}.cluster.local", "e{}",
+             "0x{}", "{}:{}", "x{}/t0(0)"]
+    masker = Masker(cache_size=4096)
+    for _ in range(4000):
+        k = rnd.choice([3, 8, 11, 16])
+        word = rnd.choice([hx(k), hx(k).upper(), "1" * (k - 1) + "e12", str(rnd.randrange(10 ** k))])
+        token = rnd.choice(forms).format(word, hx(rnd.randrange(1, 9)))
+        assert masker.mask_list([token])[0] == [mask(token)], token
+    assert len(masker._folded) < 1000  # one entry per hex-folded form, not one per id
+
+
 def test_a_fixed_kept_token_with_a_new_value_of_the_same_masked_text_needs_no_masking_of_the_rest() -> None:
     """Lustre lines whose node (kept: ``<IP>@o2ib``) and target id (kept, where the cluster has a wildcard)
     change on every line: the node's masked text is compared, so the lines take the cached answer without

@@ -176,6 +176,9 @@ class Masker:
         self._folded: dict[bytes, tuple[str, bool]] = {}
         # digit-folded ASCII token -> where masking replaces what in every token of that form (see ``mask_list``)
         self._spans: dict[bytes, tuple[tuple[int, int, str], ...]] = {}
+        # such forms seen once: spans are learnt on a form's second token (a hex id in a kept token,
+        # ``libc.so.6[7f3a1c2b+ca387]``, makes most forms new, and learning them would cost more than it saves)
+        self._once: dict[bytes, None] = {}
         self._cache_size = max(1, cache_size)
 
     def _repl(self, match: re.Match[str]) -> str:
@@ -196,7 +199,11 @@ class Masker:
 
     def _learn_spans(self, token: str, folded: bytes, masked: str) -> None:
         """Keep where masking replaced what in ``token`` (ASCII, its masked form ``masked`` keeps digits) for
-        every token of its digit-folded form; kept only when splicing gives ``masked`` back."""
+        every token of its digit-folded form, from the second token of that form on; kept only when splicing
+        gives ``masked`` back."""
+        if folded not in self._once:
+            _put_bounded(self._once, folded, None, self._cache_size)
+            return
         spans = tuple((m.start(), m.end(), self._tokens[m.lastgroup])  # type: ignore[index]
                       for m in self._pattern.finditer(token))
         if _splice(token, spans) == masked:
@@ -207,9 +214,11 @@ class Masker:
 
         Tokens are looked up as they are, then with their digits folded: a masked token without digits is
         the same for every token of the same folded form (masking never tells digits apart), so "29020" and
-        "31250" share one entry. A masked token that keeps digits (``10.0.5.139@o2ib`` is ``<IP>@o2ib``) is, for
-        every ASCII token of its folded form, the token with the same spans replaced: those spans are kept by
-        folded form, so a token with a new value on every line costs a few slices, not a regex pass.
+        "31250" share one entry, and so do tokens whose hex ids differ (the key is then ``hex_key`` of the
+        folded token, the miner's own key: ``2278d350122`` and ``945451f674d`` are both ``<HASH>``). A masked
+        token that keeps digits (``10.0.5.139@o2ib`` is ``<IP>@o2ib``) is, for every ASCII token of its folded
+        form, the token with the same spans replaced: those spans are kept by folded form, so a token with a new
+        value on every line costs a few slices, not a regex pass.
         """
         cache = self._cache
         folded_cache = self._folded
@@ -227,12 +236,16 @@ class Masker:
                     if spans is not None:
                         hit = (_splice(token, spans), True)
                     else:
-                        masked = self._pattern.sub(self._repl, token)
-                        hit = (masked, _has_ascii_digit(masked) is not None)
-                        if not hit[1]:
-                            _put_bounded(folded_cache, folded, hit, self._cache_size)
-                        elif len(raw) == len(token):
-                            self._learn_spans(token, folded, masked)
+                        wide = hex_key(folded)
+                        if wide != folded:
+                            hit = folded_cache.get(wide)
+                if hit is None:
+                    masked = self._pattern.sub(self._repl, token)
+                    hit = (masked, _has_ascii_digit(masked) is not None)
+                    if not hit[1]:
+                        _put_bounded(folded_cache, wide, hit, self._cache_size)
+                    elif len(raw) == len(token):
+                        self._learn_spans(token, folded, masked)
                 if hit[1] or folded == raw:  # digits kept, or a plain word: worth a direct entry
                     _put_bounded(cache, token, hit, self._cache_size)
             out.append(hit[0])
