@@ -385,3 +385,51 @@ def test_a_kept_token_new_on_every_line_needs_drain_only_at_first() -> None:
     assert [fast.add(line) for line in lines] == [plain.add(line) for line in lines]
     assert len(fast) == 2
     assert fast.drain_calls < 100  # was one per line whose kept token was new: nearly all of them
+
+
+def test_tokens_that_keep_digits_are_masked_by_their_folded_form() -> None:
+    """A masked token with digits left (``<IP>@o2ib``, ``x<NUM>/t0(<NUM>)``) is spliced from the spans of its
+    digit-folded form after the first one: the same text as masking it afresh, for every value."""
+    rnd = random.Random(5)
+    forms = ["{}.{}.{}.{}@o2ib", "x{}/t{}({})", "mlx5_{}:", "CPU{}:", "sd{}b{}", "OST{}-osc@{}.0.0.{}@o2ib:{}/{}",
+             "python3.{}", "{}ms/{}x", "v{}.{}", "0x{}g{}", "a{}:{}"]
+    masker = Masker(cache_size=64)
+    for _ in range(3000):
+        token = rnd.choice(forms).format(*(rnd.randrange(10 ** rnd.randrange(1, 5)) for _ in range(5)))
+        assert masker.mask_list([token])[0] == [mask(token)]
+    assert masker._spans  # the premise: spans were learnt and used
+    assert len(masker._spans) <= 64
+
+
+def test_tokens_with_new_hex_ids_are_masked_by_their_hex_folded_form() -> None:
+    """Tokens whose hex ids change on every line share the entry of their ``hex_key`` (``<HASH>``), in every
+    context where masking tells a hex word apart (a path, after a digit and a dot, an exponent, upper case)."""
+    rnd = random.Random(6)
+
+    def hx(k: int) -> str:
+        return "".join(rnd.choice("0123456789abcdef") for _ in range(k))
+
+    forms = ["{}", "libc.so.6[{}+{}]", "/{}", "1.{}", "GPU-{}", "req@{}", "({})", "{}.cluster.local", "e{}",
+             "0x{}", "{}:{}", "x{}/t0(0)"]
+    masker = Masker(cache_size=4096)
+    for _ in range(4000):
+        k = rnd.choice([3, 8, 11, 16])
+        word = rnd.choice([hx(k), hx(k).upper(), "1" * (k - 1) + "e12", str(rnd.randrange(10 ** k))])
+        token = rnd.choice(forms).format(word, hx(rnd.randrange(1, 9)))
+        assert masker.mask_list([token])[0] == [mask(token)], token
+    assert len(masker._folded) < 1000  # one entry per hex-folded form, not one per id
+
+
+def test_a_fixed_kept_token_with_a_new_value_of_the_same_masked_text_needs_no_masking_of_the_rest() -> None:
+    """Lustre lines whose node (kept: ``<IP>@o2ib``) and target id (kept, where the cluster has a wildcard)
+    change on every line: the node's masked text is compared, so the lines take the cached answer without
+    masking the tuple of kept tokens (one entry per line before), and the clusters are plain Drain's."""
+    rnd = random.Random(8)
+    lines = [f"LustreError: 11-0: scratch-OST{rnd.getrandbits(12):04x}-osc-ffff{rnd.getrandbits(32):08x}: operation "
+             f"ost_connect to node 10.0.{rnd.randrange(256)}.{rnd.randrange(256)}@o2ib failed: rc = -19"
+             for _ in range(2000)]
+    fast = TemplateMiner()
+    plain = TemplateMiner(cache_size=0)
+    assert [fast.add(line) for line in lines] == [plain.add(line) for line in lines]
+    assert fast.finalize() == plain.finalize()
+    assert len(fast._kept_masked) < 20

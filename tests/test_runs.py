@@ -724,6 +724,64 @@ def test_runs_with_shapes_checked_token_by_token_mine_as_line_by_line(tmp_path: 
     assert any(by_run.needs_tokens(k) for k in by_run._by_key)  # a checked shape was met
 
 
+def test_kernel_runs_of_folded_shapes_with_kept_tokens_mine_as_line_by_line(tmp_path: Path) -> None:
+    """Kernel lines of folded shapes whose messages keep digits (``CPU7:``, ``mlx5_cmd_out_err:801:``) with new
+    hex ids, lines of kept tokens only, and Lustre lines whose kept node changes: a run answers a message from the id ``add`` gave one of
+    the same key and kept tokens, and gives the ids, sizes, hits and state of ``add`` line by line, also while
+    Drain still changes templates (the events' words change now and then)."""
+    from l4lite.ingest.runs import mine_run
+
+    rnd = random.Random(29)
+    t = 1_764_388_862
+    lines = []
+    for k in range(6000):
+        t += rnd.randrange(2)
+        head = f"Nov 29 04:{(t // 60) % 60:02d}:{t % 60:02d} node07 kernel: [{k * 1.5 + 100:12.6f}] "
+        r = rnd.random()
+        if r < 0.3:
+            word = "throttled" if rnd.random() < 0.97 else rnd.choice(["normal", "again"])
+            msg = f"CPU{rnd.randrange(12)}: Core temperature above threshold, cpu clock {word} (total events = {k})"
+        elif r < 0.45:
+            msg = (f"mlx5_core 0000:{rnd.choice(['0d', 'b3', '18'])}:00.0: mlx5_cmd_out_err:{rnd.choice([801, 813])}: "
+                   f"ACCESS_REG(0x805) op_mod(0x1) failed, status bad parameter(0x3), syndrome "
+                   f"(0x{rnd.getrandbits(24):06x}), err(-22)")
+        elif r < 0.55:
+            msg = f"nvidia-peermem nv_get_p2p_free_callback:{rnd.randrange(127, 134)} free callback for " \
+                  f"0x{rnd.getrandbits(48):012x}"
+        elif r < 0.85:  # every token kept: which cluster depends on them, and Drain keeps changing
+            words = [f"{w}{rnd.randrange(3)}" for w in ("eth", "sd", "p", "q")]
+            if rnd.random() < 0.3:
+                words[rnd.randrange(4)] = rnd.choice(["up", "down"])
+            msg = " ".join(words)
+        elif r < 0.92:
+            msg = (f"LustreError: 11-0: scratch-OST{rnd.getrandbits(12):04x}-osc-ffff{rnd.getrandbits(32):08x}: "
+                   f"operation ost_connect to node 10.0.{rnd.randrange(256)}.{rnd.randrange(256)}@o2ib failed")
+        else:
+            msg = (f"python[{rnd.randrange(10**6)}]: segfault at {rnd.getrandbits(44):x} ip "
+                   f"{rnd.getrandbits(47):016x} error 4 in libc.so.6[{rnd.getrandbits(40):x}+{rnd.getrandbits(20):x}]")
+        lines.append(head + msg)
+    f = tmp_path / "node007" / "kern.log"
+    f.parent.mkdir()
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    acc = Accounting()
+    items = list(iter_job(discover([str(tmp_path)], acc), IngestOptions(fold_shapes=True), acc, runs=True))
+    assert sum(len(x) for x in items if type(x) is ShapeRun) > 2000
+    by_run, by_line = TemplateMiner(), TemplateMiner()
+    got: list[int] = []
+    want: list[int] = []
+    for item in items:
+        if type(item) is ShapeRun:
+            got += mine_run(item, by_run)
+            want += [by_line.add(r.message) for r in item.records()]
+        else:
+            got.append(by_run.add(item.message))
+            want.append(by_line.add(item.message))
+    assert got == want
+    assert by_run.hits == by_line.hits
+    assert by_run.to_state() == by_line.to_state()
+    assert by_run.changes > 3  # the premise: templates changed between runs' lines
+
+
 def _nccl_job(tmp_path: Path, rnd: random.Random) -> list[str]:
     """NCCL INFO lines of two hosts in one file (init lines with a new ``comm 0x...`` hex id or one of digits,
     ranks tied twice with different hosts), with trainer lines and a traceback between them."""

@@ -498,7 +498,7 @@ def mine_run(run: ShapeRun, miner: Any) -> list[int]:
     digit-folded key), found in a memo of its folded shape by the few bytes that key depends on
     (``blocks.wide_key``), and is looked up in the cache as the other lines are."""
     shapes = run.shapes
-    if not getattr(miner, "cache_size", 0) or not hasattr(miner, "cached_id"):
+    if not getattr(miner, "cache_size", 0) or not hasattr(miner, "count_cluster_hits"):
         return _add_each(run, 0, len(shapes), miner)
     table = run.table
     key_of: dict[int, bytes] = {}
@@ -519,11 +519,15 @@ def mine_run(run: ShapeRun, miner: Any) -> list[int]:
         return _mine_stretch(run, 0, len(shapes), key_of, miner)
     keys = run.keys
     # one pass: a line of a checked shape goes to ``add`` with its key; the others (and the lines of folded shapes,
-    # by their own keys) take the id the cache gave their key since the last ``add`` (which may change what the cache holds: their hits are counted before it)
+    # by their own keys) take the id the cache gave their key, which holds until an ``add`` changes a cluster
+    # (``changes``); their hits are counted per cluster at the end (a cluster's size is all that counting changes)
+    # A message of a key the miner checks token by token takes the id ``add`` gave a message of the same key,
+    # the same itemgetter of kept tokens and the same kept tokens (the miner's own test on a hit), until then.
     out: list[int] = []
-    add, cached_id, count_hits = miner.add, miner.cached_id, miner.count_hits
+    add, cached_id, kept_getter = miner.add, miner.cached_id, miner.kept_getter
     cids: dict[bytes, int] = {}
-    hits: dict[bytes, int] = {}
+    kept_cids: dict[tuple[bytes, Any, Any], int] = {}
+    hits: dict[int, int] = {}
     for i, (s, x) in enumerate(zip(run.texts, shapes, strict=True)):
         key = wide_key(table[x], keys[i]) if x in folded else key_of[x]
         cid = cids.get(key)
@@ -531,18 +535,27 @@ def mine_run(run: ShapeRun, miner: Any) -> list[int]:
             cid = cached_id(key)
             if cid is not None:
                 cids[key] = cid
-        if cid is not None:
-            hits[key] = hits.get(key, 0) + 1
-            out.append(cid)
-            continue
-        for y, k in hits.items():
-            count_hits(y, k)
-        hits.clear()
-        cids.clear()
-        sh = table[x]
-        out.append(add(s[sh.msg_start:sh.msg_end], key))
-    for y, k in hits.items():
-        count_hits(y, k)
+        if cid is None:
+            sh = table[x]
+            msg = s[sh.msg_start:sh.msg_end]
+            getter = kept_getter(key)
+            if getter is not None:
+                memo = (key, getter, getter(msg.split()))
+                cid = kept_cids.get(memo)
+            if cid is None:
+                changes = miner.changes
+                cid = add(msg, key)
+                out.append(cid)
+                if miner.changes != changes:
+                    cids.clear()
+                    kept_cids.clear()
+                elif getter is not None:
+                    kept_cids[memo] = cid
+                continue
+        hits[cid] = hits.get(cid, 0) + 1
+        out.append(cid)
+    for cid, k in hits.items():
+        miner.count_cluster_hits(cid, k)
     return out
 
 

@@ -19,7 +19,6 @@ nothing else), so the fast path assigns exactly the clusters that calling Drain 
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable, Iterable, Iterator
 from operator import itemgetter
 from typing import Any
@@ -28,206 +27,15 @@ from drain3.drain import Drain, LogCluster, Node
 
 from l4lite.errors import L4Error
 from l4lite.ingest.shape import FOLD_DIGITS, hex_key
+from l4lite.mining.masking import DEFAULT_MASKS, Masker, join_masked, mask, put_bounded
 from l4lite.records import Record
 
-# Boundaries: a masked value never starts or ends inside a word or a dotted version, so "python3.8", "v1.2",
-# "R02-M1" stay as they are, while "core.3613" and "mlx5_0" get their number masked.
-_L = r"(?<![A-Za-z0-9])(?<!\d\.)"
-_R = r"(?![A-Za-z0-9])"
-_X = "[0-9a-fA-F]"
-_TLDS = "com|net|org|edu|gov|io|ai|local|internal|lan|localdomain|cluster|cloud"
-_PATH_CHAR = r"""[^\s/"'`,;:()\[\]{}<>|=]"""
-
-
-def _hex(pattern: str) -> str:
-    return pattern.replace("X", _X)
-
-
-#: (name, regex) in priority order; each match becomes ``<name>``. No pattern may match whitespace, so masking
-#: works token by token (the miner caches masked tokens) and gives the same text as masking the whole line.
-#: No pattern may tell digits apart (``\d``, never ``0`` or ``[0-7]``): the fast path relies on it.
-DEFAULT_MASKS: tuple[tuple[str, str], ...] = (
-    # The scheme starts where a run of scheme characters starts: tried at every letter of a long word, the
-    # possessive scan to the end of the run would make masking quadratic in the length of the word.
-    ("URL", r"""(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*+://[^\s"'<>()\[\]{}]+"""),
-    ("UUID", _L + _hex("X{8}-X{4}-X{4}-X{4}-X{12}") + _R),
-    (
-        "TIME",  # 2024-09-11, 2005-06-03-15.42.50.675872, 2025-01-21T04:41:44,283302+00:00, 17:52:11.320
-        _L + r"(?:\d{4}-\d{2}-\d{2}(?:[T-]\d{2}[:.]\d{2}[:.]\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)?"
-        r"|\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?)" + _R,
-    ),
-    ("PCI", _L + _hex(r"(?:X{4}:X{2}:X{2}(?:\.X)?|X{2}:X{2}\.X)") + _R),  # 0000:cb:00.0, 0019:01:00, cb:00.0
-    (
-        "IP",  # IPv6 (full, with ::, IPv4-mapped, %scope) and IPv4, each with an optional :port or NCCL's <port>
-        r"(?<![A-Za-z0-9.:])"
-        + _hex(
-            r"(?=X{0,4}:)(?:(?:X{1,4}:){7}X{1,4}|(?:X{1,4}:){1,6}(?::X{1,4}){1,6}|::(?:ffff:)?\d{1,3}(?:\.\d{1,3}){3})"
-        )
-        + r"(?:%\w+)?(?:<\d{1,5}>)?(?![A-Za-z0-9:])"
-        + "|"
-        + _L
-        + r"\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5}|<\d{1,5}>)?"
-        + _R,
-    ),
-    (
-        "HOST",  # FQDNs whose first label has a digit or with a common suffix; node017-like names; r11i6n2
-        r"(?<![A-Za-z0-9._/-])(?:"
-        r"(?=[a-z-]*+\d[a-z0-9-]*+\.)[a-z0-9-]++(?:\.[a-z0-9-]+)+\.[a-z]{2,}"
-        r"|(?=[a-z0-9-]++\.)[a-z0-9-]++(?:\.[a-z0-9-]+)*\.(?:" + _TLDS + ")"
-        r"|(?:node|nid|host|compute|worker|login|dgx|hgx|cn|dn|gn)[-_]?\d++(?:-[a-z0-9]+)*"
-        r"|r\d+i\d+n\d+)(?::\d{1,5}|<\d{1,5}>)?(?![A-Za-z0-9.-])",
-    ),
-    (
-        "PATH",  # absolute (or ~/, ./, ../) paths; the first component does not start with a digit (/10.0.0.1)
-        r"(?<![A-Za-z0-9.:/~_-])(?:~|\.{1,2})?/(?![0-9])" + _PATH_CHAR + "++(?:/" + _PATH_CHAR + "++)*+/?",
-    ),
-    ("HEX", _L + r"\d[xX]" + _hex("X++") + _R),  # 0x7fe705ea81a2 (and 3x3: no digit is special, see below)
-    # Bare hex with digits and letters: ids, pointers, hashes.
-    ("HASH", _L + _hex(r"(?=[a-fA-F]*+\d)(?=\d*+[a-fA-F])X{8,}+") + _R),
-    # A rate: a number glued to a unit over a unit (tqdm's "1.37it/s" and "132.44s/it", "12.5GB/s"): it changes on
-    # every line of a progress bar, and kept as it is it would make each line a template of its own.
-    ("RATE", _L + r"\d++(?:\.\d++)?+[A-Za-z]++/[A-Za-z]++" + _R),
-    ("DUR", _L + r"-?\d++(?:\.\d++)?+(?:ns|us|µs|ms|s|sec|secs|min|mins|h|hrs?)" + _R),
-    ("SIZE", _L + r"\d++(?:\.\d++)?+(?:[KMGTPE]i?B|[kK]B|B|[KMGTP])" + _R),
-    ("NUM", _L + r"[-+]?\d++(?:\.\d++)*+(?:[eE][-+]?\d++)?+" + _R),
-)
-
-#: Folds every ASCII digit to 0 in the fast path's first cache key.
-_has_ascii_digit = re.compile("[0-9]").search
-
-def _compile(masks: Iterable[tuple[str, str]]) -> tuple[re.Pattern[str], dict[str, str]]:
-    masks = list(masks)
-    try:
-        pattern = re.compile("|".join(f"(?P<{name}>{regex})" for name, regex in masks))
-    except re.error as exc:
-        raise L4Error(f"invalid masking pattern: {exc}") from exc
-    return pattern, {name: f"<{name}>" for name, _ in masks}
-
-
-_DEFAULT_PATTERN, _DEFAULT_TOKENS = _compile(DEFAULT_MASKS)
-
-
-def _default_repl(match: re.Match[str]) -> str:
-    return _DEFAULT_TOKENS[match.lastgroup]  # type: ignore[index]
-
-
-_NAMED = re.compile(r"([A-Za-z]+)\d+")  # a name with a number: an14, dn228, sda3
-LIST_RUN = 3  # named tokens of one stem in a row that make a list
-
-
-def _lists(tokens: list[str]) -> list[str]:
-    """Tokens with a run of ``LIST_RUN`` or more names of one stem (``an14 an15 an16 ...``, a node list)
-    numbered as ``an<NUM>``, which then collapse into one: a list of 3 or 40 names is the same event. Whether
-    a run is a list depends on the letters only, so masking stays blind to digit values."""
-    stems = [m.group(1) if _has_ascii_digit(t) is not None and (m := _NAMED.fullmatch(t)) else None
-             for t in tokens]
-    out = tokens
-    i = 0
-    while i < len(stems):
-        stem = stems[i]
-        j = i + 1
-        if stem is not None:
-            while j < len(stems) and stems[j] == stem:
-                j += 1
-            if j - i >= LIST_RUN:
-                if out is tokens:
-                    out = list(tokens)
-                out[i:j] = [stem + "<NUM>"] * (j - i)
-        i = j
-    return out
-
-
-def _finish(tokens: list[str], lists: bool = True) -> str:
-    """Join masked tokens, collapsing a run of one repeated masked token (``blk_<NUM> blk_<NUM>``) into one:
-    a list of 1 or 40 block ids is the same event. Tokens that kept digits never collapse, so that masking
-    stays blind to digit values, except in a list of names (``_lists``; ``lists=False`` keeps those too)."""
-    if lists and any(_has_ascii_digit(t) is not None for t in tokens):
-        tokens = _lists(tokens)
-    out: list[str] = []
-    prev = None
-    for token in tokens:
-        if token == prev and "<" in token and _has_ascii_digit(token) is None:
-            continue
-        out.append(token)
-        prev = token
-    return " ".join(out)
-
-
-def mask(message: str) -> str:
-    """Mask the variable parts of a message (see :data:`DEFAULT_MASKS`).
-
-    Whitespace runs become one space (Drain splits on whitespace anyway) and a run of one repeated masked
-    token becomes one token. Numbers with a separate unit keep the unit as a word (``<NUM> GiB``).
-    """
-    return _finish(_DEFAULT_PATTERN.sub(_default_repl, message).split())
+__all__ = ["DEFAULT_MASKS", "BoundedDrain", "Masker", "TemplateMiner", "hex_key", "mask", "template_id"]
 
 
 def template_id(template: str) -> str:
     """Stable id of a template text: ``T`` + 16 hex digits of its BLAKE2b hash."""
     return "T" + hashlib.blake2b(template.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
-
-
-class Masker:
-    """Masks messages token by token with a bounded cache of masked tokens (most tokens are plain words)."""
-
-    def __init__(self, masks: Iterable[tuple[str, str]] = DEFAULT_MASKS, cache_size: int = 200_000) -> None:
-        self._pattern, self._tokens = _compile(masks)
-        self._cache: dict[str, tuple[str, bool]] = {}
-        self._folded: dict[bytes, tuple[str, bool]] = {}
-        self._cache_size = max(1, cache_size)
-
-    def _repl(self, match: re.Match[str]) -> str:
-        return self._tokens[match.lastgroup]  # type: ignore[index]
-
-    def mask_plain(self, message: str) -> str:
-        """Mask a message with one pass over the whole line (no cache)."""
-        return _finish(self._pattern.sub(self._repl, message).split())
-
-    def __call__(self, message: str) -> str:
-        """The same text as ``mask_plain``."""
-        return self.mask_tokens(message.split())[0]
-
-    def mask_tokens(self, tokens: list[str], lists: bool = True) -> tuple[str, list[int]]:
-        """Masked text of a split message, and the indices of tokens whose masked form still has digits."""
-        out, kept = self.mask_list(tokens)
-        return _finish(out, lists), kept
-
-    def mask_list(self, tokens: list[str]) -> tuple[list[str], list[int]]:
-        """``mask_tokens`` before the join: the masked token of each token, one for one.
-
-        Tokens are looked up as they are, then with their digits folded: a masked token without digits is
-        the same for every token of the same folded form (masking never tells digits apart), so "29020" and
-        "31250" share one entry.
-        """
-        cache = self._cache
-        folded_cache = self._folded
-        out = []
-        kept = []
-        for i, token in enumerate(tokens):
-            hit = cache.get(token)
-            if hit is None:
-                raw = token.encode("utf-8", "surrogatepass")
-                folded = raw.translate(FOLD_DIGITS)
-                hit = folded_cache.get(folded)
-                if hit is None:
-                    masked = self._pattern.sub(self._repl, token)
-                    hit = (masked, _has_ascii_digit(masked) is not None)
-                    if not hit[1]:
-                        _put_bounded(folded_cache, folded, hit, self._cache_size)
-                if hit[1] or folded == raw:  # digits kept, or a plain word: worth a direct entry
-                    _put_bounded(cache, token, hit, self._cache_size)
-            out.append(hit[0])
-            if hit[1]:
-                kept.append(i)
-        return out, kept
-
-
-def _put_bounded(cache: dict[Any, Any], key: Any, value: Any, size: int) -> None:
-    """Insert into a cache that is cleared when full: cheaper than LRU bookkeeping on the hot path, and a
-    cleared cache only costs a few misses while it refills."""
-    if len(cache) >= size:
-        cache.clear()
-    cache[key] = value
 
 
 MAX_LEAF_CLUSTERS = 100  # real logs have at most ~16 clusters in one leaf of Drain's tree (loghub, simulated jobs)
@@ -301,6 +109,7 @@ class TemplateMiner:
         self._kept_masked: dict[Any, str] = {}
         self.hits = 0
         self.drain_calls = 0
+        self.changes = 0  # clusters created or changed: an answer ``cached_id`` gave holds while this stays
 
     # -- mining ---------------------------------------------------------------------------------------
 
@@ -327,7 +136,7 @@ class TemplateMiner:
                 got = getter(tokens)
                 if got != expected:  # the kept tokens differ from the last message's: seen before?
                     if loose is not None and entry[1][0] == entry[2] and \
-                            (loose[0] is None or loose[0](tokens) == loose[1]):
+                            (loose[0] is None or self._same_fixed(loose, tokens)):
                         pass  # they differ only where the cluster has a wildcard (see ``_loose``)
                     else:
                         entry = self._by_kept.get((key, self._mask_kept(got)))  # type: ignore[assignment]
@@ -339,7 +148,7 @@ class TemplateMiner:
         if tokens is None:
             tokens = message.split()
         masked_tokens, kept = self.masker.mask_list(tokens)
-        masked = _finish(masked_tokens)
+        masked = join_masked(masked_tokens)
         entry = self._by_masked.get(masked)
         form = None
         if entry is not None and entry[1][0] == entry[2]:
@@ -364,27 +173,37 @@ class TemplateMiner:
                         entry = None
             if entry is None:
                 entry = self._drain_add(masked)
-                _put_bounded(self._by_masked, masked, entry, self.cache_size)
+                put_bounded(self._by_masked, masked, entry, self.cache_size)
         getter = itemgetter(*kept) if kept else None
         expected = None
         loose = None
         if getter is not None:
             expected = getter(tokens)
-            _put_bounded(self._by_kept, (key, " ".join([masked_tokens[i] for i in kept])), entry, self.cache_size)
+            put_bounded(self._by_kept, (key, " ".join([masked_tokens[i] for i in kept])), entry, self.cache_size)
             if len(masked_tokens) == len(entry[0].log_template_tokens):
                 loose = self._loose(tokens, masked_tokens, kept, entry[0])
                 if loose is not None and form is not None:
-                    _put_bounded(self._by_form, form,
+                    put_bounded(self._by_form, form,
                                  (entry, loose[0], None if loose[0] is None else loose[0](masked_tokens)),
                                  self.cache_size)
-        _put_bounded(self._by_key, key, (entry, getter, expected, loose), self.cache_size)
+        put_bounded(self._by_key, key, (entry, getter, expected, loose), self.cache_size)
         return entry[0].cluster_id
 
+    def _same_fixed(self, loose: tuple[Any, Any, Any], tokens: list[str]) -> bool:
+        """Whether the kept tokens that ``loose`` (see ``_loose``) fixes mask as they did: the same values, or
+        new values with the same masked text (``10.0.5.139@o2ib`` and ``10.0.7.2@o2ib`` are both ``<IP>@o2ib``;
+        Drain sees only the masked text)."""
+        got = loose[0](tokens)
+        if got == loose[1]:
+            return True
+        return self.masker.mask_list([got] if isinstance(got, str) else list(got))[0] == loose[2]
+
     def _loose(self, tokens: list[str], masked: list[str], kept: list[int], cluster: LogCluster
-               ) -> tuple[Any, Any] | None:
+               ) -> tuple[Any, Any, Any] | None:
         """Which kept tokens (masked, they still hold digits) may change with Drain's answer staying ``cluster``
         unchanged, so that a message of the same key needs neither masking nor Drain when only those changed:
-        (an itemgetter of the other kept tokens or None, their values now); None when every one must stay.
+        (an itemgetter of the other kept tokens or None, their values now, their masked values); None when
+        every one must stay.
 
         ``masked`` (of ``tokens``) went to ``cluster`` (unmasked tokens: one masked token each, none collapsed). Drain routes a
         message by its token count and first ``depth - 2`` tokens, then takes the most similar cluster of
@@ -415,9 +234,9 @@ class TemplateMiner:
         if len(fixed) == len(kept):
             return None
         if not fixed:
-            return None, None
+            return None, None, None
         getter = itemgetter(*fixed)
-        return getter, getter(tokens)
+        return getter, getter(tokens), [masked[i] for i in fixed]
 
     def _mask_kept(self, kept: Any) -> str:
         """The masked text of the tokens an itemgetter of kept tokens returned (one token or a tuple)."""
@@ -425,7 +244,7 @@ class TemplateMiner:
         if masked is None:
             # without lists: kept tokens side by side here need not be side by side in the message
             masked = self.masker.mask_tokens([kept] if isinstance(kept, str) else list(kept), lists=False)[0]
-            _put_bounded(self._kept_masked, kept, masked, max(1, self.cache_size))
+            put_bounded(self._kept_masked, kept, masked, max(1, self.cache_size))
         return masked
 
     def cached_id(self, key: bytes) -> int | None:
@@ -448,6 +267,17 @@ class TemplateMiner:
         self._by_key[key][0][0].size += n
         self.hits += n
 
+    def kept_getter(self, key: bytes) -> Callable[[list[str]], Any] | None:
+        """The itemgetter of the kept tokens ``add`` compares for a message of this key, None when it compares
+        none or the key is not cached. Two messages of one key with the same kept tokens get one answer."""
+        hit = self._by_key.get(key) if self.cache_size else None
+        return None if hit is None else hit[1]
+
+    def count_cluster_hits(self, cluster_id: int, n: int) -> None:
+        """``add`` of ``n`` messages that ``cached_id`` answered with this cluster (its entry may be gone since)."""
+        self.drain.id_to_cluster[cluster_id].size += n
+        self.hits += n
+
     def _drain_add(self, masked: str) -> _Entry:
         self.drain_calls += 1
         cluster, change = self.drain.add_log_message(masked)
@@ -457,6 +287,7 @@ class TemplateMiner:
             cell = self._generation[n] = [0]
         if change != "none":
             cell[0] += 1  # a new or changed cluster of this length: cached answers for this length are stale
+            self.changes += 1
         return cluster, cell, cell[0]
 
     def template(self, cluster_id: int) -> str:
