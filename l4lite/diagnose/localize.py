@@ -31,6 +31,7 @@ from typing import Any
 from l4lite.detect.base import Finding
 from l4lite.detect.components import ERRORISH, ComponentDetector
 from l4lite.detect.windows import BAD_WORDS
+from l4lite.diagnose.alike import said_alike
 from l4lite.diagnose.evidence import (
     after_kill,
     after_success,
@@ -249,6 +250,13 @@ class Localizer:
             verdict.alike = self._failed_alike(scan, findings, roles, primary)
             if verdict.alike:
                 verdict.scope = "global"
+        shared = said_alike(scan, findings, primary.node, primary.category) if verdict.scope == "node" else None
+        if shared is not None:  # what the suspect said last, every node said: no node to blame
+            findings.append(shared.finding)
+            roles[id(shared.finding)] = "root"
+            verdict.alike, verdict.scope = shared.nodes, "global"
+            if inferred(primary) or names_cascade(primary):  # they say more than a peer's timeout
+                primary = verdict.primary = shared.finding
         verdict.category = primary.category
         real = [n for n in scan.node_last if n != UNKNOWN_NODE and not n.startswith("rank:")]
         if verdict.scope == "node" and primary.node is None and len(real) <= 1:
