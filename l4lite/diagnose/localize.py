@@ -48,7 +48,7 @@ from l4lite.diagnose.evidence import (
     signal_line,
     strip_summaries,
 )
-from l4lite.diagnose.ownlines import its_exception, last_words, node_said, odd_cascade, only_cascades
+from l4lite.diagnose.ownlines import its_exception, last_words, node_said, only_cascades, said_apart
 from l4lite.diagnose.phasing import failure_time_of, iteration_of, node_trackers, phase_of
 from l4lite.diagnose.timeline import around_failure, close_to, finding_key, named_time, survived
 from l4lite.records import Record
@@ -232,9 +232,7 @@ class Localizer:
                 said = node_said(scan, cascade.node, finding_key(cascade)[0], _placed(findings)) \
                     if primary is cascade else None
                 if said is None and primary is cascade:  # everyone lost a peer: the node that said so apart
-                    said = odd_cascade(findings, roles)
-                    if said is not None:
-                        said.category = cascade.category
+                    said = said_apart(findings, roles, cascade.category)
                 if said is not None:  # the node the cascade points at named the component in its own words
                     findings.append(said)
                     roles[id(said)] = "root"
