@@ -79,6 +79,7 @@ def said_alike(scan: JobScan, findings: Sequence[Finding], node: str | None,
             not is_cascade(r.text) and not TEARDOWN.search(r.text[:4000])
 
     shown: list[Record] = []
+    failing: list[Record] = []
     for (tid, where), recs in scan.exemplars.items():
         if where != node or not recs:
             continue
@@ -95,8 +96,11 @@ def said_alike(scan: JobScan, findings: Sequence[Finding], node: str | None,
                        for r in copies):
                 return None  # a node that did not print it, or printed it and went on to lose a peer
         shown.append(first)
+        if not any(_went_on(r, cascades) for other in nodes for r in scan.exemplars.get((tid, other)) or []):
+            failing.append(first)  # printed only by ranks that stopped there: no start-up line every rank printed
     if not shown:
         return None
+    shown = failing or shown
     # the burst at the end is what the node said as it failed (the start-up lines of a short job close it too)
     last = max(_when(r) or end for r in shown)
     burst = [r for r in shown if (_when(r) or end) >= last - BURST_SECONDS]
@@ -106,5 +110,6 @@ def said_alike(scan: JobScan, findings: Sequence[Finding], node: str | None,
     finding = Finding("components", category, "symptom", SCORE,
                       "Every node printed these lines last, alike: a fault of the whole job, not of one node.",
                       node=node, rank=first.rank, gpu=first.gpu, time=first.time, severity="warning",
-                      records=recs, count=len(recs), data={"own_lines": True, "said_alike": True, "distinct_records": True})
+                      records=recs, count=len(recs),
+                      data={"own_lines": True, "said_alike": True, "distinct_records": True})
     return SharedWords(finding, sorted(nodes))
