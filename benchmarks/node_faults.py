@@ -6,7 +6,7 @@ Usage: python benchmarks/node_faults.py [--part dev|real-failures|paraphrased] [
 no node). In a planted job the faulty node is known either way: it is the node that printed the excerpt while
 the other seven printed cascades. Counting every node fault (incident, category not job-wide) gives localisation
 about three times as many dev jobs to be judged on. ``--show`` prints each miss: the truth, the verdict's
-category and scope, its top suspects and its root evidence. The held-out part is not offered: its rows are only
+category and scope, its top suspects and its root evidence, and each phase miss. The held-out part is not offered: its rows are only
 ever scored in aggregate, by ``l4lite eval``.
 """
 
@@ -59,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     layouts = args.layouts.split(",")
     tally: dict[str, list[int]] = {lay: [0, 0] for lay in layouts}
+    phases: dict[str, list[int]] = {lay: [0, 0] for lay in layouts}
     missed: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         for x in load(args.part):
@@ -77,6 +78,11 @@ def main(argv: list[str] | None = None) -> int:
                     ok = bool(suspects) and suspects[0] == planted
                 tally[lay][0] += ok
                 tally[lay][1] += 1
+                if x.phase:
+                    phases[lay][0] += inc.get("phase") == x.phase
+                    phases[lay][1] += 1
+                    if args.show and inc.get("phase") != x.phase:
+                        print(f"PHASE {x.id}@{lay}: truth {x.phase}, verdict {inc.get('phase')}")
                 if ok:
                     continue
                 missed.append(f"{x.id}@{lay}")
@@ -88,7 +94,9 @@ def main(argv: list[str] | None = None) -> int:
                         print(f"    root {e.get('node')} {e.get('file')}:{e.get('line')} "
                               f"{str(e.get('text')).splitlines()[0][:140]}")
     for lay, (hit, n) in tally.items():
-        print(f"{lay:13s} top-1 {hit}/{n} = {100 * hit / max(1, n):.1f} %")
+        good, m = phases[lay]
+        print(f"{lay:13s} top-1 {hit}/{n} = {100 * hit / max(1, n):.1f} %, phase {good}/{m} = "
+              f"{100 * good / max(1, m):.1f} %")
     hit = sum(h for h, _ in tally.values())
     n = sum(m for _, m in tally.values())
     print(f"{'overall':13s} top-1 {hit}/{n} = {100 * hit / max(1, n):.1f} %")
