@@ -8,7 +8,8 @@ Principles (after L4 and NVIDIA's resiliency attribution):
   the cause of this failure; it is kept as a symptom.
 - The root evidence is the primary's node's root findings (the Xid line, the CUDA error on that node, the link
   down and the IB completion error on that node); root hits on other nodes are shown as cascades.
-- Global faults (numerical, user configuration, a rule scoped "global") blame no node.
+- Global faults (numerical, user configuration, a rule scoped "global") blame no node; neither does a fault
+  whose suspect's last lines every node printed alike and stopped there (``alike.said_alike``).
 - Without any root finding, confirmations (a torchelastic summary naming the first failed rank) and cascades
   still make an incident; the suspect is then the named rank's node, the node that stopped first, or the rank
   that lagged behind in the NCCL watchdog's sequence numbers.
