@@ -32,6 +32,9 @@ VAGUE = frozenset({"unknown", "software"})
 INFERRED_SIGNALS = frozenset({"hang", "slowdown", "straggler", "gpu_slowdown"})  # any concrete line explains them
 
 
+# A collective blocks until every rank joins it, so a straggler lags its peers by a few operations; counters a
+# thousand apart are not one process group's (another group's counter, another run's lines).
+MAX_SEQ_GAP = 1000
 _SEQ = re.compile(r"SeqNum=(\d+)")
 _LAST_DONE = re.compile(r"last completed NCCL work:\s*(\d+)")
 _RANK = re.compile(r"\[(?:PG \S+ (?:\(\S+\) )?)?Rank (\d+)\]")
@@ -314,8 +317,8 @@ def ranks_behind(findings: Sequence[Finding]) -> list[int]:
     if len(seqs) < 2:
         return []
     low = min(seqs.values())
-    if low == max(seqs.values()):
-        return []
+    if low == max(seqs.values()) or max(seqs.values()) - low > MAX_SEQ_GAP:
+        return []  # all alike, or counters of different process groups (or runs): no rank is behind the others
     return sorted(r for r, s in seqs.items() if s == low)
 
 

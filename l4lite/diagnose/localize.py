@@ -8,7 +8,8 @@ Principles (after L4 and NVIDIA's resiliency attribution):
   the cause of this failure; it is kept as a symptom.
 - The root evidence is the primary's node's root findings (the Xid line, the CUDA error on that node, the link
   down and the IB completion error on that node); root hits on other nodes are shown as cascades.
-- Global faults (numerical, user configuration, a rule scoped "global") blame no node.
+- Global faults (numerical, user configuration, a rule scoped "global") blame no node; neither does a fault
+  whose suspect's last lines every node printed alike and stopped there (``alike.said_alike``).
 - Without any root finding, confirmations (a torchelastic summary naming the first failed rank) and cascades
   still make an incident; the suspect is then the named rank's node, the node that stopped first, or the rank
   that lagged behind in the NCCL watchdog's sequence numbers.
@@ -31,6 +32,7 @@ from typing import Any
 from l4lite.detect.base import Finding
 from l4lite.detect.components import ERRORISH, ComponentDetector
 from l4lite.detect.windows import BAD_WORDS
+from l4lite.diagnose.alike import said_alike
 from l4lite.diagnose.evidence import (
     after_kill,
     after_success,
@@ -47,7 +49,7 @@ from l4lite.diagnose.evidence import (
     signal_line,
     strip_summaries,
 )
-from l4lite.diagnose.ownlines import its_exception, last_words, node_said, odd_cascade, only_cascades
+from l4lite.diagnose.ownlines import its_exception, last_words, node_said, only_cascades, said_apart
 from l4lite.diagnose.phasing import failure_time_of, iteration_of, node_trackers, phase_of
 from l4lite.diagnose.timeline import around_failure, close_to, finding_key, named_time, survived
 from l4lite.records import Record
@@ -231,9 +233,7 @@ class Localizer:
                 said = node_said(scan, cascade.node, finding_key(cascade)[0], _placed(findings)) \
                     if primary is cascade else None
                 if said is None and primary is cascade:  # everyone lost a peer: the node that said so apart
-                    said = odd_cascade(findings, roles)
-                    if said is not None:
-                        said.category = cascade.category
+                    said = said_apart(findings, roles, cascade.category)
                 if said is not None:  # the node the cascade points at named the component in its own words
                     findings.append(said)
                     roles[id(said)] = "root"
@@ -249,6 +249,13 @@ class Localizer:
             verdict.alike = self._failed_alike(scan, findings, roles, primary)
             if verdict.alike:
                 verdict.scope = "global"
+        shared = said_alike(scan, findings, primary.node, primary.category) if verdict.scope == "node" else None
+        if shared is not None:  # what the suspect said last, every node said: no node to blame
+            findings.append(shared.finding)
+            roles[id(shared.finding)] = "root"
+            verdict.alike, verdict.scope = shared.nodes, "global"
+            if inferred(primary) or names_cascade(primary):  # they say more than a peer's timeout
+                primary = verdict.primary = shared.finding
         verdict.category = primary.category
         real = [n for n in scan.node_last if n != UNKNOWN_NODE and not n.startswith("rank:")]
         if verdict.scope == "node" and primary.node is None and len(real) <= 1:

@@ -217,3 +217,46 @@ def its_exception(findings: list[Finding], roles: dict[int, str], primary: Findi
         if f.node == primary.node and r.file == top.file and 0 < r.line - top.line <= EXCEPTION_LINES:
             return f
     return None
+
+
+def node_apart(findings: list[Finding], roles: dict[int, str]) -> Finding | None:
+    """The one node that said something of its own while every other node only echoed the failure.
+
+    When no line names a cause and the lead is a peer's cascade, the lines new to the job near the failure (the
+    filters' anomalies) tell the nodes apart: a node that lost a peer adds nothing but cascades and its agent's
+    teardown, while the node where it began printed something else: a signal handler's banner, a socket timeout
+    of its own, a traceback that is not a lost connection. None unless exactly one node printed such lines and at
+    least two other nodes printed cascades.
+    """
+    own: dict[str, list[Record]] = {}
+    for f in findings:
+        if f.detector != "filters" or f.role != "anomaly" or f.node is None:
+            continue
+        recs = [r for r in f.records if r.source != "launcher" and not is_cascade(first_failure(r.text))
+                and not TEARDOWN.search(r.text[:4000])]
+        if recs:
+            own.setdefault(f.node, []).extend(recs)
+    if len(own) != 1:
+        return None
+    node, recs = next(iter(own.items()))
+    echoes = {f.node for f in findings if roles.get(id(f)) == "cascade" and f.node not in (None, node)}
+    if len(echoes) < 2:
+        return None
+    recs = sorted(recs, key=lambda r: (r.file, r.line))[:MAX_RECORDS]
+    named = component("\n".join(r.text for r in recs))
+    first = recs[0]
+    return Finding("components", named.category if named is not None else "unknown", "symptom", SCORE,
+                   "The one node that printed lines of its own near the failure while every other node only "
+                   "reported losing a peer: where the failure began.", node=node, rank=first.rank, gpu=first.gpu,
+                   time=first.time, severity="warning", records=recs, count=len(recs),
+                   data={"own_lines": True, "apart": True})
+
+
+def said_apart(findings: list[Finding], roles: dict[int, str], category: str) -> Finding | None:
+    """Everyone lost a peer: the node whose lost-peer lines are worded apart (taking the cascade's
+    ``category``), else the one node that said anything but cascades; None without either."""
+    said = odd_cascade(findings, roles)
+    if said is not None:
+        said.category = category
+        return said
+    return node_apart(findings, roles)
