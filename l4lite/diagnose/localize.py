@@ -47,6 +47,7 @@ from l4lite.diagnose.evidence import (
     signal_line,
     strip_summaries,
 )
+from l4lite.diagnose.firstfail import earlier_failure
 from l4lite.diagnose.ownlines import its_exception, last_words, node_said, odd_cascade, only_cascades
 from l4lite.diagnose.phasing import failure_time_of, iteration_of, node_trackers, phase_of
 from l4lite.diagnose.timeline import around_failure, close_to, finding_key, named_time, survived
@@ -250,6 +251,9 @@ class Localizer:
             if verdict.alike:
                 verdict.scope = "global"
         verdict.category = primary.category
+        first = earlier_failure(findings, roles, primary) if roots and verdict.scope == "node" else None
+        if first is not None:  # what the root's node said went wrong just before the root line
+            verdict.category, roles[id(first)] = first.category, "root"
         real = [n for n in scan.node_last if n != UNKNOWN_NODE and not n.startswith("rank:")]
         if verdict.scope == "node" and primary.node is None and len(real) <= 1:
             # One node (or none named): the fault is on the node that logged it.
@@ -451,7 +455,7 @@ class Localizer:
         if primary.data.get("killed_busy") or primary.data.get("why"):
             return None  # lines that name the stuck rank (a desync report, its progress stopping first) say more
         said = last_words(scan, primary.node, primary.time, _placed(findings))
-        if said is not None and not torn_down(primary):
+        if said is not None and not torn_down(primary) and not said.data.get("component"):
             said.category = primary.category
         return said
 
