@@ -251,6 +251,8 @@ class Localizer:
             if verdict.alike:
                 verdict.scope = "global"
         verdict.category = primary.category
+        if not roots and primary.detector == "rules" and names_cascade(primary):
+            verdict.category = "unknown"  # a lost peer says that it went, not why: the suspect's lines may say
         first = earlier_failure(findings, roles, primary) if roots and verdict.scope == "node" else None
         if first is not None:  # what the root's node said went wrong just before the root line
             verdict.category, roles[id(first)] = first.category, "root"
