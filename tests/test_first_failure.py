@@ -1,0 +1,67 @@
+"""The category from what a node said first: an earlier error line before a root rule's line, a peer's lost
+connection that names no category, kill exit codes, and the frames of a remote reader cut above its header."""
+
+from __future__ import annotations
+
+from scan_helpers import rec
+from test_localize import NODES, _scan, finding
+
+from l4lite.detect.base import Finding
+from l4lite.diagnose.firstfail import earlier_failure
+from l4lite.diagnose.localize import localize
+from l4lite.rules.components import component
+from l4lite.rules.exceptions import named
+
+
+def component_finding(node: str, t: float, category: str, *, severity: str = "error", line: int = 1,
+                      words: str = "net/ib") -> Finding:
+    r = rec(f"12:00:00 error line naming {category}", node=node, time=t, line=line, file=f"{node}-kern.log")
+    return Finding("components", category, "symptom", 0.25, "An error line", node=node, time=t,
+                   severity=severity, records=[r], data={"component": words})
+
+
+def test_an_error_line_just_before_the_root_line_on_its_node_gives_the_category() -> None:
+    """An IB completion error a second before a CUDA call reports an illegal memory access: the network."""
+    scan = _scan()
+    root = finding("n2", 1051.0, category="software", rule="cuda-illegal-address", line=5)
+    ib = component_finding("n2", 1050.0, "network", line=3)
+    v = localize(scan, [root, ib])
+    assert v.primary is root and v.category == "network" and v.suspects[0][0] == "n2"
+    assert dict(zip(map(id, v.findings), v.roles, strict=True))[id(ib)] == "root"
+
+
+def test_an_earlier_line_elsewhere_long_before_or_after_the_root_line_does_not_decide() -> None:
+    scan = _scan()
+    root = finding("n2", 1051.0, category="software", rule="cuda-illegal-address")
+    for other in (component_finding("n3", 1050.0, "network"),  # another node
+                  component_finding("n2", 1051.0 - 600, "network"),  # ten minutes before
+                  component_finding("n2", 1052.0, "network"),  # after it
+                  component_finding("n2", 1050.0, "network", severity="warning"),  # a warning
+                  component_finding("n2", 1050.0, "network", words="(learned)")):  # a guess
+        assert earlier_failure([root, other], {id(root): "root", id(other): "symptom"}, root) is None
+
+
+def test_a_verdict_led_by_a_peers_lost_connection_names_no_category() -> None:
+    """Every node lost a peer and the suspect named nothing: the cascade rule's category is no cause."""
+    scan = _scan()
+    lost = [finding(n, 1700.0 + k, role="cascade", category="network", score=0.35, rule="nccl-socket-closed",
+                    text="NCCL WARN socketProgress: Connection reset by peer", line=k + 1)
+            for k, n in enumerate(NODES[1:])]
+    v = localize(scan, lost)
+    assert v.status == "incident" and v.category == "unknown"
+
+
+def test_kill_exit_codes_are_the_hosts() -> None:
+    for line in ("ERROR: error code -9", "Job exited with error code 137", "Training process finished. Exit code: 137"):
+        found = component(line)
+        assert found is not None and found.category == "host", line
+    assert component("Job exited with error code 1370") is None
+
+
+def test_frames_inside_fsspecs_http_reader_name_remote_storage() -> None:
+    """The reader is a file of ``fsspec/implementations``, not a folder of its own."""
+    frames = ('  File "/env/site-packages/fsspec/implementations/http.py", line 614, in async_fetch_range\n'
+              '    out = await r.read()')
+    found = named(frames)
+    assert found is not None and found == ("storage", "fsspec/implementations/http.py")
+    assert named('  File "/env/site-packages/fsspec/implementations/local.py", line 3, in open\n    x()') is None
