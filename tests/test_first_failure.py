@@ -31,7 +31,6 @@ def test_an_error_line_just_before_the_root_line_on_its_node_gives_the_category(
 
 
 def test_an_earlier_line_elsewhere_long_before_or_after_the_root_line_does_not_decide() -> None:
-    scan = _scan()
     root = finding("n2", 1051.0, category="software", rule="cuda-illegal-address")
     for other in (component_finding("n3", 1050.0, "network"),  # another node
                   component_finding("n2", 1051.0 - 600, "network"),  # ten minutes before
