@@ -3,12 +3,18 @@ connection that names no category, kill exit codes, and the frames of a remote r
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from scan_helpers import rec
 from test_localize import NODES, _scan, finding
 
+from l4lite.api import AnalyzeOptions, analyze
 from l4lite.detect.base import Finding
 from l4lite.diagnose.firstfail import earlier_failure
 from l4lite.diagnose.localize import localize
+from l4lite.evaluate.planting import Excerpt, JobPlanter
+from l4lite.evaluate.scoreboard import job_paths
 from l4lite.rules.components import component
 from l4lite.rules.exceptions import named
 
@@ -64,3 +70,25 @@ def test_frames_inside_fsspecs_http_reader_name_remote_storage() -> None:
     found = named(frames)
     assert found is not None and found == ("storage", "fsspec/implementations/http.py")
     assert named('  File "/env/site-packages/fsspec/implementations/local.py", line 3, in open\n    x()') is None
+
+
+def test_a_watchdogs_timeout_at_nccl_work_is_a_cascade() -> None:
+    from l4lite.rules.components import is_cascade
+
+    assert is_cascade("[rank1]:[E ProcessGroupNCCL.cpp:1537] [PG 0 Rank 1] Timeout at NCCL work: 6075, last "
+                      "enqueued NCCL work: 6139, last completed NCCL work: 6074.")
+
+
+@pytest.mark.parametrize(("line", "category"), [
+    ("Transport retry count exceeded on mlx5_1:1/IB", "network"),
+    ("df: '/backup/tapes': Transport endpoint is not connected", "storage"),
+])
+def test_a_stuck_nodes_own_line_that_names_a_component_gives_the_category(tmp_path: Path, line: str,
+                                                                         category: str) -> None:
+    """The faulty rank printed one line no rule knows, not worded as an error, and stopped; its peers timed
+    out. The hang names no category of its own; the stuck node's line near the stall names the component."""
+    x = Excerpt(id="one-line", source_group="t#1", split="dev", status="incident", category=category,
+                phase="train", faulty=None, lines=(line,))
+    job = JobPlanter(x).write("rank-files", tmp_path / "job").path
+    inc = analyze(job_paths(job), AnalyzeOptions())
+    assert inc.status == "incident" and inc.category == category

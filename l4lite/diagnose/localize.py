@@ -296,6 +296,10 @@ class Localizer:
                                          near=primary if verdict.category != "unknown" and not silent else None)
             if named is None or named.data.get("component") == LEARNED_WORDS:  # the exception's words before a guess
                 named = its_exception(findings, roles, primary) or named
+            if named is None and verdict.category == "unknown":  # its own lines near the failure name a component
+                said = node_said(scan, primary.node, primary.time or finding_key(primary)[0], _placed(findings))
+                named = said if said is not None and said.category != "software" else None  # not a stall's words
+                findings += [named] if named is not None else []
             if named is not None:
                 verdict.category = named.category
                 roles[id(named)] = "root"

@@ -26,6 +26,7 @@ from l4lite.rules.exceptions import named
 # ------------------------------------------------------------------------------------------------ cascades
 CASCADE = re.compile(
     r"Watchdog caught collective operation timeout|collective operation timeout|watchdog thread terminated|"
+    r"Timeout at NCCL work: \d+|"
     r"Some NCCL operations have failed or timed out|To avoid data inconsistency, we are taking the entire process|"
     r"Broken pipe|BrokenPipeError|Connection reset by peer|ConnectionResetError|Connection closed by (?:remote )?peer|"
     r"closed by remote peer|remote process exited|ncclRemoteError|RendezvousClosedError|Rendezvous[\w ]{0,40}closed|"
