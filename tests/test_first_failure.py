@@ -57,7 +57,8 @@ def test_a_verdict_led_by_a_peers_lost_connection_names_no_category() -> None:
 
 
 def test_kill_exit_codes_are_the_hosts() -> None:
-    for line in ("ERROR: error code -9", "Job exited with error code 137", "Training process finished. Exit code: 137"):
+    for line in ("ERROR: error code -9", "Job exited with error code 137", "Training process finished. Exit code: 137",
+                 "Training task exit with status code 137", "Process exited with code -9"):
         found = component(line)
         assert found is not None and found.category == "host", line
     assert component("Job exited with error code 1370") is None
