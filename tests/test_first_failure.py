@@ -93,3 +93,20 @@ def test_a_stuck_nodes_own_line_that_names_a_component_gives_the_category(tmp_pa
     job = JobPlanter(x).write("rank-files", tmp_path / "job").path
     inc = analyze(job_paths(job), AnalyzeOptions())
     assert inc.status == "incident" and inc.category == category
+
+
+def test_a_stuck_nodes_last_lines_are_read_together_for_a_name() -> None:
+    """Frames of a traceback cut above its header, one record each: together they name the remote reader."""
+    from scan_helpers import DigitMiner
+
+    from l4lite.diagnose.ownlines import last_words
+    from l4lite.scan.scanner import scan_records
+
+    frames = ['  File "/env/site-packages/fsspec/implementations/http.py", line 614, in async_fetch_range',
+              "    out = await r.read()"]
+    records = [rec(f"iteration {i} loss 2.0", node=n, time=1000.0 + i, line=i, file=f"{n}.log")
+               for n in ("n1", "n2", "n3") for i in range(1, 4)]
+    records += [rec(t, node="n2", time=1010.0 + k, line=10 + k, file="n2.log") for k, t in enumerate(frames)]
+    said = last_words(scan_records(records, DigitMiner()), "n2", 1012.0, set())
+    assert said is not None and said.category == "storage"
+    assert said.data["component"] == "fsspec/implementations/http.py"
