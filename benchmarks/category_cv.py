@@ -1,7 +1,11 @@
 """Category on excerpts the category mechanisms were not fitted to: grouped cross-validation over the dev part.
 
 Usage: python benchmarks/category_cv.py [--folds 5] [--layout rank-files] [--drop-fold-rules] [--no-jobs] [--show]
-       [--learned-min P] [--learned-support N] [--learned-first]
+       [--learned-min P] [--learned-support N] [--learned-first] [--lines]
+
+``--lines`` plants the entries of ``fixtures/real/lines.jsonl`` (short labelled failure text from threads outside
+the corpus) instead of the dev part, folds by their source groups: a second proxy, on text no rule was written
+from.
 
 The held-out part of the real corpus is the judge of the category mechanisms, and it may be read only rarely;
 this is the stand-in made inside the dev part. The dev excerpts are split into ``--folds`` folds by
