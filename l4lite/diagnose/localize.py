@@ -49,6 +49,7 @@ from l4lite.diagnose.evidence import (
     signal_line,
     strip_summaries,
 )
+from l4lite.diagnose.firstfail import earlier_failure
 from l4lite.diagnose.ownlines import its_exception, last_words, node_said, only_cascades, said_apart
 from l4lite.diagnose.phasing import failure_time_of, iteration_of, node_trackers, phase_of
 from l4lite.diagnose.timeline import around_failure, close_to, finding_key, named_time, survived
@@ -241,14 +242,12 @@ class Localizer:
         if primary.data.get("signal") == "hang" and primary.node is None:
             lagging = self._lagging_node(scan, findings)  # a silent hang: the watchdog may still name the node
             if lagging is not None:
-                primary.node = lagging
-                primary.data["scope"] = "node"
+                primary.node, primary.data["scope"] = lagging, "node"
         verdict.primary = primary
         verdict.scope = "global" if is_global(primary) else "node"
         if verdict.scope == "node" and roots:
             verdict.alike = self._failed_alike(scan, findings, roles, primary)
-            if verdict.alike:
-                verdict.scope = "global"
+            verdict.scope = "global" if verdict.alike else verdict.scope
         shared = said_alike(scan, findings, primary.node, primary.category) if verdict.scope == "node" else None
         if shared is not None:  # what the suspect said last, every node said: no node to blame
             findings.append(shared.finding)
@@ -256,7 +255,12 @@ class Localizer:
             verdict.alike, verdict.scope = shared.nodes, "global"
             if inferred(primary) or names_cascade(primary):  # they say more than a peer's timeout
                 primary = verdict.primary = shared.finding
-        verdict.category = primary.category
+        # A lost peer says that it went, not why: the suspect's lines may say
+        lost = not roots and primary.detector == "rules" and names_cascade(primary)
+        verdict.category = "unknown" if lost else primary.category
+        first = earlier_failure(findings, roles, primary) if roots and verdict.scope == "node" else None
+        if first is not None:  # what the root's node said went wrong just before the root line
+            verdict.category, roles[id(first)] = first.category, "root"
         real = [n for n in scan.node_last if n != UNKNOWN_NODE and not n.startswith("rank:")]
         if verdict.scope == "node" and primary.node is None and len(real) <= 1:
             # One node (or none named): the fault is on the node that logged it.
@@ -297,6 +301,10 @@ class Localizer:
                                          near=primary if verdict.category != "unknown" and not silent else None)
             if named is None or named.data.get("component") == LEARNED_WORDS:  # the exception's words before a guess
                 named = its_exception(findings, roles, primary) or named
+            if named is None and verdict.category == "unknown":  # its own lines near the failure name a component
+                said = node_said(scan, primary.node, primary.time or finding_key(primary)[0], _placed(findings))
+                named = said if said is not None and said.category != "software" else None  # not a stall's words
+                findings += [named] if named is not None else []
             if named is not None:
                 verdict.category = named.category
                 roles[id(named)] = "root"
@@ -343,9 +351,7 @@ class Localizer:
         else:
             primary = min(confirmations or severe, key=lambda f: (finding_key(f), -f.score))
         if primary.role == "cascade" or primary.node is None:
-            node = self._lagging_node(scan, findings)
-            if node is not None:
-                primary.node = node
+            primary.node = self._lagging_node(scan, findings) or primary.node
         return primary
 
     def _witnessed(self, scan: JobScan, findings: list[Finding], close: list[Finding]) -> list[Finding]:
@@ -458,7 +464,7 @@ class Localizer:
         if primary.data.get("killed_busy") or primary.data.get("why"):
             return None  # lines that name the stuck rank (a desync report, its progress stopping first) say more
         said = last_words(scan, primary.node, primary.time, _placed(findings))
-        if said is not None and not torn_down(primary):
+        if said is not None and not torn_down(primary) and not said.data.get("component"):
             said.category = primary.category
         return said
 

@@ -20,7 +20,7 @@ import re
 from l4lite.detect.base import Finding
 from l4lite.diagnose.evidence import own_time
 from l4lite.records import Record
-from l4lite.rules.components import component, first_failure, is_cascade
+from l4lite.rules.components import component, first_failure, is_cascade, named_component
 from l4lite.scan.scanner import JobScan
 
 SPATIAL_FRACTION = 0.25  # as the filters': a template on more than this share of the nodes is routine
@@ -136,10 +136,18 @@ def last_words(scan: JobScan, node: str | None, t0: float | None, placed: set[tu
     found.sort(key=lambda r: (r.time if r.time is not None else math.inf, r.file, r.line))
     last = sorted(found[-MAX_RECORDS:], key=lambda r: (r.file, r.line))
     first = last[0]
-    return Finding("components", "unknown", "symptom", SCORE,
+    data: dict[str, object] = {"own_lines": True, "last_words": True}
+    # read together, the lines may hold a name with one meaning that no line holds alone: the frames of a
+    # traceback cut above its header (a remote-storage client's read, a checkpoint writer)
+    named = named_component("\n".join(r.text for r in last))
+    if named is not None:
+        data["component"] = ", ".join(named.words)
+    return Finding("components", named.category if named is not None else "unknown", "symptom", SCORE,
                    "The stuck node's own last lines near the stall, printed by no other node: where it was when "
-                   "it stopped.", node=node, rank=first.rank, gpu=first.gpu, time=first.time, severity="warning",
-                   records=last, count=len(last), data={"own_lines": True, "last_words": True})
+                   "it stopped" + (f"; they name the {named.category.replace('_', ' ')} component "
+                                   f"({', '.join(named.words)[:120]})." if named is not None else "."),
+                   node=node, rank=first.rank, gpu=first.gpu, time=first.time, severity="warning",
+                   records=last, count=len(last), data=data)
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z_]+")

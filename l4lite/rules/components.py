@@ -26,6 +26,7 @@ from l4lite.rules.exceptions import named
 # ------------------------------------------------------------------------------------------------ cascades
 CASCADE = re.compile(
     r"Watchdog caught collective operation timeout|collective operation timeout|watchdog thread terminated|"
+    r"Timeout at NCCL work: \d+|"
     r"Some NCCL operations have failed or timed out|To avoid data inconsistency, we are taking the entire process|"
     r"Broken pipe|BrokenPipeError|Connection reset by peer|ConnectionResetError|Connection closed by (?:remote )?peer|"
     r"closed by remote peer|remote process exited|ncclRemoteError|RendezvousClosedError|Rendezvous[\w ]{0,40}closed|"
@@ -110,6 +111,8 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
     # host: memory, kernel, CPU
     ("host", 3.0, r"Cannot allocate memory|MemoryError|oom-kill|oom_reaper|Out of memory: Kill|Memory cgroup out of|"
                   r"killed by signal: Killed|\bSIGKILL\b|signal 9\b|exitcode: -9|\bKilled\b|soft lockup|hung_task|"
+                  # a process killed by SIGKILL, in the exit codes launchers and shells report (-9, 128 + 9)
+                  r"(?:exit(?:ed)?(?: with)?|error|return)[ _]?(?:status )?(?:code|status)[:= ]{0,3}(?:-9|137)\b|"
                   r"blocked for more than|Machine Check|\bEDAC\b|kernel BUG|Kernel panic|CPU Virtual Memory|"
                   r"can't allocate memory|DefaultCPUAllocator|ENOMEM|Errno 12\]|memory usage.*(?:9\d|100)(?:\.\d)?%|"
                   # a container or pod past its memory limit (Ray, Kubernetes, docker say it in these words)

@@ -156,8 +156,8 @@ _REMOTE_FAILURE = re.compile(
     r"Request failed", re.I)
 # the innermost frames of a traceback inside a remote-storage client's read
 _FRAME = re.compile(r'File "(?P<path>[^"\n]{1,400})", line \d+')
-_REMOTE_FRAME = re.compile(r"/(?:fsspec/implementations/(?:http|s3|gcs)|s3fs|gcsfs|botocore|huggingface_hub|"
-                           r"aiohttp|aiobotocore)/", re.I)
+_REMOTE_FRAME = re.compile(r"/(?:fsspec/implementations/(?:http|s3|gcs)\w{0,20}\.py|(?:s3fs|gcsfs|botocore|"
+                           r"huggingface_hub|aiohttp|aiobotocore)/)", re.I)
 # A traceback cut before its exception line (the rest of the log was lost, or another thread's line split it)
 # still says in its innermost frames what the program was doing: writing or reading a checkpoint file.
 _FILE_FRAME = re.compile(r"/torch/serialization\.py|/safetensors/", re.I)
@@ -206,7 +206,8 @@ def named(text: str) -> Named | None:
         return Named("storage", store.group(0))
     frames = [m.group("path") for m in _FRAME.finditer(head)]
     if frames and any(_REMOTE_FRAME.search(p) for p in frames[-3:]):
-        return Named("storage", next(p for p in frames[-3:] if _REMOTE_FRAME.search(p)).rsplit("/", 2)[-2])
+        hit = next(m for p in frames[-3:] if (m := _REMOTE_FRAME.search(p)) is not None)
+        return Named("storage", hit.group(0).strip("/"))
     cls = exception_class(head)
     if cls is not None:
         found = _class_category(cls)
