@@ -27,7 +27,7 @@ import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from l4lite.errors import L4Error
 from l4lite.ingest.attribution import (
@@ -41,6 +41,7 @@ from l4lite.ingest.attribution import (
     inherited_hosts,
     known_hosts_pattern,
     mixed_hosts,
+    names_no_node,
     node_from_regex,
     normalize_host,
     pid_facts,
@@ -54,8 +55,17 @@ from l4lite.ingest.decode import open_lines
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.layout import NodeLevel, infer_level, is_loopback, value_at
 from l4lite.ingest.skew import anchor_key, job_skew, quick
+from l4lite.ingest.spans import (
+    PAST_SLACK,
+    PAST_YEARS,
+    SPIKE_SECONDS,
+    FileSpan,
+    apart_files,
+    job_span,
+    no_spikes,
+)
 from l4lite.ingest.timespots import learn_spot, spot_time, strip_stream_prefixes
-from l4lite.ingest.timestamps import TimestampParser, boot_anchors, is_kernel_log
+from l4lite.ingest.timestamps import TimestampParser, boot_anchors
 from l4lite.records import Accounting
 
 HEAD_BYTES = 32 * 1024  # start-up: NCCL headers, hostname banners, the first times
@@ -63,12 +73,6 @@ TAIL_BYTES = 16 * 1024  # the end: torchelastic's failure summary, the last time
 SAMPLE_LINES = 20  # lines of each end of a file read in full (times, dates, syslog hosts)
 MAX_FILES = 2048  # files sampled; a job of more files has them sampled evenly (each folder gets its share)
 FUTURE_SLACK = 86400.0
-# A clock this far before the job began, or before its file was written, was reset (1970 and 2000 are the
-# defaults of an unset clock): a kernel log reaches back to its node's boot, months at most, and an archive copied
-# years after its job keeps dates a few years older than its files.
-PAST_YEARS = 15
-PAST_SLACK = PAST_YEARS * 365 * 86400.0
-SPIKE_SECONDS = 3600.0  # a sampled time this far off both its neighbours' (the same way) is one wrong line
 
 _YEAR_DATE = re.compile(r"(?<!\d)(20\d\d|19\d\d|2[1-9]\d\d)[-/.](?:0[1-9]|1[0-2])[-/.](?:0[1-9]|[12]\d|3[01])(?!\d)")
 _YEAR_CTIME = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} +\d{1,2} \d\d:\d\d:\d\d (?:[A-Z]{2,5} )?(\d{4})\b")
@@ -78,6 +82,10 @@ _SYSLOG = re.compile(r"(?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?|\d{4}-
                      r"(?:Z|[+-]\d\d:?\d\d)) ([A-Za-z0-9][\w.-]*) [\w./@-]+?(?:\[\d+\])?: ")
 _UCX = re.compile(r"\[([A-Za-z0-9][\w.-]*):\d+ *:\d+:\d+\] ")
 _BANNER = re.compile(r"(?<![\w.-])(?:host|hostname|host name|Hostname|HOSTNAME|Host)\s*[=:]\s*([A-Za-z0-9][\w.-]*)")
+# a numbered process naming the host it runs on (``process 2/4 on compute-beta: 1 local device(s)``, ``rank 3 on
+# node-b``): the host is the line's writer; an endpoint (``on node-a:29500``) is not
+_ON_HOST = re.compile(r"\b(?:[Pp]rocess|[Rr]ank|[Tt]ask|[Ww]orker)[ _-]?\d{1,6}(?:/\d+| of \d+)? (?:is )?(?:running )?on "
+                      r"(?:host |node )?([A-Za-z0-9][\w.-]*[\w])(?![\w.-]|:\d)")
 _RANK_NEAR = re.compile(r"\[rank(\d+)\]|\brank[=:]\s*(\d+)\b")
 _ELASTIC_RANK = re.compile(r"\s*rank\s*: (\d+)")
 # hosts a line names as concerned, not as its writer
@@ -202,6 +210,7 @@ class _Sample:
     addresses: Counter[tuple[str, str]] = field(default_factory=Counter)  # (IP, host named beside it or "": own)
     children: set[tuple[str, str]] = field(default_factory=set)  # (agent pid, worker pid): ``child_pid``
     owners: set[tuple[str, str]] = field(default_factory=set)  # (worker pid, host) from a failure summary
+    on_hosts: set[str] = field(default_factory=set)  # hosts a process banner runs on (``_ON_HOST``)
 
 
 def _ends(f: Any) -> tuple[list[str], list[str]]:
@@ -264,6 +273,13 @@ def _host(raw: str) -> str | None:
     return h
 
 
+def _on_host(raw: str) -> str | None:
+    """The host of a process banner (``_ON_HOST``) when it looks like a machine: a hyphen or a digit in it (``on
+    the``, ``on cpu`` are words), and not a device, a part or a run (``gpu-0``, ``attempt_1``)."""
+    h = _host(raw)
+    return h if h and ("-" in h or any(c.isdigit() for c in h)) and not names_no_node(h) else None
+
+
 def _sample(f: Any) -> tuple[_Sample, set[str]]:
     """A file's sample and the hosts its lines name as concerned (``srun: error: NODE``)."""
     s = _Sample()
@@ -279,7 +295,7 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     for i, raw in enumerate(every):
         # the sampled lines are read in full; the others only when they may name a host (most do not)
         if first <= i < last and elastic_host is None and "NCCL" not in raw and "ost" not in raw \
-                and "OST" not in raw and "srun: error:" not in raw and not quick(raw):
+                and "OST" not in raw and "srun: error:" not in raw and " on " not in raw and not quick(raw):
             continue
         line = strip_stream_prefixes(raw, s.label_streams)
         m = _YEAR_DATE.search(line, 0, 64) or _YEAR_CTIME.search(line, 0, 64)
@@ -313,6 +329,8 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
             if r:
                 s.ties.append((int(r[1]), elastic_host))
             elastic_host = None
+        if host is None and " on " in line and (m := _ON_HOST.search(line)) and (on := _on_host(m[1])):
+            s.on_hosts.add(on)  # a known host of the job; which stream runs there is ``stream_hosts``'s to say
         if host is not None:
             s.hosts[host] += 1
             if raw[:1] in _LABEL_START and (m := SRUN_LABEL.match(raw)):
@@ -378,7 +396,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     # ---- time first: a file that is not this job's says nothing about its nodes either
     ctx.year, ctx.near_year = (year, year) if year is not None else _vote_year(samples.items(), files)
     spans = _file_spans(files, samples, ctx.year, ctx.near_year)
-    ctx.set_apart = _apart(spans) if not open_end else {}
+    ctx.set_apart = apart_files(spans) if not open_end else {}
     if ctx.set_apart:
         for rel in ctx.set_apart:
             samples.pop(rel, None)
@@ -388,7 +406,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         if year is None:
             ctx.year, ctx.near_year = _vote_year(samples.items(), files)
             spans = _file_spans(files, samples, ctx.year, ctx.near_year)
-    ctx.start, ctx.end = _span(list(spans.values()))
+    ctx.start, ctx.end = job_span(list(spans.values()))
     if ctx.end is not None:  # a stream sampled at its head only has no known end
         partial = {f.rel for f in files if getattr(f, "is_stdin", False) and not stdin_sample()[1]}
         ctx.file_ends = {rel: v.last for rel, v in spans.items() if rel not in partial}
@@ -425,7 +443,10 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
             ctx.task_hosts[rel] = labelled
         if any(len(streams) > 1 for streams in s.label_streams.values()):
             ctx.label_tasks.append(rel)
-    known = known_hosts_pattern({ctx.node_of(rel) for rel in rels})  # labelled streams whose lines name a host
+    # labelled streams whose lines name a known host: the hosts the paths give, and those the lines name as their
+    # writers or as where a process runs, so that a job whose folders name no host still finds its streams' hosts
+    on_hosts = set().union(*(s.on_hosts for s in samples.values())) if samples else set()
+    known = known_hosts_pattern({ctx.node_of(rel) for rel in rels} | named | on_hosts)
     for f in _sampled(files) if known is not None else ():
         if f.rel in samples and ctx.node_of(f.rel) is None and any(map(stream_key, samples[f.rel].lines)):
             ctx.mention_ties += tie_streams(ctx.task_hosts, f.rel, stream_hosts((x for e in _ends(f) for x in e), known),
@@ -474,14 +495,6 @@ def _vote_year(samples: Iterable[tuple[str, _Sample]], files: Sequence[Any]) -> 
     return None, (written.most_common(1)[0][0] if written else None)
 
 
-class FileSpan(NamedTuple):
-    """A file's first and last sampled times, and whether it is a node's own log (syslog, kernel)."""
-
-    system: bool
-    first: float
-    last: float
-
-
 def _file_spans(files: Sequence[Any], samples: dict[str, _Sample], year: int | None,
                 near: int | None = None) -> dict[str, FileSpan]:
     """Each sampled file's first and last times, without a wrong clock's (after the file was written and now) or
@@ -503,82 +516,9 @@ def _file_spans(files: Sequence[Any], samples: dict[str, _Sample], year: int | N
                 times.append(t)
         if times:  # a line from a reset clock, years before the file's other lines, is no start
             mid = statistics.median(times)
-            times = _no_spikes([t for t in times if t >= mid - PAST_SLACK])
+            times = no_spikes([t for t in times if t >= mid - PAST_SLACK])
             out[rel] = FileSpan(2 * s.system >= len(s.lines), min(times), max(times))
     return out
-
-
-def _no_spikes(times: list[float]) -> list[float]:
-    """A file's sampled times (in file order) without one that lies more than an hour off both the time before it
-    and the time after it, the same way: a line of a wrong clock or another time zone amid lines of the right one
-    (logs go forward: a real time is not followed by times an hour older). The first and last keep theirs: a
-    job's last line may come hours after the one before it (a hang cut by a time limit)."""
-    if len(times) < 3:
-        return times
-    out = [times[0]]
-    for a, t, b in zip(times, times[1:], times[2:], strict=False):
-        if not ((t - a > SPIKE_SECONDS and t - b > SPIKE_SECONDS) or (a - t > SPIKE_SECONDS and b - t > SPIKE_SECONDS)):
-            out.append(t)
-    out.append(times[-1])
-    return out
-
-
-def _span(spans: Sequence[FileSpan]) -> tuple[float | None, float | None]:
-    """The job's first and last time: each file's first and last sampled times, without those far from what
-    most files say (a wild date). The node's own logs (syslog, kernel) go back to its boot, weeks before the
-    job: they set the start only when the job's processes left no time at all, but their ends count."""
-    own = [(a, b) for system, a, b in spans if not system] or [(a, b) for _, a, b in spans]
-    if not own:
-        return None, None
-    starts, ends = [a for a, _ in own], [b for _, b in own]
-    s_med, e_med = statistics.median(starts), statistics.median(ends)
-    gap = max(6 * 3600.0, 2 * (e_med - s_med))
-    start = min(s for s in starts if s >= s_med - gap)
-    end = max((e for _, _, e in spans if e_med - gap <= e <= e_med + gap), default=max(ends))
-    return start, max(start, end)
-
-
-APART_GAP = 6 * 3600.0  # a file whose whole span is this far (or the core's length) from the job's core is not its
-
-
-def _apart(spans: dict[str, FileSpan]) -> dict[str, str]:
-    """Files whose whole span lies far outside the job's (rel -> why). The job's processes' files are grouped by
-    their spans (a file joins a group it comes within the gap of); the core is the group of most files. A file of a smaller group (a tie sets
-    nothing apart), all of it more than the gap (six hours, or the core's length) before or after the core, is a stale file of another
-    job or an earlier run. A node's own logs (syslog, kernel) reach back to its boot: they are never set apart."""
-    own = sorted(((v.first, v.last, rel) for rel, v in spans.items() if not v.system and not is_kernel_log(rel)))
-    if len(own) < 2:
-        return {}
-    groups: list[list[tuple[float, float, str]]] = []
-    end = -math.inf
-    for a, b, rel in own:
-        if groups and a <= end + APART_GAP:
-            groups[-1].append((a, b, rel))
-            end = max(end, b)
-        else:
-            groups.append([(a, b, rel)])
-            end = b
-    if len(groups) < 2:
-        return {}
-    core = max(groups, key=lambda g: (len(g), max(b for _, b, _ in g)))
-    lo, hi = min(a for a, _, _ in core), max(b for _, b, _ in core)
-    gap = max(APART_GAP, hi - lo)
-    out = {}
-    for g in groups:
-        if g is core or len(g) >= len(core):  # a tie says nothing about which files are the job's
-            continue
-        for a, b, rel in g:
-            if b < lo - PAST_SLACK:  # a reset clock (1970), not another job: the reader refuses its times
-                continue
-            if b < lo - gap or a > hi + gap:
-                where = "before" if b < lo else "after"
-                out[rel] = (f"its lines ({_stamp(a)} to {_stamp(b)}) lie wholly {where} the job's "
-                            f"({_stamp(lo)} to {_stamp(hi)}): a file of another job or an earlier run")
-    return out
-
-
-def _stamp(t: float) -> str:
-    return _time.strftime("%Y-%m-%d %H:%M:%S", _time.gmtime(t))
 
 
 def set_apart_file(input_file: Any, why: str, accounting: Accounting, reason: str = "set_apart") -> None:
