@@ -189,3 +189,21 @@ def test_what_a_banner_runs_on_must_look_like_a_machine(tmp_path: Path) -> None:
     ]) + "\n", encoding="utf-8")
     ctx = _context(job)
     assert ctx.task_hosts.get("console.log") == {"3": "node-b"}
+
+
+def test_a_process_file_takes_the_host_its_own_banner_names(tmp_path: Path) -> None:
+    # 074 (one file per JAX process, no host header) with its node folders renamed to ``part-000N``: each file's
+    # own banner (``process 2/4 on cpu-node-b`` in ``process_2.log``) names its node, and the folders alias them
+    src = ROOT / "fixtures" / "real_jobs" / "074-jax-sigkill"
+    job = tmp_path / "job"
+    for i, node in enumerate(("cpu-node-a", "cpu-node-b")):
+        (job / f"part-{i + 1:04d}").mkdir(parents=True)
+        for p in (src / node).glob("process_*.log"):
+            (job / f"part-{i + 1:04d}" / p.name).write_bytes(p.read_bytes())
+    ctx = _context(job)
+    assert ctx.aliases == {"part-0001": "cpu-node-a", "part-0002": "cpu-node-b"}
+    recs, _ = _ingest(job)
+    assert {r.node for r in recs if r.file.endswith("process_2.log")} == {"cpu-node-b"}
+    # a banner about another process (``process 3`` in process_2.log) is not the file's writer
+    (job / "part-0002" / "process_2.log").write_text(BANNER.format(r=3, h="cpu-node-a")[3:] + "\n", encoding="utf-8")
+    assert _context(job).node_of("part-0002/process_2.log") == "cpu-node-b"

@@ -84,7 +84,8 @@ _UCX = re.compile(r"\[([A-Za-z0-9][\w.-]*):\d+ *:\d+:\d+\] ")
 _BANNER = re.compile(r"(?<![\w.-])(?:host|hostname|host name|Hostname|HOSTNAME|Host)\s*[=:]\s*([A-Za-z0-9][\w.-]*)")
 # a numbered process naming the host it runs on (``process 2/4 on compute-beta: 1 local device(s)``, ``rank 3 on
 # node-b``): the host is the line's writer; an endpoint (``on node-a:29500``) is not
-_ON_HOST = re.compile(r"\b(?:[Pp]rocess|[Rr]ank|[Tt]ask|[Ww]orker)[ _-]?\d{1,6}(?:/\d+| of \d+)? (?:is )?(?:running )?on "
+_ON_HOST = re.compile(r"\b(?:(?:[Pp]rocess|[Rr]ank)[ _-]?(\d{1,6})|(?:[Tt]ask|[Ww]orker)[ _-]?\d{1,6})(?:/\d+| of \d+)? "
+                      r"(?:is )?(?:running )?on "
                       r"(?:host |node )?([A-Za-z0-9][\w.-]*[\w])(?![\w.-]|:\d)")
 _RANK_NEAR = re.compile(r"\[rank(\d+)\]|\brank[=:]\s*(\d+)\b")
 _ELASTIC_RANK = re.compile(r"\s*rank\s*: (\d+)")
@@ -211,6 +212,7 @@ class _Sample:
     children: set[tuple[str, str]] = field(default_factory=set)  # (agent pid, worker pid): ``child_pid``
     owners: set[tuple[str, str]] = field(default_factory=set)  # (worker pid, host) from a failure summary
     on_hosts: set[str] = field(default_factory=set)  # hosts a process banner runs on (``_ON_HOST``)
+    banners: Counter[str] = field(default_factory=Counter)  # hosts banners of the file's own process run on
 
 
 def _ends(f: Any) -> tuple[list[str], list[str]]:
@@ -280,6 +282,20 @@ def _on_host(raw: str) -> str | None:
     return h if h and ("-" in h or any(c.isdigit() for c in h)) and not names_no_node(h) else None
 
 
+def _own_banner(raw: str, rank: int, path_rank: int | None, label_streams: dict[str, set[str]],
+                host: str) -> str | None:
+    """The host of an unlabelled banner naming its file's own process (``process 2/4 on node-b`` in
+    ``process_2.log``), else None. A labelled line's banner is left to ``stream_hosts`` (a mention, weaker than any
+    host header); an ``srun --label`` label whose banners name several processes is a node's task, not a rank
+    (``label_tasks``)."""
+    key = stream_key(raw)
+    if key is None:
+        return host if rank == path_rank else None
+    if key.isdigit():
+        label_streams.setdefault(key, set()).add(f"rank{rank}")  # as a ``[rankN]:`` prefix under it
+    return None
+
+
 def _sample(f: Any) -> tuple[_Sample, set[str]]:
     """A file's sample and the hosts its lines name as concerned (``srun: error: NODE``)."""
     s = _Sample()
@@ -291,6 +307,7 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     every = (*head, *tail)
     first, last = min(len(head), SAMPLE_LINES), len(every) - min(len(tail), SAMPLE_LINES)
     elastic_host: str | None = None
+    path_rank = rank_from_path(getattr(f, "rel", "") or "")
     s.children, s.owners = pid_facts(every)
     for i, raw in enumerate(every):
         # the sampled lines are read in full; the others only when they may name a host (most do not)
@@ -329,8 +346,10 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
             if r:
                 s.ties.append((int(r[1]), elastic_host))
             elastic_host = None
-        if host is None and " on " in line and (m := _ON_HOST.search(line)) and (on := _on_host(m[1])):
+        if host is None and " on " in line and (m := _ON_HOST.search(line)) and (on := _on_host(m[2])):
             s.on_hosts.add(on)  # a known host of the job; which stream runs there is ``stream_hosts``'s to say
+            if m[1] is not None and (own := _own_banner(raw, int(m[1]), path_rank, s.label_streams, on)):
+                s.banners[own] += 1  # a process index or a rank: the global rank (a task or worker may not be)
         if host is not None:
             s.hosts[host] += 1
             if raw[:1] in _LABEL_START and (m := SRUN_LABEL.match(raw)):
@@ -415,7 +434,9 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     # a file whose host lines carry ``srun --label`` labels holds as many nodes as labels, whatever its sampled
     # part shows (a stream's first part may hold one node's lines only): each label's host is its own
     ctx.mixed = sorted(rel for rel, s in samples.items() if mixed_hosts(s.hosts))  # several hosts' lines
-    own = {rel: h for rel, s in samples.items() if not s.labels and (h := _own_host(s.hosts)) is not None}
+    # the one host a file's lines name as their writer; else the one its own process's banners name
+    own = {rel: h for rel, s in samples.items()
+           if not s.labels and (h := _own_host(s.hosts) or (None if s.hosts else _own_host(s.banners))) is not None}
     # ---- nodes
     named = set().union(*(s.hosts for s in samples.values())) | concerned if samples else set()
     level = infer_level(rels, own, named) if not node_from else NodeLevel()
