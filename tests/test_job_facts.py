@@ -159,6 +159,31 @@ def test_a_kind_folder_holding_two_hosts_files_is_no_node() -> None:
     own = {"node07/console.log": "node07", "node07/launcher.log": "node12", "node07/rank0.log": "node07",
            "node12/console.log": "node12"}
     assert infer_level(rels, own, set(own.values())).depth == 0
+    # one file of each of two hosts in one folder (a flattened job): neither is the odd one, the folder is no node
+    rels = ["flat/compute-alpha_console.log", "flat/compute-beta_console.log", "flat/attempt_0_0_stderr.log"]
+    own = {rels[0]: "compute-alpha", rels[1]: "compute-beta"}
+    assert infer_level(rels, own, set(own.values())).depth is None
+
+
+def test_a_flattened_file_takes_the_host_its_name_spells_out(tmp_path: Path) -> None:
+    # ``find . -type f`` copied into one folder, ``/`` turned into ``_``: the consoles name their hosts, the error
+    # file and the worker's log only spell them in their names
+    from l4lite.ingest.context import build_context
+    from l4lite.ingest.files import discover
+
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    for host in ("compute-alpha", "compute-beta"):
+        (flat / f"{host}_console.log").write_text(
+            f"2026-12-03 14:00:00,000 INFO [rank0] initialized process group: host={host}\n" * 2)
+        (flat / f"{host}_torchelastic_run-1_x_attempt_0_1_stderr.log").write_text("Traceback (most recent call last):\n")
+        (flat / f"{host}_torchelastic_run-1_x_attempt_0_1_error.json").write_text('{"message": "boom"}\n')
+    acc = Accounting()
+    ctx = build_context(discover([str(tmp_path)], acc).files, accounting=acc)
+    assert ctx.depth is None
+    for host in ("compute-alpha", "compute-beta"):
+        for name in ("console.log", "torchelastic_run-1_x_attempt_0_1_stderr.log", "torchelastic_run-1_x_attempt_0_1_error.json"):
+            assert ctx.node_of(f"flat/{host}_{name}") == host
 
 
 # ---- one bad time never moves a job: a real job of ``fixtures/real_jobs`` with one line of a wrong clock

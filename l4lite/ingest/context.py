@@ -53,7 +53,7 @@ from l4lite.ingest.attribution import (
 )
 from l4lite.ingest.decode import open_lines
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
-from l4lite.ingest.layout import NodeLevel, infer_level, is_loopback, value_at
+from l4lite.ingest.layout import NodeLevel, infer_level, is_loopback, named_in_stem, value_at
 from l4lite.ingest.skew import anchor_key, job_skew, quick
 from l4lite.ingest.spans import (
     PAST_SLACK,
@@ -405,7 +405,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     except ValueError as exc:
         raise L4Error(str(exc)) from None
     ctx = JobContext(node_from=node_from, open_end=open_end)
-    files = [f for f in files if not getattr(f, "not_log", "")]  # a JSON document names no node and no time
+    documents = sorted({f.rel for f in files if getattr(f, "not_log", "")})  # a JSON document (an error file)
+    files = [f for f in files if not getattr(f, "not_log", "")]  # names no node and no time in its lines
     if open_end:  # a stream still being written is not waited for
         files = [f for f in files if not getattr(f, "is_stdin", False)]
     samples: dict[str, _Sample] = {}
@@ -455,6 +456,9 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         node = ctx.node_of(rel) if not ctx.legacy else None
         if node is None and rel in own:
             ctx.nodes[rel] = own[rel]  # outside the level (or no level): the one host its lines name
+    if not ctx.legacy:  # a file whose name spells out one host the lines name (a flattened ``node-b_stderr.log``)
+        ctx.nodes.update({rel: h for rel in (*rels, *documents) if ctx.node_of(rel) is None
+                          and (h := named_in_stem(rel, named)) is not None})
     if not ctx.legacy:  # files naming no host take their rank's or their folder's, as the whole job names them
         ctx.nodes.update(inherited_hosts(rels, ctx.node_of, (t for s in samples.values() for t in s.ties)))
     if not ctx.layout and own:
