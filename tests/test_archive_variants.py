@@ -61,7 +61,7 @@ CASES: dict[str, tuple[str, ...]] = {
     "identity": ("001-ddp-exception",),
     "folders-letters": ("009-hf-exception", "ib-link-down", "078-jax-exception_srun"),  # 078: banners name hosts
     "folders-part-N": ("037-ddp-host_oom", "048-hf-exception_k8s", "074-jax-sigkill"),  # 074: process banners
-    "folders-dated": ("005-ddp-enospc", "036-deepspeed-hang_fr"),
+    "folders-dated": ("005-ddp-enospc", "036-deepspeed-hang_fr", "044-hf-diverge"),  # 044: no host in any line
     "folders-job-ids": ("018-lightning-sigkill", "047-ddp-host_oom_srun"),
     "folders-workers": ("ib-link-down", "037-ddp-host_oom", "075-jax-sigstop"),
     "folders-pods": ("048-hf-exception_k8s", "047-ddp-host_oom_srun"),

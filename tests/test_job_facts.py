@@ -148,6 +148,17 @@ def test_folders_naming_a_kind_an_id_or_a_date_are_no_nodes(tmp_path: Path) -> N
                      "worker-0": "worker-0"}
 
 
+def test_a_torchelastic_run_folder_is_no_node(tmp_path: Path) -> None:
+    # no line names a host and the top folders are parts: ``run-044_h_bqya1n`` is torchelastic's run id and random
+    # suffix, never host ``bqya1n``
+    line = "2026-12-03 14:00:00,000 INFO step 1 loss 2.3\n"
+    for part in ("part-0001", "part-0002"):
+        where = tmp_path / part / "torchelastic" / "run-044_h_bqya1n" / "attempt_0" / "0"
+        where.mkdir(parents=True)
+        (where / "stdout.log").write_text(line)
+    assert {r.node for r in iter_records([str(tmp_path)], IngestOptions(), Accounting())} == {None}
+
+
 def test_a_kind_folder_holding_two_hosts_files_is_no_node() -> None:
     from l4lite.ingest.layout import infer_level
 

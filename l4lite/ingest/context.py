@@ -53,7 +53,7 @@ from l4lite.ingest.attribution import (
 )
 from l4lite.ingest.decode import open_lines
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
-from l4lite.ingest.layout import NodeLevel, infer_level, is_loopback, named_in_stem, value_at
+from l4lite.ingest.layout import NodeLevel, infer_level, is_loopback, layout_parts, named_in_stem, value_at
 from l4lite.ingest.skew import anchor_key, job_skew, quick
 from l4lite.ingest.spans import (
     PAST_SLACK,
@@ -95,6 +95,15 @@ _UPTIME = re.compile(r"\[ *\d+\.\d+\] ")
 _HAS_LETTER = re.compile(r"[A-Za-z]")
 _IP = re.compile(r"\d{1,3}([.-])\d{1,3}\1\d{1,3}\1\d{1,3}$")
 _LABEL_START = frozenset(" 0123456789")
+
+
+def _host_of_dirs(rel: str) -> str | None:
+    """The host a file's folders name (a file name alone, ``latin1.log``, ``0.log``, never names a node), leaving
+    out the folders a launcher's layout names (torchelastic's ``<run_id>_<random>/attempt_N/<local_rank>``:
+    ``run-044_h_bqya1n`` is a run, not host ``bqya1n``)."""
+    dirs = rel.replace("\\", "/").split("/")[:-1]
+    skip = layout_parts(dirs)
+    return host_from_dirs("/".join(d for i, d in enumerate(dirs) if i not in skip) + "/_") if skip else host_from_dirs(rel)
 
 
 @dataclass
@@ -151,7 +160,7 @@ class JobContext:
                 return None
             return self.aliases.get(name, name)
         if self.legacy:
-            return host_from_dirs(rel)  # a file name alone (``latin1.log``, ``0.log``) never names a node
+            return _host_of_dirs(rel)
         return None
 
     def _name_set(self) -> frozenset[str]:
