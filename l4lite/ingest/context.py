@@ -25,7 +25,7 @@ import statistics
 import time as _time
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -376,6 +376,21 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     return s, others
 
 
+def _spelled_hosts(rels: Iterable[str], node_of: Callable[[str], str | None], named: set[str]) -> dict[str, str]:
+    """rel -> the host its file name spells out whole (``layout.named_in_stem``), for files no path or line places;
+    each file name is looked up once (a job repeats a few names over many folders)."""
+    seen: dict[str, str | None] = {}
+    out: dict[str, str] = {}
+    for rel in rels:
+        if node_of(rel) is None:
+            name = rel.rsplit("/", 1)[-1]
+            if name not in seen:
+                seen[name] = named_in_stem(name, named)
+            if (host := seen[name]) is not None:
+                out[rel] = host
+    return out
+
+
 def task_hosts(labels: Counter[tuple[str, str]]) -> dict[str, str]:
     """The host of each ``srun --label`` label of a file whose lines name at least one (3 in 4 of a label's
     mentions, as ``_own_host``); labels of several hosts are left out."""
@@ -465,9 +480,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         node = ctx.node_of(rel) if not ctx.legacy else None
         if node is None and rel in own:
             ctx.nodes[rel] = own[rel]  # outside the level (or no level): the one host its lines name
-    if not ctx.legacy:  # a file whose name spells out one host the lines name (a flattened ``node-b_stderr.log``)
-        ctx.nodes.update({rel: h for rel in (*rels, *documents) if ctx.node_of(rel) is None
-                          and (h := named_in_stem(rel, named)) is not None})
+    if not ctx.legacy and named:  # a file whose name spells out a host the lines name (``node-b_stderr.log``)
+        ctx.nodes.update(_spelled_hosts((*rels, *documents), ctx.node_of, named))
     if not ctx.legacy:  # files naming no host take their rank's or their folder's, as the whole job names them
         ctx.nodes.update(inherited_hosts(rels, ctx.node_of, (t for s in samples.values() for t in s.ties)))
     if not ctx.layout and own:
