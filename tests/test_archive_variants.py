@@ -59,18 +59,18 @@ def test_a_nul_run_is_reported_with_its_file_and_line(tmp_path: Path) -> None:
 # simulator's per-node folders with NCCL headers and dmesg.
 CASES: dict[str, tuple[str, ...]] = {
     "identity": ("001-ddp-exception",),
-    "folders-letters": ("009-hf-exception", "ib-link-down"),
-    "folders-part-N": ("037-ddp-host_oom", "048-hf-exception_k8s"),
-    "folders-dated": ("005-ddp-enospc", "036-deepspeed-hang_fr"),
+    "folders-letters": ("009-hf-exception", "ib-link-down", "078-jax-exception_srun"),  # 078: banners name hosts
+    "folders-part-N": ("037-ddp-host_oom", "048-hf-exception_k8s", "074-jax-sigkill"),  # 074: process banners
+    "folders-dated": ("005-ddp-enospc", "036-deepspeed-hang_fr", "044-hf-diverge"),  # 044: no host in any line
     "folders-job-ids": ("018-lightning-sigkill", "047-ddp-host_oom_srun"),
-    "folders-workers": ("ib-link-down", "037-ddp-host_oom"),
+    "folders-workers": ("ib-link-down", "037-ddp-host_oom", "075-jax-sigstop"),
     "folders-pods": ("048-hf-exception_k8s", "047-ddp-host_oom_srun"),
-    "folders-attempts": ("037-ddp-host_oom", "002-ddp-sigkill"),
-    "hosts-in-lines": ("009-hf-exception", "047-ddp-host_oom_srun"),
+    "folders-attempts": ("037-ddp-host_oom", "002-ddp-sigkill", "073-jax-exception"),
+    "hosts-in-lines": ("009-hf-exception", "047-ddp-host_oom_srun", "078-jax-exception_srun"),
     "wrapped-levels": ("021-lightning-enospc", "048-hf-exception_k8s"),
     "levels-under-node": ("030-deepspeed-exception",),
     "deeper-run-host-rank": ("002-ddp-sigkill", "ib-link-down"),
-    "flattened": ("013-hf-enospc", "047-ddp-host_oom_srun"),
+    "flattened": ("013-hf-enospc", "047-ddp-host_oom_srun", "078-jax-exception_srun", "015-hf-data", "042-hf-sigstop"),
     "merged-labelled": ("002-ddp-sigkill", "030-deepspeed-exception", "001-ddp-exception"),
     "merged-plain": ("003-ddp-hang", "037-ddp-host_oom"),  # hosts named by pids and banners, none by the file
     "stdin-merged": ("030-deepspeed-exception", "001-ddp-exception", "019-lightning-hang"),  # 019: summaries past 32 KB

@@ -159,3 +159,51 @@ def test_local_rank_streams_of_two_nodes_tie_nothing(tmp_path: Path) -> None:
     assert ctx.task_hosts["console.log"] == {"[rank3]": "compute-beta"}
     recs, _ = _ingest(job)
     assert {r.node for r in recs if r.text.startswith("[default")} == {None}
+
+
+def test_hosts_a_banner_runs_on_are_known_when_no_folder_names_them(tmp_path: Path) -> None:
+    # 078 archived without its node folders (renamed ``a``/``b``, or everything in one folder): the banners alone
+    # name the hosts, and each stream still takes the one its banner names
+    lines = (JOB_078 / "slurm-4178.out").read_text(encoding="utf-8")
+    for layout in ("a", "b"), None:
+        job = tmp_path / ("renamed" if layout else "flat")
+        job.mkdir()
+        for name in layout or ():
+            (job / name).mkdir()
+            (job / name / "kern.log").write_text("", encoding="utf-8")
+        (job / "slurm-4178.out").write_text(lines, encoding="utf-8")
+        ctx = _context(job)
+        assert ctx.task_hosts["slurm-4178.out"] == {"0": "compute-alpha", "1": "compute-alpha",
+                                                    "2": "compute-beta", "3": "compute-beta"}
+        recs, _ = _ingest(job)
+        assert {r.node for r in recs if "RuntimeError: shape mismatch" in r.text} == {"compute-beta"}
+
+
+def test_what_a_banner_runs_on_must_look_like_a_machine(tmp_path: Path) -> None:
+    # a word, a device, an endpoint: none is a host, so no stream is tied to it
+    job = tmp_path / "job"
+    job.mkdir()
+    (job / "console.log").write_text("\n".join([
+        "2: process 2/4 on the way", "2: rank 2 on cuda:0", "2: process 2 on gpu-0", "2: rank 2 on node-b:29500",
+        "3: process 3/4 on node-b: 1 local device(s)", "3: step 1",
+    ]) + "\n", encoding="utf-8")
+    ctx = _context(job)
+    assert ctx.task_hosts.get("console.log") == {"3": "node-b"}
+
+
+def test_a_process_file_takes_the_host_its_own_banner_names(tmp_path: Path) -> None:
+    # 074 (one file per JAX process, no host header) with its node folders renamed to ``part-000N``: each file's
+    # own banner (``process 2/4 on cpu-node-b`` in ``process_2.log``) names its node, and the folders alias them
+    src = ROOT / "fixtures" / "real_jobs" / "074-jax-sigkill"
+    job = tmp_path / "job"
+    for i, node in enumerate(("cpu-node-a", "cpu-node-b")):
+        (job / f"part-{i + 1:04d}").mkdir(parents=True)
+        for p in (src / node).glob("process_*.log"):
+            (job / f"part-{i + 1:04d}" / p.name).write_bytes(p.read_bytes())
+    ctx = _context(job)
+    assert ctx.aliases == {"part-0001": "cpu-node-a", "part-0002": "cpu-node-b"}
+    recs, _ = _ingest(job)
+    assert {r.node for r in recs if r.file.endswith("process_2.log")} == {"cpu-node-b"}
+    # a banner about another process (``process 3`` in process_2.log) is not the file's writer
+    (job / "part-0002" / "process_2.log").write_text(BANNER.format(r=3, h="cpu-node-a")[3:] + "\n", encoding="utf-8")
+    assert _context(job).node_of("part-0002/process_2.log") == "cpu-node-b"

@@ -148,6 +148,17 @@ def test_folders_naming_a_kind_an_id_or_a_date_are_no_nodes(tmp_path: Path) -> N
                      "worker-0": "worker-0"}
 
 
+def test_a_torchelastic_run_folder_is_no_node(tmp_path: Path) -> None:
+    # no line names a host and the top folders are parts: ``run-044_h_bqya1n`` is torchelastic's run id and random
+    # suffix, never host ``bqya1n``
+    line = "2026-12-03 14:00:00,000 INFO step 1 loss 2.3\n"
+    for part in ("part-0001", "part-0002"):
+        where = tmp_path / part / "torchelastic" / "run-044_h_bqya1n" / "attempt_0" / "0"
+        where.mkdir(parents=True)
+        (where / "stdout.log").write_text(line)
+    assert {r.node for r in iter_records([str(tmp_path)], IngestOptions(), Accounting())} == {None}
+
+
 def test_a_kind_folder_holding_two_hosts_files_is_no_node() -> None:
     from l4lite.ingest.layout import infer_level
 
@@ -159,6 +170,31 @@ def test_a_kind_folder_holding_two_hosts_files_is_no_node() -> None:
     own = {"node07/console.log": "node07", "node07/launcher.log": "node12", "node07/rank0.log": "node07",
            "node12/console.log": "node12"}
     assert infer_level(rels, own, set(own.values())).depth == 0
+    # one file of each of two hosts in one folder (a flattened job): neither is the odd one, the folder is no node
+    rels = ["flat/compute-alpha_console.log", "flat/compute-beta_console.log", "flat/attempt_0_0_stderr.log"]
+    own = {rels[0]: "compute-alpha", rels[1]: "compute-beta"}
+    assert infer_level(rels, own, set(own.values())).depth is None
+
+
+def test_a_flattened_file_takes_the_host_its_name_spells_out(tmp_path: Path) -> None:
+    # ``find . -type f`` copied into one folder, ``/`` turned into ``_``: the consoles name their hosts, the error
+    # file and the worker's log only spell them in their names
+    from l4lite.ingest.context import build_context
+    from l4lite.ingest.files import discover
+
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    for host in ("compute-alpha", "compute-beta"):
+        (flat / f"{host}_console.log").write_text(
+            f"2026-12-03 14:00:00,000 INFO [rank0] initialized process group: host={host}\n" * 2)
+        (flat / f"{host}_torchelastic_run-1_x_attempt_0_1_stderr.log").write_text("Traceback (most recent call last):\n")
+        (flat / f"{host}_torchelastic_run-1_x_attempt_0_1_error.json").write_text('{"message": "boom"}\n')
+    acc = Accounting()
+    ctx = build_context(discover([str(tmp_path)], acc).files, accounting=acc)
+    assert ctx.depth is None
+    for host in ("compute-alpha", "compute-beta"):
+        for name in ("console.log", "torchelastic_run-1_x_attempt_0_1_stderr.log", "torchelastic_run-1_x_attempt_0_1_error.json"):
+            assert ctx.node_of(f"flat/{host}_{name}") == host
 
 
 # ---- one bad time never moves a job: a real job of ``fixtures/real_jobs`` with one line of a wrong clock

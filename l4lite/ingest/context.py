@@ -25,9 +25,9 @@ import statistics
 import time as _time
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from l4lite.errors import L4Error
 from l4lite.ingest.attribution import (
@@ -41,6 +41,7 @@ from l4lite.ingest.attribution import (
     inherited_hosts,
     known_hosts_pattern,
     mixed_hosts,
+    names_no_node,
     node_from_regex,
     normalize_host,
     pid_facts,
@@ -52,10 +53,19 @@ from l4lite.ingest.attribution import (
 )
 from l4lite.ingest.decode import open_lines
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
-from l4lite.ingest.layout import NodeLevel, infer_level, is_loopback, value_at
+from l4lite.ingest.layout import NodeLevel, infer_level, is_loopback, layout_parts, named_in_stem, value_at
 from l4lite.ingest.skew import anchor_key, job_skew, quick
+from l4lite.ingest.spans import (
+    PAST_SLACK,
+    PAST_YEARS,
+    SPIKE_SECONDS,
+    FileSpan,
+    apart_files,
+    job_span,
+    no_spikes,
+)
 from l4lite.ingest.timespots import learn_spot, spot_time, strip_stream_prefixes
-from l4lite.ingest.timestamps import TimestampParser, boot_anchors, is_kernel_log
+from l4lite.ingest.timestamps import TimestampParser, boot_anchors
 from l4lite.records import Accounting
 
 HEAD_BYTES = 32 * 1024  # start-up: NCCL headers, hostname banners, the first times
@@ -63,12 +73,6 @@ TAIL_BYTES = 16 * 1024  # the end: torchelastic's failure summary, the last time
 SAMPLE_LINES = 20  # lines of each end of a file read in full (times, dates, syslog hosts)
 MAX_FILES = 2048  # files sampled; a job of more files has them sampled evenly (each folder gets its share)
 FUTURE_SLACK = 86400.0
-# A clock this far before the job began, or before its file was written, was reset (1970 and 2000 are the
-# defaults of an unset clock): a kernel log reaches back to its node's boot, months at most, and an archive copied
-# years after its job keeps dates a few years older than its files.
-PAST_YEARS = 15
-PAST_SLACK = PAST_YEARS * 365 * 86400.0
-SPIKE_SECONDS = 3600.0  # a sampled time this far off both its neighbours' (the same way) is one wrong line
 
 _YEAR_DATE = re.compile(r"(?<!\d)(20\d\d|19\d\d|2[1-9]\d\d)[-/.](?:0[1-9]|1[0-2])[-/.](?:0[1-9]|[12]\d|3[01])(?!\d)")
 _YEAR_CTIME = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} +\d{1,2} \d\d:\d\d:\d\d (?:[A-Z]{2,5} )?(\d{4})\b")
@@ -78,6 +82,11 @@ _SYSLOG = re.compile(r"(?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?|\d{4}-
                      r"(?:Z|[+-]\d\d:?\d\d)) ([A-Za-z0-9][\w.-]*) [\w./@-]+?(?:\[\d+\])?: ")
 _UCX = re.compile(r"\[([A-Za-z0-9][\w.-]*):\d+ *:\d+:\d+\] ")
 _BANNER = re.compile(r"(?<![\w.-])(?:host|hostname|host name|Hostname|HOSTNAME|Host)\s*[=:]\s*([A-Za-z0-9][\w.-]*)")
+# a numbered process naming the host it runs on (``process 2/4 on compute-beta: 1 local device(s)``, ``rank 3 on
+# node-b``): the host is the line's writer; an endpoint (``on node-a:29500``) is not
+_ON_HOST = re.compile(r"\b(?:(?:[Pp]rocess|[Rr]ank)[ _-]?(\d{1,6})|(?:[Tt]ask|[Ww]orker)[ _-]?\d{1,6})(?:/\d+| of \d+)? "
+                      r"(?:is )?(?:running )?on "
+                      r"(?:host |node )?([A-Za-z0-9][\w.-]*[\w])(?![\w.-]|:\d)")
 _RANK_NEAR = re.compile(r"\[rank(\d+)\]|\brank[=:]\s*(\d+)\b")
 _ELASTIC_RANK = re.compile(r"\s*rank\s*: (\d+)")
 # hosts a line names as concerned, not as its writer
@@ -86,6 +95,15 @@ _UPTIME = re.compile(r"\[ *\d+\.\d+\] ")
 _HAS_LETTER = re.compile(r"[A-Za-z]")
 _IP = re.compile(r"\d{1,3}([.-])\d{1,3}\1\d{1,3}\1\d{1,3}$")
 _LABEL_START = frozenset(" 0123456789")
+
+
+def _host_of_dirs(rel: str) -> str | None:
+    """The host a file's folders name (a file name alone, ``latin1.log``, ``0.log``, never names a node), leaving
+    out the folders a launcher's layout names (torchelastic's ``<run_id>_<random>/attempt_N/<local_rank>``:
+    ``run-044_h_bqya1n`` is a run, not host ``bqya1n``)."""
+    dirs = rel.replace("\\", "/").split("/")[:-1]
+    skip = layout_parts(dirs)
+    return host_from_dirs("/".join(d for i, d in enumerate(dirs) if i not in skip) + "/_") if skip else host_from_dirs(rel)
 
 
 @dataclass
@@ -142,7 +160,7 @@ class JobContext:
                 return None
             return self.aliases.get(name, name)
         if self.legacy:
-            return host_from_dirs(rel)  # a file name alone (``latin1.log``, ``0.log``) never names a node
+            return _host_of_dirs(rel)
         return None
 
     def _name_set(self) -> frozenset[str]:
@@ -202,6 +220,8 @@ class _Sample:
     addresses: Counter[tuple[str, str]] = field(default_factory=Counter)  # (IP, host named beside it or "": own)
     children: set[tuple[str, str]] = field(default_factory=set)  # (agent pid, worker pid): ``child_pid``
     owners: set[tuple[str, str]] = field(default_factory=set)  # (worker pid, host) from a failure summary
+    on_hosts: set[str] = field(default_factory=set)  # hosts a process banner runs on (``_ON_HOST``)
+    banners: Counter[str] = field(default_factory=Counter)  # hosts banners of the file's own process run on
 
 
 def _ends(f: Any) -> tuple[list[str], list[str]]:
@@ -264,6 +284,27 @@ def _host(raw: str) -> str | None:
     return h
 
 
+def _on_host(raw: str) -> str | None:
+    """The host of a process banner (``_ON_HOST``) when it looks like a machine: a hyphen or a digit in it (``on
+    the``, ``on cpu`` are words), and not a device, a part or a run (``gpu-0``, ``attempt_1``)."""
+    h = _host(raw)
+    return h if h and ("-" in h or any(c.isdigit() for c in h)) and not names_no_node(h) else None
+
+
+def _own_banner(raw: str, rank: int, path_rank: int | None, label_streams: dict[str, set[str]],
+                host: str) -> str | None:
+    """The host of an unlabelled banner naming its file's own process (``process 2/4 on node-b`` in
+    ``process_2.log``), else None. A labelled line's banner is left to ``stream_hosts`` (a mention, weaker than any
+    host header); an ``srun --label`` label whose banners name several processes is a node's task, not a rank
+    (``label_tasks``)."""
+    key = stream_key(raw)
+    if key is None:
+        return host if rank == path_rank else None
+    if key.isdigit():
+        label_streams.setdefault(key, set()).add(f"rank{rank}")  # as a ``[rankN]:`` prefix under it
+    return None
+
+
 def _sample(f: Any) -> tuple[_Sample, set[str]]:
     """A file's sample and the hosts its lines name as concerned (``srun: error: NODE``)."""
     s = _Sample()
@@ -275,11 +316,12 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     every = (*head, *tail)
     first, last = min(len(head), SAMPLE_LINES), len(every) - min(len(tail), SAMPLE_LINES)
     elastic_host: str | None = None
+    path_rank = rank_from_path(getattr(f, "rel", "") or "")
     s.children, s.owners = pid_facts(every)
     for i, raw in enumerate(every):
         # the sampled lines are read in full; the others only when they may name a host (most do not)
         if first <= i < last and elastic_host is None and "NCCL" not in raw and "ost" not in raw \
-                and "OST" not in raw and "srun: error:" not in raw and not quick(raw):
+                and "OST" not in raw and "srun: error:" not in raw and " on " not in raw and not quick(raw):
             continue
         line = strip_stream_prefixes(raw, s.label_streams)
         m = _YEAR_DATE.search(line, 0, 64) or _YEAR_CTIME.search(line, 0, 64)
@@ -313,6 +355,10 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
             if r:
                 s.ties.append((int(r[1]), elastic_host))
             elastic_host = None
+        if host is None and " on " in line and (m := _ON_HOST.search(line)) and (on := _on_host(m[2])):
+            s.on_hosts.add(on)  # a known host of the job; which stream runs there is ``stream_hosts``'s to say
+            if m[1] is not None and (own := _own_banner(raw, int(m[1]), path_rank, s.label_streams, on)):
+                s.banners[own] += 1  # a process index or a rank: the global rank (a task or worker may not be)
         if host is not None:
             s.hosts[host] += 1
             if raw[:1] in _LABEL_START and (m := SRUN_LABEL.match(raw)):
@@ -328,6 +374,21 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
             if m and _host(m[1]):
                 others.add(_host(m[1]) or "")
     return s, others
+
+
+def _spelled_hosts(rels: Iterable[str], node_of: Callable[[str], str | None], named: set[str]) -> dict[str, str]:
+    """rel -> the host its file name spells out whole (``layout.named_in_stem``), for files no path or line places;
+    each file name is looked up once (a job repeats a few names over many folders)."""
+    seen: dict[str, str | None] = {}
+    out: dict[str, str] = {}
+    for rel in rels:
+        if node_of(rel) is None:
+            name = rel.rsplit("/", 1)[-1]
+            if name not in seen:
+                seen[name] = named_in_stem(name, named)
+            if (host := seen[name]) is not None:
+                out[rel] = host
+    return out
 
 
 def task_hosts(labels: Counter[tuple[str, str]]) -> dict[str, str]:
@@ -368,7 +429,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     except ValueError as exc:
         raise L4Error(str(exc)) from None
     ctx = JobContext(node_from=node_from, open_end=open_end)
-    files = [f for f in files if not getattr(f, "not_log", "")]  # a JSON document names no node and no time
+    documents = sorted({f.rel for f in files if getattr(f, "not_log", "")})  # a JSON document (an error file)
+    files = [f for f in files if not getattr(f, "not_log", "")]  # names no node and no time in its lines
     if open_end:  # a stream still being written is not waited for
         files = [f for f in files if not getattr(f, "is_stdin", False)]
     samples: dict[str, _Sample] = {}
@@ -378,7 +440,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     # ---- time first: a file that is not this job's says nothing about its nodes either
     ctx.year, ctx.near_year = (year, year) if year is not None else _vote_year(samples.items(), files)
     spans = _file_spans(files, samples, ctx.year, ctx.near_year)
-    ctx.set_apart = _apart(spans) if not open_end else {}
+    ctx.set_apart = apart_files(spans) if not open_end else {}
     if ctx.set_apart:
         for rel in ctx.set_apart:
             samples.pop(rel, None)
@@ -388,7 +450,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         if year is None:
             ctx.year, ctx.near_year = _vote_year(samples.items(), files)
             spans = _file_spans(files, samples, ctx.year, ctx.near_year)
-    ctx.start, ctx.end = _span(list(spans.values()))
+    ctx.start, ctx.end = job_span(list(spans.values()))
     if ctx.end is not None:  # a stream sampled at its head only has no known end
         partial = {f.rel for f in files if getattr(f, "is_stdin", False) and not stdin_sample()[1]}
         ctx.file_ends = {rel: v.last for rel, v in spans.items() if rel not in partial}
@@ -397,7 +459,9 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     # a file whose host lines carry ``srun --label`` labels holds as many nodes as labels, whatever its sampled
     # part shows (a stream's first part may hold one node's lines only): each label's host is its own
     ctx.mixed = sorted(rel for rel, s in samples.items() if mixed_hosts(s.hosts))  # several hosts' lines
-    own = {rel: h for rel, s in samples.items() if not s.labels and (h := _own_host(s.hosts)) is not None}
+    # the one host a file's lines name as their writer; else the one its own process's banners name
+    own = {rel: h for rel, s in samples.items()
+           if not s.labels and (h := _own_host(s.hosts) or (None if s.hosts else _own_host(s.banners))) is not None}
     # ---- nodes
     named = set().union(*(s.hosts for s in samples.values())) | concerned if samples else set()
     level = infer_level(rels, own, named) if not node_from else NodeLevel()
@@ -416,6 +480,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         node = ctx.node_of(rel) if not ctx.legacy else None
         if node is None and rel in own:
             ctx.nodes[rel] = own[rel]  # outside the level (or no level): the one host its lines name
+    if not ctx.legacy and named:  # a file whose name spells out a host the lines name (``node-b_stderr.log``)
+        ctx.nodes.update(_spelled_hosts((*rels, *documents), ctx.node_of, named))
     if not ctx.legacy:  # files naming no host take their rank's or their folder's, as the whole job names them
         ctx.nodes.update(inherited_hosts(rels, ctx.node_of, (t for s in samples.values() for t in s.ties)))
     if not ctx.layout and own:
@@ -425,7 +491,10 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
             ctx.task_hosts[rel] = labelled
         if any(len(streams) > 1 for streams in s.label_streams.values()):
             ctx.label_tasks.append(rel)
-    known = known_hosts_pattern({ctx.node_of(rel) for rel in rels})  # labelled streams whose lines name a host
+    # labelled streams whose lines name a known host: the hosts the paths give, and those the lines name as their
+    # writers or as where a process runs, so that a job whose folders name no host still finds its streams' hosts
+    on_hosts = set().union(*(s.on_hosts for s in samples.values())) if samples else set()
+    known = known_hosts_pattern({ctx.node_of(rel) for rel in rels} | named | on_hosts)
     for f in _sampled(files) if known is not None else ():
         if f.rel in samples and ctx.node_of(f.rel) is None and any(map(stream_key, samples[f.rel].lines)):
             ctx.mention_ties += tie_streams(ctx.task_hosts, f.rel, stream_hosts((x for e in _ends(f) for x in e), known),
@@ -474,14 +543,6 @@ def _vote_year(samples: Iterable[tuple[str, _Sample]], files: Sequence[Any]) -> 
     return None, (written.most_common(1)[0][0] if written else None)
 
 
-class FileSpan(NamedTuple):
-    """A file's first and last sampled times, and whether it is a node's own log (syslog, kernel)."""
-
-    system: bool
-    first: float
-    last: float
-
-
 def _file_spans(files: Sequence[Any], samples: dict[str, _Sample], year: int | None,
                 near: int | None = None) -> dict[str, FileSpan]:
     """Each sampled file's first and last times, without a wrong clock's (after the file was written and now) or
@@ -503,82 +564,9 @@ def _file_spans(files: Sequence[Any], samples: dict[str, _Sample], year: int | N
                 times.append(t)
         if times:  # a line from a reset clock, years before the file's other lines, is no start
             mid = statistics.median(times)
-            times = _no_spikes([t for t in times if t >= mid - PAST_SLACK])
+            times = no_spikes([t for t in times if t >= mid - PAST_SLACK])
             out[rel] = FileSpan(2 * s.system >= len(s.lines), min(times), max(times))
     return out
-
-
-def _no_spikes(times: list[float]) -> list[float]:
-    """A file's sampled times (in file order) without one that lies more than an hour off both the time before it
-    and the time after it, the same way: a line of a wrong clock or another time zone amid lines of the right one
-    (logs go forward: a real time is not followed by times an hour older). The first and last keep theirs: a
-    job's last line may come hours after the one before it (a hang cut by a time limit)."""
-    if len(times) < 3:
-        return times
-    out = [times[0]]
-    for a, t, b in zip(times, times[1:], times[2:], strict=False):
-        if not ((t - a > SPIKE_SECONDS and t - b > SPIKE_SECONDS) or (a - t > SPIKE_SECONDS and b - t > SPIKE_SECONDS)):
-            out.append(t)
-    out.append(times[-1])
-    return out
-
-
-def _span(spans: Sequence[FileSpan]) -> tuple[float | None, float | None]:
-    """The job's first and last time: each file's first and last sampled times, without those far from what
-    most files say (a wild date). The node's own logs (syslog, kernel) go back to its boot, weeks before the
-    job: they set the start only when the job's processes left no time at all, but their ends count."""
-    own = [(a, b) for system, a, b in spans if not system] or [(a, b) for _, a, b in spans]
-    if not own:
-        return None, None
-    starts, ends = [a for a, _ in own], [b for _, b in own]
-    s_med, e_med = statistics.median(starts), statistics.median(ends)
-    gap = max(6 * 3600.0, 2 * (e_med - s_med))
-    start = min(s for s in starts if s >= s_med - gap)
-    end = max((e for _, _, e in spans if e_med - gap <= e <= e_med + gap), default=max(ends))
-    return start, max(start, end)
-
-
-APART_GAP = 6 * 3600.0  # a file whose whole span is this far (or the core's length) from the job's core is not its
-
-
-def _apart(spans: dict[str, FileSpan]) -> dict[str, str]:
-    """Files whose whole span lies far outside the job's (rel -> why). The job's processes' files are grouped by
-    their spans (a file joins a group it comes within the gap of); the core is the group of most files. A file of a smaller group (a tie sets
-    nothing apart), all of it more than the gap (six hours, or the core's length) before or after the core, is a stale file of another
-    job or an earlier run. A node's own logs (syslog, kernel) reach back to its boot: they are never set apart."""
-    own = sorted(((v.first, v.last, rel) for rel, v in spans.items() if not v.system and not is_kernel_log(rel)))
-    if len(own) < 2:
-        return {}
-    groups: list[list[tuple[float, float, str]]] = []
-    end = -math.inf
-    for a, b, rel in own:
-        if groups and a <= end + APART_GAP:
-            groups[-1].append((a, b, rel))
-            end = max(end, b)
-        else:
-            groups.append([(a, b, rel)])
-            end = b
-    if len(groups) < 2:
-        return {}
-    core = max(groups, key=lambda g: (len(g), max(b for _, b, _ in g)))
-    lo, hi = min(a for a, _, _ in core), max(b for _, b, _ in core)
-    gap = max(APART_GAP, hi - lo)
-    out = {}
-    for g in groups:
-        if g is core or len(g) >= len(core):  # a tie says nothing about which files are the job's
-            continue
-        for a, b, rel in g:
-            if b < lo - PAST_SLACK:  # a reset clock (1970), not another job: the reader refuses its times
-                continue
-            if b < lo - gap or a > hi + gap:
-                where = "before" if b < lo else "after"
-                out[rel] = (f"its lines ({_stamp(a)} to {_stamp(b)}) lie wholly {where} the job's "
-                            f"({_stamp(lo)} to {_stamp(hi)}): a file of another job or an earlier run")
-    return out
-
-
-def _stamp(t: float) -> str:
-    return _time.strftime("%Y-%m-%d %H:%M:%S", _time.gmtime(t))
 
 
 def set_apart_file(input_file: Any, why: str, accounting: Accounting, reason: str = "set_apart") -> None:

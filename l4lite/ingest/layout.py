@@ -123,8 +123,10 @@ def infer_level(rels: Sequence[str], file_hosts: Mapping[str, str], line_hosts: 
                 by_value[v][h] += 1
         hosts_of = {v: c.most_common(1)[0][0] for v, c in by_value.items()}
         # one name holds files of several hosts (one odd file aside, unless the name is a kind or an id: ``logs/``
-        # names no machine, so any file of another host there says the folder is not one node's)
-        coarser = any(len(c) > 1 and (sorted(c.values())[-2] > 1 or names_no_node(v)) for v, c in by_value.items())
+        # names no machine, so any file of another host there says the folder is not one node's; nor is a file
+        # odd that is as many as the majority: one file of each of two hosts is a folder of two nodes)
+        coarser = any(len(c) > 1 and (_second(c) > 1 or _second(c) == max(c.values()) or names_no_node(v))
+                      for v, c in by_value.items())
         finer = len(set(hosts_of.values())) < len(hosts_of)
         if by_value:
             if coarser or finer:
@@ -158,6 +160,11 @@ def infer_level(rels: Sequence[str], file_hosts: Mapping[str, str], line_hosts: 
         level.aliases = {**{v: level.aliases.get(h, h) for v, h in spelled.items() if v in raw}, **level.aliases}
         level.names = sorted(chosen | raw)
     return level
+
+
+def _second(counts: Counter[str]) -> int:
+    """The second largest count."""
+    return sorted(counts.values())[-2]
 
 
 def _crossed(named: Mapping[str, str], stems: Mapping[str, str]) -> bool:

@@ -1,0 +1,101 @@
+"""A job's time span from its files' sampled first and last times, robust to the extreme: one wrong line, a
+node's kernel log reaching back to its boot, a stale file of another job (``context.build_context`` samples the
+files; this module only weighs their spans)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time as _time
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from l4lite.ingest.timestamps import is_kernel_log
+
+# A clock this far before the job began, or before its file was written, was reset (1970 and 2000 are the
+# defaults of an unset clock): a kernel log reaches back to its node's boot, months at most, and an archive copied
+# years after its job keeps dates a few years older than its files.
+PAST_YEARS = 15
+PAST_SLACK = PAST_YEARS * 365 * 86400.0
+SPIKE_SECONDS = 3600.0  # a sampled time this far off both its neighbours' (the same way) is one wrong line
+
+
+class FileSpan(NamedTuple):
+    """A file's first and last sampled times, and whether it is a node's own log (syslog, kernel)."""
+
+    system: bool
+    first: float
+    last: float
+
+
+def no_spikes(times: list[float]) -> list[float]:
+    """A file's sampled times (in file order) without one that lies more than an hour off both the time before it
+    and the time after it, the same way: a line of a wrong clock or another time zone amid lines of the right one
+    (logs go forward: a real time is not followed by times an hour older). The first and last keep theirs: a
+    job's last line may come hours after the one before it (a hang cut by a time limit)."""
+    if len(times) < 3:
+        return times
+    out = [times[0]]
+    for a, t, b in zip(times, times[1:], times[2:], strict=False):
+        if not ((t - a > SPIKE_SECONDS and t - b > SPIKE_SECONDS) or (a - t > SPIKE_SECONDS and b - t > SPIKE_SECONDS)):
+            out.append(t)
+    out.append(times[-1])
+    return out
+
+
+def job_span(spans: Sequence[FileSpan]) -> tuple[float | None, float | None]:
+    """The job's first and last time: each file's first and last sampled times, without those far from what
+    most files say (a wild date). The node's own logs (syslog, kernel) go back to its boot, weeks before the
+    job: they set the start only when the job's processes left no time at all, but their ends count."""
+    own = [(a, b) for system, a, b in spans if not system] or [(a, b) for _, a, b in spans]
+    if not own:
+        return None, None
+    starts, ends = [a for a, _ in own], [b for _, b in own]
+    s_med, e_med = statistics.median(starts), statistics.median(ends)
+    gap = max(6 * 3600.0, 2 * (e_med - s_med))
+    start = min(s for s in starts if s >= s_med - gap)
+    end = max((e for _, _, e in spans if e_med - gap <= e <= e_med + gap), default=max(ends))
+    return start, max(start, end)
+
+
+APART_GAP = 6 * 3600.0  # a file whose whole span is this far (or the core's length) from the job's core is not its
+
+
+def apart_files(spans: dict[str, FileSpan]) -> dict[str, str]:
+    """Files whose whole span lies far outside the job's (rel -> why). The job's processes' files are grouped by
+    their spans (a file joins a group it comes within the gap of); the core is the group of most files. A file of a smaller group (a tie sets
+    nothing apart), all of it more than the gap (six hours, or the core's length) before or after the core, is a stale file of another
+    job or an earlier run. A node's own logs (syslog, kernel) reach back to its boot: they are never set apart."""
+    own = sorted(((v.first, v.last, rel) for rel, v in spans.items() if not v.system and not is_kernel_log(rel)))
+    if len(own) < 2:
+        return {}
+    groups: list[list[tuple[float, float, str]]] = []
+    end = -math.inf
+    for a, b, rel in own:
+        if groups and a <= end + APART_GAP:
+            groups[-1].append((a, b, rel))
+            end = max(end, b)
+        else:
+            groups.append([(a, b, rel)])
+            end = b
+    if len(groups) < 2:
+        return {}
+    core = max(groups, key=lambda g: (len(g), max(b for _, b, _ in g)))
+    lo, hi = min(a for a, _, _ in core), max(b for _, b, _ in core)
+    gap = max(APART_GAP, hi - lo)
+    out = {}
+    for g in groups:
+        if g is core or len(g) >= len(core):  # a tie says nothing about which files are the job's
+            continue
+        for a, b, rel in g:
+            if b < lo - PAST_SLACK:  # a reset clock (1970), not another job: the reader refuses its times
+                continue
+            if b < lo - gap or a > hi + gap:
+                where = "before" if b < lo else "after"
+                out[rel] = (f"its lines ({stamp(a)} to {stamp(b)}) lie wholly {where} the job's "
+                            f"({stamp(lo)} to {stamp(hi)}): a file of another job or an earlier run")
+    return out
+
+
+def stamp(t: float) -> str:
+    return _time.strftime("%Y-%m-%d %H:%M:%S", _time.gmtime(t))
