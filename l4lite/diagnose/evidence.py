@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from l4lite.detect.base import Finding
 from l4lite.records import Record
@@ -149,6 +150,7 @@ def names_cascade(f: Finding) -> bool:
 
 _EXIT_LINE = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: \d+ \(pid: (\d+)\)")
 _FIRST_PID = re.compile(r"Root Cause \(first observed failure\):.*?exitcode\s*:\s*-?\d+\s*\(pid:\s*(\d+)\)", re.S)
+_FIRST_RANK = re.compile(r"Root Cause \(first observed failure\):.*?\brank\s*:\s*(\d+)", re.S)
 TEARDOWN_EXITS = frozenset({-15, 143})  # the agent's own SIGTERM: how a peer was stopped, not a failure
 
 
@@ -159,13 +161,25 @@ def exit_line(findings: Sequence[Finding], primary: Finding) -> Finding | None:
     line, when there is one, is the event and the exit line only confirms it. The pid its node's report names as
     the first failure decides (a worker the primary names itself, before it); without a report, the node's first
     such line that is not the agent's SIGTERM."""
-    if primary.node is None or primary.data.get("source") != "launcher":
+    if primary.node is None:
         return None
     first = None
+    first_rank = None
     for f in findings:
         if f.node == primary.node and f.records and "Root Cause (first observed failure)" in f.records[0].text:
             m = _FIRST_PID.search(f.records[0].text)
             first = m.group(1) if m else first
+            m = _FIRST_RANK.search(f.records[0].text)
+            first_rank = int(m.group(1)) if m else first_rank
+    if primary.data.get("source") != "launcher":
+        if primary.detector != "rules":
+            return None  # a rank inferred stuck: the worker that exited first timed out waiting for it
+        # a rank's own error: its worker's exit line is part of the event only when the node's report names
+        # that rank as the first failure (its pid then picks the line)
+        ranks = {r.rank for r in primary.records if r.rank is not None} | (
+            {primary.rank} if primary.rank is not None else set())
+        if first is None or first_rank is None or first_rank not in ranks:
+            return None
     own = (primary.data.get("groups") or {}).get("pid")  # a worker the primary names itself comes first
     first = str(own) if own is not None else first
     exits = []
@@ -200,6 +214,65 @@ def signal_line(findings: Sequence[Finding], primary: Finding) -> Finding | None
                                time=r.time, rule=f.rule, severity=f.severity, records=[r],
                                data={"source": "launcher", "signalled": str(pid)})
     return None
+
+
+_KILLED = re.compile(r"Killed process (\d+)")
+_NAMED_PID = re.compile(r"(?:\bpid(?:\(s\))?:?|\bPID)\s*(\d+)")
+
+
+_DIED = re.compile(r"\bSignal \d+|killed by signal")
+_QUOTED = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b")  # a summary's quote of the rank's error
+MAX_RECORD_LINES = 200
+
+
+def pid_lines(r: Record, pids: set[str]) -> list[Record]:
+    """The parts of a record that name one of ``pids``: the record itself when its first line does, or its last
+    one (a traceback's exception line); a line inside a launcher's summary that says the process died of a
+    signal, as a record of its own (the rest of the summary is about the other ranks)."""
+    lines = r.text.splitlines()[:MAX_RECORD_LINES] if r.text else []
+
+    def names(line: str) -> bool:
+        return _KILLED.search(line) is None and any(m.group(1) in pids for m in _NAMED_PID.finditer(line[:400]))
+
+    if not lines:
+        return []
+    if names(lines[0]) or len(lines) > 1 and names(lines[-1]):
+        return [r]
+    if r.end_line - r.line != len(lines) - 1:
+        return []  # lines of the file left out of the record (another task's, interleaved): no line to point at
+    return [replace(r, line=r.line + k, end_line=r.line + k, text=line, message=line.strip())
+            for k, line in enumerate(lines) if k > 0 and _DIED.search(line) and names(line)
+            and not _QUOTED.match(line)]
+
+
+def killed_lines(findings: Sequence[Finding], primary: Finding) -> Finding | None:
+    """The lines on the primary's node that name the process a kernel kill line killed (the OOM killer's
+    ``Killed process 4711``): the agent's ``failed (exitcode: -9) ... (pid: 4711)``, its ``Signal 9 (SIGKILL)
+    received by PID 4711``, the rank's ``DataLoader worker (pid 4711) is killed by signal``. They tell one event
+    with the kernel's line, each from where its reader looks; the pid ties them, so no timing or wording guess is
+    needed. Only a line's first line is read (a launcher's summary lists every rank's pid further down). None
+    without a kill line or a line naming its pid."""
+    if primary.node is None:
+        return None
+    pids = {m.group(1) for r in primary.records for m in _KILLED.finditer(r.text[:4000])}
+    if not pids:
+        return None
+    found: dict[tuple[str, int], Record] = {}
+    source = None
+    for f in findings:
+        if f is primary or f.node != primary.node:
+            continue
+        for r in f.records:
+            for told in pid_lines(r, pids):
+                found.setdefault((told.file, told.line), told)
+                source = source or f
+    if source is None:
+        return None
+    recs = sorted(found.values(), key=lambda r: (r.file, r.line))
+    first = recs[0]
+    return Finding(source.detector, primary.category, "root", source.score, primary.explain, node=primary.node,
+                   rank=first.rank, time=first.time, rule=source.rule, severity=source.severity, records=recs,
+                   data={"killed": sorted(pids)})
 
 
 def _time(f: Finding) -> float | None:

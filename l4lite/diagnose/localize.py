@@ -40,6 +40,7 @@ from l4lite.diagnose.evidence import (
     global_root_records,
     hit_groups,
     is_companion,
+    killed_lines,
     names_cascade,
     node_of_lost_peer,
     node_root_records,
@@ -311,7 +312,11 @@ class Localizer:
                 if roles[id(f)] in ("symptom", "confirmation") and is_companion(f, primary):
                     roles[id(f)] = "root"
                     f.data["companion"] = True
-            ended = exit_line(findings, primary)
+            killed = killed_lines(findings, primary)
+            if killed is not None:  # the lines naming the process the kernel killed: one event with its kill
+                findings.append(killed)
+                roles[id(killed)] = "root"
+            ended = exit_line(findings, primary) or (exit_line(findings, killed) if killed is not None else None)
             if ended is not None and roles[id(ended)] in ("symptom", "confirmation"):
                 roles[id(ended)] = "root"
             sent = signal_line(findings, primary)
