@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import replace
 
 from l4lite.detect.base import Finding
 from l4lite.records import Record
@@ -150,7 +149,6 @@ def names_cascade(f: Finding) -> bool:
 
 _EXIT_LINE = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: \d+ \(pid: (\d+)\)")
 _FIRST_PID = re.compile(r"Root Cause \(first observed failure\):.*?exitcode\s*:\s*-?\d+\s*\(pid:\s*(\d+)\)", re.S)
-_FIRST_RANK = re.compile(r"Root Cause \(first observed failure\):.*?\brank\s*:\s*(\d+)", re.S)
 TEARDOWN_EXITS = frozenset({-15, 143})  # the agent's own SIGTERM: how a peer was stopped, not a failure
 
 
@@ -161,25 +159,13 @@ def exit_line(findings: Sequence[Finding], primary: Finding) -> Finding | None:
     line, when there is one, is the event and the exit line only confirms it. The pid its node's report names as
     the first failure decides (a worker the primary names itself, before it); without a report, the node's first
     such line that is not the agent's SIGTERM."""
-    if primary.node is None:
+    if primary.node is None or primary.data.get("source") != "launcher":
         return None
     first = None
-    first_rank = None
     for f in findings:
         if f.node == primary.node and f.records and "Root Cause (first observed failure)" in f.records[0].text:
             m = _FIRST_PID.search(f.records[0].text)
             first = m.group(1) if m else first
-            m = _FIRST_RANK.search(f.records[0].text)
-            first_rank = int(m.group(1)) if m else first_rank
-    if primary.data.get("source") != "launcher":
-        if primary.detector != "rules":
-            return None  # a rank inferred stuck: the worker that exited first timed out waiting for it
-        # a rank's own error: its worker's exit line is part of the event only when the node's report names
-        # that rank as the first failure (its pid then picks the line)
-        ranks = {r.rank for r in primary.records if r.rank is not None} | (
-            {primary.rank} if primary.rank is not None else set())
-        if first is None or first_rank is None or first_rank not in ranks:
-            return None
     own = (primary.data.get("groups") or {}).get("pid")  # a worker the primary names itself comes first
     first = str(own) if own is not None else first
     exits = []
@@ -220,38 +206,22 @@ _KILLED = re.compile(r"Killed process (\d+)")
 _NAMED_PID = re.compile(r"(?:\bpid(?:\(s\))?:?|\bPID)\s*(\d+)")
 
 
-_DIED = re.compile(r"\bSignal \d+|killed by signal")
-_QUOTED = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b")  # a summary's quote of the rank's error
-MAX_RECORD_LINES = 200
-
-
-def pid_lines(r: Record, pids: set[str]) -> list[Record]:
-    """The parts of a record that name one of ``pids``: the record itself when its first line does, or its last
-    one (a traceback's exception line); a line inside a launcher's summary that says the process died of a
-    signal, as a record of its own (the rest of the summary is about the other ranks)."""
-    lines = r.text.splitlines()[:MAX_RECORD_LINES] if r.text else []
+def names_pid(r: Record, pids: set[str]) -> bool:
+    """Whether a record's first line, or its last one (a traceback's exception line), names one of ``pids``."""
+    lines = r.text.splitlines() if r.text else []
 
     def names(line: str) -> bool:
         return _KILLED.search(line) is None and any(m.group(1) in pids for m in _NAMED_PID.finditer(line[:400]))
 
-    if not lines:
-        return []
-    if names(lines[0]) or len(lines) > 1 and names(lines[-1]):
-        return [r]
-    if r.end_line - r.line != len(lines) - 1:
-        return []  # lines of the file left out of the record (another task's, interleaved): no line to point at
-    return [replace(r, line=r.line + k, end_line=r.line + k, text=line, message=line.strip())
-            for k, line in enumerate(lines) if k > 0 and _DIED.search(line) and names(line)
-            and not _QUOTED.match(line)]
+    return bool(lines) and (names(lines[0]) or len(lines) > 1 and names(lines[-1]))
 
 
 def killed_lines(findings: Sequence[Finding], primary: Finding) -> Finding | None:
-    """The lines on the primary's node that name the process a kernel kill line killed (the OOM killer's
-    ``Killed process 4711``): the agent's ``failed (exitcode: -9) ... (pid: 4711)``, its ``Signal 9 (SIGKILL)
-    received by PID 4711``, the rank's ``DataLoader worker (pid 4711) is killed by signal``. They tell one event
-    with the kernel's line, each from where its reader looks; the pid ties them, so no timing or wording guess is
-    needed. Only a line's first line is read (a launcher's summary lists every rank's pid further down). None
-    without a kill line or a line naming its pid."""
+    """A rank's own lines on the primary's node that name the process a kernel kill line killed (the OOM
+    killer's ``Killed process 4711``, the rank's ``DataLoader worker (pid 4711) is killed by signal``): the
+    kernel says what it killed, the rank what that did to training, and the pid ties the two, so no timing or
+    wording guess is needed. A launcher's lines about the pid (its exit line, its report) only confirm the kill,
+    as they do for a worker that raised. None without a kill line or a rank line naming its pid."""
     if primary.node is None:
         return None
     pids = {m.group(1) for r in primary.records for m in _KILLED.finditer(r.text[:4000])}
@@ -263,8 +233,8 @@ def killed_lines(findings: Sequence[Finding], primary: Finding) -> Finding | Non
         if f is primary or f.node != primary.node:
             continue
         for r in f.records:
-            for told in pid_lines(r, pids):
-                found.setdefault((told.file, told.line), told)
+            if r.source not in ("launcher", "kernel") and names_pid(r, pids):
+                found.setdefault((r.file, r.line), r)
                 source = source or f
     if source is None:
         return None
@@ -330,7 +300,8 @@ def node_root_records(f: Finding, groups: dict[tuple[str, int, str], tuple[tuple
 
 def low_rank_records(f: Finding, limit: int = LOW_RANKS) -> list[Record]:
     """For the lowest ``limit`` ranks, each rank's first record in every file it was written to (a launcher's
-    tee, the rank's own stderr), then records without a rank, one per file; at most ``MAX_ROOT_RECORDS``.
+    tee, the rank's own stderr), then records without a rank, one per file; at most ``MAX_ROOT_RECORDS``. A file
+    that several of those ranks wrote to shows only its earliest copy, unless a rank has no other file.
 
     One error is often printed in several files (torchelastic's console, the rank's stderr.log, its error.json):
     each copy is where a reader of that file finds it, and none stands for the others."""
@@ -342,6 +313,13 @@ def low_rank_records(f: Finding, limit: int = LOW_RANKS) -> list[Record]:
         else:
             by_rank.setdefault(r.rank, {}).setdefault(r.file, r)
     ranked = [r for k in sorted(by_rank)[:limit] for r in sorted(by_rank[k].values(), key=_order)]
+    # a file several ranks write to (the launcher's console) shows its first copy, where its reader meets it,
+    # when the other ranks' copies are shown in files of their own (their stderr.log)
+    first: dict[str, Record] = {}
+    for r in ranked:
+        if r.file not in first or r.line < first[r.file].line:
+            first[r.file] = r
+    ranked = [r for r in ranked if first[r.file] is r or r.rank is None or len(by_rank[r.rank]) == 1]
     return (ranked + list(unranked.values()))[:max(limit, MAX_ROOT_RECORDS)]
 
 
@@ -413,3 +391,19 @@ def node_of_lost_peer(scan: JobScan, cascades: Sequence[Finding]) -> str | None:
     if not ranked or len(ranked) > 1 and len(ranked[1][1]) == len(ranked[0][1]):
         return None
     return nodes[ranked[0][0]]
+
+
+def stated_by_rule(findings: Sequence[Finding], roles: dict[int, str], primary: Finding,
+                   metric_lines: set[tuple[str, int]]) -> None:
+    """A health signal's metric lines (``loss nan`` in a progress line) confirm a numerical fault that a rule's
+    line of the trainer states in words (``FloatingPointError: loss is nan at step 12``, a monitor's "metric is
+    not finite"): the stated error is what the run stopped on; the progress lines show the value it saw. Only
+    when such a rule line, off the metric lines, is root too. The primary's lines are shown as confirmation too;
+    it stays the verdict's finding (its time, step and phase)."""
+    stated = any(f.detector == "rules" and roles.get(id(f)) == "root" and f.category == "numerical" and
+                 any((r.file, r.line) not in metric_lines for r in f.records) for f in findings)
+    if not stated:
+        return
+    for f in findings:
+        if f.detector == "health" and f.category == "numerical" and roles.get(id(f)) == "root":
+            roles[id(f)] = "confirmation"

@@ -46,6 +46,7 @@ from l4lite.diagnose.evidence import (
     node_root_records,
     ranks_behind,
     signal_line,
+    stated_by_rule,
     strip_summaries,
 )
 from l4lite.diagnose.ownlines import its_exception, last_words, node_said, odd_cascade, only_cascades
@@ -307,6 +308,7 @@ class Localizer:
                         all((r.file, r.line) in metric_lines for r in f.records) and \
                         any(g.detector == "health" and roles[id(g)] == "root" for g in findings):
                     roles[id(f)] = "confirmation"
+            stated_by_rule(findings, roles, primary, metric_lines)
         if verdict.scope == "node":
             for f in findings:
                 if roles[id(f)] in ("symptom", "confirmation") and is_companion(f, primary):
@@ -316,7 +318,7 @@ class Localizer:
             if killed is not None:  # the lines naming the process the kernel killed: one event with its kill
                 findings.append(killed)
                 roles[id(killed)] = "root"
-            ended = exit_line(findings, primary) or (exit_line(findings, killed) if killed is not None else None)
+            ended = exit_line(findings, primary)
             if ended is not None and roles[id(ended)] in ("symptom", "confirmation"):
                 roles[id(ended)] = "root"
             sent = signal_line(findings, primary)
