@@ -15,6 +15,7 @@ Three rules, each from how real failures look in logs:
 from __future__ import annotations
 
 import math
+import posixpath
 import re
 from collections.abc import Sequence
 
@@ -407,3 +408,31 @@ def stated_by_rule(findings: Sequence[Finding], roles: dict[int, str], primary: 
     for f in findings:
         if f.detector == "health" and f.category == "numerical" and roles.get(id(f)) == "root":
             roles[id(f)] = "confirmation"
+
+
+_PREFIXES = re.compile(r"^(?:\[[^\]\n]{0,40}\]:\s*)*")  # torchrun's "[default0]:[rank0]:" stream prefixes
+ERROR_FILE = "error.json"
+MESSAGE_CHARS = 60  # how much of an exception line its error file must repeat
+
+
+def error_files(scan: JobScan, roots: Sequence[Record]) -> list[Record]:
+    """The error file torchelastic wrote for a rank whose root line is in that rank's own log folder
+    (``attempt_0/1/stderr.log`` -> ``attempt_0/1/error.json``), when it repeats the line's exception: the same
+    error where the agent's report points its reader. Only files not shown already, one record per file."""
+    shown = {(r.file, r.line) for r in roots}
+    wanted: dict[str, str] = {}
+    for r in roots:
+        if r.file.endswith(ERROR_FILE):
+            continue
+        lines = r.text.splitlines()
+        last = _PREFIXES.sub("", lines[-1]).strip() if lines else ""
+        if len(last) >= 20:
+            wanted.setdefault(posixpath.join(posixpath.dirname(r.file), ERROR_FILE), last[:MESSAGE_CHARS])
+    out: dict[str, Record] = {}
+    for recs in scan.exemplars.values():
+        for r in recs:
+            message = wanted.get(r.file)
+            if message is not None and r.file not in out and (r.file, r.line) not in shown and \
+                    message in r.text[:4000]:
+                out[r.file] = r
+    return sorted(out.values(), key=lambda r: r.file)
