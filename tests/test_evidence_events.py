@@ -9,7 +9,7 @@ from typing import Any
 
 from l4lite import analyze
 from l4lite.detect.base import Finding
-from l4lite.diagnose.evidence import killed_lines, low_rank_records, stated_by_rule
+from l4lite.diagnose.evidence import killed_lines, low_rank_records, repeats_error, stated_by_rule
 from l4lite.evaluate.scoreboard import job_paths
 from l4lite.records import Record
 
@@ -110,3 +110,27 @@ def test_a_hangs_timeout_brings_the_ranks_error_json() -> None:
     assert any(f.endswith("attempt_0/0/error.json") for f in files)
     assert any(f.endswith("attempt_0/0/stderr.log") for f in files)
     assert all("cpu-node-a" in f for f in files)
+
+
+# ------------------------------------------------------------------ a framework's logger repeating the error
+def test_the_trainers_line_repeating_the_primarys_exception_joins_it() -> None:
+    tb = "[rank0]: Traceback (most recent call last):\n[rank0]:   File \"x.py\", line 1\n" \
+         "[rank0]: RuntimeError: [enforce fail at inline_container.cc:672] . unexpected pos 11136 vs 11030"
+    primary = _finding([_rec("console.log", 79, tb, rank=0, end_line=81)], category="storage")
+    said = _rec("console.log", 77, "[default0]:2026-12-04 10:55:12,300 Trainer ERROR: Engine run is terminating due "
+                "to exception: [enforce fail at inline_container.cc:672] . unexpected pos 11136 vs 11030", rank=0,
+                source="trainer")
+    quoted = _rec("console.log", 150, "  RuntimeError: [enforce fail at inline_container.cc:672] . unexpected pos "
+                  "11136 vs 11030", source="trainer")
+    agent = _rec("console.log", 203, "failed (exitcode: 1) [enforce fail at inline_container.cc:672] . unexpected pos "
+                 "11136 vs 11030", source="launcher")
+    other = _finding([said, quoted, agent], detector="components", category="storage")
+    told = repeats_error([primary, other], primary, {id(primary): "root", id(other): "symptom"})
+    assert told is not None and [(r.file, r.line) for r in told.records] == [("console.log", 77)]
+    short = _finding([_rec("console.log", 79, "RuntimeError: boom", rank=0)])
+    assert repeats_error([short, other], short, {id(short): "root"}) is None  # too short to tie lines by
+
+
+def test_ignites_terminating_lines_are_root_with_the_save_error() -> None:
+    roots = _roots(REAL / "056-ignite-enospc")
+    assert _covers(roots, "cpu-node-a/console.log", 77) and _covers(roots, "cpu-node-a/console.log", 78)

@@ -246,6 +246,47 @@ def killed_lines(findings: Sequence[Finding], primary: Finding) -> Finding | Non
                    data={"killed": sorted(pids)})
 
 
+_ERROR_WORDS = re.compile(r"(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b:\s*(.{30,})")
+QUOTE_CHARS = 60  # how much of the primary's exception message a line must repeat
+
+
+def repeats_error(findings: Sequence[Finding], primary: Finding, roles: dict[int, str],
+                  scan: JobScan | None = None) -> Finding | None:
+    """The trainer's own lines on the primary's node that repeat the primary's exception message (a framework's
+    logger: Ignite's ``Engine run is terminating due to exception: <message>``), when no rule placed them: the
+    framework telling the error it is about to raise, one event with the traceback. Not a launcher's line (its
+    summary quotes the error: the quote is not the error). The scan's exemplars add the copies in the rank's
+    own files. None without such lines."""
+    if primary.node is None or not primary.records:
+        return None
+    m = _ERROR_WORDS.search(primary.records[0].text[-4000:].replace("\\n", "\n"))
+    if m is None:
+        return None
+    quote = m.group(1).split("\n")[0].strip().rstrip('"}')[:QUOTE_CHARS]
+    if len(quote) < 30:
+        return None
+    placed = {(r.file, r.line) for f in findings if roles.get(id(f)) == "root" for r in f.records}
+    found: dict[tuple[str, int], Record] = {}
+    pools = [f.records for f in findings if f.detector != "rules" and f.node == primary.node]
+    if scan is not None:
+        pools += [recs for (_, node), recs in scan.exemplars.items() if node == primary.node]
+    for recs in pools:
+        for r in recs:
+            head = r.text.splitlines()[0] if r.text else ""
+            if r.source == "trainer" and (r.file, r.line) not in placed and quote in head and \
+                    _ERROR_WORDS.match(_PREFIX_RE.sub("", head).strip()) is None:
+                found.setdefault((r.file, r.line), r)
+    if not found:
+        return None
+    recs = sorted(found.values(), key=lambda r: (r.file, r.line))
+    return Finding("rules", primary.category, "root", primary.score, primary.explain, node=primary.node,
+                   rank=recs[0].rank, time=recs[0].time, rule=primary.rule, severity=primary.severity,
+                   records=recs, data={"repeats": True})
+
+
+_PREFIX_RE = re.compile(r"^(?:\[[^\]\n]{0,40}\]:\s*)*")
+
+
 def _time(f: Finding) -> float | None:
     if f.records:
         return own_time(f.records[0])

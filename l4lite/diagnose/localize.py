@@ -45,6 +45,7 @@ from l4lite.diagnose.evidence import (
     node_of_lost_peer,
     node_root_records,
     ranks_behind,
+    repeats_error,
     signal_line,
     stated_by_rule,
     strip_summaries,
@@ -314,8 +315,8 @@ class Localizer:
                 if roles[id(f)] in ("symptom", "confirmation") and is_companion(f, primary):
                     roles[id(f)] = "root"
                     f.data["companion"] = True
-            killed = killed_lines(findings, primary)
-            if killed is not None:  # the lines naming the process the kernel killed: one event with its kill
+            killed = killed_lines(findings, primary) or repeats_error(findings, primary, roles, scan)
+            if killed is not None:  # lines naming the process the kernel killed, or repeating the error
                 findings.append(killed)
                 roles[id(killed)] = "root"
             ended = exit_line(findings, primary)
