@@ -477,3 +477,18 @@ def error_files(scan: JobScan, roots: Sequence[Record]) -> list[Record]:
                     message in r.text[:4000]:
                 out[r.file] = r
     return sorted(out.values(), key=lambda r: r.file)
+
+
+def tell_together(scan: JobScan, findings: list[Finding], roles: dict[int, str], primary: Finding,
+                  scope: str) -> None:
+    """The lines of one event as one root: for a job-wide numerical fault the stated error over the loss lines
+    (``stated_by_rule``); on the faulty node a rank's lines naming the pid the kernel killed (``killed_lines``),
+    else the trainer's lines repeating the failing rank's exception (``repeats_error``), added as a root
+    finding."""
+    if scope == "global":
+        stated_by_rule(findings, roles, primary, {(p.file, p.line) for p in scan.metrics})
+    elif scope == "node":
+        told = killed_lines(findings, primary) or repeats_error(findings, primary, roles, scan)
+        if told is not None:
+            findings.append(told)
+            roles[id(told)] = "root"

@@ -40,15 +40,13 @@ from l4lite.diagnose.evidence import (
     global_root_records,
     hit_groups,
     is_companion,
-    killed_lines,
     names_cascade,
     node_of_lost_peer,
     node_root_records,
     ranks_behind,
-    repeats_error,
     signal_line,
-    stated_by_rule,
     strip_summaries,
+    tell_together,
 )
 from l4lite.diagnose.ownlines import its_exception, last_words, node_said, odd_cascade, only_cascades
 from l4lite.diagnose.phasing import failure_time_of, iteration_of, node_trackers, phase_of
@@ -309,16 +307,12 @@ class Localizer:
                         all((r.file, r.line) in metric_lines for r in f.records) and \
                         any(g.detector == "health" and roles[id(g)] == "root" for g in findings):
                     roles[id(f)] = "confirmation"
-            stated_by_rule(findings, roles, primary, metric_lines)
+        tell_together(scan, findings, roles, primary, verdict.scope)
         if verdict.scope == "node":
             for f in findings:
                 if roles[id(f)] in ("symptom", "confirmation") and is_companion(f, primary):
                     roles[id(f)] = "root"
                     f.data["companion"] = True
-            killed = killed_lines(findings, primary) or repeats_error(findings, primary, roles, scan)
-            if killed is not None:  # lines naming the process the kernel killed, or repeating the error
-                findings.append(killed)
-                roles[id(killed)] = "root"
             ended = exit_line(findings, primary)
             if ended is not None and roles[id(ended)] in ("symptom", "confirmation"):
                 roles[id(ended)] = "root"
