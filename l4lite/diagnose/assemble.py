@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from l4lite.detect.base import Finding
+from l4lite.diagnose.evidence import error_files
 from l4lite.diagnose.incident import Evidence, Incident, PhaseSpan, Suspect
 from l4lite.diagnose.localize import Verdict
 from l4lite.diagnose.phasing import node_trackers
@@ -73,6 +74,13 @@ def build_evidence(scan: JobScan, verdict: Verdict, max_entries: int = MAX_EVIDE
             out.append(_evidence(scan, f, r, role))
             if len(out) >= max_entries:
                 return whole_tracebacks(out)
+        if role == "root" and verdict.status == "incident" and f.detector != "rules":
+            # a rule's finding has the copies its rule matched; lines a detector chose without one (the timeouts
+            # around a stuck rank) bring the rank's error file, which repeats them in words no rule knows
+            for r in error_files(scan, records):
+                if (r.file, r.line) not in seen:
+                    seen.add((r.file, r.line))
+                    out.append(_evidence(scan, f, r, role))
     return whole_tracebacks(out)
 
 

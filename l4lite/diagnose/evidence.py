@@ -15,6 +15,7 @@ Three rules, each from how real failures look in logs:
 from __future__ import annotations
 
 import math
+import posixpath
 import re
 from collections.abc import Sequence
 
@@ -205,6 +206,90 @@ def signal_line(findings: Sequence[Finding], primary: Finding) -> Finding | None
     return None
 
 
+_KILLED = re.compile(r"Killed process (\d+)")
+_NAMED_PID = re.compile(r"(?:\bpid(?:\(s\))?:?|\bPID)\s*(\d+)")
+
+
+def names_pid(r: Record, pids: set[str]) -> bool:
+    """Whether a record's first line, or its last one (a traceback's exception line), names one of ``pids``."""
+    lines = r.text.splitlines() if r.text else []
+
+    def names(line: str) -> bool:
+        return _KILLED.search(line) is None and any(m.group(1) in pids for m in _NAMED_PID.finditer(line[:400]))
+
+    return bool(lines) and (names(lines[0]) or len(lines) > 1 and names(lines[-1]))
+
+
+def killed_lines(findings: Sequence[Finding], primary: Finding) -> Finding | None:
+    """A rank's own lines on the primary's node that name the process a kernel kill line killed (the OOM
+    killer's ``Killed process 4711``, the rank's ``DataLoader worker (pid 4711) is killed by signal``): the
+    kernel says what it killed, the rank what that did to training, and the pid ties the two, so no timing or
+    wording guess is needed. A launcher's lines about the pid (its exit line, its report) only confirm the kill,
+    as they do for a worker that raised. None without a kill line or a rank line naming its pid."""
+    if primary.node is None:
+        return None
+    pids = {m.group(1) for r in primary.records for m in _KILLED.finditer(r.text[:4000])}
+    if not pids:
+        return None
+    found: dict[tuple[str, int], Record] = {}
+    source = None
+    for f in findings:
+        if f is primary or f.node != primary.node:
+            continue
+        for r in f.records:
+            if r.source not in ("launcher", "kernel") and names_pid(r, pids):
+                found.setdefault((r.file, r.line), r)
+                source = source or f
+    if source is None:
+        return None
+    recs = sorted(found.values(), key=lambda r: (r.file, r.line))
+    first = recs[0]
+    return Finding(source.detector, primary.category, "root", source.score, primary.explain, node=primary.node,
+                   rank=first.rank, time=first.time, rule=source.rule, severity=source.severity, records=recs,
+                   data={"killed": sorted(pids)})
+
+
+_ERROR_WORDS = re.compile(r"(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b:\s*(.{30,})")
+QUOTE_CHARS = 60  # how much of the primary's exception message a line must repeat
+
+
+def repeats_error(findings: Sequence[Finding], primary: Finding, roles: dict[int, str],
+                  scan: JobScan | None = None) -> Finding | None:
+    """The trainer's own lines on the primary's node that repeat the primary's exception message (a framework's
+    logger: Ignite's ``Engine run is terminating due to exception: <message>``), when no rule placed them: the
+    framework telling the error it is about to raise, one event with the traceback. Not a launcher's line (its
+    summary quotes the error: the quote is not the error). The scan's exemplars add the copies in the rank's
+    own files. None without such lines."""
+    if primary.node is None or not primary.records:
+        return None
+    m = _ERROR_WORDS.search(primary.records[0].text[-4000:].replace("\\n", "\n"))
+    if m is None:
+        return None
+    quote = m.group(1).split("\n")[0].strip().rstrip('"}')[:QUOTE_CHARS]
+    if len(quote) < 30:
+        return None
+    placed = {(r.file, r.line) for f in findings if roles.get(id(f)) == "root" for r in f.records}
+    found: dict[tuple[str, int], Record] = {}
+    pools = [f.records for f in findings if f.detector != "rules" and f.node == primary.node]
+    if scan is not None:
+        pools += [recs for (_, node), recs in scan.exemplars.items() if node == primary.node]
+    for recs in pools:
+        for r in recs:
+            head = r.text.splitlines()[0] if r.text else ""
+            if r.source == "trainer" and (r.file, r.line) not in placed and quote in head and \
+                    _ERROR_WORDS.match(_PREFIX_RE.sub("", head).strip()) is None:
+                found.setdefault((r.file, r.line), r)
+    if not found:
+        return None
+    recs = sorted(found.values(), key=lambda r: (r.file, r.line))
+    return Finding("rules", primary.category, "root", primary.score, primary.explain, node=primary.node,
+                   rank=recs[0].rank, time=recs[0].time, rule=primary.rule, severity=primary.severity,
+                   records=recs, data={"repeats": True})
+
+
+_PREFIX_RE = re.compile(r"^(?:\[[^\]\n]{0,40}\]:\s*)*")
+
+
 def _time(f: Finding) -> float | None:
     if f.records:
         return own_time(f.records[0])
@@ -260,7 +345,8 @@ def node_root_records(f: Finding, groups: dict[tuple[str, int, str], tuple[tuple
 
 def low_rank_records(f: Finding, limit: int = LOW_RANKS) -> list[Record]:
     """For the lowest ``limit`` ranks, each rank's first record in every file it was written to (a launcher's
-    tee, the rank's own stderr), then records without a rank, one per file; at most ``MAX_ROOT_RECORDS``.
+    tee, the rank's own stderr), then records without a rank, one per file; at most ``MAX_ROOT_RECORDS``. A file
+    that several of those ranks wrote to shows only its earliest copy, unless a rank has no other file.
 
     One error is often printed in several files (torchelastic's console, the rank's stderr.log, its error.json):
     each copy is where a reader of that file finds it, and none stands for the others."""
@@ -272,6 +358,13 @@ def low_rank_records(f: Finding, limit: int = LOW_RANKS) -> list[Record]:
         else:
             by_rank.setdefault(r.rank, {}).setdefault(r.file, r)
     ranked = [r for k in sorted(by_rank)[:limit] for r in sorted(by_rank[k].values(), key=_order)]
+    # a file several ranks write to (the launcher's console) shows its first copy, where its reader meets it,
+    # when the other ranks' copies are shown in files of their own (their stderr.log)
+    first: dict[str, Record] = {}
+    for r in ranked:
+        if r.file not in first or r.line < first[r.file].line:
+            first[r.file] = r
+    ranked = [r for r in ranked if first[r.file] is r or r.rank is None or len(by_rank[r.rank]) == 1]
     return (ranked + list(unranked.values()))[:max(limit, MAX_ROOT_RECORDS)]
 
 
@@ -343,3 +436,74 @@ def node_of_lost_peer(scan: JobScan, cascades: Sequence[Finding]) -> str | None:
     if not ranked or len(ranked) > 1 and len(ranked[1][1]) == len(ranked[0][1]):
         return None
     return nodes[ranked[0][0]]
+
+
+def stated_by_rule(findings: Sequence[Finding], roles: dict[int, str], primary: Finding,
+                   metric_lines: set[tuple[str, int]]) -> None:
+    """A health signal's metric lines (``loss nan`` in a progress line) confirm a numerical fault that a rule's
+    line of the trainer states in words (``FloatingPointError: loss is nan at step 12``, a monitor's "metric is
+    not finite"): the stated error is what the run stopped on; the progress lines show the value it saw. Only
+    when such a rule line, off the metric lines, is root too. The primary's lines are shown as confirmation too;
+    it stays the verdict's finding (its time, step and phase)."""
+    stated = any(f.detector == "rules" and roles.get(id(f)) == "root" and f.category == "numerical" and
+                 any((r.file, r.line) not in metric_lines for r in f.records) for f in findings)
+    if not stated:
+        return
+    for f in findings:
+        if f.detector == "health" and f.category == "numerical" and roles.get(id(f)) == "root":
+            roles[id(f)] = "confirmation"
+
+
+_PREFIXES = re.compile(r"^(?:\[[^\]\n]{0,40}\]:\s*)*")  # torchrun's "[default0]:[rank0]:" stream prefixes
+ERROR_FILE = "error.json"
+MESSAGE_CHARS = 60  # how much of an exception line its error file must repeat
+
+
+def error_files(scan: JobScan, roots: Sequence[Record]) -> list[Record]:
+    """The error file torchelastic wrote for a rank whose root line is in that rank's own log folder
+    (``attempt_0/1/stderr.log`` -> ``attempt_0/1/error.json``), when it repeats the line's exception: the same
+    error where the agent's report points its reader. Only files not shown already, one record per file."""
+    shown = {(r.file, r.line) for r in roots}
+    wanted: dict[str, str] = {}
+    for r in roots:
+        if r.file.endswith(ERROR_FILE):
+            continue
+        lines = r.text.splitlines()
+        last = _PREFIXES.sub("", lines[-1]).strip() if lines else ""
+        if len(last) >= 20:
+            wanted.setdefault(posixpath.join(posixpath.dirname(r.file), ERROR_FILE), last[:MESSAGE_CHARS])
+    out: dict[str, Record] = {}
+    for recs in scan.exemplars.values():
+        for r in recs:
+            message = wanted.get(r.file)
+            if message is not None and r.file not in out and (r.file, r.line) not in shown and \
+                    message in r.text[:4000]:
+                out[r.file] = r
+    return sorted(out.values(), key=lambda r: r.file)
+
+
+def tell_together(scan: JobScan, findings: list[Finding], roles: dict[int, str], primary: Finding,
+                  scope: str) -> None:
+    """The lines of one event as one root: for a job-wide numerical fault the stated error over the loss lines
+    (``stated_by_rule``); on the faulty node a rank's lines naming the pid the kernel killed (``killed_lines``),
+    else the trainer's lines repeating the failing rank's exception (``repeats_error``), added as a root
+    finding."""
+    if scope == "global":
+        stated_by_rule(findings, roles, primary, {(p.file, p.line) for p in scan.metrics})
+    elif scope == "node":
+        told = killed_lines(findings, primary) or repeats_error(findings, primary, roles, scan)
+        if told is not None:
+            findings.append(told)
+            roles[id(told)] = "root"
+
+
+def confirm_metric_rules(scan: JobScan, findings: list[Finding], roles: dict[int, str], primary: Finding) -> None:
+    """A job-wide fault: a rule that matched only the trainer's metric lines says what the health signal (root)
+    says, so it confirms rather than stands as a root of its own."""
+    if not any(g.detector == "health" and roles[id(g)] == "root" for g in findings):
+        return
+    metric_lines = {(p.file, p.line) for p in scan.metrics}
+    for f in findings:
+        if f is not primary and f.detector == "rules" and roles[id(f)] == "root" and f.records and \
+                all((r.file, r.line) in metric_lines for r in f.records):
+            roles[id(f)] = "confirmation"

@@ -36,6 +36,7 @@ from l4lite.diagnose.alike import said_alike
 from l4lite.diagnose.evidence import (
     after_kill,
     after_success,
+    confirm_metric_rules,
     ended_well_after,
     ends_cascade,
     exit_line,
@@ -48,6 +49,7 @@ from l4lite.diagnose.evidence import (
     ranks_behind,
     signal_line,
     strip_summaries,
+    tell_together,
 )
 from l4lite.diagnose.firstfail import earlier_failure
 from l4lite.diagnose.ownlines import its_exception, last_words, node_said, only_cascades, said_apart
@@ -315,12 +317,8 @@ class Localizer:
             elif silent and torn_down(primary):  # torn down around it: nothing says what held it up
                 verdict.category = primary.category = "unknown"
         if verdict.scope == "global":  # a rule matching the trainer's metric lines says what health says
-            metric_lines = {(p.file, p.line) for p in scan.metrics}
-            for f in findings:
-                if f is not primary and f.detector == "rules" and roles[id(f)] == "root" and f.records and \
-                        all((r.file, r.line) in metric_lines for r in f.records) and \
-                        any(g.detector == "health" and roles[id(g)] == "root" for g in findings):
-                    roles[id(f)] = "confirmation"
+            confirm_metric_rules(scan, findings, roles, primary)
+        tell_together(scan, findings, roles, primary, verdict.scope)
         if verdict.scope == "node":
             for f in findings:
                 if roles[id(f)] in ("symptom", "confirmation") and is_companion(f, primary):
