@@ -15,7 +15,7 @@ from l4lite.ingest.reader import IngestOptions, iter_records
 from l4lite.records import Accounting
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_runs import _hand_made  # noqa: E402
+from test_runs import hand_made  # noqa: E402
 
 GREEN, RED, RESET, UP, CLEAR = "\x1b[32m", "\x1b[1;31m", "\x1b[0m", "\x1b[A", "\x1b[2K"
 
@@ -50,7 +50,7 @@ def test_records_hold_no_escape_sequences(tmp_path: Path) -> None:
 
 def test_a_coloured_log_reads_as_the_plain_one_in_runs_and_line_by_line(tmp_path: Path) -> None:
     rnd = random.Random(5)
-    plain = _hand_made(rnd)
+    plain = hand_made(rnd)
     for name, lines in (("plain", plain), ("coloured", [_coloured(x, rnd) for x in plain])):
         (tmp_path / name / "node003").mkdir(parents=True)
         (tmp_path / name / "node003" / "rank3.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
