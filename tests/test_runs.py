@@ -100,7 +100,7 @@ def _iso(t: float) -> str:
     return f"{stamp:%Y-%m-%d %H:%M:%S},{int(round((t - whole) * 1000)) % 1000:03d}"
 
 
-def _hand_made(rnd: random.Random) -> list[str]:
+def hand_made(rnd: random.Random) -> list[str]:
     """A trainer log crossing minutes, hours and a new year, with every kind of line that ends a run."""
     out = []
     t = 0.0
@@ -142,7 +142,7 @@ def test_hand_made_logs_read_the_same_in_runs(tmp_path: Path, seed: int) -> None
     rnd = random.Random(seed)
     f = tmp_path / "node003" / "rank3.log"
     f.parent.mkdir()
-    f.write_text("\n".join(_hand_made(rnd)) + "\n", encoding="utf-8")
+    f.write_text("\n".join(hand_made(rnd)) + "\n", encoding="utf-8")
     assert _same_three_ways([str(f)]) > 2500
     assert _run_share([str(f)]) > 0.3
 
@@ -156,7 +156,7 @@ def test_prefixed_streams_read_the_same(tmp_path: Path, prefix: str) -> None:
     runs is that of the records too."""
     rnd = random.Random(4)
     lines = []
-    for i, line in enumerate(_hand_made(rnd)):
+    for i, line in enumerate(hand_made(rnd)):
         rank = rnd.choice([0, 3, 5, 8, 10, 12, 22, 32])  # 12, 22, 32: one shape, prefixes that differ before the last digit
         # other digits of a prefix (a local rank, a pid, a host) tell streams of one rank apart
         names = {"local": rnd.randrange(8), "pid": rnd.choice([811, 911]), "host": rnd.randrange(3),
@@ -183,7 +183,7 @@ def test_files_that_read_a_shape_alike_share_it_and_others_do_not(tmp_path: Path
     rank's file (the rank from the path) and a file with no rank in its path (the rank from "[Rank N]"), with and
     without a node in the path. Each reads as the full reader reads it alone, whatever was read before it."""
     rnd = random.Random(11)
-    text = "\n".join(_hand_made(rnd)) + "\n"
+    text = "\n".join(hand_made(rnd)) + "\n"
     names = ["node003/rank3.log", "node003/rank4.log", "node003/kern.log", "node003/train.log", "rank5.log",
              "node004/rank6.log"]
     for name in names:
@@ -218,7 +218,7 @@ def test_a_file_starts_with_the_shapes_of_the_files_before_it(tmp_path: Path) ->
 def test_a_file_without_a_node_in_its_path_reads_the_same(tmp_path: Path) -> None:
     """No node in the path: a run's lines take the node that the per-line path would fill in (here, none)."""
     f = tmp_path / "train.log"
-    f.write_text("\n".join(_hand_made(random.Random(9))) + "\n", encoding="utf-8")
+    f.write_text("\n".join(hand_made(random.Random(9))) + "\n", encoding="utf-8")
     assert _same_three_ways([str(f)]) > 2500
 
 
@@ -284,7 +284,7 @@ def test_the_scan_takes_runs_as_it_takes_records(sim_jobs: list[Path], tmp_path:
     progress and node tables: the same from runs as from their records."""
     f = tmp_path / "node003" / "rank3.log"
     f.parent.mkdir()
-    f.write_text("\n".join(_hand_made(random.Random(5))) + "\n", encoding="utf-8")
+    f.write_text("\n".join(hand_made(random.Random(5))) + "\n", encoding="utf-8")
     rnd = random.Random(6)
     merged = tmp_path / "slurm-5.out"  # rank 11 speaks late, on a shape learnt long before: only in runs
     merged.write_text("10: node007:811:811 [0] NCCL INFO cudaDriverVersion 12040\n" + "\n".join(

@@ -1,5 +1,5 @@
 """Bytes of one log file to numbered lines: gzip inflated in bounded steps, UTF-8/UTF-16 decoded, NUL bytes
-removed, over-long lines cut, a piece of a large file read from its byte range.
+and terminal escape sequences removed, over-long lines cut, a piece of a large file read from its byte range.
 
 Only newlines end lines (a progress bar's carriage returns do not), so line numbers agree everywhere a file is
 read: ingest, the context lines of a report, the pieces of the parallel scan.
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import re
 import stat
 import sys
 import zlib
@@ -25,6 +26,26 @@ from l4lite.ingest.files import (
     stdin_stream,
 )
 from l4lite.records import Accounting
+
+# A terminal's control sequences (CSI: colours, cursor moves), as Ray's driver, tqdm and rich write them when their
+# output is a terminal: ``\x1b[36m(RayTrainWorker pid=94, ip=10.0.0.2)\x1b[0m``. They never hold a newline, so
+# removing them keeps every line and its number.
+CSI = re.compile("\x1b\\[[0-?]*[ -/]*[@-~]")
+COLOURED_ACTOR = re.compile("\x1b\\[[0-9;]*m\\([^)\x1b]*\\)\x1b\\[0m")
+
+
+def without_escapes(first: int, lines: list[str]) -> tuple[int, list[str]]:
+    """A block of lines with their terminal escape sequences removed, so that prefixes, timestamps, templates and
+    rules read the text a terminal showed; a block without any (one search in C) is returned as it came."""
+    text = "\n".join(lines)
+    if "\x1b" not in text:
+        return first, lines
+    return first, [_strip(s) if "\x1b" in s else s for s in lines]
+
+
+def _strip(line: str) -> str:
+    m = COLOURED_ACTOR.search(line)
+    return line[:m.end()] + CSI.sub("", line[m.end():]) if m else CSI.sub("", line)
 
 
 def open_lines(input_file: InputFile, accounting: Accounting,
@@ -50,14 +71,21 @@ def iter_line_blocks(input_file: InputFile, accounting: Accounting,
                      pieces: list[PieceStart] | None = None) -> Iterator[tuple[int, list[str]]]:
     """Like ``open_lines`` but yields ``(first_line_number, [lines])`` blocks: the fast path used by ingest. A
     rotated log's pieces are read one after the other, their lines numbered on through them; where each piece
-    starts is appended to ``pieces`` as it is reached."""
+    starts is appended to ``pieces`` as it is reached. Terminal escape sequences are removed here, the one place
+    every reader of a file's lines goes through."""
+    for first, lines in _line_blocks(input_file, accounting, max_line_chars, pieces):
+        yield without_escapes(first, lines)
+
+
+def _line_blocks(input_file: InputFile, accounting: Accounting, max_line_chars: int,
+                 pieces: list[PieceStart] | None) -> Iterator[tuple[int, list[str]]]:
     if input_file.parts:
         offset = 0
         for part in input_file.parts:
             if pieces is not None:
                 pieces.append(PieceStart(offset + 1, part.rel))
             last = 0
-            for first, lines in iter_line_blocks(part, accounting, max_line_chars):
+            for first, lines in _line_blocks(part, accounting, max_line_chars, None):
                 yield first + offset, lines
                 last = first + len(lines) - 1
             offset += last
