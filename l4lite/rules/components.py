@@ -90,7 +90,9 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
     ("gpu_hardware", 1.0, r"\bGPU\b|\bCUDA error\b|cudaError|nvidia-smi|\bDCGM\b|dcgmi|\bSXM\b"),
     # the process ran out of (GPU) memory
     ("oom", 3.0, r"OutOfMemoryError|CUDA out of memory|out of memory|CUBLAS_STATUS_ALLOC_FAILED|RESOURCE_EXHAUSTED|"
-                 r"cudaErrorMemoryAllocation|Tried to allocate"),
+                 r"cudaErrorMemoryAllocation|Tried to allocate|"
+                 # TensorFlow's allocator: "ResourceExhaustedError: OOM when allocating tensor with shape[...]"
+                 r"ResourceExhaustedError|OOM when allocating"),
     # network: IB, RoCE, sockets, NIC
     ("network", 3.0, r"\bNET/IB\b|\bNET/Socket\b|\bibv_\w+|\bmlx5|InfiniBand|\bRoCE\b|\bHCA\b|\bEFA\b|libfabric|"
                      r"\bGID\b|link (?:is )?down|port error|Connection timed out|Connection refused|No route to host|"
@@ -116,7 +118,10 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
                   r"blocked for more than|Machine Check|\bEDAC\b|kernel BUG|Kernel panic|CPU Virtual Memory|"
                   r"can't allocate memory|DefaultCPUAllocator|ENOMEM|Errno 12\]|memory usage.*(?:9\d|100)(?:\.\d)?%|"
                   # a container or pod past its memory limit (Ray, Kubernetes, docker say it in these words)
-                  r"exceed\w* (?:the |its )?(?:[\w-]+ ){0,3}memory(?: limits?)?\b|memory limits? exceeded"),
+                  r"exceed\w* (?:the |its )?(?:[\w-]+ ){0,3}memory(?: limits?)?\b|memory limits? exceeded|"
+                  # the host's memory in the words of C++, numpy, Kubernetes, Ray's memory monitor and the kernel
+                  r"std::bad_alloc|\bOOMKilled\b|Unable to allocate [\d.]+ ?[KMGTP]i?B|low on memory|"
+                  r"memory on this node|oom-prevention|page allocation failure"),
     ("host", 1.0, r"\bkernel\b|\bRAM\b|\bswap\b|\bcgroup\b|\bCPU\b"),
     # numerical
     ("numerical", 3.0, r"\bNaN\b|\bnan\b|\binf\b|\bInf\b|overflow|loss scale|diverg|exploding|non-finite|"
@@ -135,13 +140,17 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
                          r"environment variable|TIME LIMIT|DUE TO TIME|CANCELLED|Permission denied|EACCES|"
                          r"/dev/shm|posix_fallocate|shared memory|\bshm\b|unrecognized arguments|"
                          r"required argument|KeyError|ValueError|"
+                         # the environment the job was started in: a package not installed, a build for other
+                         # GPUs, a per-process limit, a launch without the distributed launcher
+                         r"ModuleNotFoundError|No module named|not compatible with the current|"
+                         r"Too many open files|process group has not been initialized|"
                          # the container was started without the GPU runtime: the driver's libraries are not in it
                          r"could not load NVML|NVML library not found|default runtime to .?nvidia|"
                          # a checkpoint saved with another parallel layout than the launch's
                          r"world size of \d+ but the current world size|world size (?:mismatch|does not match)"),
     ("user_config", 1.0, r"\bconfig\b|\bargs?\b|--\w+|\bNCCL_\w+|\bport\b|\bpath\b|\bsetting\b|\bparameter\b"),
     # code: the program's own bugs and its build
-    ("software", 3.0, r"undefined symbol|ImportError|ModuleNotFoundError|Segmentation fault|SIGSEGV|segfault|"
+    ("software", 3.0, r"undefined symbol|ImportError|Segmentation fault|SIGSEGV|segfault|"
                       r"core dumped|illegal memory access|illegal instruction|NotImplementedError|AttributeError|"
                       r"TypeError|AssertionError|assert(?:ion)? failed|device-side assert|version mismatch|"
                       r"incompatible|deadlock|RecursionError|internal error|Duplicate GPU|invalid usage|"
