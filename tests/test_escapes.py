@@ -62,10 +62,8 @@ def test_a_coloured_log_reads_as_the_plain_one_in_runs_and_line_by_line(tmp_path
         assert _records(got, **options) == want
 
 
-def test_a_coloured_ray_actor_prefix_is_kept_as_written() -> None:
-    """Read without its colours, Ray's ``(Actor pid=N, ip=A)`` prefix would move its lines to the address's node
-    and split their tracebacks into records, which changes Ray verdicts (docs/evaluation.md, 2026-12-05): until
-    those are handled, the prefix keeps its codes and only the rest of the line loses them."""
+def test_a_coloured_ray_actor_prefix_loses_its_codes_too() -> None:
+    """Ray's coloured ``(Actor pid=N, ip=A)`` prefix is read as the plain one (``tests/test_relay.py``)."""
     prefix = "\x1b[36m(RayTrainWorker pid=94, ip=127.0.1.2)\x1b[0m "
     _, lines = without_escapes(4, [prefix + f"{GREEN}step 3{RESET}{UP}", "no codes"])
-    assert lines == [prefix + "step 3", "no codes"]
+    assert lines == ["(RayTrainWorker pid=94, ip=127.0.1.2) step 3", "no codes"]

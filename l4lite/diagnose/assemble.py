@@ -15,6 +15,7 @@ from l4lite.diagnose.evidence import error_files
 from l4lite.diagnose.incident import Evidence, Incident, PhaseSpan, Suspect
 from l4lite.diagnose.localize import Verdict
 from l4lite.diagnose.phasing import node_trackers
+from l4lite.ingest.relay import relayed_from_afar
 from l4lite.records import Record
 from l4lite.scan.jobscan import job_nodes
 from l4lite.scan.phases import spans
@@ -66,6 +67,8 @@ def build_evidence(scan: JobScan, verdict: Verdict, max_entries: int = MAX_EVIDE
     for f, role, records in zip(verdict.findings, verdict.roles, verdict.records, strict=True):
         if verdict.status != "incident" and role == "root":
             role = "symptom"
+        if verdict.scope == "node":  # the node's own lines before the driver's copies of them (Ray)
+            records = [r for r in records if not relayed_from_afar(r.text)] or records
         for r in records:
             key = (r.file, r.line)
             if key in seen:

@@ -20,6 +20,7 @@ import re
 from collections.abc import Sequence
 
 from l4lite.detect.base import Finding
+from l4lite.ingest.relay import quoted_error
 from l4lite.records import Record
 from l4lite.rules.components import first_failure, is_cascade
 from l4lite.scan.scanner import JobScan
@@ -316,13 +317,17 @@ def hit_groups(scan: JobScan) -> dict[tuple[str, int, str], tuple[tuple[str, str
     return {(h.record.file, h.record.line, h.rule_id): tuple(sorted(h.groups.items())) for h in scan.hits}
 
 
-def node_root_records(f: Finding, groups: dict[tuple[str, int, str], tuple[tuple[str, str], ...]]) -> list[Record]:
+def node_root_records(f: Finding, groups: dict[tuple[str, int, str], tuple[tuple[str, str], ...]],
+                      scan: JobScan | None = None) -> list[Record]:
     """The root records of a node fault: one per (rank, details), first occurrence first; the node's own lines
-    only, when it has any (a stuck rank's finding quotes its peers' timeouts too: they are about it, not its)."""
+    only, when it has any (a stuck rank's finding quotes its peers' timeouts too: they are about it, not its).
+    An untimed line after which its file goes on logging training steps did not stop it."""
     out: list[Record] = []
     seen: set[tuple[object, ...]] = set()
     ranks: set[int] = set()
     own = [r for r in f.records if f.node is not None and r.node == f.node]
+    if scan is not None and own:
+        own = [r for r in own if r.time is not None or not went_on(r, scan)] or own
     for r in sorted(own or f.records, key=lambda r: (r.rank if r.rank is not None else -1, _order(r))):
         if r.rank is not None and r.rank not in ranks and f.detector == "rules":
             if len(ranks) >= RANKS_PER_NODE:
@@ -343,6 +348,14 @@ def node_root_records(f: Finding, groups: dict[tuple[str, int, str], tuple[tuple
     return out
 
 
+def went_on(r: Record, scan: JobScan, points: int = 5) -> bool:
+    """Whether the record's file logs ``points`` training steps after it (of any node: a driver's console relays
+    its workers' steps)."""
+    steps = {p.iteration for p in scan.metrics if p.kind == "train" and p.file == r.file and p.line > r.end_line
+             and p.iteration is not None}
+    return len(steps) >= points
+
+
 def low_rank_records(f: Finding, limit: int = LOW_RANKS) -> list[Record]:
     """For the lowest ``limit`` ranks, each rank's first record in every file it was written to (a launcher's
     tee, the rank's own stderr), then records without a rank, one per file; at most ``MAX_ROOT_RECORDS``. A file
@@ -354,7 +367,9 @@ def low_rank_records(f: Finding, limit: int = LOW_RANKS) -> list[Record]:
     unranked: dict[str, Record] = {}
     for r in sorted(f.records, key=_order):
         if r.rank is None:
-            unranked.setdefault(r.file, r)
+            had = unranked.get(r.file)
+            if had is None or (quoted_error(had.text) and not quoted_error(r.text)):
+                unranked[r.file] = r  # a file's own line before a rank's error it quotes (Ray Train's controller)
         else:
             by_rank.setdefault(r.rank, {}).setdefault(r.file, r)
     ranked = [r for k in sorted(by_rank)[:limit] for r in sorted(by_rank[k].values(), key=_order)]

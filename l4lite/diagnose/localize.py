@@ -55,6 +55,7 @@ from l4lite.diagnose.firstfail import earlier_failure
 from l4lite.diagnose.ownlines import its_exception, last_words, node_said, only_cascades, said_apart
 from l4lite.diagnose.phasing import failure_time_of, iteration_of, node_trackers, phase_of
 from l4lite.diagnose.timeline import around_failure, close_to, finding_key, named_time, survived
+from l4lite.ingest.relay import relayed_copies
 from l4lite.records import Record
 from l4lite.rules.components import LEARNED_WORDS, component, first_failure, is_cascade
 from l4lite.scan.scanner import UNKNOWN_NODE, JobScan, node_key
@@ -390,7 +391,7 @@ class Localizer:
 
         t0 = when(primary)
         alike = {f.node for f in findings if roles[id(f)] == "root" and f.rule == primary.rule
-                 and (said is None or _said(f) == said)
+                 and (said is None or _said(f) == said) and not relayed_copies(f.records)
                  and (t0 is None or (t := when(f)) is None or abs(t - t0) <= ALIKE_SECONDS)}
         return sorted(nodes) if nodes <= alike else []
 
@@ -555,7 +556,7 @@ class Localizer:
                                 if role == "root" for r in f.records)
         for f, role in zip(ordered, verdict.roles, strict=True):
             if role == "root" and incident:
-                recs = chosen[id(f)] if verdict.scope == "global" else node_root_records(f, groups)
+                recs = chosen[id(f)] if verdict.scope == "global" else node_root_records(f, groups, scan)
                 # a stuck rank is told by the lines about it, a worker that ignored SIGTERM by that signal too
                 if said and f.data.get("signal") != "stuck_rank" and not f.data.get("signalled"):
                     recs = [r for r in recs if not is_cascade(first_failure(r.text) if f is primary else r.text)]

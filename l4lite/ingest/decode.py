@@ -31,7 +31,6 @@ from l4lite.records import Accounting
 # output is a terminal: ``\x1b[36m(RayTrainWorker pid=94, ip=10.0.0.2)\x1b[0m``. They never hold a newline, so
 # removing them keeps every line and its number.
 CSI = re.compile("\x1b\\[[0-?]*[ -/]*[@-~]")
-COLOURED_ACTOR = re.compile("\x1b\\[[0-9;]*m\\([^)\x1b]*\\)\x1b\\[0m")
 
 
 def without_escapes(first: int, lines: list[str]) -> tuple[int, list[str]]:
@@ -40,12 +39,7 @@ def without_escapes(first: int, lines: list[str]) -> tuple[int, list[str]]:
     text = "\n".join(lines)
     if "\x1b" not in text:
         return first, lines
-    return first, [_strip(s) if "\x1b" in s else s for s in lines]
-
-
-def _strip(line: str) -> str:
-    m = COLOURED_ACTOR.search(line)
-    return line[:m.end()] + CSI.sub("", line[m.end():]) if m else CSI.sub("", line)
+    return first, [CSI.sub("", s) if "\x1b" in s else s for s in lines]
 
 
 def open_lines(input_file: InputFile, accounting: Accounting,

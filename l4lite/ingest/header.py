@@ -23,6 +23,7 @@ from l4lite.ingest.attribution import (
     prefix_host,
 )
 from l4lite.ingest.clocks import fold_key, folded_shape
+from l4lite.ingest.relay import relayed
 from l4lite.ingest.shape import shape_of
 from l4lite.ingest.timespots import spot_time, time_layout
 from l4lite.records import Record
@@ -190,7 +191,7 @@ class HeaderReading:
         p = pos
         header = False
         nccl = False
-        cacheable = True
+        cacheable = not relayed(s, pos)  # its time: the reader's (_line)
         has_nccl = s.find("NCCL", p, p + 240) > 0
         if has_nccl:
             m = NCCL_HEADER.match(s, p)

@@ -200,13 +200,15 @@ def _is_rule(text: str, ch: str) -> bool:
 
 # The first characters of the messages ``record_kind`` can tell apart from a plain line: a caller on the per-line
 # path asks it only for messages that start with one of them.
-KIND_STARTS = frozenset("T=fEN")
+KIND_STARTS = frozenset("T=fEN[")
 
 
 def record_kind(msg: str) -> int:
     c = msg[:1]
     if c == "T" and msg.startswith("Traceback (most recent call last)"):
         return K_TB
+    if c == "[" and msg.startswith("[Rank ") and msg.endswith(" Error Snippet]:"):
+        return K_TB  # Ray Train quoting a rank's traceback: the traceback that follows is this record's
     if c == "=":
         if msg.startswith("==== backtrace"):
             return K_UCX
@@ -269,6 +271,8 @@ def _traceback(op: OpenRecord, content: str) -> bool:
     st = op.state
     c0 = content[:1]
     if st == TB_FRAMES:
+        if op.n == 1 and op.message.startswith("[Rank "):  # a quoted rank's error: its traceback, if one follows
+            return content.startswith("Traceback (most recent call last)")
         if c0 == " " or c0 == "\t":
             return True
         if content.startswith("Traceback (most recent call last)"):

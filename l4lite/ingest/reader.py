@@ -34,7 +34,7 @@ from l4lite.ingest.attribution import (
 from l4lite.ingest.context import JobContext, build_context, set_apart_file
 from l4lite.ingest.decode import PieceStart, iter_line_blocks
 from l4lite.ingest.files import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover
-from l4lite.ingest.header import CRI_HEAD_LINES, CRI_PREFIX, QUEUED, HeaderReading
+from l4lite.ingest.header import CRI_HEAD_LINES, CRI_PREFIX, QUEUED, HeaderReading, relayed
 from l4lite.ingest.lineclass import OpenRecord
 from l4lite.ingest.pieces import lead_of
 from l4lite.ingest.rotation import read_chain
@@ -380,7 +380,7 @@ class _FileReader(HeaderReading, RunReading):
         if local_rank and stream not in self.local_streams:
             self.local_streams.add(stream)
         if t is None or ((t > self.future or t < self.past) and self._future_time(lineno, t)):
-            t = self.last_time
+            t = None if relayed(s, pos) else self.last_time  # a copy: not the driver's time
         else:
             self.last_time = t
         # ---- continuation of this stream's open record?
