@@ -695,7 +695,6 @@ def test_runs_with_shapes_checked_token_by_token_mine_as_line_by_line(tmp_path: 
     """A shape whose template keeps digits (Composer's ``lr-DecoupledAdamW/group0:``, NCCL's ``P2P/IPC``) is
     checked token by token on every line; mined in one pass with the cached shapes around it, a run gives the
     ids, template sizes and cache hits of ``add`` line by line, also while Drain still changes templates."""
-    from l4lite.ingest.runs import mine_run
 
     lines = []
     for step in range(1, 1000):
@@ -708,19 +707,7 @@ def test_runs_with_shapes_checked_token_by_token_mine_as_line_by_line(tmp_path: 
     acc = Accounting()
     items = list(iter_job(discover([str(tmp_path)], acc), IngestOptions(), acc, runs=True))
     assert sum(len(x) for x in items if type(x) is ShapeRun) > 1500
-    by_run, by_line = TemplateMiner(), TemplateMiner()
-    got: list[int] = []
-    want: list[int] = []
-    for item in items:
-        if type(item) is ShapeRun:
-            got += mine_run(item, by_run)
-            want += [by_line.add(r.message) for r in item.records()]
-        else:
-            got.append(by_run.add(item.message))
-            want.append(by_line.add(item.message))
-    assert got == want
-    assert by_run.hits == by_line.hits
-    assert by_run.to_state() == by_line.to_state()
+    by_run, by_line = _mined_both_ways(items)
     assert any(by_run.needs_tokens(k) for k in by_run._by_key)  # a checked shape was met
 
 
@@ -729,7 +716,6 @@ def test_kernel_runs_of_folded_shapes_with_kept_tokens_mine_as_line_by_line(tmp_
     hex ids, lines of kept tokens only, and Lustre lines whose kept node changes: a run answers a message from the id ``add`` gave one of
     the same key and kept tokens, and gives the ids, sizes, hits and state of ``add`` line by line, also while
     Drain still changes templates (the events' words change now and then)."""
-    from l4lite.ingest.runs import mine_run
 
     rnd = random.Random(29)
     t = 1_764_388_862
@@ -766,19 +752,7 @@ def test_kernel_runs_of_folded_shapes_with_kept_tokens_mine_as_line_by_line(tmp_
     acc = Accounting()
     items = list(iter_job(discover([str(tmp_path)], acc), IngestOptions(fold_shapes=True), acc, runs=True))
     assert sum(len(x) for x in items if type(x) is ShapeRun) > 2000
-    by_run, by_line = TemplateMiner(), TemplateMiner()
-    got: list[int] = []
-    want: list[int] = []
-    for item in items:
-        if type(item) is ShapeRun:
-            got += mine_run(item, by_run)
-            want += [by_line.add(r.message) for r in item.records()]
-        else:
-            got.append(by_run.add(item.message))
-            want.append(by_line.add(item.message))
-    assert got == want
-    assert by_run.hits == by_line.hits
-    assert by_run.to_state() == by_line.to_state()
+    by_run, by_line = _mined_both_ways(items)
     assert by_run.changes > 3  # the premise: templates changed between runs' lines
 
 
@@ -1038,3 +1012,24 @@ def test_a_file_whose_first_lines_show_no_spot_reads_no_time_there(tmp_path: Pat
     records, _ = _read([str(tmp_path)])
     times = {f: {r[7] is None for r in records if r[0] == f} for f in ("node001/train.log", "node002/train.log")}
     assert times == {"node001/train.log": {False}, "node002/train.log": {True}}
+
+
+def _mined_both_ways(items: list) -> tuple[TemplateMiner, TemplateMiner]:
+    """Mine ``items`` with runs through ``mine_run`` and every record through ``add``; both must agree on ids,
+    hits and state. Returns (run miner, line miner)."""
+    from l4lite.ingest.runs import mine_run
+
+    by_run, by_line = TemplateMiner(), TemplateMiner()
+    got: list[int] = []
+    want: list[int] = []
+    for item in items:
+        if type(item) is ShapeRun:
+            got += mine_run(item, by_run)
+            want += [by_line.add(r.message) for r in item.records()]
+        else:
+            got.append(by_run.add(item.message))
+            want.append(by_line.add(item.message))
+    assert got == want
+    assert by_run.hits == by_line.hits
+    assert by_run.to_state() == by_line.to_state()
+    return by_run, by_line
