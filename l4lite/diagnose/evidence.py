@@ -250,6 +250,7 @@ def killed_lines(findings: Sequence[Finding], primary: Finding) -> Finding | Non
                    data={"killed": sorted(pids)})
 
 
+_PREFIXES = re.compile(r"^(?:\[[^\]\n]{0,40}\]:\s*)*")  # torchrun's "[default0]:[rank0]:" stream prefixes
 _ERROR_WORDS = re.compile(r"(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b:\s*(.{30,})")
 QUOTE_CHARS = 60  # how much of the primary's exception message a line must repeat
 
@@ -278,7 +279,7 @@ def repeats_error(findings: Sequence[Finding], primary: Finding, roles: dict[int
         for r in recs:
             head = r.text.splitlines()[0] if r.text else ""
             if r.source == "trainer" and (r.file, r.line) not in placed and quote in head and \
-                    _ERROR_WORDS.match(_PREFIX_RE.sub("", head).strip()) is None:
+                    _ERROR_WORDS.match(_PREFIXES.sub("", head).strip()) is None:
                 found.setdefault((r.file, r.line), r)
     if not found:
         return None
@@ -287,8 +288,6 @@ def repeats_error(findings: Sequence[Finding], primary: Finding, roles: dict[int
                    rank=recs[0].rank, time=recs[0].time, rule=primary.rule, severity=primary.severity,
                    records=recs, data={"repeats": True})
 
-
-_PREFIX_RE = re.compile(r"^(?:\[[^\]\n]{0,40}\]:\s*)*")
 
 
 def _time(f: Finding) -> float | None:
@@ -469,7 +468,6 @@ def stated_by_rule(findings: Sequence[Finding], roles: dict[int, str], primary: 
             roles[id(f)] = "confirmation"
 
 
-_PREFIXES = re.compile(r"^(?:\[[^\]\n]{0,40}\]:\s*)*")  # torchrun's "[default0]:[rank0]:" stream prefixes
 ERROR_FILE = "error.json"
 MESSAGE_CHARS = 60  # how much of an exception line its error file must repeat
 
@@ -499,12 +497,14 @@ def error_files(scan: JobScan, roots: Sequence[Record]) -> list[Record]:
 
 def tell_together(scan: JobScan, findings: list[Finding], roles: dict[int, str], primary: Finding,
                   scope: str) -> None:
-    """The lines of one event as one root: for a job-wide numerical fault the stated error over the loss lines
-    (``stated_by_rule``); on the faulty node a rank's lines naming the pid the kernel killed (``killed_lines``),
+    """The lines of one event as one root: for a job-wide fault a rule on the metric lines confirms the health
+    signal (``confirm_metric_rules``) and a stated numerical error goes over the loss lines (``stated_by_rule``); on the faulty node a rank's lines naming the pid the kernel killed (``killed_lines``),
     else the trainer's lines repeating the failing rank's exception (``repeats_error``), added as a root
     finding."""
     if scope == "global":
-        stated_by_rule(findings, roles, primary, {(p.file, p.line) for p in scan.metrics})
+        metric_lines = {(p.file, p.line) for p in scan.metrics}
+        confirm_metric_rules(metric_lines, findings, roles, primary)
+        stated_by_rule(findings, roles, primary, metric_lines)
     elif scope == "node":
         told = killed_lines(findings, primary) or repeats_error(findings, primary, roles, scan)
         if told is not None:
@@ -512,12 +512,12 @@ def tell_together(scan: JobScan, findings: list[Finding], roles: dict[int, str],
             roles[id(told)] = "root"
 
 
-def confirm_metric_rules(scan: JobScan, findings: list[Finding], roles: dict[int, str], primary: Finding) -> None:
+def confirm_metric_rules(metric_lines: set[tuple[str, int]], findings: list[Finding], roles: dict[int, str],
+                         primary: Finding) -> None:
     """A job-wide fault: a rule that matched only the trainer's metric lines says what the health signal (root)
     says, so it confirms rather than stands as a root of its own."""
     if not any(g.detector == "health" and roles[id(g)] == "root" for g in findings):
         return
-    metric_lines = {(p.file, p.line) for p in scan.metrics}
     for f in findings:
         if f is not primary and f.detector == "rules" and roles[id(f)] == "root" and f.records and \
                 all((r.file, r.line) in metric_lines for r in f.records):

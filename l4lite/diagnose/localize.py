@@ -36,7 +36,6 @@ from l4lite.diagnose.alike import said_alike
 from l4lite.diagnose.evidence import (
     after_kill,
     after_success,
-    confirm_metric_rules,
     ended_well_after,
     ends_cascade,
     exit_line,
@@ -317,8 +316,6 @@ class Localizer:
                     verdict.scope = "global"
             elif silent and torn_down(primary):  # torn down around it: nothing says what held it up
                 verdict.category = primary.category = "unknown"
-        if verdict.scope == "global":  # a rule matching the trainer's metric lines says what health says
-            confirm_metric_rules(scan, findings, roles, primary)
         tell_together(scan, findings, roles, primary, verdict.scope)
         if verdict.scope == "node":
             for f in findings:
