@@ -519,7 +519,7 @@ def stream_hosts(lines: Iterable[str], known: re.Pattern[str]) -> dict[str, str]
         if not own:  # only peers and endpoints: nothing about this stream
             continue
         named.setdefault(key, set()).update(own)
-        if len(hosts) == 1 and own:
+        if len(hosts) == 1:
             single.setdefault(key, Counter())[own.pop()] += 1
     out: dict[str, str] = {}
     for key, counts in single.items():

@@ -271,7 +271,7 @@ def _whole_pids(f: Any) -> PidFacts:
     is read (``files.stdin_sample``)."""
     if getattr(f, "path", None) != "-":
         return file_pids(f)
-    data = stdin_sample()[0]
+    data = stdin_sample().data
     return pid_facts(data.decode(getattr(f, "encoding", None) or "utf-8", "replace").splitlines()) \
         if not data.startswith(GZIP_MAGIC) else (set(), set())
 
@@ -452,7 +452,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
             spans = _file_spans(files, samples, ctx.year, ctx.near_year)
     ctx.start, ctx.end = job_span(list(spans.values()))
     if ctx.end is not None:  # a stream sampled at its head only has no known end
-        partial = {f.rel for f in files if getattr(f, "is_stdin", False) and not stdin_sample()[1]}
+        partial = {f.rel for f in files if getattr(f, "is_stdin", False) and not stdin_sample().whole}
         ctx.file_ends = {rel: v.last for rel, v in spans.items() if rel not in partial}
     rels = sorted({f.rel for f in files})
     concerned: set[str] = set().union(*concerns.values()) if concerns else set()

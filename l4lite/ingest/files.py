@@ -22,7 +22,7 @@ import sys
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from l4lite.errors import InputError
 from l4lite.ingest.flight_recorder import DumpFile, dump_kind
@@ -141,15 +141,22 @@ def stdin_stream() -> StdinReplay | None:
 STDIN_WHOLE_BYTES = 16 << 20  # stdin up to this size is held before the job is read: sampled at both ends
 
 
-def stdin_sample() -> tuple[bytes, bool]:
+class StdinSample(NamedTuple):
+    """stdin's first bytes and whether they are all of it."""
+
+    data: bytes
+    whole: bool
+
+
+def stdin_sample() -> StdinSample:
     """stdin's first bytes (up to ``STDIN_WHOLE_BYTES``, kept for the reader to read again) and whether they are
     all of it: a job piped in whole (``cat *.log | l4lite analyze -``) ends with its failure summaries and its
     last times, which the job's facts need as a file's last kilobytes give them."""
     stream = stdin_stream()
     if stream is None:
-        return b"", False
+        return StdinSample(b"", False)
     data = stream.peek(STDIN_WHOLE_BYTES)
-    return data, len(data) < STDIN_WHOLE_BYTES
+    return StdinSample(data, len(data) < STDIN_WHOLE_BYTES)
 
 
 def sniff(head: bytes) -> tuple[str | None, str]:
