@@ -401,3 +401,11 @@ def test_ended_streams_are_retired_without_losing_their_line_count(tmp_path: Pat
     g, _, _ = make([tmp_path / "*.log"])
     g.load_state(state)
     assert g.lines_committed == 15
+
+
+def test_terminal_escapes_are_removed_as_lines_are_read(tmp_path: Path) -> None:
+    """A colour-coded console reads as the batch reader reads it: prefixes and rules see the text a terminal showed."""
+    log = tmp_path / "driver.log"
+    write(log, ["\x1b[36m(RayTrainWorker pid=94, ip=10.0.0.2)\x1b[0m RuntimeError: boom", "plain line"])
+    f, _, _ = make([log])
+    assert texts(drain(f)) == ["(RayTrainWorker pid=94, ip=10.0.0.2) RuntimeError: boom", "plain line"]

@@ -27,6 +27,7 @@ import zlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from l4lite.ingest.decode import without_escapes
 from l4lite.ingest.files import sniff
 from l4lite.live.followio import (
     ACTIVE,
@@ -472,6 +473,8 @@ class Follower:
             lines.pop()
         if "\r" in text:
             lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+        if "\x1b" in text:  # terminal colours and cursor moves, removed as the batch reader removes them
+            lines = without_escapes(0, lines)[1]
         consumed = data[: len(body)]
         chunk = Chunk(s, s.line + 1, start + skipped, consumed, lines)
         s.offset = start + skipped + len(body)

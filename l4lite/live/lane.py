@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from l4lite.ingest.decode import CSI
 from l4lite.ingest.shape import FOLD_DIGITS
 from l4lite.live.follow import Chunk, Follower, Stream
 from l4lite.live.verdict import RootHit
@@ -151,6 +152,8 @@ class FastLane:
         found = 0
         for start, end in self.lane.lines(data, self.routine):
             text = data[start:end].decode("utf-8", "replace").rstrip("\r")
+            if "\x1b" in text:
+                text = CSI.sub("", text)
             if self.lane.may_match(text):
                 found += self._line(stream, line_before + 1 + data.count(b"\n", 0, start), text)
         return found
