@@ -38,6 +38,9 @@ TIMED_OUT = re.compile(
 # What a rank prints when a peer died or aborted first: a reaction, not a wait of its own.
 PEER_GONE = re.compile(r"Connection closed by (?:remote )?peer|Connection reset by peer|NCCL communicator was aborted|"
                        r"Broken pipe|DistNetworkError", re.I)
+# A lost connection met while the process was leaving anyway (Ray's core worker: ``Failed to disconnect from the
+# local raylet: IOError: Broken pipe`` at shutdown): its own teardown, not a wait for a peer that went first.
+LEAVING = re.compile(r"\bdisconnect|\bshut(?:ting)? ?down|\bexiting\b", re.I)
 # A traceback that runs through a signal handler: the rank was still busy when its agent sent SIGTERM.
 SIGNALLED = re.compile(r"signal_handler\(signum, frame\)|_terminate_process_handler|SignalException|"
                        r"Signal 15 \(SIGTERM\)|Signals\.SIGTERM")
@@ -292,7 +295,7 @@ def _classify(facts: RankFacts, rank: int, rec: Record, text: str, *, own_time: 
     elif TIMED_OUT.search(text):
         facts.timed_out.setdefault(rank, []).append(rec)
         _note_error(facts, rec, text, rank, own_time=own_time)
-    elif PEER_GONE.search(text):
+    elif PEER_GONE.search(text) and not LEAVING.search(text, 0, 300):
         facts.peer_gone.setdefault(rank, []).append(rec)
         _note_error(facts, rec, text, rank, own_time=own_time)
     elif exit_code is not None and exit_code < 0 or rec.end_line > rec.line and "Traceback" in text \

@@ -31,6 +31,7 @@ from typing import Any
 
 from l4lite.errors import L4Error
 from l4lite.ingest.attribution import (
+    ACTOR_PREFIX,
     SRUN_LABEL,
     PidFacts,
     address_nodes,
@@ -51,7 +52,8 @@ from l4lite.ingest.attribution import (
     stream_key,
     tie_streams,
 )
-from l4lite.ingest.decode import open_lines
+from l4lite.ingest.decode import open_lines, without_escapes
+from l4lite.ingest.fileranks import own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.layout import NodeLevel, infer_level, is_loopback, layout_parts, named_in_stem, value_at
 from l4lite.ingest.skew import anchor_key, job_skew, quick
@@ -144,6 +146,7 @@ class JobContext:
     # hostname: NAME``; ``Local node IP: IP`` in a node's own file): a line that names its origin by address
     # (``(RayTrainWorker pid=.., ip=IP)``) is that node's
     addresses: dict[str, str] = field(default_factory=dict)
+    ranks: dict[str, int] = field(default_factory=dict)  # rel -> the rank its process states (``fileranks``)
 
     def node_of(self, rel: str) -> str | None:
         """The node a file's path or its job-level facts give (lines may still name another, per line)."""
@@ -169,9 +172,9 @@ class JobContext:
             cached = self.__dict__["_names"] = (self.names, frozenset(self.names))
         return cached[1]
 
-    @staticmethod
-    def rank_of(rel: str) -> int | None:
-        return rank_from_path(rel)
+    def rank_of(self, rel: str) -> int | None:
+        rank = rank_from_path(rel)
+        return self.ranks.get(rel) if rank is None else rank
 
     def future_limit(self, mtime: float | None, rel: str | None = None) -> float:
         """Times after this are a wrong clock: later than the file was written and than now, or (a finished job)
@@ -222,6 +225,7 @@ class _Sample:
     owners: set[tuple[str, str]] = field(default_factory=set)  # (worker pid, host) from a failure summary
     on_hosts: set[str] = field(default_factory=set)  # hosts a process banner runs on (``_ON_HOST``)
     banners: Counter[str] = field(default_factory=Counter)  # hosts banners of the file's own process run on
+    own_rank: int | None = None  # the rank its process states at start-up (``fileranks.own_rank``)
 
 
 def _ends(f: Any) -> tuple[list[str], list[str]]:
@@ -318,6 +322,8 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     elastic_host: str | None = None
     path_rank = rank_from_path(getattr(f, "rel", "") or "")
     s.children, s.owners = pid_facts(every)
+    s.own_rank = own_rank(x for x in without_escapes(0, head)[1] if stream_key(x) is None
+                          and ACTOR_PREFIX.search(x, 0, 200) is None)
     for i, raw in enumerate(every):
         # the sampled lines are read in full; the others only when they may name a host (most do not)
         if first <= i < last and elastic_host is None and "NCCL" not in raw and "ost" not in raw \
@@ -504,6 +510,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
              for f in _sampled(files) if f.rel in samples]
     ctx.pids = pid_hosts([c for k, _ in facts for c in k], [o for _, own in facts for o in own])
     ctx.addresses = address_nodes({rel: s.addresses for rel, s in samples.items()}, ctx.node_of)
+    stated = {rel: s.own_rank for rel, s in samples.items() if s.own_rank is not None and rank_from_path(rel) is None}
+    ctx.ranks = {**stated, **sibling_ranks((r for r in rels if rank_from_path(r) is None), stated)}
     seen: set[tuple[int, str]] = set()
     for rel in rels:
         for tie in samples.get(rel, _Sample()).ties:

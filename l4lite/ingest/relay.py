@@ -16,7 +16,8 @@ from l4lite.records import Record
 
 # Ray Train's controller re-raises a worker's error as ``WorkerGroupError: ... [Rank 0 Error Snippet]:`` followed by
 # the worker's traceback: a copy of the rank's own lines, not an error of the controller's node
-ERROR_SNIPPET = re.compile(r"\[Rank [\d,]+ Error Snippet\]:")
+# (its cut marker, ``... (Output truncated. See individual worker logs for full details) ...``, is part of the copy)
+ERROR_SNIPPET = re.compile(r"\[Rank [\d,]+ Error Snippet\]:|\(Output truncated\. See individual worker logs")
 
 
 def relayed(s: str, pos: int) -> bool:
