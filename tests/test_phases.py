@@ -6,6 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from l4lite.diagnose.phasing import written_by
+from l4lite.records import Record
+from l4lite.scan.jobscan import Hit, JobScan
 from l4lite.scan.phases import (
     MARKER_WORDS,
     PhaseTracker,
@@ -143,3 +146,21 @@ def test_markers_outrank_what_the_lines_say(tmp_path: Path) -> None:
     log.write_text("[2024-05-07 01:00:00] > initializing torch distributed ...\n"
                    "[2024-05-07 01:00:05] " + WATCHDOG.format(n=7753) + "\n")
     assert analyze([str(log)], AnalyzeOptions()).phase == "init"
+
+
+BANNER = 1_800_000_000.0  # the start-up banner's time, inherited by every untimed line below it
+
+
+def _rec(line: int, text: str, time: float | None) -> Record:
+    return Record(file="n1/console.log", line=line, end_line=line + 2 if "Traceback" in text else line,
+                  node="n1", rank=None, gpu=None, source="trainer", time=time, level="error", message=text, text=text)
+
+
+def test_a_later_line_that_inherited_its_time_bounds_nothing() -> None:
+    root = _rec(10, "[rank3]: Traceback (most recent call last):\n  File x\nRuntimeError: boom", BANNER)
+    peer = _rec(20, "[rank2]: RuntimeError: Connection closed by peer [127.0.0.1]:34723", BANNER)
+    stamped = _rec(30, "W1203 14:38:30.475000 16444 api.py:1028] Sending process 16447 closing signal SIGTERM",
+                   BANNER + 600.0)
+    scan = JobScan()
+    scan.hits = [Hit("peer", peer), Hit("teardown", stamped)]
+    assert written_by(scan, [root]) == BANNER + 600.0

@@ -32,7 +32,8 @@ def written_by(scan: JobScan, records: Sequence[Record]) -> float | None:
     untimed = [r for r in records if own_time(r) is None]
     if not untimed:
         return None
-    later = [(h.record.file, h.record.line, h.record.time, h.record.node) for h in scan.hits]
+    # a rule hit that inherited its time bounds nothing: it was written after its stamp too
+    later = [(h.record.file, h.record.line, own_time(h.record), h.record.node) for h in scan.hits]
     later += [(p.file, p.line, p.time, p.node) for p in scan.metrics]
     later += [(m.file, m.line, m.time, m.node) for m in scan.markers]
     copies = {(r.file, r.line) for r in records}  # a copy further down a merged file is the same line
