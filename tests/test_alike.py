@@ -99,3 +99,17 @@ def test_a_planted_job_wide_fault_blames_no_node_and_a_node_fault_keeps_its_node
     assert not any("initializing torch distributed" in e["text"] or "NCCL version" in e["text"] for e in roots)
     local, node = _planted(tmp_path, "software")  # printed by one rank; every other node loses it
     assert local["scope"] == "node" and local["suspects"][0]["node"] == node
+
+
+def test_the_alike_lines_words_name_the_category_and_a_part_every_node_has_reads_as_their_setting() -> None:
+    # every rank stops on the same full disk: what the lines name, not the rule's reading of one line
+    full = ["OSError: [Errno 28] No space left on device: '/shared/ckpt/iter_0000020/model.pt'"]
+    scan, findings = _job({n: full for n in NODES})
+    shared = said_alike(scan, findings, "n2", "software")
+    assert shared is not None and shared.finding.category == "storage"
+    # every node fails to reach a docker bridge's address at once: an interface they were all told to use
+    nic = ["misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 172.17.0.1<40945> failed : Software "
+           "caused connection abort"]
+    scan, findings = _job({n: nic for n in NODES})
+    shared = said_alike(scan, findings, "n2", "network")
+    assert shared is not None and shared.finding.category == "user_config"

@@ -23,7 +23,7 @@ from l4lite.detect.base import Finding
 from l4lite.diagnose.evidence import own_time
 from l4lite.diagnose.ownlines import TEARDOWN
 from l4lite.records import Record
-from l4lite.rules.components import is_cascade
+from l4lite.rules.components import component, is_cascade
 from l4lite.scan.scanner import UNKNOWN_NODE, JobScan
 
 CLOSING = 60.0  # seconds before a node's last line in which its closing lines start
@@ -32,6 +32,8 @@ MIN_NODES = 3  # two nodes printing the same line is too little to call a fault 
 MAX_RECORDS = 6
 BURST_SECONDS = 5.0  # the lines shown: those this close to the last of them
 SCORE = 0.25  # as the components finding: below every signature
+# parts each node has its own of: their faults strike one node, and its peers then lose it (cascades)
+NODE_LOCAL = frozenset({"network", "gpu_hardware", "host"})
 
 
 class SharedWords(NamedTuple):
@@ -55,8 +57,11 @@ def _went_on(r: Record, cascades: dict[tuple[str, int | None], int]) -> bool:
 def said_alike(scan: JobScan, findings: Sequence[Finding], node: str | None,
                category: str = "unknown") -> SharedWords | None:
     """The suspect ``node``'s closing lines when every node printed them alike; None otherwise (see the module).
-    The finding takes the verdict's ``category``: lines every node printed alike say where the fault is, not
-    what it is."""
+    The finding's category is what the words of all the alike lines name together (the lexicon, then the learned
+    model): the setting, dataset or library every rank met; the verdict's ``category`` (one rule's reading of one
+    line) only when their words name none. A part each node has its own of (its links, its GPUs, its host)
+    does not fail on every node alike at once: when the words name one, what the nodes shared was their
+    configuration of it (an interface every rank was told to use, a node count every agent was given)."""
     if node is None:
         return None
     nodes = {n for n in scan.rank_nodes.values() if n in scan.node_last} or set(scan.node_last)
@@ -107,6 +112,10 @@ def said_alike(scan: JobScan, findings: Sequence[Finding], node: str | None,
     burst.sort(key=lambda r: (_when(r) or end, r.file, r.line))
     recs = sorted(burst[-MAX_RECORDS:], key=lambda r: (r.file, r.line))
     first = recs[0]
+    named = component("\n".join(r.text for r in recs), learned=True)
+    category = named.category if named is not None else category
+    if category in NODE_LOCAL:  # what every node met alike at once is a setting they share, not their parts
+        category = "user_config"
     finding = Finding("components", category, "symptom", SCORE,
                       "Every node printed these lines last, alike: a fault of the whole job, not of one node.",
                       node=node, rank=first.rank, gpu=first.gpu, time=first.time, severity="warning",

@@ -33,6 +33,7 @@ from l4lite.detect.base import Finding
 from l4lite.detect.components import ERRORISH, ComponentDetector
 from l4lite.detect.windows import BAD_WORDS
 from l4lite.diagnose.alike import said_alike
+from l4lite.diagnose.diverged import diverged_because
 from l4lite.diagnose.evidence import (
     after_kill,
     after_success,
@@ -275,7 +276,9 @@ class Localizer:
                 verdict.scope = "global"
         # Root evidence: the primary's node's root findings; root findings elsewhere become cascades. A traceback
         # every node printed alike keeps its own exception line, which says what failed.
-        told = its_exception(findings, roles, primary) if verdict.alike else None
+        told = its_exception(findings, roles, primary) if verdict.alike else diverged_because(findings, roles, primary)
+        if told is not None and primary.detector == "health":  # the line that says why the numbers went wrong
+            verdict.category, roles[id(told)] = told.category, "root"
         for f in findings:
             if roles[id(f)] != "root" or f is primary:
                 continue
