@@ -23,7 +23,7 @@ from l4lite.detect.base import Finding
 from l4lite.diagnose.evidence import own_time
 from l4lite.diagnose.ownlines import TEARDOWN
 from l4lite.records import Record
-from l4lite.rules.components import is_cascade
+from l4lite.rules.components import component, is_cascade
 from l4lite.scan.scanner import UNKNOWN_NODE, JobScan
 
 CLOSING = 60.0  # seconds before a node's last line in which its closing lines start
@@ -39,6 +39,16 @@ class SharedWords(NamedTuple):
 
     finding: Finding
     nodes: list[str]
+
+    def in_own_words(self) -> Finding:
+        """The finding, its category read from its lines when they name a component (lexicon, then the learned
+        model): when the lines every node printed last stand in for a hang or a lost peer, which names no
+        component, the words they share say what the job failed on (a NaN loss, a missing file)."""
+        named = component("\n".join(r.text for r in self.finding.records), learned=True)
+        if named is not None:
+            self.finding.category = named.category
+            self.finding.data["component"] = ", ".join(named.words)
+        return self.finding
 
 
 def _when(r: Record) -> float | None:

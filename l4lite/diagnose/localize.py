@@ -256,7 +256,7 @@ class Localizer:
             roles[id(shared.finding)] = "root"
             verdict.alike, verdict.scope = shared.nodes, "global"
             if inferred(primary) or names_cascade(primary):  # they say more than a peer's timeout
-                primary = verdict.primary = shared.finding
+                primary = verdict.primary = shared.in_own_words()
         # A lost peer says that it went, not why: the suspect's lines may say
         lost = not roots and primary.detector == "rules" and names_cascade(primary)
         verdict.category = "unknown" if lost else primary.category
