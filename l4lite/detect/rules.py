@@ -164,9 +164,12 @@ class RuleDetector(Detector):
         if rule.fallback or rule.generic or category == "unknown":
             # A generic rule (any Python exception, an unknown Xid, a device-side assert) says that something
             # failed, not what: the words of the line name the component (for a rule declared generic, those
-            # outside the mechanism it matched); the learned line model too, except for a rule of unknown category.
+            # outside the mechanism it matched); the learned line model too, for a generic rule and a fallback.
             read = first_failure(text) if rule.match == "text" else f"{first.message}\n{text}"
-            named = component(words_left(rule, read) if rule.generic else read, learned=rule.generic or rule.fallback)
+            named = component(words_left(rule, read) if rule.generic else read, learned=rule.generic)
+            if named is None and rule.fallback and rule.match == "message":
+                # the exception line alone for the learned model: the paths of a traceback's frames are no fault's
+                named = component(first.message, learned=True)
             if named is not None and named.category != category:
                 category = named.category
                 data["component"] = ", ".join(named.words)
