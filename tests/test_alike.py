@@ -54,6 +54,18 @@ def test_every_node_printing_the_suspects_last_lines_makes_the_fault_job_wide() 
     assert [r.text for r in shared.finding.records] == ADVICE
 
 
+def test_the_lines_every_node_printed_say_what_failed_in_their_own_words() -> None:
+    """Standing in for a hang, which names no component, the shared lines give the category their words name;
+    lines that name nothing keep the category they were given."""
+    nan = ["Nan loss occured in the second epoch"]
+    scan, findings = _job({n: nan for n in NODES})
+    shared = said_alike(scan, findings, "n2", "software")
+    assert shared is not None and shared.finding.category == "numerical"
+    scan, findings = _job({n: ["all done here, leaving now"] for n in NODES})
+    shared = said_alike(scan, findings, "n2", "software")
+    assert shared is not None and shared.finding.category == "software"
+
+
 def test_lines_of_the_suspect_alone_or_on_some_nodes_keep_the_fault_local() -> None:
     alone, findings = _job({"n2": ADVICE})
     assert said_alike(alone, findings, "n2") is None

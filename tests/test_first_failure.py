@@ -110,3 +110,25 @@ def test_a_stuck_nodes_last_lines_are_read_together_for_a_name() -> None:
     said = last_words(scan_records(records, DigitMiner()), "n2", 1012.0, set())
     assert said is not None and said.category == "storage"
     assert said.data["component"] == "fsspec/implementations/http.py"
+
+
+def test_a_stuck_nodes_last_lines_name_their_component_in_the_lexicons_words() -> None:
+    """A refused connection no signature knows, the stuck node's last line of its own, names the network; a
+    routine line or a stall warning names nothing and leaves the hang's category alone."""
+    from scan_helpers import DigitMiner
+
+    from l4lite.diagnose.ownlines import last_words
+    from l4lite.scan.scanner import scan_records
+
+    def said_by(line: str) -> str | None:
+        records = [rec(f"iteration {i} loss 2.0", node=n, time=1000.0 + i, line=i, file=f"{n}.log")
+                   for n in ("n1", "n2", "n3") for i in range(1, 4)]
+        records.append(rec(line, node="n2", time=1010.0, line=10, file="n2.log"))
+        said = last_words(scan_records(records, DigitMiner()), "n2", 1012.0, set())
+        assert said is not None
+        return said.data.get("component") and said.category
+
+    assert said_by("NCCL WARN Call to connect timeout : Connection refused") == "network"
+    assert said_by("epoch 3 done, writing summary") is None
+    # a stall's own words are no diagnosis: the hang keeps its category
+    assert said_by("One or more tensors were submitted by only a subset of ranks, which may cause a deadlock") is None

@@ -116,3 +116,13 @@ def test_a_library_version_mismatch_is_not_a_configuration_error() -> None:
         == "software"
     assert _finding_category(pack, "ValueError: num_samples should be a positive integer value, but got "
                                    "num_samples=0") == "user_config"
+
+
+def test_a_generic_rule_reads_the_words_outside_its_mechanism() -> None:
+    """A device-side assert is a mechanism: its own words (the lexicon's "device-side assert", a software word)
+    do not decide the line; the words around it do when they name a component, else the rule's category stands."""
+    pack = RulePack.load()
+    assert pack.get("cuda-device-assert").generic
+    assert _finding_category(pack, "RuntimeError: CUDA error: device-side assert triggered") == "user_config"
+    assert _finding_category(pack, "RuntimeError: CUDA error: device-side assert triggered in the tokenizer of a "
+                                   "truncated jsonl record") == "data"

@@ -49,6 +49,22 @@ def _order(record: Record) -> tuple[float, str, int]:
     return (record.time if record.time is not None else math.inf, record.file, record.line)
 
 
+def words_left(rule: Rule, text: str) -> str:
+    """``text`` without the mechanism a generic rule's pattern matched (a device-side assert, a launch failure),
+    keeping the pattern's named groups (an exception's name and message): the words left say what failed."""
+
+    def groups(m: Any) -> str:
+        return " ".join(v for v in m.groupdict().values() if v)
+
+    try:
+        return str(rule.compiled.sub(groups, text[:PAYLOAD_CHARS], timeout=1.0))
+    except TimeoutError:
+        return text
+
+
+PAYLOAD_CHARS = 20000  # as much of a record as the component reading looks at (and more)
+
+
 class RuleDetector(Detector):
     """One finding per (rule, node) from the scan's rule hits.
 
@@ -146,13 +162,19 @@ class RuleDetector(Detector):
                 # only the lines that quote the cause prove it; the rest of the abort is still a cascade
                 records = [r for r in records if cascade_payload(r.text) is not None] or records
         if rule.fallback or rule.generic or category == "unknown":
-            # A generic rule (any Python exception, an unknown Xid) says that something failed, not what: the
-            # words of the line name the component (for a rule declared generic, the learned line model too).
-            named = component(first_failure(text) if rule.match == "text" else f"{first.message}\n{text}",
-                              learned=rule.generic)
+            # A generic rule (any Python exception, an unknown Xid, a device-side assert) says that something
+            # failed, not what: the words of the line name the component (for a rule declared generic, those
+            # outside the mechanism it matched); the learned line model too, for a generic rule and a fallback.
+            read = first_failure(text) if rule.match == "text" else f"{first.message}\n{text}"
+            named = component(words_left(rule, read) if rule.generic else read, learned=rule.generic)
+            if named is None and rule.fallback and rule.match == "message":
+                # the exception line alone for the learned model: the paths of a traceback's frames are no fault's
+                named = component(first.message, learned=True)
             if named is not None and named.category != category:
                 category = named.category
                 data["component"] = ", ".join(named.words)
+            elif named is None and rule.generic:
+                data["generic"] = True  # its words name nothing: the suspect's other lines may (``localize``)
         elif rule.match == "text" and first.end_line > first.line and \
                 not first.message.rstrip().endswith("Traceback (most recent call last):"):
             # A signature read in a traceback's frames (a save, a load) says where it failed; the exception

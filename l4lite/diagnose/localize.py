@@ -293,8 +293,8 @@ class Localizer:
                 roles[id(f)] = "cascade" if f.detector != "health" else "symptom"
         roles[id(primary)] = "root"
         silent = bool(primary.data.get("inferred")) and primary.node is not None
-        if verdict.category == "unknown" or (primary.data.get("fallback") and not primary.data.get("component")) \
-                or silent:
+        if verdict.category == "unknown" or silent or (primary.data.get("fallback") or primary.data.get("generic")) \
+                and not primary.data.get("component"):
             # the suspect's own lines may still name the component the generic signature does not; a stuck rank
             # inferred from its silence is "software" only while its node's lines name nothing else that training
             # did not outlive

@@ -99,8 +99,8 @@ def last_words(scan: JobScan, node: str | None, t0: float | None, placed: set[tu
     """A stuck node's last lines of its own near the stall, when none of them reads as an error; None without.
 
     What an engineer reads first in a hang is where the quiet rank was when it stopped: a stall inspector's
-    warning, a validation loop's last batch, a stack dump, a shutdown notice. Those lines name no component and
-    no rule knows them, yet they are the stuck node's and its peers' watchdog timeouts are not. Only lines no
+    warning, a validation loop's last batch, a stack dump, a shutdown notice. Those lines seldom name a component
+    and no rule knows them, yet they are the stuck node's and its peers' watchdog timeouts are not. Only lines no
     other node printed (a template of this node alone), not cascades nor rule hits nor launcher lines nor
     progress lines, near ``t0`` and after the node's first training step; the last of them, in file order.
     Without such lines, the node's own rule hits near ``t0`` that are not its teardown (its agent's lost
@@ -137,9 +137,15 @@ def last_words(scan: JobScan, node: str | None, t0: float | None, placed: set[tu
     last = sorted(found[-MAX_RECORDS:], key=lambda r: (r.file, r.line))
     first = last[0]
     data: dict[str, object] = {"own_lines": True, "last_words": True}
-    # read together, the lines may hold a name with one meaning that no line holds alone: the frames of a
-    # traceback cut above its header (a remote-storage client's read, a checkpoint writer)
-    named = named_component("\n".join(r.text for r in last))
+    # read together, the lines may name what no line names alone: the frames of a traceback cut above its header
+    # (a remote-storage client's read, a checkpoint writer); a refused connection or a parse warning that no
+    # signature knows still names its component in the lexicon's or the learned model's reading, unless that
+    # reading is software: a stall's own words (a stall inspector's "deadlock") are no diagnosis
+    said = "\n".join(r.text for r in last)
+    named = named_component(said)
+    if named is None:
+        read = component(said, learned=True)
+        named = read if read is not None and read.category != "software" else None
     if named is not None:
         data["component"] = ", ".join(named.words)
     return Finding("components", named.category if named is not None else "unknown", "symptom", SCORE,
