@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from l4lite.ingest.reader import IngestOptions, iter_records
-from l4lite.records import Accounting
 from l4lite.ingest.shape import fold_ids, shape_of
+from l4lite.records import Accounting
 from l4lite.rules.needs import may_match, needs, shape_candidates
 from l4lite.rules.pack import RulePack
 
