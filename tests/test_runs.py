@@ -692,15 +692,17 @@ def test_runs_whose_times_go_back_count_their_cells_at_once_as_line_by_line(tmp_
 
 
 def test_runs_with_shapes_checked_token_by_token_mine_as_line_by_line(tmp_path: Path) -> None:
-    """A shape whose template keeps digits (Composer's ``lr-DecoupledAdamW/group0:``, NCCL's ``P2P/IPC``) is
-    checked token by token on every line; mined in one pass with the cached shapes around it, a run gives the
+    """A shape whose template keeps digits where Drain routes or the cluster has no wildcard (NCCL's ``P2P/IPC``)
+    is checked token by token on every line, one whose kept tokens sit on wildcards (Composer's
+    ``lr-DecoupledAdamW/group0:``) is answered per key; mined in one pass with the cached shapes around it, a run gives the
     ids, template sizes and cache hits of ``add`` line by line, also while Drain still changes templates."""
 
     lines = []
     for step in range(1, 1000):
         lines += [f"[batch={step}/9000]:", f"\t Train time/batch: {step - 1}", f"\t Train loss/total: {step % 7}.5",
                   f"\t Train lr-DecoupledAdamW/group{step % 3}: 0.{step:04d}",
-                  f"\t Train mem/{'peak' if step % 50 else 'reserved'}: {step * 1000}"]
+                  f"\t Train mem/{'peak' if step % 50 else 'reserved'}: {step * 1000}",
+                  f"\t group{step % 3}/lr-DecoupledAdamW: 0.{step:04d}"]
     f = tmp_path / "node001" / "train.log"
     f.parent.mkdir()
     f.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -708,7 +710,10 @@ def test_runs_with_shapes_checked_token_by_token_mine_as_line_by_line(tmp_path: 
     items = list(iter_job(discover([str(tmp_path)], acc), IngestOptions(), acc, runs=True))
     assert sum(len(x) for x in items if type(x) is ShapeRun) > 1500
     by_run, by_line = _mined_both_ways(items)
-    assert any(by_run.needs_tokens(k) for k in by_run._by_key)  # a checked shape was met
+    # a checked shape was met (a kept token Drain routes by: ``group0/...`` first), and one whose kept tokens all
+    # sit where the cluster has wildcards (``lr-DecoupledAdamW/group0:``), which a run answers from the cache
+    assert any(by_run.needs_tokens(k) for k in by_run._by_key)
+    assert any(by_run.kept_getter(k) is not None and not by_run.needs_tokens(k) for k in by_run._by_key)
 
 
 def test_kernel_runs_of_folded_shapes_with_kept_tokens_mine_as_line_by_line(tmp_path: Path) -> None:

@@ -498,7 +498,7 @@ def mine_run(run: ShapeRun, miner: Any) -> list[int]:
     digit-folded key), found in a memo of its folded shape by the few bytes that key depends on
     (``blocks.wide_key``), and is looked up in the cache as the other lines are."""
     shapes = run.shapes
-    if not getattr(miner, "cache_size", 0) or not hasattr(miner, "count_cluster_hits"):
+    if not getattr(miner, "cache_size", 0) or not hasattr(miner, "run_answers"):
         return _add_each(run, 0, len(shapes), miner)
     table = run.table
     key_of: dict[int, bytes] = {}
@@ -525,8 +525,8 @@ def mine_run(run: ShapeRun, miner: Any) -> list[int]:
     # the same itemgetter of kept tokens and the same kept tokens (the miner's own test on a hit), until then.
     out: list[int] = []
     add, cached_id, kept_getter = miner.add, miner.cached_id, miner.kept_getter
-    cids: dict[bytes, int] = {}
-    kept_cids: dict[tuple[bytes, Any, Any], int] = {}
+    answers = miner.run_answers()  # what earlier runs learnt, while no cluster changed since
+    cids, kept_cids = answers.ids, answers.kept_ids
     hits: dict[int, int] = {}
     for i, (s, x) in enumerate(zip(run.texts, shapes, strict=True)):
         key = wide_key(table[x], keys[i]) if x in folded else key_of[x]
@@ -556,6 +556,7 @@ def mine_run(run: ShapeRun, miner: Any) -> list[int]:
         out.append(cid)
     for cid, k in hits.items():
         miner.count_cluster_hits(cid, k)
+    answers.changes = miner.changes  # the answers left hold from the last change on
     return out
 
 

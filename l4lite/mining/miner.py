@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
@@ -69,6 +70,25 @@ _Entry = tuple[LogCluster, list[int], int]
 _STATE_VERSION = 1
 
 
+@dataclass
+class RunAnswers:
+    """The ids ``add`` gave messages of runs, by key (``ids``) and by key, kept-token getter and kept tokens
+    (``kept_ids``), valid while ``changes`` equals the miner's own count: kept across runs, since a job's runs
+    repeat the same few keys and kept tokens (a kernel log's ``CPU7:`` lines come in hundreds of short runs)."""
+
+    ids: dict[bytes, int] = field(default_factory=dict)
+    kept_ids: dict[tuple[bytes, Any, Any], int] = field(default_factory=dict)
+    changes: int = 0
+
+
+def _free(hit: tuple[Any, ...]) -> bool:
+    """Whether a key's cache entry (``TemplateMiner._by_key``) lets every kept token change (``_loose`` found
+    each where the cluster has a wildcard): ``add`` then answers each message of the key from the entry while it
+    is valid, whatever its kept tokens (a Lustre line's ``o400->scratch-OST00d3-osc@10.1.0.211@o2ib:28/4``)."""
+    loose = hit[3]
+    return loose is not None and loose[0] is None
+
+
 class TemplateMiner:
     """Assigns messages to Drain clusters; cluster ids are local, template ids (after ``finalize``) stable.
 
@@ -110,6 +130,7 @@ class TemplateMiner:
         self.hits = 0
         self.drain_calls = 0
         self.changes = 0  # clusters created or changed: an answer ``cached_id`` gave holds while this stays
+        self._answers = RunAnswers()
 
     # -- mining ---------------------------------------------------------------------------------------
 
@@ -252,15 +273,26 @@ class TemplateMiner:
         with no token check and no template changed; None when ``add`` would do more (then it may well for the
         next message of the key: see ``needs_tokens``). Changes nothing: ``count_hits`` counts."""
         hit = self._by_key.get(key) if self.cache_size else None
-        if hit is None or hit[1] is not None:
+        if hit is None or (hit[1] is not None and not _free(hit)):
             return None
         entry = hit[0]
         return entry[0].cluster_id if entry[1][0] == entry[2] else None
 
     def needs_tokens(self, key: bytes) -> bool:
-        """Whether every message with this key is checked token by token (digits kept in its template)."""
+        """Whether every message with this key is checked token by token (digits kept in its template, not all
+        of them where the cluster has wildcards)."""
         hit = self._by_key.get(key)
-        return hit is not None and hit[1] is not None
+        return hit is not None and hit[1] is not None and not _free(hit)
+
+    def run_answers(self) -> RunAnswers:
+        """The answers runs saved (``ingest.runs.mine_run``), emptied when a cluster changed since or they grew
+        past the cache's size."""
+        answers = self._answers
+        if answers.changes != self.changes or len(answers.ids) + len(answers.kept_ids) > self.cache_size:
+            answers.ids.clear()
+            answers.kept_ids.clear()
+            answers.changes = self.changes
+        return answers
 
     def count_hits(self, key: bytes, n: int) -> None:
         """``add`` of ``n`` messages with this key, which ``cached_id`` answered."""

@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from re import _constants as sre_constants  # the stdlib regex parser, as in keys.derive_keywords
 from re import _parser as sre_parse
 from typing import Any
+
+from l4lite.ingest.shape import fold_safe
 
 Needs = tuple[tuple[tuple[str, ...], ...], ...]  # branches -> clauses -> literals (one of which must occur)
 _REPEATS = {sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT}
@@ -104,3 +107,55 @@ def _clauses(items: list[Any]) -> list[tuple[str, ...]]:
 def _best(clauses: list[tuple[str, ...]]) -> tuple[str, ...] | None:
     """The clause whose shortest literal is longest (the rarest to meet), or None."""
     return max(clauses, key=lambda c: min(len(lit) for lit in c), default=None)
+
+
+_FOLD_DIGITS = str.maketrans("123456789", "000000000")
+
+
+@lru_cache(maxsize=4096)
+def shape_need(need: Needs) -> Needs:
+    """``need`` for a line's shape (digits folded to 0, lower-cased): each literal with its digits folded too, as a
+    literal that occurs in a line occurs folded in the line's shape. So ``may_match(shape_need(need), shape)``
+    False means ``may_match(need, line)`` False for every line of the shape."""
+    return tuple(tuple(tuple(lit.translate(_FOLD_DIGITS) for lit in clause) for clause in clauses)
+                 for clauses in need)
+
+
+@lru_cache(maxsize=4096)
+def folded_need(need: Needs) -> Needs | None:
+    """``need`` for a line's folded shape (``ingest.shape.fold_ids``: hex letters of id-like words folded too): a
+    clause keeps only literals without a digit that the fold never hides nor makes (``fold_safe``), which occur
+    in the folded shape exactly where they occur in the line; a clause holding another literal is left out (taken
+    as met). None when some branch then needs nothing."""
+    out = []
+    for clauses in need:
+        kept = tuple(c for c in clauses if all(lit == lit.translate(_FOLD_DIGITS) and "0" not in lit
+                                               and fold_safe(lit) for lit in c))
+        if not kept:
+            return None
+        out.append(kept)
+    return tuple(out)
+
+
+def shape_candidates(candidates: tuple[tuple[Any, ...], tuple[Any, ...]], key: bytes, msg_start: int,
+                     msg_end: int, folded: bool = False) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """(message rules, text rules) of ``candidates`` that may match some line of an ASCII line shape ``key``
+    whose message is ``key[msg_start:msg_end]`` (the whole line when that is empty): a rule whose ``needs`` the
+    shape already rules out (``shape_need``, or ``folded_need`` for a ``folded`` shape) is left out, so its
+    literal test is not run on every line of the shape. A shape with another byte keeps every rule (such lines
+    are searched whatever their literals)."""
+    if not key.isascii():
+        return candidates
+    line = key.lower().decode("ascii")
+    message = line[msg_start:msg_end] or line
+    out = []
+    for rules, low in zip(candidates, (message, line), strict=True):
+        kept = []
+        for rule in rules:
+            need = rule.needs
+            if need is not None:
+                need = folded_need(need) if folded else shape_need(need)
+            if need is None or may_match(need, low):
+                kept.append(rule)
+        out.append(tuple(kept) if len(kept) < len(rules) else rules)
+    return out[0], out[1]

@@ -17,6 +17,7 @@ import numpy as np
 from l4lite.ingest.runs import ShapeRun, mine_run
 from l4lite.ingest.shape import fold_safe, shape_of
 from l4lite.records import Record
+from l4lite.rules.needs import shape_candidates
 from l4lite.scan.jobscan import EXEMPLAR_CAP, MARKER_CAP, METRIC_CAP, UNKNOWN_NODE, Marker, Progress
 from l4lite.scan.points import (
     EXEMPLAR_BUDGET,
@@ -55,6 +56,7 @@ class RunPath:
         texts = run.texts
         rules = self.rules
         line_rules = getattr(rules, "line_rules", None) if hasattr(rules, "match_line") else None
+        fold_rules = line_rules is not None and getattr(rules, "fold", False)  # ``match_line`` tests rules' needs
         gates_of: dict[int, int] = {}
         deferred_of: list[Deferred | None] = [None] * len(table)
         rules_of: list[Any] = [None] * len(table)
@@ -78,6 +80,14 @@ class RunPath:
                 if found is LONG_LINE:
                     slow.add(x)
                     continue
+                if (found[0] or found[1]) and fold_rules:
+                    # the rules whose literals the shape rules out are not tried on each line (``shape_candidates``)
+                    at = (sh.key, sh.msg_start, sh.msg_end, folded)
+                    narrowed = self._shape_rules.get(at)
+                    if narrowed is None or narrowed[0] is not found:
+                        narrowed = remember(self._shape_rules, at, (found, shape_candidates(  # type: ignore[arg-type]
+                            found, sh.key, sh.msg_start, sh.msg_end, folded)))
+                    found = narrowed[1]
                 if found[0] or found[1]:
                     rules_of[x] = found
             msg = texts[first[x]][sh.msg_start:sh.msg_end]

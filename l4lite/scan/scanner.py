@@ -154,6 +154,8 @@ class Scanner(RunPath):
         # line shape (Record.shape) -> the rules that may match a line of it (``RulePack.line_rules``, or the
         # pack's ``match`` alone: LONG_LINE)
         self._rule_gate: dict[bytes, Any] = {}
+        # (line shape, message start, end, folded) -> (the gate's rules, those the shape's literals leave): ``_add_run``
+        self._shape_rules: dict[tuple[bytes, int, int, bool], Any] = {}
         self._hidden_words: tuple[bytes, ...] | None = None  # gate keywords a folded run shape may hide
         self._exemplar_count = 0
         self._device: dict[tuple[str, str], list[DeviceEvent]] = {}
