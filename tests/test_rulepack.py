@@ -387,3 +387,15 @@ def test_shipped_patterns_stay_fast_on_hostile_records():
                 rule.compiled.search(text[:n], timeout=2.0)
             except TimeoutError:  # pragma: no cover - the failure being tested for
                 pytest.fail(f"{rule.id}: pattern backtracks on {text[:60]!r}...")
+
+
+def test_a_bare_device_assert_leaves_the_category_to_the_assertion_beside_it():
+    """`device-side assert triggered` says that a kernel's input check failed, not which input: the rule is generic,
+    and the assertion line printed with it decides (PyTorch's scatter/gather bound check is an index, configuration)."""
+    bare = [m.rule for m in PACK.match_fields("RuntimeError: CUDA error: device-side assert triggered",
+                                              "RuntimeError: CUDA error: device-side assert triggered")]
+    assert [r.id for r in bare] == ["cuda-device-assert"] and bare[0].generic
+    line = ("../aten/src/ATen/native/cuda/ScatterGatherKernel.cu:367: operator(): block: [12,0,0], thread: [7,0,0] "
+            'Assertion `idx_dim >= 0 && idx_dim < index_size && "index out of bounds"` failed.')
+    hit = {m.rule.id: m.rule.category for m in PACK.match_fields(line, line)}
+    assert hit == {"cuda-index-assert": "user_config"}
