@@ -25,7 +25,8 @@ JOBS = Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs"
 # (benchmarks/real_jobs/ray-jax-scores.md).
 FLOORS = {"status": 0.99, "top1": 0.97, "top3": 0.99, "phase": 0.97, "category": 0.90, "evidence_f1": 0.79}
 # Jobs with one faulty node whose node l4lite does not yet put first (see FLOORS); any other miss fails.
-# 068: a Ray worker stuck before its step writes nothing of its own; its peers' gloo timeouts do not name it.
+# 068: a Ray worker stuck before its step writes nothing of its own; the hang reading names it (its files' rank
+# from their start-up line, ``ingest.fileranks``), but the controller's re-raise of its peers' timeouts leads.
 # (078: JAX under `srun --label` names its host only in each process's "process 2/4 on compute-beta" banner,
 # which ties the label to one of the job's known hosts, ``attribution.stream_hosts``.)
 # (074 and 075: the JAX coordination service's "Task N heartbeat timeout" names the process, ``process_N.log``

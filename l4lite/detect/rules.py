@@ -62,6 +62,9 @@ def words_left(rule: Rule, text: str) -> str:
         return text
 
 
+# how sure the learned line model must be to give a fallback exception rule another category than its own: a
+# guess barely over the model's own floor (0.5) read a shape mismatch as a configuration on every framework's job
+FALLBACK_LEARNED_MIN = 0.6
 PAYLOAD_CHARS = 20000  # as much of a record as the component reading looks at (and more)
 
 
@@ -170,6 +173,8 @@ class RuleDetector(Detector):
             if named is None and rule.fallback and rule.match == "message":
                 # the exception line alone for the learned model: the paths of a traceback's frames are no fault's
                 named = component(first.message, learned=True)
+                if named is not None and named.score < FALLBACK_LEARNED_MIN:
+                    named = None  # a near coin toss of the model does not overrule what the exception's name says
             if named is not None and named.category != category:
                 category = named.category
                 data["component"] = ", ".join(named.words)
