@@ -173,6 +173,23 @@ def test_real_python_traceback(tmp_path: Path) -> None:
     assert r.text.split("\n")[0] == "Traceback (most recent call last):"
 
 
+def test_damaged_bytes_inside_a_traceback_do_not_cut_it(tmp_path: Path) -> None:
+    """A line of undecodable bytes with no word in it (a crash's or a copy's damage) inside the frames: the
+    traceback still ends with its exception line, so no fragment reads as an exception with its last line lost."""
+    p = tmp_path / "console.log"
+    p.write_bytes(b'Traceback (most recent call last):\n  File "/bin/torchrun", line 8, in <module>\n'
+                  b"    sys.exit(main())\n\x00\x9c\xff\x13\x88\x01\xfe\x07\x1b\x80\xc3\x02\n"
+                  b'  File "run.py", line 1028, in main\n'
+                  b"torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+                  b"plain line after it\n")
+    recs, _, _ = ingest(p)
+    assert [(r.line, r.end_line) for r in recs] == [(1, 6), (7, 7)]
+    assert recs[0].message.startswith("torch.distributed.elastic.multiprocessing.errors.ChildFailedError")
+    # a worded line still ends the frames
+    p.write_text('Traceback (most recent call last):\n  File "a.py", line 1, in f\nsomething else\n')
+    assert [(r.line, r.end_line) for r in ingest(p)[0]] == [(1, 2), (3, 3)]
+
+
 def test_real_rank_prefixed_traceback(tmp_path: Path) -> None:
     n = len(real_lines("gemma3-finetune-3-resume-corrupt-deepspeed-ckpt"))
     recs, _, _ = ingest_real(tmp_path, "gemma3-finetune-3-resume-corrupt-deepspeed-ckpt")

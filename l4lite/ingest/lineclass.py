@@ -50,6 +50,7 @@ NCCL_EXC_LINES = ("ncclRemoteError:", "ncclSystemError:", "ncclInternalError:", 
 STRONG_CONTINUATION = CONTINUATION_STARTS + FRAME_STARTS + ("  what():", "what():")
 WHAT_START = "what():"
 WHAT_STARTS = ("  what():", "what():")
+_LETTER = re.compile(r"[A-Za-z]")
 _EXC_LINE = re.compile(r"[A-Za-z_][\w.]*(?::(?:\s|$)|$)")
 # One flat alternation whose branches start with rarer characters: the regex engine skips to candidate
 # positions, which is several times faster than a chain of substring tests.
@@ -282,7 +283,8 @@ def _traceback(op: OpenRecord, content: str) -> bool:
             op.message = line
             op.state = TB_EXC
             return True
-        return False
+        # undecodable bytes with no word in them (a crash's or a copy's damage) inside the frames do not end them
+        return _LETTER.search(line) is None and any(c < " " or c > "~" for c in line)
     if st == TB_EXC:
         line = content.strip()
         if line.startswith(CHAIN_MARKERS):
