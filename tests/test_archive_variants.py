@@ -74,11 +74,11 @@ CASES: dict[str, tuple[str, ...]] = {
     "merged-labelled": ("002-ddp-sigkill", "030-deepspeed-exception", "001-ddp-exception"),
     "merged-plain": ("003-ddp-hang", "037-ddp-host_oom"),  # hosts named by pids and banners, none by the file
     "stdin-merged": ("030-deepspeed-exception", "001-ddp-exception", "019-lightning-hang"),  # 019: summaries past 32 KB
-    "gzip": ("038-hf-host_oom",),
+    "gzip": ("038-hf-host_oom", "011-hf-hang"),  # 011: the stuck rank's error.json.gz
     "rotated": ("009-hf-exception", "019-lightning-hang", "005-ddp-enospc", "004-ddp-nan"),
     "crlf": ("014-hf-corrupt_ckpt",),
     "bom": ("007-ddp-data",),
-    "binary-garbage": ("049-ddp-netdown",),
+    "binary-garbage": ("049-ddp-netdown", "060-accelerate-sigkill"),  # damaged bytes inside a traceback
     "nul-run": ("033-deepspeed-nan",),
     "truncated-last-line": ("010-hf-sigkill",),
     "empty-files": ("045-lightning-erofs",),

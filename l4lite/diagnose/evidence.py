@@ -472,6 +472,11 @@ ERROR_FILE = "error.json"
 MESSAGE_CHARS = 60  # how much of an exception line its error file must repeat
 
 
+def uncompressed(rel: str) -> str:
+    """A file's path without the ``.gz`` that gzip added to its name."""
+    return rel[:-3] if rel.endswith(".gz") else rel
+
+
 def error_files(scan: JobScan, roots: Sequence[Record]) -> list[Record]:
     """The error file torchelastic wrote for a rank whose root line is in that rank's own log folder
     (``attempt_0/1/stderr.log`` -> ``attempt_0/1/error.json``), when it repeats the line's exception: the same
@@ -479,7 +484,7 @@ def error_files(scan: JobScan, roots: Sequence[Record]) -> list[Record]:
     shown = {(r.file, r.line) for r in roots}
     wanted: dict[str, str] = {}
     for r in roots:
-        if r.file.endswith(ERROR_FILE):
+        if uncompressed(r.file).endswith(ERROR_FILE):
             continue
         lines = r.text.splitlines()
         last = _PREFIXES.sub("", lines[-1]).strip() if lines else ""
@@ -488,7 +493,7 @@ def error_files(scan: JobScan, roots: Sequence[Record]) -> list[Record]:
     out: dict[str, Record] = {}
     for recs in scan.exemplars.values():
         for r in recs:
-            message = wanted.get(r.file)
+            message = wanted.get(uncompressed(r.file))  # a log folder archived with gzip: ``error.json.gz``
             if message is not None and r.file not in out and (r.file, r.line) not in shown and \
                     message in r.text[:4000]:
                 out[r.file] = r
