@@ -70,7 +70,8 @@ CASES: dict[str, tuple[str, ...]] = {
     "wrapped-levels": ("021-lightning-enospc", "048-hf-exception_k8s"),
     "levels-under-node": ("030-deepspeed-exception",),
     "deeper-run-host-rank": ("002-ddp-sigkill", "ib-link-down"),
-    "flattened": ("013-hf-enospc", "047-ddp-host_oom_srun", "078-jax-exception_srun", "015-hf-data", "042-hf-sigstop"),
+    "flattened": ("013-hf-enospc", "047-ddp-host_oom_srun", "078-jax-exception_srun", "015-hf-data", "042-hf-sigstop",
+                  "011-hf-hang"),  # 011: error.json beside stderr.log by name
     "merged-labelled": ("002-ddp-sigkill", "030-deepspeed-exception", "001-ddp-exception"),
     "merged-plain": ("003-ddp-hang", "037-ddp-host_oom"),  # hosts named by pids and banners, none by the file
     "stdin-merged": ("030-deepspeed-exception", "001-ddp-exception", "019-lightning-hang"),  # 019: summaries past 32 KB

@@ -472,9 +472,21 @@ ERROR_FILE = "error.json"
 MESSAGE_CHARS = 60  # how much of an exception line its error file must repeat
 
 
+STREAM_FILES = ("stderr.log", "stdout.log")  # a rank's streams as torchelastic writes them
+
+
 def uncompressed(rel: str) -> str:
     """A file's path without the ``.gz`` that gzip added to its name."""
     return rel[:-3] if rel.endswith(".gz") else rel
+
+
+def beside(rel: str) -> list[str]:
+    """Where files written beside a rank's log start: its folder (``attempt_0/1/``), and for a flattened archive
+    the log's name without its stream (``..._attempt_0_1_stderr.log`` -> ``..._attempt_0_1_``)."""
+    folder = posixpath.dirname(rel)
+    out = [f"{folder}/" if folder else ""]
+    out += [rel[: -len(name)] for name in STREAM_FILES if rel.endswith(name) and rel[-len(name) - 1: -len(name)] != "/"]
+    return out
 
 
 def error_files(scan: JobScan, roots: Sequence[Record]) -> list[Record]:
@@ -489,7 +501,8 @@ def error_files(scan: JobScan, roots: Sequence[Record]) -> list[Record]:
         lines = r.text.splitlines()
         last = _PREFIXES.sub("", lines[-1]).strip() if lines else ""
         if len(last) >= 20:
-            wanted.setdefault(posixpath.join(posixpath.dirname(r.file), ERROR_FILE), last[:MESSAGE_CHARS])
+            for where in beside(uncompressed(r.file)):
+                wanted.setdefault(where + ERROR_FILE, last[:MESSAGE_CHARS])
     out: dict[str, Record] = {}
     for recs in scan.exemplars.values():
         for r in recs:
