@@ -96,16 +96,58 @@ def test_a_launcher_summary_is_read_at_the_failure_it_names_first() -> None:
     assert first_failure("RuntimeError: CUDA error") == "RuntimeError: CUDA error"
 
 
-@pytest.mark.parametrize("line", [
-    # Ray (an RL trainer's TaskRunner actor on Kubernetes): the worker died past the pod's memory limit
-    "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: "
-    "Worker exits unexpectedly. Worker exits with an exit code None. The worker may have exceeded K8s pod memory "
-    "limits.",
-    "Exit Reason: User Container killed by docker due to it exceeded the request memory",
-])
-def test_a_process_past_its_memory_limit_is_the_hosts_memory(line: str) -> None:
-    named = component(line)
-    assert named is not None and named.category == "host"
+# Lines that name their component in the words of their own layer (a container runtime, C stdio, TensorFlow,
+# the kernel, a package manager), whatever the program: (line, the category the words name).
+WORDED: list[tuple[str, str]] = [
+    # a process past its memory limit: the host's memory
+    *[(line, "host") for line in (
+        # Ray (an RL trainer's TaskRunner actor on Kubernetes): the worker died past the pod's memory limit
+        "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: "
+        "Worker exits unexpectedly. Worker exits with an exit code None. The worker may have exceeded K8s pod memory "
+        "limits.",
+        "Exit Reason: User Container killed by docker due to it exceeded the request memory",
+    )],
+    # a write the file system cut short, in the words of C stdio and the writers built on it: storage
+    *[(line, "storage") for line in (
+        "/opt/torch/install/bin/luajit: /opt/torch/install/share/lua/5.1/torch/File.lua:210: write error: wrote 170926 "
+        "blocks instead of 416138 at /opt/torch/pkg/torch/lib/TH/THDiskFile.c:353",
+        "fwrite short write to /scratch/run7/ckpt/model_000900.bin",
+        "ERROR: partial write of /nfs/ckpt/shard-03.pt (1048576 of 4194304 bytes)",
+    )],
+    # TensorFlow's allocator running out: device memory
+    *[(line, "oom") for line in (
+        "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with "
+        "shape[64,512,512] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc",
+        "2026-01-03 10:00:01.123: W tensorflow/core/common_runtime/bfc_allocator.cc:456] OOM when allocating tensor",
+    )],
+    # the host's memory in the words of C++, numpy, Kubernetes, Ray and the kernel
+    *[(line, "host") for line in (
+        "terminate called after throwing an instance of 'std::bad_alloc'",
+        "Unable to allocate 812 MiB for an array with shape (106000, 1000) and data type float64",
+        "Last State: Terminated  Reason: OOMKilled",
+        "Warning  Evicted  pod/trainer-0  The node was low on memory.",
+        "Refer to the documentation on how to address the out of memory issue: "
+        "https://docs.ray.io/en/latest/ray-core/scheduling/ray-oom-prevention.html. Consider provisioning more memory "
+        "on this node or reducing task parallelism.",
+        "python: page allocation failure: order:4, mode:0x40cc0(GFP_KERNEL|__GFP_COMP)",
+    )],
+    # the environment the job started in (a package not installed, a build for other GPUs, a per-process limit, a
+    # launch without the launcher): configuration
+    *[(line, "user_config") for line in (
+        "ModuleNotFoundError: No module named 'deepspeed'",
+        "/venv/bin/python: Error while finding module specification for 'torch.distributed.run' "
+        "(ModuleNotFoundError: No module named 'torch')",
+        "NVIDIA H200 with CUDA capability sm_90 is not compatible with the current PyTorch installation.",
+        "OSError: Too many open files",
+        "RuntimeError: Default process group has not been initialized, please make sure to call init_process_group.",
+    )],
+]
+
+
+@pytest.mark.parametrize(("line", "category"), WORDED)
+def test_a_lines_own_words_name_its_component(line: str, category: str) -> None:
+    got = component(line)
+    assert got is not None and got.category == category
 
 
 def test_a_memory_limit_in_a_configuration_line_is_not_a_kill() -> None:
@@ -129,61 +171,10 @@ def test_a_checkpoint_of_another_world_size_is_configuration() -> None:
     assert named is not None and named.category == "user_config"
 
 
-@pytest.mark.parametrize("line", [
-    "/opt/torch/install/bin/luajit: /opt/torch/install/share/lua/5.1/torch/File.lua:210: write error: wrote 170926 "
-    "blocks instead of 416138 at /opt/torch/pkg/torch/lib/TH/THDiskFile.c:353",
-    "fwrite short write to /scratch/run7/ckpt/model_000900.bin",
-    "ERROR: partial write of /nfs/ckpt/shard-03.pt (1048576 of 4194304 bytes)",
-])
-def test_a_write_the_file_system_cut_short_is_storage(line: str) -> None:
-    """C stdio and the writers built on it report a short write in these words, whatever the program."""
-    got = component(line)
-    assert got is not None and got.category == "storage"
-
-
-@pytest.mark.parametrize("line", [
-    "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with "
-    "shape[64,512,512] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc",
-    "2026-01-03 10:00:01.123: W tensorflow/core/common_runtime/bfc_allocator.cc:456] OOM when allocating tensor",
-])
-def test_tensorflows_allocator_running_out_is_device_memory(line: str) -> None:
-    got = component(line)
-    assert got is not None and got.category == "oom"
-
-
-@pytest.mark.parametrize("line", [
-    "terminate called after throwing an instance of 'std::bad_alloc'",
-    "Unable to allocate 812 MiB for an array with shape (106000, 1000) and data type float64",
-    "Last State: Terminated  Reason: OOMKilled",
-    "Warning  Evicted  pod/trainer-0  The node was low on memory.",
-    "Refer to the documentation on how to address the out of memory issue: "
-    "https://docs.ray.io/en/latest/ray-core/scheduling/ray-oom-prevention.html. Consider provisioning more memory "
-    "on this node or reducing task parallelism.",
-    "python: page allocation failure: order:4, mode:0x40cc0(GFP_KERNEL|__GFP_COMP)",
-])
-def test_the_hosts_memory_in_the_words_of_other_layers_is_host(line: str) -> None:
-    got = component(line)
-    assert got is not None and got.category == "host"
-
-
 def test_a_bad_alloc_is_not_a_cascade() -> None:
     """``terminate called after throwing`` is what a rank prints when any C++ exception ends it; the exception
     it names is the payload."""
     assert not is_cascade("terminate called after throwing an instance of 'std::bad_alloc'\n  what():  std::bad_alloc")
-
-
-@pytest.mark.parametrize("line", [
-    "ModuleNotFoundError: No module named 'deepspeed'",
-    "/venv/bin/python: Error while finding module specification for 'torch.distributed.run' "
-    "(ModuleNotFoundError: No module named 'torch')",
-    "NVIDIA H200 with CUDA capability sm_90 is not compatible with the current PyTorch installation.",
-    "OSError: Too many open files",
-    "RuntimeError: Default process group has not been initialized, please make sure to call init_process_group.",
-])
-def test_the_environment_the_job_started_in_is_configuration(line: str) -> None:
-    """A package not installed, a build for other GPUs, a per-process limit, a launch without the launcher."""
-    got = component(line)
-    assert got is not None and got.category == "user_config"
 
 
 def test_an_import_of_a_name_the_installed_version_lacks_stays_software() -> None:
