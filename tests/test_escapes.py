@@ -65,5 +65,5 @@ def test_a_coloured_log_reads_as_the_plain_one_in_runs_and_line_by_line(tmp_path
 def test_a_coloured_ray_actor_prefix_loses_its_codes_too() -> None:
     """Ray's coloured ``(Actor pid=N, ip=A)`` prefix is read as the plain one (``tests/test_relay.py``)."""
     prefix = "\x1b[36m(RayTrainWorker pid=94, ip=127.0.1.2)\x1b[0m "
-    _, lines = without_escapes(4, [prefix + f"{GREEN}step 3{RESET}{UP}", "no codes"])
+    lines = without_escapes([prefix + f"{GREEN}step 3{RESET}{UP}", "no codes"])
     assert lines == ["(RayTrainWorker pid=94, ip=127.0.1.2) step 3", "no codes"]

@@ -49,6 +49,12 @@ def _order(record: Record) -> tuple[float, str, int]:
     return (record.time if record.time is not None else math.inf, record.file, record.line)
 
 
+# how sure the learned line model must be to give a fallback exception rule another category than its own: a
+# guess barely over the model's own floor (0.5) read a shape mismatch as a configuration on every framework's job
+FALLBACK_LEARNED_MIN = 0.6
+PAYLOAD_CHARS = 20000  # as much of a record as the component reading looks at (and more)
+
+
 def words_left(rule: Rule, text: str) -> str:
     """``text`` without the mechanism a generic rule's pattern matched (a device-side assert, a launch failure),
     keeping the pattern's named groups (an exception's name and message): the words left say what failed."""
@@ -60,12 +66,6 @@ def words_left(rule: Rule, text: str) -> str:
         return str(rule.compiled.sub(groups, text[:PAYLOAD_CHARS], timeout=1.0))
     except TimeoutError:
         return text
-
-
-# how sure the learned line model must be to give a fallback exception rule another category than its own: a
-# guess barely over the model's own floor (0.5) read a shape mismatch as a configuration on every framework's job
-FALLBACK_LEARNED_MIN = 0.6
-PAYLOAD_CHARS = 20000  # as much of a record as the component reading looks at (and more)
 
 
 class RuleDetector(Detector):

@@ -289,7 +289,6 @@ def repeats_error(findings: Sequence[Finding], primary: Finding, roles: dict[int
                    records=recs, data={"repeats": True})
 
 
-
 def _time(f: Finding) -> float | None:
     if f.records:
         return own_time(f.records[0])
@@ -470,8 +469,6 @@ def stated_by_rule(findings: Sequence[Finding], roles: dict[int, str], primary: 
 
 ERROR_FILE = "error.json"
 MESSAGE_CHARS = 60  # how much of an exception line its error file must repeat
-
-
 STREAM_FILES = ("stderr.log", "stdout.log")  # a rank's streams as torchelastic writes them
 
 

@@ -322,7 +322,7 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     elastic_host: str | None = None
     path_rank = rank_from_path(getattr(f, "rel", "") or "")
     s.children, s.owners = pid_facts(every)
-    s.own_rank = own_rank(x for x in without_escapes(0, head)[1] if stream_key(x) is None
+    s.own_rank = own_rank(x for x in without_escapes(head) if stream_key(x) is None
                           and ACTOR_PREFIX.search(x, 0, 200) is None)
     for i, raw in enumerate(every):
         # the sampled lines are read in full; the others only when they may name a host (most do not)

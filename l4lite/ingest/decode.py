@@ -33,13 +33,12 @@ from l4lite.records import Accounting
 CSI = re.compile("\x1b\\[[0-?]*[ -/]*[@-~]")
 
 
-def without_escapes(first: int, lines: list[str]) -> tuple[int, list[str]]:
+def without_escapes(lines: list[str]) -> list[str]:
     """A block of lines with their terminal escape sequences removed, so that prefixes, timestamps, templates and
     rules read the text a terminal showed; a block without any (one search in C) is returned as it came."""
-    text = "\n".join(lines)
-    if "\x1b" not in text:
-        return first, lines
-    return first, [CSI.sub("", s) if "\x1b" in s else s for s in lines]
+    if "\x1b" not in "\n".join(lines):
+        return lines
+    return [CSI.sub("", s) if "\x1b" in s else s for s in lines]
 
 
 def open_lines(input_file: InputFile, accounting: Accounting,
@@ -68,7 +67,7 @@ def iter_line_blocks(input_file: InputFile, accounting: Accounting,
     starts is appended to ``pieces`` as it is reached. Terminal escape sequences are removed here, the one place
     every reader of a file's lines goes through."""
     for first, lines in _line_blocks(input_file, accounting, max_line_chars, pieces):
-        yield without_escapes(first, lines)
+        yield first, without_escapes(lines)
 
 
 def _line_blocks(input_file: InputFile, accounting: Accounting, max_line_chars: int,

@@ -30,8 +30,7 @@ def relayed_copy(text: str) -> bool:
     """Whether a record is a line the driver relayed under an actor's prefix, or a worker's error the controller
     quotes: a copy of a line the actor's own log holds, so it never counts as its node saying something of its
     own."""
-    return (text.find(" pid=", 0, 160) > 0 and ACTOR_PREFIX.search(text, 0, 200) is not None) \
-        or ERROR_SNIPPET.search(text, 0, 4000) is not None
+    return (text.find(" pid=", 0, 160) > 0 and ACTOR_PREFIX.search(text, 0, 200) is not None) or quoted_error(text)
 
 
 def relayed_copies(records: Sequence[Record]) -> bool:

@@ -474,7 +474,7 @@ class Follower:
         if "\r" in text:
             lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
         if "\x1b" in text:  # terminal colours and cursor moves, removed as the batch reader removes them
-            lines = without_escapes(0, lines)[1]
+            lines = without_escapes(lines)
         consumed = data[: len(body)]
         chunk = Chunk(s, s.line + 1, start + skipped, consumed, lines)
         s.offset = start + skipped + len(body)
