@@ -380,6 +380,28 @@ def clock_2099(job: Job) -> Variant:
     return _first_line(job, b"2099-06-01 00:00:00,000 clock jumped")
 
 
+def _mid_line(job: Job, line: bytes) -> Variant:
+    """A line stamped by a wrong clock in the middle of the root evidence's file (inside a traceback, often)."""
+    def edit(o: Out) -> None:
+        mid = len(o.lines) // 2
+        o.lines.insert(mid, line)
+        o.origin.insert(mid, None)
+    return _edit(job, _clock_target(job), edit)
+
+
+def clock_2099_mid(job: Job) -> Variant:
+    """One line in the middle of the file from a clock that jumped to 2099."""
+    return _mid_line(job, b"2099-06-01 00:00:00,000 clock jumped")
+
+
+def clock_2099_end(job: Job) -> Variant:
+    """One line after the last of the file from a clock that jumped to 2099."""
+    def edit(o: Out) -> None:
+        o.lines.append(b"2099-06-01 00:00:00,000 clock jumped")
+        o.origin.append(None)
+    return _edit(job, _clock_target(job), edit)
+
+
 _ISO = re.compile(rb"(?<![\dT])(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)[,.](\d{3,6})(?![\d+])(Z)?")
 
 
@@ -453,6 +475,8 @@ TRANSFORMS: dict[str, Callable[[Job], Variant]] = {
     "empty-files": empty_files,
     "clock-1970": clock_1970,
     "clock-2099": clock_2099,
+    "clock-2099-mid": clock_2099_mid,
+    "clock-2099-end": clock_2099_end,
     "local-offset": local_offset,
     "stale-file": stale_file,
 }

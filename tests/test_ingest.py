@@ -190,6 +190,32 @@ def test_damaged_bytes_inside_a_traceback_do_not_cut_it(tmp_path: Path) -> None:
     assert [(r.line, r.end_line) for r in ingest(p)[0]] == [(1, 2), (3, 3)]
 
 
+def test_another_writers_line_inside_a_traceback_leaves_it_open(tmp_path: Path) -> None:
+    """A whole line with its own time written between a traceback's frames (another thread's logger, a clock
+    that jumped) is a record of its own; the traceback still ends with its exception line. More such lines than
+    ``INTERLEAVED`` mean the traceback was cut short."""
+    p = tmp_path / "console.log"
+    head = 'Traceback (most recent call last):\n  File "/bin/torchrun", line 8, in <module>\n    sys.exit(main())\n'
+    tail = '  File "run.py", line 1028, in main\nRuntimeError: boom\n2024-05-01 10:00:03,000 INFO after\n'
+    p.write_text(head + "2099-06-01 00:00:00,000 clock jumped\n" + tail)
+    recs, _, _ = ingest(p)
+    assert [(r.line, r.end_line) for r in recs] == [(1, 6), (4, 4), (7, 7)]
+    assert recs[0].message == "RuntimeError: boom" and recs[1].message.endswith("clock jumped")
+    assert recs[1].time == recs[2].time or recs[1].time is None or recs[1].time < recs[2].time  # no 2099
+    # a launcher's failure summary keeps its failed rank across such a line
+    p.write_text("=" * 60 + "\nrun.py FAILED\n" + "-" * 60 + "\nFailures:\n  <NO_OTHER_FAILURES>\n" + "-" * 60
+                 + "\nRoot Cause (first observed failure):\n[0]:\n  time      : 2024-05-01_10:00:02\n"
+                 + "2024-05-01 10:00:02,500 WARNING elsewhere\n  host      : node-7\n  rank      : 3 (local_rank: 1)\n"
+                 + "  exitcode  : -9 (pid: 14750)\n" + "=" * 60 + "\n")
+    recs, _, opt = ingest(p)
+    assert [(r.line, r.end_line) for r in recs] == [(1, 14), (10, 10)]
+    assert opt.rank_map.node_of(3) == "node-7"
+    # a traceback cut short: the lines after it are not held inside it for ever
+    p.write_text(head + "".join(f"2024-05-01 10:00:0{i},000 INFO step {i}\n" for i in range(5))
+                 + "    indented later\n")
+    assert [(r.line, r.end_line) for r in ingest(p)[0]][:2] == [(1, 3), (4, 4)]
+
+
 def test_real_rank_prefixed_traceback(tmp_path: Path) -> None:
     n = len(real_lines("gemma3-finetune-3-resume-corrupt-deepspeed-ckpt"))
     recs, _, _ = ingest_real(tmp_path, "gemma3-finetune-3-resume-corrupt-deepspeed-ckpt")

@@ -76,7 +76,7 @@ class OpenRecord:
     """A record being built: its first line is known, continuation lines may still come."""
 
     __slots__ = ("line", "end", "node", "rank", "gpu", "source", "time", "level", "message", "first", "parts",
-                 "n", "kind", "state", "closed", "stream", "extra")
+                 "n", "kind", "state", "closed", "stream", "extra", "foreign")
 
     def __init__(self, line: int, node: str | None, rank: int | None, gpu: int | None, source: str,
                  time: float | None, level: str | None, message: str, first: str, kind: int, stream: str) -> None:
@@ -97,6 +97,7 @@ class OpenRecord:
         self.closed = False
         self.stream = stream
         self.extra: list[str] | None = None
+        self.foreign = 0  # whole lines of another writer met inside it (``interleaved``)
 
     def add(self, lineno: int, raw: str) -> None:
         if self.parts is None:
@@ -266,6 +267,22 @@ def continues(op: OpenRecord, content: str, rank_map: RankMap) -> bool:
             op.closed = True
         return True
     return False
+
+
+INTERLEAVED = 3  # another writer's lines a traceback or a launcher's summary may take before they end it
+
+
+def interleaved(op: OpenRecord) -> bool:
+    """Whether a line with a header of its own leaves ``op`` open: a Python traceback is printed line by line, and
+    another thread's logger (or another process on a shared stream) may write a whole line between its frames or
+    inside torchelastic's failure summary. Ending the record there would cut the exception off from its frames,
+    or the failed rank off from its summary; a few such lines are another writer's, more mean the record was cut
+    short (the process died while printing it)."""
+    if op.foreign >= INTERLEAVED or not (op.kind == K_ELASTIC or op.kind == K_TB and op.state == TB_FRAMES
+                                         and not op.message.startswith("[Rank ")):
+        return False
+    op.foreign += 1
+    return True
 
 
 def _traceback(op: OpenRecord, content: str) -> bool:

@@ -445,9 +445,9 @@ class _FileReader(HeaderReading, RunReading):
             if spans is not None and lc.source_by_digits(msg, kernel=True):
                 spans = None
         # ---- emit now, queue closed, or keep open for continuation lines
-        if op is not None and not nccl:
-            # a NCCL line is complete in itself and comes from another thread: it leaves the stream's open
-            # record (say a traceback being printed by the trainer) open
+        # a NCCL line (complete, from another thread) or a line in a traceback's frames leaves the open record open
+        kept = op is not None and (nccl or rkind == lc.K_LINE and lc.interleaved(op))
+        if op is not None and not kept:
             op.closed = True
             del self.open[stream]
         if nccl or (rkind == lc.K_LINE and level != "error"):
@@ -464,12 +464,12 @@ class _FileReader(HeaderReading, RunReading):
             new.closed = True
         else:
             if spans is not None and not pos and not self.hold and self.opt.line_shapes:
-                # a line that opens a record teaches its header's plan as an emitted line does: storage logs
-                # have headers (``mmfs: [E] ``) whose every line opens one
+                # a line that opens a record teaches its header's plan too (storage headers open one each line)
                 self._learn_header(s, msg, spans, pos, p, nccl, head_source)
             new = OpenRecord(lineno, node, rank, gpu, source, t, level, msg, s, rkind, stream)
-            self.open[stream] = new
-            self.last_open = new
+            new.closed = kept
+            if not kept:
+                self.open[stream] = self.last_open = new
         self.out.append(new)
         return None
 
