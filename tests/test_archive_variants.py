@@ -90,6 +90,8 @@ CASES: dict[str, tuple[str, ...]] = {
     "clock-2099-end": ("003-ddp-hang",),
     "local-offset": ("001-ddp-exception", "043-ddp-diverge"),
     "stale-file": ("004-ddp-nan", "003-ddp-hang", "005-ddp-enospc", "011-hf-hang"),
+    # 065: a healthy job's teardown on a node 5 s behind the node that says it finished
+    "skewed-peer": ("065-ray-healthy", "001-ddp-exception", "037-ddp-host_oom"),
 }
 
 

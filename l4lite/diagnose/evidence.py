@@ -121,16 +121,22 @@ def ended_well_after(f: Finding, scan: JobScan) -> bool:
     return False
 
 
+# seconds by which another node's clock may run ahead of this one's: NTP keeps nodes within a second, a node
+# whose time service failed drifts by seconds
+OTHER_CLOCK_SLACK = 10.0
+
+
 def after_success(f: Finding, scan: JobScan) -> bool:
     """Whether a peer-went-away line came after the run said, on any node, that it finished well: the
     connections a finished job drops while its processes exit are its teardown, not a failure. Only a line with a
-    timestamp of its own can say it came later."""
+    timestamp of its own can say it came later; another node's success counts a few seconds early, as its clock
+    may differ (``OTHER_CLOCK_SLACK``)."""
     r = f.records[0] if f.records else None
     t = own_time(r) if r is not None else None
     if t is None:
         return False
-    return any(m.kind == "shutdown" and m.detail.get("success") and m.time is not None and m.time < t
-               for m in scan.markers)
+    return any(m.kind == "shutdown" and m.detail.get("success") and m.time is not None
+               and m.time < t + (0.0 if m.node == r.node else OTHER_CLOCK_SLACK) for m in scan.markers)
 
 
 def after_kill(f: Finding, stuck: Finding) -> bool:
