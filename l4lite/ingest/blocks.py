@@ -274,7 +274,7 @@ _WIDE_MEMO = 4096  # signatures remembered per folded shape (a cleared memo cost
 
 def wide_key(sh: RunShape, key: bytes) -> bytes:
     """The miner's key (``shape.hex_key``) of the message of a line of a folded shape, from the shape's memo by
-    the line's ``wide_signature`` (``runs.mine_run``)."""
+    the line's ``wide_signature`` (``mining.runmine.mine_run``)."""
     plan = sh.wide
     if plan is None:
         plan = sh.wide = (wide_spans(sh.key[sh.msg_start:sh.msg_end]), {})
