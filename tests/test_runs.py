@@ -218,6 +218,39 @@ def test_a_file_starts_with_the_shapes_of_the_files_before_it(tmp_path: Path) ->
     assert _same_three_ways([str(tmp_path)]) == 8000
 
 
+def test_a_ray_driver_log_reads_in_runs_as_line_by_line(tmp_path: Path) -> None:
+    """A Ray driver relays its workers' lines under ``(RayTrainWorker pid=N, ip=A)``: copies without a time of
+    their own, each naming its worker's node. Runs take them (the host read once per prefix), give them no time
+    while the driver's own timed lines around them keep theirs, and read the same records as the per-line path,
+    a relayed traceback included."""
+    rnd = random.Random(36866)
+    ips = ["10.0.0.188", "10.0.0.186"]
+    pids = [rnd.randrange(3000, 90000) for _ in range(8)]
+    lines = []
+    for step in range(1, 6000):
+        if step % 500 == 0:
+            lines.append(f"{_iso(step * 1.3)}\tINFO tune_controller.py:1009 -- Trial status: 1 RUNNING")
+        if step == 4200:
+            lines += [f"(RayTrainWorker pid={pids[0]}, ip={ips[0]}) Traceback (most recent call last):",
+                      f'(RayTrainWorker pid={pids[0]}, ip={ips[0]})   File "train.py", line 9, in <module>',
+                      f"(RayTrainWorker pid={pids[0]}, ip={ips[0]}) RuntimeError: CUDA error: an illegal memory "
+                      "access was encountered"]
+        k = step % 8
+        lines.append(f"(RayTrainWorker pid={pids[k]}, ip={ips[k % 2]}) {{'loss': {rnd.uniform(0, 9):.4f}, "
+                     f"'grad_norm': {rnd.uniform(0.1, 9):.16g}, 'epoch': {round(step / 4000, 2)}}}"
+                     + (" [repeated 7x across cluster]" if step % 97 == 0 else ""))
+    for node in ("node001", "node002"):
+        f = tmp_path / node / "driver.log"
+        f.parent.mkdir()
+        f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert _run_share([str(tmp_path)]) > 0.9
+    assert _same_three_ways([str(tmp_path)]) == 2 * (len(lines) - 2)
+    records, _ = _read([str(tmp_path)])
+    relayed = [r for r in records if r[10].startswith("(RayTrainWorker")]
+    assert {r[3] for r in relayed} == {"10.0.0.188", "10.0.0.186"} and {r[7] for r in relayed} == {None}
+    assert all(r[7] is not None for r in records if not r[10].startswith("(RayTrainWorker"))
+
+
 def test_a_file_without_a_node_in_its_path_reads_the_same(tmp_path: Path) -> None:
     """No node in the path: a run's lines take the node that the per-line path would fill in (here, none)."""
     f = tmp_path / "train.log"

@@ -255,7 +255,8 @@ class RunReading:
                     j = i + self._clock_times(block, i, j)
             if j > i:
                 self._learn_minutes(block, j)
-                times, time_array = self._carried_times(block.time_list[i:j], block.time_array[i:j], start_time)
+                times, time_array = self._carried_times(block.time_list[i:j], block.time_array[i:j], start_time,
+                                                        block.table, shape_list[i:j])
                 run = ShapeRun(self.f.rel, first + i, lines[i:j], keys[i:j], times,
                                shape_list[i:j], block.table, *self._run_names(), raw=block.raw,
                                bounds=block.bounds[i:j + 1], time_array=time_array,
@@ -280,7 +281,7 @@ class RunReading:
                     if run.node is None and run.rank is None:
                         self.nameless += sum(int(np.count_nonzero(named[1] == k)) for k, (node, rank, _) in
                                              enumerate(named[0]) if node is None and rank is None)
-                self.last_time = run.times[-1]
+                self.last_time = next((t for t in reversed(run.times) if t is not None), start_time)
                 yield run
                 i = j
             else:
@@ -296,19 +297,22 @@ class RunReading:
         """``clocks.clock_times`` of lines ``i:j`` of a window, with this reader's parser and limits."""
         return clock_times(block, i, j, self.ts, self.future, self.past, self.clock_cache)
 
-    def _carried_times(self, times: list[float], time_array: np.ndarray,
-                       start: float | None) -> tuple[list[Any], np.ndarray]:
+    def _carried_times(self, times: list[float], time_array: np.ndarray, start: float | None,
+                       table: list[RunShape], shapes: list[int]) -> tuple[list[Any], np.ndarray]:
         """The times of a run's lines, those without a timestamp (NaN in the window) given the time of the line
         before them, as the per-line path does (``last_time``, ``start`` before the run): None (NaN in the array)
-        before the file's first timestamp."""
+        before the file's first timestamp, and for a relayed copy (``RunShape.relayed``)."""
         missing = np.isnan(time_array)
         if not missing.any():
             return times, time_array
         idx = np.where(missing, -1, np.arange(len(time_array)))
         np.maximum.accumulate(idx, out=idx)
         filled = np.where(idx >= 0, time_array[np.maximum(idx, 0)], np.nan if start is None else start)
+        relayed = [k for k, x in enumerate(table) if x.relayed]
+        if relayed:
+            filled[np.isin(np.asarray(shapes), relayed)] = np.nan
         values = filled.tolist()
-        if start is None:
+        if start is None or relayed:
             values = [None if v != v else v for v in values]
         return values, filled
 
@@ -424,9 +428,9 @@ class RunReading:
         by_prefix: dict[tuple[bytes, int, int, bool, int, int, int, int], list[int]] = {}
         for x in set(shapes):
             sh = table[x]
-            if sh.host_start >= 0:  # NCCL's "host:pid:tid [dev] ": the header up to the GPU
-                by_prefix.setdefault((sh.key[:max(sh.host_end, sh.gpu_end)], -1, -1, False, sh.host_start,
-                                      sh.host_end, sh.gpu_start, sh.gpu_end), []).append(x)
+            if sh.host_start >= 0:  # NCCL's "host:pid:tid [dev] " up to the GPU, a Ray actor's prefix
+                by_prefix.setdefault((sh.key[:max(sh.host_end, sh.gpu_end, sh.prefix_end)], -1, -1, False,
+                                      sh.host_start, sh.host_end, sh.gpu_start, sh.gpu_end), []).append(x)
             elif sh.rank_start >= 0:
                 by_prefix.setdefault((sh.key[:sh.prefix_end], sh.rank_start, sh.rank_end, sh.rank_local,
                                       -1, -1, -1, -1), []).append(x)
@@ -442,17 +446,19 @@ class RunReading:
         group = np.zeros(n, np.int64)  # per line: its entry in ``distinct``, 0 for no prefix
         distinct: list[tuple[str | None, int | None, int | None]] = [(run.node, run.rank, run.gpu)]
         seen: dict[tuple[str, Any, int], int] = {}
-        hosts_seen: list[tuple[int, str, int]] = []  # (line, host, GPU) of each distinct NCCL header
+        hosts_seen: list[tuple[int, str, int | None, str]] = []  # (line, host, GPU, stream) per distinct header
         local_streams = self.local_streams
         for (prefix_key, rank_start, rank_end, local, host_start, host_end, gpu_start, gpu_end), xs in \
                 by_prefix.items():
+            stream_end = table[xs[0]].prefix_end if host_start >= 0 else 0
             if shape_array is None:
                 lines = np.arange(n)
             else:
                 lines = np.flatnonzero(shape_array == xs[0] if len(xs) == 1 else np.isin(shape_array, xs))
             width = len(prefix_key)
-            # a syslog host alone: its digits tell the names apart (the time's before it do not)
-            lo = host_start if host_start >= 0 and gpu_start < 0 else 0
+            # a syslog host alone: its digits tell the names apart (the time's before it do not); of a stream
+            # prefix, each stream
+            lo = host_start if host_start >= 0 and gpu_start < 0 and not stream_end else 0
             at = sorted({i for i, b in enumerate(prefix_key) if b == 48 and i >= lo} | set(range(rank_start, rank_end)))
             _, first, inverse = np.unique(_prefix_keys(buf, starts[lines], at), return_index=True,
                                           return_inverse=True)
@@ -462,7 +468,7 @@ class RunReading:
                 if host_start >= 0:
                     host = self._host(s[host_start:host_end])
                     gpu = int(s[gpu_start:gpu_end]) if gpu_start >= 0 else None
-                    hosts_seen.append((i, host, gpu))
+                    hosts_seen.append((i, host, gpu, s[:stream_end].rstrip(" ")))
                     key: tuple[str, Any, int | None] = ("", host, gpu)
                     k = seen.get(key)
                     if k is None:
@@ -482,6 +488,6 @@ class RunReading:
             group[lines] = np.array(entries, np.int64)[inverse.ravel()]
         # what each NCCL line tells about its stream's host and GPU, as the per-line path learns it: in the
         # order the headers first come (a later repeat of one changes nothing)
-        for _, host, gpu in sorted(hosts_seen, key=itemgetter(0)):
-            self._saw("", host, gpu, None, None)
+        for _, host, gpu, stream in sorted(hosts_seen, key=itemgetter(0)):
+            self._saw(stream, host, gpu, None, None)
         return distinct, group
