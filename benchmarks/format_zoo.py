@@ -321,6 +321,53 @@ def gen_jsonl(node: int, rnd: random.Random) -> Iterator[str]:
                           "mem_gib": round(rnd.uniform(8, 79), 2)})
 
 
+def gen_ray_train(node: int, rnd: random.Random) -> Iterator[str]:
+    """Ray Train workers' output as the driver relays it, a ``(RayTrainWorker pid=N, ip=A)`` prefix and Ray's
+    ``[repeated Nx across cluster]`` note, as in https://github.com/ray-project/ray/issues/36866
+    (``(RayTrainWorker pid=4566, ip=10.0.0.188) Moving model to device: cuda:0 [repeated 3x across cluster]``),
+    carrying Hugging Face Trainer dicts."""
+    ip = f"10.0.{node}.{rnd.randrange(2, 250)}"
+    pids = [rnd.randrange(3000, 90000) for _ in range(GPUS)]
+    for step in range(1, 10**9):
+        pid = pids[step % GPUS]
+        if step % 50 == 0:
+            yield (f"(RayTrainWorker pid={pid}, ip={ip}) Checkpoint successfully created at: Checkpoint(filesystem="
+                   f"local, path=/mnt/cluster_storage/TorchTrainer_2025-11-29/checkpoint_{step // 50:06d}) "
+                   f"[repeated {GPUS - 1}x across cluster]")
+        yield (f"(RayTrainWorker pid={pid}, ip={ip}) {{'loss': {round(loss_at(step, rnd), 4)}, 'grad_norm': "
+               f"{rnd.uniform(0.1, 9):.16g}, 'learning_rate': {2e-5 * (1 - step / 10**6):.16g}, "
+               f"'epoch': {round(step / 4000, 2)}}}")
+
+
+def gen_torch_xla(node: int, rnd: random.Random) -> Iterator[str]:
+    """PyTorch/XLA's example trainers, one ``| Training Device=...`` line per device and step, as in
+    https://github.com/pytorch/xla/pull/4324 (``| Training Device=xla:0/4 Epoch=1 Step=420 Loss=0.00278
+    Rate=557.26 GlobalRate=334.98 Time=22:00:43``)."""
+    clock = Clock(START, 4.0)
+    for step in range(20, 10**9, 20):
+        t = clock.tick(rnd)
+        loss = loss_at(step, rnd) / 1000
+        for dev in rnd.sample(range(GPUS), GPUS):
+            yield (f"| Training Device=xla:{node % 2}/{dev} Epoch={1 + step // 5000} Step={step} Loss={loss:.5f} "
+                   f"Rate={rnd.uniform(300, 600):.2f} GlobalRate={rnd.uniform(300, 600):.2f} "
+                   f"Time={time.strftime('%H:%M:%S', time.gmtime(t))}")
+
+
+def gen_compose(node: int, rnd: random.Random) -> Iterator[str]:
+    """A container's output as docker compose (SageMaker local mode) prints it, the container name padded and a
+    bar before a logger's own line, as in https://github.com/aws/sagemaker-python-sdk/issues/1100
+    (``algo-1-8gd7b_1  | 2019-10-22 09:06:21,345 sagemaker-containers INFO     Imported framework ...``)."""
+    clock = Clock(START, 1.2)
+    name = f"algo-{node + 1}-{rnd.randrange(16**5):05x}_1"
+    for step in range(1, 10**9):
+        t = clock.tick(rnd)
+        yield (f"{name:<16}| {iso(t, frac=',')} train INFO     step {step}/{300000} loss={loss_at(step, rnd):.4f} "
+               f"lr={3e-4 * (1 - step / 300000):.3e} tokens/s={rnd.randrange(20000, 90000)}")
+        if step % 100 == 0:
+            yield (f"{name:<16}| {iso(t, frac=',')} sagemaker_pytorch_container.training INFO     Saved checkpoint "
+                   f"to /opt/ml/checkpoints/step_{step}.pt")
+
+
 def gen_nccl(node: int, rnd: random.Random) -> Iterator[str]:
     """NCCL INFO/WARN lines with ``NCCL_DEBUG=INFO``: communicator start-ups over and over (a job that creates
     many communicators), see ``nccl_lines``."""
@@ -394,6 +441,9 @@ FORMATS: dict[str, tuple[Gen, str]] = {
     "fairseq": (gen_fairseq, "train.log"),
     "python-logging": (gen_pylog, "train.log"),
     "json-lines": (gen_jsonl, "metrics.jsonl"),
+    "ray-train": (gen_ray_train, "driver.log"),
+    "torch-xla": (gen_torch_xla, "train.log"),
+    "compose": (gen_compose, "train.log"),
     "nccl": (gen_nccl, "nccl.log"),
     "kernel": (gen_kernel, "kern.log"),
     "storage": (gen_storage, "syslog"),

@@ -211,7 +211,8 @@ def _benchmarks() -> Any:
 
 def test_the_format_zoo_learns_no_header(tmp_path: Path) -> None:
     """Trainer, launcher, NCCL, kernel and storage lines from real excerpts: what a cut would take off is their
-    own text, and a cut file is mined line by line instead of per shape."""
+    own text. A container's output behind docker compose's ``name  | `` carries a logger's header that ingest does
+    not split off (time, logger, level): that one is cut, and still mined per shape (``mine_run``'s ``strip``)."""
     import itertools
     import random
 
@@ -226,7 +227,11 @@ def test_the_format_zoo_learns_no_header(tmp_path: Path) -> None:
         f.write_text("\n".join(itertools.islice(gen(0, random.Random(0)), 600)) + "\n", encoding="utf-8")
         acc = Accounting()
         items = iter_job(discover([str(f)], acc), IngestOptions(), acc, runs=True)
-        assert {cut for _, cut in cut_by_file(items)} == {HeaderCut()}, fmt
+        cuts = {cut for _, cut in cut_by_file(items)}
+        if fmt == "compose":
+            assert cuts == {HeaderCut(cut=6, anchor=5, level=True)}, fmt
+        else:
+            assert cuts == {HeaderCut()}, fmt
 
 
 def test_raw_loghub_lines_group_at_least_as_well_as_drain() -> None:

@@ -10,7 +10,10 @@ which takes runs as columns and mines them per shape.
 
 from __future__ import annotations
 
+import itertools
 import random
+import sys
+from collections.abc import Callable
 from dataclasses import astuple
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -213,6 +216,39 @@ def test_a_file_starts_with_the_shapes_of_the_files_before_it(tmp_path: Path) ->
     shares = {rel: a / b for rel, (a, b) in _run_counts([str(tmp_path)]).items()}
     assert shares["node003/rank4.log"] > 0.999 > shares["node003/rank3.log"]
     assert _same_three_ways([str(tmp_path)]) == 8000
+
+
+def test_a_ray_driver_log_reads_in_runs_as_line_by_line(tmp_path: Path) -> None:
+    """A Ray driver relays its workers' lines under ``(RayTrainWorker pid=N, ip=A)``: copies without a time of
+    their own, each naming its worker's node. Runs take them (the host read once per prefix), give them no time
+    while the driver's own timed lines around them keep theirs, and read the same records as the per-line path,
+    a relayed traceback included."""
+    rnd = random.Random(36866)
+    ips = ["10.0.0.188", "10.0.0.186"]
+    pids = [rnd.randrange(3000, 90000) for _ in range(8)]
+    lines = []
+    for step in range(1, 6000):
+        if step % 500 == 0:
+            lines.append(f"{_iso(step * 1.3)}\tINFO tune_controller.py:1009 -- Trial status: 1 RUNNING")
+        if step == 4200:
+            lines += [f"(RayTrainWorker pid={pids[0]}, ip={ips[0]}) Traceback (most recent call last):",
+                      f'(RayTrainWorker pid={pids[0]}, ip={ips[0]})   File "train.py", line 9, in <module>',
+                      f"(RayTrainWorker pid={pids[0]}, ip={ips[0]}) RuntimeError: CUDA error: an illegal memory "
+                      "access was encountered"]
+        k = step % 8
+        lines.append(f"(RayTrainWorker pid={pids[k]}, ip={ips[k % 2]}) {{'loss': {rnd.uniform(0, 9):.4f}, "
+                     f"'grad_norm': {rnd.uniform(0.1, 9):.16g}, 'epoch': {round(step / 4000, 2)}}}"
+                     + (" [repeated 7x across cluster]" if step % 97 == 0 else ""))
+    for node in ("node001", "node002"):
+        f = tmp_path / node / "driver.log"
+        f.parent.mkdir()
+        f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert _run_share([str(tmp_path)]) > 0.9
+    assert _same_three_ways([str(tmp_path)]) == 2 * (len(lines) - 2)
+    records, _ = _read([str(tmp_path)])
+    relayed = [r for r in records if r[10].startswith("(RayTrainWorker")]
+    assert {r[3] for r in relayed} == {"10.0.0.188", "10.0.0.186"} and {r[7] for r in relayed} == {None}
+    assert all(r[7] is not None for r in records if not r[10].startswith("(RayTrainWorker"))
 
 
 def test_a_file_without_a_node_in_its_path_reads_the_same(tmp_path: Path) -> None:
@@ -1019,21 +1055,51 @@ def test_a_file_whose_first_lines_show_no_spot_reads_no_time_there(tmp_path: Pat
     assert times == {"node001/train.log": {False}, "node002/train.log": {True}}
 
 
-def _mined_both_ways(items: list) -> tuple[TemplateMiner, TemplateMiner]:
-    """Mine ``items`` with runs through ``mine_run`` and every record through ``add``; both must agree on ids,
-    hits and state. Returns (run miner, line miner)."""
-    from l4lite.ingest.runs import mine_run
+def test_runs_of_a_file_with_a_learnt_header_mine_per_shape_as_line_by_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A container's output behind docker compose's ``name  | `` prefix, with a logger's time, name and level
+    that ingest does not split off: the file learns a header cut (``mining.headers``), and its runs are mined
+    without it per shape, with the ids, sizes, hits and state of ``add`` of each cut message, and with far fewer
+    ``add`` calls than lines."""
+    from l4lite.mining.headers import cut_by_file
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import format_zoo
+
+    lines = list(itertools.islice(format_zoo.gen_compose(0, random.Random(5)), 3000))
+    f = tmp_path / "node001" / "train.log"
+    f.parent.mkdir()
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    acc = Accounting()
+    pairs = list(cut_by_file(iter_job(discover([str(tmp_path)], acc), IngestOptions(), acc, runs=True)))
+    assert {cut.cut for _, cut in pairs} == {6}
+    assert sum(len(x) for x, _ in pairs if type(x) is ShapeRun) > 2500
+    calls = []
+    add = TemplateMiner.add
+    monkeypatch.setattr(TemplateMiner, "add", lambda self, *a: calls.append(1) or add(self, *a))
+    _mined_both_ways([x for x, _ in pairs], pairs[0][1].strip)
+    assert len(calls) < len(lines) + 300  # every line once by the line miner, a few by the run miner
+
+
+def _mined_both_ways(items: list, strip: Callable[[str], str] | None = None
+                     ) -> tuple[TemplateMiner, TemplateMiner]:
+    """Mine ``items`` with runs through ``mine_run`` and every record through ``add`` (of each message cut by
+    ``strip``); both must agree on ids, hits and state. Returns (run miner, line miner)."""
+    from l4lite.mining.runmine import mine_run
+
+    def cut(message: str) -> str:
+        return strip(message) if strip is not None else message
 
     by_run, by_line = TemplateMiner(), TemplateMiner()
     got: list[int] = []
     want: list[int] = []
     for item in items:
         if type(item) is ShapeRun:
-            got += mine_run(item, by_run)
-            want += [by_line.add(r.message) for r in item.records()]
+            got += mine_run(item, by_run, strip)
+            want += [by_line.add(cut(r.message)) for r in item.records()]
         else:
-            got.append(by_run.add(item.message))
-            want.append(by_line.add(item.message))
+            got.append(by_run.add(cut(item.message)))
+            want.append(by_line.add(cut(item.message)))
     assert got == want
     assert by_run.hits == by_line.hits
     assert by_run.to_state() == by_line.to_state()

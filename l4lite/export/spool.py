@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from l4lite.ingest.runs import ShapeRun, mine_run
-from l4lite.mining.headers import CutMiner, cut_by_file
+from l4lite.ingest.runs import ShapeRun
+from l4lite.mining.headers import cut_by_file
+from l4lite.mining.runmine import mine_run
 from l4lite.records import Record
 
 BATCH_RECORDS = 32_768
@@ -258,7 +259,7 @@ def write_spool(records: Iterable[Record | ShapeRun], miner: Any, path: Path) ->
             if type(record) is ShapeRun:
                 batch.add_records(pending, clusters)
                 pending, clusters, pending_chars = [], [], 0
-                batch.add_run(record, mine_run(record, CutMiner(miner, cut) if cut.cut else miner))
+                batch.add_run(record, mine_run(record, miner, cut.strip if cut.cut else None))
                 if batch.full():
                     n += batch.write(writer, schema)
                 continue

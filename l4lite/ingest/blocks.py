@@ -76,6 +76,7 @@ class RunShape:
     gpu_start: int = -1
     gpu_end: int = -1
     ties: bool = False  # its message ties a rank to the host ("rank 3 nranks 16": ``RunReading._prefixed_names``)
+    relayed: bool = False  # a Ray driver's copy of an actor's line (``relay.relayed``): no time of its own
     # A shape of a syslog or dmesg clock (``RunReading._clock_times``): the syslog time's text (its start, length,
     # month and where its day and hour sit; start -1 without one) and a dmesg uptime's digits (-1 without one),
     # which are the line's time when it has no syslog time and anchor the boot clock when it has one
@@ -104,7 +105,8 @@ class RunShape:
 def run_shape(key: bytes, layout: tuple[int, int, int] | None, msg_start: int, msg_end: int, level: str | None,
               source: str, prefix_end: int = 0, rank_span: tuple[int, int] | None = None,
               rank_local: bool = False, host_span: tuple[int, int] | None = None,
-              gpu_span: tuple[int, int] | None = None, ties: bool = False) -> RunShape | None:
+              gpu_span: tuple[int, int] | None = None, ties: bool = False, relayed: bool = False
+              ) -> RunShape | None:
     """The run shape of a plan, or None when the line is not all ASCII up to the end of its timestamp, its rank,
     host and GPU (character offsets are byte offsets only there). A plan without a layout is of a line without a
     timestamp: its lines take the time of the line before them, as the per-line path gives them."""
@@ -118,7 +120,7 @@ def run_shape(key: bytes, layout: tuple[int, int, int] | None, msg_start: int, m
     msg_key = key[msg_start:msg_end] if key.isascii() else None
     rank_start, rank_end = rank_span if rank_span is not None else (-1, -1)
     return RunShape(key, ds, fs, fl, msg_start, msg_end, level, source, msg_key, prefix_end, rank_start, rank_end,
-                    rank_local, host_start, host_end, gpu_start, gpu_end, ties)
+                    rank_local, host_start, host_end, gpu_start, gpu_end, ties, relayed)
 
 
 class BlockPlan:
@@ -274,7 +276,7 @@ _WIDE_MEMO = 4096  # signatures remembered per folded shape (a cleared memo cost
 
 def wide_key(sh: RunShape, key: bytes) -> bytes:
     """The miner's key (``shape.hex_key``) of the message of a line of a folded shape, from the shape's memo by
-    the line's ``wide_signature`` (``runs.mine_run``)."""
+    the line's ``wide_signature`` (``mining.runmine.mine_run``)."""
     plan = sh.wide
     if plan is None:
         plan = sh.wide = (wide_spans(sh.key[sh.msg_start:sh.msg_end]), {})

@@ -191,7 +191,7 @@ class HeaderReading:
         p = pos
         header = False
         nccl = False
-        cacheable = not relayed(s, pos)  # its time: the reader's (_line)
+        cacheable = True  # a relayed copy's time is none of its own (``_line``, ``_plan_time``)
         has_nccl = s.find("NCCL", p, p + 240) > 0
         if has_nccl:
             m = NCCL_HEADER.match(s, p)
@@ -301,15 +301,16 @@ class HeaderReading:
                 pending.append((key, layout, a, end, level, source))
         else:
             plans[key] = (pos, global_rank, local_rank, nccl, level, source, a, end, rank_in_msg, layout) + spans
-            if nccl and not pos and spans[0] is None and None not in spans[1:3] and spans[8] is None \
-                    and not ts_end and ts_second < 0 and _stampless(key, ts_first) and not rank_in_msg \
-                    and self.path_node is not None:
-                # NCCL's "host:pid:tid [dev] NCCL INFO ...", no time: a run reads the host and GPU once per
-                # distinct header (``RunReading._prefixed_names``), the rank a line ties to its host ("nranks")
-                # line by line, and the time of the line before. Only where the path names the node: then the
+            if spans[0] is None and spans[1] is not None and spans[8] is None and not ts_end and ts_second < 0 \
+                    and _stampless(key, ts_first) and not rank_in_msg and self.path_node is not None \
+                    and (nccl and not pos and spans[2] is not None or pos and not nccl and spans[2] is None):
+                # NCCL's "host:pid:tid [dev] NCCL INFO ..." or a Ray actor's "(RayTrainWorker pid=N, ip=A) " (a
+                # relayed copy), no time: a run reads the host (and GPU) once per distinct header
+                # (``RunReading._prefixed_names``), the rank a line ties to its host ("nranks") line by line, and
+                # the time of the line before (none for a copy). Only where the path names the node: then the
                 # host a line names changes no other line's node.
-                pending.append((key, None, a, end, level, source, 0, None, False, spans[1], spans[2],
-                                "nranks" in msg))
+                pending.append((key, None, a, end, level, source, pos, None, False, spans[1], spans[2],
+                                nccl and "nranks" in msg, not nccl))
             elif spans[1:3] != (None, None) or nccl:
                 pass
             elif layout is None and (ts_end or not _stampless(key, ts_first)
@@ -380,12 +381,12 @@ class HeaderReading:
                 return plan
         return None
 
-    def _plan_time(self, lineno: int, s: str, layout: Any, ts_first: int, ts_second: int, ts_end: int,
-                   ts_kind: Any, ts_level: Any, uptime_span: tuple[int, int] | None) -> tuple[bool, float | None]:
-        """The time a plan reads from a line (the last good one when it has none or a wrong clock's), or
-        (False, None) when its timestamp does not end as it did where the plan was learnt (the caller takes the
-        slow path). A syslog kernel line's uptime anchors the dmesg clock, as ``_syslog_host`` does ("host
-        kernel: [  950.818166] ")."""
+    def _plan_time(self, lineno: int, s: str, layout: Any, ts_first: int, ts_second: int, ts_end: int, ts_kind: Any,
+                   ts_level: Any, uptime_span: tuple[int, int] | None, copy: bool = False) -> tuple[bool, float | None]:
+        """The time a plan reads from a line (the last good one when it has none or a wrong clock's; a relayed
+        ``copy``, none), or (False, None) when its timestamp does not end as it did where the plan was learnt (the
+        caller takes the slow path). A syslog kernel line's uptime anchors the dmesg clock, as ``_syslog_host``
+        does ("host kernel: [  950.818166] ")."""
         t = self.ts.iso_time(s, layout) if layout is not None else None
         if t is None:
             known, t = self.ts.planned_time(s, ts_first, ts_end, ts_kind) if ts_second < 0 and ts_level is None \
@@ -402,7 +403,7 @@ class HeaderReading:
             if uptime_span is not None and t is not None:
                 self.ts.anchor(t, float(s[uptime_span[0]:uptime_span[1]]))
         if t is None or ((t > self.future or t < self.past) and self._future_time(lineno, t)):  # a wrong clock?
-            return True, self.last_time
+            return True, None if copy else self.last_time
         self.last_time = t
         return True, t
 
@@ -569,7 +570,8 @@ class HeaderReading:
         """
         (pos, global_rank, local_rank, nccl, level, source, ma, mb, rank_in_msg, layout,
          rank_span, host_span, gpu_span, ts_first, ts_second, ts_end, ts_kind, ts_level, uptime_span, _) = plan
-        ok, t = self._plan_time(lineno, s, layout, ts_first, ts_second, ts_end, ts_kind, ts_level, uptime_span)
+        ok, t = self._plan_time(lineno, s, layout, ts_first, ts_second, ts_end, ts_kind, ts_level, uptime_span,
+                                pos > 0 and relayed(s, pos))
         if not ok:
             return None
         stream = s[:pos].rstrip(" ")

@@ -8,7 +8,7 @@ lines from one byte translation of the window, the times of the lines of known s
 their timestamp digits (``plan_block``). What is left per line is building its record, and the consumers that
 can do without one take the run as it is (``ShapeRun``): ``l4lite parse`` puts it into its Arrow columns, its
 text straight from the window's UTF-8 (``l4lite.export.spool``); the scan counts it per shape (``Scanner._add_run``);
-and both mine it per shape (``mine_run``).
+and both mine it per shape (``mining.runmine.mine_run``).
 
 A run takes lines whose shape starts with an ISO timestamp (bare, in brackets, or after blanks as Megatron-LM
 prints it), after nothing or after a stream prefix that names a global rank (``srun --label``, ``[rankN]:``),
@@ -20,7 +20,6 @@ reference (``IngestOptions(line_runs=False)``); the tests compare both, and the 
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -30,9 +29,8 @@ from typing import Any, Union
 import numpy as np
 
 from l4lite.ingest.attribution import NCCL_RANK
-from l4lite.ingest.blocks import POW10_INT, BlockPlan, RunShape, plan_block, run_shape, wide_key
+from l4lite.ingest.blocks import POW10_INT, BlockPlan, RunShape, plan_block, run_shape
 from l4lite.ingest.clocks import ClockCache, clock_times
-from l4lite.ingest.shape import shape_of
 from l4lite.records import Record
 
 MIN_BLOCK_LINES = 64  # a smaller window is read line by line: the numpy set-up would cost more than it saves
@@ -41,7 +39,6 @@ WINDOW_LINES = 4096  # lines worked out at once, at most (a file's first windows
 MIN_CLOCK_RUN = 16  # a shorter run of syslog or dmesg lines is read line by line (see _block)
 STRETCH_LINES = 8  # lines read one by one between runs before looking again (a shape they teach may start one)
 _ONE_OFF_SHAPES = 8192  # shapes of lines taken into runs from their header's plan, kept before the book restarts
-_MINE_ROUNDS = 8  # looks at the miner's cache per run stretch before adding its messages one by one
 # what RunReading._runs_or_lines yields: a run, or a stretch (first line number, lines, their keys or None)
 Segment = Union["ShapeRun", tuple[int, list[str], "list[bytes] | None"]]
 
@@ -258,7 +255,8 @@ class RunReading:
                     j = i + self._clock_times(block, i, j)
             if j > i:
                 self._learn_minutes(block, j)
-                times, time_array = self._carried_times(block.time_list[i:j], block.time_array[i:j], start_time)
+                times, time_array = self._carried_times(block.time_list[i:j], block.time_array[i:j], start_time,
+                                                        block.table, shape_list[i:j])
                 run = ShapeRun(self.f.rel, first + i, lines[i:j], keys[i:j], times,
                                shape_list[i:j], block.table, *self._run_names(), raw=block.raw,
                                bounds=block.bounds[i:j + 1], time_array=time_array,
@@ -283,7 +281,7 @@ class RunReading:
                     if run.node is None and run.rank is None:
                         self.nameless += sum(int(np.count_nonzero(named[1] == k)) for k, (node, rank, _) in
                                              enumerate(named[0]) if node is None and rank is None)
-                self.last_time = run.times[-1]
+                self.last_time = next((t for t in reversed(run.times) if t is not None), start_time)
                 yield run
                 i = j
             else:
@@ -299,19 +297,22 @@ class RunReading:
         """``clocks.clock_times`` of lines ``i:j`` of a window, with this reader's parser and limits."""
         return clock_times(block, i, j, self.ts, self.future, self.past, self.clock_cache)
 
-    def _carried_times(self, times: list[float], time_array: np.ndarray,
-                       start: float | None) -> tuple[list[Any], np.ndarray]:
+    def _carried_times(self, times: list[float], time_array: np.ndarray, start: float | None,
+                       table: list[RunShape], shapes: list[int]) -> tuple[list[Any], np.ndarray]:
         """The times of a run's lines, those without a timestamp (NaN in the window) given the time of the line
         before them, as the per-line path does (``last_time``, ``start`` before the run): None (NaN in the array)
-        before the file's first timestamp."""
+        before the file's first timestamp, and for a relayed copy (``RunShape.relayed``)."""
         missing = np.isnan(time_array)
         if not missing.any():
             return times, time_array
         idx = np.where(missing, -1, np.arange(len(time_array)))
         np.maximum.accumulate(idx, out=idx)
         filled = np.where(idx >= 0, time_array[np.maximum(idx, 0)], np.nan if start is None else start)
+        relayed = [k for k, x in enumerate(table) if x.relayed]
+        if relayed:
+            filled[np.isin(np.asarray(shapes), relayed)] = np.nan
         values = filled.tolist()
-        if start is None:
+        if start is None or relayed:
             values = [None if v != v else v for v in values]
         return values, filled
 
@@ -427,9 +428,9 @@ class RunReading:
         by_prefix: dict[tuple[bytes, int, int, bool, int, int, int, int], list[int]] = {}
         for x in set(shapes):
             sh = table[x]
-            if sh.host_start >= 0:  # NCCL's "host:pid:tid [dev] ": the header up to the GPU
-                by_prefix.setdefault((sh.key[:max(sh.host_end, sh.gpu_end)], -1, -1, False, sh.host_start,
-                                      sh.host_end, sh.gpu_start, sh.gpu_end), []).append(x)
+            if sh.host_start >= 0:  # NCCL's "host:pid:tid [dev] " up to the GPU, a Ray actor's prefix
+                by_prefix.setdefault((sh.key[:max(sh.host_end, sh.gpu_end, sh.prefix_end)], -1, -1, False,
+                                      sh.host_start, sh.host_end, sh.gpu_start, sh.gpu_end), []).append(x)
             elif sh.rank_start >= 0:
                 by_prefix.setdefault((sh.key[:sh.prefix_end], sh.rank_start, sh.rank_end, sh.rank_local,
                                       -1, -1, -1, -1), []).append(x)
@@ -445,17 +446,19 @@ class RunReading:
         group = np.zeros(n, np.int64)  # per line: its entry in ``distinct``, 0 for no prefix
         distinct: list[tuple[str | None, int | None, int | None]] = [(run.node, run.rank, run.gpu)]
         seen: dict[tuple[str, Any, int], int] = {}
-        hosts_seen: list[tuple[int, str, int]] = []  # (line, host, GPU) of each distinct NCCL header
+        hosts_seen: list[tuple[int, str, int | None, str]] = []  # (line, host, GPU, stream) per distinct header
         local_streams = self.local_streams
         for (prefix_key, rank_start, rank_end, local, host_start, host_end, gpu_start, gpu_end), xs in \
                 by_prefix.items():
+            stream_end = table[xs[0]].prefix_end if host_start >= 0 else 0
             if shape_array is None:
                 lines = np.arange(n)
             else:
                 lines = np.flatnonzero(shape_array == xs[0] if len(xs) == 1 else np.isin(shape_array, xs))
             width = len(prefix_key)
-            # a syslog host alone: its digits tell the names apart (the time's before it do not)
-            lo = host_start if host_start >= 0 and gpu_start < 0 else 0
+            # a syslog host alone: its digits tell the names apart (the time's before it do not); of a stream
+            # prefix, each stream
+            lo = host_start if host_start >= 0 and gpu_start < 0 and not stream_end else 0
             at = sorted({i for i, b in enumerate(prefix_key) if b == 48 and i >= lo} | set(range(rank_start, rank_end)))
             _, first, inverse = np.unique(_prefix_keys(buf, starts[lines], at), return_index=True,
                                           return_inverse=True)
@@ -465,7 +468,7 @@ class RunReading:
                 if host_start >= 0:
                     host = self._host(s[host_start:host_end])
                     gpu = int(s[gpu_start:gpu_end]) if gpu_start >= 0 else None
-                    hosts_seen.append((i, host, gpu))
+                    hosts_seen.append((i, host, gpu, s[:stream_end].rstrip(" ")))
                     key: tuple[str, Any, int | None] = ("", host, gpu)
                     k = seen.get(key)
                     if k is None:
@@ -485,113 +488,6 @@ class RunReading:
             group[lines] = np.array(entries, np.int64)[inverse.ravel()]
         # what each NCCL line tells about its stream's host and GPU, as the per-line path learns it: in the
         # order the headers first come (a later repeat of one changes nothing)
-        for _, host, gpu in sorted(hosts_seen, key=itemgetter(0)):
-            self._saw("", host, gpu, None, None)
+        for _, host, gpu, stream in sorted(hosts_seen, key=itemgetter(0)):
+            self._saw(stream, host, gpu, None, None)
         return distinct, group
-
-def mine_run(run: ShapeRun, miner: Any) -> list[int]:
-    """Cluster ids of a run's messages, as ``miner.add`` of each in order would give them: per line shape at
-    once where the miner's cache answers (``cached_id``), one by one where it does not (and with a miner
-    without that cache, ``TemplateMiner(cache_size=0)`` say). The lines of folded shapes
-    (``RunShape.fold_from``) each have their own message shape: each is given the miner's own key of it
-    (``shape.hex_key``, under which the miner files its answers; ``add`` of a message with it is ``add`` with its
-    digit-folded key), found in a memo of its folded shape by the few bytes that key depends on
-    (``blocks.wide_key``), and is looked up in the cache as the other lines are."""
-    shapes = run.shapes
-    if not getattr(miner, "cache_size", 0) or not hasattr(miner, "run_answers"):
-        return _add_each(run, 0, len(shapes), miner)
-    table = run.table
-    key_of: dict[int, bytes] = {}
-    checked: set[int] = set()  # shapes whose messages the miner checks token by token: one by one
-    folded: set[int] = set()  # shapes of folded keys: each message with its own key
-    for x in set(shapes):
-        sh = table[x]
-        if sh.fold_from >= 0:
-            folded.add(x)
-            continue
-        key = sh.msg_key
-        if key is None:  # every message of one line shape has the same key
-            key = shape_of(run.texts[shapes.index(x)][sh.msg_start:sh.msg_end])
-        key_of[x] = key
-        if miner.needs_tokens(key):
-            checked.add(x)
-    if not checked and not folded:
-        return _mine_stretch(run, 0, len(shapes), key_of, miner)
-    keys = run.keys
-    # one pass: a line of a checked shape goes to ``add`` with its key; the others (and the lines of folded shapes,
-    # by their own keys) take the id the cache gave their key, which holds until an ``add`` changes a cluster
-    # (``changes``); their hits are counted per cluster at the end (a cluster's size is all that counting changes)
-    # A message of a key the miner checks token by token takes the id ``add`` gave a message of the same key,
-    # the same itemgetter of kept tokens and the same kept tokens (the miner's own test on a hit), until then.
-    out: list[int] = []
-    add, cached_id, kept_getter = miner.add, miner.cached_id, miner.kept_getter
-    answers = miner.run_answers()  # what earlier runs learnt, while no cluster changed since
-    cids, kept_cids = answers.ids, answers.kept_ids
-    hits: dict[int, int] = {}
-    for i, (s, x) in enumerate(zip(run.texts, shapes, strict=True)):
-        key = wide_key(table[x], keys[i]) if x in folded else key_of[x]
-        cid = cids.get(key)
-        if cid is None and x not in checked:
-            cid = cached_id(key)
-            if cid is not None:
-                cids[key] = cid
-        if cid is None:
-            sh = table[x]
-            msg = s[sh.msg_start:sh.msg_end]
-            getter = kept_getter(key)
-            if getter is not None:
-                memo = (key, getter, getter(msg.split()))
-                cid = kept_cids.get(memo)
-            if cid is None:
-                changes = miner.changes
-                cid = add(msg, key)
-                out.append(cid)
-                if miner.changes != changes:
-                    cids.clear()
-                    kept_cids.clear()
-                elif getter is not None:
-                    kept_cids[memo] = cid
-                continue
-        hits[cid] = hits.get(cid, 0) + 1
-        out.append(cid)
-    for cid, k in hits.items():
-        miner.count_cluster_hits(cid, k)
-    answers.changes = miner.changes  # the answers left hold from the last change on
-    return out
-
-
-def _mine_stretch(run: ShapeRun, start: int, end: int, key_of: dict[int, bytes], miner: Any) -> list[int]:
-    """``mine_run`` of lines ``start:end`` (none of a shape checked token by token)."""
-    shapes = run.shapes
-    out: list[int] = []
-    rounds = 0
-    while start < end:
-        rounds += 1
-        if rounds > _MINE_ROUNDS:  # the cache keeps failing (templates still changing): one by one
-            out += _add_each(run, start, end, miner)
-            break
-        rest = shapes[start:end]
-        distinct = set(rest)
-        cids = {x: miner.cached_id(key_of[x]) for x in distinct}
-        stale = [x for x, cid in cids.items() if cid is None]
-        if not stale:
-            if len(distinct) == 1:
-                miner.count_hits(key_of[rest[0]], len(rest))
-            else:
-                for x, n in Counter(rest).items():
-                    miner.count_hits(key_of[x], n)
-            out += map(cids.__getitem__, rest)
-            break
-        # one by one up to the first message the cache cannot answer (that one renews its entry)
-        stop = start + min(rest.index(x) for x in stale) + 1
-        out += _add_each(run, start, stop, miner)
-        start = stop
-    return out
-
-
-def _add_each(run: ShapeRun, start: int, end: int, miner: Any) -> list[int]:
-    """``miner.add`` of the messages of lines ``start:end``, one by one."""
-    add = miner.add
-    table = run.table
-    return [add(s[table[x].msg_start:table[x].msg_end])
-            for s, x in zip(run.texts[start:end], run.shapes[start:end], strict=True)]

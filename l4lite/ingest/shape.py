@@ -112,7 +112,7 @@ def wide_signature(key: bytes, spans: list[tuple[int, int, int]]) -> bytes:
     """What ``hex_key`` of ``key`` depends on, among the keys of one folded shape (``spans`` its ``wide_spans``):
     the bytes outside the spans, nothing of a ``0x`` word, and of a long word whether ``hex_key`` keeps it (then
     the word itself) or folds it (then whether it starts with a digit). A few slices and a count instead of the
-    regex pass, so that the lines of a folded shape find their miner key in a memo (``ingest.runs.mine_run``).
+    regex pass, so that the lines of a folded shape find their miner key in a memo (``mining.runmine.mine_run``).
     Two keys of one folded shape with one signature have one ``hex_key`` (``tests/test_fold.py``)."""
     parts = []
     prev = 0

@@ -30,7 +30,6 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from l4lite.ingest.runs import ShapeRun
 from l4lite.records import Record
@@ -176,17 +175,6 @@ def _anchored(messages: Sequence[str]) -> HeaderCut:
 
 
 LEARN_MESSAGES = 200  # a file's header is learnt from its first messages
-
-
-class CutMiner:
-    """A miner that mines messages without a learnt header (``mine_run`` then goes line by line)."""
-
-    def __init__(self, miner: Any, cut: HeaderCut) -> None:
-        self.miner = miner
-        self.cut = cut
-
-    def add(self, message: str, key: bytes | None = None) -> int:
-        return self.miner.add(self.cut.strip(message))
 
 
 def _run_messages(run: ShapeRun, limit: int) -> list[str]:

@@ -285,7 +285,7 @@ class TemplateMiner:
         return hit is not None and hit[1] is not None and not _free(hit)
 
     def run_answers(self) -> RunAnswers:
-        """The answers runs saved (``ingest.runs.mine_run``), emptied when a cluster changed since or they grew
+        """The answers runs saved (``mining.runmine.mine_run``), emptied when a cluster changed since or they grew
         past the cache's size."""
         answers = self._answers
         if answers.changes != self.changes or len(answers.ids) + len(answers.kept_ids) > self.cache_size:

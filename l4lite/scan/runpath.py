@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from l4lite.ingest.runs import ShapeRun, mine_run
+from l4lite.ingest.runs import ShapeRun
 from l4lite.ingest.shape import fold_safe, shape_of
+from l4lite.mining.runmine import mine_run
 from l4lite.records import Record
 from l4lite.rules.needs import shape_candidates
 from l4lite.scan.jobscan import EXEMPLAR_CAP, MARKER_CAP, METRIC_CAP, UNKNOWN_NODE, Marker, Progress

@@ -1,0 +1,144 @@
+"""Template ids of a run's lines (``ingest.runs.ShapeRun``), per line shape at once where the miner can say.
+
+A run's lines of one shape have messages of one digit-folded key, so the miner's cache answers them all at once
+(``cached_id``); a message the cache cannot answer goes to ``add``. ``l4lite parse`` mines each message without
+its file's learnt header (``mining.headers``): a header ends at the same token in every message of one shape (the
+tokens are cut at blanks, which folding digits keeps), so it is cut once per shape, and the cut messages are
+mined per shape as the others.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from l4lite.ingest.blocks import wide_key
+from l4lite.ingest.runs import ShapeRun
+from l4lite.ingest.shape import shape_of
+
+_MINE_ROUNDS = 8  # looks at the miner's cache per run stretch before adding its messages one by one
+
+
+def mine_run(run: ShapeRun, miner: Any, strip: Callable[[str], str] | None = None) -> list[int]:
+    """Cluster ids of a run's messages, as ``miner.add`` of each in order would give them: per line shape at
+    once where the miner's cache answers (``cached_id``), one by one where it does not (and with a miner
+    without that cache, ``TemplateMiner(cache_size=0)`` say). The lines of folded shapes
+    (``RunShape.fold_from``) each have their own message shape: each is given the miner's own key of it
+    (``shape.hex_key``, under which the miner files its answers; ``add`` of a message with it is ``add`` with its
+    digit-folded key), found in a memo of its folded shape by the few bytes that key depends on
+    (``blocks.wide_key``), and is looked up in the cache as the other lines are.
+
+    ``strip`` (``HeaderCut.strip``) gives the part of a message that is mined, a suffix of it: it is cut at the
+    same offset in every message of one line shape, so it is asked once per shape; lines of folded shapes, whose
+    hex letters may change a token's kind, are then mined one by one."""
+    shapes = run.shapes
+    table = run.table
+    if not getattr(miner, "cache_size", 0) or not hasattr(miner, "run_answers") or strip is not None and any(
+            table[x].fold_from >= 0 for x in set(shapes)):
+        return _add_each(run, 0, len(shapes), miner, strip=strip)
+    starts: dict[int, int] = {}  # where each shape's mined message starts
+    key_of: dict[int, bytes] = {}
+    checked: set[int] = set()  # shapes whose messages the miner checks token by token: one by one
+    folded: set[int] = set()  # shapes of folded keys: each message with its own key
+    for x in set(shapes):
+        sh = table[x]
+        starts[x] = sh.msg_start
+        if sh.fold_from >= 0:
+            folded.add(x)
+            continue
+        key = sh.msg_key
+        if key is None or strip is not None:  # every message of one line shape has the same key
+            msg = run.texts[shapes.index(x)][sh.msg_start:sh.msg_end]
+            if strip is not None:
+                starts[x] += len(msg) - len(strip(msg))
+            key = shape_of(msg[starts[x] - sh.msg_start:])
+        key_of[x] = key
+        if miner.needs_tokens(key):
+            checked.add(x)
+    if not checked and not folded:
+        return _mine_stretch(run, 0, len(shapes), key_of, miner, starts)
+    keys = run.keys
+    # one pass: a line of a checked shape goes to ``add`` with its key; the others (and the lines of folded shapes,
+    # by their own keys) take the id the cache gave their key, which holds until an ``add`` changes a cluster
+    # (``changes``); their hits are counted per cluster at the end (a cluster's size is all that counting changes)
+    # A message of a key the miner checks token by token takes the id ``add`` gave a message of the same key,
+    # the same itemgetter of kept tokens and the same kept tokens (the miner's own test on a hit), until then.
+    out: list[int] = []
+    add, cached_id, kept_getter = miner.add, miner.cached_id, miner.kept_getter
+    answers = miner.run_answers()  # what earlier runs learnt, while no cluster changed since
+    cids, kept_cids = answers.ids, answers.kept_ids
+    hits: dict[int, int] = {}
+    for i, (s, x) in enumerate(zip(run.texts, shapes, strict=True)):
+        key = wide_key(table[x], keys[i]) if x in folded else key_of[x]
+        cid = cids.get(key)
+        if cid is None and x not in checked:
+            cid = cached_id(key)
+            if cid is not None:
+                cids[key] = cid
+        if cid is None:
+            msg = s[starts[x]:table[x].msg_end]
+            getter = kept_getter(key)
+            if getter is not None:
+                memo = (key, getter, getter(msg.split()))
+                cid = kept_cids.get(memo)
+            if cid is None:
+                changes = miner.changes
+                cid = add(msg, key)
+                out.append(cid)
+                if miner.changes != changes:
+                    cids.clear()
+                    kept_cids.clear()
+                elif getter is not None:
+                    kept_cids[memo] = cid
+                continue
+        hits[cid] = hits.get(cid, 0) + 1
+        out.append(cid)
+    for cid, k in hits.items():
+        miner.count_cluster_hits(cid, k)
+    answers.changes = miner.changes  # the answers left hold from the last change on
+    return out
+
+
+def _mine_stretch(run: ShapeRun, start: int, end: int, key_of: dict[int, bytes], miner: Any,
+                  starts: dict[int, int]) -> list[int]:
+    """``mine_run`` of lines ``start:end`` (none of a shape checked token by token)."""
+    shapes = run.shapes
+    out: list[int] = []
+    rounds = 0
+    while start < end:
+        rounds += 1
+        if rounds > _MINE_ROUNDS:  # the cache keeps failing (templates still changing): one by one
+            out += _add_each(run, start, end, miner, starts)
+            break
+        rest = shapes[start:end]
+        distinct = set(rest)
+        cids = {x: miner.cached_id(key_of[x]) for x in distinct}
+        stale = [x for x, cid in cids.items() if cid is None]
+        if not stale:
+            if len(distinct) == 1:
+                miner.count_hits(key_of[rest[0]], len(rest))
+            else:
+                for x, n in Counter(rest).items():
+                    miner.count_hits(key_of[x], n)
+            out += map(cids.__getitem__, rest)
+            break
+        # one by one up to the first message the cache cannot answer (that one renews its entry)
+        stop = start + min(rest.index(x) for x in stale) + 1
+        out += _add_each(run, start, stop, miner, starts)
+        start = stop
+    return out
+
+
+def _add_each(run: ShapeRun, start: int, end: int, miner: Any, starts: dict[int, int] | None = None,
+              strip: Callable[[str], str] | None = None) -> list[int]:
+    """``miner.add`` of the messages of lines ``start:end``, one by one, from ``starts`` (per shape) or cut by
+    ``strip``."""
+    add = miner.add
+    table = run.table
+    pairs = zip(run.texts[start:end], run.shapes[start:end], strict=True)
+    if starts is not None:
+        return [add(s[starts[x]:table[x].msg_end]) for s, x in pairs]
+    if strip is not None:
+        return [add(strip(s[table[x].msg_start:table[x].msg_end])) for s, x in pairs]
+    return [add(s[table[x].msg_start:table[x].msg_end]) for s, x in pairs]
