@@ -126,3 +126,39 @@ def test_a_generic_rule_reads_the_words_outside_its_mechanism() -> None:
     assert _finding_category(pack, "RuntimeError: CUDA error: device-side assert triggered") == "user_config"
     assert _finding_category(pack, "RuntimeError: CUDA error: device-side assert triggered in the tokenizer of a "
                                    "truncated jsonl record") == "data"
+
+
+def test_threads_of_several_causes_make_a_mechanism(tmp_path: Path) -> None:
+    """Four threads, four diagnoses: the phrase says how it failed, not why; declared generic, it is not flagged."""
+    labels = [("a/b#1", "storage"), ("c/d#2", "host"), ("e/f#3", "user_config"), ("g/h#4", "software")]
+    (plain,) = rule_audit.spread(_shipped(_pack(tmp_path)), _threads(labels))
+    assert plain.mechanism and plain.flag() == "MECHANISM"
+    (generic,) = rule_audit.spread(_shipped(_pack(tmp_path, extra="generic = true")), _threads(labels))
+    assert generic.flag() == ""
+    agreed = [("a/b#1", "software"), ("c/d#2", "software"), ("e/f#3", "software"), ("g/h#4", "host")]
+    (cause,) = rule_audit.spread(_shipped(_pack(tmp_path)), _threads(agreed))
+    assert not cause.mechanism and cause.written == 3
+
+
+def test_a_thread_a_rule_was_written_from_does_not_vote_for_it(tmp_path: Path) -> None:
+    pack = _shipped(_pack(tmp_path, extra='examples = ["widget failed in some-owner/some-repository#1"]'))
+    (found,) = rule_audit.spread(pack, _threads([("some-owner/some-repository#1", "software"), ("c/d#2", "host")]))
+    assert list(found.votes) == ["c/d#2"] and found.written_from == 1
+
+
+def test_older_excerpts_are_labelled_threads_named_as_the_other_files_name_them() -> None:
+    assert rule_audit.group_of("https://github.com/NVIDIA/nccl/issues/1235") == "NVIDIA/nccl#1235"
+    assert rule_audit.group_of("https://example.org/chronicles.md") == "https://example.org/chronicles.md"
+    threads = rule_audit.labelled_threads()
+    assert {t.origin for t in threads} == {"lines", "dev", "failures"}
+    assert all(t.label != "unknown" for t in threads)
+
+
+def test_no_shipped_rule_names_a_mechanism_as_a_cause() -> None:
+    """Every rule's threads by the category its finding takes: a rule that is not generic is not hit by threads
+    of several causes, and a generic rule's reading of its words agrees at least as often as its own category
+    would (the shipped learned model, which read these threads: a floor, not an estimate)."""
+    rows = rule_audit.spread()
+    assert [(s.rule.id, s.flag()) for s in rows if s.flag()] == []
+    fallback = next(s for s in rows if s.rule.id == "python-exception")
+    assert len(fallback.votes) >= 80 and fallback.read >= 0.8 * len(fallback.votes)
