@@ -162,3 +162,38 @@ def test_no_shipped_rule_names_a_mechanism_as_a_cause() -> None:
     assert [(s.rule.id, s.flag()) for s in rows if s.flag()] == []
     fallback = next(s for s in rows if s.rule.id == "python-exception")
     assert len(fallback.votes) >= 80 and fallback.read >= 0.8 * len(fallback.votes)
+
+
+def test_cuda_unknown_error_while_initialising_is_the_hosts_driver_state() -> None:
+    """pytorch/pytorch#49081, #88639 and facebookresearch/maskrcnn-benchmark#238, each fixed by a reboot or a module
+    reload; later in a run the same words still follow a GPU that failed (``cuda-unknown-error``)."""
+    pack = RulePack.load()
+    assert _finding_category(pack, "RuntimeError: CUDA unknown error - this may be due to an incorrectly set up "
+                                   "environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program "
+                                   "start. Setting the available devices to be zero.") == "host"
+    assert _finding_category(pack, "RuntimeError: cuda runtime error (30) : unknown error at /opt/conda/conda-bld/"
+                                   "pytorch/work/aten/src/THC/THCGeneral.cpp:51") == "host"
+    assert _finding_category(pack, "RuntimeError: CUDA error: unknown error") == "gpu_hardware"
+
+
+def test_lexicon_words_the_threads_contradict() -> None:
+    """``invalid load key`` (four threads, each a Git LFS pointer in place of the weights) names a configuration,
+    not data; ``device-side assert`` (five threads: data or configuration) names a mechanism, no component."""
+    from l4lite.rules.components import component
+
+    named = component("_pickle.UnpicklingError: invalid load key, 'v'.")
+    assert named is not None and named.category == "user_config"
+    assert component("RuntimeError: CUDA error: device-side assert triggered") is None
+
+
+def test_an_unpickling_error_reads_the_words_after_it() -> None:
+    """``_pickle.UnpicklingError`` says that a file could not be deserialised, not why: a truncated pickle is the
+    file system's (``ckpt-truncated``), a Git LFS pointer's ``invalid load key, 'v'`` a configuration even where the
+    rule written for it is absent."""
+    pack = RulePack.load()
+    assert pack.get("unpickling-error").generic
+    # the truncated pickle's own rule decides its line (the generic reading of "truncated" would say data)
+    assert rule_audit.rules_hit(pack, ["_pickle.UnpicklingError: pickle data was truncated"]) == {"ckpt-truncated"}
+    pack.disabled.add("ckpt-not-a-checkpoint")
+    assert _finding_category(pack, "_pickle.UnpicklingError: invalid load key, 'v'.") == "user_config"
+    assert _finding_category(pack, "_pickle.UnpicklingError: unpickling stack underflow") == "storage"
