@@ -1,6 +1,7 @@
 """Rule categories against the labelled threads that hit them.
 
-Usage: python benchmarks/rule_audit.py [--min-threads 3] [--all] [--no-examples] [--spread] [--fallback]
+Usage: python benchmarks/rule_audit.py [--min-threads 3] [--all] [--no-examples] [--spread] [--words] [--fallback]
+       [--folds 5]
 
 A rule's category is a claim about every line it matches. The labelled data says what each thread's own
 diagnosis found: ``fixtures/real/lines.jsonl`` (failure lines with the thread's category), the dev part of
@@ -21,9 +22,10 @@ on each thread's line (``RuleDetector``: a generic rule's words outside its mech
 words, the learned model), beside the category the rule is written with. A rule that is not generic and whose
 threads spread over several categories with none holding ``MECHANISM_SHARE`` of them names a mechanism, not a
 cause (``MECHANISM``); a generic rule whose reading agrees less often than its written category would is
-flagged ``READS-WORSE``. ``--fallback`` shows, for the threads whose line only the Python exception fallback
-explains, what each way of choosing its category would have said. The held-out part of the corpus is never
-read; a line of the other files from a held-out thread is dropped too.
+flagged ``READS-WORSE``. ``--words`` does the same for the lexicon's words (``rules.components``).
+``--fallback`` shows, for the threads whose line only the Python exception fallback explains, what each way of
+choosing its category would have said. The held-out part of the corpus is never read; a line of the other files
+from a held-out thread is dropped too.
 """
 
 from __future__ import annotations
@@ -391,6 +393,25 @@ def fallback_choices(pack: RulePack, threads: list[Thread], folds: int = 0,
     return score
 
 
+def lexicon_words(threads: Iterable[Thread], min_threads: int = MECHANISM_MIN) -> list[tuple[str, str, Counter[str]]]:
+    """(category, word, labels) for each lexicon word (``rules.components``) that won a line of at least
+    ``min_threads`` threads while fewer than ``MECHANISM_SHARE`` of them carry its category: a word the threads
+    contradict, or one that names a mechanism. Every line of a thread counts, as the component readings see them
+    (a rule's exception line, a line no rule matched, a suspect's own line)."""
+    votes: dict[tuple[str, str], dict[str, str]] = {}
+    for t in threads:
+        for rec, whole in _records(t.lines):
+            named = None if whole else components.component(rec.message)
+            for word in named.words if named is not None else ():
+                votes.setdefault((named.category, word), {}).setdefault(t.group, t.label)
+    out = []
+    for (category, word), by_group in votes.items():
+        labels = Counter(by_group.values())
+        if len(by_group) >= min_threads and labels[category] < MECHANISM_SHARE * len(by_group):
+            out.append((category, word, labels))
+    return sorted(out, key=lambda x: (-sum(x[2].values()), x[1]))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--min-threads", type=int, default=3)
@@ -398,6 +419,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-examples", action="store_true", help="skip matching the rules' own examples")
     ap.add_argument("--spread", action="store_true", help="every rule's threads by label and by finding category")
     ap.add_argument("--fallback", action="store_true", help="the Python exception fallback's threads")
+    ap.add_argument("--words", action="store_true", help="lexicon words whose threads mostly carry another label")
     ap.add_argument("--folds", type=int, default=0,
                     help="with --spread, --fallback: read each thread with a learned model trained without its fold")
     args = ap.parse_args(argv)
@@ -411,6 +433,9 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"reads worse {sum(s.flag() == 'READS-WORSE' for s in rows)}")
     if args.fallback:
         fallback_choices(RulePack.load(), threads, args.folds)
+    if args.words:
+        for category, word, labels in lexicon_words(threads):
+            print(f"lexicon {category:12s} {word!r}: agrees {labels[category]}/{sum(labels.values())} [{_counts(labels)}]")
     audits = audit(threads=threads, with_examples=not args.no_examples)
     bad = defects(audits, args.min_threads)
     hit = [a for a in audits if a.votes]

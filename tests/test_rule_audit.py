@@ -197,3 +197,11 @@ def test_an_unpickling_error_reads_the_words_after_it() -> None:
     pack.disabled.add("ckpt-not-a-checkpoint")
     assert _finding_category(pack, "_pickle.UnpicklingError: invalid load key, 'v'.") == "user_config"
     assert _finding_category(pack, "_pickle.UnpicklingError: unpickling stack underflow") == "storage"
+
+
+def test_the_lexicon_words_the_threads_contradict_are_the_known_ones() -> None:
+    """``invalid argument`` (network 2, user_config 1, software 1) stays a configuration word: without it dev lost
+    a thread (docs/evaluation.md); ``net/socket`` is NCCL's transport named in INFO lines of either kind. Any
+    other word the labelled threads contradict fails here."""
+    found = {(category, word) for category, word, _ in rule_audit.lexicon_words(rule_audit.labelled_threads())}
+    assert found == {("user_config", "invalid argument"), ("network", "net/socket")}
