@@ -128,7 +128,7 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
                        r"isfinite|grad(?:ient)? norm is"),
     # data loading and the data itself
     ("data", 3.0, r"corrupt|truncated|JSON parse error|JSONDecodeError|UnicodeDecodeError|codec can't decode|"
-                  r"ArrowInvalid|out of bounds|out of range|ParserError|Error tokenizing|invalid (?:load key|image|"
+                  r"ArrowInvalid|out of bounds|out of range|ParserError|Error tokenizing|invalid (?:image|"
                   r"sample|record)|UnidentifiedImageError|cannot identify image|bad (?:sample|record)|malformed|"
                   r"Expected .* got .* (?:shape|size)|empty (?:batch|sample)|label"),
     ("data", 1.0, r"\bDataLoader\b|dataset|\bsamples?\b|\bimage\b|\bPIL\b|tokeniz|\bbatch\b|\.jsonl?\b|\.csv\b|"
@@ -147,12 +147,15 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
                          # the container was started without the GPU runtime: the driver's libraries are not in it
                          r"could not load NVML|NVML library not found|default runtime to .?nvidia|"
                          # a checkpoint saved with another parallel layout than the launch's
-                         r"world size of \d+ but the current world size|world size (?:mismatch|does not match)"),
+                         r"world size of \d+ but the current world size|world size (?:mismatch|does not match)|"
+                         # a file that was never a pickle (a Git LFS pointer, an HTML page saved as the weights)
+                         r"invalid load key"),
     ("user_config", 1.0, r"\bconfig\b|\bargs?\b|--\w+|\bNCCL_\w+|\bport\b|\bpath\b|\bsetting\b|\bparameter\b"),
-    # code: the program's own bugs and its build
+    # code: the program's own bugs and its build ("device-side assert" is no word of it: a kernel's check
+    # failed, on labels or token ids out of range as often as on a wrong setting, never a bug in the threads)
     ("software", 3.0, r"undefined symbol|ImportError|Segmentation fault|SIGSEGV|segfault|"
                       r"core dumped|illegal memory access|illegal instruction|NotImplementedError|AttributeError|"
-                      r"TypeError|AssertionError|assert(?:ion)? failed|device-side assert|version mismatch|"
+                      r"TypeError|AssertionError|assert(?:ion)? failed|version mismatch|"
                       r"incompatible|deadlock|RecursionError|internal error|Duplicate GPU|invalid usage|"
                       r"Bad address|Errno 14\]"),
     ("software", 1.0, r"\bTraceback\b|\bException\b|\bbug\b|\bversion\b|\.so\b|\bcompile\b"),
