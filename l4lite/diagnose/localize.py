@@ -49,6 +49,7 @@ from l4lite.diagnose.evidence import (
     tell_together,
 )
 from l4lite.diagnose.firstfail import earlier_failure
+from l4lite.diagnose.lone import lone_fault, told_on_its_own
 from l4lite.diagnose.ownlines import its_exception, last_words, node_said, said_apart
 from l4lite.diagnose.phasing import failure_time_of, iteration_of, node_trackers, phase_of
 from l4lite.diagnose.timeline import around_failure, close_to, finding_key, named_time, survived
@@ -91,6 +92,7 @@ class Verdict:
     iteration: int | None = None
     confidence: float | None = None
     notes: list[str] = field(default_factory=list)
+    scope_by: str | None = None  # which reading made the verdict job-wide ("category", "rule", "failed_alike"...)
 
 
 class Localizer:
@@ -185,14 +187,19 @@ class Localizer:
                 primary.node, primary.data["scope"] = lagging, "node"
         verdict.primary = primary
         verdict.scope = "global" if is_global(primary) else "node"
+        if verdict.scope == "global" and lone_fault(scan, findings, primary):
+            verdict.scope = "node"  # one process said it, the other nodes only lost it: that node's own
+            notes.append("a job-wide reading printed by one process only: its node is kept")
+        elif verdict.scope == "global":
+            verdict.scope_by = "rule" if primary.data.get("scope") == "global" else "category"
         if verdict.scope == "node" and roots:
             verdict.alike = failed_alike(scan, findings, roles, primary)
-            verdict.scope = "global" if verdict.alike else verdict.scope
+            verdict.scope, verdict.scope_by = ("global", "failed_alike") if verdict.alike else (verdict.scope, None)
         shared = said_alike(scan, findings, primary.node, primary.category) if verdict.scope == "node" else None
         if shared is not None:  # what the suspect said last, every node said: no node to blame
             findings.append(shared.finding)
             roles[id(shared.finding)] = "root"
-            verdict.alike, verdict.scope = shared.nodes, "global"
+            verdict.alike, verdict.scope, verdict.scope_by = shared.nodes, "global", "said_alike"
             if inferred(primary) or names_cascade(primary):  # they say more than a peer's timeout
                 primary = verdict.primary = shared.finding
         # A lost peer says that it went, not why: the suspect's lines may say
@@ -210,12 +217,15 @@ class Localizer:
             if named is not None:
                 primary.node = named
             elif primary.category in ("unknown", "software"):
-                verdict.scope = "global"
+                verdict.scope, verdict.scope_by = "global", "no_node"
         # Root evidence: the primary's node's root findings; root findings elsewhere become cascades. A traceback
         # every node printed alike keeps its own exception line, which says what failed.
         told = its_exception(findings, roles, primary) if verdict.alike else diverged_because(findings, roles, primary)
         if told is not None and primary.detector == "health":  # the line that says why the numbers went wrong
             verdict.category, roles[id(told)] = told.category, "root"
+            if verdict.scope == "global" and not verdict.alike and told_on_its_own(scan, findings, primary, told):
+                verdict.scope, verdict.scope_by, primary.node = "node", None, told.node
+                notes.append("the numbers followed one process's own error: its node is kept")
         for f in findings:
             if roles[id(f)] != "root" or f is primary:
                 continue
@@ -252,8 +262,8 @@ class Localizer:
                 roles[id(named)] = "root"
                 # a configuration named by the failing rank's own lines; a guess of the learned model alone
                 # does not take the node that printed the line off the list
-                if is_global(named) and verdict.scope == "node":
-                    verdict.scope = "global"
+                if is_global(named) and verdict.scope == "node" and not lone_fault(scan, findings, named):
+                    verdict.scope, verdict.scope_by = "global", "late_component"
             elif silent and torn_down(primary):  # torn down around it: nothing says what held it up
                 verdict.category = primary.category = "unknown"
         tell_together(scan, findings, roles, primary, verdict.scope)
