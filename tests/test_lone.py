@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from scan_helpers import DigitMiner, rec
 
+from l4lite.api import analyze
 from l4lite.detect.base import Finding
 from l4lite.diagnose.localize import localize
 from l4lite.diagnose.lone import lone_fault, process_of, told_on_its_own
+from l4lite.evaluate.planting import Excerpt, JobPlanter
+from l4lite.evaluate.scoreboard import job_paths, norm_node
+from l4lite.options import AnalyzeOptions
 from l4lite.scan.scanner import JobScan, scan_records
+
+ROOT = Path(__file__).resolve().parent.parent
 
 NODES = ["n1", "n2", "n3", "n4"]
 WATCHDOG = "[E ProcessGroupNCCL.cpp:828] [Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, " \
@@ -110,3 +119,27 @@ def test_numbers_that_followed_one_process_own_error_are_that_node_s() -> None:
     assert not told_on_its_own(scan, [sig, cfg, *_cascades("n2")], sig, cfg)
     elsewhere = _error("n4", 3, IMA, category="software")  # the signal's node printed no such line
     assert not told_on_its_own(scan, [sig, elsewhere, *_cascades("n4")], sig, elsewhere)
+
+
+def _lines_entry(entry_id: str) -> Excerpt:
+    for line in (ROOT / "fixtures" / "real" / "lines.jsonl").read_text(encoding="utf-8").splitlines():
+        r = json.loads(line)
+        if r["id"] == entry_id:
+            return Excerpt(id=r["id"], source_group=r["source_group"], split="lines", status="incident",
+                           category=r["category"], phase=None, faulty=None, lines=tuple(r["lines"]))
+    raise KeyError(entry_id)
+
+
+def test_planted_lines_one_node_printed_keep_that_node_and_every_node_s_stay_job_wide(tmp_path: Path) -> None:
+    """End to end on labelled lines (``node_faults.py --part lines``): a port in use and an open-file limit read
+    as configuration, but one rank met each while the other seven only lost it; an import error every node met
+    (a job-wide entry is printed by every node) still blames none."""
+    for entry in ("deepinsight-insightface-1657", "dena-handyrl-121"):
+        planter = JobPlanter(_lines_entry(entry), 0)
+        job = planter.write("rank-files", tmp_path / entry)
+        inc = analyze(job_paths(job.path), AnalyzeOptions())
+        assert inc.scope == "node", entry
+        assert norm_node(inc.suspects[0].node) == norm_node(planter.hosts[planter.faulty_node]), entry
+    job = JobPlanter(_lines_entry("mlfoundations-datacomp-79"), 0).write("rank-files", tmp_path / "shared")
+    inc = analyze(job_paths(job.path), AnalyzeOptions())
+    assert inc.scope == "global" and not inc.suspects
