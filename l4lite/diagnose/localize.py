@@ -9,7 +9,9 @@ Principles (after L4 and NVIDIA's resiliency attribution):
 - The root evidence is the primary's node's root findings (the Xid line, the CUDA error on that node, the link
   down and the IB completion error on that node); root hits on other nodes are shown as cascades.
 - Global faults (numerical, user configuration, a rule scoped "global") blame no node; neither does a fault
-  whose suspect's last lines every node printed alike and stopped there (``alike.said_alike``).
+  whose suspect's last lines every node printed alike and stopped there (``alike.said_alike``). A job-wide
+  reading of an error that one process alone printed, while the other nodes only lost it, keeps its node
+  (``lone.lone_fault``): nothing shows the others met it.
 - Without any root finding, confirmations (a torchelastic summary naming the first failed rank) and cascades
   still make an incident; the suspect is then the named rank's node, the node that stopped first, or the rank
   that lagged behind in the NCCL watchdog's sequence numbers.
