@@ -10,7 +10,7 @@ from scan_helpers import DigitMiner, rec
 from l4lite.api import analyze
 from l4lite.detect.base import Finding
 from l4lite.diagnose.localize import localize
-from l4lite.diagnose.lone import lone_fault, process_of, told_on_its_own
+from l4lite.diagnose.lone import lone_fault, one_node_reading, process_of, told_on_its_own
 from l4lite.evaluate.planting import Excerpt, JobPlanter
 from l4lite.evaluate.scoreboard import job_paths, norm_node
 from l4lite.options import AnalyzeOptions
@@ -53,18 +53,26 @@ SHM = "RuntimeError: DataLoader worker (pid 729) is killed by signal: Bus error.
       "workers are out of shared memory."
 
 
-def test_a_configuration_error_one_process_printed_while_its_peers_lost_it_keeps_its_node() -> None:
+def test_a_configuration_signature_one_process_printed_stays_job_wide() -> None:
+    """A rule of a job-wide category whose reading the verdict keeps: a configuration the thread blames often
+    shows on the one machine that printed it."""
     err = _error("n2", 1, SHM)
     v = localize(_scan(), [err, *_cascades("n2")])
-    assert v.scope == "node" and v.suspects[0][0] == "n2" and v.primary is err
-    assert v.category == "user_config"  # the reading of the words stays; only the scope is the job's
-    assert v.scope_by is None and any("one process" in n for n in v.notes)
+    assert v.scope == "global" and v.suspects == [] and v.scope_by == "rule"
+
+
+def test_a_job_wide_reading_whose_category_turned_keeps_the_one_process_node() -> None:
+    scan = _scan()
+    err = _error("n2", 1, SHM)
+    assert lone_fault(scan, [err, *_cascades("n2")], err)
+    assert one_node_reading(scan, [err, *_cascades("n2")], err, "software")
+    assert not one_node_reading(scan, [err, *_cascades("n2")], err, "user_config")
+    assert not one_node_reading(scan, [err], err, "software")  # no peer lost it: nothing contradicts the reading
 
 
 def test_the_same_error_on_a_second_node_shows_it_shared() -> None:
     errs = [_error("n2", 1, SHM), _error("n3", 2, SHM, t=1021.5)]
-    v = localize(_scan(), [*errs, *_cascades("n2")])
-    assert v.scope == "global" and v.suspects == [] and v.scope_by == "rule"
+    assert not lone_fault(_scan(), [*errs, *_cascades("n2")], errs[0])
 
 
 def test_the_same_error_from_a_second_process_of_the_node_shows_it_shared() -> None:
@@ -72,8 +80,7 @@ def test_the_same_error_from_a_second_process_of_the_node_shows_it_shared() -> N
     text = "{h}:{p}:4183 [0] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device"
     err = _error("n2", 1, text.format(h="n2", p=41588))
     err.records.append(rec(text.format(h="n2", p=41585), node="n2", rank=1, time=1021.1, line=31, file="n2.log"))
-    v = localize(_scan(), [err, *_cascades("n2")])
-    assert v.scope == "global"
+    assert not lone_fault(_scan(), [err, *_cascades("n2")], err)
 
 
 def test_without_peers_that_lost_it_the_reading_stays_job_wide() -> None:
@@ -87,7 +94,8 @@ def test_a_lexicon_reading_of_one_process_keeps_the_node_too() -> None:
     err = _error("n3", 2, "ValueError: invalid configuration value for --micro-batch-size", detector="components")
     err.role = "symptom"
     v = localize(_scan(), [err, *_cascades("n3")])
-    assert v.scope == "node" and v.suspects and v.suspects[0][0] == "n3"
+    assert v.scope == "node" and v.suspects and v.suspects[0][0] == "n3" and v.category == "user_config"
+    assert any("one process" in n for n in v.notes)
 
 
 def test_process_of_reads_the_rank_then_the_nccl_pid() -> None:
@@ -131,10 +139,11 @@ def _lines_entry(entry_id: str) -> Excerpt:
 
 
 def test_planted_lines_one_node_printed_keep_that_node_and_every_node_s_stay_job_wide(tmp_path: Path) -> None:
-    """End to end on labelled lines (``node_faults.py --part lines``): a port in use and an open-file limit read
-    as configuration, but one rank met each while the other seven only lost it; an import error every node met
-    (a job-wide entry is printed by every node) still blames none."""
-    for entry in ("deepinsight-insightface-1657", "dena-handyrl-121"):
+    """End to end on labelled lines (``node_faults.py --part lines``): a missing attribute a rule first read as
+    configuration, and an OFI plugin error the lexicon reads as configuration, each met by one rank while the
+    other seven only lost it; an import error every node met (a job-wide entry is printed by every node) still
+    blames none."""
+    for entry in ("deepspeedai-deepspeed-2584", "aws-aws-ofi-nccl-889"):
         planter = JobPlanter(_lines_entry(entry), 0)
         job = planter.write("rank-files", tmp_path / entry)
         inc = analyze(job_paths(job.path), AnalyzeOptions())

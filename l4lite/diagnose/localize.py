@@ -51,7 +51,7 @@ from l4lite.diagnose.evidence import (
     tell_together,
 )
 from l4lite.diagnose.firstfail import earlier_failure
-from l4lite.diagnose.lone import lone_fault, told_on_its_own
+from l4lite.diagnose.lone import lone_fault, one_node_reading, told_on_its_own
 from l4lite.diagnose.ownlines import its_exception, last_words, node_said, said_apart
 from l4lite.diagnose.phasing import failure_time_of, iteration_of, node_trackers, phase_of
 from l4lite.diagnose.timeline import around_failure, close_to, finding_key, named_time, survived
@@ -189,10 +189,7 @@ class Localizer:
                 primary.node, primary.data["scope"] = lagging, "node"
         verdict.primary = primary
         verdict.scope = "global" if is_global(primary) else "node"
-        if verdict.scope == "global" and lone_fault(scan, findings, primary):
-            verdict.scope = "node"  # one process said it, the other nodes only lost it: that node's own
-            notes.append("a job-wide reading printed by one process only: its node is kept")
-        elif verdict.scope == "global":
+        if verdict.scope == "global":
             verdict.scope_by = "rule" if primary.data.get("scope") == "global" else "category"
         if verdict.scope == "node" and roots:
             verdict.alike = failed_alike(scan, findings, roles, primary)
@@ -228,19 +225,7 @@ class Localizer:
             if verdict.scope == "global" and not verdict.alike and told_on_its_own(scan, findings, primary, told):
                 verdict.scope, verdict.scope_by, primary.node = "node", None, told.node
                 notes.append("the numbers followed one process's own error: its node is kept")
-        for f in findings:
-            if roles[id(f)] != "root" or f is primary:
-                continue
-            if verdict.scope == "global":
-                same = (is_global(f) or bool(verdict.alike)) and f.category == primary.category or f is told
-            else:
-                same = f.node == primary.node and f.node is not None and not (
-                    f.detector == "health" and primary.detector != "health") and f.data.get("signal") not in INFERRED
-            if same and inferred(f) and not inferred(primary):
-                roles[id(f)] = "confirmation"  # the inference agrees on the node; the node's own line says why
-            elif not same:
-                roles[id(f)] = "cascade" if f.detector != "health" else "symptom"
-        roles[id(primary)] = "root"
+        demoted = self._settle_roots(findings, roles, primary, verdict, told)
         silent = bool(primary.data.get("inferred")) and primary.node is not None
         if verdict.category == "unknown" or silent or (primary.data.get("fallback") or primary.data.get("generic")) \
                 and not primary.data.get("component"):
@@ -264,10 +249,16 @@ class Localizer:
                 roles[id(named)] = "root"
                 # a configuration named by the failing rank's own lines; a guess of the learned model alone
                 # does not take the node that printed the line off the list
-                if is_global(named) and verdict.scope == "node" and not lone_fault(scan, findings, named):
+                if is_global(named) and verdict.scope == "node" and \
+                        not (named.detector != "rules" and lone_fault(scan, findings, named)):
                     verdict.scope, verdict.scope_by = "global", "late_component"
             elif silent and torn_down(primary):  # torn down around it: nothing says what held it up
                 verdict.category = primary.category = "unknown"
+        if verdict.scope_by in ("rule", "category") and one_node_reading(scan, findings, primary, verdict.category):
+            verdict.scope, verdict.scope_by = "node", None
+            notes.append("a job-wide reading of one process's error, which the other nodes only lost: its node is kept")
+            roles.update(demoted)
+            self._settle_roots(findings, roles, primary, verdict, told)
         tell_together(scan, findings, roles, primary, verdict.scope)
         if verdict.scope == "node":
             for f in findings:
@@ -288,6 +279,27 @@ class Localizer:
         verdict.confidence = round(min(1.0, primary.score), 3)
         verdict.notes = notes
         return self._finish(scan, findings, roles, verdict)
+
+    @staticmethod
+    def _settle_roots(findings: list[Finding], roles: dict[int, str], primary: Finding, verdict: Verdict,
+                      told: Finding | None) -> dict[int, str]:
+        """Root evidence: the primary's node's root findings (a job-wide verdict: those of its category, or the
+        line the numbers followed); root findings elsewhere become cascades. Returns the roles it took back."""
+        demoted: dict[int, str] = {}
+        for f in findings:
+            if roles[id(f)] != "root" or f is primary:
+                continue
+            if verdict.scope == "global":
+                same = (is_global(f) or bool(verdict.alike)) and f.category == primary.category or f is told
+            else:
+                same = f.node == primary.node and f.node is not None and not (
+                    f.detector == "health" and primary.detector != "health") and f.data.get("signal") not in INFERRED
+            if same and inferred(f) and not inferred(primary):
+                demoted[id(f)], roles[id(f)] = "root", "confirmation"  # the inference agrees on the node
+            elif not same:
+                demoted[id(f)], roles[id(f)] = "root", "cascade" if f.detector != "health" else "symptom"
+        roles[id(primary)] = "root"
+        return demoted
 
     # ------------------------------------------------------------------ no root
     def _primary_without_root(self, scan: JobScan, findings: list[Finding], severe: list[Finding]) -> Finding:

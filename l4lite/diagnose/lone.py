@@ -2,13 +2,16 @@
 
 A configuration every rank was given, a code bug every rank runs, a divergence of the one shared model: each
 strikes every rank, and every rank then says so (``alike`` finds a fault that every node printed). When one
-process on one node printed an error whose words read like configuration or code (a rule of a job-wide
-category, or the lexicon's reading of a line no rule knows), and the other nodes printed nothing of it but
-cascades (they lost their peer, their watchdog timed out, their agent tore them down), the job itself says the
-opposite: the others met no such fault; they waited for the one that did. An engineer on call then looks at that
-node: its container's shared memory, its interfaces, its open-file limit, its environment, the batch its rank
-read. So ``lone_fault`` tells such a verdict to keep the node, unless something in the logs shows the fault is
-shared: the same error from a second process or a second node.
+process on one node printed an error that was read as job-wide, and the other nodes printed nothing of it but
+cascades (they lost their peer, their watchdog timed out, their agent tore them down), the job itself says that
+the others met no such fault; they waited for the one that did. An engineer on call then looks at that node,
+unless the reading rests on more than words that sound like configuration. ``one_node_reading`` keeps the node
+when the job-wide reading was the lexicon's or the learned model's (a line no signature knows), or when the
+verdict's final category, after the exception's own words and the suspect's own lines, is not a job-wide one
+(a rule read a configuration, the traceback says a library's attribute is missing). A signature of a job-wide
+fault whose category the verdict keeps stays job-wide even on one node: the thread that blames a docker
+network or a world size often shows it on the one machine that printed it. The same error from a second process
+or a second node shows the fault shared either way.
 
 Signals of the training itself (a loss read from the progress lines, a NaN counter) stay job-wide: the numbers
 are the shared model's, whichever rank logs them; unless the line they followed names a part of one node's own
@@ -26,6 +29,7 @@ from l4lite.ingest.relay import relayed_copies
 from l4lite.records import Record
 from l4lite.rules.components import is_cascade
 from l4lite.scan.scanner import UNKNOWN_NODE, JobScan
+from l4lite.vocab import GLOBAL_CATEGORIES
 
 # findings whose category is read from a line's words (a rule, the lexicon, a new line's words), not the numbers
 READ_FROM_LINES = frozenset({"rules", "components", "filters"})
@@ -100,3 +104,15 @@ def told_on_its_own(scan: JobScan, findings: Sequence[Finding], primary: Finding
     if is_global(told) or told.node is None or primary.node not in (None, told.node):
         return False
     return lone_fault(scan, findings, told)
+
+
+def one_node_reading(scan: JobScan, findings: Sequence[Finding], primary: Finding, category: str | None) -> bool:
+    """Whether a verdict made job-wide by its primary's first reading should keep the node after all: one
+    process alone printed the line while the other nodes only lost it (``lone_fault``), and either the verdict's
+    final category (after the exception's own words, the suspect's own lines) names no job-wide fault, or the
+    job-wide reading was the lexicon's or the learned model's, not a signature's. A signature of a job-wide
+    fault that the category still agrees with keeps the job-wide verdict: a configuration the thread blames may
+    show on the one node that printed it."""
+    if category in GLOBAL_CATEGORIES and primary.detector == "rules":
+        return False
+    return lone_fault(scan, findings, primary)
