@@ -6,7 +6,8 @@ from scan_helpers import DigitMiner, rec
 
 from l4lite.detect.base import Finding
 from l4lite.diagnose.assemble import build_incident
-from l4lite.diagnose.localize import Localizer, localize, node_for_host
+from l4lite.diagnose.localize import Localizer, localize
+from l4lite.diagnose.traits import node_for_host
 from l4lite.records import Record
 from l4lite.scan.scanner import JobScan, scan_records
 

@@ -22,6 +22,9 @@ from typing import NamedTuple
 from l4lite.detect.base import Finding
 from l4lite.diagnose.evidence import own_time
 from l4lite.diagnose.ownlines import TEARDOWN
+from l4lite.diagnose.timeline import finding_key
+from l4lite.diagnose.traits import said_key
+from l4lite.ingest.relay import relayed_copies
 from l4lite.records import Record
 from l4lite.rules.components import component, is_cascade
 from l4lite.scan.scanner import UNKNOWN_NODE, JobScan
@@ -122,3 +125,32 @@ def said_alike(scan: JobScan, findings: Sequence[Finding], node: str | None,
                       records=recs, count=len(recs),
                       data={"own_lines": True, "said_alike": True, "distinct_records": True})
     return SharedWords(finding, sorted(nodes))
+
+
+def failed_alike(scan: JobScan, findings: list[Finding], roles: dict[int, str], primary: Finding) -> list[str]:
+    """Every node of the job (with ranks, at least two), when each logged the primary's signed root error at
+    about the same time; else []. The same truncated checkpoint, dataset file, configuration or code bug
+    fails every rank alike, while a node fault leaves the other nodes with cascades, not with its own error.
+    A line's inherited time stands in for one it lacks: the copies of one error are often untimed. A generic
+    signature (an exception no rule knows) counts only where every node printed the same line (its template):
+    that it raised something is not yet that it raised the same thing."""
+    if primary.detector != "rules" or primary.rule is None or primary.category == "unknown" or \
+            primary.data.get("inferred"):
+        return []
+    said = said_key(primary) if primary.data.get("fallback") else None
+    if primary.data.get("fallback") and said is None:
+        return []
+    nodes = {n for n in scan.rank_nodes.values() if n in scan.node_last} or set(scan.node_last)
+    nodes = {n for n in nodes if n != UNKNOWN_NODE and not n.startswith("rank:")}
+    if len(nodes) < 2:
+        return []
+
+    def when(f: Finding) -> float | None:
+        t = finding_key(f)[0]
+        return t if math.isfinite(t) else f.time
+
+    t0 = when(primary)
+    alike = {f.node for f in findings if roles[id(f)] == "root" and f.rule == primary.rule
+             and (said is None or said_key(f) == said) and not relayed_copies(f.records)
+             and (t0 is None or (t := when(f)) is None or abs(t - t0) <= ALIKE_SECONDS)}
+    return sorted(nodes) if nodes <= alike else []

@@ -9,7 +9,9 @@ Principles (after L4 and NVIDIA's resiliency attribution):
 - The root evidence is the primary's node's root findings (the Xid line, the CUDA error on that node, the link
   down and the IB completion error on that node); root hits on other nodes are shown as cascades.
 - Global faults (numerical, user configuration, a rule scoped "global") blame no node; neither does a fault
-  whose suspect's last lines every node printed alike and stopped there (``alike.said_alike``).
+  whose suspect's last lines every node printed alike and stopped there (``alike.said_alike``). A job-wide
+  reading of an error that one process alone printed, while the other nodes only lost it, keeps its node
+  (``lone.lone_fault``): nothing shows the others met it.
 - Without any root finding, confirmations (a torchelastic summary naming the first failed rank) and cascades
   still make an incident; the suspect is then the named rank's node, the node that stopped first, or the rank
   that lagged behind in the NCCL watchdog's sequence numbers.
@@ -23,16 +25,13 @@ Principles (after L4 and NVIDIA's resiliency attribution):
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from l4lite.detect.base import Finding
-from l4lite.detect.components import ERRORISH, ComponentDetector
-from l4lite.detect.windows import BAD_WORDS
-from l4lite.diagnose.alike import said_alike
+from l4lite.detect.components import ComponentDetector
+from l4lite.diagnose.alike import failed_alike, said_alike
 from l4lite.diagnose.diverged import diverged_because
 from l4lite.diagnose.evidence import (
     after_kill,
@@ -52,22 +51,27 @@ from l4lite.diagnose.evidence import (
     tell_together,
 )
 from l4lite.diagnose.firstfail import earlier_failure
-from l4lite.diagnose.ownlines import its_exception, last_words, node_said, only_cascades, said_apart
+from l4lite.diagnose.lone import lone_fault, one_node_reading, told_on_its_own
+from l4lite.diagnose.ownlines import its_exception, last_words, node_said, said_apart
 from l4lite.diagnose.phasing import failure_time_of, iteration_of, node_trackers, phase_of
 from l4lite.diagnose.timeline import around_failure, close_to, finding_key, named_time, survived
-from l4lite.ingest.relay import relayed_copies
+from l4lite.diagnose.traits import (
+    INFERRED,
+    SEVERE,
+    alone_errors,
+    inferred,
+    is_global,
+    node_for_host,
+    placed_lines,
+    reads_as_error,
+    torn_down,
+)
 from l4lite.records import Record
 from l4lite.rules.components import LEARNED_WORDS, component, first_failure, is_cascade
 from l4lite.scan.scanner import UNKNOWN_NODE, JobScan, node_key
-from l4lite.vocab import GLOBAL_CATEGORIES
 
 ROLE_ORDER = {"root": 0, "confirmation": 1, "cascade": 2, "symptom": 3, "anomaly": 4}
-SEVERE = ("critical", "error")
-CALM = ("warning", "info", "debug")  # what a logger rates below an error
 CLOSE_SCORE = 0.2  # root findings within this of the best compete on time
-# Health signals that infer a fault without a signature: they lead only when no signature does.
-INFERRED = frozenset({"hang", "slowdown", "straggler", "val_rising"})
-ALIKE_SECONDS = 120.0  # nodes whose same root error falls within this of the primary's failed together
 SHOWN = {"root": 10, "confirmation": 3, "cascade": 2, "symptom": 2, "anomaly": 2}  # records shown per finding
 
 
@@ -90,70 +94,7 @@ class Verdict:
     iteration: int | None = None
     confidence: float | None = None
     notes: list[str] = field(default_factory=list)
-
-
-def is_global(f: Finding) -> bool:
-    """A fault of the whole job; a guess of the learned model alone never makes one (the node stays a suspect)."""
-    return (f.category in GLOBAL_CATEGORIES and f.data.get("component") != LEARNED_WORDS) or \
-        f.data.get("scope") == "global"
-
-
-def _said(f: Finding) -> tuple[str, str] | None:
-    """What a finding's first line says, numbers aside: its template and its last line (a traceback's
-    exception), so that two tracebacks that raised different things do not read alike."""
-    if not f.records:
-        return None
-    r = f.records[0]
-    lines = (r.message or r.text).strip().splitlines()
-    return r.template_id, re.sub(r"\d+", "0", lines[-1] if lines else "")
-
-
-def _placed(findings: Sequence[Finding]) -> set[tuple[str, int]]:
-    """(file, line) of the records a rule matched: those lines have a role already."""
-    return {(r.file, r.line) for f in findings if f.detector == "rules" for r in f.records}
-
-
-def _telling(r: Record, named: bool = True) -> bool:
-    """A line that reads as an error (its level or its words) and (``named``) names a component by the lexicon's
-    words: not a notice that merely names one, nor a launcher's "error" that names none."""
-    if not named:  # any word of trouble will do, but not a launcher's report of the ranks it stopped, nor a
-        # line its own logger rated a warning or less (a start-up notice that cannot detect an accelerator)
-        return r.source != "launcher" and (r.level in SEVERE or (
-            r.level not in CALM and BAD_WORDS.search(r.text[:2000]) is not None))
-    return (r.level in SEVERE or ERRORISH.search(r.text[:2000]) is not None) and component(r.text) is not None
-
-
-def torn_down(f: Finding) -> bool:
-    """A stuck rank shown only by cascades; its agent's SIGTERM of it while it was busy is more: the hang itself."""
-    return only_cascades(f) and not f.data.get("killed_busy")
-
-
-def inferred(f: Finding) -> bool:
-    """A finding inferred from other lines (a hang, a slowdown), not read from a line that says what broke."""
-    return f.data.get("signal") in INFERRED or bool(f.data.get("inferred"))
-
-
-def node_for_host(scan: JobScan, host: str) -> str | None:
-    """The job's node for a host name as a launcher prints it (FQDN, upper case, IP)."""
-    nodes = scan.node_last
-    if host in nodes:
-        return host
-    short = host.strip().lower()
-    short = short if re.match(r"^\d+\.\d+\.\d+\.\d+$", short) else short.split(".", 1)[0]
-    for node in nodes:
-        if node.lower() == short or node.lower().split(".", 1)[0] == short:
-            return node
-    return None
-
-
-def alone_errors(findings: list[Finding], roles: dict[int, str]) -> list[Finding]:
-    """The logs of one node leave nothing to compare with: no peer's cascade shows that it failed, and no second
-    node shows what is usual. Error lines there that name a component are the fault (they become root)."""
-    out = [f for f in findings if f.detector == ComponentDetector.name and f.severity == "error"]
-    for f in out:
-        roles[id(f)] = "root"
-        f.data["alone"] = True
-    return out
+    scope_by: str | None = None  # which reading made the verdict job-wide ("category", "rule", "failed_alike"...)
 
 
 class Localizer:
@@ -234,7 +175,7 @@ class Localizer:
             elif names_cascade(primary):
                 cascade = primary
                 primary = self._anomalous_root(findings, cascade)
-                said = node_said(scan, cascade.node, finding_key(cascade)[0], _placed(findings)) \
+                said = node_said(scan, cascade.node, finding_key(cascade)[0], placed_lines(findings)) \
                     if primary is cascade else None
                 if said is None and primary is cascade:  # everyone lost a peer: the node that said so apart
                     said = said_apart(findings, roles, cascade.category)
@@ -248,14 +189,16 @@ class Localizer:
                 primary.node, primary.data["scope"] = lagging, "node"
         verdict.primary = primary
         verdict.scope = "global" if is_global(primary) else "node"
+        if verdict.scope == "global":
+            verdict.scope_by = "rule" if primary.data.get("scope") == "global" else "category"
         if verdict.scope == "node" and roots:
-            verdict.alike = self._failed_alike(scan, findings, roles, primary)
-            verdict.scope = "global" if verdict.alike else verdict.scope
+            verdict.alike = failed_alike(scan, findings, roles, primary)
+            verdict.scope, verdict.scope_by = ("global", "failed_alike") if verdict.alike else (verdict.scope, None)
         shared = said_alike(scan, findings, primary.node, primary.category) if verdict.scope == "node" else None
         if shared is not None:  # what the suspect said last, every node said: no node to blame
             findings.append(shared.finding)
             roles[id(shared.finding)] = "root"
-            verdict.alike, verdict.scope = shared.nodes, "global"
+            verdict.alike, verdict.scope, verdict.scope_by = shared.nodes, "global", "said_alike"
             if inferred(primary) or names_cascade(primary):  # they say more than a peer's timeout
                 primary = verdict.primary = shared.finding
         # A lost peer says that it went, not why: the suspect's lines may say
@@ -273,25 +216,16 @@ class Localizer:
             if named is not None:
                 primary.node = named
             elif primary.category in ("unknown", "software"):
-                verdict.scope = "global"
+                verdict.scope, verdict.scope_by = "global", "no_node"
         # Root evidence: the primary's node's root findings; root findings elsewhere become cascades. A traceback
         # every node printed alike keeps its own exception line, which says what failed.
         told = its_exception(findings, roles, primary) if verdict.alike else diverged_because(findings, roles, primary)
         if told is not None and primary.detector == "health":  # the line that says why the numbers went wrong
             verdict.category, roles[id(told)] = told.category, "root"
-        for f in findings:
-            if roles[id(f)] != "root" or f is primary:
-                continue
-            if verdict.scope == "global":
-                same = (is_global(f) or bool(verdict.alike)) and f.category == primary.category or f is told
-            else:
-                same = f.node == primary.node and f.node is not None and not (
-                    f.detector == "health" and primary.detector != "health") and f.data.get("signal") not in INFERRED
-            if same and inferred(f) and not inferred(primary):
-                roles[id(f)] = "confirmation"  # the inference agrees on the node; the node's own line says why
-            elif not same:
-                roles[id(f)] = "cascade" if f.detector != "health" else "symptom"
-        roles[id(primary)] = "root"
+            if verdict.scope == "global" and not verdict.alike and told_on_its_own(scan, findings, primary, told):
+                verdict.scope, verdict.scope_by, primary.node = "node", None, told.node
+                notes.append("the numbers followed one process's own error: its node is kept")
+        demoted = self._settle_roots(findings, roles, primary, verdict, told)
         silent = bool(primary.data.get("inferred")) and primary.node is not None
         if verdict.category == "unknown" or silent or (primary.data.get("fallback") or primary.data.get("generic")) \
                 and not primary.data.get("component"):
@@ -307,7 +241,7 @@ class Localizer:
             if named is None or named.data.get("component") == LEARNED_WORDS:  # the exception's words before a guess
                 named = its_exception(findings, roles, primary) or named
             if named is None and verdict.category == "unknown":  # its own lines near the failure name a component
-                said = node_said(scan, primary.node, primary.time or finding_key(primary)[0], _placed(findings))
+                said = node_said(scan, primary.node, primary.time or finding_key(primary)[0], placed_lines(findings))
                 named = said if said is not None and said.category != "software" else None  # not a stall's words
                 findings += [named] if named is not None else []
             if named is not None:
@@ -315,10 +249,16 @@ class Localizer:
                 roles[id(named)] = "root"
                 # a configuration named by the failing rank's own lines; a guess of the learned model alone
                 # does not take the node that printed the line off the list
-                if is_global(named) and verdict.scope == "node":
-                    verdict.scope = "global"
+                if is_global(named) and verdict.scope == "node" and \
+                        not (named.detector != "rules" and lone_fault(scan, findings, named)):
+                    verdict.scope, verdict.scope_by = "global", "late_component"
             elif silent and torn_down(primary):  # torn down around it: nothing says what held it up
                 verdict.category = primary.category = "unknown"
+        if verdict.scope_by in ("rule", "category") and one_node_reading(scan, findings, primary, verdict.category):
+            verdict.scope, verdict.scope_by = "node", None
+            notes.append("a job-wide reading of one process's error, which the other nodes only lost: its node is kept")
+            roles.update(demoted)
+            self._settle_roots(findings, roles, primary, verdict, told)
         tell_together(scan, findings, roles, primary, verdict.scope)
         if verdict.scope == "node":
             for f in findings:
@@ -339,6 +279,27 @@ class Localizer:
         verdict.confidence = round(min(1.0, primary.score), 3)
         verdict.notes = notes
         return self._finish(scan, findings, roles, verdict)
+
+    @staticmethod
+    def _settle_roots(findings: list[Finding], roles: dict[int, str], primary: Finding, verdict: Verdict,
+                      told: Finding | None) -> dict[int, str]:
+        """Root evidence: the primary's node's root findings (a job-wide verdict: those of its category, or the
+        line the numbers followed); root findings elsewhere become cascades. Returns the roles it took back."""
+        demoted: dict[int, str] = {}
+        for f in findings:
+            if roles[id(f)] != "root" or f is primary:
+                continue
+            if verdict.scope == "global":
+                same = (is_global(f) or bool(verdict.alike)) and f.category == primary.category or f is told
+            else:
+                same = f.node == primary.node and f.node is not None and not (
+                    f.detector == "health" and primary.detector != "health") and f.data.get("signal") not in INFERRED
+            if same and inferred(f) and not inferred(primary):
+                demoted[id(f)], roles[id(f)] = "root", "confirmation"  # the inference agrees on the node
+            elif not same:
+                demoted[id(f)], roles[id(f)] = "root", "cascade" if f.detector != "health" else "symptom"
+        roles[id(primary)] = "root"
+        return demoted
 
     # ------------------------------------------------------------------ no root
     def _primary_without_root(self, scan: JobScan, findings: list[Finding], severe: list[Finding]) -> Finding:
@@ -365,35 +326,6 @@ class Localizer:
         pointed = self._lagging_node(scan, findings)
         chosen = [f for f in close if pointed is not None and f.node == pointed]
         return chosen or close
-
-    @staticmethod
-    def _failed_alike(scan: JobScan, findings: list[Finding], roles: dict[int, str], primary: Finding) -> list[str]:
-        """Every node of the job (with ranks, at least two), when each logged the primary's signed root error at
-        about the same time; else []. The same truncated checkpoint, dataset file, configuration or code bug
-        fails every rank alike, while a node fault leaves the other nodes with cascades, not with its own error.
-        A line's inherited time stands in for one it lacks: the copies of one error are often untimed. A generic
-        signature (an exception no rule knows) counts only where every node printed the same line (its template):
-        that it raised something is not yet that it raised the same thing."""
-        if primary.detector != "rules" or primary.rule is None or primary.category == "unknown" or \
-                primary.data.get("inferred"):
-            return []
-        said = _said(primary) if primary.data.get("fallback") else None
-        if primary.data.get("fallback") and said is None:
-            return []
-        nodes = {n for n in scan.rank_nodes.values() if n in scan.node_last} or set(scan.node_last)
-        nodes = {n for n in nodes if n != UNKNOWN_NODE and not n.startswith("rank:")}
-        if len(nodes) < 2:
-            return []
-
-        def when(f: Finding) -> float | None:
-            t = finding_key(f)[0]
-            return t if math.isfinite(t) else f.time
-
-        t0 = when(primary)
-        alike = {f.node for f in findings if roles[id(f)] == "root" and f.rule == primary.rule
-                 and (said is None or _said(f) == said) and not relayed_copies(f.records)
-                 and (t0 is None or (t := when(f)) is None or abs(t - t0) <= ALIKE_SECONDS)}
-        return sorted(nodes) if nodes <= alike else []
 
     @staticmethod
     def _component_root(findings: list[Finding], roles: dict[int, str], primary: Finding,
@@ -462,7 +394,7 @@ class Localizer:
         category is the hang's, or none when the job was merely torn down around it."""
         if primary.data.get("killed_busy") or primary.data.get("why"):
             return None  # lines that name the stuck rank (a desync report, its progress stopping first) say more
-        said = last_words(scan, primary.node, primary.time, _placed(findings))
+        said = last_words(scan, primary.node, primary.time, placed_lines(findings))
         if said is not None and not torn_down(primary) and not said.data.get("component"):
             said.category = primary.category
         return said
@@ -479,11 +411,11 @@ class Localizer:
         node = cascade.node
         # a line naming the rank that failed points at that rank's lines (and its node's), not its neighbours'
         rank = cascade.data.get("failed_rank")
-        placed = _placed(findings) if telling else set()
+        placed = placed_lines(findings) if telling else set()
         new = [f for f in findings if f.role == "anomaly" and f.detector == "filters" and node is not None
                and f.node == node and (rank is None or f.rank is None or str(f.rank) == str(rank))
                and f.records and not is_cascade(f.records[0].text)
-               and (not telling or any(_telling(r, named) and (r.file, r.line) not in placed for r in f.records))]
+               and (not telling or any(reads_as_error(r, named) and (r.file, r.line) not in placed for r in f.records))]
         if not new:
             return cascade
         first = min(new, key=finding_key)
