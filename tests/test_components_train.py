@@ -70,7 +70,8 @@ def test_the_shipped_lines_file_holds_no_held_out_thread() -> None:
     held = components_train.holdout_sources(root / "fixtures" / "real" / "corpus.jsonl")
     rows = [json.loads(x) for x in (root / "fixtures" / "real" / "lines.jsonl").read_text(encoding="utf-8").splitlines()
             if x.strip()]
-    assert len(rows) >= 300 and len({r["source_group"] for r in rows}) >= 150
+    assert len(rows) >= 480 and len({r["source_group"] for r in rows}) >= 450
+    assert len({r["id"] for r in rows}) == len(rows)
     assert not [r["id"] for r in rows if r["source_group"] in held or r["source_url"] in held]
     for r in rows:
         assert r["category"] in components_train.CATEGORIES and 1 <= len(r["lines"]) <= 6 and r["notes"]
