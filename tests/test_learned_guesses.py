@@ -58,3 +58,24 @@ def test_srun_terminating_tasks_is_teardown() -> None:
     assert is_cascade("srun: error: gpu-node-17: tasks 8-15: Terminated")
     assert is_cascade("srun: error: gpu-node-17: task 3: Terminated")
     assert not is_cascade("srun: error: gpu-node-17: task 3: Exited with exit code 1")
+
+
+def test_the_model_does_not_guess_about_a_line_its_logger_rated_a_warning(sure_model: None) -> None:
+    """A c10d warning that a socket's peer name "cannot be retrieved" reads as an error by its words, but its own
+    logger rated it a warning: the learned model (here sure of a configuration fault) is not asked about it, so it
+    gives no component finding; the same words at error level do."""
+    from l4lite.detect.components import ComponentDetector
+    from l4lite.mining.miner import TemplateMiner
+    from l4lite.records import Record
+    from l4lite.scan.scanner import Scanner
+
+    def findings(level: str) -> list[str]:
+        text = ("[W socket.cpp:755] [c10d] The hostname of the client socket cannot be retrieved. err=-3")
+        scanner = Scanner(TemplateMiner())
+        for node in ("node-a", "node-b"):
+            scanner.add(Record("x.log", 1, 1, node, 0, None, "trainer", 1.0, "info", "step 1", "step 1"))
+        scanner.add(Record("a.log", 2, 2, "node-a", 0, None, "trainer", 2.0, level, text, text))
+        return [f.category for f in ComponentDetector().detect(scanner.finish())]
+
+    assert findings("warning") == []
+    assert findings("error") == ["user_config"]

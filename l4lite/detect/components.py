@@ -7,7 +7,8 @@ verb that failed. Such lines become *symptom* findings with the category of the 
 Symptoms never make a job an incident on their own: localisation uses them when the job failed but no signature
 explains why, and to name the category when the signature that leads is vague.
 
-Error lines come first. A node's warnings (a trainer's ``TerminateOnNan`` warning, a fabric provider's ``<warn>``
+Error lines come first; one that its own logger rated a warning ("cannot be retrieved", said in passing) is read
+by its words and names only, as a warning is. A node's warnings (a trainer's ``TerminateOnNan`` warning, a fabric provider's ``<warn>``
 about an address it cannot reach) are read only when none of its error lines names a component, only by the
 words and names they hold (the learned model does not guess about one), and only when no other node of the job
 printed the same template: a warning every node prints (a launcher setting ``OMP_NUM_THREADS``) is the job's
@@ -77,8 +78,8 @@ class ComponentDetector(Detector):
                         found = named_component(r.text)
                     else:
                         found = None
-                else:
-                    found = component(r.text, learned=True)
+                else:  # the learned model guesses only about a line its own logger did not rate a warning
+                    found = component(r.text, learned=r.level != "warning")
                 if found is None:
                     continue
                 into.setdefault((node_key(r), found.category), []).append((r, found.words))
