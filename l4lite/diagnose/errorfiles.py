@@ -35,6 +35,7 @@ class ErrorRecord(NamedTuple):
 
     record: Record
     lines: frozenset[str]
+    time: float | None  # the record's time, else the epoch seconds torchelastic wrote into it
 
 
 def uncompressed(rel: str) -> str:
@@ -51,9 +52,10 @@ def beside(rel: str) -> list[str]:
     return out
 
 
-def error_lines(text: str) -> frozenset[str] | None:
-    """The stripped lines of the exception and traceback a torchelastic error record holds, or None when the
-    text is not one (its shape, then its JSON: the record's keys, whatever file or stream it sits in)."""
+def error_lines(text: str) -> tuple[frozenset[str], float | None] | None:
+    """The stripped lines of the exception and traceback a torchelastic error record holds, with the time it
+    states, or None when the text is not one (its shape, then its JSON: the record's keys, whatever file or
+    stream it sits in)."""
     m = _SHAPE.match(text[:SCAN_CHARS])
     if m is None:
         return None
@@ -68,16 +70,18 @@ def error_lines(text: str) -> frozenset[str] | None:
     stack = extra.get("py_callstack") if isinstance(extra, dict) else None
     if not isinstance(stack, str):
         return None
-    return frozenset(s.strip() for s in (inner["message"] + "\n" + stack).splitlines() if s.strip())
+    stamp = str(extra.get("timestamp") or "")
+    lines = frozenset(s.strip() for s in (inner["message"] + "\n" + stack).splitlines() if s.strip())
+    return lines, float(stamp) if stamp.isdigit() else None
 
 
 def error_records(records: Iterable[Record]) -> list[ErrorRecord]:
     """The records among ``records`` that are torchelastic error files by their own shape."""
     out = []
     for r in records:
-        lines = error_lines(r.text)
-        if lines is not None:
-            out.append(ErrorRecord(r, lines))
+        read = error_lines(r.text)
+        if read is not None:
+            out.append(ErrorRecord(r, read[0], r.time if r.time is not None else read[1]))
     return out
 
 
@@ -98,7 +102,7 @@ def stated_by(root: Record, candidates: Sequence[ErrorRecord]) -> Record | None:
         r = c.record
         if last not in c.lines or r.node not in (root.node, None, "unknown") or r.rank not in (root.rank, None):
             continue
-        gap = abs(r.time - root.time) if r.time is not None and root.time is not None else float("inf")
+        gap = abs(c.time - root.time) if c.time is not None and root.time is not None else float("inf")
         scored.append((r.rank != root.rank, r.node != root.node, gap, r))
     scored.sort(key=lambda s: s[:3])
     if not scored or len(scored) > 1 and scored[0][:3] == scored[1][:3]:
