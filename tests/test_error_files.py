@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 
-from l4lite.diagnose.errorfiles import error_lines, stated_by
 from l4lite.diagnose.errorfiles import error_records as read_error_records
+from l4lite.diagnose.errorfiles import stated_by
 from l4lite.ingest.attribution import named_by_pid, pid_facts, pid_hosts
+from l4lite.ingest.errorfile import error_lines
 from l4lite.records import Record
 
 TIMEOUT = ("RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed out "
@@ -83,3 +84,10 @@ def test_an_absl_banner_ties_the_glog_header_id_to_its_host() -> None:
     step = _rec(lines[2])
     assert [r.node for r in named_by_pid([step], pids)] == ["a100-rack2-15"]
     assert pid_hosts(*pid_facts(lines)) == {}  # without a banner reader, the header's id ties nothing
+
+
+def test_a_labelled_roots_exception_line_is_read_without_its_srun_label() -> None:
+    root = _rec(f"0: [default0]:[rank0]: Traceback (most recent call last):\n0: [default0]:[rank0]: {TIMEOUT}",
+                line=68, node="n1", rank=0, time=1796309780.0)
+    found = stated_by(root, read_error_records([_rec("0: " + _error_json(TIMEOUT), line=138, node="n1")]))
+    assert found is not None and found.line == 138

@@ -11,12 +11,12 @@ its own lines, of the root's node and rank or of none, the nearest in time when 
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
+from l4lite.ingest.errorfile import error_lines
 from l4lite.records import Record
 from l4lite.scan.scanner import JobScan
 
@@ -24,10 +24,8 @@ ERROR_FILE = "error.json"
 MESSAGE_CHARS = 60  # how much of an exception line its error file must repeat
 MIN_LINE = 20  # a root's exception line shorter than this says too little to find its error file by
 STREAM_FILES = ("stderr.log", "stdout.log")  # a rank's streams as torchelastic writes them
-SCAN_CHARS = 64 * 1024  # an error record longer than this is not read for its shape
-_PREFIXES = re.compile(r"^(?:\[[^\]\n]{0,40}\]:\s*)*")  # torchrun's "[default0]:[rank0]:" stream prefixes
-# torchelastic's record, after any stream label (``srun --label``'s ``3: ``, a ``[rankN]:`` prefix)
-_SHAPE = re.compile(r'^[^{\n]{0,60}?(\{"message": ?\{"message": ?")')
+# ``srun --label``'s "0: " and torchrun's "[default0]:[rank0]:" stream prefixes
+_PREFIXES = re.compile(r"^(?: *\d{1,6}: )?(?:\[[^\]\n]{0,40}\]:\s*)*")
 
 
 class ErrorRecord(NamedTuple):
@@ -50,29 +48,6 @@ def beside(rel: str) -> list[str]:
     out = [f"{folder}/" if folder else ""]
     out += [rel[: -len(name)] for name in STREAM_FILES if rel.endswith(name) and rel[-len(name) - 1: -len(name)] != "/"]
     return out
-
-
-def error_lines(text: str) -> tuple[frozenset[str], float | None] | None:
-    """The stripped lines of the exception and traceback a torchelastic error record holds, with the time it
-    states, or None when the text is not one (its shape, then its JSON: the record's keys, whatever file or
-    stream it sits in)."""
-    m = _SHAPE.match(text[:SCAN_CHARS])
-    if m is None:
-        return None
-    try:
-        data = json.loads(text[m.start(1):SCAN_CHARS].strip())
-    except ValueError:
-        return None
-    inner = data.get("message") if isinstance(data, dict) else None
-    if not isinstance(inner, dict) or not isinstance(inner.get("message"), str):
-        return None
-    extra = inner.get("extraInfo")
-    stack = extra.get("py_callstack") if isinstance(extra, dict) else None
-    if not isinstance(stack, str):
-        return None
-    stamp = str(extra.get("timestamp") or "")
-    lines = frozenset(s.strip() for s in (inner["message"] + "\n" + stack).splitlines() if s.strip())
-    return lines, float(stamp) if stamp.isdigit() else None
 
 
 def error_records(records: Iterable[Record]) -> list[ErrorRecord]:
