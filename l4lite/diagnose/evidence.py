@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 
 from l4lite.detect.base import Finding
+from l4lite.ingest.errorfile import error_lines
 from l4lite.ingest.relay import quoted_error
 from l4lite.records import Record
 from l4lite.rules.components import first_failure, is_cascade
@@ -347,7 +348,10 @@ def node_root_records(f: Finding, groups: dict[tuple[str, int, str], tuple[tuple
 
 def went_on(r: Record, scan: JobScan, points: int = 5) -> bool:
     """Whether the record's file logs ``points`` training steps after it (of any node: a driver's console relays
-    its workers' steps)."""
+    its workers' steps). A torchelastic error record never did: it is written as its process ends, and what a
+    merged stream holds below it is other processes' files."""
+    if error_lines(r.text) is not None:
+        return False
     steps = {p.iteration for p in scan.metrics if p.kind == "train" and p.file == r.file and p.line > r.end_line
              and p.iteration is not None}
     return len(steps) >= points
