@@ -91,3 +91,17 @@ def test_a_labelled_roots_exception_line_is_read_without_its_srun_label() -> Non
                 line=68, node="n1", rank=0, time=1796309780.0)
     found = stated_by(root, read_error_records([_rec("0: " + _error_json(TIMEOUT), line=138, node="n1")]))
     assert found is not None and found.line == 138
+
+
+def test_an_error_record_in_a_merged_stream_takes_the_time_it_states_not_its_neighbours(tmp_path) -> None:
+    from l4lite.ingest.reader import IngestOptions, iter_records
+    from l4lite.records import Accounting
+
+    summary = "E1203 14:44:59.255000 24100 torch/distributed/elastic/multiprocessing/api.py:1002] failed (exitcode: 1)"
+    (tmp_path / "job.out").write_text(f"{summary}\n{_error_json(TIMEOUT, 1796309000)}\n")
+    (tmp_path / "n1").mkdir()
+    (tmp_path / "n1" / "error.json").write_text(_error_json(TIMEOUT, 1796309000))
+    times = {r.file: r.time for r in iter_records([str(tmp_path)], IngestOptions(), Accounting())
+             if r.text.startswith("{")}
+    assert times["job.out"] == 1796309000.999  # its own whole second (read as of its end), not the summary's time
+    assert times["n1/error.json"] is None  # alone in its file: nothing borrowed, as before

@@ -31,7 +31,7 @@ from l4lite.ingest.attribution import (
 )
 from l4lite.ingest.context import JobContext, build_context, set_apart_file
 from l4lite.ingest.decode import PieceStart, iter_line_blocks
-from l4lite.ingest.errorfile import error_record_start
+from l4lite.ingest.errorfile import error_record_start, stated_time
 from l4lite.ingest.files import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover
 from l4lite.ingest.header import CRI_HEAD_LINES, CRI_PREFIX, QUEUED, HeaderReading, relayed
 from l4lite.ingest.lineclass import OpenRecord
@@ -365,8 +365,9 @@ class _FileReader(HeaderReading, RunReading):
         if local_rank and stream not in self.local_streams:
             self.local_streams.add(stream)
         if t is None or ((t > self.future or t < self.past) and self._future_time(lineno, t)):
-            # a relayed copy is not the driver's time, an error file's line not the line before it's
-            t = None if relayed(s, pos) or error_record_start(s, pos) else self.last_time
+            # a relayed copy is not the driver's time; an error file's line states its own
+            t = None if relayed(s, pos) or self.last_time is None else \
+                stated_time(s) if error_record_start(s, pos) else self.last_time
         else:
             self.last_time = t
         # ---- continuation of this stream's open record?
