@@ -553,7 +553,8 @@ def verdict_of(incident: dict[str, Any], v: Variant, job: Job) -> Verdict:
         if e.get("role") != "root":
             continue
         f = str(e.get("file") or "")
-        f = next((r for r in origins if f == r or f.endswith("/" + r)), f)
+        # a file of the analysed folder is named from it (``stdin``'s dumps: ``-`` plus the folder ``dumps``)
+        f = next((r for r in (*origins, *dumps) if f == r or f.endswith("/" + r) or r == f"{v.target}/{f}"), f)
         line = int(e.get("line") or 0)
         if f in dumps:
             evidence.add(dumps[f])

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from l4lite.detect.base import Finding
-from l4lite.diagnose.evidence import error_files
+from l4lite.diagnose.errorfiles import error_files
 from l4lite.diagnose.incident import Evidence, Incident, PhaseSpan, Suspect
 from l4lite.diagnose.localize import Verdict
 from l4lite.diagnose.phasing import node_trackers

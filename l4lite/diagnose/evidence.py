@@ -15,11 +15,11 @@ Three rules, each from how real failures look in logs:
 from __future__ import annotations
 
 import math
-import posixpath
 import re
 from collections.abc import Sequence
 
 from l4lite.detect.base import Finding
+from l4lite.ingest.errorfile import error_lines
 from l4lite.ingest.relay import quoted_error
 from l4lite.records import Record
 from l4lite.rules.components import first_failure, is_cascade
@@ -354,7 +354,10 @@ def node_root_records(f: Finding, groups: dict[tuple[str, int, str], tuple[tuple
 
 def went_on(r: Record, scan: JobScan, points: int = 5) -> bool:
     """Whether the record's file logs ``points`` training steps after it (of any node: a driver's console relays
-    its workers' steps)."""
+    its workers' steps). A torchelastic error record never did: it is written as its process ends, and what a
+    merged stream holds below it is other processes' files."""
+    if error_lines(r.text) is not None:
+        return False
     steps = {p.iteration for p in scan.metrics if p.kind == "train" and p.file == r.file and p.line > r.end_line
              and p.iteration is not None}
     return len(steps) >= points
@@ -471,49 +474,6 @@ def stated_by_rule(findings: Sequence[Finding], roles: dict[int, str], primary: 
     for f in findings:
         if f.detector == "health" and f.category == "numerical" and roles.get(id(f)) == "root":
             roles[id(f)] = "confirmation"
-
-
-ERROR_FILE = "error.json"
-MESSAGE_CHARS = 60  # how much of an exception line its error file must repeat
-STREAM_FILES = ("stderr.log", "stdout.log")  # a rank's streams as torchelastic writes them
-
-
-def uncompressed(rel: str) -> str:
-    """A file's path without the ``.gz`` that gzip added to its name."""
-    return rel[:-3] if rel.endswith(".gz") else rel
-
-
-def beside(rel: str) -> list[str]:
-    """Where files written beside a rank's log start: its folder (``attempt_0/1/``), and for a flattened archive
-    the log's name without its stream (``..._attempt_0_1_stderr.log`` -> ``..._attempt_0_1_``)."""
-    folder = posixpath.dirname(rel)
-    out = [f"{folder}/" if folder else ""]
-    out += [rel[: -len(name)] for name in STREAM_FILES if rel.endswith(name) and rel[-len(name) - 1: -len(name)] != "/"]
-    return out
-
-
-def error_files(scan: JobScan, roots: Sequence[Record]) -> list[Record]:
-    """The error file torchelastic wrote for a rank whose root line is in that rank's own log folder
-    (``attempt_0/1/stderr.log`` -> ``attempt_0/1/error.json``), when it repeats the line's exception: the same
-    error where the agent's report points its reader. Only files not shown already, one record per file."""
-    shown = {(r.file, r.line) for r in roots}
-    wanted: dict[str, str] = {}
-    for r in roots:
-        if uncompressed(r.file).endswith(ERROR_FILE):
-            continue
-        lines = r.text.splitlines()
-        last = _PREFIXES.sub("", lines[-1]).strip() if lines else ""
-        if len(last) >= 20:
-            for where in beside(uncompressed(r.file)):
-                wanted.setdefault(where + ERROR_FILE, last[:MESSAGE_CHARS])
-    out: dict[str, Record] = {}
-    for recs in scan.exemplars.values():
-        for r in recs:
-            message = wanted.get(uncompressed(r.file))  # a log folder archived with gzip: ``error.json.gz``
-            if message is not None and r.file not in out and (r.file, r.line) not in shown and \
-                    message in r.text[:4000]:
-                out[r.file] = r
-    return sorted(out.values(), key=lambda r: r.file)
 
 
 def tell_together(scan: JobScan, findings: list[Finding], roles: dict[int, str], primary: Finding,

@@ -33,8 +33,10 @@ def survived(f: Finding, scan: JobScan, grace: float) -> bool:
         own = [p for p in own if p.rank == r.rank] or own
     if t is not None:
         later = [p for p in own if p.time is not None and p.time > t + grace and stamped(p.text)]
-    elif r is not None:
-        later = [p for p in own if p.file == r.file and p.line > r.end_line]
+    elif r is not None:  # below it in its file, and not stamped before the time it borrowed (a merged stream
+        # holds one process's file after another's: its steps below are not later)
+        later = [p for p in own if p.file == r.file and p.line > r.end_line
+                 and (p.time is None or r.time is None or p.time >= r.time)]
     else:
         return False
     steps = {p.iteration if p.iteration is not None else p.seq for p in later}

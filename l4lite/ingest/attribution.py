@@ -439,14 +439,16 @@ PID_SCAN_BYTES = 64 << 20  # a file naming no node is read whole for its pids up
 PidFacts = tuple[set[tuple[str, str]], set[tuple[str, str]]]
 
 
-def pid_facts(lines: Iterable[str]) -> PidFacts:
+def pid_facts(lines: Iterable[str], banner: Callable[[str], str | None] | None = None) -> PidFacts:
     """The ``(agent pid, worker pid)`` pairs (``child_pid``) and ``(worker pid, host)`` pairs (a failure summary's
-    ``host :`` line, then its ``exitcode : N (pid: P)`` line) that lines state."""
+    ``host :`` line, then its ``exitcode : N (pid: P)`` line; a glog line whose message is its process's banner,
+    ``banner`` telling the host it names: absl's ``process 2/4 on node-b``) that lines state."""
     children: set[tuple[str, str]] = set()
     owners: set[tuple[str, str]] = set()
     host: str | None = None
     for raw in lines:
-        if "(pid: " not in raw and "Sending process" not in raw and "host" not in raw:
+        if "(pid: " not in raw and "Sending process" not in raw and "host" not in raw and \
+                (banner is None or " on " not in raw):
             continue
         line = _strip_stream_prefix(raw)
         m = ELASTIC_FIELD.match(line)
@@ -457,10 +459,12 @@ def pid_facts(lines: Iterable[str]) -> PidFacts:
             host = None
         elif (c := child_pid(line)) is not None:
             children.add(c)
+        elif banner is not None and (g := GLOG_PID.match(line)) and (own := banner(line[g.end():])):
+            owners.add((g[1], own))
     return children, owners
 
 
-def file_pids(f: Any) -> PidFacts:
+def file_pids(f: Any, banner: Callable[[str], str | None] | None = None) -> PidFacts:
     """``pid_facts`` of a whole plain file (``files.InputFile``); none for stdin, a gzip file or one too large."""
     path = getattr(f, "path", None)
     if not path or path == "-" or getattr(f, "compressed", False) or getattr(f, "parts", ()):
@@ -469,7 +473,7 @@ def file_pids(f: Any) -> PidFacts:
         if os.path.getsize(path) > PID_SCAN_BYTES:
             return set(), set()
         with open(path, encoding=getattr(f, "encoding", None) or "utf-8", errors="replace") as fh:
-            return pid_facts(fh)
+            return pid_facts(fh, banner)
     except OSError:
         return set(), set()
 

@@ -274,9 +274,9 @@ def _whole_pids(f: Any) -> PidFacts:
     """``pid_facts`` of a whole file (``attribution.file_pids``), or of stdin as far as it is held before the job
     is read (``files.stdin_sample``)."""
     if getattr(f, "path", None) != "-":
-        return file_pids(f)
+        return file_pids(f, _banner_host)
     data = stdin_sample().data
-    return pid_facts(data.decode(getattr(f, "encoding", None) or "utf-8", "replace").splitlines()) \
+    return pid_facts(data.decode(getattr(f, "encoding", None) or "utf-8", "replace").splitlines(), _banner_host) \
         if not data.startswith(GZIP_MAGIC) else (set(), set())
 
 
@@ -293,6 +293,11 @@ def _on_host(raw: str) -> str | None:
     the``, ``on cpu`` are words), and not a device, a part or a run (``gpu-0``, ``attempt_1``)."""
     h = _host(raw)
     return h if h and ("-" in h or any(c.isdigit() for c in h)) and not names_no_node(h) else None
+
+
+def _banner_host(message: str) -> str | None:
+    """The host a process banner names (``process 2/4 on node-b``), its writer's host, or None."""
+    return _on_host(m[2]) if (m := _ON_HOST.search(message)) else None
 
 
 def _own_banner(raw: str, rank: int, path_rank: int | None, label_streams: dict[str, set[str]],

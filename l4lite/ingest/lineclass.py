@@ -13,7 +13,9 @@ from l4lite.ingest.attribution import (
     ELASTIC_FIELD,
     ELASTIC_RANK,
     GLOBAL_WEIGHT,
+    MPI_TAG,
     RANK_IN_MESSAGE,
+    SRUN_LABEL,
     RankMap,
     normalize_host,
 )
@@ -391,3 +393,19 @@ def finish_elastic(op: OpenRecord, rank_map: RankMap) -> None:
         op.node = next(iter(hosts))
     if op.time is None and root.get("time"):
         op.time = parse_elastic_time(root["time"])
+
+
+LABEL_START = frozenset(" 0123456789")  # a line that may start with an ``srun --label`` label
+
+
+def unlabelled(s: str) -> str:
+    """A continuation line without the ``srun --label`` or ``mpirun --tag-output`` prefix that the launcher put
+    before each line of its task: a record's text is what the program wrote (a torchelastic summary's fields
+    read as in a file of its own), and its first line keeps the label that names the task."""
+    if s[:1] in LABEL_START:
+        m = SRUN_LABEL.match(s)
+    elif s[:1] == "[":
+        m = MPI_TAG.match(s)
+    else:
+        return s
+    return s[m.end():] if m else s

@@ -22,9 +22,7 @@ from l4lite.ingest import lineclass as lc
 from l4lite.ingest.attribution import (
     GLOBAL_RANKS,
     GLOBAL_WEIGHT,
-    MPI_TAG,
     NCCL_RANK,
-    SRUN_LABEL,
     SYSLOG_HOST,
     RankMap,
     compile_node_from,
@@ -33,6 +31,7 @@ from l4lite.ingest.attribution import (
 )
 from l4lite.ingest.context import JobContext, build_context, set_apart_file
 from l4lite.ingest.decode import PieceStart, iter_line_blocks
+from l4lite.ingest.errorfile import error_record_start, stated_time
 from l4lite.ingest.files import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover
 from l4lite.ingest.header import CRI_HEAD_LINES, CRI_PREFIX, QUEUED, HeaderReading, relayed
 from l4lite.ingest.lineclass import OpenRecord
@@ -48,7 +47,6 @@ __all__ = ["IngestOptions", "RankMap", "iter_records", "iter_job", "prepare_job"
 
 _HOLD_LINES = 1000  # lines held at the start of a file while its host is still unknown
 _STALE_LINES = 5000  # an open multi-line record untouched for this many lines is closed
-_LABEL_START = frozenset(" 0123456789")  # a stream that may start with an ``srun --label`` label
 _AMBIGUOUS = "\x00"  # a stream that showed two different hosts (or GPUs)
 _SPACE_START = frozenset(" \t")
 _KIND_STARTS = lc.KIND_STARTS
@@ -140,19 +138,6 @@ def read_file(input_file: InputFile, options: IngestOptions, accounting: Account
     items = reader.run(runs and not pids)
     items = read_chain(items, reader.pieces) if input_file.parts else items  # a rotated log: one stream
     return named_by_pid(items, pids) if pids else items
-
-
-def _unlabelled(s: str) -> str:
-    """A continuation line without the ``srun --label`` or ``mpirun --tag-output`` prefix that the launcher put
-    before each line of its task: a record's text is what the program wrote (a torchelastic summary's fields
-    read as in a file of its own), and its first line keeps the label that names the task."""
-    if s[:1] in _LABEL_START:
-        m = SRUN_LABEL.match(s)
-    elif s[:1] == "[":
-        m = MPI_TAG.match(s)
-    else:
-        return s
-    return s[m.end():] if m else s
 
 
 def _ends(plan: tuple) -> bool:
@@ -380,7 +365,9 @@ class _FileReader(HeaderReading, RunReading):
         if local_rank and stream not in self.local_streams:
             self.local_streams.add(stream)
         if t is None or ((t > self.future or t < self.past) and self._future_time(lineno, t)):
-            t = None if relayed(s, pos) else self.last_time  # a copy: not the driver's time
+            # a relayed copy is not the driver's time; an error file's line states its own
+            t = None if relayed(s, pos) or self.last_time is None else \
+                stated_time(s) if error_record_start(s, pos) else self.last_time
         else:
             self.last_time = t
         # ---- continuation of this stream's open record?
@@ -390,7 +377,7 @@ class _FileReader(HeaderReading, RunReading):
             if op is not None and (op.kind != lc.K_LINE or content.startswith(lc.CONTINUATION_STARTS)
                                    or content.startswith(lc.WHAT_STARTS)) \
                     and op.n < self.opt.max_record_lines and lc.continues(op, content, self.rank_map):
-                op.add(lineno, _unlabelled(s) if stream else s)
+                op.add(lineno, lc.unlabelled(s) if stream else s)
                 if op.closed:
                     del self.open[stream]
                 self.last_open = op

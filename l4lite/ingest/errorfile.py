@@ -1,0 +1,59 @@
+"""torchelastic's error file read by its own shape, wherever its line sits.
+
+A failed rank's ``error.json`` is one JSON line, ``{"message": {"message": "<exception>", "extraInfo":
+{"py_callstack": "<traceback>", "timestamp": "<epoch>"}}}``. In its own file it names its rank and node by its
+path; merged into one stream (``cat``, stdin, ``srun --label``) or renamed, only its shape tells it. In a merged
+stream it never borrows the time of the line before it, which is another file's (the launcher's summary seconds
+later): it takes the one it states. Alone in its file it has none to borrow and keeps none (the nested field is
+not read as a time there).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+RECORD_START = '{"message": {"message": "'
+SCAN_CHARS = 64 * 1024  # an error record longer than this is not read for its shape
+# torchelastic's record, after any stream label (``srun --label``'s ``3: ``, a ``[rankN]:`` prefix)
+_SHAPE = re.compile(r'^[^{\n]{0,60}?(\{"message": ?\{"message": ?")')
+
+
+_STAMP = re.compile(r'"timestamp": "(\d{9,11})"\}\}\}\s*$')
+
+
+def error_record_start(s: str, pos: int) -> bool:
+    """Whether a line read up to ``pos`` (its prefixes) opens a torchelastic error record: such a line takes no
+    time from the line before it."""
+    return s.startswith(RECORD_START, pos)
+
+
+def stated_time(s: str) -> float | None:
+    """When an error record says it was written (its last field), or None. torchelastic writes whole seconds,
+    cut down from a time within the next second: the record is read as of that second's end, so that the
+    rank's last steps of that second do not read as lines written after it."""
+    m = _STAMP.search(s, max(0, len(s) - 64))
+    return float(m[1]) + 0.999 if m else None
+
+
+def error_lines(text: str) -> tuple[frozenset[str], float | None] | None:
+    """The stripped lines of the exception and traceback a torchelastic error record holds, with the time it
+    states, or None when the text is not one (its shape, then its JSON: the record's keys, whatever file or
+    stream it sits in)."""
+    m = _SHAPE.match(text[:SCAN_CHARS])
+    if m is None:
+        return None
+    try:
+        data = json.loads(text[m.start(1):SCAN_CHARS].strip())
+    except ValueError:
+        return None
+    inner = data.get("message") if isinstance(data, dict) else None
+    if not isinstance(inner, dict) or not isinstance(inner.get("message"), str):
+        return None
+    extra = inner.get("extraInfo")
+    stack = extra.get("py_callstack") if isinstance(extra, dict) else None
+    if not isinstance(stack, str):
+        return None
+    stamp = str(extra.get("timestamp") or "")
+    lines = frozenset(s.strip() for s in (inner["message"] + "\n" + stack).splitlines() if s.strip())
+    return lines, float(stamp) if stamp.isdigit() else None
