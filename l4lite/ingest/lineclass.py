@@ -78,7 +78,7 @@ class OpenRecord:
     """A record being built: its first line is known, continuation lines may still come."""
 
     __slots__ = ("line", "end", "node", "rank", "gpu", "source", "time", "level", "message", "first", "parts",
-                 "n", "kind", "state", "closed", "stream", "extra", "foreign")
+                 "n", "kind", "state", "closed", "stream", "extra", "foreign", "resumed")
 
     def __init__(self, line: int, node: str | None, rank: int | None, gpu: int | None, source: str,
                  time: float | None, level: str | None, message: str, first: str, kind: int, stream: str) -> None:
@@ -100,6 +100,7 @@ class OpenRecord:
         self.stream = stream
         self.extra: list[str] | None = None
         self.foreign = 0  # whole lines of another writer met inside it (``interleaved``)
+        self.resumed = False  # a frame line came after them: the traceback goes on
 
     def add(self, lineno: int, raw: str) -> None:
         if self.parts is None:
@@ -294,6 +295,12 @@ def _traceback(op: OpenRecord, content: str) -> bool:
         if op.n == 1 and op.message.startswith("[Rank "):  # a quoted rank's error: its traceback, if one follows
             return content.startswith("Traceback (most recent call last)")
         if c0 == " " or c0 == "\t":
+            # after another writer's line only a frame goes on (a traceback cut short, then someone else's
+            # indented text, stays cut)
+            if op.foreign and not op.resumed:
+                op.resumed = content.lstrip().startswith('File "') or (
+                    op.parts is not None and op.parts[-1].lstrip().startswith('File "'))
+                return op.resumed
             return True
         if content.startswith("Traceback (most recent call last)"):
             return False

@@ -433,7 +433,7 @@ class _FileReader(HeaderReading, RunReading):
                 spans = None
         # ---- emit now, queue closed, or keep open for continuation lines
         # a NCCL line (complete, from another thread) or a line in a traceback's frames leaves the open record open
-        kept = op is not None and (nccl or rkind == lc.K_LINE and lc.interleaved(op))
+        kept = op is not None and (nccl or header and rkind == lc.K_LINE and lc.interleaved(op))
         if op is not None and not kept:
             op.closed = True
             del self.open[stream]
