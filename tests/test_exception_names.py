@@ -26,6 +26,8 @@ from l4lite.rules.exceptions import exception_class, named
     # a build without kernels for the GPU: the labelled threads fix it by installing a matching build
     ("RuntimeError: CUDA error: no kernel image is available for execution on the device", "user_config"),
     ("RuntimeError: CUDA error: invalid device ordinal", "user_config"),
+    # the node's driver daemons (the NVSwitch fabric manager) are down or of another version than the driver
+    ("RuntimeError: CUDA error: system not yet initialized", "host"),
     # PyTorch's own hint: a worker's bus error is a /dev/shm too small for its batches
     ("RuntimeError: DataLoader worker (pid 4410) is killed by signal: Bus error.", "user_config"),
     ("node3:811:902 [1] transport/nvls.cc:201 NCCL WARN Cuda failure 'invalid argument'", "gpu_hardware"),

@@ -114,7 +114,10 @@ CUDA_ERRORS: tuple[tuple[str, str], ...] = (
     ("gpu_hardware", r"cudaErrorECCUncorrectable|uncorrectable ECC error encountered|cudaErrorDevicesUnavailable|"
                      r"CUDA-capable device\(s\) is/are busy or unavailable|cudaErrorHardwareStackError|"
                      r"hardware stack error|cudaErrorNvlinkUncorrectable|uncorrectable NVLink error|"
-                     r"cudaErrorSystemNotReady|system not yet initialized|CUDA_ERROR_ECC_UNCORRECTABLE"),
+                     r"CUDA_ERROR_ECC_UNCORRECTABLE"),
+    # the node's driver daemons (NVSwitch fabric manager) are not running or not of the driver's version:
+    # cudaGetErrorString's own advice, and four threads that fixed it on the host
+    ("host", r"cudaErrorSystemNotReady|system not yet initialized"),
     ("software", r"cudaErrorIllegalAddress|an illegal memory access was encountered|cudaErrorMisalignedAddress|"
                  r"misaligned address|cudaErrorIllegalInstruction|an illegal instruction was encountered|"
                  r"cudaErrorInvalidPc"),
