@@ -298,3 +298,26 @@ def test_a_generic_exception_that_differs_between_nodes_stays_a_node_fault() -> 
     # that every rank raised something is not that it raised the same thing: one node's own error, peers' others
     v = localize(_scan(), _generic_error_on(NODES, ["cutlass cannot initialize"] + ["peer went away"] * 3))
     assert v.scope == "node" and v.alike == [] and v.suspects[0][0] == "n1"
+
+
+def test_the_ray_controllers_reraise_does_not_outrank_a_stuck_rank_inferred_on_another_node() -> None:
+    # the controller (on the driver's node n1) re-raises its workers' timeouts; rank 3 on n3 stopped in silence
+    from l4lite.diagnose.traits import controller_report
+
+    scan = _scan()
+    reraise = finding("n1", 1060.0, category="software", score=0.3, rule="python-exception",
+                      text="ray.train.WorkerGroupError: Training failed due to worker errors:")
+    reraise.records.append(rec("RuntimeError: [gloo/transport/tcp/pair.cc:553] Connection closed by peer",
+                               node="n1", time=1060.0, line=2, file="n1-kern.log"))
+    stuck = Finding("hang", "software", "root", 0.6, "rank 3 stopped", node="n3", time=1051.0,
+                    data={"signal": "stuck_rank", "inferred": True, "scope": "node"})
+    assert controller_report(reraise)
+    v = localize(scan, [reraise, stuck])
+    assert v.status == "incident" and v.suspects[0][0] == "n3"
+    # a rank's own error beside the re-raise is not a report of others: it still leads
+    own = finding("n1", 1060.0, category="software", score=0.3, rule="python-exception",
+                  text="RuntimeError: user code raised at step 14")
+    assert not controller_report(own)
+    assert localize(_scan(), [own, Finding("hang", "software", "root", 0.6, "rank 3 stopped", node="n3",
+                                           time=1051.0, data={"signal": "stuck_rank", "inferred": True,
+                                                              "scope": "node"})]).suspects[0][0] == "n1"

@@ -23,15 +23,16 @@ JOBS = Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs"
 # (e.g. preemption, eviction)", until that advice was read as a cascade's own words); 049 still blames the healthy
 # node. Phase below 1: Ray and JAX jobs whose start-up lines are read as the failure
 # (benchmarks/real_jobs/ray-jax-scores.md).
-FLOORS = {"status": 0.99, "top1": 0.97, "top3": 0.99, "phase": 0.97, "category": 0.90, "evidence_f1": 0.79}
+FLOORS = {"status": 0.99, "top1": 0.98, "top3": 0.99, "phase": 0.97, "category": 0.90, "evidence_f1": 0.79}
 # Jobs with one faulty node whose node l4lite does not yet put first (see FLOORS); any other miss fails.
-# 068: a Ray worker stuck before its step writes nothing of its own; the hang reading names it (its files' rank
-# from their start-up line, ``ingest.fileranks``), but the controller's re-raise of its peers' timeouts leads.
+# (068: a Ray worker stuck before its step writes nothing of its own; the hang reading names it (its files' rank
+# from their start-up line, ``ingest.fileranks``), and the controller's re-raise of its peers' timeouts, a report
+# of ranks' errors from the driver's node, no longer leads it: ``traits.controller_report``.)
 # (078: JAX under `srun --label` names its host only in each process's "process 2/4 on compute-beta" banner,
 # which ties the label to one of the job's known hosts, ``attribution.stream_hosts``.)
 # (074 and 075: the JAX coordination service's "Task N heartbeat timeout" names the process, ``process_N.log``
 # its rank.)
-OPEN_NODE_MISSES = {"049-ddp-netdown", "068-ray-hang"}
+OPEN_NODE_MISSES = {"049-ddp-netdown"}
 # Healthy jobs l4lite calls incidents (none now: 065-ray-healthy's "safe to ignore this error" traceback is an
 # advisory line's, ``rules.advisory``); any false incident fails.
 OPEN_FALSE_INCIDENTS: set[str] = set()

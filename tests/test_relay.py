@@ -63,3 +63,12 @@ def test_copies_are_told_by_their_prefix() -> None:
     assert not relayed_copy("2026-12-04 13:53:11 INFO step 3 (pid=4)")
     assert relayed_from_afar("(RayTrainWorker pid=94, ip=10.0.0.2) step 3")
     assert not relayed_from_afar("(TrainController pid=235) step 3")
+
+
+def test_the_controllers_reraise_is_a_copy_and_a_ranks_own_error_is_not() -> None:
+    from l4lite.ingest.relay import controller_copy
+
+    assert controller_copy("ray.train.WorkerGroupError: Training failed due to worker errors:")
+    assert controller_copy("(TrainController pid=234) Error: Training failed due to worker errors:")
+    assert controller_copy("[Rank 0 Error Snippet]:\nTraceback (most recent call last):")
+    assert not controller_copy("RuntimeError: step 14 raised in user code")

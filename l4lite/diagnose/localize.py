@@ -59,6 +59,7 @@ from l4lite.diagnose.traits import (
     INFERRED,
     SEVERE,
     alone_errors,
+    controller_report,
     inferred,
     is_global,
     node_for_host,
@@ -152,7 +153,10 @@ class Localizer:
         if roots:
             # Signatures (rules, numerical health signals) before inferences (hang, slowdown): a job that
             # stopped or slowed down because of a signed fault is explained by the signature.
-            signed = [f for f in roots if f.data.get("signal") not in INFERRED and not f.data.get("inferred")] or roots
+            # Ray Train's controller re-raising its workers' errors says that ranks failed, not where: the
+            # ranks' own lines, or a stuck rank inferred from its peers, place the fault before it does.
+            own = [f for f in roots if not controller_report(f)] or roots
+            signed = [f for f in own if f.data.get("signal") not in INFERRED and not f.data.get("inferred")] or own
             best = max(f.score for f in signed)
             close = [f for f in signed if f.score >= best - CLOSE_SCORE]
             close = self._witnessed(scan, findings, close)
@@ -161,6 +165,9 @@ class Localizer:
             primary = min(close, key=lambda f: (f.node is None and not is_global(f) and len(scan.node_last) > 1,
                                                 finding_key(f), -f.score))
             if inferred(primary) and not is_global(primary):  # a stuck node inferred from its peers' cascades: what did it say itself?
+                for f in findings:  # not a line training outlived (a start-up notice minutes before the stall)
+                    if f.detector == ComponentDetector.name and survived(f, scan, self.survive_grace):
+                        f.data["survived"] = True
                 said = self._said_root(scan, findings, roles, primary, [f for f in signed if inferred(f)])
                 if said is not None:
                     if id(said) not in roles:
@@ -286,6 +293,8 @@ class Localizer:
         """Root evidence: the primary's node's root findings (a job-wide verdict: those of its category, or the
         line the numbers followed); root findings elsewhere become cascades. Returns the roles it took back."""
         demoted: dict[int, str] = {}
+        silent = inferred(primary) or any(roles[id(g)] == "root" and inferred(g) and g.node == primary.node
+                                          for g in findings)  # a stuck rank's node: no line of its tells the error
         for f in findings:
             if roles[id(f)] != "root" or f is primary:
                 continue
@@ -294,6 +303,12 @@ class Localizer:
             else:
                 same = f.node == primary.node and f.node is not None and not (
                     f.detector == "health" and primary.detector != "health") and f.data.get("signal") not in INFERRED
+            if not same and verdict.scope == "node" and controller_report(f):
+                # Ray Train's controller reporting the ranks' failure from its own node: the failure's account
+                # beside a stuck rank that said nothing of it, a confirmation of a rank's own error line
+                if not silent:
+                    demoted[id(f)], roles[id(f)] = "root", "confirmation"
+                continue
             if same and inferred(f) and not inferred(primary):
                 demoted[id(f)], roles[id(f)] = "root", "confirmation"  # the inference agrees on the node
             elif not same:

@@ -12,8 +12,9 @@ from l4lite.detect.base import Finding
 from l4lite.detect.components import ERRORISH, ComponentDetector
 from l4lite.detect.windows import BAD_WORDS
 from l4lite.diagnose.ownlines import only_cascades
+from l4lite.ingest.relay import controller_copy, relayed_copy
 from l4lite.records import Record
-from l4lite.rules.components import LEARNED_WORDS, component
+from l4lite.rules.components import LEARNED_WORDS, component, is_cascade
 from l4lite.scan.scanner import JobScan
 from l4lite.vocab import GLOBAL_CATEGORIES
 
@@ -85,3 +86,13 @@ def alone_errors(findings: list[Finding], roles: dict[int, str]) -> list[Finding
         roles[id(f)] = "root"
         f.data["alone"] = True
     return out
+
+
+def controller_report(f: Finding) -> bool:
+    """A finding that stands on Ray Train's controller re-raising its workers' errors, with nothing of a rank's
+    own beside it but lost peers and the driver's relayed copies: it says that ranks failed, not on which node
+    (the controller runs where the driver does), so a rank's own line or a stuck rank inferred from its peers
+    places the fault before it."""
+    texts = [r.text for r in f.records]
+    return any(controller_copy(t) for t in texts) and \
+        all(controller_copy(t) or relayed_copy(t) or is_cascade(t) for t in texts)

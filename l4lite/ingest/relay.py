@@ -18,6 +18,10 @@ from l4lite.records import Record
 # the worker's traceback: a copy of the rank's own lines, not an error of the controller's node
 # (its cut marker, ``... (Output truncated. See individual worker logs for full details) ...``, is part of the copy)
 ERROR_SNIPPET = re.compile(r"\[Rank [\d,]+ Error Snippet\]:|\(Output truncated\. See individual worker logs")
+# the controller's own lines around the quotes re-raise the workers' errors (``ray.train.WorkerGroupError: Training
+# failed due to worker errors:``, the driver's traceback ending in it): the ranks' failure, reported where the
+# controller runs, which need not be a failing rank's node
+RERAISE = re.compile(r"WorkerGroupError\b|Training failed due to worker errors")
 
 
 def relayed(s: str, pos: int) -> bool:
@@ -50,3 +54,14 @@ def relayed_from_afar(text: str) -> bool:
 def quoted_error(text: str) -> bool:
     """Whether a record is a rank's error that Ray Train's controller quotes (``[Rank 0 Error Snippet]:``)."""
     return ERROR_SNIPPET.search(text, 0, 4000) is not None
+
+
+def controller_copy(text: str) -> bool:
+    """Whether a record is Ray Train's controller reporting its workers' errors: a quote of a rank's error or the
+    re-raise around the quotes. It tells that ranks failed, not which node failed: that is the ranks' own lines."""
+    return quoted_error(text) or RERAISE.search(text, 0, 4000) is not None
+
+
+def controller_copies(records: Sequence[Record]) -> bool:
+    """Whether a finding stands only on the controller's report of its workers' errors."""
+    return bool(records) and all(controller_copy(r.text) for r in records)
