@@ -589,3 +589,16 @@ def test_record_kinds_start_with_a_kind_start() -> None:
     for msg in openers:
         assert lc.record_kind(msg) != lc.K_LINE, msg
         assert msg[:1] in lc.KIND_STARTS, msg
+
+
+def test_a_level_after_a_tab_is_the_lines_level(tmp_path: Path) -> None:
+    """Ray's loggers separate the time and the level by a tab ("<time>\\tINFO utils.py:330 -- ..."): the level
+    is the logger's, not one read from the message's words ("cannot be loaded ... Error: No module named ...")."""
+    p = tmp_path / "dashboard.log"
+    p.write_text("2026-12-04 13:48:06,944\tINFO utils.py:330 -- Module ray.dashboard.modules.x cannot be loaded "
+                 "because we cannot import all dependencies. Error: No module named 'opentelemetry'\n"
+                 "2026-12-04 13:48:07,000\tERROR worker.py:1 -- boom\n"
+                 "2026-12-04 13:48:08,000\t\tWARNING monitor.py:222 -- `prometheus_client` not found\n")
+    recs, _, _ = ingest(p)
+    assert [r.level for r in recs] == ["info", "error", "warning"]
+    assert recs[0].message.startswith("utils.py:330 -- Module")

@@ -167,6 +167,12 @@ def classify(line: str, msg: str) -> str | None:
 def level_marker(s: str, p: int) -> tuple[str | None, int]:
     """A level marker at ``p`` (``[INFO]``, ``- name - ERROR -``, ``| WARNING |``, ``INFO:root:``, ``[E x.cpp:1]``)."""
     c = s[p]
+    if c == "\t":  # a header of tab-separated fields (Ray's "<time>\tINFO utils.py:330 -- ")
+        q = p + 1
+        while q < len(s) and s[q] == "\t":
+            q += 1
+        level, end = level_marker(s, q) if q < len(s) and s[q] != "\t" else (None, p)
+        return (level, end) if level is not None else (None, p)
     m = None
     if c == "[":
         m = _LEVEL_BRACKET.match(s, p) or _GLOG_BRACKET.match(s, p)
