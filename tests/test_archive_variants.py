@@ -90,7 +90,7 @@ CASES: dict[str, tuple[str, ...]] = {
     "clock-1970": ("037-ddp-host_oom", "022-lightning-corrupt_ckpt"),
     "clock-2099": ("022-lightning-corrupt_ckpt",),
     # a line between a traceback's frames (002) or inside torchelastic's failure summary (018)
-    "clock-2099-mid": ("002-ddp-sigkill", "018-lightning-sigkill", "025-hf-hang"),
+    "clock-2099-mid": ("002-ddp-sigkill", "018-lightning-sigkill", "025-hf-hang", "010-hf-sigkill"),  # 010: carets
     "clock-2099-end": ("003-ddp-hang",),
     "local-offset": ("001-ddp-exception", "043-ddp-diverge"),
     "stale-file": ("004-ddp-nan", "003-ddp-hang", "005-ddp-enospc", "011-hf-hang"),

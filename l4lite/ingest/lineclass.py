@@ -303,8 +303,9 @@ def _traceback(op: OpenRecord, content: str) -> bool:
         if c0 == " " or c0 == "\t":
             # after another writer's line only a frame goes on (a traceback cut short, then someone else's
             # indented text, stays cut)
-            if op.foreign and not op.resumed:
-                op.resumed = content.lstrip().startswith('File "') or (
+            if op.foreign and not op.resumed:  # a frame, its code line or the carets under that
+                st = content.lstrip()
+                op.resumed = st.startswith('File "') or not st.strip("^~ ") or (
                     op.parts is not None and op.parts[-1].lstrip().startswith('File "'))
                 return op.resumed
             return True
