@@ -13,19 +13,17 @@ from __future__ import annotations
 import json
 import re
 
-RECORD_START = '{"message": {"message": "'
+_RECORD_START = '{"message": {"message": "'
 SCAN_CHARS = 64 * 1024  # an error record longer than this is not read for its shape
 # torchelastic's record, after any stream label (``srun --label``'s ``3: ``, a ``[rankN]:`` prefix)
 _SHAPE = re.compile(r'^[^{\n]{0,60}?(\{"message": ?\{"message": ?")')
-
-
 _STAMP = re.compile(r'"timestamp": "(\d{9,11})"\}\}\}\s*$')
 
 
 def error_record_start(s: str, pos: int) -> bool:
     """Whether a line read up to ``pos`` (its prefixes) opens a torchelastic error record: such a line takes no
     time from the line before it."""
-    return s.startswith(RECORD_START, pos)
+    return s.startswith(_RECORD_START, pos)
 
 
 def stated_time(s: str) -> float | None:

@@ -60,8 +60,3 @@ def controller_copy(text: str) -> bool:
     """Whether a record is Ray Train's controller reporting its workers' errors: a quote of a rank's error or the
     re-raise around the quotes. It tells that ranks failed, not which node failed: that is the ranks' own lines."""
     return quoted_error(text) or RERAISE.search(text, 0, 4000) is not None
-
-
-def controller_copies(records: Sequence[Record]) -> bool:
-    """Whether a finding stands only on the controller's report of its workers' errors."""
-    return bool(records) and all(controller_copy(r.text) for r in records)

@@ -256,7 +256,7 @@ class RunReading:
             if j > i:
                 self._learn_minutes(block, j)
                 times, time_array = self._carried_times(block.time_list[i:j], block.time_array[i:j], start_time,
-                                                        block.table, shape_list[i:j])
+                                                        block.table, block.shape_array[i:j])
                 run = ShapeRun(self.f.rel, first + i, lines[i:j], keys[i:j], times,
                                shape_list[i:j], block.table, *self._run_names(), raw=block.raw,
                                bounds=block.bounds[i:j + 1], time_array=time_array,
@@ -298,7 +298,7 @@ class RunReading:
         return clock_times(block, i, j, self.ts, self.future, self.past, self.clock_cache)
 
     def _carried_times(self, times: list[float], time_array: np.ndarray, start: float | None,
-                       table: list[RunShape], shapes: list[int]) -> tuple[list[Any], np.ndarray]:
+                       table: list[RunShape], shapes: np.ndarray) -> tuple[list[Any], np.ndarray]:
         """The times of a run's lines, those without a timestamp (NaN in the window) given the time of the line
         before them, as the per-line path does (``last_time``, ``start`` before the run): None (NaN in the array)
         before the file's first timestamp, and for a relayed copy (``RunShape.relayed``)."""
@@ -310,7 +310,7 @@ class RunReading:
         filled = np.where(idx >= 0, time_array[np.maximum(idx, 0)], np.nan if start is None else start)
         relayed = [k for k, x in enumerate(table) if x.relayed]
         if relayed:
-            filled[np.isin(np.asarray(shapes), relayed)] = np.nan
+            filled[np.isin(shapes, relayed)] = np.nan
         values = filled.tolist()
         if start is None or relayed:
             values = [None if v != v else v for v in values]
