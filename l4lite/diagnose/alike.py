@@ -27,7 +27,7 @@ from l4lite.diagnose.traits import said_key
 from l4lite.ingest.relay import relayed_copies
 from l4lite.records import Record
 from l4lite.rules.components import component, is_cascade
-from l4lite.scan.scanner import UNKNOWN_NODE, JobScan
+from l4lite.scan.scanner import JobScan, is_host
 
 CLOSING = 60.0  # seconds before a node's last line in which its closing lines start
 ALIKE_SECONDS = 120.0  # as the localiser's: copies of one error this close in time were one event
@@ -57,6 +57,12 @@ def _went_on(r: Record, cascades: dict[tuple[str, int | None], int]) -> bool:
     return last is not None and last > r.line
 
 
+def ranked_hosts(scan: JobScan) -> set[str]:
+    """The machines the job's ranks ran on (every machine the records name when no rank is tied to one)."""
+    nodes = {n for n in scan.rank_nodes.values() if n in scan.node_last} or set(scan.node_last)
+    return {n for n in nodes if is_host(n)}
+
+
 def said_alike(scan: JobScan, findings: Sequence[Finding], node: str | None,
                category: str = "unknown") -> SharedWords | None:
     """The suspect ``node``'s closing lines when every node printed them alike; None otherwise (see the module).
@@ -67,8 +73,7 @@ def said_alike(scan: JobScan, findings: Sequence[Finding], node: str | None,
     configuration of it (an interface every rank was told to use, a node count every agent was given)."""
     if node is None:
         return None
-    nodes = {n for n in scan.rank_nodes.values() if n in scan.node_last} or set(scan.node_last)
-    nodes = {n for n in nodes if n != UNKNOWN_NODE and not n.startswith("rank:")}
+    nodes = ranked_hosts(scan)
     if node not in nodes or len(nodes) < MIN_NODES:
         return None
     end = scan.node_last[node][0]
@@ -140,8 +145,7 @@ def failed_alike(scan: JobScan, findings: list[Finding], roles: dict[int, str], 
     said = said_key(primary) if primary.data.get("fallback") else None
     if primary.data.get("fallback") and said is None:
         return []
-    nodes = {n for n in scan.rank_nodes.values() if n in scan.node_last} or set(scan.node_last)
-    nodes = {n for n in nodes if n != UNKNOWN_NODE and not n.startswith("rank:")}
+    nodes = ranked_hosts(scan)
     if len(nodes) < 2:
         return []
 

@@ -69,7 +69,7 @@ from l4lite.diagnose.traits import (
 )
 from l4lite.records import Record
 from l4lite.rules.components import LEARNED_WORDS, component, first_failure, is_cascade
-from l4lite.scan.scanner import UNKNOWN_NODE, JobScan, node_key
+from l4lite.scan.scanner import UNKNOWN_NODE, JobScan, is_host, node_key
 
 ROLE_ORDER = {"root": 0, "confirmation": 1, "cascade": 2, "symptom": 3, "anomaly": 4}
 CLOSE_SCORE = 0.2  # root findings within this of the best compete on time
@@ -214,7 +214,7 @@ class Localizer:
         first = earlier_failure(findings, roles, primary) if roots and verdict.scope == "node" else None
         if first is not None:  # what the root's node said went wrong just before the root line
             verdict.category, roles[id(first)] = first.category, "root"
-        real = [n for n in scan.node_last if n != UNKNOWN_NODE and not n.startswith("rank:")]
+        real = [n for n in scan.node_last if is_host(n)]
         if verdict.scope == "node" and primary.node is None and len(real) <= 1:
             # One node (or none named): the fault is on the node that logged it.
             primary.node = real[0] if real else (node_key(primary.records[0]) if primary.records else UNKNOWN_NODE)
@@ -450,7 +450,7 @@ class Localizer:
             node_of_lost_peer(scan, cascades)  # else the peer whose address the cascades say they lost
         if node is not None:
             return node
-        nodes = [n for n in scan.node_last if n != UNKNOWN_NODE and not n.startswith("rank:")]
+        nodes = [n for n in scan.node_last if is_host(n)]
         # First the watchdog's own reports, then any cascade (broken pipes, resets, teardown): the node that stayed
         # silent while every other one reported losing a peer is the one that went away.
         for chosen in ([f for f in cascades if f.rule and "watchdog" in f.rule], cascades):

@@ -28,7 +28,7 @@ from l4lite.ingest.attribution import NCCL_HEADER
 from l4lite.ingest.relay import relayed_copies
 from l4lite.records import Record
 from l4lite.rules.components import is_cascade
-from l4lite.scan.scanner import UNKNOWN_NODE, JobScan
+from l4lite.scan.scanner import UNKNOWN_NODE, JobScan, is_host
 from l4lite.vocab import GLOBAL_CATEGORIES
 
 # findings whose category is read from a line's words (a rule, the lexicon, a new line's words), not the numbers
@@ -86,7 +86,7 @@ def lone_fault(scan: JobScan, findings: Sequence[Finding], primary: Finding) -> 
     node, or an error a second process or node printed too."""
     if primary.detector not in READ_FROM_LINES or primary.node in (None, UNKNOWN_NODE):
         return False
-    real = [n for n in scan.node_last if n != UNKNOWN_NODE and not n.startswith("rank:")]
+    real = [n for n in scan.node_last if is_host(n)]
     if len(real) < 2 or primary.node not in real:
         return False
     nodes, procs = printers(findings, primary.category)

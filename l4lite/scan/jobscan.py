@@ -314,12 +314,16 @@ class JobScan:
         return self
 
 
+def is_host(key: str) -> bool:
+    """Whether a node key names a machine: not the key of records of no known node (``unknown``, ``rank:N``)."""
+    return key != UNKNOWN_NODE and not key.startswith("rank:")
+
+
 def job_nodes(node_last: dict[str, Any]) -> int:
     """How many nodes a job has: the hosts its records name. Records of no known node (``unknown``, ``rank:N``)
     make no node beside them: a job-level file (a launcher's metadata, a stray file) is one odd file, not a
     machine; only a job with no host at all counts its keys as they are."""
-    hosts = sum(1 for n in node_last if n != UNKNOWN_NODE and not n.startswith("rank:"))
-    return hosts or len(node_last)
+    return sum(1 for n in node_last if is_host(n)) or len(node_last)
 
 
 def node_key(record: Record) -> str:

@@ -39,6 +39,7 @@ from l4lite.scan.jobscan import (
     TemplateStat,
     cap_hits,
     collapsed,
+    is_host,
     node_key,
     rebucket,
     thin_metrics,
@@ -66,7 +67,7 @@ from l4lite.scan.points import (
 from l4lite.scan.runpath import RunPath
 
 __all__ = ["EXEMPLAR_CAP", "HIT_CAP", "MAX_CELLS", "METRIC_CAP", "UNKNOWN_NODE", "DeviceEvent", "Hit", "JobScan",
-           "Marker", "MetricPoint", "Progress", "Scanner", "TemplateStat", "cap_hits", "node_key", "scan_records",
+           "Marker", "MetricPoint", "Progress", "Scanner", "TemplateStat", "cap_hits", "is_host", "node_key", "scan_records",
            "thin_metrics"]
 
 MAX_CELLS = 150_000  # count-table cells (about 170 bytes each) before buckets double in length
