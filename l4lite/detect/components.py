@@ -31,7 +31,8 @@ from l4lite.scan.scanner import JobScan, node_key
 ERRORISH = re.compile(
     r"\b(?:error|exception|fail(?:ed|ure|s)?|fatal|killed|abort(?:ed)?|cannot|can't|unable|denied|timed out|"
     r"not found|does not exist|lost|refused|corrupt(?:ed)?|truncated|uncorrectable|out of memory|no space|"
-    r"segmentation fault|panic|violations?|throttl\w*|fallen off)\b|Xid|Traceback",
+    r"segmentation fault|panic|violations?|throttl\w*|fallen off)\b|Xid|Traceback|"
+    r"\|\s{0,3}ERR!|ERR!\s{0,3}/\s{0,5}\d+W",  # a field of nvidia-smi's table the GPU did not answer
     re.IGNORECASE,
 )
 FRAME = re.compile(r'^\s*File "[^"\n]{1,400}", line \d+, in ', re.M)  # a Python traceback's frame

@@ -25,6 +25,7 @@ from l4lite.rules.components import (
     component,
     first_failure,
     is_cascade,
+    named_component,
 )
 from l4lite.rules.xid import xid_entry
 from l4lite.scan.phases import PhaseTracker, phase_at, phase_from_traceback
@@ -180,6 +181,14 @@ class RuleDetector(Detector):
                 data["component"] = ", ".join(named.words)
             elif named is None and rule.generic:
                 data["generic"] = True  # its words name nothing: the suspect's other lines may (``localize``)
+        elif role in ("root", "symptom") and groups.get("exc") and \
+                (caught := named_component(f"{groups['exc']}: {first.message}")) is not None and \
+                caught.category != category:
+            # A rule that reports an exception it caught (a DataLoader worker's) gives its own category; the
+            # caught exception's name, when it has one meaning (a remote store's timeout, a missing file), says
+            # what failed.
+            category = caught.category
+            data["component"] = ", ".join(caught.words)
         elif rule.match == "text" and first.end_line > first.line and \
                 not first.message.rstrip().endswith("Traceback (most recent call last):"):
             # A signature read in a traceback's frames (a save, a load) says where it failed; the exception

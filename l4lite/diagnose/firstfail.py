@@ -8,7 +8,10 @@ whose words or names give another component, that line is the first failure and 
 
 Only error lines of the component detector count (not warnings, not a guess of the learned model, not a line
 training outlived), only on the root's node, and only within ``BEFORE`` seconds (or, untimed, a few lines above
-it in the same file): an old error the job lived through says nothing about this failure.
+it in the same file): an old error the job lived through says nothing about this failure. A line that names a
+setting (a path that is not there, a cancelled job) does not take the place of a node's own fault (a lost node, a
+GPU, its memory, a link, a file system): a node going away takes its daemons' sockets and files with it, and
+the words of what went missing then read as a configuration.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from l4lite.diagnose.timeline import finding_key
 from l4lite.rules.components import LEARNED_WORDS
 
 BEFORE = 120.0  # seconds before the root line
+NODE_FAULTS = frozenset({"gpu_hardware", "host", "network", "storage"})
 LINES = 50  # lines above it in the same file, when either is untimed
 
 
@@ -39,5 +43,6 @@ def earlier_failure(findings: list[Finding], roles: dict[int, str], root: Findin
     found = [f for f in findings if f.detector == ComponentDetector.name and f.severity == "error"
              and roles.get(id(f)) == "symptom" and f.node == root.node
              and f.category not in ("unknown", root.category) and f.data.get("component") != LEARNED_WORDS
+             and not (f.category == "user_config" and root.category in NODE_FAULTS)
              and not f.data.get("survived") and not f.data.get("in_baseline") and _shortly_before(f, root)]
     return min(found, key=finding_key) if found else None

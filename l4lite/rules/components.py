@@ -86,7 +86,9 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
                           r"GPU is lost|RmInitAdapter|\bGSP\b|NVLink|nvlink|\bHardware Error\b|hardware error|"
                           r"retired pages?|page retirement|Uncorrected|thermal|throttl|power brake|PCIe? (?:bus )?error|"
                           r"\bAER\b|amdgpu|\bMCE\b.*GPU|GPU has fallen|unknown error|GPU (?:hang|reset|requires reset)|"
-                          r"Unable to determine the device handle|memory errors? (?:on|in) GPU|GPU \d+ has [\w ]*errors"),
+                          r"Unable to determine the device handle|memory errors? (?:on|in) GPU|GPU \d+ has [\w ]*errors|"
+                          # nvidia-smi's table prints ERR! for a field (fan, power) the GPU did not answer
+                          r"\|\s{0,3}ERR!|ERR!\s{0,3}/\s{0,5}\d+W"),
     ("gpu_hardware", 1.0, r"\bGPU\b|\bCUDA error\b|cudaError|nvidia-smi|\bDCGM\b|dcgmi|\bSXM\b"),
     # the process ran out of (GPU) memory
     ("oom", 3.0, r"OutOfMemoryError|CUDA out of memory|out of memory|CUBLAS_STATUS_ALLOC_FAILED|RESOURCE_EXHAUSTED|"
@@ -121,7 +123,9 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
                   r"exceed\w* (?:the |its )?(?:[\w-]+ ){0,3}memory(?: limits?)?\b|memory limits? exceeded|"
                   # the host's memory in the words of C++, numpy, Kubernetes, Ray's memory monitor and the kernel
                   r"std::bad_alloc|\bOOMKilled\b|Unable to allocate [\d.]+ ?[KMGTP]i?B|low on memory|"
-                  r"memory on this node|oom-prevention|page allocation failure"),
+                  r"memory on this node|oom-prevention|page allocation failure|"
+                  # Slurm's reason for a job whose launch failed on its node (slurmd, prolog): the node is drained
+                  r"launch failed requeued held"),
     ("host", 1.0, r"\bkernel\b|\bRAM\b|\bswap\b|\bcgroup\b|\bCPU\b"),
     # numerical
     ("numerical", 3.0, r"\bNaN\b|\bnan\b|\binf\b|\bInf\b|overflow|loss scale|diverg|exploding|non-finite|"

@@ -58,6 +58,9 @@ EXCEPTIONS: dict[str, str] = {
     "NotImplementedError": "software",
     "RecursionError": "software",
     "FloatingPointError": "numerical",
+    # fsspec raises it for a request of an asynchronous (remote: HTTP, S3, GCS) file system that timed out
+    "fsspec.exceptions.FSTimeoutError": "storage",
+    "FSTimeoutError": "storage",
     "ConnectionRefusedError": "network",
     "ConnectionAbortedError": "network",
     "FileNotFoundError": "user_config",
