@@ -124,7 +124,8 @@ def wide_fold(key: bytes, spans: list[tuple[int, int, int]]) -> bytes:
             continue
         word = key[s:e]
         zeros = word.count(48)
-        if not zeros or zeros == n or (101 in word and _EXPONENT.fullmatch(word)):
+        # (a number in exponent form, ``0*e0+``: one letter, an "e" and not the last)
+        if not zeros or zeros == n or (zeros == n - 1 and word[-1] != 101 and 101 in word):
             parts.append(word)
         else:
             first = b"0" if word[0] == 48 else b"a"
