@@ -139,17 +139,18 @@ class TemplateMiner:
 
     # -- mining ---------------------------------------------------------------------------------------
 
-    def add(self, message: str, key: bytes | None = None) -> int:
+    def add(self, message: str, key: bytes | None = None, wide: bool = False) -> int:
         """Assign one message to a cluster and return the cluster's local id.
 
-        ``key`` may be given when the caller already has it: the UTF-8 bytes with every ASCII digit a 0.
+        ``key`` may be given when the caller already has it: the UTF-8 bytes with every ASCII digit a 0, or
+        with ``wide`` its ``hex_key`` (which folds nothing more of it).
         """
         if not self.cache_size:
             return self._drain_add(self.masker.mask_plain(message))[0].cluster_id
         if key is None:
             key = message.encode("utf-8", "surrogatepass").translate(FOLD_DIGITS)
         hit = self._by_key.get(key)
-        if hit is None:  # entries are stored under the hex-folded key (it is the key itself when it has no hex)
+        if hit is None and not wide:  # entries are stored under the hex-folded key (the key itself without hex)
             wide = hex_key(key)
             if wide != key:
                 key = wide

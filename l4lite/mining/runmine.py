@@ -97,7 +97,7 @@ def mine_run(run: ShapeRun, miner: Any, strip: Callable[[str], str] | None = Non
                 cid = kept_cids.get(memo)
             if cid is None:
                 changes = miner.changes
-                cid = add(msg, key)
+                cid = add(msg, key, x in folded)
                 out.append(cid)
                 if miner.changes != changes:
                     cids.clear()
