@@ -32,6 +32,7 @@ from l4lite.ingest.shape import (
     fold_safe,
     hex_key,
     shape_of,
+    wide_fold,
     wide_signature,
     wide_spans,
 )
@@ -161,6 +162,37 @@ def test_one_folded_shape_and_signature_have_one_miner_key() -> None:
     assert plain > 1000
     assert all(len(keys) == 1 for keys in groups.values())
     assert sum(1 for keys in groups.values()) < 40_000 - plain  # signatures are shared
+
+
+def test_miner_key_spliced_at_the_spans_is_hex_key() -> None:
+    """A message that starts and ends at a word's edge has its miner key spliced at its folded shape's spans
+    (``wide_fold``): it is ``hex_key`` of the message, whatever its ids' letters and digits."""
+    rnd = random.Random(23)
+    alphabet = "0123456789abcdef"
+    words = ("OST", "deadbeef", "libc.so.6", "mlx5_core", "GPU-", "err", "x0", "0x", "12e45678", "1e345678",
+             "e1234567", "1234567e", "0000:3b:00.0", "ffffffff")
+    compared = spliced = 0
+    for _ in range(30_000):
+        parts = []
+        for _ in range(rnd.randrange(1, 7)):
+            kind = rnd.randrange(4)
+            n = rnd.choice((3, 7, 8, 9, 12, 16, 20))
+            if kind == 0:
+                parts.append("".join(rnd.choice(alphabet) for _ in range(n)))
+            elif kind == 1:
+                parts.append("0x" + "".join(rnd.choice(alphabet) for _ in range(n)))
+            elif kind == 2:
+                parts.append("".join(rnd.choice("0123456789") for _ in range(n)))
+            else:
+                parts.append(rnd.choice(words))
+            parts.append(rnd.choice(" :-[]./+@(="))
+        text = "".join(parts)
+        msg = shape_of(text)
+        spans = wide_spans(fold_ids(msg))
+        compared += 1
+        spliced += bool(spans)
+        assert wide_fold(msg, spans) == hex_key(msg), text
+    assert spliced > compared // 2
 
 
 # messages after a syslog or dmesg header with new ids, and ones that make the reader decide otherwise

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from l4lite.ingest.shape import FOLD_DIGITS, hex_key, wide_signature, wide_spans
+from l4lite.ingest.shape import FOLD_DIGITS, hex_key, wide_fold, wide_signature, wide_spans
 
 _POW10 = np.array([10.0 ** k for k in range(10)])
 # powers of ten up to 10**17 (exact in int64): a run of digits read as one number by a dot product
@@ -274,16 +274,25 @@ def _fold_lookup(joined: bytes, bounds: np.ndarray, missed: np.ndarray, shape_id
 _WIDE_MEMO = 4096  # signatures remembered per folded shape (a cleared memo costs one regex pass per new one)
 
 
+def _word_edge(key: bytes, at: int) -> bool:
+    """Whether offset ``at`` of ``key`` is no place inside a word (ASCII letters and digits)."""
+    return at <= 0 or at >= len(key) or not (key[at - 1:at].isalnum() and key[at:at + 1].isalnum())
+
+
 def wide_key(sh: RunShape, key: bytes) -> bytes:
-    """The miner's key (``shape.hex_key``) of the message of a line of a folded shape, from the shape's memo by
-    the line's ``wide_signature`` (``mining.runmine.mine_run``)."""
+    """The miner's key (``shape.hex_key``) of the message of a line of a folded shape: spliced at the shape's
+    spans (``wide_fold``) where its message starts and ends at a word's edge, else from the shape's memo by the
+    line's ``wide_signature`` (``mining.runmine.mine_run``)."""
     plan = sh.wide
     if plan is None:
-        plan = sh.wide = (wide_spans(sh.key[sh.msg_start:sh.msg_end]), {})
+        exact = _word_edge(sh.key, sh.msg_start) and _word_edge(sh.key, sh.msg_end)
+        plan = sh.wide = (wide_spans(sh.key[sh.msg_start:sh.msg_end]), None if exact else {})
     spans, memo = plan
     msg = key[sh.msg_start:sh.msg_end]
     if not spans:  # no word the miner's key folds
         return msg
+    if memo is None:
+        return wide_fold(msg, spans)
     sig = wide_signature(msg, spans)
     wide = memo.get(sig)
     if wide is None:

@@ -108,6 +108,32 @@ def wide_spans(folded: bytes) -> list[tuple[int, int, int]]:
             for m in _WIDE_SPAN.finditer(folded)]
 
 
+def wide_fold(key: bytes, spans: list[tuple[int, int, int]]) -> bytes:
+    """``hex_key`` of ``key``, a message of a folded shape whose ``wide_spans`` are ``spans``, from a few slices:
+    ``hex_key`` folds nothing outside the spans where the message starts and ends at a word's edge (a word it
+    folds is a whole word of ``[0a-f]`` with a ``0``, or ``0x`` and such characters, which the folded shape
+    holds as a span). A message cut inside a word is not: its first word may fold where the line's does not.
+    ``tests/test_fold.py`` compares both."""
+    parts = []
+    prev = 0
+    for s, e, n in spans:
+        parts.append(key[prev:s])
+        prev = e
+        if not n:
+            parts.append(b"\xffx\xff")
+            continue
+        word = key[s:e]
+        zeros = word.count(48)
+        # (a number in exponent form, ``0*e0+``: one letter, an "e" and not the last)
+        if not zeros or zeros == n or (zeros == n - 1 and word[-1] != 101 and 101 in word):
+            parts.append(word)
+        else:
+            first = b"0" if word[0] == 48 else b"a"
+            parts.append(_FOLDED_HEX[first, n] if n <= 64 else b"\xff" + first + str(n).encode() + b"\xff")
+    parts.append(key[prev:])
+    return b"".join(parts)
+
+
 def wide_signature(key: bytes, spans: list[tuple[int, int, int]]) -> bytes:
     """What ``hex_key`` of ``key`` depends on, among the keys of one folded shape (``spans`` its ``wide_spans``):
     the bytes outside the spans, nothing of a ``0x`` word, and of a long word whether ``hex_key`` keeps it (then

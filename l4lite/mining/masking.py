@@ -119,6 +119,12 @@ def _lists(tokens: list[str]) -> list[str]:
     return out
 
 
+def stays_apart(masked: str) -> bool:
+    """Whether a masked token that keeps digits stays a token of its own in ``join_masked`` whatever its
+    neighbours: it is no name with a number, which a list of names (``_lists``) folds into one."""
+    return _has_ascii_digit(masked) is not None and _NAMED.fullmatch(masked) is None
+
+
 def join_masked(tokens: list[str], lists: bool = True) -> str:
     """Join masked tokens, collapsing a run of one repeated masked token (``blk_<NUM> blk_<NUM>``) into one:
     a list of 1 or 40 block ids is the same event. Tokens that kept digits never collapse, so that masking

@@ -28,7 +28,7 @@ from drain3.drain import Drain, LogCluster, Node
 
 from l4lite.errors import L4Error
 from l4lite.ingest.shape import FOLD_DIGITS, hex_key
-from l4lite.mining.masking import DEFAULT_MASKS, Masker, join_masked, mask, put_bounded
+from l4lite.mining.masking import DEFAULT_MASKS, Masker, join_masked, mask, put_bounded, stays_apart
 from l4lite.records import Record
 
 __all__ = ["DEFAULT_MASKS", "BoundedDrain", "Masker", "TemplateMiner", "hex_key", "mask", "template_id"]
@@ -78,6 +78,9 @@ class RunAnswers:
 
     ids: dict[bytes, int] = field(default_factory=dict)
     kept_ids: dict[tuple[bytes, Any, Any], int] = field(default_factory=dict)
+    # by a message's key with its free kept tokens left out (``TemplateMiner.free_kept``): a kept token that
+    # holds a new id on every line (``libc.so.6[7f3a1c2b+1f0e0]``) makes every key new, not this
+    free_ids: dict[tuple[Any, Any, Any], int] = field(default_factory=dict)
     changes: int = 0
 
 
@@ -127,6 +130,8 @@ class TemplateMiner:
         # kept tokens (as an itemgetter returns them) -> their masked text: a kernel line's "CPU7:" or
         # "mlx5_cmd_out_err:801:" differs from the last line's of its key on most lines, and takes a few values
         self._kept_masked: dict[Any, str] = {}
+        # key -> the indices of its kept tokens, where its entry lets every one change (``free_kept``)
+        self._free_kept: dict[bytes, tuple[int, ...]] = {}
         self.hits = 0
         self.drain_calls = 0
         self.changes = 0  # clusters created or changed: an answer ``cached_id`` gave holds while this stays
@@ -134,17 +139,18 @@ class TemplateMiner:
 
     # -- mining ---------------------------------------------------------------------------------------
 
-    def add(self, message: str, key: bytes | None = None) -> int:
+    def add(self, message: str, key: bytes | None = None, wide: bool = False) -> int:
         """Assign one message to a cluster and return the cluster's local id.
 
-        ``key`` may be given when the caller already has it: the UTF-8 bytes with every ASCII digit a 0.
+        ``key`` may be given when the caller already has it: the UTF-8 bytes with every ASCII digit a 0, or
+        with ``wide`` its ``hex_key`` (which folds nothing more of it).
         """
         if not self.cache_size:
             return self._drain_add(self.masker.mask_plain(message))[0].cluster_id
         if key is None:
             key = message.encode("utf-8", "surrogatepass").translate(FOLD_DIGITS)
         hit = self._by_key.get(key)
-        if hit is None:  # entries are stored under the hex-folded key (it is the key itself when it has no hex)
+        if hit is None and not wide:  # entries are stored under the hex-folded key (the key itself without hex)
             wide = hex_key(key)
             if wide != key:
                 key = wide
@@ -208,6 +214,10 @@ class TemplateMiner:
                                  (entry, loose[0], None if loose[0] is None else loose[0](masked_tokens)),
                                  self.cache_size)
         put_bounded(self._by_key, key, (entry, getter, expected, loose), self.cache_size)
+        if loose is not None and loose[0] is None and all(stays_apart(masked_tokens[i]) for i in kept):
+            put_bounded(self._free_kept, key, tuple(kept), self.cache_size)
+        elif key in self._free_kept:
+            del self._free_kept[key]
         return entry[0].cluster_id
 
     def _same_fixed(self, loose: tuple[Any, Any, Any], tokens: list[str]) -> bool:
@@ -278,6 +288,26 @@ class TemplateMiner:
         entry = hit[0]
         return entry[0].cluster_id if entry[1][0] == entry[2] else None
 
+    def free_kept(self, key: bytes) -> tuple[int, ...] | None:
+        """The indices of the kept tokens of a message of this key (hex-folded, as ``add`` files it) where each
+        may change freely (``_loose``: the cluster has a wildcard there, no other cluster of its leaf a word, no
+        routing by it) and each stays a token of its own (``masking.stays_apart``); None otherwise, or when the
+        key's entry is stale. A message whose other tokens have the same keys and whose tokens at these indices
+        mask to tokens that keep digits and stay apart (``kept_stays``) then goes to the same cluster, changing
+        none: Drain sees the same text but for tokens where every cluster it weighs has a wildcard."""
+        kept = self._free_kept.get(key)
+        if kept is None:
+            return None
+        hit = self._by_key.get(key)
+        if hit is None or not _free(hit) or hit[0][1][0] != hit[0][2]:
+            return None
+        return kept
+
+    def kept_stays(self, token: str) -> bool:
+        """Whether ``token`` masks to a token that keeps digits and stays a token of its own (``free_kept``)."""
+        masked, kept = self.masker.mask_list([token])
+        return bool(kept) and stays_apart(masked[0])
+
     def needs_tokens(self, key: bytes) -> bool:
         """Whether every message with this key is checked token by token (digits kept in its template, not all
         of them where the cluster has wildcards)."""
@@ -288,9 +318,11 @@ class TemplateMiner:
         """The answers runs saved (``mining.runmine.mine_run``), emptied when a cluster changed since or they grew
         past the cache's size."""
         answers = self._answers
-        if answers.changes != self.changes or len(answers.ids) + len(answers.kept_ids) > self.cache_size:
+        if answers.changes != self.changes or \
+                len(answers.ids) + len(answers.kept_ids) + len(answers.free_ids) > self.cache_size:
             answers.ids.clear()
             answers.kept_ids.clear()
+            answers.free_ids.clear()
             answers.changes = self.changes
         return answers
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from operator import itemgetter
 from typing import Any
 
 from l4lite.ingest.blocks import wide_key
@@ -64,10 +65,15 @@ def mine_run(run: ShapeRun, miner: Any, strip: Callable[[str], str] | None = Non
     # (``changes``); their hits are counted per cluster at the end (a cluster's size is all that counting changes)
     # A message of a key the miner checks token by token takes the id ``add`` gave a message of the same key,
     # the same itemgetter of kept tokens and the same kept tokens (the miner's own test on a hit), until then.
+    # A line of a folded shape whose key is new may still be answered by the key with its free kept tokens
+    # left out (``TemplateMiner.free_kept``), once its tokens there are checked (``kept_stays``): per shape, the
+    # indices of those tokens and an itemgetter of the others (the tokens of a folded shape sit alike in all its
+    # lines), learnt from a line ``add`` answered
+    free_of: dict[int, tuple[tuple[int, ...], Any]] = {}
     out: list[int] = []
     add, cached_id, kept_getter = miner.add, miner.cached_id, miner.kept_getter
     answers = miner.run_answers()  # what earlier runs learnt, while no cluster changed since
-    cids, kept_cids = answers.ids, answers.kept_ids
+    cids, kept_cids, free_ids = answers.ids, answers.kept_ids, answers.free_ids
     hits: dict[int, int] = {}
     for i, (s, x) in enumerate(zip(run.texts, shapes, strict=True)):
         key = wide_key(table[x], keys[i]) if x in folded else key_of[x]
@@ -76,6 +82,13 @@ def mine_run(run: ShapeRun, miner: Any, strip: Callable[[str], str] | None = Non
             cid = cached_id(key)
             if cid is not None:
                 cids[key] = cid
+        if cid is None and x in free_of:
+            kept, others = free_of[x]
+            cid = free_ids.get((x, kept, others(key.split())))
+            if cid is not None:
+                tokens = s[starts[x]:table[x].msg_end].split()
+                if not all(miner.kept_stays(tokens[k]) for k in kept):
+                    cid = None
         if cid is None:
             msg = s[starts[x]:table[x].msg_end]
             getter = kept_getter(key)
@@ -84,13 +97,17 @@ def mine_run(run: ShapeRun, miner: Any, strip: Callable[[str], str] | None = Non
                 cid = kept_cids.get(memo)
             if cid is None:
                 changes = miner.changes
-                cid = add(msg, key)
+                cid = add(msg, key, x in folded)
                 out.append(cid)
                 if miner.changes != changes:
                     cids.clear()
                     kept_cids.clear()
-                elif getter is not None:
+                    free_ids.clear()
+                    continue
+                if getter is not None:
                     kept_cids[memo] = cid
+                if x in folded:
+                    _learn_free(x, msg, key, cid, miner, free_of, free_ids)
                 continue
         hits[cid] = hits.get(cid, 0) + 1
         out.append(cid)
@@ -98,6 +115,35 @@ def mine_run(run: ShapeRun, miner: Any, strip: Callable[[str], str] | None = Non
         miner.count_cluster_hits(cid, k)
     answers.changes = miner.changes  # the answers left hold from the last change on
     return out
+
+
+def _learn_free(x: int, msg: str, key: bytes, cid: int, miner: Any, free_of: dict[int, tuple[tuple[int, ...], Any]],
+                free_ids: dict[tuple[Any, Any], int]) -> None:
+    """Remember the answer ``add`` gave a message of folded shape ``x`` by its key without its free kept tokens
+    (``TemplateMiner.free_kept``), where the message's tokens are its key's (ASCII, no other blank)."""
+    kept = miner.free_kept(key)
+    if kept is None:
+        return
+    found = free_of.get(x)
+    if found is None or found[0] != kept:
+        parts = key.split()
+        if not msg.isascii() or len(parts) != len(msg.split()):
+            return
+        rest = [k for k in range(len(parts)) if k not in kept]
+        found = free_of[x] = (kept, itemgetter(*rest) if len(rest) > 1 else _Pick(rest))
+    free_ids[x, kept, found[1](key.split())] = cid
+
+
+class _Pick:
+    """An itemgetter of none or one index that returns a tuple, as one of several does."""
+
+    __slots__ = ("at",)
+
+    def __init__(self, at: list[int]) -> None:
+        self.at = at
+
+    def __call__(self, parts: list[bytes]) -> tuple[bytes, ...]:
+        return tuple(parts[k] for k in self.at)
 
 
 def _mine_stretch(run: ShapeRun, start: int, end: int, key_of: dict[int, bytes], miner: Any,
