@@ -18,6 +18,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from l4lite.records import Record
@@ -381,12 +382,16 @@ def inherited_hosts(rels: Iterable[str], node_of: Callable[[str], str | None],
 
 # "node_manager address: 10.0.0.2:0 object_manager address: ... hostname: node-b" (an address beside a host name);
 # "Local node IP: 10.0.0.2" (ray start), "node_ip_address=10.0.0.2" (a node's own address, in its own file)
+_ESCAPE = re.compile("\x1b\\[[0-?]*[ -/]*[@-~]")  # a terminal's colour codes around an actor's prefix
 _ADDRESS_HOST = re.compile(r"\baddress:? (\d{1,3}(?:\.\d{1,3}){3})\b.{0,160}?\bhostname:? ([A-Za-z0-9][\w.-]*)")
 _OWN_ADDRESS = re.compile(r"\b(?:[Ll]ocal node IP:? |node_ip_address[=:] ?'?)(\d{1,3}(?:\.\d{1,3}){3})\b")
 
 
-def address_of(line: str, out: Counter[tuple[str, str]], host_of: Callable[[str], str | None]) -> None:
-    """Count the address a line ties to a host (or to its own node, host "")."""
+def address_of(line: str, out: Counter[tuple[str, str]], host_of: Callable[[str], str | None],
+               banner: Callable[[str], str | None] | None = None) -> None:
+    """Count the address a line ties to a host (or to its own node, host ""). With ``banner`` (the host a process
+    banner names), an actor's line relayed from the address in its prefix whose message is the actor's banner
+    (``(RayTrainWorker pid=95, ip=10.0.0.2) worker 1/4 up on node-b``) ties that address to the banner's host."""
     m = _ADDRESS_HOST.search(line)
     if m:
         host = host_of(m[2])
@@ -396,6 +401,21 @@ def address_of(line: str, out: Counter[tuple[str, str]], host_of: Callable[[str]
     m = _OWN_ADDRESS.search(line)
     if m:
         out[(m[1], "")] += 1
+        return
+    if banner is not None and "ip=" in line:
+        a = actor_prefix(line)
+        if a is not None and a[2] is not None and (host := banner(a.string[a.end():])):
+            out[(a[2], host)] += 1
+
+
+def actor_prefix(line: str) -> re.Match[str] | None:
+    """The Ray actor prefix a relayed line carries near its start (after a container runtime's or a label's
+    prefix, around a terminal's colour codes), or None. Its ``ip=`` names the actor's node when that is not the
+    driver's: a prefix without one is an actor on the driver's own node."""
+    if " pid=" not in line[:200]:
+        return None
+    text = _ESCAPE.sub("", line) if "\x1b" in line else line
+    return ACTOR_PREFIX.search(text, 0, 200)
 
 
 # torchelastic's agent writes glog lines (``W1203 14:40:04.257000 19477 torch/...] Sending process 19644 closing
@@ -428,25 +448,47 @@ def pid_hosts(children: Iterable[tuple[str, str]], owners: Iterable[tuple[str, s
 def named_by_pid(records: Iterable[Any], pids: dict[str, str]) -> Iterator[Any]:
     """Records of a file whose path names no node, a line that names no host taking the host the job ties to the
     pid in its glog header (``pid_hosts``): in a merged file, the agent's ``Sending process N closing signal``
-    is its node's."""
+    is its node's. A record with no header of its own right after such a line, timed by it (the traceback the
+    process printed to its stream after its last logged step), is that process's too; any other line ends it."""
+    last: tuple[str, float | None] | None = None  # the host a pid named on the record before, and its time
     for r in records:
-        if r.node is None and (m := GLOG_PID.match(_strip_stream_prefix(r.text))) and m[1] in pids:
-            r.node = pids[m[1]]
+        if r.node is not None:
+            last = None
+        elif (m := GLOG_PID.match(_strip_stream_prefix(r.text))) is not None:
+            r.node = pids.get(m[1])
+            last = (r.node, r.time) if r.node is not None else None
+        elif last is not None and r.rank is None and r.time is not None and r.time == last[1]:
+            r.node = last[0]
+        else:
+            last = None
         yield r
+
+
+@dataclass
+class AddressBook:
+    """The (IP, host) statements a file's lines make (``address_of``; host "": the file's own address), and how a
+    host named beside an address is read (loopback names and bare numbers are none)."""
+
+    host_of: Callable[[str], str | None]
+    found: Counter[tuple[str, str]] = field(default_factory=Counter)
 
 
 PID_SCAN_BYTES = 64 << 20  # a file naming no node is read whole for its pids up to this size (a merged console)
 PidFacts = tuple[set[tuple[str, str]], set[tuple[str, str]]]
 
 
-def pid_facts(lines: Iterable[str], banner: Callable[[str], str | None] | None = None) -> PidFacts:
+def pid_facts(lines: Iterable[str], banner: Callable[[str], str | None] | None = None,
+              addresses: AddressBook | None = None) -> PidFacts:
     """The ``(agent pid, worker pid)`` pairs (``child_pid``) and ``(worker pid, host)`` pairs (a failure summary's
     ``host :`` line, then its ``exitcode : N (pid: P)`` line; a glog line whose message is its process's banner,
-    ``banner`` telling the host it names: absl's ``process 2/4 on node-b``) that lines state."""
+    ``banner`` telling the host it names: absl's ``process 2/4 on node-b``) that lines state. With ``addresses``,
+    the addresses the lines tie to hosts are counted into it on the same pass (``address_of``)."""
     children: set[tuple[str, str]] = set()
     owners: set[tuple[str, str]] = set()
     host: str | None = None
     for raw in lines:
+        if addresses is not None and ("address" in raw or "ip=" in raw):
+            address_of(_strip_stream_prefix(raw), addresses.found, addresses.host_of, banner)
         if "(pid: " not in raw and "Sending process" not in raw and "host" not in raw and \
                 (banner is None or " on " not in raw):
             continue
@@ -464,7 +506,8 @@ def pid_facts(lines: Iterable[str], banner: Callable[[str], str | None] | None =
     return children, owners
 
 
-def file_pids(f: Any, banner: Callable[[str], str | None] | None = None) -> PidFacts:
+def file_pids(f: Any, banner: Callable[[str], str | None] | None = None,
+              addresses: AddressBook | None = None) -> PidFacts:
     """``pid_facts`` of a whole plain file (``files.InputFile``); none for stdin, a gzip file or one too large."""
     path = getattr(f, "path", None)
     if not path or path == "-" or getattr(f, "compressed", False) or getattr(f, "parts", ()):
@@ -473,7 +516,7 @@ def file_pids(f: Any, banner: Callable[[str], str | None] | None = None) -> PidF
         if os.path.getsize(path) > PID_SCAN_BYTES:
             return set(), set()
         with open(path, encoding=getattr(f, "encoding", None) or "utf-8", errors="replace") as fh:
-            return pid_facts(fh, banner)
+            return pid_facts(fh, banner, addresses)
     except OSError:
         return set(), set()
 

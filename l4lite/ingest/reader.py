@@ -512,10 +512,13 @@ class _FileReader(HeaderReading, RunReading):
                 info[1] = gpu if info[1] is None else _AMBIGUOUS
         if host is None:
             return
-        if self.file_host is None:
-            self.file_host = host
-        elif self.file_host != host:
-            self.file_host = _AMBIGUOUS
+        # an actor's prefix names the node the actor runs on, not the writer of the file (a driver relaying it):
+        # the prefix's host is its stream's, never the host of the file's unlabelled lines
+        if not relayed(stream, len(stream)):
+            if self.file_host is None:
+                self.file_host = host
+            elif self.file_host != host:
+                self.file_host = _AMBIGUOUS
         self.hold = False
         if global_rank is not None:
             self.rank_map.tie(global_rank, host)
