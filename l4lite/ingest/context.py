@@ -33,13 +33,10 @@ from l4lite.errors import L4Error
 from l4lite.ingest.attribution import (
     ACTOR_PREFIX,
     SRUN_LABEL,
-    AddressBook,
-    PidFacts,
     actor_prefix,
     address_nodes,
     address_of,
     compile_node_from,
-    file_pids,
     host_from_dirs,
     inherited_hosts,
     known_hosts_pattern,
@@ -47,8 +44,6 @@ from l4lite.ingest.attribution import (
     names_no_node,
     node_from_regex,
     normalize_host,
-    pid_facts,
-    pid_hosts,
     rank_from_path,
     stream_hosts,
     stream_key,
@@ -58,6 +53,7 @@ from l4lite.ingest.decode import open_lines, without_escapes
 from l4lite.ingest.fileranks import own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.layout import NodeLevel, infer_level, is_loopback, layout_parts, named_in_stem, value_at
+from l4lite.ingest.pids import AddressBook, PidFacts, file_pids, pid_facts, pid_hosts
 from l4lite.ingest.skew import anchor_key, job_skew, quick
 from l4lite.ingest.spans import (
     PAST_SLACK,
@@ -273,7 +269,7 @@ def _tail_lines(tail: bytes, enc: str) -> list[str]:
 
 
 def _whole_pids(f: Any, s: _Sample) -> PidFacts:
-    """``pid_facts`` of a whole file (``attribution.file_pids``), or of stdin as far as it is held before the job
+    """``pid_facts`` of a whole file (``pids.file_pids``), or of stdin as far as it is held before the job
     is read (``files.stdin_sample``). The addresses its lines tie to hosts are read on the same pass into its
     sample: a merged file's raylet start-up line (``address: IP ... hostname: NAME``) sits in its middle."""
     book = AddressBook(_host)

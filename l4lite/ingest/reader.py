@@ -26,7 +26,6 @@ from l4lite.ingest.attribution import (
     SYSLOG_HOST,
     RankMap,
     compile_node_from,
-    named_by_pid,
     normalize_host,
 )
 from l4lite.ingest.context import JobContext, build_context, set_apart_file
@@ -35,6 +34,7 @@ from l4lite.ingest.errorfile import error_record_start, stated_time
 from l4lite.ingest.files import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover
 from l4lite.ingest.header import CRI_HEAD_LINES, CRI_PREFIX, QUEUED, HeaderReading, relayed
 from l4lite.ingest.lineclass import OpenRecord
+from l4lite.ingest.pids import named_by_pid
 from l4lite.ingest.pieces import lead_of
 from l4lite.ingest.rotation import read_chain
 from l4lite.ingest.runs import RUN_BLOCK_LINES, RunReading, ShapeBook, ShapeRun
