@@ -123,3 +123,19 @@ def test_of_two_error_files_stating_one_exception_the_one_repeating_the_roots_fr
     found = stated_by(root, error_records([record("80", 10), record("91", 20)]))
     assert found is not None and found.line == 20
     assert stated_by(root, error_records([record("80", 10), record("85", 20)])) is None  # neither: a tie
+
+
+def test_pod_logs_merged_under_stream_labels_lose_their_runtime_prefix(tmp_path: Path) -> None:
+    # two pods' logs merged into one stream with a label per pod: each line's container prefix is read as in
+    # the pod's own log (its time kept, its partial line joined), after the label
+    (tmp_path / "job.out").write_text(
+        "0: 2026-12-04T14:25:55.705458435Z stderr F (RayTrainWorker pid=349) Traceback (most recent call last):\n"
+        f"0: 2026-12-04T14:25:55.705466531Z stderr F (RayTrainWorker pid=349) {EXC}\n"
+        "1: 2026-12-04T14:25:56.000000000Z stdout P step 15/40 | loss\n"
+        "1: 2026-12-04T14:25:56.000000001Z stdout F  3.58\n")
+    recs = list(iter_records([str(tmp_path)], IngestOptions(), Accounting()))
+    assert [r.text for r in recs] == [
+        f"0: (RayTrainWorker pid=349) Traceback (most recent call last):\n(RayTrainWorker pid=349) {EXC}",
+        "1: step 15/40 | loss 3.58"]
+    assert recs[0].time is None  # a relayed actor's copy takes no time, as in the pod's own log
+    assert recs[1].time is not None and abs(recs[1].time - 1796394356.0) < 0.01  # the runtime's time
