@@ -63,11 +63,13 @@ CASES: dict[str, tuple[str, ...]] = {
     "folders-part-N": ("037-ddp-host_oom", "048-hf-exception_k8s", "074-jax-sigkill"),  # 074: process banners
     "folders-dated": ("005-ddp-enospc", "036-deepspeed-hang_fr", "044-hf-diverge"),  # 044: no host in any line
     "folders-job-ids": ("018-lightning-sigkill", "047-ddp-host_oom_srun"),
-    "folders-workers": ("ib-link-down", "037-ddp-host_oom", "075-jax-sigstop"),
+    "folders-workers": ("ib-link-down", "037-ddp-host_oom", "075-jax-sigstop", "071-ray-exception_k8s"),
     "folders-pods": ("048-hf-exception_k8s", "047-ddp-host_oom_srun"),
     "folders-attempts": ("037-ddp-host_oom", "002-ddp-sigkill", "073-jax-exception"),
     "hosts-in-lines": ("009-hf-exception", "047-ddp-host_oom_srun", "078-jax-exception_srun",
-                       "019-lightning-hang"),  # 019: the stuck rank's error.json by its own shape
+                       "019-lightning-hang",  # 019: the stuck rank's error.json by its own shape
+                       "005-ddp-enospc",  # the error.json placed by the exception its rank raised
+                       "071-ray-exception_k8s"),  # the head pod's actors' banners name the hosts
     "wrapped-levels": ("021-lightning-enospc", "048-hf-exception_k8s"),
     "levels-under-node": ("030-deepspeed-exception",),
     "deeper-run-host-rank": ("002-ddp-sigkill", "ib-link-down"),
@@ -76,7 +78,9 @@ CASES: dict[str, tuple[str, ...]] = {
     "merged-labelled": ("002-ddp-sigkill", "030-deepspeed-exception", "001-ddp-exception",
                         "005-ddp-enospc", "011-hf-hang"),  # error records: their shape, no borrowed time
     "merged-plain": ("003-ddp-hang", "037-ddp-host_oom",  # hosts named by pids and banners, none by the file
-                     "004-ddp-nan"),  # every rank's error.json, with the second it states
+                     "004-ddp-nan",  # every rank's error.json, with the second it states
+                     "073-jax-exception",  # the traceback after a process's last pid-named step
+                     "065-ray-healthy"),  # relayed prefixes name their actors, not the driver's file
     "stdin-merged": ("030-deepspeed-exception", "001-ddp-exception", "019-lightning-hang",  # 019: summaries past 32 KB
                      "026-ddp-hang_fr"),  # a dump beside stdin
     "gzip": ("038-hf-host_oom", "011-hf-hang"),  # 011: the stuck rank's error.json.gz

@@ -147,7 +147,7 @@ def _agent_end(pid: int, child: int, host: str, rank: int) -> str:
 
 
 def test_pid_hosts_ties_an_agent_through_its_workers() -> None:
-    from l4lite.ingest.attribution import child_pid, pid_hosts
+    from l4lite.ingest.pids import child_pid, pid_hosts
 
     line = "W1203 14:40:04.257000 19477 torch/distributed/elastic/multiprocessing/api.py:1028] Sending process 19644"
     assert child_pid(line) == ("19477", "19644")

@@ -7,8 +7,8 @@ import json
 
 from l4lite.diagnose.errorfiles import error_records as read_error_records
 from l4lite.diagnose.errorfiles import stated_by
-from l4lite.ingest.attribution import named_by_pid, pid_facts, pid_hosts
 from l4lite.ingest.errorfile import error_lines
+from l4lite.ingest.pids import named_by_pid, pid_facts, pid_hosts
 from l4lite.records import Record
 
 TIMEOUT = ("RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed out "

@@ -67,22 +67,24 @@ def _last_line(r: Record) -> str:
 
 def stated_by(root: Record, candidates: Sequence[ErrorRecord]) -> Record | None:
     """The error record that states ``root``'s exception line as one of its own lines: of the root's node and
-    rank, or of none (a merged stream names neither), preferring one that names them, then the nearest in
-    time. None when none does, or two are equally near."""
+    rank, or of none (a merged stream names neither), preferring one that names them, then the one repeating
+    most of the root's traceback (ranks failing alike differ in their frames), then the nearest in time. None when
+    none does, or two are equally near."""
     last = _last_line(root)
     if len(last) < MIN_LINE:
         return None
+    own = {_PREFIXES.sub("", x).strip() for x in root.text.splitlines()}  # the root's traceback, frame by frame
     scored = []
     for c in candidates:
         r = c.record
         if last not in c.lines or r.node not in (root.node, None, "unknown") or r.rank not in (root.rank, None):
             continue
         gap = abs(c.time - root.time) if c.time is not None and root.time is not None else float("inf")
-        scored.append((r.rank != root.rank, r.node != root.node, gap, r))
-    scored.sort(key=lambda s: s[:3])
-    if not scored or len(scored) > 1 and scored[0][:3] == scored[1][:3]:
+        scored.append((r.rank != root.rank, r.node != root.node, -len(c.lines & own), gap, r))
+    scored.sort(key=lambda s: s[:4])
+    if not scored or len(scored) > 1 and scored[0][:4] == scored[1][:4]:
         return None
-    return scored[0][3]
+    return scored[0][4]
 
 
 def error_files(scan: JobScan, roots: Sequence[Record]) -> list[Record]:

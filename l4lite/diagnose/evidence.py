@@ -340,9 +340,10 @@ def node_root_records(f: Finding, groups: dict[tuple[str, int, str], tuple[tuple
         g = groups.get((r.file, r.line, f.rule or ""))
         # A rank quoting its own error ("Last error: ...") repeats rule and details in its file; kernel lines
         # (no rank) that repeat are separate reports and all count, and so does the copy of a rank's error in
-        # another file (the launcher's tee of its stderr).
+        # another file (the launcher's tee of its stderr), and so does a rank's error record merged into the
+        # stream of its other copies (its error file, where one file holds the whole job).
         key: tuple[object, ...] = (r.file, r.line) if r.rank is None else \
-            (r.file, r.rank, g) if g else (r.file, r.rank, r.message)
+            (r.file, r.rank, g, error_lines(r.text) is not None) if g else (r.file, r.rank, r.message)
         if key in seen:
             continue
         seen.add(key)

@@ -14,10 +14,9 @@ path, NCCL, syslog and torchelastic spellings of one machine agree; IPv4 address
 from __future__ import annotations
 
 import functools
-import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from l4lite.records import Record
@@ -298,7 +297,7 @@ def elastic_ties(lines: Iterable[str]) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     host: str | None = None
     for line in lines:
-        m = ELASTIC_FIELD.match(_strip_stream_prefix(line))
+        m = ELASTIC_FIELD.match(strip_stream_prefix(line))
         if not m:
             continue
         if m[1] == "host":
@@ -311,7 +310,8 @@ def elastic_ties(lines: Iterable[str]) -> list[tuple[int, str]]:
     return out
 
 
-def _strip_stream_prefix(line: str) -> str:
+def strip_stream_prefix(line: str) -> str:
+    """A line without its ``srun --label`` label or MPI tag and its torchrun prefix."""
     m = SRUN_LABEL.match(line) or MPI_TAG.match(line)
     if m:
         line = line[m.end():]
@@ -381,12 +381,16 @@ def inherited_hosts(rels: Iterable[str], node_of: Callable[[str], str | None],
 
 # "node_manager address: 10.0.0.2:0 object_manager address: ... hostname: node-b" (an address beside a host name);
 # "Local node IP: 10.0.0.2" (ray start), "node_ip_address=10.0.0.2" (a node's own address, in its own file)
+_ESCAPE = re.compile("\x1b\\[[0-?]*[ -/]*[@-~]")  # a terminal's colour codes around an actor's prefix
 _ADDRESS_HOST = re.compile(r"\baddress:? (\d{1,3}(?:\.\d{1,3}){3})\b.{0,160}?\bhostname:? ([A-Za-z0-9][\w.-]*)")
 _OWN_ADDRESS = re.compile(r"\b(?:[Ll]ocal node IP:? |node_ip_address[=:] ?'?)(\d{1,3}(?:\.\d{1,3}){3})\b")
 
 
-def address_of(line: str, out: Counter[tuple[str, str]], host_of: Callable[[str], str | None]) -> None:
-    """Count the address a line ties to a host (or to its own node, host "")."""
+def address_of(line: str, out: Counter[tuple[str, str]], host_of: Callable[[str], str | None],
+               banner: Callable[[str], str | None] | None = None) -> None:
+    """Count the address a line ties to a host (or to its own node, host ""). With ``banner`` (the host a process
+    banner names), an actor's line relayed from the address in its prefix whose message is the actor's banner
+    (``(RayTrainWorker pid=95, ip=10.0.0.2) worker 1/4 up on node-b``) ties that address to the banner's host."""
     m = _ADDRESS_HOST.search(line)
     if m:
         host = host_of(m[2])
@@ -396,86 +400,21 @@ def address_of(line: str, out: Counter[tuple[str, str]], host_of: Callable[[str]
     m = _OWN_ADDRESS.search(line)
     if m:
         out[(m[1], "")] += 1
+        return
+    if banner is not None and "ip=" in line:
+        a = actor_prefix(line)
+        if a is not None and a[2] is not None and (host := banner(a.string[a.end():])):
+            out[(a[2], host)] += 1
 
 
-# torchelastic's agent writes glog lines (``W1203 14:40:04.257000 19477 torch/...] Sending process 19644 closing
-# signal SIGTERM``): the header's number is the agent's pid, the message names its workers' pids; the failure
-# summary names each failed worker's host and pid (``host : node-b`` ... ``exitcode : -15 (pid: 19644)``)
-GLOG_PID = re.compile(r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +(\d+) ")
-_CHILD_PID = re.compile(r"(?:Sending process|\(pid:) (\d+)\b")
-SUMMARY_PID = re.compile(r"\s*exitcode\s*: .*\(pid: (\d+)\)")
-
-
-def child_pid(line: str) -> tuple[str, str] | None:
-    """``(agent pid, worker pid)`` that an agent's glog line names, or None."""
-    m = GLOG_PID.match(line)
-    c = _CHILD_PID.search(line, m.end()) if m else None
-    return (m[1], c[1]) if m and c else None
-
-
-def pid_hosts(children: Iterable[tuple[str, str]], owners: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """pid -> host: a worker's from the failure summary that names its host, an agent's from its workers'. A pid
-    tied to two hosts (pids repeat across machines) ties none."""
-    hosts: dict[str, set[str]] = {}
-    for pid, host in owners:
-        hosts.setdefault(pid, set()).add(host)
-    for agent, worker in children:
-        for host in tuple(hosts.get(worker, ())):
-            hosts.setdefault(agent, set()).add(host)
-    return {pid: next(iter(h)) for pid, h in hosts.items() if len(h) == 1}
-
-
-def named_by_pid(records: Iterable[Any], pids: dict[str, str]) -> Iterator[Any]:
-    """Records of a file whose path names no node, a line that names no host taking the host the job ties to the
-    pid in its glog header (``pid_hosts``): in a merged file, the agent's ``Sending process N closing signal``
-    is its node's."""
-    for r in records:
-        if r.node is None and (m := GLOG_PID.match(_strip_stream_prefix(r.text))) and m[1] in pids:
-            r.node = pids[m[1]]
-        yield r
-
-
-PID_SCAN_BYTES = 64 << 20  # a file naming no node is read whole for its pids up to this size (a merged console)
-PidFacts = tuple[set[tuple[str, str]], set[tuple[str, str]]]
-
-
-def pid_facts(lines: Iterable[str], banner: Callable[[str], str | None] | None = None) -> PidFacts:
-    """The ``(agent pid, worker pid)`` pairs (``child_pid``) and ``(worker pid, host)`` pairs (a failure summary's
-    ``host :`` line, then its ``exitcode : N (pid: P)`` line; a glog line whose message is its process's banner,
-    ``banner`` telling the host it names: absl's ``process 2/4 on node-b``) that lines state."""
-    children: set[tuple[str, str]] = set()
-    owners: set[tuple[str, str]] = set()
-    host: str | None = None
-    for raw in lines:
-        if "(pid: " not in raw and "Sending process" not in raw and "host" not in raw and \
-                (banner is None or " on " not in raw):
-            continue
-        line = _strip_stream_prefix(raw)
-        m = ELASTIC_FIELD.match(line)
-        if m and m[1] == "host":
-            host = normalize_host(m[2]) if m[2].strip() else None
-        elif host is not None and (p := SUMMARY_PID.match(line)):
-            owners.add((p[1], host))
-            host = None
-        elif (c := child_pid(line)) is not None:
-            children.add(c)
-        elif banner is not None and (g := GLOG_PID.match(line)) and (own := banner(line[g.end():])):
-            owners.add((g[1], own))
-    return children, owners
-
-
-def file_pids(f: Any, banner: Callable[[str], str | None] | None = None) -> PidFacts:
-    """``pid_facts`` of a whole plain file (``files.InputFile``); none for stdin, a gzip file or one too large."""
-    path = getattr(f, "path", None)
-    if not path or path == "-" or getattr(f, "compressed", False) or getattr(f, "parts", ()):
-        return set(), set()
-    try:
-        if os.path.getsize(path) > PID_SCAN_BYTES:
-            return set(), set()
-        with open(path, encoding=getattr(f, "encoding", None) or "utf-8", errors="replace") as fh:
-            return pid_facts(fh, banner)
-    except OSError:
-        return set(), set()
+def actor_prefix(line: str) -> re.Match[str] | None:
+    """The Ray actor prefix a relayed line carries near its start (after a container runtime's or a label's
+    prefix, around a terminal's colour codes), or None. Its ``ip=`` names the actor's node when that is not the
+    driver's: a prefix without one is an actor on the driver's own node."""
+    if " pid=" not in line[:200]:
+        return None
+    text = _ESCAPE.sub("", line) if "\x1b" in line else line
+    return ACTOR_PREFIX.search(text, 0, 200)
 
 
 # ------------------------------------------------------------------------------------------- hosts a stream names

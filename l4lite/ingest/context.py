@@ -33,11 +33,10 @@ from l4lite.errors import L4Error
 from l4lite.ingest.attribution import (
     ACTOR_PREFIX,
     SRUN_LABEL,
-    PidFacts,
+    actor_prefix,
     address_nodes,
     address_of,
     compile_node_from,
-    file_pids,
     host_from_dirs,
     inherited_hosts,
     known_hosts_pattern,
@@ -45,8 +44,6 @@ from l4lite.ingest.attribution import (
     names_no_node,
     node_from_regex,
     normalize_host,
-    pid_facts,
-    pid_hosts,
     rank_from_path,
     stream_hosts,
     stream_key,
@@ -56,15 +53,16 @@ from l4lite.ingest.decode import open_lines, without_escapes
 from l4lite.ingest.fileranks import own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.layout import NodeLevel, infer_level, is_loopback, layout_parts, named_in_stem, value_at
+from l4lite.ingest.pids import AddressBook, PidFacts, file_pids, pid_facts, pid_hosts
 from l4lite.ingest.skew import anchor_key, job_skew, quick
 from l4lite.ingest.spans import (
     PAST_SLACK,
-    PAST_YEARS,
     SPIKE_SECONDS,
     FileSpan,
     apart_files,
     job_span,
     no_spikes,
+    vote_year,
 )
 from l4lite.ingest.timespots import learn_spot, spot_time, strip_stream_prefixes
 from l4lite.ingest.timestamps import TimestampParser, boot_anchors
@@ -87,7 +85,7 @@ _BANNER = re.compile(r"(?<![\w.-])(?:host|hostname|host name|Hostname|HOSTNAME|H
 # a numbered process naming the host it runs on (``process 2/4 on compute-beta: 1 local device(s)``, ``rank 3 on
 # node-b``): the host is the line's writer; an endpoint (``on node-a:29500``) is not
 _ON_HOST = re.compile(r"\b(?:(?:[Pp]rocess|[Rr]ank)[ _-]?(\d{1,6})|(?:[Tt]ask|[Ww]orker)[ _-]?\d{1,6})(?:/\d+| of \d+)? "
-                      r"(?:is )?(?:running )?on "
+                      r"(?:is )?(?:(?:running|up) )?on "
                       r"(?:host |node )?([A-Za-z0-9][\w.-]*[\w])(?![\w.-]|:\d)")
 _RANK_NEAR = re.compile(r"\[rank(\d+)\]|\brank[=:]\s*(\d+)\b")
 _ELASTIC_RANK = re.compile(r"\s*rank\s*: (\d+)")
@@ -270,14 +268,19 @@ def _tail_lines(tail: bytes, enc: str) -> list[str]:
     return tail.decode(enc, "replace").replace("\x00", "").splitlines()[1:] if tail else []
 
 
-def _whole_pids(f: Any) -> PidFacts:
-    """``pid_facts`` of a whole file (``attribution.file_pids``), or of stdin as far as it is held before the job
-    is read (``files.stdin_sample``)."""
+def _whole_pids(f: Any, s: _Sample) -> PidFacts:
+    """``pid_facts`` of a whole file (``pids.file_pids``), or of stdin as far as it is held before the job
+    is read (``files.stdin_sample``). The addresses its lines tie to hosts are read on the same pass into its
+    sample: a merged file's raylet start-up line (``address: IP ... hostname: NAME``) sits in its middle."""
+    book = AddressBook(_host)
     if getattr(f, "path", None) != "-":
-        return file_pids(f, _banner_host)
-    data = stdin_sample().data
-    return pid_facts(data.decode(getattr(f, "encoding", None) or "utf-8", "replace").splitlines(), _banner_host) \
-        if not data.startswith(GZIP_MAGIC) else (set(), set())
+        facts = file_pids(f, _banner_host, book)
+    else:
+        data = stdin_sample().data
+        facts = pid_facts(data.decode(getattr(f, "encoding", None) or "utf-8", "replace").splitlines(),
+                          _banner_host, book) if not data.startswith(GZIP_MAGIC) else (set(), set())
+    s.addresses = book.found or s.addresses
+    return facts
 
 
 def _host(raw: str) -> str | None:
@@ -370,12 +373,16 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
             s.on_hosts.add(on)  # a known host of the job; which stream runs there is ``stream_hosts``'s to say
             if m[1] is not None and (own := _own_banner(raw, int(m[1]), path_rank, s.label_streams, on)):
                 s.banners[own] += 1  # a process index or a rank: the global rank (a task or worker may not be)
+            elif (a := actor_prefix(raw)) is not None and a[2] is None:
+                s.banners[on] += 1  # an actor on the driver's own node (its prefix names no other node's address)
         if host is not None:
             s.hosts[host] += 1
             if raw[:1] in _LABEL_START and (m := SRUN_LABEL.match(raw)):
                 s.labels[(m[1], host)] += 1
         if "address" in line or "node IP" in line:
             address_of(line, s.addresses, _host)
+        elif "ip=" in raw:  # a relayed actor's banner: the prefix's address is the host it names
+            address_of(raw, s.addresses, _host, _banner_host)
         if quick(raw):
             key = anchor_key(line)
             if key is not None:
@@ -449,7 +456,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     for f in _sampled(files):
         samples[f.rel], concerns[f.rel] = _sample(f)
     # ---- time first: a file that is not this job's says nothing about its nodes either
-    ctx.year, ctx.near_year = (year, year) if year is not None else _vote_year(samples.items(), files)
+    ctx.year, ctx.near_year = (year, year) if year is not None else vote_year(((rel, v.years) for rel, v in samples.items()), files)
     spans = _file_spans(files, samples, ctx.year, ctx.near_year)
     ctx.set_apart = apart_files(spans) if not open_end else {}
     if ctx.set_apart:
@@ -459,7 +466,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
             spans.pop(rel, None)
         files = [f for f in files if f.rel not in ctx.set_apart]
         if year is None:
-            ctx.year, ctx.near_year = _vote_year(samples.items(), files)
+            ctx.year, ctx.near_year = vote_year(((rel, v.years) for rel, v in samples.items()), files)
             spans = _file_spans(files, samples, ctx.year, ctx.near_year)
     ctx.start, ctx.end = job_span(list(spans.values()))
     if ctx.end is not None:  # a stream sampled at its head only has no known end
@@ -511,7 +518,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
             ctx.mention_ties += tie_streams(ctx.task_hosts, f.rel, stream_hosts((x for e in _ends(f) for x in e), known),
                                             f.rel in ctx.label_tasks)
     # pids tie an agent's hostless lines to its node where no path names one: such a file is read whole for them
-    facts = [_whole_pids(f) if ctx.node_of(f.rel) is None else (samples[f.rel].children, samples[f.rel].owners)
+    facts = [_whole_pids(f, samples[f.rel]) if ctx.node_of(f.rel) is None else (samples[f.rel].children, samples[f.rel].owners)
              for f in _sampled(files) if f.rel in samples]
     ctx.pids = pid_hosts([c for k, _ in facts for c in k], [o for _, own in facts for o in own])
     ctx.addresses = address_nodes({rel: s.addresses for rel, s in samples.items()}, ctx.node_of)
@@ -528,32 +535,6 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
                                         accounting if accounting is not None else Accounting())
     ctx.clock_skew = job_skew(ctx, files, {rel: s.anchors for rel, s in samples.items()})
     return ctx
-
-
-def _vote_year(samples: Iterable[tuple[str, _Sample]], files: Sequence[Any]) -> tuple[int | None, int | None]:
-    """The job's year and the year it is near. Each file with dated lines votes once, for the year most of them
-    carry, unless that year is after the file was written (a line cannot be dated after its file was last
-    written: a wrong clock, a line dated 2099) or years before it (a reset clock, 1970); more dated lines break
-    ties. Without such votes there is no job
-    year (each file then takes its own write time's year, rolling back a year for dates later in the year than
-    that, as ``timestamps`` does), only the year most files were written in, that dates must be near."""
-    votes: Counter[int] = Counter()
-    lines: Counter[int] = Counter()
-    written: Counter[int] = Counter()
-    mtimes = {f.rel: f.mtime for f in files if getattr(f, "mtime", None)}
-    for rel, s in samples:
-        wy = _time.gmtime(mtimes[rel]).tm_year if rel in mtimes else None
-        if wy is not None:
-            written[wy] += 1
-        if s.years:
-            y = s.years.most_common(1)[0][0]
-            if wy is None or wy - PAST_YEARS <= y <= wy:
-                votes[y] += 1
-                lines.update(s.years)
-    if votes:
-        best = max(votes, key=lambda y: (votes[y], lines[y]))
-        return best, best
-    return None, (written.most_common(1)[0][0] if written else None)
 
 
 def _file_spans(files: Sequence[Any], samples: dict[str, _Sample], year: int | None,
@@ -594,4 +575,4 @@ def set_apart_file(input_file: Any, why: str, accounting: Accounting, reason: st
 
 def job_year(files: Sequence[Any]) -> int | None:
     """The year most of a job's files carry (see ``build_context``)."""
-    return _vote_year(((f.rel, _sample(f)[0]) for f in _sampled(files)), files)[0]
+    return vote_year(((f.rel, _sample(f)[0].years) for f in _sampled(files)), files)[0]

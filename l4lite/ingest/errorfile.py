@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
 
 _RECORD_START = '{"message": {"message": "'
 SCAN_CHARS = 64 * 1024  # an error record longer than this is not read for its shape
@@ -55,3 +58,45 @@ def error_lines(text: str) -> tuple[frozenset[str], float | None] | None:
     stamp = str(extra.get("timestamp") or "")
     lines = frozenset(s.strip() for s in (inner["message"] + "\n" + stack).splitlines() if s.strip())
     return lines, float(stamp) if stamp.isdigit() else None
+
+
+# ``srun --label``'s "0: " and torchrun's "[default0]:[rank0]:" stream prefixes
+_PREFIXES = re.compile(r"^(?: *\d{1,6}: )?(?:\[[^\]\n]{0,40}\]:\s*)*")
+MIN_EXCEPTION = 20  # an exception line shorter than this says too little to tie an error record by
+
+
+def exception_line(text: str) -> str:
+    """The last line of a record, without its stream prefixes: a traceback's exception line."""
+    lines = text.rstrip("\n").splitlines()
+    return _PREFIXES.sub("", lines[-1]).strip() if lines else ""
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a hostless error record belongs: the node and rank of the process that raised its exception."""
+
+    node: str
+    rank: int | None
+
+
+def error_record_places(records: Iterable[Any]) -> dict[tuple[str, int], Placement]:
+    """``(file, line)`` of each error record no path or line placed (one merged stream, files renamed to numbers)
+    -> the node (and rank, when one) of the processes whose own records end in a line the error record holds: its
+    rank raised that exception. Records of several nodes stating it (ranks failing alike) place nothing."""
+    placed: dict[str, set[tuple[str, int | None]]] = {}  # exception line -> (node, rank) of the records ending in it
+    hostless: list[tuple[Any, frozenset[str]]] = []
+    for r in records:
+        if r.node is None:
+            read = error_lines(r.text)
+            if read is not None:
+                hostless.append((r, read[0]))
+        elif len(last := exception_line(r.text)) >= MIN_EXCEPTION and error_lines(r.text) is None:
+            placed.setdefault(last, set()).add((r.node, r.rank))
+    out: dict[tuple[str, int], Placement] = {}
+    for err, lines in hostless:
+        said = set().union(*(placed.get(x, set()) for x in lines)) if lines else set()
+        nodes = {node for node, _ in said}
+        if len(nodes) == 1:
+            ranks = {rank for _, rank in said if rank is not None}
+            out[(err.file, err.line)] = Placement(nodes.pop(), ranks.pop() if len(ranks) == 1 else None)
+    return out

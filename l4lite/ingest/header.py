@@ -6,7 +6,6 @@ shape, then replayed as a plan for every later line of the same shape.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from l4lite.ingest import lineclass as lc
@@ -23,18 +22,13 @@ from l4lite.ingest.attribution import (
     prefix_host,
 )
 from l4lite.ingest.clocks import fold_key, folded_shape
+from l4lite.ingest.cri import cri_prefix
 from l4lite.ingest.relay import relayed
 from l4lite.ingest.shape import shape_of
 from l4lite.ingest.timespots import spot_time, time_layout
 from l4lite.records import Record
 
 DIGITS = frozenset("0123456789")
-# What the kubelet's container runtime (containerd, CRI-O) writes before each line of a container's log:
-# "<RFC3339Nano time> <stdout|stderr> <F|P> <text>"; P marks a partial line whose text goes on in the next one.
-CRI_PREFIX = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d) (stdout|stderr) ([FP])(?: |$)")
-# A file is a container log when any of its first non-empty lines has the prefix: one plain line at the top (a
-# note, a copy's banner) must not leave the whole pod log unread, and a plain line passes unwrapping unchanged.
-CRI_HEAD_LINES = 16
 MAX_PLANS = 4096  # line shapes remembered per book (see runs.ShapeBook)
 QUEUED: Any = object()  # ``_head_planned``'s answer for a line it queued as the start of a multi-line record
 
@@ -88,20 +82,22 @@ class HeaderReading:
         """A container log line without its CRI prefix (or the line as it is, when it has none). The prefix's time
         becomes the time of a line that prints none of its own; a partial (P) line is kept until the line that
         ends it, and None is returned for it (the caller counts it as joined to the next one)."""
-        m = CRI_PREFIX.match(s)
+        m = cri_prefix(s)
         if m is None:
             return s
-        t = self.ts.parse(s, 0)[0]
+        label = s[:m.start()]  # a merge's stream label before the container's prefix (``srun --label``) stays
+        t = self.ts.parse(s, m.start())[0]
         if t is not None:
             self.last_time = t
         text = s[m.end():]
-        held = self.cri_partial.pop(m[1], None)
+        key = label + m[1]
+        held = self.cri_partial.pop(key, None)
         if held is not None:
             text = held + text
         if m[2] == "P":
-            self.cri_partial[m[1]] = text
+            self.cri_partial[key] = text
             return None
-        return text
+        return label + text
 
     def _header(self, s: str) -> tuple | None:
         """Split a line's prefixes and headers off: stream prefix end, rank, host, GPU, time, level, message start.

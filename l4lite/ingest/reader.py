@@ -26,15 +26,16 @@ from l4lite.ingest.attribution import (
     SYSLOG_HOST,
     RankMap,
     compile_node_from,
-    named_by_pid,
     normalize_host,
 )
 from l4lite.ingest.context import JobContext, build_context, set_apart_file
+from l4lite.ingest.cri import CRI_HEAD_LINES, cri_prefix
 from l4lite.ingest.decode import PieceStart, iter_line_blocks
 from l4lite.ingest.errorfile import error_record_start, stated_time
 from l4lite.ingest.files import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover
-from l4lite.ingest.header import CRI_HEAD_LINES, CRI_PREFIX, QUEUED, HeaderReading, relayed
+from l4lite.ingest.header import QUEUED, HeaderReading, relayed
 from l4lite.ingest.lineclass import OpenRecord
+from l4lite.ingest.pids import named_by_pid
 from l4lite.ingest.pieces import lead_of
 from l4lite.ingest.rotation import read_chain
 from l4lite.ingest.runs import RUN_BLOCK_LINES, RunReading, ShapeBook, ShapeRun
@@ -200,7 +201,7 @@ class _FileReader(HeaderReading, RunReading):
         """Learn the file's time spot from its first lines (``timespots.learn_spot``) and take the shape book
         of the files that read alike."""
         if self.cri:
-            lines = [x[m.end():] if (m := CRI_PREFIX.match(x)) else x for x in lines[:4 * LEARN_LINES]]
+            lines = [x[m.end():] if (m := cri_prefix(x)) else x for x in lines[:4 * LEARN_LINES]]
         self.spot = learn_spot(lines)
         if self.spot:
             self.init_runs(self.opt.shape_book(self._book_key()))
@@ -252,7 +253,7 @@ class _FileReader(HeaderReading, RunReading):
             for first, block in iter_line_blocks(self.f, acc, self.opt.max_line_chars, self.pieces):
                 if self.cri is None and block:
                     head = [x for x in block[:4 * CRI_HEAD_LINES] if x][:CRI_HEAD_LINES]
-                    self.cri = cri = any(CRI_PREFIX.match(x) for x in head)
+                    self.cri = cri = any(cri_prefix(x) for x in head)
                     use_runs = use_runs and not cri  # runs read the raw lines' shapes
                 if self.spot is None and block:
                     self.learn_spot(block)
@@ -512,10 +513,13 @@ class _FileReader(HeaderReading, RunReading):
                 info[1] = gpu if info[1] is None else _AMBIGUOUS
         if host is None:
             return
-        if self.file_host is None:
-            self.file_host = host
-        elif self.file_host != host:
-            self.file_host = _AMBIGUOUS
+        # an actor's prefix names the node the actor runs on, not the writer of the file (a driver relaying it):
+        # the prefix's host is its stream's, never the host of the file's unlabelled lines
+        if not relayed(stream, len(stream)):
+            if self.file_host is None:
+                self.file_host = host
+            elif self.file_host != host:
+                self.file_host = _AMBIGUOUS
         self.hold = False
         if global_rank is not None:
             self.rank_map.tie(global_rank, host)

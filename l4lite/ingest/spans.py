@@ -7,8 +7,9 @@ from __future__ import annotations
 import math
 import statistics
 import time as _time
-from collections.abc import Sequence
-from typing import NamedTuple
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
 
 from l4lite.ingest.timestamps import is_kernel_log
 
@@ -99,3 +100,29 @@ def apart_files(spans: dict[str, FileSpan]) -> dict[str, str]:
 
 def stamp(t: float) -> str:
     return _time.strftime("%Y-%m-%d %H:%M:%S", _time.gmtime(t))
+
+
+def vote_year(samples: Iterable[tuple[str, Counter[int]]], files: Sequence[Any]) -> tuple[int | None, int | None]:
+    """The job's year and the year it is near (``samples``: each sampled file's count of the years its dated lines
+    carry). Each file with dated lines votes once, for the year most of them carry, unless that year is after the
+    file was written (a line cannot be dated after its file was last written: a wrong clock, a line dated 2099) or
+    years before it (a reset clock, 1970); more dated lines break ties. Without such votes there is no job year
+    (each file then takes its own write time's year, rolling back a year for dates later in the year than that,
+    as ``timestamps`` does), only the year most files were written in, that dates must be near."""
+    votes: Counter[int] = Counter()
+    lines: Counter[int] = Counter()
+    written: Counter[int] = Counter()
+    mtimes = {f.rel: f.mtime for f in files if getattr(f, "mtime", None)}
+    for rel, years in samples:
+        wy = _time.gmtime(mtimes[rel]).tm_year if rel in mtimes else None
+        if wy is not None:
+            written[wy] += 1
+        if years:
+            y = years.most_common(1)[0][0]
+            if wy is None or wy - PAST_YEARS <= y <= wy:
+                votes[y] += 1
+                lines.update(years)
+    if votes:
+        best = max(votes, key=lambda y: (votes[y], lines[y]))
+        return best, best
+    return None, (written.most_common(1)[0][0] if written else None)

@@ -89,9 +89,9 @@ class IngestLineReader:
             text = text[: self.max_chars]
         direct = None
         if r.cri is None and text:
-            from l4lite.ingest.header import CRI_HEAD_LINES, CRI_PREFIX
+            from l4lite.ingest.cri import CRI_HEAD_LINES, cri_prefix
 
-            if CRI_PREFIX.match(text):
+            if cri_prefix(text):
                 r.cri = True
             else:
                 self._plain_head += 1

@@ -353,7 +353,7 @@ def finish_merge(result: ShardResult, root: str, accounting: Accounting, max_cel
     merged.merge(scan)
     merged.exemplars = result.exemplars
     merged.rank_nodes = dict(result.first_rank_nodes)
-    merged.remap_nodes(result.ties.as_dict())
+    merged.remap_nodes(result.ties.as_dict()).place_error_records()
     unify_templates(merged)
     while len(merged.counts) > max_cells and not collapsed(merged.counts):
         merged.counts = rebucket(merged.counts, merged.bucket_seconds, merged.bucket_seconds * 2)

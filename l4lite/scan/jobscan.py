@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import Any
 
+from l4lite.ingest.errorfile import error_record_places
 from l4lite.ingest.flight_recorder import FlightDump
 from l4lite.records import Accounting, Record
 
@@ -255,6 +256,18 @@ class JobScan:
         self.flight_records += [d for d in other.flight_records if d.file not in known]
         for k, v in other.info.items():
             self.info.setdefault(k, v)
+        return self
+
+    def place_error_records(self) -> JobScan:
+        """Give a torchelastic error record that no path or line placed the node and rank of the process whose own
+        lines raise its exception (``errorfile.error_record_places``), in place: the rank's error file, wherever
+        the archive put it, is that rank's (its rule hit and its exemplar alike)."""
+        records = [h.record for h in self.hits] + [r for recs in self.exemplars.values() for r in recs]
+        places = error_record_places(records) if any(r.node is None for r in records) else {}
+        for r in records:
+            where = places.get((r.file, r.line))
+            if where is not None and r.node is None:
+                r.node, r.rank = where.node, r.rank if r.rank is not None else where.rank
         return self
 
     def remap_nodes(self, rank_nodes: Mapping[int, str] | None = None) -> JobScan:

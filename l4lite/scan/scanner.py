@@ -508,7 +508,7 @@ class Scanner(RunPath):
         scan.info.update(self.info)
         if info:
             scan.info.update(info)
-        scan.remap_nodes(rank_nodes)
+        scan.remap_nodes(rank_nodes).place_error_records()
         scan.hits = cap_hits(scan.hits, self.hit_cap)
         return scan
 

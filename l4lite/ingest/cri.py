@@ -1,0 +1,23 @@
+"""A container runtime's line prefix (CRI: containerd, CRI-O), as the kubelet writes a pod's log."""
+
+from __future__ import annotations
+
+import re
+
+from l4lite.ingest.attribution import SRUN_LABEL
+
+# What the kubelet's container runtime (containerd, CRI-O) writes before each line of a container's log:
+# "<RFC3339Nano time> <stdout|stderr> <F|P> <text>"; P marks a partial line whose text goes on in the next one.
+CRI_PREFIX = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d) (stdout|stderr) ([FP])(?: |$)")
+# A file is a container log when any of its first non-empty lines has the prefix: one plain line at the top (a
+# note, a copy's banner) must not leave the whole pod log unread, and a plain line passes unwrapping unchanged.
+CRI_HEAD_LINES = 16
+
+
+def cri_prefix(s: str) -> re.Match[str] | None:
+    """A container log line's CRI prefix, at the line's start or after a stream label (several pods' logs merged
+    into one stream with ``srun --label``-style labels), or None."""
+    m = CRI_PREFIX.match(s)
+    if m is None and s[:1] in " 0123456789" and (label := SRUN_LABEL.match(s)) is not None:
+        m = CRI_PREFIX.match(s, label.end())
+    return m

@@ -1,0 +1,120 @@
+"""Process ids and addresses as the lines of a job tie them to hosts.
+
+torchelastic's agent names its workers' pids, its failure summary names each failed worker's host and pid, and a
+process's banner names the host its glog header's id runs on: together they tie an id to a host, so that a merged
+file's hostless lines are placed by the id in their header (``named_by_pid``). A file no path places is read
+whole for these facts, and for the addresses its lines tie to hosts on the same pass (``pid_facts``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from l4lite.ingest.attribution import ELASTIC_FIELD, address_of, normalize_host, strip_stream_prefix
+
+# torchelastic's agent writes glog lines (``W1203 14:40:04.257000 19477 torch/...] Sending process 19644 closing
+# signal SIGTERM``): the header's number is the agent's pid, the message names its workers' pids; the failure
+# summary names each failed worker's host and pid (``host : node-b`` ... ``exitcode : -15 (pid: 19644)``)
+GLOG_PID = re.compile(r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +(\d+) ")
+_CHILD_PID = re.compile(r"(?:Sending process|\(pid:) (\d+)\b")
+SUMMARY_PID = re.compile(r"\s*exitcode\s*: .*\(pid: (\d+)\)")
+
+
+def child_pid(line: str) -> tuple[str, str] | None:
+    """``(agent pid, worker pid)`` that an agent's glog line names, or None."""
+    m = GLOG_PID.match(line)
+    c = _CHILD_PID.search(line, m.end()) if m else None
+    return (m[1], c[1]) if m and c else None
+
+
+def pid_hosts(children: Iterable[tuple[str, str]], owners: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """pid -> host: a worker's from the failure summary that names its host, an agent's from its workers'. A pid
+    tied to two hosts (pids repeat across machines) ties none."""
+    hosts: dict[str, set[str]] = {}
+    for pid, host in owners:
+        hosts.setdefault(pid, set()).add(host)
+    for agent, worker in children:
+        for host in tuple(hosts.get(worker, ())):
+            hosts.setdefault(agent, set()).add(host)
+    return {pid: next(iter(h)) for pid, h in hosts.items() if len(h) == 1}
+
+
+def named_by_pid(records: Iterable[Any], pids: dict[str, str]) -> Iterator[Any]:
+    """Records of a file whose path names no node, a line that names no host taking the host the job ties to the
+    pid in its glog header (``pid_hosts``): in a merged file, the agent's ``Sending process N closing signal``
+    is its node's. A record with no header of its own right after such a line, timed by it (the traceback the
+    process printed to its stream after its last logged step), is that process's too; any other line ends it."""
+    last: tuple[str, float | None] | None = None  # the host a pid named on the record before, and its time
+    for r in records:
+        if r.node is not None:
+            last = None
+        elif (m := GLOG_PID.match(strip_stream_prefix(r.text))) is not None:
+            r.node = pids.get(m[1])
+            last = (r.node, r.time) if r.node is not None else None
+        elif last is not None and r.rank is None and r.time is not None and r.time == last[1]:
+            r.node = last[0]
+        else:
+            last = None
+        yield r
+
+
+@dataclass
+class AddressBook:
+    """The (IP, host) statements a file's lines make (``address_of``; host "": the file's own address), and how a
+    host named beside an address is read (loopback names and bare numbers are none)."""
+
+    host_of: Callable[[str], str | None]
+    found: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+
+PID_SCAN_BYTES = 64 << 20  # a file naming no node is read whole for its pids up to this size (a merged console)
+PidFacts = tuple[set[tuple[str, str]], set[tuple[str, str]]]
+
+
+def pid_facts(lines: Iterable[str], banner: Callable[[str], str | None] | None = None,
+              addresses: AddressBook | None = None) -> PidFacts:
+    """The ``(agent pid, worker pid)`` pairs (``child_pid``) and ``(worker pid, host)`` pairs (a failure summary's
+    ``host :`` line, then its ``exitcode : N (pid: P)`` line; a glog line whose message is its process's banner,
+    ``banner`` telling the host it names: absl's ``process 2/4 on node-b``) that lines state. With ``addresses``,
+    the addresses the lines tie to hosts are counted into it on the same pass (``address_of``)."""
+    children: set[tuple[str, str]] = set()
+    owners: set[tuple[str, str]] = set()
+    host: str | None = None
+    for raw in lines:
+        if addresses is not None and ("address" in raw or "ip=" in raw):
+            address_of(strip_stream_prefix(raw), addresses.found, addresses.host_of, banner)
+        if "(pid: " not in raw and "Sending process" not in raw and "host" not in raw and \
+                (banner is None or " on " not in raw):
+            continue
+        line = strip_stream_prefix(raw)
+        m = ELASTIC_FIELD.match(line)
+        if m and m[1] == "host":
+            host = normalize_host(m[2]) if m[2].strip() else None
+        elif host is not None and (p := SUMMARY_PID.match(line)):
+            owners.add((p[1], host))
+            host = None
+        elif (c := child_pid(line)) is not None:
+            children.add(c)
+        elif banner is not None and (g := GLOG_PID.match(line)) and (own := banner(line[g.end():])):
+            owners.add((g[1], own))
+    return children, owners
+
+
+def file_pids(f: Any, banner: Callable[[str], str | None] | None = None,
+              addresses: AddressBook | None = None) -> PidFacts:
+    """``pid_facts`` of a whole plain file (``files.InputFile``); none for stdin, a gzip file or one too large."""
+    path = getattr(f, "path", None)
+    if not path or path == "-" or getattr(f, "compressed", False) or getattr(f, "parts", ()):
+        return set(), set()
+    try:
+        if os.path.getsize(path) > PID_SCAN_BYTES:
+            return set(), set()
+        with open(path, encoding=getattr(f, "encoding", None) or "utf-8", errors="replace") as fh:
+            return pid_facts(fh, banner, addresses)
+    except OSError:
+        return set(), set()

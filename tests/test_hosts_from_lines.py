@@ -1,0 +1,141 @@
+"""Hosts worked out from the evidence in a job's lines where no path names them (one merged stream, files renamed
+to numbers): a relayed actor prefix names its actor's node and never the file's, an address is tied to a host
+wherever in a hostless file its statement sits, a torchelastic error record takes the node of the process that
+raised its exception, and a traceback printed after a pid-named line is that process's."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from l4lite.ingest.attribution import actor_prefix, address_of
+from l4lite.ingest.errorfile import error_record_places
+from l4lite.ingest.pids import named_by_pid
+from l4lite.ingest.reader import IngestOptions, iter_records
+from l4lite.records import Accounting, Record
+
+EXC = "RuntimeError: shape mismatch in attention block: expected key length 64, got 63"
+
+
+def _rec(text: str, *, line: int = 1, node: str | None = None, rank: int | None = None,
+         time: float | None = None) -> Record:
+    return Record(file="job.out", line=line, end_line=line + text.count("\n"), node=node, rank=rank, gpu=None,
+                  source="trainer", time=time, level=None, message=text.splitlines()[-1], text=text)
+
+
+def _error_json(message: str) -> str:
+    stack = f'Traceback (most recent call last):\n  File "train.py", line 80, in main\n    step()\n{message}\n'
+    return json.dumps({"message": {"message": message, "extraInfo": {"py_callstack": stack,
+                                                                     "timestamp": "1796309782"}}})
+
+
+def _records(tmp_path: Path, text: str) -> list[Record]:
+    (tmp_path / "logs").mkdir(exist_ok=True)
+    (tmp_path / "logs" / "000-job.out").write_text(text)
+    return list(iter_records([str(tmp_path)], IngestOptions(), Accounting()))
+
+
+def test_a_relayed_prefix_names_its_actor_not_the_drivers_other_lines(tmp_path: Path) -> None:
+    recs = _records(tmp_path, "(RayTrainWorker pid=94, ip=10.0.0.2) step 1/40 | loss 5.70\n"
+                              "Traceback (most recent call last):\n"
+                              '  File "train.py", line 114, in <module>\n'
+                              f"{EXC}\n")
+    relayed, driver = recs[0], recs[-1]
+    assert relayed.node == "10.0.0.2"  # the actor's node, by its address (no statement names the host)
+    assert driver.node is None  # the driver's own traceback is not the relayed actor's node
+
+
+def test_an_actor_banner_ties_its_prefix_address_to_the_host_it_names() -> None:
+    out: Counter[tuple[str, str]] = Counter()
+
+    def banner(message: str) -> str | None:
+        return "trn-n4" if "up on trn-n4" in message else None
+    line = "2026-12-04T14:25:14.6Z stderr F \x1b[36m(RayTrainWorker pid=95, ip=127.0.1.2)\x1b[0m worker 1/4 up on trn-n4"
+    assert address_of(line, out, lambda h: h, banner) is None
+    assert out == Counter({("127.0.1.2", "trn-n4"): 1})
+    assert address_of(line, out, lambda h: h) is None and len(out) == 1  # without a banner reader: nothing
+    local = actor_prefix("\x1b[36m(RayTrainWorker pid=323)\x1b[0m worker 2/4 up on trn-n3")
+    assert local is not None and local[2] is None  # an actor of the driver's own node: no address
+    assert actor_prefix("worker 2/4 up on trn-n3") is None
+
+
+def test_a_hostless_files_banners_place_its_lines_and_its_actors(tmp_path: Path) -> None:
+    # a Ray head pod's log renamed to a number: the actor of the driver's node names the driver's host, the one
+    # relayed from another address names that address's host, for the lines far below them too
+    pad = "".join(f"(PlacementGroupCleaner pid=265) Failed to query Ray Train Controller actor state {i}\n"
+                  for i in range(600))  # past the sampled head and tail of the file
+    text = ("2026-12-04 14:21:42,413\tINFO scripts.py:1043 -- Local node IP: 127.0.1.1\n"
+            "(RayTrainWorker pid=95, ip=127.0.1.2) worker 1/4 up on trn-n4 (local rank 1)\n"
+            "(RayTrainWorker pid=323) worker 2/4 up on trn-n3 (local rank 0)\n" + pad +
+            "(RayTrainWorker pid=94, ip=127.0.1.2) step 15/40 | loss 3.58\n"
+            "(RayTrainWorker pid=349) Traceback (most recent call last):\n"
+            f"(RayTrainWorker pid=349) {EXC}\n" + pad)
+    recs = {r.text.split(")", 1)[0]: r.node for r in _records(tmp_path, text) if "(RayTrainWorker" in r.text}
+    assert recs["(RayTrainWorker pid=94, ip=127.0.1.2"] == "trn-n4"
+    assert recs["(RayTrainWorker pid=349"] == "trn-n3"
+
+
+def test_an_address_statement_anywhere_in_a_hostless_file_ties_it(tmp_path: Path) -> None:
+    # one merged stream: a raylet's start-up line, which names its address and its host, sits in the middle
+    pad = "".join(f"2026-12-04 14:22:3{i % 10},000\tINFO worker.py:1 -- waiting {i}\n" for i in range(800))
+    text = (pad + "[2026-12-04 14:22:40,001 I 77 77] main.cc:1: Raylet started. node_manager address: "
+            "10.0.0.2:0 object_manager address: 10.0.0.2:45701 hostname: node-b\n" + pad +
+            "(RayTrainWorker pid=96, ip=10.0.0.2) OSError: [Errno 30] Read-only file system\n")
+    recs = _records(tmp_path, text)
+    assert recs[-1].node == "node-b"
+
+
+def test_an_error_record_takes_the_node_of_the_one_process_raising_its_exception() -> None:
+    err = _rec(_error_json(EXC), line=142)
+    raised = _rec(f"[rank0]: Traceback (most recent call last):\n[rank0]: {EXC}", line=29, node="n1", rank=0)
+    places = error_record_places([raised, err, _rec("step 3/40 loss=1.0", line=5, node="n2")])
+    assert places == {("job.out", 142): places[("job.out", 142)]}
+    assert (places[("job.out", 142)].node, places[("job.out", 142)].rank) == ("n1", 0)
+    # ranks of two nodes failing alike: the record is either's, so it is placed on neither
+    alike = _rec(f"[rank2]: {EXC}", line=60, node="n2", rank=2)
+    assert error_record_places([raised, alike, err]) == {}
+    # an exception no process's lines end in places nothing
+    assert error_record_places([_rec("[rank0]: RuntimeError: another one entirely", node="n1", rank=0), err]) == {}
+
+
+def test_a_traceback_after_a_pid_named_line_is_that_processs() -> None:
+    pids = {"140104215448448": "rack2-15"}
+    step = _rec("I1204 14:10:24.912943 140104215448448 train_jax.py:107] step 14/40 loss=0.0005", time=100.5)
+    tb = _rec(f"Traceback (most recent call last):\n{EXC}", line=2, time=100.5)  # timed by the line above
+    later = _rec("[Gloo] Rank 0 is connected to 3 peer ranks", line=4, time=90.0)  # another file's own time
+    assert [r.node for r in named_by_pid([step, tb, later], pids)] == ["rack2-15", "rack2-15", None]
+    # a line the pid does not name ends it: what follows is not that process's
+    other = _rec("I1204 14:10:24.912943 999 train_jax.py:107] step 14/40 loss=0.0005", time=100.5)
+    tb2 = _rec(f"Traceback (most recent call last):\n{EXC}", line=3, time=100.5)
+    assert [r.node for r in named_by_pid([step, other, tb2], pids)] == ["rack2-15", None, None]
+
+
+def test_of_two_error_files_stating_one_exception_the_one_repeating_the_roots_frames_is_taken() -> None:
+    from l4lite.diagnose.errorfiles import error_records, stated_by
+
+    def record(frame: str, line: int) -> Record:
+        stack = f'Traceback (most recent call last):\n  File "train.py", line {frame}, in main\n{EXC}\n'
+        text = json.dumps({"message": {"message": EXC, "extraInfo": {"py_callstack": stack, "timestamp": "17"}}})
+        return _rec(text, line=line)
+    root = _rec(f'[rank3]: Traceback (most recent call last):\n[rank3]:   File "train.py", line 91, in main\n'
+                f"[rank3]: {EXC}", line=900, node="n2", rank=3, time=17.5)
+    found = stated_by(root, error_records([record("80", 10), record("91", 20)]))
+    assert found is not None and found.line == 20
+    assert stated_by(root, error_records([record("80", 10), record("85", 20)])) is None  # neither: a tie
+
+
+def test_pod_logs_merged_under_stream_labels_lose_their_runtime_prefix(tmp_path: Path) -> None:
+    # two pods' logs merged into one stream with a label per pod: each line's container prefix is read as in
+    # the pod's own log (its time kept, its partial line joined), after the label
+    (tmp_path / "job.out").write_text(
+        "0: 2026-12-04T14:25:55.705458435Z stderr F (RayTrainWorker pid=349) Traceback (most recent call last):\n"
+        f"0: 2026-12-04T14:25:55.705466531Z stderr F (RayTrainWorker pid=349) {EXC}\n"
+        "1: 2026-12-04T14:25:56.000000000Z stdout P step 15/40 | loss\n"
+        "1: 2026-12-04T14:25:56.000000001Z stdout F  3.58\n")
+    recs = list(iter_records([str(tmp_path)], IngestOptions(), Accounting()))
+    assert [r.text for r in recs] == [
+        f"0: (RayTrainWorker pid=349) Traceback (most recent call last):\n(RayTrainWorker pid=349) {EXC}",
+        "1: step 15/40 | loss 3.58"]
+    assert recs[0].time is None  # a relayed actor's copy takes no time, as in the pod's own log
+    assert recs[1].time is not None and abs(recs[1].time - 1796394356.0) < 0.01  # the runtime's time
