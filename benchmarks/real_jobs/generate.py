@@ -703,6 +703,9 @@ def build_truth(job, arch):
             pattern = rf"DataLoader worker \(pid\(?s?\)? ?{wpid}\)? (is killed by signal|exited unexpectedly)"
             need(pattern, [fh], prefer=own)
             need(pattern, [fh], prefer=r"console\.log")
+            # the worker's own report from torch's SIGSEGV handler, before it dies
+            need(r"Unexpected segmentation fault encountered in worker", [fh], prefer=own)
+            need(r"Unexpected segmentation fault encountered in worker", [fh], prefer=r"console\.log")
         else:
             need(root[fault], [fh], prefer=own)
             need(root[fault], [fh], prefer=r"console\.log", limit=attempt + 1)
