@@ -147,3 +147,28 @@ def test_a_worker_that_ignored_sigterm_is_told_by_that_signal_and_its_forced_kil
     texts = sorted(_line(job, e["file"], e["line"]) for e in roots)
     assert len(texts) == 2 and all(e["node"] == "dgx-b200-03" for e in roots)
     assert "Sending process 6378 closing signal SIGTERM" in texts[0] and "Unable to shutdown process 6378" in texts[1]
+
+
+def test_a_restarted_worker_groups_failure_does_not_hide_the_first_attempts_error() -> None:
+    """079: rank 2 on node0422 raises in attempt_0; torchrun restarts both nodes' workers (--max-restarts 1) and
+    node0421's new workers fail connecting to peers still being torn down (Gloo connectFullMesh failed)."""
+    job = REAL / "079-ddp-restart"
+    inc = _analyze(job)
+    roots = _roots(inc)
+    assert inc["suspects"][0]["node"] == "node0422"
+    assert (inc["category"], inc["phase"]) == ("software", "train")
+    assert roots and all(e["node"] == "node0422" and "attempt_1" not in e["file"] for e in roots)
+    assert any("shape mismatch" in _line(job, e["file"], e["end_line"] or e["line"]) for e in roots)
+
+
+def test_an_untimed_traceback_teed_below_the_loss_lines_is_in_training() -> None:
+    """081: Fabric logs its loss with print (no time stamp); the failing rank's stderr.log copy of its traceback
+    inherits its start-up line's time, its console copy sits below the training lines."""
+    inc = _analyze(REAL / "081-fabric-exception")
+    assert (inc["suspects"][0]["node"], inc["phase"], inc["category"]) == ("gpu-node-07", "train", "software")
+
+
+def test_a_gloo_interface_missing_on_a_node_is_a_configuration_fault() -> None:
+    inc = _analyze(REAL / "083-ddp-bad_env")  # GLOO_SOCKET_IFNAME=ib0 on cpu-node-b only
+    assert (inc["category"], inc["phase"]) == ("user_config", "init")
+    assert all(e["node"] == "cpu-node-b" for e in _roots(inc))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from l4lite.evaluate.scoreboard import evaluate, pipeline_analyzer
+from l4lite.evaluate.scoreboard import evaluate, pipeline_analyzer, summarize
 
 JOBS = Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs"
 
@@ -23,7 +23,12 @@ JOBS = Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs"
 # (e.g. preemption, eviction)", until that advice was read as a cascade's own words); 049 still blames the healthy
 # node. Phase below 1: Ray and JAX jobs whose start-up lines are read as the failure
 # (benchmarks/real_jobs/ray-jax-scores.md).
-FLOORS = {"status": 0.99, "top1": 0.98, "top3": 0.99, "phase": 0.97, "category": 0.90, "evidence_f1": 0.79}
+FLOORS_000_078 = {"status": 0.99, "top1": 0.98, "top3": 0.99, "phase": 0.97, "category": 0.90, "evidence_f1": 0.79}
+# 079-088 (kinds the jobs above do not cover: torchelastic restarts, Lightning Fabric, a DataLoader worker's
+# SIGSEGV, a wrong GLOO_SOCKET_IFNAME on one node, RLIMIT_AS, a stray barrier, a token id past the vocabulary, a
+# failure in validation) were scored before any change made for them: top1 0.556, phase 0.778, category 0.444,
+# F1 0.539. With them, all 89 jobs: top1 0.938, top3 0.963, phase 0.975, category 0.875, F1 0.778.
+FLOORS = {"status": 0.99, "top1": 0.93, "top3": 0.96, "phase": 0.97, "category": 0.87, "evidence_f1": 0.77}
 # Jobs with one faulty node whose node l4lite does not yet put first (see FLOORS); any other miss fails.
 # (068: a Ray worker stuck before its step writes nothing of its own; the hang reading names it (its files' rank
 # from their start-up line, ``ingest.fileranks``), and the controller's re-raise of its peers' timeouts, a report
@@ -32,7 +37,12 @@ FLOORS = {"status": 0.99, "top1": 0.98, "top3": 0.99, "phase": 0.97, "category":
 # which ties the label to one of the job's known hosts, ``attribution.stream_hosts``.)
 # (074 and 075: the JAX coordination service's "Task N heartbeat timeout" names the process, ``process_N.log``
 # its rank.)
-OPEN_NODE_MISSES = {"049-ddp-netdown"}
+# (083: GLOO_SOCKET_IFNAME names an interface only cpu-node-b lacks; a user_config signature is job-wide by the
+# vocabulary (``vocab.GLOBAL_CATEGORIES``), so no node is blamed. 086, 088: one rank's sample holds a token id past
+# the vocabulary; "index out of range in self" reads as data and model configuration disagreeing, job-wide.
+# 085: rank 2 alone enters a barrier and every rank times out; the one odd collective is not read yet.)
+OPEN_NODE_MISSES = {"049-ddp-netdown", "083-ddp-bad_env", "085-ddp-stray_barrier", "086-ddp-bad_token",
+                    "088-fabric-bad_token"}
 # Healthy jobs l4lite calls incidents (none now: 065-ray-healthy's "safe to ignore this error" traceback is an
 # advisory line's, ``rules.advisory``); any false incident fails.
 OPEN_FALSE_INCIDENTS: set[str] = set()
@@ -43,7 +53,7 @@ def board():  # type: ignore[no-untyped-def]
     analyzer = pipeline_analyzer()
     assert analyzer is not None
     jobs = sorted(p for p in JOBS.iterdir() if (p / "ground_truth.json").exists())
-    assert len(jobs) >= 79
+    assert len(jobs) >= 89
     return evaluate(jobs, {"l4lite": analyzer})
 
 
@@ -54,6 +64,14 @@ def test_the_real_jobs_scores_hold(board) -> None:  # type: ignore[no-untyped-de
              and r.pred_status == "incident"]
     assert set(false) <= OPEN_FALSE_INCIDENTS
     low = {k: round(summary[k], 3) for k, floor in FLOORS.items() if summary[k] < floor}
+    assert low == {}
+
+
+def test_the_first_79_jobs_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
+    first = [r for r in board.results if r.method == "l4lite" and r.job[:3].isdigit() and int(r.job[:3]) < 79]
+    assert len(first) == 79
+    summary = summarize(first)
+    low = {k: round(summary[k], 3) for k, floor in FLOORS_000_078.items() if summary[k] < floor}
     assert low == {}
 
 

@@ -6,10 +6,13 @@ Lightning, DeepSpeed) printed on its own. Side records (rank map, the moment
 of injection) go to L4L_META_DIR, which lies outside the archived log tree.
 
   L4L_FAULT       none|exception|sigkill|hang|nan|enospc|corrupt_ckpt|data|
-                  host_oom|worker_oom|sigstop|diverge|erofs|netdown
+                  host_oom|worker_oom|sigstop|diverge|erofs|netdown|
+                  restart|rlimit_as|stray_barrier|worker_segv|bad_token|eval_exception
+                  (bad_env is set up by generate.py: a wrong GLOO_SOCKET_IFNAME on one node)
   L4L_FAULT_RANK  global rank that misbehaves (exception, sigkill, hang, nan, host_oom, worker_oom, sigstop)
-  L4L_FAULT_STEP  1-based optimizer step at which it happens (data: the bad sample's index; worker_oom:
-                  the number of samples DataLoader worker 0 of the rank decodes before it runs out of memory)
+  L4L_FAULT_STEP  1-based optimizer step at which it happens (data, bad_token: the bad sample's index;
+                  worker_oom, worker_segv: the number of samples DataLoader worker 0 of the rank decodes
+                  before it dies; eval_exception: the first step whose validation run fails)
   L4L_CGROUP      memory cgroup (v1 folder) with a small limit, for host_oom and worker_oom
   L4L_CKPT_DIR    the node's checkpoint mount, for erofs
   L4L_NET_DEV     the node's network interface (in its own network namespace), for netdown
@@ -119,6 +122,21 @@ def _grow_until_killed():
         held.append(torch.ones(4 * 1024 * 1024, dtype=torch.float32))
 
 
+def _limit_address_space():
+    """RLIMIT_AS at what the process maps now plus 256 MiB (as `ulimit -v` in a job script would be)."""
+    import resource
+    with open("/proc/self/status") as f:
+        vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+    resource.setrlimit(resource.RLIMIT_AS, (vm + (256 << 20), resource.RLIM_INFINITY))
+
+
+def at_eval(step):
+    """Call in each validation batch after optimizer step `step`, on every rank."""
+    if FAULT == "eval_exception" and rank() == FAULT_RANK and step >= FAULT_STEP:
+        record("eval_exception", step)
+        raise RuntimeError(EXCEPTION_MESSAGE.format(want=64, got=63))
+
+
 def lr_scale(step: int) -> float:
     """Factor a learning-rate schedule applies at `step`: with L4L_FAULT=diverge it multiplies the rate
     by 1000 from step L4L_FAULT_STEP on (a schedule whose multiplier is off by 10^3), else 1."""
@@ -138,8 +156,8 @@ def at_step(step, model=None):
     LAST_STEP = step
     if step != FAULT_STEP or rank() != FAULT_RANK:
         return
-    if FAULT == "exception":
-        record("exception", step)
+    if FAULT in ("exception", "restart"):  # restart: the same error in every attempt torchrun restarts
+        record(FAULT, step)
         raise RuntimeError(EXCEPTION_MESSAGE.format(want=64, got=63))
     if FAULT == "sigkill":
         record("sigkill", step)
@@ -150,6 +168,14 @@ def at_step(step, model=None):
         record("host_oom", step, cgroup=os.environ.get("L4L_CGROUP"))
         _join_cgroup()
         _grow_until_killed()
+    if FAULT == "rlimit_as":  # the rank's address-space limit (ulimit -v) leaves no room for a new buffer
+        record("rlimit_as", step)
+        _limit_address_space()
+        _grow_until_killed()
+    if FAULT == "stray_barrier":  # a rank-conditional collective only this rank enters: it and its peers
+        import torch.distributed as dist  # wait in different collectives until the gloo timeout
+        record("stray_barrier", step)
+        dist.barrier()
     if FAULT == "netdown":  # the node's network interface goes down (both its ranks and its agent cut off)
         dev = os.environ["L4L_NET_DEV"]
         record("netdown", step, dev=dev)
@@ -196,6 +222,8 @@ class SyntheticTokens:
         self.data = torch.where(mask, noise, base[torch.arange(n) % 16])
         self.bad = FAULT_STEP if FAULT == "data" else -1
         self.oom = FAULT_STEP if FAULT == "worker_oom" and rank() == FAULT_RANK else -1
+        self.segv = FAULT_STEP if FAULT == "worker_segv" and rank() == FAULT_RANK else -1
+        self.bad_token = FAULT_STEP if FAULT == "bad_token" else -1
         self.decoded = 0
 
     def __len__(self):
@@ -205,6 +233,11 @@ class SyntheticTokens:
         if i == self.bad:
             record("data", LAST_STEP + 1, index=i)
             return b'{"input_ids": [17, 204, 9\x00\x00'  # truncated shard record
+        if i == self.bad_token:  # a token id past the vocabulary (a shard tokenized with another tokenizer)
+            record("bad_token", LAST_STEP + 1, index=i)
+            item = self.data[i].clone()
+            item[7] = 50257
+            return item
         return self.data[i]
 
     def decode(self, i):
@@ -217,6 +250,12 @@ class SyntheticTokens:
                        cgroup=os.environ.get("L4L_CGROUP"))
                 _join_cgroup()
                 _grow_until_killed()
+        if self.segv > 0 and self.decoded == self.segv:  # a native decoder crashes in DataLoader worker 0
+            import torch.utils.data
+            info = torch.utils.data.get_worker_info()
+            if info is not None and info.id == 0:
+                record("worker_segv", None, index=i, decoded=self.decoded, worker_pid=os.getpid())
+                os.kill(os.getpid(), signal.SIGSEGV)
         item = self.raw(i)
         if isinstance(item, bytes):
             json.loads(item.decode("utf-8", "replace"))

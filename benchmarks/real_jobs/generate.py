@@ -40,9 +40,9 @@ DEEPSPEED_DEPS = ["hjson", "ninja", "psutil", "py-cpuinfo", "pydantic", "msgpack
 
 SCRIPTS = {"ddp": "train_ddp.py", "hf": "train_hf.py", "lightning": "train_lightning.py",
            "deepspeed": "train_deepspeed.py", "ignite": "train_ignite.py", "accelerate": "train_accelerate.py",
-           "ray": "train_ray.py", "jax": "train_jax.py"}
+           "ray": "train_ray.py", "jax": "train_jax.py", "fabric": "train_fabric.py"}
 FORMATS = {"ddp": "pytorch", "hf": "hf", "lightning": "lightning", "deepspeed": "deepspeed", "ignite": "ignite",
-           "accelerate": "accelerate", "ray": "ray", "jax": "jax"}
+           "accelerate": "accelerate", "ray": "ray", "jax": "jax", "fabric": "fabric"}
 # Ray Train runs in the torch venv (ray[train] installed with torch pinned); JAX has a venv of its own (no torch).
 RAY = "ray[train]==2.60.0"
 JAX_PACKAGES = ["jax[cpu]==0.10.2", "flax", "optax", "absl-py"]
@@ -147,21 +147,39 @@ JOB_SPECS = [
     ("jax", "nan", 2, 16, False),
     ("jax", "enospc", 0, 20, False),
     ("jax", "exception", 2, 12, False, {"layout": "srun-label"}),
+    # kinds the jobs above do not cover: torchrun restarting the workers (--max-restarts 1), Lightning Fabric,
+    # a DataLoader worker crashing, a wrong interface variable on one node, an address-space limit, one rank
+    # alone in a collective, a token id past the vocabulary, a failure in the validation loop
+    ("ddp", "restart", 2, 9, False, {"max_restarts": 1}),
+    ("fabric", "healthy", None, None, False),
+    ("fabric", "exception", 1, 12, False),
+    ("ddp", "worker_segv", 3, 40, False, {"loader_workers": 2}),
+    ("ddp", "bad_env", None, None, False),
+    ("accelerate", "rlimit_as", 1, 14, False),
+    ("ddp", "stray_barrier", 2, 13, False),
+    ("ddp", "bad_token", None, 205, False),
+    ("lightning", "eval_exception", 3, 20, False, {"validate": True}),
+    ("fabric", "bad_token", None, 150, False),
 ]
 LAYOUT_SUFFIX = {"srun-label": "_srun", "kubernetes-pods": "_k8s"}
 OOM_LIMIT = 64 * 1024 * 1024  # the small cgroup's memory.limit_in_bytes (only pages charged after joining it)
 
 PHASE = {"exception": "train", "sigkill": "train", "hang": "train", "nan": "train", "data": "train",
          "enospc": "checkpoint", "corrupt_ckpt": "load", "healthy": None, "host_oom": "train",
-         "worker_oom": "train", "sigstop": "train", "diverge": "train", "erofs": "checkpoint", "netdown": "train"}
+         "worker_oom": "train", "sigstop": "train", "diverge": "train", "erofs": "checkpoint", "netdown": "train",
+         "restart": "train", "worker_segv": "train", "bad_env": "init", "rlimit_as": "train", "stray_barrier": "train",
+         "bad_token": "train", "eval_exception": "eval"}
 CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan": "numerical",
             "enospc": "storage", "corrupt_ckpt": "storage", "data": "data", "healthy": None,
             "host_oom": "host", "worker_oom": "host", "sigstop": "software", "diverge": "numerical",
-            "erofs": "storage", "netdown": "network"}
+            "erofs": "storage", "netdown": "network", "restart": "software", "worker_segv": "software",
+            "bad_env": "user_config", "rlimit_as": "host", "stray_barrier": "software", "bad_token": "data",
+            "eval_exception": "software"}
 FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_runtime",
           "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps",
           "ignite": r"Engine run (complete|finished)", "accelerate": r"training finished: 40 steps",
-          "ray": r"training finished: 40 steps", "jax": r"training finished: 40 steps"}
+          "ray": r"training finished: 40 steps", "jax": r"training finished: 40 steps",
+          "fabric": r"training finished: 40 steps"}
 NAN = {"ddp": r"loss is nan at step", "hf": r"'loss': '?nan'?|'grad_norm': '?nan'?", "lightning": r"is not finite",
        "deepspeed": r"loss is nan at step", "ignite": r"contains NaN or Inf|Loss: nan",
        "accelerate": r"train_loss nan", "ray": r"loss is nan at step", "jax": r"loss is nan at step"}
@@ -200,7 +218,8 @@ def jobs():
         name = f"{i:03d}-{stack}-{fault}" + ("_fr" if fr else "") + LAYOUT_SUFFIX.get(layout, "")
         out.append(dict(name=name, index=i, stack=stack, fault=fault, rank=rank, step=step, fr=fr,
                         hosts=list(HOST_SETS[i % len(HOST_SETS)]), layout=layout,
-                        loader_workers=opt.get("loader_workers", 0)))
+                        loader_workers=opt.get("loader_workers", 0), max_restarts=opt.get("max_restarts", 0),
+                        validate=opt.get("validate", False)))
     return out
 
 
@@ -339,6 +358,8 @@ def run_job(job, py, out_root, work_root, port):
     }
     if job["loader_workers"]:
         env["L4L_LOADER_WORKERS"] = str(job["loader_workers"])
+    if job["validate"]:
+        env["L4L_VALIDATE"] = "1"
     if fault == "erofs":
         env["L4L_CKPT_DIR"] = ckpt
     cgroup = kernel = None
@@ -374,7 +395,7 @@ def run_job(job, py, out_root, work_root, port):
                   if layout == "torchelastic-logdir" else [])
         torchrun = [os.path.join(os.path.dirname(py), "torchrun"), "--nnodes", "2", "--nproc-per-node", "2",
                     "--rdzv-backend", "c10d", "--rdzv-endpoint", f"{endpoint}:{port}",
-                    "--rdzv-id", f"run-{job['index']:03d}", "--max-restarts", "0"] + logdir + [
+                    "--rdzv-id", f"run-{job['index']:03d}", "--max-restarts", str(job["max_restarts"])] + logdir + [
                     os.path.join(run_dir, SCRIPTS[stack])] + stack_args(job, ckpt, resume)
         if stack == "accelerate":  # Accelerate's launcher runs torch's elastic agent in its own process
             torchrun = accelerate_launch(py, i, endpoint, port, hdir if layout == "torchelastic-logdir" else None) + [
@@ -389,6 +410,13 @@ def run_job(job, py, out_root, work_root, port):
         if netns:
             cmd = ["ip", "netns", "exec", netns[i][0]] + cmd
             nenv.update({"GLOO_SOCKET_IFNAME": netns[i][1], "L4L_NET_DEV": netns[i][1]})
+        if fault == "bad_env" and i == 1:  # this node's job environment names an interface it does not have
+            nenv["GLOO_SOCKET_IFNAME"] = "ib0"
+            os.makedirs(meta, exist_ok=True)
+            with open(os.path.join(meta, "injection-node1.json"), "w") as f:
+                json.dump({"fault": "bad_env", "host": host, "rank": None, "step": None,
+                           "time": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+                           "env": {"GLOO_SOCKET_IFNAME": "ib0"}}, f)
         job.setdefault("commands", {})[host] = shell
         if layout == "torchelastic-logdir":
             console = open(os.path.join(hdir, "console.log"), "wb")  # noqa: SIM115 - closed when the node exits
@@ -617,7 +645,7 @@ def build_truth(job, arch):
     stack, fault = job["stack"], job["fault"]
     ranks, inj = load_meta(job["meta_dir"])
     problems = []
-    if len(ranks) != 4:
+    if len(ranks) != (0 if fault == "bad_env" else 4):  # bad_env: no rank gets past init
         problems.append(f"only {len(ranks)} ranks registered")
     hosts = job["hosts"]
     rank_host = {r: m["host"] for r, m in ranks.items()}
@@ -652,6 +680,42 @@ def build_truth(job, arch):
         for pattern, required, *anywhere in OTHER_PROOF[stack][fault]:
             need(pattern.format(pid=pid, rank=faulty_rank), None if anywhere else where, required=required, limit=2)
         need(OTHER_CASCADE[stack], None, required=False)
+    elif fault in ("restart", "worker_segv", "rlimit_as", "stray_barrier", "bad_token", "eval_exception") and first:
+        faulty_rank = first["rank"]
+        fh = rank_host.get(faulty_rank)
+        faulty_nodes = [fh]
+        lr = ranks[faulty_rank]["local_rank"]
+        # with restarts the process the fault was injected in (the first attempt's; each attempt registers
+        # again); a DataLoader worker's record holds the worker's pid, so the rank's own from its registration
+        pid = first["pid"] if fault == "restart" else ranks[faulty_rank]["pid"]
+        iteration = first["step"]
+        attempt = job["max_restarts"]
+        # with restarts the error is raised in attempt_0; a later attempt may fail otherwise (its peers are
+        # still being torn down when it connects), which is the restart's cascade, not the fault
+        own = rf"attempt_\d+/{lr}/stderr\.log"
+        root = {"restart": r"RuntimeError: shape mismatch in attention block",
+                "eval_exception": r"RuntimeError: shape mismatch in attention block",
+                "rlimit_as": r"DefaultCPUAllocator|MemoryError|Cannot allocate memory",
+                "stray_barrier": r"Timed out waiting \d+ms for recv operation",
+                "bad_token": r"IndexError: index out of range in self"}
+        if fault == "worker_segv":
+            wpid = first["worker_pid"]
+            pattern = rf"DataLoader worker \(pid\(?s?\)? ?{wpid}\)? (is killed by signal|exited unexpectedly)"
+            need(pattern, [fh], prefer=own)
+            need(pattern, [fh], prefer=r"console\.log")
+            # the worker's own report from torch's SIGSEGV handler, before it dies
+            need(r"Unexpected segmentation fault encountered in worker", [fh], prefer=own)
+            need(r"Unexpected segmentation fault encountered in worker", [fh], prefer=r"console\.log")
+        else:
+            need(root[fault], [fh], prefer=own)
+            need(root[fault], [fh], prefer=r"console\.log", limit=attempt + 1)
+        need(rf"failed \(exitcode: 1\) local_rank: {lr} \(pid: {pid}\)", [fh])
+    elif fault == "bad_env" and first:
+        fh = first["host"]
+        faulty_nodes = [fh]
+        need(r"Unable to find address for: ib0", [fh], prefer=r"attempt_0/\d/stderr\.log", limit=1)
+        need(r"Unable to find address for: ib0", [fh], prefer=r"console\.log", limit=1)
+        need(r"failed \(exitcode: 1\) local_rank: \d \(pid: \d+\)", [fh])
     elif fault in ("exception", "sigkill", "hang", "data") and first:
         faulty_rank = first["rank"]
         fh = rank_host.get(faulty_rank)
@@ -884,6 +948,34 @@ def describe(job, first, rank_host):
         return (f"The checkpoint folder of {h} (global rank 0) is remounted read-only right before the step-20 "
                 "save (as a file system does after an I/O error); the save fails with EROFS "
                 "(Read-only file system).")
+    if f == "restart":
+        return (f"torchrun runs with --max-restarts {job['max_restarts']}: global rank {r} on {h} raises RuntimeError "
+                f"from user code at step {job['step']} in every attempt; both agents restart their workers once "
+                "(a new rendezvous round, attempt_1), the error comes back and the job fails.")
+    if f == "worker_segv":
+        return (f"DataLoader worker 0 of global rank {r} on {h} (2 workers per rank) crashes with SIGSEGV after "
+                f"{job['step']} samples (as a native decoder would); the rank raises 'DataLoader worker ... is killed "
+                "by signal: Segmentation fault', the others lose their peer.")
+    if f == "bad_env":
+        return (f"The job environment of {job['hosts'][1]} sets GLOO_SOCKET_IFNAME=ib0, an interface that node does "
+                "not have; both its ranks fail in init_process_group ('Unable to find address for: ib0') and the "
+                "ranks of the other node never complete the process group.")
+    if f == "rlimit_as":
+        return (f"At step {job['step']} global rank {r} on {h} runs under an address-space limit (RLIMIT_AS, as "
+                "`ulimit -v`) 256 MiB above what it maps and keeps allocating; the allocation fails in the rank "
+                "(DefaultCPUAllocator / MemoryError), the others lose their peer.")
+    if f == "stray_barrier":
+        return (f"At step {job['step']} global rank {r} on {h} enters a dist.barrier() no other rank enters (a "
+                "rank-conditional collective); it waits in the barrier while the others wait in the gradient "
+                "all-reduce, and all four time out after 30 s (gloo).")
+    if f == "bad_token":
+        return (f"Sample {job['step']} of the synthetic dataset holds a token id past the vocabulary (50257 of 256); "
+                f"the rank whose shard holds it (global rank {first['rank'] if first else '?'} on {h}) raises "
+                "IndexError in the embedding, the others lose their peer.")
+    if f == "eval_exception":
+        return (f"Lightning runs a validation loop every 10 steps; in the validation run after step {job['step']} "
+                f"global rank {r} on {h} raises RuntimeError from user code (validation_step), the others lose "
+                "their peer.")
     if f == "data":
         return (f"Sample {job['step']} of the synthetic dataset is a truncated JSON record; the rank whose "
                 f"shard holds it (global rank {first['rank'] if first else '?'} on {h}) raises JSONDecodeError "

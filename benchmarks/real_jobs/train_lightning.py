@@ -31,6 +31,13 @@ class LitLM(L.LightningModule):
         self.log("train_loss", loss, on_step=True, prog_bar=True, sync_dist=True)
         return loss
 
+    def validation_step(self, batch, batch_idx):
+        faults.at_eval(self.global_step)  # test harness hook, prints nothing
+        logits = self.model(batch[:, :-1])
+        loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), batch[:, 1:].reshape(-1))
+        self.log("val_loss", loss, prog_bar=True, sync_dist=True)
+        return loss
+
     def on_save_checkpoint(self, checkpoint):
         faults.before_checkpoint(self.global_step)
 
@@ -57,6 +64,9 @@ def main():
                                  check_on_train_epoch_end=True),
                    TQDMProgressBar(refresh_rate=1)],
         gradient_clip_val=1.0, enable_model_summary=True,
+        # L4L_VALIDATE: a validation run every 10 steps on 4 batches (the eval-phase jobs)
+        **({"val_check_interval": 10, "limit_val_batches": 4} if os.environ.get("L4L_VALIDATE") else
+           {"limit_val_batches": 0}),
     )
     model = LitLM()
     loader = torch.utils.data.DataLoader(Tokens(), batch_size=8, num_workers=0, drop_last=True)
@@ -64,7 +74,9 @@ def main():
         faults.register()
     if args.resume:
         faults.before_resume(args.resume)
-    trainer.fit(model, loader, ckpt_path=args.resume)
+    val = (torch.utils.data.DataLoader(Tokens(n=64, seed=1), batch_size=8, drop_last=True)
+           if os.environ.get("L4L_VALIDATE") else None)
+    trainer.fit(model, loader, val, ckpt_path=args.resume)
 
 
 if __name__ == "__main__":

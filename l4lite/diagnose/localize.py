@@ -54,6 +54,7 @@ from l4lite.diagnose.firstfail import earlier_failure
 from l4lite.diagnose.lone import lone_fault, one_node_reading, told_on_its_own
 from l4lite.diagnose.ownlines import its_exception, last_words, node_said, said_apart
 from l4lite.diagnose.phasing import failure_time_of, iteration_of, node_trackers, phase_of
+from l4lite.diagnose.restarts import restarted_roots
 from l4lite.diagnose.timeline import around_failure, close_to, finding_key, named_time, survived
 from l4lite.diagnose.traits import (
     INFERRED,
@@ -142,6 +143,7 @@ class Localizer:
             elif roles[id(f)] in ("root", "cascade", "confirmation") and self._in_baseline(scan, f):
                 roles[id(f)] = "symptom"
                 f.data["in_baseline"] = True
+        restarted_roots(scan, findings, roles)  # a restarted worker group's failure follows the first attempt's
         roots = [f for f in findings if roles[id(f)] == "root"]
         severe = [f for f in findings if roles[id(f)] in ("cascade", "confirmation") and f.severity in SEVERE]
         if not roots and not severe and len(scan.node_last) <= 1:

@@ -89,7 +89,29 @@ def phase_of(f: Finding, scan: JobScan, trackers: dict[str | None, list[PhaseEve
         later = _phase_at_time(f, scan, trackers, job_events, bound - 0.001, where, others)
         if later not in ("init", "shutdown"):
             return later
+    if phase == "init" and r is not None and own_time(r) is None:
+        return _copy_below_marker(f, trackers) or phase
     return phase
+
+
+def _copy_below_marker(f: Finding, trackers: dict[str | None, list[PhaseEvent]]) -> str | None:
+    """For an untimed line read as start-up: the phase of the last marker above another copy of it in that
+    copy's own file (a rank's stderr.log copy inherits its start-up banner's time, the launcher's tee copy sits
+    below the training lines it followed); None when the line has no copy elsewhere, or its own file has a
+    marker above it (its place there already decided), or no copy is below a marker of a later phase."""
+    events = trackers.get(f.node, [])
+    first = f.records[0]
+    if any(e.file == first.file and e.line <= first.line for e in events):
+        return None
+    best: PhaseEvent | None = None
+    for rec in f.records[1:]:
+        if rec.file == first.file:
+            continue
+        above = [e for e in events if e.file == rec.file and e.line <= rec.line]
+        last = max(above, key=lambda e: e.line) if above else None
+        if last is not None and (best is None or last.line > best.line):
+            best = last
+    return best.phase if best is not None and best.phase not in ("init", "shutdown") else None
 
 
 def _phase_at_time(f: Finding, scan: JobScan, trackers: dict[str | None, list[PhaseEvent]],

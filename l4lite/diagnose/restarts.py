@@ -1,0 +1,56 @@
+"""A worker group torchelastic restarted: its failure follows the first attempt's.
+
+With ``--max-restarts N`` the agent restarts every worker of its node after one fails, in a new rendezvous round,
+and writes the new workers' logs under ``attempt_1/``, ``attempt_2/`` beside ``attempt_0/``. The restarted group
+often cannot even start: its peers on the other nodes are still being torn down, so it fails connecting to them
+(gloo's ``connectFullMesh failed ... Connection refused``), and a failure that comes back ends the job the same
+way. Either way the first attempt's failure is what the job met; a root line printed after the restart began is
+its consequence, read as a cascade, as long as an earlier root line says what failed first. Lines that name no
+attempt (the agent's console, where the workers' output is teed) are placed by their own time against the
+restarted workers' first stamped line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from l4lite.detect.base import Finding
+from l4lite.diagnose.evidence import own_time
+from l4lite.records import Record
+from l4lite.scan.scanner import JobScan
+
+_LATER_ATTEMPT = re.compile(r"(?:^|/)attempt_([1-9]\d*)/")
+
+
+def restart_time(scan: JobScan, findings: Sequence[Finding]) -> float | None:
+    """The first stamped line of a restarted worker (a file under ``attempt_N/``, N > 0); None without one."""
+    times = [t for f in findings for r in f.records if _LATER_ATTEMPT.search(r.file)
+             for t in [own_time(r)] if t is not None]
+    times += [m.time for m in scan.markers if m.time is not None and _LATER_ATTEMPT.search(m.file)]
+    return min(times, default=None)
+
+
+def _after(r: Record, start: float) -> bool:
+    """Whether a line was printed after the restart began: in a restarted worker's file, or stamped (by its own
+    time, else the time it inherited, which is never later than its own) at or after it."""
+    t = own_time(r)
+    t = r.time if t is None else t
+    return bool(_LATER_ATTEMPT.search(r.file)) or t is not None and t >= start
+
+
+def restarted_roots(scan: JobScan, findings: Sequence[Finding], roles: dict[int, str]) -> list[Finding]:
+    """Root findings printed after the workers were restarted, while an earlier root says what failed first;
+    their roles become cascades (``data["restarted"]``). Returns them."""
+    start = restart_time(scan, findings)
+    if start is None:
+        return []
+    roots = [f for f in findings if roles.get(id(f)) == "root" and f.records]
+    later = [f for f in roots if all(_after(r, start) for r in f.records)]
+    earlier = [f for f in roots if f not in later]
+    if not earlier:
+        return []
+    for f in later:
+        roles[id(f)] = "cascade"
+        f.data["restarted"] = True
+    return later

@@ -1,0 +1,45 @@
+"""A worker group torchelastic restarted (``--max-restarts``): the first attempt's failure is the root, the
+restarted group's failure to connect to peers still being torn down is its cascade (diagnose.restarts)."""
+
+from __future__ import annotations
+
+from l4lite.detect.base import Finding
+from l4lite.diagnose.restarts import restart_time, restarted_roots
+from l4lite.records import Record
+from l4lite.scan.scanner import JobScan
+
+STAMP = "E1205 05:32:{:02d}.000000 426 api.py:1002] "
+T0 = 1796448720.0  # 2026-12-05 05:32:00 UTC
+
+
+def _root(file: str, second: int, text: str, node: str) -> Finding:
+    r = Record(file=file, line=5, end_line=5, node=node, rank=None, gpu=None, source="trainer", time=T0 + second,
+               level="error", message=text, text=STAMP.format(second) + text)
+    return Finding("rules", "software", "root", 0.3, text, node=node, time=T0 + second, records=[r])
+
+
+def test_a_restarted_groups_failure_after_the_first_attempts_is_a_cascade() -> None:
+    first = _root("n2/torchelastic/run_x/attempt_0/0/stderr.log", 29, "RuntimeError: shape mismatch", "n2")
+    again = _root("n1/torchelastic/run_y/attempt_1/0/stderr.log", 33, "Gloo connectFullMesh failed", "n1")
+    teed = _root("n1/console.log", 40, "Gloo connectFullMesh failed", "n1")  # a console copy, placed by time
+    findings = [first, again, teed]
+    roles = {id(f): "root" for f in findings}
+    assert restart_time(JobScan(), findings) == T0 + 33
+    assert restarted_roots(JobScan(), findings, roles) == [again, teed]
+    assert roles[id(first)] == "root" and roles[id(again)] == roles[id(teed)] == "cascade"
+    assert again.data["restarted"]
+
+
+def test_without_an_earlier_root_the_restarted_groups_failure_stays_the_root() -> None:
+    # the first attempt failed of something no rule calls a root: the later failure is all the job says
+    again = _root("n1/torchelastic/run_y/attempt_1/0/stderr.log", 33, "Gloo connectFullMesh failed", "n1")
+    roles = {id(again): "root"}
+    assert restarted_roots(JobScan(), [again], roles) == [] and roles[id(again)] == "root"
+
+
+def test_a_job_that_never_restarted_is_left_alone() -> None:
+    a = _root("n2/torchelastic/run_x/attempt_0/0/stderr.log", 29, "RuntimeError: shape mismatch", "n2")
+    b = _root("n1/console.log", 40, "Gloo connectFullMesh failed", "n1")
+    roles = {id(a): "root", id(b): "root"}
+    assert restart_time(JobScan(), [a, b]) is None
+    assert restarted_roots(JobScan(), [a, b], roles) == [] and roles[id(b)] == "root"
