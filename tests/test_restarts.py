@@ -43,3 +43,13 @@ def test_a_job_that_never_restarted_is_left_alone() -> None:
     roles = {id(a): "root", id(b): "root"}
     assert restart_time(JobScan(), [a, b]) is None
     assert restarted_roots(JobScan(), [a, b], roles) == [] and roles[id(b)] == "root"
+
+
+def test_a_folder_named_attempt_above_the_run_is_no_restart() -> None:
+    # an archive whose node folders are run folders ``attempt_0``, ``attempt_1``: only torchelastic's own
+    # ``attempt_N/<local rank>/`` under a run id marks a restarted worker
+    a = _root("attempt_1/torchelastic/run_x/attempt_0/0/stderr.log", 29, "RuntimeError: shape mismatch", "n2")
+    b = _root("attempt_0/console.log", 40, "Gloo connectFullMesh failed", "n1")
+    roles = {id(a): "root", id(b): "root"}
+    assert restart_time(JobScan(), [a, b]) is None
+    assert restarted_roots(JobScan(), [a, b], roles) == [] and roles[id(b)] == "root"

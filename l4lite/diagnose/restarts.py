@@ -20,7 +20,9 @@ from l4lite.diagnose.evidence import own_time
 from l4lite.records import Record
 from l4lite.scan.scanner import JobScan
 
-_LATER_ATTEMPT = re.compile(r"(?:^|/)attempt_([1-9]\d*)/")
+# torchelastic's own layout, ``<run id>/attempt_N/<local rank>/<file>``: a folder named ``attempt_1`` higher up
+# (a node's folder, a collector's run folder) says nothing about a restart of the workers
+_LATER_ATTEMPT = re.compile(r"(?:^|/)attempt_([1-9]\d*)/\d+/[^/]+$")
 
 
 def restart_time(scan: JobScan, findings: Sequence[Finding]) -> float | None:
