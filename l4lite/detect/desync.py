@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from l4lite.detect.base import Detector, Finding
+from l4lite.detect.pending import odd_collective
 from l4lite.records import Record
 from l4lite.scan.jobscan import JobScan
 
@@ -63,7 +64,8 @@ class DesyncDetector(Detector):
         self.role = role
 
     def detect(self, scan: JobScan) -> list[Finding]:
-        out = [f for f in (self._reported(scan), self._fingerprints(scan), self._from_seqnums(scan)) if f is not None]
+        out = [f for f in (self._reported(scan), self._fingerprints(scan), self._from_seqnums(scan),
+                          self._odd_collective(scan)) if f is not None]
         return out[:1]  # the report, when there is one, says it best
 
     def _node(self, scan: JobScan, rank: int, record: Record) -> str | None:
@@ -159,6 +161,18 @@ class DesyncDetector(Detector):
                     f"#{', #'.join(map(str, others[:3]))}")
             return self._finding(scan, [c.rank for c in culprits], where, culprits[0].record, records, what)
         return None
+
+    def _odd_collective(self, scan: JobScan) -> Finding | None:
+        """Every rank timed out in a collective and one rank (or a few on one node) waited in another op than all
+        the others (``detect.pending``): that rank took a code path the others did not."""
+        odd = odd_collective(scan)
+        if odd is None:
+            return None
+        ranks = [p.rank for p in odd.odd]
+        records = [p.record for p in odd.odd[:4]] + [p.record for p in odd.others[:2]]
+        what = (f"rank(s) {', '.join(map(str, ranks))} timed out waiting in {odd.odd[0].op} while the other "
+                f"{len(odd.others)} rank(s) timed out waiting in {odd.others[0].op}")
+        return self._finding(scan, ranks, "out of step with", odd.odd[0].record, records, what)
 
     def _finding(self, scan: JobScan, ranks: list[int], where: str, first: Record, records: list[Record],
                  what: str) -> Finding:

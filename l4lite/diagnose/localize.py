@@ -323,7 +323,10 @@ class Localizer:
         confirmations = [f for f in severe if f.role == "confirmation"]
         named = [f for f in confirmations if self._confirmed_node(scan, f)]
         if named:  # the launcher's summary with the earliest first failure names the culprit
-            primary = min(named, key=lambda f: (names_cascade(f), named_time(f), finding_key(f)))
+            # launchers that failed in the same second (every rank timed out alike): the node a desync names
+            out_of_step = {f.node for f in findings if f.detector == "desync" and f.node}
+            primary = min(named, key=lambda f: (names_cascade(f), named_time(f),
+                                                self._confirmed_node(scan, f) not in out_of_step, finding_key(f)))
             primary.node = self._confirmed_node(scan, primary)
         else:
             primary = min(confirmations or severe, key=lambda f: (finding_key(f), -f.score))
