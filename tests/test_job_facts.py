@@ -71,6 +71,25 @@ def test_one_file_against_one_sets_nothing_apart(tmp_path: Path) -> None:
     assert ctx.set_apart == {}  # a tie says nothing about which file is the job's
 
 
+def test_one_file_against_one_written_days_before_it_is_set_apart(tmp_path: Path) -> None:
+    """One merged job file beside one stray file of another job: the tie is broken by the files' write times (a
+    leftover of an earlier run was written before it); the stray file whose lines come after the job's is set
+    apart all the same, and so is nothing when the write times are close."""
+    import os
+
+    job = tmp_path / "job"
+    job.mkdir()
+    (job / "train.log").write_text(_train("03", 14, "node-a"))
+    (job / "old.log").write_text(_train("05", 14, "node-a"))  # dated after the job (a date read wrong), written before
+    now = 1796400000.0
+    os.utime(job / "train.log", (now, now))
+    os.utime(job / "old.log", (now - 2 * 86400, now - 2 * 86400))
+    ctx = build_context(discover([str(job)], Accounting()).files)
+    assert set(ctx.set_apart) == {"old.log"} and "after the job's" in ctx.set_apart["old.log"]
+    os.utime(job / "old.log", (now - 3600, now - 3600))  # an hour apart: nothing tells the two files apart
+    assert build_context(discover([str(job)], Accounting()).files).set_apart == {}
+
+
 def test_stdin_is_sampled_for_the_job_context_and_read_whole(tmp_path: Path, monkeypatch) -> None:
     import io
     import sys

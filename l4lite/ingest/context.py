@@ -458,7 +458,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     # ---- time first: a file that is not this job's says nothing about its nodes either
     ctx.year, ctx.near_year = (year, year) if year is not None else vote_year(((rel, v.years) for rel, v in samples.items()), files)
     spans = _file_spans(files, samples, ctx.year, ctx.near_year)
-    ctx.set_apart = apart_files(spans) if not open_end else {}
+    ctx.set_apart = apart_files(spans, {f.rel: getattr(f, "mtime", None) for f in files}) if not open_end else {}
     if ctx.set_apart:
         for rel in ctx.set_apart:
             samples.pop(rel, None)

@@ -62,11 +62,14 @@ def job_span(spans: Sequence[FileSpan]) -> tuple[float | None, float | None]:
 APART_GAP = 6 * 3600.0  # a file whose whole span is this far (or the core's length) from the job's core is not its
 
 
-def apart_files(spans: dict[str, FileSpan]) -> dict[str, str]:
+def apart_files(spans: dict[str, FileSpan], written: dict[str, float | None] | None = None) -> dict[str, str]:
     """Files whose whole span lies far outside the job's (rel -> why). The job's processes' files are grouped by
-    their spans (a file joins a group it comes within the gap of); the core is the group of most files. A file of a smaller group (a tie sets
-    nothing apart), all of it more than the gap (six hours, or the core's length) before or after the core, is a stale file of another
-    job or an earlier run. A node's own logs (syslog, kernel) reach back to its boot: they are never set apart."""
+    their spans (a file joins a group it comes within the gap of); the core is the group of most files. A file of a smaller group, all
+    of it more than the gap (six hours, or the core's length) before or after the core, is a stale file of another
+    job or an earlier run. A node's own logs (syslog, kernel) reach back to its boot: they are never set apart.
+    A tie sets nothing apart, unless the files' write times (``written``: rel -> mtime) tell the groups apart: a
+    group whose every file was last written more than the gap before every file of the other is a leftover of an
+    earlier run (one merged job file beside one stray file of another job is such a tie)."""
     own = sorted(((v.first, v.last, rel) for rel, v in spans.items() if not v.system and not is_kernel_log(rel)))
     if len(own) < 2:
         return {}
@@ -81,12 +84,18 @@ def apart_files(spans: dict[str, FileSpan]) -> dict[str, str]:
             end = b
     if len(groups) < 2:
         return {}
-    core = max(groups, key=lambda g: (len(g), max(b for _, b, _ in g)))
+    marks = written or {}
+    ranges = {id(g): _write_range(g, marks) for g in groups}
+    core = max(groups, key=lambda g: (len(g), (ranges[id(g)] or (0.0, -math.inf))[1], max(b for _, b, _ in g)))
     lo, hi = min(a for a, _, _ in core), max(b for _, b, _ in core)
     gap = max(APART_GAP, hi - lo)
     out = {}
     for g in groups:
-        if g is core or len(g) >= len(core):  # a tie says nothing about which files are the job's
+        if g is core:
+            continue
+        # a tie says nothing about which files are the job's, unless this group was written long before the core
+        mine, theirs = ranges[id(g)], ranges[id(core)]
+        if len(g) >= len(core) and not (mine and theirs and mine[1] < theirs[0] - gap):
             continue
         for a, b, rel in g:
             if b < lo - PAST_SLACK:  # a reset clock (1970), not another job: the reader refuses its times
@@ -96,6 +105,13 @@ def apart_files(spans: dict[str, FileSpan]) -> dict[str, str]:
                 out[rel] = (f"its lines ({stamp(a)} to {stamp(b)}) lie wholly {where} the job's "
                             f"({stamp(lo)} to {stamp(hi)}): a file of another job or an earlier run")
     return out
+
+
+def _write_range(group: list[tuple[float, float, str]], written: dict[str, float | None]) -> tuple[float, float] | None:
+    """The first and last write time of a group's files; None when any file's is unknown (a stream)."""
+    times = [written.get(rel) for _, _, rel in group]
+    known = [t for t in times if t is not None]
+    return (min(known), max(known)) if known and len(known) == len(times) else None
 
 
 def stamp(t: float) -> str:
