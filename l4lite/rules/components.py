@@ -96,11 +96,11 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
                  # TensorFlow's allocator: "ResourceExhaustedError: OOM when allocating tensor with shape[...]"
                  r"ResourceExhaustedError|OOM when allocating"),
     # network: IB, RoCE, sockets, NIC
-    ("network", 3.0, r"\bNET/IB\b|\bNET/Socket\b|\bibv_\w+|\bmlx5|InfiniBand|\bRoCE\b|\bHCA\b|\bEFA\b|libfabric|"
+    ("network", 3.0, r"\bNET/Socket\b|\bibv_\w+|\bmlx5|InfiniBand|\bRoCE\b|\bHCA\b|\bEFA\b|libfabric|"
                      r"\bGID\b|link (?:is )?down|port error|Connection timed out|Connection refused|No route to host|"
                      r"Network is unreachable|\bNIC\b|net_ib|net_socket|ETIMEDOUT|ECONNREFUSED|completion (?:with|error)|"
                      r"retry (?:counter )?exceeded|\brdma\b"),
-    ("network", 1.0, r"\bsocket\b|\bnetwork\b|\bpeer\b|\bIB\b|\bNCCL WARN\b"),
+    ("network", 1.0, r"\bNET/IB\b|\bsocket\b|\bnetwork\b|\bpeer\b|\bIB\b|\bNCCL WARN\b"),
     # storage: file systems and their errnos
     ("storage", 3.0, r"Input/output error|\bEIO\b|Errno 5\]|Stale file handle|ESTALE|Disk quota exceeded|EDQUOT|"
                      r"Read-only file system|EROFS|\bLustre(?:Error)?\b|\bLNet(?:Error)?\b|Transport endpoint is not connected|"
