@@ -139,7 +139,7 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
                   r"\bparquet\b|\bdecode\b"),
     # configuration: paths, ports, sizes, environment, limits
     ("user_config", 3.0, r"Address already in use|errno: 98|EADDRINUSE|No such file or directory|FileNotFoundError|"
-                         r"does not exist|not found|must be (?:divisible|greater|less|equal|set)|has to be greater|"
+                         r"does not exist|must be (?:divisible|greater|less|equal|set)|has to be greater|"
                          r"divisible by|invalid (?:value|argument|choice|configuration|config)|misconfigur|"
                          r"environment variable|TIME LIMIT|DUE TO TIME|CANCELLED|Permission denied|EACCES|"
                          r"/dev/shm|posix_fallocate|shared memory|\bshm\b|unrecognized arguments|"
@@ -154,7 +154,7 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
                          r"world size of \d+ but the current world size|world size (?:mismatch|does not match)|"
                          # a file that was never a pickle (a Git LFS pointer, an HTML page saved as the weights)
                          r"invalid load key"),
-    ("user_config", 1.0, r"\bconfig\b|\bargs?\b|--\w+|\bNCCL_\w+|\bport\b|\bpath\b|\bsetting\b|\bparameter\b"),
+    ("user_config", 1.0, r"not found|\bconfig\b|\bargs?\b|--\w+|\bNCCL_\w+|\bport\b|\bpath\b|\bsetting\b|\bparameter\b"),
     # code: the program's own bugs and its build ("device-side assert" is no word of it: a kernel's check
     # failed, on labels or token ids out of range as often as on a wrong setting, never a bug in the threads)
     ("software", 3.0, r"undefined symbol|ImportError|Segmentation fault|SIGSEGV|segfault|"
