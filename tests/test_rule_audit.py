@@ -49,14 +49,12 @@ def _shipped(pack: RulePack) -> RulePack:
 def test_the_shipped_rules_agree_with_the_labelled_threads() -> None:
     """The lines file and the dev excerpts only: the rule pack's own examples carry no independent label.
 
-    ``cuda-unknown-error`` is the one known split: its three threads are a GPU that failed (gpu_hardware) and two
-    machines whose driver or fabric manager state a restart fixed (host). Both are the node's fault and the words
-    are the same; it stays gpu_hardware until more threads say which reading holds (docs/evaluation.md,
-    2026-12-05)."""
+    ``cuda-unknown-error`` was split (a GPU that failed, gpu_hardware, and two machines whose driver or fabric
+    manager state a restart fixed, host): it is generic since 2026-12-05, the rest of its line decides, and no rule
+    is known to disagree with its threads."""
+    assert RulePack.load().get("cuda-unknown-error").generic
     bad = defects(audit(with_examples=False))
-    assert [(a.rule.id, a.rule.category, dict(a.counts)) for a in bad if a.rule.id != "cuda-unknown-error"] == []
-    split = next((a for a in bad if a.rule.id == "cuda-unknown-error"), None)
-    assert split is None or sum(split.counts.values()) <= 3  # a fourth thread decides it
+    assert [(a.rule.id, a.rule.category, dict(a.counts)) for a in bad] == []
 
 
 def test_three_threads_against_a_rule_make_a_defect(tmp_path: Path) -> None:
@@ -207,17 +205,14 @@ def test_an_unpickling_error_reads_the_words_after_it() -> None:
 
 
 def test_the_lexicon_words_the_threads_contradict_are_the_known_ones() -> None:
-    """``invalid argument`` (network 2, user_config 1, software 1) stays a configuration word: without it dev lost
+    """``invalid argument`` (network 2, user_config 1, software 4) stays a configuration word: without it dev lost
     a thread (docs/evaluation.md); ``net/socket`` is NCCL's transport named in INFO lines of either kind, as
     ``mlx5`` is the NIC's driver named by network faults and by software ones alike (2 and 2); ``valueerror``
-    agrees with most of its threads; ``version`` is a weak word that decides nothing alone. The fresh threads of
-    2026-12-05 contradict three more: ``net/ib`` (10 of 17) and ``misc/ibvwrap.cc`` (2 of 5) are NCCL's IB
-    transport, named by network faults and by a driver too old for a feature alike, and ``not found`` (1 of 4)
-    ends messages of every kind (a file signature, a route, a sample); they are kept until their effect on the
-    dev excerpts is measured (docs/evaluation.md). Any
-    other word the labelled threads contradict fails here (CUDA's "system not yet initialized" was one: four
-    threads fixed it on the host, and it reads as host now)."""
+    agrees with most of its threads; ``version`` is a weak word that decides nothing alone. ``net/ib`` (10 of 17)
+    and ``not found`` (1 of 4) became weak words and NCCL's ``misc/ibvwrap.cc`` no name of its own on 2026-12-05
+    (docs/evaluation.md): none of them may decide a line alone again. Any other word the labelled threads
+    contradict fails here (CUDA's "system not yet initialized" was one: four threads fixed it on the host, and it
+    reads as host now)."""
     found = {(category, word) for category, word, _ in rule_audit.lexicon_words(rule_audit.labelled_threads())}
     assert found == {("user_config", "invalid argument"), ("network", "net/socket"), ("network", "mlx5"),
-                     ("software", "version"), ("network", "net/ib"), ("network", "misc/ibvwrap.cc"),
-                     ("user_config", "not found")}
+                     ("software", "version")}

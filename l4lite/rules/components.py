@@ -96,11 +96,11 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
                  # TensorFlow's allocator: "ResourceExhaustedError: OOM when allocating tensor with shape[...]"
                  r"ResourceExhaustedError|OOM when allocating"),
     # network: IB, RoCE, sockets, NIC
-    ("network", 3.0, r"\bNET/IB\b|\bNET/Socket\b|\bibv_\w+|\bmlx5|InfiniBand|\bRoCE\b|\bHCA\b|\bEFA\b|libfabric|"
+    ("network", 3.0, r"\bNET/Socket\b|\bibv_\w+|\bmlx5|InfiniBand|\bRoCE\b|\bHCA\b|\bEFA\b|libfabric|"
                      r"\bGID\b|link (?:is )?down|port error|Connection timed out|Connection refused|No route to host|"
                      r"Network is unreachable|\bNIC\b|net_ib|net_socket|ETIMEDOUT|ECONNREFUSED|completion (?:with|error)|"
                      r"retry (?:counter )?exceeded|\brdma\b"),
-    ("network", 1.0, r"\bsocket\b|\bnetwork\b|\bpeer\b|\bIB\b|\bNCCL WARN\b"),
+    ("network", 1.0, r"\bNET/IB\b|\bsocket\b|\bnetwork\b|\bpeer\b|\bIB\b|\bNCCL WARN\b"),
     # storage: file systems and their errnos
     ("storage", 3.0, r"Input/output error|\bEIO\b|Errno 5\]|Stale file handle|ESTALE|Disk quota exceeded|EDQUOT|"
                      r"Read-only file system|EROFS|\bLustre(?:Error)?\b|\bLNet(?:Error)?\b|Transport endpoint is not connected|"
@@ -139,7 +139,7 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
                   r"\bparquet\b|\bdecode\b"),
     # configuration: paths, ports, sizes, environment, limits
     ("user_config", 3.0, r"Address already in use|errno: 98|EADDRINUSE|No such file or directory|FileNotFoundError|"
-                         r"does not exist|not found|must be (?:divisible|greater|less|equal|set)|has to be greater|"
+                         r"does not exist|must be (?:divisible|greater|less|equal|set)|has to be greater|"
                          r"divisible by|invalid (?:value|argument|choice|configuration|config)|misconfigur|"
                          r"environment variable|TIME LIMIT|DUE TO TIME|CANCELLED|Permission denied|EACCES|"
                          r"/dev/shm|posix_fallocate|shared memory|\bshm\b|unrecognized arguments|"
@@ -154,7 +154,7 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
                          r"world size of \d+ but the current world size|world size (?:mismatch|does not match)|"
                          # a file that was never a pickle (a Git LFS pointer, an HTML page saved as the weights)
                          r"invalid load key"),
-    ("user_config", 1.0, r"\bconfig\b|\bargs?\b|--\w+|\bNCCL_\w+|\bport\b|\bpath\b|\bsetting\b|\bparameter\b"),
+    ("user_config", 1.0, r"not found|\bconfig\b|\bargs?\b|--\w+|\bNCCL_\w+|\bport\b|\bpath\b|\bsetting\b|\bparameter\b"),
     # code: the program's own bugs and its build ("device-side assert" is no word of it: a kernel's check
     # failed, on labels or token ids out of range as often as on a wrong setting, never a bug in the threads)
     ("software", 3.0, r"undefined symbol|ImportError|Segmentation fault|SIGSEGV|segfault|"

@@ -146,7 +146,7 @@ _SIGNALS: tuple[tuple[str, re.Pattern[str]], ...] = (
 _NCCL_WARN = re.compile(r"(?P<file>[\w/]{1,80}\.cc):\d{1,6} NCCL WARN|NCCL WARN[^\n]{0,40}?(?P<file2>[\w/]{1,80}\.cc)")
 NCCL_FILES: dict[str, str] = {
     "nvls.cc": "gpu_hardware",  # NVLink SHARP: the NVSwitch fabric (fabric manager state)
-    "net_ib.cc": "network", "ibvwrap.cc": "network", "net_socket.cc": "network", "socket.cc": "network",
+    "net_ib.cc": "network", "net_socket.cc": "network", "socket.cc": "network",
     "shm.cc": "user_config",  # the container's /dev/shm
 }
 
