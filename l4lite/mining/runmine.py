@@ -118,7 +118,7 @@ def mine_run(run: ShapeRun, miner: Any, strip: Callable[[str], str] | None = Non
 
 
 def _learn_free(x: int, msg: str, key: bytes, cid: int, miner: Any, free_of: dict[int, tuple[tuple[int, ...], Any]],
-                free_ids: dict[tuple[Any, Any], int]) -> None:
+                free_ids: dict[tuple[Any, Any, Any], int]) -> None:
     """Remember the answer ``add`` gave a message of folded shape ``x`` by its key without its free kept tokens
     (``TemplateMiner.free_kept``), where the message's tokens are its key's (ASCII, no other blank)."""
     kept = miner.free_kept(key)
