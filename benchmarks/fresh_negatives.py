@@ -26,6 +26,7 @@ from l4lite.diagnose.localize import Localizer, Verdict
 from l4lite.evaluate.planting import LAYOUTS, Excerpt, JobPlanter
 from l4lite.options import AnalyzeOptions
 from l4lite.scan.job import load_rules, scan_job
+from l4lite.vocab import PHASES
 
 
 @dataclass(frozen=True)
@@ -53,8 +54,8 @@ class Entry:
         return not self.raised
 
 
-def negatives(path: Path) -> list[Excerpt]:
-    """The file's entries as healthy excerpts (phase as labelled; none means training)."""
+def negatives(path: Path, phase: str | None = None) -> list[Excerpt]:
+    """The file's entries as healthy excerpts (phase as labelled, or ``phase`` for all; none means training)."""
     out: list[Excerpt] = []
     for n, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not text.strip():
@@ -63,7 +64,7 @@ def negatives(path: Path) -> list[Excerpt]:
         if row.get("status", "healthy") != "healthy":
             raise ValueError(f"{path}:{n}: a hard negative's status is healthy, not {row.get('status')!r}")
         out.append(Excerpt(id=str(row["id"]), source_group=str(row.get("source_group", row["id"])), split="fresh",
-                           status="healthy", category=None, phase=row.get("phase"), faulty=None,
+                           status="healthy", category=None, phase=phase or row.get("phase"), faulty=None,
                            lines=tuple(str(x) for x in row["lines"]), source_url=str(row.get("source_url", ""))))
     return out
 
@@ -103,10 +104,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("files", nargs="+", type=Path)
     ap.add_argument("--show", action="store_true", help="each false incident and the finding that raised it")
     ap.add_argument("--layouts", default=",".join(LAYOUTS), help="comma-separated planting layouts")
+    ap.add_argument("--phase", choices=PHASES, help="plant every entry in this phase; 'shutdown' puts the lines "
+                    "after the run's last progress line, so no later training shows that the job lived through them")
     args = ap.parse_args(argv)
     layouts = [x for x in args.layouts.split(",") if x]
     for path in args.files:
-        entries = score(negatives(path), layouts)
+        entries = score(negatives(path, args.phase), layouts)
         ok = sum(e.healthy for e in entries)
         jobs = len(entries) * len(layouts)
         bad_jobs = sum(len(e.raised) for e in entries)
