@@ -1,6 +1,6 @@
 """Hard negatives: how many alarming-looking lines from healthy runs an analysis leaves healthy.
 
-Usage: python benchmarks/fresh_negatives.py FILE [FILE ...] [--show] [--layouts L,L]
+Usage: python benchmarks/fresh_negatives.py FILE [FILE ...] [--show] [--layouts L,L] [--phase P]
 
 Each entry of FILE (``fixtures/real/fresh/a.jsonl`` schema with ``"status": "healthy"``; ``notes`` quote the
 thread saying the message is harmless or the run went on) is planted in an 8-node healthy job as the corpus
