@@ -130,11 +130,16 @@ def after_success(f: Finding, scan: JobScan) -> bool:
     """Whether a peer-went-away line came after the run said, on any node, that it finished well: the
     connections a finished job drops while its processes exit are its teardown, not a failure. Only a line with a
     timestamp of its own can say it came later; another node's success counts a few seconds early, as its clock
-    may differ (``OTHER_CLOCK_SLACK``)."""
+    may differ (``OTHER_CLOCK_SLACK``). An unstamped line (a launcher's task-exit notice) is later when it stands
+    below its own process's success in its own file (same rank, or same node): one output's order is its order in
+    time, and in a merged output another process's success says nothing of this one."""
     r = f.records[0] if f.records else None
     t = own_time(r) if r is not None else None
     if t is None:
-        return False
+        return r is not None and any(
+            m.kind == "shutdown" and m.detail.get("success") and m.file == r.file and m.line < r.line
+            and (m.rank is not None and m.rank == r.rank or m.node is not None and m.node == r.node)
+            for m in scan.markers)
     return any(m.kind == "shutdown" and m.detail.get("success") and m.time is not None
                and m.time < t + (0.0 if m.node == r.node else OTHER_CLOCK_SLACK) for m in scan.markers)
 

@@ -1,0 +1,56 @@
+"""Hard negatives stay healthy (``benchmarks/fresh_negatives.py``): alarming-looking lines from runs their own
+threads call fine, planted in healthy 8-node jobs, must not page anyone; and a launcher's task-exit notice below
+its process's own "finished" line is teardown, while the same notice without it is still an incident."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from l4lite.api import analyze
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from fresh_negatives import negatives, score  # noqa: E402
+
+FRESH = ROOT / "fixtures" / "real" / "fresh"
+# Both halves were 49/49 healthy in every layout when this was written (2026-12-05); the floor leaves room for
+# one entry, so that a change which starts paging on a class of harmless lines fails here.
+FLOOR = 48
+
+
+def test_hard_negatives_stay_healthy() -> None:
+    excerpts = negatives(FRESH / "neg-e.jsonl") + negatives(FRESH / "neg-f.jsonl")
+    assert len(excerpts) == 49
+    entries = score(excerpts)
+    raised = [f"{e.id}@{r.layout}: {r.detector} {r.rule} {r.line[:80]}" for e in entries for r in e.raised]
+    assert sum(e.healthy for e in entries) >= FLOOR, raised
+
+
+def test_every_negative_is_labelled_by_its_thread() -> None:
+    import json
+
+    for name in ("neg-e.jsonl", "neg-f.jsonl"):
+        for line in (FRESH / name).read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            assert row["status"] == "healthy" and row["source_url"].startswith("https://github.com/")
+            assert row["lines"] and row["notes"].rstrip().endswith("Healthy.")
+
+
+def _job(root: Path, finished: bool) -> Path:
+    lines = ["[2024-05-14 10:00:00,000] [INFO] training ...",
+             "[2024-05-14 10:00:02,000] iteration        1/      10 | lm loss: 2.300000E+00 |",
+             "[2024-05-14 10:00:04,000] iteration        2/      10 | lm loss: 2.200000E+00 |"]
+    if finished:
+        lines.append("[2024-05-14 10:00:06,000] [INFO] Training finished after 2 iterations")
+    lines.append("srun: error: node001: task 0: Exited with exit code 1")
+    (root / "node001").mkdir(parents=True)
+    (root / "node001" / "rank0.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return root
+
+
+def test_task_exit_after_own_success_is_teardown(tmp_path: Path) -> None:
+    assert analyze(_job(tmp_path / "done", finished=True)).status == "healthy"
+    stopped = analyze(_job(tmp_path / "stopped", finished=False))
+    assert stopped.status == "incident"
+    assert any(e.rule == "slurm-task-exit" and e.role == "root" for e in stopped.evidence)
