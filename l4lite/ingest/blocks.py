@@ -128,7 +128,7 @@ class BlockPlan:
     minute of their timestamps (``minutes_from``)."""
 
     __slots__ = ("lines", "keys", "raw", "bounds", "table", "shape_list", "time_list", "shape_array", "time_array",
-                 "minute_lines", "minute_parts", "learned", "clocks")
+                 "minute_lines", "minute_parts", "learned", "clocks", "stale")
 
     def __init__(self, lines: list[str], keys: list[bytes], raw: bytes, bounds: np.ndarray, table: list[RunShape],
                  shape_array: np.ndarray, time_array: np.ndarray, minute_lines: list[int],
@@ -146,6 +146,7 @@ class BlockPlan:
         self.time_list: list[float] = time_array.tolist()
         self.learned = 0  # lines before this one have had their minutes seen (``RunReading._learn_minutes``)
         self.clocks: Any = None  # the syslog and dmesg clocks of its lines (``clocks.window_clocks``)
+        self.stale: list[int] = []  # lines given a shape since ``clocks`` was worked out
         self.minute_lines = minute_lines  # the first line a run may take of each minute, in order
         self.minute_parts = minute_parts  # of each of those: (offset of the date, y, mo, d, h, mi)
 
