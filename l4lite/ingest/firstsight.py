@@ -51,7 +51,7 @@ def first_sight(s: str, key: bytes, plan: tuple, default_source: str) -> tuple[b
         return None
     if head_source is None or head_source == "other":
         source = lc.classify(s, msg) or head_source or default_source
-        if lc.source_by_digits(msg, kernel=opens and head_source == "kernel"):
+        if lc.source_by_digits(msg):
             return None
     elif head_source == "kernel":
         source = lc.kernel_or_storage(msg)

@@ -417,7 +417,7 @@ class RunReading:
             return False
         block.shape_list[j] = block.shape_array[j] = x
         block.time_list[j] = block.time_array[j] = np.nan  # its clock is read with the run's (``_clock_times``)
-        if block.clocks is not None:  # its clock is worked out with the run's (``clocks.clock_times``)
+        if block.clocks is not None:  # the window's clocks were worked out without it: its own are added then
             block.stale.append(j)
         return True
 
