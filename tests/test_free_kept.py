@@ -51,8 +51,8 @@ def test_new_ids_in_kept_tokens_mine_in_runs_as_line_by_line(tmp_path: Path, see
     checked = []
     stays = TemplateMiner.kept_stays
 
-    def counted(self: TemplateMiner, token: str) -> bool:
-        ok = stays(self, token)
+    def counted(self: TemplateMiner, token: str, form: bytes | None = None) -> bool:
+        ok = stays(self, token, form)
         checked.append(ok)
         return ok
 

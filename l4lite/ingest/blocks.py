@@ -17,32 +17,34 @@ from l4lite.ingest.shape import FOLD_DIGITS, hex_key, wide_fold, wide_signature,
 _POW10 = np.array([10.0 ** k for k in range(10)])
 # powers of ten up to 10**17 (exact in int64): a run of digits read as one number by a dot product
 POW10_INT = np.array([10**k for k in range(18)], dtype=np.int64)
-_A = np.uint8(97)
+# the kind of each byte of a shape, for ``fold_window``: 0 (the only digit), a hex letter, another ASCII letter
+# (``x`` and upper case too), or none of them (0)
+_ZERO, _HEX_LETTER, _OTHER_LETTER = 1, 2, 3
+_KIND = np.zeros(256, np.uint8)
+_KIND[48] = _ZERO
+_KIND[np.frombuffer(b"abcdef", np.uint8)] = _HEX_LETTER
+_KIND[np.frombuffer(b"ghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", np.uint8)] = _OTHER_LETTER
 
 
 def fold_window(keys: bytes) -> tuple[bytes, np.ndarray]:
     """``shape.fold_ids`` of every line of a window's shapes (joined by newlines) at once, and where it folded a
     letter. Only the words that hold a hex letter are looked at: a word of ``[0a-f]`` holding a ``0``, or
-    ``0x`` and such characters, has its letters folded (counts of the other characters and of the ``0`` of
-    each word from two running sums)."""
+    ``0x`` and such characters, has its letters folded (counts of the other letters and of the ``0`` of each
+    word from two running sums). Each byte's kind comes from one table look-up (``_KIND``)."""
     a = np.frombuffer(keys, np.uint8)
-    letter = (a - _A) < 6  # (comparisons: several times faster than a table look-up per byte)
-    at = np.flatnonzero(letter)
+    kind = _KIND[a]
+    at = np.flatnonzero(kind == _HEX_LETTER)
     if not len(at):
         return keys, at
-    zero = a == 48  # the only digit of a shape
-    other = ((a | 32) - _A) < 26  # a letter, and not a hex letter below
-    other &= ~letter
-    alnum = zero | other | letter
-    starts = np.flatnonzero(alnum & np.concatenate(([True], ~alnum[:-1])))
-    ends = np.flatnonzero(alnum & np.concatenate((~alnum[1:], [True]))) + 1
+    edge = np.diff((kind != 0).view(np.int8), prepend=np.int8(0), append=np.int8(0))  # +1 a word starts, -1 ends
+    starts = np.flatnonzero(edge == 1)
+    ends = np.flatnonzero(edge == -1)
     w = np.searchsorted(starts, at, side="right") - 1
     ws, we = starts[w], ends[w]
-    other_sum = np.zeros(len(a) + 1, np.int32)
-    np.cumsum(other, out=other_sum[1:])
+    other = np.zeros(len(a) + 1, np.int32)
+    np.cumsum(kind == _OTHER_LETTER, out=other[1:])
     zeros = np.zeros(len(a) + 1, np.int32)
-    np.cumsum(zero, out=zeros[1:])
-    other = other_sum
+    np.cumsum(kind == _ZERO, out=zeros[1:])
     prefix = (a[ws] == 48) & (a[np.minimum(ws + 1, len(a) - 1)] == 120) & (we - ws > 1)  # a word of 0x...
     fold = (other[we] - other[ws] - prefix == 0) & (zeros[we] > zeros[ws])
     at = at[fold]
@@ -128,7 +130,7 @@ class BlockPlan:
     minute of their timestamps (``minutes_from``)."""
 
     __slots__ = ("lines", "keys", "raw", "bounds", "table", "shape_list", "time_list", "shape_array", "time_array",
-                 "minute_lines", "minute_parts", "learned", "clocks")
+                 "minute_lines", "minute_parts", "learned", "clocks", "stale")
 
     def __init__(self, lines: list[str], keys: list[bytes], raw: bytes, bounds: np.ndarray, table: list[RunShape],
                  shape_array: np.ndarray, time_array: np.ndarray, minute_lines: list[int],
@@ -146,6 +148,7 @@ class BlockPlan:
         self.time_list: list[float] = time_array.tolist()
         self.learned = 0  # lines before this one have had their minutes seen (``RunReading._learn_minutes``)
         self.clocks: Any = None  # the syslog and dmesg clocks of its lines (``clocks.window_clocks``)
+        self.stale: list[int] = []  # lines given a shape since ``clocks`` was worked out
         self.minute_lines = minute_lines  # the first line a run may take of each minute, in order
         self.minute_parts = minute_parts  # of each of those: (offset of the date, y, mo, d, h, mi)
 

@@ -61,16 +61,18 @@ class WindowClocks:
     years: dict[int, int | None]  # the year of each month the wall times were worked out for
 
 
-def window_clocks(block: BlockPlan, params: np.ndarray, year_of: dict[int, int | None]) -> WindowClocks:
-    """The clocks of the lines of a window (``WindowClocks``); a syslog time's year is ``year_of[month]``."""
-    shapes = block.shape_array
+def window_clocks(block: BlockPlan, params: np.ndarray, year_of: dict[int, int | None],
+                  rows: np.ndarray | None = None) -> WindowClocks:
+    """The clocks of the lines of a window (``WindowClocks``), or of its lines ``rows``; a syslog time's year is
+    ``year_of[month]``."""
+    shapes = block.shape_array if rows is None else block.shape_array[rows]
     known = shapes >= 0
     p = params[np.where(known, shapes, 0)]
     clocked, clock_at, day_at, day_len, hour_at, month, up_start, up_end, dot, opens = p.T
     clocked = (clocked > 0) & known
     buf = np.frombuffer(block.raw, np.uint8)
     last = len(buf) - 1
-    at = block.bounds[:-1]
+    at = block.bounds[:-1] if rows is None else block.bounds[:-1][rows]
 
     def digit(offset: np.ndarray) -> np.ndarray:
         return buf[np.minimum(at + offset, last)].astype(np.int64) - 48
@@ -107,6 +109,13 @@ def window_clocks(block: BlockPlan, params: np.ndarray, year_of: dict[int, int |
                         dict(year_of))
 
 
+def _patch_clocks(c: WindowClocks, part: WindowClocks, rows: list[int]) -> None:
+    """Put the clocks of a window's lines ``rows`` (given a shape since ``c`` was worked out) into ``c``."""
+    for name in ("syslog", "dmesg", "has_up", "ok", "value", "up_text", "month", "year", "wall", "base", "opens",
+                 "clock_at"):
+        getattr(c, name)[rows] = getattr(part, name)
+
+
 @dataclass
 class ClockCache:
     """``clock_params`` of a run table, kept as the table grows (a reader's)."""
@@ -126,13 +135,18 @@ def clock_times(block: BlockPlan, i: int, j: int, ts: TimestampParser, future: f
     boot anchored by each syslog kernel line's uptime, the last uptime."""
     table = block.table
     c = block.clocks
-    if c is None or any(c.years.get(mo) != ts.syslog_year(mo) for mo in c.years):  # (a year read since)
+    if c is None or block.stale or any(c.years.get(mo) != ts.syslog_year(mo) for mo in c.years):  # (a year read since)
         if cache.table is not table:
             cache.params = None
         params = cache.params = clock_params(table, cache.params)
         cache.table = table
         months = np.unique(params[:, 5]).tolist()
-        c = block.clocks = window_clocks(block, params, {mo: ts.syslog_year(mo) for mo in months})
+        if c is not None and block.stale and all(mo in c.years for mo in months) and \
+                all(c.years[mo] == ts.syslog_year(mo) for mo in c.years):
+            _patch_clocks(c, window_clocks(block, params, c.years, np.array(block.stale, np.int64)), block.stale)
+        else:
+            c = block.clocks = window_clocks(block, params, {mo: ts.syslog_year(mo) for mo in months})
+        block.stale = []
     m = j - i
     syslog, dmesg = c.syslog[i:j], c.dmesg[i:j]
     ok = c.ok[i:j].copy()  # a syslog time's year: the one ``parse`` gives now (``years``), else not here

@@ -24,7 +24,7 @@ from l4lite.ingest.attribution import (
 from l4lite.ingest.clocks import fold_key, folded_shape
 from l4lite.ingest.cri import cri_prefix
 from l4lite.ingest.relay import relayed
-from l4lite.ingest.shape import shape_of
+from l4lite.ingest.shape import fold_class, shape_of
 from l4lite.ingest.timespots import spot_time, time_layout
 from l4lite.records import Record
 
@@ -501,6 +501,7 @@ class HeaderReading:
             self.use_book()
         self.fold_index[folded] = len(self.run_table)
         self.run_table.append(shape)
+        self.book.fold_classes.add(fold_class(folded))
 
     def _head_opens(self, lineno: int, s: str, msg: str, plan: tuple, t: float | None, level: str | None,
                     kind: int) -> Any:

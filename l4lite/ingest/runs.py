@@ -31,6 +31,9 @@ import numpy as np
 from l4lite.ingest.attribution import NCCL_RANK
 from l4lite.ingest.blocks import POW10_INT, BlockPlan, RunShape, plan_block, run_shape
 from l4lite.ingest.clocks import ClockCache, clock_times
+from l4lite.ingest.firstsight import first_sight
+from l4lite.ingest.header import MAX_PLANS
+from l4lite.ingest.shape import fold_class, fold_ids
 from l4lite.records import Record
 
 MIN_BLOCK_LINES = 64  # a smaller window is read line by line: the numpy set-up would cost more than it saves
@@ -147,6 +150,9 @@ class ShapeBook:
     # (``HeaderReading._learn_folded``), and the folded shapes met once
     fold_index: dict[bytes, int] = field(default_factory=dict)
     fold_seen: set[bytes] = field(default_factory=set)
+    # the token classes of the folded shapes learnt (``firstsight.fold_class``): a line of a new folded shape of
+    # one of them has its shape learnt at its first sight
+    fold_classes: set[bytes] = field(default_factory=set)
 
     def restart(self) -> None:
         """Forget every line shape (the book is full). The run table is replaced, not cleared: runs refer to it."""
@@ -156,6 +162,7 @@ class ShapeBook:
         self.run_pending.clear()
         self.fold_index = {}
         self.fold_seen.clear()
+        self.fold_classes.clear()
 
 
 class RunReading:
@@ -370,7 +377,7 @@ class RunReading:
         out and ``_planned_simple`` would read it now (its minute known, its time not in the future)."""
         x = self.run_index.get(block.keys[j])
         if x is None:
-            return False
+            return bool(self.fold_index) and self._patch_folded(block, j)
         sh = block.table[x]
         if sh.date_start < 0:  # no timestamp: the time before it (``_carried_times``)
             block.shape_list[j] = block.shape_array[j] = x
@@ -393,6 +400,45 @@ class RunReading:
         block.shape_list[j] = block.shape_array[j] = x
         block.time_list[j] = block.time_array[j] = t
         return True
+
+    def _patch_folded(self, block: BlockPlan, j: int) -> bool:
+        """Give line ``j`` of a window the folded shape (``shape.fold_ids``) it has, as ``plan_block`` gives one to
+        the lines it meets: one learnt since the window was worked out, or one learnt from this line at once
+        where its token class is the class of a folded shape learnt before (``firstsight``)."""
+        key = block.keys[j]
+        folded = fold_ids(key)
+        x = self.fold_index.get(folded)
+        if x is None:
+            x = self._first_sight(block.lines[j], key, folded)
+            if x is None:
+                return False
+        sh = block.table[x]
+        if key[:sh.fold_from] != folded[:sh.fold_from]:  # a letter folded before the shape's fold_from
+            return False
+        block.shape_list[j] = block.shape_array[j] = x
+        block.time_list[j] = block.time_array[j] = np.nan  # its clock is read with the run's (``_clock_times``)
+        if block.clocks is not None:  # the window's clocks were worked out without it: its own are added then
+            block.stale.append(j)
+        return True
+
+    def _first_sight(self, s: str, key: bytes, folded: bytes) -> int | None:
+        """The run table index of line ``s``'s folded shape learnt from it at once (``firstsight.first_sight``)
+        where a folded shape of its token class is known, else None. A full book is left as it is here (a
+        window refers to its table); the per-line loop restarts it."""
+        book = self.book
+        if self.path_node is None or not self.opt.fold_shapes or len(self.fold_index) >= MAX_PLANS or \
+                len(self.run_table) - len(self.run_index) - len(self.fold_index) > _ONE_OFF_SHAPES:
+            return None
+        cls = fold_class(folded)
+        if cls not in book.fold_classes:
+            return None
+        plan = self.head_plan(key)
+        found = None if plan is None else first_sight(s, key, plan, self.default_source)
+        if found is None or found[0] != folded:
+            return None
+        x = self.fold_index[folded] = len(self.run_table)
+        self.run_table.append(found[1])
+        return x
 
     def _learn_minutes(self, block: BlockPlan, j: int) -> None:
         """What the per-line path does, up to line ``j`` of a window, for the first line of a minute the timestamp

@@ -42,6 +42,15 @@ def fold_ids(key: bytes) -> bytes:
     return _ID_WORD.sub(_fold_word, key)
 
 
+_ZERO_RUN = re.compile(rb"0{2,}")
+
+
+def fold_class(folded: bytes) -> bytes:
+    """The token class of a folded shape (``fold_ids``): every run of ``0`` one ``0``, so that a number of any
+    width and a hex word of any length are one token (``ingest.firstsight``)."""
+    return _ZERO_RUN.sub(b"0", folded)
+
+
 def fold_safe(literal: str) -> bool:
     """Whether a test for ``literal`` in a text finds it where it finds it in every other text of the text's
     folded shape: a word at either end of it (which the text may continue) holds a character no id-like word

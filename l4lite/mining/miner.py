@@ -132,6 +132,7 @@ class TemplateMiner:
         self._kept_masked: dict[Any, str] = {}
         # key -> the indices of its kept tokens, where its entry lets every one change (``free_kept``)
         self._free_kept: dict[bytes, tuple[int, ...]] = {}
+        self._stays: dict[bytes, bool] = {}  # a kept token's form -> ``kept_stays``
         self.hits = 0
         self.drain_calls = 0
         self.changes = 0  # clusters created or changed: an answer ``cached_id`` gave holds while this stays
@@ -303,10 +304,24 @@ class TemplateMiner:
             return None
         return kept
 
-    def kept_stays(self, token: str) -> bool:
-        """Whether ``token`` masks to a token that keeps digits and stays a token of its own (``free_kept``)."""
+    def kept_stays(self, token: str, form: bytes | None = None) -> bool:
+        """Whether ``token`` masks to a token that keeps digits and stays a token of its own (``free_kept``).
+
+        ``form``, the token's ``hex_key`` (digits folded, hex words folded as the miner's key folds them), lets
+        the answer be remembered for every token of that form: masking never tells digits apart and masks the
+        hex words ``hex_key`` folds alike (the masker's own caches rely on it), so whether a token keeps digits
+        is its form's; a name with a number (``stays_apart``) is one word of letters then digits, never a
+        folded hex word (``<HASH>``), so it is the form's too. A segfault line's ``libc.so.6[7f3a1c2b+ca387]``
+        is new on every line, its form is not."""
+        if form is not None:
+            hit = self._stays.get(form)
+            if hit is not None:
+                return hit
         masked, kept = self.masker.mask_list([token])
-        return bool(kept) and stays_apart(masked[0])
+        stays = bool(kept) and stays_apart(masked[0])
+        if form is not None:
+            put_bounded(self._stays, form, stays, max(1, self.cache_size))
+        return stays
 
     def needs_tokens(self, key: bytes) -> bool:
         """Whether every message with this key is checked token by token (digits kept in its template, not all

@@ -18,6 +18,7 @@ from l4lite.ingest.blocks import wide_key
 from l4lite.ingest.runs import ShapeRun
 from l4lite.ingest.shape import shape_of
 
+_UNSEEN: Any = object()  # a key not yet looked up in ``mine_run``'s memo of getters
 _MINE_ROUNDS = 8  # looks at the miner's cache per run stretch before adding its messages one by one
 
 
@@ -71,33 +72,44 @@ def mine_run(run: ShapeRun, miner: Any, strip: Callable[[str], str] | None = Non
     # lines), learnt from a line ``add`` answered
     free_of: dict[int, tuple[tuple[int, ...], Any]] = {}
     out: list[int] = []
-    add, cached_id, kept_getter = miner.add, miner.cached_id, miner.kept_getter
+    add, cached_id, kept_getter, kept_stays = miner.add, miner.cached_id, miner.kept_getter, miner.kept_stays
     answers = miner.run_answers()  # what earlier runs learnt, while no cluster changed since
     cids, kept_cids, free_ids = answers.ids, answers.kept_ids, answers.free_ids
     hits: dict[int, int] = {}
+    # the keys the cache did not answer, each with its kept-token getter: both depend on the miner's entry of
+    # the key alone, which only ``add`` changes (the memo is emptied at each)
+    getters: dict[bytes, Any] = {}
     for i, (s, x) in enumerate(zip(run.texts, shapes, strict=True)):
         key = wide_key(table[x], keys[i]) if x in folded else key_of[x]
         cid = cids.get(key)
-        if cid is None and x not in checked:
-            cid = cached_id(key)
-            if cid is not None:
-                cids[key] = cid
+        getter = _UNSEEN
+        if cid is None:
+            getter = getters.get(key, _UNSEEN)
+            if getter is _UNSEEN:
+                if x not in checked:
+                    cid = cached_id(key)
+                    if cid is not None:
+                        cids[key] = cid
+                if cid is None:
+                    getter = getters[key] = kept_getter(key)
         if cid is None and x in free_of:
             kept, others = free_of[x]
-            cid = free_ids.get((x, kept, others(key.split())))
+            parts = key.split()
+            cid = free_ids.get((x, kept, others(parts)))
             if cid is not None:
+                # the message's tokens are its key's, one for one (``_learn_free``): each kept one by its form
                 tokens = s[starts[x]:table[x].msg_end].split()
-                if not all(miner.kept_stays(tokens[k]) for k in kept):
+                if not all(kept_stays(tokens[k], parts[k]) for k in kept):
                     cid = None
         if cid is None:
             msg = s[starts[x]:table[x].msg_end]
-            getter = kept_getter(key)
             if getter is not None:
                 memo = (key, getter, getter(msg.split()))
                 cid = kept_cids.get(memo)
             if cid is None:
                 changes = miner.changes
                 cid = add(msg, key, x in folded)
+                getters.clear()
                 out.append(cid)
                 if miner.changes != changes:
                     cids.clear()
