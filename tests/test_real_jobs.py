@@ -42,7 +42,10 @@ FLOORS = {"status": 0.99, "top1": 0.94, "top3": 0.96, "phase": 0.97, "category":
 # the vocabulary; "index out of range in self" reads as data and model configuration disagreeing, job-wide.)
 # (085: rank 2 alone enters a barrier while the others wait in the step's collectives and every rank times out;
 # the one rank whose timed-out collective differs from all the others' is named, ``detect.pending``.)
-OPEN_NODE_MISSES = {"049-ddp-netdown", "083-ddp-bad_env", "086-ddp-bad_token", "088-fabric-bad_token"}
+# (090, 091, 096: as 083, a node's own setup (an interface variable, a data disk never staged) that every rank of
+# that one node fails on while the other node's ranks only lose them.)
+OPEN_NODE_MISSES = {"049-ddp-netdown", "083-ddp-bad_env", "086-ddp-bad_token", "088-fabric-bad_token",
+                    "090-accelerate-bad_env", "091-ddp-missing_file", "096-ddp-bad_env_srun"}
 # Healthy jobs l4lite calls incidents (none now: 065-ray-healthy's "safe to ignore this error" traceback is an
 # advisory line's, ``rules.advisory``); any false incident fails.
 OPEN_FALSE_INCIDENTS: set[str] = set()
