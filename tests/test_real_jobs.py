@@ -37,15 +37,16 @@ FLOORS = {"status": 0.99, "top1": 0.94, "top3": 0.96, "phase": 0.97, "category":
 # which ties the label to one of the job's known hosts, ``attribution.stream_hosts``.)
 # (074 and 075: the JAX coordination service's "Task N heartbeat timeout" names the process, ``process_N.log``
 # its rank.)
-# (083: GLOO_SOCKET_IFNAME names an interface only cpu-node-b lacks; a user_config signature is job-wide by the
-# vocabulary (``vocab.GLOBAL_CATEGORIES``), so no node is blamed. 086, 088: one rank's sample holds a token id past
-# the vocabulary; "index out of range in self" reads as data and model configuration disagreeing, job-wide.)
+# (086, 088: one rank's sample holds a token id past the vocabulary; "index out of range in self" reads as data and
+# model configuration disagreeing, job-wide, and one process alone printed it.)
 # (085: rank 2 alone enters a barrier while the others wait in the step's collectives and every rank times out;
 # the one rank whose timed-out collective differs from all the others' is named, ``detect.pending``.)
-# (090, 091, 096: as 083, a node's own setup (an interface variable, a data disk never staged) that every rank of
-# that one node fails on while the other node's ranks only lose them.)
-OPEN_NODE_MISSES = {"049-ddp-netdown", "083-ddp-bad_env", "086-ddp-bad_token", "088-fabric-bad_token",
-                    "090-accelerate-bad_env", "091-ddp-missing_file", "096-ddp-bad_env_srun"}
+# (083, 090, 091: a node's own setup (an interface variable, a data disk never staged) that the ranks of that one
+# node fail on, each in its own log, while the other node's ranks only lose them, names the node whatever the
+# category, ``diagnose.spatial``; 089 and 092, the same setup wrong on every node, stay job-wide. 096 is 083 in one
+# merged ``srun --label`` file: the node's two tracebacks carry no rank of their own, so nothing shows that more
+# than one process met it.)
+OPEN_NODE_MISSES = {"049-ddp-netdown", "086-ddp-bad_token", "088-fabric-bad_token", "096-ddp-bad_env_srun"}
 # Healthy jobs l4lite calls incidents (none now: 065-ray-healthy's "safe to ignore this error" traceback is an
 # advisory line's, ``rules.advisory``); any false incident fails.
 OPEN_FALSE_INCIDENTS: set[str] = set()
