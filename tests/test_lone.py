@@ -55,9 +55,8 @@ SHM = "RuntimeError: DataLoader worker (pid 729) is killed by signal: Bus error.
 
 def test_a_configuration_signature_one_process_printed_stays_job_wide() -> None:
     """A rule of a job-wide category whose reading the verdict keeps: a configuration the thread blames often
-    shows on the one machine that printed it (before any training step: mid-training, ``spatial.met_in_training``
-    keeps the node)."""
-    err = _error("n2", 1, SHM, t=999.0)
+    shows on the one machine that printed it."""
+    err = _error("n2", 1, SHM)
     v = localize(_scan(), [err, *_cascades("n2")])
     assert v.scope == "global" and v.suspects == [] and v.scope_by == "rule"
 

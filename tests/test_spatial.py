@@ -75,33 +75,3 @@ def test_real_jobs_one_node_s_setup_against_every_node_s() -> None:
         incident = analyze(JOBS / job)
         assert incident.category == "user_config", job
         assert [s.node for s in incident.suspects[:1]] == ([node] if node else []), job
-
-
-def _trained_scan() -> JobScan:
-    records = [rec(f"12:00:{i:02d} iteration {i}/1000 | lm loss: 2.0 |", node=node, rank=2 * k, time=1000.0 + i,
-                   line=i, file=f"{node}/rank{2 * k}.log") for k, node in enumerate(NODES) for i in range(1, 21)]
-    return scan_records(records, DigitMiner())
-
-
-def _one_rank(t: float) -> Finding:
-    r = rec("IndexError: index out of range in self", node="n3", rank=5, time=t, line=40, file="n3/rank5.log")
-    return Finding("rules", "user_config", "root", 0.8, "index out of range", node="n3", rank=5, time=t,
-                   rule="index-out-of-range-embedding", records=[r], data={"scope": "global", "ranks": [5]})
-
-
-def test_one_rank_s_error_after_every_rank_trained_keeps_its_node() -> None:
-    """Every rank ran 20 steps through the same code; then rank 5 alone raised, and the others lost it."""
-    err = _one_rank(1021.0)
-    v = localize(_trained_scan(), [err, *_lost("n3")])
-    assert v.scope == "node" and v.suspects[0][0] == "n3"
-    assert any("mid-training" in n for n in v.notes)
-
-
-def test_one_rank_s_error_before_any_step_keeps_the_category_s_reading() -> None:
-    err = _one_rank(999.0)
-    assert localize(_trained_scan(), [err, *_lost("n3")]).scope == "global"
-
-
-def test_real_jobs_one_rank_s_bad_token_names_its_node() -> None:
-    for job, node in [("086-ddp-bad_token", "dgx-b200-03"), ("088-fabric-bad_token", "node0422")]:
-        assert [s.node for s in analyze(JOBS / job).suspects[:1]] == [node], job
