@@ -61,6 +61,9 @@ def test_one_process_or_one_file_is_not_enough() -> None:
     assert node_setup(_scan(), [alone, *_lost("n2")], alone) is None
     pasted = _said("n2", [2, 3], ["n2/rank2.log", "n2/rank2.log"])  # several processes' lines in one log
     assert node_setup(_scan(), [pasted, *_lost("n2")], pasted) is None
+    beside_kernel = _said("n2", [2, 3], ["n2/rank2.log", "n2/kern.log"])  # a node's kernel log is no rank's
+    beside_kernel.records[1].source = "kernel"
+    assert node_setup(_scan(), [beside_kernel, *_lost("n2")], beside_kernel) is None
 
 
 def test_without_peers_that_lost_them_nothing_says_the_others_were_spared() -> None:

@@ -8,13 +8,13 @@ setting every rank shares fails every rank that uses it, on every node: each nod
 setting fails the ranks of that node, and the others then wait for them and print only cascades (a closed
 connection, a timeout, their agent's teardown).
 
-``node_setup`` names the node when the error line was printed by several ranks and told in more than one file (the
-ranks' own logs beside the node's console), all of it on one node, by no process of any other node, while another
-node printed cascades: more than one rank met it there, so it is not one process's accident, and no rank elsewhere
-did, so it is not the job's. One process alone says less: a job-wide setting the thread blames is often shown by the
-one process whose log was kept (``lone.one_node_reading`` decides that case); so do several processes in one file (a
-single machine's run kept as one log, NCCL's pids in one rank's file): they are one machine's account, not witnesses
-of the node's ranks apart from the job's others.
+``node_setup`` names the node when the error line was printed by several ranks and told in more than one of the
+ranks' files (their own logs beside the node's console; a kernel log is no rank's), all of it on one node, by no
+process of any other node, while another node printed cascades: more than one rank met it there, so it is not one
+process's accident, and no rank elsewhere did, so it is not the job's. One process alone says less: a job-wide
+setting the thread blames is often shown by the one process whose log was kept (``lone.one_node_reading`` decides
+that case); so do several processes in one file (a single machine's run kept as one log, NCCL's pids in one rank's
+file): they are one machine's account, not witnesses of the node's ranks apart from the job's others.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def node_setup(scan: JobScan, findings: Sequence[Finding], primary: Finding) -> 
         return None
     told = [r for f in witnesses(findings, primary.category) for r in f.records if r.node in (None, node)]
     ranks = {r.rank for r in told if r.rank is not None}
-    files = {r.file for r in told}
+    files = {r.file for r in told if r.source != "kernel"}  # the ranks' streams: a node's kernel log is none of them
     if len(ranks) < MIN_PROCESSES or len(files) < MIN_PROCESSES:
         return None
     return node if peers_lost_it(scan, findings, node) else None
