@@ -64,6 +64,9 @@ def test_one_process_or_one_file_is_not_enough() -> None:
     beside_kernel = _said("n2", [2, 3], ["n2/rank2.log", "n2/kern.log"])  # a node's kernel log is no rank's
     beside_kernel.records[1].source = "kernel"
     assert node_setup(_scan(), [beside_kernel, *_lost("n2")], beside_kernel) is None
+    spread = _said("n2", [2, 3], ["n2/rank2.log", "n2/rank3.log"])  # two files, but not the same error line
+    spread.records[1].text = "RuntimeError: NCCL error: invalid usage, NCCL_SOCKET_IFNAME=ib0"
+    assert node_setup(_scan(), [spread, *_lost("n2")], spread) is None
 
 
 def test_without_peers_that_lost_them_nothing_says_the_others_were_spared() -> None:

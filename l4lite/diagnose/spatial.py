@@ -8,24 +8,35 @@ setting every rank shares fails every rank that uses it, on every node: each nod
 setting fails the ranks of that node, and the others then wait for them and print only cascades (a closed
 connection, a timeout, their agent's teardown).
 
-``node_setup`` names the node when the error line was printed by several ranks and told in more than one of the
-ranks' files (their own logs beside the node's console; a kernel log is no rank's), all of it on one node, by no
-process of any other node, while another node printed cascades: more than one rank met it there, so it is not one
-process's accident, and no rank elsewhere did, so it is not the job's. One process alone says less: a job-wide
-setting the thread blames is often shown by the one process whose log was kept (``lone.one_node_reading`` decides
-that case); so do several processes in one file (a single machine's run kept as one log, NCCL's pids in one rank's
-file): they are one machine's account, not witnesses of the node's ranks apart from the job's others.
+``node_setup`` names the node when the error was printed by several ranks and the same error line is told in more
+than one of the ranks' files (a rank's own log beside the node's console: the launcher's copies; a kernel log is no
+rank's), all of it on one node, by no process of any other node, while another node printed cascades: more than one
+rank met it there, so it is not one process's accident, and no rank elsewhere did, so it is not the job's. One
+process alone says less: a job-wide setting the thread blames is often shown by the one process whose log was kept
+(``lone.one_node_reading`` decides that case); so do several processes in one file (a single machine's run kept as
+one log, NCCL's pids in one rank's file), or lines of one excerpt spread over a rank's file and its node's other
+logs: they are one machine's account, not witnesses of the node's ranks apart from the job's others.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from l4lite.detect.base import Finding
 from l4lite.diagnose.lone import READ_FROM_LINES, peers_lost_it, printers, witnesses
+from l4lite.records import Record
 from l4lite.scan.scanner import UNKNOWN_NODE, JobScan, is_host
 
-MIN_PROCESSES = 2  # ranks of the one node that printed the error, and files that tell it
+MIN_PROCESSES = 2  # ranks of the one node that printed the error, and files that tell the same error line
+TAIL = 80  # characters of an error's last line compared across files
+
+
+def error_tail(r: Record) -> str:
+    """The end of a record's last line, numbers folded: the same error in a rank's own log and in its node's
+    console, whatever stream prefix (``[default0]:``, ``[rank2]:``) each copy's line starts with."""
+    lines = r.text.strip().splitlines()
+    return re.sub(r"\d+", "0", lines[-1][-TAIL:] if lines else "")
 
 
 def node_setup(scan: JobScan, findings: Sequence[Finding], primary: Finding) -> str | None:
@@ -42,7 +53,10 @@ def node_setup(scan: JobScan, findings: Sequence[Finding], primary: Finding) -> 
         return None
     told = [r for f in witnesses(findings, primary.category) for r in f.records if r.node in (None, node)]
     ranks = {r.rank for r in told if r.rank is not None}
-    files = {r.file for r in told if r.source != "kernel"}  # the ranks' streams: a node's kernel log is none of them
-    if len(ranks) < MIN_PROCESSES or len(files) < MIN_PROCESSES:
+    files: dict[str, set[str]] = {}  # the files that tell each error line (a node's kernel log is no rank's)
+    for r in told:
+        if r.source != "kernel":
+            files.setdefault(error_tail(r), set()).add(r.file)
+    if len(ranks) < MIN_PROCESSES or max((len(f) for f in files.values()), default=0) < MIN_PROCESSES:
         return None
     return node if peers_lost_it(scan, findings, node) else None
