@@ -27,8 +27,16 @@ FLOORS_000_078 = {"status": 0.99, "top1": 0.98, "top3": 0.99, "phase": 0.97, "ca
 # 079-088 (kinds the jobs above do not cover: torchelastic restarts, Lightning Fabric, a DataLoader worker's
 # SIGSEGV, a wrong GLOO_SOCKET_IFNAME on one node, RLIMIT_AS, a stray barrier, a token id past the vocabulary, a
 # failure in validation) were scored before any change made for them: top1 0.556, phase 0.778, category 0.444,
-# F1 0.539. With them, all 89 jobs: top1 0.950, top3 0.963, phase 0.975, category 0.875, F1 0.784.
-FLOORS = {"status": 0.99, "top1": 0.94, "top3": 0.96, "phase": 0.97, "category": 0.87, "evidence_f1": 0.77}
+# F1 0.539. With them, all 89 jobs: top1 0.963, top3 0.975, phase 0.975, category 0.875, F1 0.784 (top1 0.950 before
+# ``diagnose.spatial`` named 083's node).
+FLOORS_000_088 = {"status": 0.99, "top1": 0.96, "top3": 0.97, "phase": 0.97, "category": 0.87, "evidence_f1": 0.78}
+# 089-096 (a setup fault on one node against the same on every node, one rank's short record, a checkpoint write
+# under a file-size limit, Accelerate and `srun --label` variants) were scored before any change made for them: top1
+# 0.625, phase 0.875, category 0.750, F1 0.763; with ``diagnose.spatial`` top1 0.875. Their phase and category
+# misses are open (091's dataset read before training is dated in training; 094 and 095's collate error of a
+# short record reads as software, not data). All 97 jobs: top1 0.955, top3 0.966, phase 0.966, category 0.864,
+# F1 0.782.
+FLOORS = {"status": 0.99, "top1": 0.95, "top3": 0.96, "phase": 0.96, "category": 0.86, "evidence_f1": 0.78}
 # Jobs with one faulty node whose node l4lite does not yet put first (see FLOORS); any other miss fails.
 # (068: a Ray worker stuck before its step writes nothing of its own; the hang reading names it (its files' rank
 # from their start-up line, ``ingest.fileranks``), and the controller's re-raise of its peers' timeouts, a report
@@ -37,12 +45,17 @@ FLOORS = {"status": 0.99, "top1": 0.94, "top3": 0.96, "phase": 0.97, "category":
 # which ties the label to one of the job's known hosts, ``attribution.stream_hosts``.)
 # (074 and 075: the JAX coordination service's "Task N heartbeat timeout" names the process, ``process_N.log``
 # its rank.)
-# (083: GLOO_SOCKET_IFNAME names an interface only cpu-node-b lacks; a user_config signature is job-wide by the
-# vocabulary (``vocab.GLOBAL_CATEGORIES``), so no node is blamed. 086, 088: one rank's sample holds a token id past
-# the vocabulary; "index out of range in self" reads as data and model configuration disagreeing, job-wide.)
+# (086, 088: one rank's sample holds a token id past the vocabulary; "index out of range in self" reads as data and
+# model configuration disagreeing, job-wide, and one process alone printed it: nothing but time tells it from a
+# setting the one kept log shows (naming the node of one process's mid-training error lost held-out top-1).)
 # (085: rank 2 alone enters a barrier while the others wait in the step's collectives and every rank times out;
 # the one rank whose timed-out collective differs from all the others' is named, ``detect.pending``.)
-OPEN_NODE_MISSES = {"049-ddp-netdown", "083-ddp-bad_env", "086-ddp-bad_token", "088-fabric-bad_token"}
+# (083, 090, 091: a node's own setup (an interface variable, a data disk never staged) that the ranks of that one
+# node fail on, each in its own log, while the other node's ranks only lose them, names the node whatever the
+# category, ``diagnose.spatial``; 089 and 092, the same setup wrong on every node, stay job-wide. 096 is 083 in one
+# merged ``srun --label`` file: the node's two tracebacks carry no rank of their own, so nothing shows that more
+# than one process met it.)
+OPEN_NODE_MISSES = {"049-ddp-netdown", "086-ddp-bad_token", "088-fabric-bad_token", "096-ddp-bad_env_srun"}
 # Healthy jobs l4lite calls incidents (none now: 065-ray-healthy's "safe to ignore this error" traceback is an
 # advisory line's, ``rules.advisory``); any false incident fails.
 OPEN_FALSE_INCIDENTS: set[str] = set()
@@ -53,7 +66,7 @@ def board():  # type: ignore[no-untyped-def]
     analyzer = pipeline_analyzer()
     assert analyzer is not None
     jobs = sorted(p for p in JOBS.iterdir() if (p / "ground_truth.json").exists())
-    assert len(jobs) >= 89
+    assert len(jobs) >= 97
     return evaluate(jobs, {"l4lite": analyzer})
 
 
@@ -72,6 +85,14 @@ def test_the_first_79_jobs_keep_their_floors(board) -> None:  # type: ignore[no-
     assert len(first) == 79
     summary = summarize(first)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_000_078.items() if summary[k] < floor}
+    assert low == {}
+
+
+def test_the_first_89_jobs_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
+    first = [r for r in board.results if r.method == "l4lite" and r.job[:3].isdigit() and int(r.job[:3]) < 89]
+    assert len(first) == 89
+    summary = summarize(first)
+    low = {k: round(summary[k], 3) for k, floor in FLOORS_000_088.items() if summary[k] < floor}
     assert low == {}
 
 

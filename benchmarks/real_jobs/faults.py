@@ -7,8 +7,11 @@ of injection) go to L4L_META_DIR, which lies outside the archived log tree.
 
   L4L_FAULT       none|exception|sigkill|hang|nan|enospc|corrupt_ckpt|data|
                   host_oom|worker_oom|sigstop|diverge|erofs|netdown|
-                  restart|rlimit_as|stray_barrier|worker_segv|bad_token|eval_exception
-                  (bad_env is set up by generate.py: a wrong GLOO_SOCKET_IFNAME on one node)
+                  restart|rlimit_as|stray_barrier|worker_segv|bad_token|eval_exception|
+                  short_sample|fsize
+                  (bad_env, bad_env_all, missing_file, missing_file_all are set up by generate.py: a wrong
+                  GLOO_SOCKET_IFNAME on one node or on every node; the dataset's seed file absent from one
+                  node's local disk or from every node's)
   L4L_FAULT_RANK  global rank that misbehaves (exception, sigkill, hang, nan, host_oom, worker_oom, sigstop)
   L4L_FAULT_STEP  1-based optimizer step at which it happens (data, bad_token: the bad sample's index;
                   worker_oom, worker_segv: the number of samples DataLoader worker 0 of the rank decodes
@@ -16,6 +19,8 @@ of injection) go to L4L_META_DIR, which lies outside the archived log tree.
   L4L_CGROUP      memory cgroup (v1 folder) with a small limit, for host_oom and worker_oom
   L4L_CKPT_DIR    the node's checkpoint mount, for erofs
   L4L_NET_DEV     the node's network interface (in its own network namespace), for netdown
+  L4L_DATA_FILE   the dataset's seed file on the node's local disk (missing_file, missing_file_all)
+  L4L_FSIZE       the file-size limit (bytes, as `ulimit -f`) rank 0 runs its checkpoint save under, for fsize
 """
 import datetime
 import json
@@ -195,6 +200,13 @@ def at_step(step, model=None):
 def before_checkpoint(step):
     if FAULT == "enospc" and rank() == 0:
         record("enospc", step)
+    if FAULT == "fsize" and rank() == 0:
+        # the saving process runs under a file-size limit (`ulimit -f` in the node's job script) smaller than a
+        # checkpoint: the write meets EFBIG (CPython ignores SIGXFSZ, so the write fails instead of the process)
+        import resource
+        limit = int(os.environ.get("L4L_FSIZE", "65536"))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        record("fsize", step, limit=limit)
     if FAULT == "erofs" and rank() == 0:
         # the node's checkpoint file system goes read-only (as ext4 does after an I/O error, or an NFS
         # export switched to ro) right before the save: the save itself meets EROFS
@@ -215,6 +227,10 @@ class SyntheticTokens:
 
     def __init__(self, n=640, seq=32, vocab=256, seed=0):
         import torch
+        data_file = os.environ.get("L4L_DATA_FILE")
+        if data_file and seed == 0:  # the training shard's seed, staged on each node's local disk
+            with open(data_file) as f:
+                seed = int(json.load(f)["seed"])
         g = torch.Generator().manual_seed(seed)
         base = torch.randint(0, vocab, (16, seq), generator=g)
         noise = torch.randint(0, vocab, (n, seq), generator=g)
@@ -224,6 +240,7 @@ class SyntheticTokens:
         self.oom = FAULT_STEP if FAULT == "worker_oom" and rank() == FAULT_RANK else -1
         self.segv = FAULT_STEP if FAULT == "worker_segv" and rank() == FAULT_RANK else -1
         self.bad_token = FAULT_STEP if FAULT == "bad_token" else -1
+        self.short = FAULT_STEP if FAULT == "short_sample" else -1
         self.decoded = 0
 
     def __len__(self):
@@ -238,6 +255,9 @@ class SyntheticTokens:
             item = self.data[i].clone()
             item[7] = 50257
             return item
+        if i == self.short:  # a record one token short (a packing step that dropped its last token)
+            record("short_sample", LAST_STEP + 1, index=i)
+            return self.data[i][:-1].clone()
         return self.data[i]
 
     def decode(self, i):

@@ -160,7 +160,20 @@ JOB_SPECS = [
     ("ddp", "bad_token", None, 205, False),
     ("lightning", "eval_exception", 3, 20, False, {"validate": True}),
     ("fabric", "bad_token", None, 150, False),
+    # node-local against job-wide: the same kind of fault on one node (its ranks fail, the other node's ranks
+    # only lose them) and on every node; one rank's bad record of another kind; a checkpoint write under a
+    # file-size limit; a wrong interface variable under Accelerate and in a merged `srun --label` file
+    ("ddp", "bad_env_all", None, None, False),
+    ("accelerate", "bad_env", None, None, False),
+    ("ddp", "missing_file", None, None, False),
+    ("lightning", "missing_file_all", None, None, False),
+    ("lightning", "fsize", 0, 20, False),
+    ("ddp", "short_sample", None, 230, False),
+    ("accelerate", "short_sample", None, 170, False),
+    ("ddp", "bad_env", None, None, False, {"layout": "srun-label"}),
 ]
+# faults set up per node by the generator (no rank injects them; a node may fail before any rank registers)
+NODE_FAULTS = ("bad_env", "bad_env_all", "missing_file", "missing_file_all")
 LAYOUT_SUFFIX = {"srun-label": "_srun", "kubernetes-pods": "_k8s"}
 OOM_LIMIT = 64 * 1024 * 1024  # the small cgroup's memory.limit_in_bytes (only pages charged after joining it)
 
@@ -168,13 +181,15 @@ PHASE = {"exception": "train", "sigkill": "train", "hang": "train", "nan": "trai
          "enospc": "checkpoint", "corrupt_ckpt": "load", "healthy": None, "host_oom": "train",
          "worker_oom": "train", "sigstop": "train", "diverge": "train", "erofs": "checkpoint", "netdown": "train",
          "restart": "train", "worker_segv": "train", "bad_env": "init", "rlimit_as": "train", "stray_barrier": "train",
-         "bad_token": "train", "eval_exception": "eval"}
+         "bad_token": "train", "eval_exception": "eval", "bad_env_all": "init", "missing_file": "init",
+         "missing_file_all": "init", "fsize": "checkpoint", "short_sample": "train"}
 CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan": "numerical",
             "enospc": "storage", "corrupt_ckpt": "storage", "data": "data", "healthy": None,
             "host_oom": "host", "worker_oom": "host", "sigstop": "software", "diverge": "numerical",
             "erofs": "storage", "netdown": "network", "restart": "software", "worker_segv": "software",
             "bad_env": "user_config", "rlimit_as": "host", "stray_barrier": "software", "bad_token": "data",
-            "eval_exception": "software"}
+            "eval_exception": "software", "bad_env_all": "user_config", "missing_file": "user_config",
+            "missing_file_all": "user_config", "fsize": "storage", "short_sample": "data"}
 FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_runtime",
           "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps",
           "ignite": r"Engine run (complete|finished)", "accelerate": r"training finished: 40 steps",
@@ -184,7 +199,8 @@ NAN = {"ddp": r"loss is nan at step", "hf": r"'loss': '?nan'?|'grad_norm': '?nan
        "deepspeed": r"loss is nan at step", "ignite": r"contains NaN or Inf|Loss: nan",
        "accelerate": r"train_loss nan", "ray": r"loss is nan at step", "jax": r"loss is nan at step"}
 # Faults of the checkpoint save, by the lines that show the failed write.
-SAVE_FAULTS = {"erofs": r"Read-only file system", "enospc": r"No space left on device|file write failed|unexpected pos"}
+SAVE_FAULTS = {"erofs": r"Read-only file system", "enospc": r"No space left on device|file write failed|unexpected pos",
+               "fsize": r"File too large|file write failed|unexpected pos"}
 
 
 # Ray and JAX: the lines that prove a rank's fault on its node ({pid}, {rank}: the faulty rank's), and whether
@@ -362,6 +378,15 @@ def run_job(job, py, out_root, work_root, port):
         env["L4L_VALIDATE"] = "1"
     if fault == "erofs":
         env["L4L_CKPT_DIR"] = ckpt
+    if fault == "fsize":
+        env["L4L_FSIZE"] = str(64 * 1024)
+    data_dir = os.path.join(work, "data")
+    if fault in ("missing_file", "missing_file_all"):  # each node's local copy of the dataset's seed file
+        os.makedirs(data_dir)
+        env["L4L_DATA_FILE"] = os.path.join(data_dir, "shard-seed.json")
+        if fault == "missing_file":  # staged on the disk; node 2's copy is missing (see the mount below)
+            with open(env["L4L_DATA_FILE"], "w") as f:
+                json.dump({"seed": 0}, f)
     cgroup = kernel = None
     if fault in ("host_oom", "worker_oom"):
         cgroup, job["cgroup"] = capture.make_memory_cgroup(f"l4l-job-{job['index']:03d}", OOM_LIMIT)
@@ -405,18 +430,25 @@ def run_job(job, py, out_root, work_root, port):
             shell += f" && mount -t tmpfs -o size=64k tmpfs {ckpt}"
         if fault == "erofs":  # the checkpoint folder as its own mount, so it can turn read-only on one node
             shell += f" && mount --bind {ckpt} {ckpt}"
+        if fault == "missing_file" and i == 1:  # this node's local data disk was never staged: an empty one
+            shell += f" && mount -t tmpfs -o size=64k tmpfs {data_dir}"
         shell += f" && cd {run_dir} && exec " + " ".join(torchrun)
         cmd = ["unshare", "--uts", "--mount", "--", "sh", "-c", shell]
         if netns:
             cmd = ["ip", "netns", "exec", netns[i][0]] + cmd
             nenv.update({"GLOO_SOCKET_IFNAME": netns[i][1], "L4L_NET_DEV": netns[i][1]})
-        if fault == "bad_env" and i == 1:  # this node's job environment names an interface it does not have
-            nenv["GLOO_SOCKET_IFNAME"] = "ib0"
+        if fault == "bad_env" and i == 1 or fault == "bad_env_all":  # the job environment names an interface
+            nenv["GLOO_SOCKET_IFNAME"] = "ib0"  # the node does not have
             os.makedirs(meta, exist_ok=True)
-            with open(os.path.join(meta, "injection-node1.json"), "w") as f:
-                json.dump({"fault": "bad_env", "host": host, "rank": None, "step": None,
+            with open(os.path.join(meta, f"injection-node{i}.json"), "w") as f:
+                json.dump({"fault": fault, "host": host, "rank": None, "step": None,
                            "time": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
                            "env": {"GLOO_SOCKET_IFNAME": "ib0"}}, f)
+        if fault == "missing_file" and i == 1 or fault == "missing_file_all":
+            with open(os.path.join(meta, f"injection-node{i}.json"), "w") as f:
+                json.dump({"fault": fault, "host": host, "rank": None, "step": None,
+                           "time": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+                           "missing": env["L4L_DATA_FILE"]}, f)
         job.setdefault("commands", {})[host] = shell
         if layout == "torchelastic-logdir":
             console = open(os.path.join(hdir, "console.log"), "wb")  # noqa: SIM115 - closed when the node exits
@@ -645,7 +677,7 @@ def build_truth(job, arch):
     stack, fault = job["stack"], job["fault"]
     ranks, inj = load_meta(job["meta_dir"])
     problems = []
-    if len(ranks) != (0 if fault == "bad_env" else 4):  # bad_env: no rank gets past init
+    if fault not in NODE_FAULTS and len(ranks) != 4:  # a node's setup may stop every rank before it registers
         problems.append(f"only {len(ranks)} ranks registered")
     hosts = job["hosts"]
     rank_host = {r: m["host"] for r, m in ranks.items()}
@@ -680,7 +712,8 @@ def build_truth(job, arch):
         for pattern, required, *anywhere in OTHER_PROOF[stack][fault]:
             need(pattern.format(pid=pid, rank=faulty_rank), None if anywhere else where, required=required, limit=2)
         need(OTHER_CASCADE[stack], None, required=False)
-    elif fault in ("restart", "worker_segv", "rlimit_as", "stray_barrier", "bad_token", "eval_exception") and first:
+    elif fault in ("restart", "worker_segv", "rlimit_as", "stray_barrier", "bad_token", "eval_exception",
+                   "short_sample") and first:
         faulty_rank = first["rank"]
         fh = rank_host.get(faulty_rank)
         faulty_nodes = [fh]
@@ -697,7 +730,8 @@ def build_truth(job, arch):
                 "eval_exception": r"RuntimeError: shape mismatch in attention block",
                 "rlimit_as": r"DefaultCPUAllocator|MemoryError|Cannot allocate memory",
                 "stray_barrier": r"Timed out waiting \d+ms for recv operation",
-                "bad_token": r"IndexError: index out of range in self"}
+                "bad_token": r"IndexError: index out of range in self",
+                "short_sample": r"stack expects each tensor to be equal size"}
         if fault == "worker_segv":
             wpid = first["worker_pid"]
             pattern = rf"DataLoader worker \(pid\(?s?\)? ?{wpid}\)? (is killed by signal|exited unexpectedly)"
@@ -710,12 +744,15 @@ def build_truth(job, arch):
             need(root[fault], [fh], prefer=own)
             need(root[fault], [fh], prefer=r"console\.log", limit=attempt + 1)
         need(rf"failed \(exitcode: 1\) local_rank: {lr} \(pid: {pid}\)", [fh])
-    elif fault == "bad_env" and first:
-        fh = first["host"]
-        faulty_nodes = [fh]
-        need(r"Unable to find address for: ib0", [fh], prefer=r"attempt_0/\d/stderr\.log", limit=1)
-        need(r"Unable to find address for: ib0", [fh], prefer=r"console\.log", limit=1)
-        need(r"failed \(exitcode: 1\) local_rank: \d \(pid: \d+\)", [fh])
+    elif fault in NODE_FAULTS and first:
+        hit = {"bad_env": r"Unable to find address for: ib0", "bad_env_all": r"Unable to find address for: ib0",
+               "missing_file": r"FileNotFoundError: ", "missing_file_all": r"FileNotFoundError: "}[fault]
+        struck = [i["host"] for i in inj]
+        faulty_nodes = [] if fault.endswith("_all") else struck  # every node's setup alike: no node to blame
+        for fh in struck:
+            need(hit, [fh], prefer=r"attempt_0/\d/stderr\.log", limit=1)
+            need(hit, [fh], prefer=r"console\.log", limit=1)
+            need(r"failed \(exitcode: 1\) local_rank: \d \(pid: \d+\)", [fh])
     elif fault in ("exception", "sigkill", "hang", "data") and first:
         faulty_rank = first["rank"]
         fh = rank_host.get(faulty_rank)
@@ -960,6 +997,23 @@ def describe(job, first, rank_host):
         return (f"The job environment of {job['hosts'][1]} sets GLOO_SOCKET_IFNAME=ib0, an interface that node does "
                 "not have; both its ranks fail in init_process_group ('Unable to find address for: ib0') and the "
                 "ranks of the other node never complete the process group.")
+    if f == "bad_env_all":
+        return ("The job environment of every node sets GLOO_SOCKET_IFNAME=ib0, an interface no node has; every "
+                "rank fails in init_process_group ('Unable to find address for: ib0').")
+    if f == "missing_file":
+        return (f"Each rank reads the dataset's seed file from its node's local disk; {job['hosts'][1]}'s disk was "
+                "never staged (an empty file system over the data folder), so both its ranks raise "
+                "FileNotFoundError before training, and the ranks of the other node lose them.")
+    if f == "missing_file_all":
+        return ("Each rank reads the dataset's seed file from its node's local disk; no node's disk was staged, "
+                "so every rank raises FileNotFoundError before training.")
+    if f == "fsize":
+        return (f"Rank 0 on {h} saves the step-20 checkpoint under a 64 KiB file-size limit (RLIMIT_FSIZE, as "
+                "`ulimit -f` in the node's job script); the write fails with EFBIG (File too large).")
+    if f == "short_sample":
+        return (f"Sample {job['step']} of the synthetic dataset is one token short; the rank whose shard holds it "
+                f"(global rank {first['rank'] if first else '?'} on {h}) fails to collate its batch (RuntimeError: "
+                "stack expects each tensor to be equal size), the others lose their peer.")
     if f == "rlimit_as":
         return (f"At step {job['step']} global rank {r} on {h} runs under an address-space limit (RLIMIT_AS, as "
                 "`ulimit -v`) 256 MiB above what it maps and keeps allocating; the allocation fails in the rank "

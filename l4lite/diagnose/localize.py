@@ -55,6 +55,7 @@ from l4lite.diagnose.lone import lone_fault, one_node_reading, told_on_its_own
 from l4lite.diagnose.ownlines import its_exception, last_words, node_said, said_apart
 from l4lite.diagnose.phasing import failure_time_of, iteration_of, node_trackers, phase_of
 from l4lite.diagnose.restarts import restarted_roots
+from l4lite.diagnose.spatial import node_setup
 from l4lite.diagnose.timeline import around_failure, close_to, finding_key, named_time, survived
 from l4lite.diagnose.traits import (
     INFERRED,
@@ -263,9 +264,13 @@ class Localizer:
                     verdict.scope, verdict.scope_by = "global", "late_component"
             elif silent and torn_down(primary):  # torn down around it: nothing says what held it up
                 verdict.category = primary.category = "unknown"
-        if verdict.scope_by in ("rule", "category") and one_node_reading(scan, findings, primary, verdict.category):
+        local = node_setup(scan, findings, primary) if verdict.scope_by in ("rule", "category") else None
+        if local is not None or verdict.scope_by in ("rule", "category") and \
+                one_node_reading(scan, findings, primary, verdict.category):
             verdict.scope, verdict.scope_by = "node", None
-            notes.append("a job-wide reading of one process's error, which the other nodes only lost: its node is kept")
+            notes.append("the ranks of one node met this setting and the other nodes only lost them: that node's "
+                         "own setup" if local is not None else
+                         "a job-wide reading of one process's error, which the other nodes only lost: its node is kept")
             roles.update(demoted)
             self._settle_roots(findings, roles, primary, verdict, told)
         tell_together(scan, findings, roles, primary, verdict.scope)

@@ -43,16 +43,21 @@ def process_of(r: Record) -> tuple[str, str] | None:
     return ("pid", m.group(2)) if m else None
 
 
+def witnesses(findings: Sequence[Finding], category: str) -> list[Finding]:
+    """The findings that say a line of ``category`` was printed, read from its words: not a cascade, a launcher's
+    confirmation, a line training outlived, an advisory, nor a driver's relayed copy of a worker's line."""
+    return [f for f in findings if f.detector in READ_FROM_LINES and f.category == category
+            and f.role not in ("cascade", "confirmation") and not f.data.get("survived")
+            and not f.data.get("advisory") and not relayed_copies(f.records)]
+
+
 def printers(findings: Sequence[Finding], category: str) -> tuple[set[str], set[tuple[str, str]]]:
     """The nodes and the processes that printed a line of ``category`` read from its words (relayed copies
     aside: a driver repeating a worker's line is not a second witness). A line's NCCL pid counts beside its
     rank: one rank's file can hold the lines of several processes of a single-node run."""
     nodes: set[str] = set()
     procs: set[tuple[str, str]] = set()
-    for f in findings:
-        if f.detector not in READ_FROM_LINES or f.category != category or f.role in ("cascade", "confirmation") \
-                or f.data.get("survived") or f.data.get("advisory") or relayed_copies(f.records):
-            continue
+    for f in witnesses(findings, category):
         if f.node is not None:
             nodes.add(f.node)
         for r in f.records:

@@ -1,0 +1,62 @@
+"""Where a fault was met, read from who printed it: one node's setup, or the whole job's.
+
+A setting can be the job's (every node's launcher passed it, every rank runs the same code with it) or one node's
+(its environment names an interface it lacks, its local disk was never staged, its shared memory is too small).
+The words of the error are the same either way ("no interface named ib0", "No such file or directory"), so the
+category a signature gives says nothing of the scope; the job's spatial pattern does (L4's spatial filter). A
+setting every rank shares fails every rank that uses it, on every node: each node prints the error. A node's own
+setting fails the ranks of that node, and the others then wait for them and print only cascades (a closed
+connection, a timeout, their agent's teardown).
+
+``node_setup`` names the node when the error was printed by several ranks and the same error line is told in more
+than one of the ranks' files (a rank's own log beside the node's console: the launcher's copies; a kernel log is no
+rank's), all of it on one node, by no process of any other node, while another node printed cascades: more than one
+rank met it there, so it is not one process's accident, and no rank elsewhere did, so it is not the job's. One
+process alone says less: a job-wide setting the thread blames is often shown by the one process whose log was kept
+(``lone.one_node_reading`` decides that case); so do several processes in one file (a single machine's run kept as
+one log, NCCL's pids in one rank's file), or lines of one excerpt spread over a rank's file and its node's other
+logs: they are one machine's account, not witnesses of the node's ranks apart from the job's others.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from l4lite.detect.base import Finding
+from l4lite.diagnose.lone import READ_FROM_LINES, peers_lost_it, printers, witnesses
+from l4lite.records import Record
+from l4lite.scan.scanner import UNKNOWN_NODE, JobScan, is_host
+
+MIN_PROCESSES = 2  # ranks of the one node that printed the error, and files that tell the same error line
+TAIL = 80  # characters of an error's last line compared across files
+
+
+def error_tail(r: Record) -> str:
+    """The end of a record's last line, numbers folded: the same error in a rank's own log and in its node's
+    console, whatever stream prefix (``[default0]:``, ``[rank2]:``) each copy's line starts with."""
+    lines = r.text.strip().splitlines()
+    return re.sub(r"\d+", "0", lines[-1][-TAIL:] if lines else "")
+
+
+def node_setup(scan: JobScan, findings: Sequence[Finding], primary: Finding) -> str | None:
+    """The node whose own setup the primary's job-wide reading is, by who printed it (see the module); None
+    when a second node printed it, when one process alone did, or when no other node lost its peers."""
+    node = primary.node
+    if primary.detector not in READ_FROM_LINES or node in (None, UNKNOWN_NODE):
+        return None
+    real = [n for n in scan.node_last if is_host(n)]
+    if len(real) < 2 or node not in real:
+        return None
+    nodes, _ = printers(findings, primary.category)
+    if nodes != {node}:
+        return None
+    told = [r for f in witnesses(findings, primary.category) for r in f.records if r.node in (None, node)]
+    ranks = {r.rank for r in told if r.rank is not None}
+    files: dict[str, set[str]] = {}  # the files that tell each error line (a node's kernel log is no rank's)
+    for r in told:
+        if r.source != "kernel":
+            files.setdefault(error_tail(r), set()).add(r.file)
+    if len(ranks) < MIN_PROCESSES or max((len(f) for f in files.values()), default=0) < MIN_PROCESSES:
+        return None
+    return node if peers_lost_it(scan, findings, node) else None
