@@ -405,6 +405,9 @@ def clock_2099_end(job: Job) -> Variant:
 _ISO = re.compile(rb"(?<![\dT])(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)[,.](\d{3,6})(?![\d+])(Z)?")
 
 
+_RAY_HEADER = re.compile(rb" [IWEFCD] \d+ \d+\]")
+
+
 def local_offset(job: Job) -> Variant:
     """The file of the root evidence written in local time (+05:30) with the offset spelled out."""
     tz = timezone(timedelta(hours=5, minutes=30))
@@ -413,8 +416,13 @@ def local_offset(job: Job) -> Variant:
         t = datetime.fromisoformat(f"{m[1].decode()}T{m[2].decode()}").replace(tzinfo=UTC)
         return t.astimezone(tz).strftime("%Y-%m-%dT%H:%M:%S").encode() + b"." + m[3] + b"+05:30"
 
+    def zoned(m: re.Match[bytes]) -> bytes:
+        # Ray's C++ header (``[2026-12-04 13:54:48,946 E 238 265]``) is a fixed format with no zone to spell out:
+        # no Ray process writes it as ``2026-12-04T19:24:48.946+05:30``, so it is left as written
+        return m[0] if _RAY_HEADER.match(m.string, m.end()) else local(m)
+
     def edit(o: Out) -> None:
-        o.lines = [_ISO.sub(local, ln) for ln in o.lines]
+        o.lines = [_ISO.sub(zoned, ln) for ln in o.lines]
     return _edit(job, _clock_target(job), edit)
 
 

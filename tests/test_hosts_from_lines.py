@@ -139,3 +139,40 @@ def test_pod_logs_merged_under_stream_labels_lose_their_runtime_prefix(tmp_path:
         "1: step 15/40 | loss 3.58"]
     assert recs[0].time is None  # a relayed actor's copy takes no time, as in the pod's own log
     assert recs[1].time is not None and abs(recs[1].time - 1796394356.0) < 0.01  # the runtime's time
+
+
+def _summary(host: str, rank: int, pid: int) -> str:
+    return ("Root Cause (first observed failure):\n[0]:\n  time      : 2026-12-03_15:13:00\n"
+            f"  host      : {host}\n  rank      : {rank} (local_rank: 0)\n  exitcode  : 1 (pid: {pid})\n")
+
+
+def _node_log(host: str, agent: int, worker: int, rank: int, pad: int) -> str:
+    body = "".join(f"[default0]:[rank{rank}]: step {i} loss 1.0\n" for i in range(pad))
+    return (f"W1203 15:12:30.408000 {agent} torch/distributed/run.py:874] Setting OMP_NUM_THREADS\n{body}"
+            f"E1203 15:13:00.483000 {agent} torch/distributed/elastic/multiprocessing/api.py:1002] failed "
+            f"(exitcode: 1) local_rank: 0 (pid: {worker}) of binary: python3\n" + _summary(host, rank, worker)
+            + _summary(host, rank + 1, worker + 1))
+
+
+def test_a_cat_of_two_nodes_is_voted_on_all_its_lines_not_its_two_ends(tmp_path: Path) -> None:
+    """The second node's lines sit past the sampled head and before the sampled tail: read whole, the file names
+    two writers, so its hostless lines are placed by pid and rank, never all on the first node."""
+    from l4lite.ingest.context import build_context
+    from l4lite.ingest.files import discover
+
+    text = _node_log("compute-alpha", 9400, 9494, 0, 600) + _node_log("compute-beta", 9428, 9501, 2, 600) \
+        + "".join(f"[default0]:[rank0]: eval {i}\n" for i in range(600))
+    (tmp_path / "job.out").write_text(text)
+    ctx = build_context(discover([str(tmp_path)], Accounting()).files)
+    assert ctx.node_of("job.out") is None and ctx.mixed == ["job.out"]
+    assert ctx.pids.get("9428") == "compute-beta" and (3, "compute-beta") in ctx.rank_ties
+    recs = list(iter_records([str(tmp_path)], IngestOptions(), Accounting()))
+    beta = [r for r in recs if "9428" in r.text]
+    assert beta and {r.node for r in beta} == {"compute-beta"}
+
+
+def test_a_loggers_level_word_after_a_zoned_time_is_no_syslog_host(tmp_path: Path) -> None:
+    """``<time+05:30> <logger> INFO: ...`` is Python's ``%(name)s %(levelname)s``: the logger is not a host."""
+    lines = "".join(f"2026-12-04T16:23:10.{i:03d}+05:30 ignite.distributed.utils INFO: step {i}\n" for i in range(5))
+    recs = _records(tmp_path, lines)
+    assert recs and {r.node for r in recs} == {None}

@@ -43,7 +43,6 @@ from l4lite.ingest.attribution import (
     mixed_hosts,
     names_no_node,
     node_from_regex,
-    normalize_host,
     rank_from_path,
     stream_hosts,
     stream_key,
@@ -52,7 +51,7 @@ from l4lite.ingest.attribution import (
 from l4lite.ingest.decode import open_lines, without_escapes
 from l4lite.ingest.fileranks import own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
-from l4lite.ingest.layout import NodeLevel, infer_level, is_loopback, layout_parts, named_in_stem, value_at
+from l4lite.ingest.layout import NodeLevel, infer_level, layout_parts, named_in_stem, value_at
 from l4lite.ingest.pids import AddressBook, PidFacts, file_pids, pid_facts, pid_hosts
 from l4lite.ingest.skew import anchor_key, job_skew, quick
 from l4lite.ingest.spans import (
@@ -66,6 +65,17 @@ from l4lite.ingest.spans import (
 )
 from l4lite.ingest.timespots import learn_spot, spot_time, strip_stream_prefixes
 from l4lite.ingest.timestamps import TimestampParser, boot_anchors
+from l4lite.ingest.writers import (
+    ELASTIC_RANK_LINE,
+    HOST_BANNER,
+    NCCL_WRITER,
+    SYSLOG_WRITER,
+    UCX_WRITER,
+    own_host,
+    plain_host,
+    syslog_writer,
+    whole_writers,
+)
 from l4lite.records import Accounting
 
 HEAD_BYTES = 32 * 1024  # start-up: NCCL headers, hostname banners, the first times
@@ -77,23 +87,16 @@ FUTURE_SLACK = 86400.0
 _YEAR_DATE = re.compile(r"(?<!\d)(20\d\d|19\d\d|2[1-9]\d\d)[-/.](?:0[1-9]|1[0-2])[-/.](?:0[1-9]|[12]\d|3[01])(?!\d)")
 _YEAR_CTIME = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} +\d{1,2} \d\d:\d\d:\d\d (?:[A-Z]{2,5} )?(\d{4})\b")
 # hosts that a line names as its writer
-_NCCL = re.compile(r"(?:^|[\s\]:>])([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] ")
-_SYSLOG = re.compile(r"(?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?"
-                     r"(?:Z|[+-]\d\d:?\d\d)) ([A-Za-z0-9][\w.-]*) [\w./@-]+?(?:\[\d+\])?: ")
-_UCX = re.compile(r"\[([A-Za-z0-9][\w.-]*):\d+ *:\d+:\d+\] ")
-_BANNER = re.compile(r"(?<![\w.-])(?:host|hostname|host name|Hostname|HOSTNAME|Host)\s*[=:]\s*([A-Za-z0-9][\w.-]*)")
 # a numbered process naming the host it runs on (``process 2/4 on compute-beta: 1 local device(s)``, ``rank 3 on
 # node-b``): the host is the line's writer; an endpoint (``on node-a:29500``) is not
 _ON_HOST = re.compile(r"\b(?:(?:[Pp]rocess|[Rr]ank)[ _-]?(\d{1,6})|(?:[Tt]ask|[Ww]orker)[ _-]?\d{1,6})(?:/\d+| of \d+)? "
                       r"(?:is )?(?:(?:running|up) )?on "
                       r"(?:host |node )?([A-Za-z0-9][\w.-]*[\w])(?![\w.-]|:\d)")
 _RANK_NEAR = re.compile(r"\[rank(\d+)\]|\brank[=:]\s*(\d+)\b")
-_ELASTIC_RANK = re.compile(r"\s*rank\s*: (\d+)")
+
 # hosts a line names as concerned, not as its writer
 _SRUN_ERROR = re.compile(r"srun: error: ([A-Za-z0-9][\w.-]*): tasks? \d")
 _UPTIME = re.compile(r"\[ *\d+\.\d+\] ")
-_HAS_LETTER = re.compile(r"[A-Za-z]")
-_IP = re.compile(r"\d{1,3}([.-])\d{1,3}\1\d{1,3}\1\d{1,3}$")
 _LABEL_START = frozenset(" 0123456789")
 
 
@@ -272,7 +275,7 @@ def _whole_pids(f: Any, s: _Sample) -> PidFacts:
     """``pid_facts`` of a whole file (``pids.file_pids``), or of stdin as far as it is held before the job
     is read (``files.stdin_sample``). The addresses its lines tie to hosts are read on the same pass into its
     sample: a merged file's raylet start-up line (``address: IP ... hostname: NAME``) sits in its middle."""
-    book = AddressBook(_host)
+    book = AddressBook(plain_host)
     if getattr(f, "path", None) != "-":
         facts = file_pids(f, _banner_host, book)
     else:
@@ -283,18 +286,10 @@ def _whole_pids(f: Any, s: _Sample) -> PidFacts:
     return facts
 
 
-def _host(raw: str) -> str | None:
-    """A host as lines name it; None for loopback names and bare numbers (a port, a pid)."""
-    h = normalize_host(raw)
-    if not h or is_loopback(h) or not (_HAS_LETTER.search(h) or _IP.match(h)):
-        return None
-    return h
-
-
 def _on_host(raw: str) -> str | None:
     """The host of a process banner (``_ON_HOST``) when it looks like a machine: a hyphen or a digit in it (``on
     the``, ``on cpu`` are words), and not a device, a part or a run (``gpu-0``, ``attempt_1``)."""
-    h = _host(raw)
+    h = plain_host(raw)
     return h if h and ("-" in h or any(c.isdigit() for c in h)) and not names_no_node(h) else None
 
 
@@ -343,29 +338,28 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
             s.years[int(m[1])] += 1
         host = None
         if " NCCL " in line or "] NCCL" in line:
-            m = _NCCL.search(line, 0, 160)
-            host = _host(m[1]) if m else None
+            m = NCCL_WRITER.search(line, 0, 160)
+            host = plain_host(m[1]) if m else None
         if host is None and line[:1].isalnum():
-            m = _SYSLOG.match(line)
-            if m and m[1] not in ("kernel", "INFO", "WARNING", "ERROR"):
-                host = _host(m[1])
+            m = SYSLOG_WRITER.match(line)
+            if m and (host := syslog_writer(m)) is not None:
                 s.system += 1
         elif _UPTIME.match(line):
             s.system += 1
         if host is None and line.startswith("[") and ":" in line[:80]:
-            m = _UCX.match(line)
-            host = _host(m[1]) if m else None
+            m = UCX_WRITER.match(line)
+            host = plain_host(m[1]) if m else None
         if host is None and ("host" in line or "Host" in line or "HOST" in line):
-            m = _BANNER.search(line)
+            m = HOST_BANNER.search(line)
             if m:
-                host = _host(m[1])
+                host = plain_host(m[1])
                 stripped = line.lstrip()
                 elastic_host = host if stripped.startswith("host") else None
                 r = _RANK_NEAR.search(line)
                 if host and r:
                     s.ties.append((int(r[1] or r[2]), host))
         elif elastic_host is not None and line.lstrip().startswith("rank"):
-            r = _ELASTIC_RANK.match(line)
+            r = ELASTIC_RANK_LINE.match(line)
             if r:
                 s.ties.append((int(r[1]), elastic_host))
             elastic_host = None
@@ -380,18 +374,40 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
             if raw[:1] in _LABEL_START and (m := SRUN_LABEL.match(raw)):
                 s.labels[(m[1], host)] += 1
         if "address" in line or "node IP" in line:
-            address_of(line, s.addresses, _host)
+            address_of(line, s.addresses, plain_host)
         elif "ip=" in raw:  # a relayed actor's banner: the prefix's address is the host it names
-            address_of(raw, s.addresses, _host, _banner_host)
+            address_of(raw, s.addresses, plain_host, _banner_host)
         if quick(raw):
             key = anchor_key(line)
             if key is not None:
                 s.anchors.append((key, host, line))
         if "srun: error:" in line:
             m = _SRUN_ERROR.search(line)
-            if m and _host(m[1]):
-                others.add(_host(m[1]) or "")
+            if m and plain_host(m[1]):
+                others.add(plain_host(m[1]) or "")
     return s, others
+
+
+def _vote_whole(ctx: JobContext, placed: Sequence[Any]) -> list[tuple[int, str]]:
+    """Files that only their sampled ends placed on a host are voted again on all their lines: a ``cat`` of several
+    nodes' logs shows one node at its head and another at its tail, or one in both, and the nodes in its middle
+    only when it is read through. A file whose lines name several writers is mixed (its hostless lines are placed
+    by pid, rank or not at all, never all on the host its first lines name); one whose lines name another host
+    as their one writer takes it. Gives the rank ties the mixed files' failure summaries state."""
+    ties: list[tuple[int, str]] = []
+    for f in placed:
+        vote = whole_writers(f)
+        if vote is None or not vote.hosts:
+            continue
+        if mixed_hosts(vote.hosts):
+            ctx.nodes.pop(f.rel, None)
+            if f.rel not in ctx.mixed:
+                ctx.mixed.append(f.rel)
+            ties += vote.ties
+        elif (host := own_host(vote.hosts)) is not None:
+            ctx.nodes[f.rel] = host
+    ctx.mixed.sort()
+    return ties
 
 
 def _spelled_hosts(rels: Iterable[str], node_of: Callable[[str], str | None], named: set[str]) -> dict[str, str]:
@@ -411,19 +427,11 @@ def _spelled_hosts(rels: Iterable[str], node_of: Callable[[str], str | None], na
 
 def task_hosts(labels: Counter[tuple[str, str]]) -> dict[str, str]:
     """The host of each ``srun --label`` label of a file whose lines name at least one (3 in 4 of a label's
-    mentions, as ``_own_host``); labels of several hosts are left out."""
+    mentions, as ``own_host``); labels of several hosts are left out."""
     by_label: dict[str, Counter[str]] = {}
     for (label, host), n in labels.items():
         by_label.setdefault(label, Counter())[host] += n
-    return {label: h for label, c in by_label.items() if (h := _own_host(c)) is not None}
-
-
-def _own_host(hosts: Counter[str]) -> str | None:
-    """The host a file's lines name as their writer when they name one (at least 3 in 4 of the mentions)."""
-    if not hosts:
-        return None
-    host, n = hosts.most_common(1)[0]
-    return host if n * 4 >= 3 * sum(hosts.values()) else None
+    return {label: h for label, c in by_label.items() if (h := own_host(c)) is not None}
 
 
 def _sampled(files: Sequence[Any]) -> list[Any]:
@@ -479,7 +487,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     ctx.mixed = sorted(rel for rel, s in samples.items() if mixed_hosts(s.hosts))  # several hosts' lines
     # the one host a file's lines name as their writer; else the one its own process's banners name
     own = {rel: h for rel, s in samples.items()
-           if not s.labels and (h := _own_host(s.hosts) or (None if s.hosts else _own_host(s.banners))) is not None}
+           if not s.labels and (h := own_host(s.hosts) or (None if s.hosts else own_host(s.banners))) is not None}
     # ---- nodes
     named = set().union(*(s.hosts for s in samples.values())) | concerned if samples else set()
     level = infer_level(rels, own, named) if not node_from else NodeLevel()
@@ -494,10 +502,13 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     ctx.legacy = level.depth is None and not own and not node_from
     if ctx.legacy and rels:
         ctx.layout = "paths read one by one"
+    by_lines: set[str] = set()
     for rel in rels:
         node = ctx.node_of(rel) if not ctx.legacy else None
         if node is None and rel in own:
             ctx.nodes[rel] = own[rel]  # outside the level (or no level): the one host its lines name
+            by_lines.add(rel)
+    whole_ties = _vote_whole(ctx, [f for f in _sampled(files) if f.rel in by_lines])
     if not ctx.legacy and named:  # a file whose name spells out a host the lines name (``node-b_stderr.log``)
         ctx.nodes.update(_spelled_hosts((*rels, *documents), ctx.node_of, named))
     if not ctx.legacy:  # files naming no host take their rank's or their folder's, as the whole job names them
@@ -525,8 +536,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     stated = {rel: s.own_rank for rel, s in samples.items() if s.own_rank is not None and rank_from_path(rel) is None}
     ctx.ranks = {**stated, **sibling_ranks((r for r in rels if rank_from_path(r) is None), stated)}
     seen: set[tuple[int, str]] = set()
-    for rel in rels:
-        for tie in samples.get(rel, _Sample()).ties:
+    for rel in (*rels, ""):
+        for tie in samples.get(rel, _Sample()).ties if rel else whole_ties:
             if tie not in seen:
                 seen.add(tie)
                 ctx.rank_ties.append(tie)
