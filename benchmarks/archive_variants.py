@@ -454,13 +454,20 @@ def skewed_peer(job: Job) -> Variant:
     return v
 
 
-_DAY = re.compile(rb"(?<!\d)(\d{4})-(\d\d)-(\d\d)(?=[ T]\d\d:)|(?<![\w.])([IWEF])(\d\d)(\d\d)(?= \d\d:\d\d:\d\d)")
+# ISO dates, glog's MMDD, and the US MM/DD/YYYY of accelerate's and Python's ``%x``-style headers: every date form
+# the real jobs' lines carry, so that the whole stray file is a day older (a file half of whose lines kept the
+# job's day is no stale file)
+_DAY = re.compile(rb"(?<!\d)(\d{4})-(\d\d)-(\d\d)(?=[ T]\d\d:)|(?<![\w.])([IWEF])(\d\d)(\d\d)(?= \d\d:\d\d:\d\d)"
+                  rb"|(?<![\d/])(\d\d)/(\d\d)/(\d{4})(?= \d\d:\d\d:\d\d)")
 
 
 def _day_before(m: re.Match[bytes]) -> bytes:
     if m[1]:
         d = datetime(int(m[1]), int(m[2]), int(m[3])) - timedelta(days=1)
         return d.strftime("%Y-%m-%d").encode()
+    if m[7]:
+        d = datetime(int(m[9]), int(m[7]), int(m[8])) - timedelta(days=1)
+        return d.strftime("%m/%d/%Y").encode()
     d = datetime(2024, int(m[5]), int(m[6])) - timedelta(days=1)
     return m[4] + d.strftime("%m%d").encode()
 

@@ -176,3 +176,21 @@ def test_a_loggers_level_word_after_a_zoned_time_is_no_syslog_host(tmp_path: Pat
     lines = "".join(f"2026-12-04T16:23:10.{i:03d}+05:30 ignite.distributed.utils INFO: step {i}\n" for i in range(5))
     recs = _records(tmp_path, lines)
     assert recs and {r.node for r in recs} == {None}
+
+
+def test_a_rotated_logs_pieces_are_read_as_one_stream_for_its_pids(tmp_path: Path) -> None:
+    """The failure summary naming a worker's host sits in the rotated ``.2.gz`` piece, the agent's line naming that
+    worker in the current file: the pid -> host tie joins them across the rotation."""
+    import gzip
+
+    from l4lite.ingest.files import discover
+    from l4lite.ingest.pids import file_pids
+
+    (tmp_path / "job.out.2.gz").write_bytes(gzip.compress(_summary("compute-beta", 2, 9501).encode()))
+    (tmp_path / "job.out.1").write_text("step 1\n")
+    (tmp_path / "job.out").write_text("E1203 15:13:00.483000 9428 torch/distributed/elastic/multiprocessing/"
+                                      "api.py:1002] failed (exitcode: 1) local_rank: 0 (pid: 9501) of binary: x\n")
+    files = discover([str(tmp_path)], Accounting()).files
+    assert len(files) == 1 and len(files[0].parts) == 3
+    children, owners = file_pids(files[0])
+    assert ("9428", "9501") in children and ("9501", "compute-beta") in owners

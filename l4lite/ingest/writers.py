@@ -7,7 +7,6 @@ one at both, and the nodes in its middle only when it is read whole.
 
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -17,7 +16,7 @@ from l4lite.ingest.attribution import normalize_host
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.layout import is_loopback
 from l4lite.ingest.lineclass import LEVEL_WORDS
-from l4lite.ingest.pids import PID_SCAN_BYTES
+from l4lite.ingest.pids import whole_lines
 from l4lite.ingest.timespots import strip_stream_prefixes
 
 # hosts that a line names as its writer
@@ -96,21 +95,13 @@ def vote_lines(lines: Iterable[str]) -> WholeVote:
 
 
 def whole_writers(f: Any) -> WholeVote | None:
-    """``vote_lines`` of a whole file (``files.InputFile``), or None when it cannot be read whole cheaply (a gzip
-    file, a rotated chain, stdin not held whole, over ``PID_SCAN_BYTES``)."""
-    path = getattr(f, "path", None)
-    enc = getattr(f, "encoding", None) or "utf-8"
-    if path == "-":
+    """``vote_lines`` of a whole file (``files.InputFile``, through ``pids.whole_lines``: a rotated log's pieces
+    in order, a gzip file inflated), or None when it cannot be read whole cheaply (stdin not held whole, a file
+    over ``PID_SCAN_BYTES``)."""
+    if getattr(f, "path", None) == "-":
         data, whole = stdin_sample()
         if not whole or data.startswith(GZIP_MAGIC):
             return None
-        return vote_lines(data.decode(enc, "replace").splitlines())
-    if not path or getattr(f, "compressed", False) or getattr(f, "parts", ()):
-        return None
-    try:
-        if os.path.getsize(path) > PID_SCAN_BYTES:
-            return None
-        with open(path, encoding=enc, errors="replace") as fh:
-            return vote_lines(fh)
-    except OSError:
-        return None
+        return vote_lines(data.decode(getattr(f, "encoding", None) or "utf-8", "replace").splitlines())
+    lines = whole_lines(f)
+    return vote_lines(lines) if lines is not None else None
