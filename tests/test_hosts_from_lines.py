@@ -194,3 +194,20 @@ def test_a_rotated_logs_pieces_are_read_as_one_stream_for_its_pids(tmp_path: Pat
     assert len(files) == 1 and len(files[0].parts) == 3
     children, owners = file_pids(files[0])
     assert ("9428", "9501") in children and ("9501", "compute-beta") in owners
+
+
+def test_a_process_banner_ties_its_rank_to_its_host_anywhere_in_a_labelled_stream(tmp_path: Path) -> None:
+    """``srun --label`` over one task per node: the labels are nodes, and ``process 2/4 on cpu-node-b`` in the
+    middle of the stream is what ties rank 2 to its host (a peer's ``Task 2 heartbeat timeout`` names that rank)."""
+    from l4lite.ingest.context import build_context
+    from l4lite.ingest.files import discover
+
+    def node(label: int, host: str, first: int) -> str:
+        head = "".join(f"{label}: I1204 14:12:48.7{r}0000 1398{r} train_jax.py:71] process {r}/4 on {host}: 1 local "
+                       "device(s)\n" for r in (first, first + 1))
+        return head + "".join(f"{label}: I1204 14:13:25.{i:06d} 1398{first} train_jax.py:107] step {i}/40 loss=1.0\n"
+                              for i in range(900))
+
+    (tmp_path / "job.out").write_text(node(0, "cpu-node-a", 0) + node(1, "cpu-node-b", 2))
+    ctx = build_context(discover([str(tmp_path)], Accounting()).files)
+    assert {(2, "cpu-node-b"), (3, "cpu-node-b"), (0, "cpu-node-a")} <= set(ctx.rank_ties)

@@ -41,7 +41,6 @@ from l4lite.ingest.attribution import (
     inherited_hosts,
     known_hosts_pattern,
     mixed_hosts,
-    names_no_node,
     node_from_regex,
     rank_from_path,
     stream_hosts,
@@ -69,8 +68,10 @@ from l4lite.ingest.writers import (
     ELASTIC_RANK_LINE,
     HOST_BANNER,
     NCCL_WRITER,
+    ON_HOST,
     SYSLOG_WRITER,
     UCX_WRITER,
+    on_host,
     own_host,
     plain_host,
     syslog_writer,
@@ -87,11 +88,6 @@ FUTURE_SLACK = 86400.0
 _YEAR_DATE = re.compile(r"(?<!\d)(20\d\d|19\d\d|2[1-9]\d\d)[-/.](?:0[1-9]|1[0-2])[-/.](?:0[1-9]|[12]\d|3[01])(?!\d)")
 _YEAR_CTIME = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} +\d{1,2} \d\d:\d\d:\d\d (?:[A-Z]{2,5} )?(\d{4})\b")
 # hosts that a line names as its writer
-# a numbered process naming the host it runs on (``process 2/4 on compute-beta: 1 local device(s)``, ``rank 3 on
-# node-b``): the host is the line's writer; an endpoint (``on node-a:29500``) is not
-_ON_HOST = re.compile(r"\b(?:(?:[Pp]rocess|[Rr]ank)[ _-]?(\d{1,6})|(?:[Tt]ask|[Ww]orker)[ _-]?\d{1,6})(?:/\d+| of \d+)? "
-                      r"(?:is )?(?:(?:running|up) )?on "
-                      r"(?:host |node )?([A-Za-z0-9][\w.-]*[\w])(?![\w.-]|:\d)")
 _RANK_NEAR = re.compile(r"\[rank(\d+)\]|\brank[=:]\s*(\d+)\b")
 
 # hosts a line names as concerned, not as its writer
@@ -224,7 +220,7 @@ class _Sample:
     addresses: Counter[tuple[str, str]] = field(default_factory=Counter)  # (IP, host named beside it or "": own)
     children: set[tuple[str, str]] = field(default_factory=set)  # (agent pid, worker pid): ``child_pid``
     owners: set[tuple[str, str]] = field(default_factory=set)  # (worker pid, host) from a failure summary
-    on_hosts: set[str] = field(default_factory=set)  # hosts a process banner runs on (``_ON_HOST``)
+    on_hosts: set[str] = field(default_factory=set)  # hosts a process banner runs on (``ON_HOST``)
     banners: Counter[str] = field(default_factory=Counter)  # hosts banners of the file's own process run on
     own_rank: int | None = None  # the rank its process states at start-up (``fileranks.own_rank``)
 
@@ -286,16 +282,9 @@ def _whole_pids(f: Any, s: _Sample) -> PidFacts:
     return facts
 
 
-def _on_host(raw: str) -> str | None:
-    """The host of a process banner (``_ON_HOST``) when it looks like a machine: a hyphen or a digit in it (``on
-    the``, ``on cpu`` are words), and not a device, a part or a run (``gpu-0``, ``attempt_1``)."""
-    h = plain_host(raw)
-    return h if h and ("-" in h or any(c.isdigit() for c in h)) and not names_no_node(h) else None
-
-
 def _banner_host(message: str) -> str | None:
     """The host a process banner names (``process 2/4 on node-b``), its writer's host, or None."""
-    return _on_host(m[2]) if (m := _ON_HOST.search(message)) else None
+    return on_host(m[2]) if (m := ON_HOST.search(message)) else None
 
 
 def _own_banner(raw: str, rank: int, path_rank: int | None, label_streams: dict[str, set[str]],
@@ -363,8 +352,10 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
             if r:
                 s.ties.append((int(r[1]), elastic_host))
             elastic_host = None
-        if host is None and " on " in line and (m := _ON_HOST.search(line)) and (on := _on_host(m[2])):
+        if host is None and " on " in line and (m := ON_HOST.search(line)) and (on := on_host(m[2])):
             s.on_hosts.add(on)  # a known host of the job; which stream runs there is ``stream_hosts``'s to say
+            if m[1] is not None:  # a process index or a rank: the global rank, tied to where it runs
+                s.ties.append((int(m[1]), on))
             if m[1] is not None and (own := _own_banner(raw, int(m[1]), path_rank, s.label_streams, on)):
                 s.banners[own] += 1  # a process index or a rank: the global rank (a task or worker may not be)
             elif (a := actor_prefix(raw)) is not None and a[2] is None:
@@ -388,13 +379,17 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     return s, others
 
 
-def _vote_whole(ctx: JobContext, placed: Sequence[Any]) -> list[tuple[int, str]]:
+def _vote_whole(ctx: JobContext, placed: Sequence[Any], unplaced: Sequence[Any]) -> list[tuple[int, str]]:
     """Files that only their sampled ends placed on a host are voted again on all their lines: a ``cat`` of several
     nodes' logs shows one node at its head and another at its tail, or one in both, and the nodes in its middle
     only when it is read through. A file whose lines name several writers is mixed (its hostless lines are placed
     by pid, rank or not at all, never all on the host its first lines name); one whose lines name another host
-    as their one writer takes it. Gives the rank ties the mixed files' failure summaries state."""
+    as their one writer takes it. Gives the rank ties that the mixed files and the files no path or line places (a
+    labelled merged stream) state anywhere in them: failure summaries, process banners."""
     ties: list[tuple[int, str]] = []
+    for f in unplaced:
+        if (vote := whole_writers(f)) is not None:
+            ties += vote.ties
     for f in placed:
         vote = whole_writers(f)
         if vote is None or not vote.hosts:
@@ -508,7 +503,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         if node is None and rel in own:
             ctx.nodes[rel] = own[rel]  # outside the level (or no level): the one host its lines name
             by_lines.add(rel)
-    whole_ties = _vote_whole(ctx, [f for f in _sampled(files) if f.rel in by_lines])
+    whole_ties = _vote_whole(ctx, [f for f in _sampled(files) if f.rel in by_lines],
+                             [f for f in _sampled(files) if f.rel not in by_lines and ctx.node_of(f.rel) is None])
     if not ctx.legacy and named:  # a file whose name spells out a host the lines name (``node-b_stderr.log``)
         ctx.nodes.update(_spelled_hosts((*rels, *documents), ctx.node_of, named))
     if not ctx.legacy:  # files naming no host take their rank's or their folder's, as the whole job names them

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from l4lite.ingest.attribution import normalize_host
+from l4lite.ingest.attribution import names_no_node, normalize_host
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.layout import is_loopback
 from l4lite.ingest.lineclass import LEVEL_WORDS
@@ -25,6 +25,11 @@ SYSLOG_WRITER = re.compile(r"(?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?|
                            r"(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)) ([A-Za-z0-9][\w.-]*) ([\w./@-]+?)(?:\[\d+\])?: ")
 UCX_WRITER = re.compile(r"\[([A-Za-z0-9][\w.-]*):\d+ *:\d+:\d+\] ")
 HOST_BANNER = re.compile(r"(?<![\w.-])(?:host|hostname|host name|Hostname|HOSTNAME|Host)\s*[=:]\s*([A-Za-z0-9][\w.-]*)")
+# a numbered process naming the host it runs on (``process 2/4 on compute-beta: 1 local device(s)``, ``rank 3 on
+# node-b``): the host is the line's writer; an endpoint (``on node-a:29500``) is not
+ON_HOST = re.compile(r"\b(?:(?:[Pp]rocess|[Rr]ank)[ _-]?(\d{1,6})|(?:[Tt]ask|[Ww]orker)[ _-]?\d{1,6})(?:/\d+| of \d+)? "
+                      r"(?:is )?(?:(?:running|up) )?on "
+                      r"(?:host |node )?([A-Za-z0-9][\w.-]*[\w])(?![\w.-]|:\d)")
 ELASTIC_RANK_LINE = re.compile(r"\s*rank\s*: (\d+)")
 _HAS_LETTER = re.compile(r"[A-Za-z]")
 _IP = re.compile(r"\d{1,3}([.-])\d{1,3}\1\d{1,3}\1\d{1,3}$")
@@ -36,6 +41,13 @@ def plain_host(raw: str) -> str | None:
     if not h or is_loopback(h) or not (_HAS_LETTER.search(h) or _IP.match(h)):
         return None
     return h
+
+
+def on_host(raw: str) -> str | None:
+    """The host of a process banner (``ON_HOST``) when it looks like a machine: a hyphen or a digit in it (``on
+    the``, ``on cpu`` are words), and not a device, a part or a run (``gpu-0``, ``attempt_1``)."""
+    h = plain_host(raw)
+    return h if h and ("-" in h or any(c.isdigit() for c in h)) and not names_no_node(h) else None
 
 
 def syslog_writer(m: re.Match[str]) -> str | None:
@@ -69,8 +81,8 @@ def own_host(hosts: Counter[str]) -> str | None:
 
 
 class WholeVote(NamedTuple):
-    """What all of a file's lines say of their writers: the hosts named, and the ranks a torchelastic failure
-    summary ties to a host (``host :`` then ``rank :``)."""
+    """What all of a file's lines say of their writers: the hosts named, and the ranks tied to a host by a
+    torchelastic failure summary (``host :`` then ``rank :``) or a process banner (``process 2/4 on node-b``)."""
 
     hosts: Counter[str]
     ties: list[tuple[int, str]]
@@ -91,6 +103,9 @@ def vote_lines(lines: Iterable[str]) -> WholeVote:
             if r := ELASTIC_RANK_LINE.match(line):
                 ties.append((int(r[1]), elastic))
             elastic = None
+        if host is None and " on " in line and (m := ON_HOST.search(line)) and m[1] is not None \
+                and (on := on_host(m[2])):
+            ties.append((int(m[1]), on))  # ``process 2/4 on node-b``: the global rank and where it runs
     return WholeVote(hosts, ties)
 
 
