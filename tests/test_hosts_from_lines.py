@@ -198,7 +198,8 @@ def test_a_rotated_logs_pieces_are_read_as_one_stream_for_its_pids(tmp_path: Pat
 
 def test_a_process_banner_ties_its_rank_to_its_host_anywhere_in_a_labelled_stream(tmp_path: Path) -> None:
     """``srun --label`` over one task per node: the labels are nodes, and ``process 2/4 on cpu-node-b`` in the
-    middle of the stream is what ties rank 2 to its host (a peer's ``Task 2 heartbeat timeout`` names that rank)."""
+    middle of the stream is what ties rank 2 to its host (a peer's ``Task 2 heartbeat timeout`` names that rank):
+    a mention, the weakest of the ties."""
     from l4lite.ingest.context import build_context
     from l4lite.ingest.files import discover
 
@@ -210,4 +211,4 @@ def test_a_process_banner_ties_its_rank_to_its_host_anywhere_in_a_labelled_strea
 
     (tmp_path / "job.out").write_text(node(0, "cpu-node-a", 0) + node(1, "cpu-node-b", 2))
     ctx = build_context(discover([str(tmp_path)], Accounting()).files)
-    assert {(2, "cpu-node-b"), (3, "cpu-node-b"), (0, "cpu-node-a")} <= set(ctx.rank_ties)
+    assert {(2, "cpu-node-b"), (3, "cpu-node-b"), (0, "cpu-node-a")} <= set(ctx.mention_ties)

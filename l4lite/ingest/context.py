@@ -71,6 +71,7 @@ from l4lite.ingest.writers import (
     ON_HOST,
     SYSLOG_WRITER,
     UCX_WRITER,
+    WholeVote,
     on_host,
     own_host,
     plain_host,
@@ -212,6 +213,7 @@ class _Sample:
     years: Counter[int] = field(default_factory=Counter)
     lines: list[str] = field(default_factory=list)  # first and last lines, for their times
     ties: list[tuple[int, str]] = field(default_factory=list)
+    mentions: list[tuple[int, str]] = field(default_factory=list)  # from process banners: weaker than ``ties``
     system: int = 0  # lines of the node's own logs (syslog, kernel), not of the job's processes
     anchors: list[tuple[str, str | None, str]] = field(default_factory=list)  # (key, host in the line, line)
     labels: Counter[tuple[str, str]] = field(default_factory=Counter)  # (srun label, host its line names)
@@ -354,8 +356,8 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
             elastic_host = None
         if host is None and " on " in line and (m := ON_HOST.search(line)) and (on := on_host(m[2])):
             s.on_hosts.add(on)  # a known host of the job; which stream runs there is ``stream_hosts``'s to say
-            if m[1] is not None:  # a process index or a rank: the global rank, tied to where it runs
-                s.ties.append((int(m[1]), on))
+            if m[1] is not None:  # a process index or a rank: the global rank, tied to where it runs (a mention)
+                s.mentions.append((int(m[1]), on))
             if m[1] is not None and (own := _own_banner(raw, int(m[1]), path_rank, s.label_streams, on)):
                 s.banners[own] += 1  # a process index or a rank: the global rank (a task or worker may not be)
             elif (a := actor_prefix(raw)) is not None and a[2] is None:
@@ -379,17 +381,21 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     return s, others
 
 
-def _vote_whole(ctx: JobContext, placed: Sequence[Any], unplaced: Sequence[Any]) -> list[tuple[int, str]]:
+def _vote_whole(ctx: JobContext, placed: Sequence[Any], unplaced: Sequence[Any], tasks: set[str]) -> WholeVote:
     """Files that only their sampled ends placed on a host are voted again on all their lines: a ``cat`` of several
     nodes' logs shows one node at its head and another at its tail, or one in both, and the nodes in its middle
     only when it is read through. A file whose lines name several writers is mixed (its hostless lines are placed
     by pid, rank or not at all, never all on the host its first lines name); one whose lines name another host
     as their one writer takes it. Gives the rank ties that the mixed files and the files no path or line places (a
-    labelled merged stream) state anywhere in them: failure summaries, process banners."""
+    labelled merged stream) state anywhere in them: failure summaries' (``ties``), process banners' (``mentions``,
+    weak like a labelled stream's own mention of its host; only where a label is a node's task over several ranks,
+    ``tasks``, or in a mixed file: where a label is a rank, its own banner is ``stream_hosts``'s to weigh)."""
     ties: list[tuple[int, str]] = []
+    mentions: list[tuple[int, str]] = []
     for f in unplaced:
         if (vote := whole_writers(f)) is not None:
             ties += vote.ties
+            mentions += vote.mentions if f.rel in tasks else []
     for f in placed:
         vote = whole_writers(f)
         if vote is None or not vote.hosts:
@@ -399,10 +405,11 @@ def _vote_whole(ctx: JobContext, placed: Sequence[Any], unplaced: Sequence[Any])
             if f.rel not in ctx.mixed:
                 ctx.mixed.append(f.rel)
             ties += vote.ties
+            mentions += vote.mentions
         elif (host := own_host(vote.hosts)) is not None:
             ctx.nodes[f.rel] = host
     ctx.mixed.sort()
-    return ties
+    return WholeVote(Counter(), ties, mentions)
 
 
 def _spelled_hosts(rels: Iterable[str], node_of: Callable[[str], str | None], named: set[str]) -> dict[str, str]:
@@ -503,8 +510,9 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         if node is None and rel in own:
             ctx.nodes[rel] = own[rel]  # outside the level (or no level): the one host its lines name
             by_lines.add(rel)
-    whole_ties = _vote_whole(ctx, [f for f in _sampled(files) if f.rel in by_lines],
-                             [f for f in _sampled(files) if f.rel not in by_lines and ctx.node_of(f.rel) is None])
+    tasks = {rel for rel, s in samples.items() if any(len(v) > 1 for v in s.label_streams.values())}
+    whole = _vote_whole(ctx, [f for f in _sampled(files) if f.rel in by_lines],
+                        [f for f in _sampled(files) if f.rel not in by_lines and ctx.node_of(f.rel) is None], tasks)
     if not ctx.legacy and named:  # a file whose name spells out a host the lines name (``node-b_stderr.log``)
         ctx.nodes.update(_spelled_hosts((*rels, *documents), ctx.node_of, named))
     if not ctx.legacy:  # files naming no host take their rank's or their folder's, as the whole job names them
@@ -533,10 +541,15 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     ctx.ranks = {**stated, **sibling_ranks((r for r in rels if rank_from_path(r) is None), stated)}
     seen: set[tuple[int, str]] = set()
     for rel in (*rels, ""):
-        for tie in samples.get(rel, _Sample()).ties if rel else whole_ties:
+        for tie in samples.get(rel, _Sample()).ties if rel else whole.ties:
             if tie not in seen:
                 seen.add(tie)
                 ctx.rank_ties.append(tie)
+    # banner ties of files no path places are mentions: weakest, after a stream's own (``reader`` reads them so)
+    unplaced = [rel for rel in rels if ctx.node_of(rel) is None and (rel in tasks or rel in ctx.mixed)]
+    for tie in (*(t for rel in unplaced for t in samples.get(rel, _Sample()).mentions), *whole.mentions):
+        if tie not in seen and tie not in ctx.mention_ties:
+            ctx.mention_ties.append(tie)
     if files:
         ctx.boot_anchors = boot_anchors(files, ctx.node_of, ctx.year,
                                         accounting if accounting is not None else Accounting())

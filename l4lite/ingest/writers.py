@@ -86,12 +86,14 @@ class WholeVote(NamedTuple):
 
     hosts: Counter[str]
     ties: list[tuple[int, str]]
+    mentions: list[tuple[int, str]]  # from banners: weak, as a labelled stream's own mention of its host
 
 
 def vote_lines(lines: Iterable[str]) -> WholeVote:
     """The writers named by ``lines`` and the rank ties of their failure summaries."""
     hosts: Counter[str] = Counter()
     ties: list[tuple[int, str]] = []
+    mentions: list[tuple[int, str]] = []
     elastic: str | None = None
     for raw in lines:
         line = strip_stream_prefixes(raw)
@@ -105,8 +107,8 @@ def vote_lines(lines: Iterable[str]) -> WholeVote:
             elastic = None
         if host is None and " on " in line and (m := ON_HOST.search(line)) and m[1] is not None \
                 and (on := on_host(m[2])):
-            ties.append((int(m[1]), on))  # ``process 2/4 on node-b``: the global rank and where it runs
-    return WholeVote(hosts, ties)
+            mentions.append((int(m[1]), on))  # ``process 2/4 on node-b``: the global rank and where it runs
+    return WholeVote(hosts, ties, mentions)
 
 
 def whole_writers(f: Any) -> WholeVote | None:
