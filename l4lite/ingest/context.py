@@ -381,20 +381,22 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     return s, others
 
 
-def _vote_whole(ctx: JobContext, placed: Sequence[Any], unplaced: Sequence[Any], tasks: set[str]) -> WholeVote:
+def _vote_whole(ctx: JobContext, placed: Sequence[Any], unplaced: Sequence[Any], tasks: set[str],
+                labelled: set[str]) -> WholeVote:
     """Files that only their sampled ends placed on a host are voted again on all their lines: a ``cat`` of several
     nodes' logs shows one node at its head and another at its tail, or one in both, and the nodes in its middle
     only when it is read through. A file whose lines name several writers is mixed (its hostless lines are placed
     by pid, rank or not at all, never all on the host its first lines name); one whose lines name another host
     as their one writer takes it. Gives the rank ties that the mixed files and the files no path or line places (a
     labelled merged stream) state anywhere in them: failure summaries' (``ties``), process banners' (``mentions``,
-    weak like a labelled stream's own mention of its host; only where a label is a node's task over several ranks,
-    ``tasks``, or in a mixed file: where a label is a rank, its own banner is ``stream_hosts``'s to weigh)."""
+    weak like a labelled stream's own mention of its host, and only where a label is a node's task over several
+    ranks, ``tasks``: where a label is a rank, its own banner is ``stream_hosts``'s to weigh). In a file without
+    labels, a banner is its writer's own word and ties its rank as a summary does."""
     ties: list[tuple[int, str]] = []
     mentions: list[tuple[int, str]] = []
     for f in unplaced:
         if (vote := whole_writers(f)) is not None:
-            ties += vote.ties
+            ties += vote.ties + (vote.mentions if f.rel not in tasks and f.rel not in labelled else [])
             mentions += vote.mentions if f.rel in tasks else []
     for f in placed:
         vote = whole_writers(f)
@@ -404,8 +406,7 @@ def _vote_whole(ctx: JobContext, placed: Sequence[Any], unplaced: Sequence[Any],
             ctx.nodes.pop(f.rel, None)
             if f.rel not in ctx.mixed:
                 ctx.mixed.append(f.rel)
-            ties += vote.ties
-            mentions += vote.mentions
+            ties += vote.ties + vote.mentions  # no label here to weigh a banner against: its writer's own word
         elif (host := own_host(vote.hosts)) is not None:
             ctx.nodes[f.rel] = host
     ctx.mixed.sort()
@@ -511,8 +512,9 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
             ctx.nodes[rel] = own[rel]  # outside the level (or no level): the one host its lines name
             by_lines.add(rel)
     tasks = {rel for rel, s in samples.items() if any(len(v) > 1 for v in s.label_streams.values())}
-    whole = _vote_whole(ctx, [f for f in _sampled(files) if f.rel in by_lines],
-                        [f for f in _sampled(files) if f.rel not in by_lines and ctx.node_of(f.rel) is None], tasks)
+    labelled = {rel for rel, s in samples.items() if any(map(stream_key, s.lines))}
+    unsure = [f for f in _sampled(files) if f.rel not in by_lines and ctx.node_of(f.rel) is None]
+    whole = _vote_whole(ctx, [f for f in _sampled(files) if f.rel in by_lines], unsure, tasks, labelled)
     if not ctx.legacy and named:  # a file whose name spells out a host the lines name (``node-b_stderr.log``)
         ctx.nodes.update(_spelled_hosts((*rels, *documents), ctx.node_of, named))
     if not ctx.legacy:  # files naming no host take their rank's or their folder's, as the whole job names them
@@ -546,7 +548,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
                 seen.add(tie)
                 ctx.rank_ties.append(tie)
     # banner ties of files no path places are mentions: weakest, after a stream's own (``reader`` reads them so)
-    unplaced = [rel for rel in rels if ctx.node_of(rel) is None and (rel in tasks or rel in ctx.mixed)]
+    unplaced = [rel for rel in rels if ctx.node_of(rel) is None and rel in tasks]
     for tie in (*(t for rel in unplaced for t in samples.get(rel, _Sample()).mentions), *whole.mentions):
         if tie not in seen and tie not in ctx.mention_ties:
             ctx.mention_ties.append(tie)
