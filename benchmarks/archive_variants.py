@@ -405,6 +405,9 @@ def clock_2099_end(job: Job) -> Variant:
 _ISO = re.compile(rb"(?<![\dT])(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)[,.](\d{3,6})(?![\d+])(Z)?")
 
 
+_RAY_HEADER = re.compile(rb" [IWEFCD] \d+ \d+\]")
+
+
 def local_offset(job: Job) -> Variant:
     """The file of the root evidence written in local time (+05:30) with the offset spelled out."""
     tz = timezone(timedelta(hours=5, minutes=30))
@@ -413,8 +416,13 @@ def local_offset(job: Job) -> Variant:
         t = datetime.fromisoformat(f"{m[1].decode()}T{m[2].decode()}").replace(tzinfo=UTC)
         return t.astimezone(tz).strftime("%Y-%m-%dT%H:%M:%S").encode() + b"." + m[3] + b"+05:30"
 
+    def zoned(m: re.Match[bytes]) -> bytes:
+        # Ray's C++ header (``[2026-12-04 13:54:48,946 E 238 265]``) is a fixed format with no zone to spell out:
+        # no Ray process writes it as ``2026-12-04T19:24:48.946+05:30``, so it is left as written
+        return m[0] if _RAY_HEADER.match(m.string, m.end()) else local(m)
+
     def edit(o: Out) -> None:
-        o.lines = [_ISO.sub(local, ln) for ln in o.lines]
+        o.lines = [_ISO.sub(zoned, ln) for ln in o.lines]
     return _edit(job, _clock_target(job), edit)
 
 
@@ -446,13 +454,20 @@ def skewed_peer(job: Job) -> Variant:
     return v
 
 
-_DAY = re.compile(rb"(?<!\d)(\d{4})-(\d\d)-(\d\d)(?=[ T]\d\d:)|(?<![\w.])([IWEF])(\d\d)(\d\d)(?= \d\d:\d\d:\d\d)")
+# ISO dates, glog's MMDD, and the US MM/DD/YYYY of accelerate's and Python's ``%x``-style headers: every date form
+# the real jobs' lines carry, so that the whole stray file is a day older (a file half of whose lines kept the
+# job's day is no stale file)
+_DAY = re.compile(rb"(?<!\d)(\d{4})-(\d\d)-(\d\d)(?=[ T]\d\d:)|(?<![\w.])([IWEF])(\d\d)(\d\d)(?= \d\d:\d\d:\d\d)"
+                  rb"|(?<![\d/])(\d\d)/(\d\d)/(\d{4})(?= \d\d:\d\d:\d\d)")
 
 
 def _day_before(m: re.Match[bytes]) -> bytes:
     if m[1]:
         d = datetime(int(m[1]), int(m[2]), int(m[3])) - timedelta(days=1)
         return d.strftime("%Y-%m-%d").encode()
+    if m[7]:
+        d = datetime(int(m[9]), int(m[7]), int(m[8])) - timedelta(days=1)
+        return d.strftime("%m/%d/%Y").encode()
     d = datetime(2024, int(m[5]), int(m[6])) - timedelta(days=1)
     return m[4] + d.strftime("%m%d").encode()
 

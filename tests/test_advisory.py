@@ -119,6 +119,22 @@ def test_a_pretty_printed_json_document_is_set_apart_and_its_lines_counted(tmp_p
     assert "unknown" not in str(acc["nodes"]) and acc["files_skipped"] == {"not_a_log": 1}
 
 
+def test_a_gzipped_json_document_is_set_apart_like_the_plain_one(tmp_path: Path) -> None:
+    """Compression is how a job was archived: ``run.json.gz`` is the same metadata as ``run.json``."""
+    import gzip
+
+    job = _job(tmp_path, [])
+    meta = tmp_path / "_meta"
+    meta.mkdir()
+    doc = json.dumps({"ranks": {"0": {"host": "node-a", "time": "2026-12-04T13:50:41.417Z"}}}, indent=1) + "\n"
+    (meta / "run.json.gz").write_bytes(gzip.compress(doc.encode()))
+    inc = analyze([str(job)], AnalyzeOptions())
+    acc = inc.stats
+    assert inc.status == "healthy" and acc["files_skipped"] == {"not_a_log": 1}
+    assert acc["lines_skipped"].get("not_a_log") == doc.count("\n")
+    assert "unknown" not in str(acc["nodes"])
+
+
 @pytest.mark.parametrize("text", [
     '{"asctime": "2026-12-04 13:49:17,352", "levelname": "WARNING", "message": "x"}\n',  # a one-record JSON log
     '{"a": 1}\n{"a": 2}\n',  # JSON lines

@@ -337,3 +337,38 @@ def test_an_old_protocol_pickle_is_never_unpickled(tmp_path: Path, protocol: int
     assert discover([str(job)], Accounting()).dumps == []
     analyze(str(job), AnalyzeOptions())
     assert not marker.exists()
+
+
+def test_a_gzipped_dump_reads_as_the_plain_one(tmp_path: Path) -> None:
+    """``gzip -r`` over a job folder compresses its dumps too: the hang table must not change."""
+    import gzip
+
+    job = REAL_FR[0] if REAL_FR else JOBS[0]
+    plain = analyze(str(job), AnalyzeOptions())
+    copy = tmp_path / job.name
+    shutil.copytree(job, copy)
+    zipped = 0
+    for p in sorted(copy.rglob("*")):
+        if p.is_file() and dump_kind(p.read_bytes()[:4096]) is not None:
+            p.with_name(p.name + ".gz").write_bytes(gzip.compress(p.read_bytes()))
+            p.unlink()
+            zipped += 1
+    assert zipped >= 2
+    acc = Accounting()
+    found = discover([str(copy)], acc).dumps
+    assert len(found) == zipped and all(d.compressed for d in found)
+    inc = analyze(str(copy), AnalyzeOptions())
+    assert inc.hang is not None and plain.hang is not None
+    assert json.dumps(inc.to_dict()["hang"]).replace(".gz", "") == json.dumps(plain.to_dict()["hang"])
+    assert [e.file.removesuffix(".gz") for e in inc.evidence if e.role == "root"] == \
+        [e.file for e in plain.evidence if e.role == "root"]
+
+
+def test_a_gzip_bomb_dump_is_refused(tmp_path: Path) -> None:
+    import gzip
+
+    body = pickle.dumps({"version": "2.10", "pg_config": {"0": {}}, "entries": [], "pad": "x"}, protocol=4)
+    path = tmp_path / "nccl_trace_rank_0.gz"
+    path.write_bytes(gzip.compress(body[:-1] + b"\x00" * (70 << 20)))
+    with pytest.raises(DumpError, match="limit"):
+        read_dump(str(path), "nccl_trace_rank_0.gz", "pickle", compressed=True)

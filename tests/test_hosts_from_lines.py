@@ -139,3 +139,76 @@ def test_pod_logs_merged_under_stream_labels_lose_their_runtime_prefix(tmp_path:
         "1: step 15/40 | loss 3.58"]
     assert recs[0].time is None  # a relayed actor's copy takes no time, as in the pod's own log
     assert recs[1].time is not None and abs(recs[1].time - 1796394356.0) < 0.01  # the runtime's time
+
+
+def _summary(host: str, rank: int, pid: int) -> str:
+    return ("Root Cause (first observed failure):\n[0]:\n  time      : 2026-12-03_15:13:00\n"
+            f"  host      : {host}\n  rank      : {rank} (local_rank: 0)\n  exitcode  : 1 (pid: {pid})\n")
+
+
+def _node_log(host: str, agent: int, worker: int, rank: int, pad: int) -> str:
+    body = "".join(f"[default0]:[rank{rank}]: step {i} loss 1.0\n" for i in range(pad))
+    return (f"W1203 15:12:30.408000 {agent} torch/distributed/run.py:874] Setting OMP_NUM_THREADS\n{body}"
+            f"E1203 15:13:00.483000 {agent} torch/distributed/elastic/multiprocessing/api.py:1002] failed "
+            f"(exitcode: 1) local_rank: 0 (pid: {worker}) of binary: python3\n" + _summary(host, rank, worker)
+            + _summary(host, rank + 1, worker + 1))
+
+
+def test_a_cat_of_two_nodes_is_voted_on_all_its_lines_not_its_two_ends(tmp_path: Path) -> None:
+    """The second node's lines sit past the sampled head and before the sampled tail: read whole, the file names
+    two writers, so its hostless lines are placed by pid and rank, never all on the first node."""
+    from l4lite.ingest.context import build_context
+    from l4lite.ingest.files import discover
+
+    text = _node_log("compute-alpha", 9400, 9494, 0, 600) + _node_log("compute-beta", 9428, 9501, 2, 600) \
+        + "".join(f"[default0]:[rank0]: eval {i}\n" for i in range(600))
+    (tmp_path / "job.out").write_text(text)
+    ctx = build_context(discover([str(tmp_path)], Accounting()).files)
+    assert ctx.node_of("job.out") is None and ctx.mixed == ["job.out"]
+    assert ctx.pids.get("9428") == "compute-beta" and (3, "compute-beta") in ctx.rank_ties
+    recs = list(iter_records([str(tmp_path)], IngestOptions(), Accounting()))
+    beta = [r for r in recs if "9428" in r.text]
+    assert beta and {r.node for r in beta} == {"compute-beta"}
+
+
+def test_a_loggers_level_word_after_a_zoned_time_is_no_syslog_host(tmp_path: Path) -> None:
+    """``<time+05:30> <logger> INFO: ...`` is Python's ``%(name)s %(levelname)s``: the logger is not a host."""
+    lines = "".join(f"2026-12-04T16:23:10.{i:03d}+05:30 ignite.distributed.utils INFO: step {i}\n" for i in range(5))
+    recs = _records(tmp_path, lines)
+    assert recs and {r.node for r in recs} == {None}
+
+
+def test_a_rotated_logs_pieces_are_read_as_one_stream_for_its_pids(tmp_path: Path) -> None:
+    """The failure summary naming a worker's host sits in the rotated ``.2.gz`` piece, the agent's line naming that
+    worker in the current file: the pid -> host tie joins them across the rotation."""
+    import gzip
+
+    from l4lite.ingest.files import discover
+    from l4lite.ingest.pids import file_pids
+
+    (tmp_path / "job.out.2.gz").write_bytes(gzip.compress(_summary("compute-beta", 2, 9501).encode()))
+    (tmp_path / "job.out.1").write_text("step 1\n")
+    (tmp_path / "job.out").write_text("E1203 15:13:00.483000 9428 torch/distributed/elastic/multiprocessing/"
+                                      "api.py:1002] failed (exitcode: 1) local_rank: 0 (pid: 9501) of binary: x\n")
+    files = discover([str(tmp_path)], Accounting()).files
+    assert len(files) == 1 and len(files[0].parts) == 3
+    children, owners = file_pids(files[0])
+    assert ("9428", "9501") in children and ("9501", "compute-beta") in owners
+
+
+def test_a_process_banner_ties_its_rank_to_its_host_anywhere_in_a_labelled_stream(tmp_path: Path) -> None:
+    """``srun --label`` over one task per node: the labels are nodes, and ``process 2/4 on cpu-node-b`` in the
+    middle of the stream is what ties rank 2 to its host (a peer's ``Task 2 heartbeat timeout`` names that rank):
+    a mention, the weakest of the ties."""
+    from l4lite.ingest.context import build_context
+    from l4lite.ingest.files import discover
+
+    def node(label: int, host: str, first: int) -> str:
+        head = "".join(f"{label}: I1204 14:12:48.7{r}0000 1398{r} train_jax.py:71] process {r}/4 on {host}: 1 local "
+                       "device(s)\n" for r in (first, first + 1))
+        return head + "".join(f"{label}: I1204 14:13:25.{i:06d} 1398{first} train_jax.py:107] step {i}/40 loss=1.0\n"
+                              for i in range(900))
+
+    (tmp_path / "job.out").write_text(node(0, "cpu-node-a", 0) + node(1, "cpu-node-b", 2))
+    ctx = build_context(discover([str(tmp_path)], Accounting()).files)
+    assert {(2, "cpu-node-b"), (3, "cpu-node-b"), (0, "cpu-node-a")} <= set(ctx.mention_ties)

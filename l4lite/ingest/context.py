@@ -41,9 +41,7 @@ from l4lite.ingest.attribution import (
     inherited_hosts,
     known_hosts_pattern,
     mixed_hosts,
-    names_no_node,
     node_from_regex,
-    normalize_host,
     rank_from_path,
     stream_hosts,
     stream_key,
@@ -52,7 +50,7 @@ from l4lite.ingest.attribution import (
 from l4lite.ingest.decode import open_lines, without_escapes
 from l4lite.ingest.fileranks import own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
-from l4lite.ingest.layout import NodeLevel, infer_level, is_loopback, layout_parts, named_in_stem, value_at
+from l4lite.ingest.layout import NodeLevel, infer_level, layout_parts, named_in_stem, value_at
 from l4lite.ingest.pids import AddressBook, PidFacts, file_pids, pid_facts, pid_hosts
 from l4lite.ingest.skew import anchor_key, job_skew, quick
 from l4lite.ingest.spans import (
@@ -66,6 +64,20 @@ from l4lite.ingest.spans import (
 )
 from l4lite.ingest.timespots import learn_spot, spot_time, strip_stream_prefixes
 from l4lite.ingest.timestamps import TimestampParser, boot_anchors
+from l4lite.ingest.writers import (
+    ELASTIC_RANK_LINE,
+    HOST_BANNER,
+    NCCL_WRITER,
+    ON_HOST,
+    SYSLOG_WRITER,
+    UCX_WRITER,
+    WholeVote,
+    on_host,
+    own_host,
+    plain_host,
+    syslog_writer,
+    whole_writers,
+)
 from l4lite.records import Accounting
 
 HEAD_BYTES = 32 * 1024  # start-up: NCCL headers, hostname banners, the first times
@@ -77,23 +89,11 @@ FUTURE_SLACK = 86400.0
 _YEAR_DATE = re.compile(r"(?<!\d)(20\d\d|19\d\d|2[1-9]\d\d)[-/.](?:0[1-9]|1[0-2])[-/.](?:0[1-9]|[12]\d|3[01])(?!\d)")
 _YEAR_CTIME = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} +\d{1,2} \d\d:\d\d:\d\d (?:[A-Z]{2,5} )?(\d{4})\b")
 # hosts that a line names as its writer
-_NCCL = re.compile(r"(?:^|[\s\]:>])([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] ")
-_SYSLOG = re.compile(r"(?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?"
-                     r"(?:Z|[+-]\d\d:?\d\d)) ([A-Za-z0-9][\w.-]*) [\w./@-]+?(?:\[\d+\])?: ")
-_UCX = re.compile(r"\[([A-Za-z0-9][\w.-]*):\d+ *:\d+:\d+\] ")
-_BANNER = re.compile(r"(?<![\w.-])(?:host|hostname|host name|Hostname|HOSTNAME|Host)\s*[=:]\s*([A-Za-z0-9][\w.-]*)")
-# a numbered process naming the host it runs on (``process 2/4 on compute-beta: 1 local device(s)``, ``rank 3 on
-# node-b``): the host is the line's writer; an endpoint (``on node-a:29500``) is not
-_ON_HOST = re.compile(r"\b(?:(?:[Pp]rocess|[Rr]ank)[ _-]?(\d{1,6})|(?:[Tt]ask|[Ww]orker)[ _-]?\d{1,6})(?:/\d+| of \d+)? "
-                      r"(?:is )?(?:(?:running|up) )?on "
-                      r"(?:host |node )?([A-Za-z0-9][\w.-]*[\w])(?![\w.-]|:\d)")
 _RANK_NEAR = re.compile(r"\[rank(\d+)\]|\brank[=:]\s*(\d+)\b")
-_ELASTIC_RANK = re.compile(r"\s*rank\s*: (\d+)")
+
 # hosts a line names as concerned, not as its writer
 _SRUN_ERROR = re.compile(r"srun: error: ([A-Za-z0-9][\w.-]*): tasks? \d")
 _UPTIME = re.compile(r"\[ *\d+\.\d+\] ")
-_HAS_LETTER = re.compile(r"[A-Za-z]")
-_IP = re.compile(r"\d{1,3}([.-])\d{1,3}\1\d{1,3}\1\d{1,3}$")
 _LABEL_START = frozenset(" 0123456789")
 
 
@@ -213,6 +213,7 @@ class _Sample:
     years: Counter[int] = field(default_factory=Counter)
     lines: list[str] = field(default_factory=list)  # first and last lines, for their times
     ties: list[tuple[int, str]] = field(default_factory=list)
+    mentions: list[tuple[int, str]] = field(default_factory=list)  # from process banners: weaker than ``ties``
     system: int = 0  # lines of the node's own logs (syslog, kernel), not of the job's processes
     anchors: list[tuple[str, str | None, str]] = field(default_factory=list)  # (key, host in the line, line)
     labels: Counter[tuple[str, str]] = field(default_factory=Counter)  # (srun label, host its line names)
@@ -221,7 +222,7 @@ class _Sample:
     addresses: Counter[tuple[str, str]] = field(default_factory=Counter)  # (IP, host named beside it or "": own)
     children: set[tuple[str, str]] = field(default_factory=set)  # (agent pid, worker pid): ``child_pid``
     owners: set[tuple[str, str]] = field(default_factory=set)  # (worker pid, host) from a failure summary
-    on_hosts: set[str] = field(default_factory=set)  # hosts a process banner runs on (``_ON_HOST``)
+    on_hosts: set[str] = field(default_factory=set)  # hosts a process banner runs on (``ON_HOST``)
     banners: Counter[str] = field(default_factory=Counter)  # hosts banners of the file's own process run on
     own_rank: int | None = None  # the rank its process states at start-up (``fileranks.own_rank``)
 
@@ -272,7 +273,7 @@ def _whole_pids(f: Any, s: _Sample) -> PidFacts:
     """``pid_facts`` of a whole file (``pids.file_pids``), or of stdin as far as it is held before the job
     is read (``files.stdin_sample``). The addresses its lines tie to hosts are read on the same pass into its
     sample: a merged file's raylet start-up line (``address: IP ... hostname: NAME``) sits in its middle."""
-    book = AddressBook(_host)
+    book = AddressBook(plain_host)
     if getattr(f, "path", None) != "-":
         facts = file_pids(f, _banner_host, book)
     else:
@@ -283,24 +284,9 @@ def _whole_pids(f: Any, s: _Sample) -> PidFacts:
     return facts
 
 
-def _host(raw: str) -> str | None:
-    """A host as lines name it; None for loopback names and bare numbers (a port, a pid)."""
-    h = normalize_host(raw)
-    if not h or is_loopback(h) or not (_HAS_LETTER.search(h) or _IP.match(h)):
-        return None
-    return h
-
-
-def _on_host(raw: str) -> str | None:
-    """The host of a process banner (``_ON_HOST``) when it looks like a machine: a hyphen or a digit in it (``on
-    the``, ``on cpu`` are words), and not a device, a part or a run (``gpu-0``, ``attempt_1``)."""
-    h = _host(raw)
-    return h if h and ("-" in h or any(c.isdigit() for c in h)) and not names_no_node(h) else None
-
-
 def _banner_host(message: str) -> str | None:
     """The host a process banner names (``process 2/4 on node-b``), its writer's host, or None."""
-    return _on_host(m[2]) if (m := _ON_HOST.search(message)) else None
+    return on_host(m[2]) if (m := ON_HOST.search(message)) else None
 
 
 def _own_banner(raw: str, rank: int, path_rank: int | None, label_streams: dict[str, set[str]],
@@ -343,34 +329,35 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
             s.years[int(m[1])] += 1
         host = None
         if " NCCL " in line or "] NCCL" in line:
-            m = _NCCL.search(line, 0, 160)
-            host = _host(m[1]) if m else None
+            m = NCCL_WRITER.search(line, 0, 160)
+            host = plain_host(m[1]) if m else None
         if host is None and line[:1].isalnum():
-            m = _SYSLOG.match(line)
-            if m and m[1] not in ("kernel", "INFO", "WARNING", "ERROR"):
-                host = _host(m[1])
+            m = SYSLOG_WRITER.match(line)
+            if m and (host := syslog_writer(m)) is not None:
                 s.system += 1
         elif _UPTIME.match(line):
             s.system += 1
         if host is None and line.startswith("[") and ":" in line[:80]:
-            m = _UCX.match(line)
-            host = _host(m[1]) if m else None
+            m = UCX_WRITER.match(line)
+            host = plain_host(m[1]) if m else None
         if host is None and ("host" in line or "Host" in line or "HOST" in line):
-            m = _BANNER.search(line)
+            m = HOST_BANNER.search(line)
             if m:
-                host = _host(m[1])
+                host = plain_host(m[1])
                 stripped = line.lstrip()
                 elastic_host = host if stripped.startswith("host") else None
                 r = _RANK_NEAR.search(line)
                 if host and r:
                     s.ties.append((int(r[1] or r[2]), host))
         elif elastic_host is not None and line.lstrip().startswith("rank"):
-            r = _ELASTIC_RANK.match(line)
+            r = ELASTIC_RANK_LINE.match(line)
             if r:
                 s.ties.append((int(r[1]), elastic_host))
             elastic_host = None
-        if host is None and " on " in line and (m := _ON_HOST.search(line)) and (on := _on_host(m[2])):
+        if host is None and " on " in line and (m := ON_HOST.search(line)) and (on := on_host(m[2])):
             s.on_hosts.add(on)  # a known host of the job; which stream runs there is ``stream_hosts``'s to say
+            if m[1] is not None:  # a process index or a rank: the global rank, tied to where it runs (a mention)
+                s.mentions.append((int(m[1]), on))
             if m[1] is not None and (own := _own_banner(raw, int(m[1]), path_rank, s.label_streams, on)):
                 s.banners[own] += 1  # a process index or a rank: the global rank (a task or worker may not be)
             elif (a := actor_prefix(raw)) is not None and a[2] is None:
@@ -380,18 +367,50 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
             if raw[:1] in _LABEL_START and (m := SRUN_LABEL.match(raw)):
                 s.labels[(m[1], host)] += 1
         if "address" in line or "node IP" in line:
-            address_of(line, s.addresses, _host)
+            address_of(line, s.addresses, plain_host)
         elif "ip=" in raw:  # a relayed actor's banner: the prefix's address is the host it names
-            address_of(raw, s.addresses, _host, _banner_host)
+            address_of(raw, s.addresses, plain_host, _banner_host)
         if quick(raw):
             key = anchor_key(line)
             if key is not None:
                 s.anchors.append((key, host, line))
         if "srun: error:" in line:
             m = _SRUN_ERROR.search(line)
-            if m and _host(m[1]):
-                others.add(_host(m[1]) or "")
+            if m and plain_host(m[1]):
+                others.add(plain_host(m[1]) or "")
     return s, others
+
+
+def _vote_whole(ctx: JobContext, placed: Sequence[Any], unplaced: Sequence[Any], tasks: set[str],
+                labelled: set[str]) -> WholeVote:
+    """Files that only their sampled ends placed on a host are voted again on all their lines: a ``cat`` of several
+    nodes' logs shows one node at its head and another at its tail, or one in both, and the nodes in its middle
+    only when it is read through. A file whose lines name several writers is mixed (its hostless lines are placed
+    by pid, rank or not at all, never all on the host its first lines name); one whose lines name another host
+    as their one writer takes it. Gives the rank ties that the mixed files and the files no path or line places (a
+    labelled merged stream) state anywhere in them: failure summaries' (``ties``), process banners' (``mentions``,
+    weak like a labelled stream's own mention of its host, and only where a label is a node's task over several
+    ranks, ``tasks``: where a label is a rank, its own banner is ``stream_hosts``'s to weigh). In a file without
+    labels, a banner is its writer's own word and ties its rank as a summary does."""
+    ties: list[tuple[int, str]] = []
+    mentions: list[tuple[int, str]] = []
+    for f in unplaced:
+        if (vote := whole_writers(f)) is not None:
+            ties += vote.ties + (vote.mentions if f.rel not in tasks and f.rel not in labelled else [])
+            mentions += vote.mentions if f.rel in tasks else []
+    for f in placed:
+        vote = whole_writers(f)
+        if vote is None or not vote.hosts:
+            continue
+        if mixed_hosts(vote.hosts):
+            ctx.nodes.pop(f.rel, None)
+            if f.rel not in ctx.mixed:
+                ctx.mixed.append(f.rel)
+            ties += vote.ties + vote.mentions  # no label here to weigh a banner against: its writer's own word
+        elif (host := own_host(vote.hosts)) is not None:
+            ctx.nodes[f.rel] = host
+    ctx.mixed.sort()
+    return WholeVote(Counter(), ties, mentions)
 
 
 def _spelled_hosts(rels: Iterable[str], node_of: Callable[[str], str | None], named: set[str]) -> dict[str, str]:
@@ -411,19 +430,11 @@ def _spelled_hosts(rels: Iterable[str], node_of: Callable[[str], str | None], na
 
 def task_hosts(labels: Counter[tuple[str, str]]) -> dict[str, str]:
     """The host of each ``srun --label`` label of a file whose lines name at least one (3 in 4 of a label's
-    mentions, as ``_own_host``); labels of several hosts are left out."""
+    mentions, as ``own_host``); labels of several hosts are left out."""
     by_label: dict[str, Counter[str]] = {}
     for (label, host), n in labels.items():
         by_label.setdefault(label, Counter())[host] += n
-    return {label: h for label, c in by_label.items() if (h := _own_host(c)) is not None}
-
-
-def _own_host(hosts: Counter[str]) -> str | None:
-    """The host a file's lines name as their writer when they name one (at least 3 in 4 of the mentions)."""
-    if not hosts:
-        return None
-    host, n = hosts.most_common(1)[0]
-    return host if n * 4 >= 3 * sum(hosts.values()) else None
+    return {label: h for label, c in by_label.items() if (h := own_host(c)) is not None}
 
 
 def _sampled(files: Sequence[Any]) -> list[Any]:
@@ -479,7 +490,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     ctx.mixed = sorted(rel for rel, s in samples.items() if mixed_hosts(s.hosts))  # several hosts' lines
     # the one host a file's lines name as their writer; else the one its own process's banners name
     own = {rel: h for rel, s in samples.items()
-           if not s.labels and (h := _own_host(s.hosts) or (None if s.hosts else _own_host(s.banners))) is not None}
+           if not s.labels and (h := own_host(s.hosts) or (None if s.hosts else own_host(s.banners))) is not None}
     # ---- nodes
     named = set().union(*(s.hosts for s in samples.values())) | concerned if samples else set()
     level = infer_level(rels, own, named) if not node_from else NodeLevel()
@@ -494,10 +505,16 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     ctx.legacy = level.depth is None and not own and not node_from
     if ctx.legacy and rels:
         ctx.layout = "paths read one by one"
+    by_lines: set[str] = set()
     for rel in rels:
         node = ctx.node_of(rel) if not ctx.legacy else None
         if node is None and rel in own:
             ctx.nodes[rel] = own[rel]  # outside the level (or no level): the one host its lines name
+            by_lines.add(rel)
+    tasks = {rel for rel, s in samples.items() if any(len(v) > 1 for v in s.label_streams.values())}
+    labelled = {rel for rel, s in samples.items() if any(map(stream_key, s.lines))}
+    unsure = [f for f in _sampled(files) if f.rel not in by_lines and ctx.node_of(f.rel) is None]
+    whole = _vote_whole(ctx, [f for f in _sampled(files) if f.rel in by_lines], unsure, tasks, labelled)
     if not ctx.legacy and named:  # a file whose name spells out a host the lines name (``node-b_stderr.log``)
         ctx.nodes.update(_spelled_hosts((*rels, *documents), ctx.node_of, named))
     if not ctx.legacy:  # files naming no host take their rank's or their folder's, as the whole job names them
@@ -525,11 +542,16 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     stated = {rel: s.own_rank for rel, s in samples.items() if s.own_rank is not None and rank_from_path(rel) is None}
     ctx.ranks = {**stated, **sibling_ranks((r for r in rels if rank_from_path(r) is None), stated)}
     seen: set[tuple[int, str]] = set()
-    for rel in rels:
-        for tie in samples.get(rel, _Sample()).ties:
+    for rel in (*rels, ""):
+        for tie in samples.get(rel, _Sample()).ties if rel else whole.ties:
             if tie not in seen:
                 seen.add(tie)
                 ctx.rank_ties.append(tie)
+    # banner ties of files no path places are mentions: weakest, after a stream's own (``reader`` reads them so)
+    unplaced = [rel for rel in rels if ctx.node_of(rel) is None and rel in tasks]
+    for tie in (*(t for rel in unplaced for t in samples.get(rel, _Sample()).mentions), *whole.mentions):
+        if tie not in seen and tie not in ctx.mention_ties:
+            ctx.mention_ties.append(tie)
     if files:
         ctx.boot_anchors = boot_anchors(files, ctx.node_of, ctx.year,
                                         accounting if accounting is not None else Accounting())

@@ -210,13 +210,16 @@ def json_document(path: str, head: bytes, size: int, compressed: bool) -> str:
     A JSON log has one record per line; a pretty-printed document opens with a line holding only its brace and
     parses whole, as one object. Its lines hold no event of the job (a time in it is a value, not a stamp), and
     read as lines they would make a node of their own. Small files only, so the check costs one read."""
-    if compressed or size > MAX_DOCUMENT or head.lstrip(codecs.BOM_UTF8 + b" \t\r\n")[:1] != b"{" or \
+    if size > MAX_DOCUMENT or head.lstrip(codecs.BOM_UTF8 + b" \t\r\n")[:1] != b"{" or \
             head.lstrip(codecs.BOM_UTF8).split(b"\n", 1)[0].strip() != b"{":
         return ""
     try:
         with open(path, "rb") as fh:
-            doc = json.loads(fh.read(MAX_DOCUMENT + 1).decode("utf-8-sig"))
-    except (OSError, ValueError):
+            data = fh.read(MAX_DOCUMENT + 1)
+        if compressed:  # a gzip'd document is the same document
+            data = zlib.decompressobj(wbits=31).decompress(data, MAX_DOCUMENT + 1)
+        doc = json.loads(data.decode("utf-8-sig"))
+    except (OSError, ValueError, zlib.error):
         return ""
     return "one JSON document (metadata or configuration), not a log" if isinstance(doc, dict) else ""
 
@@ -290,10 +293,7 @@ def discover(paths: Sequence[str], accounting: Accounting,
             continue
         kind = dump_kind(head)
         if kind is not None:
-            if compressed:
-                accounting.skip_file("binary", rel, "compressed Flight Recorder dump (decompress it first)")
-            else:
-                dumps.append(DumpFile(apath, rel, kind))
+            dumps.append(DumpFile(apath, rel, kind, compressed))
             continue
         encoding, why = sniff(head)
         if encoding is None:

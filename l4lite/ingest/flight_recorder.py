@@ -18,6 +18,7 @@ import json
 import os
 import pickle
 import re
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -28,7 +29,7 @@ from l4lite.records import Accounting
 MAX_DUMP_BYTES = 64 << 20  # a dump of 20,000 entries with stacks is a few MB
 MAX_ENTRIES = 50_000  # entries kept per dump (the newest): the ring buffer's default is 2,000
 MAX_FRAMES = 12  # stack frames kept per entry, innermost first as the dump has them
-_RANK_IN_NAME = re.compile(r"(\d+)(?:\.json|\.pkl|\.pickle)?$")
+_RANK_IN_NAME = re.compile(r"(\d+)(?:\.json|\.pkl|\.pickle)?(?:\.gz)?$")
 _PICKLE_PROTOCOLS = frozenset({2, 3, 4, 5})
 _DUMP_KEYS = (b"pg_config", b"entries", b"collective_seq_id", b"profiling_name")
 
@@ -39,6 +40,7 @@ class DumpFile(NamedTuple):
     path: str
     rel: str
     kind: str  # pickle or json
+    compressed: bool = False  # gzip'd (``gzip -r`` over a job's folder): read through a bounded inflate
 
 
 class DumpError(ValueError):
@@ -114,14 +116,17 @@ def load_plain(data: bytes, kind: str) -> Any:
     return _NoGlobals(io.BytesIO(data)).load()
 
 
-def read_dump(path: str, rel: str, kind: str) -> FlightDump:
-    """Read one dump; ``DumpError`` (naming ``rel``) when it is refused, too large or not a dump."""
+def read_dump(path: str, rel: str, kind: str, compressed: bool = False) -> FlightDump:
+    """Read one dump; ``DumpError`` (naming ``rel``) when it is refused, too large or not a dump. A gzip'd dump
+    reads as the plain one: compression is how the job was archived, not what it says."""
     try:
         size = os.path.getsize(path)
         if size > MAX_DUMP_BYTES:
             raise DumpError(f"{rel}: Flight Recorder dump of {size} bytes is over the {MAX_DUMP_BYTES} byte limit")
         with open(path, "rb") as fh:
             data = fh.read(MAX_DUMP_BYTES + 1)
+        if compressed:
+            data = _inflate(data, rel)
     except OSError as exc:
         raise DumpError(f"{rel}: cannot read Flight Recorder dump: {exc.strerror or exc}") from None
     try:
@@ -131,6 +136,18 @@ def read_dump(path: str, rel: str, kind: str) -> FlightDump:
     except Exception as exc:  # noqa: BLE001 - a truncated or corrupt file fails in many ways; all mean "not readable"
         raise DumpError(f"{rel}: not a readable Flight Recorder dump ({type(exc).__name__}: {exc})"[:300]) from None
     return to_dump(obj, rel, kind)
+
+
+def _inflate(data: bytes, rel: str) -> bytes:
+    """A gzip'd dump's bytes, at most ``MAX_DUMP_BYTES`` of them (a gzip bomb is refused, not inflated)."""
+    d = zlib.decompressobj(wbits=31)
+    try:
+        out = d.decompress(data, MAX_DUMP_BYTES + 1)
+    except zlib.error as exc:
+        raise DumpError(f"{rel}: not a readable compressed Flight Recorder dump ({exc})") from None
+    if len(out) > MAX_DUMP_BYTES or d.unconsumed_tail:
+        raise DumpError(f"{rel}: compressed Flight Recorder dump inflates past the {MAX_DUMP_BYTES} byte limit")
+    return out
 
 
 def to_dump(obj: Any, rel: str, kind: str) -> FlightDump:
@@ -164,9 +181,9 @@ def to_dump(obj: Any, rel: str, kind: str) -> FlightDump:
 def read_dumps(paths: Sequence[DumpFile], accounting: Accounting) -> list[FlightDump]:
     """Read the dumps discovery found; each one refused or unreadable costs one warning and nothing else."""
     out: list[FlightDump] = []
-    for path, rel, kind in paths:
+    for d in paths:
         try:
-            out.append(read_dump(path, rel, kind))
+            out.append(read_dump(d.path, d.rel, d.kind, d.compressed))
         except DumpError as exc:
             accounting.files_skipped["flight_recorder_refused"] += 1
             accounting.warn(str(exc))

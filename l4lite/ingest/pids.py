@@ -8,8 +8,10 @@ whole for these facts, and for the addresses its lines tie to hosts on the same 
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -107,14 +109,35 @@ def pid_facts(lines: Iterable[str], banner: Callable[[str], str | None] | None =
 
 def file_pids(f: Any, banner: Callable[[str], str | None] | None = None,
               addresses: AddressBook | None = None) -> PidFacts:
-    """``pid_facts`` of a whole plain file (``files.InputFile``); none for stdin, a gzip file or one too large."""
+    """``pid_facts`` of a whole file (``files.InputFile``: a rotated log through all its pieces, a gzip file
+    inflated); none for stdin or one too large."""
+    lines = whole_lines(f)
+    return pid_facts(lines, banner, addresses) if lines is not None else (set(), set())
+
+
+def _read_parts(parts: list[tuple[str, bool]], encoding: str) -> Iterator[str]:
+    for path, compressed in parts:
+        try:
+            with (gzip.open(path, "rt", encoding=encoding, errors="replace") if compressed
+                  else open(path, encoding=encoding, errors="replace")) as fh:
+                yield from fh
+        except (OSError, EOFError, zlib.error):  # unreadable or cut short: the reader warns about it
+            return
+
+
+def whole_lines(f: Any, limit: int = PID_SCAN_BYTES) -> Iterator[str] | None:
+    """A whole file's lines, read once: a rotated log's pieces oldest first (``x.log.2.gz``, ``x.log.1``,
+    ``x.log``: one stream, so a pid's statement in an older piece still names its host), a gzip file inflated;
+    None for stdin, a pipe or a file over ``limit`` bytes (a gzip piece counts ten times its size)."""
     path = getattr(f, "path", None)
-    if not path or path == "-" or getattr(f, "compressed", False) or getattr(f, "parts", ()):
-        return set(), set()
+    if not path or path == "-":
+        return None
+    parts = getattr(f, "parts", ()) or (f,)
     try:
-        if os.path.getsize(path) > PID_SCAN_BYTES:
-            return set(), set()
-        with open(path, encoding=getattr(f, "encoding", None) or "utf-8", errors="replace") as fh:
-            return pid_facts(fh, banner, addresses)
+        size = sum(os.path.getsize(p.path) * (10 if getattr(p, "compressed", False) else 1) for p in parts)
     except OSError:
-        return set(), set()
+        return None
+    if size > limit:
+        return None
+    return _read_parts([(p.path, bool(getattr(p, "compressed", False))) for p in parts],
+                       getattr(f, "encoding", None) or "utf-8")

@@ -486,7 +486,7 @@ class _FileReader(HeaderReading, RunReading):
         """``host program[pid]: `` after a syslog/journald timestamp; a kernel line may carry an uptime. Also where
         the host and the uptime's digits sit (None for those not there), for the line's plan."""
         m = SYSLOG_HOST.match(s, p)
-        if not m or m[1] in lc.LEVEL_WORDS:
+        if not m or m[1] in lc.LEVEL_WORDS or m[2] in lc.LEVEL_WORDS:  # ``<time> <logger> INFO:``: no host
             return p, host, None, None, None
         p = m.end()
         source = lc.syslog_source(m[2])
