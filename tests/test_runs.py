@@ -797,13 +797,13 @@ def test_kernel_runs_of_folded_shapes_with_kept_tokens_mine_as_line_by_line(tmp_
     assert by_run.changes > 3  # the premise: templates changed between runs' lines
 
 
-def _nccl_job(tmp_path: Path, rnd: random.Random) -> list[str]:
-    """NCCL INFO lines of two hosts in one file (init lines with a new ``comm 0x...`` hex id or one of digits,
-    ranks tied twice with different hosts), with trainer lines and a traceback between them."""
+def _nccl_job(tmp_path: Path, rnd: random.Random, hosts: tuple[str, str] = ("dgx-a100-01", "dgx-a100-02")) -> list[str]:
+    """NCCL INFO lines of ``hosts`` in one file (init lines with a new ``comm 0x...`` hex id or one of digits;
+    with two hosts, ranks tied twice with different hosts), with trainer lines and a traceback between them."""
     lines = []
     t = 1_764_388_862.0
     for k in range(2500):
-        host = ("dgx-a100-01", "dgx-a100-02")[(k // 700) % 2] if k % 3 else "dgx-a100-01"
+        host = hosts[(k // 700) % 2] if k % 3 else hosts[0]
         gpu = k % 8
         h = f"{host}:{5270 + gpu}:{5689 + gpu} [{gpu}]"
         r = rnd.random()
@@ -828,13 +828,22 @@ def _nccl_job(tmp_path: Path, rnd: random.Random) -> list[str]:
     return [str(f)]
 
 
-def test_nccl_lines_read_the_same_in_runs(tmp_path: Path) -> None:
+def test_nccl_lines_of_one_host_go_in_runs(tmp_path: Path) -> None:
     """NCCL INFO lines (``host:pid:tid [dev]``, no time) go in runs where the path names the node, their host and
     GPU read once per distinct header, an init line of a new ``comm 0x...`` id taken into the run from its header's
-    plan, its rank tied to its host in line order: the same records, rank ties, spool and scan as line by line."""
-    paths = _nccl_job(tmp_path, random.Random(7))
+    plan: the same records as line by line."""
+    paths = _nccl_job(tmp_path, random.Random(7), hosts=("dgx-a100-01", "dgx-a100-01"))
     assert _same_three_ways(paths) > 2000
     assert _run_share(paths) > 0.8
+
+
+def test_nccl_lines_read_the_same_in_runs(tmp_path: Path) -> None:
+    """A file whose NCCL lines name two hosts is mixed whatever folder it sits in (its path names no node, so it
+    is read line by line); its ranks are tied to their hosts in line order: the same records, rank ties, spool
+    and scan with runs asked for as without."""
+    paths = _nccl_job(tmp_path, random.Random(7))
+    assert _same_three_ways(paths) > 2000
+    assert _run_share(paths) == 0.0
     ties = []
     for runs in (True, False):
         acc = Accounting()
