@@ -1,11 +1,20 @@
-"""Helpers shared by the analyze tests: build records and a tiny template miner without the real ingest."""
+"""Helpers shared by the analyze and reader tests: records and a tiny template miner without the real ingest, and
+a job's spool read one way or another to compare a fast reader with the plain one."""
 
 from __future__ import annotations
 
 import hashlib
 import re
+from pathlib import Path
 
-from l4lite.records import Record
+import pyarrow.ipc as ipc
+
+from l4lite.export.spool import write_spool
+from l4lite.ingest.files import discover
+from l4lite.ingest.reader import IngestOptions, iter_job
+from l4lite.ingest.runs import ShapeRun
+from l4lite.mining.miner import TemplateMiner
+from l4lite.records import Accounting, Record
 
 
 class DigitMiner:
@@ -27,3 +36,23 @@ def rec(message: str, *, node: str | None = "node1", rank: int | None = None, ti
         end_line: int | None = None, text: str | None = None) -> Record:
     return Record(file=file, line=line, end_line=end_line or line, node=node, rank=rank, gpu=None, source=source,
                   time=time, level=level, message=message, text=text if text is not None else message)
+
+
+def spool_of(paths: list[str], options: IngestOptions, runs: bool, path: Path) -> tuple[object, dict, int]:
+    """The spool table of ``paths`` read with ``options``, the miner's and accounting's state, and how many lines
+    came in runs: a fast reader is compared with the plain one on all three."""
+    acc = Accounting()
+    miner = TemplateMiner()
+    in_runs = 0
+
+    def counted(items):  # type: ignore[no-untyped-def]
+        nonlocal in_runs
+        for item in items:
+            if type(item) is ShapeRun:
+                in_runs += len(item)
+            yield item
+
+    write_spool(counted(iter_job(discover(paths, acc), options, acc, runs=runs)), miner, path)
+    with ipc.open_stream(path) as reader:
+        table = reader.read_all()
+    return table, {"templates": miner.finalize(), "hits": miner.hits, "accounting": acc.to_dict()}, in_runs

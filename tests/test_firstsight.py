@@ -7,16 +7,12 @@ import random
 from datetime import UTC, datetime
 from pathlib import Path
 
-import pyarrow.ipc as ipc
 import pytest
+from scan_helpers import spool_of
 
-from l4lite.export.spool import write_spool
-from l4lite.ingest.files import discover
-from l4lite.ingest.reader import IngestOptions, iter_job
-from l4lite.ingest.runs import RunReading, ShapeRun
+from l4lite.ingest.reader import IngestOptions
+from l4lite.ingest.runs import RunReading
 from l4lite.ingest.shape import fold_class
-from l4lite.mining.miner import TemplateMiner
-from l4lite.records import Accounting
 
 # numbers of several widths, hex words without leading zeros, addresses: a new folded shape on many lines
 _MESSAGES = (
@@ -60,24 +56,6 @@ def _job(tmp_path: Path) -> list[str]:
     return paths
 
 
-def _spool(paths: list[str], options: IngestOptions, runs: bool, path: Path) -> tuple[object, dict, int]:
-    acc = Accounting()
-    miner = TemplateMiner()
-    in_runs = 0
-
-    def counted(items):  # type: ignore[no-untyped-def]
-        nonlocal in_runs
-        for item in items:
-            if type(item) is ShapeRun:
-                in_runs += len(item)
-            yield item
-
-    write_spool(counted(iter_job(discover(paths, acc), options, acc, runs=runs)), miner, path)
-    with ipc.open_stream(path) as reader:
-        table = reader.read_all()
-    return table, {"templates": miner.finalize(), "hits": miner.hits, "accounting": acc.to_dict()}, in_runs
-
-
 def test_token_class_folds_runs_of_zeros_only() -> None:
     assert fold_class(b"pid 0000 at 0x0000 [ 000.000000]") == b"pid 0 at 0x0 [ 0.0]"
     assert fold_class(b"scratch-OST000d-osc") == b"scratch-OST0d-osc"
@@ -92,11 +70,11 @@ def test_lines_of_new_widths_go_in_runs_with_the_per_line_records(tmp_path: Path
     read one by one."""
     paths = _job(tmp_path)
     total = 16000
-    folded, state_f, in_runs = _spool(paths, IngestOptions(fold_shapes=True), True, tmp_path / "f.arrows")
-    plain, state_p, _ = _spool(paths, IngestOptions(line_shapes=False), False, tmp_path / "p.arrows")
+    folded, state_f, in_runs = spool_of(paths, IngestOptions(fold_shapes=True), True, tmp_path / "f.arrows")
+    plain, state_p, _ = spool_of(paths, IngestOptions(line_shapes=False), False, tmp_path / "p.arrows")
     assert folded.equals(plain)
     assert state_f == state_p
     assert in_runs > 0.93 * total, in_runs
     monkeypatch.setattr(RunReading, "_first_sight", lambda self, s, key, folded: None)
-    _, _, second_sight = _spool(paths, IngestOptions(fold_shapes=True), True, tmp_path / "s.arrows")
+    _, _, second_sight = spool_of(paths, IngestOptions(fold_shapes=True), True, tmp_path / "s.arrows")
     assert total - in_runs < (total - second_sight) / 3, (in_runs, second_sight)

@@ -17,10 +17,9 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-import pyarrow.ipc as ipc
 import pytest
+from scan_helpers import spool_of
 
-from l4lite.export.spool import write_spool
 from l4lite.ingest import lineclass as lc
 from l4lite.ingest.blocks import fold_window
 from l4lite.ingest.files import discover
@@ -216,24 +215,6 @@ def _fill(rnd: random.Random, template: str) -> str:
     return template.format(h2=hexs(2), h4=hexs(4), h6=hexs(6), h8=hexs(8), d=rnd.randrange(1, 10**5))
 
 
-def _spool(paths: list[str], options: IngestOptions, runs: bool, path: Path) -> tuple[object, dict, int]:
-    acc = Accounting()
-    miner = TemplateMiner()
-    in_runs = 0
-
-    def counted(items):  # type: ignore[no-untyped-def]
-        nonlocal in_runs
-        for item in items:
-            if type(item) is ShapeRun:
-                in_runs += len(item)
-            yield item
-
-    write_spool(counted(iter_job(discover(paths, acc), options, acc, runs=runs)), miner, path)
-    with ipc.open_stream(path) as reader:
-        table = reader.read_all()
-    return table, {"templates": miner.finalize(), "hits": miner.hits, "accounting": acc.to_dict()}, in_runs
-
-
 @pytest.mark.parametrize("form", ["syslog", "dmesg-mixed", "storage"])
 def test_kernel_lines_of_new_ids_spool_by_folded_shape_as_line_by_line(tmp_path: Path, form: str) -> None:
     """Syslog and dmesg lines with a new id on nearly every line (kernel, storage), over a reboot, a new month
@@ -263,8 +244,8 @@ def test_kernel_lines_of_new_ids_spool_by_folded_shape_as_line_by_line(tmp_path:
         f.parent.mkdir()
         f.write_text("\n".join(lines) + "\n", encoding="utf-8")
         paths.append(str(f))
-    folded, state_f, in_runs = _spool(paths, IngestOptions(fold_shapes=True), True, tmp_path / "f.arrows")
-    plain, state_p, _ = _spool(paths, IngestOptions(line_shapes=False), False, tmp_path / "p.arrows")
+    folded, state_f, in_runs = spool_of(paths, IngestOptions(fold_shapes=True), True, tmp_path / "f.arrows")
+    plain, state_p, _ = spool_of(paths, IngestOptions(line_shapes=False), False, tmp_path / "p.arrows")
     assert folded.equals(plain)
     assert state_f == state_p
     assert in_runs > 1500, in_runs
