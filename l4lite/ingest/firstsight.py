@@ -19,7 +19,7 @@ from __future__ import annotations
 from l4lite.ingest import lineclass as lc
 from l4lite.ingest.blocks import RunShape
 from l4lite.ingest.clocks import fold_key, folded_shape
-from l4lite.ingest.header import DIGITS, no_prefix
+from l4lite.ingest.plantrust import planned_message
 
 
 def first_sight(s: str, key: bytes, plan: tuple, default_source: str) -> tuple[bytes, RunShape] | None:
@@ -30,15 +30,10 @@ def first_sight(s: str, key: bytes, plan: tuple, default_source: str) -> tuple[b
     (a, nccl, has_nccl, _, _, _, _, ts_level, _, _, _, _, marker_at, marker_end, head_source, _, bracket) = plan
     if nccl:
         return None
-    c = s[a:a + 1]
-    if not c or c.isspace() or c in DIGITS or (bracket and c == "[") or \
-            (s.find("NCCL", 0, 240) > 0) != has_nccl or not no_prefix(s):
+    msg = planned_message(s, a, has_nccl, bracket)
+    if msg is None or "[Rank " in msg or "[rank" in msg:
         return None
-    msg = s[a:].rstrip()
-    if "\r" in msg or "global_ranks=[" in msg or msg.startswith(("srun: error: ", "slurmstepd: error: ")) or \
-            "[Rank " in msg or "[rank" in msg:
-        return None
-    kind = lc.record_kind(msg) if c in lc.KIND_STARTS else lc.K_LINE
+    kind = lc.record_kind(msg) if msg[0] in lc.KIND_STARTS else lc.K_LINE
     level = ts_level
     if marker_at >= 0:
         level, end = lc.level_marker(s, marker_at)

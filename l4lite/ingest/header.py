@@ -23,12 +23,12 @@ from l4lite.ingest.attribution import (
 )
 from l4lite.ingest.clocks import fold_key, folded_shape
 from l4lite.ingest.cri import cri_prefix
+from l4lite.ingest.plantrust import DIGITS, no_prefix, planned_message
 from l4lite.ingest.relay import relayed
 from l4lite.ingest.shape import fold_class, shape_of
 from l4lite.ingest.timespots import spot_time, time_layout
 from l4lite.records import Record
 
-DIGITS = frozenset("0123456789")
 MAX_PLANS = 4096  # line shapes remembered per book (see runs.ShapeBook)
 QUEUED: Any = object()  # ``_head_planned``'s answer for a line it queued as the start of a multi-line record
 
@@ -55,22 +55,6 @@ def _stampless(key: bytes, at: int) -> bool:
     if c.isupper():
         return nxt.isalpha() and not key.startswith(_TIME_WORDS, at)
     return not key.startswith(_KERN_WORDS, at)
-
-
-def no_prefix(s: str) -> bool:
-    """Whether ``_header`` tries no stream prefix on ``s`` (a non-blank line): none of the texts that make it try
-    one (``name.host [stdout]``, an ``srun --label``, an MPI tag, a Ray actor, a torchrun prefix) is where it
-    looks for them."""
-    if s.find(" [std", 0, 160) > 0:
-        return False
-    c = s[0]
-    if c == " ":
-        return s.find(": ", 0, 9) <= 0 and s.find("]:", 0, 48) <= 0
-    if c == "[":
-        return s.find(">:", 0, 26) <= 0 and s.find("]:", 0, 48) <= 0
-    if c == "(":
-        return s.find(" pid=", 0, 64) <= 0
-    return c not in DIGITS or s.find(": ", 0, 9) <= 0
 
 
 class HeaderReading:
@@ -412,13 +396,10 @@ class HeaderReading:
         is not worth one: kernel lines with a new id each), the first where runs may take the shape."""
         (a, nccl, has_nccl, ts_first, ts_second, ts_end, ts_kind, ts_level, layout, host_span, gpu_span,
          uptime_span, marker_at, marker_end, head_source, spans, bracket) = plan
-        c = s[a:a + 1]
-        if not c or c.isspace() or c in DIGITS or (bracket and c == "[") or (s.find("NCCL", 0, 240) > 0) != has_nccl or not no_prefix(s):
+        msg = planned_message(s, a, has_nccl, bracket)
+        if msg is None:
             return None
-        msg = s[a:].rstrip()
-        if "\r" in msg or "global_ranks=[" in msg or msg.startswith(("srun: error: ", "slurmstepd: error: ")):
-            return None
-        kind = lc.record_kind(msg) if c in lc.KIND_STARTS else lc.K_LINE
+        kind = lc.record_kind(msg) if msg[0] in lc.KIND_STARTS else lc.K_LINE
         if kind != lc.K_LINE and (nccl or not queue):
             return None
         level = ts_level
