@@ -19,7 +19,7 @@ from __future__ import annotations
 from l4lite.ingest import lineclass as lc
 from l4lite.ingest.blocks import RunShape
 from l4lite.ingest.clocks import fold_key, folded_shape
-from l4lite.ingest.plantrust import planned_message
+from l4lite.ingest.plantrust import MISMATCH, planned_level, planned_message
 
 
 def first_sight(s: str, key: bytes, plan: tuple, default_source: str) -> tuple[bytes, RunShape] | None:
@@ -34,13 +34,9 @@ def first_sight(s: str, key: bytes, plan: tuple, default_source: str) -> tuple[b
     if msg is None or "[Rank " in msg or "[rank" in msg:
         return None
     kind = lc.record_kind(msg) if msg[0] in lc.KIND_STARTS else lc.K_LINE
-    level = ts_level
-    if marker_at >= 0:
-        level, end = lc.level_marker(s, marker_at)
-        if end != marker_end:
-            return None
-    if level is None:
-        level = "error" if kind == lc.K_TB else lc.content_level(msg)
+    level = planned_level(s, msg, kind, ts_level, marker_at, marker_end)
+    if level == MISMATCH:
+        return None
     opens = kind != lc.K_LINE or level == "error"
     if opens and kind == lc.K_TB:
         return None

@@ -23,7 +23,7 @@ from l4lite.ingest.attribution import (
 )
 from l4lite.ingest.clocks import fold_key, folded_shape
 from l4lite.ingest.cri import cri_prefix
-from l4lite.ingest.plantrust import DIGITS, no_prefix, planned_message
+from l4lite.ingest.plantrust import DIGITS, MISMATCH, no_prefix, planned_level, planned_message
 from l4lite.ingest.relay import relayed
 from l4lite.ingest.shape import fold_class, shape_of
 from l4lite.ingest.timespots import spot_time, time_layout
@@ -402,14 +402,8 @@ class HeaderReading:
         kind = lc.record_kind(msg) if msg[0] in lc.KIND_STARTS else lc.K_LINE
         if kind != lc.K_LINE and (nccl or not queue):
             return None
-        level = ts_level
-        if marker_at >= 0:
-            level, end = lc.level_marker(s, marker_at)
-            if end != marker_end:
-                return None
-        if level is None:
-            level = "error" if kind == lc.K_TB else lc.content_level(msg)
-        if level == "error" and (nccl or not queue):
+        level = planned_level(s, msg, kind, ts_level, marker_at, marker_end)
+        if level == MISMATCH or level == "error" and (nccl or not queue):
             return None
         ok, t = self._plan_time(lineno, s, layout, ts_first, ts_second, ts_end, ts_kind, ts_level, uptime_span)
         if not ok:

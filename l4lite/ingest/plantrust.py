@@ -8,7 +8,10 @@ folded shapes (``ingest.firstsight``) ask the same questions, here.
 
 from __future__ import annotations
 
+from l4lite.ingest import lineclass as lc
+
 DIGITS = frozenset("0123456789")
+MISMATCH = "\x00"  # ``planned_level``'s answer for a level marker that ends elsewhere than the plan's
 
 
 def planned_message(s: str, a: int, has_nccl: bool, bracket: bool) -> str | None:
@@ -39,3 +42,17 @@ def no_prefix(s: str) -> bool:
     if c == "(":
         return s.find(" pid=", 0, 64) <= 0
     return c not in DIGITS or s.find(": ", 0, 9) <= 0
+
+
+def planned_level(s: str, msg: str, kind: str, ts_level: str | None, marker_at: int, marker_end: int) -> str | None:
+    """The level of line ``s`` as its plan reads it: the timestamp's, the level marker's at the plan's place, or
+    the message's words; ``MISMATCH`` where the marker ends elsewhere (another level word: the plan is not this
+    line's)."""
+    level = ts_level
+    if marker_at >= 0:
+        level, end = lc.level_marker(s, marker_at)
+        if end != marker_end:
+            return MISMATCH
+    if level is None:
+        level = "error" if kind == lc.K_TB else lc.content_level(msg)
+    return level
