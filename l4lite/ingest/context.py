@@ -51,7 +51,7 @@ from l4lite.ingest.decode import open_lines, without_escapes
 from l4lite.ingest.fileranks import own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.layout import NodeLevel, infer_level, layout_parts, named_in_stem, value_at
-from l4lite.ingest.pids import AddressBook, PidFacts, file_pids, pid_facts, pid_hosts
+from l4lite.ingest.pids import AddressBook, PidFacts, PidReader, file_pids, pid_facts, pid_hosts
 from l4lite.ingest.skew import anchor_key, job_skew, quick
 from l4lite.ingest.spans import (
     PAST_SLACK,
@@ -72,10 +72,12 @@ from l4lite.ingest.writers import (
     SYSLOG_WRITER,
     UCX_WRITER,
     WholeVote,
+    banner_host,
     on_host,
     own_host,
     plain_host,
     syslog_writer,
+    task_hosts,
     whole_writers,
 )
 from l4lite.records import Accounting
@@ -269,24 +271,21 @@ def _tail_lines(tail: bytes, enc: str) -> list[str]:
     return tail.decode(enc, "replace").replace("\x00", "").splitlines()[1:] if tail else []
 
 
-def _whole_pids(f: Any, s: _Sample) -> PidFacts:
-    """``pid_facts`` of a whole file (``pids.file_pids``), or of stdin as far as it is held before the job
-    is read (``files.stdin_sample``). The addresses its lines tie to hosts are read on the same pass into its
-    sample: a merged file's raylet start-up line (``address: IP ... hostname: NAME``) sits in its middle."""
+def _whole_pids(f: Any, s: _Sample, read: dict[str, PidReader]) -> PidFacts:
+    """``pid_facts`` of a whole file (from ``read`` where ``_vote_whole`` read it, else ``pids.file_pids``), or of
+    stdin as far as it is held (``files.stdin_sample``); the addresses its lines tie to hosts go into its sample:
+    a merged file's raylet start-up line (``address: IP ... hostname: NAME``) sits in its middle."""
     book = AddressBook(plain_host)
-    if getattr(f, "path", None) != "-":
-        facts = file_pids(f, _banner_host, book)
+    if (reader := read.get(f.rel)) is not None:
+        facts, book = reader.facts, reader.addresses or book
+    elif getattr(f, "path", None) != "-":
+        facts = file_pids(f, banner_host, book)
     else:
         data = stdin_sample().data
         facts = pid_facts(data.decode(getattr(f, "encoding", None) or "utf-8", "replace").splitlines(),
-                          _banner_host, book) if not data.startswith(GZIP_MAGIC) else (set(), set())
+                          banner_host, book) if not data.startswith(GZIP_MAGIC) else (set(), set())
     s.addresses = book.found or s.addresses
     return facts
-
-
-def _banner_host(message: str) -> str | None:
-    """The host a process banner names (``process 2/4 on node-b``), its writer's host, or None."""
-    return on_host(m[2]) if (m := ON_HOST.search(message)) else None
 
 
 def _own_banner(raw: str, rank: int, path_rank: int | None, label_streams: dict[str, set[str]],
@@ -369,7 +368,7 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
         if "address" in line or "node IP" in line:
             address_of(line, s.addresses, plain_host)
         elif "ip=" in raw:  # a relayed actor's banner: the prefix's address is the host it names
-            address_of(raw, s.addresses, plain_host, _banner_host)
+            address_of(raw, s.addresses, plain_host, banner_host)
         if quick(raw):
             key = anchor_key(line)
             if key is not None:
@@ -382,7 +381,7 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
 
 
 def _vote_whole(ctx: JobContext, placed: Sequence[Any], unplaced: Sequence[Any], tasks: set[str],
-                labelled: set[str]) -> WholeVote:
+                labelled: set[str], read: dict[str, PidReader]) -> WholeVote:
     """Files that only their sampled ends placed on a host are voted again on all their lines: a ``cat`` of several
     nodes' logs shows one node at its head and another at its tail, or one in both, and the nodes in its middle
     only when it is read through. A file whose lines name several writers is mixed (its hostless lines are placed
@@ -391,16 +390,21 @@ def _vote_whole(ctx: JobContext, placed: Sequence[Any], unplaced: Sequence[Any],
     labelled merged stream) state anywhere in them: failure summaries' (``ties``), process banners' (``mentions``,
     weak like a labelled stream's own mention of its host, and only where a label is a node's task over several
     ranks, ``tasks``: where a label is a rank, its own banner is ``stream_hosts``'s to weigh). In a file without
-    labels, a banner is its writer's own word and ties its rank as a summary does."""
+    labels, a banner is its writer's own word and ties its rank as a summary does. Pids are read on the same pass."""
     ties: list[tuple[int, str]] = []
     mentions: list[tuple[int, str]] = []
+    def read_whole(f: Any) -> WholeVote | None:
+        reader = PidReader(banner_host, AddressBook(plain_host))
+        if (whole := whole_writers(f, reader.feed)) is not None:
+            read[f.rel] = reader  # a stdin not held whole is left to ``_whole_pids``'s reading of its sample
+        return whole
+
     for f in unplaced:
-        if (vote := whole_writers(f)) is not None:
+        if (vote := read_whole(f)) is not None:
             ties += vote.ties + (vote.mentions if f.rel not in tasks and f.rel not in labelled else [])
             mentions += vote.mentions if f.rel in tasks else []
     for f in placed:
-        vote = whole_writers(f)
-        if vote is None or not vote.hosts:
+        if (vote := read_whole(f)) is None or not vote.hosts:
             continue
         if mixed_hosts(vote.hosts):
             ctx.nodes.pop(f.rel, None)
@@ -426,15 +430,6 @@ def _spelled_hosts(rels: Iterable[str], node_of: Callable[[str], str | None], na
             if (host := seen[name]) is not None:
                 out[rel] = host
     return out
-
-
-def task_hosts(labels: Counter[tuple[str, str]]) -> dict[str, str]:
-    """The host of each ``srun --label`` label of a file whose lines name at least one (3 in 4 of a label's
-    mentions, as ``own_host``); labels of several hosts are left out."""
-    by_label: dict[str, Counter[str]] = {}
-    for (label, host), n in labels.items():
-        by_label.setdefault(label, Counter())[host] += n
-    return {label: h for label, c in by_label.items() if (h := own_host(c)) is not None}
 
 
 def _sampled(files: Sequence[Any]) -> list[Any]:
@@ -514,7 +509,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     tasks = {rel for rel, s in samples.items() if any(len(v) > 1 for v in s.label_streams.values())}
     labelled = {rel for rel, s in samples.items() if any(map(stream_key, s.lines))}
     unsure = [f for f in _sampled(files) if f.rel not in by_lines and ctx.node_of(f.rel) is None]
-    whole = _vote_whole(ctx, [f for f in _sampled(files) if f.rel in by_lines], unsure, tasks, labelled)
+    read: dict[str, PidReader] = {}
+    whole = _vote_whole(ctx, [f for f in _sampled(files) if f.rel in by_lines], unsure, tasks, labelled, read)
     if not ctx.legacy and named:  # a file whose name spells out a host the lines name (``node-b_stderr.log``)
         ctx.nodes.update(_spelled_hosts((*rels, *documents), ctx.node_of, named))
     if not ctx.legacy:  # files naming no host take their rank's or their folder's, as the whole job names them
@@ -535,7 +531,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
             ctx.mention_ties += tie_streams(ctx.task_hosts, f.rel, stream_hosts((x for e in _ends(f) for x in e), known),
                                             f.rel in ctx.label_tasks)
     # pids tie an agent's hostless lines to its node where no path names one: such a file is read whole for them
-    facts = [_whole_pids(f, samples[f.rel]) if ctx.node_of(f.rel) is None else (samples[f.rel].children, samples[f.rel].owners)
+    facts = [_whole_pids(f, samples[f.rel], read) if ctx.node_of(f.rel) is None else (samples[f.rel].children, samples[f.rel].owners)
              for f in _sampled(files) if f.rel in samples]
     ctx.pids = pid_hosts([c for k, _ in facts for c in k], [o for _, own in facts for o in own])
     ctx.addresses = address_nodes({rel: s.addresses for rel, s in samples.items()}, ctx.node_of)

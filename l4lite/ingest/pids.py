@@ -78,33 +78,51 @@ PID_SCAN_BYTES = 64 << 20  # a file naming no node is read whole for its pids up
 PidFacts = tuple[set[tuple[str, str]], set[tuple[str, str]]]
 
 
+class PidReader:
+    """``pid_facts`` a line at a time, so that a pass that reads a whole file for something else (``writers``'
+    vote of its writers) gathers its pids too, and the file is read once."""
+
+    def __init__(self, banner: Callable[[str], str | None] | None = None,
+                 addresses: AddressBook | None = None) -> None:
+        self.banner, self.addresses = banner, addresses
+        self.children: set[tuple[str, str]] = set()
+        self.owners: set[tuple[str, str]] = set()
+        self.host: str | None = None  # a failure summary's ``host :`` waiting for its ``exitcode`` line
+
+    def feed(self, raw: str) -> None:
+        banner = self.banner
+        if self.addresses is not None and ("address" in raw or "ip=" in raw):
+            address_of(strip_stream_prefix(raw), self.addresses.found, self.addresses.host_of, banner)
+        if "(pid: " not in raw and "Sending process" not in raw and "host" not in raw and \
+                (banner is None or " on " not in raw):
+            return
+        line = strip_stream_prefix(raw)
+        m = ELASTIC_FIELD.match(line)
+        if m and m[1] == "host":
+            self.host = normalize_host(m[2]) if m[2].strip() else None
+        elif self.host is not None and (p := SUMMARY_PID.match(line)):
+            self.owners.add((p[1], self.host))
+            self.host = None
+        elif (c := child_pid(line)) is not None:
+            self.children.add(c)
+        elif banner is not None and (g := GLOG_PID.match(line)) and (own := banner(line[g.end():])):
+            self.owners.add((g[1], own))
+
+    @property
+    def facts(self) -> PidFacts:
+        return self.children, self.owners
+
+
 def pid_facts(lines: Iterable[str], banner: Callable[[str], str | None] | None = None,
               addresses: AddressBook | None = None) -> PidFacts:
     """The ``(agent pid, worker pid)`` pairs (``child_pid``) and ``(worker pid, host)`` pairs (a failure summary's
     ``host :`` line, then its ``exitcode : N (pid: P)`` line; a glog line whose message is its process's banner,
     ``banner`` telling the host it names: absl's ``process 2/4 on node-b``) that lines state. With ``addresses``,
     the addresses the lines tie to hosts are counted into it on the same pass (``address_of``)."""
-    children: set[tuple[str, str]] = set()
-    owners: set[tuple[str, str]] = set()
-    host: str | None = None
+    reader = PidReader(banner, addresses)
     for raw in lines:
-        if addresses is not None and ("address" in raw or "ip=" in raw):
-            address_of(strip_stream_prefix(raw), addresses.found, addresses.host_of, banner)
-        if "(pid: " not in raw and "Sending process" not in raw and "host" not in raw and \
-                (banner is None or " on " not in raw):
-            continue
-        line = strip_stream_prefix(raw)
-        m = ELASTIC_FIELD.match(line)
-        if m and m[1] == "host":
-            host = normalize_host(m[2]) if m[2].strip() else None
-        elif host is not None and (p := SUMMARY_PID.match(line)):
-            owners.add((p[1], host))
-            host = None
-        elif (c := child_pid(line)) is not None:
-            children.add(c)
-        elif banner is not None and (g := GLOG_PID.match(line)) and (own := banner(line[g.end():])):
-            owners.add((g[1], own))
-    return children, owners
+        reader.feed(raw)
+    return reader.facts
 
 
 def file_pids(f: Any, banner: Callable[[str], str | None] | None = None,

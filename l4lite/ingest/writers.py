@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from l4lite.ingest.attribution import names_no_node, normalize_host
@@ -80,6 +80,15 @@ def own_host(hosts: Counter[str]) -> str | None:
     return host if n * 4 >= 3 * sum(hosts.values()) else None
 
 
+def task_hosts(labels: Counter[tuple[str, str]]) -> dict[str, str]:
+    """The host of each ``srun --label`` label of a file whose lines name at least one (3 in 4 of a label's
+    mentions, as ``own_host``); labels of several hosts are left out."""
+    by_label: dict[str, Counter[str]] = {}
+    for (label, host), n in labels.items():
+        by_label.setdefault(label, Counter())[host] += n
+    return {label: h for label, c in by_label.items() if (h := own_host(c)) is not None}
+
+
 class WholeVote(NamedTuple):
     """What all of a file's lines say of their writers: the hosts named, and the ranks tied to a host by a
     torchelastic failure summary (``host :`` then ``rank :``) or a process banner (``process 2/4 on node-b``)."""
@@ -89,13 +98,16 @@ class WholeVote(NamedTuple):
     mentions: list[tuple[int, str]]  # from banners: weak, as a labelled stream's own mention of its host
 
 
-def vote_lines(lines: Iterable[str]) -> WholeVote:
-    """The writers named by ``lines`` and the rank ties of their failure summaries."""
+def vote_lines(lines: Iterable[str], also: Callable[[str], None] | None = None) -> WholeVote:
+    """The writers named by ``lines`` and the rank ties of their failure summaries; ``also`` is handed each line
+    on the same pass (``pids.PidReader.feed``)."""
     hosts: Counter[str] = Counter()
     ties: list[tuple[int, str]] = []
     mentions: list[tuple[int, str]] = []
     elastic: str | None = None
     for raw in lines:
+        if also is not None:
+            also(raw)
         line = strip_stream_prefixes(raw)
         host = writer_host(line)
         if host is not None:
@@ -111,7 +123,7 @@ def vote_lines(lines: Iterable[str]) -> WholeVote:
     return WholeVote(hosts, ties, mentions)
 
 
-def whole_writers(f: Any) -> WholeVote | None:
+def whole_writers(f: Any, also: Callable[[str], None] | None = None) -> WholeVote | None:
     """``vote_lines`` of a whole file (``files.InputFile``, through ``pids.whole_lines``: a rotated log's pieces
     in order, a gzip file inflated), or None when it cannot be read whole cheaply (stdin not held whole, a file
     over ``PID_SCAN_BYTES``)."""
@@ -119,6 +131,11 @@ def whole_writers(f: Any) -> WholeVote | None:
         data, whole = stdin_sample()
         if not whole or data.startswith(GZIP_MAGIC):
             return None
-        return vote_lines(data.decode(getattr(f, "encoding", None) or "utf-8", "replace").splitlines())
+        return vote_lines(data.decode(getattr(f, "encoding", None) or "utf-8", "replace").splitlines(), also)
     lines = whole_lines(f)
-    return vote_lines(lines) if lines is not None else None
+    return vote_lines(lines, also) if lines is not None else None
+
+
+def banner_host(message: str) -> str | None:
+    """The host a process banner names (``process 2/4 on node-b``), its writer's host, or None."""
+    return on_host(m[2]) if (m := ON_HOST.search(message)) else None
