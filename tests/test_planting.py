@@ -89,6 +89,9 @@ def test_a_job_wide_fault_pinned_on_no_node_is_printed_by_every_node_under_its_o
     assert sum(text.count(w) for w in lost) >= 8  # the ranks that did not print it lost their peers
 
 
-def test_a_job_wide_fault_the_thread_pins_on_a_node_stays_on_that_node(tmp_path) -> None:
+def test_a_job_wide_fault_whose_thread_names_a_rank_is_still_printed_by_every_node(tmp_path) -> None:
+    # The rank a thread names for a configuration fault is where its log came from: the truth blames no node, so
+    # the logs must not say "one node" either.
     job = JobPlanter(_job_wide("rank 3"), seed=3).write("node-folders", tmp_path / "job")
-    assert len(job.truth["evidence"]) == 3
+    assert job.truth["faulty_nodes"] == [] and job.truth["node_scored"]
+    assert len(job.truth["evidence"]) == 3 * 8

@@ -195,9 +195,11 @@ class JobPlanter:
         self.span = excerpt_span(excerpt.lines)
         self.context_seconds = 120.0  # longer than any phase's context
         self.t0 = (t_ex - self.context_seconds) if t_ex is not None else BASE_TIME + self.rng.randrange(86400)
-        # A job-wide fault (a configuration every rank was given, a divergence of the shared model) that the
-        # thread pins on no node: every node meets it, so every node prints it, and the truth blames none.
-        self.shared = excerpt.status == "incident" and excerpt.category in GLOBAL_CATEGORIES and not excerpt.faulty
+        # A job-wide fault (a configuration every rank was given, a divergence of the shared model): every node
+        # meets it, so every node prints it, and the truth blames none. A host or rank the thread names for such
+        # a fault is where its log was printed, not a culprit: planted on that node alone, the logs would say
+        # "one node" while the truth says "every node".
+        self.shared = excerpt.status == "incident" and excerpt.category in GLOBAL_CATEGORIES
         self.lines: list[_Line] = []
         self.t_fail = self.t0
         self._build()
