@@ -42,6 +42,7 @@ from l4lite.vocab import GLOBAL_CATEGORIES
 
 MIN_PROCESSES = 2  # ranks of the one node that printed the error, and files that tell the same error line
 TAIL = 80  # characters of an error's last line compared across files
+TRACEBACK = "Traceback (most recent call last)"
 
 
 def error_tail(r: Record) -> str:
@@ -69,9 +70,23 @@ def node_setup(scan: JobScan, findings: Sequence[Finding], primary: Finding) -> 
     for r in told:
         if r.source != "kernel":
             files.setdefault(error_tail(r), set()).add(r.file)
-    if len(ranks) < MIN_PROCESSES or max((len(f) for f in files.values()), default=0) < MIN_PROCESSES:
+    if merged_repeats(findings, node, told) < MIN_PROCESSES and \
+            (len(ranks) < MIN_PROCESSES or max((len(f) for f in files.values()), default=0) < MIN_PROCESSES):
         return None
     return node if peers_lost_it(scan, findings, node) else None
+
+
+def merged_repeats(findings: Sequence[Finding], node: str, told: Sequence[Record]) -> int:
+    """How many separate tracebacks ending in the same error line ``node`` printed into a log that holds other
+    nodes' lines too (a job's merged ``srun --label`` file, one stream per node's launcher task): there each
+    process raises once, so two tracebacks are two processes, whatever rank the stream's label reads as. A log of
+    one node's alone (one machine's run kept as one file) tells nothing of how many processes wrote it."""
+    shared = {r.file for f in findings for r in f.records if r.node not in (None, node, UNKNOWN_NODE)}
+    seen: dict[tuple[str, str], set[int]] = {}
+    for r in told:
+        if r.file in shared and r.source != "kernel" and TRACEBACK in r.text:
+            seen.setdefault((r.file, error_tail(r)), set()).add(r.line)
+    return max((len(lines) for lines in seen.values()), default=0)
 
 
 @dataclass(frozen=True)
