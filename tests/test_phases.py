@@ -164,3 +164,30 @@ def test_a_later_line_that_inherited_its_time_bounds_nothing() -> None:
     scan = JobScan()
     scan.hits = [Hit("peer", peer), Hit("teardown", stamped)]
     assert written_by(scan, [root]) == BANNER + 600.0
+
+
+def test_a_silent_rank_s_failure_in_the_training_loop_is_dated_in_training() -> None:
+    """A node whose ranks log nothing after start-up keeps its start-up as its last marker; when the job was
+    training by then and the failure's own frames are the training loop's, it failed in training."""
+    from l4lite.detect.base import Finding
+    from l4lite.diagnose.phasing import phase_of
+    from l4lite.scan.phases import PhaseEvent
+
+    frames = ("[rank2]: Traceback (most recent call last):\n"
+              '  File "/venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 732, in __next__\n'
+              "RuntimeError: Caught JSONDecodeError in DataLoader worker process 0.")
+    bare = "[rank2]: RuntimeError: Caught JSONDecodeError in DataLoader worker process 0."
+    node = [PhaseEvent("init", BANNER, "n2/console.log", 6, node="n2")]
+    # the job's markers in time order (a start-up seen after training began is not a phase the job went back to)
+    job = [PhaseEvent("init", BANNER - 2, "n1/console.log", 6, node="n1"),
+           PhaseEvent("train", BANNER - 1, "n1/console.log", 37, node="n1")]
+
+    def phase(text: str, job_events: list[PhaseEvent]) -> str:
+        r = Record(file="n2/console.log", line=11, end_line=13, node="n2", rank=2, gpu=None, source="trainer",
+                   time=BANNER + 20, level="error", message=text, text=text)
+        f = Finding("rules", "data", "root", 0.8, "bad record", node="n2", rank=2, time=BANNER + 20, records=[r])
+        return phase_of(f, JobScan(), {"n2": node, "n1": job_events}, job_events)
+
+    assert phase(frames, job) == "train"
+    assert phase(bare, job) == "init"  # nothing of its own says training
+    assert phase(frames, job[:1]) == "init"  # the job was not training yet

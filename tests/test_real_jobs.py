@@ -36,7 +36,18 @@ FLOORS_000_088 = {"status": 0.99, "top1": 0.96, "top3": 0.97, "phase": 0.97, "ca
 # misses are open (091's dataset read before training is dated in training; 094 and 095's collate error of a
 # short record reads as software, not data). All 97 jobs: top1 0.955, top3 0.966, phase 0.966, category 0.864,
 # F1 0.782.
-FLOORS = {"status": 0.99, "top1": 0.95, "top3": 0.96, "phase": 0.96, "category": 0.86, "evidence_f1": 0.78}
+FLOORS_000_096 = {"status": 0.99, "top1": 0.98, "top3": 0.99, "phase": 0.96, "category": 0.88, "evidence_f1": 0.78}
+# 097-102 (one rank's own fault of kinds the jobs above do not cover: a NaN caught by autograd's anomaly detection,
+# a sharded checkpoint missing one rank's file, a corrupt record read by a DataLoader worker under Lightning and
+# Accelerate, a rank deadlocked on a lock, a SIGKILLed Fabric rank) were scored before any change made for them:
+# top1 0.667, phase 0.833, category 0.833, F1 0.744 (097 and 098 blamed no node). ``diagnose.spatial.rank_own``
+# (one rank printed the error, a rank of its own node only lost it) names their node and 086/088's, with the
+# data reading of 086/088's error, and ``spatial.merged_repeats`` names 096's; 099's worker error, on a node
+# whose ranks log nothing after start-up, is dated in training by its own DataLoader frames while the job trained
+# (``phasing``): all 103 jobs top1 0.989, top3 1.0, phase 0.968, category 0.883, F1 0.7798 (0.936, 0.947, 0.957,
+# 0.862, 0.7798 before: the six new jobs' F1 takes the board's under 0.78); the first 97 top1 0.989, top3 1.0,
+# phase 0.966, category 0.886, F1 0.782. Open: 098's missing shard reads as a configured path (user_config).
+FLOORS = {"status": 0.99, "top1": 0.98, "top3": 0.99, "phase": 0.96, "category": 0.88, "evidence_f1": 0.77}
 # Jobs with one faulty node whose node l4lite does not yet put first (see FLOORS); any other miss fails.
 # (068: a Ray worker stuck before its step writes nothing of its own; the hang reading names it (its files' rank
 # from their start-up line, ``ingest.fileranks``), and the controller's re-raise of its peers' timeouts, a report
@@ -46,16 +57,17 @@ FLOORS = {"status": 0.99, "top1": 0.95, "top3": 0.96, "phase": 0.96, "category":
 # (074 and 075: the JAX coordination service's "Task N heartbeat timeout" names the process, ``process_N.log``
 # its rank.)
 # (086, 088: one rank's sample holds a token id past the vocabulary; "index out of range in self" reads as data and
-# model configuration disagreeing, job-wide, and one process alone printed it: nothing but time tells it from a
-# setting the one kept log shows (naming the node of one process's mid-training error lost held-out top-1).)
+# model configuration disagreeing, job-wide, and one process alone printed it. The rank's node-mate, given the same
+# settings and code, printed only the loss of its peer: the rank's own fault, its node named with the data reading
+# of its error (``diagnose.spatial.rank_own``); one process's log alone still reads job-wide.)
 # (085: rank 2 alone enters a barrier while the others wait in the step's collectives and every rank times out;
 # the one rank whose timed-out collective differs from all the others' is named, ``detect.pending``.)
 # (083, 090, 091: a node's own setup (an interface variable, a data disk never staged) that the ranks of that one
 # node fail on, each in its own log, while the other node's ranks only lose them, names the node whatever the
 # category, ``diagnose.spatial``; 089 and 092, the same setup wrong on every node, stay job-wide. 096 is 083 in one
-# merged ``srun --label`` file: the node's two tracebacks carry no rank of their own, so nothing shows that more
-# than one process met it.)
-OPEN_NODE_MISSES = {"049-ddp-netdown", "086-ddp-bad_token", "088-fabric-bad_token", "096-ddp-bad_env_srun"}
+# merged ``srun --label`` file: the node's two tracebacks carry its launcher task's label, not a rank, and two
+# tracebacks of one error in a log other nodes write too are two processes, ``spatial.merged_repeats``.)
+OPEN_NODE_MISSES = {"049-ddp-netdown"}
 # Healthy jobs l4lite calls incidents (none now: 065-ray-healthy's "safe to ignore this error" traceback is an
 # advisory line's, ``rules.advisory``); any false incident fails.
 OPEN_FALSE_INCIDENTS: set[str] = set()
@@ -66,7 +78,7 @@ def board():  # type: ignore[no-untyped-def]
     analyzer = pipeline_analyzer()
     assert analyzer is not None
     jobs = sorted(p for p in JOBS.iterdir() if (p / "ground_truth.json").exists())
-    assert len(jobs) >= 97
+    assert len(jobs) >= 103
     return evaluate(jobs, {"l4lite": analyzer})
 
 
@@ -85,6 +97,14 @@ def test_the_first_79_jobs_keep_their_floors(board) -> None:  # type: ignore[no-
     assert len(first) == 79
     summary = summarize(first)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_000_078.items() if summary[k] < floor}
+    assert low == {}
+
+
+def test_the_first_97_jobs_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
+    first = [r for r in board.results if r.method == "l4lite" and r.job[:3].isdigit() and int(r.job[:3]) < 97]
+    assert len(first) == 97
+    summary = summarize(first)
+    low = {k: round(summary[k], 3) for k, floor in FLOORS_000_096.items() if summary[k] < floor}
     assert low == {}
 
 

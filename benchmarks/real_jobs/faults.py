@@ -8,7 +8,7 @@ of injection) go to L4L_META_DIR, which lies outside the archived log tree.
   L4L_FAULT       none|exception|sigkill|hang|nan|enospc|corrupt_ckpt|data|
                   host_oom|worker_oom|sigstop|diverge|erofs|netdown|
                   restart|rlimit_as|stray_barrier|worker_segv|bad_token|eval_exception|
-                  short_sample|fsize
+                  short_sample|fsize|anomaly_nan|missing_shard|loader_data|deadlock
                   (bad_env, bad_env_all, missing_file, missing_file_all are set up by generate.py: a wrong
                   GLOO_SOCKET_IFNAME on one node or on every node; the dataset's seed file absent from one
                   node's local disk or from every node's)
@@ -21,6 +21,7 @@ of injection) go to L4L_META_DIR, which lies outside the archived log tree.
   L4L_NET_DEV     the node's network interface (in its own network namespace), for netdown
   L4L_DATA_FILE   the dataset's seed file on the node's local disk (missing_file, missing_file_all)
   L4L_FSIZE       the file-size limit (bytes, as `ulimit -f`) rank 0 runs its checkpoint save under, for fsize
+  L4L_SHARD_DIR   the node's local folder of a sharded checkpoint (one file per rank), for missing_shard
 """
 import datetime
 import json
@@ -155,10 +156,36 @@ def lr_scale(step: int) -> float:
 LAST_STEP = 0
 
 
+def _deadlock(step):
+    """Take a lock this thread already holds (a callback re-entering a non-reentrant lock): stuck for good
+    before the step's forward, like ``hang``, but in a lock rather than a sleep."""
+    import threading
+    record("deadlock", step)
+    lock = threading.Lock()
+    lock.acquire()
+    lock.acquire()
+
+
+def write_shards(shard_dir):
+    """The previous run's sharded checkpoint on this node's local disk: each rank's model state in a file of
+    its own. With L4L_FAULT=missing_shard rank L4L_FAULT_RANK's file was never written (its save died)."""
+    import torch
+    os.makedirs(shard_dir, exist_ok=True)
+    path = os.path.join(shard_dir, f"model_rank{rank():02d}.pt")
+    if FAULT == "missing_shard" and rank() == FAULT_RANK:
+        record("missing_shard", None, path=path)
+        return path
+    torch.save({"rank": rank(), "step": 20}, path)
+    return path
+
+
 def at_step(step, model=None):
     """Call at the start of optimizer step `step` (1-based), on every rank."""
     global LAST_STEP
     LAST_STEP = step
+    if FAULT == "anomaly_nan" and step == 1:  # a debugging run: autograd's anomaly detection on every rank
+        import torch
+        torch.autograd.set_detect_anomaly(True)
     if step != FAULT_STEP or rank() != FAULT_RANK:
         return
     if FAULT in ("exception", "restart"):  # restart: the same error in every attempt torchrun restarts
@@ -169,6 +196,8 @@ def at_step(step, model=None):
         os.kill(os.getpid(), signal.SIGKILL)
     if FAULT == "hang":
         _hang_forever(step)
+    if FAULT == "deadlock":
+        _deadlock(step)
     if FAULT == "host_oom":
         record("host_oom", step, cgroup=os.environ.get("L4L_CGROUP"))
         _join_cgroup()
@@ -189,9 +218,9 @@ def at_step(step, model=None):
     if FAULT == "sigstop":  # stopped (as by a debugger or a frozen node) for good: SIGCONT never comes
         record("sigstop", step)
         os.kill(os.getpid(), signal.SIGSTOP)
-    if FAULT == "nan" and model is not None:
+    if FAULT in ("nan", "anomaly_nan") and model is not None:
         import torch
-        record("nan", step)
+        record(FAULT, step)
         with torch.no_grad():  # one corrupted weight on one rank; DDP spreads it
             p = [p for p in model.parameters() if p.dim() == 2][-1]
             p.view(-1)[0] = float("nan")
@@ -236,7 +265,8 @@ class SyntheticTokens:
         noise = torch.randint(0, vocab, (n, seq), generator=g)
         mask = torch.rand((n, seq), generator=g) < 0.1
         self.data = torch.where(mask, noise, base[torch.arange(n) % 16])
-        self.bad = FAULT_STEP if FAULT == "data" else -1
+        # loader_data: the same record read by a DataLoader worker process (2 per rank)
+        self.bad = FAULT_STEP if FAULT in ("data", "loader_data") else -1
         self.oom = FAULT_STEP if FAULT == "worker_oom" and rank() == FAULT_RANK else -1
         self.segv = FAULT_STEP if FAULT == "worker_segv" and rank() == FAULT_RANK else -1
         self.bad_token = FAULT_STEP if FAULT == "bad_token" else -1
@@ -248,7 +278,7 @@ class SyntheticTokens:
 
     def raw(self, i):
         if i == self.bad:
-            record("data", LAST_STEP + 1, index=i)
+            record(FAULT, LAST_STEP + 1, index=i, pid_of_reader=os.getpid())
             return b'{"input_ids": [17, 204, 9\x00\x00'  # truncated shard record
         if i == self.bad_token:  # a token id past the vocabulary (a shard tokenized with another tokenizer)
             record("bad_token", LAST_STEP + 1, index=i)

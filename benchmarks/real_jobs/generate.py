@@ -171,6 +171,16 @@ JOB_SPECS = [
     ("ddp", "short_sample", None, 230, False),
     ("accelerate", "short_sample", None, 170, False),
     ("ddp", "bad_env", None, None, False, {"layout": "srun-label"}),
+    # one rank's own fault of kinds the jobs above do not cover: a NaN caught by autograd's anomaly detection
+    # on the rank whose weight went bad, a sharded checkpoint missing one rank's file, a corrupt record read
+    # by a DataLoader worker process (Lightning, Accelerate), a rank deadlocked on a lock before its collective
+    # and a SIGKILLed rank under Lightning Fabric
+    ("ddp", "anomaly_nan", 2, 12, False),
+    ("ddp", "missing_shard", 3, None, False),
+    ("lightning", "loader_data", None, 260, False, {"loader_workers": 2}),
+    ("accelerate", "loader_data", None, 190, False, {"loader_workers": 2}),
+    ("fabric", "deadlock", 3, 12, False),
+    ("fabric", "sigkill", 2, 15, False),
 ]
 # faults set up per node by the generator (no rank injects them; a node may fail before any rank registers)
 NODE_FAULTS = ("bad_env", "bad_env_all", "missing_file", "missing_file_all")
@@ -182,14 +192,16 @@ PHASE = {"exception": "train", "sigkill": "train", "hang": "train", "nan": "trai
          "worker_oom": "train", "sigstop": "train", "diverge": "train", "erofs": "checkpoint", "netdown": "train",
          "restart": "train", "worker_segv": "train", "bad_env": "init", "rlimit_as": "train", "stray_barrier": "train",
          "bad_token": "train", "eval_exception": "eval", "bad_env_all": "init", "missing_file": "init",
-         "missing_file_all": "init", "fsize": "checkpoint", "short_sample": "train"}
+         "missing_file_all": "init", "fsize": "checkpoint", "short_sample": "train", "anomaly_nan": "train",
+         "missing_shard": "load", "loader_data": "train", "deadlock": "train"}
 CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan": "numerical",
             "enospc": "storage", "corrupt_ckpt": "storage", "data": "data", "healthy": None,
             "host_oom": "host", "worker_oom": "host", "sigstop": "software", "diverge": "numerical",
             "erofs": "storage", "netdown": "network", "restart": "software", "worker_segv": "software",
             "bad_env": "user_config", "rlimit_as": "host", "stray_barrier": "software", "bad_token": "data",
             "eval_exception": "software", "bad_env_all": "user_config", "missing_file": "user_config",
-            "missing_file_all": "user_config", "fsize": "storage", "short_sample": "data"}
+            "missing_file_all": "user_config", "fsize": "storage", "short_sample": "data",
+            "anomaly_nan": "numerical", "missing_shard": "storage", "loader_data": "data", "deadlock": "software"}
 FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_runtime",
           "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps",
           "ignite": r"Engine run (complete|finished)", "accelerate": r"training finished: 40 steps",
@@ -380,6 +392,8 @@ def run_job(job, py, out_root, work_root, port):
         env["L4L_CKPT_DIR"] = ckpt
     if fault == "fsize":
         env["L4L_FSIZE"] = str(64 * 1024)
+    if fault == "missing_shard":
+        env["L4L_SHARD_DIR"] = os.path.join(ckpt, "sharded", "step_000020")
     data_dir = os.path.join(work, "data")
     if fault in ("missing_file", "missing_file_all"):  # each node's local copy of the dataset's seed file
         os.makedirs(data_dir)
@@ -713,7 +727,7 @@ def build_truth(job, arch):
             need(pattern.format(pid=pid, rank=faulty_rank), None if anywhere else where, required=required, limit=2)
         need(OTHER_CASCADE[stack], None, required=False)
     elif fault in ("restart", "worker_segv", "rlimit_as", "stray_barrier", "bad_token", "eval_exception",
-                   "short_sample") and first:
+                   "short_sample", "anomaly_nan", "missing_shard") and first:
         faulty_rank = first["rank"]
         fh = rank_host.get(faulty_rank)
         faulty_nodes = [fh]
@@ -731,7 +745,9 @@ def build_truth(job, arch):
                 "rlimit_as": r"DefaultCPUAllocator|MemoryError|Cannot allocate memory",
                 "stray_barrier": r"Timed out waiting \d+ms for recv operation",
                 "bad_token": r"IndexError: index out of range in self",
-                "short_sample": r"stack expects each tensor to be equal size"}
+                "short_sample": r"stack expects each tensor to be equal size",
+                "anomaly_nan": r"returned nan values in its \d+th output",
+                "missing_shard": r"No such file or directory: .*model_rank\d+\.pt"}
         if fault == "worker_segv":
             wpid = first["worker_pid"]
             pattern = rf"DataLoader worker \(pid\(?s?\)? ?{wpid}\)? (is killed by signal|exited unexpectedly)"
@@ -753,13 +769,13 @@ def build_truth(job, arch):
             need(hit, [fh], prefer=r"attempt_0/\d/stderr\.log", limit=1)
             need(hit, [fh], prefer=r"console\.log", limit=1)
             need(r"failed \(exitcode: 1\) local_rank: \d \(pid: \d+\)", [fh])
-    elif fault in ("exception", "sigkill", "hang", "data") and first:
+    elif fault in ("exception", "sigkill", "hang", "data", "loader_data", "deadlock") and first:
         faulty_rank = first["rank"]
         fh = rank_host.get(faulty_rank)
         faulty_nodes = [fh]
         lr = ranks[faulty_rank]["local_rank"]
         pid = ranks[faulty_rank]["pid"]
-        iteration = first["step"]
+        iteration = first["step"] if fault != "loader_data" else None  # a worker reads batches ahead
         if fault == "exception":
             need(r"RuntimeError: shape mismatch in attention block", [fh], prefer=rf"attempt_0/{lr}/stderr\.log")
             need(r"RuntimeError: shape mismatch in attention block", [fh], prefer=r"console\.log")
@@ -767,10 +783,10 @@ def build_truth(job, arch):
         elif fault == "sigkill":
             need(rf"failed \(exitcode: -9\) local_rank: {lr} \(pid: {pid}\)", [fh])
             need(rf"Signal 9 \(SIGKILL\) received by PID {pid}", [fh])
-        elif fault == "hang":
+        elif fault in ("hang", "deadlock"):
             need(rf"Sending process {pid} closing signal SIGTERM", [fh])
             need(r"[Tt]imed out|[Tt]imeout", [fh], required=False)
-        elif fault == "data":
+        elif fault in ("data", "loader_data"):
             need(r"JSONDecodeError: ", [fh], prefer=rf"attempt_0/{lr}/stderr\.log")
             need(r"JSONDecodeError: ", [fh], prefer=r"console\.log")
             need(rf"failed \(exitcode: 1\) local_rank: {lr} \(pid: {pid}\)", [fh])
@@ -1030,6 +1046,23 @@ def describe(job, first, rank_host):
         return (f"Lightning runs a validation loop every 10 steps; in the validation run after step {job['step']} "
                 f"global rank {r} on {h} raises RuntimeError from user code (validation_step), the others lose "
                 "their peer.")
+    if f == "anomaly_nan":
+        return (f"A debugging run with autograd's anomaly detection on every rank; at step {job['step']} one weight "
+                f"on global rank {r} on {h} is set to NaN, its backward pass raises (a function 'returned nan "
+                "values'), the others lose their peer in the gradient all-reduce.")
+    if f == "missing_shard":
+        return (f"Each rank resumes from its own file of a sharded checkpoint on its node's local disk; global rank "
+                f"{r}'s file on {h} was never written, so it raises FileNotFoundError before training while the "
+                "others, resumed, lose their peer in the first gradient all-reduce.")
+    if f == "loader_data":
+        return (f"Sample {job['step']} of the synthetic dataset is a truncated JSON record, read by a DataLoader "
+                f"worker process (2 per rank); the rank whose shard holds it (global rank "
+                f"{first['rank'] if first else '?'} on {h}) re-raises the worker's JSONDecodeError, the others "
+                "lose their peer.")
+    if f == "deadlock":
+        return (f"Global rank {r} on {h} takes a lock it already holds before its step-{job['step']} forward "
+                "(stuck for good); the other ranks block in the gradient all-reduce until the 30 s gloo timeout, "
+                f"then fail; the agent on {h} sends SIGTERM to the stuck rank.")
     if f == "data":
         return (f"Sample {job['step']} of the synthetic dataset is a truncated JSON record; the rank whose "
                 f"shard holds it (global rank {first['rank'] if first else '?'} on {h}) raises JSONDecodeError "

@@ -88,6 +88,12 @@ def main():
         opt.load_state_dict(ckpt["optimizer"])
         start_step = ckpt["step"]
         log.info("resumed at step %d", start_step)
+    shard_dir = os.environ.get("L4L_SHARD_DIR")
+    if shard_dir:  # resume each rank from its own file of a sharded checkpoint on the node's local disk
+        path = faults.write_shards(shard_dir)
+        log.info("resuming from sharded checkpoint %s", shard_dir)
+        start_step = torch.load(path, map_location="cpu")["step"]
+        log.info("resumed at step %d", start_step)
 
     ds = Tokens()
     sampler = DistributedSampler(ds, shuffle=False)

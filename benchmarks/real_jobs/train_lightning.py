@@ -69,7 +69,8 @@ def main():
            {"limit_val_batches": 0}),
     )
     model = LitLM()
-    loader = torch.utils.data.DataLoader(Tokens(), batch_size=8, num_workers=0, drop_last=True)
+    loader = torch.utils.data.DataLoader(Tokens(), batch_size=8, drop_last=True,
+                                         num_workers=int(os.environ.get("L4L_LOADER_WORKERS", "0")))
     if os.environ.get("RANK"):
         faults.register()
     if args.resume:

@@ -55,7 +55,7 @@ from l4lite.diagnose.lone import lone_fault, one_node_reading, told_on_its_own
 from l4lite.diagnose.ownlines import its_exception, last_words, node_said, said_apart
 from l4lite.diagnose.phasing import failure_time_of, iteration_of, node_trackers, phase_of
 from l4lite.diagnose.restarts import restarted_roots
-from l4lite.diagnose.spatial import node_setup
+from l4lite.diagnose.spatial import node_setup, rank_own
 from l4lite.diagnose.timeline import around_failure, close_to, finding_key, named_time, survived
 from l4lite.diagnose.traits import (
     INFERRED,
@@ -72,6 +72,7 @@ from l4lite.diagnose.traits import (
 from l4lite.records import Record
 from l4lite.rules.components import LEARNED_WORDS, component, first_failure, is_cascade
 from l4lite.scan.scanner import UNKNOWN_NODE, JobScan, is_host, node_key
+from l4lite.vocab import GLOBAL_CATEGORIES
 
 ROLE_ORDER = {"root": 0, "confirmation": 1, "cascade": 2, "symptom": 3, "anomaly": 4}
 CLOSE_SCORE = 0.2  # root findings within this of the best compete on time
@@ -265,12 +266,16 @@ class Localizer:
             elif silent and torn_down(primary):  # torn down around it: nothing says what held it up
                 verdict.category = primary.category = "unknown"
         local = node_setup(scan, findings, primary) if verdict.scope_by in ("rule", "category") else None
-        if local is not None or verdict.scope_by in ("rule", "category") and \
+        own = rank_own(scan, findings, primary) if verdict.scope_by in ("rule", "category") and not local else None
+        if local is not None or own is not None or verdict.scope_by in ("rule", "category") and \
                 one_node_reading(scan, findings, primary, verdict.category):
             verdict.scope, verdict.scope_by = "node", None
             notes.append("the ranks of one node met this setting and the other nodes only lost them: that node's "
-                         "own setup" if local is not None else
+                         "own setup" if local is not None else f"rank {own.rank} alone met it while a rank of its "
+                         "node only lost it: that rank's own fault" if own is not None else
                          "a job-wide reading of one process's error, which the other nodes only lost: its node is kept")
+            if own is not None and own.reading is not None and verdict.category in GLOBAL_CATEGORIES:
+                verdict.category, roles[id(own.reading)] = own.reading.category, "root"
             roles.update(demoted)
             self._settle_roots(findings, roles, primary, verdict, told)
         tell_together(scan, findings, roles, primary, verdict.scope)

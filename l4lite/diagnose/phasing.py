@@ -129,6 +129,11 @@ def _phase_at_time(f: Finding, scan: JobScan, trackers: dict[str | None, list[Ph
             return job_phase
     if hint:
         return str(hint)
+    if node_phase == "init" and t is not None and phase_at(job_events, t) == "train" and \
+            any(evidence_phase(r.text) == "train" for r in f.records):
+        # a rank that logs nothing while it trains leaves its start-up as its node's last marker; the job was
+        # training by then and the failure's own frames are the training loop's (a batch handed out, a backward)
+        return "train"
     if node_phase:
         return node_phase
     job_phase = phase_at(job_events, t, *where)
