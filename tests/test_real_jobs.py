@@ -67,6 +67,8 @@ FLOORS = {"status": 0.99, "top1": 0.98, "top3": 0.99, "phase": 0.96, "category":
 # category, ``diagnose.spatial``; 089 and 092, the same setup wrong on every node, stay job-wide. 096 is 083 in one
 # merged ``srun --label`` file: the node's two tracebacks carry its launcher task's label, not a rank, and two
 # tracebacks of one error in a log other nodes write too are two processes, ``spatial.merged_repeats``.)
+# (049 is 050's mirror image: the rendezvous host writes the summary and the other node's agent loses the store in
+# both, whichever end was cut off, and no line names the interface; a node choice that fixes 049 breaks 050.)
 OPEN_NODE_MISSES = {"049-ddp-netdown"}
 # Healthy jobs l4lite calls incidents (none now: 065-ray-healthy's "safe to ignore this error" traceback is an
 # advisory line's, ``rules.advisory``); any false incident fails.
