@@ -160,6 +160,9 @@ class RunPath:
         hides (``_fold_hidden``) is matched against the rules of its own key instead; a line of a shape in
         ``marks`` is looked at as a phase marker where ``Scanner.add_many`` would, after its metric values."""
         hidden = self._fold_hidden() if checked else ()
+        if hidden:  # only the words found in the run's keys at all are looked for line by line
+            low_keys = b"\n".join(run.keys).lower()
+            hidden = tuple(word for word in hidden if word in low_keys)
         run = _one_name(run)
         table = run.table
         shapes = run.shapes
@@ -209,11 +212,18 @@ class RunPath:
         rule_memo = self._rule_answers
         trusted = getattr(self.rules, "trusted_chars", 0)
         hit_kept, hit_totals, hit_cap = self._hit_kept, self._hit_totals, self.hit_cap
-        lineno = run.first - 1
-        k = -1
-        for s, key, t, x, cid in zip(texts, run.keys, times, shapes, cids, strict=True):
-            lineno += 1
-            k += 1
+        lines: Any = zip(range(len(shapes)), texts, run.keys, times, shapes, cids, strict=True)
+        if batched and rows is None:
+            # the tables are counted at once: only a line of a shape with a test of its own needs a look
+            distinct = set(shapes)
+            busy = {x for x in distinct if rules_of[x] is not None or deferred_of[x] is not None
+                    or gates_of[x] & G_METRIC or x in marks or (hidden and x in checked)}
+            if len(busy) < len(distinct):
+                keys = run.keys
+                lines = [(k, texts[k], keys[k], times[k], x, cids[k]) for k, x in enumerate(shapes) if x in busy]
+        first = run.first
+        for k, s, key, t, x, cid in lines:
+            lineno = first + k
             sh = table[x]
             if rows is not None:
                 row = rows[k]
@@ -286,7 +296,8 @@ class RunPath:
                         answers[msg] = known
                 found, rule_ids = known
                 if found:
-                    if all(hit_kept[rid, node] >= hit_cap for rid in rule_ids):
+                    if hit_kept[rule_ids[0], node] >= hit_cap and (
+                            len(rule_ids) == 1 or all(hit_kept[rid, node] >= hit_cap for rid in rule_ids)):
                         for rid in rule_ids:  # every rule's evidence of this node is full: counted only
                             hit_totals[rid, node] += 1
                     else:
