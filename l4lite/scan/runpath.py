@@ -36,6 +36,14 @@ from l4lite.scan.points import (
     thin_series,
 )
 
+RULE_ANSWERS = 4096  # messages whose rule answers are remembered per candidate set (a full memo is emptied)
+
+
+def hit_rule_id(match: Any) -> str:
+    """The rule id a match counts under (``Scanner._add_hit``)."""
+    rule = getattr(match, "rule", None)
+    return str(getattr(rule, "id", None) or getattr(match, "rule_id", None) or rule)
+
 
 class RunPath:
     """``Scanner._add_run`` and its helpers (a mixin: the state is the scanner's)."""
@@ -152,6 +160,9 @@ class RunPath:
         hides (``_fold_hidden``) is matched against the rules of its own key instead; a line of a shape in
         ``marks`` is looked at as a phase marker where ``Scanner.add_many`` would, after its metric values."""
         hidden = self._fold_hidden() if checked else ()
+        if hidden:  # only the words found in the run's keys at all are looked for line by line
+            low_keys = b"\n".join(run.keys).lower()
+            hidden = tuple(word for word in hidden if word in low_keys)
         run = _one_name(run)
         table = run.table
         shapes = run.shapes
@@ -197,11 +208,22 @@ class RunPath:
         # the template cells, counts and exemplars of the whole run at once where that is sure to come out as
         # line by line (one node, times in order, no table coarsened, the exemplar budget far): else per line
         batched = rows is None and timed and self._tables_at_once(run, cids, node)
-        lineno = run.first - 1
-        k = -1
-        for s, key, t, x, cid in zip(texts, run.keys, times, shapes, cids, strict=True):
-            lineno += 1
-            k += 1
+        # a line's rule answers by its message, per candidate rules and source (``_rule_answers_of``)
+        rule_memo = self._rule_answers
+        trusted = getattr(self.rules, "trusted_chars", 0)
+        hit_kept, hit_totals, hit_cap = self._hit_kept, self._hit_totals, self.hit_cap
+        lines: Any = zip(range(len(shapes)), texts, run.keys, times, shapes, cids, strict=True)
+        if batched and rows is None:
+            # the tables are counted at once: only a line of a shape with a test of its own needs a look
+            distinct = set(shapes)
+            busy = {x for x in distinct if rules_of[x] is not None or deferred_of[x] is not None
+                    or gates_of[x] & G_METRIC or x in marks or (hidden and x in checked)}
+            if len(busy) < len(distinct):
+                keys = run.keys
+                lines = [(k, texts[k], keys[k], times[k], x, cids[k]) for k, x in enumerate(shapes) if x in busy]
+        first = run.first
+        for k, s, key, t, x, cid in lines:
+            lineno = first + k
             sh = table[x]
             if rows is not None:
                 row = rows[k]
@@ -259,12 +281,30 @@ class RunPath:
                         break
             if may_match is not None:
                 msg = s[sh.msg_start:sh.msg_end]
-                found = match_line(may_match, msg or s, s, sh.source)
+                held = rule_memo.get((id(may_match), sh.source))
+                if held is None or held[0] is not may_match:
+                    held = rule_memo[id(may_match), sh.source] = (may_match, self._rule_answers_of(may_match,
+                                                                                                   sh.source))
+                answers = held[1]
+                known = None if answers is None or not msg or len(msg) > trusted else answers.get(msg)
+                if known is None:
+                    found = match_line(may_match, msg or s, s, sh.source)
+                    known = (found, tuple(hit_rule_id(m) for m in found))
+                    if answers is not None and msg and len(msg) <= trusted:
+                        if len(answers) >= RULE_ANSWERS:
+                            answers.clear()
+                        answers[msg] = known
+                found, rule_ids = known
                 if found:
-                    record = Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level, msg, s,
-                                    cid_names[cid], "", key)
-                    for match in found:
-                        self._add_hit(match, record, node)
+                    if hit_kept[rule_ids[0], node] >= hit_cap and (
+                            len(rule_ids) == 1 or all(hit_kept[rid, node] >= hit_cap for rid in rule_ids)):
+                        for rid in rule_ids:  # every rule's evidence of this node is full: counted only
+                            hit_totals[rid, node] += 1
+                    else:
+                        record = Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level, msg, s,
+                                        cid_names[cid], "", key)
+                        for match in found:
+                            self._add_hit(match, record, node)
             deferred = deferred_of[x]
             if deferred is not None:  # _add_metric of a point that can wait for its values (kind and gates known)
                 token, convert, ia, ib, nan_count, kind, implied = deferred
@@ -325,6 +365,27 @@ class RunPath:
                 self._rare(Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level, msg, s,
                                   cid_names[cid], "", key), node, msg, gates_of[x], False)
         self._run_nodes(seen)
+
+    def _rule_answers_of(self, candidates: Any, source: str) -> dict[str, Any] | None:
+        """A memo of the answers of ``match_line`` by message for lines of these candidate rules, or None where
+        an answer may depend on more than the message: a rule tried on the whole line (its header holds the
+        time), or a pattern run under a timeout (a user's rule, whose timeouts count and disable it). A shipped
+        pattern on a message of at most ``trusted_chars`` runs without one, so its answer is the message's:
+        a storage or kernel log repeats a few hundred messages (``nfs: server fs3 not responding``) on most
+        lines that a rule meets. The folded shapes of one message narrow the gate's rules alike
+        (``shape_candidates``) into tuples of their own: their lines share one memo by the rules' ids."""
+        by_message, by_text = candidates
+        if by_text or not all(getattr(rule, "shipped", False) for rule in by_message):
+            return None
+        if len(self._rule_answers) >= RULE_ANSWERS:
+            self._rule_answers.clear()
+        ids = (tuple(rule.id for rule in by_message), source)
+        answers = self._rule_answers_by_ids.get(ids)
+        if answers is None:
+            if len(self._rule_answers_by_ids) >= RULE_ANSWERS:
+                self._rule_answers_by_ids.clear()
+            answers = self._rule_answers_by_ids[ids] = {}
+        return answers
 
     def _tables_at_once(self, run: ShapeRun, cids: list[int], node: str) -> bool:
         """The template cells, the count table and the exemplars of a run of one node's timed lines, counted per

@@ -64,7 +64,7 @@ from l4lite.scan.points import (
     remember,
     thin_series,
 )
-from l4lite.scan.runpath import RunPath
+from l4lite.scan.runpath import RunPath, hit_rule_id
 
 __all__ = ["EXEMPLAR_CAP", "HIT_CAP", "MAX_CELLS", "METRIC_CAP", "UNKNOWN_NODE", "DeviceEvent", "Hit", "JobScan",
            "Marker", "MetricPoint", "Progress", "Scanner", "TemplateStat", "cap_hits", "is_host", "node_key", "scan_records",
@@ -155,6 +155,9 @@ class Scanner(RunPath):
         # line shape (Record.shape) -> the rules that may match a line of it (``RulePack.line_rules``, or the
         # pack's ``match`` alone: LONG_LINE)
         self._rule_gate: dict[bytes, Any] = {}
+        # (id of candidate rules, source) -> (those rules, their answers by message or None): ``RunPath._add_run_lines``
+        self._rule_answers: dict[tuple[int, str], tuple[Any, dict[str, Any] | None]] = {}
+        self._rule_answers_by_ids: dict[tuple[tuple[str, ...], str], dict[str, Any]] = {}  # the memos themselves
         # (line shape, message start, end, folded) -> (the gate's rules, those the shape's literals leave): ``_add_run``
         self._shape_rules: dict[tuple[bytes, int, int, bool], Any] = {}
         self._hidden_words: tuple[bytes, ...] | None = None  # gate keywords a folded run shape may hide
@@ -354,8 +357,7 @@ class Scanner(RunPath):
                                         record.line, marker.iteration, marker.detail))
 
     def _add_hit(self, match: Any, record: Record, node: str, before: Record | None = None) -> None:
-        rule = getattr(match, "rule", None)
-        rule_id = str(getattr(rule, "id", None) or getattr(match, "rule_id", None) or rule)
+        rule_id = hit_rule_id(match)
         key = (rule_id, node)
         self._hit_totals[key] += 1
         if self._hit_kept[key] < self.hit_cap:
