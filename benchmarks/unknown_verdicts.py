@@ -74,8 +74,9 @@ def score(name: str, excerpts: Sequence[Excerpt], layout: str, show: bool) -> No
                 print(f"  {x.id}: truth {x.category}; words {by_words}; with model {by_model}")
                 for text in lines[:4]:
                     print(f"      | {text[:160]!r}")
-    print(f"{name}: {incidents} incidents, {unknown} unknown (truths {dict(truths)}); suspect's lines name a"
-          f" component: {words} by words/names ({right_words} of them the truth first), {model} with the model")
+    told = f" (truths {dict(truths)})" if show else ""  # a score-only set's misses stay unread without --show
+    print(f"{name}: {incidents} incidents, {unknown} unknown{told}; suspect's lines name a component: {words} by"
+          f" words/names, {model} with the model" + (f" ({right_words} the truth first)" if show else ""))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
