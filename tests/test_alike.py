@@ -66,6 +66,19 @@ def test_the_lines_every_node_printed_say_what_failed_in_their_own_words() -> No
     assert shared is not None and shared.finding.category == "software"
 
 
+def test_lines_naming_nothing_after_a_verdict_that_read_none_are_the_jobs_settings() -> None:
+    """A stall or a peer's timeout lends no category (``unknown``): what every node stopped at alike, naming no
+    part, is the settings every rank was given."""
+    shape = ["Global shape mismatch for loaded ((1024, 768)) and expected ((512, 768)) tensor for key embedding"]
+    scan, findings = _job({n: shape for n in NODES})
+    shared = said_alike(scan, findings, "n2", "unknown")
+    assert shared is not None and shared.finding.category == "user_config"
+    nan = ["Nan loss occured in the second epoch"]  # words that name a part still decide
+    scan, findings = _job({n: nan for n in NODES})
+    shared = said_alike(scan, findings, "n2", "unknown")
+    assert shared is not None and shared.finding.category == "numerical"
+
+
 def test_lines_of_the_suspect_alone_or_on_some_nodes_keep_the_fault_local() -> None:
     alone, findings = _job({"n2": ADVICE})
     assert said_alike(alone, findings, "n2") is None

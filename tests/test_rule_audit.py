@@ -216,3 +216,17 @@ def test_the_lexicon_words_the_threads_contradict_are_the_known_ones() -> None:
     found = {(category, word) for category, word, _ in rule_audit.lexicon_words(rule_audit.labelled_threads())}
     assert found == {("user_config", "invalid argument"), ("network", "net/socket"), ("network", "mlx5"),
                      ("software", "version")}
+
+
+def test_single_example_rules_follow_the_threads_that_contradicted_them() -> None:
+    """A rule written from one example whose labelled thread said otherwise (2026-12-05): an IB local protection
+    error was the node's PCIe ACS setting (NVIDIA/nccl#928, the thread of the rule's own example). ``read-only-fs``
+    keeps storage although its two labelled threads were paths on read-only mounts: the real jobs 045, 046, 063
+    and 070 are a node's file system gone read-only, and user_config would blame no node for them."""
+    pack = RulePack.load()
+    assert pack.get("nccl-ib-local-protection").category == "host"
+    assert pack.get("read-only-fs").category == "storage"
+    by_rule = {a.rule.id: a for a in audit(with_examples=False)}
+    for rule_id in ("nccl-ib-local-protection",):
+        found = by_rule[rule_id]
+        assert found.counts and found.majority is not None and found.majority[0] == found.rule.category

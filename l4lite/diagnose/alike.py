@@ -37,6 +37,11 @@ BURST_SECONDS = 5.0  # the lines shown: those this close to the last of them
 SCORE = 0.25  # as the components finding: below every signature
 # parts each node has its own of: their faults strike one node, and its peers then lose it (cascades)
 NODE_LOCAL = frozenset({"network", "gpu_hardware", "host"})
+# What every node stopped at alike when neither its words nor the verdict's own reading name a part: the fault is
+# the job's, and of the job's own parts the code, the data and the numbers each have words of their own (a
+# traceback's exception, a corrupt record, a NaN) that the lexicon reads; what is left unnamed is the settings
+# every rank was given (a checkpoint of another shape, a storage limit of the pod, a launch argument).
+UNSAID = "user_config"
 
 
 class SharedWords(NamedTuple):
@@ -68,7 +73,8 @@ def said_alike(scan: JobScan, findings: Sequence[Finding], node: str | None,
     """The suspect ``node``'s closing lines when every node printed them alike; None otherwise (see the module).
     The finding's category is what the words of all the alike lines name together (the lexicon, then the learned
     model): the setting, dataset or library every rank met; the verdict's ``category`` (one rule's reading of one
-    line) only when their words name none. A part each node has its own of (its links, its GPUs, its host)
+    line) only when their words name none, and ``UNSAID`` when that is ``unknown`` too (the verdict was inferred from
+    a stall or a peer's timeout, which read no line of the fault). A part each node has its own of (its links, its GPUs, its host)
     does not fail on every node alike at once: when the words name one, what the nodes shared was their
     configuration of it (an interface every rank was told to use, a node count every agent was given)."""
     if node is None:
@@ -121,7 +127,7 @@ def said_alike(scan: JobScan, findings: Sequence[Finding], node: str | None,
     recs = sorted(burst[-MAX_RECORDS:], key=lambda r: (r.file, r.line))
     first = recs[0]
     named = component("\n".join(r.text for r in recs), learned=True)
-    category = named.category if named is not None else category
+    category = named.category if named is not None else (category if category != "unknown" else UNSAID)
     if category in NODE_LOCAL:  # what every node met alike at once is a setting they share, not their parts
         category = "user_config"
     finding = Finding("components", category, "symptom", SCORE,

@@ -205,7 +205,9 @@ class Localizer:
         if verdict.scope == "node" and roots:
             verdict.alike = failed_alike(scan, findings, roles, primary)
             verdict.scope, verdict.scope_by = ("global", "failed_alike") if verdict.alike else (verdict.scope, None)
-        shared = said_alike(scan, findings, primary.node, primary.category) if verdict.scope == "node" else None
+        # a stall's or a peer's timeout's category is no reading of what the nodes said: not theirs to lend
+        lent = "unknown" if inferred(primary) or names_cascade(primary) else primary.category
+        shared = said_alike(scan, findings, primary.node, lent) if verdict.scope == "node" else None
         if shared is not None:  # what the suspect said last, every node said: no node to blame
             findings.append(shared.finding)
             roles[id(shared.finding)] = "root"
