@@ -21,7 +21,7 @@ import pytest
 from scan_helpers import spool_of
 
 from l4lite.ingest import lineclass as lc
-from l4lite.ingest.blocks import fold_window
+from l4lite.ingest.blocks import fold_window, fold_window_by_sums
 from l4lite.ingest.files import discover
 from l4lite.ingest.reader import IngestOptions, iter_job
 from l4lite.ingest.runs import ShapeRun
@@ -115,6 +115,8 @@ def test_the_window_fold_is_the_line_fold() -> None:
         joined = b"\n".join(keys)
         folded, at = fold_window(joined)
         assert folded == b"\n".join(fold_ids(k) for k in keys), joined
+        by_sums, at_by_sums = fold_window_by_sums(joined)  # the path of windows too long for the bit fields
+        assert by_sums == folded and at_by_sums.tolist() == at.tolist(), joined
         assert sorted(at.tolist()) == [i for i, (x, y) in enumerate(zip(joined, folded, strict=True)) if x != y]
     real = "Nov 29 04:01:04 node01 kernel: [ 5003.014231] LustreError: 11-0: scratch-OST011d-osc-ffffcc89007a:"
     key = real.encode().translate(FOLD_DIGITS)

@@ -24,13 +24,54 @@ _KIND = np.zeros(256, np.uint8)
 _KIND[48] = _ZERO
 _KIND[np.frombuffer(b"abcdef", np.uint8)] = _HEX_LETTER
 _KIND[np.frombuffer(b"ghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", np.uint8)] = _OTHER_LETTER
+# each kind as a one in its own bit field of an int64 (hex letters, the 0, other letters), so that a sum over a
+# word counts all three; a field holds counts below 2**_FIELD
+_FIELD = 21
+_MASK = (1 << _FIELD) - 1
+_COUNT = np.zeros(256, np.int64)
+_COUNT[_KIND == _HEX_LETTER] = 1
+_COUNT[_KIND == _ZERO] = 1 << _FIELD
+_COUNT[_KIND == _OTHER_LETTER] = 1 << (2 * _FIELD)
 
 
 def fold_window(keys: bytes) -> tuple[bytes, np.ndarray]:
     """``shape.fold_ids`` of every line of a window's shapes (joined by newlines) at once, and where it folded a
-    letter. Only the words that hold a hex letter are looked at: a word of ``[0a-f]`` holding a ``0``, or
-    ``0x`` and such characters, has its letters folded (counts of the other letters and of the ``0`` of each
-    word from two running sums). Each byte's kind comes from one table look-up (``_KIND``)."""
+    letter. A word of ``[0a-f]`` holding a ``0`` and a hex letter, or ``0x`` and such characters, has its letters
+    folded. Each byte's kind comes from one table look-up (``_COUNT``) as a count in one of three bit fields
+    (hex letters, the ``0``, other letters), so one sum per word (``np.add.reduceat`` between the word edges)
+    gives all three counts; only the bytes of the words to fold are looked at again."""
+    a = np.frombuffer(keys, np.uint8)
+    if len(a) >= 1 << _FIELD:  # a word's counts could overflow their fields: count them apart
+        return fold_window_by_sums(keys)
+    count = _COUNT[a]
+    edge = np.diff((count != 0).view(np.int8), prepend=np.int8(0), append=np.int8(0))  # +1 a word starts, -1 ends
+    bounds = np.flatnonzero(edge)  # start, end, start, end, ... of every word
+    if not len(bounds):
+        return keys, bounds
+    # sums from each bound to the next: a word's, then the gap after it (all zero: no kind); the last runs to the
+    # end of the window, which holds no other word
+    sums = np.add.reduceat(count, bounds[:-1])[0::2]
+    ws, we = bounds[0::2], bounds[1::2]
+    hexes = sums & _MASK
+    zeros = (sums >> _FIELD) & _MASK
+    other = sums >> (2 * _FIELD)
+    prefix = (a[ws] == 48) & (a[np.minimum(ws + 1, len(a) - 1)] == 120) & (we - ws > 1)  # a word of 0x...
+    fold = (hexes > 0) & (zeros > 0) & (other - prefix == 0)
+    if not fold.any():
+        return keys, np.zeros(0, np.intp)
+    fs, fe = ws[fold], we[fold]
+    lengths = fe - fs
+    offsets = np.zeros(len(lengths), np.intp)
+    np.cumsum(lengths[:-1], out=offsets[1:])
+    pos = np.repeat(fs - offsets, lengths) + np.arange(int(lengths.sum()))  # every byte of a word to fold
+    at = pos[_KIND[a[pos]] == _HEX_LETTER]
+    out = a.copy()
+    out[at] = 48
+    return out.tobytes(), at
+
+
+def fold_window_by_sums(keys: bytes) -> tuple[bytes, np.ndarray]:
+    """``fold_window`` by running sums of each kind, for a window too long for ``_COUNT``'s bit fields."""
     a = np.frombuffer(keys, np.uint8)
     kind = _KIND[a]
     at = np.flatnonzero(kind == _HEX_LETTER)
@@ -41,9 +82,9 @@ def fold_window(keys: bytes) -> tuple[bytes, np.ndarray]:
     ends = np.flatnonzero(edge == -1)
     w = np.searchsorted(starts, at, side="right") - 1
     ws, we = starts[w], ends[w]
-    other = np.zeros(len(a) + 1, np.int32)
+    other = np.zeros(len(a) + 1, np.int64)
     np.cumsum(kind == _OTHER_LETTER, out=other[1:])
-    zeros = np.zeros(len(a) + 1, np.int32)
+    zeros = np.zeros(len(a) + 1, np.int64)
     np.cumsum(kind == _ZERO, out=zeros[1:])
     prefix = (a[ws] == 48) & (a[np.minimum(ws + 1, len(a) - 1)] == 120) & (we - ws > 1)  # a word of 0x...
     fold = (other[we] - other[ws] - prefix == 0) & (zeros[we] > zeros[ws])

@@ -33,6 +33,7 @@ from l4lite.ingest.blocks import POW10_INT, BlockPlan, RunShape, plan_block, run
 from l4lite.ingest.clocks import ClockCache, clock_times
 from l4lite.ingest.firstsight import first_sight
 from l4lite.ingest.header import MAX_PLANS
+from l4lite.ingest.heap import keep_freed_memory
 from l4lite.ingest.shape import fold_class, fold_ids
 from l4lite.records import Record
 
@@ -173,6 +174,7 @@ class RunReading:
     (``_FileReader.run``)."""
 
     def init_runs(self, book: ShapeBook) -> None:
+        keep_freed_memory()  # the windows' arrays reuse the memory of the window before (``heap``)
         self.book = book
         self.use_book()
         self.clock_cache = ClockCache()
