@@ -6,23 +6,28 @@ Exit codes: 0 healthy (or command succeeded), 1 incident found, 2 usage or input
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
-from types import ModuleType
 
+from l4lite.cli.commands import COMMANDS
 from l4lite.cli.terminal import printable
 from l4lite.errors import L4Error
 from l4lite.version import __version__
 
 
-def _command_modules() -> list[ModuleType]:
-    # Imported lazily so that `l4lite parse` does not pay for pandas or jinja2.
-    from l4lite.cli import analyze, evaluate, history, parse, report, simulate, tail
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The command named on the command line, if any: the first word that is not an option (the top level has
+    no positional argument but the command)."""
+    for word in argv:
+        if not word.startswith("-"):
+            return word
+    return None
 
-    return [parse, analyze, report, simulate, evaluate, tail, history]
 
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The full parser; with ``command``, only that command's module is imported to describe its arguments and
+    the others are listed by name and summary (process start-up is a large share of a small job's run)."""
     parser = argparse.ArgumentParser(
         prog="l4lite",
         description="Find which node is bad, in which phase a training job broke, what kind of fault it is, "
@@ -30,14 +35,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"l4lite {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in _command_modules():
-        module.register(sub)
+    for entry in COMMANDS:
+        if command is None or entry.name == command:
+            importlib.import_module(entry.module).register(sub)
+        else:
+            sub.add_parser(entry.name, help=entry.summary)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(chosen_command(words) or "")
+    args = parser.parse_args(words)
     try:
         return int(args.run(args))
     except L4Error as exc:
