@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from l4lite.cli.commands import COMMANDS, summary
-from l4lite.cli.main import build_parser, chosen_command, main
+from l4lite.cli.main import build_parser, chosen_command, command_module, main
 
 
 def _loaded_after(argv: list[str]) -> set[str]:
@@ -77,3 +77,10 @@ def test_unknown_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) ->
         main(["bogus"])
     assert exc.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_each_command_is_implemented_by_its_table_module() -> None:
+    for command in COMMANDS:
+        assert command_module(command.name).__name__ == command.module
+    with pytest.raises(KeyError):
+        command_module("nope")

@@ -11,7 +11,8 @@ from typing import NamedTuple
 
 
 class Command(NamedTuple):
-    """One subcommand: its name on the command line, the module whose ``register`` adds it, its summary."""
+    """One subcommand: its name on the command line, the module whose ``register`` adds it (imported by
+    ``cli.main.command_module``), its summary."""
 
     name: str
     module: str
