@@ -12,6 +12,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from l4lite.cli.commands import summary
 from l4lite.cli.progress import progress_bar
 from l4lite.cli.terminal import printable
 from l4lite.errors import L4Error
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "analyze", help="diagnose a failed or hung job: bad node, phase, category, evidence",
+        "analyze", help=summary("analyze"),
         description="Diagnose a failed or hung training job from its logs. Exit code 0: healthy, 1: incident, "
                     "2: usage or input error.")
     p.add_argument("paths", nargs="+", metavar="JOB", help="job directory, log files, or - for stdin")

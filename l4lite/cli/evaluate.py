@@ -7,11 +7,13 @@ import json
 import sys
 from collections.abc import Callable
 
+from l4lite.cli.commands import summary
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "eval",
-        help="score the analyser and the Error_time / Error_count baselines on simulated jobs",
+        help=summary("eval"),
         description="Run the analyser and L4's two baselines on every job of SUITE_DIR (folders with "
         "ground_truth.json, as written by `l4lite simulate --suite`) and print faulty-node top-1/3/5, phase "
         "and category accuracy, evidence precision/recall/F1, false incidents on healthy jobs and speed, per "

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from l4lite.cli.commands import summary
 from l4lite.cli.terminal import printable
 from l4lite.errors import L4Error
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "history",
-        help="cross-job baselines, the fault library and the fleet view (history store)",
+        help=summary("history"),
         description="Remember jobs across runs: healthy baselines for cross-job filtering, confirmed faults "
         "that analyze matches first, and which nodes keep failing.",
     )

@@ -10,19 +10,58 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
+from l4lite.cli.commands import COMMANDS
 from l4lite.cli.terminal import printable
 from l4lite.errors import L4Error
 from l4lite.version import __version__
 
 
-def _command_modules() -> list[ModuleType]:
-    # Imported lazily so that `l4lite parse` does not pay for pandas or jinja2.
-    from l4lite.cli import analyze, evaluate, history, parse, report, simulate, tail
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The command named on the command line, if any: the first word that is not an option (the top level has
+    no positional argument but the command)."""
+    for word in argv:
+        if not word.startswith("-"):
+            return word
+    return None
 
-    return [parse, analyze, report, simulate, evaluate, tail, history]
+
+def command_module(name: str) -> ModuleType:
+    """The module that implements command ``name``, imported on this call (each by a fixed name: no module is
+    imported by a computed one)."""
+    if name == "parse":
+        from l4lite.cli import parse
+
+        return parse
+    if name == "analyze":
+        from l4lite.cli import analyze
+
+        return analyze
+    if name == "report":
+        from l4lite.cli import report
+
+        return report
+    if name == "simulate":
+        from l4lite.cli import simulate
+
+        return simulate
+    if name == "eval":
+        from l4lite.cli import evaluate
+
+        return evaluate
+    if name == "tail":
+        from l4lite.cli import tail
+
+        return tail
+    if name == "history":
+        from l4lite.cli import history
+
+        return history
+    raise KeyError(name)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The full parser; with ``command``, only that command's module is imported to describe its arguments and
+    the others are listed by name and summary (process start-up is a large share of a small job's run)."""
     parser = argparse.ArgumentParser(
         prog="l4lite",
         description="Find which node is bad, in which phase a training job broke, what kind of fault it is, "
@@ -30,14 +69,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"l4lite {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in _command_modules():
-        module.register(sub)
+    for entry in COMMANDS:
+        if command is None or entry.name == command:
+            command_module(entry.name).register(sub)
+        else:
+            sub.add_parser(entry.name, help=entry.summary)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(chosen_command(words) or "")
+    args = parser.parse_args(words)
     try:
         return int(args.run(args))
     except L4Error as exc:

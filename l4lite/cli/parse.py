@@ -20,6 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from l4lite.cli.commands import summary
 from l4lite.cli.terminal import printable
 from l4lite.errors import L4Error
 from l4lite.export.spool import write_spool
@@ -44,7 +45,7 @@ _SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".jsonl": "
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "parse", help="turn a job's logs into records with stable template ids (Parquet, CSV or JSON lines)",
+        "parse", help=summary("parse"),
         description="Parse a job's logs into one row per record (file, line, end_line, node, rank, gpu, source, "
                     "time, level, template_id, template, text) and print the line accounting.")
     p.add_argument("paths", nargs="+", metavar="JOB", help="job directory, log files, or - for stdin")

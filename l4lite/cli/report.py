@@ -7,13 +7,14 @@ import argparse
 import sys
 from pathlib import Path
 
+from l4lite.cli.commands import summary
 from l4lite.errors import L4Error
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report",
-        help="write the self-contained HTML report of a saved incident",
+        help=summary("report"),
         description="Write the self-contained HTML report of a saved incident JSON (no logs needed). "
         "With --logs, the evidence lines get context lines read back from the job's log files.",
     )

@@ -7,6 +7,7 @@ import json
 import sys
 import time
 
+from l4lite.cli.commands import summary
 from l4lite.errors import L4Error
 
 
@@ -15,7 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "simulate",
-        help="generate a realistic multi-node training job with an injected fault and its ground truth",
+        help=summary("simulate"),
         description="Write a training-job archive (trainer, NCCL, kernel, GPU telemetry and launcher logs) for "
         "SCENARIO into DIR, with ground_truth.json beside the logs; or build a suite of jobs with --suite; or "
         "list the scenarios with --list. The same seed always gives the same bytes.",

@@ -8,6 +8,7 @@ import sys
 import threading
 from typing import Any
 
+from l4lite.cli.commands import summary
 from l4lite.cli.terminal import printable
 from l4lite.errors import L4Error
 
@@ -15,7 +16,7 @@ from l4lite.errors import L4Error
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "tail",
-        help="follow a running job's logs and raise alerts (JSON lines, webhook) as failures appear",
+        help=summary("tail"),
         description="Follow log files (paths, directories or quoted globs, re-expanded every poll) across rotation "
         "and truncation; alert on root-cause lines at once, on spatial/temporal anomalies and hangs as windows "
         "fill. Alerts are JSON lines: one per incident, then updates as it evolves.",

@@ -1,0 +1,86 @@
+"""Process start-up of the command line: only the chosen command's module is imported, and the help is the same
+as with every command module imported."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import subprocess
+import sys
+
+import pytest
+
+from l4lite.cli.commands import COMMANDS, summary
+from l4lite.cli.main import build_parser, chosen_command, command_module, main
+
+
+def _loaded_after(argv: list[str]) -> set[str]:
+    """The modules a fresh interpreter has imported after running ``l4lite ARGV``."""
+    code = (
+        "import sys\n"
+        "from l4lite.cli.main import main\n"
+        "try:\n"
+        f"    main({argv!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('\\n'.join(sorted(sys.modules)), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return set(done.stderr.split())
+
+
+def _help(parser_argv: list[str], command: str | None) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        build_parser(command).parse_args(parser_argv)
+    return out.getvalue()
+
+
+def test_top_level_help_imports_no_command_module_nor_numpy() -> None:
+    loaded = _loaded_after(["--help"])
+    assert "numpy" not in loaded
+    assert not {c.module for c in COMMANDS} & loaded
+    assert "l4lite.simulate" not in loaded
+
+
+def test_parse_does_not_import_the_other_commands() -> None:
+    loaded = _loaded_after(["parse", "--help"])
+    assert "l4lite.cli.parse" in loaded
+    others = {c.module for c in COMMANDS if c.name != "parse"}
+    assert not others & loaded
+    assert "l4lite.simulate" not in loaded
+
+
+def test_lazy_help_is_the_full_help() -> None:
+    assert _help(["--help"], "") == _help(["--help"], None)
+    for command in COMMANDS:
+        assert _help([command.name, "--help"], command.name) == _help([command.name, "--help"], None)
+
+
+def test_every_module_registers_its_table_summary() -> None:
+    full = " ".join(_help(["--help"], None).split())
+    for command in COMMANDS:
+        assert f"{command.name} {command.summary}" in full
+    assert summary("parse") == COMMANDS[0].summary
+    with pytest.raises(KeyError):
+        summary("nope")
+
+
+def test_chosen_command_is_the_first_word_that_is_not_an_option() -> None:
+    assert chosen_command(["analyze", "job", "--json"]) == "analyze"
+    assert chosen_command(["--help"]) is None
+    assert chosen_command([]) is None
+
+
+def test_unknown_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["bogus"])
+    assert exc.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_each_command_is_implemented_by_its_table_module() -> None:
+    for command in COMMANDS:
+        assert command_module(command.name).__name__ == command.module
+    with pytest.raises(KeyError):
+        command_module("nope")
