@@ -212,3 +212,40 @@ def test_a_process_banner_ties_its_rank_to_its_host_anywhere_in_a_labelled_strea
     (tmp_path / "job.out").write_text(node(0, "cpu-node-a", 0) + node(1, "cpu-node-b", 2))
     ctx = build_context(discover([str(tmp_path)], Accounting()).files)
     assert {(2, "cpu-node-b"), (3, "cpu-node-b"), (0, "cpu-node-a")} <= set(ctx.mention_ties)
+
+
+def _labelled(label: int, host: str | None, rank: int, pad: int) -> str:
+    """One node's task in an ``srun --label`` stream (``srun --label torchrun``): its error record (neither a rank
+    prefix nor a host: the agent's error file, printed before the console's lines), its two ranks' lines, and,
+    with ``host``, the agent's failure summary naming the host at the end."""
+    body = "".join(f"{label}: [default{i % 2}]:[rank{rank + i % 2}]: step {i} loss 1.0\n" for i in range(pad))
+    summary = f"{label}:   host      : {host}\n{label}:   rank      : {rank}\n" if host else ""
+    return f'{label}: {{"message": {{"message": "RuntimeError: boom {label}"}}}}\n' + body + summary
+
+
+def test_an_srun_label_takes_the_host_its_lines_name_anywhere_in_the_stream(tmp_path: Path) -> None:
+    """The sampled ends show task 0 only; task 1's failure summary sits in the middle of the stream, after its
+    error record. Read whole, the label's own lines name its host wherever they sit, and its hostless error
+    record is that node's."""
+    from l4lite.ingest.context import build_context
+    from l4lite.ingest.files import discover
+
+    (tmp_path / "job.out").write_text(_labelled(0, "compute-alpha", 0, 900) + _labelled(1, "compute-beta", 2, 900)
+                                      + "".join(f"0: [default0]:[rank0]: eval {i}\n" for i in range(900)))
+    ctx = build_context(discover([str(tmp_path)], Accounting()).files)
+    assert ctx.task_hosts["job.out"] == {"0": "compute-alpha", "1": "compute-beta"}
+    recs = list(iter_records([str(tmp_path)], IngestOptions(), Accounting()))
+    assert [r.node for r in recs if "boom 1" in r.text] == ["compute-beta"]
+
+
+def test_an_srun_label_takes_the_host_its_ranks_are_tied_to_and_no_host_for_ranks_of_two(tmp_path: Path) -> None:
+    """No line of task 1 names a host; the job ties its ranks 2 and 3 to compute-beta, so the label runs there. A
+    label whose ranks the job ties to two hosts takes neither."""
+    from l4lite.ingest.writers import label_hosts, vote_lines
+
+    lines = (_labelled(0, "compute-alpha", 0, 3) + _labelled(1, None, 2, 3) + _labelled(2, None, 4, 3)).splitlines()
+    vote = vote_lines(lines)
+    assert vote.label_ranks[("1", 3)] == 1 and vote.label_ranks[("1", 2)] == 2
+    ties = [(2, "compute-beta"), (3, "compute-beta"), (4, "compute-gamma"), (5, "compute-delta")]
+    assert label_hosts(vote, ties) == {"0": "compute-alpha", "1": "compute-beta"}
+    assert label_hosts(vote, [(2, "compute-beta"), (3, "compute-beta"), (3, "compute-gamma")]) == {"0": "compute-alpha"}
