@@ -237,14 +237,27 @@ def flatten(job: Job) -> Variant:
     return Variant([copy_of(s, "flat/" + s.rel.replace("/", "_")) for s in job.srcs])
 
 
+# torchelastic's ``--log-dir``: ``<run_id>_<random>/attempt_N/<local_rank>/{stdout.log,stderr.log,error.json}``,
+# written by each node's agent to disk (the console gets the ``--tee`` copies), never to the task's stdout
+_LOG_DIR = re.compile(r"(?:^|/)([^/]+/attempt_\d+/\d+/[^/]+)$")
+
+
 def _merged(job: Job, label: bool) -> Variant:
+    """All nodes' logs in one file. ``cat`` (no label) takes every file; ``srun --label`` holds what each node's
+    task writes to its stdout and stderr, so the files torchelastic's agent writes into its ``--log-dir`` stay
+    files, in one shared log folder as a job whose log dir is on shared storage leaves them (each agent's run
+    folder carries its own random suffix, so no node folder is needed to keep them apart)."""
     tops = sorted({s.node for s in job.srcs if s.node})
     out = Out("job.out")
+    kept: list[Out] = []
     for s in _texts(job):
+        if label and (m := _LOG_DIR.search(s.rel)) and s.node:
+            kept.append(copy_of(s, "logs/" + m[1]))
+            continue
         out.add(s, f"{tops.index(s.node)}: ".encode() if label and s.node else b"")
     out.mtime = None  # ``cat`` writes a new file
     dumps = [copy_of(s, "dumps/" + s.rel.replace("/", "_")) for s in job.srcs if s.lines is None]
-    return Variant([out, *dumps])
+    return Variant([out, *kept, *dumps])
 
 
 def merged_labelled(job: Job) -> Variant:
@@ -469,8 +482,12 @@ def stale_file(job: Job) -> Variant:
 
 
 def stdin(job: Job) -> Variant:
+    """``srun --label`` output piped to ``l4lite analyze - side/``: the stream on stdin, its dumps and log folder
+    as the folder beside it."""
     v = _merged(job, True)
-    return replace(v, stdin="job.out", target="dumps" if len(v.outs) > 1 else "")
+    for o in v.outs[1:]:
+        o.rel = "side/" + o.rel
+    return replace(v, stdin="job.out", target="side" if len(v.outs) > 1 else "")
 
 
 TRANSFORMS: dict[str, Callable[[Job], Variant]] = {
