@@ -134,7 +134,7 @@ def changed(a: Verdict, b: Verdict) -> list[str]:
 def unaccounted(incident: dict[str, Any], v: Variant) -> str:
     """Lines of the variant that are neither in a record nor counted as skipped with a reason ("" if none)."""
     stats = incident.get("stats") or {}
-    written = sum(len(o.lines) for o in v.outs if o.raw is None and (v.stdin is None or o.rel == v.stdin))
+    written = sum(len(o.lines) for o in v.outs if o.raw is None)  # the stdin stream and the folder beside it
     read = int(stats.get("lines_read", -1))
     books = int(stats.get("lines_in_records", 0)) + sum((stats.get("lines_skipped") or {}).values())
     if read == written and books == read:

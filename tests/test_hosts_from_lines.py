@@ -249,3 +249,24 @@ def test_an_srun_label_takes_the_host_its_ranks_are_tied_to_and_no_host_for_rank
     ties = [(2, "compute-beta"), (3, "compute-beta"), (4, "compute-gamma"), (5, "compute-delta")]
     assert label_hosts(vote, ties) == {"0": "compute-alpha", "1": "compute-beta"}
     assert label_hosts(vote, [(2, "compute-beta"), (3, "compute-beta"), (3, "compute-gamma")]) == {"0": "compute-alpha"}
+
+
+def test_records_inside_one_nodes_block_of_a_cat_are_that_nodes() -> None:
+    """A ``cat`` of two nodes' files: a glog line of a thread no banner ties, and the stack dump after it, sit
+    between two lines of rack2-15's process: they are its. Between two nodes' blocks, or after a labelled line,
+    nothing is placed; a rank's line keeps its own."""
+    pids = {"140104215448448": "rack2-15", "140104215448449": "rack2-16"}
+    own = _rec("I1204 14:10:24.912943 140104215448448 train_jax.py:107] step 14/40 loss=0.0005", time=100.5)
+    thread = _rec("E1204 14:10:30.374982    3132 coordination_service.cc:1549] tasks are unhealthy", line=2,
+                  time=106.0)
+    dump = _rec("*** Check failure stack trace: ***", line=3, time=106.0)
+    again = _rec("I1204 14:10:31.000000 140104215448448 train_jax.py:120] shutting down", line=4, time=107.0)
+    other = _rec("I1204 14:10:31.000000 140104215448449 train_jax.py:120] shutting down", line=6, time=107.0)
+    assert [r.node for r in named_by_pid([own, thread, dump, again], pids)] == ["rack2-15"] * 4
+    thread.node = dump.node = None
+    assert [r.node for r in named_by_pid([own, thread, dump, other], pids)] == ["rack2-15", None, None, "rack2-16"]
+    thread.node = None
+    labelled = _rec("0: I1204 14:10:24.912943 140104215448448 train_jax.py:107] step 14", node="rack2-15")
+    assert [r.node for r in named_by_pid([labelled, thread, again], pids)][1] is None
+    ranked = _rec("[rank3]: RuntimeError: boom", line=3, rank=3)
+    assert [(r.node, r.rank) for r in named_by_pid([own, ranked, again], pids)][1] == (None, 3)
