@@ -270,3 +270,24 @@ def test_records_inside_one_nodes_block_of_a_cat_are_that_nodes() -> None:
     assert [r.node for r in named_by_pid([labelled, thread, again], pids)][1] is None
     ranked = _rec("[rank3]: RuntimeError: boom", line=3, rank=3)
     assert [(r.node, r.rank) for r in named_by_pid([own, ranked, again], pids)][1] == (None, 3)
+
+
+def test_a_shared_log_folders_files_take_the_node_their_ranks_run_on(tmp_path: Path) -> None:
+    """torchelastic's ``--log-dir`` on shared storage beside an ``srun --label`` stream: no path names a node. The
+    ``[rank3]:`` lines of a run folder's ``stderr.log`` are rank 3's, which the stream's failure summary ties to
+    compute-beta; its error file and its unprefixed lines are that node's too. A file of ranks of two nodes
+    takes neither."""
+    from l4lite.ingest.context import build_context
+    from l4lite.ingest.files import discover
+    from l4lite.ingest.writers import rank_host, vote_lines
+
+    (tmp_path / "job.out").write_text(_labelled(0, "compute-alpha", 0, 5) + _labelled(1, "compute-beta", 3, 5))
+    run = tmp_path / "logs" / "run-015_o9p_oziu" / "attempt_0" / "1"
+    run.mkdir(parents=True)
+    (run / "stderr.log").write_text("  3%| 1/40 [00:01<00:03]\n" + "".join(f"[rank3]: step {i}\n" for i in range(5)))
+    (run / "error.json").write_text(_error_json("RuntimeError: boom") + "\n")
+    ctx = build_context(discover([str(tmp_path)], Accounting()).files)
+    assert ctx.node_of("logs/run-015_o9p_oziu/attempt_0/1/stderr.log") == "compute-beta"
+    assert ctx.node_of("logs/run-015_o9p_oziu/attempt_0/1/error.json") == "compute-beta"
+    two = vote_lines(["[rank0]: a", "[rank3]: b", "[rank0]: c", "[rank3]: d"])
+    assert rank_host(two, [(0, "compute-alpha"), (3, "compute-beta")]) is None

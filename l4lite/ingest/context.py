@@ -76,6 +76,7 @@ from l4lite.ingest.writers import (
     on_host,
     own_host,
     plain_host,
+    rank_host,
     syslog_writer,
     task_hosts,
     vote_whole,
@@ -475,10 +476,14 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     read: dict[str, PidReader] = {}
     whole = vote_whole(ctx.nodes, ctx.mixed, [f for f in _sampled(files) if f.rel in by_lines], unsure, tasks,
                        labelled, read)
+    ties = [t for s in samples.values() for t in s.ties] + whole.ties
+    by_ranks = {rel: host for rel, vote in whole.files.items()  # a rank's file no path places: its ranks' node
+                if ctx.node_of(rel) is None and rel not in ctx.mixed and (host := rank_host(vote, ties)) is not None}
+    ctx.nodes.update(by_ranks)
     if not ctx.legacy and named:  # a file whose name spells out a host the lines name (``node-b_stderr.log``)
         ctx.nodes.update(_spelled_hosts((*rels, *documents), ctx.node_of, named))
-    if not ctx.legacy:  # files naming no host take their rank's or their folder's, as the whole job names them
-        ctx.nodes.update(inherited_hosts(rels, ctx.node_of, (t for s in samples.values() for t in s.ties)))
+    if not ctx.legacy or by_ranks:  # files naming no host take their rank's or their folder's, as the job names them
+        ctx.nodes.update(inherited_hosts(rels, ctx.node_of, ties))
     if not ctx.layout and own:
         ctx.layout = "hosts named in lines"
     for rel, s in samples.items():

@@ -32,6 +32,7 @@ ON_HOST = re.compile(r"\b(?:(?:[Pp]rocess|[Rr]ank)[ _-]?(\d{1,6})|(?:[Tt]ask|[Ww
                       r"(?:host |node )?([A-Za-z0-9][\w.-]*[\w])(?![\w.-]|:\d)")
 ELASTIC_RANK_LINE = re.compile(r"\s*rank\s*: (\d+)")
 _LABEL_START = frozenset(" 0123456789")
+_PREFIX_START = frozenset(" 0123456789[")
 _HAS_LETTER = re.compile(r"[A-Za-z]")
 _IP = re.compile(r"\d{1,3}([.-])\d{1,3}\1\d{1,3}\1\d{1,3}$")
 
@@ -110,6 +111,7 @@ class WholeVote(NamedTuple):
     # torchrun prefixes under it (``0: [rank1]: ...``), wherever they sit in the file (``label_hosts``)
     labels: Counter[tuple[str, str]] = Counter()
     label_ranks: Counter[tuple[str, int]] = Counter()
+    ranks: Counter[int] = Counter()  # the global ranks of the torchrun prefixes of all its lines (``rank_host``)
 
 
 def vote_lines(lines: Iterable[str], also: Callable[[str], None] | None = None) -> WholeVote:
@@ -120,6 +122,7 @@ def vote_lines(lines: Iterable[str], also: Callable[[str], None] | None = None) 
     mentions: list[tuple[int, str]] = []
     labels: Counter[tuple[str, str]] = Counter()
     label_ranks: Counter[tuple[str, int]] = Counter()
+    ranks: Counter[int] = Counter()
     elastic: str | None = None
     for raw in lines:
         if also is not None:
@@ -127,8 +130,10 @@ def vote_lines(lines: Iterable[str], also: Callable[[str], None] | None = None) 
         line = strip_stream_prefixes(raw)
         host = writer_host(line)
         label = m[1] if raw[:1] in _LABEL_START and (m := SRUN_LABEL.match(raw)) else None
-        if label is not None and (rank := prefix_rank(raw, m.end())) is not None:
-            label_ranks[(label, rank)] += 1
+        if raw[:1] in _PREFIX_START and (rank := prefix_rank(raw, m.end() if label is not None else 0)) is not None:
+            ranks[rank] += 1
+            if label is not None:
+                label_ranks[(label, rank)] += 1
         if host is not None:
             hosts[host] += 1
             if label is not None:
@@ -141,7 +146,27 @@ def vote_lines(lines: Iterable[str], also: Callable[[str], None] | None = None) 
         if host is None and " on " in line and (m := ON_HOST.search(line)) and m[1] is not None \
                 and (on := on_host(m[2])):
             mentions.append((int(m[1]), on))  # ``process 2/4 on node-b``: the global rank and where it runs
-    return WholeVote(hosts, ties, mentions, labels, label_ranks)
+    return WholeVote(hosts, ties, mentions, labels, label_ranks, ranks)
+
+
+def _tied(rank_ties: Iterable[tuple[int, str]]) -> dict[int, str]:
+    """rank -> its host, for the ranks the job ties to one host only."""
+    hosts_of: dict[int, set[str]] = {}
+    for rank, host in rank_ties:
+        hosts_of.setdefault(rank, set()).add(host)
+    return {r: next(iter(h)) for r, h in hosts_of.items() if len(h) == 1}
+
+
+def rank_host(vote: WholeVote, rank_ties: Iterable[tuple[int, str]]) -> str | None:
+    """The host of a file no path places whose ``[rankN]:`` lines are of ranks the job ties to one host (3 in 4
+    of its rank lines, counting a rank tied to none or two against it): torchelastic's ``stderr.log`` of global
+    rank 3 in a shared log folder is rank 3's node's, its lines without a prefix (a progress bar, a warning) too."""
+    tied = _tied(rank_ties)
+    votes: Counter[str] = Counter()
+    for rank, n in vote.ranks.items():
+        votes[tied.get(rank, "")] += n
+    host = own_host(votes)
+    return host or None
 
 
 def label_hosts(vote: WholeVote, rank_ties: Iterable[tuple[int, str]]) -> dict[str, str]:
@@ -150,13 +175,10 @@ def label_hosts(vote: WholeVote, rank_ties: Iterable[tuple[int, str]]) -> dict[s
     (a failure summary's ``host :`` and ``rank :``). A reader of the merged file does the same: the label is the
     task, and the task runs where its lines, or its ranks, say it does. Ranks tied to two hosts tie no label."""
     out = task_hosts(vote.labels)
-    hosts_of: dict[int, set[str]] = {}
-    for rank, host in rank_ties:
-        hosts_of.setdefault(rank, set()).add(host)
+    tied = _tied(rank_ties)
     by_label: dict[str, Counter[str]] = {}
     for (label, rank), n in vote.label_ranks.items():
-        h = hosts_of.get(rank, set())
-        by_label.setdefault(label, Counter())[next(iter(h)) if len(h) == 1 else ""] += n
+        by_label.setdefault(label, Counter())[tied.get(rank, "")] += n
     for label, c in by_label.items():
         if label not in out and "" not in c and len(c) == 1:
             out[label] = next(iter(c))
