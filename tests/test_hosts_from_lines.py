@@ -291,3 +291,13 @@ def test_a_shared_log_folders_files_take_the_node_their_ranks_run_on(tmp_path: P
     assert ctx.node_of("logs/run-015_o9p_oziu/attempt_0/1/error.json") == "compute-beta"
     two = vote_lines(["[rank0]: a", "[rank3]: b", "[rank0]: c", "[rank3]: d"])
     assert rank_host(two, [(0, "compute-alpha"), (3, "compute-beta")]) is None
+
+
+def test_a_cat_of_consoles_mostly_of_one_nodes_ranks_is_no_ones() -> None:
+    """Ranks 0 and 1 are tied to gpu-node-07; rank 2 is tied to none. A ``cat`` of both nodes' consoles shows
+    node 07's long tracebacks and one line of rank 2: the file is not node 07's."""
+    from l4lite.ingest.writers import rank_host, vote_lines
+
+    lines = [f"[default0]:[rank{r}]: frame {i}" for r in (0, 1) for i in range(40)] + ["[default0]:[rank2]: step 1"]
+    assert rank_host(vote_lines(lines), [(0, "gpu-node-07"), (1, "gpu-node-07")]) is None
+    assert rank_host(vote_lines(lines[:80]), [(0, "gpu-node-07"), (1, "gpu-node-07")]) == "gpu-node-07"

@@ -98,6 +98,8 @@ _RANK_NEAR = re.compile(r"\[rank(\d+)\]|\brank[=:]\s*(\d+)\b")
 _SRUN_ERROR = re.compile(r"srun: error: ([A-Za-z0-9][\w.-]*): tasks? \d")
 _UPTIME = re.compile(r"\[ *\d+\.\d+\] ")
 _LABEL_START = frozenset(" 0123456789")
+# one process's file by the launcher's layout (torchelastic's ``<run>_<random>/attempt_N/<local_rank>/``)
+_RANK_FOLDER = re.compile(r"(?:^|/)attempt_\d+/\d+/[^/]+$")
 
 
 def _host_of_dirs(rel: str) -> str | None:
@@ -478,7 +480,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
                        labelled, read)
     ties = [t for s in samples.values() for t in s.ties] + whole.ties
     by_ranks = {rel: host for rel, vote in whole.files.items()  # a rank's file no path places: its ranks' node
-                if ctx.node_of(rel) is None and rel not in ctx.mixed and (host := rank_host(vote, ties)) is not None}
+                if ctx.node_of(rel) is None and rel not in ctx.mixed and _RANK_FOLDER.search(rel)
+                and (host := rank_host(vote, ties)) is not None}
     ctx.nodes.update(by_ranks)
     if not ctx.legacy and named:  # a file whose name spells out a host the lines name (``node-b_stderr.log``)
         ctx.nodes.update(_spelled_hosts((*rels, *documents), ctx.node_of, named))

@@ -158,15 +158,16 @@ def _tied(rank_ties: Iterable[tuple[int, str]]) -> dict[int, str]:
 
 
 def rank_host(vote: WholeVote, rank_ties: Iterable[tuple[int, str]]) -> str | None:
-    """The host of a file no path places whose ``[rankN]:`` lines are of ranks the job ties to one host (3 in 4
-    of its rank lines, counting a rank tied to none or two against it): torchelastic's ``stderr.log`` of global
-    rank 3 in a shared log folder is rank 3's node's, its lines without a prefix (a progress bar, a warning) too."""
+    """The host of a file no path places, without stream labels, whose ``[rankN]:`` lines are all of ranks the job
+    ties to that one host: torchelastic's ``stderr.log`` of global rank 3 in a shared log folder is rank 3's
+    node's, its lines without a prefix (a progress bar, a warning) too. A rank tied to no host or to two, or ranks
+    of two hosts, give none: a ``cat`` of several nodes' consoles may show one node's ranks far more often than
+    another's, and the ranks it shows of the other may be tied to none."""
+    if vote.labels or vote.label_ranks:
+        return None
     tied = _tied(rank_ties)
-    votes: Counter[str] = Counter()
-    for rank, n in vote.ranks.items():
-        votes[tied.get(rank, "")] += n
-    host = own_host(votes)
-    return host or None
+    hosts = {tied.get(rank, "") for rank in vote.ranks}
+    return next(iter(hosts)) or None if len(hosts) == 1 else None
 
 
 def label_hosts(vote: WholeVote, rank_ties: Iterable[tuple[int, str]]) -> dict[str, str]:
