@@ -212,3 +212,92 @@ def test_a_process_banner_ties_its_rank_to_its_host_anywhere_in_a_labelled_strea
     (tmp_path / "job.out").write_text(node(0, "cpu-node-a", 0) + node(1, "cpu-node-b", 2))
     ctx = build_context(discover([str(tmp_path)], Accounting()).files)
     assert {(2, "cpu-node-b"), (3, "cpu-node-b"), (0, "cpu-node-a")} <= set(ctx.mention_ties)
+
+
+def _labelled(label: int, host: str | None, rank: int, pad: int) -> str:
+    """One node's task in an ``srun --label`` stream (``srun --label torchrun``): its error record (neither a rank
+    prefix nor a host: the agent's error file, printed before the console's lines), its two ranks' lines, and,
+    with ``host``, the agent's failure summary naming the host at the end."""
+    body = "".join(f"{label}: [default{i % 2}]:[rank{rank + i % 2}]: step {i} loss 1.0\n" for i in range(pad))
+    summary = f"{label}:   host      : {host}\n{label}:   rank      : {rank}\n" if host else ""
+    return f'{label}: {{"message": {{"message": "RuntimeError: boom {label}"}}}}\n' + body + summary
+
+
+def test_an_srun_label_takes_the_host_its_lines_name_anywhere_in_the_stream(tmp_path: Path) -> None:
+    """The sampled ends show task 0 only; task 1's failure summary sits in the middle of the stream, after its
+    error record. Read whole, the label's own lines name its host wherever they sit, and its hostless error
+    record is that node's."""
+    from l4lite.ingest.context import build_context
+    from l4lite.ingest.files import discover
+
+    (tmp_path / "job.out").write_text(_labelled(0, "compute-alpha", 0, 900) + _labelled(1, "compute-beta", 2, 900)
+                                      + "".join(f"0: [default0]:[rank0]: eval {i}\n" for i in range(900)))
+    ctx = build_context(discover([str(tmp_path)], Accounting()).files)
+    assert ctx.task_hosts["job.out"] == {"0": "compute-alpha", "1": "compute-beta"}
+    recs = list(iter_records([str(tmp_path)], IngestOptions(), Accounting()))
+    assert [r.node for r in recs if "boom 1" in r.text] == ["compute-beta"]
+
+
+def test_an_srun_label_takes_the_host_its_ranks_are_tied_to_and_no_host_for_ranks_of_two(tmp_path: Path) -> None:
+    """No line of task 1 names a host; the job ties its ranks 2 and 3 to compute-beta, so the label runs there. A
+    label whose ranks the job ties to two hosts takes neither."""
+    from l4lite.ingest.writers import label_hosts, vote_lines
+
+    lines = (_labelled(0, "compute-alpha", 0, 3) + _labelled(1, None, 2, 3) + _labelled(2, None, 4, 3)).splitlines()
+    vote = vote_lines(lines)
+    assert vote.label_ranks[("1", 3)] == 1 and vote.label_ranks[("1", 2)] == 2
+    ties = [(2, "compute-beta"), (3, "compute-beta"), (4, "compute-gamma"), (5, "compute-delta")]
+    assert label_hosts(vote, ties) == {"0": "compute-alpha", "1": "compute-beta"}
+    assert label_hosts(vote, [(2, "compute-beta"), (3, "compute-beta"), (3, "compute-gamma")]) == {"0": "compute-alpha"}
+
+
+def test_records_inside_one_nodes_block_of_a_cat_are_that_nodes() -> None:
+    """A ``cat`` of two nodes' files: a glog line of a thread no banner ties, and the stack dump after it, sit
+    between two lines of rack2-15's process: they are its. Between two nodes' blocks, or after a labelled line,
+    nothing is placed; a rank's line keeps its own."""
+    pids = {"140104215448448": "rack2-15", "140104215448449": "rack2-16"}
+    own = _rec("I1204 14:10:24.912943 140104215448448 train_jax.py:107] step 14/40 loss=0.0005", time=100.5)
+    thread = _rec("E1204 14:10:30.374982    3132 coordination_service.cc:1549] tasks are unhealthy", line=2,
+                  time=106.0)
+    dump = _rec("*** Check failure stack trace: ***", line=3, time=106.0)
+    again = _rec("I1204 14:10:31.000000 140104215448448 train_jax.py:120] shutting down", line=4, time=107.0)
+    other = _rec("I1204 14:10:31.000000 140104215448449 train_jax.py:120] shutting down", line=6, time=107.0)
+    assert [r.node for r in named_by_pid([own, thread, dump, again], pids)] == ["rack2-15"] * 4
+    thread.node = dump.node = None
+    assert [r.node for r in named_by_pid([own, thread, dump, other], pids)] == ["rack2-15", None, None, "rack2-16"]
+    thread.node = None
+    labelled = _rec("0: I1204 14:10:24.912943 140104215448448 train_jax.py:107] step 14", node="rack2-15")
+    assert [r.node for r in named_by_pid([labelled, thread, again], pids)][1] is None
+    ranked = _rec("[rank3]: RuntimeError: boom", line=3, rank=3)
+    assert [(r.node, r.rank) for r in named_by_pid([own, ranked, again], pids)][1] == (None, 3)
+
+
+def test_a_shared_log_folders_files_take_the_node_their_ranks_run_on(tmp_path: Path) -> None:
+    """torchelastic's ``--log-dir`` on shared storage beside an ``srun --label`` stream: no path names a node. The
+    ``[rank3]:`` lines of a run folder's ``stderr.log`` are rank 3's, which the stream's failure summary ties to
+    compute-beta; its error file and its unprefixed lines are that node's too. A file of ranks of two nodes
+    takes neither."""
+    from l4lite.ingest.context import build_context
+    from l4lite.ingest.files import discover
+    from l4lite.ingest.writers import rank_host, vote_lines
+
+    (tmp_path / "job.out").write_text(_labelled(0, "compute-alpha", 0, 5) + _labelled(1, "compute-beta", 3, 5))
+    run = tmp_path / "logs" / "run-015_o9p_oziu" / "attempt_0" / "1"
+    run.mkdir(parents=True)
+    (run / "stderr.log").write_text("  3%| 1/40 [00:01<00:03]\n" + "".join(f"[rank3]: step {i}\n" for i in range(5)))
+    (run / "error.json").write_text(_error_json("RuntimeError: boom") + "\n")
+    ctx = build_context(discover([str(tmp_path)], Accounting()).files)
+    assert ctx.node_of("logs/run-015_o9p_oziu/attempt_0/1/stderr.log") == "compute-beta"
+    assert ctx.node_of("logs/run-015_o9p_oziu/attempt_0/1/error.json") == "compute-beta"
+    two = vote_lines(["[rank0]: a", "[rank3]: b", "[rank0]: c", "[rank3]: d"])
+    assert rank_host(two, [(0, "compute-alpha"), (3, "compute-beta")]) is None
+
+
+def test_a_cat_of_consoles_mostly_of_one_nodes_ranks_is_no_ones() -> None:
+    """Ranks 0 and 1 are tied to gpu-node-07; rank 2 is tied to none. A ``cat`` of both nodes' consoles shows
+    node 07's long tracebacks and one line of rank 2: the file is not node 07's."""
+    from l4lite.ingest.writers import rank_host, vote_lines
+
+    lines = [f"[default0]:[rank{r}]: frame {i}" for r in (0, 1) for i in range(40)] + ["[default0]:[rank2]: step 1"]
+    assert rank_host(vote_lines(lines), [(0, "gpu-node-07"), (1, "gpu-node-07")]) is None
+    assert rank_host(vote_lines(lines[:80]), [(0, "gpu-node-07"), (1, "gpu-node-07")]) == "gpu-node-07"

@@ -71,14 +71,15 @@ from l4lite.ingest.writers import (
     ON_HOST,
     SYSLOG_WRITER,
     UCX_WRITER,
-    WholeVote,
     banner_host,
+    label_hosts,
     on_host,
     own_host,
     plain_host,
+    rank_host,
     syslog_writer,
     task_hosts,
-    whole_writers,
+    vote_whole,
 )
 from l4lite.records import Accounting
 
@@ -97,6 +98,8 @@ _RANK_NEAR = re.compile(r"\[rank(\d+)\]|\brank[=:]\s*(\d+)\b")
 _SRUN_ERROR = re.compile(r"srun: error: ([A-Za-z0-9][\w.-]*): tasks? \d")
 _UPTIME = re.compile(r"\[ *\d+\.\d+\] ")
 _LABEL_START = frozenset(" 0123456789")
+# one process's file by the launcher's layout (torchelastic's ``<run>_<random>/attempt_N/<local_rank>/``)
+_RANK_FOLDER = re.compile(r"(?:^|/)attempt_\d+/\d+/[^/]+$")
 
 
 def _host_of_dirs(rel: str) -> str | None:
@@ -272,7 +275,7 @@ def _tail_lines(tail: bytes, enc: str) -> list[str]:
 
 
 def _whole_pids(f: Any, s: _Sample, read: dict[str, PidReader]) -> PidFacts:
-    """``pid_facts`` of a whole file (from ``read`` where ``_vote_whole`` read it, else ``pids.file_pids``), or of
+    """``pid_facts`` of a whole file (from ``read`` where ``writers.vote_whole`` read it, else ``pids.file_pids``), or of
     stdin as far as it is held (``files.stdin_sample``); the addresses its lines tie to hosts go into its sample:
     a merged file's raylet start-up line (``address: IP ... hostname: NAME``) sits in its middle."""
     book = AddressBook(plain_host)
@@ -380,43 +383,6 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     return s, others
 
 
-def _vote_whole(ctx: JobContext, placed: Sequence[Any], unplaced: Sequence[Any], tasks: set[str],
-                labelled: set[str], read: dict[str, PidReader]) -> WholeVote:
-    """Files that only their sampled ends placed on a host are voted again on all their lines: a ``cat`` of several
-    nodes' logs shows one node at its head and another at its tail, or one in both, and the nodes in its middle
-    only when it is read through. A file whose lines name several writers is mixed (its hostless lines are placed
-    by pid, rank or not at all, never all on the host its first lines name); one whose lines name another host
-    as their one writer takes it. Gives the rank ties that the mixed files and the files no path or line places (a
-    labelled merged stream) state anywhere in them: failure summaries' (``ties``), process banners' (``mentions``,
-    weak like a labelled stream's own mention of its host, and only where a label is a node's task over several
-    ranks, ``tasks``: where a label is a rank, its own banner is ``stream_hosts``'s to weigh). In a file without
-    labels, a banner is its writer's own word and ties its rank as a summary does. Pids are read on the same pass."""
-    ties: list[tuple[int, str]] = []
-    mentions: list[tuple[int, str]] = []
-    def read_whole(f: Any) -> WholeVote | None:
-        reader = PidReader(banner_host, AddressBook(plain_host))
-        if (whole := whole_writers(f, reader.feed)) is not None:
-            read[f.rel] = reader  # a stdin not held whole is left to ``_whole_pids``'s reading of its sample
-        return whole
-
-    for f in unplaced:
-        if (vote := read_whole(f)) is not None:
-            ties += vote.ties + (vote.mentions if f.rel not in tasks and f.rel not in labelled else [])
-            mentions += vote.mentions if f.rel in tasks else []
-    for f in placed:
-        if (vote := read_whole(f)) is None or not vote.hosts:
-            continue
-        if mixed_hosts(vote.hosts):
-            ctx.nodes.pop(f.rel, None)
-            if f.rel not in ctx.mixed:
-                ctx.mixed.append(f.rel)
-            ties += vote.ties + vote.mentions  # no label here to weigh a banner against: its writer's own word
-        elif (host := own_host(vote.hosts)) is not None:
-            ctx.nodes[f.rel] = host
-    ctx.mixed.sort()
-    return WholeVote(Counter(), ties, mentions)
-
-
 def _spelled_hosts(rels: Iterable[str], node_of: Callable[[str], str | None], named: set[str]) -> dict[str, str]:
     """rel -> the host its file name spells out whole (``layout.named_in_stem``), for files no path or line places;
     each file name is looked up once (a job repeats a few names over many folders)."""
@@ -510,11 +476,17 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     labelled = {rel for rel, s in samples.items() if any(map(stream_key, s.lines))}
     unsure = [f for f in _sampled(files) if f.rel not in by_lines and ctx.node_of(f.rel) is None]
     read: dict[str, PidReader] = {}
-    whole = _vote_whole(ctx, [f for f in _sampled(files) if f.rel in by_lines], unsure, tasks, labelled, read)
+    whole = vote_whole(ctx.nodes, ctx.mixed, [f for f in _sampled(files) if f.rel in by_lines], unsure, tasks,
+                       labelled, read)
+    ties = [t for s in samples.values() for t in s.ties] + whole.ties
+    by_ranks = {rel: host for rel, vote in whole.files.items()  # a rank's file no path places: its ranks' node
+                if ctx.node_of(rel) is None and rel not in ctx.mixed and _RANK_FOLDER.search(rel)
+                and (host := rank_host(vote, ties)) is not None}
+    ctx.nodes.update(by_ranks)
     if not ctx.legacy and named:  # a file whose name spells out a host the lines name (``node-b_stderr.log``)
         ctx.nodes.update(_spelled_hosts((*rels, *documents), ctx.node_of, named))
-    if not ctx.legacy:  # files naming no host take their rank's or their folder's, as the whole job names them
-        ctx.nodes.update(inherited_hosts(rels, ctx.node_of, (t for s in samples.values() for t in s.ties)))
+    if not ctx.legacy or by_ranks:  # files naming no host take their rank's or their folder's, as the job names them
+        ctx.nodes.update(inherited_hosts(rels, ctx.node_of, ties))
     if not ctx.layout and own:
         ctx.layout = "hosts named in lines"
     for rel, s in samples.items():
@@ -543,6 +515,9 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
             if tie not in seen:
                 seen.add(tie)
                 ctx.rank_ties.append(tie)
+    for rel, vote in whole.files.items():  # each label of a merged stream where its lines or ranks say it runs
+        if vote.labels or vote.label_ranks:
+            ctx.task_hosts[rel] = {**ctx.task_hosts.get(rel, {}), **label_hosts(vote, ctx.rank_ties)}
     # banner ties of files no path places are mentions: weakest, after a stream's own (``reader`` reads them so)
     unplaced = [rel for rel in rels if ctx.node_of(rel) is None and rel in tasks]
     for tie in (*(t for rel in unplaced for t in samples.get(rel, _Sample()).mentions), *whole.mentions):

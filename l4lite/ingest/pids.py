@@ -50,7 +50,45 @@ def named_by_pid(records: Iterable[Any], pids: dict[str, str]) -> Iterator[Any]:
     """Records of a file whose path names no node, a line that names no host taking the host the job ties to the
     pid in its glog header (``pid_hosts``): in a merged file, the agent's ``Sending process N closing signal``
     is its node's. A record with no header of its own right after such a line, timed by it (the traceback the
-    process printed to its stream after its last logged step), is that process's too; any other line ends it."""
+    process printed to its stream after its last logged step), is that process's too; any other line ends it.
+    Then ``between_one_node``."""
+    return between_one_node(_by_pid(records, pids))
+
+
+BLOCK_RECORDS = 2000  # hostless records held while waiting for the next placed one
+
+
+def between_one_node(records: Iterable[Any]) -> Iterator[Any]:
+    """A run of records that no line places (no host, no rank, no stream label) between two records of one node,
+    with no record of another node or stream between them, is that node's: a ``cat`` of several nodes' files holds
+    each file whole, so what sits inside one node's block (a thread's glog line whose id no banner ties, a stack
+    dump after it) was written there. A run longer than ``BLOCK_RECORDS`` stays unplaced."""
+    held: list[Any] = []
+    before: str | None = None  # the node of the last record placed, when nothing else came after it
+    for r in records:
+        if r.node is None and r.rank is None and before is not None and not _labelled(r.text):
+            held.append(r)
+            if len(held) <= BLOCK_RECORDS:
+                continue
+            before = None
+        node = r.node if r.rank is None or r.node is not None else None
+        node = None if _labelled(r.text) else node
+        for h in held:
+            if node is not None and node == before:
+                h.node = node
+            yield h
+        held = []
+        before = node
+        yield r
+    yield from held
+
+
+def _labelled(text: str) -> bool:
+    """Whether a line carries a stream label or a rank prefix (its stream, not its neighbours, says whose it is)."""
+    return bool(text) and (text[0].isdigit() or text[0] in " [(") and strip_stream_prefix(text) != text
+
+
+def _by_pid(records: Iterable[Any], pids: dict[str, str]) -> Iterator[Any]:
     last: tuple[str, float | None] | None = None  # the host a pid named on the record before, and its time
     for r in records:
         if r.node is not None:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
-from l4lite.ingest.attribution import names_no_node, normalize_host
+from l4lite.ingest.attribution import SRUN_LABEL, TORCHRUN_PREFIX, mixed_hosts, names_no_node, normalize_host
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.layout import is_loopback
 from l4lite.ingest.lineclass import LEVEL_WORDS
-from l4lite.ingest.pids import whole_lines
+from l4lite.ingest.pids import AddressBook, PidReader, whole_lines
 from l4lite.ingest.timespots import strip_stream_prefixes
 
 # hosts that a line names as its writer
@@ -31,6 +31,8 @@ ON_HOST = re.compile(r"\b(?:(?:[Pp]rocess|[Rr]ank)[ _-]?(\d{1,6})|(?:[Tt]ask|[Ww
                       r"(?:is )?(?:(?:running|up) )?on "
                       r"(?:host |node )?([A-Za-z0-9][\w.-]*[\w])(?![\w.-]|:\d)")
 ELASTIC_RANK_LINE = re.compile(r"\s*rank\s*: (\d+)")
+_LABEL_START = frozenset(" 0123456789")
+_PREFIX_START = frozenset(" 0123456789[")
 _HAS_LETTER = re.compile(r"[A-Za-z]")
 _IP = re.compile(r"\d{1,3}([.-])\d{1,3}\1\d{1,3}\1\d{1,3}$")
 
@@ -72,6 +74,15 @@ def writer_host(raw: str) -> str | None:
     return None
 
 
+def prefix_rank(raw: str, pos: int) -> int | None:
+    """The global rank of the torchrun prefixes at ``pos`` (``[rank1]:`` after any ``[default1]:``), or None."""
+    while (t := TORCHRUN_PREFIX.match(raw, pos)) is not None:
+        if t[1] == "rank":
+            return int(t[2])
+        pos = t.end()
+    return None
+
+
 def own_host(hosts: Counter[str]) -> str | None:
     """The host a file's lines name as their writer when they name one (at least 3 in 4 of the mentions)."""
     if not hosts:
@@ -96,6 +107,11 @@ class WholeVote(NamedTuple):
     hosts: Counter[str]
     ties: list[tuple[int, str]]
     mentions: list[tuple[int, str]]  # from banners: weak, as a labelled stream's own mention of its host
+    # ``srun --label`` label -> what its lines say of their writer: the hosts they name, the global ranks of the
+    # torchrun prefixes under it (``0: [rank1]: ...``), wherever they sit in the file (``label_hosts``)
+    labels: Counter[tuple[str, str]] = Counter()
+    label_ranks: Counter[tuple[str, int]] = Counter()
+    ranks: Counter[int] = Counter()  # the global ranks of the torchrun prefixes of all its lines (``rank_host``)
 
 
 def vote_lines(lines: Iterable[str], also: Callable[[str], None] | None = None) -> WholeVote:
@@ -104,14 +120,24 @@ def vote_lines(lines: Iterable[str], also: Callable[[str], None] | None = None) 
     hosts: Counter[str] = Counter()
     ties: list[tuple[int, str]] = []
     mentions: list[tuple[int, str]] = []
+    labels: Counter[tuple[str, str]] = Counter()
+    label_ranks: Counter[tuple[str, int]] = Counter()
+    ranks: Counter[int] = Counter()
     elastic: str | None = None
     for raw in lines:
         if also is not None:
             also(raw)
         line = strip_stream_prefixes(raw)
         host = writer_host(line)
+        label = m[1] if raw[:1] in _LABEL_START and (m := SRUN_LABEL.match(raw)) else None
+        if raw[:1] in _PREFIX_START and (rank := prefix_rank(raw, m.end() if label is not None else 0)) is not None:
+            ranks[rank] += 1
+            if label is not None:
+                label_ranks[(label, rank)] += 1
         if host is not None:
             hosts[host] += 1
+            if label is not None:
+                labels[(label, host)] += 1
             elastic = host if line.lstrip().startswith("host") else None
         elif elastic is not None and line.lstrip().startswith("rank"):
             if r := ELASTIC_RANK_LINE.match(line):
@@ -120,7 +146,94 @@ def vote_lines(lines: Iterable[str], also: Callable[[str], None] | None = None) 
         if host is None and " on " in line and (m := ON_HOST.search(line)) and m[1] is not None \
                 and (on := on_host(m[2])):
             mentions.append((int(m[1]), on))  # ``process 2/4 on node-b``: the global rank and where it runs
-    return WholeVote(hosts, ties, mentions)
+    return WholeVote(hosts, ties, mentions, labels, label_ranks, ranks)
+
+
+def _tied(rank_ties: Iterable[tuple[int, str]]) -> dict[int, str]:
+    """rank -> its host, for the ranks the job ties to one host only."""
+    hosts_of: dict[int, set[str]] = {}
+    for rank, host in rank_ties:
+        hosts_of.setdefault(rank, set()).add(host)
+    return {r: next(iter(h)) for r, h in hosts_of.items() if len(h) == 1}
+
+
+def rank_host(vote: WholeVote, rank_ties: Iterable[tuple[int, str]]) -> str | None:
+    """The host of a file no path places, without stream labels, whose ``[rankN]:`` lines are all of ranks the job
+    ties to that one host: torchelastic's ``stderr.log`` of global rank 3 in a shared log folder is rank 3's
+    node's, its lines without a prefix (a progress bar, a warning) too. A rank tied to no host or to two, or ranks
+    of two hosts, give none: a ``cat`` of several nodes' consoles may show one node's ranks far more often than
+    another's, and the ranks it shows of the other may be tied to none."""
+    if vote.labels or vote.label_ranks:
+        return None
+    tied = _tied(rank_ties)
+    hosts = {tied.get(rank, "") for rank in vote.ranks}
+    return next(iter(hosts)) or None if len(hosts) == 1 else None
+
+
+def label_hosts(vote: WholeVote, rank_ties: Iterable[tuple[int, str]]) -> dict[str, str]:
+    """label -> host in an ``srun --label`` file read whole: the host its lines name as their writer (3 in 4 of
+    the label's mentions, ``task_hosts``), else the one host the job ties every rank of its ``[rankN]:`` lines to
+    (a failure summary's ``host :`` and ``rank :``). A reader of the merged file does the same: the label is the
+    task, and the task runs where its lines, or its ranks, say it does. Ranks tied to two hosts tie no label."""
+    out = task_hosts(vote.labels)
+    tied = _tied(rank_ties)
+    by_label: dict[str, Counter[str]] = {}
+    for (label, rank), n in vote.label_ranks.items():
+        by_label.setdefault(label, Counter())[tied.get(rank, "")] += n
+    for label, c in by_label.items():
+        if label not in out and "" not in c and len(c) == 1:
+            out[label] = next(iter(c))
+    return out
+
+
+class JobVote(NamedTuple):
+    """``vote_whole``'s answer: the rank ties and banner mentions the files read whole state, and each file's
+    own vote."""
+
+    ties: list[tuple[int, str]]
+    mentions: list[tuple[int, str]]
+    files: dict[str, WholeVote]
+
+
+def vote_whole(nodes: dict[str, str | None], mixed: list[str], placed: Sequence[Any], unplaced: Sequence[Any],
+               tasks: set[str], labelled: set[str], read: dict[str, PidReader]) -> JobVote:
+    """Files that only their sampled ends placed on a host are voted again on all their lines: a ``cat`` of several
+    nodes' logs shows one node at its head and another at its tail, or one in both, and the nodes in its middle
+    only when it is read through. A file whose lines name several writers is mixed (``mixed`` gains it, ``nodes``
+    loses it: its hostless lines are placed by pid, rank or not at all, never all on the host its first lines
+    name); one whose lines name another host as their one writer takes it. Gives the rank ties that the mixed files
+    and the files no path or line places (a labelled merged stream) state anywhere in them: failure summaries'
+    (``ties``), process banners' (``mentions``, weak like a labelled stream's own mention of its host, and only
+    where a label is a node's task over several ranks, ``tasks``: where a label is a rank, its own banner is
+    ``stream_hosts``'s to weigh). In a file without labels, a banner is its writer's own word and ties its rank as
+    a summary does. Pids are read on the same pass (``read``: rel -> its ``PidReader``)."""
+    ties: list[tuple[int, str]] = []
+    mentions: list[tuple[int, str]] = []
+    files: dict[str, WholeVote] = {}
+
+    def read_whole(f: Any) -> WholeVote | None:
+        reader = PidReader(banner_host, AddressBook(plain_host))
+        if (whole := whole_writers(f, reader.feed)) is not None:
+            read[f.rel] = reader  # a stdin not held whole is left to the reading of its sample
+            files[f.rel] = whole
+        return whole
+
+    for f in unplaced:
+        if (vote := read_whole(f)) is not None:
+            ties += vote.ties + (vote.mentions if f.rel not in tasks and f.rel not in labelled else [])
+            mentions += vote.mentions if f.rel in tasks else []
+    for f in placed:
+        if (vote := read_whole(f)) is None or not vote.hosts:
+            continue
+        if mixed_hosts(vote.hosts):
+            nodes.pop(f.rel, None)
+            if f.rel not in mixed:
+                mixed.append(f.rel)
+            ties += vote.ties + vote.mentions  # no label here to weigh a banner against: its writer's own word
+        elif (host := own_host(vote.hosts)) is not None:
+            nodes[f.rel] = host
+    mixed.sort()
+    return JobVote(ties, mentions, files)
 
 
 def whole_writers(f: Any, also: Callable[[str], None] | None = None) -> WholeVote | None:
