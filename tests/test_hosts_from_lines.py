@@ -8,10 +8,11 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 from l4lite.ingest.attribution import actor_prefix, address_of
 from l4lite.ingest.errorfile import error_record_places
-from l4lite.ingest.pids import named_by_pid
+from l4lite.ingest.pids import BLOCK_RECORDS, between_one_node, named_by_pid
 from l4lite.ingest.reader import IngestOptions, iter_records
 from l4lite.records import Accounting, Record
 
@@ -301,3 +302,21 @@ def test_a_cat_of_consoles_mostly_of_one_nodes_ranks_is_no_ones() -> None:
     lines = [f"[default0]:[rank{r}]: frame {i}" for r in (0, 1) for i in range(40)] + ["[default0]:[rank2]: step 1"]
     assert rank_host(vote_lines(lines), [(0, "gpu-node-07"), (1, "gpu-node-07")]) is None
     assert rank_host(vote_lines(lines[:80]), [(0, "gpu-node-07"), (1, "gpu-node-07")]) == "gpu-node-07"
+
+
+def _placed(node: str | None, text: str = "a line of no one's", rank: int | None = None) -> SimpleNamespace:
+    return SimpleNamespace(node=node, rank=rank, text=text)
+
+
+def test_hostless_records_inside_one_nodes_block_take_it_and_none_is_lost_or_repeated() -> None:
+    inside = [_placed(None) for _ in range(3)]
+    out = list(between_one_node([_placed("n1"), *inside, _placed("n1"), _placed(None), _placed("n2")]))
+    assert len(out) == 7 and len({id(r) for r in out}) == 7
+    assert [r.node for r in out] == ["n1", "n1", "n1", "n1", "n1", None, "n2"]  # between n1 and n2: nobody's
+
+
+def test_a_run_of_hostless_records_too_long_for_a_block_stays_unplaced_and_whole() -> None:
+    run = [_placed(None) for _ in range(BLOCK_RECORDS + 5)]
+    out = list(between_one_node([_placed("n1"), *run, _placed("n1")]))
+    assert len(out) == len(run) + 2 and len({id(r) for r in out}) == len(out)
+    assert all(r.node is None for r in run)

@@ -66,17 +66,18 @@ def between_one_node(records: Iterable[Any]) -> Iterator[Any]:
     held: list[Any] = []
     before: str | None = None  # the node of the last record placed, when nothing else came after it
     for r in records:
-        if r.node is None and r.rank is None and before is not None and not _labelled(r.text):
+        labelled = _labelled(r.text)
+        if r.node is None and r.rank is None and before is not None and not labelled:
             held.append(r)
-            if len(held) <= BLOCK_RECORDS:
-                continue
-            before = None
-        node = r.node if r.rank is None or r.node is not None else None
-        node = None if _labelled(r.text) else node
-        for h in held:
-            if node is not None and node == before:
+            if len(held) > BLOCK_RECORDS:  # too long a run for one node's block: left unplaced
+                yield from held
+                held, before = [], None
+            continue
+        node = None if labelled else r.node
+        if node is not None and node == before:
+            for h in held:
                 h.node = node
-            yield h
+        yield from held
         held = []
         before = node
         yield r
