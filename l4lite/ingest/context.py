@@ -67,6 +67,7 @@ from l4lite.ingest.timestamps import TimestampParser, boot_anchors
 from l4lite.ingest.writers import (
     ELASTIC_RANK_LINE,
     HOST_BANNER,
+    LABEL_START,
     NCCL_WRITER,
     ON_HOST,
     SYSLOG_WRITER,
@@ -97,7 +98,6 @@ _RANK_NEAR = re.compile(r"\[rank(\d+)\]|\brank[=:]\s*(\d+)\b")
 # hosts a line names as concerned, not as its writer
 _SRUN_ERROR = re.compile(r"srun: error: ([A-Za-z0-9][\w.-]*): tasks? \d")
 _UPTIME = re.compile(r"\[ *\d+\.\d+\] ")
-_LABEL_START = frozenset(" 0123456789")
 # one process's file by the launcher's layout (torchelastic's ``<run>_<random>/attempt_N/<local_rank>/``)
 _RANK_FOLDER = re.compile(r"(?:^|/)attempt_\d+/\d+/[^/]+$")
 
@@ -366,7 +366,7 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
                 s.banners[on] += 1  # an actor on the driver's own node (its prefix names no other node's address)
         if host is not None:
             s.hosts[host] += 1
-            if raw[:1] in _LABEL_START and (m := SRUN_LABEL.match(raw)):
+            if raw[:1] in LABEL_START and (m := SRUN_LABEL.match(raw)):
                 s.labels[(m[1], host)] += 1
         if "address" in line or "node IP" in line:
             address_of(line, s.addresses, plain_host)

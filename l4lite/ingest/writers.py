@@ -31,7 +31,7 @@ ON_HOST = re.compile(r"\b(?:(?:[Pp]rocess|[Rr]ank)[ _-]?(\d{1,6})|(?:[Tt]ask|[Ww
                       r"(?:is )?(?:(?:running|up) )?on "
                       r"(?:host |node )?([A-Za-z0-9][\w.-]*[\w])(?![\w.-]|:\d)")
 ELASTIC_RANK_LINE = re.compile(r"\s*rank\s*: (\d+)")
-_LABEL_START = frozenset(" 0123456789")
+LABEL_START = frozenset(" 0123456789")  # what an ``srun --label`` line starts with
 _PREFIX_START = frozenset(" 0123456789[")
 _HAS_LETTER = re.compile(r"[A-Za-z]")
 _IP = re.compile(r"\d{1,3}([.-])\d{1,3}\1\d{1,3}\1\d{1,3}$")
@@ -109,9 +109,9 @@ class WholeVote(NamedTuple):
     mentions: list[tuple[int, str]]  # from banners: weak, as a labelled stream's own mention of its host
     # ``srun --label`` label -> what its lines say of their writer: the hosts they name, the global ranks of the
     # torchrun prefixes under it (``0: [rank1]: ...``), wherever they sit in the file (``label_hosts``)
-    labels: Counter[tuple[str, str]] = Counter()
-    label_ranks: Counter[tuple[str, int]] = Counter()
-    ranks: Counter[int] = Counter()  # the global ranks of the torchrun prefixes of all its lines (``rank_host``)
+    labels: Counter[tuple[str, str]]
+    label_ranks: Counter[tuple[str, int]]
+    ranks: Counter[int]  # the global ranks of the torchrun prefixes of all its lines (``rank_host``)
 
 
 def vote_lines(lines: Iterable[str], also: Callable[[str], None] | None = None) -> WholeVote:
@@ -129,7 +129,7 @@ def vote_lines(lines: Iterable[str], also: Callable[[str], None] | None = None) 
             also(raw)
         line = strip_stream_prefixes(raw)
         host = writer_host(line)
-        label = m[1] if raw[:1] in _LABEL_START and (m := SRUN_LABEL.match(raw)) else None
+        label = m[1] if raw[:1] in LABEL_START and (m := SRUN_LABEL.match(raw)) else None
         if raw[:1] in _PREFIX_START and (rank := prefix_rank(raw, m.end() if label is not None else 0)) is not None:
             ranks[rank] += 1
             if label is not None:

@@ -283,6 +283,8 @@ class RunPath:
                 msg = s[sh.msg_start:sh.msg_end]
                 held = rule_memo.get((id(may_match), sh.source))
                 if held is None or held[0] is not may_match:
+                    if len(rule_memo) >= RULE_ANSWERS:
+                        rule_memo.clear()
                     held = rule_memo[id(may_match), sh.source] = (may_match, self._rule_answers_of(may_match,
                                                                                                    sh.source))
                 answers = held[1]
@@ -377,8 +379,6 @@ class RunPath:
         by_message, by_text = candidates
         if by_text or not all(getattr(rule, "shipped", False) for rule in by_message):
             return None
-        if len(self._rule_answers) >= RULE_ANSWERS:
-            self._rule_answers.clear()
         ids = (tuple(rule.id for rule in by_message), source)
         answers = self._rule_answers_by_ids.get(ids)
         if answers is None:
