@@ -35,6 +35,7 @@ from l4lite.ingest.firstsight import first_sight
 from l4lite.ingest.header import MAX_PLANS
 from l4lite.ingest.heap import keep_freed_memory
 from l4lite.ingest.shape import fold_class, fold_ids
+from l4lite.ingest.stretch import ShapeFlags, known_stretch
 from l4lite.records import Record
 
 MIN_BLOCK_LINES = 64  # a smaller window is read line by line: the numpy set-up would cost more than it saves
@@ -178,6 +179,7 @@ class RunReading:
         self.book = book
         self.use_book()
         self.clock_cache = ClockCache()
+        self.shape_flags = ShapeFlags()  # the run table's ``clocked`` and ``ties`` as arrays (``stretch``)
         self.probe = MIN_BLOCK_LINES * 2  # lines read one by one before looking for runs again (doubles)
         # lines in the next window; it doubles, for a file's early windows meet new shapes, unless the book
         # already has run shapes from the files before this one
@@ -235,22 +237,20 @@ class RunReading:
                 patch = self._patch if block.table is self.run_table else None
                 absorb = patch is not None and self.path_node is not None and bool(self.head_lengths)
                 table = block.table
-                time_list = block.time_list
                 last = start_time  # the per-line loop's last_time at line j
                 clocked = False
                 while j < n:
                     if shape_list[j] >= 0 or (patch is not None and patch(block, j)):
-                        sh = table[shape_list[j]]
-                        if sh.clocked:  # its time is read after the run's end is known (``_clock_times``)
-                            if absorbed:
-                                break
-                            clocked = True
-                        if sh.ties:
-                            self._tie(lines[j], sh)
-                        t = time_list[j]
-                        if t == t:
-                            last = t
-                        j += 1
+                        # a clocked line's time is read after the run's end is known (``_clock_times``)
+                        stretch = known_stretch(block, j, bool(absorbed), self.shape_flags)
+                        if stretch.end == j:  # a clocked line after absorbed ones
+                            break
+                        for k in stretch.ties:
+                            self._tie(lines[k], table[shape_list[k]])
+                        clocked = clocked or stretch.clocked
+                        if stretch.last is not None:
+                            last = stretch.last
+                        j = stretch.end
                     elif absorb and not clocked and j > i and self._absorb(block, first, i, j, last, absorbed):
                         last = self.last_time
                         j += 1
