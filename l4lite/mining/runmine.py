@@ -19,7 +19,6 @@ from l4lite.ingest.runs import ShapeRun
 from l4lite.ingest.shape import shape_of
 
 _UNSEEN: Any = object()  # a key not yet looked up in ``mine_run``'s memo of getters
-_LOOK_AHEAD = 1024  # lines whose answers are looked up at once (again past an ``add`` that changed a cluster)
 _MINE_ROUNDS = 8  # looks at the miner's cache per run stretch before adding its messages one by one
 
 
@@ -61,6 +60,7 @@ def mine_run(run: ShapeRun, miner: Any, strip: Callable[[str], str] | None = Non
             checked.add(x)
     if not checked and not folded:
         return _mine_stretch(run, 0, len(shapes), key_of, miner, starts)
+    keys = run.keys
     # one pass: a line of a checked shape goes to ``add`` with its key; the others (and the lines of folded shapes,
     # by their own keys) take the id the cache gave their key, which holds until an ``add`` changes a cluster
     # (``changes``); their hits are counted per cluster at the end (a cluster's size is all that counting changes)
@@ -75,28 +75,23 @@ def mine_run(run: ShapeRun, miner: Any, strip: Callable[[str], str] | None = Non
     add, cached_id, kept_getter, kept_stays = miner.add, miner.cached_id, miner.kept_getter, miner.kept_stays
     answers = miner.run_answers()  # what earlier runs learnt, while no cluster changed since
     cids, kept_cids, free_ids = answers.ids, answers.kept_ids, answers.free_ids
-    hits: Counter[int] = Counter()
+    hits: dict[int, int] = {}
     # the keys the cache did not answer, each with its kept-token getter: both depend on the miner's entry of
     # the key alone, which only ``add`` changes (the memo is emptied at each)
     getters: dict[bytes, Any] = {}
-    texts = run.texts
-    ends = {x: table[x].msg_end for x in starts}
-    line_keys = _line_keys(run, key_of, folded)
-
-    def one(i: int, key: bytes) -> int | None:
-        """The id of line ``i``'s message, whose key the answers did not hold; None when ``add`` changed a
-        cluster (the answers were emptied)."""
-        x = shapes[i]
-        s = texts[i]
-        cid = None
-        getter = getters.get(key, _UNSEEN)
-        if getter is _UNSEEN:
-            if x not in checked:
-                cid = cached_id(key)
-                if cid is not None:
-                    cids[key] = cid
-            if cid is None:
-                getter = getters[key] = kept_getter(key)
+    for i, (s, x) in enumerate(zip(run.texts, shapes, strict=True)):
+        key = wide_key(table[x], keys[i]) if x in folded else key_of[x]
+        cid = cids.get(key)
+        getter = _UNSEEN
+        if cid is None:
+            getter = getters.get(key, _UNSEEN)
+            if getter is _UNSEEN:
+                if x not in checked:
+                    cid = cached_id(key)
+                    if cid is not None:
+                        cids[key] = cid
+                if cid is None:
+                    getter = getters[key] = kept_getter(key)
         if cid is None and x in free_of:
             kept, others = free_of[x]
             parts = key.split()
@@ -120,64 +115,18 @@ def mine_run(run: ShapeRun, miner: Any, strip: Callable[[str], str] | None = Non
                     cids.clear()
                     kept_cids.clear()
                     free_ids.clear()
-                    return None
+                    continue
                 if getter is not None:
                     kept_cids[memo] = cid
                 if x in folded:
                     _learn_free(x, msg, key, cid, miner, free_of, free_ids)
-                return cid
-        hits[cid] += 1
+                continue
+        hits[cid] = hits.get(cid, 0) + 1
         out.append(cid)
-        return cid
-
-    # Stretches of lines whose keys the answers hold take their ids from one ``map`` over the answers, and their
-    # hits one count; a line they do not hold goes through ``one``. Answers are only added until an ``add``
-    # changes a cluster (then all are emptied): the ids looked up past such a line are looked up again.
-    n = len(line_keys)
-    i = 0
-    while i < n:
-        found = list(map(cids.get, line_keys[i:i + _LOOK_AHEAD]))
-        j = 0
-        while True:
-            try:
-                k = found.index(None, j)
-            except ValueError:
-                k = len(found)
-            if k > j:
-                stretch = found[j:k]
-                out += stretch
-                hits.update(stretch)
-            if k == len(found):
-                i += k
-                break
-            at = i + k
-            key = line_keys[at]
-            cid = cids.get(key)  # an answer learnt since the look-up
-            if cid is None:
-                # the common case of ``one``, inline: the key's getter known, its kept tokens answered before
-                x = shapes[at]
-                getter = getters.get(key)
-                if getter is not None and x not in free_of:
-                    cid = kept_cids.get((key, getter, getter(texts[at][starts[x]:ends[x]].split())))
-            if cid is not None:
-                hits[cid] += 1
-                out.append(cid)
-            elif one(at, key) is None:
-                i += k + 1
-                break
-            j = k + 1
     for cid, k in hits.items():
         miner.count_cluster_hits(cid, k)
     answers.changes = miner.changes  # the answers left hold from the last change on
     return out
-
-
-def _line_keys(run: ShapeRun, key_of: dict[int, bytes], folded: set[int]) -> list[bytes]:
-    """Each line's miner key: its shape's (``key_of``), or for a line of a folded shape its own (``wide_key``)."""
-    if not folded:
-        return list(map(key_of.__getitem__, run.shapes))
-    table = run.table
-    return [wide_key(table[x], k) if x in folded else key_of[x] for k, x in zip(run.keys, run.shapes, strict=True)]
 
 
 def _learn_free(x: int, msg: str, key: bytes, cid: int, miner: Any, free_of: dict[int, tuple[tuple[int, ...], Any]],
