@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from l4lite.ingest.blocks import BlockPlan, RunShape
+from l4lite.ingest.blocks import BlockPlan, RunShape, TableRows
 from l4lite.ingest.stretch import ShapeFlags, known_stretch
 
 
@@ -59,3 +59,19 @@ def test_flags_follow_a_growing_table() -> None:
     assert flags.of(table).ties.tolist() == [False, True]
     other = [_shape(True, False)]
     assert flags.of(other).clocked.tolist() == [True]
+
+
+def test_table_rows_grow_as_worked_out_afresh() -> None:
+    """``blocks.TableRows`` of a table grown shape by shape equals the rows of the whole table worked out at once
+    (the minute forms numbered in the table's order either way), and a new table starts afresh."""
+    rng = random.Random(7)
+    keys = [b"2024-01-01 00:00:00 a", b"Jan 01 00:00:00 x b", b"2024/01/01 00:00:00 c"]
+    table: list[RunShape] = []
+    grown = TableRows()
+    for _ in range(30):
+        table.append(RunShape(rng.choice(keys), rng.choice([-1, 0]), -1, 0, 0, 1, None, "s", None))
+        rows = grown.of(table)
+        assert rows.tolist() == TableRows().of(list(table)).tolist()
+    assert rows.shape == (30, 4) and set(rows[:, 3].tolist()) <= {0, 1, 2, 3, 4, 5}
+    other = table[:3]
+    assert grown.of(other).tolist() == TableRows().of(other).tolist()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -222,13 +223,37 @@ def epoch_days(y: np.ndarray, mo: np.ndarray, d: np.ndarray) -> tuple[np.ndarray
     return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468, valid
 
 
+class TableRows:
+    """Each run shape's timestamp layout as a row of an array (date offset, fraction offset and length, the form of
+    its minute's text: the parser keys minutes by their text without digits), for ``plan_block``. A run table is
+    only appended to (or replaced by a new one), so the rows of the shapes added since the last window are added
+    to the rows before, not worked out again for every shape of a table of thousands in every window."""
+
+    def __init__(self) -> None:
+        self.table: list[RunShape] | None = None
+        self.forms: dict[bytes, int] = {}
+        self.rows = np.zeros((0, 4), np.int64)
+
+    def of(self, table: list[RunShape]) -> np.ndarray:
+        if table is not self.table or len(table) < len(self.rows):
+            self.table, self.forms, self.rows = table, {}, np.zeros((0, 4), np.int64)
+        if len(table) > len(self.rows):
+            forms = self.forms
+            new = [(sh.date_start, sh.frac_start, sh.frac_len,
+                    forms.setdefault(sh.key[sh.date_start:sh.date_start + 16], len(forms)))
+                   for sh in table[len(self.rows):]]
+            self.rows = np.concatenate([self.rows, np.array(new, np.int64).reshape(-1, 4)])
+        return self.rows
+
+
 def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunShape],
                future: float, past: float = -math.inf,
-               fold_index: dict[bytes, int] | None = None) -> BlockPlan | None:
+               fold_index: dict[bytes, int] | None = None, rows: TableRows | None = None) -> BlockPlan | None:
     """Work out a window of lines: each line's key, which lines are of a run shape, and their times. None when no
     line is. A line of no shape in ``shape_index`` is looked up by its folded shape in ``fold_index``
     (``fold_window``); the times of those shapes' clocks are read later, run by run, for they depend on the
-    reading state (``RunReading._clock_times``)."""
+    reading state (``RunReading._clock_times``). ``rows`` keeps the table's timestamp layouts from the windows
+    before."""
     n = len(lines)
     raw = "\n".join(lines).encode("utf-8", "surrogatepass")
     joined = raw.translate(FOLD_DIGITS)
@@ -249,10 +274,7 @@ def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunS
     starts = bounds[:-1]
     buf = np.frombuffer(raw, dtype=np.uint8)
     shapes = shape_idx[cand]
-    forms: dict[bytes, int] = {}  # a minute's text without its digits: the parser keys minutes by their text
-    per_shape = np.array([(sh.date_start, sh.frac_start, sh.frac_len,
-                           forms.setdefault(sh.key[sh.date_start:sh.date_start + 16], len(forms))) for sh in table],
-                         dtype=np.int64)[shapes]
+    per_shape = (rows if rows is not None else TableRows()).of(table)[shapes]
     timed = per_shape[:, 0] >= 0  # lines without a timestamp take the time before them (see ShapeRun's times)
     untimed = cand[~timed]
     if len(untimed):
@@ -298,13 +320,13 @@ def _fold_lookup(joined: bytes, bounds: np.ndarray, missed: np.ndarray, shape_id
     folded letter is not before the shape's ``fold_from``."""
     folded, at = fold_window(joined)
     keys = folded.split(b"\n")
-    get = fold_index.get
-    found = [(i, x) for i, x in zip(missed.tolist(), map(get, map(keys.__getitem__, missed.tolist())), strict=True)
-             if x is not None]
-    if not found:
+    # each missed line's folded shape, -1 for none, from maps over C functions (no Python frame per line)
+    xs = np.fromiter(map(fold_index.get, map(keys.__getitem__, missed.tolist()), repeat(-1)), np.int64,
+                     count=len(missed))
+    hit = xs >= 0
+    if not hit.any():
         return
-    rows = np.array([i for i, _ in found], np.int64)
-    xs = np.array([x for _, x in found], np.int64)
+    rows, xs = missed[hit], xs[hit]
     first = np.full(len(bounds) - 1, np.iinfo(np.int64).max)
     if len(at):
         line = np.searchsorted(bounds, at, side="right") - 1

@@ -29,7 +29,7 @@ from typing import Any, Union
 import numpy as np
 
 from l4lite.ingest.attribution import NCCL_RANK
-from l4lite.ingest.blocks import POW10_INT, BlockPlan, RunShape, plan_block, run_shape
+from l4lite.ingest.blocks import POW10_INT, BlockPlan, RunShape, TableRows, plan_block, run_shape
 from l4lite.ingest.clocks import ClockCache, clock_times
 from l4lite.ingest.firstsight import first_sight
 from l4lite.ingest.header import MAX_PLANS
@@ -180,6 +180,7 @@ class RunReading:
         self.use_book()
         self.clock_cache = ClockCache()
         self.shape_flags = ShapeFlags()  # the run table's ``clocked`` and ``ties`` as arrays (``stretch``)
+        self.table_rows = TableRows()  # its timestamp layouts (``plan_block``)
         self.probe = MIN_BLOCK_LINES * 2  # lines read one by one before looking for runs again (doubles)
         # lines in the next window; it doubles, for a file's early windows meet new shapes, unless the book
         # already has run shapes from the files before this one
@@ -207,7 +208,8 @@ class RunReading:
             if self.run_table and len(self.run_table) != tried and not self.hold and n - a >= MIN_BLOCK_LINES:
                 size = self.window
                 part = lines[a:a + size] if (a or n > size) else lines
-                block = plan_block(part, self.run_index, self.run_table, self.future, self.past, self.fold_index)
+                block = plan_block(part, self.run_index, self.run_table, self.future, self.past, self.fold_index,
+                                   self.table_rows)
                 if block is not None:
                     yield from self._block(first + a, part, block)
                     a += len(part)
