@@ -172,11 +172,11 @@ class BlockPlan:
     minute of their timestamps (``minutes_from``)."""
 
     __slots__ = ("lines", "keys", "raw", "bounds", "table", "shape_list", "time_list", "shape_array", "time_array",
-                 "minute_lines", "minute_parts", "learned", "clocks", "stale")
+                 "minute_lines", "minute_parts", "learned", "clocks", "stale", "folded")
 
     def __init__(self, lines: list[str], keys: list[bytes], raw: bytes, bounds: np.ndarray, table: list[RunShape],
                  shape_array: np.ndarray, time_array: np.ndarray, minute_lines: list[int],
-                 minute_parts: list[tuple[int, int, int, int, int, int]]) -> None:
+                 minute_parts: list[tuple[int, int, int, int, int, int]], folded: list[bytes] | None = None) -> None:
         self.lines = lines
         self.keys = keys
         self.raw = raw  # the lines' UTF-8, joined by newlines
@@ -193,6 +193,7 @@ class BlockPlan:
         self.stale: list[int] = []  # lines given a shape since ``clocks`` was worked out
         self.minute_lines = minute_lines  # the first line a run may take of each minute, in order
         self.minute_parts = minute_parts  # of each of those: (offset of the date, y, mo, d, h, mi)
+        self.folded = folded  # each line's folded shape (``fold_ids``), where the window was folded, else None
 
     def minutes_from(self, i: int, j: int) -> list[tuple[str, tuple[int, int, int, int, int]]]:
         """(text, (y, mo, d, h, mi)) of the minutes that lines ``i:j`` are the first of (among the lines a run may
@@ -264,10 +265,11 @@ def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunS
     lengths = np.fromiter(map(len, keys), dtype=np.int64, count=n)
     bounds = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths + 1, out=bounds[1:])
+    folded = None
     if fold_index:
         missed = np.flatnonzero(shape_idx < 0)
         if len(missed):
-            _fold_lookup(joined, bounds, missed, shape_idx, fold_index, table)
+            folded = _fold_lookup(joined, bounds, missed, shape_idx, fold_index, table)
     cand = np.flatnonzero(shape_idx >= 0)
     if len(cand) == 0:
         return None
@@ -311,13 +313,14 @@ def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunS
     firsts = g[np.sort(firsts)]
     minute_parts = np.stack([ds[firsts], y[firsts], mo[firsts], d[firsts], h[firsts], mi[firsts]], axis=1)
     return BlockPlan(lines, keys, raw, bounds, table, np.where(ok, shape_idx, -1), times,
-                     cand[firsts].tolist(), [tuple(p) for p in minute_parts.tolist()])
+                     cand[firsts].tolist(), [tuple(p) for p in minute_parts.tolist()], folded)
 
 
 def _fold_lookup(joined: bytes, bounds: np.ndarray, missed: np.ndarray, shape_idx: np.ndarray,
-                 fold_index: dict[bytes, int], table: list[RunShape]) -> None:
+                 fold_index: dict[bytes, int], table: list[RunShape]) -> list[bytes]:
     """Give the ``missed`` lines of a window the shapes their folded keys have in ``fold_index``, where their first
-    folded letter is not before the shape's ``fold_from``."""
+    folded letter is not before the shape's ``fold_from``; returns every line's folded key (``fold_ids``), which
+    a line of a shape learnt later is looked up by (``RunReading._patch_folded``)."""
     folded, at = fold_window(joined)
     keys = folded.split(b"\n")
     # each missed line's folded shape, -1 for none, from maps over C functions (no Python frame per line)
@@ -325,7 +328,7 @@ def _fold_lookup(joined: bytes, bounds: np.ndarray, missed: np.ndarray, shape_id
                      count=len(missed))
     hit = xs >= 0
     if not hit.any():
-        return
+        return keys
     rows, xs = missed[hit], xs[hit]
     first = np.full(len(bounds) - 1, np.iinfo(np.int64).max)
     if len(at):
@@ -335,6 +338,7 @@ def _fold_lookup(joined: bytes, bounds: np.ndarray, missed: np.ndarray, shape_id
     limit = np.array([sh.fold_from for sh in table], np.int64)[xs]
     ok = first[rows] >= limit
     shape_idx[rows[ok]] = xs[ok]
+    return keys
 
 
 _WIDE_MEMO = 4096  # signatures remembered per folded shape (a cleared memo costs one regex pass per new one)

@@ -410,7 +410,7 @@ class RunReading:
         the lines it meets: one learnt since the window was worked out, or one learnt from this line at once
         where its token class is the class of a folded shape learnt before (``firstsight``)."""
         key = block.keys[j]
-        folded = fold_ids(key)
+        folded = fold_ids(key) if block.folded is None else block.folded[j]  # (the window's fold, where it has one)
         x = self.fold_index.get(folded)
         if x is None:
             x = self._first_sight(block.lines[j], key, folded)
