@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -171,11 +172,11 @@ class BlockPlan:
     minute of their timestamps (``minutes_from``)."""
 
     __slots__ = ("lines", "keys", "raw", "bounds", "table", "shape_list", "time_list", "shape_array", "time_array",
-                 "minute_lines", "minute_parts", "learned", "clocks", "stale")
+                 "minute_lines", "minute_parts", "learned", "clocks", "stale", "folded")
 
     def __init__(self, lines: list[str], keys: list[bytes], raw: bytes, bounds: np.ndarray, table: list[RunShape],
                  shape_array: np.ndarray, time_array: np.ndarray, minute_lines: list[int],
-                 minute_parts: list[tuple[int, int, int, int, int, int]]) -> None:
+                 minute_parts: list[tuple[int, int, int, int, int, int]], folded: list[bytes] | None = None) -> None:
         self.lines = lines
         self.keys = keys
         self.raw = raw  # the lines' UTF-8, joined by newlines
@@ -192,6 +193,7 @@ class BlockPlan:
         self.stale: list[int] = []  # lines given a shape since ``clocks`` was worked out
         self.minute_lines = minute_lines  # the first line a run may take of each minute, in order
         self.minute_parts = minute_parts  # of each of those: (offset of the date, y, mo, d, h, mi)
+        self.folded = folded  # each line's folded shape (``fold_ids``), where the window was folded, else None
 
     def minutes_from(self, i: int, j: int) -> list[tuple[str, tuple[int, int, int, int, int]]]:
         """(text, (y, mo, d, h, mi)) of the minutes that lines ``i:j`` are the first of (among the lines a run may
@@ -222,13 +224,37 @@ def epoch_days(y: np.ndarray, mo: np.ndarray, d: np.ndarray) -> tuple[np.ndarray
     return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468, valid
 
 
+class TableRows:
+    """Each run shape's timestamp layout as a row of an array (date offset, fraction offset and length, the form of
+    its minute's text: the parser keys minutes by their text without digits), for ``plan_block``. A run table is
+    only appended to (or replaced by a new one), so the rows of the shapes added since the last window are added
+    to the rows before, not worked out again for every shape of a table of thousands in every window."""
+
+    def __init__(self) -> None:
+        self.table: list[RunShape] | None = None
+        self.forms: dict[bytes, int] = {}
+        self.rows = np.zeros((0, 4), np.int64)
+
+    def of(self, table: list[RunShape]) -> np.ndarray:
+        if table is not self.table or len(table) < len(self.rows):
+            self.table, self.forms, self.rows = table, {}, np.zeros((0, 4), np.int64)
+        if len(table) > len(self.rows):
+            forms = self.forms
+            new = [(sh.date_start, sh.frac_start, sh.frac_len,
+                    forms.setdefault(sh.key[sh.date_start:sh.date_start + 16], len(forms)))
+                   for sh in table[len(self.rows):]]
+            self.rows = np.concatenate([self.rows, np.array(new, np.int64).reshape(-1, 4)])
+        return self.rows
+
+
 def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunShape],
                future: float, past: float = -math.inf,
-               fold_index: dict[bytes, int] | None = None) -> BlockPlan | None:
+               fold_index: dict[bytes, int] | None = None, rows: TableRows | None = None) -> BlockPlan | None:
     """Work out a window of lines: each line's key, which lines are of a run shape, and their times. None when no
     line is. A line of no shape in ``shape_index`` is looked up by its folded shape in ``fold_index``
     (``fold_window``); the times of those shapes' clocks are read later, run by run, for they depend on the
-    reading state (``RunReading._clock_times``)."""
+    reading state (``RunReading._clock_times``). ``rows`` keeps the table's timestamp layouts from the windows
+    before."""
     n = len(lines)
     raw = "\n".join(lines).encode("utf-8", "surrogatepass")
     joined = raw.translate(FOLD_DIGITS)
@@ -239,20 +265,18 @@ def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunS
     lengths = np.fromiter(map(len, keys), dtype=np.int64, count=n)
     bounds = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths + 1, out=bounds[1:])
+    folded = None
     if fold_index:
         missed = np.flatnonzero(shape_idx < 0)
         if len(missed):
-            _fold_lookup(joined, bounds, missed, shape_idx, fold_index, table)
+            folded = _fold_lookup(joined, bounds, missed, shape_idx, fold_index, table)
     cand = np.flatnonzero(shape_idx >= 0)
     if len(cand) == 0:
         return None
     starts = bounds[:-1]
     buf = np.frombuffer(raw, dtype=np.uint8)
     shapes = shape_idx[cand]
-    forms: dict[bytes, int] = {}  # a minute's text without its digits: the parser keys minutes by their text
-    per_shape = np.array([(sh.date_start, sh.frac_start, sh.frac_len,
-                           forms.setdefault(sh.key[sh.date_start:sh.date_start + 16], len(forms))) for sh in table],
-                         dtype=np.int64)[shapes]
+    per_shape = (rows if rows is not None else TableRows()).of(table)[shapes]
     timed = per_shape[:, 0] >= 0  # lines without a timestamp take the time before them (see ShapeRun's times)
     untimed = cand[~timed]
     if len(untimed):
@@ -289,22 +313,23 @@ def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunS
     firsts = g[np.sort(firsts)]
     minute_parts = np.stack([ds[firsts], y[firsts], mo[firsts], d[firsts], h[firsts], mi[firsts]], axis=1)
     return BlockPlan(lines, keys, raw, bounds, table, np.where(ok, shape_idx, -1), times,
-                     cand[firsts].tolist(), [tuple(p) for p in minute_parts.tolist()])
+                     cand[firsts].tolist(), [tuple(p) for p in minute_parts.tolist()], folded)
 
 
 def _fold_lookup(joined: bytes, bounds: np.ndarray, missed: np.ndarray, shape_idx: np.ndarray,
-                 fold_index: dict[bytes, int], table: list[RunShape]) -> None:
+                 fold_index: dict[bytes, int], table: list[RunShape]) -> list[bytes]:
     """Give the ``missed`` lines of a window the shapes their folded keys have in ``fold_index``, where their first
-    folded letter is not before the shape's ``fold_from``."""
+    folded letter is not before the shape's ``fold_from``; returns every line's folded key (``fold_ids``), which
+    a line of a shape learnt later is looked up by (``RunReading._patch_folded``)."""
     folded, at = fold_window(joined)
     keys = folded.split(b"\n")
-    get = fold_index.get
-    found = [(i, x) for i, x in zip(missed.tolist(), map(get, map(keys.__getitem__, missed.tolist())), strict=True)
-             if x is not None]
-    if not found:
-        return
-    rows = np.array([i for i, _ in found], np.int64)
-    xs = np.array([x for _, x in found], np.int64)
+    # each missed line's folded shape, -1 for none, from maps over C functions (no Python frame per line)
+    xs = np.fromiter(map(fold_index.get, map(keys.__getitem__, missed.tolist()), repeat(-1)), np.int64,
+                     count=len(missed))
+    hit = xs >= 0
+    if not hit.any():
+        return keys
+    rows, xs = missed[hit], xs[hit]
     first = np.full(len(bounds) - 1, np.iinfo(np.int64).max)
     if len(at):
         line = np.searchsorted(bounds, at, side="right") - 1
@@ -313,6 +338,7 @@ def _fold_lookup(joined: bytes, bounds: np.ndarray, missed: np.ndarray, shape_id
     limit = np.array([sh.fold_from for sh in table], np.int64)[xs]
     ok = first[rows] >= limit
     shape_idx[rows[ok]] = xs[ok]
+    return keys
 
 
 _WIDE_MEMO = 4096  # signatures remembered per folded shape (a cleared memo costs one regex pass per new one)

@@ -29,12 +29,13 @@ from typing import Any, Union
 import numpy as np
 
 from l4lite.ingest.attribution import NCCL_RANK
-from l4lite.ingest.blocks import POW10_INT, BlockPlan, RunShape, plan_block, run_shape
+from l4lite.ingest.blocks import POW10_INT, BlockPlan, RunShape, TableRows, plan_block, run_shape
 from l4lite.ingest.clocks import ClockCache, clock_times
 from l4lite.ingest.firstsight import first_sight
 from l4lite.ingest.header import MAX_PLANS
 from l4lite.ingest.heap import keep_freed_memory
 from l4lite.ingest.shape import fold_class, fold_ids
+from l4lite.ingest.stretch import ShapeFlags, known_stretch
 from l4lite.records import Record
 
 MIN_BLOCK_LINES = 64  # a smaller window is read line by line: the numpy set-up would cost more than it saves
@@ -178,6 +179,8 @@ class RunReading:
         self.book = book
         self.use_book()
         self.clock_cache = ClockCache()
+        self.shape_flags = ShapeFlags()  # the run table's ``clocked`` and ``ties`` as arrays (``stretch``)
+        self.table_rows = TableRows()  # its timestamp layouts (``plan_block``)
         self.probe = MIN_BLOCK_LINES * 2  # lines read one by one before looking for runs again (doubles)
         # lines in the next window; it doubles, for a file's early windows meet new shapes, unless the book
         # already has run shapes from the files before this one
@@ -205,7 +208,8 @@ class RunReading:
             if self.run_table and len(self.run_table) != tried and not self.hold and n - a >= MIN_BLOCK_LINES:
                 size = self.window
                 part = lines[a:a + size] if (a or n > size) else lines
-                block = plan_block(part, self.run_index, self.run_table, self.future, self.past, self.fold_index)
+                block = plan_block(part, self.run_index, self.run_table, self.future, self.past, self.fold_index,
+                                   self.table_rows)
                 if block is not None:
                     yield from self._block(first + a, part, block)
                     a += len(part)
@@ -235,22 +239,20 @@ class RunReading:
                 patch = self._patch if block.table is self.run_table else None
                 absorb = patch is not None and self.path_node is not None and bool(self.head_lengths)
                 table = block.table
-                time_list = block.time_list
                 last = start_time  # the per-line loop's last_time at line j
                 clocked = False
                 while j < n:
                     if shape_list[j] >= 0 or (patch is not None and patch(block, j)):
-                        sh = table[shape_list[j]]
-                        if sh.clocked:  # its time is read after the run's end is known (``_clock_times``)
-                            if absorbed:
-                                break
-                            clocked = True
-                        if sh.ties:
-                            self._tie(lines[j], sh)
-                        t = time_list[j]
-                        if t == t:
-                            last = t
-                        j += 1
+                        # a clocked line's time is read after the run's end is known (``_clock_times``)
+                        stretch = known_stretch(block, j, bool(absorbed), self.shape_flags)
+                        if stretch.end == j:  # a clocked line after absorbed ones
+                            break
+                        for k in stretch.ties:
+                            self._tie(lines[k], table[shape_list[k]])
+                        clocked = clocked or stretch.clocked
+                        if stretch.last is not None:
+                            last = stretch.last
+                        j = stretch.end
                     elif absorb and not clocked and j > i and self._absorb(block, first, i, j, last, absorbed):
                         last = self.last_time
                         j += 1
@@ -408,7 +410,7 @@ class RunReading:
         the lines it meets: one learnt since the window was worked out, or one learnt from this line at once
         where its token class is the class of a folded shape learnt before (``firstsight``)."""
         key = block.keys[j]
-        folded = fold_ids(key)
+        folded = fold_ids(key) if block.folded is None else block.folded[j]  # (the window's fold, where it has one)
         x = self.fold_index.get(folded)
         if x is None:
             x = self._first_sight(block.lines[j], key, folded)
