@@ -93,6 +93,23 @@ READS = [
     # https://github.com/facebookresearch/fairseq/issues/1967
     ("2020-04-05 18:47:19 | INFO | fairseq.trainer | NOTE: overflow detected, setting loss scale to: 64.0",
      {"kind": "overflow", "loss_scale": 64.0, "skipped": 1}),
+    # an Accelerate JSON-lines tracker on this machine (fixtures/real_jobs/123-accelerate-diverge): `train_loss`
+    # in a JSON line is a progress line, not Hugging Face's end-of-training summary
+    ('{"step": 2, "_timestamp": 1796476332.542, "train_loss": 5.446578502655029, "grad_norm": 0.40103137493133545, '
+     '"lr": 0.003}', {"kind": "train", "iteration": 2, "loss": 5.446578502655029, "grad_norm": 0.40103137493133545,
+                      "lr": 0.003}),
+    # TensorFlow Estimator (https://github.com/tensorflow/tensor2tensor/issues/106): the key after the logger's colon
+    ("INFO:tensorflow:loss = 1.8717, step = 31601 (182.200 sec)",
+     {"kind": "train", "loss": 1.8717, "iteration": 31601}),
+    # BigDL (https://github.com/intel-analytics/BigDL/issues/1486): `key is value` ending a sentence, and Infinity
+    ("2017-08-20 16:11:46 INFO  DistriOptimizer$:295 - [Epoch 64 740096/1281167][Iteration 45459][Wall Clock "
+     "197340.717246379s] Train 1792 in 4.006890034seconds. Throughput is 447.22968 records/second. Loss is Infinity. "
+     "Current learning rate is 0.1.", {"kind": "train", "epoch": 64.0, "iteration": 45459, "throughput": 447.22968,
+                                        "loss": math.inf, "lr": 0.1}),
+    # DeiT/MAE's MetricLogger (https://github.com/facebookresearch/mae/issues/69): a bracketed value after a colon
+    ("[11:41:33.534863] Epoch: [8]  [ 200/2293]  eta: 1:52:52  lr: 0.000004  loss: 0.2606 (0.2654)  time: 3.0808  "
+     "data: 0.0002  max mem: 32637", {"kind": "train", "epoch": 8.0, "lr": 4e-06, "loss": 0.2606,
+                                      "iter_time": 3.0808}),
 ]
 
 
@@ -180,7 +197,8 @@ def test_loss_scale_halved_mid_run_in_a_tqdm_bar_is_an_incident() -> None:
     found = health(_chllama())
     halving = found["loss_scale_halving"]
     assert halving.role == "root" and halving.category == "numerical"
-    assert "halved 4 times" in halving.explain and halving.data["iteration"] == 382
+    # anchored where the run of halvings began, not where it crossed the threshold
+    assert "halved 4 times" in halving.explain and halving.data["iteration"] == 379
 
 
 def _chllama() -> list[str]:
@@ -204,7 +222,33 @@ def test_ten_halvings_in_a_row_after_the_scale_had_grown_are_an_incident() -> No
     lines = [megatron(1000 + i, 2.4, 0.2, 65536.0) for i in range(3)] + [megatron(1003, 2.4, 0.2, 131072.0)]
     lines += [megatron(1004 + k, 2.4, 0.2, 131072.0 / 2 ** (k + 1)) for k in range(10)]
     halving = health(lines)["loss_scale_halving"]
-    assert halving.data["iteration"] == 1013 and "halved 10 times" in halving.explain
+    assert halving.data["iteration"] == 1004 and "halved 10 times" in halving.explain
+
+
+def test_halvings_after_the_scale_held_are_no_search_even_early() -> None:
+    # fixtures/real_jobs/121-amp-overflow: the search ends at iteration 14, the scale holds, then every step
+    # overflows from iteration 18; Megatron prints the scale an iteration used, so the cut shows on the next line
+    search = [megatron(i, 5.7, 0.4, 2.0 ** (33 - i)) for i in range(1, 15)]
+    held = [megatron(i, 5.0, 0.4, 2.0 ** 19) for i in range(15, 18)]
+    line = megatron(18, 4.99, 0.4, 2.0 ** 19).replace("iterations:   0 | number of nan", "iterations:   1 | number "
+                                                      "of nan")
+    falling = [megatron(19 + k, 4.98, 0.4, 2.0 ** (18 - k)) for k in range(12)]
+    found = health(search + held + [line] + falling)
+    halving = found["loss_scale_halving"]
+    assert halving.data["iteration"] == 18 and "from iteration 18" in halving.explain
+    assert health(search + held) == {}  # the search alone, then a steady scale: healthy
+
+
+def test_the_search_over_the_first_iterations_of_a_real_fp16_run_is_healthy() -> None:
+    assert analyze(str(REAL_JOBS / "120-amp-healthy")).status == "healthy"
+
+
+def test_a_real_fp16_run_whose_every_step_overflows_is_found_where_it_began() -> None:
+    incident = analyze(str(REAL_JOBS / "121-amp-overflow"))
+    assert (incident.status, incident.category, incident.iteration) == ("incident", "numerical", 18)
+    advice = " ".join(incident.recommendations)
+    assert "skipped every overflowing step" in advice and "reset the scale" in advice
+    assert "diverged weights" not in advice
 
 
 def test_loss_scale_at_its_floor_is_an_incident() -> None:
