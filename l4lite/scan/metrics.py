@@ -44,6 +44,7 @@ PTL_PAIR = re.compile(r"([A-Za-z_][\w ]*?)=(" + _NUM + r")(?=[,\]\s]|$)")
 PTL_COUNT = re.compile(r"\|\s*(\d+)/(\d+)\s*\[")
 PTL_RATE = re.compile(r"(" + _NUM + r")\s*(it/s|s/it)")
 ERRORISH = ("Error", "error:", "Traceback", "Exception", "WARN")
+_ERROR_RECORD = ("Error", "Traceback", "Exception")  # words of an error in a JSON record, never in a metrics dict
 
 
 def to_float(text: str) -> float | None:
@@ -389,8 +390,8 @@ def kv_steps(message: str) -> tuple[str, list[tuple[str, Any, int, int]]] | None
     dict_line = "{" in message
     if dict_line and any(k in message for k in _SUMMARY_KEYS):
         return None
-    if not dict_line and any(word in message for word in ERRORISH):
-        return None
+    if any(word in message for word in (_ERROR_RECORD if dict_line else ERRORISH)):
+        return None  # (a JSON error record, torchelastic's error.json: "FloatingPointError: loss is nan at step 12")
     ops: list[tuple[str, Any, int, int]] = []
     seen: set[str] = set()
     other_loss: tuple[str, Any, int, int] | None = None  # the first other key that names a loss
