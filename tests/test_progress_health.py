@@ -188,6 +188,14 @@ def test_a_tenfold_grad_norm_wobble_alone_is_only_a_symptom() -> None:
     assert grad.role == "symptom"
 
 
+def test_a_grad_norm_growing_two_orders_over_a_few_iterations_is_a_root_at_its_first_jump() -> None:
+    # the jump past 10x at 105, then 40x, then 150x within 20 iterations, the loss barely moving yet
+    grads = [0.2] * 5 + [2.5, 8.0, 30.0, 0.3, 0.25]
+    lines = [megatron(100 + i, 2.46, g) for i, g in enumerate(grads)]
+    grad = health(lines)["grad_explosion"]
+    assert grad.role == "root" and grad.data["iteration"] == 105 and "then to 30 (150x) within 20 iterations" in grad.explain
+
+
 def test_megatron_loss_spike_with_fp16_scaler_is_found_at_its_first_iteration() -> None:
     found = health(excerpt("bs13-loss-spike-fp16-scaler"))
     assert found["loss_spike"].role == "root" and found["loss_spike"].data["iteration"] == 29050

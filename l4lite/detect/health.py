@@ -274,8 +274,12 @@ class HealthDetector(Detector):
                 at = f"iteration {p.iteration}" if p.iteration is not None else "one step"
                 rise = self._loss_rise(loss_ref, p)
                 # Two orders of magnitude, or one with the loss doubling around it: the update blew the weights.
-                severe = v > base * self.grad_severe or (rise is not None and rise >= 2.0)
+                # The two orders may take a few steps: the peak over the next ``spike_window`` iterations counts.
+                peak = self._grad_peak(pts, i)
+                severe = peak > base * self.grad_severe or (rise is not None and rise >= 2.0)
                 explain = f"the gradient norm exploded from {base:.4g} to {v:.4g} ({v / base:.0f}x) at {at}"
+                if peak > v * 1.5:
+                    explain += f", then to {peak:.4g} ({peak / base:.0f}x) within {self.spike_window} iterations"
                 if rise is not None and rise >= 1.5:
                     explain += f" and the loss rose {rise:.1f}x within {self.rise_window} iterations"
                 if severe:
@@ -287,6 +291,14 @@ class HealthDetector(Detector):
                                      "value": v, "iteration_key": _order(p), "scope": "global",
                                      "loss_rise": rise})
         return None
+
+    def _grad_peak(self, pts: list[MetricPoint], i: int) -> float:
+        """The largest gradient norm from point ``i`` over the next ``spike_window`` iterations (points when the
+        lines state no iteration)."""
+        p = pts[i]
+        ahead = [q.grad_norm for q in pts[i:i + self.spike_window + 1]
+                 if p.iteration is None or q.iteration is None or q.iteration - p.iteration <= self.spike_window]
+        return max(ahead)  # type: ignore[type-var,return-value]
 
     def _loss_rise(self, ref: _Series, p: MetricPoint) -> float | None:
         """How much the loss rose from just before ``p`` to its peak over the next ``rise_window`` iterations."""
