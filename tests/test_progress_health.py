@@ -350,3 +350,11 @@ def test_real_nan_jobs_are_numerical(name: str) -> None:
         pytest.skip("real jobs not generated here")
     inc = analyze([str(REAL_JOBS / name)], AnalyzeOptions())
     assert (inc.status, inc.category, inc.phase) == ("incident", "numerical", "train")
+
+
+@pytest.mark.parametrize("job", ["034-deepspeed-enospc", "046-deepspeed-erofs"])
+def test_a_save_begun_just_after_the_failure_s_first_line_is_the_one_it_cut_short(job: str) -> None:
+    # DeepSpeed logs "Saving model checkpoint" a few milliseconds after the file system's first error line
+    incident = analyze(str(REAL_JOBS / job))
+    assert incident.checkpoint["in_progress"]["iteration"] == 20
+    assert any(r.startswith("Do not resume from the checkpoint at iteration 20") for r in incident.recommendations)

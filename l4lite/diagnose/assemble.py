@@ -143,6 +143,10 @@ def _before(save: dict[str, Any], failure_time: float | None, failure_iteration:
     return True
 
 
+def _near_after(save: dict[str, Any], failure_time: float | None) -> bool:
+    return failure_time is not None and save["time"] is not None and 0 < save["time"] - failure_time <= TIE_SECONDS
+
+
 def checkpoints(scan: JobScan, failure_time: float | None, failure_iteration: int | None = None,
                 diverged: bool = False) -> dict[str, Any]:
     """The last checkpoint saved completely before the failure, a save cut short by it, and the saves written
@@ -180,6 +184,9 @@ def checkpoints(scan: JobScan, failure_time: float | None, failure_iteration: in
     done = [s for s in before if s["complete"]]
     last = done[-1] if done else None
     cut = before[-1] if before and not before[-1]["complete"] else None
+    if cut is None:  # a save that never finished, begun in the second after the failure's first line (the full
+        # disk's error is logged as the save starts): the one the failure cut short
+        cut = next((s for s in saves if s not in before and not s["complete"] and _near_after(s, failure_time)), None)
 
     def fmt(s: dict[str, Any]) -> dict[str, Any]:
         return {"iteration": s["iteration"], "time": iso(s["time"]), "path": s["path"], "complete": s["complete"]}
