@@ -247,6 +247,21 @@ def test_halvings_after_the_scale_held_are_no_search_even_early() -> None:
     assert health(search + held) == {}  # the search alone, then a steady scale: healthy
 
 
+def test_a_search_with_hysteresis_shows_each_scale_twice_and_is_still_the_search() -> None:
+    # Megatron's and DeepSpeed's scalers halve only on the second overflow in a row (hysteresis 2): each scale
+    # of the search is printed twice, the second time with a skipped step
+    skipped = "iterations:   1 | number of nan"
+    search = [megatron(1 + i, 5.7, 0.4, 2.0 ** (32 - i // 2)).replace("iterations:   0 | number of nan", skipped)
+              for i in range(24)]
+    after = [megatron(25 + i, 5.0, 0.4, 2.0 ** 20) for i in range(20)]
+    assert health(search + after) == {}
+    # later, every step overflows: each scale shows twice, and the halvings still add up from the first skip
+    burst = [megatron(45 + i, 5.0, 0.4, 2.0 ** (20 - (i + 1) // 2)).replace("iterations:   0 | number of nan",
+                                                                            skipped) for i in range(20)]
+    halving = health(search + after + burst)["loss_scale_halving"]
+    assert halving.data["iteration"] == 45
+
+
 def test_the_search_over_the_first_iterations_of_a_real_fp16_run_is_healthy() -> None:
     assert analyze(str(REAL_JOBS / "120-amp-healthy")).status == "healthy"
 

@@ -41,9 +41,11 @@ def _record(p: MetricPoint) -> Record:
 
 
 def _steady(prev: MetricPoint, p: MetricPoint) -> bool:
-    """Two progress lines of one trainer stream in a row with the same scale: a step that did not overflow."""
+    """Two progress lines of one trainer stream in a row with the same scale, the second counting no skipped
+    step: a step that did not overflow. (With hysteresis, Megatron's and DeepSpeed's default, the scale is halved
+    only on the second overflow in a row: the search shows each scale twice, the second time with a skip.)"""
     return (p.kind == "train" and prev.kind == "train" and (p.node, p.rank) == (prev.node, prev.rank)
-            and p.loss_scale == prev.loss_scale)
+            and p.loss_scale == prev.loss_scale and not p.skipped)
 
 
 def loss_scale_findings(metrics: list[MetricPoint], limits: ScaleLimits, detector: str) -> list[Finding]:
