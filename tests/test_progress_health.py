@@ -93,6 +93,23 @@ READS = [
     # https://github.com/facebookresearch/fairseq/issues/1967
     ("2020-04-05 18:47:19 | INFO | fairseq.trainer | NOTE: overflow detected, setting loss scale to: 64.0",
      {"kind": "overflow", "loss_scale": 64.0, "skipped": 1}),
+    # an Accelerate JSON-lines tracker on this machine (fixtures/real_jobs/123-accelerate-diverge): `train_loss`
+    # in a JSON line is a progress line, not Hugging Face's end-of-training summary
+    ('{"step": 2, "_timestamp": 1796476332.542, "train_loss": 5.446578502655029, "grad_norm": 0.40103137493133545, '
+     '"lr": 0.003}', {"kind": "train", "iteration": 2, "loss": 5.446578502655029, "grad_norm": 0.40103137493133545,
+                      "lr": 0.003}),
+    # TensorFlow Estimator (https://github.com/tensorflow/tensor2tensor/issues/106): the key after the logger's colon
+    ("INFO:tensorflow:loss = 1.8717, step = 31601 (182.200 sec)",
+     {"kind": "train", "loss": 1.8717, "iteration": 31601}),
+    # BigDL (https://github.com/intel-analytics/BigDL/issues/1486): `key is value` ending a sentence, and Infinity
+    ("2017-08-20 16:11:46 INFO  DistriOptimizer$:295 - [Epoch 64 740096/1281167][Iteration 45459][Wall Clock "
+     "197340.717246379s] Train 1792 in 4.006890034seconds. Throughput is 447.22968 records/second. Loss is Infinity. "
+     "Current learning rate is 0.1.", {"kind": "train", "epoch": 64.0, "iteration": 45459, "throughput": 447.22968,
+                                        "loss": math.inf, "lr": 0.1}),
+    # DeiT/MAE's MetricLogger (https://github.com/facebookresearch/mae/issues/69): a bracketed value after a colon
+    ("[11:41:33.534863] Epoch: [8]  [ 200/2293]  eta: 1:52:52  lr: 0.000004  loss: 0.2606 (0.2654)  time: 3.0808  "
+     "data: 0.0002  max mem: 32637", {"kind": "train", "epoch": 8.0, "lr": 4e-06, "loss": 0.2606,
+                                      "iter_time": 3.0808}),
 ]
 
 
@@ -171,6 +188,14 @@ def test_a_tenfold_grad_norm_wobble_alone_is_only_a_symptom() -> None:
     assert grad.role == "symptom"
 
 
+def test_a_grad_norm_growing_two_orders_over_a_few_iterations_is_a_root_at_its_first_jump() -> None:
+    # the jump past 10x at 105, then 40x, then 150x within 20 iterations, the loss barely moving yet
+    grads = [0.2] * 5 + [2.5, 8.0, 30.0, 0.3, 0.25]
+    lines = [megatron(100 + i, 2.46, g) for i, g in enumerate(grads)]
+    grad = health(lines)["grad_explosion"]
+    assert grad.role == "root" and grad.data["iteration"] == 105 and "then to 30 (150x) within 20 iterations" in grad.explain
+
+
 def test_megatron_loss_spike_with_fp16_scaler_is_found_at_its_first_iteration() -> None:
     found = health(excerpt("bs13-loss-spike-fp16-scaler"))
     assert found["loss_spike"].role == "root" and found["loss_spike"].data["iteration"] == 29050
@@ -180,7 +205,8 @@ def test_loss_scale_halved_mid_run_in_a_tqdm_bar_is_an_incident() -> None:
     found = health(_chllama())
     halving = found["loss_scale_halving"]
     assert halving.role == "root" and halving.category == "numerical"
-    assert "halved 4 times" in halving.explain and halving.data["iteration"] == 382
+    # anchored where the run of halvings began, not where it crossed the threshold
+    assert "halved 4 times" in halving.explain and halving.data["iteration"] == 379
 
 
 def _chllama() -> list[str]:
@@ -204,7 +230,48 @@ def test_ten_halvings_in_a_row_after_the_scale_had_grown_are_an_incident() -> No
     lines = [megatron(1000 + i, 2.4, 0.2, 65536.0) for i in range(3)] + [megatron(1003, 2.4, 0.2, 131072.0)]
     lines += [megatron(1004 + k, 2.4, 0.2, 131072.0 / 2 ** (k + 1)) for k in range(10)]
     halving = health(lines)["loss_scale_halving"]
-    assert halving.data["iteration"] == 1013 and "halved 10 times" in halving.explain
+    assert halving.data["iteration"] == 1004 and "halved 10 times" in halving.explain
+
+
+def test_halvings_after_the_scale_held_are_no_search_even_early() -> None:
+    # fixtures/real_jobs/121-amp-overflow: the search ends at iteration 14, the scale holds, then every step
+    # overflows from iteration 18; Megatron prints the scale an iteration used, so the cut shows on the next line
+    search = [megatron(i, 5.7, 0.4, 2.0 ** (33 - i)) for i in range(1, 15)]
+    held = [megatron(i, 5.0, 0.4, 2.0 ** 19) for i in range(15, 18)]
+    line = megatron(18, 4.99, 0.4, 2.0 ** 19).replace("iterations:   0 | number of nan", "iterations:   1 | number "
+                                                      "of nan")
+    falling = [megatron(19 + k, 4.98, 0.4, 2.0 ** (18 - k)) for k in range(12)]
+    found = health(search + held + [line] + falling)
+    halving = found["loss_scale_halving"]
+    assert halving.data["iteration"] == 18 and "from iteration 18" in halving.explain
+    assert health(search + held) == {}  # the search alone, then a steady scale: healthy
+
+
+def test_a_search_with_hysteresis_shows_each_scale_twice_and_is_still_the_search() -> None:
+    # Megatron's and DeepSpeed's scalers halve only on the second overflow in a row (hysteresis 2): each scale
+    # of the search is printed twice, the second time with a skipped step
+    skipped = "iterations:   1 | number of nan"
+    search = [megatron(1 + i, 5.7, 0.4, 2.0 ** (32 - i // 2)).replace("iterations:   0 | number of nan", skipped)
+              for i in range(24)]
+    after = [megatron(25 + i, 5.0, 0.4, 2.0 ** 20) for i in range(20)]
+    assert health(search + after) == {}
+    # later, every step overflows: each scale shows twice, and the halvings still add up from the first skip
+    burst = [megatron(45 + i, 5.0, 0.4, 2.0 ** (20 - (i + 1) // 2)).replace("iterations:   0 | number of nan",
+                                                                            skipped) for i in range(20)]
+    halving = health(search + after + burst)["loss_scale_halving"]
+    assert halving.data["iteration"] == 45
+
+
+def test_the_search_over_the_first_iterations_of_a_real_fp16_run_is_healthy() -> None:
+    assert analyze(str(REAL_JOBS / "120-amp-healthy")).status == "healthy"
+
+
+def test_a_real_fp16_run_whose_every_step_overflows_is_found_where_it_began() -> None:
+    incident = analyze(str(REAL_JOBS / "121-amp-overflow"))
+    assert (incident.status, incident.category, incident.iteration) == ("incident", "numerical", 18)
+    advice = " ".join(incident.recommendations)
+    assert "skipped every overflowing step" in advice and "reset the scale" in advice
+    assert "diverged weights" not in advice
 
 
 def test_loss_scale_at_its_floor_is_an_incident() -> None:
@@ -298,3 +365,11 @@ def test_real_nan_jobs_are_numerical(name: str) -> None:
         pytest.skip("real jobs not generated here")
     inc = analyze([str(REAL_JOBS / name)], AnalyzeOptions())
     assert (inc.status, inc.category, inc.phase) == ("incident", "numerical", "train")
+
+
+@pytest.mark.parametrize("job", ["034-deepspeed-enospc", "046-deepspeed-erofs"])
+def test_a_save_begun_just_after_the_failure_s_first_line_is_the_one_it_cut_short(job: str) -> None:
+    # DeepSpeed logs "Saving model checkpoint" a few milliseconds after the file system's first error line
+    incident = analyze(str(REAL_JOBS / job))
+    assert incident.checkpoint["in_progress"]["iteration"] == 20
+    assert any(r.startswith("Do not resume from the checkpoint at iteration 20") for r in incident.recommendations)

@@ -8,7 +8,7 @@ of injection) go to L4L_META_DIR, which lies outside the archived log tree.
   L4L_FAULT       none|exception|sigkill|hang|nan|enospc|corrupt_ckpt|data|
                   host_oom|worker_oom|sigstop|diverge|erofs|netdown|
                   restart|rlimit_as|stray_barrier|worker_segv|bad_token|eval_exception|
-                  short_sample|fsize|anomaly_nan|missing_shard|loader_data|deadlock
+                  short_sample|fsize|anomaly_nan|missing_shard|loader_data|deadlock|overflow
                   (bad_env, bad_env_all, missing_file, missing_file_all are set up by generate.py: a wrong
                   GLOO_SOCKET_IFNAME on one node or on every node; the dataset's seed file absent from one
                   node's local disk or from every node's)
@@ -151,6 +151,22 @@ def lr_scale(step: int) -> float:
             record("diverge", step)
         return 1000.0
     return 1.0
+
+
+def overflow_hook():
+    """With L4L_FAULT=overflow, a gradient hook for an fp16 activation that multiplies its gradient out of
+    fp16's range from step L4L_FAULT_STEP on (activations whose gradients need more range than fp16 has): the
+    loss scaler then finds inf in every step's gradients. None otherwise."""
+    if FAULT != "overflow":
+        return None
+
+    def hook(grad, step):
+        if step < FAULT_STEP:
+            return grad
+        if step == FAULT_STEP and rank() == 0:
+            record("overflow", step)
+        return grad * 1e8
+    return hook
 
 
 LAST_STEP = 0

@@ -40,9 +40,9 @@ DEEPSPEED_DEPS = ["hjson", "ninja", "psutil", "py-cpuinfo", "pydantic", "msgpack
 
 SCRIPTS = {"ddp": "train_ddp.py", "hf": "train_hf.py", "lightning": "train_lightning.py",
            "deepspeed": "train_deepspeed.py", "ignite": "train_ignite.py", "accelerate": "train_accelerate.py",
-           "ray": "train_ray.py", "jax": "train_jax.py", "fabric": "train_fabric.py"}
+           "ray": "train_ray.py", "jax": "train_jax.py", "fabric": "train_fabric.py", "amp": "train_amp.py"}
 FORMATS = {"ddp": "pytorch", "hf": "hf", "lightning": "lightning", "deepspeed": "deepspeed", "ignite": "ignite",
-           "accelerate": "accelerate", "ray": "ray", "jax": "jax", "fabric": "fabric"}
+           "accelerate": "accelerate", "ray": "ray", "jax": "jax", "fabric": "fabric", "amp": "megatron"}
 # Ray Train runs in the torch venv (ray[train] installed with torch pinned); JAX has a venv of its own (no torch).
 RAY = "ray[train]==2.60.0"
 JAX_PACKAGES = ["jax[cpu]==0.10.2", "flax", "optax", "absl-py"]
@@ -181,6 +181,15 @@ JOB_SPECS = [
     ("accelerate", "loader_data", None, 190, False, {"loader_workers": 2}),
     ("fabric", "deadlock", 3, 12, False),
     ("fabric", "sigkill", 2, 15, False),
+    # training health on real numbers (jobs 120 on: `index` places them after the jobs other work adds): an fp16
+    # loop with a dynamic loss scaler printed in Megatron-LM's layout, healthy (its first iterations search the
+    # scale down from 2^32), with every step overflowing from one step on, and with a learning rate off by 10^3;
+    # Accelerate with a JSON-lines tracker, diverging the same way
+    ("amp", "healthy", None, None, False, {"index": 120}),
+    ("amp", "overflow", None, 18, False, {"index": 121}),
+    ("amp", "diverge", None, 17, False, {"index": 122}),
+    ("accelerate", "diverge", None, 15, False, {"index": 123, "tracker": "jsonl"}),
+    ("accelerate", "healthy", None, None, False, {"index": 124, "tracker": "jsonl"}),
 ]
 # faults set up per node by the generator (no rank injects them; a node may fail before any rank registers)
 NODE_FAULTS = ("bad_env", "bad_env_all", "missing_file", "missing_file_all")
@@ -193,7 +202,7 @@ PHASE = {"exception": "train", "sigkill": "train", "hang": "train", "nan": "trai
          "restart": "train", "worker_segv": "train", "bad_env": "init", "rlimit_as": "train", "stray_barrier": "train",
          "bad_token": "train", "eval_exception": "eval", "bad_env_all": "init", "missing_file": "init",
          "missing_file_all": "init", "fsize": "checkpoint", "short_sample": "train", "anomaly_nan": "train",
-         "missing_shard": "load", "loader_data": "train", "deadlock": "train"}
+         "missing_shard": "load", "loader_data": "train", "deadlock": "train", "overflow": "train"}
 CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan": "numerical",
             "enospc": "storage", "corrupt_ckpt": "storage", "data": "data", "healthy": None,
             "host_oom": "host", "worker_oom": "host", "sigstop": "software", "diverge": "numerical",
@@ -201,12 +210,13 @@ CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan
             "bad_env": "user_config", "rlimit_as": "host", "stray_barrier": "software", "bad_token": "data",
             "eval_exception": "software", "bad_env_all": "user_config", "missing_file": "user_config",
             "missing_file_all": "user_config", "fsize": "storage", "short_sample": "data",
-            "anomaly_nan": "numerical", "missing_shard": "storage", "loader_data": "data", "deadlock": "software"}
+            "anomaly_nan": "numerical", "missing_shard": "storage", "loader_data": "data", "deadlock": "software",
+            "overflow": "numerical"}
 FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_runtime",
           "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps",
           "ignite": r"Engine run (complete|finished)", "accelerate": r"training finished: 40 steps",
           "ray": r"training finished: 40 steps", "jax": r"training finished: 40 steps",
-          "fabric": r"training finished: 40 steps"}
+          "fabric": r"training finished: 40 steps", "amp": r"training finished: 40 steps"}
 NAN = {"ddp": r"loss is nan at step", "hf": r"'loss': '?nan'?|'grad_norm': '?nan'?", "lightning": r"is not finite",
        "deepspeed": r"loss is nan at step", "ignite": r"contains NaN or Inf|Loss: nan",
        "accelerate": r"train_loss nan", "ray": r"loss is nan at step", "jax": r"loss is nan at step"}
@@ -242,12 +252,13 @@ def jobs():
     out = []
     for i, (stack, fault, rank, step, fr, *opts) in enumerate(JOB_SPECS):
         opt = opts[0] if opts else {}
+        i = opt.get("index", i)
         layout = opt.get("layout", "torchelastic-logdir")
         name = f"{i:03d}-{stack}-{fault}" + ("_fr" if fr else "") + LAYOUT_SUFFIX.get(layout, "")
         out.append(dict(name=name, index=i, stack=stack, fault=fault, rank=rank, step=step, fr=fr,
                         hosts=list(HOST_SETS[i % len(HOST_SETS)]), layout=layout,
                         loader_workers=opt.get("loader_workers", 0), max_restarts=opt.get("max_restarts", 0),
-                        validate=opt.get("validate", False)))
+                        validate=opt.get("validate", False), tracker=opt.get("tracker")))
     return out
 
 
@@ -388,6 +399,8 @@ def run_job(job, py, out_root, work_root, port):
         env["L4L_LOADER_WORKERS"] = str(job["loader_workers"])
     if job["validate"]:
         env["L4L_VALIDATE"] = "1"
+    if job.get("tracker"):
+        env["L4L_TRACKER"] = job["tracker"]
     if fault == "erofs":
         env["L4L_CKPT_DIR"] = ckpt
     if fault == "fsize":
@@ -649,7 +662,8 @@ def find(arch, hosts, pattern, limit=1, prefer=None, names=()):
 LOSS = {"ddp": re.compile(r"step (?P<step>\d+)/\d+ \| epoch \d+ \| loss (?P<loss>\S+) "),
         "hf": re.compile(r"'loss': '?(?P<loss>[^',}]+)'?.*'epoch': '?([^',}]+)'?"),
         "ignite": re.compile(r"Iter\[(?P<step>\d+)\] Loss: (?P<loss>\S+)"),
-        "accelerate": re.compile(r"step (?P<step>\d+)/\d+: train_loss (?P<loss>\S+)")}
+        "accelerate": re.compile(r"step (?P<step>\d+)/\d+: train_loss (?P<loss>\S+)"),
+        "amp": re.compile(r"iteration\s+(?P<step>\d+)/\s*\d+ ?\|.*\| lm loss: (?P<loss>[^|\s]+) ?\|")}
 
 
 def first_divergent_line(arch, stack, step, names):
@@ -822,6 +836,10 @@ def build_truth(job, arch):
             evidence.append(hit)
         else:
             problems.append("no progress line shows the loss blowing up")
+    elif fault == "overflow" and first:
+        iteration = first["step"]
+        faulty_nodes = []  # the same activations overflow on every rank: the job's numbers, no node
+        need(rf"iteration\s+{first['step']}/.*number of skipped iterations:\s+1 ?\|", None, limit=1)
     elif fault == "netdown" and first:
         faulty_rank = first["rank"]
         fh = rank_host.get(faulty_rank)
@@ -942,7 +960,12 @@ def describe(job, first, rank_host):
         return describe_other(job, first, rank_host)
     h = rank_host.get(first["rank"]) if first else None
     if f == "healthy":
-        return f"Healthy {s} run: 40 steps of DDP over gloo on 2 nodes x 2 ranks, checkpoints at steps 20 and 40."
+        extra = {"amp": " The fp16 loss scaler starts at 2^32 and halves on the overflows of the first 13 steps "
+                        "until the scale fits (the loss-scale search), then grows and halves now and then."}.get(s, "")
+        if job.get("tracker"):
+            extra += " Rank 0 also logs its metrics through a JSON-lines Accelerate tracker on stdout."
+        return (f"Healthy {s} run: 40 steps of DDP over gloo on 2 nodes x 2 ranks, checkpoints at steps 20 and 40."
+                + extra)
     if f == "exception":
         return (f"Global rank {r} on {h} raises RuntimeError from user code at step {job['step']}; "
                 f"{'accelerate launch' if s == 'accelerate' else 'torchrun'} reports exitcode 1 for it, the other ranks fail in the next collective (peer gone) "
@@ -990,7 +1013,12 @@ def describe(job, first, rank_host):
     if f == "diverge":
         return (f"The learning-rate schedule multiplies the rate by 1000 from step {job['step']} on every rank "
                 "(a schedule bug); the loss blows up in the framework's own progress lines"
-                f"{' and the script stops at a non-finite loss' if s == 'ddp' else ''}.")
+                f"{' and the script stops at a non-finite loss' if s in ('ddp', 'amp') else ''}.")
+    if f == "overflow":
+        return (f"From step {job['step']} on, the gradient of the fp16 logits is multiplied out of fp16's range on "
+                "every rank (activations whose gradients need more range than fp16 has): every step overflows, "
+                "the loss scaler skips it and halves the scale, from its level down past 1, while the loss stays "
+                "finite; the run ends normally with no step taken since.")
     if f == "netdown":
         return (f"Each node is its own network namespace, joined to the other by a veth pair (10.77.x.1/.2); at "
                 f"step {job['step']} global rank {r} sets {h}'s interface down (`ip link set DEV down`), cutting "

@@ -18,6 +18,7 @@ from statistics import median
 from typing import Any
 
 from l4lite.detect.base import Detector, Finding
+from l4lite.detect.health_scale import ScaleLimits, loss_scale_findings
 from l4lite.detect.series import counted_median, step_of
 from l4lite.records import Record
 from l4lite.scan.scanner import JobScan, MetricPoint
@@ -273,8 +274,12 @@ class HealthDetector(Detector):
                 at = f"iteration {p.iteration}" if p.iteration is not None else "one step"
                 rise = self._loss_rise(loss_ref, p)
                 # Two orders of magnitude, or one with the loss doubling around it: the update blew the weights.
-                severe = v > base * self.grad_severe or (rise is not None and rise >= 2.0)
+                # The two orders may take a few steps: the peak over the next ``spike_window`` iterations counts.
+                peak = self._grad_peak(pts, i)
+                severe = peak > base * self.grad_severe or (rise is not None and rise >= 2.0)
                 explain = f"the gradient norm exploded from {base:.4g} to {v:.4g} ({v / base:.0f}x) at {at}"
+                if peak > v * 1.5:
+                    explain += f", then to {peak:.4g} ({peak / base:.0f}x) within {self.spike_window} iterations"
                 if rise is not None and rise >= 1.5:
                     explain += f" and the loss rose {rise:.1f}x within {self.rise_window} iterations"
                 if severe:
@@ -286,6 +291,14 @@ class HealthDetector(Detector):
                                      "value": v, "iteration_key": _order(p), "scope": "global",
                                      "loss_rise": rise})
         return None
+
+    def _grad_peak(self, pts: list[MetricPoint], i: int) -> float:
+        """The largest gradient norm from point ``i`` over the next ``spike_window`` iterations (points when the
+        lines state no iteration)."""
+        p = pts[i]
+        ahead = [q.grad_norm for q in pts[i:i + self.spike_window + 1]
+                 if p.iteration is None or q.iteration is None or q.iteration - p.iteration <= self.spike_window]
+        return max(ahead)  # type: ignore[type-var,return-value]
 
     def _loss_rise(self, ref: _Series, p: MetricPoint) -> float | None:
         """How much the loss rose from just before ``p`` to its peak over the next ``rise_window`` iterations."""
@@ -299,80 +312,10 @@ class HealthDetector(Detector):
         return max(after[:self.rise_window]) / median(before)  # type: ignore[type-var,operator]
 
     def _loss_scale(self, metrics: list[MetricPoint]) -> list[Finding]:
-        """The fp16 loss scale falling to its floor, or halved again and again after the run's start.
-
-        A dynamic scaler starts high (2^16, 2^32) and halves on every overflow until it fits: a run of halvings
-        from the first reading, in the first ``scale_warmup`` iterations, is that search and no fault. Later,
-        ``scale_halvings`` halvings in a row, or ``scale_low_halvings`` that take it to ``scale_low`` or below, mean
-        that nearly every step overflows. So does a scale cut to ``scale_floor`` or below after the run's first
-        iterations that never grew back: at so low a scale fp16 gradients are barely scaled and still overflow (an
-        excerpt may show only the last cuts; a scaler that finds its level grows again between overflows)."""
-        pts = sorted((p for p in metrics if _finite(p.loss_scale) and p.loss_scale > 0),  # type: ignore[operator]
-                     key=lambda p: (p.time if p.time is not None else math.inf, p.seq))
-        if len(pts) < 2:
-            return []
-        high = pts[0].loss_scale or 0.0
-        for p in pts[1:]:
-            assert p.loss_scale is not None
-            if p.loss_scale <= 1.0 and high > 1.0:
-                return [self._scale_finding(p, f"the fp16 loss scale collapsed from {high:.4g} to {p.loss_scale:.4g}",
-                                            "loss_scale_collapse")]
-            high = max(high, p.loss_scale)
-        run_start, halvings, prev = 0, 0.0, pts[0].loss_scale
-        for i, p in enumerate(pts[1:], 1):
-            assert p.loss_scale is not None and prev is not None
-            if p.loss_scale > prev:  # the scaler grew again: the search (or a burst of overflows) ended
-                run_start, halvings = i, 0.0
-            elif p.loss_scale < prev:
-                halvings += math.log2(prev / p.loss_scale)
-                first = pts[run_start]
-                search = run_start == 0 and (first.iteration is None or first.iteration <= self.scale_warmup)
-                if not search and (halvings >= self.scale_halvings or (
-                        halvings >= self.scale_low_halvings and p.loss_scale <= self.scale_low)):
-                    at = f" from iteration {first.iteration}" if first.iteration is not None else ""
-                    return [self._scale_finding(
-                        p, f"the fp16 loss scale was halved {halvings:.0f} times in a row{at}, from "
-                           f"{pts[max(run_start - 1, 0)].loss_scale:.4g} to {p.loss_scale:.4g}", "loss_scale_halving",
-                        records=[point_record(q) for q in pts[max(run_start - 1, 0):i + 1]][-4:])]
-            prev = p.loss_scale
-        return self._scale_floor(metrics, pts)
-
-    def _scale_floor(self, metrics: list[MetricPoint], pts: list[MetricPoint]) -> list[Finding]:
-        """A scale cut to ``scale_floor`` or below after the search that never grew back (see ``_loss_scale``)."""
-        last = pts[-1]
-        if last.loss_scale > self.scale_floor:  # type: ignore[operator]
-            return []
-        first = next((i for i, p in enumerate(pts) if p.kind == "overflow" and self._past_search(metrics, p)), None)
-        if first is None:
-            return []
-        tail = pts[first:]  # from the first cut after the search: a scale that grew again found its level
-        if any(b.loss_scale > a.loss_scale for a, b in zip(tail, tail[1:], strict=False)):  # type: ignore[operator]
-            return []
-        cuts = [p for p in tail if p.kind == "overflow"]
-        at = f" at iteration {cuts[0].iteration}" if cuts[0].iteration is not None else ""
-        return [self._scale_finding(
-            last, f"the fp16 loss scale was cut to {last.loss_scale:.4g}{at}, long after the run's start, and never "
-                  "grew back", "loss_scale_floor", records=[point_record(q) for q in cuts[:4]])]
-
-    def _past_search(self, metrics: list[MetricPoint], p: MetricPoint) -> bool:
-        """Whether ``p`` comes after the run's first ``scale_warmup`` iterations: by its own iteration, or by a
-        progress line before it (by time, or earlier in its file) that counts more."""
-        if p.iteration is not None:
-            return p.iteration > self.scale_warmup
-        for q in metrics:
-            if q.kind != "train" or q.iteration is None or q.iteration <= self.scale_warmup:
-                continue
-            if (q.time is not None and p.time is not None and q.time <= p.time) or \
-                    (q.file == p.file and q.line < p.line):
-                return True
-        return False
-
-    def _scale_finding(self, p: MetricPoint, what: str, signal: str,
-                       records: list[Record] | None = None) -> Finding:
-        return Finding(self.name, "numerical", "root", 0.75,
-                       f"{what}: nearly every step overflows, the training cannot make progress", node=p.node,
-                       rank=p.rank, time=p.time, records=records or [point_record(p)],
-                       data={"signal": signal, "iteration": p.iteration, "scope": "global"})
+        """The fp16 loss-scale signals (``l4lite.detect.health_scale``)."""
+        limits = ScaleLimits(self.scale_warmup, self.scale_low, self.scale_halvings, self.scale_low_halvings,
+                             self.scale_floor)
+        return loss_scale_findings(metrics, limits, self.name)
 
     def _val_rising(self, metrics: list[MetricPoint], ref: _Series) -> list[Finding]:
         """Validation loss rising at every evaluation since its best while the training loss keeps falling."""

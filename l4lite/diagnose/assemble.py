@@ -143,6 +143,10 @@ def _before(save: dict[str, Any], failure_time: float | None, failure_iteration:
     return True
 
 
+def _near_after(save: dict[str, Any], failure_time: float | None) -> bool:
+    return failure_time is not None and save["time"] is not None and 0 < save["time"] - failure_time <= TIE_SECONDS
+
+
 def checkpoints(scan: JobScan, failure_time: float | None, failure_iteration: int | None = None,
                 diverged: bool = False) -> dict[str, Any]:
     """The last checkpoint saved completely before the failure, a save cut short by it, and the saves written
@@ -180,6 +184,9 @@ def checkpoints(scan: JobScan, failure_time: float | None, failure_iteration: in
     done = [s for s in before if s["complete"]]
     last = done[-1] if done else None
     cut = before[-1] if before and not before[-1]["complete"] else None
+    if cut is None:  # a save that never finished, begun in the second after the failure's first line (the full
+        # disk's error is logged as the save starts): the one the failure cut short
+        cut = next((s for s in saves if s not in before and not s["complete"] and _near_after(s, failure_time)), None)
 
     def fmt(s: dict[str, Any]) -> dict[str, Any]:
         return {"iteration": s["iteration"], "time": iso(s["time"]), "path": s["path"], "complete": s["complete"]}
@@ -210,6 +217,11 @@ def recommendations(verdict: Verdict, checkpoint: dict[str, Any], matched: dict[
         elif verdict.alike:
             out.append("Every node failed with the same error: fix what they share (the file, data, configuration "
                        "or code the error names) and resubmit; draining a node would not help.")
+        elif verdict.category == "numerical" and str(signal).startswith("loss_scale"):
+            out.append("The loss scaler skipped every overflowing step, so the weights stopped changing rather "
+                       "than diverged: find what leaves fp16's range (a layer's activations or gradients, a data "
+                       "batch), or train in bf16; a checkpoint resumes with its scaler's collapsed scale unless "
+                       "the scale is reset.")
         elif verdict.category == "numerical":
             out.append("Resume from a checkpoint before the divergence with a lower learning rate, or skip the "
                        "data batches around it; check the loss scale and the gradient clipping.")
@@ -235,10 +247,15 @@ def recommendations(verdict: Verdict, checkpoint: dict[str, Any], matched: dict[
         elif checkpoint.get("saved_after"):
             its = ", ".join(str(s["iteration"]) for s in checkpoint["saved_after"] if s.get("iteration") is not None)
             which = f" (iteration {its})" if its else ""
-            harm = ("they hold the diverged weights" if verdict.category == "numerical"
-                    else "check them before resuming")
-            out.append(f"Every checkpoint seen{which} was written after the failure: {harm}; resume from one saved "
-                       "before it (an earlier run's), or from the start.")
+            if str(signal).startswith("loss_scale"):
+                out.append(f"Every checkpoint seen{which} was written after the overflows began: skipped steps "
+                           "change nothing, so it holds the weights of before them, with the collapsed loss scale; "
+                           "reset the scale when resuming from it.")
+            else:
+                harm = ("they hold the diverged weights" if verdict.category == "numerical"
+                        else "check them before resuming")
+                out.append(f"Every checkpoint seen{which} was written after the failure: {harm}; resume from one "
+                           "saved before it (an earlier run's), or from the start.")
         elif checkpoint.get("saves_seen", 0) == 0:
             out.append("No checkpoint save was seen in the logs: check the checkpoint directory before resuming.")
     seen: set[str] = set()

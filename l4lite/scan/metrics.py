@@ -27,7 +27,7 @@ import math
 import re
 from typing import Any
 
-_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|NAN|inf|Inf|INF|infinity)(?:\.0)?"
+_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|NAN|inf|Inf|INF|infinity|Infinity)(?:\.0)?"
 
 MEGATRON_ITER = re.compile(r"\biteration\s+(\d+)\s*/\s*\d+")
 MEGATRON_VAL = re.compile(r"\bvalid(?:ation)?\s+loss\s+at\s+(?:iteration|step)\s+(\d+)", re.I)
@@ -44,6 +44,7 @@ PTL_PAIR = re.compile(r"([A-Za-z_][\w ]*?)=(" + _NUM + r")(?=[,\]\s]|$)")
 PTL_COUNT = re.compile(r"\|\s*(\d+)/(\d+)\s*\[")
 PTL_RATE = re.compile(r"(" + _NUM + r")\s*(it/s|s/it)")
 ERRORISH = ("Error", "error:", "Traceback", "Exception", "WARN")
+_ERROR_RECORD = ("Error", "Traceback", "Exception")  # words of an error in a JSON record, never in a metrics dict
 
 
 def to_float(text: str) -> float | None:
@@ -288,8 +289,12 @@ _KEY = r"(?!(?i:[-+]?(?:nan|inf(?:inity)?))(?![\w/.\-]))[A-Za-z_][\w/.\-]*"
 _VALUE = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])|" + _NUM
 # The value follows ``:``, ``=``, blanks, or a bracket (Ignite's ``Epoch[1], Iter[18] Loss: 0.5``, the PyTorch
 # tutorials' ``Epoch [1/10], Step [100/600], Loss: 0.21``).
-KV_PAIR = re.compile(r"(?:^|(?<=[\s,;{\[(|]))([\"']?)(" + _KEY + r"(?: " + _KEY + r"){0,4})\1(\s*[:=]\s*|\s*\[|\s+)"
-                     r"([\"']?)(" + _VALUE + r")\4(?:\s?(ms|s)(?![A-Za-z]))?(?=[\s,;}\])|%/]|:\s|:$|$)")
+# A key may follow a logger's ``name:`` prefix (``INFO:tensorflow:loss = 1.87, step = 31601``); a later word of a key
+# is never ``is``, the separator of ``Loss is 1.26`` (BigDL); a value may sit in brackets after its colon
+# (``Epoch: [8]``, the MetricLogger of DeiT and MAE) and end a sentence (``Loss is 1.26. Current ...``).
+KV_PAIR = re.compile(r"(?:^|(?<=[\s,;{\[(|:]))([\"']?)(" + _KEY + r"(?: (?!is\s)" + _KEY + r"){0,4})\1"
+                     r"(\s*[:=]\s*|\s*[:=]?\s*\[\s*|\s+is\s+|\s+)"
+                     r"([\"']?)(" + _VALUE + r")\4(?:\s?(ms|s)(?![A-Za-z]))?(?=[\s,;}\])|%/]|:\s|:$|\.\s|\.$|$)")
 ALIASES: dict[str, str] = {
     **dict.fromkeys(("iteration", "iter", "step", "steps", "global_step", "global step", "trainer/global_step",
                      "train/global_step", "num_updates", "batch", "update", "it"), "iteration"),
@@ -316,7 +321,9 @@ ALIASES: dict[str, str] = {
 # A space between key and value (``loss 2.3``) only for these: elsewhere "at step 10" or "rank 0" is prose.
 SPACED = frozenset({"iteration", "epoch", "loss", "val_loss", "grad_norm", "lr", "loss_scale", "iter_time"})
 INT_KEYS = frozenset({"iteration", "skipped", "nan_count"})
-_SUMMARY_KEYS = ("train_runtime", "train_loss'", 'train_loss"')  # Hugging Face's end-of-training averages
+# Hugging Face's end-of-training averages (``{'train_runtime': ..., 'train_loss': ...}``); a JSON line of a tracker
+# (``{"step": 2, "train_loss": 5.4, "grad_norm": 0.4}``) names ``train_loss`` too and is a progress line.
+_SUMMARY_KEYS = ("train_runtime", "train_samples_per_second", "train_steps_per_second")
 
 
 def canonical_key(key: str) -> str | None:
@@ -383,8 +390,8 @@ def kv_steps(message: str) -> tuple[str, list[tuple[str, Any, int, int]]] | None
     dict_line = "{" in message
     if dict_line and any(k in message for k in _SUMMARY_KEYS):
         return None
-    if not dict_line and any(word in message for word in ERRORISH):
-        return None
+    if any(word in message for word in (_ERROR_RECORD if dict_line else ERRORISH)):
+        return None  # (a JSON error record, torchelastic's error.json: "FloatingPointError: loss is nan at step 12")
     ops: list[tuple[str, Any, int, int]] = []
     seen: set[str] = set()
     other_loss: tuple[str, Any, int, int] | None = None  # the first other key that names a loss
