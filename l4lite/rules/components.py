@@ -42,7 +42,10 @@ CASCADE = re.compile(
     r"another (?:task|rank|process|worker|node|peer) (?:\w+ ){0,2}(?:died|failed|crashed|exited)|"
     r"an error from this or another task|tasks? (?:is set to ERROR|are unhealthy|have crashed)|"
     r"heartbeat timeout|stopped sending heartbeats|remote task has failed[^\n]{0,80}|detected fatal errors|"
-    r"barrier in coordination service has failed",
+    r"barrier in coordination service has failed|"
+    # torchelastic's agent enters its exit barrier only after its own workers succeeded: what fails there is the
+    # rendezvous store of a peer that already left, and the c10d store's words for a server that went away
+    r"Error waiting on exit barrier|Failed to recv, got 0 bytes|Did the remote server shutdown or crash",
     re.IGNORECASE,
 )
 
