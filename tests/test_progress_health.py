@@ -373,3 +373,29 @@ def test_a_save_begun_just_after_the_failure_s_first_line_is_the_one_it_cut_shor
     incident = analyze(str(REAL_JOBS / job))
     assert incident.checkpoint["in_progress"]["iteration"] == 20
     assert any(r.startswith("Do not resume from the checkpoint at iteration 20") for r in incident.recommendations)
+
+
+def test_hugging_face_epochs_become_iterations_per_epoch_not_per_run() -> None:
+    """The banner says 3 epochs of 30 steps in all: epoch 2.0 is step 20, not 60."""
+    lines = ["***** Running training *****", "  Num examples = 240", "  Num Epochs = 3",
+             "  Total optimization steps = 30",
+             "{'loss': 2.5, 'grad_norm': 1.0, 'learning_rate': 1e-05, 'epoch': 1.0}",
+             "{'loss': 2.1, 'grad_norm': 0.9, 'learning_rate': 1e-05, 'epoch': 2.0}"]
+    iterations = [p.iteration for p in scan_of({"n1": lines}).metrics]
+    assert iterations == [10, 20]
+
+
+def test_hugging_face_epochs_without_an_epoch_count_read_the_total_as_one_epoch() -> None:
+    lines = ["  Total optimization steps = 40", "{'loss': 2.5, 'grad_norm': 1.0, 'learning_rate': 1e-05, 'epoch': 0.5}"]
+    assert [p.iteration for p in scan_of({"n1": lines}).metrics] == [20]
+
+
+def test_sharded_scans_get_the_steps_per_epoch_from_the_banner(tmp_path: Path) -> None:
+    from l4lite.ingest.files import discover
+    from l4lite.records import Accounting
+    from l4lite.scale.shards import steps_per_epoch_hint
+
+    (tmp_path / "rank0.log").write_text("***** Running training *****\n  Num Epochs = 4\n"
+                                        "  Total optimization steps = 100\n{'loss': 2.5, 'epoch': 0.04}\n")
+    job = discover([str(tmp_path)], Accounting())
+    assert steps_per_epoch_hint(job.files) == 25.0

@@ -42,7 +42,7 @@ from l4lite.scale.shards import (
     plan_shards,
     remine,
     scan_shard,
-    total_steps_hint,
+    steps_per_epoch_hint,
     unify_templates,
 )
 from l4lite.scan.job import job_context, note_context, scan_job
@@ -379,7 +379,7 @@ def scan_job_parallel(paths: Sequence[str], options: AnalyzeOptions, execution: 
     engine = engine if engine is not None else make_engine(execution.jobs, execution.scheduler)
     try:
         context = job_context(job.files, options, accounting)
-        steps = total_steps_hint(job.files)
+        steps = steps_per_epoch_hint(job.files)
         tasks = [ShardTask(i, tuple(shard), job.root, context, tuple(options.rules_files),
                            float(options.bucket_seconds), steps)
                  for i, shard in enumerate(job_shards(job.files, engine.workers))]

@@ -45,7 +45,7 @@ class ShardTask:
     context: JobContext
     rules_files: tuple[str, ...]
     bucket_seconds: float
-    total_steps: int | None = None
+    steps_per_epoch: float | None = None
 
     @property
     def size(self) -> int:
@@ -225,10 +225,10 @@ def scan_shard(task: ShardTask) -> ShardResult:
     accounting = Accounting()
     ingest = IngestOptions(node_from=task.context.node_from, fold_shapes=True).use(task.context)
     rules = _rules(task.rules_files)
-    # Hugging Face prints "Total optimization steps" once (rank 0): every shard needs it to turn epochs into
-    # iterations, as the one pass has it from the job's first file on
+    # Hugging Face prints its step and epoch totals once (rank 0): every shard needs them to turn epochs into
+    # iterations, as the one pass has them from the job's first file on
     scanner = Scanner(TemplateMiner(), rules, bucket_seconds=task.bucket_seconds, root=task.root,
-                      total_steps=task.total_steps)
+                      steps_per_epoch=task.steps_per_epoch)
     feed_files(scanner, task.files, ingest, accounting)
     n = accounting.records
     for w in rules.warnings:
@@ -275,25 +275,29 @@ def _continued(left: ShardResult, right: ShardResult) -> tuple[list[Any], list[A
     return metrics, markers
 
 
-def total_steps_hint(files: Sequence[InputFile], head_lines: int = 400) -> int | None:
-    """"Total optimization steps = N" from the first lines of the job's files (Hugging Face prints it once,
-    near the start of rank 0's log), read before the shards are scanned."""
+def steps_per_epoch_hint(files: Sequence[InputFile], head_lines: int = 400) -> float | None:
+    """Steps per epoch from Hugging Face's "Num Epochs = E" and "Total optimization steps = N", printed once
+    near the start of rank 0's log, read before the shards are scanned."""
     import gzip
     import zlib
 
     from l4lite.scan.metrics import parse_job_facts
+    from l4lite.scan.scanner import steps_per_epoch
 
     for f in files:
+        epochs: int | None = None
         try:
             opener = gzip.open if f.compressed else open
             with opener(f.path, "rt", encoding="utf-8", errors="replace") as fh:  # type: ignore[operator]
                 for n, line in enumerate(fh):
                     if n >= head_lines:
                         break
-                    if "steps =" in line:
+                    if "Epochs =" in line:
+                        epochs = parse_job_facts(line).get("num_epochs", epochs)
+                    elif "steps =" in line:
                         steps = parse_job_facts(line).get("total_steps")
                         if steps:
-                            return int(steps)
+                            return steps_per_epoch(steps, epochs)
         except (OSError, EOFError, zlib.error):  # unreadable, truncated or corrupt: ingest warns about it
             continue
     return None

@@ -437,6 +437,7 @@ def _kv(message: str) -> dict[str, Any] | None:
 
 _FACTS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"Total optimization steps = ([\d,]+)"), "total_steps"),
+    (re.compile(r"Num Epochs = ([\d,]+)"), "num_epochs"),
     (re.compile(r"using world size:\s*(\d+)"), "world_size"),
     (re.compile(r"^\s*world_size\s*\.{3,}\s*(\d+)"), "world_size"),
     (re.compile(r"tensor-model-parallel size:\s*(\d+)"), "tensor_parallel"),

@@ -34,7 +34,7 @@ def message_gates(msg: str) -> int:
     gates = G_METRIC if may_be_metric_line(msg) else 0
     if "clocks_" in msg:
         gates |= G_CLOCKS
-    if "steps =" in msg or "world size" in msg or " ....." in msg:
+    if "steps =" in msg or "Epochs =" in msg or "world size" in msg or " ....." in msg:
         gates |= G_FACT
     if (" NCCL INFO " not in msg or "NCCL version" in msg or "Init COMPLETE" in msg or "Bootstrap" in msg) \
             and may_be_marker(msg):

@@ -312,7 +312,7 @@ class RunPath:
                 token, convert, ia, ib, nan_count, kind, implied = deferred
                 iteration = convert(s[ia:ib]) if convert is not None else None
                 if nan_count is not None and (nan_count[0](s[nan_count[1]:nan_count[2]]) or (
-                        nan_count[3] and iteration is None and self._total_steps)):
+                        nan_count[3] and iteration is None and self._steps_per_epoch)):
                     # flagged by its NaN counter, or an epoch stands in for the iteration: its values now
                     self._add_metric(token[0].values(s[token[1]:token[2]]), node, rec_node, rank, t, file, lineno,
                                      s)

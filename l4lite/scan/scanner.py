@@ -106,6 +106,11 @@ class _Stat:
         self.last: float | None = None
 
 
+def steps_per_epoch(total_steps: int, num_epochs: int | None) -> float:
+    """Optimizer steps per epoch from Hugging Face's start-up banner (one epoch when the banner gave none)."""
+    return total_steps / num_epochs if num_epochs else float(total_steps)
+
+
 class Scanner(RunPath):
     """Consumes records one at a time (``add``) and produces a ``JobScan`` (``finish``).
 
@@ -115,7 +120,7 @@ class Scanner(RunPath):
 
     def __init__(self, miner: Miner, rules: Matcher | None = None, *, bucket_seconds: float = 5.0,
                  root: str = "", max_cells: int = MAX_CELLS, hit_cap: int = HIT_CAP,
-                 total_steps: int | None = None) -> None:
+                 steps_per_epoch: float | None = None) -> None:
         self.miner = miner
         self.rules = rules
         self.root = root
@@ -163,7 +168,10 @@ class Scanner(RunPath):
         self._hidden_words: tuple[bytes, ...] | None = None  # gate keywords a folded run shape may hide
         self._exemplar_count = 0
         self._device: dict[tuple[str, str], list[DeviceEvent]] = {}
-        self._total_steps = total_steps  # "Total optimization steps = N" (Hugging Face): epoch -> iteration
+        # Hugging Face logs a fractional epoch, not a step: "Total optimization steps = N" over "Num Epochs = E"
+        # turns it into an iteration
+        self._steps_per_epoch = steps_per_epoch
+        self._num_epochs: int | None = None
         self.info: dict[str, Any] = {}
         self.start_time: float | None = None
         self.end_time: float | None = None
@@ -372,8 +380,8 @@ class Scanner(RunPath):
         seq_key = (node, rank)
         seq = self._seq[seq_key] = self._seq.get(seq_key, 0) + 1
         iteration = values.get("iteration")
-        if iteration is None and self._total_steps and values.get("epoch") is not None:
-            iteration = int(round(values["epoch"] * self._total_steps))  # (values is shared: never mutated)
+        if iteration is None and self._steps_per_epoch and values.get("epoch") is not None:
+            iteration = int(round(values["epoch"] * self._steps_per_epoch))  # (values is shared: never mutated)
         kind = values.get("kind", "train")
         series = self._metrics.get(node)
         if series is None:
@@ -442,8 +450,10 @@ class Scanner(RunPath):
         facts = parse_job_facts(msg)
         for k, v in facts.items():
             self.info.setdefault(k, v)
-        if "total_steps" in facts and self._total_steps is None:
-            self._total_steps = int(facts["total_steps"])
+        if "num_epochs" in facts and self._num_epochs is None:
+            self._num_epochs = facts["num_epochs"]
+        if "total_steps" in facts and self._steps_per_epoch is None:
+            self._steps_per_epoch = steps_per_epoch(facts["total_steps"], self._num_epochs)
 
     def _coarsen(self) -> None:
         while len(self._counts) > self.max_cells // 2:
