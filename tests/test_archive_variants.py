@@ -84,7 +84,11 @@ CASES: dict[str, tuple[str, ...]] = {
     "stdin-merged": ("030-deepspeed-exception", "001-ddp-exception", "019-lightning-hang",  # 019: summaries past 32 KB
                      "026-ddp-hang_fr"),  # a dump beside stdin
     "gzip": ("038-hf-host_oom", "011-hf-hang"),  # 011: the stuck rank's error.json.gz
-    "rotated": ("009-hf-exception", "019-lightning-hang", "005-ddp-enospc", "004-ddp-nan"),
+    "rotated": ("009-hf-exception", "019-lightning-hang", "005-ddp-enospc", "004-ddp-nan",
+                # the diagnosis reads a rotated log as one stream: a shutdown line paired with the failure in an
+                # older piece (042), the phase of an untimed line from the lines after it (044), a traceback's
+                # frames in one piece and its exception line in the next (021)
+                "042-hf-sigstop", "044-hf-diverge", "021-lightning-enospc"),
     "crlf": ("014-hf-corrupt_ckpt",),
     "bom": ("007-ddp-data",),
     "binary-garbage": ("049-ddp-netdown", "060-accelerate-sigkill"),  # damaged bytes inside a traceback
