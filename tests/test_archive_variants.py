@@ -80,7 +80,9 @@ CASES: dict[str, tuple[str, ...]] = {
     "merged-plain": ("003-ddp-hang", "037-ddp-host_oom",  # hosts named by pids and banners, none by the file
                      "004-ddp-nan",  # every rank's error.json, with the second it states
                      "073-jax-exception",  # the traceback after a process's last pid-named step
-                     "065-ray-healthy"),  # relayed prefixes name their actors, not the driver's file
+                     "065-ray-healthy",  # relayed prefixes name their actors, not the driver's file
+                     # a console's ``[default0]:`` lines between its agent's lines: local ranks repeat on every node
+                     "083-ddp-bad_env", "092-lightning-missing_file_all"),
     "stdin-merged": ("030-deepspeed-exception", "001-ddp-exception", "019-lightning-hang",  # 019: summaries past 32 KB
                      "026-ddp-hang_fr"),  # a dump beside stdin
     "gzip": ("038-hf-host_oom", "011-hf-hang"),  # 011: the stuck rank's error.json.gz
