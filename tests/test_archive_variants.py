@@ -76,7 +76,8 @@ CASES: dict[str, tuple[str, ...]] = {
     "flattened": ("013-hf-enospc", "047-ddp-host_oom_srun", "078-jax-exception_srun", "015-hf-data", "042-hf-sigstop",
                   "011-hf-hang"),  # 011: error.json beside stderr.log by name
     "merged-labelled": ("002-ddp-sigkill", "030-deepspeed-exception", "001-ddp-exception",
-                        "005-ddp-enospc", "011-hf-hang"),  # error records: their shape, no borrowed time
+                        "005-ddp-enospc", "011-hf-hang",  # error records: their shape, no borrowed time
+                        "021-lightning-enospc"),  # a traceback's frames and exception line after the task's label
     "merged-plain": ("003-ddp-hang", "037-ddp-host_oom",  # hosts named by pids and banners, none by the file
                      "004-ddp-nan",  # every rank's error.json, with the second it states
                      "073-jax-exception",  # the traceback after a process's last pid-named step

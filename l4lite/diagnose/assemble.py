@@ -96,7 +96,8 @@ def in_pieces(scan: JobScan, entries: list[Evidence]) -> list[Evidence]:
     return entries
 
 
-_PREFIX = r"^(?:\[[^\]\n]{0,40}\]:)*\s*"  # torchrun's "[default0]:[rank0]:" stream prefixes
+# torchrun's "[default0]:[rank0]:" stream prefixes, after an ``srun --label`` label ("0: ") in a merged stream
+_PREFIX = r"^(?:\s*\d{1,6}: )?(?:\[[^\]\n]{0,40}\]:)*\s*"
 _FRAME = re.compile(_PREFIX + r'File "[^"\n]+", line \d+')
 _RAISED = re.compile(_PREFIX + r"(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure)\b")
 FRAME_REACH = 60  # lines from a traceback's frame down to its exception line
