@@ -161,10 +161,11 @@ def test_the_scan_orders_a_rotated_log_as_one_stream_and_names_evidence_by_its_p
     assert {h.record.file for h in scan.hits} == {"node-a/train.log"}  # the stream, numbered on through its pieces
     assert [(a, rel) for a, rel in scan.streams.starts["node-a/train.log"]] == [
         (1, "node-a/train.log.1"), (8, "node-a/train.log")]
-    incident = analyze(str(tmp_path / "job"), AnalyzeOptions())
-    root = next(e for e in incident.evidence if e.role == "root")
-    assert (root.file, root.line, root.end_line) == ("node-a/train.log.1", 7, 9)
-    assert root.text.splitlines()[0] == lines[6]
+    for execution in (ExecutionOptions(), ExecutionOptions(jobs=2)):  # one pass, and shards merged
+        incident = analyze(str(tmp_path / "job"), AnalyzeOptions(), execution)
+        root = next(e for e in incident.evidence if e.role == "root")
+        assert (root.file, root.line, root.end_line) == ("node-a/train.log.1", 7, 9)
+        assert root.text.splitlines()[0] == lines[6]
 
 
 def test_runs_of_a_rotated_log_are_cut_at_its_pieces(tmp_path: Path) -> None:
