@@ -8,9 +8,11 @@ them. Every input line ends in a record or in a skip counter with a reason, so t
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 
 @dataclass(slots=True)
@@ -132,3 +134,39 @@ class Accounting:
             f" + {skipped} skipped ({reasons})"
             + (f"; {sum(self.files_skipped.values())} files skipped" if self.files_skipped else "")
         )
+
+
+class PiecePlace(NamedTuple):
+    """Where a line of a rotated log's stream is in the piece the user opens."""
+
+    file: str
+    line: int
+    end_line: int
+
+
+@dataclass
+class RotatedStreams:
+    """The rotated logs of a job, each read as one stream (``x.log.2.gz``, ``x.log.1``, ``x.log``): the scan and
+    the diagnosis name their records by the stream (the newest piece's path) and number lines on through the
+    pieces, so that every comparison of positions (``(file, line)``: a shutdown after a failure, the lines after
+    an exception, one record told twice) reads the rotated log as the one stream it was written as. What the
+    user opens are the pieces: ``piece_of`` names an evidence line by its piece and the piece's line numbers.
+    Filled while the job is read (``starts``: stream -> [(its first stream line, piece)], oldest first);
+    shards merge by union."""
+
+    starts: dict[str, Sequence[tuple[int, str]]] = field(default_factory=dict)
+
+    def merge(self, other: RotatedStreams) -> RotatedStreams:
+        self.starts.update(other.starts)
+        return self
+
+    def piece_of(self, file: str, line: int, end_line: int | None = None) -> PiecePlace:
+        """``(file, line)`` of a stream as the piece the line is in (a record running on into the next piece
+        ends past its piece's last line, as the reader names it); any other file's unchanged."""
+        end = line if end_line is None else end_line
+        starts = self.starts.get(file)
+        if not starts or line < 1:
+            return PiecePlace(file, line, end)
+        k = max(0, bisect_right([a for a, _ in starts], line) - 1)
+        shift = starts[k][0] - 1
+        return PiecePlace(starts[k][1], line - shift, end - shift)

@@ -76,15 +76,22 @@ CASES: dict[str, tuple[str, ...]] = {
     "flattened": ("013-hf-enospc", "047-ddp-host_oom_srun", "078-jax-exception_srun", "015-hf-data", "042-hf-sigstop",
                   "011-hf-hang"),  # 011: error.json beside stderr.log by name
     "merged-labelled": ("002-ddp-sigkill", "030-deepspeed-exception", "001-ddp-exception",
-                        "005-ddp-enospc", "011-hf-hang"),  # error records: their shape, no borrowed time
+                        "005-ddp-enospc", "011-hf-hang",  # error records: their shape, no borrowed time
+                        "021-lightning-enospc"),  # a traceback's frames and exception line after the task's label
     "merged-plain": ("003-ddp-hang", "037-ddp-host_oom",  # hosts named by pids and banners, none by the file
                      "004-ddp-nan",  # every rank's error.json, with the second it states
                      "073-jax-exception",  # the traceback after a process's last pid-named step
-                     "065-ray-healthy"),  # relayed prefixes name their actors, not the driver's file
+                     "065-ray-healthy",  # relayed prefixes name their actors, not the driver's file
+                     # a console's ``[default0]:`` lines between its agent's lines: local ranks repeat on every node
+                     "083-ddp-bad_env", "092-lightning-missing_file_all"),
     "stdin-merged": ("030-deepspeed-exception", "001-ddp-exception", "019-lightning-hang",  # 019: summaries past 32 KB
                      "026-ddp-hang_fr"),  # a dump beside stdin
     "gzip": ("038-hf-host_oom", "011-hf-hang"),  # 011: the stuck rank's error.json.gz
-    "rotated": ("009-hf-exception", "019-lightning-hang", "005-ddp-enospc", "004-ddp-nan"),
+    "rotated": ("009-hf-exception", "019-lightning-hang", "005-ddp-enospc", "004-ddp-nan",
+                # the diagnosis reads a rotated log as one stream: a shutdown line paired with the failure in an
+                # older piece (042), the phase of an untimed line from the lines after it (044), a traceback's
+                # frames in one piece and its exception line in the next (021)
+                "042-hf-sigstop", "044-hf-diverge", "021-lightning-enospc"),
     "crlf": ("014-hf-corrupt_ckpt",),
     "bom": ("007-ddp-data",),
     "binary-garbage": ("049-ddp-netdown", "060-accelerate-sigkill"),  # damaged bytes inside a traceback

@@ -320,3 +320,19 @@ def test_a_run_of_hostless_records_too_long_for_a_block_stays_unplaced_and_whole
     out = list(between_one_node([_placed("n1"), *run, _placed("n1")]))
     assert len(out) == len(run) + 2 and len({id(r) for r in out}) == len(out)
     assert all(r.node is None for r in run)
+
+
+def test_a_local_ranks_lines_inside_one_nodes_block_of_a_cat_take_it() -> None:
+    """A ``cat`` of two nodes' consoles: ``[default0]:`` is local rank 0 on both, so its label says nothing of
+    whose a line is (global rank 0's host is not its host); between two of gpu-node-12's agent lines it is that
+    node's. A global rank's label (``[rank2]:``) keeps its own reading, and between two nodes nothing is placed."""
+    agent_a, agent_b = _placed("gpu-node-07", "W1205 08:11:06 12788 run.py:874] *****"), \
+        _placed("gpu-node-12", "W1205 08:11:08 12811 run.py:874] *****")
+    local = [_placed(None, "[default0]:Traceback (most recent call last):", 0),
+             _placed(None, "[default1]:RuntimeError: no interface named ib0", 1)]
+    ranked = _placed(None, "[default0]:[rank2]: RuntimeError: no interface named ib0", 2)
+    out = list(between_one_node([agent_a, agent_b, *local, agent_b]))
+    assert [r.node for r in out] == ["gpu-node-07", "gpu-node-12", "gpu-node-12", "gpu-node-12", "gpu-node-12"]
+    assert [r.node for r in between_one_node([agent_b, ranked, agent_b])] == ["gpu-node-12", None, "gpu-node-12"]
+    local[0].node = None
+    assert [r.node for r in between_one_node([agent_a, local[0], agent_b])] == ["gpu-node-07", None, "gpu-node-12"]

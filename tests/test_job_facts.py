@@ -137,6 +137,37 @@ def test_a_rotated_log_reads_as_one_stream_named_by_its_pieces(tmp_path: Path) -
         assert acc.lines_read == len(lines) and acc.balanced
 
 
+def test_a_rotated_streams_line_is_named_by_the_piece_it_is_in() -> None:
+    from l4lite.records import RotatedStreams
+
+    streams = RotatedStreams({"n/x.log": [(1, "n/x.log.2.gz"), (5, "n/x.log.1"), (8, "n/x.log")]})
+    assert streams.piece_of("n/x.log", 4) == ("n/x.log.2.gz", 4, 4)
+    assert streams.piece_of("n/x.log", 7, 9) == ("n/x.log.1", 3, 5)  # runs on into the next piece
+    assert streams.piece_of("n/x.log", 8) == ("n/x.log", 1, 1)
+    assert streams.piece_of("n/y.log", 8, 9) == ("n/y.log", 8, 9)  # not rotated: as it is
+
+
+def test_the_scan_orders_a_rotated_log_as_one_stream_and_names_evidence_by_its_piece(tmp_path: Path) -> None:
+    from l4lite.scan.job import scan_job
+
+    lines = [f"2026-12-03 14:00:{i:02d},000 INFO step {i} loss 2.3" for i in range(10)]
+    lines[6:6] = ["Traceback (most recent call last):", '  File "train.py", line 9, in <module>',
+                  "OSError: [Errno 28] No space left on device"]
+    job = tmp_path / "job" / "node-a"
+    job.mkdir(parents=True)
+    (job / "train.log.1").write_text("\n".join(lines[:7]) + "\n")  # the traceback is cut after its first line
+    (job / "train.log").write_text("\n".join(lines[7:]) + "\n")
+    scan = scan_job([str(tmp_path / "job")], AnalyzeOptions())
+    assert {h.record.file for h in scan.hits} == {"node-a/train.log"}  # the stream, numbered on through its pieces
+    assert [(a, rel) for a, rel in scan.streams.starts["node-a/train.log"]] == [
+        (1, "node-a/train.log.1"), (8, "node-a/train.log")]
+    for execution in (ExecutionOptions(), ExecutionOptions(jobs=2)):  # one pass, and shards merged
+        incident = analyze(str(tmp_path / "job"), AnalyzeOptions(), execution)
+        root = next(e for e in incident.evidence if e.role == "root")
+        assert (root.file, root.line, root.end_line) == ("node-a/train.log.1", 7, 9)
+        assert root.text.splitlines()[0] == lines[6]
+
+
 def test_runs_of_a_rotated_log_are_cut_at_its_pieces(tmp_path: Path) -> None:
     from l4lite.ingest.reader import iter_job
     from l4lite.ingest.runs import ShapeRun

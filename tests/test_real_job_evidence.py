@@ -130,6 +130,12 @@ def test_frames_shown_apart_from_their_exception_line_become_one_traceback_entry
     assert [(e.line, e.end_line, e.text) for e in out] == [(113, 140, RAISED)]
 
 
+def test_frames_after_an_srun_label_become_one_traceback_entry_too() -> None:
+    # ``srun --label torchrun``: one stream per node, each line after its task's label
+    out = whole_tracebacks([_ev(113, "0: " + FRAME_A), _ev(140, "0: " + RAISED), _ev(115, "0: " + FRAME_B)])
+    assert [(e.line, e.end_line) for e in out] == [(113, 140)]
+
+
 def test_frames_of_another_rank_or_file_or_too_far_above_stay_apart() -> None:
     entries = [_ev(113, FRAME_A, rank=1), _ev(114, FRAME_B, file="n1/other.log"), _ev(20, FRAME_B),
                _ev(140, RAISED), _ev(120, FRAME_A, role="cascade")]

@@ -76,7 +76,7 @@ def build_evidence(scan: JobScan, verdict: Verdict, max_entries: int = MAX_EVIDE
             seen.add(key)
             out.append(_evidence(scan, f, r, role))
             if len(out) >= max_entries:
-                return whole_tracebacks(out)
+                return in_pieces(scan, whole_tracebacks(out))
         if role == "root" and verdict.status == "incident" and f.detector != "rules":
             # a rule's finding has the copies its rule matched; lines a detector chose without one (the timeouts
             # around a stuck rank) bring the rank's error file, which repeats them in words no rule knows
@@ -84,10 +84,20 @@ def build_evidence(scan: JobScan, verdict: Verdict, max_entries: int = MAX_EVIDE
                 if (r.file, r.line) not in seen:
                     seen.add((r.file, r.line))
                     out.append(_evidence(scan, f, r, role))
-    return whole_tracebacks(out)
+    return in_pieces(scan, whole_tracebacks(out))
 
 
-_PREFIX = r"^(?:\[[^\]\n]{0,40}\]:)*\s*"  # torchrun's "[default0]:[rank0]:" stream prefixes
+def in_pieces(scan: JobScan, entries: list[Evidence]) -> list[Evidence]:
+    """Entries of a rotated log, worked out on its stream's line numbers, named by the piece each is in (what
+    the user opens), in place."""
+    if scan.streams.starts:
+        for e in entries:
+            e.file, e.line, e.end_line = scan.streams.piece_of(e.file, e.line, e.end_line)
+    return entries
+
+
+# torchrun's "[default0]:[rank0]:" stream prefixes, after an ``srun --label`` label ("0: ") in a merged stream
+_PREFIX = r"^(?:\s*\d{1,6}: )?(?:\[[^\]\n]{0,40}\]:)*\s*"
 _FRAME = re.compile(_PREFIX + r'File "[^"\n]+", line \d+')
 _RAISED = re.compile(_PREFIX + r"(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure)\b")
 FRAME_REACH = 60  # lines from a traceback's frame down to its exception line

@@ -17,7 +17,13 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from l4lite.ingest.attribution import ELASTIC_FIELD, address_of, normalize_host, strip_stream_prefix
+from l4lite.ingest.attribution import (
+    ELASTIC_FIELD,
+    TORCHRUN_PREFIX,
+    address_of,
+    normalize_host,
+    strip_stream_prefix,
+)
 
 # torchelastic's agent writes glog lines (``W1203 14:40:04.257000 19477 torch/...] Sending process 19644 closing
 # signal SIGTERM``): the header's number is the agent's pid, the message names its workers' pids; the failure
@@ -59,7 +65,8 @@ BLOCK_RECORDS = 2000  # hostless records held while waiting for the next placed 
 
 
 def between_one_node(records: Iterable[Any]) -> Iterator[Any]:
-    """A run of records that no line places (no host, no rank, no stream label) between two records of one node,
+    """A run of records that no line places (no host, no rank, no stream label but a local rank's, ``_local_only``)
+    between two records of one node,
     with no record of another node or stream between them, is that node's: a ``cat`` of several nodes' files holds
     each file whole, so what sits inside one node's block (a thread's glog line whose id no banner ties, a stack
     dump after it) was written there. A run longer than ``BLOCK_RECORDS`` stays unplaced."""
@@ -67,7 +74,8 @@ def between_one_node(records: Iterable[Any]) -> Iterator[Any]:
     before: str | None = None  # the node of the last record placed, when nothing else came after it
     for r in records:
         labelled = _labelled(r.text)
-        if r.node is None and r.rank is None and before is not None and not labelled:
+        local = labelled and r.node is None and _local_only(r.text)
+        if r.node is None and (r.rank is None or local) and before is not None and (local or not labelled):
             held.append(r)
             if len(held) > BLOCK_RECORDS:  # too long a run for one node's block: left unplaced
                 yield from held
@@ -82,6 +90,14 @@ def between_one_node(records: Iterable[Any]) -> Iterator[Any]:
         before = node
         yield r
     yield from held
+
+
+def _local_only(text: str) -> bool:
+    """Whether a line's only label is torchrun's local rank (``[default0]:``, not followed by ``[rank2]:``): local
+    ranks repeat on every node, so in a ``cat`` of several nodes' consoles the label says nothing of whose it is
+    and its block does (the node's agent lines around it)."""
+    m = TORCHRUN_PREFIX.match(text)
+    return m is not None and m[1] != "rank" and TORCHRUN_PREFIX.match(text, m.end()) is None
 
 
 def _labelled(text: str) -> bool:

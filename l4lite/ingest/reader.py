@@ -42,7 +42,7 @@ from l4lite.ingest.runs import RUN_BLOCK_LINES, RunReading, ShapeBook, ShapeRun
 from l4lite.ingest.shape import FOLD_DIGITS
 from l4lite.ingest.timespots import LEARN_LINES, learn_spot
 from l4lite.ingest.timestamps import TimestampParser
-from l4lite.records import Accounting, Record
+from l4lite.records import Accounting, Record, RotatedStreams
 
 __all__ = ["IngestOptions", "RankMap", "iter_records", "iter_job", "prepare_job", "read_file"]
 
@@ -78,6 +78,9 @@ class IngestOptions:
     fold_shapes: bool = False
     shape_books: dict[tuple, ShapeBook] = field(default_factory=dict, repr=False, compare=False)
     context: JobContext | None = None
+    # when given, a rotated log's records keep its stream's name and line numbers, its pieces noted here (the
+    # scan's: the diagnosis orders them as one stream); else each record is named by its piece (``parse``)
+    streams: RotatedStreams | None = None
 
     def shape_book(self, context: tuple) -> ShapeBook:
         """The book of the files that read a shape alike (see ``ShapeBook``)."""
@@ -137,7 +140,10 @@ def read_file(input_file: InputFile, options: IngestOptions, accounting: Account
         reader.learn_lead(lead_of(input_file), node_re)
     pids = reader.ctx.pids if reader.path_node is None else None  # hostless lines named by their agent's pid
     items = reader.run(runs and not pids)
-    items = read_chain(items, reader.pieces) if input_file.parts else items  # a rotated log: one stream
+    if input_file.parts and options.streams is not None:  # a rotated log: one stream, its pieces noted
+        options.streams.starts[input_file.rel] = reader.pieces  # filled as the chain is read
+    elif input_file.parts:
+        items = read_chain(items, reader.pieces)
     return named_by_pid(items, pids) if pids else items
 
 

@@ -5,7 +5,9 @@ reads them one after the other, numbering lines on through them, so that the rea
 rotation: a traceback cut in two by logrotate is one record, and the first lines of a piece keep the time of the
 line before them. What the user opens are the pieces, so every record and run is named by the piece its first
 line is in, with that piece's line numbers (a record that runs on into the next piece ends past its piece's
-last line).
+last line): so ``parse`` writes them. The scan keeps the stream's own name and line numbers instead
+(``IngestOptions.streams``), so that the diagnosis compares positions along the one log, and names its evidence
+by piece at the end (``records.RotatedStreams.piece_of``).
 """
 
 from __future__ import annotations

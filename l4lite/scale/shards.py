@@ -29,7 +29,7 @@ from l4lite.ingest.attribution import RankMap
 from l4lite.ingest.context import JobContext
 from l4lite.ingest.files import InputFile
 from l4lite.ingest.pieces import share_weights, split_large
-from l4lite.records import Accounting
+from l4lite.records import Accounting, RotatedStreams
 from l4lite.scan.jobscan import collapsed, job_nodes, rebucket
 from l4lite.scan.scanner import EXEMPLAR_CAP, MAX_CELLS, JobScan, Progress, TemplateStat, node_key
 
@@ -223,7 +223,8 @@ def scan_shard(task: ShardTask) -> ShardResult:
 
     started = time.perf_counter()
     accounting = Accounting()
-    ingest = IngestOptions(node_from=task.context.node_from, fold_shapes=True).use(task.context)
+    streams = RotatedStreams()  # the rotated logs' pieces, noted as they are read
+    ingest = IngestOptions(node_from=task.context.node_from, fold_shapes=True, streams=streams).use(task.context)
     rules = _rules(task.rules_files)
     # Hugging Face prints its step and epoch totals once (rank 0): every shard needs them to turn epochs into
     # iterations, as the one pass has them from the job's first file on
@@ -236,6 +237,7 @@ def scan_shard(task: ShardTask) -> ShardResult:
     first_rank_nodes = scanner.rank_nodes_seen()  # before finish() folds the ties in
     ties = ingest.rank_map.as_dict()
     scan = scanner.finish(accounting, ties)
+    scan.streams = streams
     exemplars = {key: list(recs) for key, recs in scan.exemplars.items()}
     resolved = {f"rank:{r}": n for r, n in ties.items()}  # as JobScan.remap_nodes re-keys rank-only nodes
     phase_end = {resolved.get(node, node): phase for node, phase in scanner.phase_now().items()}

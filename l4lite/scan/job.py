@@ -20,7 +20,7 @@ from l4lite.ingest.reader import IngestOptions, read_file
 from l4lite.ingest.runs import ShapeRun
 from l4lite.mining.miner import TemplateMiner
 from l4lite.options import AnalyzeOptions, ProgressFn
-from l4lite.records import Accounting
+from l4lite.records import Accounting, RotatedStreams
 from l4lite.rules.pack import RulePack
 from l4lite.scan.gctune import fewer_collections
 from l4lite.scan.jobscan import job_nodes
@@ -127,7 +127,8 @@ def scan_files(files: Sequence[Any], root: str, options: AnalyzeOptions, *, acco
     accounting = accounting if accounting is not None else Accounting()
     rules = rules if rules is not None else load_rules(options)
     context = context if context is not None else job_context(files, options, accounting)
-    ingest = IngestOptions(node_from=options.node_from, fold_shapes=True).use(context)
+    streams = RotatedStreams()  # the rotated logs' pieces, noted as they are read
+    ingest = IngestOptions(node_from=options.node_from, fold_shapes=True, streams=streams).use(context)
     scanner = Scanner(miner if miner is not None else new_miner(), rules, bucket_seconds=options.bucket_seconds,
                       root=root)
     feed_files(scanner, files, ingest, accounting, progress)
@@ -135,6 +136,7 @@ def scan_files(files: Sequence[Any], root: str, options: AnalyzeOptions, *, acco
         for w in getattr(rules, "warnings", []):
             accounting.warn(w)
     scan = scanner.finish(accounting, ingest.rank_map.as_dict())
+    scan.streams = streams
     scan.info.setdefault("nodes", job_nodes(scan.node_last))
     note_context(scan, context)
     scan.info["scan_seconds"] = round(time.perf_counter() - started, 3)

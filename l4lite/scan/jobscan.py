@@ -18,7 +18,7 @@ from typing import Any
 
 from l4lite.ingest.errorfile import error_record_places
 from l4lite.ingest.flight_recorder import FlightDump
-from l4lite.records import Accounting, Record
+from l4lite.records import Accounting, Record, RotatedStreams
 
 UNKNOWN_NODE = "unknown"
 DEVICE_EVENT_CAP = 4  # telemetry events kept per (node, GPU); the last one stands for the rest
@@ -180,6 +180,8 @@ class JobScan:
     source_first: dict[str, float] = field(default_factory=dict)  # source -> first record time
     device_events: dict[tuple[str, str], list[DeviceEvent]] = field(default_factory=dict)  # (node, gpu) -> events
     flight_records: list[FlightDump] = field(default_factory=list)  # Flight Recorder dumps found with the logs
+    # rotated logs read as one stream each: records are named by the stream, evidence by its piece
+    streams: RotatedStreams = field(default_factory=RotatedStreams)
 
     def job_start(self, exclude: tuple[str, ...] = ("kernel", "storage")) -> float | None:
         """When the job itself began logging: a node's kernel log may reach back to its boot, weeks earlier."""
@@ -256,6 +258,7 @@ class JobScan:
         self.flight_records += [d for d in other.flight_records if d.file not in known]
         for k, v in other.info.items():
             self.info.setdefault(k, v)
+        self.streams.merge(other.streams)
         return self
 
     def place_error_records(self) -> JobScan:
