@@ -29,8 +29,6 @@ def _rules(pack: RulePack, line: str) -> set[str]:
     ("mpirun noticed that process rank 0 with PID 0 on node localhost exited on signal 9 (Killed).", "sigkill-exit"),
     # a shell's 128 + 11
     ("Process finished with exit code 139 (interrupted by signal 11: SIGSEGV)", "segfault"),
-    # Slurm's cgroup memory enforcement, in srun's words beside slurmstepd's oom_kill event
-    ("srun: error: gpu-node-3: task 0: Out Of Memory", "host-oom-killer"),
     # SIGTERM and SIGKILL reach a DataLoader worker from outside it
     ("RuntimeError: DataLoader worker (pid 8102) is killed by signal: Terminated.", "sigkill-exit"),
 ])
