@@ -117,7 +117,7 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
     ("storage", 1.0, r"\bdisk\b|\bmount\b|serialization\.py|torch\.save|checkpoint"),
     # host: memory, kernel, CPU
     ("host", 3.0, r"Cannot allocate memory|MemoryError|oom-kill|oom_reaper|Out of memory: Kill|Memory cgroup out of|"
-                  r"killed by signal: Killed|\bSIGKILL\b|signal 9\b|exitcode: -9|\bKilled\b|soft lockup|hung_task|"
+                  r"killed by signal: (?:Killed|Terminated)|\bSIGKILL\b|signal 9\b|exitcode: -9|\bKilled\b|soft lockup|hung_task|"
                   # a process killed by SIGKILL, in the exit codes launchers and shells report (-9, 128 + 9)
                   r"(?:exit(?:ed)?(?: with)?|error|return)[ _]?(?:status )?(?:code|status)[:= ]{0,3}(?:-9|137)\b|"
                   r"blocked for more than|Machine Check|\bEDAC\b|kernel BUG|Kernel panic|CPU Virtual Memory|"

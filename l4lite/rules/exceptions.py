@@ -119,8 +119,10 @@ CUDA_ERRORS: tuple[tuple[str, str], ...] = (
                      r"hardware stack error|cudaErrorNvlinkUncorrectable|uncorrectable NVLink error|"
                      r"CUDA_ERROR_ECC_UNCORRECTABLE"),
     # the node's driver daemons (NVSwitch fabric manager) are not running or not of the driver's version:
-    # cudaGetErrorString's own advice, and four threads that fixed it on the host
-    ("host", r"cudaErrorSystemNotReady|system not yet initialized"),
+    # cudaGetErrorString's own advice, and four threads that fixed it on the host; NVML's "Driver/library version
+    # mismatch" is the node's loaded kernel module and its user-space driver libraries out of step (a package
+    # upgrade without a reboot or module reload): four threads, all fixed on the host
+    ("host", r"cudaErrorSystemNotReady|system not yet initialized|Driver/library version mismatch"),
     ("software", r"cudaErrorIllegalAddress|an illegal memory access was encountered|cudaErrorMisalignedAddress|"
                  r"misaligned address|cudaErrorIllegalInstruction|an illegal instruction was encountered|"
                  r"cudaErrorInvalidPc"),
@@ -136,9 +138,13 @@ _CUDA = tuple((cat, re.compile(pat, re.I)) for cat, pat in CUDA_ERRORS)
 
 # ----------------------------------------------------------------------------------------------- signals
 # The signal a DataLoader worker or a launcher reports: a bus error in a worker is PyTorch's own hint at a
-# /dev/shm too small for the batches it passes (a container's setting).
+# /dev/shm too small for the batches it passes (a container's setting); SIGKILL and SIGTERM are sent to the
+# worker from outside, not raised by what it read: the kernel's OOM killer or a memory-pressure daemon of the
+# node (a worker's own crash is a segmentation fault, an abort or an exception).
 _SIGNALS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("user_config", re.compile(r"killed by signal: Bus error|\bSIGBUS\b|insufficient shared memory", re.I)),
+    ("host", re.compile(r"DataLoader worker \(pids?\(?s?\)?[\d, ]{1,200}\)? is killed by signal: (?:Killed|Terminated)",
+                        re.I)),
 )
 
 # ------------------------------------------------------------------------------------ NCCL source files
