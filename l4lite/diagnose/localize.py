@@ -32,6 +32,7 @@ from typing import Any
 from l4lite.detect.base import Finding
 from l4lite.detect.components import ComponentDetector
 from l4lite.diagnose.alike import failed_alike, said_alike
+from l4lite.diagnose.dataframes import one_rank_s_data
 from l4lite.diagnose.diverged import diverged_because
 from l4lite.diagnose.evidence import (
     after_kill,
@@ -277,9 +278,13 @@ class Localizer:
                          "node only lost it: that rank's own fault" if own is not None else
                          "a job-wide reading of one process's error, which the other nodes only lost: its node is kept")
             if own is not None and own.reading is not None and verdict.category in GLOBAL_CATEGORIES:
-                verdict.category, roles[id(own.reading)] = own.reading.category, "root"
+                verdict.category = own.reading.category  # a launcher's copy of the error stays a confirmation
+                roles[id(own.reading)] = roles[id(own.reading)] if own.reading.role == "confirmation" else "root"
             roles.update(demoted)
             self._settle_roots(findings, roles, primary, verdict, told)
+        if verdict.scope == "node" and one_rank_s_data(scan, findings, primary, verdict.category):
+            verdict.category = "data"
+            notes.append("raised while one rank loaded its samples, which the others trained on: that rank's data")
         tell_together(scan, findings, roles, primary, verdict.scope)
         if verdict.scope == "node":
             for f in findings:
