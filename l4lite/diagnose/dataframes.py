@@ -4,10 +4,12 @@ An exception no signature knows reads as ``software``: the code failed. Its word
 ("stack expects each tensor to be equal size", "expected sequence of length 32 at dim 1"): the same message comes
 from a model's own ``torch.stack`` and from the DataLoader collating a batch. Where it was raised does tell: the
 innermost frames of its traceback. Walked from the innermost frame outwards, the first frame that belongs either to
-loading samples (a dataset's ``__getitem__``, the DataLoader's fetcher and collate functions, a data library) or
-to running the model (``torch.nn`` modules, autograd, an optimizer, a collective) names the part the error came
-from; frames of neither kind (the standard library, a helper of the user's, the DataLoader's own iterator, which
-also reports its workers' deaths and timeouts) are passed over.
+loading samples (a dataset's ``__getitem__``, the DataLoader's iterator, fetcher and collate functions, a data
+library) or to running the model (``torch.nn`` modules, autograd, an optimizer, a collective) names the part the
+error came from; frames of neither kind (the standard library, a helper of the user's) are passed over. The
+DataLoader's iterator also raises when a batch never comes (``DataLoader timed out after 10 seconds``: a worker
+stuck in a read); its workers' deaths (a signal, the OOM killer) have signatures of their own and never reach
+this reading, which is for an exception no signature knows.
 
 A sample that one rank's shard held and no other rank's did is that rank's data, not the job's code: every rank
 runs the same collate function on its own batches, and the others trained on. ``diagnose.localize`` reads a
@@ -27,7 +29,7 @@ from l4lite.scan.scanner import JobScan
 # a traceback frame: its file and its function ("File "/x/y.py", line 12, in collate")
 _FRAME = re.compile(r'File \\?"([^"\n\\]+)\\?", line \d+, in ([\w<>.]+)')  # also escaped in error.json
 # loading samples: a dataset's item access, the DataLoader's fetch and collate, data libraries' own files
-_DATA_FILE = re.compile(r"/torch/utils/data/_utils/(?:collate|fetch)\.py$|/torch/utils/data/dataset\.py$|"
+_DATA_FILE = re.compile(r"/torch/utils/data/(?:_utils/(?:collate|fetch)|dataset|dataloader)\.py$|"
                         r"/site-packages/(?:datasets|webdataset|torchdata|streaming|ffcv|dali)/")
 _DATA_FUNC = re.compile(r"^(?:__getitem__|__getitems__|collate\w*|\w*_collate\w*|collate_fn)$")
 # running the model: modules, autograd, optimizers, collectives

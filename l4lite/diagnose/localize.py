@@ -57,6 +57,7 @@ from l4lite.diagnose.ownlines import its_exception, last_words, node_said, said_
 from l4lite.diagnose.phasing import failure_time_of, iteration_of, node_trackers, phase_of
 from l4lite.diagnose.restarts import restarted_roots
 from l4lite.diagnose.spatial import node_setup, rank_own
+from l4lite.diagnose.threads import dead_thread
 from l4lite.diagnose.timeline import around_failure, close_to, finding_key, named_time, survived
 from l4lite.diagnose.traits import (
     INFERRED,
@@ -174,6 +175,9 @@ class Localizer:
                     if f.detector == ComponentDetector.name and survived(f, scan, self.survive_grace):
                         f.data["survived"] = True
                 said = self._said_root(scan, findings, roles, primary, [f for f in signed if inferred(f)])
+                if said is None and (said := dead_thread(findings, primary)) is not None:
+                    said.data.pop("survived", None)  # the main thread went on until it waited for this one
+                    notes.append("a thread of the stuck process died before it stalled: what it waited for")
                 if said is not None:
                     if id(said) not in roles:
                         findings.append(said)
