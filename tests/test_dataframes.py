@@ -55,3 +55,8 @@ def test_a_background_thread_s_death_names_the_stuck_rank_s_cause() -> None:
     assert dead_thread([_finding(upload, node, 1, 512), stuck], stuck) is None
     main = _traceback("001-ddp-exception", "a100-rack2-15", "shape mismatch in attention block")
     assert dead_thread([_finding(main, node, 0, 40, "software"), stuck], stuck) is None
+    # a thread that died after the stall was seen went down with its process
+    stuck.time, died.time = 100.0, 200.0
+    assert dead_thread([died, stuck], stuck) is None
+    died.time = 50.0
+    assert dead_thread([died, stuck], stuck) is died

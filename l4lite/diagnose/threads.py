@@ -37,5 +37,12 @@ def dead_thread(findings: Sequence[Finding], stuck: Finding) -> Finding | None:
     nodes = set(hang.get("stuck_nodes") or ()) | ({stuck.node} if stuck.node is not None else set())
     died = [f for f in findings if f.detector in READ_FROM_LINES and f.category != "unknown" and f.node in nodes
             and died_in_thread(f) and not is_cascade(f.records[0].text)
-            and (not ranks or f.records[0].rank is None or f.records[0].rank in ranks)]
+            and (not ranks or f.records[0].rank is None or f.records[0].rank in ranks) and not _after(f, stuck)]
     return max(died, key=finding_key) if died else None
+
+
+def _after(f: Finding, stuck: Finding) -> bool:
+    """Whether the thread died after the stall was seen (its traceback's time, inherited from the stamped line
+    above it, later than the stuck finding's): a thread torn down with its process is no cause."""
+    t = f.time if f.time is not None else f.records[0].time
+    return t is not None and stuck.time is not None and t > stuck.time
