@@ -282,8 +282,9 @@ class Localizer:
                          "node only lost it: that rank's own fault" if own is not None else
                          "a job-wide reading of one process's error, which the other nodes only lost: its node is kept")
             if own is not None and own.reading is not None and verdict.category in GLOBAL_CATEGORIES:
-                verdict.category = own.reading.category  # a launcher's copy of the error stays a confirmation
-                roles[id(own.reading)] = roles[id(own.reading)] if own.reading.role == "confirmation" else "root"
+                verdict.category = own.reading.category
+                if own.reading.role != "confirmation":  # a launcher's copy of the error stays a confirmation
+                    roles[id(own.reading)] = "root"
             roles.update(demoted)
             self._settle_roots(findings, roles, primary, verdict, told)
         if verdict.scope == "node" and one_rank_s_data(scan, findings, primary, verdict.category):

@@ -122,7 +122,7 @@ def rank_own(scan: JobScan, findings: Sequence[Finding], primary: Finding) -> Ra
         return None
     rank = next(iter(struck))
     own = [f for f in findings if f.detector in READ_FROM_LINES and f.node == primary.node
-           and (f.role not in ("cascade", "confirmation") or f.role == "confirmation" and f.data.get("component"))
+           and f.role != "cascade" and (f.role != "confirmation" or f.data.get("component"))
            and f.category not in ("unknown", primary.category)
            and f.category not in GLOBAL_CATEGORIES and not f.data.get("survived") and f.records
            and {r.rank for r in f.records if r.rank is not None} == struck
