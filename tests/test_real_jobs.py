@@ -46,12 +46,23 @@ FLOORS_000_096 = {"status": 0.99, "top1": 0.98, "top3": 0.99, "phase": 0.96, "ca
 # whose ranks log nothing after start-up, is dated in training by its own DataLoader frames while the job trained
 # (``phasing``): all 103 jobs top1 0.989, top3 1.0, phase 0.968, category 0.883, F1 0.7798 (0.936, 0.947, 0.957,
 # 0.862, 0.7798 before: the six new jobs' F1 takes the board's under 0.78); the first 97 top1 0.989, top3 1.0,
-# phase 0.966, category 0.886, F1 0.782. Open: 098's missing shard reads as a configured path (user_config).
+# phase 0.966, category 0.886, F1 0.782. 094 and 095's collate error of a short record, raised in the DataLoader's
+# collate frames on one rank alone, reads as that rank's data (``diagnose.dataframes``), and 098's missing shard as
+# storage (the launcher's account of the rank's torch.load, ``spatial.rank_own``): the 103 jobs' category 0.915.
 # 000-102 after the training-health jobs 120-124 were added (identical job by job): top1 0.989, top3 1.0, phase
 # 0.968, category 0.883, F1 0.7798, no false incident; all 108 jobs top1 0.990, phase 0.969, category 0.887, F1
 # 0.770, one false incident (124, read as healthy since: below).
-FLOORS_000_102 = {"status": 1.0, "top1": 0.98, "top3": 0.99, "phase": 0.96, "category": 0.88, "evidence_f1": 0.779}
-FLOORS = {"status": 1.0, "top1": 0.98, "top3": 0.99, "phase": 0.96, "category": 0.88, "evidence_f1": 0.77}
+FLOORS_000_102 = {"status": 1.0, "top1": 0.98, "top3": 0.99, "phase": 0.96, "category": 0.91, "evidence_f1": 0.779}
+# 103-110 (a restart's two attempts in one `srun --label` file, a rank logging its failure as JSON lines or in ANSI
+# colours, a checkpoint write killed by SIGXFSZ, a DataLoader worker stuck under a DataLoader timeout in DDP and
+# Accelerate, a background checkpoint upload that fails ~500 lines of every rank's steps before the job hangs on
+# it, a short record under Lightning) were scored before any change made for them: top1 1.0, phase 0.875, category
+# 0.25, F1 0.694; after ``diagnose.dataframes`` (data-loading frames, the DataLoader's own timeout) and
+# ``diagnose.threads`` (a stuck process's dead background thread) phase 1.0, category 0.75, F1 0.758. Open: 104's
+# JSON record holds its traceback in one escaped field, which no signature reads (the error file's words read as
+# data), and 106's SIGXFSZ exit reads as an abnormal exit (unknown). All 111 jobs: top1 0.990, top3 1.0, phase
+# 0.971, category 0.902, F1 0.778.
+FLOORS = {"status": 0.99, "top1": 0.98, "top3": 0.99, "phase": 0.97, "category": 0.90, "evidence_f1": 0.77}
 # Jobs with one faulty node whose node l4lite does not yet put first (see FLOORS); any other miss fails.
 # (068: a Ray worker stuck before its step writes nothing of its own; the hang reading names it (its files' rank
 # from their start-up line, ``ingest.fileranks``), and the controller's re-raise of its peers' timeouts, a report
@@ -87,7 +98,7 @@ def board():  # type: ignore[no-untyped-def]
     analyzer = pipeline_analyzer()
     assert analyzer is not None
     jobs = sorted(p for p in JOBS.iterdir() if (p / "ground_truth.json").exists())
-    assert len(jobs) >= 103
+    assert len(jobs) >= 111
     return evaluate(jobs, {"l4lite": analyzer})
 
 
@@ -115,6 +126,26 @@ def test_the_first_97_jobs_keep_their_floors(board) -> None:  # type: ignore[no-
     summary = summarize(first)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_000_096.items() if summary[k] < floor}
     assert low == {}
+
+
+def test_the_first_103_jobs_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
+    first = [r for r in board.results if r.method == "l4lite" and r.job[:3].isdigit() and int(r.job[:3]) < 103]
+    assert len(first) == 103
+    summary = summarize(first)
+    low = {k: round(summary[k], 3) for k, floor in FLOORS_000_102.items() if summary[k] < floor}
+    assert low == {}
+
+
+# the category each job's own mechanism gives: a generic error raised in one rank's data-loading frames (094, 095,
+# 110; the DataLoader's own timeout in 107, 109), a rank's missing shard (098), a dead upload thread (108)
+@pytest.mark.parametrize(("job", "category"), [
+    ("094-ddp-short_sample", "data"), ("095-accelerate-short_sample", "data"), ("110-lightning-short_sample", "data"),
+    ("107-ddp-loader_stall", "data"), ("109-accelerate-loader_stall", "data"), ("098-ddp-missing_shard", "storage"),
+    ("108-ddp-upload_enospc", "storage")])
+def test_one_rank_s_own_part_gives_the_category(board, job: str, category: str) -> None:  # type: ignore[no-untyped-def]
+    assert json.loads((JOBS / job / "ground_truth.json").read_text())["category"] == category
+    row = next(r for r in board.results if r.method == "l4lite" and r.job == job)
+    assert row.category_ok and row.node_rank == 1, (row.job, row.suspects)
 
 
 def test_the_first_89_jobs_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]

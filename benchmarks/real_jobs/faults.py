@@ -8,7 +8,8 @@ of injection) go to L4L_META_DIR, which lies outside the archived log tree.
   L4L_FAULT       none|exception|sigkill|hang|nan|enospc|corrupt_ckpt|data|
                   host_oom|worker_oom|sigstop|diverge|erofs|netdown|
                   restart|rlimit_as|stray_barrier|worker_segv|bad_token|eval_exception|
-                  short_sample|fsize|anomaly_nan|missing_shard|loader_data|deadlock|overflow
+                  short_sample|fsize|anomaly_nan|missing_shard|loader_data|deadlock|overflow|
+                  json_exception|ansi_exception|fsize_signal|loader_stall|upload_enospc
                   (bad_env, bad_env_all, missing_file, missing_file_all are set up by generate.py: a wrong
                   GLOO_SOCKET_IFNAME on one node or on every node; the dataset's seed file absent from one
                   node's local disk or from every node's)
@@ -22,6 +23,7 @@ of injection) go to L4L_META_DIR, which lies outside the archived log tree.
   L4L_DATA_FILE   the dataset's seed file on the node's local disk (missing_file, missing_file_all)
   L4L_FSIZE       the file-size limit (bytes, as `ulimit -f`) rank 0 runs its checkpoint save under, for fsize
   L4L_SHARD_DIR   the node's local folder of a sharded checkpoint (one file per rank), for missing_shard
+  L4L_UPLOAD_DIR  where rank 0's background thread copies each checkpoint (a 64 KiB tmpfs), for upload_enospc
 """
 import datetime
 import json
@@ -204,7 +206,7 @@ def at_step(step, model=None):
         torch.autograd.set_detect_anomaly(True)
     if step != FAULT_STEP or rank() != FAULT_RANK:
         return
-    if FAULT in ("exception", "restart"):  # restart: the same error in every attempt torchrun restarts
+    if FAULT in ("exception", "restart", "json_exception", "ansi_exception"):  # restart: the same error in every attempt
         record(FAULT, step)
         raise RuntimeError(EXCEPTION_MESSAGE.format(want=64, got=63))
     if FAULT == "sigkill":
@@ -252,6 +254,14 @@ def before_checkpoint(step):
         limit = int(os.environ.get("L4L_FSIZE", "65536"))
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
         record("fsize", step, limit=limit)
+    if FAULT == "fsize_signal" and rank() == 0:
+        # the same limit in a process that keeps SIGXFSZ's default action (a job step that does not ignore it,
+        # as CPython does at start-up): the write past the limit kills the process with SIGXFSZ
+        import resource
+        limit = int(os.environ.get("L4L_FSIZE", "65536"))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+        record("fsize_signal", step, limit=limit)
     if FAULT == "erofs" and rank() == 0:
         # the node's checkpoint file system goes read-only (as ext4 does after an I/O error, or an NFS
         # export switched to ro) right before the save: the save itself meets EROFS
@@ -259,6 +269,12 @@ def before_checkpoint(step):
         subprocess.run(["mount", "-o", "remount,bind,ro", d], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         record("erofs", step, path=d)
+
+
+def upload_failed(step, path):
+    """Record the background upload of the step's checkpoint failing (called by the thread before it raises)."""
+    if FAULT == "upload_enospc":
+        record("upload_enospc", step, path=path)
 
 
 def before_resume(path):
@@ -287,6 +303,7 @@ class SyntheticTokens:
         self.segv = FAULT_STEP if FAULT == "worker_segv" and rank() == FAULT_RANK else -1
         self.bad_token = FAULT_STEP if FAULT == "bad_token" else -1
         self.short = FAULT_STEP if FAULT == "short_sample" else -1
+        self.stall = FAULT_STEP if FAULT == "loader_stall" and rank() == FAULT_RANK else -1
         self.decoded = 0
 
     def __len__(self):
@@ -322,6 +339,13 @@ class SyntheticTokens:
             if info is not None and info.id == 0:
                 record("worker_segv", None, index=i, decoded=self.decoded, worker_pid=os.getpid())
                 os.kill(os.getpid(), signal.SIGSEGV)
+        if self.stall > 0 and self.decoded == self.stall:  # a read in DataLoader worker 0 that never returns
+            import torch.utils.data
+            info = torch.utils.data.get_worker_info()
+            if info is not None and info.id == 0:
+                record("loader_stall", None, index=i, decoded=self.decoded, worker_pid=os.getpid())
+                while True:
+                    time.sleep(3600)
         item = self.raw(i)
         if isinstance(item, bytes):
             json.loads(item.decode("utf-8", "replace"))

@@ -181,6 +181,19 @@ JOB_SPECS = [
     ("accelerate", "loader_data", None, 190, False, {"loader_workers": 2}),
     ("fabric", "deadlock", 3, 12, False),
     ("fabric", "sigkill", 2, 15, False),
+    # kinds the jobs above do not cover: a restarted job whose two attempts share one merged `srun --label`
+    # file, a rank that logs its failure through Python logging as JSON lines or in ANSI colours and exits, a
+    # checkpoint write killed by SIGXFSZ, a DataLoader worker stuck in a read under a DataLoader timeout (plain
+    # DDP and Accelerate), a background checkpoint upload that fails thousands of lines before the job hangs on
+    # it, and one rank's short record under Lightning (its own data-fetching frames around the collate)
+    ("ddp", "restart", 1, 9, False, {"max_restarts": 1, "layout": "srun-label"}),
+    ("ddp", "json_exception", 2, 14, False),
+    ("ddp", "ansi_exception", 3, 11, False),
+    ("ddp", "fsize_signal", 0, 20, False),
+    ("ddp", "loader_stall", 1, 60, False, {"loader_workers": 2}),
+    ("ddp", "upload_enospc", 0, 250, False),
+    ("accelerate", "loader_stall", 2, 40, False, {"loader_workers": 2}),
+    ("lightning", "short_sample", None, 290, False),
     # training health on real numbers (jobs 120 on: `index` places them after the jobs other work adds): an fp16
     # loop with a dynamic loss scaler printed in Megatron-LM's layout, healthy (its first iterations search the
     # scale down from 2^32), with every step overflowing from one step on, and with a learning rate off by 10^3;
@@ -202,7 +215,10 @@ PHASE = {"exception": "train", "sigkill": "train", "hang": "train", "nan": "trai
          "restart": "train", "worker_segv": "train", "bad_env": "init", "rlimit_as": "train", "stray_barrier": "train",
          "bad_token": "train", "eval_exception": "eval", "bad_env_all": "init", "missing_file": "init",
          "missing_file_all": "init", "fsize": "checkpoint", "short_sample": "train", "anomaly_nan": "train",
-         "missing_shard": "load", "loader_data": "train", "deadlock": "train", "overflow": "train"}
+         "missing_shard": "load", "loader_data": "train", "deadlock": "train", "overflow": "train",
+         "json_exception": "train",
+         "ansi_exception": "train", "fsize_signal": "checkpoint", "loader_stall": "train",
+         "upload_enospc": "checkpoint"}
 CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan": "numerical",
             "enospc": "storage", "corrupt_ckpt": "storage", "data": "data", "healthy": None,
             "host_oom": "host", "worker_oom": "host", "sigstop": "software", "diverge": "numerical",
@@ -211,7 +227,9 @@ CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan
             "eval_exception": "software", "bad_env_all": "user_config", "missing_file": "user_config",
             "missing_file_all": "user_config", "fsize": "storage", "short_sample": "data",
             "anomaly_nan": "numerical", "missing_shard": "storage", "loader_data": "data", "deadlock": "software",
-            "overflow": "numerical"}
+            "overflow": "numerical",
+            "json_exception": "software", "ansi_exception": "software", "fsize_signal": "storage",
+            "loader_stall": "data", "upload_enospc": "storage"}
 FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_runtime",
           "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps",
           "ignite": r"Engine run (complete|finished)", "accelerate": r"training finished: 40 steps",
@@ -314,6 +332,8 @@ def versions(py):
 # --------------------------------------------------------------------------- running
 def stack_args(job, ckpt_dir, resume):
     args = ["--steps", "40", "--save-dir", ckpt_dir]
+    if job["fault"] == "upload_enospc":  # a long run: the failed upload of step 250's save, then 250 more steps
+        args = ["--steps", "500", "--save-every", "250", "--save-dir", ckpt_dir]
     if resume:
         args += ["--resume", resume]
     return args
@@ -405,6 +425,16 @@ def run_job(job, py, out_root, work_root, port):
         env["L4L_CKPT_DIR"] = ckpt
     if fault == "fsize":
         env["L4L_FSIZE"] = str(64 * 1024)
+    if fault in ("json_exception", "ansi_exception"):
+        env["L4L_LOG_STYLE"] = fault.split("_")[0]
+    if fault == "fsize_signal":
+        env["L4L_FSIZE"] = str(64 * 1024)
+    if fault == "loader_stall":
+        env["L4L_LOADER_TIMEOUT"] = "10"
+    upload = os.path.join(work, "upload")
+    if fault == "upload_enospc":  # every rank logs its steps; rank 0 copies each checkpoint to a small disk
+        os.makedirs(upload)
+        env.update({"L4L_UPLOAD_DIR": upload, "L4L_LOG_ALL_RANKS": "1"})
     if fault == "missing_shard":
         env["L4L_SHARD_DIR"] = os.path.join(ckpt, "sharded", "step_000020")
     data_dir = os.path.join(work, "data")
@@ -457,6 +487,8 @@ def run_job(job, py, out_root, work_root, port):
             shell += f" && mount -t tmpfs -o size=64k tmpfs {ckpt}"
         if fault == "erofs":  # the checkpoint folder as its own mount, so it can turn read-only on one node
             shell += f" && mount --bind {ckpt} {ckpt}"
+        if fault == "upload_enospc":  # the upload target: a disk far smaller than a checkpoint
+            shell += f" && mount -t tmpfs -o size=64k tmpfs {upload}"
         if fault == "missing_file" and i == 1:  # this node's local data disk was never staged: an empty one
             shell += f" && mount -t tmpfs -o size=64k tmpfs {data_dir}"
         shell += f" && cd {run_dir} && exec " + " ".join(torchrun)
@@ -741,7 +773,8 @@ def build_truth(job, arch):
             need(pattern.format(pid=pid, rank=faulty_rank), None if anywhere else where, required=required, limit=2)
         need(OTHER_CASCADE[stack], None, required=False)
     elif fault in ("restart", "worker_segv", "rlimit_as", "stray_barrier", "bad_token", "eval_exception",
-                   "short_sample", "anomaly_nan", "missing_shard") and first:
+                   "short_sample", "anomaly_nan", "missing_shard", "json_exception", "ansi_exception",
+                   "loader_stall") and first:
         faulty_rank = first["rank"]
         fh = rank_host.get(faulty_rank)
         faulty_nodes = [fh]
@@ -749,7 +782,7 @@ def build_truth(job, arch):
         # with restarts the process the fault was injected in (the first attempt's; each attempt registers
         # again); a DataLoader worker's record holds the worker's pid, so the rank's own from its registration
         pid = first["pid"] if fault == "restart" else ranks[faulty_rank]["pid"]
-        iteration = first["step"]
+        iteration = first["step"] if fault != "loader_stall" else None  # a worker reads batches ahead
         attempt = job["max_restarts"]
         # with restarts the error is raised in attempt_0; a later attempt may fail otherwise (its peers are
         # still being torn down when it connects), which is the restart's cascade, not the fault
@@ -761,7 +794,10 @@ def build_truth(job, arch):
                 "bad_token": r"IndexError: index out of range in self",
                 "short_sample": r"stack expects each tensor to be equal size",
                 "anomaly_nan": r"returned nan values in its \d+th output",
-                "missing_shard": r"No such file or directory: .*model_rank\d+\.pt"}
+                "missing_shard": r"No such file or directory: .*model_rank\d+\.pt",
+                "json_exception": r"RuntimeError: shape mismatch in attention block",
+                "ansi_exception": r"RuntimeError: shape mismatch in attention block",
+                "loader_stall": r"DataLoader timed out after [\d.]+ seconds"}
         if fault == "worker_segv":
             wpid = first["worker_pid"]
             pattern = rf"DataLoader worker \(pid\(?s?\)? ?{wpid}\)? (is killed by signal|exited unexpectedly)"
@@ -774,6 +810,24 @@ def build_truth(job, arch):
             need(root[fault], [fh], prefer=own)
             need(root[fault], [fh], prefer=r"console\.log", limit=attempt + 1)
         need(rf"failed \(exitcode: 1\) local_rank: {lr} \(pid: {pid}\)", [fh])
+    elif fault == "fsize_signal" and first:
+        faulty_rank = first["rank"]
+        fh = rank_host.get(faulty_rank)
+        faulty_nodes = [fh]
+        lr, pid = ranks[faulty_rank]["local_rank"], ranks[faulty_rank]["pid"]
+        iteration = first["step"]
+        need(rf"failed \(exitcode: -25\) local_rank: {lr} \(pid: {pid}\)", [fh])
+        need(rf"Signal 25 \(SIGXFSZ\) received by PID {pid}", [fh])
+    elif fault == "upload_enospc" and first:
+        faulty_rank = first["rank"]
+        fh = rank_host.get(faulty_rank)
+        faulty_nodes = [fh]
+        lr, pid = ranks[faulty_rank]["local_rank"], ranks[faulty_rank]["pid"]
+        iteration = first["step"]
+        own = rf"attempt_0/{lr}/stderr\.log"
+        need(r"No space left on device", [fh], prefer=own)
+        need(r"No space left on device", [fh], prefer=r"console\.log")
+        need(rf"Sending process {pid} closing signal SIGTERM", [fh])
     elif fault in NODE_FAULTS and first:
         hit = {"bad_env": r"Unable to find address for: ib0", "bad_env_all": r"Unable to find address for: ib0",
                "missing_file": r"FileNotFoundError: ", "missing_file_all": r"FileNotFoundError: "}[fault]
@@ -1091,6 +1145,24 @@ def describe(job, first, rank_host):
         return (f"Global rank {r} on {h} takes a lock it already holds before its step-{job['step']} forward "
                 "(stuck for good); the other ranks block in the gradient all-reduce until the 30 s gloo timeout, "
                 f"then fail; the agent on {h} sends SIGTERM to the stuck rank.")
+    if f in ("json_exception", "ansi_exception"):
+        how = "one JSON object per line" if f == "json_exception" else "ANSI colour codes around levels and times"
+        return (f"Every rank logs through Python logging with {how}; global rank {r} on {h} raises RuntimeError "
+                f"from user code at step {job['step']}, its script logs the failure (logger.exception, the traceback "
+                "inside the record) and exits 1; the other ranks lose their peer.")
+    if f == "fsize_signal":
+        return (f"Rank 0 on {h} saves the step-20 checkpoint under a 64 KiB file-size limit (RLIMIT_FSIZE) with "
+                "SIGXFSZ at its default action: the write past the limit kills the process (exitcode -25, SIGXFSZ); "
+                "the others lose their peer.")
+    if f == "loader_stall":
+        return (f"DataLoader worker 0 of global rank {r} on {h} (2 workers per rank, DataLoader timeout=10 s) "
+                f"blocks for good in a read after {job['step']} samples; the rank raises 'DataLoader timed out "
+                "after 10 seconds', the others lose their peer.")
+    if f == "upload_enospc":
+        return (f"Every rank logs each step; rank 0 on {h} copies each checkpoint to an upload disk in a background "
+                "thread; the disk is 64 KiB, so the upload of the step-250 checkpoint fails (No space left on "
+                "device) in the thread while training goes on; at the step-500 save rank 0 waits for that upload "
+                "for good, the others time out in the barrier after it (gloo, 30 s) and the agent SIGTERMs rank 0.")
     if f == "data":
         return (f"Sample {job['step']} of the synthetic dataset is a truncated JSON record; the rank whose "
                 f"shard holds it (global rank {first['rank'] if first else '?'} on {h}) raises JSONDecodeError "

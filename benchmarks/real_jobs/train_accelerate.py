@@ -70,7 +70,8 @@ def main():
     model = TinyLM()
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
     loader = torch.utils.data.DataLoader(Tokens(), batch_size=8, shuffle=False, drop_last=True,
-                                         num_workers=int(os.environ.get("L4L_LOADER_WORKERS", "0")))
+                                         num_workers=int(os.environ.get("L4L_LOADER_WORKERS", "0")),
+                                         timeout=float(os.environ.get("L4L_LOADER_TIMEOUT", "0")))
     model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
     logger.info("***** Running training *****")
     logger.info(f"  Num examples = {len(loader.dataset)}")

@@ -1,9 +1,14 @@
 """Plain PyTorch DDP training of a tiny causal LM on synthetic tokens (gloo, CPU)."""
 import argparse
+import json
 import logging
 import math
 import os
+import shutil
+import sys
+import threading
 import time
+import traceback
 from datetime import timedelta
 
 import faults
@@ -37,6 +42,66 @@ class TinyLM(nn.Module):
 Tokens = faults.TokenDataset
 
 
+class JsonFormatter(logging.Formatter):
+    """One JSON object per record (as python-json-logger writes them), the traceback in ``exc_info``."""
+
+    def format(self, record):
+        out = {"time": self.formatTime(record), "level": record.levelname, "logger": record.name,
+               "rank": getattr(record, "rank", None), "message": record.getMessage()}
+        if record.exc_info:
+            out["exc_info"] = "".join(traceback.format_exception(*record.exc_info))
+        return json.dumps(out)
+
+
+class ColourFormatter(logging.Formatter):
+    """Levels and times in ANSI colours (as colorlog or rich write them to a terminal)."""
+
+    COLOURS = {"DEBUG": "36", "INFO": "32", "WARNING": "33", "ERROR": "1;31", "CRITICAL": "1;41"}
+
+    def format(self, record):
+        text = super().format(record)
+        colour = self.COLOURS.get(record.levelname, "0")
+        return text.replace(record.levelname, f"\x1b[{colour}m{record.levelname}\x1b[0m", 1).replace(
+            self.formatTime(record), f"\x1b[2m{self.formatTime(record)}\x1b[0m", 1)
+
+
+def setup_logging():
+    """The script's logging: plain text, or JSON lines / ANSI colours (L4L_LOG_STYLE=json|ansi)."""
+    fmt = "%(asctime)s %(levelname)s [rank%(rank)s] %(message)s"
+    style = os.environ.get("L4L_LOG_STYLE", "")
+    handler = logging.StreamHandler()
+    handler.setFormatter(JsonFormatter() if style == "json" else ColourFormatter(fmt) if style == "ansi"
+                         else logging.Formatter(fmt))
+    logging.basicConfig(level=logging.INFO, handlers=[handler])
+
+
+class Uploader:
+    """Copies each saved checkpoint to L4L_UPLOAD_DIR in a background thread (an object store's sync), so the
+    loop goes on; the next save waits for the previous upload to be done."""
+
+    def __init__(self, target):
+        self.target, self.done, self.thread = target, threading.Event(), None
+        self.done.set()
+
+    def start(self, path, step):
+        self.done.clear()
+
+        def copy():
+            try:
+                shutil.copy(path, os.path.join(self.target, os.path.basename(path)))
+            except OSError:
+                faults.upload_failed(step, path)
+                raise
+            self.done.set()
+            log.info("uploaded checkpoint %s", path)
+        self.thread = threading.Thread(target=copy, name="ckpt-upload", daemon=True)
+        self.thread.start()
+
+    def wait(self):
+        log.info("waiting for the previous checkpoint upload")
+        self.done.wait()
+
+
 def save_checkpoint(path, model, opt, step):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     torch.save({"model": model.module.state_dict(), "optimizer": opt.state_dict(), "step": step}, path)
@@ -54,7 +119,7 @@ def main():
     ap.add_argument("--log-every", type=int, default=1)
     args = ap.parse_args()
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s [rank%(rank)s] %(message)s")
+    setup_logging()
     rank_filter = logging.Filter()
     rank = int(os.environ["RANK"])
     old_factory = logging.getLogRecordFactory()
@@ -98,7 +163,10 @@ def main():
     ds = Tokens()
     sampler = DistributedSampler(ds, shuffle=False)
     loader = DataLoader(ds, batch_size=args.batch_size, sampler=sampler, drop_last=True,
-                        num_workers=int(os.environ.get("L4L_LOADER_WORKERS", "0")))
+                        num_workers=int(os.environ.get("L4L_LOADER_WORKERS", "0")),
+                        timeout=float(os.environ.get("L4L_LOADER_TIMEOUT", "0")))
+    every_rank = bool(os.environ.get("L4L_LOG_ALL_RANKS"))
+    uploader = Uploader(os.environ["L4L_UPLOAD_DIR"]) if os.environ.get("L4L_UPLOAD_DIR") and rank == 0 else None
     step, epoch = start_step, 0
     t0 = time.time()
     while step < args.steps:
@@ -119,7 +187,7 @@ def main():
             avg = loss.detach().clone()
             dist.all_reduce(avg)
             avg /= world
-            if rank == 0 and step % args.log_every == 0:
+            if (rank == 0 or every_rank) and step % args.log_every == 0:
                 dt = time.time() - t0
                 t0 = time.time()
                 log.info("step %d/%d | epoch %d | loss %.4f | grad_norm %.3f | lr %.2e | %.1f samples/s",
@@ -131,9 +199,13 @@ def main():
                 path = os.path.join(args.save_dir, f"step_{step:06d}.pt")
                 if rank == 0:
                     faults.before_checkpoint(step)
+                    if uploader is not None:
+                        uploader.wait()
                     log.info("saving checkpoint to %s", path)
                     save_checkpoint(path, model, opt, step)
                     log.info("saved checkpoint %s", path)
+                    if uploader is not None:
+                        uploader.start(path, step)
                 dist.barrier()
         epoch += 1
     if rank == 0:
@@ -143,4 +215,10 @@ def main():
 
 
 if __name__ == "__main__":
-    faults.run(main)
+    try:
+        faults.run(main)
+    except Exception:
+        if not os.environ.get("L4L_LOG_STYLE"):
+            raise
+        log.exception("training failed")  # a script that logs its failure and exits, as many do
+        sys.exit(1)

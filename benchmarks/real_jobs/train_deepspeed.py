@@ -2,6 +2,7 @@
 import argparse
 import logging
 import math
+import os
 import sys
 from datetime import timedelta
 
@@ -51,6 +52,8 @@ def main():
         "zero_optimization": {"stage": 0},
         "wall_clock_breakdown": False,
     }
+    if os.environ.get("L4L_DS_TRAIN_BATCH"):  # the node's own copy of the job's DeepSpeed config sets it
+        ds_config["train_batch_size"] = int(os.environ["L4L_DS_TRAIN_BATCH"])
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.01)
     engine, optimizer, _, _ = deepspeed.initialize(model=model, optimizer=optimizer, config=ds_config)
 

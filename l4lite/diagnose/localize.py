@@ -32,6 +32,7 @@ from typing import Any
 from l4lite.detect.base import Finding
 from l4lite.detect.components import ComponentDetector
 from l4lite.diagnose.alike import failed_alike, said_alike
+from l4lite.diagnose.dataframes import one_rank_s_data
 from l4lite.diagnose.diverged import diverged_because
 from l4lite.diagnose.evidence import (
     after_kill,
@@ -56,6 +57,7 @@ from l4lite.diagnose.ownlines import its_exception, last_words, node_said, said_
 from l4lite.diagnose.phasing import failure_time_of, iteration_of, node_trackers, phase_of
 from l4lite.diagnose.restarts import restarted_roots
 from l4lite.diagnose.spatial import node_setup, rank_own
+from l4lite.diagnose.threads import dead_thread
 from l4lite.diagnose.timeline import around_failure, close_to, finding_key, named_time, survived
 from l4lite.diagnose.traits import (
     INFERRED,
@@ -173,6 +175,9 @@ class Localizer:
                     if f.detector == ComponentDetector.name and survived(f, scan, self.survive_grace):
                         f.data["survived"] = True
                 said = self._said_root(scan, findings, roles, primary, [f for f in signed if inferred(f)])
+                if said is None and (said := dead_thread(findings, primary)) is not None:
+                    said.data.pop("survived", None)  # the main thread went on until it waited for this one
+                    notes.append("a thread of the stuck process died before it stalled: what it waited for")
                 if said is not None:
                     if id(said) not in roles:
                         findings.append(said)
@@ -277,9 +282,14 @@ class Localizer:
                          "node only lost it: that rank's own fault" if own is not None else
                          "a job-wide reading of one process's error, which the other nodes only lost: its node is kept")
             if own is not None and own.reading is not None and verdict.category in GLOBAL_CATEGORIES:
-                verdict.category, roles[id(own.reading)] = own.reading.category, "root"
+                verdict.category = own.reading.category
+                if own.reading.role != "confirmation":  # a launcher's copy of the error stays a confirmation
+                    roles[id(own.reading)] = "root"
             roles.update(demoted)
             self._settle_roots(findings, roles, primary, verdict, told)
+        if verdict.scope == "node" and one_rank_s_data(scan, findings, primary, verdict.category):
+            verdict.category = "data"
+            notes.append("raised while one rank loaded its samples, which the others trained on: that rank's data")
         tell_together(scan, findings, roles, primary, verdict.scope)
         if verdict.scope == "node":
             for f in findings:

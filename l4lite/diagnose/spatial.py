@@ -111,7 +111,9 @@ def lost_only(findings: Sequence[Finding], node: str, struck: set[int]) -> set[i
 
 def rank_own(scan: JobScan, findings: Sequence[Finding], primary: Finding) -> RankOwn | None:
     """The rank whose own fault the primary's job-wide reading is (see the module): one process printed it, the
-    other nodes lost it, and a rank of its own node printed only the loss; None otherwise."""
+    other nodes lost it, and a rank of its own node printed only the loss; None otherwise. A launcher's account
+    of the rank's failure counts among the readings of its error when the frames it carries named a component
+    (the rank's own file read by torch.load): it tells the same process's error."""
     if not lone_fault(scan, findings, primary) or primary.node is None:
         return None
     _, procs = printers(findings, primary.category)
@@ -120,7 +122,8 @@ def rank_own(scan: JobScan, findings: Sequence[Finding], primary: Finding) -> Ra
         return None
     rank = next(iter(struck))
     own = [f for f in findings if f.detector in READ_FROM_LINES and f.node == primary.node
-           and f.role not in ("cascade", "confirmation") and f.category not in ("unknown", primary.category)
+           and f.role != "cascade" and (f.role != "confirmation" or f.data.get("component"))
+           and f.category not in ("unknown", primary.category)
            and f.category not in GLOBAL_CATEGORIES and not f.data.get("survived") and f.records
            and {r.rank for r in f.records if r.rank is not None} == struck
            and not any(is_cascade(r.text) for r in f.records[:3])]
