@@ -1,16 +1,15 @@
 """``scan.rule_ids.matched_rule_ids`` gives the ids of ``RulePack.match_line``'s matches (the run path counts a
-line's hits by them once every rule's evidence of the node is full), and ``evidence_full`` says when that is."""
+line's hits by them where each of those rules' evidence of the node is full)."""
 
 from __future__ import annotations
 
 import random
-from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from l4lite.rules.pack import RulePack
-from l4lite.scan.rule_ids import evidence_full, matched_rule_ids
+from l4lite.scan.rule_ids import matched_rule_ids
 from l4lite.scan.runpath import hit_rule_id
 
 REAL_JOBS = Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs"
@@ -63,14 +62,3 @@ def test_ids_equal_match_line(pack: RulePack) -> None:
                 met += bool(expect)
     assert met > 50  # the lines meet rules, not only none
 
-
-def test_evidence_full() -> None:
-    class R:
-        def __init__(self, rid: str) -> None:
-            self.id = rid
-
-    kept: Counter[tuple[str, str]] = Counter({("a", "n1"): 20, ("b", "n1"): 19, ("b", "n2"): 20, ("a", "n2"): 25})
-    assert not evidence_full(kept, (R("a"), R("b")), "n1", 20)
-    assert evidence_full(kept, (R("a"), R("b")), "n2", 20)
-    assert evidence_full(kept, (R("a"),), "n1", 20)
-    assert not evidence_full(kept, (R("a"),), "n3", 20)

@@ -1,6 +1,6 @@
-"""The ids of the rules a line's message meets, where only they are needed: every rule its shape may meet has
-kept its evidence of the line's node in full (``Scanner._add_hit``: ``hit_cap`` hits per rule and node), so a
-hit is only counted in ``hit_totals``. ``RulePack.match_line`` also reads each match's named groups and builds a
+"""The ids of the rules a line's message meets, which is all the run path needs of a line where each of them has
+kept its evidence of the line's node in full (``Scanner._add_hit``: ``hit_cap`` hits per rule and node): its
+hits are only counted in ``hit_totals``. ``RulePack.match_line`` also reads each match's named groups and builds a
 match per rule; on a storage log most lines of a run meet a rule whose evidence filled up early (``LustreError``
 on every line), and those steps are a third of its cost there.
 
@@ -41,7 +41,3 @@ def matched_rule_ids(pack: Any, rules: Sequence[Any], message: str, source: str 
         out.append(max(fallbacks, key=lambda rule: rule.priority))
     return tuple(str(rule.id or rule) for rule in out)
 
-
-def evidence_full(hit_kept: Any, rules: Sequence[Any], node: str, cap: int) -> bool:
-    """Whether each of ``rules`` has kept ``cap`` hits of ``node`` (then it stays so: the counts only grow)."""
-    return all(hit_kept[str(rule.id or rule), node] >= cap for rule in rules)

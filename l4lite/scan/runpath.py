@@ -35,7 +35,7 @@ from l4lite.scan.points import (
     remember,
     thin_series,
 )
-from l4lite.scan.rule_ids import evidence_full, matched_rule_ids
+from l4lite.scan.rule_ids import matched_rule_ids
 
 RULE_ANSWERS = 4096  # messages whose rule answers are remembered per candidate set (a full memo is emptied)
 
@@ -213,7 +213,6 @@ class RunPath:
         rule_memo = self._rule_answers
         trusted = getattr(self.rules, "trusted_chars", 0)
         hit_kept, hit_totals, hit_cap = self._hit_kept, self._hit_totals, self.hit_cap
-        full: dict[tuple[int, str], Any] = {}  # (id of candidate rules, node) -> the rules, once their evidence is full
         lines: Any = zip(range(len(shapes)), texts, run.keys, times, shapes, cids, strict=True)
         if batched and rows is None:
             # the tables are counted at once: only a line of a shape with a test of its own needs a look
@@ -291,35 +290,28 @@ class RunPath:
                                                                                                    sh.source))
                 answers = held[1]
                 memo = answers if answers is not None and msg and len(msg) <= trusted else None
-                known = memo.get(msg) if memo is not None else None
-                if memo is not None and (known is None or known[0] is None):
-                    # where every rule the line may meet has its evidence of this node in full, its hits are only
-                    # counted and their ids are all it takes (``matched_rule_ids``): remembered as (None, ids)
-                    fk = (id(may_match), node)
-                    is_full = full.get(fk) is may_match
-                    if not is_full and evidence_full(hit_kept, may_match[0], node, hit_cap):
-                        full[fk] = may_match
-                        is_full = True
-                    if not is_full:
-                        known = None  # the matches themselves are needed
-                    elif known is None:
+                if memo is None:
+                    found = match_line(may_match, msg or s, s, sh.source)
+                    rule_ids = tuple(hit_rule_id(m) for m in found)
+                else:
+                    # the ids of the rules the message meets first (``matched_rule_ids``), remembered with no
+                    # matches (None): where each of them has kept its evidence of this node in full, as on most
+                    # lines of a storage log, the hits are only counted and no match is built
+                    known = memo.get(msg)
+                    if known is None:
                         if len(memo) >= RULE_ANSWERS:
                             memo.clear()
                         known = memo[msg] = (None, matched_rule_ids(self.rules, may_match[0], msg, sh.source))
-                if known is None:
-                    found = match_line(may_match, msg or s, s, sh.source)
-                    known = (found, tuple(hit_rule_id(m) for m in found))
-                    if memo is not None:
-                        if len(memo) >= RULE_ANSWERS:
-                            memo.clear()
-                        memo[msg] = known
-                found, rule_ids = known
+                    found, rule_ids = known
                 if rule_ids:
-                    if found is None or hit_kept[rule_ids[0], node] >= hit_cap and (
+                    if hit_kept[rule_ids[0], node] >= hit_cap and (
                             len(rule_ids) == 1 or all(hit_kept[rid, node] >= hit_cap for rid in rule_ids)):
                         for rid in rule_ids:  # every rule's evidence of this node is full: counted only
                             hit_totals[rid, node] += 1
                     else:
+                        if found is None:  # the matches themselves, with their groups, for the evidence kept
+                            found = match_line(may_match, msg, s, sh.source)
+                            memo[msg] = (found, rule_ids)  # type: ignore[index]
                         record = Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level, msg, s,
                                         cid_names[cid], "", key)
                         for match in found:
