@@ -21,6 +21,7 @@ from datetime import date
 
 from l4lite.ingest.decode import open_lines
 from l4lite.ingest.files import InputFile
+from l4lite.ingest.syslog_memo import MINUTE_MEMO, TIME_MEMO, SyslogBatch, remember_at_once
 from l4lite.records import Accounting
 
 MONTHS = {m: i for i, m in enumerate(
@@ -152,7 +153,7 @@ class TimestampParser:
 
     def _remember(self, key: str, value: float) -> None:
         cache = self._cache
-        if len(cache) > 65536:
+        if len(cache) > TIME_MEMO:
             cache.clear()
         cache[key] = value
 
@@ -373,12 +374,14 @@ class TimestampParser:
 
     def read_syslog(self, texts: list[str], times: list[float], bases: list[float], year: int) -> None:
         """What ``parse`` remembers of syslog times of ``syslog_year``'s month read elsewhere, in order: each
-        text's time and its minute's start (``l4lite.ingest.runs``)."""
+        text's time and its minute's start (``l4lite.ingest.runs``); at once where no memo fills up on the way."""
         cache, minutes = self._cache, self._syslog_minutes
+        if remember_at_once(cache, minutes, SyslogBatch(texts, times, bases, year)):
+            return
         for text, t, base in zip(texts, times, bases, strict=True):
             if text not in cache:
                 self._remember(text, t)
-                if len(minutes) > 4096:
+                if len(minutes) > MINUTE_MEMO:
                     minutes.clear()
                 minutes[text[:-2]] = (year, base)
 
@@ -490,7 +493,7 @@ class TimestampParser:
                     t = base + int(m[6])
                     self._remember(m[1], t)
                     minutes = self._syslog_minutes
-                    if len(minutes) > 4096:
+                    if len(minutes) > MINUTE_MEMO:
                         minutes.clear()
                     minutes[m[1][:-2]] = (y, base)
                 if m[7]:

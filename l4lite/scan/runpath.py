@@ -35,6 +35,7 @@ from l4lite.scan.points import (
     remember,
     thin_series,
 )
+from l4lite.scan.rule_ids import matched_rule_ids
 
 RULE_ANSWERS = 4096  # messages whose rule answers are remembered per candidate set (a full memo is emptied)
 
@@ -288,21 +289,29 @@ class RunPath:
                     held = rule_memo[id(may_match), sh.source] = (may_match, self._rule_answers_of(may_match,
                                                                                                    sh.source))
                 answers = held[1]
-                known = None if answers is None or not msg or len(msg) > trusted else answers.get(msg)
-                if known is None:
+                memo = answers if answers is not None and msg and len(msg) <= trusted else None
+                if memo is None:
                     found = match_line(may_match, msg or s, s, sh.source)
-                    known = (found, tuple(hit_rule_id(m) for m in found))
-                    if answers is not None and msg and len(msg) <= trusted:
-                        if len(answers) >= RULE_ANSWERS:
-                            answers.clear()
-                        answers[msg] = known
-                found, rule_ids = known
-                if found:
+                    rule_ids = tuple(hit_rule_id(m) for m in found)
+                else:
+                    # the ids of the rules the message meets first (``matched_rule_ids``), remembered with no
+                    # matches (None): where each of them has kept its evidence of this node in full, as on most
+                    # lines of a storage log, the hits are only counted and no match is built
+                    known = memo.get(msg)
+                    if known is None:
+                        if len(memo) >= RULE_ANSWERS:
+                            memo.clear()
+                        known = memo[msg] = (None, matched_rule_ids(self.rules, may_match[0], msg, sh.source))
+                    found, rule_ids = known
+                if rule_ids:
                     if hit_kept[rule_ids[0], node] >= hit_cap and (
                             len(rule_ids) == 1 or all(hit_kept[rid, node] >= hit_cap for rid in rule_ids)):
                         for rid in rule_ids:  # every rule's evidence of this node is full: counted only
                             hit_totals[rid, node] += 1
                     else:
+                        if found is None:  # the matches themselves, with their groups, for the evidence kept
+                            found = match_line(may_match, msg, s, sh.source)
+                            memo[msg] = (found, rule_ids)  # type: ignore[index]
                         record = Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level, msg, s,
                                         cid_names[cid], "", key)
                         for match in found:
