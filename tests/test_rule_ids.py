@@ -1,4 +1,4 @@
-"""``scan.rule_ids.matched_rule_ids`` gives the ids of ``RulePack.match_line``'s matches (the run path counts a
+"""``RulePack.match_ids`` gives the ids of ``RulePack.match_line``'s matches (the run path counts a
 line's hits by them where each of those rules' evidence of the node is full)."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from l4lite.rules.pack import RulePack
-from l4lite.scan.rule_ids import matched_rule_ids
 from l4lite.scan.runpath import hit_rule_id
 
 REAL_JOBS = Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs"
@@ -58,7 +57,7 @@ def test_ids_equal_match_line(pack: RulePack) -> None:
             for rules in (by_message, pack.line_rules(message.encode())[0] if pack.line_rules(message.encode())
                           else ()):
                 expect = tuple(hit_rule_id(m) for m in pack.match_line((rules, ()), message, message, source))
-                assert matched_rule_ids(pack, rules, message, source) == expect, (message, source)
+                assert pack.match_ids(rules, message, source) == expect, (message, source)
                 met += bool(expect)
     assert met > 50  # the lines meet rules, not only none
 

@@ -10,7 +10,8 @@ import pytest
 from l4lite.detect.rules import RuleDetector, rule_score
 from l4lite.errors import L4Error
 from l4lite.records import Record
-from l4lite.rules.pack import RULE_ROLES, RulePack, _gate_keywords, derive_keywords, render
+from l4lite.rules.pack import RULE_ROLES, RulePack, _gate_keywords, derive_keywords
+from l4lite.rules.render import render
 from l4lite.scan.scanner import Hit, JobScan
 from l4lite.vocab import CATEGORIES, PHASES, SEVERITIES
 

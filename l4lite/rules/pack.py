@@ -37,6 +37,7 @@ from l4lite.records import Record
 from l4lite.resources import rules_dir
 from l4lite.rules.keys import derive_keywords, gate_keywords, longest_trie, shape
 from l4lite.rules.needs import Needs, may_match, needs
+from l4lite.rules.render import render
 from l4lite.vocab import CATEGORIES, GLOBAL_CATEGORIES, PHASES, SEVERITIES, SOURCES
 
 RULE_ROLES: tuple[str, ...] = ("root", "cascade", "symptom", "confirmation")
@@ -48,13 +49,11 @@ _OPTIONAL = (
     "action", "match", "source", "phase_hint", "priority", "scope", "keywords", "ignore_case", "fallback",
     "generic", "enabled", "examples", "counter_examples", "category_by_phase", "note",
 )
-_PLACEHOLDER = re.compile(r"\{(\w+(?:/\w+)*)(?:\|(\w+))?\}")
 _QUANTIFIER = re.compile(r"\{\s*(\d+)\s*(?:,\s*(\d*)\s*)?\}")
 # The regex module expands counted repetitions when it compiles, so that a{4294967294} or (?:a{1000}){1000}
 # takes seconds to minutes and gigabytes before it fails. No record is searched beyond its first 32,768
 # characters anyway (RulePack.max_chars), so larger counts are refused before compiling.
 MAX_REPEAT = 32_768
-_OPTIONAL_SEGMENT = re.compile(r"\[\[(.*?)\]\]")
 _MAX_GATE_SEARCHES = 64  # keyword positions searched one by one, then one substring test per keyword
 _RULE_HEADER = re.compile(r"^[ \t]*\[\[[ \t]*rule[ \t]*\]\]", re.MULTILINE)
 # In a lower-cased shape (digits folded to 0): a word (a run of ASCII letters, digits and ``_``) made of hex
@@ -121,34 +120,17 @@ class RuleMatch:
     groups: dict[str, str] = field(default_factory=dict)
 
 
-def render(template: str, values: dict[str, Any], tables: dict[str, dict[str, str]] | None = None) -> str:
-    """Fill placeholders from the named groups (and context); no attribute access, no format specs.
-
-    ``{name}`` is the value, ``{a/b}`` the first of ``a``, ``b`` that has one, ``{name|table}`` the value looked
-    up in ``[tables.table]`` (its ``default`` entry, else the value itself, when absent). ``[[ ... ]]`` is an
-    optional segment, dropped when a placeholder inside it has no value; elsewhere a missing value shows as ``?``.
-    ``str.format`` is deliberately not used: templates may come from a user's rule file and values from log lines.
-    """
-    tables = tables or {}
-
-    def lookup(m: re.Match[str]) -> str | None:
-        for name in m.group(1).split("/"):
-            value = values.get(name)
-            text = "" if value is None else str(value).strip()
-            if text:
-                if m.group(2):
-                    table = tables.get(m.group(2), {})
-                    return table.get(text, table.get("default", text))
-                return text
-        return None
-
-    def optional(seg: re.Match[str]) -> str:
-        parts = [lookup(m) for m in _PLACEHOLDER.finditer(seg.group(1))]
-        if any(p is None for p in parts):
-            return ""
-        return _PLACEHOLDER.sub(lambda m: lookup(m) or "", seg.group(1))
-
-    return _PLACEHOLDER.sub(lambda m: lookup(m) or "?", _OPTIONAL_SEGMENT.sub(optional, template))
+def with_fallback(found: list[RuleMatch]) -> list[RuleMatch]:
+    """The matches of the rules that are no fallback, in order, and the highest-priority fallback's when none of
+    them explains the record: a rule that only says where the program was (a symptom of unknown category, such
+    as a traceback through a checkpoint load) does not, and the generic fallback still says that it failed."""
+    fallbacks = [m for m in found if m.rule.fallback]
+    if not fallbacks:
+        return found
+    out = [m for m in found if not m.rule.fallback]
+    if any(m.rule.role != "symptom" or m.rule.category != "unknown" for m in out):
+        return out
+    return out + [max(fallbacks, key=lambda m: m.rule.priority)]
 
 
 def fold_key(key: bytes) -> bytes:
@@ -392,29 +374,35 @@ class RulePack:
                    source: str | None = None) -> list[RuleMatch]:
         """``match_fields`` of a line of at most max_chars characters whose rules ``line_rules`` gave."""
         by_message, by_text = candidates
-        out: list[RuleMatch] = []
-        fallbacks: list[RuleMatch] = []
-        for rules, value in ((by_message, message), (by_text, text)):
-            low = None
-            for rule in rules:
-                if rule.id in self.disabled or (rule.source and source not in rule.source):
+        found = self._searches(by_message, message, source) if by_message else []
+        if by_text:
+            found += self._searches(by_text, text, source)
+        out = [RuleMatch(rule, {k: v for k, v in m.groupdict().items() if v is not None}) for rule, m in found]
+        return with_fallback(out) if out else out
+
+    def match_ids(self, rules: Sequence[Rule], message: str, source: str | None = None) -> tuple[str, ...]:
+        """The ids of ``match_line((rules, ()), message, ...)``'s rules, without their groups: all a scan needs of
+        a line whose rules' evidence is full (the run path then only counts the hits)."""
+        found = [RuleMatch(rule) for rule, _ in self._searches(rules, message, source)]
+        return tuple(str(m.rule.id or m.rule) for m in with_fallback(found))
+
+    def _searches(self, rules: Iterable[Rule], value: str, source: str | None) -> list[tuple[Rule, Any]]:
+        """The rules of ``rules`` for ``source`` whose pattern ``value`` meets, with their matches."""
+        out = []
+        low = None
+        for rule in rules:
+            if rule.id in self.disabled or (rule.source and source not in rule.source):
+                continue
+            need = rule.needs if self.fold else None
+            if need is not None:  # literals the pattern needs (rules.needs): a test costs less than a search
+                if low is None:
+                    low = value.lower() if value.isascii() else ""
+                if low and not may_match(need, low):
                     continue
-                need = rule.needs if self.fold else None
-                if need is not None:  # literals the pattern needs (rules.needs): a test costs less than a search
-                    if low is None:
-                        low = value.lower() if value.isascii() else ""
-                    if low and not may_match(need, low):
-                        continue
-                m = self._search(rule, value)
-                if m is None:
-                    continue
-                groups = {k: v for k, v in m.groupdict().items() if v is not None}
-                (fallbacks if rule.fallback else out).append(RuleMatch(rule, groups))
-        # a rule that only says where the program was (a symptom of unknown category, such as a traceback through
-        # a checkpoint load) does not explain the record: the generic fallback still says that it failed
-        if not fallbacks or any(m.rule.role != "symptom" or m.rule.category != "unknown" for m in out):
-            return out
-        return out + [max(fallbacks, key=lambda m: m.rule.priority)]
+            m = self._search(rule, value)
+            if m is not None:
+                out.append((rule, m))
+        return out
 
     def _search(self, rule: Rule, value: str) -> Any:
         # The timeout costs several microseconds per search in the regex module, so the reviewed shipped

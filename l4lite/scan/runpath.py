@@ -35,7 +35,6 @@ from l4lite.scan.points import (
     remember,
     thin_series,
 )
-from l4lite.scan.rule_ids import matched_rule_ids
 
 RULE_ANSWERS = 4096  # messages whose rule answers are remembered per candidate set (a full memo is emptied)
 
@@ -294,14 +293,14 @@ class RunPath:
                     found = match_line(may_match, msg or s, s, sh.source)
                     rule_ids = tuple(hit_rule_id(m) for m in found)
                 else:
-                    # the ids of the rules the message meets first (``matched_rule_ids``), remembered with no
+                    # the ids of the rules the message meets first (``RulePack.match_ids``), remembered with no
                     # matches (None): where each of them has kept its evidence of this node in full, as on most
                     # lines of a storage log, the hits are only counted and no match is built
                     known = memo.get(msg)
                     if known is None:
                         if len(memo) >= RULE_ANSWERS:
                             memo.clear()
-                        known = memo[msg] = (None, matched_rule_ids(self.rules, may_match[0], msg, sh.source))
+                        known = memo[msg] = (None, self.rules.match_ids(may_match[0], msg, sh.source))
                     found, rule_ids = known
                 if rule_ids:
                     if hit_kept[rule_ids[0], node] >= hit_cap and (
