@@ -40,6 +40,7 @@ from l4lite.ingest.pieces import lead_of
 from l4lite.ingest.rotation import read_chain
 from l4lite.ingest.runs import RUN_BLOCK_LINES, RunReading, ShapeBook, ShapeRun
 from l4lite.ingest.shape import FOLD_DIGITS
+from l4lite.ingest.slurmnode import slurm_node
 from l4lite.ingest.timespots import LEARN_LINES, learn_spot
 from l4lite.ingest.timestamps import TimestampParser
 from l4lite.records import Accounting, Record, RotatedStreams
@@ -53,8 +54,6 @@ _SPACE_START = frozenset(" \t")
 _KIND_STARTS = lc.KIND_STARTS
 _BLANK = object()  # _line's answer for a line that is blank once its prefixes are removed
 UPTIME_BRACKET = re.compile(r"\[ *(\d+\.\d+)\] *")
-SRUN_ERROR = re.compile(r"srun: error: ([A-Za-z0-9][\w.-]*): tasks? (\d+)(?:-(\d+))?: ")
-STEPD_NODE = re.compile(r"\bON ([A-Za-z0-9][\w.-]*) CANCELLED AT\b")
 
 
 @dataclass
@@ -419,7 +418,7 @@ class _FileReader(HeaderReading, RunReading):
             self._global_ranks(msg)
             spans = None
         if msg.startswith(("srun: error: ", "slurmstepd: error: ")):
-            about = self._slurm_node(msg)
+            about = slurm_node(msg, self.rank_map)
             if about is not None:
                 host = about
             spans = None
@@ -540,19 +539,6 @@ class _FileReader(HeaderReading, RunReading):
         for r in (m[1].replace(" ", "").split(",") if m else ()):
             if r:
                 self.rank_map.tie(int(r), self.path_node, GLOBAL_WEIGHT - 1)
-
-    def _slurm_node(self, msg: str) -> str | None:
-        """``srun: error: node017: tasks 8-15: Exited ...`` ties tasks to a host; both name the node concerned."""
-        m = SRUN_ERROR.match(msg)
-        if m:
-            host = normalize_host(m[1])
-            first = int(m[2])
-            last = int(m[3]) if m[3] else first
-            for r in range(first, min(last, first + 4096) + 1):
-                self.rank_map.tie(r, host)
-            return host
-        m = STEPD_NODE.search(msg)
-        return normalize_host(m[1]) if m else None
 
     def _fill(self, stream: str, node: str | None, rank: int | None, gpu: int | None) -> tuple[str | None, int | None]:
         """Node and GPU the line did not give: from its stream (never a mixed file's bare one), file, rank map."""
