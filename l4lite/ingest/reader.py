@@ -34,6 +34,7 @@ from l4lite.ingest.decode import PieceStart, iter_line_blocks
 from l4lite.ingest.errorfile import error_record_start, stated_time
 from l4lite.ingest.files import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover
 from l4lite.ingest.header import QUEUED, HeaderReading, relayed
+from l4lite.ingest.jsonlog import JsonReading, learn_json_keys
 from l4lite.ingest.lineclass import OpenRecord
 from l4lite.ingest.pids import named_by_pid
 from l4lite.ingest.pieces import lead_of
@@ -157,7 +158,7 @@ def _ends(plan: tuple) -> bool:
     return plan[0] == 0 and not plan[3] and plan[15] > 0  # (pos, global_rank, local_rank, nccl, ..., ts_end, ...)
 
 
-class _FileReader(HeaderReading, RunReading):
+class _FileReader(HeaderReading, RunReading, JsonReading):
     """Reads one file; see the module docstring for the state it keeps."""
 
     def __init__(self, input_file: InputFile, options: IngestOptions, accounting: Accounting,
@@ -207,6 +208,7 @@ class _FileReader(HeaderReading, RunReading):
         of the files that read alike."""
         if self.cri:
             lines = [x[m.end():] if (m := cri_prefix(x)) else x for x in lines[:4 * LEARN_LINES]]
+        lines = self.json_head(lines)
         self.spot = learn_spot(lines)
         if self.spot:
             self.init_runs(self.opt.shape_book(self._book_key()))
@@ -253,13 +255,14 @@ class _FileReader(HeaderReading, RunReading):
         use_runs = self.opt.line_runs and self.opt.line_shapes
         lineno = 0
         joined = 0  # CRI partial lines, their text joined to the next line's
-        cri = False
+        cri, jkeys = False, self.json_keys
         try:
             for first, block in iter_line_blocks(self.f, acc, self.opt.max_line_chars, self.pieces):
                 if self.cri is None and block:
                     head = [x for x in block[:4 * CRI_HEAD_LINES] if x][:CRI_HEAD_LINES]
                     self.cri = cri = any(cri_prefix(x) for x in head)
-                    use_runs = use_runs and not cri  # runs read the raw lines' shapes
+                    self.json_keys = jkeys = None if cri else learn_json_keys(head)  # structured logs: ``jsonlog``
+                    use_runs = use_runs and not cri and jkeys is None  # runs read the raw lines' shapes
                 if self.spot is None and block:
                     self.learn_spot(block)
                 whole = ((first, block, None),)
@@ -285,6 +288,8 @@ class _FileReader(HeaderReading, RunReading):
                                 joined += 1
                                 lineno += 1
                                 continue
+                        if jkeys is not None:
+                            s = yield from self.json_line(lineno, s)
                         if not s or (s[0] in _SPACE_START and s.isspace()):
                             skipped_blank += 1
                         else:
