@@ -34,7 +34,8 @@ _LOGGER_KEYS = ("logger", "name", "logger_name", "module")
 _RANK_KEYS = ("rank", "global_rank", "RANK")
 _EXC_KEYS = ("exc_info", "exception", "exc_text", "stack_trace", "stacktrace", "traceback", "stack_info", "stack",
              "error.stack")
-_NESTED = ("jsonPayload",)  # Cloud Logging: the record's own fields one level down
+_NESTED = ("jsonPayload",)
+_FAILING = frozenset(("ERROR", "CRITICAL", "FATAL", "EXCEPTION", "ALERT", "EMERGENCY", "PANIC", "ERR", "CRIT"))  # Cloud Logging: the record's own fields one level down
 
 
 @dataclass(frozen=True)
@@ -139,8 +140,8 @@ def json_text(s: str, keys: JsonKeys) -> JsonText | None:
     message = rec.get(keys.message) if keys.message else None
     if not isinstance(message, str):
         return None
-    head = [x for x in (_time_text(rec.get(keys.time)) if keys.time else None,
-                        _level_text(rec.get(keys.level)) if keys.level else None) if x]
+    level = _level_text(rec.get(keys.level)) if keys.level else None
+    head = [x for x in (_time_text(rec.get(keys.time)) if keys.time else None, level) if x]
     logger = rec.get(keys.logger) if keys.logger else None
     if isinstance(logger, str) and logger:
         head.append(logger + ":")
@@ -148,7 +149,9 @@ def json_text(s: str, keys: JsonKeys) -> JsonText | None:
     if not label and isinstance(rank, int) and not isinstance(rank, bool):
         label = f"[rank{rank}]:"
     lines = (" ".join(head) + " " + message if head else message).rstrip("\n").split("\n")
-    for k in keys.exceptions:
+    # an exception logged below ERROR was handled (``logger.warning(..., exc_info=True)``, Ray's retries): the
+    # process went on, so its traceback is not read as a failure; the record keeps its message line
+    for k in keys.exceptions if level is None or level in _FAILING else ():
         exc = rec.get(k)
         if isinstance(exc, list):  # a formatter that keeps ``traceback.format_exception``'s list
             exc = "".join(x for x in exc if isinstance(x, str))
