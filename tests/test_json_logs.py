@@ -98,3 +98,39 @@ def test_epoch_time_and_nested_level() -> None:
     assert keys is not None
     got = json_text(line, keys)
     assert got is not None and got.lines == ["2024-05-02T09:14:03.904000Z ERROR boom"]
+
+
+def test_structlog_event_and_cloud_logging_payload() -> None:
+    line = ('{"event": "training failed", "level": "error", "timestamp": "2024-05-02T09:14:03.904Z", '
+            '"exception": "Traceback (most recent call last):\\nValueError: x"}')
+    keys = learn_json_keys([line])
+    assert keys is not None and keys.message == "event"
+    got = json_text(line, keys)
+    assert got is not None and got.lines[0] == "2024-05-02T09:14:03.904Z ERROR training failed"
+    assert got.lines[1:] == ["Traceback (most recent call last):", "ValueError: x"]
+    gke = '{"jsonPayload": {"message": "boom", "severity": "ERROR"}, "timestamp": "2024-05-02T09:14:03.904Z"}'
+    keys = learn_json_keys([gke])
+    assert keys is not None and keys.nested == "jsonPayload"
+    got = json_text(gke, keys)
+    assert got is not None and got.lines == ["ERROR boom"]
+
+
+def test_a_warning_s_traceback_was_handled() -> None:
+    line = ('{"time": "2024-05-02 09:14:03,904", "level": "WARNING", "message": "retrying", '
+            '"exc_text": "Traceback (most recent call last):\\nTimeoutError: x"}')
+    keys = learn_json_keys([line])
+    assert keys is not None
+    got = json_text(line, keys)
+    assert got is not None and got.lines == ["2024-05-02 09:14:03,904 WARNING retrying"]
+
+
+def test_json_records_inside_a_pod_log(tmp_path: Path) -> None:
+    # containerd's prefix first, the application's JSON record after it
+    f = tmp_path / "0.log"
+    lines = (DATA / "python_json_logger.jsonl").read_text(encoding="utf-8").splitlines()
+    f.write_text("".join(f"2024-05-02T09:14:0{k}.000000001Z stderr F {x}\n" for k, x in enumerate(lines)),
+                 encoding="utf-8")
+    recs, acc = records(f)
+    assert acc.lines_read == acc.lines_in_records + sum(acc.lines_skipped.values())
+    [tb] = tracebacks(recs)
+    assert tb.line == 2 and tb.text.splitlines()[-1].endswith("an illegal memory access was encountered")

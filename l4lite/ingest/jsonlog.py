@@ -19,6 +19,7 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from l4lite.ingest.cri import cri_prefix
 from l4lite.records import Record
 
 HEAD_LINES = 16  # non-empty lines looked at to learn a file's keys
@@ -77,10 +78,12 @@ def _first(obj: dict, keys: Sequence[str], kind: type | tuple[type, ...]) -> str
     return next((k for k in keys if isinstance(obj.get(k), kind)), None)
 
 
-def learn_json_keys(lines: Sequence[str]) -> JsonKeys | None:
-    """The keys of a file's JSON records from its first non-empty lines, or None when none of them is a JSON
-    object with a text or message string (a file of plain lines, a metrics dump, a torchelastic error file)."""
-    for s in [x for x in lines[:4 * HEAD_LINES] if x.strip()][:HEAD_LINES]:
+def learn_json_keys(lines: Sequence[str], cri: bool = False) -> JsonKeys | None:
+    """The keys of a file's JSON records from its first non-empty lines (``cri``: a pod log's, read after their
+    container runtime's prefix), or None when none of them is a JSON object with a text or message string (a file
+    of plain lines, a metrics dump, a torchelastic error file)."""
+    head = [x for x in lines[:4 * HEAD_LINES] if x.strip()][:HEAD_LINES]
+    for s in [x[m.end():] if (m := cri_prefix(x)) else x for x in head] if cri else head:
         got = _object(s)
         if got is None:
             continue

@@ -261,8 +261,8 @@ class _FileReader(HeaderReading, RunReading, JsonReading):
                 if self.cri is None and block:
                     head = [x for x in block[:4 * CRI_HEAD_LINES] if x][:CRI_HEAD_LINES]
                     self.cri = cri = any(cri_prefix(x) for x in head)
-                    self.json_keys = jkeys = None if cri else learn_json_keys(head)  # structured logs: ``jsonlog``
-                    use_runs = use_runs and not cri and jkeys is None  # runs read the raw lines' shapes
+                    self.json_keys = jkeys = learn_json_keys(head, cri)  # structured logs: ``jsonlog``
+                    use_runs = use_runs and not cri and not jkeys  # runs read the raw lines' shapes
                 if self.spot is None and block:
                     self.learn_spot(block)
                 whole = ((first, block, None),)
