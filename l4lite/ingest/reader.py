@@ -34,12 +34,14 @@ from l4lite.ingest.decode import PieceStart, iter_line_blocks
 from l4lite.ingest.errorfile import error_record_start, stated_time
 from l4lite.ingest.files import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover
 from l4lite.ingest.header import QUEUED, HeaderReading, relayed
+from l4lite.ingest.jsonlog import JsonReading, learn_json_keys
 from l4lite.ingest.lineclass import OpenRecord
 from l4lite.ingest.pids import named_by_pid
 from l4lite.ingest.pieces import lead_of
 from l4lite.ingest.rotation import read_chain
 from l4lite.ingest.runs import RUN_BLOCK_LINES, RunReading, ShapeBook, ShapeRun
 from l4lite.ingest.shape import FOLD_DIGITS
+from l4lite.ingest.slurmnode import slurm_node
 from l4lite.ingest.timespots import LEARN_LINES, learn_spot
 from l4lite.ingest.timestamps import TimestampParser
 from l4lite.records import Accounting, Record, RotatedStreams
@@ -53,8 +55,6 @@ _SPACE_START = frozenset(" \t")
 _KIND_STARTS = lc.KIND_STARTS
 _BLANK = object()  # _line's answer for a line that is blank once its prefixes are removed
 UPTIME_BRACKET = re.compile(r"\[ *(\d+\.\d+)\] *")
-SRUN_ERROR = re.compile(r"srun: error: ([A-Za-z0-9][\w.-]*): tasks? (\d+)(?:-(\d+))?: ")
-STEPD_NODE = re.compile(r"\bON ([A-Za-z0-9][\w.-]*) CANCELLED AT\b")
 
 
 @dataclass
@@ -158,7 +158,7 @@ def _ends(plan: tuple) -> bool:
     return plan[0] == 0 and not plan[3] and plan[15] > 0  # (pos, global_rank, local_rank, nccl, ..., ts_end, ...)
 
 
-class _FileReader(HeaderReading, RunReading):
+class _FileReader(HeaderReading, RunReading, JsonReading):
     """Reads one file; see the module docstring for the state it keeps."""
 
     def __init__(self, input_file: InputFile, options: IngestOptions, accounting: Accounting,
@@ -208,6 +208,7 @@ class _FileReader(HeaderReading, RunReading):
         of the files that read alike."""
         if self.cri:
             lines = [x[m.end():] if (m := cri_prefix(x)) else x for x in lines[:4 * LEARN_LINES]]
+        lines = self.json_head(lines)
         self.spot = learn_spot(lines)
         if self.spot:
             self.init_runs(self.opt.shape_book(self._book_key()))
@@ -254,13 +255,14 @@ class _FileReader(HeaderReading, RunReading):
         use_runs = self.opt.line_runs and self.opt.line_shapes
         lineno = 0
         joined = 0  # CRI partial lines, their text joined to the next line's
-        cri = False
+        cri, jkeys = False, self.json_keys
         try:
             for first, block in iter_line_blocks(self.f, acc, self.opt.max_line_chars, self.pieces):
                 if self.cri is None and block:
                     head = [x for x in block[:4 * CRI_HEAD_LINES] if x][:CRI_HEAD_LINES]
                     self.cri = cri = any(cri_prefix(x) for x in head)
-                    use_runs = use_runs and not cri  # runs read the raw lines' shapes
+                    self.json_keys = jkeys = learn_json_keys(head, cri)  # structured logs: ``jsonlog``
+                    use_runs = use_runs and not cri and not jkeys  # runs read the raw lines' shapes
                 if self.spot is None and block:
                     self.learn_spot(block)
                 whole = ((first, block, None),)
@@ -286,6 +288,8 @@ class _FileReader(HeaderReading, RunReading):
                                 joined += 1
                                 lineno += 1
                                 continue
+                        if jkeys is not None:
+                            s = yield from self.json_line(lineno, s)
                         if not s or (s[0] in _SPACE_START and s.isspace()):
                             skipped_blank += 1
                         else:
@@ -419,7 +423,7 @@ class _FileReader(HeaderReading, RunReading):
             self._global_ranks(msg)
             spans = None
         if msg.startswith(("srun: error: ", "slurmstepd: error: ")):
-            about = self._slurm_node(msg)
+            about = slurm_node(msg, self.rank_map)
             if about is not None:
                 host = about
             spans = None
@@ -540,19 +544,6 @@ class _FileReader(HeaderReading, RunReading):
         for r in (m[1].replace(" ", "").split(",") if m else ()):
             if r:
                 self.rank_map.tie(int(r), self.path_node, GLOBAL_WEIGHT - 1)
-
-    def _slurm_node(self, msg: str) -> str | None:
-        """``srun: error: node017: tasks 8-15: Exited ...`` ties tasks to a host; both name the node concerned."""
-        m = SRUN_ERROR.match(msg)
-        if m:
-            host = normalize_host(m[1])
-            first = int(m[2])
-            last = int(m[3]) if m[3] else first
-            for r in range(first, min(last, first + 4096) + 1):
-                self.rank_map.tie(r, host)
-            return host
-        m = STEPD_NODE.search(msg)
-        return normalize_host(m[1]) if m else None
 
     def _fill(self, stream: str, node: str | None, rank: int | None, gpu: int | None) -> tuple[str | None, int | None]:
         """Node and GPU the line did not give: from its stream (never a mixed file's bare one), file, rank map."""

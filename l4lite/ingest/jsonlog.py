@@ -1,0 +1,206 @@
+"""Structured (JSON-lines) logs read as the lines they carry.
+
+Production trainers often log one JSON object per line (python-json-logger, structlog's ``JSONRenderer``, loguru
+``serialize=True``), or a collector wraps every printed line in one (Docker's json-file driver, Fluent Bit's
+Kubernetes ``{"log": ...}``, Cloud Logging's ``textPayload`` / ``jsonPayload``). The failure then sits in one
+escaped string field (``exc_info``, ``exception``, ``stack_trace``...), where no signature and no traceback
+reader sees it. Which keys carry the message, time, level, logger, rank and exception is worked out once per file
+from its first lines (``learn_json_keys``); each JSON-object line is then turned back into the lines the process
+would have printed (``json_text``): a header line (time, level, logger and message, in Python logging's usual
+layout) followed by the exception's lines, or a wrapper's own printed line. Other lines go on unchanged, and a file
+whose first lines show no such object costs nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from l4lite.ingest.cri import cri_prefix
+from l4lite.records import Record
+
+HEAD_LINES = 16  # non-empty lines looked at to learn a file's keys
+
+# a stream label before the object, as torchrun (``[default0]:``, ``[rank3]:``) or ``srun --label`` write it
+_LEAD = re.compile(r"(?:\[(?:rank|default)\d+\]: ?|\s*\d+: )?(?=\{)")
+# a collector's field holding the printed text itself, with its own header (Docker, Fluent Bit, Cloud Logging)
+_TEXT_KEYS = ("log", "textPayload")
+_MESSAGE_KEYS = ("message", "msg", "event", "MESSAGE")
+_TIME_KEYS = ("time", "timestamp", "@timestamp", "asctime", "ts", "datetime", "date", "created", "t")
+_LEVEL_KEYS = ("level", "levelname", "severity", "lvl", "loglevel", "log.level")
+_LOGGER_KEYS = ("logger", "name", "logger_name", "module")
+_RANK_KEYS = ("rank", "global_rank", "RANK")
+_EXC_KEYS = ("exc_info", "exception", "exc_text", "stack_trace", "stacktrace", "traceback", "stack_info", "stack",
+             "error.stack")
+_NESTED = ("jsonPayload",)
+_FAILING = frozenset(("ERROR", "CRITICAL", "FATAL", "EXCEPTION", "ALERT", "EMERGENCY", "PANIC", "ERR", "CRIT"))  # Cloud Logging: the record's own fields one level down
+
+
+@dataclass(frozen=True)
+class JsonKeys:
+    """Which keys of a file's JSON records carry what (None: not in its records)."""
+
+    text: str | None  # a wrapper's printed line (``log``); the other keys then describe the wrapper
+    message: str | None
+    time: str | None
+    level: str | None
+    logger: str | None
+    rank: str | None
+    exceptions: tuple[str, ...]
+    nested: str | None  # a key whose object holds the record's fields (``jsonPayload``)
+
+
+@dataclass(frozen=True)
+class JsonText:
+    """A JSON record as printed lines: ``lines`` (each with the record's stream label) and, for a wrapper, the
+    time string it stamps the line with (the time of a line that prints none of its own)."""
+
+    lines: list[str]
+    wrapper_time: str | None
+
+
+def _object(s: str) -> tuple[str, dict] | None:
+    """The stream label and the object of a line that is one JSON object (after an optional label), else None."""
+    m = _LEAD.match(s)
+    if m is None or not s.rstrip().endswith("}"):
+        return None
+    try:
+        obj = json.loads(s[m.end():])
+    except ValueError:
+        return None
+    return (s[:m.end()], obj) if isinstance(obj, dict) else None
+
+
+def _first(obj: dict, keys: Sequence[str], kind: type | tuple[type, ...]) -> str | None:
+    return next((k for k in keys if isinstance(obj.get(k), kind)), None)
+
+
+def learn_json_keys(lines: Sequence[str], cri: bool = False) -> JsonKeys | None:
+    """The keys of a file's JSON records from its first non-empty lines (``cri``: a pod log's, read after their
+    container runtime's prefix), or None when none of them is a JSON object with a text or message string (a file
+    of plain lines, a metrics dump, a torchelastic error file)."""
+    head = [x for x in lines[:4 * HEAD_LINES] if x.strip()][:HEAD_LINES]
+    for s in [x[m.end():] if (m := cri_prefix(x)) else x for x in head] if cri else head:
+        got = _object(s)
+        if got is None:
+            continue
+        obj = got[1]
+        nested = _first(obj, _NESTED, dict)
+        rec = obj[nested] if nested else obj
+        text = _first(obj, _TEXT_KEYS, str) or ("text" if "record" in obj and isinstance(obj.get("text"), str)
+                                                else None)  # loguru's serialize: the formatted text
+        message = None if text else _first(rec, _MESSAGE_KEYS, str)
+        if text is None and message is None:
+            continue
+        return JsonKeys(text, message, _first(obj if text else rec, _TIME_KEYS, (str, int, float, dict)),
+                        _first(rec, _LEVEL_KEYS, (str, dict)), _first(rec, _LOGGER_KEYS, str),
+                        _first(rec, _RANK_KEYS, int), _EXC_KEYS, nested)
+    return None
+
+
+def _time_text(v: object) -> str | None:
+    """A record's time as a header prints it: ISO text as written, an epoch number (seconds, milli-, micro- or
+    nanoseconds by its size) in UTC; loguru's and similar ``{"repr": ..., "timestamp": ...}`` objects by their
+    number."""
+    if isinstance(v, dict):
+        v = next((v[k] for k in ("timestamp", "abs", "repr") if k in v), None)
+    if isinstance(v, str):
+        return v if v[:1].isdigit() else None
+    if isinstance(v, int | float) and not isinstance(v, bool) and v > 0:
+        while v > 1e11:  # milli-, micro-, nanoseconds
+            v /= 1000
+        return datetime.fromtimestamp(v, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return None
+
+
+def _level_text(v: object) -> str | None:
+    if isinstance(v, dict):
+        v = v.get("name")
+    return v.upper() if isinstance(v, str) and v else None
+
+
+def json_text(s: str, keys: JsonKeys) -> JsonText | None:
+    """The lines a JSON record stands for, or None for a line that is not one of the file's records (it reads
+    as it is). A message with embedded newlines and an exception field become lines of their own, as the process
+    would have printed them."""
+    got = _object(s)
+    if got is None:
+        return None
+    label, obj = got
+    if keys.text is not None:
+        text = obj.get(keys.text)
+        if not isinstance(text, str):
+            return None
+        wrapper_time = obj.get(keys.time) if keys.time else None
+        return JsonText([label + x for x in text.rstrip("\n").split("\n")],
+                        wrapper_time if isinstance(wrapper_time, str) else None)
+    rec = obj.get(keys.nested) if keys.nested else obj
+    if not isinstance(rec, dict):
+        return None
+    message = rec.get(keys.message) if keys.message else None
+    if not isinstance(message, str):
+        return None
+    level = _level_text(rec.get(keys.level)) if keys.level else None
+    head = [x for x in (_time_text(rec.get(keys.time)) if keys.time else None, level) if x]
+    logger = rec.get(keys.logger) if keys.logger else None
+    if isinstance(logger, str) and logger:
+        head.append(logger + ":")
+    rank = rec.get(keys.rank) if keys.rank else None
+    if not label and isinstance(rank, int) and not isinstance(rank, bool):
+        label = f"[rank{rank}]:"
+    lines = (" ".join(head) + " " + message if head else message).rstrip("\n").split("\n")
+    # an exception logged below ERROR was handled (``logger.warning(..., exc_info=True)``, Ray's retries): the
+    # process went on, so its traceback is not read as a failure; the record keeps its message line
+    for k in keys.exceptions if level is None or level in _FAILING else ():
+        exc = rec.get(k)
+        if isinstance(exc, list):  # a formatter that keeps ``traceback.format_exception``'s list
+            exc = "".join(x for x in exc if isinstance(x, str))
+        if isinstance(exc, str) and exc.strip():
+            lines.extend(exc.rstrip("\n").split("\n"))
+    return JsonText([label + x for x in lines], None)
+
+
+class JsonReading:
+    """The file reader's side of it (a mixin of the file reader): the file's keys, learnt with its first block,
+    and each record's printed lines fed to the line reader at the record's line number."""
+
+    json_keys: JsonKeys | None = None
+
+    def json_head(self, lines: Sequence[str]) -> list[str]:
+        """A file's first lines as printed (for what is learnt from them, such as where the time sits)."""
+        keys = self.json_keys
+        if keys is None:
+            return list(lines)
+        out: list[str] = []
+        for s in lines[:4 * HEAD_LINES]:
+            got = json_text(s, keys)
+            out.extend(got.lines if got is not None else (s,))
+        return out
+
+    def json_line(self, lineno: int, s: str) -> Generator[Record, None, str]:
+        """Read a JSON record's printed lines but the last at ``lineno`` (yielding the records they finish) and
+        return the last for the caller's loop; any other line is returned as it is. The lines beyond the first
+        are counted as read, so that every line still ends in a record or a skip counter."""
+        got = json_text(s, self.json_keys) if self.json_keys is not None else None
+        if got is None:
+            return s
+        if got.wrapper_time is not None and (t := self.ts.parse(got.wrapper_time, 0)[0]) is not None:
+            self.last_time = t  # the time of a wrapped line that prints none of its own
+        *lines, last = got.lines
+        acc = self.acc
+        acc.lines_read += len(lines)
+        for x in lines:
+            r = self._line(lineno, x) if x.strip() else None
+            if isinstance(r, Record):
+                acc.lines_in_records += 1
+                acc.records += 1
+                yield r
+            elif r is not None or not x.strip():
+                acc.skip_lines("blank", 1)
+            out = self.out
+            while out and out[0].closed and not self.hold:
+                yield self._finish(out.popleft())
+        return last
