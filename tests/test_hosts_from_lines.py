@@ -382,5 +382,6 @@ def test_an_exception_quoted_by_two_hosts_summaries_places_no_traceback(tmp_path
                     + _quoting_console("gpu-node-12", 12811, 0, same))
     assert all(r.node is None for r in recs if r.text.startswith("[default"))
     assert quoted_hosts([(same, "a", "0"), (same, "b", "0")]) == {}
-    assert exception_key('{"message": {"message": "RuntimeError: x y", "extraInfo": {}}}') == "RuntimeError: x y"
+    assert exception_key("[default0]:torch.distributed.DistStoreError: wait timeout") == "DistStoreError: wait timeout"
+    assert exception_key('{"message": {"message": "RuntimeError: x y", "extraInfo": {}}}') is None  # errorfile's
     assert exception_key("  File \"train.py\", line 3, in main") is None

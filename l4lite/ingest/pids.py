@@ -75,16 +75,17 @@ class Quoted(NamedTuple):
 # a summary entry's ``traceback :`` field ends where its frame lines and the exception line (indented) end
 _FIELD_END = re.compile(r"[=-]{8}|\[\d+\]:\s*$")
 _MODULE = re.compile(r"(?:[A-Za-z_]\w*\.)+(?=\w+:)")  # ``torch.distributed.DistStoreError:`` -> its class name
-_ERROR_FILE = re.compile(r'\{"message": \{"message": "((?:[^"\\]|\\.)*)"')  # torchelastic's ``error.json``
+_ERROR_FILE = re.compile(r'\{"message": ?\{"message": ?"')  # torchelastic's ``error.json``, one JSON line
 
 
 def exception_key(text: str) -> str | None:
     """What a record's exception says, as a failure summary quotes it: the last line without its stream label,
-    indentation and module path (``RuntimeError: ... Unable to find address for: ib0``), or the message an
-    ``error.json`` holds; None for a line that says no exception."""
+    indentation and module path (``RuntimeError: ... Unable to find address for: ib0``); None for a line that
+    says no exception, and for an ``error.json`` record (``errorfile.error_record_places`` places those by the
+    records of the process that raised it; placing them here too cost 032's evidence in a ``cat``)."""
     last = strip_stream_prefix(text[text.rfind("\n") + 1:]).strip()
-    if (m := _ERROR_FILE.match(last)) is not None:
-        last = m[1].replace('\\"', '"')
+    if _ERROR_FILE.match(last) is not None:
+        return None
     last = _MODULE.sub("", last, count=1)
     head = last.split(":", 1)[0]
     return last if ": " in last and head.isidentifier() and head[0].isupper() else None
