@@ -336,3 +336,52 @@ def test_a_local_ranks_lines_inside_one_nodes_block_of_a_cat_take_it() -> None:
     assert [r.node for r in between_one_node([agent_b, ranked, agent_b])] == ["gpu-node-12", None, "gpu-node-12"]
     local[0].node = None
     assert [r.node for r in between_one_node([agent_a, local[0], agent_b])] == ["gpu-node-07", None, "gpu-node-12"]
+
+
+def _quoting_console(host: str, agent: int, local: int, exc: str) -> str:
+    """A node's console as torchrun leaves it: its worker's traceback first (no line of the node before it), then
+    the agent's lines and the failure summary quoting that traceback under the worker's host and ranks."""
+    frames = '  File "train.py", line 37, in main\n    dist.init_process_group("gloo")\n'
+    worker = "".join(f"[default{local}]:{x}\n" for x in ("Traceback (most recent call last):", *frames.splitlines(),
+                                                         exc))
+    quoted = "".join(f"    {x}\n" for x in frames.splitlines())
+    return (worker + f"E1205 08:11:07.847000 {agent} torch/distributed/elastic/multiprocessing/api.py:1002] failed "
+            f"(exitcode: 1) local_rank: {local} (pid: {agent + 50}) of binary: python3\n"
+            "Root Cause (first observed failure):\n[0]:\n  time      : 2026-12-05_08:11:06\n"
+            f"  host      : {host}\n  rank      : {local + 2} (local_rank: {local})\n"
+            f"  exitcode  : 1 (pid: {agent + 50})\n  error_file: /logs/{host}/attempt_0/{local}/error.json\n"
+            f"  traceback : Traceback (most recent call last):\n{quoted}  {exc}\n  \n"
+            "============================================================\n")
+
+
+def test_a_traceback_opening_a_nodes_console_in_a_cat_takes_the_host_of_the_summary_quoting_it(
+        tmp_path: Path) -> None:
+    """``cat`` of two nodes' consoles: gpu-node-12's ``[default0]:`` traceback comes right after gpu-node-07's
+    summary, so no block of one node surrounds it; gpu-node-12's failure summary quotes its exception line under
+    ``host : gpu-node-12``, ``local_rank: 0``, and that places it. The same exception printed under another local
+    rank than the summary names stays unplaced."""
+    ib0 = "RuntimeError: [enforce fail at gloo/transport/tcp/device.cc:84] Unable to find address for: ib0"
+    store = "torch.distributed.DistStoreError: wait timeout after 30000ms, keys: /default_pg/0//cpu//0/2"
+    stray = f"[default1]:Traceback (most recent call last):\n[default1]:{ib0}\n"
+    text = (_quoting_console("gpu-node-07", 12788, 0, store) + _quoting_console("gpu-node-12", 12811, 0, ib0)
+            + stray)
+    recs = _records(tmp_path, text)
+    tracebacks = {r.text.splitlines()[-1]: r for r in recs if r.text.startswith("[default")}
+    assert tracebacks[f"[default0]:{store}"].node == "gpu-node-07"
+    assert tracebacks[f"[default0]:{ib0}"].node == "gpu-node-12"
+    assert tracebacks[f"[default1]:{ib0}"].node is None  # the summary quotes it for local rank 0 only
+
+
+def test_an_exception_quoted_by_two_hosts_summaries_places_no_traceback(tmp_path: Path) -> None:
+    """Every node failed alike: both summaries quote one exception line, which then says nothing of whose a
+    traceback is; the traceback opening the second console stays unplaced."""
+    from l4lite.ingest.pids import exception_key, quoted_hosts
+
+    same = "RuntimeError: Connection reset by peer"
+    recs = _records(tmp_path, _quoting_console("gpu-node-07", 12788, 0, same)
+                    + _quoting_console("gpu-node-12", 12811, 0, same))
+    assert all(r.node is None for r in recs if r.text.startswith("[default"))
+    assert quoted_hosts([(same, "a", "0"), (same, "b", "0")]) == {}
+    assert exception_key("[default0]:torch.distributed.DistStoreError: wait timeout") == "DistStoreError: wait timeout"
+    assert exception_key('{"message": {"message": "RuntimeError: x y", "extraInfo": {}}}') is None  # errorfile's
+    assert exception_key("  File \"train.py\", line 3, in main") is None

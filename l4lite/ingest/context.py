@@ -51,7 +51,16 @@ from l4lite.ingest.decode import open_lines, without_escapes
 from l4lite.ingest.fileranks import own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.layout import NodeLevel, infer_level, layout_parts, named_in_stem, value_at
-from l4lite.ingest.pids import AddressBook, PidFacts, PidReader, file_pids, pid_facts, pid_hosts
+from l4lite.ingest.pids import (
+    AddressBook,
+    PidFacts,
+    PidReader,
+    Quoted,
+    file_pids,
+    pid_facts,
+    pid_hosts,
+    quoted_hosts,
+)
 from l4lite.ingest.skew import anchor_key, job_skew, quick
 from l4lite.ingest.spans import (
     PAST_SLACK,
@@ -132,6 +141,7 @@ class JobContext:
     # node, its lines prefixed ``[default0]:``, ``[default1]:``): there a label is a node's index, never a rank
     label_tasks: list[str] = field(default_factory=list)
     pids: dict[str, str] = field(default_factory=dict)  # an agent's or worker's pid -> its host (``pid_hosts``)
+    quoted: dict[str, Quoted] = field(default_factory=dict)  # exception -> host its summary names (``quoted_hosts``)
     mixed: list[str] = field(default_factory=list)  # files naming several hosts (``mixed_hosts``): no one host's
     year: int | None = None
     near_year: int | None = None  # the year most files are in, counting their write times: dates far off it are wrong
@@ -274,19 +284,20 @@ def _tail_lines(tail: bytes, enc: str) -> list[str]:
     return tail.decode(enc, "replace").replace("\x00", "").splitlines()[1:] if tail else []
 
 
-def _whole_pids(f: Any, s: _Sample, read: dict[str, PidReader]) -> PidFacts:
+def _whole_pids(f: Any, s: _Sample, read: dict[str, PidReader], quotes: set[tuple[str, str, str | None]]) -> PidFacts:
     """``pid_facts`` of a whole file (from ``read`` where ``writers.vote_whole`` read it, else ``pids.file_pids``), or of
     stdin as far as it is held (``files.stdin_sample``); the addresses its lines tie to hosts go into its sample:
     a merged file's raylet start-up line (``address: IP ... hostname: NAME``) sits in its middle."""
     book = AddressBook(plain_host)
     if (reader := read.get(f.rel)) is not None:
         facts, book = reader.facts, reader.addresses or book
+        quotes |= reader.quotes
     elif getattr(f, "path", None) != "-":
-        facts = file_pids(f, banner_host, book)
+        facts = file_pids(f, banner_host, book, quotes)
     else:
         data = stdin_sample().data
         facts = pid_facts(data.decode(getattr(f, "encoding", None) or "utf-8", "replace").splitlines(),
-                          banner_host, book) if not data.startswith(GZIP_MAGIC) else (set(), set())
+                          banner_host, book, quotes) if not data.startswith(GZIP_MAGIC) else (set(), set())
     s.addresses = book.found or s.addresses
     return facts
 
@@ -503,9 +514,11 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
             ctx.mention_ties += tie_streams(ctx.task_hosts, f.rel, stream_hosts((x for e in _ends(f) for x in e), known),
                                             f.rel in ctx.label_tasks)
     # pids tie an agent's hostless lines to its node where no path names one: such a file is read whole for them
-    facts = [_whole_pids(f, samples[f.rel], read) if ctx.node_of(f.rel) is None else (samples[f.rel].children, samples[f.rel].owners)
-             for f in _sampled(files) if f.rel in samples]
+    quotes: set[tuple[str, str, str | None]] = set()
+    facts = [_whole_pids(f, samples[f.rel], read, quotes) if ctx.node_of(f.rel) is None
+             else (samples[f.rel].children, samples[f.rel].owners) for f in _sampled(files) if f.rel in samples]
     ctx.pids = pid_hosts([c for k, _ in facts for c in k], [o for _, own in facts for o in own])
+    ctx.quoted = quoted_hosts(quotes)  # tracebacks placed by the failure summary that quotes their exception
     ctx.addresses = address_nodes({rel: s.addresses for rel, s in samples.items()}, ctx.node_of)
     stated = {rel: s.own_rank for rel, s in samples.items() if s.own_rank is not None and rank_from_path(rel) is None}
     ctx.ranks = {**stated, **sibling_ranks((r for r in rels if rank_from_path(r) is None), stated)}

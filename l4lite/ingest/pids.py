@@ -15,10 +15,13 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from l4lite.ingest.attribution import (
     ELASTIC_FIELD,
+    ELASTIC_RANK,
+    MPI_TAG,
+    SRUN_LABEL,
     TORCHRUN_PREFIX,
     address_of,
     normalize_host,
@@ -52,13 +55,70 @@ def pid_hosts(children: Iterable[tuple[str, str]], owners: Iterable[tuple[str, s
     return {pid: next(iter(h)) for pid, h in hosts.items() if len(h) == 1}
 
 
-def named_by_pid(records: Iterable[Any], pids: dict[str, str]) -> Iterator[Any]:
+def named_by_pid(records: Iterable[Any], pids: dict[str, str],
+                 quoted: dict[str, Quoted] | None = None) -> Iterator[Any]:
     """Records of a file whose path names no node, a line that names no host taking the host the job ties to the
     pid in its glog header (``pid_hosts``): in a merged file, the agent's ``Sending process N closing signal``
     is its node's. A record with no header of its own right after such a line, timed by it (the traceback the
     process printed to its stream after its last logged step), is that process's too; any other line ends it.
-    Then ``between_one_node``."""
-    return between_one_node(_by_pid(records, pids))
+    Then the tracebacks a failure summary quotes (``by_quote``), then ``between_one_node``."""
+    return between_one_node(by_quote(_by_pid(records, pids), quoted or {}))
+
+
+class Quoted(NamedTuple):
+    """The one host whose failure summaries quote an exception line, and the local ranks they quote it for."""
+
+    host: str
+    local_ranks: frozenset[str]
+
+
+# a summary entry's ``traceback :`` field ends where its frame lines and the exception line (indented) end
+_FIELD_END = re.compile(r"[=-]{8}|\[\d+\]:\s*$")
+_MODULE = re.compile(r"(?:[A-Za-z_]\w*\.)+(?=\w+:)")  # ``torch.distributed.DistStoreError:`` -> its class name
+_ERROR_FILE = re.compile(r'\{"message": ?\{"message": ?"')  # torchelastic's ``error.json``, one JSON line
+
+
+def exception_key(text: str) -> str | None:
+    """What a record's exception says, as a failure summary quotes it: the last line without its stream label,
+    indentation and module path (``RuntimeError: ... Unable to find address for: ib0``); None for a line that
+    says no exception, and for an ``error.json`` record (``errorfile.error_record_places`` places those by the
+    records of the process that raised it; placing them here too cost 032's evidence in a ``cat``)."""
+    last = strip_stream_prefix(text[text.rfind("\n") + 1:]).strip()
+    if _ERROR_FILE.match(last) is not None:
+        return None
+    last = _MODULE.sub("", last, count=1)
+    head = last.split(":", 1)[0]
+    return last if ": " in last and head.isidentifier() and head[0].isupper() else None
+
+
+def quoted_hosts(quotes: Iterable[tuple[str, str, str | None]]) -> dict[str, Quoted]:
+    """exception key -> ``Quoted`` from ``(exception line, host, local rank)`` that failure summaries state. An
+    exception that summaries of two hosts quote (every node failed alike) places nothing."""
+    hosts: dict[str, set[str]] = {}
+    ranks: dict[str, set[str]] = {}
+    for line, host, local in quotes:
+        if (key := exception_key(line)) is not None:
+            hosts.setdefault(key, set()).add(host)
+            ranks.setdefault(key, set()).update((local,) if local is not None else ())
+    return {k: Quoted(next(iter(h)), frozenset(ranks[k])) for k, h in hosts.items() if len(h) == 1}
+
+
+def by_quote(records: Iterable[Any], quoted: dict[str, Quoted]) -> Iterator[Any]:
+    """A hostless record whose exception a failure summary quotes is the process's the summary names: the
+    summary (``host : node-12``, ``rank : 2 (local_rank: 0)``, ``traceback : ...``) is the agent's account of the
+    traceback its worker printed, wherever a ``cat`` put that traceback (first in its node's console, before any
+    of the node's own lines). A ``[defaultN]:`` label must be a local rank the summary names; a record with a
+    global rank is left to its rank's host."""
+    for r in records:
+        if quoted and r.node is None and (key := exception_key(r.text)) is not None and key in quoted:
+            q = quoted[key]
+            last = r.text[r.text.rfind("\n") + 1:]
+            start = m.end() if (m := SRUN_LABEL.match(last) or MPI_TAG.match(last)) else 0
+            label = TORCHRUN_PREFIX.match(last, start)
+            if (label is None and r.rank is None) or (label is not None and _local_only(last[start:])
+                                                      and label[2] in q.local_ranks):
+                r.node = q.host
+        yield r
 
 
 BLOCK_RECORDS = 2000  # hostless records held while waiting for the next placed one
@@ -143,18 +203,28 @@ class PidReader:
         self.children: set[tuple[str, str]] = set()
         self.owners: set[tuple[str, str]] = set()
         self.host: str | None = None  # a failure summary's ``host :`` waiting for its ``exitcode`` line
+        # (exception line, host, local rank) a summary entry's ``traceback :`` field quotes (``quoted_hosts``)
+        self.quotes: set[tuple[str, str, str | None]] = set()
+        self.entry: tuple[str, str | None] | None = None  # (host, local rank) of the summary entry being read
+        self.quote: str | None = None  # inside its ``traceback :`` field: the last line read so far
+        self.quoting = False
 
     def feed(self, raw: str) -> None:
         banner = self.banner
+        if self.quoting and self._quoted(raw):
+            return
         if self.addresses is not None and ("address" in raw or "ip=" in raw):
             address_of(strip_stream_prefix(raw), self.addresses.found, self.addresses.host_of, banner)
-        if "(pid: " not in raw and "Sending process" not in raw and "host" not in raw and \
-                (banner is None or " on " not in raw):
+        if "(pid: " not in raw and "Sending process" not in raw and "host" not in raw and "local_rank" not in raw \
+                and "traceback" not in raw and (banner is None or " on " not in raw):
             return
         line = strip_stream_prefix(raw)
         m = ELASTIC_FIELD.match(line)
+        if m and m[1] in ("rank", "traceback"):
+            self._entry_field(m[1], m[2])
         if m and m[1] == "host":
             self.host = normalize_host(m[2]) if m[2].strip() else None
+            self.entry = (self.host, None) if self.host else None
         elif self.host is not None and (p := SUMMARY_PID.match(line)):
             self.owners.add((p[1], self.host))
             self.host = None
@@ -163,29 +233,57 @@ class PidReader:
         elif banner is not None and (g := GLOG_PID.match(line)) and (own := banner(line[g.end():])):
             self.owners.add((g[1], own))
 
+    def _entry_field(self, name: str, value: str) -> None:
+        """A summary entry's rank (its local rank kept) or the start of its quoted traceback."""
+        if self.entry is None:
+            return
+        if name == "rank":
+            r = ELASTIC_RANK.match(value.strip())
+            self.entry = (self.entry[0], r[2] if r else None)
+        elif value.startswith("Traceback"):  # not ``To enable traceback see: ...`` (no error file)
+            self.quoting, self.quote = True, None
+
+    def _quoted(self, raw: str) -> bool:
+        """Whether a line belongs to the traceback a summary entry quotes (indented under ``traceback :``); at
+        the field's end its last line, the exception, is noted with the entry's host and local rank."""
+        line = strip_stream_prefix(raw)
+        text = line.strip()
+        if not text or (line[:1].isspace() and not _FIELD_END.match(text) and not ELASTIC_FIELD.match(line)):
+            self.quote = text or self.quote
+            return True
+        if self.quote is not None and self.entry is not None:
+            self.quotes.add((self.quote, *self.entry))
+        self.quoting, self.quote, self.entry = False, None, None
+        return False
+
     @property
     def facts(self) -> PidFacts:
         return self.children, self.owners
 
 
 def pid_facts(lines: Iterable[str], banner: Callable[[str], str | None] | None = None,
-              addresses: AddressBook | None = None) -> PidFacts:
+              addresses: AddressBook | None = None,
+              quotes: set[tuple[str, str, str | None]] | None = None) -> PidFacts:
     """The ``(agent pid, worker pid)`` pairs (``child_pid``) and ``(worker pid, host)`` pairs (a failure summary's
     ``host :`` line, then its ``exitcode : N (pid: P)`` line; a glog line whose message is its process's banner,
     ``banner`` telling the host it names: absl's ``process 2/4 on node-b``) that lines state. With ``addresses``,
-    the addresses the lines tie to hosts are counted into it on the same pass (``address_of``)."""
+    the addresses the lines tie to hosts are counted into it on the same pass (``address_of``); with ``quotes``,
+    the exceptions failure summaries quote go into it (``PidReader.quotes``)."""
     reader = PidReader(banner, addresses)
     for raw in lines:
         reader.feed(raw)
+    if quotes is not None:
+        quotes |= reader.quotes
     return reader.facts
 
 
 def file_pids(f: Any, banner: Callable[[str], str | None] | None = None,
-              addresses: AddressBook | None = None) -> PidFacts:
+              addresses: AddressBook | None = None,
+              quotes: set[tuple[str, str, str | None]] | None = None) -> PidFacts:
     """``pid_facts`` of a whole file (``files.InputFile``: a rotated log through all its pieces, a gzip file
     inflated); none for stdin or one too large."""
     lines = whole_lines(f)
-    return pid_facts(lines, banner, addresses) if lines is not None else (set(), set())
+    return pid_facts(lines, banner, addresses, quotes) if lines is not None else (set(), set())
 
 
 def _read_parts(parts: list[tuple[str, bool]], encoding: str) -> Iterator[str]:

@@ -139,12 +139,13 @@ def read_file(input_file: InputFile, options: IngestOptions, accounting: Account
     if input_file.is_piece and input_file.start > 0:
         reader.learn_lead(lead_of(input_file), node_re)
     pids = reader.ctx.pids if reader.path_node is None else None  # hostless lines named by their agent's pid
-    items = reader.run(runs and not pids)
+    quoted = reader.ctx.quoted if reader.path_node is None else None  # or by the summary quoting their exception
+    items = reader.run(runs and not pids and not quoted)
     if input_file.parts and options.streams is not None:  # a rotated log: one stream, its pieces noted
         options.streams.starts[input_file.rel] = reader.pieces  # filled as the chain is read
     elif input_file.parts:
         items = read_chain(items, reader.pieces)
-    return named_by_pid(items, pids) if pids else items
+    return named_by_pid(items, pids or {}, quoted) if pids or quoted else items
 
 
 def _ends(plan: tuple) -> bool:
