@@ -137,7 +137,7 @@ def unaccounted(incident: dict[str, Any], v: Variant) -> str:
     written = sum(len(o.lines) for o in v.outs if o.raw is None)  # the stdin stream and the folder beside it
     read = int(stats.get("lines_read", -1))
     books = int(stats.get("lines_in_records", 0)) + sum((stats.get("lines_skipped") or {}).values())
-    if read == written and books == read:
+    if read == written and books == read + int(stats.get("lines_unwrapped", 0)):
         return ""
     return f"{written} written, {read} read, {books} in records or skipped"
 

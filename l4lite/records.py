@@ -3,7 +3,7 @@
 A record is one log event. Most records are one line; a Python traceback, a C++ frame dump or a torchelastic
 failure block is one record spanning ``line``..``end_line``. Node, rank and GPU stay separate unless a line ties
 them. Every input line ends in a record or in a skip counter with a reason, so that
-``lines_read == lines_in_records + sum(lines_skipped.values())`` always holds.
+``lines_read + lines_unwrapped == lines_in_records + sum(lines_skipped.values())`` always holds.
 """
 
 from __future__ import annotations
@@ -68,6 +68,9 @@ class Accounting:
     lines_read: int = 0
     lines_in_records: int = 0
     records: int = 0
+    # lines a structured record carried beyond its first (a JSON log's exception field, ``ingest.jsonlog``): read
+    # as lines, but not lines of the file, so ``lines_read`` stays the files' own count
+    lines_unwrapped: int = 0
     lines_skipped: Counter[str] = field(default_factory=Counter)
     files_skipped: Counter[str] = field(default_factory=Counter)
     warnings: list[str] = field(default_factory=list)
@@ -90,13 +93,14 @@ class Accounting:
 
     @property
     def balanced(self) -> bool:
-        return self.lines_read == self.lines_in_records + sum(self.lines_skipped.values())
+        return self.lines_read + self.lines_unwrapped == self.lines_in_records + sum(self.lines_skipped.values())
 
     def merge(self, other: Accounting) -> Accounting:
         self.files += other.files
         self.lines_read += other.lines_read
         self.lines_in_records += other.lines_in_records
         self.records += other.records
+        self.lines_unwrapped += other.lines_unwrapped
         self.lines_skipped.update(other.lines_skipped)
         self.files_skipped.update(other.files_skipped)
         for w in other.warnings:
@@ -109,6 +113,7 @@ class Accounting:
             "lines_read": self.lines_read,
             "lines_in_records": self.lines_in_records,
             "records": self.records,
+            "lines_unwrapped": self.lines_unwrapped,
             "lines_skipped": dict(sorted(self.lines_skipped.items())),
             "files_skipped": dict(sorted(self.files_skipped.items())),
             "warnings": list(self.warnings),
@@ -121,6 +126,7 @@ class Accounting:
             lines_read=int(data.get("lines_read", 0)),
             lines_in_records=int(data.get("lines_in_records", 0)),
             records=int(data.get("records", 0)),
+            lines_unwrapped=int(data.get("lines_unwrapped", 0)),
             lines_skipped=Counter(data.get("lines_skipped", {})),
             files_skipped=Counter(data.get("files_skipped", {})),
             warnings=list(data.get("warnings", [])),
@@ -130,7 +136,9 @@ class Accounting:
         skipped = sum(self.lines_skipped.values())
         reasons = ", ".join(f"{k}={v}" for k, v in sorted(self.lines_skipped.items())) or "none"
         return (
-            f"{self.files} files, {self.lines_read} lines read = {self.lines_in_records} in {self.records} records"
+            f"{self.files} files, {self.lines_read} lines read"
+            + (f" + {self.lines_unwrapped} carried by structured records" if self.lines_unwrapped else "")
+            + f" = {self.lines_in_records} in {self.records} records"
             f" + {skipped} skipped ({reasons})"
             + (f"; {sum(self.files_skipped.values())} files skipped" if self.files_skipped else "")
         )

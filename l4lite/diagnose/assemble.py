@@ -318,6 +318,7 @@ def build_incident(scan: JobScan, verdict: Verdict, *, seconds: float = 0.0, mat
     stats = {"files": acc.files, "lines_read": acc.lines_read, "records": acc.records,
              "lines_skipped": dict(sorted(acc.lines_skipped.items())), "templates": len(scan.templates),
              "seconds": round(seconds, 3), "lines_in_records": acc.lines_in_records,
+             "lines_unwrapped": acc.lines_unwrapped,
              "files_skipped": dict(sorted(acc.files_skipped.items())), "warnings": list(acc.warnings[:50]),
              "nodes": job_nodes(scan.node_last), "rule_hits": sum(scan.hit_totals.values())}
     incident = Incident(

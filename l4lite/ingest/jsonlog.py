@@ -183,7 +183,7 @@ class JsonReading:
     def json_line(self, lineno: int, s: str) -> Generator[Record, None, str]:
         """Read a JSON record's printed lines but the last at ``lineno`` (yielding the records they finish) and
         return the last for the caller's loop; any other line is returned as it is. The lines beyond the first
-        are counted as read, so that every line still ends in a record or a skip counter."""
+        are counted as unwrapped (not lines of the file), so that every line still ends in a record or a skip counter."""
         got = json_text(s, self.json_keys) if self.json_keys is not None else None
         if got is None:
             return s
@@ -191,7 +191,7 @@ class JsonReading:
             self.last_time = t  # the time of a wrapped line that prints none of its own
         *lines, last = got.lines
         acc = self.acc
-        acc.lines_read += len(lines)
+        acc.lines_unwrapped += len(lines)
         for x in lines:
             r = self._line(lineno, x) if x.strip() else None
             if isinstance(r, Record):

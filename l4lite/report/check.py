@@ -52,6 +52,7 @@ _OPT_BOOL = (bool, type(None))
 _CLOCK_SKEW = {"reference": _OPT_STR, "threshold_seconds": _OPT_REAL, "largest_seconds": _OPT_REAL,
                "exceeds": _OPT_BOOL, "corrected": _OPT_BOOL, "nodes": _OPT_DICT, "note": _OPT_STR}
 _ACCOUNTING = {"files": _COUNT, "lines_read": _COUNT, "lines_in_records": _COUNT, "records": _COUNT,
+               "lines_unwrapped": _COUNT,
                "lines_skipped": _OPT_DICT, "files_skipped": _OPT_DICT, "warnings": (list, type(None))}
 
 
@@ -145,7 +146,7 @@ def _stats(stats: dict[str, Any], where: str) -> None:
         if acc is None:
             continue
         _object(acc, _ACCOUNTING, at)
-        for name in ("files", "lines_read", "lines_in_records", "records"):
+        for name in ("files", "lines_read", "lines_in_records", "records", "lines_unwrapped"):
             _bounds(acc.get(name), name, f"{at}.", 0)
         for name in ("lines_skipped", "files_skipped"):
             for reason, n in (acc.get(name) or {}).items():

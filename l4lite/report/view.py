@@ -23,7 +23,8 @@ from l4lite.report.facts import CATEGORY_LABELS
 from l4lite.report.scale import clean, fmt_time, parse_time, xy_arrays
 from l4lite.version import __version__
 
-_ACCOUNTING_KEYS = frozenset({"accounting", "files", "lines_read", "lines_in_records", "records", "lines_skipped",
+_ACCOUNTING_KEYS = frozenset({"accounting", "files", "lines_read", "lines_in_records", "records", "lines_unwrapped",
+                              "lines_skipped",
                               "files_skipped", "warnings"})
 ROLE_ORDER = {"root": 0, "cascade": 1, "symptom": 2, "confirmation": 3, "anomaly": 4}
 
@@ -403,10 +404,11 @@ def _accounting(stats: Any, caps: Caps, omitted: list[str]) -> dict[str, Any] | 
         omitted.append(f"warnings: {len(warnings) - caps.warnings} of {len(warnings)} not shown")
     skipped = {clean(k): v for k, v in (acc.get("lines_skipped") or {}).items() if isinstance(v, int)}
     read, in_rec = acc.get("lines_read"), acc.get("lines_in_records")
+    unwrapped = acc.get("lines_unwrapped") if isinstance(acc.get("lines_unwrapped"), int) else 0
     balanced = None
     if isinstance(read, int) and isinstance(in_rec, int):
-        balanced = read == in_rec + sum(v for v in skipped.values() if isinstance(v, int))
-    return {"files": acc.get("files"), "lines_read": read, "lines_in_records": in_rec,
+        balanced = read + unwrapped == in_rec + sum(v for v in skipped.values() if isinstance(v, int))
+    return {"files": acc.get("files"), "lines_read": read, "lines_in_records": in_rec, "lines_unwrapped": unwrapped,
             "records": acc.get("records"), "lines_skipped": skipped,
             "files_skipped": {clean(k): v for k, v in (acc.get("files_skipped") or {}).items() if isinstance(v, int)},
             "warnings": warnings[: caps.warnings], "balanced": balanced}
