@@ -263,7 +263,7 @@ class _FileReader(HeaderReading, RunReading, JsonReading):
                     head = [x for x in block[:4 * CRI_HEAD_LINES] if x][:CRI_HEAD_LINES]
                     self.cri = cri = any(cri_prefix(x) for x in head)
                     self.json_keys = jkeys = learn_json_keys(head, cri)  # structured logs: ``jsonlog``
-                    use_runs = use_runs and not cri and not jkeys  # runs read the raw lines' shapes
+                    use_runs = use_runs and not cri  # runs read the raw lines' shapes; a JSON record off the runs is unwrapped
                 if self.spot is None and block:
                     self.learn_spot(block)
                 whole = ((first, block, None),)
