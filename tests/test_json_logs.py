@@ -137,3 +137,29 @@ def test_json_records_inside_a_pod_log(tmp_path: Path) -> None:
     assert acc.balanced
     [tb] = tracebacks(recs)
     assert tb.line == 2 and tb.text.splitlines()[-1].endswith("an illegal memory access was encountered")
+
+
+def test_a_line_nested_past_the_parser_s_stack_is_an_ordinary_line(tmp_path: Path) -> None:
+    """Log lines are untrusted: an object nested deeper than json's recursion limit is read as a plain line."""
+    path = tmp_path / "app.jsonl"
+    good = '{"time": "2026-12-05T10:00:00Z", "level": "INFO", "message": "step 1"}'
+    hostile = '{"message": ' + "[" * 5_000 + "]" * 5_000 + "}"  # within the line length limit
+    path.write_text("\n".join([good] * 20 + [hostile, good]) + "\n")
+    recs, acc = records(path)
+    assert acc.balanced and acc.lines_read == 22
+    assert any(r.text.startswith('{"message": [[[') for r in recs)
+
+
+def test_json_nested_past_the_parser_s_stack_never_stops_the_analysis(tmp_path: Path) -> None:
+    """A metadata document and a torchelastic-shaped error record nested deeper than json's recursion limit: the
+    job is still analysed and every line accounted for."""
+    from l4lite.api import analyze
+
+    node = tmp_path / "node1"
+    node.mkdir()
+    (node / "meta.json").write_text('{\n"a": ' + "[" * 5_000 + "]" * 5_000 + "\n}\n")
+    (node / "err.log").write_text('{"message": {"message": "RuntimeError: x", "extraInfo": {"py_callstack": '
+                                  + "[" * 5_000 + "]" * 5_000 + "}}}\n")
+    (node / "train.log").write_text("2026-12-05 10:00:00 INFO step 1 loss 2.0\n")
+    incident = analyze(str(tmp_path))
+    assert incident.stats["lines_read"] == 5

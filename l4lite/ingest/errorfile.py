@@ -46,7 +46,7 @@ def error_lines(text: str) -> tuple[frozenset[str], float | None] | None:
         return None
     try:
         data = json.loads(text[m.start(1):SCAN_CHARS].strip())
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser's stack
         return None
     inner = data.get("message") if isinstance(data, dict) else None
     if not isinstance(inner, dict) or not isinstance(inner.get("message"), str):

@@ -219,7 +219,7 @@ def json_document(path: str, head: bytes, size: int, compressed: bool) -> str:
         if compressed:  # a gzip'd document is the same document
             data = zlib.decompressobj(wbits=31).decompress(data, MAX_DOCUMENT + 1)
         doc = json.loads(data.decode("utf-8-sig"))
-    except (OSError, ValueError, zlib.error):
+    except (OSError, ValueError, RecursionError, zlib.error):
         return ""
     return "one JSON document (metadata or configuration), not a log" if isinstance(doc, dict) else ""
 

@@ -69,7 +69,7 @@ def _object(s: str) -> tuple[str, dict] | None:
         return None
     try:
         obj = json.loads(s[m.end():])
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser's stack (a hostile line)
         return None
     return (s[:m.end()], obj) if isinstance(obj, dict) else None
 
