@@ -36,6 +36,14 @@ _RANK_KEYS = ("rank", "global_rank", "RANK")
 _EXC_KEYS = ("exc_info", "exception", "exc_text", "stack_trace", "stacktrace", "traceback", "stack_info", "stack",
              "error.stack")
 _NESTED = ("jsonPayload",)
+# where a record names the machine that wrote it, the machine's own name first: a logger's ``host`` field,
+# journald's ``_HOSTNAME``, Fluent Bit's Kubernetes metadata, Cloud Logging's resource labels; a pod's name only
+# where no machine is named (a training job's pod is one worker)
+_HOST_PATHS: tuple[tuple[str, ...], ...] = (
+    ("host",), ("hostname",), ("nodename",), ("node",), ("node_name",), ("_HOSTNAME",), ("HOSTNAME",),
+    ("kubernetes", "host"), ("resource", "labels", "node_name"), ("labels", "compute.googleapis.com/resource_name"),
+    ("kubernetes", "pod_name"), ("resource", "labels", "pod_name"), ("pod_name",))
+_HOST_HINTS = ('"host', '"node', 'HOSTNAME"', 'pod_name"', 'resource_name"')  # a line without one of these names no host
 _FAILING = frozenset(("ERROR", "CRITICAL", "FATAL", "EXCEPTION", "ALERT", "EMERGENCY", "PANIC", "ERR", "CRIT"))  # Cloud Logging: the record's own fields one level down
 
 
@@ -161,6 +169,34 @@ def json_text(s: str, keys: JsonKeys) -> JsonText | None:
         if isinstance(exc, str) and exc.strip():
             lines.extend(exc.rstrip("\n").split("\n"))
     return JsonText([label + x for x in lines], None)
+
+
+def _at(obj: dict, path: tuple[str, ...]) -> object:
+    for k in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(k)
+    return obj
+
+
+def record_host(s: str) -> str | None:
+    """The host a JSON record names as its writer (``_HOST_PATHS``, in the record or in its ``jsonPayload``), as
+    written; None for any other line. A container runtime's prefix before the record is passed over."""
+    if "{" not in s[:80] or not any(h in s for h in _HOST_HINTS):
+        return None
+    if (m := cri_prefix(s)) is not None:
+        s = s[m.end():]
+    got = _object(s)
+    if got is None:
+        return None
+    obj = got[1]
+    for rec in (obj, obj.get("jsonPayload")):
+        if isinstance(rec, dict):
+            for path in _HOST_PATHS:
+                v = _at(rec, path)
+                if isinstance(v, str) and v.strip():
+                    return v.strip()
+    return None
 
 
 class JsonReading:
