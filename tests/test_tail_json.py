@@ -132,6 +132,33 @@ def test_a_json_record_written_in_two_pieces_is_read_whole(tmp_path: Path) -> No
     assert t.incident.category == "software"
 
 
+def wrapped_real_job(root: Path) -> Path:
+    """Real job 104's console logs (torchrun's plain warnings, then the ranks' JSON records) as Fluent Bit collects
+    a pod's output: each printed line in a record's ``log``, the machine in ``kubernetes.host``; the files are
+    named after the pods."""
+    root.mkdir(parents=True)
+    for k, host in enumerate(("dgx-b200-03", "dgx-b200-11")):
+        lines = (REAL_104 / host / "console.log").read_text().splitlines()
+        (root / f"trainer-worker-{k}.log").write_text("".join(
+            fluent_bit(x + "\n", f"2026-12-05T13:09:{40 + i // 20:02d}.{i % 20 * 50:03d}000000Z", host,
+                       f"trainer-worker-{k}") + "\n" for i, x in enumerate(lines)))
+    return root
+
+
+def test_a_collectors_records_of_a_json_loggers_lines_read_as_the_lines_themselves(tmp_path: Path) -> None:
+    job = wrapped_real_job(tmp_path / "job")
+    incident = analyze([str(job)], AnalyzeOptions())
+    plain = analyze([str(REAL_104)], AnalyzeOptions())
+    assert (incident.category, incident.phase, incident.iteration) == (plain.category, plain.phase, plain.iteration)
+    assert incident.suspects[0].node == plain.suspects[0].node == "dgx-b200-11"
+    rel = "trainer-worker-1.log"
+    lines = (job / rel).read_text().splitlines()
+    assert [r.as_row() for r in fed_records(job, rel, lines)] == [r.as_row() for r in ingest_records(job)
+                                                                   if r.file == rel]
+    t = tail_once(job, tmp_path / "state")
+    assert t.incident is not None and verdict(t.incident) == verdict(incident)
+
+
 # ------------------------------------------------------------------------------------------- host keys
 def test_record_host_reads_collectors_and_loggers_host_keys() -> None:
     assert record_host(fluent_bit("x\n", "2026-12-01T10:00:01Z", "gke-a100-pool-7f3a", "w-0")) == "gke-a100-pool-7f3a"

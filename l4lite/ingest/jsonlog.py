@@ -59,6 +59,7 @@ class JsonKeys:
     rank: str | None
     exceptions: tuple[str, ...]
     nested: str | None  # a key whose object holds the record's fields (``jsonPayload``)
+    inner: JsonKeys | None = None  # a wrapper's printed lines that are JSON records themselves (a JSON logger's pod log)
 
 
 @dataclass(frozen=True)
@@ -86,12 +87,14 @@ def _first(obj: dict, keys: Sequence[str], kind: type | tuple[type, ...]) -> str
     return next((k for k in keys if isinstance(obj.get(k), kind)), None)
 
 
-def learn_json_keys(lines: Sequence[str], cri: bool = False) -> JsonKeys | None:
+def learn_json_keys(lines: Sequence[str], cri: bool = False, wrapped: bool = True) -> JsonKeys | None:
     """The keys of a file's JSON records from its first non-empty lines (``cri``: a pod log's, read after their
     container runtime's prefix), or None when none of them is a JSON object with a text or message string (a file
-    of plain lines, a metrics dump, a torchelastic error file)."""
+    of plain lines, a metrics dump, a torchelastic error file). A wrapper's keys come with those of the JSON
+    records it wraps, if it wraps some (``wrapped``; one level only)."""
     head = [x for x in lines[:4 * HEAD_LINES] if x.strip()][:HEAD_LINES]
-    for s in [x[m.end():] if (m := cri_prefix(x)) else x for x in head] if cri else head:
+    head = [x[m.end():] if (m := cri_prefix(x)) else x for x in head] if cri else head
+    for s in head:
         got = _object(s)
         if got is None:
             continue
@@ -103,9 +106,13 @@ def learn_json_keys(lines: Sequence[str], cri: bool = False) -> JsonKeys | None:
         message = None if text else _first(rec, _MESSAGE_KEYS, str)
         if text is None and message is None:
             continue
+        inner = None
+        if text and wrapped:  # the wrapped lines' own keys, learnt once from the texts of the head's records
+            texts = [w[1][text] for x in head if (w := _object(x)) is not None and isinstance(w[1].get(text), str)]
+            inner = learn_json_keys([y for x in texts for y in x.split("\n")], wrapped=False)
         return JsonKeys(text, message, _first(obj if text else rec, _TIME_KEYS, (str, int, float, dict)),
                         _first(rec, _LEVEL_KEYS, (str, dict)), _first(rec, _LOGGER_KEYS, str),
-                        _first(rec, _RANK_KEYS, int), _EXC_KEYS, nested)
+                        _first(rec, _RANK_KEYS, int), _EXC_KEYS, nested, inner)
     return None
 
 
@@ -143,8 +150,14 @@ def json_text(s: str, keys: JsonKeys) -> JsonText | None:
         if not isinstance(text, str):
             return None
         wrapper_time = obj.get(keys.time) if keys.time else None
-        return JsonText([label + x for x in text.rstrip("\n").split("\n")],
-                        wrapper_time if isinstance(wrapper_time, str) else None)
+        lines = text.rstrip("\n").split("\n")
+        if keys.inner is not None:  # the wrapped line is a record of the process's own JSON logger
+            unwrapped: list[str] = []
+            for x in lines:
+                inner = json_text(x, keys.inner)
+                unwrapped.extend(inner.lines if inner is not None else (x,))
+            lines = unwrapped
+        return JsonText([label + x for x in lines], wrapper_time if isinstance(wrapper_time, str) else None)
     rec = obj.get(keys.nested) if keys.nested else obj
     if not isinstance(rec, dict):
         return None

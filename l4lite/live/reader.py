@@ -67,7 +67,7 @@ class IngestLineReader:
         self._partial: int | None = None  # first line of a CRI partial line still waiting for its end
         self._plain_head = 0  # first non-empty lines without a CRI prefix, while that is undecided
         self._spotless = 0  # first non-empty lines that show no time spot (``timespots``), while that is undecided
-        self._json_head = 0  # first non-empty lines that showed no JSON record's keys (``jsonlog``), while undecided
+        self._json_head: list[str] = []  # first non-empty lines, while the file's JSON keys (``jsonlog``) may grow
 
     @property
     def pending_line(self) -> int | None:
@@ -110,9 +110,13 @@ class IngestLineReader:
                 self._partial = None
             text = unwrapped
         unwrapped: list[Record] = []
-        if text and r.json_keys is None and self._json_head < HEAD_LINES and not text.isspace():
-            r.json_keys = learn_json_keys((text,))  # the file's keys from its first record, as ``read_file`` learns them
-            self._json_head = HEAD_LINES if r.json_keys is not None else self._json_head + 1
+        head = self._json_head
+        if text and len(head) < HEAD_LINES and not text.isspace() and \
+                (r.json_keys is None or r.json_keys.text is not None and r.json_keys.inner is None):
+            # the file's keys from its first records as they come, as ``read_file`` learns them from its head:
+            # a line before the first record of the keys learnt is not one of their records either
+            head.append(text)
+            r.json_keys = learn_json_keys(head)
         if text and r.spot is None:
             for printed in r.json_head((text,)):
                 self._learn_spot(printed)
