@@ -205,4 +205,8 @@ def test_a_merged_file_of_several_hosts_records_is_not_one_node(tmp_path: Path) 
     files = discover([str(job)], Accounting()).files
     ctx = build_context(files)
     assert ctx.mixed == ["all.log"]
-    assert {r.node for r in ingest_records(job)} - {None} <= {"gke-a100-pool-7f3a", "gke-a100-pool-9b2c"}
+    lines = (job / "all.log").read_text().splitlines()
+    records = ingest_records(job)
+    assert len(records) == len(lines)
+    assert [r.node for r in records] == [record_host(x) for x in lines]  # each record keeps its own
+    assert [r.node for r in fed_records(job, "all.log", lines)] == [r.node for r in records]

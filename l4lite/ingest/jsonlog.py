@@ -19,6 +19,7 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from l4lite.ingest.attribution import normalize_host
 from l4lite.ingest.cri import cri_prefix
 from l4lite.records import Record
 
@@ -69,6 +70,7 @@ class JsonText:
 
     lines: list[str]
     wrapper_time: str | None
+    host: str | None = None  # the host the record names (``_HOST_PATHS``), where asked for
 
 
 def _object(s: str) -> tuple[str, dict] | None:
@@ -137,14 +139,18 @@ def _level_text(v: object) -> str | None:
     return v.upper() if isinstance(v, str) and v else None
 
 
-def json_text(s: str, keys: JsonKeys) -> JsonText | None:
+def json_text(s: str, keys: JsonKeys, host: bool = False) -> JsonText | None:
     """The lines a JSON record stands for, or None for a line that is not one of the file's records (it reads
     as it is). A message with embedded newlines and an exception field become lines of their own, as the process
-    would have printed them."""
+    would have printed them. With ``host``, also the host the record names."""
     got = _object(s)
     if got is None:
         return None
-    label, obj = got
+    text = _record_text(got[0], got[1], keys)
+    return JsonText(text.lines, text.wrapper_time, _object_host(got[1])) if text is not None and host else text
+
+
+def _record_text(label: str, obj: dict, keys: JsonKeys) -> JsonText | None:
     if keys.text is not None:
         text = obj.get(keys.text)
         if not isinstance(text, str):
@@ -202,7 +208,10 @@ def record_host(s: str) -> str | None:
     got = _object(s)
     if got is None:
         return None
-    obj = got[1]
+    return _object_host(got[1])
+
+
+def _object_host(obj: dict) -> str | None:
     for rec in (obj, obj.get("jsonPayload")):
         if isinstance(rec, dict):
             for path in _HOST_PATHS:
@@ -217,6 +226,9 @@ class JsonReading:
     and each record's printed lines fed to the line reader at the record's line number."""
 
     json_keys: JsonKeys | None = None
+    mixed: bool = False  # several hosts' lines (``context``): each record's lines take the host it names
+    path_node: str | None = None
+    json_path_node: tuple[str | None] | None = None  # the path's node, kept while a record's host stands in for it
 
     def json_head(self, lines: Sequence[str]) -> list[str]:
         """A file's first lines as printed (for what is learnt from them, such as where the time sits)."""
@@ -233,7 +245,10 @@ class JsonReading:
         """Read a JSON record's printed lines but the last at ``lineno`` (yielding the records they finish) and
         return the last for the caller's loop; any other line is returned as it is. The lines beyond the first
         are counted as unwrapped (not lines of the file), so that every line still ends in a record or a skip counter."""
-        got = json_text(s, self.json_keys) if self.json_keys is not None else None
+        mixed = self.mixed
+        got = json_text(s, self.json_keys, mixed) if self.json_keys is not None else None
+        if mixed:
+            self.json_record_node(got.host if got is not None else None)
         if got is None:
             return s
         if got.wrapper_time is not None and (t := self.ts.parse(got.wrapper_time, 0)[0]) is not None:
@@ -253,3 +268,10 @@ class JsonReading:
             while out and out[0].closed and not self.hold:
                 yield self._finish(out.popleft())
         return last
+
+    def json_record_node(self, host: str | None) -> None:
+        """In a file of several hosts' records, the lines of a record that names its host are that host's (as a
+        header's host field makes its line's); the other lines keep the node of the file's path, if any."""
+        if self.json_path_node is None:
+            self.json_path_node = (self.path_node,)
+        self.path_node = normalize_host(host) if host else self.json_path_node[0]
