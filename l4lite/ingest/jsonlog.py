@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 
 from l4lite.ingest.attribution import normalize_host
 from l4lite.ingest.cri import cri_prefix
+from l4lite.ingest.layout import is_loopback
 from l4lite.records import Record
 
 HEAD_LINES = 16  # non-empty lines looked at to learn a file's keys
@@ -274,4 +275,5 @@ class JsonReading:
         header's host field makes its line's); the other lines keep the node of the file's path, if any."""
         if self.json_path_node is None:
             self.json_path_node = (self.path_node,)
-        self.path_node = normalize_host(host) if host else self.json_path_node[0]
+        node = normalize_host(host) if host else None
+        self.path_node = node if node and not is_loopback(node) else self.json_path_node[0]
