@@ -50,6 +50,7 @@ from l4lite.ingest.attribution import (
 from l4lite.ingest.decode import open_lines, without_escapes
 from l4lite.ingest.fileranks import own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
+from l4lite.ingest.jsonlog import record_host
 from l4lite.ingest.layout import NodeLevel, infer_level, layout_parts, named_in_stem, value_at
 from l4lite.ingest.pids import (
     AddressBook,
@@ -334,14 +335,17 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     for i, raw in enumerate(every):
         # the sampled lines are read in full; the others only when they may name a host (most do not)
         if first <= i < last and elastic_host is None and "NCCL" not in raw and "ost" not in raw \
-                and "OST" not in raw and "srun: error:" not in raw and " on " not in raw and not quick(raw):
+                and "OST" not in raw and "srun: error:" not in raw and " on " not in raw and not quick(raw) \
+                and '"node' not in raw and 'pod_name"' not in raw:
             continue
         line = strip_stream_prefixes(raw, s.label_streams)
         m = _YEAR_DATE.search(line, 0, 64) or _YEAR_CTIME.search(line, 0, 64)
         if m:
             s.years[int(m[1])] += 1
         host = None
-        if " NCCL " in line or "] NCCL" in line:
+        if "{" in line[:80] and (json_host := record_host(line)) is not None:
+            host = plain_host(json_host)  # a JSON record's host key: its writer, as a header's host field is
+        if host is None and (" NCCL " in line or "] NCCL" in line):
             m = NCCL_WRITER.search(line, 0, 160)
             host = plain_host(m[1]) if m else None
         if host is None and line[:1].isalnum():

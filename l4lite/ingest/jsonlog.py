@@ -19,7 +19,9 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from l4lite.ingest.attribution import normalize_host
 from l4lite.ingest.cri import cri_prefix
+from l4lite.ingest.layout import is_loopback
 from l4lite.records import Record
 
 HEAD_LINES = 16  # non-empty lines looked at to learn a file's keys
@@ -36,6 +38,14 @@ _RANK_KEYS = ("rank", "global_rank", "RANK")
 _EXC_KEYS = ("exc_info", "exception", "exc_text", "stack_trace", "stacktrace", "traceback", "stack_info", "stack",
              "error.stack")
 _NESTED = ("jsonPayload",)
+# where a record names the machine that wrote it, the machine's own name first: a logger's ``host`` field,
+# journald's ``_HOSTNAME``, Fluent Bit's Kubernetes metadata, Cloud Logging's resource labels; a pod's name only
+# where no machine is named (a training job's pod is one worker)
+_HOST_PATHS: tuple[tuple[str, ...], ...] = (
+    ("host",), ("hostname",), ("nodename",), ("node",), ("node_name",), ("_HOSTNAME",), ("HOSTNAME",),
+    ("kubernetes", "host"), ("resource", "labels", "node_name"), ("labels", "compute.googleapis.com/resource_name"),
+    ("kubernetes", "pod_name"), ("resource", "labels", "pod_name"), ("pod_name",))
+_HOST_HINTS = ('"host', '"node', 'HOSTNAME"', 'pod_name"', 'resource_name"')  # a line without one of these names no host
 _FAILING = frozenset(("ERROR", "CRITICAL", "FATAL", "EXCEPTION", "ALERT", "EMERGENCY", "PANIC", "ERR", "CRIT"))  # Cloud Logging: the record's own fields one level down
 
 
@@ -51,6 +61,7 @@ class JsonKeys:
     rank: str | None
     exceptions: tuple[str, ...]
     nested: str | None  # a key whose object holds the record's fields (``jsonPayload``)
+    inner: JsonKeys | None = None  # a wrapper's printed lines that are JSON records themselves (a JSON logger's pod log)
 
 
 @dataclass(frozen=True)
@@ -60,6 +71,7 @@ class JsonText:
 
     lines: list[str]
     wrapper_time: str | None
+    host: str | None = None  # the host the record names (``_HOST_PATHS``), where asked for
 
 
 def _object(s: str) -> tuple[str, dict] | None:
@@ -78,12 +90,14 @@ def _first(obj: dict, keys: Sequence[str], kind: type | tuple[type, ...]) -> str
     return next((k for k in keys if isinstance(obj.get(k), kind)), None)
 
 
-def learn_json_keys(lines: Sequence[str], cri: bool = False) -> JsonKeys | None:
+def learn_json_keys(lines: Sequence[str], cri: bool = False, wrapped: bool = True) -> JsonKeys | None:
     """The keys of a file's JSON records from its first non-empty lines (``cri``: a pod log's, read after their
     container runtime's prefix), or None when none of them is a JSON object with a text or message string (a file
-    of plain lines, a metrics dump, a torchelastic error file)."""
+    of plain lines, a metrics dump, a torchelastic error file). A wrapper's keys come with those of the JSON
+    records it wraps, if it wraps some (``wrapped``; one level only)."""
     head = [x for x in lines[:4 * HEAD_LINES] if x.strip()][:HEAD_LINES]
-    for s in [x[m.end():] if (m := cri_prefix(x)) else x for x in head] if cri else head:
+    head = [x[m.end():] if (m := cri_prefix(x)) else x for x in head] if cri else head
+    for s in head:
         got = _object(s)
         if got is None:
             continue
@@ -95,9 +109,13 @@ def learn_json_keys(lines: Sequence[str], cri: bool = False) -> JsonKeys | None:
         message = None if text else _first(rec, _MESSAGE_KEYS, str)
         if text is None and message is None:
             continue
+        inner = None
+        if text and wrapped:  # the wrapped lines' own keys, learnt once from the texts of the head's records
+            texts = [w[1][text] for x in head if (w := _object(x)) is not None and isinstance(w[1].get(text), str)]
+            inner = learn_json_keys([y for x in texts for y in x.split("\n")], wrapped=False)
         return JsonKeys(text, message, _first(obj if text else rec, _TIME_KEYS, (str, int, float, dict)),
                         _first(rec, _LEVEL_KEYS, (str, dict)), _first(rec, _LOGGER_KEYS, str),
-                        _first(rec, _RANK_KEYS, int), _EXC_KEYS, nested)
+                        _first(rec, _RANK_KEYS, int), _EXC_KEYS, nested, inner)
     return None
 
 
@@ -122,21 +140,31 @@ def _level_text(v: object) -> str | None:
     return v.upper() if isinstance(v, str) and v else None
 
 
-def json_text(s: str, keys: JsonKeys) -> JsonText | None:
+def json_text(s: str, keys: JsonKeys, host: bool = False) -> JsonText | None:
     """The lines a JSON record stands for, or None for a line that is not one of the file's records (it reads
     as it is). A message with embedded newlines and an exception field become lines of their own, as the process
-    would have printed them."""
+    would have printed them. With ``host``, also the host the record names."""
     got = _object(s)
     if got is None:
         return None
-    label, obj = got
+    text = _record_text(got[0], got[1], keys)
+    return JsonText(text.lines, text.wrapper_time, _object_host(got[1])) if text is not None and host else text
+
+
+def _record_text(label: str, obj: dict, keys: JsonKeys) -> JsonText | None:
     if keys.text is not None:
         text = obj.get(keys.text)
         if not isinstance(text, str):
             return None
         wrapper_time = obj.get(keys.time) if keys.time else None
-        return JsonText([label + x for x in text.rstrip("\n").split("\n")],
-                        wrapper_time if isinstance(wrapper_time, str) else None)
+        lines = text.rstrip("\n").split("\n")
+        if keys.inner is not None:  # the wrapped line is a record of the process's own JSON logger
+            unwrapped: list[str] = []
+            for x in lines:
+                inner = json_text(x, keys.inner)
+                unwrapped.extend(inner.lines if inner is not None else (x,))
+            lines = unwrapped
+        return JsonText([label + x for x in lines], wrapper_time if isinstance(wrapper_time, str) else None)
     rec = obj.get(keys.nested) if keys.nested else obj
     if not isinstance(rec, dict):
         return None
@@ -163,11 +191,45 @@ def json_text(s: str, keys: JsonKeys) -> JsonText | None:
     return JsonText([label + x for x in lines], None)
 
 
+def _at(obj: dict, path: tuple[str, ...]) -> object:
+    for k in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(k)
+    return obj
+
+
+def record_host(s: str) -> str | None:
+    """The host a JSON record names as its writer (``_HOST_PATHS``, in the record or in its ``jsonPayload``), as
+    written; None for any other line. A container runtime's prefix before the record is passed over."""
+    if "{" not in s[:80] or not any(h in s for h in _HOST_HINTS):
+        return None
+    if (m := cri_prefix(s)) is not None:
+        s = s[m.end():]
+    got = _object(s)
+    if got is None:
+        return None
+    return _object_host(got[1])
+
+
+def _object_host(obj: dict) -> str | None:
+    for rec in (obj, obj.get("jsonPayload")):
+        if isinstance(rec, dict):
+            for path in _HOST_PATHS:
+                v = _at(rec, path)
+                if isinstance(v, str) and v.strip():
+                    return v.strip()
+    return None
+
+
 class JsonReading:
     """The file reader's side of it (a mixin of the file reader): the file's keys, learnt with its first block,
     and each record's printed lines fed to the line reader at the record's line number."""
 
     json_keys: JsonKeys | None = None
+    mixed: bool = False  # several hosts' lines (``context``): each record's lines take the host it names
+    path_node: str | None = None
+    json_path_node: tuple[str | None] | None = None  # the path's node, kept while a record's host stands in for it
 
     def json_head(self, lines: Sequence[str]) -> list[str]:
         """A file's first lines as printed (for what is learnt from them, such as where the time sits)."""
@@ -184,7 +246,10 @@ class JsonReading:
         """Read a JSON record's printed lines but the last at ``lineno`` (yielding the records they finish) and
         return the last for the caller's loop; any other line is returned as it is. The lines beyond the first
         are counted as unwrapped (not lines of the file), so that every line still ends in a record or a skip counter."""
-        got = json_text(s, self.json_keys) if self.json_keys is not None else None
+        mixed = self.mixed
+        got = json_text(s, self.json_keys, mixed) if self.json_keys is not None else None
+        if mixed:
+            self.json_record_node(got.host if got is not None else None)
         if got is None:
             return s
         if got.wrapper_time is not None and (t := self.ts.parse(got.wrapper_time, 0)[0]) is not None:
@@ -204,3 +269,11 @@ class JsonReading:
             while out and out[0].closed and not self.hold:
                 yield self._finish(out.popleft())
         return last
+
+    def json_record_node(self, host: str | None) -> None:
+        """In a file of several hosts' records, the lines of a record that names its host are that host's (as a
+        header's host field makes its line's); the other lines keep the node of the file's path, if any."""
+        if self.json_path_node is None:
+            self.json_path_node = (self.path_node,)
+        node = normalize_host(host) if host else None
+        self.path_node = node if node and not is_loopback(node) else self.json_path_node[0]

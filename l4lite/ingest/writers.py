@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 from l4lite.ingest.attribution import SRUN_LABEL, TORCHRUN_PREFIX, mixed_hosts, names_no_node, normalize_host
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
+from l4lite.ingest.jsonlog import record_host
 from l4lite.ingest.layout import is_loopback
 from l4lite.ingest.lineclass import LEVEL_WORDS
 from l4lite.ingest.pids import AddressBook, PidReader, whole_lines
@@ -62,7 +63,10 @@ def syslog_writer(m: re.Match[str]) -> str | None:
 
 def writer_host(raw: str) -> str | None:
     """The host a line names as its writer, read as the context's sample reads it (an NCCL header, a syslog host
-    field, a UCX tag, a ``host=`` banner or a torchelastic summary's ``host :``), or None."""
+    field, a UCX tag, a ``host=`` banner or a torchelastic summary's ``host :``, a JSON record's host key), or
+    None."""
+    if "{" in raw[:80] and (json_host := record_host(raw)) is not None:
+        return plain_host(json_host)
     if "NCCL" in raw and (m := NCCL_WRITER.search(raw, 0, 200)):
         return plain_host(m[1])
     if raw[:1].isalnum() and (m := SYSLOG_WRITER.match(raw)) and (host := syslog_writer(m)) is not None:

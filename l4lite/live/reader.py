@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from l4lite.ingest.jsonlog import HEAD_LINES, learn_json_keys
 from l4lite.records import Accounting, Record
 
 
@@ -46,7 +47,7 @@ class IngestLineReader:
     """
 
     __slots__ = ("r", "max_chars", "n", "warn", "skipped", "_stale", "_hold", "_warned", "_ambiguous", "_partial",
-                 "_plain_head", "_spotless")
+                 "_plain_head", "_spotless", "_json_head")
 
     def __init__(self, rel: str, options: Any, accounting: Accounting, mtime: float,
                  warn: Callable[[str], None], skipped: Counter[str] | None = None) -> None:
@@ -66,6 +67,7 @@ class IngestLineReader:
         self._partial: int | None = None  # first line of a CRI partial line still waiting for its end
         self._plain_head = 0  # first non-empty lines without a CRI prefix, while that is undecided
         self._spotless = 0  # first non-empty lines that show no time spot (``timespots``), while that is undecided
+        self._json_head: list[str] = []  # first non-empty lines, while the file's JSON keys (``jsonlog``) may grow
 
     @property
     def pending_line(self) -> int | None:
@@ -107,8 +109,19 @@ class IngestLineReader:
             if not r.cri_partial:
                 self._partial = None
             text = unwrapped
+        unwrapped: list[Record] = []
+        head = self._json_head
+        if text and len(head) < HEAD_LINES and not text.isspace() and \
+                (r.json_keys is None or r.json_keys.text is not None and r.json_keys.inner is None):
+            # the file's keys from its first records as they come, as ``read_file`` learns them from its head:
+            # a line before the first record of the keys learnt is not one of their records either
+            head.append(text)
+            r.json_keys = learn_json_keys(head)
         if text and r.spot is None:
-            self._learn_spot(text)
+            for printed in r.json_head((text,)):
+                self._learn_spot(printed)
+        if text and r.json_keys is not None:
+            unwrapped, text = self._json_line(line_no, text)
         if text and not (text[0] in " \t" and text.isspace()):
             try:
                 direct = r._line(line_no, text)  # a finished single-line record, a blank marker, or None
@@ -129,11 +142,22 @@ class IngestLineReader:
                 r.hold = False
         out = r.out
         if out and out[0].closed and not r.hold:
-            done = [direct] if isinstance(direct, Record) else []
+            done = unwrapped + [direct] if isinstance(direct, Record) else unwrapped
             while out and out[0].closed:
                 done.append(r._finish(out.popleft()))
             return done
-        return [direct] if isinstance(direct, Record) else []
+        return unwrapped + [direct] if isinstance(direct, Record) else unwrapped
+
+    def _json_line(self, line_no: int, text: str) -> tuple[list[Record], str]:
+        """A JSON record's printed lines read as ``read_file`` reads them (``JsonReading.json_line``): the records
+        its lines but the last finish, and the last line, which ``feed`` reads as any other; another line as is."""
+        done: list[Record] = []
+        step = self.r.json_line(line_no, text)
+        try:
+            while True:
+                done.append(next(step))
+        except StopIteration as stop:
+            return done, stop.value
 
     def _learn_spot(self, text: str) -> None:
         """The file's time spot from its first lines as they come (``timespots.learn_spot`` of each): the first
@@ -171,6 +195,9 @@ class IngestLineReader:
         held: list[Record] = []
         if r.cri_partial:  # the end of a partial line is not coming: its pieces so far make the line
             for text in r.cri_partial.values():
+                if r.json_keys is not None:
+                    unwrapped, text = self._json_line(self._partial or 0, text)
+                    held.extend(unwrapped)
                 direct = r._line(self._partial or 0, text)
                 if isinstance(direct, Record):
                     held.append(direct)
