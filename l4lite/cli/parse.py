@@ -93,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
             from l4lite.scale.engine import PoolEngine
 
             engine = stack.enter_context(PoolEngine(jobs))
-            results, accounting, templates = parse_parallel(args.paths, args.node_from, engine, Path(tmp), bar)
+            results, accounting, templates = parse_parallel(args.paths, args.node_from, engine, Path(tmp), bar,
+                                                            fmt)
             n = sum(r.records for r in results)
             batches = finalized_batches(results)
         else:

@@ -256,6 +256,7 @@ class _FileReader(HeaderReading, RunReading, JsonReading):
         use_runs = self.opt.line_runs and self.opt.line_shapes
         lineno = 0
         joined = 0  # CRI partial lines, their text joined to the next line's
+        in_runs = False  # a block of the file was long enough to be read in runs
         cri, jkeys = False, self.json_keys
         try:
             for first, block in iter_line_blocks(self.f, acc, self.opt.max_line_chars, self.pieces):
@@ -267,8 +268,9 @@ class _FileReader(HeaderReading, RunReading, JsonReading):
                 if self.spot is None and block:
                     self.learn_spot(block)
                 whole = ((first, block, None),)
-                for segment in self._runs_or_lines(first, block) if use_runs and len(block) >= RUN_BLOCK_LINES \
-                        else whole:
+                # a file's blocks after one read in runs are too, the last one of fewer lines as well
+                in_runs = use_runs and (in_runs or len(block) >= RUN_BLOCK_LINES)
+                for segment in self._runs_or_lines(first, block) if in_runs else whole:
                     if type(segment) is ShapeRun:
                         lines_read += len(segment)
                         direct += len(segment)
