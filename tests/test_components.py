@@ -180,3 +180,19 @@ def test_a_bad_alloc_is_not_a_cascade() -> None:
 def test_an_import_of_a_name_the_installed_version_lacks_stays_software() -> None:
     got = component("ImportError: cannot import name 'is_torch_tpu_available' from 'transformers'")
     assert got is not None and got.category == "software"
+
+
+@pytest.mark.parametrize("line", [
+    "RuntimeError: CUDA error: unknown error",
+    "Check failed: error == cudaSuccess (999 vs. 0) unknown error",
+    "luajit: cuda runtime error (30) : unknown error at /tmp/luarocks_cutorch-scm-1-9927/cutorch/lib/THC/THCStorage.c:113",
+])
+def test_cudas_unknown_error_is_the_gpu(line: str) -> None:
+    found = component(line)
+    assert found is not None and found.category == "gpu_hardware"
+
+
+def test_an_unknown_error_of_another_library_is_not_the_gpu() -> None:
+    # torch.save on cephfs, a write interrupted by a signal (pytorch/pytorch#8477): the C library's words, no GPU's
+    found = component("RuntimeError: Unknown error -1")
+    assert found is None or found.category != "gpu_hardware"

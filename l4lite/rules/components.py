@@ -88,7 +88,10 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
     ("gpu_hardware", 3.0, r"\bXid\b|NVRM:|\bECC\b|uncorrectable|double[- ]bit|\bDBE\b|row remap|fallen off the bus|"
                           r"GPU is lost|RmInitAdapter|\bGSP\b|NVLink|nvlink|\bHardware Error\b|hardware error|"
                           r"retired pages?|page retirement|Uncorrected|thermal|throttl|power brake|PCIe? (?:bus )?error|"
-                          r"\bAER\b|amdgpu|\bMCE\b.*GPU|GPU has fallen|unknown error|GPU (?:hang|reset|requires reset)|"
+                          r"\bAER\b|amdgpu|\bMCE\b.*GPU|GPU has fallen|GPU (?:hang|reset|requires reset)|"
+                          # "unknown error" is what CUDA says when the GPU or its driver failed underneath, and
+                          # what many C libraries say of an errno they cannot name: the GPU's only beside CUDA's words
+                          r"(?:cuda|cudnn|\bGPU\b|nvml|nvidia)[^\n]{0,80}?unknown error|"
                           r"Unable to determine the device handle|memory errors? (?:on|in) GPU|GPU \d+ has [\w ]*errors|"
                           # nvidia-smi's table prints ERR! for a field (fan, power) the GPU did not answer
                           r"\|\s{0,3}ERR!|ERR!\s{0,3}/\s{0,5}\d+W"),
