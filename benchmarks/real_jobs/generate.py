@@ -898,7 +898,7 @@ def build_truth(job, arch):
         iteration = first["step"]
         faulty_nodes = []  # DDP averages the overflowed gradient into every replica: no node stands out
         need(r"\| loss (nan|inf) \|", None, limit=1, prefer=r"console\.log")  # the step's progress line
-        need(r"loss is (nan|inf) at step", None, limit=1, prefer=r"console\.log")
+        need(r"loss is (nan|inf) at step", None, limit=1)  # every rank's stop, as for `nan`
     elif fault == "upload_enospc" and first:
         faulty_rank = first["rank"]
         fh = rank_host.get(faulty_rank)
