@@ -315,3 +315,23 @@ def test_a_job_whose_clocks_agree_keeps_its_span_as_logged() -> None:
     found = json.loads(analyze([str(REAL_JOBS / "112-ddp-stray_date")], AnalyzeOptions(),
                                ExecutionOptions()).to_json())
     assert "clock" not in found["job"] and found["job"]["start"] < found["failure_time"] < found["job"]["end"]
+
+
+@pytest.mark.parametrize("hours", [5, -5])
+def test_a_node_hours_off_moves_neither_node_phase_nor_category(tmp_path: Path, hours: int) -> None:
+    """114 with the first node's every time moved five hours (another time zone): that node logs the progress
+    and the validation passes, the other node's rank is killed in one. Behind, its progress would read as
+    stopped five hours before the job's end, a hang on the wrong node; ahead, its markers would sit hours from
+    the kill. On the reference's clock (``scan.clocks``) the verdict is the job's as logged. 119 is the same
+    job run with TZ=EST5 on that node."""
+    from test_clock_skew import shift_text
+
+    name = "114-ddp-eval_sigkill"
+    want = _facts(REAL_JOBS / name)
+    job = tmp_path / name
+    shutil.copytree(REAL_JOBS / name, job)
+    for p in (job / "compute-alpha").rglob("*.log"):
+        p.write_text(shift_text(p.read_text(), hours * 3600.0))
+    status, phase, category, _, top = _facts(job)
+    assert (status, phase, category, top) == (want[0], want[1], want[2], want[4]) == \
+        ("incident", "eval", "host", "compute-beta")

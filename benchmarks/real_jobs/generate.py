@@ -218,6 +218,9 @@ JOB_SPECS = [
     ("ddp", "kill_midline", 2, 16, False, {"index": 116}),
     ("ddp", "silent_abort", 3, 12, False, {"index": 117}),
     ("ddp", "accum_nan", 1, 14, False, {"index": 118, "accum": 4}),
+    # 114 with the first node (rank 0's, which logs the validation passes) in another time zone: the phase of the
+    # other node's kill is told only by markers stamped five hours away
+    ("ddp", "eval_sigkill", 2, 20, False, {"index": 119, "validate": True, "tz": "EST5"}),
 ]
 # faults set up per node by the generator (no rank injects them; a node may fail before any rank registers)
 NODE_FAULTS = ("bad_env", "bad_env_all", "missing_file", "missing_file_all", "node_corrupt_ckpt")
@@ -1257,9 +1260,11 @@ def describe(job, first, rank_host):
         return (f"At step {job['step']} every rank all-reduces a metrics tensor, global rank {r} on {h} one of 5 "
                 "values, the others one of 4; gloo fails the mismatched all-reduce.")
     if f == "eval_sigkill":
+        zone = (f" The processes of {job['hosts'][0]} (rank 0, which logs the validation passes) run with "
+                f"TZ={job['tz']}, their lines stamped 5 hours behind the other node's.") if job.get("tz") else ""
         return (f"A validation pass every 10 steps; in the one after step {job['step']} global rank {r} on {h} is "
                 "SIGKILLed (as the kernel OOM killer would); its agent reports exitcode -9, the others lose their "
-                "peer.")
+                "peer." + zone)
     if f == "node_corrupt_ckpt":
         return (f"Each node resumes from its own local copy of the step-20 checkpoint; {job['hosts'][1]}'s copy is "
                 "truncated to 40%, so both its ranks fail loading it and the other node's ranks, resumed, lose them.")

@@ -11,13 +11,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from l4lite.detect.base import Finding
-from l4lite.diagnose.clocks import JobClock, job_clock, job_span
 from l4lite.diagnose.errorfiles import error_files
 from l4lite.diagnose.incident import Evidence, Incident, PhaseSpan, Suspect
 from l4lite.diagnose.localize import Verdict
 from l4lite.diagnose.phasing import node_trackers
 from l4lite.ingest.relay import relayed_from_afar
 from l4lite.records import Record
+from l4lite.scan.clocks import JobClock, job_clock, job_span
 from l4lite.scan.jobscan import job_nodes
 from l4lite.scan.phases import spans
 from l4lite.scan.scanner import JobScan
@@ -131,7 +131,7 @@ def _evidence(scan: JobScan, f: Finding, r: Record, role: str) -> Evidence:
 
 # ---------------------------------------------------------------------- phases and checkpoints
 def phase_spans(scan: JobScan, clock: JobClock | None = None) -> list[PhaseSpan]:
-    """The job's phases, on ``clock`` when its nodes' clocks disagree (``diagnose.clocks``)."""
+    """The job's phases, on ``clock`` when its nodes' clocks disagree (``scan.clocks``)."""
     clock = clock or JobClock()
     _, events = node_trackers(scan, clock)
     return [PhaseSpan(name, iso(start), iso(end)) for name, start, end in spans(events, job_span(scan, clock)[1])]

@@ -10,10 +10,10 @@ import math
 from collections.abc import Sequence
 
 from l4lite.detect.base import Finding
-from l4lite.diagnose.clocks import JobClock
 from l4lite.diagnose.evidence import own_time
 from l4lite.ingest.timestamps import parse_elastic_time
 from l4lite.records import Record
+from l4lite.scan.clocks import JobClock
 from l4lite.scan.phases import PhaseEvent, PhaseTracker, evidence_phase, phase_at, phase_from_traceback
 from l4lite.scan.scanner import JobScan
 
@@ -52,7 +52,7 @@ def written_by(scan: JobScan, records: Sequence[Record]) -> float | None:
 def node_trackers(scan: JobScan, clock: JobClock | None = None) -> tuple[dict[str | None, list[PhaseEvent]],
                                                                          list[PhaseEvent]]:
     """Phase events per node, and for the job as a whole (all markers in time order); with ``clock``, each
-    node's marker times shifted onto it (``diagnose.clocks``)."""
+    node's marker times shifted onto it (``scan.clocks``)."""
     per_node: dict[str | None, PhaseTracker] = {}
     job = PhaseTracker()
     shift = clock.shift if clock is not None else (lambda _node, t: t)

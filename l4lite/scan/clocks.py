@@ -1,10 +1,11 @@
 """The job's span and phases on one node's clock when its nodes' clocks disagree by more than the skew threshold.
 
 A node set up apart (another time zone, a clock hours off) stamps its lines hours from its peers'; ``ingest.skew``
-measures the offset from lines every node writes at one moment. Record times stay as logged, but the job's span
-and its phase spans mix every node's first and last lines: a twenty-second job would read as five hours of
-training. Shifted by the measured offsets onto the clock of the node whose time the failure is read on (the
-reference's when no node failed), they are the job's own again, and the failure time falls inside them.
+measures the offset from lines every node writes at one moment. Record times stay as logged, but what compares
+times of several nodes is wrong by the offset: the job's span and its phase spans would stretch a twenty-second
+job over five hours of training, and a node five hours behind would read as having stopped progressing five
+hours before the job's end (``detect.health``'s hang). Shifted by the measured offsets onto one node's clock (the
+failing node's for the incident's facts, the reference's for the hang), they are the job's own again.
 """
 
 from __future__ import annotations
