@@ -69,11 +69,18 @@ def test_lines_that_are_simultaneous_on_every_node_have_keys() -> None:
     assert anchor_key("WorkNCCL(SeqNum=12, OpType=BROADCAST, NumelIn=1) enqueued") is None
 
 
+# 111, 119: one node's processes ran with TZ=EST5, their lines stamped five hours behind the other node's
+OTHER_ZONE = {"111-ddp-tz_exception": 5 * 3600.0, "119-ddp-eval_sigkill": 5 * 3600.0}
+
+
 def test_the_real_jobs_share_a_clock() -> None:
     measured = {}
     for job in REAL_JOBS:
         skew = skew_of(job)
         assert skew, job.name  # every real job has two nodes
+        if job.name in OTHER_ZONE:
+            assert skew["exceeds"] and abs(skew["largest_seconds"] - OTHER_ZONE[job.name]) < 1.0, skew
+            continue
         if skew["reference"] is not None:
             measured[job.name] = skew["largest_seconds"]
             assert not skew["exceeds"], (job.name, skew)

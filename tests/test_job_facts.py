@@ -290,3 +290,48 @@ def test_one_line_of_a_wrong_clock_moves_neither_time_phase_nor_node(tmp_path: P
         line = lines[i][:m.start()] + f"{_wrong(m[1], how)},{m[2]}" + lines[i][m.end():]
         path.write_text("".join(lines[:i + 1] + [line] + lines[i + 1:]))
         assert _facts(job) == want, (how, str(path.relative_to(job)))
+
+
+def test_a_node_in_another_time_zone_leaves_the_job_s_span_and_phases_its_own() -> None:
+    """111: every line of one node is stamped five hours behind its peer's (its processes ran with another TZ).
+    The skew is measured; the job's span and phases are given on the failing node's clock, named, so a
+    twenty-second job does not read as five hours of training and the failure time falls inside them."""
+    found = json.loads(analyze([str(REAL_JOBS / "111-ddp-tz_exception")], AnalyzeOptions(),
+                               ExecutionOptions()).to_json())
+    job = found["job"]
+    assert job["clock_skew"]["exceeds"] and abs(job["clock_skew"]["largest_seconds"] - 5 * 3600) < 2
+    assert job["clock"] == found["suspects"][0]["node"] == "llm-pretrain-7f9c4-worker-1"
+
+    def at(text: str) -> float:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+    start, end, failed = at(job["start"]), at(job["end"]), at(found["failure_time"])
+    assert 0 < end - start < 60 and start <= failed <= end
+    assert all(0 <= at(p["end"]) - at(p["start"]) < 60 for p in found["phases"])
+    assert found["phase"] == "train"
+
+
+def test_a_job_whose_clocks_agree_keeps_its_span_as_logged() -> None:
+    found = json.loads(analyze([str(REAL_JOBS / "112-ddp-stray_date")], AnalyzeOptions(),
+                               ExecutionOptions()).to_json())
+    assert "clock" not in found["job"] and found["job"]["start"] < found["failure_time"] < found["job"]["end"]
+
+
+@pytest.mark.parametrize("hours", [5, -5])
+def test_a_node_hours_off_moves_neither_node_phase_nor_category(tmp_path: Path, hours: int) -> None:
+    """114 with the first node's every time moved five hours (another time zone): that node logs the progress
+    and the validation passes, the other node's rank is killed in one. Behind, its progress would read as
+    stopped five hours before the job's end, a hang on the wrong node; ahead, its markers would sit hours from
+    the kill. On the reference's clock (``scan.clocks``) the verdict is the job's as logged. 119 is the same
+    job run with TZ=EST5 on that node."""
+    from test_clock_skew import shift_text
+
+    name = "114-ddp-eval_sigkill"
+    want = _facts(REAL_JOBS / name)
+    job = tmp_path / name
+    shutil.copytree(REAL_JOBS / name, job)
+    for p in (job / "compute-alpha").rglob("*.log"):
+        p.write_text(shift_text(p.read_text(), hours * 3600.0))
+    status, phase, category, _, top = _facts(job)
+    assert (status, phase, category, top) == (want[0], want[1], want[2], want[4]) == \
+        ("incident", "eval", "host", "compute-beta")

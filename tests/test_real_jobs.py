@@ -65,7 +65,19 @@ FLOORS_000_102 = {"status": 1.0, "top1": 0.98, "top3": 0.99, "phase": 0.96, "cat
 # phase 0.971, category 0.905, F1 0.769, no false incident; with SIGXFSZ read as a write cut at the file-size
 # limit (106, ``sigxfsz-file-size``) category 0.914, F1 0.766; with JSON-lines records read as the lines they
 # carry (104, Ray Train's JSON logs) category 0.924, F1 0.771.
-FLOORS = {"status": 1.0, "top1": 0.98, "top3": 0.99, "phase": 0.97, "category": 0.92, "evidence_f1": 0.765}
+FLOORS_BEFORE_111 = {"status": 1.0, "top1": 0.98, "top3": 0.99, "phase": 0.97, "category": 0.92, "evidence_f1": 0.765}
+# 111-119 (one node's processes in another time zone, two stray records dated 1970 and 2099 reading ERROR on the
+# healthy node just before the failure, a mismatched all-reduce, a rank SIGKILLed in its validation pass, one
+# node's local copy of the resume checkpoint truncated, a log line cut by SIGKILL, a rank whose own output is lost
+# aborting with SIGABRT, an overflowing micro-batch under gradient accumulation; 119 is 114 with rank 0's node in
+# another time zone) were scored before any change made for them: top1 0.778, top3 1.0, phase 0.889, category
+# 0.667, F1 0.609. 119's node five hours behind read as stopped five hours before the job's end (a hang on the
+# wrong node, in training); with the hang's times and the job's span and phases on one clock (``scan.clocks``)
+# 119 is right and 111's span is its own: top1 0.889, phase 1.0, category 0.778, F1 0.720. 113's every rank times
+# out in the mismatched all-reduce and reads as unknown, as 085's stray barrier does; 117 below. All 125 jobs:
+# top1 0.982, top3 1.0, phase 0.974, category 0.912, F1 0.767, no false incident.
+FLOORS = {"status": 1.0, "top1": 0.98, "top3": 0.99, "phase": 0.97, "category": 0.91, "evidence_f1": 0.766}
+NEW_IN_111 = ("111", "112", "113", "114", "115", "116", "117", "118", "119")
 # Jobs with one faulty node whose node l4lite does not yet put first (see FLOORS); any other miss fails.
 # (068: a Ray worker stuck before its step writes nothing of its own; the hang reading names it (its files' rank
 # from their start-up line, ``ingest.fileranks``), and the controller's re-raise of its peers' timeouts, a report
@@ -87,7 +99,11 @@ FLOORS = {"status": 1.0, "top1": 0.98, "top3": 0.99, "phase": 0.97, "category": 
 # tracebacks of one error in a log other nodes write too are two processes, ``spatial.merged_repeats``.)
 # (049 is 050's mirror image: the rendezvous host writes the summary and the other node's agent loses the store in
 # both, whichever end was cut off, and no line names the interface; a node choice that fixes 049 breaks 050.)
-OPEN_NODE_MISSES = {"049-ddp-netdown"}
+# (117: the aborting rank wrote nothing of its own; its agent's exitcode -6 / SIGABRT is read as a cascade (on NCCL
+# jobs the watchdog aborts a rank after a fault elsewhere), so the other node's exit of a rank that lost its peer,
+# 2 s later, leads. A rank whose own logs are empty and whose abort is its node's first failure, the earliest in the
+# job, is the root: a node choice of ``diagnose.localize`` and a reading of the rule pack, left to that work.)
+OPEN_NODE_MISSES = {"049-ddp-netdown", "117-ddp-silent_abort"}
 # Healthy jobs l4lite calls incidents (065-ray-healthy's "safe to ignore this error" traceback is an advisory
 # line's, ``rules.advisory``); any other false incident fails. (124-accelerate-healthy: after both nodes finished,
 # the second node's elastic agent logs "Error waiting on exit barrier" with a DistNetworkError traceback, the
@@ -112,6 +128,15 @@ def test_the_real_jobs_scores_hold(board) -> None:  # type: ignore[no-untyped-de
              and r.pred_status == "incident"]
     assert set(false) <= OPEN_FALSE_INCIDENTS
     low = {k: round(summary[k], 3) for k, floor in FLOORS.items() if summary[k] < floor}
+    assert low == {}
+
+
+def test_the_jobs_before_111_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
+    """The 116 jobs the board held before 111-119 were added (000-110, 120-124) keep the floors they had then."""
+    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_111]
+    assert len(before) == 116
+    summary = summarize(before)
+    low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_111.items() if summary[k] < floor}
     assert low == {}
 
 

@@ -9,7 +9,9 @@ of injection) go to L4L_META_DIR, which lies outside the archived log tree.
                   host_oom|worker_oom|sigstop|diverge|erofs|netdown|
                   restart|rlimit_as|stray_barrier|worker_segv|bad_token|eval_exception|
                   short_sample|fsize|anomaly_nan|missing_shard|loader_data|deadlock|overflow|
-                  json_exception|ansi_exception|fsize_signal|loader_stall|upload_enospc
+                  json_exception|ansi_exception|fsize_signal|loader_stall|upload_enospc|
+                  tz_exception|stray_date|collective_mismatch|eval_sigkill|node_corrupt_ckpt|
+                  kill_midline|silent_abort|accum_nan
                   (bad_env, bad_env_all, missing_file, missing_file_all are set up by generate.py: a wrong
                   GLOO_SOCKET_IFNAME on one node or on every node; the dataset's seed file absent from one
                   node's local disk or from every node's)
@@ -40,6 +42,9 @@ META = os.environ.get("L4L_META_DIR")
 
 EXCEPTION_MESSAGE = ("shape mismatch in attention block: expected key length "
                      "{want}, got {got} (sequence packing bug)")
+
+
+STRAY_RANK = 0  # stray_date: the rank (on the other node) that echoes the dated records
 
 
 def rank():
@@ -143,6 +148,39 @@ def at_eval(step):
     if FAULT == "eval_exception" and rank() == FAULT_RANK and step >= FAULT_STEP:
         record("eval_exception", step)
         raise RuntimeError(EXCEPTION_MESSAGE.format(want=64, got=63))
+    if FAULT == "eval_sigkill" and rank() == FAULT_RANK and step >= FAULT_STEP:
+        record("eval_sigkill", step)  # killed (as by the OOM killer) while it evaluates
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def silence():
+    """With L4L_FAULT=silent_abort, rank L4L_FAULT_RANK's stdout and stderr go nowhere from its start (its
+    logging went to a node-local file the archive does not hold): only its agent can report it."""
+    if FAULT == "silent_abort" and rank() == FAULT_RANK:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+
+
+STRAY_RECORDS = ("1970-01-01 00:00:00 ERROR sensor=17 reading=NaN status=offline",
+                 "2099-12-31 23:59:59 ERROR sensor=04 reading=-1 status=fault")
+
+
+def micro_loss_scale(step, micro):
+    """With L4L_FAULT=accum_nan, the factor on micro-batch 2's loss of step L4L_FAULT_STEP on rank
+    L4L_FAULT_RANK is inf (a bad micro-batch overflows its loss); 1 otherwise."""
+    if FAULT == "accum_nan" and rank() == FAULT_RANK and step == FAULT_STEP and micro == 2:
+        record("accum_nan", step, micro_batch=micro)
+        return float("inf")
+    return 1.0
+
+
+def metrics_shape():
+    """Length of the per-step metrics tensor every rank all-reduces at step L4L_FAULT_STEP with
+    L4L_FAULT=collective_mismatch (one rank's is longer: a rank-dependent metrics list); 0: no such call."""
+    if FAULT != "collective_mismatch":
+        return 0
+    return 5 if rank() == FAULT_RANK else 4
 
 
 def lr_scale(step: int) -> float:
@@ -204,14 +242,32 @@ def at_step(step, model=None):
     if FAULT == "anomaly_nan" and step == 1:  # a debugging run: autograd's anomaly detection on every rank
         import torch
         torch.autograd.set_detect_anomaly(True)
+    if FAULT == "stray_date" and rank() == STRAY_RANK and step in (FAULT_STEP - 2, FAULT_STEP - 1):
+        # a rank echoes a raw record of its shard (a sensor log with its own dates) to stdout
+        print(STRAY_RECORDS[step - FAULT_STEP + 2], flush=True)
+    if FAULT == "collective_mismatch" and step == FAULT_STEP:
+        import torch
+        import torch.distributed as dist
+        if rank() == FAULT_RANK:
+            record("collective_mismatch", step, length=metrics_shape())
+        dist.all_reduce(torch.zeros(metrics_shape()))
     if step != FAULT_STEP or rank() != FAULT_RANK:
         return
-    if FAULT in ("exception", "restart", "json_exception", "ansi_exception"):  # restart: the same error in every attempt
+    if FAULT in ("exception", "restart", "json_exception", "ansi_exception", "tz_exception", "stray_date"):  # restart: the same error in every attempt
         record(FAULT, step)
         raise RuntimeError(EXCEPTION_MESSAGE.format(want=64, got=63))
     if FAULT == "sigkill":
         record("sigkill", step)
         os.kill(os.getpid(), signal.SIGKILL)
+    if FAULT == "kill_midline":  # killed while its logger is half-way through writing a line
+        import logging
+        when = logging.Formatter().formatTime(logging.makeLogRecord({}))
+        record("kill_midline", step)
+        os.write(2, f"{when} INFO [rank{rank()}] step {step}/40 | epoch 0 | lo".encode())
+        os.kill(os.getpid(), signal.SIGKILL)
+    if FAULT == "silent_abort":  # a native library aborts (its message, like all its output, is lost)
+        record("silent_abort", step)
+        os.kill(os.getpid(), signal.SIGABRT)
     if FAULT == "hang":
         _hang_forever(step)
     if FAULT == "deadlock":

@@ -203,9 +203,27 @@ JOB_SPECS = [
     ("amp", "diverge", None, 17, False, {"index": 122}),
     ("accelerate", "diverge", None, 15, False, {"index": 123, "tracker": "jsonl"}),
     ("accelerate", "healthy", None, None, False, {"index": 124, "tracker": "jsonl"}),
+    # kinds the jobs above do not cover (111-118): the other node's clock in another time zone (its lines 5 hours
+    # behind the failing node's), a rank of the other node echoing dated sensor records (1970, 2099) just before
+    # the failure, one rank all-reducing a metrics tensor of another shape (with TORCH_DISTRIBUTED_DEBUG=DETAIL every gloo rank
+    # of torch 2.13 died of SIGSEGV at start-up here, so without it), a
+    # rank killed in its validation pass, one node's local copy of the resume checkpoint truncated, a rank killed
+    # half-way through writing a log line, a rank whose own output is lost aborting, and an overflowing
+    # micro-batch under gradient accumulation
+    ("ddp", "tz_exception", 3, 14, False, {"index": 111, "tz": "EST5"}),
+    ("ddp", "stray_date", 2, 15, False, {"index": 112}),
+    ("ddp", "collective_mismatch", 3, 13, False, {"index": 113}),
+    ("ddp", "eval_sigkill", 2, 20, False, {"index": 114, "validate": True}),
+    ("ddp", "node_corrupt_ckpt", None, None, False, {"index": 115}),
+    ("ddp", "kill_midline", 2, 16, False, {"index": 116}),
+    ("ddp", "silent_abort", 3, 12, False, {"index": 117}),
+    ("ddp", "accum_nan", 1, 14, False, {"index": 118, "accum": 4}),
+    # 114 with the first node (rank 0's, which logs the validation passes) in another time zone: the phase of the
+    # other node's kill is told only by markers stamped five hours away
+    ("ddp", "eval_sigkill", 2, 20, False, {"index": 119, "validate": True, "tz": "EST5"}),
 ]
 # faults set up per node by the generator (no rank injects them; a node may fail before any rank registers)
-NODE_FAULTS = ("bad_env", "bad_env_all", "missing_file", "missing_file_all")
+NODE_FAULTS = ("bad_env", "bad_env_all", "missing_file", "missing_file_all", "node_corrupt_ckpt")
 LAYOUT_SUFFIX = {"srun-label": "_srun", "kubernetes-pods": "_k8s"}
 OOM_LIMIT = 64 * 1024 * 1024  # the small cgroup's memory.limit_in_bytes (only pages charged after joining it)
 
@@ -218,7 +236,9 @@ PHASE = {"exception": "train", "sigkill": "train", "hang": "train", "nan": "trai
          "missing_shard": "load", "loader_data": "train", "deadlock": "train", "overflow": "train",
          "json_exception": "train",
          "ansi_exception": "train", "fsize_signal": "checkpoint", "loader_stall": "train",
-         "upload_enospc": "checkpoint"}
+         "upload_enospc": "checkpoint", "tz_exception": "train", "stray_date": "train",
+         "collective_mismatch": "train", "eval_sigkill": "eval", "node_corrupt_ckpt": "load", "kill_midline": "train",
+         "silent_abort": "train", "accum_nan": "train"}
 CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan": "numerical",
             "enospc": "storage", "corrupt_ckpt": "storage", "data": "data", "healthy": None,
             "host_oom": "host", "worker_oom": "host", "sigstop": "software", "diverge": "numerical",
@@ -229,7 +249,10 @@ CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan
             "anomaly_nan": "numerical", "missing_shard": "storage", "loader_data": "data", "deadlock": "software",
             "overflow": "numerical",
             "json_exception": "software", "ansi_exception": "software", "fsize_signal": "storage",
-            "loader_stall": "data", "upload_enospc": "storage"}
+            "loader_stall": "data", "upload_enospc": "storage", "tz_exception": "software",
+            "stray_date": "software", "collective_mismatch": "software", "eval_sigkill": "host",
+            "node_corrupt_ckpt": "storage", "kill_midline": "host", "silent_abort": "software",
+            "accum_nan": "numerical"}
 FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_runtime",
           "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps",
           "ignite": r"Engine run (complete|finished)", "accelerate": r"training finished: 40 steps",
@@ -276,7 +299,8 @@ def jobs():
         out.append(dict(name=name, index=i, stack=stack, fault=fault, rank=rank, step=step, fr=fr,
                         hosts=list(HOST_SETS[i % len(HOST_SETS)]), layout=layout,
                         loader_workers=opt.get("loader_workers", 0), max_restarts=opt.get("max_restarts", 0),
-                        validate=opt.get("validate", False), tracker=opt.get("tracker")))
+                        validate=opt.get("validate", False), tracker=opt.get("tracker"), tz=opt.get("tz"),
+                        accum=opt.get("accum", 1)))
     return out
 
 
@@ -431,6 +455,13 @@ def run_job(job, py, out_root, work_root, port):
         env["L4L_FSIZE"] = str(64 * 1024)
     if fault == "loader_stall":
         env["L4L_LOADER_TIMEOUT"] = "10"
+    if fault == "kill_midline":
+        env["L4L_LOG_ALL_RANKS"] = "1"
+    if job.get("accum", 1) > 1:
+        env["L4L_ACCUM"] = str(job["accum"])
+    if fault == "node_corrupt_ckpt":  # each node resumes from its own local copy; node 2's copy is cut short
+        resume = make_node_checkpoints(py, run_dir_of(work), work)
+        job["corrupted_file"] = os.path.join(work, "resume_bad", "step_000020.pt")
     upload = os.path.join(work, "upload")
     if fault == "upload_enospc":  # every rank logs its steps; rank 0 copies each checkpoint to a small disk
         os.makedirs(upload)
@@ -491,6 +522,14 @@ def run_job(job, py, out_root, work_root, port):
             shell += f" && mount -t tmpfs -o size=64k tmpfs {upload}"
         if fault == "missing_file" and i == 1:  # this node's local data disk was never staged: an empty one
             shell += f" && mount -t tmpfs -o size=64k tmpfs {data_dir}"
+        if fault == "node_corrupt_ckpt" and i == 1:  # this node's local copy of the checkpoint is the cut one
+            shell += f" && mount --bind {os.path.join(work, 'resume_bad')} {os.path.join(work, 'resume')}"
+            with open(os.path.join(meta, f"injection-node{i}.json"), "w") as f:
+                json.dump({"fault": fault, "host": host, "rank": None, "step": None,
+                           "time": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+                           "path": job["corrupted_file"]}, f)
+        if job.get("tz") and i == 0:  # this node's processes run in another time zone (a node set up apart)
+            nenv["TZ"] = job["tz"]
         shell += f" && cd {run_dir} && exec " + " ".join(torchrun)
         cmd = ["unshare", "--uts", "--mount", "--", "sh", "-c", shell]
         if netns:
@@ -591,6 +630,34 @@ def accelerate_launch(py, machine_rank, endpoint, port, hdir):
     if hdir:
         cmd += ["--log_dir", os.path.join(hdir, "torchelastic"), "--tee", "3"]
     return cmd
+
+
+def run_dir_of(work):
+    return os.path.join(work, "run")
+
+
+NODE_CKPT = """
+import sys, torch, train_ddp
+m = train_ddp.TinyLM()
+opt = torch.optim.AdamW(m.parameters(), lr=3e-3, weight_decay=0.01)
+m(torch.zeros(2, 8, dtype=torch.long)).sum().backward()
+opt.step()
+torch.save({"model": m.state_dict(), "optimizer": opt.state_dict(), "step": 20}, sys.argv[1])
+"""
+
+
+def make_node_checkpoints(py, run_dir, work):
+    """A step-20 checkpoint of the ddp script's model in `work/resume` (what every node resumes from) and a copy
+    truncated to 40% in `work/resume_bad` (the copy the second node's local disk holds)."""
+    good, bad = os.path.join(work, "resume"), os.path.join(work, "resume_bad")
+    os.makedirs(good, exist_ok=True)
+    os.makedirs(bad, exist_ok=True)
+    path = os.path.join(good, "step_000020.pt")
+    subprocess.check_call([py, "-c", NODE_CKPT, path], cwd=run_dir, env={"PYTHONPATH": run_dir, "PATH": "/usr/bin:/bin"})
+    shutil.copy(path, os.path.join(bad, "step_000020.pt"))
+    with open(os.path.join(bad, "step_000020.pt"), "r+b") as fh:
+        fh.truncate(int(os.path.getsize(path) * 0.4))
+    return path
 
 
 def make_network(job):
@@ -774,7 +841,7 @@ def build_truth(job, arch):
         need(OTHER_CASCADE[stack], None, required=False)
     elif fault in ("restart", "worker_segv", "rlimit_as", "stray_barrier", "bad_token", "eval_exception",
                    "short_sample", "anomaly_nan", "missing_shard", "json_exception", "ansi_exception",
-                   "loader_stall") and first:
+                   "loader_stall", "tz_exception", "stray_date", "collective_mismatch") and first:
         faulty_rank = first["rank"]
         fh = rank_host.get(faulty_rank)
         faulty_nodes = [fh]
@@ -797,7 +864,10 @@ def build_truth(job, arch):
                 "missing_shard": r"No such file or directory: .*model_rank\d+\.pt",
                 "json_exception": r"RuntimeError: shape mismatch in attention block",
                 "ansi_exception": r"RuntimeError: shape mismatch in attention block",
-                "loader_stall": r"DataLoader timed out after [\d.]+ seconds"}
+                "loader_stall": r"DataLoader timed out after [\d.]+ seconds",
+                "tz_exception": r"RuntimeError: shape mismatch in attention block",
+                "stray_date": r"RuntimeError: shape mismatch in attention block",
+                "collective_mismatch": r"Timed out waiting \d+ms for (recv|send) operation"}
         if fault == "worker_segv":
             wpid = first["worker_pid"]
             pattern = rf"DataLoader worker \(pid\(?s?\)? ?{wpid}\)? (is killed by signal|exited unexpectedly)"
@@ -818,6 +888,20 @@ def build_truth(job, arch):
         iteration = first["step"]
         need(rf"failed \(exitcode: -25\) local_rank: {lr} \(pid: {pid}\)", [fh])
         need(rf"Signal 25 \(SIGXFSZ\) received by PID {pid}", [fh])
+    elif fault in ("eval_sigkill", "kill_midline", "silent_abort") and first:
+        faulty_rank = first["rank"]
+        fh = rank_host.get(faulty_rank)
+        faulty_nodes = [fh]
+        lr, pid = ranks[faulty_rank]["local_rank"], ranks[faulty_rank]["pid"]
+        iteration = first["step"]
+        sig, name = (6, "SIGABRT") if fault == "silent_abort" else (9, "SIGKILL")
+        need(rf"failed \(exitcode: -{sig}\) local_rank: {lr} \(pid: {pid}\)", [fh])
+        need(rf"Signal {sig} \({name}\) received by PID {pid}", [fh])
+    elif fault == "accum_nan" and first:
+        iteration = first["step"]
+        faulty_nodes = []  # DDP averages the overflowed gradient into every replica: no node stands out
+        need(r"\| loss (nan|inf) \|", None, limit=1, prefer=r"console\.log")  # the step's progress line
+        need(r"loss is (nan|inf) at step", None, limit=1)  # every rank's stop, as for `nan`
     elif fault == "upload_enospc" and first:
         faulty_rank = first["rank"]
         fh = rank_host.get(faulty_rank)
@@ -830,6 +914,7 @@ def build_truth(job, arch):
         need(rf"Sending process {pid} closing signal SIGTERM", [fh])
     elif fault in NODE_FAULTS and first:
         hit = {"bad_env": r"Unable to find address for: ib0", "bad_env_all": r"Unable to find address for: ib0",
+               "node_corrupt_ckpt": r"PytorchStreamReader failed|central directory|UnpicklingError|EOFError",
                "missing_file": r"FileNotFoundError: ", "missing_file_all": r"FileNotFoundError: "}[fault]
         struck = [i["host"] for i in inj]
         faulty_nodes = [] if fault.endswith("_all") else struck  # every node's setup alike: no node to blame
@@ -1163,6 +1248,37 @@ def describe(job, first, rank_host):
                 "thread; the disk is 64 KiB, so the upload of the step-250 checkpoint fails (No space left on "
                 "device) in the thread while training goes on; at the step-500 save rank 0 waits for that upload "
                 "for good, the others time out in the barrier after it (gloo, 30 s) and the agent SIGTERMs rank 0.")
+    if f == "tz_exception":
+        return (f"The processes of {job['hosts'][0]} run with TZ={job['tz']} (its clock 5 hours behind UTC, the other "
+                f"node's zone), so its log times read 5 hours earlier; global rank {r} on {h} raises RuntimeError "
+                f"from user code at step {job['step']}, the other ranks lose their peer.")
+    if f == "stray_date":
+        return (f"Global rank 0 on {job['hosts'][0]} echoes two raw records of its shard, dated 1970 and 2099 and "
+                f"reading ERROR, to stdout at steps {job['step'] - 2} and {job['step'] - 1}; global rank {r} on {h} "
+                f"raises RuntimeError from user code at step {job['step']}, the other ranks lose their peer.")
+    if f == "collective_mismatch":
+        return (f"At step {job['step']} every rank all-reduces a metrics tensor, global rank {r} on {h} one of 5 "
+                "values, the others one of 4; gloo fails the mismatched all-reduce.")
+    if f == "eval_sigkill":
+        zone = (f" The processes of {job['hosts'][0]} (rank 0, which logs the validation passes) run with "
+                f"TZ={job['tz']}, their lines stamped 5 hours behind the other node's.") if job.get("tz") else ""
+        return (f"A validation pass every 10 steps; in the one after step {job['step']} global rank {r} on {h} is "
+                "SIGKILLed (as the kernel OOM killer would); its agent reports exitcode -9, the others lose their "
+                "peer." + zone)
+    if f == "node_corrupt_ckpt":
+        return (f"Each node resumes from its own local copy of the step-20 checkpoint; {job['hosts'][1]}'s copy is "
+                "truncated to 40%, so both its ranks fail loading it and the other node's ranks, resumed, lose them.")
+    if f == "kill_midline":
+        return (f"Every rank logs each step; global rank {r} on {h} is SIGKILLed at step {job['step']} half-way "
+                "through writing its step line (its log ends in a cut line); exitcode -9, the peers lose it.")
+    if f == "silent_abort":
+        return (f"Global rank {r} on {h} writes nothing to its own stdout/stderr (its output went elsewhere) and "
+                f"aborts at step {job['step']} (SIGABRT, as a native library does); only its agent reports it "
+                "(exitcode -6), the others lose their peer.")
+    if f == "accum_nan":
+        return (f"Gradient accumulation over {job['accum']} micro-batches; at step {job['step']} micro-batch 2 of "
+                f"global rank {r} overflows its loss (inf); DDP averages the gradient into every replica, the step's "
+                "loss is not finite and the script stops (FloatingPointError).")
     if f == "data":
         return (f"Sample {job['step']} of the synthetic dataset is a truncated JSON record; the rank whose "
                 f"shard holds it (global rank {first['rank'] if first else '?'} on {h}) raises JSONDecodeError "

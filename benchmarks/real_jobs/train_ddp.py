@@ -1,5 +1,6 @@
 """Plain PyTorch DDP training of a tiny causal LM on synthetic tokens (gloo, CPU)."""
 import argparse
+import contextlib
 import json
 import logging
 import math
@@ -102,6 +103,24 @@ class Uploader:
         self.done.wait()
 
 
+def evaluate(model, loader, step, world, rank):
+    """A validation pass every 10 steps (L4L_VALIDATE): the mean loss over the held-out shard."""
+    if rank == 0:
+        log.info("running validation at step %d", step)
+    model.eval()
+    total, n = torch.zeros(1), 0
+    with torch.no_grad():
+        for batch in loader:
+            faults.at_eval(step)
+            logits = model(batch[:, :-1])
+            total += F.cross_entropy(logits.reshape(-1, logits.size(-1)), batch[:, 1:].reshape(-1))
+            n += 1
+    dist.all_reduce(total)
+    model.train()
+    if rank == 0:
+        log.info("validation at step %d | val_loss %.4f", step, total.item() / max(n, 1) / world)
+
+
 def save_checkpoint(path, model, opt, step):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     torch.save({"model": model.module.state_dict(), "optimizer": opt.state_dict(), "step": step}, path)
@@ -119,6 +138,7 @@ def main():
     ap.add_argument("--log-every", type=int, default=1)
     args = ap.parse_args()
 
+    faults.silence()
     setup_logging()
     rank_filter = logging.Filter()
     rank = int(os.environ["RANK"])
@@ -166,6 +186,10 @@ def main():
                         num_workers=int(os.environ.get("L4L_LOADER_WORKERS", "0")),
                         timeout=float(os.environ.get("L4L_LOADER_TIMEOUT", "0")))
     every_rank = bool(os.environ.get("L4L_LOG_ALL_RANKS"))
+    accum = int(os.environ.get("L4L_ACCUM", "1"))
+    validate = bool(os.environ.get("L4L_VALIDATE"))
+    val_ds = faults.TokenDataset(n=64, seed=7)
+    val_loader = DataLoader(val_ds, batch_size=args.batch_size, sampler=DistributedSampler(val_ds, shuffle=False))
     uploader = Uploader(os.environ["L4L_UPLOAD_DIR"]) if os.environ.get("L4L_UPLOAD_DIR") and rank == 0 else None
     step, epoch = start_step, 0
     t0 = time.time()
@@ -176,10 +200,22 @@ def main():
             if step > args.steps:
                 break
             faults.at_step(step, model.module)
-            logits = model(batch[:, :-1])
-            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), batch[:, 1:].reshape(-1))
             opt.zero_grad(set_to_none=True)
-            loss.backward()
+            if accum > 1:  # gradient accumulation: DDP syncs on the last micro-batch only
+                total = 0.0
+                for k, micro in enumerate(batch.chunk(accum), 1):
+                    ctx = model.no_sync() if k < accum else contextlib.nullcontext()
+                    with ctx:
+                        logits = model(micro[:, :-1])
+                        part = F.cross_entropy(logits.reshape(-1, logits.size(-1)), micro[:, 1:].reshape(-1))
+                        part = part * faults.micro_loss_scale(step, k) / accum
+                        part.backward()
+                    total = total + part.detach()
+                loss = total
+            else:
+                logits = model(batch[:, :-1])
+                loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), batch[:, 1:].reshape(-1))
+                loss.backward()
             gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             for group in opt.param_groups:  # constant schedule (see faults.lr_scale)
                 group["lr"] = args.lr * faults.lr_scale(step)
@@ -195,6 +231,8 @@ def main():
                          args.batch_size * world / max(dt, 1e-6))
             if not math.isfinite(avg.item()):
                 raise FloatingPointError(f"loss is {avg.item()} at step {step}; stopping training")
+            if validate and step % 10 == 0:
+                evaluate(model, val_loader, step, world, rank)
             if args.save_every and step % args.save_every == 0:
                 path = os.path.join(args.save_dir, f"step_{step:06d}.pt")
                 if rank == 0:

@@ -21,6 +21,7 @@ from l4lite.detect.base import Detector, Finding
 from l4lite.detect.health_scale import ScaleLimits, loss_scale_findings
 from l4lite.detect.series import counted_median, step_of
 from l4lite.records import Record
+from l4lite.scan.clocks import job_clock, job_span
 from l4lite.scan.scanner import JobScan, MetricPoint
 
 TELEMETRY_RECORDS = 2  # the first readings that show a slowdown; the others say the same
@@ -463,9 +464,14 @@ class HealthDetector(Detector):
     def _hang(self, scan: JobScan, train: list[MetricPoint]) -> list[Finding]:
         progress = {n: p for n, p in scan.progress.items() if p.points}
         end = scan.job_end()
+        # a node whose clock is measured hours off its peers' (another time zone) would read as silent for
+        # hours, or its peers as silent: every time on the reference's clock (``scan.clocks``)
+        clock = job_clock(scan, None)
+        if clock.offsets:
+            end = job_span(scan, clock)[1]
         if not progress or end is None:
             return []
-        stops = {n: p.stop_time for n, p in progress.items() if p.stop_time is not None}
+        stops = {n: clock.shift(n, p.stop_time) for n, p in progress.items() if p.stop_time is not None}
         if not stops:
             return []
         last_stop = max(stops.values())  # type: ignore[type-var]
@@ -481,11 +487,12 @@ class HealthDetector(Detector):
         top_iter = max(known.values()) if known else None
         behind = sorted((n for n, it in known.items() if top_iter is not None and it < top_iter),
                         key=lambda n: (known[n], stops.get(n) or math.inf))
-        silent = sorted((n for n, (t, _) in scan.node_last.items()
+        last_seen = {n: clock.shift(n, t) for n, (t, _) in scan.node_last.items()}
+        silent = sorted((n for n, t in last_seen.items()
                          if t is not None and t <= last_stop + max(interval, 1.0) and end - t > threshold),
-                        key=lambda n: scan.node_last[n][0] or 0.0)
+                        key=lambda n: last_seen[n] or 0.0)
         first_node = behind[0] if behind else (silent[0] if len(silent) < len(scan.node_last) and silent else None)
-        alive = [n for n, (t, _) in scan.node_last.items() if t is not None and t > last_stop + threshold / 2]
+        alive = [n for n, t in last_seen.items() if t is not None and t > last_stop + threshold / 2]
         where = first_node or max(progress, key=lambda n: (progress[n].last_iteration or 0, stops.get(n) or 0.0))
         if where not in progress:
             where = max(progress, key=lambda n: (progress[n].last_iteration or 0, stops.get(n) or 0.0))
@@ -533,5 +540,7 @@ class HealthDetector(Detector):
         # category is software (a stuck process, a deadlock in the job's code or a library); the node that
         # stopped first, when there is one, is where to take stack dumps.
         category = "software"
-        return [Finding(self.name, category, "root", 0.5, explain, node=first_node, time=last_stop, records=records,
+        latest = max(stops, key=lambda n: stops[n] or 0.0)  # the finding's time as its node logged it
+        return [Finding(self.name, category, "root", 0.5, explain, node=first_node,
+                        time=last_stop if not clock.offsets else progress[latest].stop_time, records=records,
                         data=data)]

@@ -17,6 +17,7 @@ from l4lite.diagnose.localize import Verdict
 from l4lite.diagnose.phasing import node_trackers
 from l4lite.ingest.relay import relayed_from_afar
 from l4lite.records import Record
+from l4lite.scan.clocks import JobClock, job_clock, job_span
 from l4lite.scan.jobscan import job_nodes
 from l4lite.scan.phases import spans
 from l4lite.scan.scanner import JobScan
@@ -129,9 +130,11 @@ def _evidence(scan: JobScan, f: Finding, r: Record, role: str) -> Evidence:
 
 
 # ---------------------------------------------------------------------- phases and checkpoints
-def phase_spans(scan: JobScan) -> list[PhaseSpan]:
-    _, events = node_trackers(scan)
-    return [PhaseSpan(name, iso(start), iso(end)) for name, start, end in spans(events, scan.end_time)]
+def phase_spans(scan: JobScan, clock: JobClock | None = None) -> list[PhaseSpan]:
+    """The job's phases, on ``clock`` when its nodes' clocks disagree (``scan.clocks``)."""
+    clock = clock or JobClock()
+    _, events = node_trackers(scan, clock)
+    return [PhaseSpan(name, iso(start), iso(end)) for name, start, end in spans(events, job_span(scan, clock)[1])]
 
 
 TIE_SECONDS = 1.0  # many trainers stamp whole seconds: a save this close to the failure may be on either side
@@ -313,6 +316,7 @@ def build_incident(scan: JobScan, verdict: Verdict, *, seconds: float = 0.0, mat
     evidence = build_evidence(scan, verdict)
     checkpoint = checkpoints(scan, verdict.failure_time, verdict.iteration, verdict.category == "numerical")
     primary_node = verdict.primary.node if verdict.primary is not None else None
+    clock = job_clock(scan, primary_node if verdict.status == "incident" else None)
     cascade_nodes = {e.node for e in evidence if e.role == "cascade" and e.node and e.node != primary_node}
     acc = scan.accounting
     stats = {"files": acc.files, "lines_read": acc.lines_read, "records": acc.records,
@@ -330,11 +334,11 @@ def build_incident(scan: JobScan, verdict: Verdict, *, seconds: float = 0.0, mat
         summary=summary(scan, verdict, len(cascade_nodes)),
         suspects=[Suspect(node=n, score=s, reasons=r, category=verdict.category) for n, s, r in verdict.suspects],
         evidence=evidence,
-        phases=phase_spans(scan),
+        phases=phase_spans(scan, clock),
         checkpoint=checkpoint,
         recommendations=recommendations(verdict, checkpoint, matched),
         stats=stats,
-        job=_job(scan),
+        job=_job(scan, clock),
         scope=verdict.scope if verdict.status == "incident" else None,
         confidence=verdict.confidence,
         matched_fault=matched,
@@ -344,11 +348,15 @@ def build_incident(scan: JobScan, verdict: Verdict, *, seconds: float = 0.0, mat
     return incident
 
 
-def _job(scan: JobScan) -> dict[str, Any]:
-    """The job's facts; the clock skew between its nodes (``ingest.skew``) on its own, as it qualifies every time."""
+def _job(scan: JobScan, clock: JobClock) -> dict[str, Any]:
+    """The job's facts; the clock skew between its nodes (``ingest.skew``) on its own, as it qualifies every time.
+    Its span is on one node's clock (``clock``, named) when the nodes' clocks disagree."""
     info = dict(scan.info)
     skew = info.pop("clock_skew", None)
-    job = {"root": scan.root, "nodes": job_nodes(scan.node_last), "start": iso(scan.start_time), "end": iso(scan.end_time)}
+    start, end = job_span(scan, clock)
+    job = {"root": scan.root, "nodes": job_nodes(scan.node_last), "start": iso(start), "end": iso(end)}
+    if clock.offsets:
+        job["clock"] = clock.node
     if skew:
         job["clock_skew"] = skew
     job["info"] = info

@@ -13,6 +13,7 @@ from l4lite.detect.base import Finding
 from l4lite.diagnose.evidence import own_time
 from l4lite.ingest.timestamps import parse_elastic_time
 from l4lite.records import Record
+from l4lite.scan.clocks import JobClock
 from l4lite.scan.phases import PhaseEvent, PhaseTracker, evidence_phase, phase_at, phase_from_traceback
 from l4lite.scan.scanner import JobScan
 
@@ -48,14 +49,18 @@ def written_by(scan: JobScan, records: Sequence[Record]) -> float | None:
     return best
 
 
-def node_trackers(scan: JobScan) -> tuple[dict[str | None, list[PhaseEvent]], list[PhaseEvent]]:
-    """Phase events per node, and for the job as a whole (all markers in time order)."""
+def node_trackers(scan: JobScan, clock: JobClock | None = None) -> tuple[dict[str | None, list[PhaseEvent]],
+                                                                         list[PhaseEvent]]:
+    """Phase events per node, and for the job as a whole (all markers in time order); with ``clock``, each
+    node's marker times shifted onto it (``scan.clocks``)."""
     per_node: dict[str | None, PhaseTracker] = {}
     job = PhaseTracker()
-    ordered = sorted(scan.markers, key=lambda m: (m.time if m.time is not None else math.inf, m.file, m.line))
-    for m in ordered:
-        per_node.setdefault(m.node, PhaseTracker()).feed(m.kind, m.time, m.file, m.line, m.node, m.iteration)
-        job.feed(m.kind, m.time, m.file, m.line, m.node, m.iteration)
+    shift = clock.shift if clock is not None else (lambda _node, t: t)
+    timed = [(shift(m.node, m.time), m) for m in scan.markers]
+    ordered = sorted(timed, key=lambda tm: (tm[0] if tm[0] is not None else math.inf, tm[1].file, tm[1].line))
+    for t, m in ordered:
+        per_node.setdefault(m.node, PhaseTracker()).feed(m.kind, t, m.file, m.line, m.node, m.iteration)
+        job.feed(m.kind, t, m.file, m.line, m.node, m.iteration)
     return {n: t.events for n, t in per_node.items()}, job.events
 
 

@@ -107,6 +107,7 @@ def check_incident(incident: Incident, where: str = "incident") -> None:
     for i, save in enumerate(after):
         _object(save, _LAST_SAVED, f"{where}: checkpoint.saved_after[{i}]")
     _stats(incident.stats or {}, f"{where}: stats")
+    _fields(incident.job or {}, {"clock": _OPT_STR}, f"{where}: job.")
     skew = (incident.job or {}).get("clock_skew")
     if skew is not None:
         _object(skew, _CLOCK_SKEW, f"{where}: job.clock_skew")
