@@ -102,8 +102,8 @@ def test_an_error_record_takes_the_node_of_the_one_process_raising_its_exception
 
 def test_alike_error_records_go_one_to_each_process_raising_their_exception() -> None:
     """Two ranks on two nodes fail alike and each leaves the same error record: which copy is whose cannot be
-    told and changes nothing, so one goes to each; with a third process raising it, a copy is missing and none
-    is placed."""
+    told and changes nothing, so one goes to each node; with a third process raising it, a copy is missing, or
+    a node holds two of the processes, and none is placed."""
     raised = _rec(f"[rank0]: Traceback (most recent call last):\n[rank0]: {EXC}", line=29, node="n1", rank=0)
     tee = _rec(f"[default0]:[rank0]: {EXC}", line=12, node="n1")  # the console's copy: the same process
     alike = _rec(f"[rank2]: {EXC}", line=60, node="n2", rank=2)
@@ -112,6 +112,10 @@ def test_alike_error_records_go_one_to_each_process_raising_their_exception() ->
     assert {(p.node, p.rank) for p in places.values()} == {("n1", 0), ("n2", 2)} and len(places) == 2
     third = _rec(f"[rank3]: {EXC}", line=70, node="n2", rank=3)
     assert error_record_places([raised, alike, third, *errs]) == {}
+    # two ranks of each node failing alike (a job-wide fault): which copy is which rank's is not known
+    second = _rec(f"[rank1]: {EXC}", line=40, node="n1", rank=1)
+    four = [*errs, _rec(_error_json(EXC), line=160), _rec(_error_json(EXC), line=170)]
+    assert error_record_places([raised, second, alike, third, *four]) == {}
     # a record cut inside its traceback ends in a frame every rank shares: it ties no process
     cut = _rec('[rank3]: Traceback (most recent call last):\n[rank3]:   File "train.py", line 80, in main',
                line=80, node="n3", rank=3)

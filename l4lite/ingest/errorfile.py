@@ -86,8 +86,10 @@ def error_record_places(records: Iterable[Any]) -> dict[tuple[str, int], Placeme
     """``(file, line)`` of each error record no path or line placed (one merged stream, files renamed to numbers)
     -> the node (and rank, when one) of the processes whose own records end in a line the error record holds: its
     rank raised that exception. Records of several nodes stating it (ranks failing alike) place one record
-    each when as many records say exactly the same thing as there are processes raising it: the copies are
-    alike, so which copy goes to which process changes nothing; otherwise they place nothing."""
+    each when one process of each node raised it and as many records say exactly the same thing: the copies are
+    alike, so which copy goes to which node changes nothing; otherwise they place nothing (several ranks of a
+    node failing alike is a job-wide fault, whose copies the evidence takes by rank: a copy given to a rank by
+    its order alone would pick the wrong ones, ``archive_variants`` merged-plain 014, 033, 035, 122)."""
     placed: dict[str, set[tuple[str, int | None]]] = {}  # exception line -> (node, rank) of the records ending in it
     hostless: list[tuple[Any, frozenset[str]]] = []
     seen: set[tuple[str, int]] = set()  # a rule's hit and its template's exemplar are one record
@@ -112,7 +114,7 @@ def error_record_places(records: Iterable[Any]) -> dict[tuple[str, int], Placeme
             alike.setdefault(err.text.strip(), []).append((err, _processes(said)))
     for group in alike.values():
         procs = group[0][1]
-        if len(group) == len(procs) and all(p == procs for _, p in group):
+        if len(group) == len(procs) == len({node for node, _ in procs}) and all(p == procs for _, p in group):
             for (err, _), (node, rank) in zip(sorted(group, key=lambda g: (g[0].file, g[0].line)), procs, strict=True):
                 out[(err.file, err.line)] = Placement(node, rank)
     return out
