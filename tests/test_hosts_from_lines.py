@@ -100,6 +100,42 @@ def test_an_error_record_takes_the_node_of_the_one_process_raising_its_exception
     assert error_record_places([_rec("[rank0]: RuntimeError: another one entirely", node="n1", rank=0), err]) == {}
 
 
+def test_alike_error_records_go_one_to_each_process_raising_their_exception() -> None:
+    """Two ranks on two nodes fail alike and each leaves the same error record: which copy is whose cannot be
+    told and changes nothing, so one goes to each node; with a third process raising it, a copy is missing, or
+    a node holds two of the processes, and none is placed."""
+    raised = _rec(f"[rank0]: Traceback (most recent call last):\n[rank0]: {EXC}", line=29, node="n1", rank=0)
+    tee = _rec(f"[default0]:[rank0]: {EXC}", line=12, node="n1")  # the console's copy: the same process
+    alike = _rec(f"[rank2]: {EXC}", line=60, node="n2", rank=2)
+    errs = [_rec(_error_json(EXC), line=142), _rec(_error_json(EXC), line=150)]
+    places = error_record_places([raised, tee, alike, *errs])
+    assert {(p.node, p.rank) for p in places.values()} == {("n1", 0), ("n2", 2)} and len(places) == 2
+    third = _rec(f"[rank3]: {EXC}", line=70, node="n2", rank=3)
+    assert error_record_places([raised, alike, third, *errs]) == {}
+    # two ranks of each node failing alike (a job-wide fault): which copy is which rank's is not known
+    second = _rec(f"[rank1]: {EXC}", line=40, node="n1", rank=1)
+    four = [*errs, _rec(_error_json(EXC), line=160), _rec(_error_json(EXC), line=170)]
+    assert error_record_places([raised, second, alike, third, *four]) == {}
+    # a record cut inside its traceback ends in a frame every rank shares: it ties no process
+    cut = _rec('[rank3]: Traceback (most recent call last):\n[rank3]:   File "train.py", line 80, in main',
+               line=80, node="n3", rank=3)
+    assert {p.node for p in error_record_places([raised, cut, errs[0]]).values()} == {"n1"}
+
+
+def test_a_rendezvous_name_ties_the_agents_pid_and_names_its_writer() -> None:
+    """torchelastic's dynamic rendezvous calls each agent ``<host>_<pid>_<n>``: in a ``cat`` where nothing else
+    names the second node, its agent's lines still name their host."""
+    from l4lite.ingest.pids import pid_facts
+    from l4lite.ingest.writers import writer_host
+
+    line = ("W1203 14:42:48.963000 21635 torch/distributed/elastic/rendezvous/dynamic_rendezvous.py:1346] The node "
+            "'trn-sjc2-r08-n4_21635_0' has failed to send a keep-alive heartbeat to the rendezvous 'run-017'")
+    assert writer_host(line) == "trn-sjc2-r08-n4"
+    assert ("21635", "trn-sjc2-r08-n4") in pid_facts([line])[1]
+    # another process's pid in the name ties nothing
+    assert pid_facts([line.replace("21635 torch", "999 torch")])[1] == set()
+
+
 def test_a_traceback_after_a_pid_named_line_is_that_processs() -> None:
     pids = {"140104215448448": "rack2-15"}
     step = _rec("I1204 14:10:24.912943 140104215448448 train_jax.py:107] step 14/40 loss=0.0005", time=100.5)

@@ -77,7 +77,7 @@ _RANK_PART = re.compile(r"(?<![a-z])(?:local_)?rank[-_]?\d+", re.I)
 _IP_DASHED = re.compile(r"(?:ip-)?\d{1,3}-\d{1,3}-\d{1,3}-\d{1,3}$", re.I)
 _HOSTLIKE = re.compile(r"[a-z][a-z0-9-]*\d[a-z0-9-]*$", re.I)
 _NOT_HOST = re.compile(
-    r"(?:rank|localrank|local_rank|proc|process|pid|task|job|jobid|slurm|step|gpu|dev|device|cuda|part|shard|"
+    r"(?:rank|localrank|local_rank|local|proc|process|pid|task|job|jobid|slurm|step|gpu|dev|device|cuda|part|shard|"
     r"epoch|iter|iteration|run|attempt|v|ver|version|exp|experiment|trial|seed|ckpt|checkpoint|batch|chunk|"
     r"split|log|logs|stdout|stderr|out|err|output|test|tmp|day|week|py|python|torch|nccl|ib|mlx|sd|tp|pp|dp|"
     r"ep|world|try|retry|restart|fold|model|layer|stage|round|array|id|n|x|r|p|t|e|s|fp|bf|int|sm|cu|"

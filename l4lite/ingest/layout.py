@@ -134,7 +134,10 @@ def infer_level(rels: Sequence[str], file_hosts: Mapping[str, str], line_hosts: 
             agree = sum(c[hosts_of[v]] for v, c in by_value.items())
             aliases = {v: h for v, h in hosts_of.items() if v != h}
             names = sorted(v for v in distinct if v in hosts_of or _alike(v, hosts_of))
-            verified.append(((agree, len(named), depth >= 0, -depth), depth, aliases, names))
+            # on a tie, the level whose names spell out the hosts themselves (``run/<host>/rank0/``: ``run``
+            # holds every file, so it agrees with the one host the lines name as well as the host folder does)
+            exact = len(hosts_of) - len(aliases)
+            verified.append(((agree, len(named), depth >= 0, exact, -depth), depth, aliases, names))
             continue
         if depth >= 0:  # with no host in the lines to agree with, a folder naming a kind, an id or a date is no node
             named = {r: v for r, v in named.items() if not names_no_node(v)}

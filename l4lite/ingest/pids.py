@@ -34,6 +34,9 @@ from l4lite.ingest.attribution import (
 GLOG_PID = re.compile(r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +(\d+) ")
 _CHILD_PID = re.compile(r"(?:Sending process|\(pid:) (\d+)\b")
 SUMMARY_PID = re.compile(r"\s*exitcode\s*: .*\(pid: (\d+)\)")
+# torchelastic's dynamic rendezvous names each agent ``<host>_<pid>_<n>`` (``The node 'node-b_21635_0' has failed
+# to send a keep-alive heartbeat``): the agent's own glog lines carry that pid in their header
+RDZV_NODE = re.compile(r"[\]:] The node '([A-Za-z][\w.-]*?)_(\d+)_\d+' ")
 
 
 def child_pid(line: str) -> tuple[str, str] | None:
@@ -216,9 +219,12 @@ class PidReader:
         if self.addresses is not None and ("address" in raw or "ip=" in raw):
             address_of(strip_stream_prefix(raw), self.addresses.found, self.addresses.host_of, banner)
         if "(pid: " not in raw and "Sending process" not in raw and "host" not in raw and "local_rank" not in raw \
-                and "traceback" not in raw and (banner is None or " on " not in raw):
+                and "traceback" not in raw and (banner is None or " on " not in raw) and "node '" not in raw:
             return
         line = strip_stream_prefix(raw)
+        if (g := GLOG_PID.match(line)) and (n := RDZV_NODE.search(line, g.end())) and n[2] == g[1]:
+            self.owners.add((n[2], normalize_host(n[1])))
+            return
         m = ELASTIC_FIELD.match(line)
         if m and m[1] in ("rank", "traceback"):
             self._entry_field(m[1], m[2])

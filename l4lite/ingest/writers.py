@@ -17,7 +17,7 @@ from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.jsonlog import record_host
 from l4lite.ingest.layout import is_loopback
 from l4lite.ingest.lineclass import LEVEL_WORDS
-from l4lite.ingest.pids import AddressBook, PidReader, whole_lines
+from l4lite.ingest.pids import RDZV_NODE, AddressBook, PidReader, whole_lines
 from l4lite.ingest.timespots import strip_stream_prefixes
 
 # hosts that a line names as its writer
@@ -63,8 +63,8 @@ def syslog_writer(m: re.Match[str]) -> str | None:
 
 def writer_host(raw: str) -> str | None:
     """The host a line names as its writer, read as the context's sample reads it (an NCCL header, a syslog host
-    field, a UCX tag, a ``host=`` banner or a torchelastic summary's ``host :``, a JSON record's host key), or
-    None."""
+    field, a UCX tag, a ``host=`` banner or a torchelastic summary's ``host :``, a JSON record's host key; the
+    agent's own rendezvous name, ``The node 'node-b_21635_0' ...``), or None."""
     if "{" in raw[:80] and (json_host := record_host(raw)) is not None:
         return plain_host(json_host)
     if "NCCL" in raw and (m := NCCL_WRITER.search(raw, 0, 200)):
@@ -74,6 +74,8 @@ def writer_host(raw: str) -> str | None:
     if raw[:1] == "[" and (m := UCX_WRITER.match(raw)):
         return plain_host(m[1])
     if ("ost" in raw or "OST" in raw) and (m := HOST_BANNER.search(raw)):
+        return plain_host(m[1])
+    if "node '" in raw and (m := RDZV_NODE.search(raw)):
         return plain_host(m[1])
     return None
 
