@@ -163,6 +163,44 @@ def names_cascade(f: Finding) -> bool:
     return bool(f.records) and is_cascade(first_failure(f.records[0].text))
 
 
+def silent_abort(findings: Sequence[Finding], named: Sequence[Finding]) -> Finding | None:
+    """When every launcher summary that names a culprit names a victim (its rank lost a peer), the summary of a
+    rank that aborted (SIGABRT) having printed no line of its own: the peer the victims lost. An abort is read as
+    a cascade because the NCCL watchdog aborts a rank after its own timeout line; a rank that printed nothing
+    before its abort died of its own accord (a failed check in native code, an abort() it called)."""
+    if not named or not all(names_cascade(f) for f in named):
+        return None
+    spoken = {r.rank for f in findings for r in f.records  # a launcher's summary speaks of its ranks, not for them
+              if r.rank is not None and "Root Cause (first observed failure)" not in r.text}
+    aborts = []
+    for f in findings:
+        groups = f.data.get("groups") or {}
+        if f.role != "cascade" or str(groups.get("exitcode")) != "-6" or "failed_rank" not in groups \
+                or not f.records or "Root Cause (first observed failure)" not in f.records[0].text:
+            continue
+        try:
+            rank = int(groups["failed_rank"])
+        except (TypeError, ValueError):
+            continue
+        if rank not in spoken:
+            aborts.append(f)
+    if len(aborts) != 1:
+        return None
+    abort = aborts[0]
+    # what the signal's own rule reads in the same summary, over "a fault elsewhere"
+    at = (abort.records[0].file, abort.records[0].line)
+    told = [f for f in findings if f is not abort and f.detector == "rules" and f.category != "unknown"
+            and f.role == "symptom" and any((r.file, r.line) == at for r in f.records)]
+    if told:
+        abort.category = told[0].category
+    abort.data["silent_abort"] = True
+    groups = abort.data.get("groups") or {}
+    abort.explain = (f"rank {groups.get('failed_rank')} on host {groups.get('host')} aborted (SIGABRT) without a line "
+                     "of its own, while every rank that printed an error had lost a peer: it died "
+                     "of its own accord (a failed check or an uncaught exception in native code)")
+    return abort
+
+
 _EXIT_LINE = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: \d+ \(pid: (\d+)\)")
 _FIRST_PID = re.compile(r"Root Cause \(first observed failure\):.*?exitcode\s*:\s*-?\d+\s*\(pid:\s*(\d+)\)", re.S)
 TEARDOWN_EXITS = frozenset({-15, 143})  # the agent's own SIGTERM: how a peer was stopped, not a failure

@@ -48,6 +48,7 @@ from l4lite.diagnose.evidence import (
     node_root_records,
     ranks_behind,
     signal_line,
+    silent_abort,
     strip_summaries,
     tell_together,
 )
@@ -347,8 +348,9 @@ class Localizer:
         if named:  # the launcher's summary with the earliest first failure names the culprit
             # launchers that failed in the same second (every rank timed out alike): the node a desync names
             out_of_step = {f.node for f in findings if f.detector == "desync" and f.node}
-            primary = min(named, key=lambda f: (names_cascade(f), named_time(f),
-                                                self._confirmed_node(scan, f) not in out_of_step, finding_key(f)))
+            primary = silent_abort(findings, named) or \
+                min(named, key=lambda f: (names_cascade(f), named_time(f),
+                                          self._confirmed_node(scan, f) not in out_of_step, finding_key(f)))
             primary.node = self._confirmed_node(scan, primary)
         else:
             primary = min(confirmations or severe, key=lambda f: (finding_key(f), -f.score))
