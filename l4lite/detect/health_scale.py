@@ -1,5 +1,5 @@
 """The fp16 loss-scale signals of the health detector: a scale collapsed to 1 or below, halved again and again
-after the run's start, cut to its floor and never grown back, or pinned at the scaler's minimum.
+after the run's start, or cut to its floor and never grown back.
 
 A dynamic scaler starts high (2^16, 2^32) and halves on every overflow until it fits: a run of halvings from the
 first reading, in the first ``warmup`` iterations, is that search and no fault. The search ends at the first
@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 from l4lite.detect.base import Finding
 from l4lite.records import Record
-from l4lite.scan.metrics import overflow_match
 from l4lite.scan.scanner import MetricPoint
 
 
@@ -51,11 +50,6 @@ def _steady(prev: MetricPoint, p: MetricPoint) -> bool:
 
 def loss_scale_findings(metrics: list[MetricPoint], limits: ScaleLimits, detector: str) -> list[Finding]:
     """The loss-scale findings of a job's metric points (at most one)."""
-    return _halvings(metrics, limits, detector) or _pinned(metrics, limits, detector)
-
-
-def _halvings(metrics: list[MetricPoint], limits: ScaleLimits, detector: str) -> list[Finding]:
-    """A collapse, a run of halvings after the search, or a cut to the floor (see the module's docstring)."""
     pts = sorted((p for p in metrics if _finite(p.loss_scale) and p.loss_scale > 0),  # type: ignore[operator]
                  key=lambda p: (p.time if p.time is not None else math.inf, p.seq))
     if len(pts) < 2:
@@ -109,40 +103,6 @@ def _floor(metrics: list[MetricPoint], pts: list[MetricPoint], limits: ScaleLimi
     at = f" at iteration {cuts[0].iteration}" if cuts[0].iteration is not None else ""
     return [_finding(last, f"the fp16 loss scale was cut to {last.loss_scale:.4g}{at}, long after the run's start, "
                            "and never grew back", "loss_scale_floor", detector, [_record(q) for q in cuts[:4]])]
-
-
-def _at_minimum(p: MetricPoint) -> float | None:
-    """The scale of a cut that could not lower it, or None. DeepSpeed names the scale it attempted and the one
-    it reduces to (``Attempted loss scale: 1, reducing to 1``): when they are equal the scaler is at its
-    ``min_loss_scale`` (a scale of 0 has underflowed) and the step is skipped all the same."""
-    if p.kind != "overflow" or not p.text:
-        return None
-    m = overflow_match(p.text)
-    if m is None or m.lastindex != 2:
-        return None
-    try:
-        attempted, new = float(m.group(1)), float(m.group(2))
-    except ValueError:
-        return None
-    return new if attempted == new else None
-
-
-def _pinned(metrics: list[MetricPoint], limits: ScaleLimits, detector: str) -> list[Finding]:
-    """Overflows at the scaler's minimum, at or below ``limits.floor``, again and again with no higher scale after
-    them: every step overflows and is skipped, whatever the iteration (a search never ends at its minimum). The
-    excerpt need not show the high scale the cuts came from, which the collapse signal needs."""
-    order = sorted(metrics, key=lambda p: (p.time if p.time is not None else math.inf, p.seq))
-    pinned = [(i, p) for i, p in enumerate(order) if (v := _at_minimum(p)) is not None and v <= limits.floor]
-    if len(pinned) < 2:
-        return []
-    first, p0 = pinned[0]
-    floor = max(_at_minimum(p) or 0.0 for _, p in pinned)
-    if any(_finite(q.loss_scale) and q.loss_scale > floor for q in order[first:]):  # type: ignore[operator]
-        return []  # the scale grew again: the scaler found its level
-    at = f" from iteration {p0.iteration}" if p0.iteration is not None else ""
-    return [_finding(p0, f"the fp16 loss scale was pinned at its minimum ({floor:.4g}){at}, {len(pinned)} cuts "
-                         "that could not lower it", "loss_scale_collapse", detector,
-                     [_record(p) for _, p in pinned[:4]])]
 
 
 def _past_search(metrics: list[MetricPoint], p: MetricPoint, limits: ScaleLimits) -> bool:
