@@ -1,12 +1,14 @@
 """Training-health signals on real excerpts: status, category and health signals of each, analysed end to end.
 
 Usage: python benchmarks/health_excerpts.py [--corpus fixtures/real/corpus.jsonl] [--nodes N] [--jobs DIR ...]
+       python benchmarks/health_excerpts.py --file fixtures/real/health-study.jsonl [--file ...]
 
 The excerpts are the real-failures rows and the corpus's dev rows (never the held-out ones) whose lines carry
 trainer progress, loss-scale or collective sequence numbers. Each is analysed as a job of ``--nodes`` nodes: the
 excerpt on node001 and, for a failure, the usual cascade (an NCCL watchdog timeout per rank, the abort, a broken
 pipe) on every other node; a healthy excerpt's other nodes print nothing. Real jobs run on this machine (a folder
-per job with a ground_truth.json) are analysed as they are. Prints one line per excerpt, so that runs before and
+per job with a ground_truth.json) are analysed as they are. ``--file`` scores only the rows of the given
+JSON-lines files (the corpus schema: ``id``, ``status``, ``lines``), every row whatever its wording. Prints one line per excerpt, so that runs before and
 after a change can be compared with diff.
 """
 
@@ -23,6 +25,18 @@ from l4lite.options import AnalyzeOptions
 ROOT = Path(__file__).resolve().parent.parent
 WORDS = ("loss", "grad_norm", "grad norm", "SeqNum", "not joined", "not joining", "ingerprint", "OVERFLOW",
          "loss scale", "reducing loss scale")
+
+
+def file_rows(paths: list[Path]) -> list[dict]:
+    """Rows of excerpt files in the corpus schema; each row's label is its ``status``."""
+    out = []
+    for path in paths:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                row["want"] = row["status"]
+                out.append(row)
+    return out
 
 
 def rows(corpus: Path | None) -> list[dict]:
@@ -76,10 +90,12 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, default=ROOT / "fixtures" / "real" / "corpus.jsonl")
     ap.add_argument("--jobs", type=Path, nargs="*", default=[])
     ap.add_argument("--nodes", type=int, default=1)
+    ap.add_argument("--file", type=Path, action="append", default=[], help="score these excerpt files only")
     args = ap.parse_args()
     right = total = 0
+    chosen = file_rows(args.file) if args.file else rows(args.corpus)
     with tempfile.TemporaryDirectory() as tmp:
-        for row in rows(args.corpus):
+        for row in chosen:
             job = Path(tmp) / row["id"]
             write_job(job, row, args.nodes)
             inc = analyze([str(job)], AnalyzeOptions())
