@@ -7,6 +7,7 @@ import contextlib
 import io
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -84,3 +85,27 @@ def test_each_command_is_implemented_by_its_table_module() -> None:
         assert command_module(command.name).__name__ == command.module
     with pytest.raises(KeyError):
         command_module("nope")
+
+
+def _one_line_job(tmp: Path) -> Path:
+    job = tmp / "job"
+    (job / "node001").mkdir(parents=True)
+    (job / "node001" / "rank0.log").write_text(
+        "[2024-07-11 06:08:52,123] [INFO] [rank0]: iteration 100/ 1000 | lm loss: 2.3456E+00\n", encoding="utf-8")
+    return job
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "csv"])
+def test_parse_to_text_formats_does_not_import_pandas(tmp_path: Path, suffix: str) -> None:
+    out = tmp_path / f"records.{suffix}"
+    loaded = _loaded_after(["parse", str(_one_line_job(tmp_path)), "-o", str(out), "--quiet", "--jobs", "1"])
+    assert "2024-07-11T06:08:52.123000Z" in out.read_text(encoding="utf-8")
+    assert "pandas" not in loaded
+
+
+def test_parse_with_a_pool_does_not_import_the_scan(tmp_path: Path) -> None:
+    out = tmp_path / "records.jsonl"
+    loaded = _loaded_after(["parse", str(_one_line_job(tmp_path)), "-o", str(out), "--quiet", "--jobs", "2"])
+    assert '"node":"node001"' in out.read_text(encoding="utf-8")
+    assert "l4lite.scale.engine" in loaded
+    assert not {"l4lite.scan.job", "l4lite.scan.scanner", "l4lite.rules.pack", "pandas"} & loaded

@@ -11,6 +11,7 @@ other character, non-ASCII included, is written as is, in UTF-8.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import IO, Any
@@ -22,13 +23,34 @@ _NEEDS_ESCAPE = "[\\x00-\\x1f\\\\\"]"
 _RARE = "[" + "".join(f"\\x{ord(c):02x}" for c in _OTHER_CONTROLS) + "]"
 
 
+@functools.lru_cache(maxsize=64)
+def string_scalar(text: str) -> Any:
+    """An Arrow string scalar built from its bytes: pyarrow imports pandas (0.15 s of CPU) on its first
+    conversion of a Python value (``pa.scalar``, ``pa.array``, a compute function given ``"null"``), which
+    ``parse`` to JSON lines or CSV would otherwise pay for its literals."""
+    import numpy as np
+    import pyarrow as pa
+
+    data = text.encode()
+    offsets = np.array([0, len(data)], dtype=np.int32)
+    return pa.Array.from_buffers(pa.string(), 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)])[0]
+
+
+@functools.lru_cache(maxsize=1)
+def false_scalar() -> Any:
+    """Arrow's ``false``, built from a bit buffer (see ``string_scalar``)."""
+    import pyarrow as pa
+
+    return pa.Array.from_buffers(pa.bool_(), 1, [None, pa.py_buffer(b"\x00")])[0]
+
+
 def _escaped(values: Any) -> Any:
     """A string array with JSON's escapes applied, worked out only on the values that need any."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     values = values.cast(pa.string()) if values.type != pa.string() else values  # large_string
-    needs = pc.fill_null(pc.match_substring_regex(values, _NEEDS_ESCAPE), False)
+    needs = pc.fill_null(pc.match_substring_regex(values, _NEEDS_ESCAPE), false_scalar())
     if not pc.any(needs).as_py():
         return values
     part = pc.filter(values, needs)
@@ -48,13 +70,15 @@ def _json_values(column: Any) -> tuple[str, Any, str]:
     import pyarrow.compute as pc
 
     if pa.types.is_integer(column.type):
-        return "", pc.fill_null(column.cast(pa.string()), "null"), ""
+        return "", pc.fill_null(column.cast(pa.string()), string_scalar("null")), ""
     if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
         raise TypeError(f"JSON lines take integer and string columns, not {column.type}")
     escaped = _escaped(column)
     if column.null_count == 0:
         return '"', escaped, '"'
-    return "", pc.fill_null(pc.binary_join_element_wise('"', escaped, '"', ""), "null"), ""
+    quote = string_scalar('"')
+    joined = pc.binary_join_element_wise(quote, escaped, quote, string_scalar(""))
+    return "", pc.fill_null(joined, string_scalar("null")), ""
 
 
 def encode_columns(columns: Mapping[str, Any]) -> Any:
@@ -69,7 +93,8 @@ def encode_columns(columns: Mapping[str, Any]) -> Any:
         parts += [literal + ("," if i else "") + json.dumps(name) + ":" + before, text]
         literal = after
     parts.append(literal + "}\n")
-    return pc.binary_join_element_wise(*parts, "")
+    return pc.binary_join_element_wise(*(string_scalar(p) if isinstance(p, str) else p for p in parts),
+                                       string_scalar(""))
 
 
 def write_lines(lines: Any, out: IO[bytes]) -> None:

@@ -112,8 +112,11 @@ def iso_times(batch: Any) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from l4lite.export.jsonlines import string_scalar
+
     naive = batch.column("time").cast(pa.timestamp("us")).cast(pa.string())  # UTC values, without the zone
-    return pc.binary_join_element_wise(pc.replace_substring(naive, " ", "T", max_replacements=1), "Z", "")
+    return pc.binary_join_element_wise(pc.replace_substring(naive, " ", "T", max_replacements=1),
+                                       string_scalar("Z"), string_scalar(""))
 
 
 def write_jsonl(batches: Iterable[Any], out: IO[bytes]) -> None:

@@ -25,7 +25,7 @@ import time
 import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from l4lite.errors import L4Error
 from l4lite.ingest.files import discover
@@ -45,8 +45,9 @@ from l4lite.scale.shards import (
     steps_per_epoch_hint,
     unify_templates,
 )
-from l4lite.scan.job import job_context, note_context, scan_job
-from l4lite.scan.scanner import JobScan
+
+if TYPE_CHECKING:  # the scan is imported by the scan's entry point: `parse --jobs N` only needs the pool
+    from l4lite.scan.scanner import JobScan
 
 
 # ---------------------------------------------------------------------------------------------- engines
@@ -369,6 +370,8 @@ def scan_job_parallel(paths: Sequence[str], options: AnalyzeOptions, execution: 
 
     ``execution`` says where (``jobs``, ``scheduler``) and reports ``progress``; ``engine`` overrides both.
     """
+    from l4lite.scan.job import job_context, note_context, scan_job
+
     execution = execution if execution is not None else ExecutionOptions()
     started = time.perf_counter()
     accounting = Accounting()

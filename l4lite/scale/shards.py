@@ -23,15 +23,16 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from l4lite.ingest.attribution import RankMap
 from l4lite.ingest.context import JobContext
 from l4lite.ingest.files import InputFile
 from l4lite.ingest.pieces import share_weights, split_large
 from l4lite.records import Accounting, RotatedStreams
-from l4lite.scan.jobscan import collapsed, job_nodes, rebucket
-from l4lite.scan.scanner import EXEMPLAR_CAP, MAX_CELLS, JobScan, Progress, TemplateStat, node_key
+
+if TYPE_CHECKING:  # the scan is imported where shards are scanned or merged: `parse --jobs N` plans without it
+    from l4lite.scan.scanner import JobScan, Progress
 
 
 # ---------------------------------------------------------------------------------------------- shard plan
@@ -250,6 +251,8 @@ def _continued(left: ShardResult, right: ShardResult) -> tuple[list[Any], list[A
     (the points are changed in place):
     a (node, rank)'s points numbered on from the left's, and a node's first phase marker dropped when it was
     only implied by a metric line and the node was in that phase already at the end of the left shard."""
+    from l4lite.scan.scanner import node_key
+
     last_seq: dict[tuple[str | None, int | None], int] = {}
     for p in left.scan.metrics:
         key = (p.node, p.rank)
@@ -309,6 +312,8 @@ def steps_per_epoch_hint(files: Sequence[InputFile], head_lines: int = 400) -> f
 def merge_results(left: ShardResult, right: ShardResult) -> ShardResult:
     """Merge two adjacent shard results (``left`` before ``right`` in file order); associative, so results
     can merge in any tree as long as neighbours stay neighbours."""
+    from l4lite.scan.scanner import EXEMPLAR_CAP
+
     node_last = dict(left.scan.node_last)
     for node, (t, n) in right.scan.node_last.items():  # one pass keeps the last time seen, in file order
         t0, n0 = node_last.get(node, (None, 0))
@@ -337,6 +342,8 @@ def merge_results(left: ShardResult, right: ShardResult) -> ShardResult:
 def _progress_in_order(left: Progress | None, right: Progress | None) -> Progress:
     """Two nodes' progress summaries, ``left`` read first: what one pass over both would keep (the first point
     of the earlier, the last of the later unless it went backwards less than a restart does)."""
+    from l4lite.scan.scanner import Progress
+
     if left is None or left.points == 0:
         return replace(right) if right is not None else Progress()
     out = replace(left)
@@ -351,9 +358,14 @@ def _progress_in_order(left: Progress | None, right: Progress | None) -> Progres
     return out
 
 
-def finish_merge(result: ShardResult, root: str, accounting: Accounting, max_cells: int = MAX_CELLS) -> JobScan:
+def finish_merge(result: ShardResult, root: str, accounting: Accounting, max_cells: int | None = None) -> JobScan:
     """The job's scan from the merged shards: resolve rank-only node keys with the merged ties, keep the
-    first exemplars in file order, bound the count table as one pass would."""
+    first exemplars in file order, bound the count table as one pass would (``max_cells``: the scan's
+    ``MAX_CELLS`` unless given)."""
+    from l4lite.scan.jobscan import collapsed, job_nodes, rebucket
+    from l4lite.scan.scanner import MAX_CELLS, JobScan
+
+    max_cells = MAX_CELLS if max_cells is None else max_cells
     scan = result.scan
     merged = JobScan(root=root, accounting=accounting, bucket_seconds=scan.bucket_seconds)
     merged.merge(scan)
@@ -389,6 +401,7 @@ def unify_templates(scan: JobScan, sim_th: float = 0.5, depth: int = 4, max_chil
     shard templates (each a generalised message) joins them as Drain over all messages would have.
     """
     from l4lite.mining.miner import template_id
+    from l4lite.scan.scanner import EXEMPLAR_CAP, TemplateStat
 
     if len(scan.templates) < 2:
         return 0
