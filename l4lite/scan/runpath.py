@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -35,6 +34,7 @@ from l4lite.scan.points import (
     remember,
     thin_series,
 )
+from l4lite.scan.runtables import RunTables
 
 RULE_ANSWERS = 4096  # messages whose rule answers are remembered per candidate set (a full memo is emptied)
 
@@ -45,7 +45,7 @@ def hit_rule_id(match: Any) -> str:
     return str(getattr(rule, "id", None) or getattr(match, "rule_id", None) or rule)
 
 
-class RunPath:
+class RunPath(RunTables):
     """``Scanner._add_run`` and its helpers (a mixin: the state is the scanner's)."""
 
     def _add_run(self, run: ShapeRun) -> None:
@@ -394,89 +394,6 @@ class RunPath:
                 self._rule_answers_by_ids.clear()
             answers = self._rule_answers_by_ids[ids] = {}
         return answers
-
-    def _tables_at_once(self, run: ShapeRun, cids: list[int], node: str) -> bool:
-        """The template cells, the count table and the exemplars of a run of one node's timed lines, counted per
-        (template, shape, time bucket) instead of per line; False (nothing done) where that could differ from
-        adding the lines one by one: a count table that would coarsen in the middle, an exemplar budget that
-        could run out. Times out of order (dmesg uptimes between a syslog file's whole seconds) take each cell's
-        least and greatest time from numpy."""
-        times = run.times
-        n = len(times)
-        if self._exemplar_count + n >= EXEMPLAR_BUDGET:
-            return False
-        values = run.time_values()
-        ordered = n < 2 or not bool((np.diff(values) < 0).any())
-        width = self.bucket_seconds
-        buckets = [int(t // width) for t in times]
-        tally = Counter(zip(cids, run.shapes, buckets, strict=True))
-        counts = self._counts
-        per_cell: dict[tuple[str, int, int], int] = {}
-        for (cid, _x, bucket), k in tally.items():
-            bkey = (node, bucket, cid)
-            per_cell[bkey] = per_cell.get(bkey, 0) + k
-        if len(counts) + sum(1 for bkey in per_cell if bkey not in counts) > self.max_cells:
-            return False
-        for bkey, k in per_cell.items():
-            counts[bkey] = counts.get(bkey, 0) + k
-        pairs = list(zip(cids, run.shapes, strict=True))
-        sizes = Counter(pairs)  # (in the order of their first lines, as the cells are made line by line)
-        table = run.table
-        if ordered:  # a (template, shape)'s first line has its least time, its last line its greatest
-            first = dict(zip(reversed(pairs), range(n - 1, -1, -1), strict=True))
-            last = dict(zip(pairs, range(n), strict=True))
-            span = {pair: (times[first[pair]], times[last[pair]]) for pair in sizes}
-        else:
-            codes = np.array(cids, np.int64) * len(table) + run.shape_codes()
-            uniq, inverse = np.unique(codes, return_inverse=True)
-            least = np.full(len(uniq), np.inf)
-            np.minimum.at(least, inverse, values)
-            most = np.full(len(uniq), -np.inf)
-            np.maximum.at(most, inverse, values)
-            at = dict(zip(uniq.tolist(), zip(least.tolist(), most.tolist(), strict=True), strict=True))
-            span = {pair: at[pair[0] * len(table) + pair[1]] for pair in sizes}
-        cells = self._cells
-        inf = math.inf
-        for pair, (lo, hi) in span.items():
-            sh = table[pair[1]]
-            ckey = (pair[0], sh.level, sh.source)
-            cell = cells.get(ckey)
-            if cell is None:
-                cell = cells[ckey] = [0, inf, -inf]
-            cell[0] += sizes[pair]
-            if lo < cell[1]:
-                cell[1] = lo
-            if hi > cell[2]:
-                cell[2] = hi
-        exemplars = self._exemplars
-        wanted = {}
-        for cid in dict.fromkeys(cids):
-            ex = exemplars.get((cid, node))
-            room = EXEMPLAR_CAP if ex is None else EXEMPLAR_CAP - len(ex)
-            if room > 0:
-                wanted[cid] = room
-        if wanted:
-            texts, keys, shapes = run.texts, run.keys, run.shapes
-            cid_names = self._cid_names
-            for i, cid in enumerate(cids):
-                room = wanted.get(cid)
-                if not room:
-                    continue
-                sh = table[shapes[i]]
-                line = run.first + i
-                s = texts[i]
-                record = Record(run.file, line, line, run.node, run.rank, run.gpu, sh.source, times[i], sh.level,
-                                s[sh.msg_start:sh.msg_end], s, cid_names[cid], "", keys[i])
-                ekey = (cid, node)
-                if ekey in exemplars:
-                    exemplars[ekey].append(record)
-                else:
-                    exemplars[ekey] = [record]
-                self._exemplar_count += 1
-                wanted[cid] = room - 1
-                if room == 1 and not any(wanted.values()):
-                    break
-        return True
 
     def _run_nodes(self, seen: dict[tuple[str | None, int | None, int | None], list[Any]]) -> None:
         """The node tables' share of a run's lines, per (node, rank, GPU): what ``add_many`` does line by line."""
