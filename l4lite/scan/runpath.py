@@ -36,6 +36,7 @@ from l4lite.scan.points import (
 )
 from l4lite.scan.runtables import RunTables
 
+_UNSET: Any = object()  # a shape whose rules' memo is not looked up yet
 RULE_ANSWERS = 4096  # messages whose rule answers are remembered per candidate set (a full memo is emptied)
 
 
@@ -208,8 +209,11 @@ class RunPath(RunTables):
         # the template cells, counts and exemplars of the whole run at once where that is sure to come out as
         # line by line (one node, times in order, no table coarsened, the exemplar budget far): else per line
         batched = rows is None and timed and self._tables_at_once(run, cids, node)
-        # a line's rule answers by its message, per candidate rules and source (``_rule_answers_of``)
-        rule_memo = self._rule_answers
+        # a line's rule answers by its message, per shape (``_answers_for``); the hits of lines whose rules'
+        # evidence is full, per (rule ids, node), counted into ``hit_totals`` after the loop
+        answers_of: dict[int, Any] = {}
+        counted: dict[tuple[tuple[str, ...], str], int] = {}
+        match_ids = getattr(self.rules, "match_ids", None)
         trusted = getattr(self.rules, "trusted_chars", 0)
         hit_kept, hit_totals, hit_cap = self._hit_kept, self._hit_totals, self.hit_cap
         lines: Any = zip(range(len(shapes)), texts, run.keys, times, shapes, cids, strict=True)
@@ -273,21 +277,18 @@ class RunPath(RunTables):
                                      s[sh.msg_start:sh.msg_end], s, cid_names[cid], "", key))
                     self._exemplar_count += 1
             may_match = rules_of[x]
+            answers = answers_of.get(x, _UNSET)  # the memo of the shape's rules' answers (``_answers_for``)
             if hidden and x in checked:
                 low = key.lower()
                 for word in hidden:
                     if word in low:
                         may_match = self._line_gate(key)
+                        answers = _UNSET if may_match is None else self._answers_for(may_match, sh.source)
                         break
             if may_match is not None:
                 msg = s[sh.msg_start:sh.msg_end]
-                held = rule_memo.get((id(may_match), sh.source))
-                if held is None or held[0] is not may_match:
-                    if len(rule_memo) >= RULE_ANSWERS:
-                        rule_memo.clear()
-                    held = rule_memo[id(may_match), sh.source] = (may_match, self._rule_answers_of(may_match,
-                                                                                                   sh.source))
-                answers = held[1]
+                if answers is _UNSET:
+                    answers = answers_of[x] = self._answers_for(may_match, sh.source)
                 memo = answers if answers is not None and msg and len(msg) <= trusted else None
                 if memo is None:
                     found = match_line(may_match, msg or s, s, sh.source)
@@ -300,13 +301,16 @@ class RunPath(RunTables):
                     if known is None:
                         if len(memo) >= RULE_ANSWERS:
                             memo.clear()
-                        known = memo[msg] = (None, self.rules.match_ids(may_match[0], msg, sh.source))
+                        known = memo[msg] = (None, match_ids(may_match[0], msg, sh.source))
                     found, rule_ids = known
                 if rule_ids:
-                    if hit_kept[rule_ids[0], node] >= hit_cap and (
+                    full = (rule_ids, node)
+                    have = counted.get(full)
+                    if have is not None:  # every rule's evidence of this node is full (it stays so): counted only
+                        counted[full] = have + 1
+                    elif hit_kept[rule_ids[0], node] >= hit_cap and (
                             len(rule_ids) == 1 or all(hit_kept[rid, node] >= hit_cap for rid in rule_ids)):
-                        for rid in rule_ids:  # every rule's evidence of this node is full: counted only
-                            hit_totals[rid, node] += 1
+                        counted[full] = 1
                     else:
                         if found is None:  # the matches themselves, with their groups, for the evidence kept
                             found = match_line(may_match, msg, s, sh.source)
@@ -374,7 +378,20 @@ class RunPath(RunTables):
                 msg = s[sh.msg_start:sh.msg_end]
                 self._rare(Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level, msg, s,
                                   cid_names[cid], "", key), node, msg, gates_of[x], False)
+        for (rule_ids, at), k in counted.items():
+            for rid in rule_ids:
+                hit_totals[rid, at] += k
         self._run_nodes(seen)
+
+    def _answers_for(self, candidates: Any, source: str) -> dict[str, Any] | None:
+        """``_rule_answers_of`` these candidate rules, by the rules' identity (``Scanner._rule_answers``)."""
+        rule_memo = self._rule_answers
+        held = rule_memo.get((id(candidates), source))
+        if held is None or held[0] is not candidates:
+            if len(rule_memo) >= RULE_ANSWERS:
+                rule_memo.clear()
+            held = rule_memo[id(candidates), source] = (candidates, self._rule_answers_of(candidates, source))
+        return held[1]
 
     def _rule_answers_of(self, candidates: Any, source: str) -> dict[str, Any] | None:
         """A memo of the answers of ``match_line`` by message for lines of these candidate rules, or None where

@@ -8,6 +8,8 @@ and ``tests/test_runs.py`` a runs scan with the per-record one.
 from __future__ import annotations
 
 import math
+from itertools import repeat
+from operator import add
 from typing import Any
 
 import numpy as np
@@ -60,12 +62,16 @@ class RunTables:
         low = int(buckets.min())
         span_b = int(buckets.max()) - low + 1
         cells_b = FirstSeen(cid_arr * span_b + (buckets - low))
+        codes = np.array(cells_b.values, np.int64)
+        m = len(codes)
+        # the count table's keys (node, bucket, template) and their counts, put in by C loops (``map``, ``zip``):
+        # a storage log's lines are each of their own (template, bucket) nearly as often as not
+        keys = list(zip(repeat(node, m), (codes % span_b + low).tolist(), (codes // span_b).tolist(), strict=True))
         counts = self._counts
-        keys = [(node, code % span_b + low, code // span_b) for code in cells_b.values]
-        if len(counts) + sum(1 for bkey in keys if bkey not in counts) > self.max_cells:
+        old = list(map(counts.get, keys, repeat(0, m)))  # (a key in the table counts at least one line)
+        if len(counts) + old.count(0) > self.max_cells:
             return False
-        for bkey, k in zip(keys, cells_b.counts, strict=True):
-            counts[bkey] = counts.get(bkey, 0) + k
+        counts.update(zip(keys, map(add, old, cells_b.counts), strict=True))
         table = run.table
         width = len(table)
         pairs = FirstSeen(cid_arr * width + run.shape_codes())
