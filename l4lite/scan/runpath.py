@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -35,7 +34,9 @@ from l4lite.scan.points import (
     remember,
     thin_series,
 )
+from l4lite.scan.runtables import RunTables
 
+_UNSET: Any = object()  # a shape whose rules' memo is not looked up yet
 RULE_ANSWERS = 4096  # messages whose rule answers are remembered per candidate set (a full memo is emptied)
 
 
@@ -45,7 +46,7 @@ def hit_rule_id(match: Any) -> str:
     return str(getattr(rule, "id", None) or getattr(match, "rule_id", None) or rule)
 
 
-class RunPath:
+class RunPath(RunTables):
     """``Scanner._add_run`` and its helpers (a mixin: the state is the scanner's)."""
 
     def _add_run(self, run: ShapeRun) -> None:
@@ -208,8 +209,11 @@ class RunPath:
         # the template cells, counts and exemplars of the whole run at once where that is sure to come out as
         # line by line (one node, times in order, no table coarsened, the exemplar budget far): else per line
         batched = rows is None and timed and self._tables_at_once(run, cids, node)
-        # a line's rule answers by its message, per candidate rules and source (``_rule_answers_of``)
-        rule_memo = self._rule_answers
+        # a line's rule answers by its message, per shape (``_answers_for``); the hits of lines whose rules'
+        # evidence is full, per (rule ids, node), counted into ``hit_totals`` after the loop
+        answers_of: dict[int, Any] = {}
+        counted: dict[tuple[tuple[str, ...], str], int] = {}
+        match_ids = getattr(self.rules, "match_ids", None)
         trusted = getattr(self.rules, "trusted_chars", 0)
         hit_kept, hit_totals, hit_cap = self._hit_kept, self._hit_totals, self.hit_cap
         lines: Any = zip(range(len(shapes)), texts, run.keys, times, shapes, cids, strict=True)
@@ -273,21 +277,18 @@ class RunPath:
                                      s[sh.msg_start:sh.msg_end], s, cid_names[cid], "", key))
                     self._exemplar_count += 1
             may_match = rules_of[x]
+            answers = answers_of.get(x, _UNSET)  # the memo of the shape's rules' answers (``_answers_for``)
             if hidden and x in checked:
                 low = key.lower()
                 for word in hidden:
                     if word in low:
                         may_match = self._line_gate(key)
+                        answers = _UNSET if may_match is None else self._answers_for(may_match, sh.source)
                         break
             if may_match is not None:
                 msg = s[sh.msg_start:sh.msg_end]
-                held = rule_memo.get((id(may_match), sh.source))
-                if held is None or held[0] is not may_match:
-                    if len(rule_memo) >= RULE_ANSWERS:
-                        rule_memo.clear()
-                    held = rule_memo[id(may_match), sh.source] = (may_match, self._rule_answers_of(may_match,
-                                                                                                   sh.source))
-                answers = held[1]
+                if answers is _UNSET:
+                    answers = answers_of[x] = self._answers_for(may_match, sh.source)
                 memo = answers if answers is not None and msg and len(msg) <= trusted else None
                 if memo is None:
                     found = match_line(may_match, msg or s, s, sh.source)
@@ -300,13 +301,16 @@ class RunPath:
                     if known is None:
                         if len(memo) >= RULE_ANSWERS:
                             memo.clear()
-                        known = memo[msg] = (None, self.rules.match_ids(may_match[0], msg, sh.source))
+                        known = memo[msg] = (None, match_ids(may_match[0], msg, sh.source))
                     found, rule_ids = known
                 if rule_ids:
-                    if hit_kept[rule_ids[0], node] >= hit_cap and (
+                    full = (rule_ids, node)
+                    have = counted.get(full)
+                    if have is not None:  # every rule's evidence of this node is full (it stays so): counted only
+                        counted[full] = have + 1
+                    elif hit_kept[rule_ids[0], node] >= hit_cap and (
                             len(rule_ids) == 1 or all(hit_kept[rid, node] >= hit_cap for rid in rule_ids)):
-                        for rid in rule_ids:  # every rule's evidence of this node is full: counted only
-                            hit_totals[rid, node] += 1
+                        counted[full] = 1
                     else:
                         if found is None:  # the matches themselves, with their groups, for the evidence kept
                             found = match_line(may_match, msg, s, sh.source)
@@ -374,7 +378,20 @@ class RunPath:
                 msg = s[sh.msg_start:sh.msg_end]
                 self._rare(Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level, msg, s,
                                   cid_names[cid], "", key), node, msg, gates_of[x], False)
+        for (rule_ids, at), k in counted.items():
+            for rid in rule_ids:
+                hit_totals[rid, at] += k
         self._run_nodes(seen)
+
+    def _answers_for(self, candidates: Any, source: str) -> dict[str, Any] | None:
+        """``_rule_answers_of`` these candidate rules, by the rules' identity (``Scanner._rule_answers``)."""
+        rule_memo = self._rule_answers
+        held = rule_memo.get((id(candidates), source))
+        if held is None or held[0] is not candidates:
+            if len(rule_memo) >= RULE_ANSWERS:
+                rule_memo.clear()
+            held = rule_memo[id(candidates), source] = (candidates, self._rule_answers_of(candidates, source))
+        return held[1]
 
     def _rule_answers_of(self, candidates: Any, source: str) -> dict[str, Any] | None:
         """A memo of the answers of ``match_line`` by message for lines of these candidate rules, or None where
@@ -394,89 +411,6 @@ class RunPath:
                 self._rule_answers_by_ids.clear()
             answers = self._rule_answers_by_ids[ids] = {}
         return answers
-
-    def _tables_at_once(self, run: ShapeRun, cids: list[int], node: str) -> bool:
-        """The template cells, the count table and the exemplars of a run of one node's timed lines, counted per
-        (template, shape, time bucket) instead of per line; False (nothing done) where that could differ from
-        adding the lines one by one: a count table that would coarsen in the middle, an exemplar budget that
-        could run out. Times out of order (dmesg uptimes between a syslog file's whole seconds) take each cell's
-        least and greatest time from numpy."""
-        times = run.times
-        n = len(times)
-        if self._exemplar_count + n >= EXEMPLAR_BUDGET:
-            return False
-        values = run.time_values()
-        ordered = n < 2 or not bool((np.diff(values) < 0).any())
-        width = self.bucket_seconds
-        buckets = [int(t // width) for t in times]
-        tally = Counter(zip(cids, run.shapes, buckets, strict=True))
-        counts = self._counts
-        per_cell: dict[tuple[str, int, int], int] = {}
-        for (cid, _x, bucket), k in tally.items():
-            bkey = (node, bucket, cid)
-            per_cell[bkey] = per_cell.get(bkey, 0) + k
-        if len(counts) + sum(1 for bkey in per_cell if bkey not in counts) > self.max_cells:
-            return False
-        for bkey, k in per_cell.items():
-            counts[bkey] = counts.get(bkey, 0) + k
-        pairs = list(zip(cids, run.shapes, strict=True))
-        sizes = Counter(pairs)  # (in the order of their first lines, as the cells are made line by line)
-        table = run.table
-        if ordered:  # a (template, shape)'s first line has its least time, its last line its greatest
-            first = dict(zip(reversed(pairs), range(n - 1, -1, -1), strict=True))
-            last = dict(zip(pairs, range(n), strict=True))
-            span = {pair: (times[first[pair]], times[last[pair]]) for pair in sizes}
-        else:
-            codes = np.array(cids, np.int64) * len(table) + run.shape_codes()
-            uniq, inverse = np.unique(codes, return_inverse=True)
-            least = np.full(len(uniq), np.inf)
-            np.minimum.at(least, inverse, values)
-            most = np.full(len(uniq), -np.inf)
-            np.maximum.at(most, inverse, values)
-            at = dict(zip(uniq.tolist(), zip(least.tolist(), most.tolist(), strict=True), strict=True))
-            span = {pair: at[pair[0] * len(table) + pair[1]] for pair in sizes}
-        cells = self._cells
-        inf = math.inf
-        for pair, (lo, hi) in span.items():
-            sh = table[pair[1]]
-            ckey = (pair[0], sh.level, sh.source)
-            cell = cells.get(ckey)
-            if cell is None:
-                cell = cells[ckey] = [0, inf, -inf]
-            cell[0] += sizes[pair]
-            if lo < cell[1]:
-                cell[1] = lo
-            if hi > cell[2]:
-                cell[2] = hi
-        exemplars = self._exemplars
-        wanted = {}
-        for cid in dict.fromkeys(cids):
-            ex = exemplars.get((cid, node))
-            room = EXEMPLAR_CAP if ex is None else EXEMPLAR_CAP - len(ex)
-            if room > 0:
-                wanted[cid] = room
-        if wanted:
-            texts, keys, shapes = run.texts, run.keys, run.shapes
-            cid_names = self._cid_names
-            for i, cid in enumerate(cids):
-                room = wanted.get(cid)
-                if not room:
-                    continue
-                sh = table[shapes[i]]
-                line = run.first + i
-                s = texts[i]
-                record = Record(run.file, line, line, run.node, run.rank, run.gpu, sh.source, times[i], sh.level,
-                                s[sh.msg_start:sh.msg_end], s, cid_names[cid], "", keys[i])
-                ekey = (cid, node)
-                if ekey in exemplars:
-                    exemplars[ekey].append(record)
-                else:
-                    exemplars[ekey] = [record]
-                self._exemplar_count += 1
-                wanted[cid] = room - 1
-                if room == 1 and not any(wanted.values()):
-                    break
-        return True
 
     def _run_nodes(self, seen: dict[tuple[str | None, int | None, int | None], list[Any]]) -> None:
         """The node tables' share of a run's lines, per (node, rank, GPU): what ``add_many`` does line by line."""
