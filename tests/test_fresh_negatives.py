@@ -11,6 +11,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from l4lite.api import analyze
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,20 +27,14 @@ FLOOR = 48
 FLOOR_GH = 38
 
 
-def test_hard_negatives_stay_healthy() -> None:
-    excerpts = negatives(FRESH / "neg-e.jsonl") + negatives(FRESH / "neg-f.jsonl")
-    assert len(excerpts) == 49
+@pytest.mark.parametrize(("halves", "count", "floor"), [(("neg-e", "neg-f"), 49, FLOOR),
+                                                         (("neg-g", "neg-h"), 40, FLOOR_GH)])
+def test_hard_negatives_stay_healthy(halves: tuple[str, str], count: int, floor: int) -> None:
+    excerpts = [e for half in halves for e in negatives(FRESH / f"{half}.jsonl")]
+    assert len(excerpts) == count
     entries = score(excerpts)
     raised = [f"{e.id}@{r.layout}: {r.detector} {r.rule} {r.line[:80]}" for e in entries for r in e.raised]
-    assert sum(e.healthy for e in entries) >= FLOOR, raised
-
-
-def test_second_sample_of_hard_negatives_stays_healthy() -> None:
-    excerpts = negatives(FRESH / "neg-g.jsonl") + negatives(FRESH / "neg-h.jsonl")
-    assert len(excerpts) == 40
-    entries = score(excerpts)
-    raised = [f"{e.id}@{r.layout}: {r.detector} {r.rule} {r.line[:80]}" for e in entries for r in e.raised]
-    assert sum(e.healthy for e in entries) >= FLOOR_GH, raised
+    assert sum(e.healthy for e in entries) >= floor, raised
 
 
 def test_the_samples_share_no_thread() -> None:
