@@ -109,7 +109,7 @@ READS = [
     # DeiT/MAE's MetricLogger (https://github.com/facebookresearch/mae/issues/69): a bracketed value after a colon
     ("[11:41:33.534863] Epoch: [8]  [ 200/2293]  eta: 1:52:52  lr: 0.000004  loss: 0.2606 (0.2654)  time: 3.0808  "
      "data: 0.0002  max mem: 32637", {"kind": "train", "epoch": 8.0, "lr": 4e-06, "loss": 0.2606,
-                                      "iter_time": 3.0808}),
+                                      "iter_time": 3.0808, "iteration": 7 * 2293 + 200}),
 ]
 
 

@@ -12,7 +12,9 @@ Scores encode both severity and the rule's priority so that localisation can com
 
 from __future__ import annotations
 
+import bisect
 import math
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -69,6 +71,34 @@ def words_left(rule: Rule, text: str) -> str:
         return text
 
 
+# A non-finite warning the dynamic loss scaler answers: apex's "NaN or Inf found in input tensor." just before its
+# "Gradient overflow. Skipping step, loss scaler 0 reducing loss scale to ...", on the same stream. That is the fp16
+# scale search doing its work (the step is skipped, the scale halved); the incident, if any, is a scale that
+# collapses, which the health detector reads from the same cuts.
+SKIP_WINDOW = 3  # lines after the warning within which the scaler's skip of that step is printed
+NON_FINITE = re.compile(r"\b(?:nan|inf|infinity|non-finite)\b", re.IGNORECASE)
+
+
+def scaler_skips(scan: JobScan) -> dict[tuple[str, int | None], list[int]]:
+    """The lines where a dynamic loss scaler announced a skipped step, per stream (file, rank), sorted."""
+    out: dict[tuple[str, int | None], list[int]] = {}
+    for p in scan.metrics:
+        if p.kind == "overflow":
+            out.setdefault((p.file, p.rank), []).append(p.line)
+    for lines in out.values():
+        lines.sort()
+    return out
+
+
+def answered_by_scaler(record: Record, skips: dict[tuple[str, int | None], list[int]]) -> bool:
+    """The record reports a non-finite value and its stream's scaler skipped the step right after it."""
+    lines = skips.get((record.file, record.rank))
+    if not lines or NON_FINITE.search(record.text[:PAYLOAD_CHARS]) is None:
+        return False
+    i = bisect.bisect_right(lines, record.end_line)
+    return i < len(lines) and lines[i] <= record.end_line + SKIP_WINDOW
+
+
 class RuleDetector(Detector):
     """One finding per (rule, node) from the scan's rule hits.
 
@@ -84,9 +114,16 @@ class RuleDetector(Detector):
     def detect(self, scan: JobScan) -> list[Finding]:
         # Hits whose line says it is harmless (or that are the traceback such a line caught) make a finding of
         # their own, so that the same rule's real failure on the node keeps its role.
+        # A numerical warning the loss scaler answered by skipping the step is grouped the same way.
         grouped: dict[tuple[str, str, bool], list[Hit]] = {}
+        skips = scaler_skips(scan)
+        answered: set[int] = set()
         for hit in scan.hits:
-            grouped.setdefault((hit.rule_id, node_key(hit.record), hit.advisory), []).append(hit)
+            harmless = hit.advisory
+            if not harmless and skips and self._numerical(hit.rule_id) and answered_by_scaler(hit.record, skips):
+                harmless = True
+                answered.add(id(hit))
+            grouped.setdefault((hit.rule_id, node_key(hit.record), harmless), []).append(hit)
         phases = _PhaseLookup(scan)
         findings: list[Finding] = []
         for (rule_id, key, harmless), hits in grouped.items():
@@ -100,12 +137,18 @@ class RuleDetector(Detector):
                 finding.count = max(len(hits), finding.count - calm)
             if harmless:
                 finding.data["advisory"] = True
+                if all(id(h) in answered for h in hits):
+                    finding.data["scaler_skipped"] = True
                 finding.count = len(hits)
                 if finding.role in ("root", "cascade", "confirmation"):
                     finding.role = "symptom"  # the program said it went on: a note, never the cause
             findings.append(finding)
         findings.sort(key=lambda f: (_order(f.records[0]), -f.score))
         return findings
+
+    def _numerical(self, rule_id: str) -> bool:
+        rule = self.pack.get(rule_id)
+        return rule is not None and rule.category == "numerical"
 
     def _finding(self, rule: Rule, key: str, hits: Sequence[Hit], scan: JobScan, phases: _PhaseLookup) -> Finding:
         first = hits[0].record

@@ -37,6 +37,7 @@ from l4lite.scan.metrics import (
     PTL_COUNT,
     PTL_PAIR,
     PTL_RATE,
+    epoch_step_iteration,
     int_or_none,
     int_value,
     kv_steps,
@@ -84,8 +85,7 @@ _WHEN_FLOAT_PARSES = {to_float: float, _ms: _ms_float, _int_of: _int_float}
 
 def _mm_iteration(message: str, spans: tuple[tuple[int, int], ...]) -> int:
     (a3, b3), (a4, b4), (a5, b5) = spans
-    epoch, i, n = int(message[a3:b3]), int(message[a4:b4]), int(message[a5:b5])
-    return (max(epoch, 1) - 1) * n + i
+    return epoch_step_iteration(int(message[a3:b3]), int(message[a4:b4]), int(message[a5:b5]))
 
 
 def _ptl_iteration(message: str, spans: tuple[tuple[int, int], tuple[int, int] | None]) -> Any:

@@ -217,8 +217,7 @@ def _mmengine(message: str) -> dict[str, Any] | None:
     if m and m.group(1) == "Epoch":
         mode = m.group(2)
         if m.group(4) is not None:
-            epoch, i, n = int(m.group(3)), int(m.group(4)), int(m.group(5))
-            iteration = (max(epoch, 1) - 1) * n + i
+            iteration = epoch_step_iteration(int(m.group(3)), int(m.group(4)), int(m.group(5)))
     else:
         m2 = MM_HEAD_ITER.search(message)
         if not m2:
@@ -237,6 +236,30 @@ def _mmengine(message: str) -> dict[str, Any] | None:
         if pairs.get(src) is not None:
             out[dst] = pairs[src]
     return out if len(out) > 2 else None
+
+
+def epoch_step_iteration(epoch: int, step: int, steps_per_epoch: int) -> int:
+    """The run's iteration from an epoch index and a step within it (``[1][200/735]``): the steps of the epochs
+    before it and this one's. Epoch 0 and epoch 1 both count as the first (mmengine counts from 1, DeiT from 0)."""
+    return (max(epoch, 1) - 1) * steps_per_epoch + step
+
+
+# A step pair after an epoch index with no key of its own: ``Epoch:[0/2](7000/293491)``, mmcv's
+# ``Epoch [1][200/62598]``, DeiT's ``Epoch: [24]  [1230/1251]``. It starts where the epoch's value ends: an optional
+# ``/total`` of epochs, the epoch's closing bracket, then ``[i/N]`` or ``(i/N)`` with blanks only between. A tqdm
+# ``[00:12<01:23, 3.2it/s]`` is no ``i/N`` pair, and an ``Epoch [1/2]`` with nothing after it has no step.
+EPOCH_STEP = re.compile(r"(?:\s*/\s*\d+)?\s*[\])]?\s*(?:\[\s*(\d+)\s*/\s*(\d+)\s*\]|\(\s*(\d+)\s*/\s*(\d+)\s*\))")
+_EPOCH_STEP_TEXT = re.compile(r"(\d+)" + EPOCH_STEP.pattern)
+
+
+def epoch_step_value(text: str) -> int | None:
+    """The iteration of an epoch index and the step pair after it (the text from the epoch's value to the pair's
+    end), as mmengine's head reads: see ``epoch_step_iteration``."""
+    m = _EPOCH_STEP_TEXT.fullmatch(text)
+    if m is None:
+        return None
+    i, n = (m.group(2), m.group(3)) if m.group(2) is not None else (m.group(4), m.group(5))
+    return epoch_step_iteration(int(m.group(1)), int(i), int(n))
 
 
 def _progress_bar(message: str) -> dict[str, Any] | None:
@@ -404,6 +427,7 @@ def kv_steps(message: str) -> tuple[str, list[tuple[str, Any, int, int]]] | None
     ops: list[tuple[str, Any, int, int]] = []
     seen: set[str] = set()
     other_loss: tuple[str, Any, int, int] | None = None  # the first other key that names a loss
+    epoch_step: tuple[str, Any, int, int] | None = None  # an iteration from the epoch and its step pair
     for m in KV_PAIR.finditer(message):
         name = canonical_key(m.group(2).translate(_FOLD))
         if name is None and other_loss is None and m.group(3).strip() and names_a_loss(m.group(2)):
@@ -412,6 +436,10 @@ def kv_steps(message: str) -> tuple[str, list[tuple[str, Any, int, int]]] | None
             continue
         seen.add(name)
         value = m.group(5)
+        if name == "epoch" and value.isdigit():
+            pair = EPOCH_STEP.match(message, m.end(5))
+            if pair is not None:
+                epoch_step = ("iteration", epoch_step_value, m.start(5), pair.end())
         if "," in value:
             convert: Any = comma_int if name in INT_KEYS else comma_float
         elif name in INT_KEYS:
@@ -421,6 +449,9 @@ def kv_steps(message: str) -> tuple[str, list[tuple[str, Any, int, int]]] | None
         else:
             convert = to_float
         ops.append((name, convert, *m.span(5)))
+    if "iteration" not in seen and epoch_step is not None:
+        seen.add("iteration")
+        ops.append(epoch_step)
     if "loss" not in seen and other_loss is not None:
         seen.add("loss")
         ops.append(other_loss)
