@@ -349,12 +349,6 @@ INT_KEYS = frozenset({"iteration", "skipped", "nan_count"})
 _SUMMARY_KEYS = ("train_runtime", "train_samples_per_second", "train_steps_per_second")
 
 
-# A loss named with its split after it (``loss train: 21.6, val_loss valid: 13.9``, ``loss val``): the split word
-# says which loss, as it does before it (``train loss``).
-_SPLIT_AFTER = {"train": "loss", "training": "loss", "val": "val_loss", "valid": "val_loss",
-                "validation": "val_loss", "eval": "val_loss", "test": "val_loss"}
-
-
 def canonical_key(key: str) -> str | None:
     """The metric a progress-line key names (its longest known suffix of words), or None."""
     words = key.lower().split(" ")
@@ -362,9 +356,6 @@ def canonical_key(key: str) -> str | None:
         name = ALIASES.get(" ".join(words[i:]))
         if name is not None:
             return name
-    base = canonical_key(" ".join(words[:-1])) if len(words) > 1 and words[-1] in _SPLIT_AFTER else None
-    if base in ("loss", "val_loss"):
-        return "val_loss" if base == "val_loss" else _SPLIT_AFTER[words[-1]]
     last = words[-1]
     if "loss" in last:
         parts = last.replace("/", "_").split("_")
