@@ -1,5 +1,5 @@
 """The health signals on real progress-log excerpts (``fixtures/real/health-study.jsonl`` and the score-only
-``fixtures/real/health-score.jsonl``, split by thread), and the loss key the study file asked for."""
+``fixtures/real/health-score.jsonl``, split by thread)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,6 @@ import pytest
 
 from l4lite.api import analyze
 from l4lite.options import AnalyzeOptions
-from l4lite.scan.metric_plans import MetricParser
-from l4lite.scan.metrics import canonical_key, parse_metric_line
 
 REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real"
 # Status right per file (28 excerpts from 28 sources). Left in the study file: UNITER's apex start (the
@@ -41,16 +39,3 @@ def test_excerpt_files_are_labelled_by_thread_and_share_no_thread() -> None:
         assert row["status"] in ("incident", "healthy") and row["source_url"].startswith("https://github.com/")
         assert 4 <= len(row["lines"]) <= 60
     assert not {r["source_group"] for r in study} & {r["source_group"] for r in score}
-
-
-def test_a_loss_named_with_its_split_after_it_reads_as_that_loss() -> None:
-    assert canonical_key("loss train") == "loss"
-    assert canonical_key("loss valid") == canonical_key("val_loss valid") == "val_loss"
-    assert canonical_key("lr train") is None  # only a loss takes its split from the word after it
-    # awslabs/keys_values issue 97
-    line = "Epoch 0 | iter  62 step  62 | loss train: 21.625, val_loss valid: 13.879 | iter time: 35.675 s (step)"
-    want = parse_metric_line(line)
-    assert want is not None and want["loss"] == 21.625 and want["val_loss"] == 13.879 and want["iteration"] == 62
-    fast = MetricParser()
-    for _ in range(3):  # the learnt shape reads it alike
-        assert fast.parse(line) == want
