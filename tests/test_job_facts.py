@@ -107,12 +107,18 @@ def test_stdin_is_sampled_for_the_job_context_and_read_whole(tmp_path: Path, mon
     assert acc.lines_read == 3 and acc.balanced
 
 
-def test_a_rotated_log_reads_as_one_stream_named_by_its_pieces(tmp_path: Path) -> None:
-    import gzip
-
+def _rotated_lines() -> list[str]:
+    """Ten steps of a log with a traceback after the sixth, to be cut into rotated pieces."""
     lines = [f"2026-12-03 14:00:{i:02d},000 INFO step {i} loss 2.3" for i in range(10)]
     lines[6:6] = ["Traceback (most recent call last):", '  File "train.py", line 9, in <module>',
                   "OSError: [Errno 28] No space left on device"]
+    return lines
+
+
+def test_a_rotated_log_reads_as_one_stream_named_by_its_pieces(tmp_path: Path) -> None:
+    import gzip
+
+    lines = _rotated_lines()
     job = tmp_path / "job" / "node-a"
     job.mkdir(parents=True)
     (job / "train.log.2.gz").write_bytes(gzip.compress(("\n".join(lines[:4]) + "\n").encode()))
@@ -150,9 +156,7 @@ def test_a_rotated_streams_line_is_named_by_the_piece_it_is_in() -> None:
 def test_the_scan_orders_a_rotated_log_as_one_stream_and_names_evidence_by_its_piece(tmp_path: Path) -> None:
     from l4lite.scan.job import scan_job
 
-    lines = [f"2026-12-03 14:00:{i:02d},000 INFO step {i} loss 2.3" for i in range(10)]
-    lines[6:6] = ["Traceback (most recent call last):", '  File "train.py", line 9, in <module>',
-                  "OSError: [Errno 28] No space left on device"]
+    lines = _rotated_lines()
     job = tmp_path / "job" / "node-a"
     job.mkdir(parents=True)
     (job / "train.log.1").write_text("\n".join(lines[:7]) + "\n")  # the traceback is cut after its first line

@@ -163,6 +163,9 @@ def names_cascade(f: Finding) -> bool:
     return bool(f.records) and is_cascade(first_failure(f.records[0].text))
 
 
+ROOT_CAUSE = "Root Cause (first observed failure)"  # torchelastic's summary of the first failed rank
+
+
 def silent_abort(findings: Sequence[Finding], named: Sequence[Finding]) -> Finding | None:
     """When every launcher summary that names a culprit names a victim (its rank lost a peer), the summary of a
     rank that aborted (SIGABRT) having printed no line of its own: the peer the victims lost. An abort is read as
@@ -171,12 +174,12 @@ def silent_abort(findings: Sequence[Finding], named: Sequence[Finding]) -> Findi
     if not named or not all(names_cascade(f) for f in named):
         return None
     spoken = {r.rank for f in findings for r in f.records  # a launcher's summary speaks of its ranks, not for them
-              if r.rank is not None and "Root Cause (first observed failure)" not in r.text}
+              if r.rank is not None and ROOT_CAUSE not in r.text}
     aborts = []
     for f in findings:
         groups = f.data.get("groups") or {}
         if f.role != "cascade" or str(groups.get("exitcode")) != "-6" or "failed_rank" not in groups \
-                or not f.records or "Root Cause (first observed failure)" not in f.records[0].text:
+                or not f.records or ROOT_CAUSE not in f.records[0].text:
             continue
         try:
             rank = int(groups["failed_rank"])
@@ -194,7 +197,7 @@ def silent_abort(findings: Sequence[Finding], named: Sequence[Finding]) -> Findi
     if told:
         abort.category = told[0].category
     abort.data["silent_abort"] = True
-    groups = abort.data.get("groups") or {}
+    groups = abort.data["groups"]
     abort.explain = (f"rank {groups.get('failed_rank')} on host {groups.get('host')} aborted (SIGABRT) without a line "
                      "of its own, while every rank that printed an error had lost a peer: it died "
                      "of its own accord (a failed check or an uncaught exception in native code)")
@@ -217,7 +220,7 @@ def exit_line(findings: Sequence[Finding], primary: Finding) -> Finding | None:
         return None
     first = None
     for f in findings:
-        if f.node == primary.node and f.records and "Root Cause (first observed failure)" in f.records[0].text:
+        if f.node == primary.node and f.records and ROOT_CAUSE in f.records[0].text:
             m = _FIRST_PID.search(f.records[0].text)
             first = m.group(1) if m else first
     own = (primary.data.get("groups") or {}).get("pid")  # a worker the primary names itself comes first
