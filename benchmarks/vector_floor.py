@@ -100,9 +100,10 @@ def read_file(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def windows(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """The first ``WINDOW`` bytes of every line, 0 past its end."""
-    idx = starts[:, None] + np.arange(WINDOW)[None, :]
-    inside = idx < ends[:, None]
-    return np.where(inside, buf[np.minimum(idx, len(buf) - 1)], 0).astype(np.uint8)
+    idx = starts.astype(np.int32)[:, None] + np.arange(WINDOW, dtype=np.int32)[None, :]
+    out = buf[np.minimum(idx, len(buf) - 1)]
+    out[idx >= ends.astype(np.int32)[:, None]] = 0
+    return out
 
 
 def _digit(w: np.ndarray, *cols: int) -> np.ndarray:
@@ -179,8 +180,9 @@ def headers(w: np.ndarray, year: int) -> tuple[np.ndarray, np.ndarray]:
 def messages_of(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, head: np.ndarray) -> pa.Array:
     """The lines without their headers, as one string array over one compacted copy of their bytes."""
     begin = np.minimum(starts + head, ends)
-    delta = np.bincount(begin, minlength=len(buf) + 1).astype(np.int8)
-    delta -= np.bincount(ends, minlength=len(buf) + 1).astype(np.int8)
+    delta = np.zeros(len(buf) + 1, dtype=np.int8)
+    delta[begin] += 1  # no two lines share a begin, nor an end
+    delta[ends] -= 1
     keep = np.cumsum(delta[:-1], dtype=np.int8).view(bool)
     data = buf[keep]
     offsets = np.zeros(len(starts) + 1, dtype=np.int64)
@@ -195,21 +197,18 @@ def split_tokens(messages: pa.Array) -> tuple[pa.Array, np.ndarray]:
     offsets = np.frombuffer(offs, dtype=np.int64)[: len(messages) + 1]
     buf = np.frombuffer(data, dtype=np.uint8)[: offsets[-1]] if data is not None else np.zeros(0, np.uint8)
     ws = WS[buf]
-    line_start = np.zeros(len(buf) + 1, dtype=bool)
-    line_start[offsets[:-1]] = True
-    prev_ws = np.ones(len(buf), dtype=bool)
+    solid = ~ws
+    tok_start = solid.copy()
     if len(buf):
-        prev_ws[1:] = ws[:-1]
-    tok_start = ~ws & (prev_ws | line_start[:-1])
-    solid = np.flatnonzero(~ws)
+        tok_start[1:] &= ws[:-1]
+        line_first = offsets[:-1][offsets[:-1] < len(buf)]
+        tok_start[line_first] = solid[line_first]  # a message's first byte starts a token whatever precedes it
     token_data = buf[solid]
     first = np.flatnonzero(tok_start[solid])
-    tok_offsets = np.append(first, len(solid)).astype(np.int64)
+    tok_offsets = np.append(first, len(token_data)).astype(np.int64)
     tokens = pa.Array.from_buffers(pa.large_string(), len(first), [None, pa.py_buffer(tok_offsets),
                                                                      pa.py_buffer(token_data)])
-    before = np.zeros(len(buf) + 1, dtype=np.int64)  # tokens starting before each byte
-    np.cumsum(tok_start, out=before[1:])
-    line_offsets = before[offsets]
+    line_offsets = np.searchsorted(np.flatnonzero(tok_start), offsets).astype(np.int64)
     return tokens, line_offsets
 
 
