@@ -87,6 +87,22 @@ def test_phase_from_traceback_uses_innermost_frame() -> None:
     assert phase_from_traceback("RuntimeError: CUDA error: out of memory") is None
 
 
+def test_wrapping_the_model_for_data_parallelism_is_set_up() -> None:
+    # DDP's check that every rank holds the same parameters raises in its constructor, before any step, called
+    # from the training script's main (real job 132: one rank's model config of another hidden size)
+    ddp = ('  File "train.py", line 183, in main\n    model = DDP(TinyLM(**cfg))\n'
+           '  File "torch/nn/parallel/distributed.py", line 1064, in __init__\n'
+           '  File "torch/distributed/utils.py", line 286, in _verify_param_shape_across_processes\n'
+           'RuntimeError: [3]: params[0] in this process with sizes [256, 96] appears not to match sizes of the '
+           'same param in process 0.')
+    assert phase_from_traceback(ddp) == "init"
+    ds = '  File "deepspeed/runtime/engine.py", line 1290, in _broadcast_model\n    dist.broadcast(p, src)'
+    assert phase_from_traceback(ds) == "init"
+    # a later frame of the training loop still wins
+    step = ds + '\n  File "train.py", line 90, in train_step\n    loss.backward()'
+    assert phase_from_traceback(step) == "train"
+
+
 def test_marker_gate_agrees_with_its_definition() -> None:
     """``may_be_marker`` (one regex) says yes exactly where a marker word or "heckpoint" is in the message."""
     words = MARKER_WORDS

@@ -53,3 +53,37 @@ def test_a_folder_named_attempt_above_the_run_is_no_restart() -> None:
     roles = {id(a): "root", id(b): "root"}
     assert restart_time(JobScan(), [a, b]) is None
     assert restarted_roots(JobScan(), [a, b], roles) == [] and roles[id(b)] == "root"
+
+
+def _line(file: str, second: int | None, text: str, node: str, role: str, severity: str = "error") -> Finding:
+    """A finding of one line; ``second`` None: an untimed line (a worker's error.json) that no stamp places."""
+    t = None if second is None else T0 + second
+    r = Record(file=file, line=5, end_line=5, node=node, rank=None, gpu=None, source="launcher", time=t,
+               level="error", message=text, text=(STAMP.format(second) if second is not None else "") + text)
+    return Finding("rules", "host", role, 0.3, text, node=node, time=t, severity=severity, records=[r])
+
+
+def test_a_worker_killed_without_a_word_before_the_restart_makes_the_restarted_failure_a_cascade() -> None:
+    # attempt_0's rank 0 is SIGKILLed while it saves (only its agent's exit report tells it); the restarted ranks
+    # resume from the file it left cut short and fail reading it, on both nodes, one copy in an untimed error.json
+    killed = _line("n1/console.log", 36, "failed (exitcode: -9) local_rank: 0 (pid: 24160)", "n1", "confirmation")
+    again = _line("n1/torchelastic/run_y/attempt_1/0/stderr.log", 42, "PytorchStreamReader failed", "n1", "root")
+    other = _line("n2/console.log", 42, "PytorchStreamReader failed", "n2", "root")
+    other.records.append(_line("n2/torchelastic/run_z/attempt_0/0/error.json", None, "PytorchStreamReader failed",
+                               "n2", "root").records[0])
+    summary = _line("n1/console.log", 43, "Root Cause (first observed failure): exitcode : 1", "n1", "confirmation")
+    exited = _line("n1/console.log", 43, "failed (exitcode: 1) local_rank: 0 (pid: 24431)", "n1", "symptom")
+    findings = [killed, again, other, summary, exited]
+    roles = {id(f): f.role for f in findings}
+    assert restarted_roots(JobScan(), findings, roles) == [again, other]
+    assert roles[id(again)] == roles[id(other)] == "cascade"
+    # the restarted group's own summary and exit report no longer lead either; the first report stays
+    assert roles[id(summary)] == roles[id(exited)] == "symptom" and summary.data["restarted"] and exited.data["restarted"]
+    assert roles[id(killed)] == "confirmation" and "restarted" not in killed.data
+
+
+def test_a_warning_before_the_restart_does_not_say_what_failed_first() -> None:
+    note = _line("n1/console.log", 30, "low disk space on /tmp", "n1", "confirmation", severity="warning")
+    again = _line("n1/torchelastic/run_y/attempt_1/0/stderr.log", 42, "PytorchStreamReader failed", "n1", "root")
+    roles = {id(note): "confirmation", id(again): "root"}
+    assert restarted_roots(JobScan(), [note, again], roles) == [] and roles[id(again)] == "root"

@@ -11,7 +11,8 @@ of injection) go to L4L_META_DIR, which lies outside the archived log tree.
                   short_sample|fsize|anomaly_nan|missing_shard|loader_data|deadlock|overflow|
                   json_exception|ansi_exception|fsize_signal|loader_stall|upload_enospc|
                   tz_exception|stray_date|collective_mismatch|eval_sigkill|node_corrupt_ckpt|
-                  kill_midline|silent_abort|accum_nan
+                  kill_midline|silent_abort|accum_nan|logfile_exception|save_killed|save_memerror|
+                  model_config|loader_hang|two_faults
                   (bad_env, bad_env_all, missing_file, missing_file_all are set up by generate.py: a wrong
                   GLOO_SOCKET_IFNAME on one node or on every node; the dataset's seed file absent from one
                   node's local disk or from every node's)
@@ -26,6 +27,7 @@ of injection) go to L4L_META_DIR, which lies outside the archived log tree.
   L4L_FSIZE       the file-size limit (bytes, as `ulimit -f`) rank 0 runs its checkpoint save under, for fsize
   L4L_SHARD_DIR   the node's local folder of a sharded checkpoint (one file per rank), for missing_shard
   L4L_UPLOAD_DIR  where rank 0's background thread copies each checkpoint (a 64 KiB tmpfs), for upload_enospc
+  L4L_FAULT_RANK2 the second rank of two_faults (it fails on its own, a moment after L4L_FAULT_RANK)
 """
 import datetime
 import json
@@ -38,6 +40,7 @@ import time
 FAULT = os.environ.get("L4L_FAULT", "none")
 FAULT_RANK = int(os.environ.get("L4L_FAULT_RANK", "-1"))
 FAULT_STEP = int(os.environ.get("L4L_FAULT_STEP", "-1"))
+FAULT_RANK2 = int(os.environ.get("L4L_FAULT_RANK2", "-1"))
 META = os.environ.get("L4L_META_DIR")
 
 EXCEPTION_MESSAGE = ("shape mismatch in attention block: expected key length "
@@ -251,8 +254,16 @@ def at_step(step, model=None):
         if rank() == FAULT_RANK:
             record("collective_mismatch", step, length=metrics_shape())
         dist.all_reduce(torch.zeros(metrics_shape()))
+    if FAULT == "two_faults" and step == FAULT_STEP and rank() == FAULT_RANK2:
+        # a second, unrelated fault on another node a moment later (a bad metric value in a rank's own code)
+        time.sleep(0.1)
+        record("two_faults_second", step)
+        raise ValueError(f"metrics buffer holds a negative sample count (-3) at step {step}")
     if step != FAULT_STEP or rank() != FAULT_RANK:
         return
+    if FAULT in ("logfile_exception", "two_faults"):
+        record(FAULT, step)
+        raise RuntimeError(EXCEPTION_MESSAGE.format(want=64, got=63))
     if FAULT in ("exception", "restart", "json_exception", "ansi_exception", "tz_exception", "stray_date"):  # restart: the same error in every attempt
         record(FAULT, step)
         raise RuntimeError(EXCEPTION_MESSAGE.format(want=64, got=63))
@@ -318,6 +329,14 @@ def before_checkpoint(step):
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
         signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
         record("fsize_signal", step, limit=limit)
+    if FAULT == "save_memerror" and rank() == FAULT_RANK and step == FAULT_STEP:
+        # the saving process runs under an address-space limit (`ulimit -v`) barely above what it maps: the
+        # checkpoint staged in memory (a BytesIO) cannot grow
+        import resource
+        with open("/proc/self/status") as f:
+            vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+        resource.setrlimit(resource.RLIMIT_AS, (vm + (256 << 10), resource.RLIM_INFINITY))
+        record("save_memerror", step, limit=vm + (256 << 10))
     if FAULT == "erofs" and rank() == 0:
         # the node's checkpoint file system goes read-only (as ext4 does after an I/O error, or an NFS
         # export switched to ro) right before the save: the save itself meets EROFS
@@ -325,6 +344,30 @@ def before_checkpoint(step):
         subprocess.run(["mount", "-o", "remount,bind,ro", d], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         record("erofs", step, path=d)
+
+
+def after_checkpoint(path, step):
+    """Call right after rank 0's checkpoint file is written. With L4L_FAULT=save_killed, in the first attempt
+    only (TORCHELASTIC_RESTART_COUNT 0), the save at step L4L_FAULT_STEP is cut short: only 40% of the file
+    reached the disk when the process was SIGKILLed (as the OOM killer does during a save)."""
+    if FAULT != "save_killed" or rank() != FAULT_RANK or step != FAULT_STEP:
+        return
+    if os.environ.get("TORCHELASTIC_RESTART_COUNT", "0") != "0":
+        return
+    size = os.path.getsize(path)
+    with open(path, "r+b") as fh:
+        fh.truncate(int(size * 0.4))
+    record("save_killed", step, path=path)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def model_kwargs():
+    """TinyLM's settings for this rank: with L4L_FAULT=model_config rank L4L_FAULT_RANK's copy of the model
+    config has another hidden size (96 instead of 64), as a node whose config file was not updated."""
+    if FAULT == "model_config" and rank() == FAULT_RANK:
+        record("model_config", None, dim=96)
+        return {"dim": 96}
+    return {}
 
 
 def upload_failed(step, path):
@@ -359,7 +402,7 @@ class SyntheticTokens:
         self.segv = FAULT_STEP if FAULT == "worker_segv" and rank() == FAULT_RANK else -1
         self.bad_token = FAULT_STEP if FAULT == "bad_token" else -1
         self.short = FAULT_STEP if FAULT == "short_sample" else -1
-        self.stall = FAULT_STEP if FAULT == "loader_stall" and rank() == FAULT_RANK else -1
+        self.stall = FAULT_STEP if FAULT in ("loader_stall", "loader_hang") and rank() == FAULT_RANK else -1
         self.decoded = 0
 
     def __len__(self):
@@ -399,7 +442,7 @@ class SyntheticTokens:
             import torch.utils.data
             info = torch.utils.data.get_worker_info()
             if info is not None and info.id == 0:
-                record("loader_stall", None, index=i, decoded=self.decoded, worker_pid=os.getpid())
+                record(FAULT, None, index=i, decoded=self.decoded, worker_pid=os.getpid())
                 while True:
                     time.sleep(3600)
         item = self.raw(i)

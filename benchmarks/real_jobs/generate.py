@@ -221,6 +221,20 @@ JOB_SPECS = [
     # 114 with the first node (rank 0's, which logs the validation passes) in another time zone: the phase of the
     # other node's kill is told only by markers stamped five hours away
     ("ddp", "eval_sigkill", 2, 20, False, {"index": 119, "validate": True, "tz": "EST5"}),
+    # kinds the jobs above do not cover (125-132): a rank logging only to its own file on the node (the console
+    # holds the launcher alone), a restart whose second attempt fails otherwise than the first (it resumes from the
+    # checkpoint the first attempt's killed save cut short), a NaN caught by Lightning's own anomaly detection, a
+    # MemoryError of a checkpoint staged in memory under `ulimit -v`, one rank's model config with another hidden
+    # size (DeepSpeed and plain DDP), a DataLoader worker stuck for good without a DataLoader timeout (the rank
+    # prints nothing, its peers time out), and two ranks on two nodes failing on their own a moment apart
+    ("ddp", "logfile_exception", 3, 14, False, {"index": 125}),
+    ("ddp", "save_killed", 0, 20, False, {"index": 126, "max_restarts": 1}),
+    ("lightning", "anomaly_nan", 1, 12, False, {"index": 127}),
+    ("ddp", "save_memerror", 0, 20, False, {"index": 128}),
+    ("deepspeed", "model_config", 2, None, False, {"index": 129}),
+    ("ddp", "loader_hang", 2, 50, False, {"index": 130, "loader_workers": 2}),
+    ("ddp", "two_faults", 1, 13, False, {"index": 131, "rank2": 2}),
+    ("ddp", "model_config", 3, None, False, {"index": 132}),
 ]
 # faults set up per node by the generator (no rank injects them; a node may fail before any rank registers)
 NODE_FAULTS = ("bad_env", "bad_env_all", "missing_file", "missing_file_all", "node_corrupt_ckpt")
@@ -238,7 +252,8 @@ PHASE = {"exception": "train", "sigkill": "train", "hang": "train", "nan": "trai
          "ansi_exception": "train", "fsize_signal": "checkpoint", "loader_stall": "train",
          "upload_enospc": "checkpoint", "tz_exception": "train", "stray_date": "train",
          "collective_mismatch": "train", "eval_sigkill": "eval", "node_corrupt_ckpt": "load", "kill_midline": "train",
-         "silent_abort": "train", "accum_nan": "train"}
+         "silent_abort": "train", "accum_nan": "train", "logfile_exception": "train", "save_killed": "checkpoint",
+         "save_memerror": "checkpoint", "model_config": "init", "loader_hang": "train", "two_faults": "train"}
 CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan": "numerical",
             "enospc": "storage", "corrupt_ckpt": "storage", "data": "data", "healthy": None,
             "host_oom": "host", "worker_oom": "host", "sigstop": "software", "diverge": "numerical",
@@ -252,7 +267,8 @@ CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan
             "loader_stall": "data", "upload_enospc": "storage", "tz_exception": "software",
             "stray_date": "software", "collective_mismatch": "software", "eval_sigkill": "host",
             "node_corrupt_ckpt": "storage", "kill_midline": "host", "silent_abort": "software",
-            "accum_nan": "numerical"}
+            "accum_nan": "numerical", "logfile_exception": "software", "save_killed": "host",
+            "save_memerror": "host", "model_config": "user_config", "loader_hang": "data", "two_faults": "software"}
 FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_runtime",
           "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps",
           "ignite": r"Engine run (complete|finished)", "accelerate": r"training finished: 40 steps",
@@ -300,7 +316,7 @@ def jobs():
                         hosts=list(HOST_SETS[i % len(HOST_SETS)]), layout=layout,
                         loader_workers=opt.get("loader_workers", 0), max_restarts=opt.get("max_restarts", 0),
                         validate=opt.get("validate", False), tracker=opt.get("tracker"), tz=opt.get("tz"),
-                        accum=opt.get("accum", 1)))
+                        accum=opt.get("accum", 1), rank2=opt.get("rank2")))
     return out
 
 
@@ -459,6 +475,16 @@ def run_job(job, py, out_root, work_root, port):
         env["L4L_LOG_ALL_RANKS"] = "1"
     if job.get("accum", 1) > 1:
         env["L4L_ACCUM"] = str(job["accum"])
+    if fault == "logfile_exception":  # each rank logs to a file of its own; the console has the launcher only
+        env["L4L_LOG_STYLE"] = "file"
+    if fault == "save_killed":  # each attempt resumes from the last checkpoint in the save folder
+        env["L4L_RESUME_LATEST"] = "1"
+    if fault == "save_memerror":  # the checkpoint is staged in memory before it is written
+        env["L4L_SAVE_BUFFERED"] = "1"
+    if job.get("rank2") is not None:
+        env["L4L_FAULT_RANK2"] = str(job["rank2"])
+    if fault == "anomaly_nan" and stack == "lightning":  # Trainer(detect_anomaly=True)
+        env["L4L_DETECT_ANOMALY"] = "1"
     if fault == "node_corrupt_ckpt":  # each node resumes from its own local copy; node 2's copy is cut short
         resume = make_node_checkpoints(py, run_dir_of(work), work)
         job["corrupted_file"] = os.path.join(work, "resume_bad", "step_000020.pt")
@@ -528,6 +554,8 @@ def run_job(job, py, out_root, work_root, port):
                 json.dump({"fault": fault, "host": host, "rank": None, "step": None,
                            "time": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
                            "path": job["corrupted_file"]}, f)
+        if fault == "logfile_exception":
+            nenv["L4L_LOG_DIR"] = os.path.join(hdir, "logs")
         if job.get("tz") and i == 0:  # this node's processes run in another time zone (a node set up apart)
             nenv["TZ"] = job["tz"]
         shell += f" && cd {run_dir} && exec " + " ".join(torchrun)
@@ -880,6 +908,8 @@ def build_truth(job, arch):
             need(root[fault], [fh], prefer=own)
             need(root[fault], [fh], prefer=r"console\.log", limit=attempt + 1)
         need(rf"failed \(exitcode: 1\) local_rank: {lr} \(pid: {pid}\)", [fh])
+    elif fault in NEW_125 and first:
+        faulty_rank, faulty_nodes, iteration = new_kinds_truth(job, first, ranks, need, problems, inj)
     elif fault == "fsize_signal" and first:
         faulty_rank = first["rank"]
         fh = rank_host.get(faulty_rank)
@@ -1031,6 +1061,81 @@ def build_truth(job, arch):
     return truth, problems
 
 
+NEW_125 = ("logfile_exception", "save_killed", "save_memerror", "model_config", "loader_hang", "two_faults")
+
+
+def new_kinds_truth(job, first, ranks, need, problems, inj):
+    """Proof lines of the kinds of jobs 125-132; returns the faulty rank, nodes and iteration."""
+    fault, r = job["fault"], first["rank"]
+    fh = first["host"]
+    # a restarted rank registers again: the pid the fault struck is the injection record's
+    pid = first["pid"]
+    lr = ranks[r]["local_rank"] if r in ranks else r % 2
+    own = rf"attempt_0/{lr}/stderr\.log"
+    iteration = first["step"]
+    if fault == "logfile_exception":
+        need(r"RuntimeError: shape mismatch in attention block", [fh], prefer=rf"logs/train-rank{r}\.log")
+        need(rf"failed \(exitcode: 1\) local_rank: {lr} \(pid: {pid}\)", [fh])
+    elif fault == "save_killed":
+        # torchrun's summary names the last attempt's failures only: the agent's line of the first is the proof
+        need(rf"failed \(exitcode: -9\) local_rank: {lr} \(pid: {pid}\)", [fh])
+    elif fault == "save_memerror":
+        for where in (own, r"console\.log"):
+            need(r"MemoryError|DefaultCPUAllocator|Cannot allocate memory", [fh], prefer=where)
+        need(rf"failed \(exitcode: 1\) local_rank: {lr} \(pid: {pid}\)", [fh])
+    elif fault == "model_config":
+        iteration = None
+        # DDP's own check names the rank whose parameters differ; DeepSpeed's broadcast of the parameters meets
+        # the other size in whichever rank receives it (gloo: "Received data size doesn't match expected size"),
+        # which may be a rank of the other node: the line that shows the mismatch is the proof wherever it is
+        pattern = r"appears not to match sizes|Received data size doesn't match expected size"
+        need(pattern, [fh], prefer=own, required=False)
+        if not need(pattern, [fh], prefer=r"console\.log", required=False):
+            need(pattern, None, prefer=r"console\.log", limit=2)
+        need(rf"failed \(exitcode: 1\) local_rank: {lr} \(pid: {pid}\)", [fh], required=False)
+    elif fault == "loader_hang":
+        iteration = None  # a worker reads batches ahead of the step
+        pid = ranks[r]["pid"]
+        need(rf"Sending process {pid} closing signal SIGTERM", [fh])
+        need(r"[Tt]imed out|[Tt]imeout", [fh], required=False)  # as for `hang`: the timeout on the stuck node
+    elif fault == "two_faults":
+        if len(inj) < 2:
+            problems.append("the second rank's fault did not happen")
+        need(r"RuntimeError: shape mismatch in attention block", [fh], prefer=own)
+        need(r"RuntimeError: shape mismatch in attention block", [fh], prefer=r"console\.log")
+        need(rf"failed \(exitcode: 1\) local_rank: {lr} \(pid: {pid}\)", [fh])
+    return r, [fh], iteration
+
+
+def describe_new(job, first, h):
+    """Notes of the jobs 125-132."""
+    f, r, step = job["fault"], job["rank"], job["step"]
+    return {
+        "logfile_exception": f"Every rank logs through Python logging to a file of its own on its node "
+                             f"(<host>/logs/train-rankN.log), nothing to stdout or stderr; global rank {r} on {h} "
+                             f"raises RuntimeError from user code at step {step}, logs it (logger.exception) and "
+                             "exits 1; the console holds the launcher's lines only, the others lose their peer.",
+        "save_killed": f"torchrun runs with --max-restarts 1 and each attempt resumes from the last checkpoint in the "
+                       f"save folder; in attempt_0 rank 0 on {h} is SIGKILLed (as the OOM killer would) while it "
+                       f"writes the step-{step} checkpoint, which is left at 40% of its size; attempt_1 resumes "
+                       "from that cut file and fails otherwise (the restart's consequence, not the cause).",
+        "save_memerror": f"Rank 0 on {h} stages the step-{step} checkpoint in memory (a BytesIO) before writing it, "
+                         "under an address-space limit (RLIMIT_AS, `ulimit -v`) 256 KiB above what it maps: the "
+                         "save fails with MemoryError, the others lose their peer.",
+        "model_config": f"Global rank {r} on {h} builds the model from a config of its own with another hidden size "
+                        "(96, the others 64: a node whose config file was not updated); the job fails as the model "
+                        "is set up, before training.",
+        "loader_hang": f"DataLoader worker 0 of global rank {r} on {h} (2 workers per rank, no DataLoader timeout) "
+                       f"blocks for good in a read after {step} samples; the rank waits for the batch and prints "
+                       "nothing, the others time out in the gradient all-reduce (30 s gloo) and the agent SIGTERMs "
+                       "the stuck rank.",
+        "two_faults": f"Two unrelated faults a moment apart on the two nodes: global rank {r} on {h} raises "
+                      f"RuntimeError from user code at step {step}, and 0.1 s later global rank {job['rank2']} on the "
+                      "other node raises a ValueError of its own (a bad metrics value) before it could lose its "
+                      "peer; the first is the root.",
+    }[f]
+
+
 def layout_note(job):
     launcher = "accelerate launch ran without --log_dir" if job["stack"] == "accelerate" else \
         "torchrun ran without --log-dir"
@@ -1097,6 +1202,8 @@ def describe(job, first, rank_host):
     s, f, r = job["stack"], job["fault"], job["rank"]
     if s in OTHER_RUN:
         return describe_other(job, first, rank_host)
+    if f in NEW_125:
+        return describe_new(job, first, first["host"] if first else None)
     h = rank_host.get(first["rank"]) if first else None
     if f == "healthy":
         extra = {"amp": " The fp16 loss scaler starts at 2^32 and halves on the overflows of the first 13 steps "

@@ -1,6 +1,8 @@
 """Plain PyTorch DDP training of a tiny causal LM on synthetic tokens (gloo, CPU)."""
 import argparse
 import contextlib
+import glob
+import io
 import json
 import logging
 import math
@@ -70,6 +72,12 @@ def setup_logging():
     """The script's logging: plain text, or JSON lines / ANSI colours (L4L_LOG_STYLE=json|ansi)."""
     fmt = "%(asctime)s %(levelname)s [rank%(rank)s] %(message)s"
     style = os.environ.get("L4L_LOG_STYLE", "")
+    if style == "file":  # each rank logs to its own file on the node (L4L_LOG_DIR), nothing to stdout/stderr
+        os.makedirs(os.environ["L4L_LOG_DIR"], exist_ok=True)
+        handler = logging.FileHandler(os.path.join(os.environ["L4L_LOG_DIR"], f"train-rank{os.environ['RANK']}.log"))
+        handler.setFormatter(logging.Formatter(fmt))
+        logging.basicConfig(level=logging.INFO, handlers=[handler])
+        return
     handler = logging.StreamHandler()
     handler.setFormatter(JsonFormatter() if style == "json" else ColourFormatter(fmt) if style == "ansi"
                          else logging.Formatter(fmt))
@@ -123,7 +131,15 @@ def evaluate(model, loader, step, world, rank):
 
 def save_checkpoint(path, model, opt, step):
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    torch.save({"model": model.module.state_dict(), "optimizer": opt.state_dict(), "step": step}, path)
+    state = {"model": model.module.state_dict(), "optimizer": opt.state_dict(), "step": step}
+    if os.environ.get("L4L_SAVE_BUFFERED"):  # staged in memory, then written in one go (L4L_SAVE_BUFFERED)
+        buf = io.BytesIO()
+        torch.save(state, buf)
+        with open(path, "wb") as f:
+            f.write(buf.getbuffer())
+    else:
+        torch.save(state, path)
+    faults.after_checkpoint(path, step)
 
 
 @record
@@ -151,6 +167,12 @@ def main():
     logging.setLogRecordFactory(factory)
     del rank_filter
 
+    early = None
+    if not args.resume and os.environ.get("L4L_RESUME_LATEST"):  # a restarted run resumes from its last save,
+        saved = sorted(glob.glob(os.path.join(args.save_dir, "step_*.pt")))  # read before the process group
+        if saved:
+            log.info("resuming from checkpoint %s", saved[-1])
+            early = torch.load(saved[-1], map_location="cpu")
     dist.init_process_group("gloo", timeout=timedelta(seconds=30))
     faults.register()
     world = dist.get_world_size()
@@ -158,7 +180,7 @@ def main():
     log.info("initialized process group: backend=gloo world_size=%d local_rank=%s host=%s",
              world, os.environ["LOCAL_RANK"], os.uname().nodename)
 
-    model = DDP(TinyLM())
+    model = DDP(TinyLM(**faults.model_kwargs()))
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
     nparams = sum(p.numel() for p in model.parameters())
     if rank == 0:
@@ -172,6 +194,11 @@ def main():
         model.module.load_state_dict(ckpt["model"])
         opt.load_state_dict(ckpt["optimizer"])
         start_step = ckpt["step"]
+        log.info("resumed at step %d", start_step)
+    if early is not None:
+        model.module.load_state_dict(early["model"])
+        opt.load_state_dict(early["optimizer"])
+        start_step = early["step"]
         log.info("resumed at step %d", start_step)
     shard_dir = os.environ.get("L4L_SHARD_DIR")
     if shard_dir:  # resume each rank from its own file of a sharded checkpoint on the node's local disk

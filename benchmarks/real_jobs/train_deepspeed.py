@@ -43,7 +43,7 @@ def main():
     faults.register()
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(1234)
-    model = TinyLM()
+    model = TinyLM(**faults.model_kwargs())
     ds_config = {
         "train_micro_batch_size_per_gpu": 8,
         "gradient_accumulation_steps": 1,

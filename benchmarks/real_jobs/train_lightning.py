@@ -64,6 +64,7 @@ def main():
                                  check_on_train_epoch_end=True),
                    TQDMProgressBar(refresh_rate=1)],
         gradient_clip_val=1.0, enable_model_summary=True,
+        detect_anomaly=bool(os.environ.get("L4L_DETECT_ANOMALY")),  # a debugging run (the anomaly_nan job)
         # L4L_VALIDATE: a validation run every 10 steps on 4 batches (the eval-phase jobs)
         **({"val_check_interval": 10, "limit_val_batches": 4} if os.environ.get("L4L_VALIDATE") else
            {"limit_val_batches": 0}),

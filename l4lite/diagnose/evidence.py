@@ -219,6 +219,8 @@ def exit_line(findings: Sequence[Finding], primary: Finding) -> Finding | None:
     if primary.node is None or primary.data.get("source") != "launcher":
         return None
     first = None
+    # a restarted worker group's summary and exit lines (``restarts``) tell its own failure, not the first one
+    findings = [f for f in findings if not f.data.get("restarted")]
     for f in findings:
         if f.node == primary.node and f.records and ROOT_CAUSE in f.records[0].text:
             m = _FIRST_PID.search(f.records[0].text)

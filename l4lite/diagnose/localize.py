@@ -380,6 +380,7 @@ class Localizer:
         one there, the earliest first; None when there is none."""
         named = [f for f in findings if roles.get(id(f)) == "symptom" and f.severity in ("critical", "error", "warning")
                  and not f.data.get("survived") and not f.data.get("in_baseline") and f.category != "unknown"
+                 and not f.data.get("restarted")
                  and (f.detector == ComponentDetector.name or (f.detector == "rules" and f.records
                                                                and not is_cascade(f.records[0].text)))
                  and not ends_cascade(f, findings)]

@@ -4,8 +4,10 @@ With ``--max-restarts N`` the agent restarts every worker of its node after one 
 and writes the new workers' logs under ``attempt_1/``, ``attempt_2/`` beside ``attempt_0/``. The restarted group
 often cannot even start: its peers on the other nodes are still being torn down, so it fails connecting to them
 (gloo's ``connectFullMesh failed ... Connection refused``), and a failure that comes back ends the job the same
-way. Either way the first attempt's failure is what the job met; a root line printed after the restart began is
-its consequence, read as a cascade, as long as an earlier root line says what failed first. Lines that name no
+way, or the restarted workers resume from the checkpoint the first attempt's killed save left cut short and fail
+reading it. Either way the first attempt's failure is what the job met; a root line printed after the restart
+began is its consequence, read as a cascade, as long as an earlier root line, or an agent's report of a worker
+that died without a word (its exit code, a confirmation), says what failed first. Lines that name no
 attempt (the agent's console, where the workers' output is teed) are placed by their own time against the
 restarted workers' first stamped line.
 """
@@ -17,6 +19,7 @@ from collections.abc import Sequence
 
 from l4lite.detect.base import Finding
 from l4lite.diagnose.evidence import own_time
+from l4lite.diagnose.traits import SEVERE
 from l4lite.records import Record
 from l4lite.scan.scanner import JobScan
 
@@ -41,6 +44,14 @@ def _after(r: Record, start: float) -> bool:
     return bool(_LATER_ATTEMPT.search(r.file)) or t is not None and t >= start
 
 
+def _before(r: Record, start: float) -> bool:
+    """Whether a line is known to be printed before the restart began: stamped before it, outside a restarted
+    worker's file. An untimed line (a worker's ``error.json`` copy of its traceback) is placed by neither."""
+    t = own_time(r)
+    t = r.time if t is None else t
+    return not _LATER_ATTEMPT.search(r.file) and t is not None and t < start
+
+
 def restarted_roots(scan: JobScan, findings: Sequence[Finding], roles: dict[int, str]) -> list[Finding]:
     """Root findings printed after the workers were restarted, while an earlier root says what failed first;
     their roles become cascades (``data["restarted"]``). Returns them."""
@@ -48,11 +59,24 @@ def restarted_roots(scan: JobScan, findings: Sequence[Finding], roles: dict[int,
     if start is None:
         return []
     roots = [f for f in findings if roles.get(id(f)) == "root" and f.records]
-    later = [f for f in roots if all(_after(r, start) for r in f.records)]
+    later = [f for f in roots if not any(_before(r, start) for r in f.records)
+             and any(_after(r, start) for r in f.records)]
     earlier = [f for f in roots if f not in later]
+    # a worker that died without a word of its own (SIGKILL while it saved) is told by its agent's report, a
+    # confirmation: printed before the restart, it says what failed first as well as a root line would
+    earlier += [f for f in findings if roles.get(id(f)) == "confirmation" and f.records and f.severity in SEVERE
+                and any(_before(r, start) for r in f.records)]
     if not earlier:
         return []
     for f in later:
         roles[id(f)] = "cascade"
         f.data["restarted"] = True
+    # the restarted workers' other error lines (an agent's report of their exit, the launcher's summary of the
+    # last attempt) are the same consequence: none of them says what broke
+    for f in findings:
+        role = roles.get(id(f))
+        if role in ("symptom", "confirmation") and f.records and not any(_before(r, start) for r in f.records) \
+                and any(_after(r, start) for r in f.records):
+            f.data["restarted"] = True
+            roles[id(f)] = "symptom"
     return later

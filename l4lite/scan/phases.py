@@ -149,8 +149,12 @@ _FRAME_PHASE: tuple[tuple[re.Pattern[str], str], ...] = (
                 r"resume\w*)\b"), "load"),
     (re.compile(r"\bin (?:evaluate|evaluation_loop|evaluation_step|validation_step|_run_evaluate|"
                 r"_evaluate|run_eval\w*|prediction_step|_validate)\b"), "eval"),
+    # wrapping the model for data parallelism (DDP's check that every rank holds the same parameters, the
+    # broadcast of rank 0's weights by DDP, FSDP or DeepSpeed's engine) happens once, before the first step
     (re.compile(r"\bin (?:initialize_megatron|_initialize_distributed|init_process_group|_compile_dependencies|"
-                r"init_distributed|_init_dist\w*|setup_distributed|_new_process_group_helper)\b"), "init"),
+                r"init_distributed|_init_dist\w*|setup_distributed|_new_process_group_helper|"
+                r"_verify_param_shape_across_processes|_sync_module_states|_sync_params_and_buffers|"
+                r"_broadcast_model|_configure_distributed_model)\b"), "init"),
     (re.compile(r"\bin (?:train_step|training_step|forward_step|backward_step|_inner_training_loop|"
                 r"train_epoch|_optimizer_step|optimizer_step|run_iter|run_epoch)\b"), "train"),
 )
