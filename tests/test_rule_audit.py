@@ -125,13 +125,12 @@ def test_a_library_version_mismatch_is_not_a_configuration_error() -> None:
 
 def test_a_generic_rule_reads_the_words_outside_its_mechanism() -> None:
     """A device-side assert is a mechanism: its own words (the lexicon's "device-side assert", a software word)
-    do not decide the line; the words around it do when they name a component, else the rule's category stands
-    (data since 2026-12-05: three of the four source groups whose line it decides are labels out of range)."""
+    do not decide the line; the words around it do when they name a component, else the rule's category stands."""
     pack = RulePack.load()
     assert pack.get("cuda-device-assert").generic
-    assert _finding_category(pack, "RuntimeError: CUDA error: device-side assert triggered") == "data"
-    assert _finding_category(pack, "RuntimeError: CUDA error: device-side assert triggered: invalid configuration "
-                                   "of the embedding") == "user_config"
+    assert _finding_category(pack, "RuntimeError: CUDA error: device-side assert triggered") == "user_config"
+    assert _finding_category(pack, "RuntimeError: CUDA error: device-side assert triggered in the tokenizer of a "
+                                   "truncated jsonl record") == "data"
 
 
 def test_threads_of_several_causes_make_a_mechanism(tmp_path: Path) -> None:
@@ -163,13 +162,14 @@ def test_a_verdict_needs_agreeing_source_groups_where_the_rule_decides(tmp_path:
 
 
 def test_no_shipped_rule_has_a_verdict_against_it_on_the_studied_threads() -> None:
-    """The lines file, the dev excerpts and the studied fresh samples (never d, f, h, j, l): every verdict of
-    2026-12-05 was applied (``nccl-system-error`` gives no category, ``cuda-device-assert`` reads data)."""
+    """The lines file, the dev excerpts and the studied fresh samples (never d, f, h, j, l): ``nccl-system-error``
+    gives no category since 2026-12-05; ``cuda-device-assert``'s verdict (data) was applied and taken back (it lost
+    the thread of its own example in ``category_cv.py --lines`` and moved nothing else). Any other verdict fails."""
     threads = rule_audit.labelled_threads(fresh=True)
     assert "fresh" in {t.origin for t in threads}
     assert not {t.group for t in threads} & _score_only_groups()
     rows = rule_audit.spread(threads=threads)
-    assert [(s.rule.id, s.verdict()) for s in rows if s.verdict()] == []
+    assert [(s.rule.id, s.verdict()) for s in rows if s.verdict()] == [("cuda-device-assert", "category data")]
     assert RulePack.load().get("nccl-system-error").category == "unknown"
 
 
