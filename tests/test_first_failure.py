@@ -132,20 +132,3 @@ def test_a_stuck_nodes_last_lines_name_their_component_in_the_lexicons_words() -
     assert said_by("epoch 3 done, writing summary") is None
     # a stall's own words are no diagnosis: the hang keeps its category
     assert said_by("One or more tensors were submitted by only a subset of ranks, which may cause a deadlock") is None
-
-
-def test_a_specific_signature_before_a_generic_root_line_on_its_node_gives_the_category() -> None:
-    """A root line the fallback or the learned model's guess read (an exception that says it failed) is no better
-    a cause than an errno signature its node printed a second before: the signature's category stands; before a
-    specific root line, or read again by words, or on another node, it does not."""
-    eio = finding("n2", 1050.0, role="symptom", category="storage", rule="eio", line=3, fallback=False)
-    for data in ({"fallback": True}, {"generic": True}, {"component": "(learned)"}):
-        root = finding("n2", 1051.0, category="software", rule="python-exception", line=5, **data)
-        assert earlier_failure([root, eio], {id(root): "root", id(eio): "symptom"}, root) is eio
-    cause = finding("n2", 1051.0, category="software", rule="cuda-kernel-bug", line=5, fallback=False)
-    assert earlier_failure([cause, eio], {id(cause): "root", id(eio): "symptom"}, cause) is None
-    root = finding("n2", 1051.0, category="software", rule="python-exception", line=5, fallback=True)
-    for other in (finding("n2", 1050.0, role="symptom", category="storage", rule="eio", component="disk"),
-                  finding("n3", 1050.0, role="symptom", category="storage", rule="eio"),
-                  finding("n2", 1050.0, role="symptom", category="storage", rule="eio", fallback=True)):
-        assert earlier_failure([root, other], {id(root): "root", id(other): "symptom"}, root) is None

@@ -161,16 +161,20 @@ def test_a_verdict_needs_agreeing_source_groups_where_the_rule_decides(tmp_path:
         assert kept.verdict() == ""
 
 
-def test_no_shipped_rule_has_a_verdict_against_it_on_the_studied_threads() -> None:
-    """The lines file, the dev excerpts and the studied fresh samples (never d, f, h, j, l): ``nccl-system-error``
-    gives no category since 2026-12-05; ``cuda-device-assert``'s verdict (data) was applied and taken back (it lost
-    the thread of its own example in ``category_cv.py --lines`` and moved nothing else). Any other verdict fails."""
+def test_the_verdicts_on_the_studied_threads_are_the_known_ones() -> None:
+    """The lines file, the dev excerpts and the studied fresh samples (never d, f, h, j, l). Both verdicts of
+    2026-12-05 were applied and taken back (docs/evaluation.md): ``nccl-system-error`` without a category (with
+    the fallback kept off its line) took the held-out category from 62.7 to 62.2 together with a change of
+    ``diagnose.firstfail``; ``cuda-device-assert`` as data lost the thread of its own example in
+    ``category_cv.py --lines``. Any other verdict fails here."""
     threads = rule_audit.labelled_threads(fresh=True)
     assert "fresh" in {t.origin for t in threads}
     assert not {t.group for t in threads} & _score_only_groups()
     rows = rule_audit.spread(threads=threads)
-    assert [(s.rule.id, s.verdict()) for s in rows if s.verdict()] == [("cuda-device-assert", "category data")]
-    assert RulePack.load().get("nccl-system-error").category == "unknown"
+    assert sorted((s.rule.id, s.verdict()) for s in rows if s.verdict()) == [
+        ("cuda-device-assert", "category data"), ("nccl-system-error", "role-only")]
+    assert [(s.rule.id, s.verdict()) for s in rule_audit.spread() if s.verdict()] == [
+        ("cuda-device-assert", "category data")]
 
 
 def _score_only_groups() -> set[str]:

@@ -12,12 +12,6 @@ it in the same file): an old error the job lived through says nothing about this
 setting (a path that is not there, a cancelled job) does not take the place of a node's own fault (a lost node, a
 GPU, its memory, a link, a file system): a node going away takes its daemons' sockets and files with it, and
 the words of what went missing then read as a configuration.
-
-A root line read by a signature that says only that something failed (a fallback on any Python exception, a
-generic signature whose category came from a guess of the learned model or that gives none) is no better a
-cause than a signature of its own node that names one: then a specific signature's line of the same node shortly
-before it (a symptom no words of another line re-read: an errno, an Xid, a signal, a named failure) takes its
-place too.
 """
 
 from __future__ import annotations
@@ -42,28 +36,12 @@ def _shortly_before(f: Finding, root: Finding) -> bool:
     return a is not None and b is not None and a.file == b.file and 0 < b.line - a.line <= LINES
 
 
-def generic_root(root: Finding) -> bool:
-    """A root line whose signature says that something failed, not what: a fallback, a generic signature whose
-    words named nothing or only the learned model's guess, or one that gives no category."""
-    return root.detector == "rules" and (bool(root.data.get("fallback")) or bool(root.data.get("generic"))
-                                         or root.data.get("component") == LEARNED_WORDS or root.category == "unknown")
-
-
-def specific(f: Finding, root: Finding) -> bool:
-    """A signature's error line that names its own cause (not a fallback, a generic reading or a re-read)."""
-    return f.detector == "rules" and f is not root and f.severity in ("critical", "error") \
-        and not f.data.get("fallback") and not f.data.get("generic") and "component" not in f.data
-
-
 def earlier_failure(findings: list[Finding], roles: dict[int, str], root: Finding) -> Finding | None:
     """The earliest error line of the root's node that names another component shortly before it; None."""
     if root.detector != "rules" or root.node is None:
         return None
-    loose = generic_root(root)
-    found = [f for f in findings if (f.detector == ComponentDetector.name and f.severity == "error"
-                                     and roles.get(id(f)) == "symptom"
-                                     or loose and specific(f, root) and roles.get(id(f)) in ("symptom", "root"))
-             and f.node == root.node
+    found = [f for f in findings if f.detector == ComponentDetector.name and f.severity == "error"
+             and roles.get(id(f)) == "symptom" and f.node == root.node
              and f.category not in ("unknown", root.category) and f.data.get("component") != LEARNED_WORDS
              and not (f.category == "user_config" and root.category in NODE_FAULTS)
              and not f.data.get("survived") and not f.data.get("in_baseline") and _shortly_before(f, root)]

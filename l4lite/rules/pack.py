@@ -123,14 +123,12 @@ class RuleMatch:
 def with_fallback(found: list[RuleMatch]) -> list[RuleMatch]:
     """The matches of the rules that are no fallback, in order, and the highest-priority fallback's when none of
     them explains the record: a rule that only says where the program was (a symptom of unknown category, such
-    as a traceback through a checkpoint load) does not, and the generic fallback still says that it failed. A
-    generic rule that gives no category (its threads' causes disagree) names the failure: its line's words and
-    its node's other lines say what failed, not the fallback's "an exception"."""
+    as a traceback through a checkpoint load) does not, and the generic fallback still says that it failed."""
     fallbacks = [m for m in found if m.rule.fallback]
     if not fallbacks:
         return found
     out = [m for m in found if not m.rule.fallback]
-    if any(m.rule.role != "symptom" or m.rule.category != "unknown" or m.rule.generic for m in out):
+    if any(m.rule.role != "symptom" or m.rule.category != "unknown" for m in out):
         return out
     return out + [max(fallbacks, key=lambda m: m.rule.priority)]
 
