@@ -145,6 +145,48 @@ def test_threads_of_several_causes_make_a_mechanism(tmp_path: Path) -> None:
     assert not cause.mechanism and cause.written == 3
 
 
+def test_a_verdict_needs_agreeing_source_groups_where_the_rule_decides(tmp_path: Path) -> None:
+    """Another category from three agreeing source groups that are more than half; role-only when four groups
+    decide and another label outnumbers the rule's own; nothing from two groups or a tie."""
+    pack = _shipped(_pack(tmp_path, category="storage"))
+    three = [("a/b#1", "user_config"), ("c/d#2", "user_config"), ("e/f#3", "user_config"), ("g/h#4", "storage")]
+    (moved,) = rule_audit.spread(pack, _threads(three))
+    assert moved.verdict() == "category user_config"
+    split = [("a/b#1", "user_config"), ("c/d#2", "user_config"), ("e/f#3", "network"), ("g/h#4", "storage")]
+    (loose,) = rule_audit.spread(pack, _threads(split))
+    assert loose.verdict() == "role-only"
+    for few in ([("a/b#1", "user_config"), ("c/d#2", "user_config"), ("e/f#3", "storage")],
+                [("a/b#1", "user_config"), ("c/d#2", "user_config"), ("e/f#3", "storage"), ("g/h#4", "storage")]):
+        (kept,) = rule_audit.spread(pack, _threads(few))
+        assert kept.verdict() == ""
+
+
+def test_the_verdicts_on_the_studied_threads_are_the_known_ones() -> None:
+    """The lines file, the dev excerpts and the studied fresh samples (never d, f, h, j, l). Both verdicts of
+    2026-12-05 were applied and taken back (docs/evaluation.md): ``nccl-system-error`` without a category (with
+    the fallback kept off its line) took the held-out category from 62.7 to 62.2 together with a change of
+    ``diagnose.firstfail``; ``cuda-device-assert`` as data lost the thread of its own example in
+    ``category_cv.py --lines``. Any other verdict fails here."""
+    threads = rule_audit.labelled_threads(fresh=True)
+    assert "fresh" in {t.origin for t in threads}
+    assert not {t.group for t in threads} & _score_only_groups()
+    rows = rule_audit.spread(threads=threads)
+    assert sorted((s.rule.id, s.verdict()) for s in rows if s.verdict()) == [
+        ("cuda-device-assert", "category data"), ("nccl-system-error", "role-only")]
+    assert [(s.rule.id, s.verdict()) for s in rule_audit.spread() if s.verdict()] == [
+        ("cuda-device-assert", "category data")]
+
+
+def _score_only_groups() -> set[str]:
+    import json
+    out: set[str] = set()
+    for name in ("d", "f", "h", "j", "l"):
+        for raw in (ROOT / "fixtures" / "real" / "fresh" / f"{name}.jsonl").read_text(encoding="utf-8").splitlines():
+            if raw.strip():
+                out.add(json.loads(raw)["source_group"])
+    return out
+
+
 def test_a_thread_a_rule_was_written_from_does_not_vote_for_it(tmp_path: Path) -> None:
     pack = _shipped(_pack(tmp_path, extra='examples = ["widget failed in some-owner/some-repository#1"]'))
     (found,) = rule_audit.spread(pack, _threads([("some-owner/some-repository#1", "software"), ("c/d#2", "host")]))
@@ -206,7 +248,8 @@ def test_an_unpickling_error_reads_the_words_after_it() -> None:
 
 def test_the_lexicon_words_the_threads_contradict_are_the_known_ones() -> None:
     """``invalid argument`` (network 2, user_config 1, software 4) stays a configuration word: without it dev lost
-    a thread (docs/evaluation.md); ``net/socket`` is NCCL's transport named in INFO lines of either kind, as
+    a thread (docs/evaluation.md), and as a code word (the majority of its threads, 2026-12-05) it lost the same
+    one (parlai3084, top-1 and category) while no score-only set moved; ``net/socket`` is NCCL's transport named in INFO lines of either kind, as
     ``mlx5`` is the NIC's driver named by network faults and by software ones alike (2 and 2); ``valueerror``
     agrees with most of its threads. ``net/ib`` (10 of 17)
     and ``not found`` (1 of 4) became weak words and NCCL's ``misc/ibvwrap.cc`` no name of its own on 2026-12-05
