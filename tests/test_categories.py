@@ -70,6 +70,9 @@ def test_the_first_exception_of_a_chained_traceback_is_the_cause(tmp_path: Path)
     lines = list(dev_excerpt("everydream15-memoryerror-final-ckpt").lines)
     assert chained_cause("\n".join(lines)) == "MemoryError"
     assert chained_cause("Traceback (most recent call last):\nValueError: x") is None
+    # torchrun's per-line tags (real job 128: ``[default0]:[rank0]: MemoryError``) are not part of the exception
+    tagged = "\n".join(f"[default0]:[rank0]: {line}" for line in lines)
+    assert chained_cause(tagged) == "MemoryError"
     # the final exception ("unexpected pos" of the zip writer) would say storage; the MemoryError says host
     assert one_node(tmp_path, lines) == ("incident", "host")
 

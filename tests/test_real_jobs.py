@@ -112,9 +112,9 @@ NEW_IN_111 = ("111", "112", "113", "114", "115", "116", "117", "118", "119")
 # file as the root (storage, load, the other node): the agent's report of the first attempt's killed worker, printed
 # before the restart, now says what failed first (``diagnose.restarts``); 132's DDP parameter check in the model
 # wrapper's constructor is set-up (``scan.phases``). All 133 jobs: top1 0.985, top3 1.0, phase 0.975, category
-# 0.902, F1 0.772, no false incident. Open: 128's MemoryError is the first exception of a chained traceback whose
-# lines carry a rank prefix (read as storage, the zip writer's "unexpected pos"), 130's stuck worker says nothing
-# (data), 132's "appears not to match sizes" reads as software, not configuration; 129 below.
+# 0.902, F1 0.772, no false incident. 128's MemoryError, the first exception of a chained traceback whose lines
+# carry torchrun's rank tags, is read as the cause once the tags are set aside (category 0.910). Open: 130's stuck
+# worker says nothing (data), 132's "appears not to match sizes" reads as software, not configuration; 129 below.
 FLOORS = {"status": 1.0, "top1": 0.98, "top3": 0.99, "phase": 0.97, "category": 0.90, "evidence_f1": 0.77}
 NEW_IN_125 = ("125", "126", "127", "128", "129", "130", "131", "132")
 # (129: one DeepSpeed rank's model has another hidden size; the engine's broadcast of the parameters aborts a rank

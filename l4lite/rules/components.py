@@ -267,6 +267,8 @@ def first_failure(text: str) -> str:
 _CHAINED = re.compile(r"During handling of the above exception, another exception occurred|"
                       r"The above exception was the direct cause of the following exception")
 _EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure)\b(?::.*)?$")
+# the tags a launcher puts before every line of a rank's output (torchrun's ``[rank0]:``, ``[default0]:``)
+_LINE_TAGS = re.compile(r"^\s*(?:\[[\w.:-]{1,40}\]:\s?)+")
 
 
 def chained_cause(text: str) -> str | None:
@@ -277,7 +279,7 @@ def chained_cause(text: str) -> str | None:
     if m is None:
         return None
     for line in reversed(text[:m.start()].splitlines()):
-        line = line.strip()
+        line = _LINE_TAGS.sub("", line).strip()
         if line:
             return line if _EXCEPTION_LINE.match(line) else None
     return None
