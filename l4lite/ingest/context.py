@@ -11,7 +11,7 @@ them, and every entry point (analyze, parse with one process or many, tail, Dask
   that formats without a year (glog, syslog) get it even when one file carries a wild date;
 - the job's time span from its files' first and last times, robust to the extreme: a dmesg capture that starts
   at the node's boot weeks earlier, or one line dated 2099, does not stretch it;
-- the boot time of nodes whose dmesg captures carry only uptimes (``timestamps.boot_anchors``);
+- the boot time of nodes whose dmesg captures carry only uptimes (``boots.boot_anchors``);
 - the clock skew between nodes, from lines every node writes at the same moment (``skew``), reported only.
 """
 
@@ -47,6 +47,7 @@ from l4lite.ingest.attribution import (
     stream_key,
     tie_streams,
 )
+from l4lite.ingest.boots import boot_anchors
 from l4lite.ingest.decode import open_lines, without_escapes
 from l4lite.ingest.fileranks import own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
@@ -73,7 +74,7 @@ from l4lite.ingest.spans import (
     vote_year,
 )
 from l4lite.ingest.timespots import learn_spot, spot_time, strip_stream_prefixes
-from l4lite.ingest.timestamps import TimestampParser, boot_anchors
+from l4lite.ingest.timestamps import TimestampParser
 from l4lite.ingest.writers import (
     ELASTIC_RANK_LINE,
     HOST_BANNER,

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
-from l4lite.ingest.timestamps import is_kernel_log
+from l4lite.ingest.boots import is_kernel_log
 
 # A clock this far before the job began, or before its file was written, was reset (1970 and 2000 are the
 # defaults of an unset clock): a kernel log reaches back to its node's boot, months at most, and an archive copied
