@@ -351,6 +351,9 @@ class _FileReader(HeaderReading, RunReading, JsonReading):
             if self.nameless:
                 acc.warn(f"{self.f.rel}: no node in its path or lines: its {self.nameless} record(s) count under "
                          "node 'unknown' (name the node with --node-from REGEX)")
+            if self.ts.undated:
+                acc.warn(f"{self.f.rel}: {self.ts.undated} line(s) dated with no real date (first: "
+                         f"{self.ts.undated_text!r}): kept, timed as the line before")
         finally:
             acc.lines_read += lines_read
             acc.lines_in_records += direct

@@ -34,8 +34,8 @@ _ISO = re.compile(r"((\d{4})[-/](\d\d)[-/](\d\d)[T ](\d\d):(\d\d):(\d\d))(?:[.,]
                   + r"(?=[\s|\],\"]|: |$)[,:]? *(?:>> )?")
 # 1732852924.849 / 1732852924849  (a JSON record's epoch seconds, milli-, micro- or nanoseconds: ``timespots``)
 _EPOCH = re.compile(r"(\d{9,19})(?:\.(\d{1,9}))?(?=[\s,}\]]|$)")
-# 09/11/2024 17:52:18  (HF example scripts)
-_US = re.compile(r"((\d\d)/(\d\d)/(\d{4}) (\d\d):(\d\d):(\d\d))(?:[.,](\d{1,9}))?(?= |$) *")
+# 09/11/2024 17:52:18  (HF example scripts) / 12/03/2026 02:38:23 PM  (the logging docs' ``%m/%d/%Y %I:%M:%S %p``)
+_US = re.compile(r"((\d\d)/(\d\d)/(\d{4}) (\d\d):(\d\d):(\d\d))(?:[.,](\d{1,9}))?(?: ([AP]M))?(?= |$) *")
 # [INFO|trainer.py:2048] 2024-09-11 17:52:18,030 >>  (HF transformers)
 _HF = re.compile(r"\[(DEBUG|INFO|WARNING|ERROR|CRITICAL)\|[^\]]*\] *")
 # [2023-03-05 06:40:25,173]
@@ -80,6 +80,17 @@ _DIGITS = frozenset("0123456789")
 _ENDS_TIME = frozenset(("", "\t", "\n", "\r", "|", "]", '"', "\v", "\f"))  # what may follow a time that ends with nothing
 
 NO_STAMP: tuple[float | None, int, str | None, str] = (None, 0, None, "")
+# each header pattern with the kind ``parse`` gives it: what a header whose date is no date is read as
+_SHAPES = ((_ISO, "iso"), (_ISO_BR, "iso"), (_US, "iso"), (_MMDD, "mmengine"), (_RAY_BR, "ray"),
+           (_SYSLOG, "syslog"), (_GLOG, "glog"), (_DATE, "date"), (_FM, "fm"), (_DMESG_H, "dmesg_h"),
+           (_VLLM, "vllm"))
+
+
+def _hour(h: int, half: str | None) -> int:
+    """The hour of a 12-hour clock's ``h`` with its ``AM``/``PM`` (12 AM is midnight, 12 PM noon)."""
+    if half is None:
+        return h
+    return h % 12 + (12 if half == "PM" else 0)
 
 
 def _offset_seconds(off: str | None) -> int:
@@ -106,7 +117,8 @@ class TimestampParser:
     """Per-file timestamp state: year inference and the dmesg boot anchor."""
 
     __slots__ = ("_year", "_default_year", "_near", "_mtime", "_last_month", "_days", "boot", "boot_index",
-                 "_last_uptime", "_prescan_boot", "_cache", "_same", "_minutes", "_syslog_minutes")
+                 "_last_uptime", "_prescan_boot", "_cache", "_same", "_minutes", "_syslog_minutes", "undated",
+                 "undated_text")
 
     def __init__(self, year: int | None = None, mtime: float | None = None, near: int | None = None) -> None:
         self._default_year = year
@@ -126,6 +138,8 @@ class TimestampParser:
         self.boot_index = 0  # incremented when the uptime restarts (a reboot inside the file)
         self._last_uptime = -1.0
         self._prescan_boot: tuple[int, float] | None = None
+        self.undated = 0  # headers whose date is no date (``_undated``), and the first of them as written
+        self.undated_text: str | None = None
 
     # ------------------------------------------------------------------------------------------ helpers
     def _day(self, y: int, m: int, d: int) -> float:
@@ -222,12 +236,14 @@ class TimestampParser:
                         m = _US.match(s, pos)
                         if m is None:
                             return NO_STAMP
-                        t = self._cache.get(m[1])
+                        key = m[1] + m[9] if m[9] else m[1]
+                        t = self._cache.get(key)
                         if t is None:
                             mo, y = int(m[2]), int(m[4])
                             self._seen_year(y, mo)
-                            t = self._day(y, mo, int(m[3])) + int(m[5]) * 3600 + int(m[6]) * 60 + int(m[7])
-                            self._remember(m[1], t)
+                            t = self._day(y, mo, int(m[3])) + _hour(int(m[5]), m[9]) * 3600 + int(m[6]) * 60 \
+                                + int(m[7])
+                            self._remember(key, t)
                         return t + _frac(m[8]), m.end(), None, "iso"
                     m = _MMDD.match(s, pos)
                     if m:
@@ -258,8 +274,21 @@ class TimestampParser:
                     t, end, _, kind = self.parse(s, m.end())
                     return t, (end or m.end()), level, "kern" if not kind else "kern+" + kind
             return NO_STAMP
-        except ValueError:  # impossible dates such as Feb 30
-            return NO_STAMP
+        except ValueError:  # impossible dates such as Feb 30, 0000-00-00, 2026-13-45
+            return self._undated(s, pos)
+
+    def _undated(self, s: str, pos: int) -> tuple[float | None, int, str | None, str]:
+        """A header whose date is no date (an unset clock's ``0000-00-00``, a corrupt ``2026-13-45``): still the
+        header it is shaped as, so its line starts a record as its neighbours do (the reader gives it the time
+        of the line before), without a time of its own; counted in ``undated``."""
+        for pattern, kind in _SHAPES:
+            m = pattern.match(s, pos)
+            if m is not None:
+                self.undated += 1
+                if self.undated_text is None:
+                    self.undated_text = s[pos:m.end()].strip()
+                return None, m.end(), None, kind
+        return NO_STAMP
 
     def _same_second(self, s: str, pos: int) -> tuple[float | None, int, str | None, str] | None:
         """The header of a line that starts with the same date-time text as the previous ISO header and has the
