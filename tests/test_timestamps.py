@@ -278,3 +278,44 @@ def test_a_line_dated_with_no_date_inside_a_traceback_is_kept_and_counted(tmp_pa
     bad = [r for r in recs if "heartbeat" in r.text]
     assert [(r.line, r.time) for r in bad] == [(8, recs[4].time), (9, recs[4].time)]
     assert acc.balanced and any("2 line(s) dated with no real date" in w for w in acc.warnings)
+
+
+def test_a_date_without_a_year_takes_the_year_nearest_the_jobs_time() -> None:
+    """Around New Year (the job's dated lines' middle at midnight), a kernel log of January lines alone is of the
+    next year and one of December of this one, whatever the job's voted year or the file's write time."""
+    from l4lite.ingest.timestamps import year_near
+
+    midnight = datetime(2027, 1, 1, tzinfo=UTC).timestamp()
+    assert (year_near(midnight, 1), year_near(midnight, 12), year_near(midnight, 6)) == (2027, 2026, 2027)
+    written_later = datetime(2027, 12, 10, tzinfo=UTC).timestamp()  # copied a year after, without its times
+    p = TimestampParser(2026, written_later, 2026, around=midnight - 30)
+    assert p.parse("Jan  1 00:00:03 node7 kernel: x")[0] == midnight + 3
+    assert p.parse("I1231 23:59:58.000000 42 train.py:1] x")[0] == midnight - 2
+    assert p.parse("Jan  1 00:00:04 node7 kernel: x")[0] == midnight + 4
+
+
+def test_yearless_files_beside_dated_ones_read_in_the_dated_files_year(tmp_path: Path) -> None:
+    """A node's syslog-stamped file written on January 1 beside ISO files of December 31: one job span of
+    seconds, not a year (each file guessing its own year from its lines and write time put it a year off)."""
+    import os
+
+    from l4lite.ingest.context import build_context
+    from l4lite.ingest.files import discover
+    from l4lite.records import Accounting
+
+    for node in ("a", "b"):
+        (tmp_path / node).mkdir()
+    (tmp_path / "a" / "train.log").write_text("".join(f"2026-12-31 23:59:{s:02d},000 INFO step {s}\n"
+                                                      for s in range(50, 60)))
+    (tmp_path / "b" / "kern.log").write_text("".join(f"Jan  1 00:00:{s:02d} b kernel: eth0 up {s}\n"
+                                                     for s in range(5)))
+    jan = datetime(2027, 1, 1, 0, 1, tzinfo=UTC).timestamp()
+    for p in tmp_path.rglob("*.log"):
+        os.utime(p, (jan, jan))
+    ctx = build_context(discover([str(tmp_path)], Accounting()).files)
+    assert ctx.year == 2026 and ctx.end is not None and ctx.start is not None
+    assert ctx.end - ctx.start < 60
+    from l4lite.ingest.reader import IngestOptions, iter_records
+
+    kern = [r.time for r in iter_records([str(tmp_path)], IngestOptions(), Accounting()) if "eth0" in r.text]
+    assert kern == [jan - 60 + s for s in range(5)]

@@ -59,6 +59,24 @@ def job_span(spans: Sequence[FileSpan]) -> tuple[float | None, float | None]:
     return start, max(start, end)
 
 
+def dated_middle(spans: dict[str, FileSpan], dated: dict[str, bool]) -> float | None:
+    """The median middle of the spans of the files whose lines carry a year (``dated``: rel -> whether they do),
+    or None when no file carries one. One job-level time for every date printed without a year (glog, syslog):
+    each file's own guess (its write time, its first month) can put a file copied later, or a kernel log whose
+    lines all fall after New Year, a year off its peers."""
+    mids = [(v.first + v.last) / 2 for rel, v in spans.items() if dated.get(rel)]
+    return statistics.median(mids) if mids else None
+
+
+def first_written(files: Sequence[Any]) -> float | None:
+    """The earliest write time of a job's files (none before 2000: a file unpacked without its times): where no
+    line carries a year, dates without one take theirs from it, one guess for the job. A file's own write time
+    can be a year after its lines (copied without its times); the first one is the least moved."""
+    times = [m for f in files if (m := getattr(f, "mtime", None)) and m > _Y2K]
+    return min(times) if times else None
+
+
+_Y2K = 946684800.0
 APART_GAP = 6 * 3600.0  # a file whose whole span is this far (or the core's length) from the job's core is not its
 
 

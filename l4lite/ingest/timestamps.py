@@ -86,6 +86,15 @@ _SHAPES = ((_ISO, "iso"), (_ISO_BR, "iso"), (_US, "iso"), (_MMDD, "mmengine"), (
            (_VLLM, "vllm"))
 
 
+def year_near(around: float, month: int) -> int:
+    """The year whose ``month`` (its middle) lies nearest the time ``around``: one year for the whole month, as
+    the window clocks read a month's syslog times in one year (``clocks``)."""
+    ref = _time.gmtime(around)
+    y = ref.tm_year
+    ref_days = date(y, ref.tm_mon, ref.tm_mday).toordinal()
+    return min((y - 1, y, y + 1), key=lambda c: abs(date(c, month, 15).toordinal() - ref_days))
+
+
 def _hour(h: int, half: str | None) -> int:
     """The hour of a 12-hour clock's ``h`` with its ``AM``/``PM`` (12 AM is midnight, 12 PM noon)."""
     if half is None:
@@ -116,12 +125,17 @@ def _frac(digits: str | None) -> float:
 class TimestampParser:
     """Per-file timestamp state: year inference and the dmesg boot anchor."""
 
-    __slots__ = ("_year", "_default_year", "_near", "_mtime", "_last_month", "_days", "boot", "boot_index",
+    __slots__ = ("_year", "_default_year", "_near", "_mtime", "_around", "_last_month", "_days", "boot", "boot_index",
                  "_last_uptime", "_prescan_boot", "_cache", "_same", "_minutes", "_syslog_minutes", "undated",
                  "undated_text")
 
-    def __init__(self, year: int | None = None, mtime: float | None = None, near: int | None = None) -> None:
+    def __init__(self, year: int | None = None, mtime: float | None = None, near: int | None = None,
+                 around: float | None = None) -> None:
         self._default_year = year
+        # the job's time (``JobContext.around``): a date without a year is in the year that puts its month nearest
+        # it, so one file's dates of January beside the job's December are of the next year, whatever the file's
+        # write time or the year most of the job's dated lines carry
+        self._around = around
         self._near = near if near is not None else year  # dates more than a year off it are a wrong clock
         self._mtime = mtime
         self._year: int | None = year
@@ -169,6 +183,13 @@ class TimestampParser:
 
     def _infer_year(self, m: int, d: int) -> int:
         """The year of a date printed without one."""
+        if self._around is not None:
+            y = year_near(self._around, m)
+            if y != self._year:
+                self._cache.clear()
+            self._year = y
+            self._last_month = m
+            return y
         y = self._year
         if y is None:
             ref = self._mtime if self._mtime is not None else _time.time()
