@@ -450,7 +450,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     # ---- time first: a file that is not this job's says nothing about its nodes either
     ctx.year, ctx.near_year = (year, year) if year is not None else vote_year(((rel, v.years) for rel, v in samples.items()), files)
     spans = _file_spans(files, samples, ctx.year, ctx.near_year)
-    ctx.around = dated_middle(spans, {rel: bool(v.years) for rel, v in samples.items()}) if year is None else None
+    ctx.around = dated_middle(spans, {rel: v.years for rel, v in samples.items()}, ctx.near_year) if year is None else None
     ctx.written = first_written(files) if ctx.around is None and year is None else None
     if ctx.around is not None or ctx.written is not None:  # dates without a year: one year for the whole job
         spans = _file_spans(files, samples, ctx.year, ctx.near_year, ctx.around, ctx.written)

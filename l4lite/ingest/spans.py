@@ -59,12 +59,16 @@ def job_span(spans: Sequence[FileSpan]) -> tuple[float | None, float | None]:
     return start, max(start, end)
 
 
-def dated_middle(spans: dict[str, FileSpan], dated: dict[str, bool]) -> float | None:
-    """The median middle of the spans of the files whose lines carry a year (``dated``: rel -> whether they do),
-    or None when no file carries one. One job-level time for every date printed without a year (glog, syslog):
-    each file's own guess (its write time, its first month) can put a file copied later, or a kernel log whose
-    lines all fall after New Year, a year off its peers."""
-    mids = [(v.first + v.last) / 2 for rel, v in spans.items() if dated.get(rel)]
+def dated_middle(spans: dict[str, FileSpan], years: dict[str, Counter[int]], near: int | None) -> float | None:
+    """The median middle of the spans of the files whose lines carry a year (``years``: rel -> the years its
+    sampled lines carry) within a year of ``near`` (the job's year: a file dated only by a reset clock's 1970 line
+    is not one), or None when no file does. One job-level time for every date printed without a year (glog,
+    syslog): each file's own guess (its write time, its first month) can put a file copied later, or a kernel log
+    whose lines all fall after New Year, a year off its peers."""
+    if near is None:
+        return None
+    mids = [(v.first + v.last) / 2 for rel, v in spans.items()
+            if (got := years.get(rel)) and abs(got.most_common(1)[0][0] - near) <= 1]
     return statistics.median(mids) if mids else None
 
 
