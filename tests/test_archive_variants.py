@@ -108,8 +108,9 @@ CASES: dict[str, tuple[str, ...]] = {
     # 065: a healthy job's teardown on a node 5 s behind the node that says it finished
     "skewed-peer": ("065-ray-healthy", "001-ddp-exception", "037-ddp-host_oom"),
     "glog-peer": ("001-ddp-exception",),
-    # every file of the job yearless, half of them copied a year after they were written
-    "syslog-peer-copied": ("017-lightning-exception", "053-ignite-sigkill"),
+    # a node's files in syslog's yearless format, copied a year after they were written (053: its year was
+    # guessed from the copy's write time, a year after the other node's)
+    "syslog-peer-copied": ("001-ddp-exception", "053-ignite-sigkill"),
     # 038: a kernel log of January lines alone beside December's; 027: a Flight Recorder dump's times moved too
     "new-year": ("038-hf-host_oom", "027-hf-hang_fr"),
     "ampm": ("004-ddp-nan", "120-amp-healthy"),  # 120: a PM time read as AM made a healthy job hang
