@@ -13,7 +13,6 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +81,7 @@ class Variant:
     renamed: dict[str, str] = field(default_factory=dict)  # new folder name -> the node folder it replaced
     target: str = "."  # what to analyse, relative to the variant's folder
     stdin: str | None = None  # a file fed on stdin (``l4lite analyze -``)
+    shift: float = 0.0  # seconds every time of the job was moved by (the failure time moves as much)
 
 
 @dataclass
@@ -132,7 +132,7 @@ def write_variant(v: Variant, dest: Path) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ transforms
-def _texts(job: Job) -> list[Src]:
+def texts(job: Job) -> list[Src]:
     return [s for s in job.srcs if s.lines is not None]
 
 
@@ -250,7 +250,7 @@ def _merged(job: Job, label: bool) -> Variant:
     tops = sorted({s.node for s in job.srcs if s.node})
     out = Out("job.out")
     kept: list[Out] = []
-    for s in _texts(job):
+    for s in texts(job):
         if label and (m := _LOG_DIR.search(s.rel)) and s.node:
             kept.append(copy_of(s, "logs/" + m[1]))
             continue
@@ -275,14 +275,14 @@ def gzipped(job: Job) -> Variant:
     return Variant(outs)
 
 
-def _largest(job: Job, avoid: Sequence[str] = ()) -> Src:
-    texts = sorted(_texts(job), key=lambda s: (-len(s.lines or ()), s.rel))
-    return next((s for s in texts if s.rel not in avoid), texts[0])
+def largest(job: Job, avoid: Sequence[str] = ()) -> Src:
+    found = sorted(texts(job), key=lambda s: (-len(s.lines or ()), s.rel))
+    return next((s for s in found if s.rel not in avoid), found[0])
 
 
 def rotated(job: Job) -> Variant:
     """The largest file rotated by logrotate: oldest third in ``.2.gz``, then ``.1``, the newest in the file."""
-    big = _largest(job)
+    big = largest(job)
     outs = [copy_of(s) for s in job.srcs if s is not big]
     assert big.lines is not None
     n = len(big.lines)
@@ -311,7 +311,7 @@ def bom(job: Job) -> Variant:
     return Variant(outs)
 
 
-def _edit(job: Job, target: Src, edit: Callable[[Out], None]) -> Variant:
+def edit_file(job: Job, target: Src, edit: Callable[[Out], None]) -> Variant:
     outs = []
     for s in job.srcs:
         o = copy_of(s)
@@ -327,7 +327,7 @@ def garbage(job: Job) -> Variant:
         mid = len(o.lines) // 2
         o.lines.insert(mid, b"\x00\x9c\xff\x13\x88\x01\xfe\x07\x1b\x80\xc3\x02")
         o.origin.insert(mid, None)
-    return _edit(job, _largest(job), edit)
+    return edit_file(job, largest(job), edit)
 
 
 def nul_run(job: Job) -> Variant:
@@ -335,7 +335,7 @@ def nul_run(job: Job) -> Variant:
     def edit(o: Out) -> None:
         mid = len(o.lines) // 2
         o.lines[mid] = b"\x00" * 4096 + o.lines[mid]
-    return _edit(job, _largest(job), edit)
+    return edit_file(job, largest(job), edit)
 
 
 def truncated(job: Job) -> Variant:
@@ -346,139 +346,13 @@ def truncated(job: Job) -> Variant:
             o.lines[-1] = o.lines[-1][: max(1, len(o.lines[-1]) // 2)]
             o.origin[-1] = None
         o.final_newline = False
-    return _edit(job, _largest(job, job.root_files), edit)
+    return edit_file(job, largest(job, job.root_files), edit)
 
 
 def empty_files(job: Job) -> Variant:
     node = sorted({s.node for s in job.srcs if s.node} or {""})[0]
     where = f"{node}/" if node else ""
     return Variant([*(copy_of(s) for s in job.srcs), Out(where + "empty.log"), Out(where + "old.log.gz", raw=b"")])
-
-
-def _clock_target(job: Job) -> Src:
-    texts = {s.rel: s for s in _texts(job)}
-    return next((texts[f] for f in job.root_files if f in texts), _largest(job))
-
-
-def _first_line(job: Job, line: bytes) -> Variant:
-    def edit(o: Out) -> None:
-        o.lines.insert(0, line)
-        o.origin.insert(0, None)
-    return _edit(job, _clock_target(job), edit)
-
-
-def clock_1970(job: Job) -> Variant:
-    return _first_line(job, b"1970-01-01 00:00:00,000 clock reset")
-
-
-def clock_2099(job: Job) -> Variant:
-    return _first_line(job, b"2099-06-01 00:00:00,000 clock jumped")
-
-
-def _mid_line(job: Job, line: bytes) -> Variant:
-    """A line stamped by a wrong clock in the middle of the root evidence's file (inside a traceback, often)."""
-    def edit(o: Out) -> None:
-        mid = len(o.lines) // 2
-        o.lines.insert(mid, line)
-        o.origin.insert(mid, None)
-    return _edit(job, _clock_target(job), edit)
-
-
-def clock_2099_mid(job: Job) -> Variant:
-    """One line in the middle of the file from a clock that jumped to 2099."""
-    return _mid_line(job, b"2099-06-01 00:00:00,000 clock jumped")
-
-
-def clock_2099_end(job: Job) -> Variant:
-    """One line after the last of the file from a clock that jumped to 2099."""
-    def edit(o: Out) -> None:
-        o.lines.append(b"2099-06-01 00:00:00,000 clock jumped")
-        o.origin.append(None)
-    return _edit(job, _clock_target(job), edit)
-
-
-_ISO = re.compile(rb"(?<![\dT])(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)[,.](\d{3,6})(?![\d+])(Z)?")
-
-
-_RAY_HEADER = re.compile(rb" [IWEFCD] \d+ \d+\]")
-
-
-def local_offset(job: Job) -> Variant:
-    """The file of the root evidence written in local time (+05:30) with the offset spelled out."""
-    tz = timezone(timedelta(hours=5, minutes=30))
-
-    def local(m: re.Match[bytes]) -> bytes:
-        t = datetime.fromisoformat(f"{m[1].decode()}T{m[2].decode()}").replace(tzinfo=UTC)
-        return t.astimezone(tz).strftime("%Y-%m-%dT%H:%M:%S").encode() + b"." + m[3] + b"+05:30"
-
-    def zoned(m: re.Match[bytes]) -> bytes:
-        # Ray's C++ header (``[2026-12-04 13:54:48,946 E 238 265]``) is a fixed format with no zone to spell out:
-        # no Ray process writes it as ``2026-12-04T19:24:48.946+05:30``, so it is left as written
-        return m[0] if _RAY_HEADER.match(m.string, m.end()) else local(m)
-
-    def edit(o: Out) -> None:
-        o.lines = [_ISO.sub(zoned, ln) for ln in o.lines]
-    return _edit(job, _clock_target(job), edit)
-
-
-_GLOG = re.compile(rb"(?<![\w.])([IWEF])(\d\d)(\d\d) (\d\d:\d\d:\d\d)(?=\.\d{6} )")
-SKEW = timedelta(seconds=-5)
-
-
-def _skewed(m: re.Match[bytes]) -> bytes:
-    t = datetime.fromisoformat(f"{m[1].decode()}T{m[2].decode()}") + SKEW
-    return t.strftime("%Y-%m-%d").encode() + m[0][10:11] + t.strftime("%H:%M:%S").encode() + m[0][19:]
-
-
-def _skewed_glog(m: re.Match[bytes]) -> bytes:
-    t = datetime.fromisoformat(f"2024-{m[2].decode()}-{m[3].decode()}T{m[4].decode()}") + SKEW
-    return m[1] + t.strftime("%m%d %H:%M:%S").encode()
-
-
-def skewed_peer(job: Job) -> Variant:
-    """The clock of one node without root evidence runs 45 s behind: its peers' timeouts and teardown, which
-    follow the fault, carry times before it."""
-    roots = {r.split("/", 1)[0] for r in job.root_files if "/" in r}
-    peers = sorted({s.node for s in job.srcs if s.node and s.node not in roots})
-    v = identity(job)
-    if not peers:
-        return v
-    for o in v.outs:
-        if o.rel.split("/", 1)[0] == peers[0] and o.raw is None:
-            o.lines = [_GLOG.sub(_skewed_glog, _ISO.sub(_skewed, ln)) for ln in o.lines]
-    return v
-
-
-# ISO dates, glog's MMDD, and the US MM/DD/YYYY of accelerate's and Python's ``%x``-style headers: every date form
-# the real jobs' lines carry, so that the whole stray file is a day older (a file half of whose lines kept the
-# job's day is no stale file)
-_DAY = re.compile(rb"(?<!\d)(\d{4})-(\d\d)-(\d\d)(?=[ T]\d\d:)|(?<![\w.])([IWEF])(\d\d)(\d\d)(?= \d\d:\d\d:\d\d)"
-                  rb"|(?<![\d/])(\d\d)/(\d\d)/(\d{4})(?= \d\d:\d\d:\d\d)")
-
-
-def _day_before(m: re.Match[bytes]) -> bytes:
-    if m[1]:
-        d = datetime(int(m[1]), int(m[2]), int(m[3])) - timedelta(days=1)
-        return d.strftime("%Y-%m-%d").encode()
-    if m[7]:
-        d = datetime(int(m[9]), int(m[7]), int(m[8])) - timedelta(days=1)
-        return d.strftime("%m/%d/%Y").encode()
-    d = datetime(2024, int(m[5]), int(m[6])) - timedelta(days=1)
-    return m[4] + d.strftime("%m%d").encode()
-
-
-def stale_file(job: Job) -> Variant:
-    """A stray file of another job from the day before, left in a node folder."""
-    v = identity(job)
-    other = job.neighbour
-    if other is None or other.lines is None:
-        return v
-    node = sorted({s.node for s in job.srcs if s.node} or {""})[0]
-    out = Out((f"{node}/" if node else "") + "previous-" + other.rel.rsplit("/", 1)[-1],
-              lines=[_DAY.sub(_day_before, ln) for ln in other.lines], mtime=other.mtime - 86400)
-    out.origin = [None] * len(out.lines)
-    v.outs.append(out)
-    return v
 
 
 def stdin(job: Job) -> Variant:
@@ -515,11 +389,4 @@ TRANSFORMS: dict[str, Callable[[Job], Variant]] = {
     "nul-run": nul_run,
     "truncated-last-line": truncated,
     "empty-files": empty_files,
-    "clock-1970": clock_1970,
-    "clock-2099": clock_2099,
-    "clock-2099-mid": clock_2099_mid,
-    "clock-2099-end": clock_2099_end,
-    "local-offset": local_offset,
-    "stale-file": stale_file,
-    "skewed-peer": skewed_peer,
 }

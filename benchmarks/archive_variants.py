@@ -34,7 +34,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from archive_transforms import (  # noqa: E402  (the transforms live beside this script)
     GROUND_TRUTH,
-    TRANSFORMS,
     Job,
     Origin,
     Variant,
@@ -42,6 +41,10 @@ from archive_transforms import (  # noqa: E402  (the transforms live beside this
     load_job,
     write_variant,
 )
+from archive_transforms import TRANSFORMS as ARCHIVE_TRANSFORMS  # noqa: E402
+from time_transforms import TIME_TRANSFORMS  # noqa: E402
+
+TRANSFORMS = {**ARCHIVE_TRANSFORMS, **TIME_TRANSFORMS}
 
 ROOT = Path(__file__).resolve().parent.parent
 TIME_SLACK = 5.0  # seconds a failure time may move
@@ -100,8 +103,9 @@ def verdict_of(incident: dict[str, Any], v: Variant, job: Job) -> Verdict:
         evidence.add(table[line - 1] if table and 0 < line <= len(table) and table[line - 1] else (f"?{f}", line))
     suspects = incident.get("suspects") or []
     node = suspects[0].get("node") if suspects else None
+    when = _seconds(incident.get("failure_time"))
     return Verdict(incident.get("status") or "", incident.get("category"), incident.get("phase"),
-                   v.renamed.get(node, node) if node else None, _seconds(incident.get("failure_time")),
+                   v.renamed.get(node, node) if node else None, None if when is None else when - v.shift,
                    frozenset(evidence), frozenset(_message(job.lines, o) for o in evidence))
 
 

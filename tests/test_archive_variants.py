@@ -107,6 +107,19 @@ CASES: dict[str, tuple[str, ...]] = {
     "stale-file": ("004-ddp-nan", "003-ddp-hang", "005-ddp-enospc", "011-hf-hang"),
     # 065: a healthy job's teardown on a node 5 s behind the node that says it finished
     "skewed-peer": ("065-ray-healthy", "001-ddp-exception", "037-ddp-host_oom"),
+    "glog-peer": ("001-ddp-exception",),
+    # a node's files in syslog's yearless format, copied a year after they were written (053: its year was
+    # guessed from the copy's write time, a year after the other node's)
+    "syslog-peer-copied": ("001-ddp-exception", "053-ignite-sigkill"),
+    # 038: a kernel log of January lines alone beside December's; 027: a Flight Recorder dump's times moved too
+    "new-year": ("038-hf-host_oom", "027-hf-hang_fr"),
+    "ampm": ("004-ddp-nan", "120-amp-healthy"),  # 120: a PM time read as AM made a healthy job hang
+    "epoch-ms-json": ("001-ddp-exception",),
+    "epoch-s-json": ("002-ddp-sigkill",),
+    # a peer an hour ahead from the middle on: kept here, not yet everywhere (docs/evaluation.md)
+    "dst-jump": ("002-ddp-sigkill",),
+    "bad-dates": ("002-ddp-sigkill", "025-hf-hang"),  # between a traceback's frames
+    "dmesg-old-boot": ("ib-link-down", "047-ddp-host_oom_srun"),
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -88,8 +89,10 @@ def test_formats(line: str, expected: float | None, rest: str, level: str | None
     assert lvl == level
 
 
-@pytest.mark.parametrize("line", ["hello world", "", "[E ProcessGroupNCCL.cpp:915] x", "Feb 30 10:00:00 h x",
-                                  "2024-13-45 10:00:00 x", "12345 apples", "[rank0]: x", "[INFO] x",
+# an impossible date (``Feb 30``, ``2024-13-45``) is a header without a time: see the test of headers whose date
+# is no date below
+@pytest.mark.parametrize("line", ["hello world", "", "[E ProcessGroupNCCL.cpp:915] x", "12345 apples",
+                                  "[rank0]: x", "[INFO] x",
                                   "2024-01-01 10:00:00abc", "Epoch 0: 3%"])
 def test_no_timestamp(line: str) -> None:
     assert TimestampParser(year=2025).parse(line) == (None, 0, None, "")
@@ -229,3 +232,90 @@ def test_an_offset_after_a_time_of_the_same_second_is_read() -> None:
     p = TimestampParser(2025)
     assert p.parse('2025-01-01T10:00:00.500", "x": 1', 0)[0] == 1735725600.5
     assert p.parse('2025-01-01T10:00:00.500+02:00", "x": 1', 0)[0] == 1735725600.5 - 7200
+
+
+def test_a_12_hour_clock_reads_its_am_or_pm() -> None:
+    """The logging docs' ``datefmt='%m/%d/%Y %I:%M:%S %p'``: 02:38:23 PM is 14:38:23, 12 AM midnight, 12 PM noon."""
+    p = TimestampParser()
+    day = 1796256000.0  # 2026-12-03T00:00:00Z
+    assert p.parse("12/03/2026 02:38:23 PM INFO step 7")[0] == day + 14 * 3600 + 38 * 60 + 23
+    assert p.parse("12/03/2026 02:38:23 AM INFO step 7")[0] == day + 2 * 3600 + 38 * 60 + 23
+    assert p.parse("12/03/2026 12:05:00 AM x")[0] == day + 300
+    t, end, _, _ = p.parse("12/03/2026 12:05:00 PM x")
+    assert (t, "12/03/2026 12:05:00 PM x"[end:]) == (day + 12 * 3600 + 300, "x")
+    assert p.parse("12/03/2026 14:38:23 x")[0] == day + 14 * 3600 + 38 * 60 + 23
+
+
+def test_a_header_whose_date_is_no_date_stays_a_header_without_a_time() -> None:
+    """An unset clock's ``0000-00-00`` or a corrupt month ends the header as a real date would, with no time, and
+    is counted; the next good line reads as ever."""
+    p = TimestampParser(2026)
+    for line in ("0000-00-00 00:00:00,000 INFO heartbeat", "2026-13-45 25:61:07,000 INFO heartbeat",
+                 "Feb 30 10:00:00 node7 kernel: x"):
+        t, end, _, kind = p.parse(line)
+        assert t is None and end > 0 and kind in ("iso", "syslog")
+    assert (p.undated, p.undated_text) == (3, "0000-00-00 00:00:00,000")
+    assert p.parse("2026-12-03 00:00:01,000 INFO ok")[0] == 1796256001.0
+    assert p.parse("no header here") == (None, 0, None, "")
+
+
+def test_a_line_dated_with_no_date_inside_a_traceback_is_kept_and_counted(tmp_path: Path) -> None:
+    """Two lines of impossible dates between a traceback's frames: the traceback stays one record, each bad line
+    is a record of its own timed as the line before, and the file's warning counts them."""
+    from l4lite.ingest.reader import IngestOptions, iter_records
+    from l4lite.records import Accounting
+
+    (tmp_path / "n1").mkdir()
+    lines = [f"2026-12-03 14:38:{i:02d},100 INFO step {i}" for i in range(5)]
+    lines += ["Traceback (most recent call last):", '  File "train.py", line 3, in <module>',
+              "0000-00-00 00:00:00,000 INFO heartbeat", "2026-13-45 25:61:07,000 INFO heartbeat", "    main()",
+              "RuntimeError: boom", "2026-12-03 14:39:00,100 INFO done"]
+    (tmp_path / "n1" / "train.log").write_text("\n".join(lines) + "\n")
+    acc = Accounting()
+    recs = list(iter_records([str(tmp_path)], IngestOptions(), acc))
+    tb = next(r for r in recs if r.text.startswith("Traceback"))
+    assert tb.text.endswith("RuntimeError: boom")
+    bad = [r for r in recs if "heartbeat" in r.text]
+    assert [(r.line, r.time) for r in bad] == [(8, recs[4].time), (9, recs[4].time)]
+    assert acc.balanced and any("2 line(s) dated with no real date" in w for w in acc.warnings)
+
+
+def test_a_date_without_a_year_takes_the_year_nearest_the_jobs_time() -> None:
+    """Around New Year (the job's dated lines' middle at midnight), a kernel log of January lines alone is of the
+    next year and one of December of this one, whatever the job's voted year or the file's write time."""
+    from l4lite.ingest.timestamps import year_near
+
+    midnight = datetime(2027, 1, 1, tzinfo=UTC).timestamp()
+    assert (year_near(midnight, 1), year_near(midnight, 12), year_near(midnight, 6)) == (2027, 2026, 2027)
+    written_later = datetime(2027, 12, 10, tzinfo=UTC).timestamp()  # copied a year after, without its times
+    p = TimestampParser(2026, written_later, 2026, around=midnight - 30)
+    assert p.parse("Jan  1 00:00:03 node7 kernel: x")[0] == midnight + 3
+    assert p.parse("I1231 23:59:58.000000 42 train.py:1] x")[0] == midnight - 2
+    assert p.parse("Jan  1 00:00:04 node7 kernel: x")[0] == midnight + 4
+
+
+def test_yearless_files_beside_dated_ones_read_in_the_dated_files_year(tmp_path: Path) -> None:
+    """A node's syslog-stamped file written on January 1 beside ISO files of December 31: one job span of
+    seconds, not a year (each file guessing its own year from its lines and write time put it a year off)."""
+    import os
+
+    from l4lite.ingest.context import build_context
+    from l4lite.ingest.files import discover
+    from l4lite.records import Accounting
+
+    for node in ("a", "b"):
+        (tmp_path / node).mkdir()
+    (tmp_path / "a" / "train.log").write_text("".join(f"2026-12-31 23:59:{s:02d},000 INFO step {s}\n"
+                                                      for s in range(50, 60)))
+    (tmp_path / "b" / "kern.log").write_text("".join(f"Jan  1 00:00:{s:02d} b kernel: eth0 up {s}\n"
+                                                     for s in range(5)))
+    jan = datetime(2027, 1, 1, 0, 1, tzinfo=UTC).timestamp()
+    for p in tmp_path.rglob("*.log"):
+        os.utime(p, (jan, jan))
+    ctx = build_context(discover([str(tmp_path)], Accounting()).files)
+    assert ctx.year == 2026 and ctx.end is not None and ctx.start is not None
+    assert ctx.end - ctx.start < 60
+    from l4lite.ingest.reader import IngestOptions, iter_records
+
+    kern = [r.time for r in iter_records([str(tmp_path)], IngestOptions(), Accounting()) if "eth0" in r.text]
+    assert kern == [jan - 60 + s for s in range(5)]

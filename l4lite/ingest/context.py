@@ -11,7 +11,7 @@ them, and every entry point (analyze, parse with one process or many, tail, Dask
   that formats without a year (glog, syslog) get it even when one file carries a wild date;
 - the job's time span from its files' first and last times, robust to the extreme: a dmesg capture that starts
   at the node's boot weeks earlier, or one line dated 2099, does not stretch it;
-- the boot time of nodes whose dmesg captures carry only uptimes (``timestamps.boot_anchors``);
+- the boot time of nodes whose dmesg captures carry only uptimes (``boots.boot_anchors``);
 - the clock skew between nodes, from lines every node writes at the same moment (``skew``), reported only.
 """
 
@@ -47,6 +47,7 @@ from l4lite.ingest.attribution import (
     stream_key,
     tie_streams,
 )
+from l4lite.ingest.boots import boot_anchors
 from l4lite.ingest.decode import open_lines, without_escapes
 from l4lite.ingest.fileranks import own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
@@ -68,12 +69,14 @@ from l4lite.ingest.spans import (
     SPIKE_SECONDS,
     FileSpan,
     apart_files,
+    dated_middle,
+    first_written,
     job_span,
     no_spikes,
     vote_year,
 )
 from l4lite.ingest.timespots import learn_spot, spot_time, strip_stream_prefixes
-from l4lite.ingest.timestamps import TimestampParser, boot_anchors
+from l4lite.ingest.timestamps import TimestampParser
 from l4lite.ingest.writers import (
     ELASTIC_RANK_LINE,
     HOST_BANNER,
@@ -146,6 +149,8 @@ class JobContext:
     mixed: list[str] = field(default_factory=list)  # files naming several hosts (``mixed_hosts``): no one host's
     year: int | None = None
     near_year: int | None = None  # the year most files are in, counting their write times: dates far off it are wrong
+    around: float | None = None  # the middle of the dated files' spans: a date without a year is in the year nearest it
+    written: float | None = None  # without dated files, the first write time of the job's files: years are guessed from it
     start: float | None = None
     end: float | None = None
     open_end: bool = False  # a job still running (tail): lines after ``end`` are expected
@@ -445,6 +450,10 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     # ---- time first: a file that is not this job's says nothing about its nodes either
     ctx.year, ctx.near_year = (year, year) if year is not None else vote_year(((rel, v.years) for rel, v in samples.items()), files)
     spans = _file_spans(files, samples, ctx.year, ctx.near_year)
+    ctx.around = dated_middle(spans, {rel: v.years for rel, v in samples.items()}, ctx.near_year) if year is None else None
+    ctx.written = first_written(files) if ctx.around is None and year is None else None
+    if ctx.around is not None or ctx.written is not None:  # dates without a year: one year for the whole job
+        spans = _file_spans(files, samples, ctx.year, ctx.near_year, ctx.around, ctx.written)
     ctx.set_apart = apart_files(spans, {f.rel: getattr(f, "mtime", None) for f in files}) if not open_end else {}
     if ctx.set_apart:
         for rel in ctx.set_apart:
@@ -454,7 +463,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         files = [f for f in files if f.rel not in ctx.set_apart]
         if year is None:
             ctx.year, ctx.near_year = vote_year(((rel, v.years) for rel, v in samples.items()), files)
-            spans = _file_spans(files, samples, ctx.year, ctx.near_year)
+            spans = _file_spans(files, samples, ctx.year, ctx.near_year, ctx.around, ctx.written)
     ctx.start, ctx.end = job_span(list(spans.values()))
     if ctx.end is not None:  # a stream sampled at its head only has no known end
         partial = {f.rel for f in files if getattr(f, "is_stdin", False) and not stdin_sample().whole}
@@ -548,7 +557,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
 
 
 def _file_spans(files: Sequence[Any], samples: dict[str, _Sample], year: int | None,
-                near: int | None = None) -> dict[str, FileSpan]:
+                near: int | None = None, around: float | None = None,
+                written: float | None = None) -> dict[str, FileSpan]:
     """Each sampled file's first and last times, without a wrong clock's (after the file was written and now) or
     a reset clock's (years before the file's other lines)."""
     mtimes = {f.rel: getattr(f, "mtime", None) for f in files}
@@ -557,7 +567,7 @@ def _file_spans(files: Sequence[Any], samples: dict[str, _Sample], year: int | N
     for rel, s in samples.items():
         mtime = mtimes.get(rel)
         limit = (now if mtime is None else max(now, mtime)) + FUTURE_SLACK
-        parser = TimestampParser(year, mtime, near)
+        parser = TimestampParser(year, mtime if written is None else written, near, around)
         times = []
         for line in s.lines:
             text = strip_stream_prefixes(line)

@@ -175,8 +175,9 @@ class _FileReader(HeaderReading, RunReading, JsonReading):
         # an ``srun --label`` label is the task's rank unless the job showed each task running several ranks
         self.label_ranks = input_file.rel not in ctx.label_tasks
         self.default_source = lc.default_source(input_file.rel)
-        self.ts = TimestampParser(options.year if options.year is not None else ctx.year, input_file.mtime,
-                                  options.year if options.year is not None else ctx.near_year)
+        self.ts = TimestampParser(options.year if options.year is not None else ctx.year, ctx.written or input_file.mtime,
+                                  options.year if options.year is not None else ctx.near_year,
+                                  ctx.around if options.year is None else None)
         if self.path_node is not None and self.path_node in options.boot_anchors:
             self.ts.set_prescan_anchor(0, options.boot_anchors[self.path_node])
         self.open: dict[str, OpenRecord] = {}
@@ -351,6 +352,9 @@ class _FileReader(HeaderReading, RunReading, JsonReading):
             if self.nameless:
                 acc.warn(f"{self.f.rel}: no node in its path or lines: its {self.nameless} record(s) count under "
                          "node 'unknown' (name the node with --node-from REGEX)")
+            if self.ts.undated:
+                acc.warn(f"{self.f.rel}: {self.ts.undated} line(s) dated with no real date (first: "
+                         f"{self.ts.undated_text!r}): kept, timed as the line before")
         finally:
             acc.lines_read += lines_read
             acc.lines_in_records += direct

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
-from l4lite.ingest.timestamps import is_kernel_log
+from l4lite.ingest.boots import is_kernel_log
 
 # A clock this far before the job began, or before its file was written, was reset (1970 and 2000 are the
 # defaults of an unset clock): a kernel log reaches back to its node's boot, months at most, and an archive copied
@@ -59,6 +59,28 @@ def job_span(spans: Sequence[FileSpan]) -> tuple[float | None, float | None]:
     return start, max(start, end)
 
 
+def dated_middle(spans: dict[str, FileSpan], years: dict[str, Counter[int]], near: int | None) -> float | None:
+    """The median middle of the spans of the files whose lines carry a year (``years``: rel -> the years its
+    sampled lines carry) within a year of ``near`` (the job's year: a file dated only by a reset clock's 1970 line
+    is not one), or None when no file does. One job-level time for every date printed without a year (glog,
+    syslog): each file's own guess (its write time, its first month) can put a file copied later, or a kernel log
+    whose lines all fall after New Year, a year off its peers."""
+    if near is None:
+        return None
+    mids = [(v.first + v.last) / 2 for rel, v in spans.items()
+            if (got := years.get(rel)) and abs(got.most_common(1)[0][0] - near) <= 1]
+    return statistics.median(mids) if mids else None
+
+
+def first_written(files: Sequence[Any]) -> float | None:
+    """The earliest write time of a job's files (none before 2000: a file unpacked without its times): where no
+    line carries a year, dates without one take theirs from it, one guess for the job. A file's own write time
+    can be a year after its lines (copied without its times); the first one is the least moved."""
+    times = [m for f in files if (m := getattr(f, "mtime", None)) and m > _Y2K]
+    return min(times) if times else None
+
+
+_Y2K = 946684800.0
 APART_GAP = 6 * 3600.0  # a file whose whole span is this far (or the core's length) from the job's core is not its
 
 

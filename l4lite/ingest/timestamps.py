@@ -16,13 +16,9 @@ from __future__ import annotations
 
 import re
 import time as _time
-from collections.abc import Callable, Iterable
 from datetime import date
 
-from l4lite.ingest.decode import open_lines
-from l4lite.ingest.files import InputFile
 from l4lite.ingest.syslog_memo import MINUTE_MEMO, TIME_MEMO, SyslogBatch, remember_at_once
-from l4lite.records import Accounting
 
 MONTHS = {m: i for i, m in enumerate(
     ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
@@ -38,8 +34,8 @@ _ISO = re.compile(r"((\d{4})[-/](\d\d)[-/](\d\d)[T ](\d\d):(\d\d):(\d\d))(?:[.,]
                   + r"(?=[\s|\],\"]|: |$)[,:]? *(?:>> )?")
 # 1732852924.849 / 1732852924849  (a JSON record's epoch seconds, milli-, micro- or nanoseconds: ``timespots``)
 _EPOCH = re.compile(r"(\d{9,19})(?:\.(\d{1,9}))?(?=[\s,}\]]|$)")
-# 09/11/2024 17:52:18  (HF example scripts)
-_US = re.compile(r"((\d\d)/(\d\d)/(\d{4}) (\d\d):(\d\d):(\d\d))(?:[.,](\d{1,9}))?(?= |$) *")
+# 09/11/2024 17:52:18  (HF example scripts) / 12/03/2026 02:38:23 PM  (the logging docs' ``%m/%d/%Y %I:%M:%S %p``)
+_US = re.compile(r"((\d\d)/(\d\d)/(\d{4}) (\d\d):(\d\d):(\d\d))(?:[.,](\d{1,9}))?(?: ([AP]M))?(?= |$) *")
 # [INFO|trainer.py:2048] 2024-09-11 17:52:18,030 >>  (HF transformers)
 _HF = re.compile(r"\[(DEBUG|INFO|WARNING|ERROR|CRITICAL)\|[^\]]*\] *")
 # [2023-03-05 06:40:25,173]
@@ -84,6 +80,26 @@ _DIGITS = frozenset("0123456789")
 _ENDS_TIME = frozenset(("", "\t", "\n", "\r", "|", "]", '"', "\v", "\f"))  # what may follow a time that ends with nothing
 
 NO_STAMP: tuple[float | None, int, str | None, str] = (None, 0, None, "")
+# each header pattern with the kind ``parse`` gives it: what a header whose date is no date is read as
+_SHAPES = ((_ISO, "iso"), (_ISO_BR, "iso"), (_US, "iso"), (_MMDD, "mmengine"), (_RAY_BR, "ray"),
+           (_SYSLOG, "syslog"), (_GLOG, "glog"), (_DATE, "date"), (_FM, "fm"), (_DMESG_H, "dmesg_h"),
+           (_VLLM, "vllm"))
+
+
+def year_near(around: float, month: int) -> int:
+    """The year whose ``month`` (its middle) lies nearest the time ``around``: one year for the whole month, as
+    the window clocks read a month's syslog times in one year (``clocks``)."""
+    ref = _time.gmtime(around)
+    y = ref.tm_year
+    ref_days = date(y, ref.tm_mon, ref.tm_mday).toordinal()
+    return min((y - 1, y, y + 1), key=lambda c: abs(date(c, month, 15).toordinal() - ref_days))
+
+
+def _hour(h: int, half: str | None) -> int:
+    """The hour of a 12-hour clock's ``h`` with its ``AM``/``PM`` (12 AM is midnight, 12 PM noon)."""
+    if half is None:
+        return h
+    return h % 12 + (12 if half == "PM" else 0)
 
 
 def _offset_seconds(off: str | None) -> int:
@@ -109,11 +125,17 @@ def _frac(digits: str | None) -> float:
 class TimestampParser:
     """Per-file timestamp state: year inference and the dmesg boot anchor."""
 
-    __slots__ = ("_year", "_default_year", "_near", "_mtime", "_last_month", "_days", "boot", "boot_index",
-                 "_last_uptime", "_prescan_boot", "_cache", "_same", "_minutes", "_syslog_minutes")
+    __slots__ = ("_year", "_default_year", "_near", "_mtime", "_around", "_last_month", "_days", "boot", "boot_index",
+                 "_last_uptime", "_prescan_boot", "_cache", "_same", "_minutes", "_syslog_minutes", "undated",
+                 "undated_text")
 
-    def __init__(self, year: int | None = None, mtime: float | None = None, near: int | None = None) -> None:
+    def __init__(self, year: int | None = None, mtime: float | None = None, near: int | None = None,
+                 around: float | None = None) -> None:
         self._default_year = year
+        # the job's time (``JobContext.around``): a date without a year is in the year that puts its month nearest
+        # it, so one file's dates of January beside the job's December are of the next year, whatever the file's
+        # write time or the year most of the job's dated lines carry
+        self._around = around
         self._near = near if near is not None else year  # dates more than a year off it are a wrong clock
         self._mtime = mtime
         self._year: int | None = year
@@ -130,6 +152,8 @@ class TimestampParser:
         self.boot_index = 0  # incremented when the uptime restarts (a reboot inside the file)
         self._last_uptime = -1.0
         self._prescan_boot: tuple[int, float] | None = None
+        self.undated = 0  # headers whose date is no date (``_undated``), and the first of them as written
+        self.undated_text: str | None = None
 
     # ------------------------------------------------------------------------------------------ helpers
     def _day(self, y: int, m: int, d: int) -> float:
@@ -159,6 +183,13 @@ class TimestampParser:
 
     def _infer_year(self, m: int, d: int) -> int:
         """The year of a date printed without one."""
+        if self._around is not None:
+            y = year_near(self._around, m)
+            if y != self._year:
+                self._cache.clear()
+            self._year = y
+            self._last_month = m
+            return y
         y = self._year
         if y is None:
             ref = self._mtime if self._mtime is not None else _time.time()
@@ -226,12 +257,14 @@ class TimestampParser:
                         m = _US.match(s, pos)
                         if m is None:
                             return NO_STAMP
-                        t = self._cache.get(m[1])
+                        key = m[1] + m[9] if m[9] else m[1]
+                        t = self._cache.get(key)
                         if t is None:
                             mo, y = int(m[2]), int(m[4])
                             self._seen_year(y, mo)
-                            t = self._day(y, mo, int(m[3])) + int(m[5]) * 3600 + int(m[6]) * 60 + int(m[7])
-                            self._remember(m[1], t)
+                            t = self._day(y, mo, int(m[3])) + _hour(int(m[5]), m[9]) * 3600 + int(m[6]) * 60 \
+                                + int(m[7])
+                            self._remember(key, t)
                         return t + _frac(m[8]), m.end(), None, "iso"
                     m = _MMDD.match(s, pos)
                     if m:
@@ -262,8 +295,21 @@ class TimestampParser:
                     t, end, _, kind = self.parse(s, m.end())
                     return t, (end or m.end()), level, "kern" if not kind else "kern+" + kind
             return NO_STAMP
-        except ValueError:  # impossible dates such as Feb 30
-            return NO_STAMP
+        except ValueError:  # impossible dates such as Feb 30, 0000-00-00, 2026-13-45
+            return self._undated(s, pos)
+
+    def _undated(self, s: str, pos: int) -> tuple[float | None, int, str | None, str]:
+        """A header whose date is no date (an unset clock's ``0000-00-00``, a corrupt ``2026-13-45``): still the
+        header it is shaped as, so its line starts a record as its neighbours do (the reader gives it the time
+        of the line before), without a time of its own; counted in ``undated``."""
+        for pattern, kind in _SHAPES:
+            m = pattern.match(s, pos)
+            if m is not None:
+                self.undated += 1
+                if self.undated_text is None:
+                    self.undated_text = s[pos:m.end()].strip()
+                return None, m.end(), None, kind
+        return NO_STAMP
 
     def _same_second(self, s: str, pos: int) -> tuple[float | None, int, str | None, str] | None:
         """The header of a line that starts with the same date-time text as the previous ISO header and has the
@@ -516,60 +562,6 @@ class TimestampParser:
                     self._remember(m[2], t)
                 return t, m.end(), _WORD_LEVEL[m[1]], "vllm"
         return NO_STAMP
-
-
-_KERNEL_LOG_NAMES = ("dmesg", "kern", "syslog", "messages", "journal")
-_UPTIME_LINE = re.compile(r"\[ *\d+\.\d+\] ")
-_KERNEL_UPTIME = re.compile(r"[A-Za-z0-9][\w.-]* kernel: \[ *(\d+\.\d+)\] ")
-
-
-def is_kernel_log(rel: str) -> bool:
-    """A node's kernel or system log by its name (``dmesg.log``, ``kern.log``, ``syslog``, ``messages``)."""
-    low = rel.lower()
-    return any(k in low for k in _KERNEL_LOG_NAMES)
-
-
-def boot_anchors(files: Iterable[InputFile], node_of: Callable[[str], str | None], year: int | None,
-                 accounting: Accounting, head_lines: int = 50) -> dict[str, float]:
-    """Boot wall time per node, for dmesg files that only carry uptimes.
-
-    A node whose folder holds both a plain ``dmesg`` capture (``[12345.678] ...``) and a syslog kernel log
-    (``Nov 29 10:11:12 host kernel: [12345.678] ...``) reveals its boot time in the latter; the last such line
-    (the latest boot, the one a dmesg capture shows) anchors the former. Only kernel-log files are looked at.
-    """
-    uptime_nodes: set[str] = set()
-    anchor_files: dict[str, list[InputFile]] = {}
-    for f in files:
-        if f.is_stdin or not is_kernel_log(f.rel):
-            continue
-        node = node_of(f.rel)
-        if node is None:
-            continue
-        scratch = Accounting()  # problems are reported when the file is read for real
-        kind = None
-        for i, (_, line) in enumerate(open_lines(f, scratch)):
-            if _UPTIME_LINE.match(line):
-                kind = "uptime"
-            elif "kernel: [" in line:
-                kind = "anchor"
-            if kind or i >= head_lines:
-                break
-        if kind == "uptime":
-            uptime_nodes.add(node)
-        elif kind == "anchor":
-            anchor_files.setdefault(node, []).append(f)
-    out: dict[str, float] = {}
-    for node in sorted(uptime_nodes & anchor_files.keys()):
-        for f in anchor_files[node]:
-            parser = TimestampParser(year, f.mtime)
-            for _, line in open_lines(f, Accounting()):
-                if "kernel: [" not in line:
-                    continue
-                t, end, _, _ = parser.parse(line)
-                m = _KERNEL_UPTIME.match(line, end) if t is not None else None
-                if m:
-                    out[node] = t - float(m[1])
-    return out
 
 
 def parse_elastic_time(value: str) -> float | None:
