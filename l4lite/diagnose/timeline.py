@@ -43,6 +43,21 @@ def survived(f: Finding, scan: JobScan, grace: float) -> bool:
     return len(steps) >= SURVIVE_POINTS
 
 
+def finished_around(f: Finding, scan: JobScan) -> bool:
+    """Is this an undatable line on a node whose every training rank said it finished well? A line with no time
+    of its own in a file without progress lines to place it by (a kernel log in seconds since a boot it does not
+    state, a syslog without a year) cannot be put before or after anything; but when each rank of its node went on
+    to report a good finish, whenever the node printed it, it stopped none of them."""
+    r = f.records[0] if f.records else None
+    if r is None or f.node is None or own_time(r) is not None or any(p.file == r.file for p in scan.metrics):
+        return False
+    ranks = {p.rank for p in scan.metrics if p.kind == "train" and p.node == f.node}
+    done = {m.rank for m in scan.markers if m.kind == "shutdown" and m.detail.get("success") and m.node == f.node}
+    if not ranks or not done:
+        return False
+    return ranks <= done or None in done and None in ranks and len(ranks) == 1
+
+
 def named_time(f: Finding) -> float:
     """The first-failure time a launcher summary states (torchelastic ``time : 2025-05-21_15:43:03``)."""
     when = (f.data.get("groups") or {}).get("when")
