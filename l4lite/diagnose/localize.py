@@ -59,7 +59,14 @@ from l4lite.diagnose.phasing import failure_time_of, iteration_of, node_trackers
 from l4lite.diagnose.restarts import restarted_roots
 from l4lite.diagnose.spatial import node_setup, rank_own
 from l4lite.diagnose.threads import dead_thread
-from l4lite.diagnose.timeline import around_failure, close_to, finding_key, named_time, survived
+from l4lite.diagnose.timeline import (
+    around_failure,
+    close_to,
+    finding_key,
+    finished_around,
+    named_time,
+    survived,
+)
 from l4lite.diagnose.traits import (
     INFERRED,
     SEVERE,
@@ -141,7 +148,7 @@ class Localizer:
         for f in findings:
             if f.detector != "health" and (f.role == "root" and survived(f, scan, self.survive_grace) or
                                            roles[id(f)] in ("root", "cascade", "confirmation")
-                                           and ended_well_after(f, scan) or
+                                           and (ended_well_after(f, scan) or finished_around(f, scan)) or
                                            roles[id(f)] == "cascade" and after_success(f, scan)):
                 roles[id(f)] = "symptom"
                 f.data["survived"] = True

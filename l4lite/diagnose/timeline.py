@@ -8,7 +8,7 @@ import math
 
 from l4lite.detect.base import Finding
 from l4lite.diagnose.evidence import own_time, stamped
-from l4lite.ingest.timestamps import parse_elastic_time
+from l4lite.ingest.timestamps import is_kernel_log, parse_elastic_time
 from l4lite.scan.scanner import JobScan
 
 SURVIVE_POINTS = 5  # iterations logged after a root line for training to have survived it
@@ -41,6 +41,24 @@ def survived(f: Finding, scan: JobScan, grace: float) -> bool:
         return False
     steps = {p.iteration if p.iteration is not None else p.seq for p in later}
     return len(steps) >= SURVIVE_POINTS
+
+
+def finished_around(f: Finding, scan: JobScan) -> bool:
+    """Is this an undatable line of a node's kernel or system log, on a node whose every training rank said it
+    finished well? Such a line with no time of its own (dmesg in seconds since a boot it does not state, or without
+    its prefix, a syslog without a year) cannot be put before or after anything; but that log speaks for the host,
+    which matters to the job only through its processes: when each training rank of the node went on to report a
+    good finish, whenever the host printed it, it stopped none of them. A line of the job's own processes (a
+    controller's traceback in its .err file) is not such a line: that process may have failed while ranks finished."""
+    r = f.records[0] if f.records else None
+    if r is None or not (r.source == "kernel" or is_kernel_log(r.file)) or f.node is None or own_time(r) is not None \
+            or any(p.file == r.file for p in scan.metrics):
+        return False
+    ranks = {p.rank for p in scan.metrics if p.kind == "train" and p.node == f.node}
+    done = {m.rank for m in scan.markers if m.kind == "shutdown" and m.detail.get("success") and m.node == f.node}
+    if not ranks or not done:
+        return False
+    return ranks <= done or None in done and None in ranks and len(ranks) == 1
 
 
 def named_time(f: Finding) -> float:
