@@ -8,7 +8,8 @@ import math
 
 from l4lite.detect.base import Finding
 from l4lite.diagnose.evidence import own_time, stamped
-from l4lite.ingest.timestamps import is_kernel_log, parse_elastic_time
+from l4lite.ingest.boots import is_kernel_log
+from l4lite.ingest.timestamps import parse_elastic_time
 from l4lite.scan.scanner import JobScan
 
 SURVIVE_POINTS = 5  # iterations logged after a root line for training to have survived it
