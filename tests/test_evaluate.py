@@ -13,6 +13,7 @@ from l4lite.cli.main import main
 from l4lite.evaluate.scoreboard import (
     BASELINES,
     BaselineRunner,
+    default_analyzers,
     evaluate,
     format_scoreboard,
     job_paths,
@@ -169,3 +170,13 @@ def test_eval_command_on_a_suite(suite: list[Path], tmp_path: Path, capsys: pyte
     assert main(["eval", str(suite[1]), "--baselines-only", "-q", "--json"]) == 0  # one job, JSON on stdout
     assert json.loads(capsys.readouterr().out)["methods"]["Error_time"]["overall"]["jobs"] == 1
     assert main(["eval", str(tmp_path / "missing"), "--baselines-only"]) == 2
+
+
+def test_a_pipeline_that_cannot_be_imported_stops_the_evaluation(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a broken import inside the package must not drop our row from the table and leave the baselines' rows
+    import sys
+
+    monkeypatch.setitem(sys.modules, "l4lite.api", None)
+    with pytest.raises(ImportError):
+        default_analyzers()
+    assert set(default_analyzers(baselines_only=True)) == set(BASELINES)

@@ -212,13 +212,11 @@ def job_paths(job: Path) -> list[str]:
     return [str(p) for p in sorted(job.iterdir()) if p.name not in (GROUND_TRUTH, "_meta")]
 
 
-def pipeline_analyzer() -> Analyzer | None:
-    """``l4lite.api.analyze`` with default options but the report's heatmap (a score needs only the verdict), or
-    None when the pipeline is not installed."""
-    try:
-        from l4lite.api import AnalyzeOptions, analyze
-    except ImportError:
-        return None
+def pipeline_analyzer() -> Analyzer:
+    """``l4lite.api.analyze`` with default options but the report's heatmap (a score needs only the verdict).
+    Imported here, not per job: a pipeline that cannot be imported stops the evaluation instead of leaving our
+    row out of the table."""
+    from l4lite.api import AnalyzeOptions, analyze
 
     def run(job: Path) -> Mapping[str, Any]:
         return analyze(job_paths(job), AnalyzeOptions(heatmap=False)).to_dict()
@@ -305,12 +303,10 @@ def evaluate(jobs: Sequence[Path], analyzers: Mapping[str, Analyzer],
 
 
 def default_analyzers(baselines_only: bool = False) -> dict[str, Analyzer]:
-    """Ours (when the pipeline is importable, unless ``baselines_only``) and the two baselines."""
+    """Ours (unless ``baselines_only``) and the two baselines."""
     out: dict[str, Analyzer] = {}
     if not baselines_only:
-        ours = pipeline_analyzer()
-        if ours is not None:
-            out[OURS] = ours
+        out[OURS] = pipeline_analyzer()
     runner = BaselineRunner()
     for name in BASELINES:
         out[name] = runner.analyzer(name)
