@@ -127,7 +127,7 @@ class TimestampParser:
 
     __slots__ = ("_year", "_default_year", "_near", "_mtime", "_around", "_last_month", "_days", "boot", "boot_index",
                  "_last_uptime", "_prescan_boot", "_cache", "_same", "_minutes", "_syslog_minutes", "undated",
-                 "undated_text")
+                 "undated_text", "_undated_line")
 
     def __init__(self, year: int | None = None, mtime: float | None = None, near: int | None = None,
                  around: float | None = None) -> None:
@@ -154,6 +154,7 @@ class TimestampParser:
         self._prescan_boot: tuple[int, float] | None = None
         self.undated = 0  # headers whose date is no date (``_undated``), and the first of them as written
         self.undated_text: str | None = None
+        self._undated_line: str | None = None  # the line counted last: a reader may ask twice about one line
 
     # ------------------------------------------------------------------------------------------ helpers
     def _day(self, y: int, m: int, d: int) -> float:
@@ -305,7 +306,9 @@ class TimestampParser:
         for pattern, kind in _SHAPES:
             m = pattern.match(s, pos)
             if m is not None:
-                self.undated += 1
+                if s is not self._undated_line:
+                    self.undated += 1
+                    self._undated_line = s
                 if self.undated_text is None:
                     self.undated_text = s[pos:m.end()].strip()
                 return None, m.end(), None, kind
