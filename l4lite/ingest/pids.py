@@ -145,6 +145,8 @@ def between_one_node(records: Iterable[Any]) -> Iterator[Any]:
                 held, before = [], None
             continue
         node = None if labelled else r.node
+        if labelled and r.node is not None and r.node == before:  # a rank's line placed by its global rank
+            node = before  # (``[default0]:[rank2]:``) inside its node's block does not end the block
         if node is not None and node == before:
             for h in held:
                 h.node = node
