@@ -434,6 +434,9 @@ def test_a_ranks_line_placed_by_its_global_rank_does_not_end_its_nodes_block() -
     ranked = _placed("cpu-node-b", "[default0]:[rank2]: Traceback (most recent call last):", 2)
     report = _placed("cpu-node-b", "E1205 16:14:28.073000 13367 api.py:1002] failed (exitcode: -9)")
     assert [r.node for r in between_one_node([agent, *local, ranked, report])] == ["cpu-node-b"] * 5
+    own = _placed(None, "2026-12-05 16:14:22,206 INFO [rank2] initialized")  # a rank's own file: no label, no rank
+    assert [r.node for r in between_one_node([agent, own, ranked, report])] == \
+        ["cpu-node-b", None, "cpu-node-b", "cpu-node-b"]
     for r in local:
         r.node = None
     other = _placed("cpu-node-a", "[default0]:[rank0]: Traceback (most recent call last):", 0)

@@ -146,11 +146,17 @@ def between_one_node(records: Iterable[Any]) -> Iterator[Any]:
                 held, before = [], None
             continue
         node = None if labelled else r.node
-        if labelled and r.node is not None and r.node == before:  # a rank's line placed by its global rank
-            node = before  # (``[default0]:[rank2]:``) inside its node's block does not end the block
+        # a rank's line placed by its global rank (``[default0]:[rank2]:``) inside its node's block does not end the
+        # block: the console's local-rank lines before it are the node's, and so is an error record (one line, its
+        # node's, which ``errorfile`` could not tie to a rank); the unlabelled lines of a rank's own file (its
+        # ``stdout.log``) stay apart: placed without their rank they read as the node's console (merged-plain 052)
+        ranked = labelled and r.node is not None and r.node == before
+        if ranked:
+            node = before
         if node is not None and node == before:
             for h in held:
-                h.node = node
+                if not ranked or _labelled(h.text) or _ERROR_FILE.match(h.text):
+                    h.node = node
         yield from held
         held = []
         before = node
