@@ -52,3 +52,49 @@ def test_ray_worker_files_take_their_ranks_and_the_quiet_rank_is_found() -> None
     assert 3 not in facts.peer_gone and 3 not in facts.timed_out
     stuck = [(f.node, f.rank) for f in HangDetector().detect(scan)]
     assert stuck == [("dgx-b200-11", 3)]
+
+
+def test_a_workers_files_take_the_node_whose_raylet_started_it() -> None:
+    """Ray's session logs of two nodes in one folder (no node folder): each raylet, placed by its own lines,
+    logs the workers it starts by id and its own node id. A worker's files (named by its id) take that raylet's
+    node; a file naming only one node's ids (its state dump, its log monitor) takes it too; the head's control
+    store names both nodes' ids and stays unplaced, as does an id that raylets of two nodes state."""
+    from l4lite.ingest.fileranks import id_hosts, own_id
+
+    a, b, n = "927a06a7" * 7, "8371fbc9" * 7, "5581b3a6" * 7
+    assert own_id(f"[2026-12-04 13:53:47,143 I 75 75] (raylet) worker_pool.cc:564: Started worker process with "
+                  f"pid 329 worker_id={a}") == a
+    assert own_id(f"(raylet) main.cc:711: Setting node ID node_id={n}") == n
+    assert own_id(f"(raylet) node_manager.cc:3647: Received KillLocalActor RPC worker_id={a}") is None
+    nodes = {"logs/018-raylet.out": "worker-0", "logs/048-raylet.out": "worker-1"}
+    started = {"logs/018-raylet.out": {a}, "logs/048-raylet.out": {b, n}}
+    named = {"logs/042-debug_state.txt": {n}, "logs/004-gcs_server.out": {a, b, n}}
+    rels = ["logs/018-raylet.out", "logs/048-raylet.out", f"logs/035-worker-{a}-01000000-329.err",
+            f"logs/051-ray-train-app-worker-{b}.log", "logs/042-debug_state.txt", "logs/004-gcs_server.out"]
+    assert id_hosts(rels, nodes.get, started, named) == {
+        f"logs/035-worker-{a}-01000000-329.err": "worker-0", f"logs/051-ray-train-app-worker-{b}.log": "worker-1",
+        "logs/042-debug_state.txt": "worker-1"}
+    started["logs/048-raylet.out"].add(a)  # an id two nodes' raylets state places nothing
+    assert f"logs/035-worker-{a}-01000000-329.err" not in id_hosts(rels, nodes.get, started, named)
+
+
+def test_ray_session_logs_without_node_folders_are_placed_by_their_raylets() -> None:
+    """A real Ray job (066) archived as one folder of numbered files: the worker files and the train logs take the
+    node whose raylet started their worker, so the driver's failure is blamed on the head again."""
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(root / "benchmarks"))
+    from archive_transforms import Job, hosts_in_lines, load_job, write_variant
+
+    from l4lite.api import analyze
+    from l4lite.options import AnalyzeOptions
+
+    path = root / "fixtures" / "real_jobs" / "066-ray-exception"
+    job = Job(path.name, path, load_job(path), {}, [])
+    with tempfile.TemporaryDirectory() as d:
+        write_variant(hosts_in_lines(job), Path(d))
+        incident = analyze([d], AnalyzeOptions())
+    assert incident.suspects and incident.suspects[0].node == "llm-pretrain-7f9c4-worker-0"

@@ -421,3 +421,24 @@ def test_an_exception_quoted_by_two_hosts_summaries_places_no_traceback(tmp_path
     assert exception_key("[default0]:torch.distributed.DistStoreError: wait timeout") == "DistStoreError: wait timeout"
     assert exception_key('{"message": {"message": "RuntimeError: x y", "extraInfo": {}}}') is None  # errorfile's
     assert exception_key("  File \"train.py\", line 3, in main") is None
+
+
+def test_a_ranks_line_placed_by_its_global_rank_does_not_end_its_nodes_block() -> None:
+    """A ``cat`` of a node's console: the agent's banner, the local ranks' start-up lines (``[default0]:`` only),
+    then rank 2's traceback (``[default0]:[rank2]:``, placed by the rank's host) and the agent's report. The
+    start-up lines sit inside the node's block; the rank's line, placed on that node, continues the block rather
+    than ending it. A rank's line of another node still ends it."""
+    agent = _placed("cpu-node-b", "W1205 16:14:16.769000 13367 torch/distributed/run.py:874] *****")
+    local = [_placed(None, "[default0]:INFO [rank2] initialized process group host=cpu-node-b", 0),
+             _placed(None, "[default1]:INFO [rank3] initialized process group host=cpu-node-b", 1)]
+    ranked = _placed("cpu-node-b", "[default0]:[rank2]: Traceback (most recent call last):", 2)
+    report = _placed("cpu-node-b", "E1205 16:14:28.073000 13367 api.py:1002] failed (exitcode: -9)")
+    assert [r.node for r in between_one_node([agent, *local, ranked, report])] == ["cpu-node-b"] * 5
+    own = _placed(None, "2026-12-05 16:14:22,206 INFO [rank2] initialized")  # a rank's own file: no label, no rank
+    assert [r.node for r in between_one_node([agent, own, ranked, report])] == \
+        ["cpu-node-b", None, "cpu-node-b", "cpu-node-b"]
+    for r in local:
+        r.node = None
+    other = _placed("cpu-node-a", "[default0]:[rank0]: Traceback (most recent call last):", 0)
+    assert [r.node for r in between_one_node([agent, *local, other, report])] == \
+        ["cpu-node-b", None, None, "cpu-node-a", "cpu-node-b"]

@@ -87,3 +87,31 @@ def test_a_warning_before_the_restart_does_not_say_what_failed_first() -> None:
     again = _line("n1/torchelastic/run_y/attempt_1/0/stderr.log", 42, "PytorchStreamReader failed", "n1", "root")
     roles = {id(note): "confirmation", id(again): "root"}
     assert restarted_roots(JobScan(), [note, again], roles) == [] and roles[id(again)] == "root"
+
+def _report(second: float, agent: int, worker: int, node: str) -> Finding:
+    text = f"failed (exitcode: 1) local_rank: 0 (pid: {worker}) of binary: /usr/bin/python3"
+    r = Record(file="job.out", line=9, end_line=9, node=node, rank=None, gpu=None, source="launcher",
+               time=T0 + second, level="error", message=text,
+               text=f"E1205 05:32:{second:06.3f}000 {agent} torch/distributed/elastic/multiprocessing/api.py:1002] "
+                    + text)
+    return Finding("rules", "software", "symptom", 0.3, text, node=node, time=T0 + second, records=[r])
+
+
+def test_an_agent_reporting_two_failed_workers_restarted_its_group_between_them() -> None:
+    """Every node's logs in one file: no path names an attempt. Agent 426 reports worker 457 failed at :29.5 and
+    worker 510 at :33.8: it restarted its group after its first report. The first attempt's root (:28) stays the
+    root; the restarted group's failure to connect becomes its cascade."""
+    first = _root("job.out", 28, "RuntimeError: shape mismatch", "n2")
+    again = _root("job.out", 35, "Gloo connectFullMesh failed", "n1")
+    reports = [_report(29.495, 426, 457, "n2"), _report(33.825, 426, 510, "n2"), _report(29.897, 412, 456, "n1")]
+    findings = [first, again, *reports]
+    roles = {id(f): f.role for f in findings}
+    assert T0 + 29.495 < restart_time(JobScan(), findings) < T0 + 29.496  # right after the first report
+    assert restarted_roots(JobScan(), findings, roles) == [again] and roles[id(first)] == "root"
+
+
+def test_one_agent_reporting_once_or_two_ranks_at_once_is_no_restart() -> None:
+    once = [_report(29.5, 426, 457, "n2"), _report(29.9, 412, 456, "n1")]  # two agents, one report each
+    assert restart_time(JobScan(), once) is None
+    together = [_report(29.5, 426, 457, "n2"), _report(29.6, 426, 458, "n2")]  # one failed group's two ranks
+    assert restart_time(JobScan(), together) is None

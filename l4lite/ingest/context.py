@@ -49,7 +49,7 @@ from l4lite.ingest.attribution import (
 )
 from l4lite.ingest.boots import boot_anchors
 from l4lite.ingest.decode import open_lines, without_escapes
-from l4lite.ingest.fileranks import own_rank, sibling_ranks
+from l4lite.ingest.fileranks import id_hosts, own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.jsonlog import record_host
 from l4lite.ingest.layout import NodeLevel, infer_level, layout_parts, named_in_stem, value_at
@@ -511,6 +511,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         ctx.nodes.update(_spelled_hosts((*rels, *documents), ctx.node_of, named))
     if not ctx.legacy or by_ranks:  # files naming no host take their rank's or their folder's, as the job names them
         ctx.nodes.update(inherited_hosts(rels, ctx.node_of, ties))
+    ctx.nodes.update(id_hosts(rels, ctx.node_of, {rel: r.started for rel, r in read.items()},
+                              {rel: r.named or () for rel, r in read.items()}))
     if not ctx.layout and own:
         ctx.layout = "hosts named in lines"
     for rel, s in samples.items():

@@ -27,6 +27,7 @@ from l4lite.ingest.attribution import (
     normalize_host,
     strip_stream_prefix,
 )
+from l4lite.ingest.fileranks import named_ids, own_id
 
 # torchelastic's agent writes glog lines (``W1203 14:40:04.257000 19477 torch/...] Sending process 19644 closing
 # signal SIGTERM``): the header's number is the agent's pid, the message names its workers' pids; the failure
@@ -145,9 +146,17 @@ def between_one_node(records: Iterable[Any]) -> Iterator[Any]:
                 held, before = [], None
             continue
         node = None if labelled else r.node
+        # a rank's line placed by its global rank (``[default0]:[rank2]:``) inside its node's block does not end the
+        # block: the console's local-rank lines before it are the node's, and so is an error record (one line, its
+        # node's, which ``errorfile`` could not tie to a rank); the unlabelled lines of a rank's own file (its
+        # ``stdout.log``) stay apart: placed without their rank they read as the node's console (merged-plain 052)
+        ranked = labelled and r.node is not None and r.node == before
+        if ranked:
+            node = before
         if node is not None and node == before:
             for h in held:
-                h.node = node
+                if not ranked or _labelled(h.text) or _ERROR_FILE.match(h.text):
+                    h.node = node
         yield from held
         held = []
         before = node
@@ -198,10 +207,11 @@ PidFacts = tuple[set[tuple[str, str]], set[tuple[str, str]]]
 
 class PidReader:
     """``pid_facts`` a line at a time, so that a pass that reads a whole file for something else (``writers``'
-    vote of its writers) gathers its pids too, and the file is read once."""
+    vote of its writers) gathers its pids too, and the file is read once. With ``ids`` it also notes the long hex
+    ids its lines name and those they state as their node's own (``fileranks.id_hosts``)."""
 
     def __init__(self, banner: Callable[[str], str | None] | None = None,
-                 addresses: AddressBook | None = None) -> None:
+                 addresses: AddressBook | None = None, ids: bool = False) -> None:
         self.banner, self.addresses = banner, addresses
         self.children: set[tuple[str, str]] = set()
         self.owners: set[tuple[str, str]] = set()
@@ -211,11 +221,18 @@ class PidReader:
         self.entry: tuple[str, str | None] | None = None  # (host, local rank) of the summary entry being read
         self.quote: str | None = None  # inside its ``traceback :`` field: the last line read so far
         self.quoting = False
+        self.started: set[str] = set()  # ids its lines state as their node's own (``fileranks.id_hosts``)
+        self.named: set[str] | None = set() if ids else None  # the long hex ids its lines name (``ids``)
 
     def feed(self, raw: str) -> None:
         banner = self.banner
         if self.quoting and self._quoted(raw):
             return
+        if self.named is not None and (found := named_ids(raw)):
+            self.named.update(found)
+            if (own := own_id(raw)) is not None:
+                self.started.add(own)
+                return
         if self.addresses is not None and ("address" in raw or "ip=" in raw):
             address_of(strip_stream_prefix(raw), self.addresses.found, self.addresses.host_of, banner)
         if "(pid: " not in raw and "Sending process" not in raw and "host" not in raw and "local_rank" not in raw \

@@ -218,7 +218,7 @@ def vote_whole(nodes: dict[str, str | None], mixed: list[str], placed: Sequence[
     files: dict[str, WholeVote] = {}
 
     def read_whole(f: Any) -> WholeVote | None:
-        reader = PidReader(banner_host, AddressBook(plain_host))
+        reader = PidReader(banner_host, AddressBook(plain_host), ids=True)
         if (whole := whole_writers(f, reader.feed)) is not None:
             read[f.rel] = reader  # a stdin not held whole is left to the reading of its sample
             files[f.rel] = whole
