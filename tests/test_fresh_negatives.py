@@ -61,15 +61,20 @@ def test_every_negative_is_labelled_by_its_thread() -> None:
             assert row["lines"] and row["notes"].rstrip().endswith("Healthy.")
 
 
-def _job(root: Path, finished: bool) -> Path:
+def _job(root: Path, finished: bool, last: str = "srun: error: node001: task 0: Exited with exit code 1",
+         kern: str | None = None) -> Path:
+    """A rank that trains two iterations and maybe says it finished, then ``last``; ``kern``: a kernel log line."""
     lines = ["[2024-05-14 10:00:00,000] [INFO] training ...",
              "[2024-05-14 10:00:02,000] iteration        1/      10 | lm loss: 2.300000E+00 |",
              "[2024-05-14 10:00:04,000] iteration        2/      10 | lm loss: 2.200000E+00 |"]
     if finished:
         lines.append("[2024-05-14 10:00:06,000] [INFO] Training finished after 2 iterations")
-    lines.append("srun: error: node001: task 0: Exited with exit code 1")
+    if last:
+        lines.append(last)
     (root / "node001").mkdir(parents=True)
     (root / "node001" / "rank0.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    if kern is not None:
+        (root / "node001" / "kern.log").write_text(kern + "\n", encoding="utf-8")
     return root
 
 
@@ -80,18 +85,12 @@ def test_task_exit_after_own_success_is_teardown(tmp_path: Path) -> None:
     assert any(e.rule == "slurm-task-exit" and e.role == "root" for e in stopped.evidence)
 
 
+XID_31 = ("NVRM: Xid (PCI:0000:08:00): 31, pid=4242, name=python, Ch 00000023, intr 00000000. MMU Fault: ENGINE CE0 "
+          "HUBCLIENT_HSCE0 faulted @ 0x0_0abe0000. Fault is of type FAULT_PTE ACCESS_TYPE_VIRT_READ")
+
+
 def _xid_job(root: Path, finished: bool) -> Path:
-    lines = ["[2024-05-14 10:00:00,000] [INFO] training ...",
-             "[2024-05-14 10:00:02,000] iteration        1/      10 | lm loss: 2.300000E+00 |",
-             "[2024-05-14 10:00:04,000] iteration        2/      10 | lm loss: 2.200000E+00 |"]
-    if finished:
-        lines.append("[2024-05-14 10:00:06,000] [INFO] Training finished after 2 iterations")
-    (root / "node001").mkdir(parents=True)
-    (root / "node001" / "rank0.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (root / "node001" / "kern.log").write_text(
-        "NVRM: Xid (PCI:0000:08:00): 31, pid=4242, name=python, Ch 00000023, intr 00000000. MMU Fault: ENGINE CE0 "
-        "HUBCLIENT_HSCE0 faulted @ 0x0_0abe0000. Fault is of type FAULT_PTE ACCESS_TYPE_VIRT_READ\n", encoding="utf-8")
-    return root
+    return _job(root, finished, last="", kern=XID_31)
 
 
 def test_undatable_kernel_line_on_a_node_that_finished_well_is_not_the_cause(tmp_path: Path) -> None:
