@@ -28,6 +28,10 @@ PINS: dict[str, dict[str, float]] = {  # 477 excerpts: dev 221 from 216 sources,
     "dev": {"status": 0.991, "category": 0.853, "top1": 0.978, "phase": 0.956, "evidence_f1": 0.994},
     "holdout": {"status": 0.984, "category": 0.625, "top1": 0.922, "phase": 0.935, "evidence_f1": 0.940},
 }
+# False incidents on the healthy excerpts, the highest of the three layouts (dev 44 healthy, holdout 56: one job
+# is 2.3 and 1.8 points); held-out lowered from 7.1 % on 2026-12-05 by the finished-rank check of undated host lines.
+CEILINGS: dict[str, dict[str, float]] = {"dev": {"false_incident_rate": 0.023},
+                                         "holdout": {"false_incident_rate": 0.054}}
 
 XID = Excerpt(
     id="t-xid", source_group="t#1", split="dev", status="incident", category="gpu_hardware", phase="train",
@@ -102,3 +106,5 @@ def test_real_corpus_scores_hold(corpus_score, split, capsys) -> None:
         got = corpus_score.summary(split, layout)
         low = {k: got[k] for k, pin in PINS[split].items() if got[k] is not None and got[k] < pin - MARGIN}
         assert not low, f"{split} {layout or 'overall'}: below the pins {PINS[split]}: {low}"
+        high = {k: got[k] for k, top in CEILINGS[split].items() if got[k] is not None and got[k] > top + MARGIN}
+        assert not high, f"{split} {layout or 'overall'}: above the ceilings {CEILINGS[split]}: {high}"
