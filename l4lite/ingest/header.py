@@ -61,6 +61,8 @@ class HeaderReading:
     """``_header`` and the shape plans it learns (a mixin of the file reader)."""
 
     label_ranks: bool = True  # an ``srun --label`` label is a rank (see ``JobContext.label_tasks``)
+    cri_partial: dict[str, str]  # per stream, the text of CRI partial lines waiting for their end
+    cri_first_time: dict[str, float | None]  # and the time of their first part
 
     def unwrap_cri(self, s: str) -> str | None:
         """A container log line without its CRI prefix (or the line as it is, when it has none). The prefix's time
@@ -70,17 +72,18 @@ class HeaderReading:
         if m is None:
             return s
         label = s[:m.start()]  # a merge's stream label before the container's prefix (``srun --label``) stays
-        t = self.ts.parse(s, m.start())[0]
-        if t is not None:
-            self.last_time = t
         text = s[m.end():]
         key = label + m[1]
         held = self.cri_partial.pop(key, None)
+        t = self.ts.parse(s, m.start())[0] if held is None else self.cri_first_time.pop(key, None)
         if held is not None:
             text = held + text
         if m[2] == "P":
             self.cri_partial[key] = text
+            self.cri_first_time[key] = t  # the joined line is timed by its first part, as the plain line would be
             return None
+        if t is not None:
+            self.last_time = t
         return label + text
 
     def _header(self, s: str) -> tuple | None:

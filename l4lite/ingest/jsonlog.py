@@ -25,6 +25,9 @@ from l4lite.ingest.layout import is_loopback
 from l4lite.records import Record
 
 HEAD_LINES = 16  # non-empty lines looked at to learn a file's keys
+# Docker's json-file driver writes a printed line longer than its 16 KiB buffer as several records, every one but
+# the last a full buffer whose ``log`` has no trailing newline; they are joined back into the line printed
+DOCKER_PART_BYTES = 16 * 1024
 
 # a stream label before the object, as torchrun (``[default0]:``, ``[rank3]:``) or ``srun --label`` write it
 _LEAD = re.compile(r"(?:\[(?:rank|default)\d+\]: ?|\s*\d+: )?(?=\{)")
@@ -222,6 +225,26 @@ def _object_host(obj: dict) -> str | None:
     return None
 
 
+def docker_part(s: str, held: dict[str, tuple[str, dict]]) -> str | None:
+    """A Docker json-file record joined with the parts of its line held before it (``held``: per stream label and
+    stream, the parts so far as one record with the first part's time), or None when it is a part itself, whose
+    line goes on in the stream's next record. Any other line is returned as it is."""
+    got = _object(s)
+    text = got[1].get("log") if got is not None else None
+    if got is None or not isinstance(text, str):
+        return s
+    label, obj = got
+    key = label + str(obj.get("stream", ""))
+    first = held.pop(key, None)
+    if first is not None:
+        first[1]["log"] += text
+    part = not text.endswith("\n") and len(text.encode("utf-8", "surrogatepass")) >= DOCKER_PART_BYTES
+    if part:
+        held[key] = first if first is not None else (label, obj)
+        return None
+    return s if first is None else first[0] + json.dumps(first[1], ensure_ascii=False)
+
+
 class JsonReading:
     """The file reader's side of it (a mixin of the file reader): the file's keys, learnt with its first block,
     and each record's printed lines fed to the line reader at the record's line number."""
@@ -230,6 +253,54 @@ class JsonReading:
     mixed: bool = False  # several hosts' lines (``context``): each record's lines take the host it names
     path_node: str | None = None
     json_path_node: tuple[str | None] | None = None  # the path's node, kept while a record's host stands in for it
+    json_parts: dict[str, tuple[str, dict]] | None = None  # Docker json-file parts waiting for their line's end
+    parts_held: int = 0  # Docker parts joined to the record after them (``join_parts``)
+    parts_flushed: tuple[int, int] = (0, 0)  # CRI and Docker lines whose end never came, read as they were
+
+    def join_parts(self, s: str, cri: bool) -> str | None:
+        """A line with the parts of it written before (a CRI runtime's ``P`` lines, Docker json-file's 16 KiB
+        records) joined in front, or None for a part whose line goes on (the reader counts it as joined)."""
+        if cri and (s := self.unwrap_cri(s)) is None:
+            return None
+        keys = self.json_keys
+        if keys is None or keys.text != "log" or (len(s) < DOCKER_PART_BYTES // 4 and not self.json_parts):
+            return s  # a part is 16 KiB of UTF-8: at least 4 Ki characters
+        if self.json_parts is None:
+            self.json_parts = {}
+        got = docker_part(s, self.json_parts)
+        if got is None:
+            self.parts_held += 1
+        return got
+
+    def count_joined(self, joined: int) -> None:
+        """Count the parts ``join_parts`` joined to a later line as read into it, under their format's name."""
+        cri_flushed, docker_flushed = self.parts_flushed
+        if joined - self.parts_held - cri_flushed:
+            self.acc.skip_lines("cri_partial_joined", joined - self.parts_held - cri_flushed)
+        if self.parts_held - docker_flushed:
+            self.acc.skip_lines("json_partial_joined", self.parts_held - docker_flushed)
+
+    def flush_parts(self, lineno: int) -> Generator[Record, None, None]:
+        """At the end of the file, a line whose last part never came (a container killed mid-write) is read as
+        far as it got, at the file's last line; its last part counts as that line instead of as joined."""
+        cri = [key[:-6] + text for key, text in self.cri_partial.items()]  # the key: label + stdout/stderr
+        docker = [label + json.dumps(obj, ensure_ascii=False) for label, obj in (self.json_parts or {}).values()]
+        self.cri_partial.clear()
+        self.json_parts = None
+        self.parts_flushed = (self.parts_flushed[0] + len(cri), self.parts_flushed[1] + len(docker))
+        acc = self.acc
+        for s in cri + docker:
+            if self.json_keys is not None:
+                s = yield from self.json_line(lineno, s)
+            r = self._line(lineno, s) if s.strip() else None
+            if isinstance(r, Record):
+                acc.lines_in_records += 1
+                acc.records += 1
+                yield r
+            elif r is not None or not s.strip():
+                acc.skip_lines("blank", 1)
+            while self.out and self.out[0].closed and not self.hold:
+                yield self._finish(self.out.popleft())
 
     def json_head(self, lines: Sequence[str]) -> list[str]:
         """A file's first lines as printed (for what is learnt from them, such as where the time sits)."""

@@ -195,7 +195,7 @@ class _FileReader(HeaderReading, RunReading, JsonReading):
         self.future_lines = 0
         self.nameless = 0  # records that got neither a node nor a rank
         self.cri: bool | None = None  # a container log with CRI line prefixes (decided on its first lines)
-        self.cri_partial: dict[str, str] = {}  # per stream, the text of partial lines waiting for their end
+        self.cri_partial, self.cri_first_time = {}, {}  # per stream, partial lines' text so far and first time
         self.spot: str | None = None  # where the file's lines carry their time (``timespots``), once learnt
         self.init_runs(options.shape_book(self._book_key()))
 
@@ -256,7 +256,7 @@ class _FileReader(HeaderReading, RunReading, JsonReading):
         finish = self._finish
         use_runs = self.opt.line_runs and self.opt.line_shapes
         lineno = 0
-        joined = 0  # CRI partial lines, their text joined to the next line's
+        joined = 0  # CRI partial lines and Docker's 16 KiB parts, joined to the next line (``join_parts``)
         in_runs = False  # a block of the file was long enough to be read in runs
         cri, jkeys = False, self.json_keys
         try:
@@ -286,8 +286,8 @@ class _FileReader(HeaderReading, RunReading, JsonReading):
                     for s in lines:
                         k += 1
                         lines_read += 1
-                        if cri:
-                            s = self.unwrap_cri(s)
+                        if cri or jkeys is not None:
+                            s = self.join_parts(s, cri)
                             if s is None:
                                 joined += 1
                                 lineno += 1
@@ -343,6 +343,7 @@ class _FileReader(HeaderReading, RunReading, JsonReading):
                     self._close_stale(lineno)
                 if self.hold and lineno > _HOLD_LINES:
                     self.hold = False
+            yield from self.flush_parts(lineno - 1)
             self.hold = False
             for op in self.open.values():
                 op.closed = True
@@ -361,8 +362,7 @@ class _FileReader(HeaderReading, RunReading, JsonReading):
             acc.records += direct
             if skipped_blank:
                 acc.skip_lines("blank", skipped_blank)
-            if joined:
-                acc.skip_lines("cri_partial_joined", joined)
+            self.count_joined(joined)
             # records still queued when the consumer stopped early are counted so that the books balance
             for op in out:
                 acc.skip_lines("unconsumed", op.n)
