@@ -288,19 +288,10 @@ class JsonReading:
         self.cri_partial.clear()
         self.json_parts = None
         self.parts_flushed = (self.parts_flushed[0] + len(cri), self.parts_flushed[1] + len(docker))
-        acc = self.acc
         for s in cri + docker:
             if self.json_keys is not None:
                 s = yield from self.json_line(lineno, s)
-            r = self._line(lineno, s) if s.strip() else None
-            if isinstance(r, Record):
-                acc.lines_in_records += 1
-                acc.records += 1
-                yield r
-            elif r is not None or not s.strip():
-                acc.skip_lines("blank", 1)
-            while self.out and self.out[0].closed and not self.hold:
-                yield self._finish(self.out.popleft())
+            yield from self.printed_line(lineno, s)
 
     def json_head(self, lines: Sequence[str]) -> list[str]:
         """A file's first lines as printed (for what is learnt from them, such as where the time sits)."""
@@ -326,20 +317,25 @@ class JsonReading:
         if got.wrapper_time is not None and (t := self.ts.parse(got.wrapper_time, 0)[0]) is not None:
             self.last_time = t  # the time of a wrapped line that prints none of its own
         *lines, last = got.lines
-        acc = self.acc
-        acc.lines_unwrapped += len(lines)
+        self.acc.lines_unwrapped += len(lines)
         for x in lines:
-            r = self._line(lineno, x) if x.strip() else None
-            if isinstance(r, Record):
-                acc.lines_in_records += 1
-                acc.records += 1
-                yield r
-            elif r is not None or not x.strip():
-                acc.skip_lines("blank", 1)
-            out = self.out
-            while out and out[0].closed and not self.hold:
-                yield self._finish(out.popleft())
+            yield from self.printed_line(lineno, x)
         return last
+
+    def printed_line(self, lineno: int, x: str) -> Generator[Record, None, None]:
+        """One line read at ``lineno`` outside the reader's loop (a record's inner line, a part flushed at the end),
+        counted as the loop counts its lines, and the records it finishes."""
+        acc = self.acc
+        r = self._line(lineno, x) if x.strip() else None
+        if isinstance(r, Record):
+            acc.lines_in_records += 1
+            acc.records += 1
+            yield r
+        elif r is not None or not x.strip():
+            acc.skip_lines("blank", 1)
+        out = self.out
+        while out and out[0].closed and not self.hold:
+            yield self._finish(out.popleft())
 
     def json_record_node(self, host: str | None) -> None:
         """In a file of several hosts' records, the lines of a record that names its host are that host's (as a
