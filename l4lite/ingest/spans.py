@@ -59,6 +59,9 @@ def job_span(spans: Sequence[FileSpan]) -> tuple[float | None, float | None]:
     return start, max(start, end)
 
 
+_Y2K = 946684800.0  # write times before 2000: a file unpacked without its times
+
+
 def dated_middle(spans: dict[str, FileSpan], years: dict[str, Counter[int]], near: int | None) -> float | None:
     """The median middle of the spans of the files whose lines carry a year (``years``: rel -> the years its
     sampled lines carry) within a year of ``near`` (the job's year: a file dated only by a reset clock's 1970 line
@@ -73,14 +76,13 @@ def dated_middle(spans: dict[str, FileSpan], years: dict[str, Counter[int]], nea
 
 
 def first_written(files: Sequence[Any]) -> float | None:
-    """The earliest write time of a job's files (none before 2000: a file unpacked without its times): where no
-    line carries a year, dates without one take theirs from it, one guess for the job. A file's own write time
-    can be a year after its lines (copied without its times); the first one is the least moved."""
+    """The earliest write time of a job's files (none before ``_Y2K``): where no line carries a year, dates
+    without one take theirs from it, one guess for the job. A file's own write time can be a year after its lines
+    (copied without its times); the first one is the least moved."""
     times = [m for f in files if (m := getattr(f, "mtime", None)) and m > _Y2K]
     return min(times) if times else None
 
 
-_Y2K = 946684800.0
 APART_GAP = 6 * 3600.0  # a file whose whole span is this far (or the core's length) from the job's core is not its
 
 
