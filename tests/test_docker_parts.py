@@ -123,3 +123,21 @@ def test_parse_and_analyze_read_the_docker_job_as_its_plain_files(tmp_path: Path
     assert any(LONG[:300] in e["text"] for e in wrapped["evidence"])  # evidence text is cut at 4000 characters
     roots = lambda inc: sorted(e["text"] for e in inc["evidence"] if e["role"] == "root")  # noqa: E731
     assert roots(wrapped) == roots(plain)
+
+
+def test_tail_joins_the_parts_as_the_batch_reader_does(tmp_path: Path) -> None:
+    from l4lite.live.reader import default_reader_factory
+
+    rows = [("stdout", "2024-05-14 10:00:00,100 INFO step 120 loss 2.31\n")]
+    rows += [("stderr", x + "\n") for x in TRACEBACK[:-1]] + [("stderr", p) for p in parts(LONG)]
+    path = write(tmp_path / "node07" / "rank3-json.log", docker(rows))
+    batch, _ = read(path)
+    reader = default_reader_factory(str(tmp_path), paths=[str(path)])("node07/rank3-json.log")
+    live = []
+    for i, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        live.extend(reader.feed(i, text))
+        if i == 5:  # the line's first part has come, its end not yet: a restart resumes no later than that part
+            assert reader.pending_line is not None and reader.pending_line <= 5
+    live += reader.flush()
+    assert [r.text for r in live] == [r.text for r in batch] and [r.time for r in live] == [r.time for r in batch]
+    assert reader.skipped["json_partial_joined"] == 2 and reader.pending_line is None

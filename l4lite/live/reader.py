@@ -64,7 +64,7 @@ class IngestLineReader:
         self._hold = ingest._HOLD_LINES
         self._ambiguous = ingest._AMBIGUOUS
         self._warned = False
-        self._partial: int | None = None  # first line of a CRI partial line still waiting for its end
+        self._partial: int | None = None  # first line of a CRI or Docker partial line still waiting for its end
         self._plain_head = 0  # first non-empty lines without a CRI prefix, while that is undecided
         self._spotless = 0  # first non-empty lines that show no time spot (``timespots``), while that is undecided
         self._json_head: list[str] = []  # first non-empty lines, while the file's JSON keys (``jsonlog``) may grow
@@ -121,7 +121,16 @@ class IngestLineReader:
             for printed in r.json_head((text,)):
                 self._learn_spot(printed)
         if text and r.json_keys is not None:
-            unwrapped, text = self._json_line(line_no, text)
+            joined = r.join_parts(text, False)
+            if joined is None:  # a Docker json-file part: its text waits for the record that ends its line
+                self.skipped["json_partial_joined"] += 1
+                self.n += 1
+                if self._partial is None:
+                    self._partial = line_no
+                return []
+            if not r.json_parts and not r.cri_partial:
+                self._partial = None
+            unwrapped, text = self._json_line(line_no, joined)
         if text and not (text[0] in " \t" and text.isspace()):
             try:
                 direct = r._line(line_no, text)  # a finished single-line record, a blank marker, or None
