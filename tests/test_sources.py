@@ -186,6 +186,18 @@ def test_utf16(tmp_path: Path, codec: str) -> None:
     assert read_all(write(tmp_path / "u.log", data)) == [(1, "first line"), (2, "second \u00e9")]
 
 
+@pytest.mark.parametrize("wrap", [bytes, gzip.compress])
+def test_stray_utf16_bom_bytes_before_utf8_text_do_not_turn_the_file_to_utf16(tmp_path: Path, wrap) -> None:
+    """A log whose first two bytes happen to be FF FE (noise before the first line) is still UTF-8 text: read as
+    UTF-16 its traceback would vanish into nonsense characters."""
+    acc = Accounting()
+    name = "a.log.gz" if wrap is gzip.compress else "a.log"
+    data = b"\xff\xfe noise\nTraceback (most recent call last):\nRuntimeError: CUDA error\n"
+    lines = read_all(write(tmp_path / name, wrap(data)), acc)
+    assert lines == [(1, "\u00ff\u00fe noise"), (2, "Traceback (most recent call last):"), (3, "RuntimeError: CUDA error")]
+    assert any(f"{name}:1" in w and "UTF-8" in w for w in acc.warnings)
+
+
 def test_utf8_bom_removed(tmp_path: Path) -> None:
     assert read_all(write(tmp_path / "a.log", codecs.BOM_UTF8 + b"x\ny\n")) == [(1, "x"), (2, "y")]
 

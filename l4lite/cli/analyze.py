@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler (tcp://HOST:PORT or local:N)")
     p.add_argument("--webhook", metavar="URL", help="POST an incident (Slack-compatible body, as tail's alerts) to URL")
     p.add_argument("--webhook-title", metavar="TEXT", help="what the webhook message starts with, e.g. the job id")
-    p.add_argument("--quiet", action="store_true", help="no terminal summary and no progress bar")
+    p.add_argument("-q", "--quiet", action="store_true", help="no terminal summary and no progress bar")
     p.set_defaults(run=run)
 
 

@@ -57,7 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--jobs", type=jobs_argument, default="auto", metavar="N|auto",
                    help="parallel processes reading shards of files, large files in pieces (default auto: one "
                         "per core for inputs over 64 MB, else 1)")
-    p.add_argument("--quiet", action="store_true", help="no line accounting, warnings or progress bar")
+    p.add_argument("-q", "--quiet", action="store_true", help="no line accounting, warnings or progress bar")
     p.set_defaults(run=run)
 
 

@@ -24,6 +24,7 @@ from l4lite.ingest.files import (
     InputFile,
     os_reason,
     stdin_stream,
+    utf16_bom,
 )
 from l4lite.records import Accounting
 
@@ -116,7 +117,7 @@ def _line_blocks(input_file: InputFile, accounting: Accounting, max_line_chars: 
             chunks = _gunzip(_prepend(first, chunks), name, accounting)
             first = next(chunks, b"")
         encoding = input_file.encoding
-        if first.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        if utf16_bom(first):
             encoding = "utf-16"
         elif first.startswith(codecs.BOM_UTF8):
             first = first[3:]

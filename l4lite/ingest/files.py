@@ -159,13 +159,33 @@ def stdin_sample() -> StdinSample:
     return StdinSample(data, len(data) < STDIN_WHOLE_BYTES)
 
 
+def utf16_bom(head: bytes) -> bool:
+    """Whether a file's first bytes are UTF-16 text behind a byte-order mark. The two bytes alone are not enough:
+    a log whose first line starts with stray bytes ``FF FE`` (a truncated write, a terminal's noise) would be read
+    as UTF-16 and every line of it turned to nonsense. UTF-16 log text is mostly ASCII, so it carries NUL bytes;
+    UTF-8 text after the two bytes carries none."""
+    if not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return False
+    rest = head[2:]
+    return not rest or 0 in rest or not _utf8_text(rest)
+
+
+def _utf8_text(data: bytes) -> bool:
+    """Whether ``data`` decodes as UTF-8 but for a character cut at its end."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start >= len(data) - 4
+    return True
+
+
 def sniff(head: bytes) -> tuple[str | None, str]:
     """Classify the first bytes of a file: ``(encoding, "")`` for text, ``(None, why)`` for binary."""
     if not head:
         return "utf-8", ""
     if head.startswith(codecs.BOM_UTF8):
         return "utf-8", ""
-    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+    if utf16_bom(head):
         return "utf-16", ""
     if head[257:262] == b"ustar":
         return None, "tar archive (extract it first)"
