@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 from l4lite.errors import InputError
 from l4lite.ingest.flight_recorder import DumpFile, dump_kind
+from l4lite.ingest.unpack import archive_kind, unpack
 from l4lite.records import Accounting
 
 SNIFF_BYTES = 8192
@@ -188,7 +189,7 @@ def sniff(head: bytes) -> tuple[str | None, str]:
     if utf16_bom(head):
         return "utf-16", ""
     if head[257:262] == b"ustar":
-        return None, "tar archive (extract it first)"
+        return None, "tar archive (name it on the command line to read it)"
     for magic, what in _BINARY_MAGICS:
         if head.startswith(magic):
             return None, what
@@ -286,6 +287,10 @@ def discover(paths: Sequence[str], accounting: Accounting,
                 accounting.warn(f"{given}: {os.strerror(exc.errno) if exc.errno else exc}")
             missing.append(given)
             continue
+        kind = None if stat.S_ISDIR(st.st_mode) else archive_kind(apath)
+        if kind is not None:
+            apath = unpack(apath, kind, accounting, given)
+            st = os.stat(apath)
         if stat.S_ISDIR(st.st_mode):
             roots.append(apath)
             _walk(apath, st, found, accounting, tuple(exclude))
