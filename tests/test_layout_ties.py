@@ -28,3 +28,21 @@ def test_local_rank_file_names_are_no_nodes() -> None:
     own = {"run/cpu-node-a/console.log": "cpu-node-a", "run/cpu-node-b/console.log": "cpu-node-b"}
     level = infer_level(rels, own, {"cpu-node-a", "cpu-node-b"})
     assert level.depth == 1 and level.names == ["cpu-node-a", "cpu-node-b"]
+
+
+def test_output_folders_beside_numbered_node_folders_are_no_nodes() -> None:
+    """With no host in any line, ``worker-0/``, ``worker-1/`` and ``10.0.0.12/`` are the machines of the level;
+    ``checkpoints/`` and ``tensorboard/`` beside them hold the run's output and name no node."""
+    rels = [f"job/{d}/train.log" for d in ("worker-0", "worker-1", "10.0.0.12", "checkpoints", "tensorboard")]
+    level = infer_level(rels, {}, ())
+    assert level.depth == 1 and level.names == ["10.0.0.12", "worker-0", "worker-1"]
+
+
+def test_addresses_name_machines() -> None:
+    assert not names_no_node("10.0.0.12") and not names_no_node("ip-10-0-0-12")
+    assert names_no_node("2026-12-05") and names_no_node("12345")
+
+
+def test_hosts_named_with_no_digits_stay_nodes() -> None:
+    rels = [f"job/{d}/train.log" for d in ("titan", "saturn", "mercury")]
+    assert infer_level(rels, {}, ()).names == ["mercury", "saturn", "titan"]

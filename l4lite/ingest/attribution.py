@@ -97,6 +97,8 @@ def names_no_node(name: str) -> bool:
     """A folder name that says what its files are or which run, try or part they belong to (``output``,
     ``logs``, ``job-12345``, ``attempt_1``, ``part-0001``, ``2026-12-01``), never which machine wrote them."""
     low = name.lower()
+    if _IPV4.match(low) or _IP_DASHED.match(low):  # an address names a machine, though it is all digits
+        return False
     tokens = [t for t in re.split(r"[-_.]", low) if t]
     return bool(not tokens or all(t in _KIND_WORDS or t.isdigit() for t in tokens) or _NOT_HOST.match(low)
                 or _DATE_NAME.search(low))

@@ -144,7 +144,7 @@ def infer_level(rels: Sequence[str], file_hosts: Mapping[str, str], line_hosts: 
             distinct = set(named.values())
         if len(distinct) < 2 or not _partitions(named, depth) or (depth < 0 and not _one_family(distinct)):
             continue
-        names = sorted(family_members(distinct)) if depth < 0 else sorted(distinct)
+        names = sorted(family_members(distinct)) if depth < 0 else sorted(_machines(distinct))
         unverified.append(((depth >= 0, len(distinct), -depth), depth, names))
     if verified:
         _, depth, aliases, names = max(verified, key=lambda v: v[0])
@@ -207,6 +207,16 @@ def _one_family(names: set[str]) -> bool:
     """File names that name nodes look alike (``node017``, ``node018``); when most do, one odd name
     (``latin1``) does not make the level wrong, it is left out by ``family_members``."""
     return max(Counter(n.translate(_FOLD) for n in names).values()) >= 2
+
+
+def _machines(names: set[str]) -> set[str]:
+    """The folder names of a level that can be machines when no line names a host: beside a family of numbered
+    names (``worker-0``, ``worker-1``), a name with no digit at all (``checkpoints``, ``tensorboard``) is a folder
+    of the run's output, not a node; names with no family keep every name (hosts called ``titan``, ``saturn``)."""
+    numbered = {n for n in names if any(c.isdigit() for c in n)}
+    if len(numbered) < 2 or len(numbered) == len(names) or not _one_family(numbered):
+        return names
+    return numbered
 
 
 def family_members(names: set[str]) -> set[str]:
