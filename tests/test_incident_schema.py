@@ -118,3 +118,12 @@ def test_every_schema_field_is_covered() -> None:
                   "last_saved", "complete", "lines_skipped", "warnings", "context", "scope", "seconds", "lines_read",
                   "attempts", "attempt", "verdict", "root", "pods"):
         assert field in names, field
+
+
+def test_json_to_stdout_is_the_incident_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--json -`` is for a pipe into jq: stdout holds the incident and nothing else, and no file named ``-``."""
+    job = Path(__file__).resolve().parent.parent / "fixtures" / "jobs" / "ib-link-down"
+    assert main(["analyze", str(job), "--json", "-", "--no-store"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert not problems(doc) and doc["category"] == "network"
+    assert not Path("-").exists()

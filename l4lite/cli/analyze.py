@@ -29,7 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Diagnose a failed or hung training job from its logs. Exit code 0: healthy, 1: incident, "
                     "2: usage or input error.")
     p.add_argument("paths", nargs="+", metavar="JOB", help="job directory, log files, or - for stdin")
-    p.add_argument("--json", metavar="FILE", help="write the incident as JSON (schema l4lite.incident/1)")
+    p.add_argument("--json", metavar="FILE",
+                   help="write the incident as JSON (schema l4lite.incident/1); - prints it on stdout instead of "
+                        "the summary")
     p.add_argument("--html", metavar="FILE", help="write the self-contained HTML report")
     p.add_argument("--baseline", action="append", default=[], metavar="JOB",
                    help="a healthy job of the same setup; its templates are filtered out (repeatable)")
@@ -81,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
-    if args.json:
+    to_stdout = args.json == "-"  # for a pipe into jq: the JSON alone on stdout, warnings still on stderr
+    if args.json and not to_stdout:
         incident.save(args.json)
     if args.html:
         render_html(incident, args.html)
@@ -89,6 +92,9 @@ def run(args: argparse.Namespace) -> int:
         post(args.webhook, args.webhook_title, incident)
     if not args.quiet:
         sys.stderr.write(input_warnings(incident))
+    if to_stdout:
+        sys.stdout.write(incident.to_json() + "\n")
+    elif not args.quiet:
         sys.stdout.write(terminal_summary(incident))
     return 1 if incident.is_incident else 0
 
