@@ -22,16 +22,13 @@ from l4lite.detect.base import Detector, Finding
 from l4lite.records import Record
 from l4lite.rules.components import (
     CASCADE,
-    Component,
     cascade_payload,
     chained_cause,
     component,
     first_failure,
     is_cascade,
-    learned_component,
     named_component,
 )
-from l4lite.rules.frames import frame_component
 from l4lite.rules.xid import xid_entry
 from l4lite.scan.phases import PhaseTracker, phase_at, phase_from_traceback
 from l4lite.scan.scanner import (
@@ -58,7 +55,6 @@ def _order(record: Record) -> tuple[float, str, int]:
 # how sure the learned line model must be to give a fallback exception rule another category than its own: a
 # guess barely over the model's own floor (0.5) read a shape mismatch as a configuration on every framework's job
 FALLBACK_LEARNED_MIN = 0.6
-FRAME_SCORE = 3.0  # an innermost library frame's component weighs as one strong lexicon word
 PAYLOAD_CHARS = 20000  # as much of a record as the component reading looks at (and more)
 
 
@@ -217,13 +213,7 @@ class RuleDetector(Detector):
             # failed, not what: the words of the line name the component (for a rule declared generic, those
             # outside the mechanism it matched); the learned line model too, for a generic rule and a fallback.
             read = first_failure(text) if rule.match == "text" else f"{first.message}\n{text}"
-            words = words_left(rule, read) if rule.generic else read
-            named = component(words)
-            if named is None and (frame := frame_component(text)) is not None:
-                # the words name nothing: the library that raised the exception may (``rules.frames``)
-                named = Component(frame.category, FRAME_SCORE, (frame.path,))
-            if named is None and rule.generic:
-                named = learned_component(words)
+            named = component(words_left(rule, read) if rule.generic else read, learned=rule.generic)
             if named is None and rule.fallback and rule.match == "message":
                 # the exception line alone for the learned model: the paths of a traceback's frames are no fault's
                 named = component(first.message, learned=True)
