@@ -117,7 +117,7 @@ def mine_run(run: ShapeRun, miner: Any, strip: Callable[[str], str] | None = Non
                     if loose is _UNSEEN:
                         loose = loose_of[key] = loose_answer(key)
                     if loose is not None and same_fixed(loose, tokens):
-                        cid = loose.cluster_id
+                        cid = kept_cids[memo] = loose.cluster_id  # as after ``add``: these values again hit
             if cid is None:
                 changes = miner.changes
                 cid = add(msg, key, x in folded)
