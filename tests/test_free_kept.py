@@ -6,6 +6,7 @@ list of names."""
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,60 @@ def test_new_ids_in_kept_tokens_mine_in_runs_as_line_by_line(tmp_path: Path, see
     assert by_run.to_state() == by_line.to_state()
     assert checked.count(True) > 1000  # the premise: runs answered lines by their keys without those tokens
     assert checked.count(False) > 10  # and the check turned some away (all digits: <NUM>)
+
+
+def _lustre_log(tmp_path: Path, rnd: random.Random) -> Path:
+    """The zoo's storage lines (Lustre's ``scratch-OST00d3-osc-ffff8f2a9c01:`` new on every line, ``<IP>@o2ib``),
+    where, late in the log, a few Lustre nodes are on another network or named (their kept token masks
+    otherwise, and then the cluster takes a wildcard there)."""
+    import itertools
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import format_zoo
+
+    lines = []
+    for k, line in enumerate(itertools.islice(format_zoo.gen_storage(6, rnd), 12_000)):
+        if k > 10_000 and "ost_connect" in line and rnd.random() < 0.05:
+            line = line.replace("@o2ib", rnd.choice(["@o2ib1", "@tcp"])) if rnd.random() < 0.5 else \
+                re.sub(r"node [0-9.]+@", f"node gw{rnd.randrange(10)}@", line)
+        lines.append(line)
+    f = tmp_path / "node007" / "syslog"
+    f.parent.mkdir()
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return f
+
+
+@pytest.mark.parametrize("seed", [5, 17])
+def test_partly_free_kept_tokens_mine_in_runs_as_line_by_line(tmp_path: Path, seed: int,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lustre lines whose OST token is new on every line where the cluster has a wildcard, and whose
+    ``<IP>@o2ib`` must mask alike: a run answers them from the key's entry (``TemplateMiner.loose_answer``)
+    and gives the ids, hits and state of ``add`` line by line, also once other networks and names come."""
+    _lustre_log(tmp_path, random.Random(seed))
+    acc = Accounting()
+    items = list(iter_job(discover([str(tmp_path)], acc), IngestOptions(fold_shapes=True), acc, runs=True))
+    assert sum(len(x) for x in items if type(x) is ShapeRun) > 8000
+    checked = []
+    same = TemplateMiner.same_fixed
+
+    def counted(self: TemplateMiner, answer: object, tokens: list[str]) -> bool:
+        ok = same(self, answer, tokens)  # type: ignore[arg-type]
+        checked.append(ok)
+        return ok
+
+    monkeypatch.setattr(TemplateMiner, "same_fixed", counted)
+    by_run, by_line = TemplateMiner(), TemplateMiner()
+    got: list[int] = []
+    want: list[int] = []
+    for item in items:
+        if type(item) is ShapeRun:
+            got += mine_run(item, by_run)
+            want += [by_line.add(r.message) for r in item.records()]
+        else:
+            got.append(by_run.add(item.message))
+            want.append(by_line.add(item.message))
+    assert got == want
+    assert by_run.hits == by_line.hits
+    assert by_run.to_state() == by_line.to_state()
+    assert checked.count(True) > 1000  # the premise: runs answered lines from the key's entry

@@ -22,7 +22,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 from drain3.drain import Drain, LogCluster, Node
 
@@ -82,6 +82,14 @@ class RunAnswers:
     # holds a new id on every line (``libc.so.6[7f3a1c2b+1f0e0]``) makes every key new, not this
     free_ids: dict[tuple[Any, Any, Any], int] = field(default_factory=dict)
     changes: int = 0
+
+
+class LooseAnswer(NamedTuple):
+    """A key's cluster while its cache entry stands (``TemplateMiner.loose_answer``), for every message whose kept
+    tokens outside the cluster's wildcards (``loose``: their itemgetter, values and masked values) mask alike."""
+
+    cluster_id: int
+    loose: tuple[Any, Any, Any]
 
 
 def _free(hit: tuple[Any, ...]) -> bool:
@@ -322,6 +330,25 @@ class TemplateMiner:
         if form is not None:
             put_bounded(self._stays, form, stays, max(1, self.cache_size))
         return stays
+
+    def loose_answer(self, key: bytes) -> LooseAnswer | None:
+        """What ``add`` answers a message of this key by while its cache entry stands, when the key's kept tokens
+        are partly free (``_loose``: some sit where the cluster has a wildcard, the others must mask as they
+        did): the cluster id and the check of the others (``same_fixed``). None when the entry is stale, every
+        kept token must stay, or every one may change (``cached_id`` answers those). Valid until the next
+        ``add`` that does more than count a hit."""
+        hit = self._by_key.get(key) if self.cache_size else None
+        if hit is None or hit[1] is None or hit[3] is None or hit[3][0] is None:
+            return None
+        entry = hit[0]
+        if entry[1][0] != entry[2]:
+            return None
+        return LooseAnswer(entry[0].cluster_id, hit[3])
+
+    def same_fixed(self, answer: LooseAnswer, tokens: list[str]) -> bool:
+        """Whether a message of the key of ``answer`` (split at blanks) goes to its cluster: its kept tokens that
+        must stay mask as the cached message's did, as ``add`` checks them."""
+        return self._same_fixed(answer.loose, tokens)
 
     def needs_tokens(self, key: bytes) -> bool:
         """Whether every message with this key is checked token by token (digits kept in its template, not all

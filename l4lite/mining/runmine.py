@@ -73,12 +73,17 @@ def mine_run(run: ShapeRun, miner: Any, strip: Callable[[str], str] | None = Non
     free_of: dict[int, tuple[tuple[int, ...], Any]] = {}
     out: list[int] = []
     add, cached_id, kept_getter, kept_stays = miner.add, miner.cached_id, miner.kept_getter, miner.kept_stays
+    loose_answer, same_fixed = miner.loose_answer, miner.same_fixed
     answers = miner.run_answers()  # what earlier runs learnt, while no cluster changed since
     cids, kept_cids, free_ids = answers.ids, answers.kept_ids, answers.free_ids
     hits: dict[int, int] = {}
     # the keys the cache did not answer, each with its kept-token getter: both depend on the miner's entry of
     # the key alone, which only ``add`` changes (the memo is emptied at each)
     getters: dict[bytes, Any] = {}
+    # the keys whose kept tokens are partly free (``TemplateMiner.loose_answer``), by the same entry: a Lustre
+    # line's ``scratch-OST00d3-osc-ffff8f2a:`` is new on every line where its cluster has a wildcard, and its
+    # ``10.0.3.7@o2ib`` only has to mask as before, which ``add`` would check with more steps around it
+    loose_of: dict[bytes, Any] = {}
     for i, (s, x) in enumerate(zip(run.texts, shapes, strict=True)):
         key = wide_key(table[x], keys[i]) if x in folded else key_of[x]
         cid = cids.get(key)
@@ -104,12 +109,20 @@ def mine_run(run: ShapeRun, miner: Any, strip: Callable[[str], str] | None = Non
         if cid is None:
             msg = s[starts[x]:table[x].msg_end]
             if getter is not None:
-                memo = (key, getter, getter(msg.split()))
+                tokens = msg.split()
+                memo = (key, getter, getter(tokens))
                 cid = kept_cids.get(memo)
+                if cid is None:  # new kept tokens: those where the cluster has wildcards may be anything
+                    loose = loose_of.get(key, _UNSEEN)
+                    if loose is _UNSEEN:
+                        loose = loose_of[key] = loose_answer(key)
+                    if loose is not None and same_fixed(loose, tokens):
+                        cid = kept_cids[memo] = loose.cluster_id  # as after ``add``: these values again hit
             if cid is None:
                 changes = miner.changes
                 cid = add(msg, key, x in folded)
                 getters.clear()
+                loose_of.clear()
                 out.append(cid)
                 if miner.changes != changes:
                     cids.clear()
