@@ -1,0 +1,43 @@
+"""A rank that leaves with status 0 and no word of its own is the peer the others lost (real jobs 134, 137)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from l4lite.api import AnalyzeOptions, analyze
+from l4lite.detect.hang import HangDetector
+from l4lite.evaluate.scoreboard import job_paths
+from l4lite.scan.job import load_rules, scan_job
+
+JOBS = Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs"
+
+
+def _hang_findings(job: Path) -> list:
+    options = AnalyzeOptions()
+    return HangDetector().detect(scan_job(job_paths(job), options, rules=load_rules(options)))
+
+
+@pytest.mark.parametrize(("job", "node", "rank"), [("134-ddp-exit0", "trn-sjc2-r08-n4", 3),
+                                                   ("137-hf-exit0", "cpu-node-b", 2)])
+def test_the_rank_no_line_reports_failing_is_the_one_that_left(job: str, node: str, rank: int) -> None:
+    """Every other rank lost its connection to a peer and none timed out: the quiet rank left first. 137's rank
+    printed nothing with its rank on it: it is the rank number missing on the node that shows fewer ranks."""
+    found = [f for f in _hang_findings(JOBS / job) if f.data.get("signal") == "vanished_rank"]
+    assert [(f.node, f.rank) for f in found] == [(node, rank)]
+    assert analyze(job_paths(JOBS / job), AnalyzeOptions()).to_dict()["suspects"][0]["node"] == node
+
+
+def test_a_rank_with_an_error_of_its_own_is_no_vanished_one(tmp_path: Path) -> None:
+    """The same job with the quiet rank's own traceback: a crash, which the rules read, not a silent exit."""
+    job = tmp_path / "job"
+    shutil.copytree(JOBS / "134-ddp-exit0", job)
+    stderr = next((job / "trn-sjc2-r08-n4" / "torchelastic").glob("*/attempt_0/1/stderr.log"))
+    with stderr.open("a") as f:
+        f.write("[rank3]: Traceback (most recent call last):\n"
+                '[rank3]:   File "/app/train.py", line 88, in main\n'
+                "[rank3]:     batch = next(it)\n"
+                "[rank3]: ValueError: shard index 9 is out of range\n")
+    assert not [f for f in _hang_findings(job) if f.data.get("signal") == "vanished_rank"]
