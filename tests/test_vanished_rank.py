@@ -27,7 +27,11 @@ def test_the_rank_no_line_reports_failing_is_the_one_that_left(job: str, node: s
     printed nothing with its rank on it: it is the rank number missing on the node that shows fewer ranks."""
     found = [f for f in _hang_findings(JOBS / job) if f.data.get("signal") == "vanished_rank"]
     assert [(f.node, f.rank) for f in found] == [(node, rank)]
-    assert analyze(job_paths(JOBS / job), AnalyzeOptions()).to_dict()["suspects"][0]["node"] == node
+    inc = analyze(job_paths(JOBS / job), AnalyzeOptions()).to_dict()
+    assert inc["suspects"][0]["node"] == node
+    # its agent recorded no failure for it: it ended with status 0, its own code's doing, and its node's other
+    # lines (its node-mate's lost peer, its agent's lost store) are not what it said
+    assert inc["category"] == "software" and f"rank {rank} printed no error" in inc["summary"]
 
 
 def test_a_rank_with_an_error_of_its_own_is_no_vanished_one(tmp_path: Path) -> None:
