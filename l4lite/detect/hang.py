@@ -231,6 +231,8 @@ class HangDetector(Detector):
         if not quiet or len(gone) < 2 or len(quiet) >= len(gone) or len(nodes) != 1 or None in nodes:
             return []
         node = next(iter(nodes))
+        if not any(facts.known.get(r) == node for r in gone):  # its node lived on: a rank of its own lost the
+            return []  # quiet one too (a node that failed as a whole is no rank that left)
         ranks = sorted(quiet)
         peers = sorted(gone)
         explain = (f"rank{'s' if len(ranks) > 1 else ''} {_join(ranks)} printed no error and no failure while "
