@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from l4lite.api import AnalyzeOptions, analyze
-from l4lite.detect.hang import HangDetector
+from l4lite.detect.hang import HangDetector, RankFacts
 from l4lite.evaluate.scoreboard import job_paths
+from l4lite.records import Record
 from l4lite.scan.job import load_rules, scan_job
 
 JOBS = Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs"
@@ -45,3 +47,21 @@ def test_a_rank_with_an_error_of_its_own_is_no_vanished_one(tmp_path: Path) -> N
                 "[rank3]:     batch = next(it)\n"
                 "[rank3]: ValueError: shard index 9 is out of range\n")
     assert not [f for f in _hang_findings(job) if f.data.get("signal") == "vanished_rank"]
+
+
+def _facts(gone: set[int]) -> RankFacts:
+    known = {0: "a", 1: "a", 2: "b", 3: "b", 4: "c", 5: "c"}
+    def lost(r: int) -> Record:
+        text = f"[rank{r}]: RuntimeError: Connection closed by peer [10.0.0.9]:4242"
+        return Record(file=f"{known[r]}/console.log", line=r + 1, end_line=r + 1, node=known[r], rank=r, gpu=None,
+                      source="trainer", time=None, level="error", message=text, text=text)
+    return RankFacts(known=known, peer_gone={r: [lost(r)] for r in gone})
+
+
+def test_a_whole_node_gone_quiet_is_no_rank_that_left() -> None:
+    """Both ranks of node c said nothing while the others lost a peer: the node failed as a whole (its own lines,
+    if any, are read by the rules), not one rank that left while its node-mate lived on to report it."""
+    scan = SimpleNamespace(rank_nodes={})
+    assert HangDetector()._vanished(_facts({0, 1, 2, 3}), scan) == []
+    found = HangDetector()._vanished(_facts({0, 1, 2, 3, 4}), scan)
+    assert [(f.node, f.rank) for f in found] == [("c", 5)]
