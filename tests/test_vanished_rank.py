@@ -55,7 +55,8 @@ def _facts(gone: set[int]) -> RankFacts:
         text = f"[rank{r}]: RuntimeError: Connection closed by peer [10.0.0.9]:4242"
         return Record(file=f"{known[r]}/console.log", line=r + 1, end_line=r + 1, node=known[r], rank=r, gpu=None,
                       source="trainer", time=None, level="error", message=text, text=text)
-    return RankFacts(known=known, peer_gone={r: [lost(r)] for r in gone})
+    # the agents' failure reports list the ranks that lost their peer (pid by rank), not one that ended with 0
+    return RankFacts(known=known, peer_gone={r: [lost(r)] for r in gone}, pids={r: 1000 + r for r in gone})
 
 
 def test_a_whole_node_gone_quiet_is_no_rank_that_left() -> None:
@@ -65,3 +66,15 @@ def test_a_whole_node_gone_quiet_is_no_rank_that_left() -> None:
     assert HangDetector()._vanished(_facts({0, 1, 2, 3}), scan) == []
     found = HangDetector()._vanished(_facts({0, 1, 2, 3, 4}), scan)
     assert [(f.node, f.rank) for f in found] == [("c", 5)]
+
+
+def test_a_quiet_rank_no_failure_report_accounts_for_is_no_rank_that_left() -> None:
+    """Every other rank lost a peer but no launcher report lists the quiet rank's node-mate (planted cascades, a
+    launcher that reports nothing), or the report lists the quiet rank itself: nothing says it ended with 0."""
+    scan = SimpleNamespace(rank_nodes={})
+    unreported = _facts({0, 1, 2, 3, 4})
+    unreported.pids = {r: 1000 + r for r in (0, 1, 2, 3)}
+    assert HangDetector()._vanished(unreported, scan) == []
+    listed = _facts({0, 1, 2, 3, 4})
+    listed.pids[5] = 1005
+    assert HangDetector()._vanished(listed, scan) == []

@@ -231,8 +231,11 @@ class HangDetector(Detector):
         if not quiet or len(gone) < 2 or len(quiet) >= len(gone) or len(nodes) != 1 or None in nodes:
             return []
         node = next(iter(nodes))
-        if not any(facts.known.get(r) == node for r in gone):  # its node lived on: a rank of its own lost the
-            return []  # quiet one too (a node that failed as a whole is no rank that left)
+        # its node lived on: its agent's failure report names a node-mate that lost the quiet rank, and not the
+        # quiet rank itself (a launcher lists the workers that failed; one that ended with status 0 is not there).
+        # A node that failed as a whole, or a rank no report accounts for, is no rank that left.
+        if not any(facts.known.get(r) == node and r in facts.pids for r in gone) or quiet & set(facts.pids):
+            return []
         ranks = sorted(quiet)
         peers = sorted(gone)
         explain = (f"rank{'s' if len(ranks) > 1 else ''} {_join(ranks)} printed no error and no failure while "
