@@ -13,7 +13,8 @@ loudest node is the wrong one. Two sources name the quiet one:
   (``MxRtt/Rnk``). Only when every error the
   ranks printed is a collective error: a rank that raised its own exception is a crash, not a hang.
 - The logs, when no rank timed out but every other rank lost its connection to a peer: the one rank that reported
-  nothing (no error, no failure entry) left first, without a word (a ``sys.exit(0)`` on one rank's code path).
+  nothing (no error, no failure entry) while its agent's failure report lists a node-mate that lost it left first,
+  without a word (a ``sys.exit(0)`` on one rank's code path: a launcher lists the workers that failed).
 
 When the dumps name the stuck rank, agreeing log evidence is a confirmation.
 """
