@@ -12,7 +12,7 @@ of injection) go to L4L_META_DIR, which lies outside the archived log tree.
                   json_exception|ansi_exception|fsize_signal|loader_stall|upload_enospc|
                   tz_exception|stray_date|collective_mismatch|eval_sigkill|node_corrupt_ckpt|
                   kill_midline|silent_abort|accum_nan|logfile_exception|save_killed|save_memerror|
-                  model_config|loader_hang|two_faults
+                  model_config|loader_hang|two_faults|netdrop|exit0|wrong_ckpt|compile_nocxx
                   (bad_env, bad_env_all, missing_file, missing_file_all are set up by generate.py: a wrong
                   GLOO_SOCKET_IFNAME on one node or on every node; the dataset's seed file absent from one
                   node's local disk or from every node's)
@@ -22,7 +22,7 @@ of injection) go to L4L_META_DIR, which lies outside the archived log tree.
                   before it dies; eval_exception: the first step whose validation run fails)
   L4L_CGROUP      memory cgroup (v1 folder) with a small limit, for host_oom and worker_oom
   L4L_CKPT_DIR    the node's checkpoint mount, for erofs
-  L4L_NET_DEV     the node's network interface (in its own network namespace), for netdown
+  L4L_NET_DEV     the node's network interface (in its own network namespace), for netdown and netdrop
   L4L_DATA_FILE   the dataset's seed file on the node's local disk (missing_file, missing_file_all)
   L4L_FSIZE       the file-size limit (bytes, as `ulimit -f`) rank 0 runs its checkpoint save under, for fsize
   L4L_SHARD_DIR   the node's local folder of a sharded checkpoint (one file per rank), for missing_shard
@@ -35,6 +35,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 FAULT = os.environ.get("L4L_FAULT", "none")
@@ -300,6 +301,14 @@ def at_step(step, model=None):
         record("netdown", step, dev=dev)
         subprocess.run(["ip", "link", "set", dev, "down"], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if FAULT == "netdrop":  # the node's link stays up but drops every packet it sends (a dead switch port, a
+        dev = os.environ["L4L_NET_DEV"]  # firewall rule): connections stall instead of failing. A queue of
+        record("netdrop", step, dev=dev)  # length 0 (netem is not built into this machine's kernel)
+        subprocess.run(["tc", "qdisc", "add", "dev", dev, "root", "pfifo", "limit", "0"], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if FAULT == "exit0":  # a rank-conditional early exit with status 0 (a `sys.exit(0)` reached by one rank
+        record("exit0", step)  # only, as when it believes its shard is done): it says nothing
+        sys.exit(0)
     if FAULT == "sigstop":  # stopped (as by a debugger or a frozen node) for good: SIGCONT never comes
         record("sigstop", step)
         os.kill(os.getpid(), signal.SIGSTOP)
@@ -377,7 +386,7 @@ def upload_failed(step, path):
 
 
 def before_resume(path):
-    if FAULT == "corrupt_ckpt":
+    if FAULT in ("corrupt_ckpt", "wrong_ckpt"):
         record("corrupt_ckpt", None, path=path)
 
 

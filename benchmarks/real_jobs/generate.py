@@ -235,9 +235,15 @@ JOB_SPECS = [
     ("ddp", "loader_hang", 2, 50, False, {"index": 130, "loader_workers": 2}),
     ("ddp", "two_faults", 1, 13, False, {"index": 131, "rank2": 2}),
     ("ddp", "model_config", 3, None, False, {"index": 132}),
+    ("ddp", "netdrop", 2, 15, False, {"index": 133}),
+    ("ddp", "exit0", 3, 14, False, {"index": 134}),
+    ("ddp", "wrong_ckpt", None, None, False, {"index": 135}),
+    ("ddp", "compile_nocxx", None, None, False, {"index": 136}),
+    ("hf", "exit0", 2, 12, False, {"index": 137}),
+    ("lightning", "netdrop", 1, 16, False, {"index": 138}),
 ]
 # faults set up per node by the generator (no rank injects them; a node may fail before any rank registers)
-NODE_FAULTS = ("bad_env", "bad_env_all", "missing_file", "missing_file_all", "node_corrupt_ckpt")
+NODE_FAULTS = ("bad_env", "bad_env_all", "missing_file", "missing_file_all", "node_corrupt_ckpt", "compile_nocxx")
 LAYOUT_SUFFIX = {"srun-label": "_srun", "kubernetes-pods": "_k8s"}
 OOM_LIMIT = 64 * 1024 * 1024  # the small cgroup's memory.limit_in_bytes (only pages charged after joining it)
 
@@ -253,7 +259,8 @@ PHASE = {"exception": "train", "sigkill": "train", "hang": "train", "nan": "trai
          "upload_enospc": "checkpoint", "tz_exception": "train", "stray_date": "train",
          "collective_mismatch": "train", "eval_sigkill": "eval", "node_corrupt_ckpt": "load", "kill_midline": "train",
          "silent_abort": "train", "accum_nan": "train", "logfile_exception": "train", "save_killed": "checkpoint",
-         "save_memerror": "checkpoint", "model_config": "init", "loader_hang": "train", "two_faults": "train"}
+         "save_memerror": "checkpoint", "model_config": "init", "loader_hang": "train", "two_faults": "train",
+         "netdrop": "train", "exit0": "train", "wrong_ckpt": "load", "compile_nocxx": "train"}
 CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan": "numerical",
             "enospc": "storage", "corrupt_ckpt": "storage", "data": "data", "healthy": None,
             "host_oom": "host", "worker_oom": "host", "sigstop": "software", "diverge": "numerical",
@@ -268,7 +275,8 @@ CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan
             "stray_date": "software", "collective_mismatch": "software", "eval_sigkill": "host",
             "node_corrupt_ckpt": "storage", "kill_midline": "host", "silent_abort": "software",
             "accum_nan": "numerical", "logfile_exception": "software", "save_killed": "host",
-            "save_memerror": "host", "model_config": "user_config", "loader_hang": "data", "two_faults": "software"}
+            "save_memerror": "host", "model_config": "user_config", "loader_hang": "data", "two_faults": "software",
+            "netdrop": "network", "exit0": "software", "wrong_ckpt": "user_config", "compile_nocxx": "user_config"}
 FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_runtime",
           "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps",
           "ignite": r"Engine run (complete|finished)", "accelerate": r"training finished: 40 steps",
@@ -485,6 +493,10 @@ def run_job(job, py, out_root, work_root, port):
         env["L4L_FAULT_RANK2"] = str(job["rank2"])
     if fault == "anomaly_nan" and stack == "lightning":  # Trainer(detect_anomaly=True)
         env["L4L_DETECT_ANOMALY"] = "1"
+    if fault == "wrong_ckpt":  # every rank resumes from a checkpoint another model (hidden size 96) wrote
+        resume = make_node_checkpoints(py, run_dir_of(work), work, dim=96)
+    if fault == "compile_nocxx":  # torch.compile; the second node's job environment names a C++ compiler
+        env["L4L_COMPILE"] = "1"  # that is not installed there (see the node loop)
     if fault == "node_corrupt_ckpt":  # each node resumes from its own local copy; node 2's copy is cut short
         resume = make_node_checkpoints(py, run_dir_of(work), work)
         job["corrupted_file"] = os.path.join(work, "resume_bad", "step_000020.pt")
@@ -510,7 +522,7 @@ def run_job(job, py, out_root, work_root, port):
     streams = {}
     # the cluster's /etc/hosts: every node name resolves (all on loopback here, or each node in its own
     # network namespace joined to the other's by a veth pair, for a fault that cuts one node off)
-    netns = make_network(job) if fault == "netdown" else None
+    netns = make_network(job) if fault in ("netdown", "netdrop") else None
     addr = [f"10.77.{job['index']}.{i + 1}" if netns else f"127.0.1.{i + 1}" for i in range(len(job["hosts"]))]
     endpoint = job["hosts"][0] if netns else "127.0.0.1"
     hosts_file = os.path.join(work, "hosts")
@@ -570,6 +582,12 @@ def run_job(job, py, out_root, work_root, port):
                 json.dump({"fault": fault, "host": host, "rank": None, "step": None,
                            "time": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
                            "env": {"GLOO_SOCKET_IFNAME": "ib0"}}, f)
+        if fault == "compile_nocxx" and i == 1:  # a compiler toolset the node was never given
+            nenv["CXX"] = MISSING_CXX
+            with open(os.path.join(meta, f"injection-node{i}.json"), "w") as f:
+                json.dump({"fault": fault, "host": host, "rank": None, "step": 1,
+                           "time": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+                           "env": {"CXX": MISSING_CXX}}, f)
         if fault == "missing_file" and i == 1 or fault == "missing_file_all":
             with open(os.path.join(meta, f"injection-node{i}.json"), "w") as f:
                 json.dump({"fault": fault, "host": host, "rank": None, "step": None,
@@ -592,7 +610,7 @@ def run_job(job, py, out_root, work_root, port):
             time.sleep(2.0)  # node 0 hosts the rendezvous store first
     # a node cut off from the network never ends by itself (its agent waits on the rendezvous store): it is
     # killed, as a scheduler's time limit would, after 150 s
-    deadline = time.time() + (150 if fault == "netdown" else 300)
+    deadline = time.time() + (150 if fault in ("netdown", "netdrop") else 300)
     rcs = {}
     for host, p, console in procs:
         try:
@@ -664,9 +682,10 @@ def run_dir_of(work):
     return os.path.join(work, "run")
 
 
+MISSING_CXX = "/opt/rh/gcc-toolset-13/root/usr/bin/g++"  # compile_nocxx: the CXX of the second node
 NODE_CKPT = """
 import sys, torch, train_ddp
-m = train_ddp.TinyLM()
+m = train_ddp.TinyLM(dim=int(sys.argv[2]))
 opt = torch.optim.AdamW(m.parameters(), lr=3e-3, weight_decay=0.01)
 m(torch.zeros(2, 8, dtype=torch.long)).sum().backward()
 opt.step()
@@ -674,14 +693,15 @@ torch.save({"model": m.state_dict(), "optimizer": opt.state_dict(), "step": 20},
 """
 
 
-def make_node_checkpoints(py, run_dir, work):
-    """A step-20 checkpoint of the ddp script's model in `work/resume` (what every node resumes from) and a copy
-    truncated to 40% in `work/resume_bad` (the copy the second node's local disk holds)."""
+def make_node_checkpoints(py, run_dir, work, dim=64):
+    """A step-20 checkpoint of the ddp script's model (hidden size `dim`; 96: another model's) in `work/resume`
+    (what every node resumes from) and a copy truncated to 40% in `work/resume_bad` (the copy the second node's
+    local disk holds)."""
     good, bad = os.path.join(work, "resume"), os.path.join(work, "resume_bad")
     os.makedirs(good, exist_ok=True)
     os.makedirs(bad, exist_ok=True)
     path = os.path.join(good, "step_000020.pt")
-    subprocess.check_call([py, "-c", NODE_CKPT, path], cwd=run_dir, env={"PYTHONPATH": run_dir, "PATH": "/usr/bin:/bin"})
+    subprocess.check_call([py, "-c", NODE_CKPT, path, str(dim)], cwd=run_dir, env={"PYTHONPATH": run_dir, "PATH": "/usr/bin:/bin"})
     shutil.copy(path, os.path.join(bad, "step_000020.pt"))
     with open(os.path.join(bad, "step_000020.pt"), "r+b") as fh:
         fh.truncate(int(os.path.getsize(path) * 0.4))
@@ -945,6 +965,7 @@ def build_truth(job, arch):
     elif fault in NODE_FAULTS and first:
         hit = {"bad_env": r"Unable to find address for: ib0", "bad_env_all": r"Unable to find address for: ib0",
                "node_corrupt_ckpt": r"PytorchStreamReader failed|central directory|UnpicklingError|EOFError",
+               "compile_nocxx": r"InvalidCxxCompiler|No working C\+\+ compiler",
                "missing_file": r"FileNotFoundError: ", "missing_file_all": r"FileNotFoundError: "}[fault]
         struck = [i["host"] for i in inj]
         faulty_nodes = [] if fault.endswith("_all") else struck  # every node's setup alike: no node to blame
@@ -1009,6 +1030,8 @@ def build_truth(job, arch):
         iteration = first["step"]
         faulty_nodes = []  # the same activations overflow on every rank: the job's numbers, no node
         need(rf"iteration\s+{first['step']}/.*number of skipped iterations:\s+1 ?\|", None, limit=1)
+    elif fault in NEW_133 and first:
+        faulty_rank, faulty_nodes, iteration = new133_truth(job, first, ranks, need)
     elif fault == "netdown" and first:
         faulty_rank = first["rank"]
         fh = rank_host.get(faulty_rank)
@@ -1105,6 +1128,45 @@ def new_kinds_truth(job, first, ranks, need, problems, inj):
         need(r"RuntimeError: shape mismatch in attention block", [fh], prefer=r"console\.log")
         need(rf"failed \(exitcode: 1\) local_rank: {lr} \(pid: {pid}\)", [fh])
     return r, [fh], iteration
+
+
+NEW_133 = ("netdrop", "exit0", "wrong_ckpt")
+
+
+def new133_truth(job, first, ranks, need):
+    """Proof lines of the kinds of jobs 133-138; returns the faulty rank, nodes and iteration."""
+    fault, r = job["fault"], first["rank"]
+    if fault == "wrong_ckpt":  # every rank loads the same file: the job's setting, no node to blame
+        need(r"size mismatch for |Error\(s\) in loading state_dict", None, limit=1)
+        return None, [], None
+    fh = first["host"]
+    if fault == "netdrop":  # as netdown: the cut-off node's ranks and agent time out
+        need(r"timed out after|Timed out waiting|Connection timed out|[Tt]imeout", [fh], limit=3, prefer=r"console\.log")
+    elif fault == "exit0":  # the rank says nothing: its peers' lost connections and the agents' teardown show it
+        need(r"Connection closed by peer|Connection reset by peer|Broken pipe|[Tt]imed out", None, limit=2,
+             prefer=r"console\.log")
+    return r, [fh], first["step"]
+
+
+def describe_133(job, first, h):
+    """Notes of the jobs 133-138."""
+    f, r, step = job["fault"], job["rank"], job["step"]
+    launcher = "accelerate launch" if job["stack"] == "accelerate" else "torchrun"
+    return {
+        "netdrop": f"Each node in its own network namespace, joined by a veth pair; at step {step} the link of {h} "
+                   f"(global rank {r}'s node) starts dropping every packet (`tc qdisc add dev <veth> root pfifo limit 0`: the link "
+                   "stays up, as with a dead switch port or a firewall rule); the gloo connections and the "
+                   "rendezvous store stall until their timeouts, the cut-off node is killed after 150 s.",
+        "exit0": f"Global rank {r} on {h} leaves the training loop at step {step} with `sys.exit(0)` (a "
+                 "rank-conditional early exit) and prints nothing; its peers fail in the next collective, "
+                 f"{launcher} sees the rank end with status 0.",
+        "wrong_ckpt": "Every rank resumes from a checkpoint written by another model (hidden size 96, the run's "
+                      "64: the resume path points at another run's folder); `load_state_dict` fails with size "
+                      "mismatches on every rank, before training.",
+        "compile_nocxx": f"The model is wrapped in `torch.compile` (inductor); the job environment of {h} sets "
+                         f"CXX={MISSING_CXX}, a compiler toolset that node was never given: both its ranks fail "
+                         "compiling the first forward (InvalidCxxCompiler), the other node's lose their peers.",
+    }[f]
 
 
 def describe_new(job, first, h):
@@ -1204,6 +1266,8 @@ def describe(job, first, rank_host):
         return describe_other(job, first, rank_host)
     if f in NEW_125:
         return describe_new(job, first, first["host"] if first else None)
+    if f in NEW_133 or f == "compile_nocxx":
+        return describe_133(job, first, first["host"] if first else None)
     h = rank_host.get(first["rank"]) if first else None
     if f == "healthy":
         extra = {"amp": " The fp16 loss scaler starts at 2^32 and halves on the overflows of the first 13 steps "

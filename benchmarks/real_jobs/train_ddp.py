@@ -181,6 +181,8 @@ def main():
              world, os.environ["LOCAL_RANK"], os.uname().nodename)
 
     model = DDP(TinyLM(**faults.model_kwargs()))
+    if os.environ.get("L4L_COMPILE"):  # torch.compile (inductor): the first forward compiles C++ kernels
+        model = torch.compile(model)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
     nparams = sum(p.numel() for p in model.parameters())
     if rank == 0:

@@ -12,6 +12,9 @@ loudest node is the wrong one. Two sources name the quiet one:
   (``TORCH_NCCL_DESYNC_DEBUG``), the rank whose progress lines stop first, and Megatron's straggler lines
   (``MxRtt/Rnk``). Only when every error the
   ranks printed is a collective error: a rank that raised its own exception is a crash, not a hang.
+- The logs, when no rank timed out but every other rank lost its connection to a peer: the one rank that reported
+  nothing (no error, no failure entry) while its agent's failure report lists a node-mate that lost it left first,
+  without a word (a ``sys.exit(0)`` on one rank's code path: a launcher lists the workers that failed).
 
 When the dumps name the stuck rank, agreeing log evidence is a confirmation.
 """
@@ -151,8 +154,10 @@ class HangDetector(Detector):
 
     # ------------------------------------------------------------------ logs
     def _from_logs(self, scan: JobScan, facts: RankFacts) -> list[Finding]:
-        if not facts.timed_out or facts.crashed:
+        if facts.crashed:
             return []
+        if not facts.timed_out:
+            return self._vanished(facts, scan)
         # A rank waited if it timed out itself, or saw a peer go before it was killed (a rank whose SIGTERM
         # handler fails on the closed connection was busy elsewhere when the signal came; one that reported the
         # lost peer first and was torn down after it was waiting, like the rest).
@@ -212,6 +217,58 @@ class HangDetector(Detector):
                                      "hang": dict(table, stuck_ranks=ranks, stuck_nodes=[node]),
                                      "phase_hint": "train"}))
         return out
+
+
+    def _vanished(self, facts: RankFacts, scan: JobScan) -> list[Finding]:
+        """The rank that left first without a word: every other rank lost its connection to a peer, none timed
+        out or raised an error of its own, and one node's rank reported nothing at all (no error, no failure
+        entry, no signal from its agent): it ended on its own (a ``sys.exit(0)`` on one rank's code path) or
+        without a trace, and the loud nodes only report losing it."""
+        gone = set(facts.peer_gone)
+        quiet = {r for r in facts.known if r not in gone and r not in facts.killed}
+        nodes = {facts.known.get(r) or scan.rank_nodes.get(r) for r in quiet}
+        if not quiet:  # it printed nothing with its rank on it: the rank missing from the rank numbers, on the
+            quiet, nodes = _unheard(facts)  # node that shows fewer ranks than the others
+        if not quiet or len(gone) < 2 or len(quiet) >= len(gone) or len(nodes) != 1 or None in nodes:
+            return []
+        node = next(iter(nodes))
+        # its node lived on: its agent's failure report names a node-mate that lost the quiet rank, and not the
+        # quiet rank itself (a launcher lists the workers that failed; one that ended with status 0 is not there).
+        # A node that failed as a whole, or a rank no report accounts for, is no rank that left.
+        if not any(facts.known.get(r) == node and r in facts.pids for r in gone) or quiet & set(facts.pids):
+            return []
+        ranks = sorted(quiet)
+        peers = sorted(gone)
+        explain = (f"rank{'s' if len(ranks) > 1 else ''} {_join(ranks)} printed no error and no failure while "
+                   f"rank{'s' if len(peers) > 1 else ''} {_join(peers)} lost the connection to a peer: the rank that "
+                   "left first (it ended without an error of its own, or was stopped without a trace)")
+        # the peers' reports, its own node's first: they are all that shows it left
+        records = [recs[0] for r, recs in sorted(facts.peer_gone.items(),
+                                                 key=lambda kv: (facts.known.get(kv[0]) != node, kv[0]))][:4]
+        return [Finding(self.name, "software", "root", round(self.log_score - 0.1, 3), explain, node=node,
+                        rank=ranks[0], time=facts.first_error, records=records, count=len(ranks), severity="error",
+                        action=f"Find why rank {ranks[0]} on {node} ended early: an exit on a rank-dependent code "
+                               "path (an early return, a sys.exit), or its process log on the node (dmesg, the "
+                               "scheduler's record of its exit status).",
+                        data={"signal": "vanished_rank", "inferred": True, "scope": "node", "ranks": ranks,
+                              "phase_hint": "train"})]
+
+
+def _unheard(facts: RankFacts) -> tuple[set[int], set[str | None]]:
+    """Ranks below the highest rank heard of that no line names, and the one node they can be on: the node with
+    fewer ranks heard of than the others (a launcher numbers ranks node by node, as many on each node)."""
+    per_node: dict[str, set[int]] = {}
+    for r, n in facts.known.items():
+        if n is not None:
+            per_node.setdefault(n, set()).add(r)
+    if len(per_node) < 2 or not facts.known:
+        return set(), set()
+    missing = set(range(max(facts.known) + 1)) - set(facts.known)
+    full = max(len(v) for v in per_node.values())
+    short = [n for n, v in per_node.items() if len(v) < full]
+    if not missing or len(short) != 1 or len(missing) > full - len(per_node[short[0]]):
+        return set(), set()
+    return missing, {short[0]}
 
 
 def is_report(rec: Record) -> bool:

@@ -178,7 +178,9 @@ class Localizer:
             # earlier line of a merged output); the same fault's attributed line leads instead.
             primary = min(close, key=lambda f: (f.node is None and not is_global(f) and len(scan.node_last) > 1,
                                                 finding_key(f), -f.score))
-            if inferred(primary) and not is_global(primary):  # a stuck node inferred from its peers' cascades: what did it say itself?
+            # a stuck node inferred from its peers' cascades: what did it say itself? (a rank that left without a
+            # word said nothing: its node's other lines are its node-mate's and its agent's cascades)
+            if inferred(primary) and not is_global(primary) and primary.data.get("signal") != "vanished_rank":
                 for f in findings:  # not a line training outlived (a start-up notice minutes before the stall)
                     if f.detector == ComponentDetector.name and survived(f, scan, self.survive_grace):
                         f.data["survived"] = True
@@ -278,7 +280,9 @@ class Localizer:
                 if is_global(named) and verdict.scope == "node" and \
                         not (named.detector != "rules" and lone_fault(scan, findings, named)):
                     verdict.scope, verdict.scope_by = "global", "late_component"
-            elif silent and torn_down(primary):  # torn down around it: nothing says what held it up
+            elif silent and torn_down(primary) and primary.data.get("signal") != "vanished_rank":
+                # torn down around it: nothing says what held it up (a rank that left with no failure entry of
+                # its agent's ended with status 0: its own code's doing, the finding's reading stands)
                 verdict.category = primary.category = "unknown"
         local = node_setup(scan, findings, primary) if verdict.scope_by in ("rule", "category") else None
         own = rank_own(scan, findings, primary) if verdict.scope_by in ("rule", "category") and not local else None
