@@ -6,6 +6,8 @@ name.
 
 from __future__ import annotations
 
+import re
+
 from archive_transforms import LOG_DIR, Job, Out, Variant, copy_of, texts
 
 JOB_NAME, JOB_ID = "train", 4242
@@ -45,21 +47,45 @@ def slurm_by_task(job: Job) -> Variant:
     return Variant([*streams.values(), *kept])
 
 
-def _pod(i: int) -> str:
-    return f"{JOB_NAME}-worker-{i}"
+# a kubelet's pod log folder: ``<namespace>_<pod>_<uid>``
+_POD_DIR = re.compile(r"[^_/]+_([a-z0-9][a-z0-9.-]*)_[0-9a-f]{8}-[0-9a-f-]{27}")
+
+
+def _pods(job: Job) -> dict[str, str]:
+    """Node folder -> its pod's name: the pod of a kubelet's folder, else the pod a training operator names
+    (``train-worker-N``)."""
+    return {n: m[1] if (m := _POD_DIR.fullmatch(n)) else f"{JOB_NAME}-worker-{i}" for i, n in enumerate(_nodes(job))}
+
+
+def _node_name(job: Job, folder: str) -> str:
+    """The node a folder stands for: the job's node name it spells (a kubelet's folder names its pod's)."""
+    names = [n for n in job.truth.get("node_names") or () if n in folder]
+    return max(names, key=len) if names else folder
+
+
+# the kubelet's CRI prefix of a container's log file: kubectl prints the line without it (``--timestamps``: its time)
+_CRI = re.compile(rb"^(\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:\d\d)) std(?:out|err) F ")
+
+
+def _uncri(line: bytes) -> bytes:
+    """A prefixed line as kubectl prints it: a container log file's CRI prefix read as its time alone."""
+    cut = line.index(b"] ") + 2
+    return line[:cut] + _CRI.sub(rb"\1 ", line[cut:], count=1)
 
 
 def kubectl_prefix(job: Job) -> Variant:
-    """``kubectl logs -l job-name=train --prefix --all-containers``: every pod's log in turn, each line after
-    ``[pod/<pod>/<container>] ``; the pod stands for its node (a pod named as the suspect is the node's)."""
-    nodes = _nodes(job)
+    """``kubectl logs -l job-name=train --prefix --all-containers --timestamps``: every pod's log in turn, each
+    line after ``[pod/<pod>/<container>] `` and the time the runtime received it; the pod stands for its node (a
+    pod named as the suspect is the node's)."""
+    pods = _pods(job)
     out = Out("kubectl-logs.txt")
     for s in texts(job):
-        pod = _pod(nodes.index(s.node)) if s.node else f"{JOB_NAME}-launcher"
+        pod = pods[s.node] if s.node else f"{JOB_NAME}-launcher"
         out.add(s, f"[pod/{pod}/{JOB_NAME}] ".encode())
+    out.lines = [_uncri(ln) for ln in out.lines]
     out.mtime = None
     dumps = [copy_of(s, "dumps/" + s.rel.replace("/", "_")) for s in job.srcs if s.lines is None]
-    return Variant([out, *dumps], {_pod(i): n for i, n in enumerate(nodes)})
+    return Variant([out, *dumps], {p: _node_name(job, n) for n, p in pods.items()})
 
 
 STREAM_TRANSFORMS = {

@@ -32,6 +32,9 @@ def prefix_host(tag: str) -> bool:
     """Whether the tag of a ``name.tag [stderr]`` prefix can be a host: milabench tags a single-node run's
     processes by their index (``opt-1_3b.0``) or device (``bench.D0``), which are never machines."""
     return _INDEX_TAG.fullmatch(tag) is None
+# [pod/trainer-0/pytorch]  (``kubectl logs --prefix``: every pod's lines in one stream, each after its pod and
+# container); the pod stands for its node as a node folder does
+KUBECTL_PREFIX = re.compile(r"\[pod/([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)/[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\] ")
 # "  3: "  (srun --label)
 SRUN_LABEL = re.compile(r" *(\d{1,6}): ")
 # [1,3]<stdout>:  (mpirun --tag-output: job id, rank, stream)
