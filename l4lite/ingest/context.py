@@ -32,7 +32,6 @@ from typing import Any
 from l4lite.errors import L4Error
 from l4lite.ingest.attribution import (
     ACTOR_PREFIX,
-    SRUN_LABEL,
     actor_prefix,
     address_nodes,
     address_of,
@@ -45,6 +44,7 @@ from l4lite.ingest.attribution import (
     rank_from_path,
     stream_hosts,
     stream_key,
+    stream_label,
     tie_streams,
 )
 from l4lite.ingest.boots import boot_anchors
@@ -80,7 +80,6 @@ from l4lite.ingest.timestamps import TimestampParser
 from l4lite.ingest.writers import (
     ELASTIC_RANK_LINE,
     HOST_BANNER,
-    LABEL_START,
     NCCL_WRITER,
     ON_HOST,
     SYSLOG_WRITER,
@@ -386,8 +385,8 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
                 s.banners[on] += 1  # an actor on the driver's own node (its prefix names no other node's address)
         if host is not None:
             s.hosts[host] += 1
-            if raw[:1] in LABEL_START and (m := SRUN_LABEL.match(raw)):
-                s.labels[(m[1], host)] += 1
+            if (labelled := stream_label(raw)) is not None:
+                s.labels[(labelled[0], host)] += 1
         if "address" in line or "node IP" in line:
             address_of(line, s.addresses, plain_host)
         elif "ip=" in raw:  # a relayed actor's banner: the prefix's address is the host it names
