@@ -76,16 +76,17 @@ def _uncri(line: bytes) -> bytes:
 def kubectl_prefix(job: Job) -> Variant:
     """``kubectl logs -l job-name=train --prefix --all-containers --timestamps``: every pod's log in turn, each
     line after ``[pod/<pod>/<container>] `` and the time the runtime received it; the pod stands for its node (a
-    pod named as the suspect is the node's)."""
+    pod named as the suspect is the node's). A launcher's files outside the node folders are saved beside."""
     pods = _pods(job)
     out = Out("kubectl-logs.txt")
     for s in texts(job):
-        pod = pods[s.node] if s.node else f"{JOB_NAME}-launcher"
-        out.add(s, f"[pod/{pod}/{JOB_NAME}] ".encode())
+        if s.node:
+            out.add(s, f"[pod/{pods[s.node]}/{JOB_NAME}] ".encode())
+    top = [copy_of(s) for s in texts(job) if not s.node]  # the launcher's own files, saved beside
     out.lines = [_uncri(ln) for ln in out.lines]
     out.mtime = None
     dumps = [copy_of(s, "dumps/" + s.rel.replace("/", "_")) for s in job.srcs if s.lines is None]
-    return Variant([out, *dumps], {p: _node_name(job, n) for n, p in pods.items()})
+    return Variant([out, *top, *dumps], {p: _node_name(job, n) for n, p in pods.items()})
 
 
 STREAM_TRANSFORMS = {
