@@ -25,7 +25,7 @@ import statistics
 import time as _time
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -52,7 +52,7 @@ from l4lite.ingest.decode import open_lines, without_escapes
 from l4lite.ingest.fileranks import id_hosts, own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.jsonlog import record_host
-from l4lite.ingest.layout import NodeLevel, infer_level, layout_parts, named_in_stem, value_at
+from l4lite.ingest.layout import NodeLevel, infer_level, layout_parts, spelled_hosts, value_at
 from l4lite.ingest.pids import (
     AddressBook,
     PidFacts,
@@ -402,21 +402,6 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     return s, others
 
 
-def _spelled_hosts(rels: Iterable[str], node_of: Callable[[str], str | None], named: set[str]) -> dict[str, str]:
-    """rel -> the host its file name spells out whole (``layout.named_in_stem``), for files no path or line places;
-    each file name is looked up once (a job repeats a few names over many folders)."""
-    seen: dict[str, str | None] = {}
-    out: dict[str, str] = {}
-    for rel in rels:
-        if node_of(rel) is None:
-            name = rel.rsplit("/", 1)[-1]
-            if name not in seen:
-                seen[name] = named_in_stem(name, named)
-            if (host := seen[name]) is not None:
-                out[rel] = host
-    return out
-
-
 def _sampled(files: Sequence[Any]) -> list[Any]:
     whole = {}
     for f in files:  # pieces of one file are sampled once
@@ -507,7 +492,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
                 and (host := rank_host(vote, ties)) is not None}
     ctx.nodes.update(by_ranks)
     if not ctx.legacy and named:  # a file whose name spells out a host the lines name (``node-b_stderr.log``)
-        ctx.nodes.update(_spelled_hosts((*rels, *documents), ctx.node_of, named))
+        ctx.nodes.update(spelled_hosts((*rels, *documents), ctx.node_of, named))
     if not ctx.legacy or by_ranks:  # files naming no host take their rank's or their folder's, as the job names them
         ctx.nodes.update(inherited_hosts(rels, ctx.node_of, ties))
     ctx.nodes.update(id_hosts(rels, ctx.node_of, {rel: r.started for rel, r in read.items()},
