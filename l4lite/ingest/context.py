@@ -40,6 +40,7 @@ from l4lite.ingest.attribution import (
     inherited_hosts,
     known_hosts_pattern,
     mixed_hosts,
+    names_no_node,
     node_from_regex,
     rank_from_path,
     stream_hosts,
@@ -480,12 +481,16 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         if node is None and rel in own:
             ctx.nodes[rel] = own[rel]  # outside the level (or no level): the one host its lines name
             by_lines.add(rel)
+    # a folder that names no machine (``logs/``) stands for the one host its sampled files name: its other files
+    # are voted on all their lines too, so a file whose lines name another host (once, mid-file) is that host's
+    kind = {r for r in rels if r not in own and (v := level.value(r)) in ctx.aliases and names_no_node(v)}
     tasks = {rel for rel, s in samples.items() if any(len(v) > 1 for v in s.label_streams.values())}
     labelled = {rel for rel, s in samples.items() if any(map(stream_key, s.lines))}
     unsure = [f for f in _sampled(files) if f.rel not in by_lines and ctx.node_of(f.rel) is None]
     read: dict[str, PidReader] = {}
-    whole = vote_whole(ctx.nodes, ctx.mixed, [f for f in _sampled(files) if f.rel in by_lines], unsure, tasks,
+    whole = vote_whole(ctx.nodes, ctx.mixed, [f for f in _sampled(files) if f.rel in by_lines | kind], unsure, tasks,
                        labelled, read)
+    ctx.nodes.update({rel: None for rel in kind if rel in ctx.mixed})  # several hosts' lines: none by its folder
     ties = [t for s in samples.values() for t in s.ties] + whole.ties
     by_ranks = {rel: host for rel, vote in whole.files.items()  # a rank's file no path places: its ranks' node
                 if ctx.node_of(rel) is None and rel not in ctx.mixed and _RANK_FOLDER.search(rel)

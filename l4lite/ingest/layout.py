@@ -48,6 +48,10 @@ class NodeLevel:
     aliases: dict[str, str] = field(default_factory=dict)
     names: list[str] = field(default_factory=list)  # the level's names that are nodes (empty: all of them)
 
+    def value(self, rel: str) -> str | None:
+        """The folder name a file has at the level (None without a folder level)."""
+        return value_at(rel, self.depth) if self.depth is not None and self.depth >= 0 else None
+
 
 def layout_parts(dirs: Sequence[str]) -> set[int]:
     """Indexes of folders that a launcher's layout names, so never a node: torchelastic's run folder, attempt
