@@ -85,7 +85,8 @@ CASES: dict[str, tuple[str, ...]] = {
     "hosts-in-lines": ("009-hf-exception", "047-ddp-host_oom_srun", "078-jax-exception_srun",
                        "019-lightning-hang",  # 019: the stuck rank's error.json by its own shape
                        "005-ddp-enospc",  # the error.json placed by the exception its rank raised
-                       "071-ray-exception_k8s"),  # the head pod's actors' banners name the hosts
+                       "071-ray-exception_k8s",  # the head pod's actors' banners name the hosts
+                       "127-lightning-anomaly_nan"),  # a console naming its host once, mid-file, in ``logs/``
     "wrapped-levels": ("021-lightning-enospc", "048-hf-exception_k8s"),
     "levels-under-node": ("030-deepspeed-exception",),
     "deeper-run-host-rank": ("002-ddp-sigkill", "ib-link-down"),
