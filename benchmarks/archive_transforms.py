@@ -239,7 +239,7 @@ def flatten(job: Job) -> Variant:
 
 # torchelastic's ``--log-dir``: ``<run_id>_<random>/attempt_N/<local_rank>/{stdout.log,stderr.log,error.json}``,
 # written by each node's agent to disk (the console gets the ``--tee`` copies), never to the task's stdout
-_LOG_DIR = re.compile(r"(?:^|/)([^/]+/attempt_\d+/\d+/[^/]+)$")
+LOG_DIR = re.compile(r"(?:^|/)([^/]+/attempt_\d+/\d+/[^/]+)$")
 
 
 def _merged(job: Job, label: bool) -> Variant:
@@ -251,7 +251,7 @@ def _merged(job: Job, label: bool) -> Variant:
     out = Out("job.out")
     kept: list[Out] = []
     for s in texts(job):
-        if label and (m := _LOG_DIR.search(s.rel)) and s.node:
+        if label and (m := LOG_DIR.search(s.rel)) and s.node:
             kept.append(copy_of(s, "logs/" + m[1]))
             continue
         out.add(s, f"{tops.index(s.node)}: ".encode() if label and s.node else b"")

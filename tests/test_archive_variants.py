@@ -44,6 +44,22 @@ def test_srun_label_names_the_node_of_lines_without_a_host(tmp_path: Path) -> No
     assert [r.node for r in recs] == ["node-a", "node-b", "node-b"]
 
 
+def test_kubectl_prefix_names_the_pod_as_the_host_its_lines_name(tmp_path: Path) -> None:
+    # ``kubectl logs --prefix``: every pod's lines in one stream; a pod whose lines name its host is that host
+    # (its other lines too), a pod naming none is its own node, and a traceback's text is what the program wrote
+    (tmp_path / "pods.log").write_text(
+        "[pod/train-worker-0/train] 2026-12-03 14:38:23,219 INFO initialized process group: host=gpu-a17\n"
+        "[pod/train-worker-0/train] 2026-12-03 14:38:24,000 INFO step 1 loss 2.5\n"
+        "[pod/train-worker-1/train] 2026-12-03 14:38:23,300 INFO step 1 loss 2.5\n"
+        "[pod/train-worker-1/train] Traceback (most recent call last):\n"
+        "[pod/train-worker-1/train]   File \"train.py\", line 3, in <module>\n"
+        "[pod/train-worker-1/train] RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    recs = list(iter_records([str(tmp_path)], IngestOptions(), Accounting()))
+    assert [r.node for r in recs if "step 1" in r.text] == ["gpu-a17", "train-worker-1"]
+    tb = next(r for r in recs if "Traceback" in r.text)
+    assert tb.node == "train-worker-1" and "\n  File \"train.py\"" in tb.text and tb.text.count("[pod/") == 1
+
+
 def test_a_nul_run_is_reported_with_its_file_and_line(tmp_path: Path) -> None:
     (tmp_path / "n1").mkdir()
     (tmp_path / "n1" / "train.log").write_bytes(b"one\ntwo\n" + b"\x00" * 5000 + b"three\nfour\n")
@@ -69,7 +85,8 @@ CASES: dict[str, tuple[str, ...]] = {
     "hosts-in-lines": ("009-hf-exception", "047-ddp-host_oom_srun", "078-jax-exception_srun",
                        "019-lightning-hang",  # 019: the stuck rank's error.json by its own shape
                        "005-ddp-enospc",  # the error.json placed by the exception its rank raised
-                       "071-ray-exception_k8s"),  # the head pod's actors' banners name the hosts
+                       "071-ray-exception_k8s",  # the head pod's actors' banners name the hosts
+                       "127-lightning-anomaly_nan"),  # a console naming its host once, mid-file, in ``logs/``
     "wrapped-levels": ("021-lightning-enospc", "048-hf-exception_k8s"),
     "levels-under-node": ("030-deepspeed-exception",),
     "deeper-run-host-rank": ("002-ddp-sigkill", "ib-link-down"),
@@ -120,6 +137,10 @@ CASES: dict[str, tuple[str, ...]] = {
     "dst-jump": ("002-ddp-sigkill",),
     "bad-dates": ("002-ddp-sigkill", "025-hf-hang"),  # between a traceback's frames
     "dmesg-old-boot": ("ib-link-down", "047-ddp-host_oom_srun"),
+    "slurm-output-host": ("001-ddp-exception", "047-ddp-host_oom_srun"),
+    "slurm-output-task": ("037-ddp-host_oom", "078-jax-exception_srun"),
+    # the pods' lines name their hosts (003) or name none (001: the pod is the node)
+    "kubectl-prefix": ("003-ddp-hang", "001-ddp-exception", "078-jax-exception_srun"),
 }
 
 

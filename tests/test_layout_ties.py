@@ -3,8 +3,12 @@ names (``local0-stderr.log``), which are never nodes."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from l4lite.ingest.attribution import names_no_node
 from l4lite.ingest.layout import infer_level
+from l4lite.ingest.reader import IngestOptions, iter_records
+from l4lite.records import Accounting
 
 RUN = [f"run/{h}/{f}" for h in ("a100-rack2-14", "a100-rack2-15")
        for f in ("console.log", "rank0/stderr.log", "rank1/stderr.log")]
@@ -46,3 +50,20 @@ def test_addresses_name_machines() -> None:
 def test_hosts_named_with_no_digits_stay_nodes() -> None:
     rels = [f"job/{d}/train.log" for d in ("titan", "saturn", "mercury")]
     assert infer_level(rels, {}, ()).names == ["mercury", "saturn", "titan"]
+def test_a_file_of_a_folder_naming_no_machine_takes_the_host_its_middle_names(tmp_path: Path) -> None:
+    """``logs/`` holds two nodes' consoles; only one's sampled ends name its host, so the folder stands for that
+    host. The other's lines name their own host once, mid-file (torchelastic's rendezvous names its agent
+    ``<host>_<pid>_0``): read through, that file is its host's, not the folder's."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    step = "I1205 18:09:{:02d}.000000 {} train.py:57] step {} loss 2.5\n"
+    (logs / "000-console.log").write_text("".join(
+        f"I1205 18:09:{i:02d}.000000 22659 run.py:80] host=a100-rack2-14 step {i}\n" for i in range(50)))
+    (logs / "001-console.log").write_text(
+        "".join(step.format(i, 22668, i) for i in range(25))
+        + "W1205 18:09:25.000000 22668 torch/distributed/elastic/rendezvous/dynamic_rendezvous.py:1298] The node "
+          "'a100-rack2-15_22668_0' has failed to shutdown the rendezvous 'run-127' due to an error\n"
+        + "".join(step.format(i, 22668, i) for i in range(26, 50)))
+    recs = list(iter_records([str(tmp_path)], IngestOptions(), Accounting()))
+    assert {r.node for r in recs if r.file.endswith("001-console.log")} == {"a100-rack2-15"}
+    assert {r.node for r in recs if r.file.endswith("000-console.log")} == {"a100-rack2-14"}

@@ -32,6 +32,9 @@ def prefix_host(tag: str) -> bool:
     """Whether the tag of a ``name.tag [stderr]`` prefix can be a host: milabench tags a single-node run's
     processes by their index (``opt-1_3b.0``) or device (``bench.D0``), which are never machines."""
     return _INDEX_TAG.fullmatch(tag) is None
+# [pod/trainer-0/pytorch]  (``kubectl logs --prefix``: every pod's lines in one stream, each after its pod and
+# container); the pod stands for its node as a node folder does
+KUBECTL_PREFIX = re.compile(r"\[pod/([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)/[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\] ")
 # "  3: "  (srun --label)
 SRUN_LABEL = re.compile(r" *(\d{1,6}): ")
 # [1,3]<stdout>:  (mpirun --tag-output: job id, rank, stream)
@@ -312,8 +315,26 @@ def elastic_ties(lines: Iterable[str]) -> list[tuple[int, str]]:
     return out
 
 
+def stream_label(raw: str) -> tuple[str, int] | None:
+    """The label of a merged stream's line and where it ends: an ``srun --label`` task id (``3``) or, for
+    ``kubectl logs --prefix``, ``pod/<name>``; None for a line without one. A label's lines name its host (or its
+    ranks tie it to one) wherever they sit in the file (``writers.label_hosts``)."""
+    if raw[:1] in " 0123456789" and (m := SRUN_LABEL.match(raw)):
+        return m[1], m.end()
+    if raw.startswith("[pod/") and (m := KUBECTL_PREFIX.match(raw)):
+        return "pod/" + m[1], m.end()
+    return None
+
+
+def pod_hosts(labels: dict[str, str] | None) -> dict[str, str]:
+    """pod -> the host its lines name, from a file's label hosts: a ``kubectl --prefix`` line is that host's."""
+    return {k[4:]: h for k, h in (labels or {}).items() if k.startswith("pod/")}
+
+
 def strip_stream_prefix(line: str) -> str:
-    """A line without its ``srun --label`` label or MPI tag and its torchrun prefix."""
+    """A line without its ``kubectl --prefix`` pod, ``srun --label`` label or MPI tag and its torchrun prefix."""
+    if line.startswith("[pod/") and (k := KUBECTL_PREFIX.match(line)):
+        line = line[k.end():]
     m = SRUN_LABEL.match(line) or MPI_TAG.match(line)
     if m:
         line = line[m.end():]

@@ -25,14 +25,13 @@ import statistics
 import time as _time
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from l4lite.errors import L4Error
 from l4lite.ingest.attribution import (
     ACTOR_PREFIX,
-    SRUN_LABEL,
     actor_prefix,
     address_nodes,
     address_of,
@@ -41,10 +40,12 @@ from l4lite.ingest.attribution import (
     inherited_hosts,
     known_hosts_pattern,
     mixed_hosts,
+    names_no_node,
     node_from_regex,
     rank_from_path,
     stream_hosts,
     stream_key,
+    stream_label,
     tie_streams,
 )
 from l4lite.ingest.boots import boot_anchors
@@ -52,7 +53,7 @@ from l4lite.ingest.decode import open_lines, without_escapes
 from l4lite.ingest.fileranks import id_hosts, own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.jsonlog import record_host
-from l4lite.ingest.layout import NodeLevel, infer_level, layout_parts, named_in_stem, value_at
+from l4lite.ingest.layout import NodeLevel, infer_level, layout_parts, spelled_hosts, value_at
 from l4lite.ingest.pids import (
     AddressBook,
     PidFacts,
@@ -80,7 +81,6 @@ from l4lite.ingest.timestamps import TimestampParser
 from l4lite.ingest.writers import (
     ELASTIC_RANK_LINE,
     HOST_BANNER,
-    LABEL_START,
     NCCL_WRITER,
     ON_HOST,
     SYSLOG_WRITER,
@@ -386,8 +386,8 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
                 s.banners[on] += 1  # an actor on the driver's own node (its prefix names no other node's address)
         if host is not None:
             s.hosts[host] += 1
-            if raw[:1] in LABEL_START and (m := SRUN_LABEL.match(raw)):
-                s.labels[(m[1], host)] += 1
+            if (labelled := stream_label(raw)) is not None:
+                s.labels[(labelled[0], host)] += 1
         if "address" in line or "node IP" in line:
             address_of(line, s.addresses, plain_host)
         elif "ip=" in raw:  # a relayed actor's banner: the prefix's address is the host it names
@@ -401,21 +401,6 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
             if m and plain_host(m[1]):
                 others.add(plain_host(m[1]) or "")
     return s, others
-
-
-def _spelled_hosts(rels: Iterable[str], node_of: Callable[[str], str | None], named: set[str]) -> dict[str, str]:
-    """rel -> the host its file name spells out whole (``layout.named_in_stem``), for files no path or line places;
-    each file name is looked up once (a job repeats a few names over many folders)."""
-    seen: dict[str, str | None] = {}
-    out: dict[str, str] = {}
-    for rel in rels:
-        if node_of(rel) is None:
-            name = rel.rsplit("/", 1)[-1]
-            if name not in seen:
-                seen[name] = named_in_stem(name, named)
-            if (host := seen[name]) is not None:
-                out[rel] = host
-    return out
 
 
 def _sampled(files: Sequence[Any]) -> list[Any]:
@@ -496,19 +481,23 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         if node is None and rel in own:
             ctx.nodes[rel] = own[rel]  # outside the level (or no level): the one host its lines name
             by_lines.add(rel)
+    # a folder that names no machine (``logs/``) stands for the one host its sampled files name: its other files
+    # are voted on all their lines too, so a file whose lines name another host (once, mid-file) is that host's
+    kind = {r for r in rels if r not in own and (v := level.value(r)) in ctx.aliases and names_no_node(v)}
     tasks = {rel for rel, s in samples.items() if any(len(v) > 1 for v in s.label_streams.values())}
     labelled = {rel for rel, s in samples.items() if any(map(stream_key, s.lines))}
     unsure = [f for f in _sampled(files) if f.rel not in by_lines and ctx.node_of(f.rel) is None]
     read: dict[str, PidReader] = {}
-    whole = vote_whole(ctx.nodes, ctx.mixed, [f for f in _sampled(files) if f.rel in by_lines], unsure, tasks,
+    whole = vote_whole(ctx.nodes, ctx.mixed, [f for f in _sampled(files) if f.rel in by_lines | kind], unsure, tasks,
                        labelled, read)
+    ctx.nodes.update({rel: None for rel in kind if rel in ctx.mixed})  # several hosts' lines: none by its folder
     ties = [t for s in samples.values() for t in s.ties] + whole.ties
     by_ranks = {rel: host for rel, vote in whole.files.items()  # a rank's file no path places: its ranks' node
                 if ctx.node_of(rel) is None and rel not in ctx.mixed and _RANK_FOLDER.search(rel)
                 and (host := rank_host(vote, ties)) is not None}
     ctx.nodes.update(by_ranks)
     if not ctx.legacy and named:  # a file whose name spells out a host the lines name (``node-b_stderr.log``)
-        ctx.nodes.update(_spelled_hosts((*rels, *documents), ctx.node_of, named))
+        ctx.nodes.update(spelled_hosts((*rels, *documents), ctx.node_of, named))
     if not ctx.legacy or by_ranks:  # files naming no host take their rank's or their folder's, as the job names them
         ctx.nodes.update(inherited_hosts(rels, ctx.node_of, ties))
     ctx.nodes.update(id_hosts(rels, ctx.node_of, {rel: r.started for rel, r in read.items()},

@@ -11,6 +11,7 @@ from typing import Any
 from l4lite.ingest import lineclass as lc
 from l4lite.ingest.attribution import (
     ACTOR_PREFIX,
+    KUBECTL_PREFIX,
     MPI_TAG,
     NAMED_HOST_PREFIX,
     NCCL_HEADER,
@@ -106,8 +107,14 @@ class HeaderReading:
         gpu_span: tuple[int, int] | None = None
         rank_span: tuple[int, int] | None = None
         uptime_span: tuple[int, int] | None = None
-        # ---- stream prefixes: name.host [stderr], srun label, torchrun [rankN]:/[defaultN]:
-        if s.find(" [std", 0, 160) > 0:
+        # ---- stream prefixes: [pod/name/container] or name.host [stderr], srun label, torchrun [rankN]:/[defaultN]:
+        if s.startswith("[pod/"):
+            m = KUBECTL_PREFIX.match(s)
+            if m:
+                host = self._host(m[1])
+                host_span = m.span(1)
+                pos = m.end()
+        elif s.find(" [std", 0, 160) > 0:
             m = NAMED_HOST_PREFIX.match(s)
             if m:
                 if prefix_host(m[2]):

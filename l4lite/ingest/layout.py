@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter, defaultdict
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from l4lite.ingest.attempts import pod_of_dir, pod_of_file
@@ -47,6 +47,10 @@ class NodeLevel:
     how: str = ""
     aliases: dict[str, str] = field(default_factory=dict)
     names: list[str] = field(default_factory=list)  # the level's names that are nodes (empty: all of them)
+
+    def value(self, rel: str) -> str | None:
+        """The folder name a file has at the level (None without a folder level)."""
+        return value_at(rel, self.depth) if self.depth is not None and self.depth >= 0 else None
 
 
 def layout_parts(dirs: Sequence[str]) -> set[int]:
@@ -85,6 +89,21 @@ def named_in_stem(rel: str, hosts: Collection[str]) -> str | None:
             if b > a and (best is None or b - a > len(best)) and stem[a:b] in hosts:
                 best = stem[a:b]
     return best
+
+
+def spelled_hosts(rels: Iterable[str], node_of: Callable[[str], str | None], named: set[str]) -> dict[str, str]:
+    """rel -> the host its file name spells out whole (``named_in_stem``), for files no path or line places;
+    each file name is looked up once (a job repeats a few names over many folders)."""
+    seen: dict[str, str | None] = {}
+    out: dict[str, str] = {}
+    for rel in rels:
+        if node_of(rel) is None:
+            name = rel.rsplit("/", 1)[-1]
+            if name not in seen:
+                seen[name] = named_in_stem(name, named)
+            if (host := seen[name]) is not None:
+                out[rel] = host
+    return out
 
 
 def infer_level(rels: Sequence[str], file_hosts: Mapping[str, str], line_hosts: Collection[str] = ()) -> NodeLevel:

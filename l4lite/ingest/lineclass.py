@@ -13,6 +13,7 @@ from l4lite.ingest.attribution import (
     ELASTIC_FIELD,
     ELASTIC_RANK,
     GLOBAL_WEIGHT,
+    KUBECTL_PREFIX,
     MPI_TAG,
     RANK_IN_MESSAGE,
     SRUN_LABEL,
@@ -413,13 +414,14 @@ LABEL_START = frozenset(" 0123456789")  # a line that may start with an ``srun -
 
 
 def unlabelled(s: str) -> str:
-    """A continuation line without the ``srun --label`` or ``mpirun --tag-output`` prefix that the launcher put
-    before each line of its task: a record's text is what the program wrote (a torchelastic summary's fields
-    read as in a file of its own), and its first line keeps the label that names the task."""
+    """A continuation line without the ``srun --label``, ``mpirun --tag-output`` or ``kubectl logs --prefix``
+    prefix that the launcher put before each line of its task: a record's text is what the program wrote (a
+    torchelastic summary's fields read as in a file of its own), and its first line keeps the label that names
+    the task."""
     if s[:1] in LABEL_START:
         m = SRUN_LABEL.match(s)
     elif s[:1] == "[":
-        m = MPI_TAG.match(s)
+        m = KUBECTL_PREFIX.match(s) if s.startswith("[pod/") else MPI_TAG.match(s)
     else:
         return s
     return s[m.end():] if m else s

@@ -27,6 +27,7 @@ from l4lite.ingest.attribution import (
     RankMap,
     compile_node_from,
     normalize_host,
+    pod_hosts,
 )
 from l4lite.ingest.context import JobContext, build_context, set_apart_file
 from l4lite.ingest.cri import CRI_HEAD_LINES, cri_prefix
@@ -188,7 +189,7 @@ class _FileReader(HeaderReading, RunReading, JsonReading):
         self.hold = self.path_node is None and self.file_host is None
         self.last_time: float | None = None
         self.last_open: OpenRecord | None = None  # the latest record that may take continuation lines
-        self.hosts: dict[str, str] = {}  # host as written -> normalised
+        self.hosts: dict[str, str] = pod_hosts(self.task_hosts)  # host as written -> normalised (a pod: its lines')
         self.local_streams: set[str] = set()  # streams whose rank is a local rank ([defaultN]:)
         self.future = self.ctx.future_limit(self.f.mtime, self.f.rel)  # times after this are wrong clocks (see _future_time)
         self.past = self.ctx.past_limit()  # and times before this

@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from l4lite.ingest.attribution import ACTOR_PREFIX, MPI_TAG, SRUN_LABEL, TORCHRUN_PREFIX
+from l4lite.ingest.attribution import ACTOR_PREFIX, KUBECTL_PREFIX, MPI_TAG, SRUN_LABEL, TORCHRUN_PREFIX
 from l4lite.ingest.timestamps import NO_STAMP, TimestampParser
 
 LEARN_LINES = 200  # non-blank lines of a file's start its spot is learnt from
@@ -34,7 +34,10 @@ _DIGITS = frozenset("0123456789")
 def strip_stream_prefixes(line: str, label_streams: dict[str, set[str]] | None = None) -> str:
     """A line without the stream prefixes the reader takes off before its header (``srun --label``, an MPI tag or
     a Ray actor, torchrun's ``[rankN]:``). ``label_streams`` collects, per ``srun --label`` label, the torchrun
-    prefixes seen under it: a label over several ranks' streams names a node, not a rank."""
+    prefixes seen under it: a label over several ranks' streams names a node, not a rank. ``kubectl logs
+    --prefix``'s pod comes first."""
+    if line.startswith("[pod/") and (k := KUBECTL_PREFIX.match(line)):
+        line = line[k.end():]
     m = SRUN_LABEL.match(line)
     if m:
         line = line[m.end():]

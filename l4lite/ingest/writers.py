@@ -12,7 +12,13 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
-from l4lite.ingest.attribution import SRUN_LABEL, TORCHRUN_PREFIX, mixed_hosts, names_no_node, normalize_host
+from l4lite.ingest.attribution import (
+    TORCHRUN_PREFIX,
+    mixed_hosts,
+    names_no_node,
+    normalize_host,
+    stream_label,
+)
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.jsonlog import record_host
 from l4lite.ingest.layout import is_loopback
@@ -135,8 +141,9 @@ def vote_lines(lines: Iterable[str], also: Callable[[str], None] | None = None) 
             also(raw)
         line = strip_stream_prefixes(raw)
         host = writer_host(line)
-        label = m[1] if raw[:1] in LABEL_START and (m := SRUN_LABEL.match(raw)) else None
-        if raw[:1] in _PREFIX_START and (rank := prefix_rank(raw, m.end() if label is not None else 0)) is not None:
+        labelled = stream_label(raw)
+        label = labelled[0] if labelled is not None else None
+        if raw[:1] in _PREFIX_START and (rank := prefix_rank(raw, labelled[1] if labelled else 0)) is not None:
             ranks[rank] += 1
             if label is not None:
                 label_ranks[(label, rank)] += 1
