@@ -42,6 +42,23 @@ def _kernel_log(tmp_path: Path, rnd: random.Random) -> Path:
     return f
 
 
+def assert_runs_mine_as_lines(items: list) -> None:
+    """Mining the runs gives the ids, hits and state that mining their lines one by one gives."""
+    by_run, by_line = TemplateMiner(), TemplateMiner()
+    got: list[int] = []
+    want: list[int] = []
+    for item in items:
+        if type(item) is ShapeRun:
+            got += mine_run(item, by_run)
+            want += [by_line.add(r.message) for r in item.records()]
+        else:
+            got.append(by_run.add(item.message))
+            want.append(by_line.add(item.message))
+    assert got == want
+    assert by_run.hits == by_line.hits
+    assert by_run.to_state() == by_line.to_state()
+
+
 @pytest.mark.parametrize("seed", [3, 11])
 def test_new_ids_in_kept_tokens_mine_in_runs_as_line_by_line(tmp_path: Path, seed: int,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
@@ -58,19 +75,7 @@ def test_new_ids_in_kept_tokens_mine_in_runs_as_line_by_line(tmp_path: Path, see
         return ok
 
     monkeypatch.setattr(TemplateMiner, "kept_stays", counted)
-    by_run, by_line = TemplateMiner(), TemplateMiner()
-    got: list[int] = []
-    want: list[int] = []
-    for item in items:
-        if type(item) is ShapeRun:
-            got += mine_run(item, by_run)
-            want += [by_line.add(r.message) for r in item.records()]
-        else:
-            got.append(by_run.add(item.message))
-            want.append(by_line.add(item.message))
-    assert got == want
-    assert by_run.hits == by_line.hits
-    assert by_run.to_state() == by_line.to_state()
+    assert_runs_mine_as_lines(items)
     assert checked.count(True) > 1000  # the premise: runs answered lines by their keys without those tokens
     assert checked.count(False) > 10  # and the check turned some away (all digits: <NUM>)
 
@@ -116,17 +121,5 @@ def test_partly_free_kept_tokens_mine_in_runs_as_line_by_line(tmp_path: Path, se
         return ok
 
     monkeypatch.setattr(TemplateMiner, "same_fixed", counted)
-    by_run, by_line = TemplateMiner(), TemplateMiner()
-    got: list[int] = []
-    want: list[int] = []
-    for item in items:
-        if type(item) is ShapeRun:
-            got += mine_run(item, by_run)
-            want += [by_line.add(r.message) for r in item.records()]
-        else:
-            got.append(by_run.add(item.message))
-            want.append(by_line.add(item.message))
-    assert got == want
-    assert by_run.hits == by_line.hits
-    assert by_run.to_state() == by_line.to_state()
+    assert_runs_mine_as_lines(items)
     assert checked.count(True) > 1000  # the premise: runs answered lines from the key's entry
