@@ -177,7 +177,7 @@ class _FileReader(HeaderReading, RunReading, JsonReading):
         self.default_source = lc.default_source(input_file.rel)
         self.ts = TimestampParser(options.year if options.year is not None else ctx.year, ctx.written or input_file.mtime,
                                   options.year if options.year is not None else ctx.near_year,
-                                  ctx.around if options.year is None else None)
+                                  ctx.around if options.year is None else None, ctx.day_first)
         if self.path_node is not None and self.path_node in options.boot_anchors:
             self.ts.set_prescan_anchor(0, options.boot_anchors[self.path_node])
         self.open: dict[str, OpenRecord] = {}
