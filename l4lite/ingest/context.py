@@ -52,6 +52,7 @@ from l4lite.ingest.decode import open_lines, without_escapes
 from l4lite.ingest.fileranks import id_hosts, own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.jsonlog import record_host
+from l4lite.ingest.jumps import node_ends
 from l4lite.ingest.layout import NodeLevel, infer_level, layout_parts, named_in_stem, value_at
 from l4lite.ingest.pids import (
     AddressBook,
@@ -160,6 +161,7 @@ class JobContext:
     set_apart: dict[str, str] = field(default_factory=dict)
     # rel -> the last time sampled from the file (files whose sampled lines gave no time are not in it)
     file_ends: dict[str, float] = field(default_factory=dict)
+    node_ends: dict[str, float] = field(default_factory=dict)  # node -> its files' last sampled time (``jumps``)
     # IPv4 address -> the node it belongs to, as the job's lines state it (Ray's raylet: ``address: IP ...
     # hostname: NAME``; ``Local node IP: IP`` in a node's own file): a line that names its origin by address
     # (``(RayTrainWorker pid=.., ip=IP)``) is that node's
@@ -555,6 +557,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         ctx.boot_anchors = boot_anchors(files, ctx.node_of, ctx.year,
                                         accounting if accounting is not None else Accounting())
     ctx.clock_skew = job_skew(ctx, files, {rel: s.anchors for rel, s in samples.items()})
+    ctx.node_ends = node_ends(ctx.file_ends, ctx.node_of)
     return ctx
 
 

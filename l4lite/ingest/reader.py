@@ -35,6 +35,7 @@ from l4lite.ingest.errorfile import error_record_start, stated_time
 from l4lite.ingest.files import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover
 from l4lite.ingest.header import QUEUED, HeaderReading, ends_record, relayed
 from l4lite.ingest.jsonlog import JsonReading, learn_json_keys
+from l4lite.ingest.jumps import peers_end, without_jumps
 from l4lite.ingest.lineclass import OpenRecord
 from l4lite.ingest.pids import named_by_pid
 from l4lite.ingest.pieces import lead_of
@@ -141,7 +142,9 @@ def read_file(input_file: InputFile, options: IngestOptions, accounting: Account
         reader.learn_lead(lead_of(input_file), node_re)
     pids = reader.ctx.pids if reader.path_node is None else None  # hostless lines named by their agent's pid
     quoted = reader.ctx.quoted if reader.path_node is None else None  # or by the summary quoting their exception
-    items = in_line_order(reader.run(runs and not pids and not quoted))  # whole-second ties in file order
+    items = without_jumps(reader.run(runs and not pids and not quoted),  # a clock's jump, whole-second ties
+                          peers_end(reader.ctx.node_ends, reader.path_node))
+    items = in_line_order(items)
     if input_file.parts and options.streams is not None:  # a rotated log: one stream, its pieces noted
         options.streams.starts[input_file.rel] = reader.pieces  # filled as the chain is read
     elif input_file.parts:
