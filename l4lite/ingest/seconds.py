@@ -30,7 +30,7 @@ def in_line_order(items: Iterator[T]) -> Iterator[T]:
         if isinstance(item, Record):
             t = item.time
             if t is not None and before is not None and t == math.floor(t) and t <= before < t + _LAST:
-                t = min(before + STEP, t + _LAST)
+                t = round(min(before + STEP, t + _LAST), 6)
                 item.time = t
             before = t
         yield item
