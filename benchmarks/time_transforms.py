@@ -465,25 +465,6 @@ def tz_peer(job: Job) -> Variant:
     return _on_node(identity(job), _peer(job), edit)
 
 
-def ntp_root(job: Job) -> Variant:
-    """The clock of the node with the root evidence runs three minutes ahead (NTP not synced); its peers' clocks
-    are right. The failure time is compared on that node's clock."""
-    roots = [r.split("/", 1)[0] for r in job.root_files if "/" in r]
-    delta = timedelta(minutes=3)
-    move = _iso_moved(delta)
-
-    def glog(m: re.Match[bytes]) -> bytes:
-        t = datetime.fromisoformat(f"2024-{m[2].decode()}-{m[3].decode()}T{m[4].decode()}") + delta
-        return m[1] + t.strftime("%m%d %H:%M:%S").encode()
-    v = identity(job)
-    node = roots[0] if roots else None
-    for o in v.outs:
-        if o.raw is None and (node is None or o.rel.split("/", 1)[0] == node):
-            o.lines = [_GLOG.sub(glog, _ISO.sub(move, ln)) for ln in o.lines]
-    v.shift = delta.total_seconds()
-    return v
-
-
 TIME_TRANSFORMS: dict[str, Callable[[Job], Variant]] = {
     "clock-1970": clock_1970,
     "clock-2099": clock_2099,
@@ -505,5 +486,4 @@ TIME_TRANSFORMS: dict[str, Callable[[Job], Variant]] = {
     "eu-date": eu_date,
     "time-only": time_only,
     "tz-peer": tz_peer,
-    "ntp-root": ntp_root,
 }
