@@ -75,8 +75,11 @@ def test_times_of_day_cross_midnight_into_the_next_day() -> None:
 # ------------------------------------------------------------------------------------------------ whole seconds
 def test_records_of_one_whole_second_keep_their_file_order() -> None:
     t = ts(2026, 12, 3, 14, 55, 52)
-    got = [r.time for r in in_line_order(iter([rec(1, t - 1), rec(2, t), rec(3, t), rec(4, t), rec(5, t + 1)]))]
-    assert got == [t - 1, t, t + 0.001, t + 0.002, t + 1]
+    line = "12/03/2026 02:55:52 PM INFO step"
+    items = [rec(1, t - 1, line), rec(2, t, line), rec(3, t, line), rec(4, t, "Traceback (most recent call last):"),
+             rec(5, t + 1, line)]
+    # the traceback under the third line has no stamp of its own: it takes the time that line was placed at
+    assert [r.time for r in in_line_order(iter(items))] == [t - 1, t, t + 0.001, t + 0.001, t + 1]
     frac = t + 0.062  # a stamp with its own fraction is left as read
     assert [r.time for r in in_line_order(iter([rec(1, frac), rec(2, frac)]))] == [frac, frac]
 
