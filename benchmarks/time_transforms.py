@@ -390,6 +390,81 @@ def dmesg_old_boot(job: Job) -> Variant:
     return v
 
 
+# ------------------------------------------------------------------------------------------------ more stamp shapes
+def us_date(job: Job) -> Variant:
+    """The root evidence's file stamped as accelerate's and transformers' example scripts log
+    (``datefmt="%m/%d/%Y %H:%M:%S"``): ``12/03/2026 14:38:23 `` (month first, no fraction)."""
+    def edit(o: Out) -> None:
+        o.lines = [_restamp(ln, lambda t: t.strftime("%m/%d/%Y %H:%M:%S ").encode()) for ln in o.lines]
+    return edit_file(job, _clock_target(job), edit)
+
+
+def eu_date(job: Job) -> Variant:
+    """The root evidence's file stamped day first (``datefmt="%d/%m/%Y %H:%M:%S"`` with ``%(msecs)03d``):
+    ``03/12/2026 14:38:23.200 ``; whether ``03/12`` is March or December is a matter of the whole job."""
+    def edit(o: Out) -> None:
+        o.lines = [_restamp(ln, lambda t: t.strftime("%d/%m/%Y %H:%M:%S.").encode()
+                            + f"{t.microsecond // 1000:03d} ".encode()) for ln in o.lines]
+    return edit_file(job, _clock_target(job), edit)
+
+
+def _moved(job: Job, delta: timedelta, year: int) -> Variant:
+    """The whole job moved by ``delta`` (every date form, dumps and write times), ``shift`` set."""
+    move = _shifter(delta, year)
+    v = identity(job)
+    for o in v.outs:
+        if o.raw is None:
+            o.lines = [_ANY.sub(move, ln) for ln in o.lines]
+        elif o.raw.startswith(b"\x80"):
+            o.raw = _moved_dump(o.raw, delta)
+        o.mtime = (o.mtime or 0.0) + delta.total_seconds()
+    v.shift = delta.total_seconds()
+    return v
+
+
+def time_only(job: Job) -> Variant:
+    """The whole job moved so that the middle of its span is midnight, the root evidence's file stamped with the
+    time of day only (``datefmt="%H:%M:%S"`` with ``%(msecs)03d``: ``23:59:58.200 ``): its lines cross midnight
+    with no date to say so."""
+    times = _job_times(job)
+    if not times:
+        return identity(job)
+    mid = times[0] + (times[-1] - times[0]) / 2
+    delta = datetime(mid.year, mid.month, mid.day, tzinfo=UTC) + timedelta(days=1) - mid
+    delta = timedelta(seconds=int(delta.total_seconds()))
+    v = _moved(job, delta, mid.year)
+    target = _clock_target(job).rel
+
+    def stamp(t: datetime) -> bytes:
+        return t.strftime("%H:%M:%S.").encode() + f"{t.microsecond // 1000:03d} ".encode()
+    for o in v.outs:
+        if o.rel == target and o.raw is None:
+            o.lines = [_restamp(ln, stamp) for ln in o.lines]
+    return v
+
+
+def _iso_moved(delta: timedelta) -> Callable[[re.Match[bytes]], bytes]:
+    def move(m: re.Match[bytes]) -> bytes:
+        t = datetime.fromisoformat(f"{m[1].decode()}T{m[2].decode()}") + delta
+        return t.strftime("%Y-%m-%d").encode() + m[0][10:11] + t.strftime("%H:%M:%S").encode() + m[0][19:]
+    return move
+
+
+def tz_peer(job: Job) -> Variant:
+    """A node without root evidence logs naive local time eight hours ahead of UTC (no offset written), its
+    glog lines too."""
+    delta = timedelta(hours=8)
+    move = _iso_moved(delta)
+
+    def glog(m: re.Match[bytes]) -> bytes:
+        t = datetime.fromisoformat(f"2024-{m[2].decode()}-{m[3].decode()}T{m[4].decode()}") + delta
+        return m[1] + t.strftime("%m%d %H:%M:%S").encode()
+
+    def edit(o: Out) -> None:
+        o.lines = [_GLOG.sub(glog, _ISO.sub(move, ln)) for ln in o.lines]
+    return _on_node(identity(job), _peer(job), edit)
+
+
 TIME_TRANSFORMS: dict[str, Callable[[Job], Variant]] = {
     "clock-1970": clock_1970,
     "clock-2099": clock_2099,
@@ -407,4 +482,8 @@ TIME_TRANSFORMS: dict[str, Callable[[Job], Variant]] = {
     "dst-jump": dst_jump,
     "bad-dates": bad_dates,
     "dmesg-old-boot": dmesg_old_boot,
+    "us-date": us_date,
+    "eu-date": eu_date,
+    "time-only": time_only,
+    "tz-peer": tz_peer,
 }

@@ -130,17 +130,24 @@ CASES: dict[str, tuple[str, ...]] = {
     "syslog-peer-copied": ("001-ddp-exception", "053-ignite-sigkill"),
     # 038: a kernel log of January lines alone beside December's; 027: a Flight Recorder dump's times moved too
     "new-year": ("038-hf-host_oom", "027-hf-hang_fr"),
-    "ampm": ("004-ddp-nan", "120-amp-healthy"),  # 120: a PM time read as AM made a healthy job hang
+    "ampm": ("004-ddp-nan", "120-amp-healthy",  # 120: a PM time read as AM made a healthy job hang
+             "024-ddp-hang"),  # 024: the timeout's traceback tied with the last step's whole second
     "epoch-ms-json": ("001-ddp-exception",),
     "epoch-s-json": ("002-ddp-sigkill",),
-    # a peer an hour ahead from the middle on: kept here, not yet everywhere (docs/evaluation.md)
-    "dst-jump": ("002-ddp-sigkill",),
+    # a peer an hour ahead from the middle on, its later lines past every other node's (001: the phase, 003:
+    # the suspect moved): read back by the jump (``ingest.jumps``)
+    "dst-jump": ("002-ddp-sigkill", "001-ddp-exception", "003-ddp-hang"),
     "bad-dates": ("002-ddp-sigkill", "025-hf-hang"),  # between a traceback's frames
     "dmesg-old-boot": ("ib-link-down", "047-ddp-host_oom_srun"),
     "slurm-output-host": ("001-ddp-exception", "047-ddp-host_oom_srun"),
     "slurm-output-task": ("037-ddp-host_oom", "078-jax-exception_srun"),
     # the pods' lines name their hosts (003) or name none (001: the pod is the node)
     "kubectl-prefix": ("003-ddp-hang", "001-ddp-exception", "078-jax-exception_srun"),
+    "us-date": ("032-deepspeed-hang",),  # whole seconds: the timeout's traceback after the last step
+    # day first, the day under 13: December from the job's ISO dates (114: the file read in March before)
+    "eu-date": ("002-ddp-sigkill", "114-ddp-eval_sigkill"),
+    "time-only": ("004-ddp-nan", "120-amp-healthy"),  # across midnight with no date (120: an incident before)
+    "tz-peer": ("002-ddp-sigkill",),  # a peer eight hours ahead: kept here, not yet everywhere (docs/evaluation.md)
 }
 
 

@@ -21,7 +21,6 @@ import gzip
 import math
 import os
 import re
-import statistics
 import time as _time
 import zlib
 from collections import Counter
@@ -49,10 +48,12 @@ from l4lite.ingest.attribution import (
     tie_streams,
 )
 from l4lite.ingest.boots import boot_anchors
+from l4lite.ingest.dateorder import day_first
 from l4lite.ingest.decode import open_lines, without_escapes
 from l4lite.ingest.fileranks import id_hosts, own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.jsonlog import record_host
+from l4lite.ingest.jumps import node_ends
 from l4lite.ingest.layout import NodeLevel, infer_level, layout_parts, spelled_hosts, value_at
 from l4lite.ingest.pids import (
     AddressBook,
@@ -66,18 +67,17 @@ from l4lite.ingest.pids import (
 )
 from l4lite.ingest.skew import anchor_key, job_skew, quick
 from l4lite.ingest.spans import (
+    FUTURE_SLACK,
     PAST_SLACK,
     SPIKE_SECONDS,
-    FileSpan,
     apart_files,
     dated_middle,
     first_written,
     job_span,
-    no_spikes,
+    sampled_spans,
     vote_year,
 )
-from l4lite.ingest.timespots import learn_spot, spot_time, strip_stream_prefixes
-from l4lite.ingest.timestamps import TimestampParser
+from l4lite.ingest.timespots import learn_spot, strip_stream_prefixes
 from l4lite.ingest.writers import (
     ELASTIC_RANK_LINE,
     HOST_BANNER,
@@ -101,7 +101,6 @@ HEAD_BYTES = 32 * 1024  # start-up: NCCL headers, hostname banners, the first ti
 TAIL_BYTES = 16 * 1024  # the end: torchelastic's failure summary, the last times
 SAMPLE_LINES = 20  # lines of each end of a file read in full (times, dates, syslog hosts)
 MAX_FILES = 2048  # files sampled; a job of more files has them sampled evenly (each folder gets its share)
-FUTURE_SLACK = 86400.0
 
 _YEAR_DATE = re.compile(r"(?<!\d)(20\d\d|19\d\d|2[1-9]\d\d)[-/.](?:0[1-9]|1[0-2])[-/.](?:0[1-9]|[12]\d|3[01])(?!\d)")
 _YEAR_CTIME = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} +\d{1,2} \d\d:\d\d:\d\d (?:[A-Z]{2,5} )?(\d{4})\b")
@@ -151,6 +150,7 @@ class JobContext:
     near_year: int | None = None  # the year most files are in, counting their write times: dates far off it are wrong
     around: float | None = None  # the middle of the dated files' spans: a date without a year is in the year nearest it
     written: float | None = None  # without dated files, the first write time of the job's files: years are guessed from it
+    day_first: bool = False  # slashed dates (``03/12/2026``) are day first (``dateorder``): one reading per job
     start: float | None = None
     end: float | None = None
     open_end: bool = False  # a job still running (tail): lines after ``end`` are expected
@@ -161,6 +161,7 @@ class JobContext:
     set_apart: dict[str, str] = field(default_factory=dict)
     # rel -> the last time sampled from the file (files whose sampled lines gave no time are not in it)
     file_ends: dict[str, float] = field(default_factory=dict)
+    node_ends: dict[str, float] = field(default_factory=dict)  # node -> its files' last sampled time (``jumps``)
     # IPv4 address -> the node it belongs to, as the job's lines state it (Ray's raylet: ``address: IP ...
     # hostname: NAME``; ``Local node IP: IP`` in a node's own file): a line that names its origin by address
     # (``(RayTrainWorker pid=.., ip=IP)``) is that node's
@@ -433,12 +434,13 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     for f in _sampled(files):
         samples[f.rel], concerns[f.rel] = _sample(f)
     # ---- time first: a file that is not this job's says nothing about its nodes either
+    ctx.day_first = day_first((ln for v in samples.values() for ln in v.lines), (getattr(f, "mtime", None) for f in files))
     ctx.year, ctx.near_year = (year, year) if year is not None else vote_year(((rel, v.years) for rel, v in samples.items()), files)
-    spans = _file_spans(files, samples, ctx.year, ctx.near_year)
+    spans = sampled_spans(files, samples, ctx.year, ctx.near_year, day_first=ctx.day_first)
     ctx.around = dated_middle(spans, {rel: v.years for rel, v in samples.items()}, ctx.near_year) if year is None else None
     ctx.written = first_written(files) if ctx.around is None and year is None else None
     if ctx.around is not None or ctx.written is not None:  # dates without a year: one year for the whole job
-        spans = _file_spans(files, samples, ctx.year, ctx.near_year, ctx.around, ctx.written)
+        spans = sampled_spans(files, samples, ctx.year, ctx.near_year, ctx.around, ctx.written, ctx.day_first)
     ctx.set_apart = apart_files(spans, {f.rel: getattr(f, "mtime", None) for f in files}) if not open_end else {}
     if ctx.set_apart:
         for rel in ctx.set_apart:
@@ -448,7 +450,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         files = [f for f in files if f.rel not in ctx.set_apart]
         if year is None:
             ctx.year, ctx.near_year = vote_year(((rel, v.years) for rel, v in samples.items()), files)
-            spans = _file_spans(files, samples, ctx.year, ctx.near_year, ctx.around, ctx.written)
+            spans = sampled_spans(files, samples, ctx.year, ctx.near_year, ctx.around, ctx.written, ctx.day_first)
     ctx.start, ctx.end = job_span(list(spans.values()))
     if ctx.end is not None:  # a stream sampled at its head only has no known end
         partial = {f.rel for f in files if getattr(f, "is_stdin", False) and not stdin_sample().whole}
@@ -544,34 +546,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         ctx.boot_anchors = boot_anchors(files, ctx.node_of, ctx.year,
                                         accounting if accounting is not None else Accounting())
     ctx.clock_skew = job_skew(ctx, files, {rel: s.anchors for rel, s in samples.items()})
+    ctx.node_ends = node_ends(ctx.file_ends, ctx.node_of)
     return ctx
-
-
-def _file_spans(files: Sequence[Any], samples: dict[str, _Sample], year: int | None,
-                near: int | None = None, around: float | None = None,
-                written: float | None = None) -> dict[str, FileSpan]:
-    """Each sampled file's first and last times, without a wrong clock's (after the file was written and now) or
-    a reset clock's (years before the file's other lines)."""
-    mtimes = {f.rel: getattr(f, "mtime", None) for f in files}
-    now = _time.time()
-    out: dict[str, FileSpan] = {}
-    for rel, s in samples.items():
-        mtime = mtimes.get(rel)
-        limit = (now if mtime is None else max(now, mtime)) + FUTURE_SLACK
-        parser = TimestampParser(year, mtime if written is None else written, near, around)
-        times = []
-        for line in s.lines:
-            text = strip_stream_prefixes(line)
-            t, end, _, _ = parser.parse(text)
-            if not end and s.spot:  # a time after a logger's tag, or in a JSON record's field
-                t = spot_time(parser, text, 0, s.spot)[1][0]
-            if t is not None and t <= limit:
-                times.append(t)
-        if times:  # a line from a reset clock, years before the file's other lines, is no start
-            mid = statistics.median(times)
-            times = no_spikes([t for t in times if t >= mid - PAST_SLACK])
-            out[rel] = FileSpan(2 * s.system >= len(s.lines), min(times), max(times))
-    return out
 
 
 def set_apart_file(input_file: Any, why: str, accounting: Accounting, reason: str = "set_apart") -> None:

@@ -577,3 +577,14 @@ class HeaderReading:
         return Record(self.f.rel, lineno, lineno, node, rank, gpu, source, t, level, msg, s)
 
     # ------------------------------------------------------------------------------------------ helpers
+
+
+def ends_record(plan: tuple) -> bool:
+    """Whether a line read by ``plan`` (a line plan of ``HeaderReading._learn`` or a header plan of ``_learn_head``)
+    ends the open record of the unprefixed stream, as ``_FileReader._line`` decides: it has no stream prefix and a
+    timestamp (so a header: never a continuation line), and is not an NCCL line (which leaves the record open)."""
+    if len(plan) == 6:  # an ISO timestamp first
+        return True
+    if len(plan) == 17:  # a header plan: (a, nccl, has_nccl, ts_first, ts_second, ts_end, ...)
+        return not plan[1] and plan[5] > 0
+    return plan[0] == 0 and not plan[3] and plan[15] > 0  # (pos, global_rank, local_rank, nccl, ..., ts_end, ...)

@@ -34,13 +34,15 @@ from l4lite.ingest.cri import CRI_HEAD_LINES, cri_prefix
 from l4lite.ingest.decode import PieceStart, iter_line_blocks
 from l4lite.ingest.errorfile import error_record_start, stated_time
 from l4lite.ingest.files import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover
-from l4lite.ingest.header import QUEUED, HeaderReading, relayed
+from l4lite.ingest.header import QUEUED, HeaderReading, ends_record, relayed
 from l4lite.ingest.jsonlog import JsonReading, learn_json_keys
+from l4lite.ingest.jumps import peers_end, without_jumps
 from l4lite.ingest.lineclass import OpenRecord
 from l4lite.ingest.pids import named_by_pid
 from l4lite.ingest.pieces import lead_of
 from l4lite.ingest.rotation import read_chain
 from l4lite.ingest.runs import RUN_BLOCK_LINES, RunReading, ShapeBook, ShapeRun
+from l4lite.ingest.seconds import in_line_order
 from l4lite.ingest.shape import FOLD_DIGITS
 from l4lite.ingest.slurmnode import slurm_node
 from l4lite.ingest.timespots import LEARN_LINES, learn_spot
@@ -141,23 +143,14 @@ def read_file(input_file: InputFile, options: IngestOptions, accounting: Account
         reader.learn_lead(lead_of(input_file), node_re)
     pids = reader.ctx.pids if reader.path_node is None else None  # hostless lines named by their agent's pid
     quoted = reader.ctx.quoted if reader.path_node is None else None  # or by the summary quoting their exception
-    items = reader.run(runs and not pids and not quoted)
+    items = without_jumps(reader.run(runs and not pids and not quoted),  # a clock's jump, whole-second ties
+                          peers_end(reader.ctx.node_ends, reader.path_node))
+    items = in_line_order(items)
     if input_file.parts and options.streams is not None:  # a rotated log: one stream, its pieces noted
         options.streams.starts[input_file.rel] = reader.pieces  # filled as the chain is read
     elif input_file.parts:
         items = read_chain(items, reader.pieces)
     return named_by_pid(items, pids or {}, quoted) if pids or quoted else items
-
-
-def _ends(plan: tuple) -> bool:
-    """Whether a line read by ``plan`` (a line plan of ``HeaderReading._learn`` or a header plan of ``_learn_head``)
-    ends the open record of the unprefixed stream, as ``_FileReader._line`` decides: it has no stream prefix and a
-    timestamp (so a header: never a continuation line), and is not an NCCL line (which leaves the record open)."""
-    if len(plan) == 6:  # an ISO timestamp first
-        return True
-    if len(plan) == 17:  # a header plan: (a, nccl, has_nccl, ts_first, ts_second, ts_end, ...)
-        return not plan[1] and plan[5] > 0
-    return plan[0] == 0 and not plan[3] and plan[15] > 0  # (pos, global_rank, local_rank, nccl, ..., ts_end, ...)
 
 
 class _FileReader(HeaderReading, RunReading, JsonReading):
@@ -178,7 +171,7 @@ class _FileReader(HeaderReading, RunReading, JsonReading):
         self.default_source = lc.default_source(input_file.rel)
         self.ts = TimestampParser(options.year if options.year is not None else ctx.year, ctx.written or input_file.mtime,
                                   options.year if options.year is not None else ctx.near_year,
-                                  ctx.around if options.year is None else None)
+                                  ctx.around if options.year is None else None, ctx.day_first)
         if self.path_node is not None and self.path_node in options.boot_anchors:
             self.ts.set_prescan_anchor(0, options.boot_anchors[self.path_node])
         self.open: dict[str, OpenRecord] = {}
@@ -308,12 +301,12 @@ class _FileReader(HeaderReading, RunReading, JsonReading):
                                     s.encode("utf-8", "surrogatepass").translate(FOLD_DIGITS)
                                 plan = plans.get(key)
                                 if plan is not None:
-                                    if not out or _ends(plan):
+                                    if not out or ends_record(plan):
                                         r = planned_simple(lineno, s, plan) if len(plan) == 6 else \
                                             planned(lineno, s, plan)
                                 elif self.head_lengths:
                                     plan = self.head_plan(key)
-                                    if plan is not None and (not out or _ends(plan)):
+                                    if plan is not None and (not out or ends_record(plan)):
                                         r = self._head_planned(lineno, s, key, plan, True)
                                         if r is QUEUED:  # it opens a record: queued as _line queues it
                                             lineno += 1

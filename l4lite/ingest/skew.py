@@ -169,7 +169,7 @@ def job_skew(ctx: Any, files: Sequence[Any], anchors_of: dict[str, list[tuple[st
             nodes.add(node)
         if not found:
             continue
-        parser = TimestampParser(ctx.year, ctx.written or mtimes.get(rel), ctx.near_year, ctx.around)
+        parser = TimestampParser(ctx.year, ctx.written or mtimes.get(rel), ctx.near_year, ctx.around, ctx.day_first)
         limit = ctx.future_limit(mtimes.get(rel))
         for key, host, line in found:
             t = parser.parse(strip_stream_prefixes(strip_stream_prefixes(line)))[0]

@@ -12,12 +12,15 @@ from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 from l4lite.ingest.boots import is_kernel_log
+from l4lite.ingest.timespots import spot_time, strip_stream_prefixes
+from l4lite.ingest.timestamps import TimestampParser
 
 # A clock this far before the job began, or before its file was written, was reset (1970 and 2000 are the
 # defaults of an unset clock): a kernel log reaches back to its node's boot, months at most, and an archive copied
 # years after its job keeps dates a few years older than its files.
 PAST_YEARS = 15
 PAST_SLACK = PAST_YEARS * 365 * 86400.0
+FUTURE_SLACK = 86400.0  # a time this far after its file was written (and now) is a wrong clock
 SPIKE_SECONDS = 3600.0  # a sampled time this far off both its neighbours' (the same way) is one wrong line
 
 
@@ -166,3 +169,30 @@ def vote_year(samples: Iterable[tuple[str, Counter[int]]], files: Sequence[Any])
         best = max(votes, key=lambda y: (votes[y], lines[y]))
         return best, best
     return None, (written.most_common(1)[0][0] if written else None)
+
+
+def sampled_spans(files: Sequence[Any], samples: dict[str, Any], year: int | None, near: int | None = None,
+                  around: float | None = None, written: float | None = None,
+                  day_first: bool = False) -> dict[str, FileSpan]:
+    """Each sampled file's first and last times, without a wrong clock's (after the file was written and now) or
+    a reset clock's (years before the file's other lines); ``samples``: ``context``'s sampled lines of each file."""
+    mtimes = {f.rel: getattr(f, "mtime", None) for f in files}
+    now = _time.time()
+    out: dict[str, FileSpan] = {}
+    for rel, s in samples.items():
+        mtime = mtimes.get(rel)
+        limit = (now if mtime is None else max(now, mtime)) + FUTURE_SLACK
+        parser = TimestampParser(year, mtime if written is None else written, near, around, day_first)
+        times = []
+        for line in s.lines:
+            text = strip_stream_prefixes(line)
+            t, end, _, _ = parser.parse(text)
+            if not end and s.spot:  # a time after a logger's tag, or in a JSON record's field
+                t = spot_time(parser, text, 0, s.spot)[1][0]
+            if t is not None and t <= limit:
+                times.append(t)
+        if times:  # a line from a reset clock, years before the file's other lines, is no start
+            mid = statistics.median(times)
+            times = no_spikes([t for t in times if t >= mid - PAST_SLACK])
+            out[rel] = FileSpan(2 * s.system >= len(s.lines), min(times), max(times))
+    return out

@@ -18,6 +18,7 @@ import re
 import time as _time
 from datetime import date
 
+from l4lite.ingest.dayclock import TIME_OF_DAY, DayClock
 from l4lite.ingest.syslog_memo import MINUTE_MEMO, TIME_MEMO, SyslogBatch, remember_at_once
 
 MONTHS = {m: i for i, m in enumerate(
@@ -127,11 +128,13 @@ class TimestampParser:
 
     __slots__ = ("_year", "_default_year", "_near", "_mtime", "_around", "_last_month", "_days", "boot", "boot_index",
                  "_last_uptime", "_prescan_boot", "_cache", "_same", "_minutes", "_syslog_minutes", "undated",
-                 "undated_text", "_undated_line")
+                 "undated_text", "_undated_line", "_day_first", "_dayclock")
 
     def __init__(self, year: int | None = None, mtime: float | None = None, near: int | None = None,
-                 around: float | None = None) -> None:
+                 around: float | None = None, day_first: bool = False) -> None:
         self._default_year = year
+        self._day_first = day_first  # ``03/12/2026`` is the 3rd of December (the job's reading, ``dateorder``)
+        self._dayclock = DayClock()  # the day of times printed without one
         # the job's time (``JobContext.around``): a date without a year is in the year that puts its month nearest
         # it, so one file's dates of January beside the job's December are of the next year, whatever the file's
         # write time or the year most of the job's dated lines carry
@@ -261,9 +264,10 @@ class TimestampParser:
                         key = m[1] + m[9] if m[9] else m[1]
                         t = self._cache.get(key)
                         if t is None:
-                            mo, y = int(m[2]), int(m[4])
+                            mo, d, y = (int(m[3]), int(m[2]), int(m[4])) if self._day_first else \
+                                (int(m[2]), int(m[3]), int(m[4]))
                             self._seen_year(y, mo)
-                            t = self._day(y, mo, int(m[3])) + _hour(int(m[5]), m[9]) * 3600 + int(m[6]) * 60 \
+                            t = self._day(y, mo, d) + _hour(int(m[5]), m[9]) * 3600 + int(m[6]) * 60 \
                                 + int(m[7])
                             self._remember(key, t)
                         return t + _frac(m[8]), m.end(), None, "iso"
@@ -276,6 +280,9 @@ class TimestampParser:
                                 + int(m[6])
                             self._remember(m[1], t)
                         return t, m.end(), None, "mmengine"
+                elif s[pos + 2:pos + 3] == ":" and (m := TIME_OF_DAY.match(s, pos)) is not None:
+                    t = self._dayclock.time(int(m[1]) * 3600 + int(m[2]) * 60 + int(m[3]), self._around or self._mtime)
+                    return t + _frac(m[4]), m.end(), None, "daytime"
                 return NO_STAMP
             if c == "[":
                 return self._bracket(s, pos)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from l4lite.ingest.jsonlog import HEAD_LINES, learn_json_keys
+from l4lite.ingest.seconds import SecondOrder
 from l4lite.records import Accounting, Record
 
 
@@ -47,7 +48,7 @@ class IngestLineReader:
     """
 
     __slots__ = ("r", "max_chars", "n", "warn", "skipped", "_stale", "_hold", "_warned", "_ambiguous", "_partial",
-                 "_plain_head", "_spotless", "_json_head")
+                 "_plain_head", "_spotless", "_json_head", "_order")
 
     def __init__(self, rel: str, options: Any, accounting: Accounting, mtime: float,
                  warn: Callable[[str], None], skipped: Counter[str] | None = None) -> None:
@@ -68,6 +69,7 @@ class IngestLineReader:
         self._plain_head = 0  # first non-empty lines without a CRI prefix, while that is undecided
         self._spotless = 0  # first non-empty lines that show no time spot (``timespots``), while that is undecided
         self._json_head: list[str] = []  # first non-empty lines, while the file's JSON keys (``jsonlog``) may grow
+        self._order = SecondOrder()  # whole-second ties in file order, as ``read_file`` places them
 
     @property
     def pending_line(self) -> int | None:
@@ -154,8 +156,8 @@ class IngestLineReader:
             done = unwrapped + [direct] if isinstance(direct, Record) else unwrapped
             while out and out[0].closed:
                 done.append(r._finish(out.popleft()))
-            return done
-        return unwrapped + [direct] if isinstance(direct, Record) else unwrapped
+            return self._order.place(done)
+        return self._order.place(unwrapped + [direct] if isinstance(direct, Record) else unwrapped)
 
     def _json_line(self, line_no: int, text: str) -> tuple[list[Record], str]:
         """A JSON record's printed lines read as ``read_file`` reads them (``JsonReading.json_line``): the records
@@ -197,7 +199,7 @@ class IngestLineReader:
         done = []
         while out and out[0].closed and not r.hold:
             done.append(r._finish(out.popleft()))
-        return done
+        return self._order.place(done)
 
     def flush(self) -> list[Record]:
         r = self.r
@@ -220,7 +222,7 @@ class IngestLineReader:
         done = []
         while out:
             done.append(r._finish(out.popleft()))
-        return done + held
+        return self._order.place(done + held)
 
 
 def default_reader_factory(root: str, warn: Callable[[str], None] | None = None, *, node_from: str | None = None,

@@ -1,0 +1,76 @@
+"""Line order within a second, for stamps printed without a fraction (``12/03/2026 02:38:23 PM``, syslog's).
+
+Lines stamped to the whole second tie: the last step before a hang and the traceback printed after it, a save and
+the error that cut it, read with one time, as if nothing told which came first. The file's order does tell, and
+later stages compare times (a root line's own time against a finding's, the lines before a failure): each record
+of a file stamped in the same whole second as the record before it, at or before that record's time, is placed a
+millisecond after it (never into the next second); a record with no stamp of its own in that second (a
+traceback under the line it follows, a wrong clock's line given the time of the line before) takes the time the
+record before it was placed at; a stamp is the record's own when its minutes and seconds are in the record's head
+(a 12-hour clock's hour is not the UTC one). Times with a fraction of their own are left as read.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import TypeVar
+
+import numpy as np
+
+from l4lite.records import Record
+
+STEP = 0.001  # seconds between two records of one whole second, in file order
+_LAST = 1.0 - STEP / 2  # a record stays inside its second
+
+_HEAD = 80  # characters of a record's text its own stamp lies in
+T = TypeVar("T")
+
+
+def _placed(t: float, before: float | None, text: str) -> float:
+    """Where a record of time ``t`` and ``text`` goes after one placed at ``before`` (see the module docstring)."""
+    if before is None or t != math.floor(t) or not t <= before < t + _LAST:
+        return t
+    # a line stamped in that second comes after the record before; one with no stamp of its own (a traceback),
+    # or a wrong clock's (given the time of the line before), keeps that record's time as placed
+    own = f":{int(t % 3600 // 60):02d}:{int(t % 60):02d}" in text[:_HEAD]
+    return round(min(before + STEP, t + _LAST), 6) if own else before
+
+
+class SecondOrder:
+    """``_placed`` for records that come a few at a time (``tail``'s incremental reader), in file order."""
+
+    __slots__ = ("before",)
+
+    def __init__(self) -> None:
+        self.before: float | None = None
+
+    def place(self, records: list[Record]) -> list[Record]:
+        for r in records:
+            if r.time is not None:
+                r.time = self.before = _placed(r.time, self.before, r.text)
+        return records
+
+
+def in_line_order(items: Iterator[T]) -> Iterator[T]:
+    """``items`` (one file's records and runs, in file order) with whole-second ties in file order (see the
+    module docstring); a run's times as its records' would be."""
+    before: float | None = None
+    for item in items:
+        if isinstance(item, Record):
+            if item.time is not None:
+                item.time = before = _placed(item.time, before, item.text)
+        elif times := getattr(item, "times", None):
+            arr = np.asarray(times, dtype=np.float64)
+            secs = np.floor(arr)
+            prev = np.floor(np.concatenate(([before if before is not None else -1.0], arr[:-1])))
+            if ((arr == secs) & (secs == prev)).any():  # a tie somewhere: placed line by line
+                placed = []
+                for t, text in zip(times, item.texts, strict=True):  # type: ignore[attr-defined]
+                    before = _placed(t, before, text)
+                    placed.append(before)
+                item.times = placed  # type: ignore[attr-defined]
+                if getattr(item, "time_array", None) is not None:
+                    item.time_array = np.array(placed)  # type: ignore[attr-defined]
+            before = item.times[-1]  # type: ignore[attr-defined]
+        yield item
