@@ -33,8 +33,8 @@ from l4lite.detect.base import Finding
 from l4lite.detect.components import ComponentDetector
 from l4lite.diagnose.alike import failed_alike, said_alike
 from l4lite.diagnose.dataframes import one_rank_s_data
-from l4lite.diagnose.errorfiles import restates
 from l4lite.diagnose.diverged import diverged_because
+from l4lite.diagnose.errorfiles import restates
 from l4lite.diagnose.evidence import (
     after_kill,
     after_success,
