@@ -100,7 +100,9 @@ CASES: dict[str, tuple[str, ...]] = {
                      "073-jax-exception",  # the traceback after a process's last pid-named step
                      "065-ray-healthy",  # relayed prefixes name their actors, not the driver's file
                      # a console's ``[default0]:`` lines between its agent's lines: local ranks repeat on every node
-                     "083-ddp-bad_env", "092-lightning-missing_file_all"),
+                     "083-ddp-bad_env", "092-lightning-missing_file_all",
+                     # a rank's error.json merged just above its traceback (081), or after it (125): the same error
+                     "081-fabric-exception", "125-ddp-logfile_exception"),
     "stdin-merged": ("030-deepspeed-exception", "001-ddp-exception", "019-lightning-hang",  # 019: summaries past 32 KB
                      "026-ddp-hang_fr"),  # a dump beside stdin
     "gzip": ("038-hf-host_oom", "011-hf-hang"),  # 011: the stuck rank's error.json.gz
@@ -142,7 +144,8 @@ CASES: dict[str, tuple[str, ...]] = {
     "slurm-output-host": ("001-ddp-exception", "047-ddp-host_oom_srun"),
     "slurm-output-task": ("037-ddp-host_oom", "078-jax-exception_srun"),
     # the pods' lines name their hosts (003) or name none (001: the pod is the node)
-    "kubectl-prefix": ("003-ddp-hang", "001-ddp-exception", "078-jax-exception_srun"),
+    "kubectl-prefix": ("003-ddp-hang", "001-ddp-exception", "078-jax-exception_srun",
+                       "052-ignite-exception"),  # a rank's own files replay the console's steps below its traceback
     "us-date": ("032-deepspeed-hang",),  # whole seconds: the timeout's traceback after the last step
     # day first, the day under 13: December from the job's ISO dates (114: the file read in March before)
     "eu-date": ("002-ddp-sigkill", "114-ddp-eval_sigkill"),

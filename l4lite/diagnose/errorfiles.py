@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
+from l4lite.detect.base import Finding
 from l4lite.ingest.errorfile import error_lines
 from l4lite.records import Record
 from l4lite.scan.scanner import JobScan
@@ -85,6 +86,22 @@ def stated_by(root: Record, candidates: Sequence[ErrorRecord]) -> Record | None:
     if not scored or len(scored) > 1 and scored[0][:4] == scored[1][:4]:
         return None
     return scored[0][4]
+
+
+def restates(f: Finding, roots: Sequence[Record]) -> bool:
+    """Whether every record of ``f`` is an error record stating the exception line of one of ``roots``, of its
+    node or of none. The error file repeats the rank's traceback: one error told twice is one finding, and the
+    earlier copy (the rank's own stream) says what it is. Without this, whether the copy reads as a second fault
+    depends on the layout: alone in its file it has no time and sits apart, merged into one stream it takes the
+    time it states and lands beside the root."""
+    lasts = {(r.node, last) for r in roots if len(last := _last_line(r)) >= MIN_LINE}
+    if not f.records or not lasts:
+        return False
+    for r in f.records:
+        read = error_lines(r.text)
+        if read is None or not any(last in read[0] and r.node in (node, None, "unknown") for node, last in lasts):
+            return False
+    return True
 
 
 def error_files(scan: JobScan, roots: Sequence[Record]) -> list[Record]:

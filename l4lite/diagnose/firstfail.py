@@ -8,7 +8,8 @@ whose words or names give another component, that line is the first failure and 
 
 Only error lines of the component detector count (not warnings, not a guess of the learned model, not a line
 training outlived), only on the root's node, and only within ``BEFORE`` seconds (or, untimed, a few lines above
-it in the same file): an old error the job lived through says nothing about this failure. A line that names a
+it in the same file): an old error the job lived through says nothing about this failure. The root's own error
+file restating its exception is the same failure, not an earlier one, wherever a merged stream placed it. A line that names a
 setting (a path that is not there, a cancelled job) does not take the place of a node's own fault (a lost node, a
 GPU, its memory, a link, a file system): a node going away takes its daemons' sockets and files with it, and
 the words of what went missing then read as a configuration.
@@ -20,6 +21,7 @@ import math
 
 from l4lite.detect.base import Finding
 from l4lite.detect.components import ComponentDetector
+from l4lite.diagnose.errorfiles import restates
 from l4lite.diagnose.timeline import finding_key
 from l4lite.rules.components import LEARNED_WORDS
 
@@ -44,5 +46,6 @@ def earlier_failure(findings: list[Finding], roles: dict[int, str], root: Findin
              and roles.get(id(f)) == "symptom" and f.node == root.node
              and f.category not in ("unknown", root.category) and f.data.get("component") != LEARNED_WORDS
              and not (f.category == "user_config" and root.category in NODE_FAULTS)
-             and not f.data.get("survived") and not f.data.get("in_baseline") and _shortly_before(f, root)]
+             and not f.data.get("survived") and not f.data.get("in_baseline") and _shortly_before(f, root)
+             and not restates(f, root.records)]  # the root's own error file, merged into the stream above it
     return min(found, key=finding_key) if found else None

@@ -34,6 +34,7 @@ from l4lite.detect.components import ComponentDetector
 from l4lite.diagnose.alike import failed_alike, said_alike
 from l4lite.diagnose.dataframes import one_rank_s_data
 from l4lite.diagnose.diverged import diverged_because
+from l4lite.diagnose.errorfiles import restates
 from l4lite.diagnose.evidence import (
     after_kill,
     after_success,
@@ -395,6 +396,8 @@ class Localizer:
                  and (f.detector == ComponentDetector.name or (f.detector == "rules" and f.records
                                                                and not is_cascade(f.records[0].text)))
                  and not ends_cascade(f, findings)]
+        roots = [r for g in findings if roles.get(id(g)) == "root" for r in g.records]
+        named = [f for f in named if not restates(f, roots)]  # a root's own error file says nothing new
         if near is not None:  # close to a given finding: the same failure, not an earlier warning
             named = [f for f in named if close_to(f, near)]
         if around is not None:  # around an inferred failure time (a hang's stall)

@@ -35,9 +35,14 @@ def survived(f: Finding, scan: JobScan, grace: float) -> bool:
     if t is not None:
         later = [p for p in own if p.time is not None and p.time > t + grace and stamped(p.text)]
     elif r is not None:  # below it in its file, and not stamped before the time it borrowed (a merged stream
-        # holds one process's file after another's: its steps below are not later)
+        # holds one process's file after another's: its steps below are not later), nor steps already printed
+        # above it (a merged stream's copy of a rank's own file replays the steps its console showed)
+        above = [p for p in own if p.file == r.file and p.line < r.line]
+        steps_above = max((p.iteration for p in above if p.iteration is not None), default=-1)
+        seqs_above = max((p.seq for p in above if p.iteration is None and p.seq), default=-1)
         later = [p for p in own if p.file == r.file and p.line > r.end_line
-                 and (p.time is None or r.time is None or p.time >= r.time)]
+                 and (p.time is None or r.time is None or p.time >= r.time)
+                 and (p.iteration > steps_above if p.iteration is not None else p.seq > seqs_above)]
     else:
         return False
     steps = {p.iteration if p.iteration is not None else p.seq for p in later}
