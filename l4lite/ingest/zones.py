@@ -75,6 +75,18 @@ def _written_lag(clock: NodeClock) -> float | None:
     return statistics.median(lags) if lags else None
 
 
+def _offset(mine: NodeClock, others: list[NodeClock]) -> tuple[float, list[NodeClock]]:
+    """The whole quarter hours a node's span lies from most other nodes' (its first and its last line both), and
+    those nodes; (0.0, []) when no such offset is shared by more than half of them."""
+    by: dict[float, list[NodeClock]] = {}
+    for c in others:
+        d = quarters(mine.first - c.first, TOLERANCE)
+        if d and quarters(mine.last - c.last, TOLERANCE) == d:
+            by.setdefault(d, []).append(c)
+    best = max(by.items(), key=lambda kv: len(kv[1]), default=(0.0, []))
+    return best if len(best[1]) > len(others) / 2 else (0.0, [])
+
+
 def zone_shifts(clocks: Mapping[str, NodeClock], skew: Mapping[str, float]) -> list[ZoneShift]:
     """The nodes to read in the job's time (see the module docstring). ``clocks``: node -> its ``NodeClock``;
     ``skew``: node -> its measured offset against the skew's reference (the reference 0.0)."""
@@ -83,11 +95,11 @@ def zone_shifts(clocks: Mapping[str, NodeClock], skew: Mapping[str, float]) -> l
     out = []
     for node, mine in sorted(clocks.items()):
         others = [c for n, c in clocks.items() if n != node]
-        by_start = mine.first - statistics.median(c.first for c in others)
-        by_end = mine.last - statistics.median(c.last for c in others)
-        seconds = quarters(by_start) or quarters(by_end)
+        seconds, away = _offset(mine, others)
         if not seconds:
             continue
+        by_start = mine.first - statistics.median(c.first for c in away)
+        by_end = mine.last - statistics.median(c.last for c in away)
         said = {"its first line": by_start, "its last line": by_end}
         if node in skew and len(skew) >= 2:
             said["simultaneous events"] = skew[node] - statistics.median(v for n, v in skew.items() if n != node)
