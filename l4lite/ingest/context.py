@@ -549,8 +549,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         ctx.boot_anchors = boot_anchors(files, ctx.node_of, ctx.year,
                                         accounting if accounting is not None else Accounting())
     ctx.clock_skew = job_skew(ctx, files, {rel: s.anchors for rel, s in samples.items()})
-    if read_zones(ctx, spans, files, docs, accounting):  # a node in another zone: the skew over the job's times
-        ctx.clock_skew = job_skew(ctx, files, {rel: s.anchors for rel, s in samples.items()})
+    read_zones(ctx, spans, files, docs, accounting)  # a node in another time zone: read in the job's time
     ctx.node_ends = node_ends({r: t - ctx.node_shifts.get(ctx.node_of(r) or "", 0.0) for r, t in ctx.file_ends.items()},
                               ctx.node_of)
     return ctx

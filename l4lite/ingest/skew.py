@@ -171,13 +171,12 @@ def job_skew(ctx: Any, files: Sequence[Any], anchors_of: dict[str, list[tuple[st
             continue
         parser = TimestampParser(ctx.year, ctx.written or mtimes.get(rel), ctx.near_year, ctx.around, ctx.day_first)
         limit = ctx.future_limit(mtimes.get(rel))
-        zone = getattr(ctx, "node_shifts", {}).get(node or "", 0.0)  # its clock's zone, read in the job's time
         for key, host, line in found:
             t = parser.parse(strip_stream_prefixes(strip_stream_prefixes(line)))[0]
             who = host or node
             if t is not None and t <= limit and who:
                 nodes.add(who)
-                anchors.append((who, key, t - zone))
+                anchors.append((who, key, t))
     if len(nodes) < 2:
         return {}
     return estimate(anchors).to_dict()

@@ -152,6 +152,9 @@ def read_zones(ctx: Any, spans: Mapping[str, FileSpan], files: Sequence[Any], do
         ctx.node_shifts[z.node] = z.seconds
         if accounting is not None:
             accounting.warn(z.warning())
+    if shifts and ctx.clock_skew:  # the skew stays as measured on the times as logged
+        ctx.clock_skew["corrected"] = True
+        ctx.clock_skew["note"] += "; " + ", ".join(z.node for z in shifts) + " read in the job's time (time zone)"
     if shifts:
         ctx.start, ctx.end = job_span([s._replace(first=s.first - d, last=s.last - d)
                                        if (d := ctx.node_shifts.get(ctx.node_of(r) or "", 0.0)) else s
