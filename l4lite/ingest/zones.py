@@ -5,7 +5,7 @@ everyone else's moves the phase, the suspect and the failure time.
 Measured skew (``ingest.skew``) rests on lines every node writes at one moment, and most jobs have few of those
 after start-up; ``ingest.jumps`` sees a clock change inside one file only. A node's clock is read as offset by a
 zone when its whole time span is the other nodes' moved by one whole number of quarter hours (what zones differ
-by; at most ``ZONE_LIMIT``), and more than one piece of evidence says the same offset within ``TOLERANCE``:
+by; at most 14 hours, ``jumps.quarters``), and more than one piece of evidence says the same offset within ``TOLERANCE``:
 
 - its first line against the other nodes' first lines (the job starts on every node within seconds);
 - its last line against theirs (a failure ends every node's log within seconds);
