@@ -298,13 +298,15 @@ def test_one_line_of_a_wrong_clock_moves_neither_time_phase_nor_node(tmp_path: P
 
 def test_a_node_in_another_time_zone_leaves_the_job_s_span_and_phases_its_own() -> None:
     """111: every line of one node is stamped five hours behind its peer's (its processes ran with another TZ).
-    The skew is measured; the job's span and phases are given on the failing node's clock, named, so a
-    twenty-second job does not read as five hours of training and the failure time falls inside them."""
+    The skew is measured as logged; the node's span, the simultaneous events and its error files' epoch seconds
+    agree on five whole hours, so its times are read in the job's time (``ingest.zones``), said in a warning:
+    a twenty-second job does not read as five hours of training and the failure time falls inside it."""
     found = json.loads(analyze([str(REAL_JOBS / "111-ddp-tz_exception")], AnalyzeOptions(),
                                ExecutionOptions()).to_json())
     job = found["job"]
     assert job["clock_skew"]["exceeds"] and abs(job["clock_skew"]["largest_seconds"] - 5 * 3600) < 2
-    assert job["clock"] == found["suspects"][0]["node"] == "llm-pretrain-7f9c4-worker-1"
+    assert job["clock_skew"]["corrected"] and found["suspects"][0]["node"] == "llm-pretrain-7f9c4-worker-1"
+    assert any("llm-pretrain-7f9c4-worker-0: its clock reads -5 h" in w for w in found["stats"]["warnings"])
 
     def at(text: str) -> float:
         return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()

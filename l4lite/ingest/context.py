@@ -95,6 +95,7 @@ from l4lite.ingest.writers import (
     task_hosts,
     vote_whole,
 )
+from l4lite.ingest.zones import read_zones
 from l4lite.records import Accounting
 
 HEAD_BYTES = 32 * 1024  # start-up: NCCL headers, hostname banners, the first times
@@ -162,6 +163,7 @@ class JobContext:
     # rel -> the last time sampled from the file (files whose sampled lines gave no time are not in it)
     file_ends: dict[str, float] = field(default_factory=dict)
     node_ends: dict[str, float] = field(default_factory=dict)  # node -> its files' last sampled time (``jumps``)
+    node_shifts: dict[str, float] = field(default_factory=dict)  # node -> seconds its zone is ahead (``zones``)
     # IPv4 address -> the node it belongs to, as the job's lines state it (Ray's raylet: ``address: IP ...
     # hostname: NAME``; ``Local node IP: IP`` in a node's own file): a line that names its origin by address
     # (``(RayTrainWorker pid=.., ip=IP)``) is that node's
@@ -425,7 +427,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     except ValueError as exc:
         raise L4Error(str(exc)) from None
     ctx = JobContext(node_from=node_from, open_end=open_end)
-    documents = sorted({f.rel for f in files if getattr(f, "not_log", "")})  # a JSON document (an error file)
+    docs = [f for f in files if getattr(f, "not_log", "")]
+    documents = sorted({f.rel for f in docs})  # a JSON document (an error file)
     files = [f for f in files if not getattr(f, "not_log", "")]  # names no node and no time in its lines
     if open_end:  # a stream still being written is not waited for
         files = [f for f in files if not getattr(f, "is_stdin", False)]
@@ -546,7 +549,9 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         ctx.boot_anchors = boot_anchors(files, ctx.node_of, ctx.year,
                                         accounting if accounting is not None else Accounting())
     ctx.clock_skew = job_skew(ctx, files, {rel: s.anchors for rel, s in samples.items()})
-    ctx.node_ends = node_ends(ctx.file_ends, ctx.node_of)
+    read_zones(ctx, spans, files, docs, accounting)  # a node in another time zone: read in the job's time
+    ctx.node_ends = node_ends({r: t - ctx.node_shifts.get(ctx.node_of(r) or "", 0.0) for r, t in ctx.file_ends.items()},
+                              ctx.node_of)
     return ctx
 
 

@@ -69,6 +69,13 @@ def jump_of(before: float, t: float, others_end: float) -> float:
     return jump
 
 
+def quarters(offset: float, tolerance: float = MAX_PAUSE, limit: float = 14 * 3600.0) -> float:
+    """The whole quarter hours (at least one, at most ``limit``: no zone is further from UTC) that an offset
+    between two clocks is, within ``tolerance``, or 0.0."""
+    q = QUARTER * round(offset / QUARTER)
+    return q if abs(offset - q) <= tolerance and QUARTER <= abs(q) <= limit else 0.0
+
+
 def without_jumps(items: Iterator[T], others_end: float | None) -> Iterator[T]:
     """``items`` (one file's records and runs, in file order) with the times after a jump of its clock read back
     by it (see the module docstring)."""

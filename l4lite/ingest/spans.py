@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 from l4lite.ingest.boots import is_kernel_log
+from l4lite.ingest.jumps import quarters
 from l4lite.ingest.timespots import spot_time, strip_stream_prefixes
 from l4lite.ingest.timestamps import TimestampParser
 
@@ -124,6 +125,9 @@ def apart_files(spans: dict[str, FileSpan], written: dict[str, float | None] | N
         mine, theirs = ranges[id(g)], ranges[id(core)]
         if len(g) >= len(core) and not (mine and theirs and mine[1] < theirs[0] - gap):
             continue
+        if quarters(min(a for a, _, _ in g) - lo) and quarters(max(b for _, b, _ in g) - hi) == \
+                quarters(min(a for a, _, _ in g) - lo):
+            continue  # the core's span moved by whole quarter hours at both ends: a node in another zone (``zones``)
         for a, b, rel in g:
             if b < lo - PAST_SLACK:  # a reset clock (1970), not another job: the reader refuses its times
                 continue

@@ -33,7 +33,7 @@ def job_clock(scan: JobScan, node: str | None) -> JobClock:
     """The clock of ``node`` (else of the skew's reference) when some node's measured offset is over the
     threshold, over twice its lines' disagreement and rests on a strong event or a few lines; else no shift."""
     skew = scan.info.get("clock_skew") or {}
-    if not skew.get("exceeds"):
+    if not skew.get("exceeds") or skew.get("corrected"):  # a node in another zone was read in the job's time
         return JobClock()
     threshold = float(skew.get("threshold_seconds") or 0.0)
     measured: dict[str | None, float] = {}

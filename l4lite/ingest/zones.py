@@ -1,0 +1,179 @@
+"""A node whose whole log is in another time zone: it logs naive local time (no offset written) while the job's
+other nodes log UTC, so every one of its lines reads hours after (or before) the job's, and its last line after
+everyone else's moves the phase, the suspect and the failure time.
+
+Measured skew (``ingest.skew``) rests on lines every node writes at one moment, and most jobs have few of those
+after start-up; ``ingest.jumps`` sees a clock change inside one file only. A node's clock is read as offset by a
+zone when its whole time span is the other nodes' moved by one whole number of quarter hours (what zones differ
+by; at most 14 hours, ``jumps.quarters``), and more than one piece of evidence says the same offset within ``TOLERANCE``:
+
+- its first line against the other nodes' first lines (the job starts on every node within seconds);
+- its last line against theirs (a failure ends every node's log within seconds);
+- the skew measured over the events every node logs at one moment (``job.clock_skew``), when there is one;
+- its files' write times, when the other nodes' files were last written within ``TOLERANCE`` of their last lines;
+- the epoch seconds its torchelastic error files state (zone-free) against its last line, within ``STATED``
+  (the agent logs its summary a little after the error file is written).
+
+Any piece that was measured and says otherwise vetoes it: a node that joined late (a restart) ends with the
+others, one that ran on starts with them, and neither is moved. The job's time is its majority's; when the nodes
+split evenly (two nodes), only a node that zone-free evidence (write times, epoch seconds) places is moved. Its times are then read in the job's time
+(``in_zone``); the times as written stay in the lines' text, and a warning names the node, the offset and the
+evidence.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import numpy as np
+
+from l4lite.ingest.errorfile import stated_time
+from l4lite.ingest.jumps import quarters
+from l4lite.ingest.spans import FileSpan, job_span
+from l4lite.records import Accounting, Record
+
+TOLERANCE = 60.0  # seconds: how far one piece of evidence may lie from the whole quarter hours it gives
+STATED = 300.0  # seconds: how far a node's last line may lie from the time its error file states
+ZONE_FREE = ("its files' write times", "its error files' epoch seconds")
+
+T = TypeVar("T")
+
+
+@dataclass
+class NodeClock:
+    """What one node's files say of its clock: its first and last sampled times, and the last sampled time and
+    write time of each of its files (``None``: unknown)."""
+
+    first: float
+    last: float
+    ends: list[tuple[float, float | None]]  # (last sampled time, write time) per file
+    stated: list[float] = field(default_factory=list)  # epoch seconds its error files state
+
+
+@dataclass
+class ZoneShift:
+    """A node read in the job's time: ``seconds`` to subtract from its times, and the evidence that agreed."""
+
+    node: str
+    seconds: float
+    evidence: list[str]
+
+    def warning(self) -> str:
+        hours = f"{self.seconds / 3600:+.2f}".rstrip("0").rstrip(".")
+        return (f"node {self.node}: its clock reads {hours} h from the job's other nodes (another time zone, no "
+                f"offset written; {', '.join(self.evidence)} agree); its times are read {abs(self.seconds):.0f} s "
+                f"{'back' if self.seconds > 0 else 'forward'}")
+
+
+def _written_lag(clock: NodeClock) -> float | None:
+    """How far a node's files' last lines lie after their write times (the median), or None when unknown."""
+    lags = [last - w for last, w in clock.ends if w is not None]
+    return statistics.median(lags) if lags else None
+
+
+def _offset(mine: NodeClock, others: list[NodeClock]) -> tuple[float, list[NodeClock]]:
+    """The whole quarter hours a node's span lies from most other nodes' (its first and its last line both), and
+    those nodes; (0.0, []) when no such offset is shared by more than half of them."""
+    by: dict[float, list[NodeClock]] = {}
+    for c in others:
+        d = quarters(mine.first - c.first, TOLERANCE)
+        if d and quarters(mine.last - c.last, TOLERANCE) == d:
+            by.setdefault(d, []).append(c)
+    best = max(by.items(), key=lambda kv: len(kv[1]), default=(0.0, []))
+    return best if len(best[1]) > len(others) / 2 else (0.0, [])
+
+
+def zone_shifts(clocks: Mapping[str, NodeClock], skew: Mapping[str, float]) -> list[ZoneShift]:
+    """The nodes to read in the job's time (see the module docstring). ``clocks``: node -> its ``NodeClock``;
+    ``skew``: node -> its measured offset against the skew's reference (the reference 0.0)."""
+    if len(clocks) < 2:
+        return []
+    out = []
+    for node, mine in sorted(clocks.items()):
+        others = [c for n, c in clocks.items() if n != node]
+        seconds, away = _offset(mine, others)
+        if not seconds:
+            continue
+        by_start = mine.first - statistics.median(c.first for c in away)
+        by_end = mine.last - statistics.median(c.last for c in away)
+        said = {"its first line": by_start, "its last line": by_end}
+        if node in skew and len(skew) >= 2:
+            said["simultaneous events"] = skew[node] - statistics.median(v for n, v in skew.items() if n != node)
+        lag, lags = _written_lag(mine), [_written_lag(c) for c in others]
+        if lag is not None and lags and all(x is not None and abs(x) <= TOLERANCE for x in lags):
+            said["its files' write times"] = lag
+        if mine.stated:
+            said[ZONE_FREE[1]] = mine.last - max(mine.stated)
+        agree = [what for what, offset in said.items()
+                 if abs(offset - seconds) <= (STATED if what == ZONE_FREE[1] else TOLERANCE)]
+        if len(agree) >= 2 and len(agree) == len(said):
+            out.append(ZoneShift(node, seconds, agree))
+    if len(out) < len(clocks) / 2:  # the job's time is its majority's
+        return out
+    placed = [z for z in out if set(z.evidence) & set(ZONE_FREE)]  # an even split: zone-free evidence decides
+    return placed if len(placed) <= len(clocks) / 2 else []
+
+
+def _stated(doc: Any) -> float | None:
+    """The epoch seconds an error file states (its last field), from its tail; None if it states none."""
+    try:
+        with open(doc.path, "rb") as fh:
+            fh.seek(max(0, os.fstat(fh.fileno()).st_size - 256))
+            return stated_time(fh.read().decode("utf-8", "replace").rstrip())
+    except (OSError, TypeError, AttributeError):
+        return None
+
+
+def read_zones(ctx: Any, spans: Mapping[str, FileSpan], files: Sequence[Any], docs: Sequence[Any],
+               accounting: Accounting | None) -> bool:
+    """Find the nodes whose whole log is in another time zone (``zone_shifts``), note them in
+    ``ctx.node_shifts`` (``ctx``: the ``context.JobContext``) with a warning each, and move the job's span to
+    the job's time; whether any was found. ``docs``: the job's JSON documents (error files)."""
+    mtimes = {f.rel: getattr(f, "mtime", None) for f in files}
+    clocks: dict[str, NodeClock] = {}
+    for rel, span in spans.items():
+        node = ctx.node_of(rel)
+        if node is None or span.system:
+            continue
+        c = clocks.setdefault(node, NodeClock(span.first, span.last, []))
+        c.first, c.last = min(c.first, span.first), max(c.last, span.last)
+        c.ends.append((span.last, mtimes.get(rel)))
+    for doc in (*docs, *(f for f in files if f.rel.endswith(".json"))):  # torchelastic's error files
+        if (node := ctx.node_of(doc.rel)) in clocks and (t := _stated(doc)) is not None:
+            clocks[node].stated.append(t)
+    skew = ctx.clock_skew.get("nodes", {})
+    offsets = {n: float(v["seconds"]) for n, v in skew.items()} | ({ctx.clock_skew["reference"]: 0.0} if skew else {})
+    shifts = zone_shifts(clocks, offsets)
+    for z in shifts:
+        ctx.node_shifts[z.node] = z.seconds
+        if accounting is not None:
+            accounting.warn(z.warning())
+    if shifts and ctx.clock_skew:  # the skew stays as measured on the times as logged
+        ctx.clock_skew["corrected"] = True
+        ctx.clock_skew["note"] += "; " + ", ".join(z.node for z in shifts) + " read in the job's time (time zone)"
+    if shifts:
+        ctx.start, ctx.end = job_span([s._replace(first=s.first - d, last=s.last - d)
+                                       if (d := ctx.node_shifts.get(ctx.node_of(r) or "", 0.0)) else s
+                                       for r, s in spans.items()])
+    return bool(shifts)
+
+
+def in_zone(items: Iterator[T], seconds: float) -> Iterator[T]:
+    """``items`` (one file's records and runs) with their times read ``seconds`` back."""
+    if not seconds:
+        yield from items
+        return
+    for item in items:
+        if isinstance(item, Record):
+            if item.time is not None:
+                item.time -= seconds
+        elif getattr(item, "times", None):
+            times = np.asarray(item.times, dtype=np.float64) - seconds  # type: ignore[attr-defined]
+            item.times = times.tolist()  # type: ignore[attr-defined]
+            if getattr(item, "time_array", None) is not None:
+                item.time_array = times  # type: ignore[attr-defined]
+        yield item
