@@ -138,16 +138,19 @@ def test_simulator_answer_key_is_never_read(tmp_path: Path) -> None:
     assert acc.files_skipped["excluded"] == 1
 
 
-def test_tar_archive_is_skipped_with_advice(tmp_path: Path) -> None:
+def test_tar_archive_inside_a_folder_is_skipped_with_advice(tmp_path: Path) -> None:
+    """Named on the command line an archive is read (``tests/test_unpack.py``); found while walking a folder it
+    may be a checkpoint or a dataset shard, and is skipped with what to do."""
     inner = write(tmp_path / "src" / "a.log", "x\n")
-    with tarfile.open(tmp_path / "job.tar.gz", "w:gz") as tf:
+    (tmp_path / "job").mkdir()
+    with tarfile.open(tmp_path / "job" / "job.tar.gz", "w:gz") as tf:
         tf.add(inner, arcname="a.log")
-    write(tmp_path / "other.log", "y\n")
+    write(tmp_path / "job" / "other.log", "y\n")
     acc = Accounting()
-    job = discover([str(tmp_path / "job.tar.gz"), str(tmp_path / "other.log")], acc)
+    job = discover([str(tmp_path / "job")], acc)
     assert [f.rel for f in job.files] == ["other.log"]
     assert acc.files_skipped["archive"] == 1
-    assert any("extract" in w for w in acc.warnings)
+    assert any("command line" in w for w in acc.warnings)
 
 
 @pytest.mark.parametrize(

@@ -42,7 +42,7 @@ from l4lite.ingest.pids import named_by_pid
 from l4lite.ingest.pieces import lead_of
 from l4lite.ingest.rotation import read_chain
 from l4lite.ingest.runs import RUN_BLOCK_LINES, RunReading, ShapeBook, ShapeRun
-from l4lite.ingest.seconds import in_line_order
+from l4lite.ingest.seconds import in_line_order, last_placed
 from l4lite.ingest.shape import FOLD_DIGITS
 from l4lite.ingest.slurmnode import slurm_node
 from l4lite.ingest.timespots import LEARN_LINES, learn_spot
@@ -140,14 +140,15 @@ def read_file(input_file: InputFile, options: IngestOptions, accounting: Account
         set_apart_file(input_file, why, accounting, reason="not_a_log" if input_file.not_log else "set_apart")
         return iter(())
     reader = _FileReader(input_file, options, accounting, rank_map if rank_map is not None else options.rank_map)
+    placed = None  # where a piece's lead left the file's clock (whole-second ties across the cut)
     if input_file.is_piece and input_file.start > 0:
-        reader.learn_lead(lead_of(input_file), node_re)
+        placed = reader.learn_lead(lead_of(input_file), node_re)
     pids = reader.ctx.pids if reader.path_node is None else None  # hostless lines named by their agent's pid
     quoted = reader.ctx.quoted if reader.path_node is None else None  # or by the summary quoting their exception
     items = in_zone(reader.run(runs and not pids and not quoted), reader.ctx.node_shifts.get(reader.path_node or "", 0.0))
     items = without_jumps(items,  # a clock's jump, whole-second ties
                           peers_end(reader.ctx.node_ends, reader.path_node))
-    items = in_line_order(items)
+    items = in_line_order(items, placed)
     if input_file.parts and options.streams is not None:  # a rotated log: one stream, its pieces noted
         options.streams.starts[input_file.rel] = reader.pieces  # filled as the chain is read
     elif input_file.parts:
@@ -211,18 +212,21 @@ class _FileReader(HeaderReading, RunReading, JsonReading):
         if self.spot:
             self.init_runs(self.opt.shape_book(self._book_key()))
 
-    def learn_lead(self, lead: Sequence[InputFile], node_re: re.Pattern[str] | None) -> None:
+    def learn_lead(self, lead: Sequence[InputFile], node_re: re.Pattern[str] | None) -> float | None:
         """Start a piece of a file (``l4lite.ingest.pieces``) knowing what the lines before it tell: which host and GPU
         each ``srun --label`` or torchrun stream is, the file's host and rank ties (from the file's first lines,
         NCCL's start-up), and the clock (from the lines just before the piece). Their records are dropped: the
-        pieces before this one have them."""
+        pieces before this one have them, but the time the last of them is placed at is returned."""
         if not lead:
-            return
+            return None
         warm = _FileReader(lead[0], self.opt, Accounting(), self.rank_map)
-        for part in lead:
-            warm.f = part
-            for _ in warm.run():
-                pass
+
+        def records() -> Iterator[Record]:
+            for part in lead:
+                warm.f = part
+                yield from warm.run()  # type: ignore[misc]
+
+        placed = last_placed(in_zone(records(), self.ctx.node_shifts.get(self.path_node or "", 0.0)))
         self.streams, self.file_host, self.hosts = warm.streams, warm.file_host, warm.hosts
         self.local_streams, self.ts, self.last_time = warm.local_streams, warm.ts, warm.last_time
         if warm.spot is not None and self.spot is None:
@@ -230,6 +234,7 @@ class _FileReader(HeaderReading, RunReading, JsonReading):
             if warm.spot:
                 self.init_runs(self.opt.shape_book(self._book_key()))
         self.hold = self.hold and warm.file_host is None and not warm.streams
+        return placed
 
     # ------------------------------------------------------------------------------------------ main loop
     def run(self, runs: bool = False) -> Iterator[Record | ShapeRun]:

@@ -13,7 +13,7 @@ record before it was placed at; a stamp is the record's own when its minutes and
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
 import numpy as np
@@ -52,10 +52,20 @@ class SecondOrder:
         return records
 
 
-def in_line_order(items: Iterator[T]) -> Iterator[T]:
+def last_placed(records: Iterable[Record]) -> float | None:
+    """Where the last timed record of ``records`` is placed: what a piece of a file (``ingest.pieces``) starts
+    from, so that the ties at its start are ordered as when the file is read whole."""
+    last = None
+    for r in in_line_order(iter(records)):
+        if r.time is not None:
+            last = r.time
+    return last
+
+
+def in_line_order(items: Iterator[T], before: float | None = None) -> Iterator[T]:
     """``items`` (one file's records and runs, in file order) with whole-second ties in file order (see the
-    module docstring); a run's times as its records' would be."""
-    before: float | None = None
+    module docstring); a run's times as its records' would be. ``before``: where the record before the first
+    was placed (a piece's lead, ``last_placed``)."""
     for item in items:
         if isinstance(item, Record):
             if item.time is not None:
