@@ -278,19 +278,11 @@ def new_year(job: Job) -> Variant:
     mid = times[0] + (times[-1] - times[0]) / 2
     delta = datetime(mid.year + 1, 1, 1, tzinfo=UTC) - mid
     delta = timedelta(seconds=int(delta.total_seconds()))
-    move = _shifter(delta, mid.year)
-    v = identity(job)
-    for o in v.outs:
-        if o.raw is None:
-            o.lines = [_ANY.sub(move, ln) for ln in o.lines]
-        elif o.raw.startswith(b"\x80"):
-            o.raw = _moved_dump(o.raw, delta)
-        o.mtime = (o.mtime or 0.0) + delta.total_seconds()
+    v = _moved(job, delta, mid.year)
     node = _peer(job)
 
     def edit(o: Out) -> None:
         o.lines = [_restamp(ln, syslog_stamp(node or "node")) for ln in o.lines]
-    v.shift = delta.total_seconds()
     return _on_node(v, node, edit)
 
 
