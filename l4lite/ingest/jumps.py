@@ -105,8 +105,6 @@ def without_jumps(items: Iterator[T], others_end: float | None) -> Iterator[T]:
                     shift += jump
                     times[i:] -= jump
             if shift:
-                item.times = times.tolist()  # type: ignore[attr-defined]
-                if getattr(item, "time_array", None) is not None:
-                    item.time_array = times  # type: ignore[attr-defined]
+                item.retime(times)  # type: ignore[attr-defined]
             before = float(times[-1])
         yield item

@@ -73,6 +73,12 @@ class ShapeRun:
     time_array: np.ndarray | None = None
     shape_array: np.ndarray | None = None
 
+    def retime(self, times: np.ndarray) -> None:
+        """Give the run new times (a clock read back, whole-second ties ordered), in both of its forms."""
+        self.times = times.tolist()
+        if self.time_array is not None:
+            self.time_array = times
+
     def __len__(self) -> int:
         return len(self.texts)
 

@@ -79,8 +79,6 @@ def in_line_order(items: Iterator[T], before: float | None = None) -> Iterator[T
                 for t, text in zip(times, item.texts, strict=True):  # type: ignore[attr-defined]
                     before = _placed(t, before, text)
                     placed.append(before)
-                item.times = placed  # type: ignore[attr-defined]
-                if getattr(item, "time_array", None) is not None:
-                    item.time_array = np.array(placed)  # type: ignore[attr-defined]
+                item.retime(np.array(placed))  # type: ignore[attr-defined]
             before = item.times[-1]  # type: ignore[attr-defined]
         yield item

@@ -172,8 +172,5 @@ def in_zone(items: Iterator[T], seconds: float) -> Iterator[T]:
             if item.time is not None:
                 item.time -= seconds
         elif getattr(item, "times", None):
-            times = np.asarray(item.times, dtype=np.float64) - seconds  # type: ignore[attr-defined]
-            item.times = times.tolist()  # type: ignore[attr-defined]
-            if getattr(item, "time_array", None) is not None:
-                item.time_array = times  # type: ignore[attr-defined]
+            item.retime(np.asarray(item.times, dtype=np.float64) - seconds)  # type: ignore[attr-defined]
         yield item
