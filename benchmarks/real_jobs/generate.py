@@ -251,12 +251,10 @@ JOB_SPECS = [
     ("ddp", "no_master_host", None, None, False, {"index": 142}),
     ("ddp", "tz_exception", 1, 14, False, {"index": 143, "tz": "America/New_York"}),
     ("ddp", "hang", 0, 13, False, {"index": 144, "tz": "America/New_York"}),
-    # the second node's open-file limit (`ulimit -n`) too low for the DataLoader workers' batches
-    ("ddp", "nofile", None, None, False, {"index": 145, "loader_workers": 2}),
 ]
 # faults set up per node by the generator (no rank injects them; a node may fail before any rank registers)
 NODE_FAULTS = ("bad_env", "bad_env_all", "missing_file", "missing_file_all", "node_corrupt_ckpt", "compile_nocxx",
-               "shm_small", "port_taken", "no_master_host", "nofile")
+               "shm_small", "port_taken", "no_master_host")
 # node faults where the launcher itself fails (no rank starts on the struck node, so no rank's exit code to prove)
 AGENT_FAULTS = ("port_taken", "no_master_host")
 LAYOUT_SUFFIX = {"srun-label": "_srun", "kubernetes-pods": "_k8s"}
@@ -276,7 +274,7 @@ PHASE = {"exception": "train", "sigkill": "train", "hang": "train", "nan": "trai
          "silent_abort": "train", "accum_nan": "train", "logfile_exception": "train", "save_killed": "checkpoint",
          "save_memerror": "checkpoint", "model_config": "init", "loader_hang": "train", "two_faults": "train",
          "netdrop": "train", "exit0": "train", "wrong_ckpt": "load", "compile_nocxx": "train",
-         "shm_small": "train", "port_taken": "init", "no_master_host": "init", "nofile": "train"}
+         "shm_small": "train", "port_taken": "init", "no_master_host": "init"}
 CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan": "numerical",
             "enospc": "storage", "corrupt_ckpt": "storage", "data": "data", "healthy": None,
             "host_oom": "host", "worker_oom": "host", "sigstop": "software", "diverge": "numerical",
@@ -293,8 +291,7 @@ CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan
             "accum_nan": "numerical", "logfile_exception": "software", "save_killed": "host",
             "save_memerror": "host", "model_config": "user_config", "loader_hang": "data", "two_faults": "software",
             "netdrop": "network", "exit0": "software", "wrong_ckpt": "user_config", "compile_nocxx": "user_config",
-            "shm_small": "user_config", "port_taken": "user_config", "no_master_host": "network",
-            "nofile": "user_config"}
+            "shm_small": "user_config", "port_taken": "user_config", "no_master_host": "network"}
 FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_runtime",
           "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps",
           "ignite": r"Engine run (complete|finished)", "accelerate": r"training finished: 40 steps",
@@ -585,14 +582,12 @@ def run_job(job, py, out_root, work_root, port):
                 os.path.join(run_dir, SCRIPTS[stack])] + stack_args(job, ckpt, resume)
         short = fault == "no_master_host" and i == 1
         shell = f"hostname {host} && mount --bind {hosts_file + ('.short' if short else '')} /etc/hosts"
-        if short or fault in ("shm_small", "nofile") and i == 1:
+        if short or fault == "shm_small" and i == 1:
             with open(os.path.join(meta, f"injection-node{i}.json"), "w") as f:
                 json.dump({"fault": fault, "host": host, "rank": None, "step": None,
                            "time": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())}, f)
         if fault == "shm_small" and i == 1:  # the node's /dev/shm is far smaller than the workers' batches need
             shell += f" && mount -t tmpfs -o size={SHM_SIZE} tmpfs /dev/shm"
-        if fault == "nofile" and i == 1:  # the node's open-file limit (limits.conf) is far below the usual
-            shell += f" && ulimit -n {NOFILE}"
         if fault == "enospc":  # node-local checkpoint disk that is nearly full
             shell += f" && mount -t tmpfs -o size=64k tmpfs {ckpt}"
         if fault == "erofs":  # the checkpoint folder as its own mount, so it can turn read-only on one node
@@ -727,7 +722,6 @@ def run_dir_of(work):
 
 
 MISSING_CXX = "/opt/rh/gcc-toolset-13/root/usr/bin/g++"  # compile_nocxx: the CXX of the second node
-NOFILE = 36  # nofile: the second node's `ulimit -n` (a rank holds ~30 descriptors once its workers start)
 SHM_SIZE = "120k"  # shm_small: room for both ranks' DataLoader queue semaphores (56 KiB each), not for their batches
 # port_taken: a process holding the port (it accepts connections and never answers, as a stale service would)
 SQUATTER = """
@@ -1025,11 +1019,12 @@ def build_truth(job, arch):
                "compile_nocxx": r"InvalidCxxCompiler|No working C\+\+ compiler",
                "shm_small": r"unable to allocate shared memory|No space left on device|Bus error",
                "port_taken": r"EADDRINUSE|Address already in use|failed to listen|another process is utilizing it",
-               "nofile": r"Too many open files",
                "no_master_host": r"Name or service not known|gai error|Temporary failure in name resolution",
                "missing_file": r"FileNotFoundError: ", "missing_file_all": r"FileNotFoundError: "}[fault]
         struck = [i["host"] for i in inj]
-        faulty_nodes = [] if fault.endswith("_all") else struck  # every node's setup alike: no node to blame
+        # every node's setup alike: no node to blame; a port taken is the job's MASTER_PORT to change (the public
+        # threads of the real corpus label it job-wide), whichever host's leftover process holds it
+        faulty_nodes = [] if fault.endswith("_all") or fault == "port_taken" else struck
         for fh in struck:
             if fault not in AGENT_FAULTS:  # the launcher failed before starting a rank: its console alone
                 need(hit, [fh], prefer=r"attempt_0/\d/stderr\.log", limit=1)
@@ -1241,14 +1236,12 @@ def describe_139(job):
                      f"shared memory); {h1}'s /dev/shm is a {SHM_SIZE} tmpfs (as a container started without a "
                      "larger --shm-size): its ranks' workers fail to allocate a batch's shared memory (No space "
                      "left on device) in the first steps, the other node's ranks lose them.",
-        "nofile": f"Each rank reads batches through 2 DataLoader worker processes (each batch reaches the rank as a "
-                  f"file descriptor); {h1}'s open-file limit is {NOFILE} (`ulimit -n`, as a node whose limits.conf "
-                  "was never raised): its ranks run out of descriptors (Too many open files), the other node's "
-                  "ranks lose them.",
         "port_taken": f"A process left on {h0} still listens on the rendezvous port (it accepts connections and never "
-                      f"answers); {launcher}'s static rendezvous on {h0} cannot host its store there (EADDRINUSE) "
-                      f"and fails; {h1}'s agent, connected to the stale listener, waits and is killed by the "
-                      "generator after 150 s (as a scheduler's time limit would).",
+                      f"answers); {launcher} on {h0} finds the port taken before it starts its store (Accelerate: "
+                      "ConnectionError, another process is utilizing it) and fails; the port is the job's "
+                      f"MASTER_PORT to change (job-wide, as the public threads label it); {h1}'s agent, connected to "
+                      "the stale listener, waits and is killed by the generator after 150 s (as a scheduler's time "
+                      "limit would).",
         "no_master_host": f"The rendezvous endpoint is {h0}'s name (`--rdzv-endpoint {h0}:PORT`); {h1}'s /etc/hosts "
                           f"was written without {h0}'s entry, so its torchrun cannot resolve the endpoint and fails "
                           f"before any rank starts; {h0}'s agent waits for the second node and is killed by the "
@@ -1355,7 +1348,7 @@ def describe(job, first, rank_host):
         return describe_new(job, first, first["host"] if first else None)
     if f in NEW_133 or f == "compile_nocxx":
         return describe_133(job, first, first["host"] if first else None)
-    if f in ("shm_small", "port_taken", "no_master_host", "nofile"):
+    if f in ("shm_small", "port_taken", "no_master_host"):
         return describe_139(job)
     h = rank_host.get(first["rank"]) if first else None
     if f == "healthy":
