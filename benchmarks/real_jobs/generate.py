@@ -244,13 +244,15 @@ JOB_SPECS = [
     # kinds the jobs above do not cover (139-144): one node's /dev/shm far too small for the DataLoader workers'
     # batches (plain DDP and Accelerate), the rendezvous port on the first node already held by another process,
     # the first node's name missing from the second node's /etc/hosts, and the first node's processes in
-    # America/New_York (local-time stamps, the others UTC) with the fault on that node: an exception and a hang
+    # America/New_York (local-time stamps, the others UTC) with the fault on that node: an exception and a hang;
+    # 145: the small /dev/shm under the Hugging Face Trainer
     ("ddp", "shm_small", None, None, False, {"index": 139, "loader_workers": 2}),
     ("accelerate", "shm_small", None, None, False, {"index": 140, "loader_workers": 2}),
     ("accelerate", "port_taken", None, None, False, {"index": 141}),
     ("ddp", "no_master_host", None, None, False, {"index": 142}),
     ("ddp", "tz_exception", 1, 14, False, {"index": 143, "tz": "America/New_York"}),
     ("ddp", "hang", 0, 13, False, {"index": 144, "tz": "America/New_York"}),
+    ("hf", "shm_small", None, None, False, {"index": 145, "loader_workers": 2}),
 ]
 # faults set up per node by the generator (no rank injects them; a node may fail before any rank registers)
 NODE_FAULTS = ("bad_env", "bad_env_all", "missing_file", "missing_file_all", "node_corrupt_ckpt", "compile_nocxx",
@@ -1029,8 +1031,9 @@ def build_truth(job, arch):
             if fault not in AGENT_FAULTS:  # the launcher failed before starting a rank: its console alone
                 need(hit, [fh], prefer=r"attempt_0/\d/stderr\.log", limit=1)
             need(hit, [fh], prefer=r"console\.log", limit=1)
-            if fault not in AGENT_FAULTS:
-                need(r"failed \(exitcode: 1\) local_rank: \d \(pid: \d+\)", [fh])
+            if fault not in AGENT_FAULTS:  # a worker whose batch never leaves it (its queue's feeder thread
+                # failed, as under the HF Trainer) leaves its rank waiting: no exit of its own, its peers time out
+                need(r"failed \(exitcode: 1\) local_rank: \d \(pid: \d+\)", [fh], required=fault != "shm_small")
     elif fault in ("exception", "sigkill", "hang", "data", "loader_data", "deadlock") and first:
         faulty_rank = first["rank"]
         fh = rank_host.get(faulty_rank)
