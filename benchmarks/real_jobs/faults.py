@@ -15,7 +15,9 @@ of injection) go to L4L_META_DIR, which lies outside the archived log tree.
                   model_config|loader_hang|two_faults|netdrop|exit0|wrong_ckpt|compile_nocxx
                   (bad_env, bad_env_all, missing_file, missing_file_all are set up by generate.py: a wrong
                   GLOO_SOCKET_IFNAME on one node or on every node; the dataset's seed file absent from one
-                  node's local disk or from every node's)
+                  node's local disk or from every node's; so are shm_small, port_taken, no_master_host: one
+                  node's small /dev/shm, the rendezvous port held on the host, one node's /etc/hosts without
+                  the first node's name)
   L4L_FAULT_RANK  global rank that misbehaves (exception, sigkill, hang, nan, host_oom, worker_oom, sigstop)
   L4L_FAULT_STEP  1-based optimizer step at which it happens (data, bad_token: the bad sample's index;
                   worker_oom, worker_segv: the number of samples DataLoader worker 0 of the rank decodes

@@ -241,9 +241,24 @@ JOB_SPECS = [
     ("ddp", "compile_nocxx", None, None, False, {"index": 136}),
     ("hf", "exit0", 2, 12, False, {"index": 137}),
     ("lightning", "netdrop", 1, 16, False, {"index": 138}),
+    # kinds the jobs above do not cover (139-144): one node's /dev/shm far too small for the DataLoader workers'
+    # batches (plain DDP and Accelerate), the rendezvous port on the first node already held by another process,
+    # the first node's name missing from the second node's /etc/hosts, and the first node's processes in
+    # America/New_York (local-time stamps, the others UTC) with the fault on that node: an exception and a hang;
+    # 145: the small /dev/shm under the Hugging Face Trainer
+    ("ddp", "shm_small", None, None, False, {"index": 139, "loader_workers": 2}),
+    ("accelerate", "shm_small", None, None, False, {"index": 140, "loader_workers": 2}),
+    ("accelerate", "port_taken", None, None, False, {"index": 141}),
+    ("ddp", "no_master_host", None, None, False, {"index": 142}),
+    ("ddp", "tz_exception", 1, 14, False, {"index": 143, "tz": "America/New_York"}),
+    ("ddp", "hang", 0, 13, False, {"index": 144, "tz": "America/New_York"}),
+    ("hf", "shm_small", None, None, False, {"index": 145, "loader_workers": 2}),
 ]
 # faults set up per node by the generator (no rank injects them; a node may fail before any rank registers)
-NODE_FAULTS = ("bad_env", "bad_env_all", "missing_file", "missing_file_all", "node_corrupt_ckpt", "compile_nocxx")
+NODE_FAULTS = ("bad_env", "bad_env_all", "missing_file", "missing_file_all", "node_corrupt_ckpt", "compile_nocxx",
+               "shm_small", "port_taken", "no_master_host")
+# node faults where the launcher itself fails (no rank starts on the struck node, so no rank's exit code to prove)
+AGENT_FAULTS = ("port_taken", "no_master_host")
 LAYOUT_SUFFIX = {"srun-label": "_srun", "kubernetes-pods": "_k8s"}
 OOM_LIMIT = 64 * 1024 * 1024  # the small cgroup's memory.limit_in_bytes (only pages charged after joining it)
 
@@ -260,7 +275,8 @@ PHASE = {"exception": "train", "sigkill": "train", "hang": "train", "nan": "trai
          "collective_mismatch": "train", "eval_sigkill": "eval", "node_corrupt_ckpt": "load", "kill_midline": "train",
          "silent_abort": "train", "accum_nan": "train", "logfile_exception": "train", "save_killed": "checkpoint",
          "save_memerror": "checkpoint", "model_config": "init", "loader_hang": "train", "two_faults": "train",
-         "netdrop": "train", "exit0": "train", "wrong_ckpt": "load", "compile_nocxx": "train"}
+         "netdrop": "train", "exit0": "train", "wrong_ckpt": "load", "compile_nocxx": "train",
+         "shm_small": "train", "port_taken": "init", "no_master_host": "init"}
 CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan": "numerical",
             "enospc": "storage", "corrupt_ckpt": "storage", "data": "data", "healthy": None,
             "host_oom": "host", "worker_oom": "host", "sigstop": "software", "diverge": "numerical",
@@ -276,7 +292,8 @@ CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan
             "node_corrupt_ckpt": "storage", "kill_midline": "host", "silent_abort": "software",
             "accum_nan": "numerical", "logfile_exception": "software", "save_killed": "host",
             "save_memerror": "host", "model_config": "user_config", "loader_hang": "data", "two_faults": "software",
-            "netdrop": "network", "exit0": "software", "wrong_ckpt": "user_config", "compile_nocxx": "user_config"}
+            "netdrop": "network", "exit0": "software", "wrong_ckpt": "user_config", "compile_nocxx": "user_config",
+            "shm_small": "user_config", "port_taken": "user_config", "no_master_host": "network"}
 FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_runtime",
           "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps",
           "ignite": r"Engine run (complete|finished)", "accelerate": r"training finished: 40 steps",
@@ -524,10 +541,24 @@ def run_job(job, py, out_root, work_root, port):
     # network namespace joined to the other's by a veth pair, for a fault that cuts one node off)
     netns = make_network(job) if fault in ("netdown", "netdrop") else None
     addr = [f"10.77.{job['index']}.{i + 1}" if netns else f"127.0.1.{i + 1}" for i in range(len(job["hosts"]))]
-    endpoint = job["hosts"][0] if netns else "127.0.0.1"
+    # no_master_host: the rendezvous endpoint is the first node's name (as `--rdzv-endpoint $MASTER_ADDR:port`)
+    endpoint = job["hosts"][0] if netns or fault == "no_master_host" else "127.0.0.1"
     hosts_file = os.path.join(work, "hosts")
     with open(hosts_file, "w") as f:
         f.write("127.0.0.1 localhost\n" + "".join(f"{a} {h}\n" for a, h in zip(addr, job["hosts"], strict=True)))
+    if fault == "no_master_host":  # the second node's /etc/hosts was written without the first node's entry
+        with open(hosts_file + ".short", "w") as f:
+            f.write("127.0.0.1 localhost\n" + "".join(f"{a} {h}\n" for a, h in zip(addr, job["hosts"], strict=True)
+                                                      if h != job["hosts"][0]))
+    squatter = None
+    if fault == "port_taken":  # a process left on the first node still listens on the rendezvous port
+        squatter = subprocess.Popen([py, "-c", SQUATTER, str(port)], stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL, start_new_session=True)
+        time.sleep(1.0)
+        with open(os.path.join(meta, "injection-node0.json"), "w") as f:
+            json.dump({"fault": fault, "host": job["hosts"][0], "rank": None, "step": None,
+                       "time": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()), "port": port,
+                       "pid": squatter.pid}, f)
     if stack in ("ray", "jax"):
         return run_other(job, py, arch, work, ckpt, run_dir, env, hosts_file, addr, port)
     procs = []
@@ -551,7 +582,14 @@ def run_job(job, py, out_root, work_root, port):
         if stack == "accelerate":  # Accelerate's launcher runs torch's elastic agent in its own process
             torchrun = accelerate_launch(py, i, endpoint, port, hdir if layout == "torchelastic-logdir" else None) + [
                 os.path.join(run_dir, SCRIPTS[stack])] + stack_args(job, ckpt, resume)
-        shell = f"hostname {host} && mount --bind {hosts_file} /etc/hosts"
+        short = fault == "no_master_host" and i == 1
+        shell = f"hostname {host} && mount --bind {hosts_file + ('.short' if short else '')} /etc/hosts"
+        if short or fault == "shm_small" and i == 1:
+            with open(os.path.join(meta, f"injection-node{i}.json"), "w") as f:
+                json.dump({"fault": fault, "host": host, "rank": None, "step": None,
+                           "time": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())}, f)
+        if fault == "shm_small" and i == 1:  # the node's /dev/shm is far smaller than the workers' batches need
+            shell += f" && mount -t tmpfs -o size={SHM_SIZE} tmpfs /dev/shm"
         if fault == "enospc":  # node-local checkpoint disk that is nearly full
             shell += f" && mount -t tmpfs -o size=64k tmpfs {ckpt}"
         if fault == "erofs":  # the checkpoint folder as its own mount, so it can turn read-only on one node
@@ -610,7 +648,7 @@ def run_job(job, py, out_root, work_root, port):
             time.sleep(2.0)  # node 0 hosts the rendezvous store first
     # a node cut off from the network never ends by itself (its agent waits on the rendezvous store): it is
     # killed, as a scheduler's time limit would, after 150 s
-    deadline = time.time() + (150 if fault in ("netdown", "netdrop") else 300)
+    deadline = time.time() + (150 if fault in ("netdown", "netdrop", "port_taken", "no_master_host") else 300)
     rcs = {}
     for host, p, console in procs:
         try:
@@ -625,6 +663,9 @@ def run_job(job, py, out_root, work_root, port):
             console.close()
     job["exit_codes"] = rcs
     job["meta_dir"] = meta
+    if squatter:
+        os.killpg(squatter.pid, signal.SIGKILL)
+        squatter.wait()
     if cgroup:
         capture.remove_memory_cgroup(cgroup)
     for ns, _ in netns or []:
@@ -683,6 +724,18 @@ def run_dir_of(work):
 
 
 MISSING_CXX = "/opt/rh/gcc-toolset-13/root/usr/bin/g++"  # compile_nocxx: the CXX of the second node
+SHM_SIZE = "120k"  # shm_small: room for both ranks' DataLoader queue semaphores (56 KiB each), not for their batches
+# port_taken: a process holding the port (it accepts connections and never answers, as a stale service would)
+SQUATTER = """
+import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(sys.argv[1])))
+s.listen(64)
+held = []
+while True:
+    held.append(s.accept()[0])
+"""
 NODE_CKPT = """
 import sys, torch, train_ddp
 m = train_ddp.TinyLM(dim=int(sys.argv[2]))
@@ -966,13 +1019,21 @@ def build_truth(job, arch):
         hit = {"bad_env": r"Unable to find address for: ib0", "bad_env_all": r"Unable to find address for: ib0",
                "node_corrupt_ckpt": r"PytorchStreamReader failed|central directory|UnpicklingError|EOFError",
                "compile_nocxx": r"InvalidCxxCompiler|No working C\+\+ compiler",
+               "shm_small": r"unable to allocate shared memory|No space left on device|Bus error",
+               "port_taken": r"EADDRINUSE|Address already in use|failed to listen|another process is utilizing it",
+               "no_master_host": r"Name or service not known|gai error|Temporary failure in name resolution",
                "missing_file": r"FileNotFoundError: ", "missing_file_all": r"FileNotFoundError: "}[fault]
         struck = [i["host"] for i in inj]
-        faulty_nodes = [] if fault.endswith("_all") else struck  # every node's setup alike: no node to blame
+        # every node's setup alike: no node to blame; a port taken is the job's MASTER_PORT to change (the public
+        # threads of the real corpus label it job-wide), whichever host's leftover process holds it
+        faulty_nodes = [] if fault.endswith("_all") or fault == "port_taken" else struck
         for fh in struck:
-            need(hit, [fh], prefer=r"attempt_0/\d/stderr\.log", limit=1)
+            if fault not in AGENT_FAULTS:  # the launcher failed before starting a rank: its console alone
+                need(hit, [fh], prefer=r"attempt_0/\d/stderr\.log", limit=1)
             need(hit, [fh], prefer=r"console\.log", limit=1)
-            need(r"failed \(exitcode: 1\) local_rank: \d \(pid: \d+\)", [fh])
+            if fault not in AGENT_FAULTS:  # a worker whose batch never leaves it (its queue's feeder thread
+                # failed, as under the HF Trainer) leaves its rank waiting: no exit of its own, its peers time out
+                need(r"failed \(exitcode: 1\) local_rank: \d \(pid: \d+\)", [fh], required=fault != "shm_small")
     elif fault in ("exception", "sigkill", "hang", "data", "loader_data", "deadlock") and first:
         faulty_rank = first["rank"]
         fh = rank_host.get(faulty_rank)
@@ -1169,6 +1230,28 @@ def describe_133(job, first, h):
     }[f]
 
 
+def describe_139(job):
+    """Notes of the node faults of jobs 139-142."""
+    h0, h1 = job["hosts"]
+    launcher = "accelerate launch" if job["stack"] == "accelerate" else "torchrun"
+    return {
+        "shm_small": f"Each rank reads batches through 2 DataLoader worker processes (batches reach the rank in "
+                     f"shared memory); {h1}'s /dev/shm is a {SHM_SIZE} tmpfs (as a container started without a "
+                     "larger --shm-size): its ranks' workers fail to allocate a batch's shared memory (No space "
+                     "left on device) in the first steps, the other node's ranks lose them.",
+        "port_taken": f"A process left on {h0} still listens on the rendezvous port (it accepts connections and never "
+                      f"answers); {launcher} on {h0} finds the port taken before it starts its store (Accelerate: "
+                      "ConnectionError, another process is utilizing it) and fails; the port is the job's "
+                      f"MASTER_PORT to change (job-wide, as the public threads label it); {h1}'s agent, connected to "
+                      "the stale listener, waits and is killed by the generator after 150 s (as a scheduler's time "
+                      "limit would).",
+        "no_master_host": f"The rendezvous endpoint is {h0}'s name (`--rdzv-endpoint {h0}:PORT`); {h1}'s /etc/hosts "
+                          f"was written without {h0}'s entry, so its torchrun cannot resolve the endpoint and fails "
+                          f"before any rank starts; {h0}'s agent waits for the second node and is killed by the "
+                          "generator after 150 s (as a scheduler's time limit would).",
+    }[job["fault"]]
+
+
 def describe_new(job, first, h):
     """Notes of the jobs 125-132."""
     f, r, step = job["fault"], job["rank"], job["step"]
@@ -1268,6 +1351,8 @@ def describe(job, first, rank_host):
         return describe_new(job, first, first["host"] if first else None)
     if f in NEW_133 or f == "compile_nocxx":
         return describe_133(job, first, first["host"] if first else None)
+    if f in ("shm_small", "port_taken", "no_master_host"):
+        return describe_139(job)
     h = rank_host.get(first["rank"]) if first else None
     if f == "healthy":
         extra = {"amp": " The fp16 loss scaler starts at 2^32 and halves on the overflows of the first 13 steps "
@@ -1293,6 +1378,9 @@ def describe(job, first, rank_host):
             extra += (" DeepSpeed all-reduces on a second gloo group (pg 1); the analyser cannot resolve "
                       "its members from the gloo dumps (expected ranks: set()), so its output here does "
                       "not name the stuck rank.")
+        if job.get("tz"):
+            extra += (f" The processes of {job['hosts'][0]} run with TZ={job['tz']}: their log times are local "
+                      "(5 hours behind UTC), the other node's UTC.")
         return (f"Global rank {r} on {h} stops before its step-{job['step']} forward (sleeps forever); the "
                 "other ranks block in the gradient all-reduce until the 30 s gloo timeout, then fail; the "
                 f"agent on {h} sends SIGTERM to the stuck rank." + extra)

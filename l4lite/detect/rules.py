@@ -180,6 +180,8 @@ class RuleDetector(Detector):
             "origin": rule.origin,
             "fallback": rule.fallback,
         }
+        if rule.wraps:
+            data["wraps"] = True
         if rule.phase_hint:
             data["phase_hint"] = rule.phase_hint
         if phase is not None:

@@ -72,14 +72,15 @@ from l4lite.diagnose.traits import (
     INFERRED,
     SEVERE,
     alone_errors,
+    confirmed_node,
     controller_report,
     inferred,
     is_global,
-    node_for_host,
     placed_lines,
     reads_as_error,
     torn_down,
 )
+from l4lite.diagnose.wrapped import carried_readings
 from l4lite.records import Record
 from l4lite.rules.components import LEARNED_WORDS, component, first_failure, is_cascade
 from l4lite.scan.scanner import UNKNOWN_NODE, JobScan, is_host, node_key
@@ -144,6 +145,7 @@ class Localizer:
         roles = {id(f): f.role for f in findings}
         notes: list[str] = []
         strip_summaries(findings, roles)
+        carried_readings(findings)  # a re-raised error reads as the error it carries
         # Root lines that training survived, and any line the run reported finishing well after, are symptoms of
         # something the job lived through.
         for f in findings:
@@ -356,14 +358,14 @@ class Localizer:
     # ------------------------------------------------------------------ no root
     def _primary_without_root(self, scan: JobScan, findings: list[Finding], severe: list[Finding]) -> Finding:
         confirmations = [f for f in severe if f.role == "confirmation"]
-        named = [f for f in confirmations if self._confirmed_node(scan, f)]
+        named = [f for f in confirmations if confirmed_node(scan, f)]
         if named:  # the launcher's summary with the earliest first failure names the culprit
             # launchers that failed in the same second (every rank timed out alike): the node a desync names
             out_of_step = {f.node for f in findings if f.detector == "desync" and f.node}
             primary = silent_abort(findings, named) or \
                 min(named, key=lambda f: (names_cascade(f), named_time(f),
-                                          self._confirmed_node(scan, f) not in out_of_step, finding_key(f)))
-            primary.node = self._confirmed_node(scan, primary)
+                                          confirmed_node(scan, f) not in out_of_step, finding_key(f)))
+            primary.node = confirmed_node(scan, primary)
         else:
             primary = min(confirmations or severe, key=lambda f: (finding_key(f), -f.score))
         if primary.role == "cascade" or primary.node is None:
@@ -506,26 +508,10 @@ class Localizer:
                 return silent[0]
         return None
 
-    @staticmethod
-    def _confirmed_node(scan: JobScan, f: Finding) -> str | None:
-        """The node a confirmation names (torchelastic's host, or the failed rank's node), if it is in the job."""
-        host = f.data.get("host")
-        if host:
-            node = node_for_host(scan, str(host))
-            if node is not None:
-                return node
-        rank = f.data.get("failed_rank")
-        if rank is not None:
-            try:
-                return scan.rank_nodes.get(int(rank))
-            except (TypeError, ValueError):
-                return None
-        return None
-
     def _named_node(self, scan: JobScan, findings: list[Finding], roles: dict[int, str]) -> str | None:
-        named = [f for f in findings if roles[id(f)] == "confirmation" and self._confirmed_node(scan, f)]
+        named = [f for f in findings if roles[id(f)] == "confirmation" and confirmed_node(scan, f)]
         if named:
-            return self._confirmed_node(scan, min(named, key=lambda f: (named_time(f), finding_key(f))))
+            return confirmed_node(scan, min(named, key=lambda f: (named_time(f), finding_key(f))))
         for f in findings:
             if f.detector == "health" and f.data.get("signal") == "hang" and f.node:
                 return f.node

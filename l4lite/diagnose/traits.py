@@ -96,3 +96,19 @@ def controller_report(f: Finding) -> bool:
     texts = [r.text for r in f.records]
     return any(controller_copy(t) for t in texts) and \
         all(controller_copy(t) or relayed_copy(t) or is_cascade(t) for t in texts)
+
+
+def confirmed_node(scan: JobScan, f: Finding) -> str | None:
+    """The node a confirmation names (torchelastic's host, or the failed rank's node), if it is in the job."""
+    host = f.data.get("host")
+    if host:
+        node = node_for_host(scan, str(host))
+        if node is not None:
+            return node
+    rank = f.data.get("failed_rank")
+    if rank is not None:
+        try:
+            return scan.rank_nodes.get(int(rank))
+        except (TypeError, ValueError):
+            return None
+    return None

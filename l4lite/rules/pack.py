@@ -47,7 +47,7 @@ SCOPES: tuple[str, ...] = ("node", "global")
 _REQUIRED = ("id", "pattern", "category", "role", "severity", "explain")
 _OPTIONAL = (
     "action", "match", "source", "phase_hint", "priority", "scope", "keywords", "ignore_case", "fallback",
-    "generic", "enabled", "examples", "counter_examples", "category_by_phase", "note",
+    "generic", "wraps", "enabled", "examples", "counter_examples", "category_by_phase", "note",
 )
 _QUANTIFIER = re.compile(r"\{\s*(\d+)\s*(?:,\s*(\d*)\s*)?\}")
 # The regex module expands counted repetitions when it compiles, so that a{4294967294} or (?:a{1000}){1000}
@@ -91,6 +91,7 @@ class Rule:
     ignore_case: bool = False
     fallback: bool = False
     generic: bool = False  # the phrase says that something failed, not what: the line's words give the category
+    wraps: bool = False  # the line re-raises an error caught elsewhere: that error's signature reads it (diagnose)
     category_by_phase: tuple[tuple[str, str], ...] = ()
     examples: tuple[str, ...] = ()
     counter_examples: tuple[str, ...] = ()
@@ -536,7 +537,7 @@ def _build_rule(entry: Any, label: str, where: str, shipped: bool = False) -> Ru
         raise L4Error(f"{label}: 'priority' must be an integer from 0 to 100")
     scope = entry.get("scope", "global" if entry["category"] in GLOBAL_CATEGORIES else "node")
     _check_choice(label, "scope", scope, SCOPES)
-    for key in ("ignore_case", "fallback", "generic"):
+    for key in ("ignore_case", "fallback", "generic", "wraps"):
         if not isinstance(entry.get(key, False), bool):
             raise L4Error(f"{label}: {key!r} must be true or false")
     for key in ("explain", "action"):
@@ -558,7 +559,7 @@ def _build_rule(entry: Any, label: str, where: str, shipped: bool = False) -> Ru
         severity=entry["severity"], explain=entry["explain"], action=entry.get("action", ""), match=match,
         source=tuple(sources), phase_hint=phase_hint, priority=priority, scope=scope, keywords=keywords,
         ignore_case=ignore_case, fallback=bool(entry.get("fallback", False)),
-        generic=bool(entry.get("generic", False)),
+        generic=bool(entry.get("generic", False)), wraps=bool(entry.get("wraps", False)),
         category_by_phase=tuple(sorted(by_phase.items())), examples=lists["examples"],
         counter_examples=lists["counter_examples"], origin=where, shipped=shipped,
     )
