@@ -39,6 +39,8 @@ REAL_JOBS = ROOT / "fixtures" / "real_jobs"
     (r"Xid 79", False, NONE),  # a literal digit
     (r"port [0-7]", False, NONE),  # a class of some digits
     (r"[^5]", False, NONE),
+    (r"x[^a]", True, SHAPE),  # any case: not an id's "a" (nor its "A"), any digit
+    (r"x[^g]", True, FOLDED),
     (r"(a+)x\1", False, NONE),  # a back reference
     (r"[[:digit:]]", False, NONE),  # a class to the regex module, a set of characters to the standard parser
     (r"(?<name>x)", False, NONE),  # syntax only the regex module reads

@@ -134,23 +134,23 @@ def _beside_apart(items: list[Any], k: int, ic: bool) -> bool:
 
 
 def _in_class(av: list[Any], c: str, ic: bool) -> bool:
-    """Whether character ``c`` (or, when ``ic``, its other case) is in a parsed class."""
-    if ic:
-        return _in_class(av, c.lower(), False) or _in_class(av, c.upper(), False)
+    """Whether character ``c`` is in a parsed class: with ``ic`` when it or its other case is in the class's
+    items (a negated class then holds what neither case meets)."""
+    cases = {c, c.lower(), c.upper()} if ic else {c}
     negate = False
     found = False
     for op, arg in av:
         if op == sre_constants.NEGATE:
             negate = True
         elif op == sre_constants.LITERAL:
-            found = found or chr(arg) == c
+            found = found or chr(arg) in cases
         elif op == sre_constants.RANGE:
-            found = found or arg[0] <= ord(c) <= arg[1]
+            found = found or any(arg[0] <= ord(x) <= arg[1] for x in cases)
         elif op == sre_constants.CATEGORY:
             test = _CATEGORIES.get(arg)
             if test is None:
                 raise _Unknown(arg)
-            found = found or test(c)
+            found = found or any(test(x) for x in cases)
         else:
             raise _Unknown(op)
     return found != negate
