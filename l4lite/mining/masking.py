@@ -77,6 +77,28 @@ DEFAULT_MASKS: tuple[tuple[str, str], ...] = (
 #: Folds every ASCII digit to 0 in the fast path's first cache key.
 _has_ascii_digit = re.compile("[0-9]").search
 
+# A word of the miner's key (digits folded, ``shape.hex_key``) of lowercase hex letters and 0s with a 0 in it: an
+# id, an address, a pointer's tail (``libc.so.6[7f3a1c2b+ca387]``'s ``ca387``).
+_ID_RUN = re.compile(rb"(?<![A-Za-z0-9])[a-f]*0[0a-f]*(?![A-Za-z0-9])")
+_EXPONENT_WORD = re.compile(rb"0+e0*")  # a number in exponent form, or its head before a sign (``5e-10``)
+_ONE_LETTER = bytes.maketrans(b"bcdef", b"aaaaa")
+
+
+def _letter_word(match: re.Match[bytes]) -> bytes:
+    word = match.group()
+    return word if _EXPONENT_WORD.fullmatch(word) else word.translate(_ONE_LETTER)
+
+
+def letter_form(form: bytes) -> bytes:
+    """A key's token (``shape.hex_key`` of its digit-folded bytes) with the letters of its id words all ``a``:
+    the default masks (``DEFAULT_MASKS``) mask every token of one letter form alike, but for the digits they keep.
+    In such a word they tell letters from digits where they stand (``\\d``, ``[A-Za-z]``), and an ``e`` only in
+    a number's exponent (``0+e0*``, kept as it is); every other literal letter of theirs sits in a word with a
+    letter no id holds (``node``, ``sec``, ``com``), and ``ffff`` of an IPv4-mapped address holds no 0. So a
+    pointer's tail that is new on every line (``ca387``, ``7ac99``) has one form per pattern of its digits."""
+    return _ID_RUN.sub(_letter_word, form)
+
+
 def _compile(masks: Iterable[tuple[str, str]]) -> tuple[re.Pattern[str], dict[str, str]]:
     masks = list(masks)
     try:

@@ -28,7 +28,15 @@ from drain3.drain import Drain, LogCluster, Node
 
 from l4lite.errors import L4Error
 from l4lite.ingest.shape import FOLD_DIGITS, hex_key
-from l4lite.mining.masking import DEFAULT_MASKS, Masker, join_masked, mask, put_bounded, stays_apart
+from l4lite.mining.masking import (
+    DEFAULT_MASKS,
+    Masker,
+    join_masked,
+    letter_form,
+    mask,
+    put_bounded,
+    stays_apart,
+)
 from l4lite.records import Record
 
 __all__ = ["DEFAULT_MASKS", "BoundedDrain", "Masker", "TemplateMiner", "hex_key", "mask", "template_id"]
@@ -141,6 +149,7 @@ class TemplateMiner:
         # key -> the indices of its kept tokens, where its entry lets every one change (``free_kept``)
         self._free_kept: dict[bytes, tuple[int, ...]] = {}
         self._stays: dict[bytes, bool] = {}  # a kept token's form -> ``kept_stays``
+        self._letters = self.masks == DEFAULT_MASKS  # forms of one ``letter_form`` mask alike (the default masks)
         self.hits = 0
         self.drain_calls = 0
         self.changes = 0  # clusters created or changed: an answer ``cached_id`` gave holds while this stays
@@ -325,6 +334,11 @@ class TemplateMiner:
             hit = self._stays.get(form)
             if hit is not None:
                 return hit
+            if self._letters:  # a pointer's tail new on every line: one answer per pattern of its digits
+                form = letter_form(form)
+                hit = self._stays.get(form)
+                if hit is not None:
+                    return hit
         masked, kept = self.masker.mask_list([token])
         stays = bool(kept) and stays_apart(masked[0])
         if form is not None:

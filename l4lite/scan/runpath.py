@@ -17,6 +17,7 @@ from l4lite.ingest.runs import ShapeRun
 from l4lite.ingest.shape import fold_safe, shape_of
 from l4lite.mining.runmine import mine_run
 from l4lite.records import Record
+from l4lite.rules.blind import FOLDED, SHAPE, ShapeRules
 from l4lite.rules.needs import shape_candidates
 from l4lite.scan.jobscan import EXEMPLAR_CAP, MARKER_CAP, METRIC_CAP, UNKNOWN_NODE, Marker, Progress
 from l4lite.scan.points import (
@@ -212,6 +213,7 @@ class RunPath(RunTables):
         # a line's rule answers by its message, per shape (``_answers_for``); the hits of lines whose rules'
         # evidence is full, per (rule ids, node), counted into ``hit_totals`` after the loop
         answers_of: dict[int, Any] = {}
+        alike: dict[int, ShapeRules | None] = {}  # per shape, its rules searched once (``shape_rules``)
         counted: dict[tuple[tuple[str, ...], str], int] = {}
         match_ids = getattr(self.rules, "match_ids", None)
         trusted = getattr(self.rules, "trusted_chars", 0)
@@ -297,11 +299,18 @@ class RunPath(RunTables):
                     # the ids of the rules the message meets first (``RulePack.match_ids``), remembered with no
                     # matches (None): where each of them has kept its evidence of this node in full, as on most
                     # lines of a storage log, the hits are only counted and no match is built
-                    known = memo.get(msg)
-                    if known is None:
-                        if len(memo) >= RULE_ANSWERS:
-                            memo.clear()
-                        known = memo[msg] = (None, match_ids(may_match[0], msg, sh.source))
+                    shaped = alike.get(x, _UNSET) if may_match is rules_of[x] else None
+                    if shaped is _UNSET:
+                        shaped = alike[x] = self._shape_answers_of(sh, may_match[0], msg)
+                    if shaped is not None and not shaped.per_line:
+                        known = (None, shaped.ids(msg))
+                    else:
+                        known = memo.get(msg)
+                        if known is None:
+                            if len(memo) >= RULE_ANSWERS:
+                                memo.clear()
+                            known = memo[msg] = (None, match_ids(may_match[0], msg, sh.source) if shaped is None
+                                                 else shaped.ids(msg))
                     found, rule_ids = known
                 if rule_ids:
                     full = (rule_ids, node)
@@ -393,6 +402,17 @@ class RunPath(RunTables):
             held = rule_memo[id(candidates), source] = (candidates, self._rule_answers_of(candidates, source))
         return held[1]
 
+    def _shape_answers_of(self, sh: Any, rules: tuple[Any, ...], msg: str) -> ShapeRules | None:
+        """``shape_rules`` of a run shape's message rules, kept per shape across runs: the rules that answer alike
+        for every line of the shape (``rules.blind``) are searched once, on the first line met."""
+        folded = sh.fold_from >= 0
+        at = (sh.key, sh.msg_start, sh.msg_end, folded, sh.source)
+        held = self._shape_answers.get(at)
+        if held is None or held[0] is not rules:
+            held = remember(self._shape_answers, at, (rules, shape_rules(  # type: ignore[arg-type]
+                self.rules, rules, FOLDED if folded else SHAPE, msg, sh.source)))
+        return held[1]
+
     def _rule_answers_of(self, candidates: Any, source: str) -> dict[str, Any] | None:
         """A memo of the answers of ``match_line`` by message for lines of these candidate rules, or None where
         an answer may depend on more than the message: a rule tried on the whole line (its header holds the
@@ -436,6 +456,13 @@ class RunPath(RunTables):
         for _names, (_n, _t0, t1, _k, node) in sorted(seen.items(), key=lambda item: item[1][3]):
             if t1 is not None:  # (an untimed run's lines leave the time of the node's last timed line)
                 self._node_time[node] = t1  # the time of the node's last line
+
+
+def shape_rules(pack: Any, rules: tuple[Any, ...], level: int, message: str, source: str) -> ShapeRules | None:
+    """``rules.blind.ShapeRules`` of a shape's rules at ``level`` (``SHAPE``, or ``FOLDED`` for a folded shape), None
+    when no rule of them answers alike for every line of the shape."""
+    shaped = ShapeRules(pack, rules, level, message, source)
+    return shaped if shaped.alike else None
 
 
 def _one_name(run: ShapeRun) -> ShapeRun:

@@ -165,6 +165,8 @@ class Scanner(RunPath):
         self._rule_answers_by_ids: dict[tuple[tuple[str, ...], str], dict[str, Any]] = {}  # the memos themselves
         # (line shape, message start, end, folded) -> (the gate's rules, those the shape's literals leave): ``_add_run``
         self._shape_rules: dict[tuple[bytes, int, int, bool], Any] = {}
+        # (line shape, message start, end, folded, source) -> (its message rules, ``runpath.shape_rules`` of them)
+        self._shape_answers: dict[tuple[bytes, int, int, bool, str], Any] = {}
         self._hidden_words: tuple[bytes, ...] | None = None  # gate keywords a folded run shape may hide
         self._exemplar_count = 0
         self._device: dict[tuple[str, str], list[DeviceEvent]] = {}

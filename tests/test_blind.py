@@ -1,0 +1,122 @@
+"""``rules.blind``: a pattern that tells no digit (or id letter) apart answers alike for every line of a shape
+(or folded shape), so the run path searches it once per shape of a run; the scan's hits stay those of one
+search per line."""
+
+from __future__ import annotations
+
+import random
+import sys
+from dataclasses import astuple
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from l4lite.ingest.shape import fold_ids, shape_of
+from l4lite.options import AnalyzeOptions
+from l4lite.rules import pack as pack_module
+from l4lite.rules.blind import FOLDED, NONE, SHAPE, blindness
+from l4lite.rules.pack import RulePack
+from l4lite.scan import runpath
+from l4lite.scan.job import scan_job
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import format_zoo  # noqa: E402
+
+REAL_JOBS = ROOT / "fixtures" / "real_jobs"
+
+
+@pytest.mark.parametrize(("pattern", "ignore_case", "level"), [
+    (r"LustreError:[^\n]{0,200}?(?P<detail>[^\n]{0,160})", False, FOLDED),
+    (r"evicted by [\w-]{1,200}; in progress", False, FOLDED),
+    (r"deadline passed", False, FOLDED),  # "dead" sits in a word with an "l"
+    (r"\bdead\b", False, SHAPE),  # may be an id's letters: told apart from its digits
+    (r"rc = -\d+", False, SHAPE),  # \d holds digits, not hex letters
+    (r"[A-Za-z_]\w*Error", False, SHAPE),
+    (r"(?i)BAD PARAM", False, SHAPE),  # any case: "bad" may be an id's letters
+    (r"BAD PARAM", False, FOLDED),  # upper case never is
+    (r"Xid 79", False, NONE),  # a literal digit
+    (r"port [0-7]", False, NONE),  # a class of some digits
+    (r"[^5]", False, NONE),
+    (r"x[^a]", True, SHAPE),  # any case: not an id's "a" (nor its "A"), any digit
+    (r"x[^g]", True, FOLDED),
+    (r"(a+)x\1", False, NONE),  # a back reference
+    (r"[[:digit:]]", False, NONE),  # a class to the regex module, a set of characters to the standard parser
+    (r"(?<name>x)", False, NONE),  # syntax only the regex module reads
+    (r"(", False, NONE),
+])
+def test_levels(pattern: str, ignore_case: bool, level: int) -> None:
+    assert blindness(pattern, ignore_case) == level
+
+
+def _variant(text: str, rnd: random.Random, letters: bool) -> str:
+    """``text`` with each digit (and with ``letters`` each hex letter) replaced at random by a digit (or hex
+    character); the caller keeps only variants of the same shape or folded shape."""
+    pool = "0123456789abcdef" if letters else "0123456789"
+    return "".join(rnd.choice(pool) if c.isdigit() or (letters and c in "abcdef") else c for c in text)
+
+
+def _lines() -> list[str]:
+    rnd = random.Random(11)
+    out = []
+    for fmt in ("kernel", "storage"):
+        it = format_zoo.FORMATS[fmt][0](1, random.Random(3))
+        out += [next(it) for _ in range(300)]
+    files = sorted(p for p in REAL_JOBS.glob("*/*/*") if p.is_file())
+    for path in rnd.sample(files, min(60, len(files))):
+        lines = path.read_text(errors="replace").splitlines()
+        out += [line for line in rnd.sample(lines, min(40, len(lines))) if len(line) <= 2000]
+    return out
+
+
+def test_blind_rules_answer_alike_on_a_shapes_lines() -> None:
+    """Every shipped rule that ``blindness`` calls blind meets a line exactly when it meets other lines of the
+    line's shape (digits changed) or folded shape (id letters changed as well)."""
+    pack = RulePack.load()
+    rnd = random.Random(5)
+    blind = [(rule, blindness(rule.pattern, rule.ignore_case)) for rule in pack.rules]
+    assert sum(level == FOLDED for _, level in blind) > 20 and sum(level == SHAPE for _, level in blind) > 20
+    met = tried = 0
+    for line in _lines():
+        shape, folded = shape_of(line), fold_ids(shape_of(line))
+        variants = [(v, SHAPE) for v in (_variant(line, rnd, False) for _ in range(3))]
+        variants += [(v, FOLDED) for v in (_variant(line, rnd, True) for _ in range(6))
+                     if fold_ids(shape_of(v)) == folded]
+        for rule, level in blind:
+            if level == NONE:
+                continue
+            expect = rule.compiled.search(line) is not None
+            met += expect
+            for v, need in variants:
+                if level >= need:
+                    assert need == FOLDED or shape_of(v) == shape
+                    tried += 1
+                    assert (rule.compiled.search(v) is not None) == expect, (rule.id, line, v)
+    assert met > 100 and tried > 10_000
+
+
+def _scan(job: Path, monkeypatch: pytest.MonkeyPatch, blind: bool) -> tuple[dict[str, Any], int]:
+    calls = [0]
+    match_ids = pack_module.RulePack.match_ids
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        return match_ids(self, *args, **kwargs)
+
+    monkeypatch.setattr(pack_module.RulePack, "match_ids", counted)
+    if not blind:
+        monkeypatch.setattr(runpath, "shape_rules", lambda *args: None)
+    scan = scan_job([str(job)], AnalyzeOptions())
+    monkeypatch.undo()
+    return {"hit_totals": sorted(scan.hit_totals.items()),
+            "hits": [(h.rule_id, astuple(h.record), h.groups) for h in scan.hits]}, calls[0]
+
+
+def test_storage_rules_searched_per_shape(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    format_zoo.generate("storage", tmp_path / "storage", 64_000)  # 4,000 lines a file: read in runs
+    per_shape, shape_calls = _scan(tmp_path / "storage", monkeypatch, True)
+    per_line, line_calls = _scan(tmp_path / "storage", monkeypatch, False)
+    assert per_shape == per_line
+    assert dict(per_shape["hit_totals"]).get(("lustre-rpc-failed", "node01"), 0) > 100
+    assert line_calls > 20_000 and shape_calls < line_calls * 0.8
