@@ -225,54 +225,71 @@ class IngestLineReader:
         return self._order.place(done + held)
 
 
-def default_reader_factory(root: str, warn: Callable[[str], None] | None = None, *, node_from: str | None = None,
-                           rank_map: Any = None, paths: Sequence[str] = ()) -> ReaderFactory:
-    """Per-stream record readers built on the ingest stage's parsing; they share one rank -> node map.
+class ContextReaders:
+    """Per-stream record readers built on the ingest stage's parsing, reading with the job's context; they share
+    one rank -> node map. ``refresh`` builds the context again from the files followed (``live.jobfacts``):
+    readers made after it read with the new one."""
 
-    ``paths``: the files there at start. As ``analyze`` does, the job's context (``ingest.context``: the node of
-    each file, the year for timestamps printed without one, the boot time of nodes whose dmesg captures only
-    carry uptimes) is built from them first; the job is still running, so its span stays open.
-    """
-    from l4lite.ingest.context import build_context, job_year
-    from l4lite.ingest.files import InputFile
+    def __init__(self, root: str, warn: Callable[[str], None] | None = None, *, node_from: str | None = None,
+                 rank_map: Any = None, paths: Sequence[str] = ()) -> None:
+        from l4lite.live.jobfacts import LiveContext
 
-    accounting = Accounting()
+        self.root = root
+        self.node_from = node_from
+        self.facts = LiveContext(root, node_from)
+        self.facts.build(paths)
+        self.accounting = self.facts.accounting
+        self.say = warn or (lambda message: None)
+        self.skipped: Counter[str] = Counter()  # lines read into no record, by reason
+        self.options = self._options(rank_map)
+        self._tried = time.monotonic() if paths else 0.0
 
-    def input_files(found: Sequence[str]) -> list[InputFile]:
-        files = []
-        for path in found:
-            try:
-                st = os.stat(path)
-            except OSError:
-                continue
-            if st.st_size:
-                files.append(InputFile(path=path, rel=os.path.relpath(path, root), size=st.st_size,
-                                       mtime=st.st_mtime, compressed=path.endswith(".gz")))
-        return files
+    def _options(self, rank_map: Any = None) -> Any:
+        from l4lite.ingest.reader import IngestOptions
 
-    from l4lite.ingest.reader import IngestOptions
+        options = IngestOptions(node_from=self.node_from)
+        if rank_map is not None:
+            options.rank_map = rank_map
+        return options.use(self.facts.context)
 
-    files = input_files(paths)
-    context = build_context(files, node_from, accounting=accounting, open_end=True)
-    options = IngestOptions(node_from=node_from)
-    if rank_map is not None:
-        options.rank_map = rank_map
-    options.use(context)
-    say = warn or (lambda message: None)
-    tried = [time.monotonic() if files else 0.0]
+    @property
+    def context(self) -> Any:
+        return self.facts.context
 
-    def make(rel: str) -> RecordReader:
+    @property
+    def rank_map(self) -> Any:
+        return self.options.rank_map
+
+    def due(self, sizes: dict[str, int]) -> bool:
+        return self.facts.due(sizes)
+
+    def refresh(self, paths: Sequence[str]) -> bool:
+        """Build the context again from ``paths``; True (and a fresh rank map for the readers made from now on)
+        when it reads lines differently."""
+        if not self.facts.build(paths):
+            return False
+        self.options = self._options()
+        return True
+
+    def __call__(self, rel: str) -> RecordReader:
         # Lines without a year take the job's year (learnt once files have lines), else the file's mtime.
-        if context.year is None and time.monotonic() - tried[0] >= 1.0:
-            tried[0] = time.monotonic()
-            context.year = job_year(input_files([os.path.join(root, rel)]))
+        context = self.facts.context
+        if context.year is None and time.monotonic() - self._tried >= 1.0:
+            from l4lite.ingest.context import job_year
+
+            self._tried = time.monotonic()
+            context.year = job_year(self.facts.files([os.path.join(self.root, rel)]))
         try:
-            mtime = os.stat(os.path.join(root, rel)).st_mtime
+            mtime = os.stat(os.path.join(self.root, rel)).st_mtime
         except OSError:
             mtime = time.time()
-        return IngestLineReader(rel, options, accounting, mtime, say, skipped)
+        return IngestLineReader(rel, self.options, self.accounting, mtime, self.say, self.skipped)
 
-    skipped: Counter[str] = Counter()
-    make.skipped = skipped  # type: ignore[attr-defined]
-    make.rank_map = options.rank_map  # type: ignore[attr-defined]
-    return make
+
+def default_reader_factory(root: str, warn: Callable[[str], None] | None = None, *, node_from: str | None = None,
+                           rank_map: Any = None, paths: Sequence[str] = ()) -> ContextReaders:
+    """Per-stream record readers (``ContextReaders``). ``paths``: the files there at start. As ``analyze`` does,
+    the job's context (``ingest.context``: the node of each file, the year for timestamps printed without one,
+    the boot time of nodes whose dmesg captures only carry uptimes) is built from them first; the job is still
+    running, so its span stays open."""
+    return ContextReaders(root, warn, node_from=node_from, rank_map=rank_map, paths=paths)
