@@ -547,14 +547,17 @@ class Tailer:
     def _reread(self) -> None:
         """The scan made again from the lines processed so far, read by the batch stages with the job context as
         it now stands; hits are not counted again, nor alerted on at once (the next diagnosis says)."""
-        files = reread_files(self.follower.streams.values())
+        context = getattr(self.reader_factory, "context", None)
+        files = reread_files(self.follower.streams.values()) if context is not None else []
+        if not files:
+            return
         if sum(f.size for f in files) > REREAD_MAX_BYTES:
             if "reread" not in self._problems:
                 self._problems.add("reread")
                 self.warn("the job's context changed; too many lines to read again: it serves the new lines only")
             return
         scanner = Scanner(self.miner, self.rules, bucket_seconds=self.options.bucket_seconds, root=self.follower.root)
-        reread(scanner, files, self.reader_factory.context, getattr(self.reader_factory, "node_from", None))
+        reread(scanner, files, context, getattr(self.reader_factory, "node_from", None))
         scanner.rules = self._tap
         self._scanner, self._previous = scanner, None
         self._generation_start = self.clock()
