@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from l4lite.ingest.jsonlog import HEAD_LINES, learn_json_keys
 from l4lite.ingest.seconds import SecondOrder
+from l4lite.ingest.zones import in_zone
 from l4lite.records import Accounting, Record
 
 
@@ -48,7 +49,7 @@ class IngestLineReader:
     """
 
     __slots__ = ("r", "max_chars", "n", "warn", "skipped", "_stale", "_hold", "_warned", "_ambiguous", "_partial",
-                 "_plain_head", "_spotless", "_json_head", "_order")
+                 "_plain_head", "_spotless", "_json_head", "_order", "_shift")
 
     def __init__(self, rel: str, options: Any, accounting: Accounting, mtime: float,
                  warn: Callable[[str], None], skipped: Counter[str] | None = None) -> None:
@@ -70,6 +71,8 @@ class IngestLineReader:
         self._spotless = 0  # first non-empty lines that show no time spot (``timespots``), while that is undecided
         self._json_head: list[str] = []  # first non-empty lines, while the file's JSON keys (``jsonlog``) may grow
         self._order = SecondOrder()  # whole-second ties in file order, as ``read_file`` places them
+        # a node logging in another time zone (``ingest.zones``) is read in the job's time, as ``read_file`` reads it
+        self._shift = self.r.ctx.node_shifts.get(self.r.path_node or "", 0.0)
 
     @property
     def pending_line(self) -> int | None:
@@ -156,8 +159,13 @@ class IngestLineReader:
             done = unwrapped + [direct] if isinstance(direct, Record) else unwrapped
             while out and out[0].closed:
                 done.append(r._finish(out.popleft()))
-            return self._order.place(done)
-        return self._order.place(unwrapped + [direct] if isinstance(direct, Record) else unwrapped)
+            return self._place(done)
+        return self._place(unwrapped + [direct] if isinstance(direct, Record) else unwrapped)
+
+    def _place(self, records: list[Record]) -> list[Record]:
+        """Records as ``read_file`` hands them on: in the job's time (``zones.in_zone``), whole-second ties
+        ordered."""
+        return self._order.place(list(in_zone(iter(records), self._shift)) if self._shift else records)
 
     def _json_line(self, line_no: int, text: str) -> tuple[list[Record], str]:
         """A JSON record's printed lines read as ``read_file`` reads them (``JsonReading.json_line``): the records
@@ -199,7 +207,7 @@ class IngestLineReader:
         done = []
         while out and out[0].closed and not r.hold:
             done.append(r._finish(out.popleft()))
-        return self._order.place(done)
+        return self._place(done)
 
     def flush(self) -> list[Record]:
         r = self.r
@@ -222,7 +230,7 @@ class IngestLineReader:
         done = []
         while out:
             done.append(r._finish(out.popleft()))
-        return self._order.place(done + held)
+        return self._place(done + held)
 
 
 class ContextReaders:
