@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -91,58 +90,71 @@ class FilePlan:
     times: list[float | None]  # write time after each chunk
 
 
-def line_times(job: Path) -> dict[str, list[tuple[int, float]]]:
-    """Per file (relative to the job), the (last line, time) of each timed record, as ``analyze`` reads them."""
+def record_ends(job: Path) -> dict[str, list[tuple[int, float | None]]]:
+    """Per file (relative to the job), the (last line, time) of each record, as ``analyze`` reads them."""
     from l4lite.ingest.files import discover
     from l4lite.ingest.reader import IngestOptions, read_file
+    from l4lite.options import AnalyzeOptions
     from l4lite.records import Accounting
     from l4lite.scan.job import job_context
-    from l4lite.options import AnalyzeOptions
 
     accounting = Accounting()
     found = discover([str(p) for p in job_inputs(job)], accounting)
     context = job_context(found.files, AnalyzeOptions(), accounting)
     ingest = IngestOptions().use(context)
-    out: dict[str, list[tuple[int, float]]] = {}
+    out: dict[str, list[tuple[int, float | None]]] = {}
     for f in found.files:
-        rel = os.path.relpath(f.path, job)
-        rows = out.setdefault(rel, [])
-        for record in read_file(f, ingest, accounting):
-            if record.time is not None:
-                rows.append((record.end_line, record.time))
+        rows = out.setdefault(os.path.relpath(f.path, job), [])
+        rows.extend((record.end_line, record.time) for record in read_file(f, ingest, accounting))
+    return out
+
+
+def groups(rows: list[tuple[int, float | None]]) -> list[tuple[int, float | None]]:
+    """A file's records as a writer writes them: each timed record with the untimed ones after it (a traceback
+    under its stamped first line), as (last line, time); the untimed ones before the first go with it."""
+    out: list[tuple[int, float | None]] = []
+    for end, t in sorted(rows):
+        if t is None:
+            out[-1:] = [(end, out[-1][1] if out else None)]  # extends the record before it
+        elif out and out[-1][1] is None:
+            out[-1] = (end, t)  # the untimed records before the first timed one go with it
+        else:
+            out.append((end, t))
     return out
 
 
 def plan(job: Path, chunks: int) -> list[FilePlan]:
-    """Each file's lines split at ``chunks`` cuts of the job's time span: chunk k holds what was written by its cut
-    (an untimed line goes with the timed line before it; a file with no time is split evenly)."""
-    timed = line_times(job)
-    every = sorted(t for rows in timed.values() for _, t in rows)
+    """Each file's lines split at ``chunks`` cuts of the job's time span: chunk k holds the records written by its
+    cut (an untimed record goes with the timed one before it); a file with no time is split evenly, at record
+    ends; a JSON document (an error file) is written whole, at the end."""
+    ends = record_ends(job)
+    every = sorted(t for rows in ends.values() for _, t in rows if t is not None)
     cuts = [every[min(len(every) - 1, (k + 1) * len(every) // chunks)] for k in range(chunks - 1)] if every else []
     out = []
     for entry in job_inputs(job):
         files = [entry] if entry.is_file() else sorted(p for p in entry.rglob("*") if p.is_file())
         for path in files:
             rel = os.path.relpath(path, job)
-            data = path.read_bytes()
-            lines = data.splitlines(keepends=True)
-            rows = sorted(timed.get(rel, []))
+            lines = path.read_bytes().splitlines(keepends=True)
+            rows = ends.get(rel, [])
+            timed = any(t is not None for _, t in rows)
+            rows = groups(rows) if timed else rows
             mtime = path.stat().st_mtime
             marks: list[int] = []
             times: list[float | None] = []
             for k, cut in enumerate(cuts):
-                if rows:
-                    upto = [(ln, t) for ln, t in rows if t <= cut]
-                    n = upto[-1][0] if upto else 0
+                if timed:
+                    upto = [(ln, t) for ln, t in rows if t is not None and t <= cut]
+                    marks.append(upto[-1][0] if upto else 0)
                     times.append(upto[-1][1] if upto else None)
-                elif rel.endswith(".json"):  # a document (an error file) is written whole, at the end
-                    n = 0
-                    times.append(None)
-                else:
-                    n = len(lines) * (k + 1) // chunks
-                    times.append(None)
-                marks.append(min(n, len(lines)))
-            marks.append(len(lines))
+                    continue
+                times.append(None)
+                if not rows:  # a document, or nothing read
+                    marks.append(0)
+                    continue
+                target = len(lines) * (k + 1) // chunks
+                marks.append(max((ln for ln, _ in rows if ln <= target), default=0))
+            marks = [min(n, len(lines)) for n in marks] + [len(lines)]
             times.append(mtime)
             out.append(FilePlan(rel, lines, marks, mtime, times))
     return out
