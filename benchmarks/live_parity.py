@@ -165,11 +165,13 @@ def write_chunk(folder: Path, files: Sequence[FilePlan], k: int) -> None:
     for f in files:
         begin = f.cuts[k - 1] if k else 0
         end = f.cuts[k]
+        path = folder / f.rel
         if end <= begin and k:
+            if k == len(f.cuts) - 1 and path.exists():  # at the end, the folder is the job as analyze reads it
+                os.utime(path, (f.mtime, f.mtime))
             continue
         if end == 0 and k < len(f.cuts) - 1:
             continue  # not created yet
-        path = folder / f.rel
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "ab") as fh:
             fh.write(b"".join(f.lines[begin:end]))
