@@ -50,3 +50,25 @@ def test_context_is_built_again_when_files_appear(tmp_path: Path) -> None:
     assert facts.due({"node-a/console.log": log.stat().st_size})
     facts.build([str(log)])
     assert not facts.due({"node-a/console.log": log.stat().st_size})
+
+
+def test_growth_builds_stop_once_the_facts_settle(tmp_path: Path) -> None:
+    # a build reads the ends of every file (and the files no path places whole): it is done again as the bytes
+    # double only while it still changes something, so that a long job is not read over and over
+    from l4lite.live.jobfacts import QUIET_BUILDS, LiveContext
+
+    log = tmp_path / "node-a" / "console.log"
+    log.parent.mkdir()
+    line = "2026-12-03 14:38:20,000 INFO step done\n"
+    log.write_text(line * 200)
+    facts = LiveContext(str(tmp_path))
+    facts.build([str(log)])
+    for _ in range(QUIET_BUILDS):
+        log.write_text(log.read_text() * 2)
+        assert facts.due({"node-a/console.log": log.stat().st_size})
+        assert not facts.build([str(log)])
+    log.write_text(log.read_text() * 2)
+    assert not facts.due({"node-a/console.log": log.stat().st_size})
+    (tmp_path / "node-b").mkdir()
+    (tmp_path / "node-b" / "console.log").write_text(line)
+    assert facts.due({"node-a/console.log": log.stat().st_size, "node-b/console.log": len(line)})

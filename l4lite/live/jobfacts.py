@@ -26,6 +26,7 @@ from l4lite.records import Accounting, RotatedStreams
 # what a context says that only grows while the job runs (its span, its files' last times): no reason to read again
 GROWING = ("start", "end", "file_ends", "node_ends", "clock_skew", "around", "written", "open_end")
 REBUILD_GROWTH = 2.0  # the context is built again once the bytes followed have grown this much since the last build
+QUIET_BUILDS = 3  # ... until this many such builds in a row changed nothing: the job's facts have settled
 REREAD_MAX_BYTES = 256 << 20  # above this, a changed context serves the lines to come only (a re-read costs too much)
 HEAD_BYTES = 4096  # enough of a file's head to tell a JSON document (``files.json_document``)
 
@@ -74,6 +75,7 @@ class LiveContext:
         self.context = JobContext(node_from=node_from, open_end=True)
         self.last = Growth()
         self.builds = 0
+        self.quiet = 0  # builds in a row that changed nothing
 
     def files(self, paths: Iterable[str]) -> list[InputFile]:
         out = []
@@ -88,6 +90,7 @@ class LiveContext:
         files = self.files(paths)
         context = build_context(files, self.node_from, accounting=self.accounting, open_end=True)
         changed = reading(context) != reading(self.context)
+        self.quiet = 0 if changed else self.quiet + 1
         self.context = context
         self.last = Growth(frozenset(f.rel for f in files), sum(f.size for f in files))
         self.builds += 1
@@ -95,11 +98,13 @@ class LiveContext:
 
     def due(self, sizes: dict[str, int]) -> bool:
         """Whether the files followed (name -> bytes read) have changed enough since the last build: a new file,
-        or twice the bytes."""
+        or twice the bytes while the job's facts still change (a build reads every file's ends, and the files no
+        path places whole: its cost grows with the job)."""
         names = {n for n, size in sizes.items() if size > 0}
         if not names <= self.last.names:
             return True
-        return sum(sizes.values()) >= max(1, self.last.size) * REBUILD_GROWTH and sum(sizes.values()) > HEAD_BYTES
+        total = sum(sizes.values())
+        return self.quiet < QUIET_BUILDS and total >= max(1, self.last.size) * REBUILD_GROWTH and total > HEAD_BYTES
 
 
 def reread_files(streams: Iterable[Any]) -> list[InputFile]:

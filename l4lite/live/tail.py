@@ -232,7 +232,6 @@ class Tailer:
         self.feed.expire(now, force=finish)
         if n:
             self._last_lines = now
-            self._refresh_context(now)
         self._uncommitted_lines += n
         alerted = False
         if self._new_root_hits and not self.options.once:  # --once reports the full diagnosis only
@@ -244,6 +243,8 @@ class Tailer:
         if not self.options.once and now - self._last_diagnose >= every:
             alerted |= self.diagnose(background=True)
         alerted |= self._check_hang(now)
+        if n:  # after the alerts: a new context's re-read never holds one up
+            self._refresh_context(now)
         if alerted or now - self._last_checkpoint >= self.options.checkpoint_every or (
                 self._uncommitted_lines >= self.options.checkpoint_lines):
             self.checkpoint()
@@ -526,13 +527,13 @@ class Tailer:
         """The rank -> node map the readers share (a new one after the job context changed)."""
         return getattr(self.reader_factory, "rank_map", self._rank_map)
 
-    def _refresh_context(self, now: float, *, paced: bool = True) -> bool:
-        """Build the job context again when files appeared or grew enough (``live.jobfacts``); when it reads lines
-        differently, read the lines processed so far again with it and diagnose soon. True if it changed."""
+    def _refresh_context(self, now: float, *, final: bool = False) -> bool:
+        """Build the job context again when files appeared or grew enough (``live.jobfacts``; at most a tenth of
+        the time), or for the ``final`` verdict; when it reads lines differently, read the lines processed so far
+        again with it and diagnose soon. True if it changed."""
         readers = self.reader_factory
-        if not hasattr(readers, "refresh") or (paced and now - self._built_at < 10 * self._build_seconds):
-            return False
-        if not readers.due({s.name: s.committed_offset for s in self.follower.streams.values()}):
+        if not hasattr(readers, "refresh") or not final and (now - self._built_at < 10 * self._build_seconds or
+                not readers.due({s.name: s.committed_offset for s in self.follower.streams.values()})):
             return False
         began = time.perf_counter()
         self._built_at = now
@@ -574,7 +575,7 @@ class Tailer:
         self.feed.expire(self.clock(), force=True)
         self._collect(wait=True)
         if self.totals.records and not self.options.once:
-            self._refresh_context(self.clock(), paced=False)  # the final verdict reads with the final context
+            self._refresh_context(self.clock(), final=True)  # the final verdict reads with the final context
         if self._new_root_hits and not self.options.once:
             self._new_root_hits = 0
             self._observe(self._rules_incident())
