@@ -68,11 +68,12 @@ class Growth:
 class LiveContext:
     """The job context of a followed job, built again as evidence grows (see the module docstring)."""
 
-    def __init__(self, root: str, node_from: str | None = None) -> None:
+    def __init__(self, root: str, node_from: str | None = None, *, finished: bool = False) -> None:
         self.root = root
         self.node_from = node_from
+        self.open_end = not finished  # ``tail --once`` reads a job as it stands, as ``analyze`` does
         self.accounting = Accounting()
-        self.context = JobContext(node_from=node_from, open_end=True)
+        self.context = JobContext(node_from=node_from, open_end=self.open_end)
         self.last = Growth()
         self.builds = 0
         self.quiet = 0  # builds in a row that changed nothing
@@ -88,7 +89,7 @@ class LiveContext:
     def build(self, paths: Sequence[str]) -> bool:
         """Build the context from the files at ``paths``; True when it reads lines differently than before."""
         files = self.files(paths)
-        context = build_context(files, self.node_from, accounting=self.accounting, open_end=True)
+        context = build_context(files, self.node_from, accounting=self.accounting, open_end=self.open_end)
         changed = reading(context) != reading(self.context)
         self.quiet = 0 if changed else self.quiet + 1
         self.context = context

@@ -11,10 +11,11 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 from l4lite.ingest.jsonlog import HEAD_LINES, learn_json_keys
+from l4lite.ingest.jumps import peers_end, without_jumps
 from l4lite.ingest.seconds import SecondOrder
 from l4lite.ingest.zones import in_zone
 from l4lite.records import Accounting, Record
@@ -40,6 +41,29 @@ class RecordReader(Protocol):
 ReaderFactory = Callable[[str], RecordReader]
 
 
+class Pushed:
+    """An iterator that gives the one item pushed into it: drives a batch stage's generator over one file's records
+    (one record out per record in) a record at a time, as tail's lines come."""
+
+    __slots__ = ("item",)
+
+    def __init__(self) -> None:
+        self.item: Record | None = None
+
+    def __iter__(self) -> Pushed:
+        return self
+
+    def __next__(self) -> Record:
+        item, self.item = self.item, None
+        if item is None:
+            raise StopIteration
+        return item
+
+    def through(self, record: Record, stage: Iterator[Record]) -> Record:
+        self.item = record
+        return next(stage)
+
+
 class IngestLineReader:
     """Incremental use of the ingest stage's per-file parser: lines go in one at a time, records come out as
     soon as they are complete (a record stays open until a line shows it ended, or ``flush``).
@@ -49,7 +73,7 @@ class IngestLineReader:
     """
 
     __slots__ = ("r", "max_chars", "n", "warn", "skipped", "_stale", "_hold", "_warned", "_ambiguous", "_partial",
-                 "_plain_head", "_spotless", "_json_head", "_order", "_shift")
+                 "_plain_head", "_spotless", "_json_head", "_order", "_shift", "_pushed", "_jumps")
 
     def __init__(self, rel: str, options: Any, accounting: Accounting, mtime: float,
                  warn: Callable[[str], None], skipped: Counter[str] | None = None) -> None:
@@ -73,6 +97,11 @@ class IngestLineReader:
         self._order = SecondOrder()  # whole-second ties in file order, as ``read_file`` places them
         # a node logging in another time zone (``ingest.zones``) is read in the job's time, as ``read_file`` reads it
         self._shift = self.r.ctx.node_shifts.get(self.r.path_node or "", 0.0)
+        # and a clock that jumps inside the file read back by its jump (``ingest.jumps``), where the other nodes'
+        # ends are known: a finished job's (a running job's ends move on, and its re-reads correct it)
+        self._pushed = Pushed()
+        others_end = None if self.r.ctx.open_end else peers_end(self.r.ctx.node_ends, self.r.path_node)
+        self._jumps = without_jumps(self._pushed, others_end) if others_end is not None else None
 
     @property
     def pending_line(self) -> int | None:
@@ -165,7 +194,10 @@ class IngestLineReader:
     def _place(self, records: list[Record]) -> list[Record]:
         """Records as ``read_file`` hands them on: in the job's time (``zones.in_zone``), whole-second ties
         ordered."""
-        return self._order.place(list(in_zone(iter(records), self._shift)) if self._shift else records)
+        records = list(in_zone(iter(records), self._shift)) if self._shift else records
+        if self._jumps is not None:
+            records = [self._pushed.through(record, self._jumps) for record in records]
+        return self._order.place(records)
 
     def _json_line(self, line_no: int, text: str) -> tuple[list[Record], str]:
         """A JSON record's printed lines read as ``read_file`` reads them (``JsonReading.json_line``): the records
@@ -239,12 +271,12 @@ class ContextReaders:
     readers made after it read with the new one."""
 
     def __init__(self, root: str, warn: Callable[[str], None] | None = None, *, node_from: str | None = None,
-                 rank_map: Any = None, paths: Sequence[str] = ()) -> None:
+                 rank_map: Any = None, paths: Sequence[str] = (), finished: bool = False) -> None:
         from l4lite.live.jobfacts import LiveContext
 
         self.root = root
         self.node_from = node_from
-        self.facts = LiveContext(root, node_from)
+        self.facts = LiveContext(root, node_from, finished=finished)
         self.facts.build(paths)
         self.accounting = self.facts.accounting
         self.say = warn or (lambda message: None)
@@ -295,9 +327,9 @@ class ContextReaders:
 
 
 def default_reader_factory(root: str, warn: Callable[[str], None] | None = None, *, node_from: str | None = None,
-                           rank_map: Any = None, paths: Sequence[str] = ()) -> ContextReaders:
+                           rank_map: Any = None, paths: Sequence[str] = (), finished: bool = False) -> ContextReaders:
     """Per-stream record readers (``ContextReaders``). ``paths``: the files there at start. As ``analyze`` does,
     the job's context (``ingest.context``: the node of each file, the year for timestamps printed without one,
     the boot time of nodes whose dmesg captures only carry uptimes) is built from them first; the job is still
-    running, so its span stays open."""
-    return ContextReaders(root, warn, node_from=node_from, rank_map=rank_map, paths=paths)
+    running, so its span stays open, unless ``finished`` (``tail --once``: the job as it stands)."""
+    return ContextReaders(root, warn, node_from=node_from, rank_map=rank_map, paths=paths, finished=finished)

@@ -58,6 +58,7 @@ from l4lite.live.triage import KeywordGate, RuleTap, Sampler, Triage
 from l4lite.live.verdict import RootHit, hang_incident, iso, rules_incident
 from l4lite.mining.miner import TemplateMiner, template_id
 from l4lite.records import Accounting, Record
+from l4lite.scan.job import note_context
 from l4lite.scan.scanner import JobScan, Scanner
 
 
@@ -97,7 +98,7 @@ class Tailer:
         self._rank_map = RankMap()
         self._restore()
         self.reader_factory = reader_factory or default_reader_factory(
-            self.follower.root, self.warn, rank_map=self._rank_map, paths=self.follower.expand())
+            self.follower.root, self.warn, rank_map=self._rank_map, paths=self.follower.expand(), finished=options.once)
         self.feed = RecordFeed(self.follower, self.reader_factory, self._process, options.flush_after)
         self._unclean_since: float | None = None
         gate = KeywordGate(self.rules)
@@ -338,19 +339,19 @@ class Tailer:
         return tid
 
     def scan(self) -> JobScan:
-        """The sliding scan: the previous generation (if any) and the current one."""
+        """The sliding scan: the previous generation (if any) and the current one, with what the job context
+        decided (``scan.job.note_context``: the span, the clock skew the diagnosis reads), as ``analyze`` gives it."""
         # Tail counts lines (committed offsets) and records; blank lines are not told apart here.
         accounting = Accounting(files=len(self.follower.streams), lines_read=self.totals.lines,
                                 lines_in_records=self.totals.lines, records=self.totals.records)
-        rank_map = self.rank_map
-        rank_nodes = rank_map.as_dict() if hasattr(rank_map, "as_dict") else None
-        current = self._scanner.finish(accounting, rank_nodes)
-        if self._previous is None:
-            return current
-        merged = JobScan(root=current.root, bucket_seconds=current.bucket_seconds)
-        merged.merge(self._previous).merge(current)
-        merged.accounting = accounting
-        return merged
+        rank_map, context = self.rank_map, getattr(self.reader_factory, "context", None)
+        scan = self._scanner.finish(accounting, rank_map.as_dict() if hasattr(rank_map, "as_dict") else None)
+        if self._previous is not None:
+            scan = JobScan(root=scan.root, bucket_seconds=scan.bucket_seconds).merge(self._previous).merge(scan)
+            scan.accounting = accounting
+        if context is not None:
+            note_context(scan, context)
+        return scan
 
     def diagnose(self, *, background: bool = False) -> bool:
         """Run the analyze detectors on the sliding scan and alert on the verdict (True if an alert went out).
