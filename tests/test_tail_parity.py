@@ -72,3 +72,19 @@ def test_growth_builds_stop_once_the_facts_settle(tmp_path: Path) -> None:
     (tmp_path / "node-b").mkdir()
     (tmp_path / "node-b" / "console.log").write_text(line)
     assert facts.due({"node-a/console.log": log.stat().st_size, "node-b/console.log": len(line)})
+
+
+@pytest.mark.parametrize("name", ["002-ddp-sigkill", "003-ddp-hang"])
+def test_once_reads_a_clock_jump_back_as_analyze_does(name: str, tmp_path: Path) -> None:
+    # a peer's clock springs an hour ahead mid-file (``ingest.jumps``): tail read its later lines an hour late,
+    # and the diagnosis had no clock skew of the job's context (002: phase and category, 003: the node moved)
+    import archive_variants as av
+
+    job, _ = av.prepare(JOBS / name, tmp_path / "prep")
+    variant = av.TRANSFORMS["dst-jump"](job)
+    av.write_variant(variant, tmp_path / "v")
+    paths = [str(tmp_path / "v" / variant.target)]
+    from l4lite.api import AnalyzeOptions, analyze
+
+    batch = lp.Verdict.of(analyze(paths, AnalyzeOptions(heatmap=False)))
+    assert lp.Verdict.of(lp.tail_once(paths)) == batch
