@@ -13,7 +13,9 @@ corrections included), so that the live verdict is the one ``analyze`` gives on 
 
 from __future__ import annotations
 
+import math
 import os
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,16 +29,26 @@ from l4lite.records import Accounting, RotatedStreams
 GROWING = ("start", "end", "file_ends", "node_ends", "clock_skew", "around", "written", "open_end")
 REBUILD_GROWTH = 2.0  # the context is built again once the bytes followed have grown this much since the last build
 QUIET_BUILDS = 3  # ... until this many such builds in a row changed nothing: the job's facts have settled
+GROWTH_SECONDS = 30.0  # ... and no sooner than this after the last build (a new file is not kept waiting)
 REREAD_MAX_BYTES = 256 << 20  # above this, a changed context serves the lines to come only (a re-read costs too much)
 HEAD_BYTES = 4096  # enough of a file's head to tell a JSON document (``files.json_document``)
 
 
-def reading(context: JobContext) -> dict[str, Any]:
-    """What a context says about how each line reads (node, rank, year, day order, zones), without what only
-    grows with the job."""
+# what a context says file by file (and the node level it reads the paths with): compared per file followed
+PER_FILE = ("nodes", "task_hosts", "set_apart", "ranks", "mixed", "label_tasks", "depth", "aliases", "names", "legacy",
+            "layout")
+
+
+def reading(context: JobContext, rels: Iterable[str]) -> dict[str, Any]:
+    """What a context says about how the lines of the files ``rels`` read (each one's node, rank, labels; the job's
+    rank ties, year, day order, zones), without what only grows with the job: a file that appears changes nothing
+    for the others unless the job's facts change with it."""
     facts = context.to_dict()
-    for key in GROWING:
+    for key in (*GROWING, *PER_FILE):
         facts.pop(key, None)
+    facts["files"] = {rel: (context.node_of(rel), context.rank_of(rel), context.task_hosts.get(rel),
+                            rel in context.mixed, rel in context.label_tasks, context.set_apart.get(rel))
+                      for rel in sorted(rels)}
     return facts
 
 
@@ -77,6 +89,8 @@ class LiveContext:
         self.last = Growth()
         self.builds = 0
         self.quiet = 0  # builds in a row that changed nothing
+        self.built_at = -math.inf  # time.monotonic() of the last build
+        self.growth_seconds = GROWTH_SECONDS
 
     def files(self, paths: Iterable[str]) -> list[InputFile]:
         out = []
@@ -90,11 +104,13 @@ class LiveContext:
         """Build the context from the files at ``paths``; True when it reads lines differently than before."""
         files = self.files(paths)
         context = build_context(files, self.node_from, accounting=self.accounting, open_end=self.open_end)
-        changed = reading(context) != reading(self.context)
+        rels = [f.rel for f in files]
+        changed = reading(context, rels) != reading(self.context, rels)
         self.quiet = 0 if changed else self.quiet + 1
         self.context = context
         self.last = Growth(frozenset(f.rel for f in files), sum(f.size for f in files))
         self.builds += 1
+        self.built_at = time.monotonic()
         return changed
 
     def due(self, sizes: dict[str, int]) -> bool:
@@ -105,7 +121,8 @@ class LiveContext:
         if not names <= self.last.names:
             return True
         total = sum(sizes.values())
-        return self.quiet < QUIET_BUILDS and total >= max(1, self.last.size) * REBUILD_GROWTH and total > HEAD_BYTES
+        return self.quiet < QUIET_BUILDS and total >= max(1, self.last.size) * REBUILD_GROWTH and total > HEAD_BYTES \
+            and time.monotonic() - self.built_at >= self.growth_seconds
 
 
 def reread_files(streams: Iterable[Any]) -> list[InputFile]:
