@@ -11,11 +11,13 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 from l4lite.ingest.jsonlog import HEAD_LINES, learn_json_keys
+from l4lite.ingest.jumps import peers_end, without_jumps
 from l4lite.ingest.seconds import SecondOrder
+from l4lite.ingest.zones import in_zone
 from l4lite.records import Accounting, Record
 
 
@@ -39,6 +41,29 @@ class RecordReader(Protocol):
 ReaderFactory = Callable[[str], RecordReader]
 
 
+class Pushed:
+    """An iterator that gives the one item pushed into it: drives a batch stage's generator over one file's records
+    (one record out per record in) a record at a time, as tail's lines come."""
+
+    __slots__ = ("item",)
+
+    def __init__(self) -> None:
+        self.item: Record | None = None
+
+    def __iter__(self) -> Pushed:
+        return self
+
+    def __next__(self) -> Record:
+        item, self.item = self.item, None
+        if item is None:
+            raise StopIteration
+        return item
+
+    def through(self, record: Record, stage: Iterator[Record]) -> Record:
+        self.item = record
+        return next(stage)
+
+
 class IngestLineReader:
     """Incremental use of the ingest stage's per-file parser: lines go in one at a time, records come out as
     soon as they are complete (a record stays open until a line shows it ended, or ``flush``).
@@ -48,7 +73,7 @@ class IngestLineReader:
     """
 
     __slots__ = ("r", "max_chars", "n", "warn", "skipped", "_stale", "_hold", "_warned", "_ambiguous", "_partial",
-                 "_plain_head", "_spotless", "_json_head", "_order")
+                 "_plain_head", "_spotless", "_json_head", "_order", "_shift", "_pushed", "_jumps")
 
     def __init__(self, rel: str, options: Any, accounting: Accounting, mtime: float,
                  warn: Callable[[str], None], skipped: Counter[str] | None = None) -> None:
@@ -70,6 +95,13 @@ class IngestLineReader:
         self._spotless = 0  # first non-empty lines that show no time spot (``timespots``), while that is undecided
         self._json_head: list[str] = []  # first non-empty lines, while the file's JSON keys (``jsonlog``) may grow
         self._order = SecondOrder()  # whole-second ties in file order, as ``read_file`` places them
+        # a node logging in another time zone (``ingest.zones``) is read in the job's time, as ``read_file`` reads it
+        self._shift = self.r.ctx.node_shifts.get(self.r.path_node or "", 0.0)
+        # and a clock that jumps inside the file read back by its jump (``ingest.jumps``), where the other nodes'
+        # ends are known: a finished job's (a running job's ends move on, and its re-reads correct it)
+        self._pushed = Pushed()
+        others_end = None if self.r.ctx.open_end else peers_end(self.r.ctx.node_ends, self.r.path_node)
+        self._jumps = without_jumps(self._pushed, others_end) if others_end is not None else None
 
     @property
     def pending_line(self) -> int | None:
@@ -156,8 +188,16 @@ class IngestLineReader:
             done = unwrapped + [direct] if isinstance(direct, Record) else unwrapped
             while out and out[0].closed:
                 done.append(r._finish(out.popleft()))
-            return self._order.place(done)
-        return self._order.place(unwrapped + [direct] if isinstance(direct, Record) else unwrapped)
+            return self._place(done)
+        return self._place(unwrapped + [direct] if isinstance(direct, Record) else unwrapped)
+
+    def _place(self, records: list[Record]) -> list[Record]:
+        """Records as ``read_file`` hands them on: in the job's time (``zones.in_zone``), whole-second ties
+        ordered."""
+        records = list(in_zone(iter(records), self._shift)) if self._shift else records
+        if self._jumps is not None:
+            records = [self._pushed.through(record, self._jumps) for record in records]
+        return self._order.place(records)
 
     def _json_line(self, line_no: int, text: str) -> tuple[list[Record], str]:
         """A JSON record's printed lines read as ``read_file`` reads them (``JsonReading.json_line``): the records
@@ -199,7 +239,7 @@ class IngestLineReader:
         done = []
         while out and out[0].closed and not r.hold:
             done.append(r._finish(out.popleft()))
-        return self._order.place(done)
+        return self._place(done)
 
     def flush(self) -> list[Record]:
         r = self.r
@@ -222,57 +262,74 @@ class IngestLineReader:
         done = []
         while out:
             done.append(r._finish(out.popleft()))
-        return self._order.place(done + held)
+        return self._place(done + held)
+
+
+class ContextReaders:
+    """Per-stream record readers built on the ingest stage's parsing, reading with the job's context; they share
+    one rank -> node map. ``refresh`` builds the context again from the files followed (``live.jobfacts``):
+    readers made after it read with the new one."""
+
+    def __init__(self, root: str, warn: Callable[[str], None] | None = None, *, node_from: str | None = None,
+                 rank_map: Any = None, paths: Sequence[str] = (), finished: bool = False) -> None:
+        from l4lite.live.jobfacts import LiveContext
+
+        self.root = root
+        self.node_from = node_from
+        self.facts = LiveContext(root, node_from, finished=finished)
+        self.facts.build(paths)
+        self.accounting = self.facts.accounting
+        self.say = warn or (lambda message: None)
+        self.skipped: Counter[str] = Counter()  # lines read into no record, by reason
+        self.options = self._options(rank_map)
+        self._tried = time.monotonic() if paths else 0.0
+
+    def _options(self, rank_map: Any = None) -> Any:
+        from l4lite.ingest.reader import IngestOptions
+
+        options = IngestOptions(node_from=self.node_from)
+        if rank_map is not None:
+            options.rank_map = rank_map
+        return options.use(self.facts.context)
+
+    @property
+    def context(self) -> Any:
+        return self.facts.context
+
+    @property
+    def rank_map(self) -> Any:
+        return self.options.rank_map
+
+    def due(self, sizes: dict[str, int]) -> bool:
+        return self.facts.due(sizes)
+
+    def refresh(self, paths: Sequence[str]) -> bool:
+        """Build the context again from ``paths``; True (and a fresh rank map for the readers made from now on)
+        when it reads lines differently."""
+        if not self.facts.build(paths):
+            return False
+        self.options = self._options()
+        return True
+
+    def __call__(self, rel: str) -> RecordReader:
+        # Lines without a year take the job's year (learnt once files have lines), else the file's mtime.
+        context = self.facts.context
+        if context.year is None and time.monotonic() - self._tried >= 1.0:
+            from l4lite.ingest.context import job_year
+
+            self._tried = time.monotonic()
+            context.year = job_year(self.facts.files([os.path.join(self.root, rel)]))
+        try:
+            mtime = os.stat(os.path.join(self.root, rel)).st_mtime
+        except OSError:
+            mtime = time.time()
+        return IngestLineReader(rel, self.options, self.accounting, mtime, self.say, self.skipped)
 
 
 def default_reader_factory(root: str, warn: Callable[[str], None] | None = None, *, node_from: str | None = None,
-                           rank_map: Any = None, paths: Sequence[str] = ()) -> ReaderFactory:
-    """Per-stream record readers built on the ingest stage's parsing; they share one rank -> node map.
-
-    ``paths``: the files there at start. As ``analyze`` does, the job's context (``ingest.context``: the node of
-    each file, the year for timestamps printed without one, the boot time of nodes whose dmesg captures only
-    carry uptimes) is built from them first; the job is still running, so its span stays open.
-    """
-    from l4lite.ingest.context import build_context, job_year
-    from l4lite.ingest.files import InputFile
-
-    accounting = Accounting()
-
-    def input_files(found: Sequence[str]) -> list[InputFile]:
-        files = []
-        for path in found:
-            try:
-                st = os.stat(path)
-            except OSError:
-                continue
-            if st.st_size:
-                files.append(InputFile(path=path, rel=os.path.relpath(path, root), size=st.st_size,
-                                       mtime=st.st_mtime, compressed=path.endswith(".gz")))
-        return files
-
-    from l4lite.ingest.reader import IngestOptions
-
-    files = input_files(paths)
-    context = build_context(files, node_from, accounting=accounting, open_end=True)
-    options = IngestOptions(node_from=node_from)
-    if rank_map is not None:
-        options.rank_map = rank_map
-    options.use(context)
-    say = warn or (lambda message: None)
-    tried = [time.monotonic() if files else 0.0]
-
-    def make(rel: str) -> RecordReader:
-        # Lines without a year take the job's year (learnt once files have lines), else the file's mtime.
-        if context.year is None and time.monotonic() - tried[0] >= 1.0:
-            tried[0] = time.monotonic()
-            context.year = job_year(input_files([os.path.join(root, rel)]))
-        try:
-            mtime = os.stat(os.path.join(root, rel)).st_mtime
-        except OSError:
-            mtime = time.time()
-        return IngestLineReader(rel, options, accounting, mtime, say, skipped)
-
-    skipped: Counter[str] = Counter()
-    make.skipped = skipped  # type: ignore[attr-defined]
-    make.rank_map = options.rank_map  # type: ignore[attr-defined]
-    return make
+                           rank_map: Any = None, paths: Sequence[str] = (), finished: bool = False) -> ContextReaders:
+    """Per-stream record readers (``ContextReaders``). ``paths``: the files there at start. As ``analyze`` does,
+    the job's context (``ingest.context``: the node of each file, the year for timestamps printed without one,
+    the boot time of nodes whose dmesg captures only carry uptimes) is built from them first; the job is still
+    running, so its span stays open, unless ``finished`` (``tail --once``: the job as it stands)."""
+    return ContextReaders(root, warn, node_from=node_from, rank_map=rank_map, paths=paths, finished=finished)

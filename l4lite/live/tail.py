@@ -32,7 +32,6 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,73 +40,26 @@ from l4lite.errors import L4Error
 from l4lite.ingest.shape import shape_of
 from l4lite.live.alerts import Alert, AlertSink, AlertTracker, read_alert_log
 from l4lite.live.follow import Follower, Stream
+from l4lite.live.jobfacts import REREAD_MAX_BYTES, reread, reread_files
 from l4lite.live.lane import FastLane, RootLane
 from l4lite.live.metrics import TailMetrics
+from l4lite.live.options import (
+    ROOT_HITS_KEPT,
+    STATE_FILE,
+    STATE_SCHEMA,
+    UNCLEAN_MAX_SECONDS,
+    TailOptions,
+    Totals,
+    instant,
+)
 from l4lite.live.reader import ReaderFactory, default_reader_factory
 from l4lite.live.recordfeed import MIN_READ_BYTES, RecordFeed
 from l4lite.live.triage import KeywordGate, RuleTap, Sampler, Triage
 from l4lite.live.verdict import RootHit, hang_incident, iso, rules_incident
 from l4lite.mining.miner import TemplateMiner, template_id
 from l4lite.records import Accounting, Record
+from l4lite.scan.job import note_context
 from l4lite.scan.scanner import JobScan, Scanner
-
-STATE_SCHEMA = "l4lite.live.tail-state/1"
-STATE_FILE = "state.json"
-ROOT_HITS_KEPT = 50  # root-cause hits kept for the immediate (rules-only) verdict
-UNCLEAN_MAX_SECONDS = 5.0  # longest wait for a clean checkpoint before open records are completed
-INSTANT_MIN_PRIORITY = 40  # root rules at least this strong alert at once; weaker ones wait for a diagnosis
-
-
-def instant(rule: Any) -> bool:
-    """A root-cause signature strong enough to alert on by itself (not a catch-all fallback)."""
-    return rule.role == "root" and not rule.fallback and rule.priority >= INSTANT_MIN_PRIORITY
-
-
-@dataclass
-class TailOptions:
-    """What ``l4lite tail`` was asked to do. Times in seconds."""
-
-    paths: list[str]
-    baselines: list[str] = field(default_factory=list)
-    rules_files: list[str] = field(default_factory=list)
-    default_rules: bool = True  # the shipped rule pack (besides rules_files)
-    state_dir: str | None = None
-    alerts_path: str | None = None  # a file whose alerts were already written (de-duplication after a crash)
-    html: str | None = None
-    poll: float = 0.2
-    hang_after: float = 300.0
-    once: bool = False
-    bucket_seconds: float = 5.0
-    diagnose_every: float = 3.0
-    checkpoint_every: float = 2.0
-    checkpoint_lines: int = 1_000_000
-    html_every: float = 5.0
-    flush_after: float = 0.3  # a record whose stream went quiet this long is complete
-    generation_seconds: float = 900.0  # the sliding scan covers the last one to two generations
-    partial_after: float = 5.0
-    orphan_idle: float = 5.0
-    exclude: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Totals:
-    """Counts that are committed together with the offsets (so a restart never counts a line twice)."""
-
-    lines: int = 0
-    records: int = 0
-    hits: Counter[str] = field(default_factory=Counter)
-    alerts: int = 0
-    sampled_out: int = 0  # routine records left out of the window statistics while the loop was overloaded
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"lines": self.lines, "records": self.records, "hits": dict(sorted(self.hits.items())),
-                "alerts": self.alerts, "sampled_out": self.sampled_out}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Totals:
-        hits = Counter({str(k): int(v) for k, v in d.get("hits", {}).items()})
-        return cls(int(d.get("lines", 0)), int(d.get("records", 0)), hits, int(d.get("alerts", 0)),
-                   int(d.get("sampled_out", 0)))
 
 
 class Tailer:
@@ -146,8 +98,7 @@ class Tailer:
         self._rank_map = RankMap()
         self._restore()
         self.reader_factory = reader_factory or default_reader_factory(
-            self.follower.root, self.warn, rank_map=self._rank_map, paths=self.follower.expand())
-        self._rank_map = getattr(self.reader_factory, "rank_map", self._rank_map)
+            self.follower.root, self.warn, rank_map=self._rank_map, paths=self.follower.expand(), finished=options.once)
         self.feed = RecordFeed(self.follower, self.reader_factory, self._process, options.flush_after)
         self._unclean_since: float | None = None
         gate = KeywordGate(self.rules)
@@ -160,6 +111,7 @@ class Tailer:
         self._tap = RuleTap(self.rules, self.triage, self._on_hit)
         self._scanner = self._new_scanner()
         self._previous: JobScan | None = None  # the last generation, finished
+        self._built_at, self._build_seconds = clock(), 0.0  # the job context's last build (``live.jobfacts``)
         self._generation_start = clock()
         self._root_hits: list[RootHit] = []
         self._new_root_hits = 0
@@ -191,6 +143,8 @@ class Tailer:
         self._html_written: Incident | None = None
         self._problems: set[str] = set()
         self.alerts_sent: list[Alert] = []
+        if any(s.committed_offset for s in self.follower.streams.values()):
+            self._reread()  # resumed: the lines processed before the restart make the scan again
 
     # ----------------------------------------------------------------------------------------------- setup
     @staticmethod
@@ -290,6 +244,8 @@ class Tailer:
         if not self.options.once and now - self._last_diagnose >= every:
             alerted |= self.diagnose(background=True)
         alerted |= self._check_hang(now)
+        if n:  # after the alerts: a new context's re-read never holds one up
+            self._refresh_context(now)
         if alerted or now - self._last_checkpoint >= self.options.checkpoint_every or (
                 self._uncommitted_lines >= self.options.checkpoint_lines):
             self.checkpoint()
@@ -383,18 +339,19 @@ class Tailer:
         return tid
 
     def scan(self) -> JobScan:
-        """The sliding scan: the previous generation (if any) and the current one."""
+        """The sliding scan: the previous generation (if any) and the current one, with what the job context
+        decided (``scan.job.note_context``: the span, the clock skew the diagnosis reads), as ``analyze`` gives it."""
         # Tail counts lines (committed offsets) and records; blank lines are not told apart here.
         accounting = Accounting(files=len(self.follower.streams), lines_read=self.totals.lines,
                                 lines_in_records=self.totals.lines, records=self.totals.records)
-        rank_nodes = self._rank_map.as_dict() if hasattr(self._rank_map, "as_dict") else None
-        current = self._scanner.finish(accounting, rank_nodes)
-        if self._previous is None:
-            return current
-        merged = JobScan(root=current.root, bucket_seconds=current.bucket_seconds)
-        merged.merge(self._previous).merge(current)
-        merged.accounting = accounting
-        return merged
+        rank_map, context = self.rank_map, getattr(self.reader_factory, "context", None)
+        scan = self._scanner.finish(accounting, rank_map.as_dict() if hasattr(rank_map, "as_dict") else None)
+        if self._previous is not None:
+            scan = JobScan(root=scan.root, bucket_seconds=scan.bucket_seconds).merge(self._previous).merge(scan)
+            scan.accounting = accounting
+        if context is not None:
+            note_context(scan, context)
+        return scan
 
     def diagnose(self, *, background: bool = False) -> bool:
         """Run the analyze detectors on the sliding scan and alert on the verdict (True if an alert went out).
@@ -536,7 +493,7 @@ class Tailer:
             "totals": self.totals.to_dict(),
             "perf": {**self.perf, "sample_keep": round(self.sampler.keep, 4), "full_looks": self.triage.full_looks},
             "alerts": self.tracker.to_state(),
-            "rank_map": self._rank_map.to_dict() if hasattr(self._rank_map, "to_dict") else None,
+            "rank_map": self.rank_map.to_dict() if hasattr(self.rank_map, "to_dict") else None,
             "templates": self.miner.to_state(),
         }
         write_atomic(path, json.dumps(state, separators=(",", ":")))
@@ -566,6 +523,49 @@ class Tailer:
         except (OSError, ValueError) as exc:
             self.warn(f"{self.options.html}: report not written: {exc}")
 
+    @property
+    def rank_map(self) -> Any:
+        """The rank -> node map the readers share (a new one after the job context changed)."""
+        return getattr(self.reader_factory, "rank_map", self._rank_map)
+
+    def _refresh_context(self, now: float, *, final: bool = False) -> bool:
+        """Build the job context again when files appeared or grew enough (``live.jobfacts``; at most a tenth of
+        the time), or for the ``final`` verdict; when it reads lines differently, read the lines processed so far
+        again with it and diagnose soon. True if it changed."""
+        readers = self.reader_factory
+        if not hasattr(readers, "refresh") or not final and (now - self._built_at < 10 * self._build_seconds or
+                not readers.due({s.name: s.committed_offset for s in self.follower.streams.values()})):
+            return False
+        began = time.perf_counter()
+        self._built_at = now
+        self.feed.expire(now, force=True)  # open records completed: every line read is processed, and committed
+        changed = readers.refresh(self.follower.expand())
+        if changed:
+            self.feed.slots.clear()  # the lines to come are read with the new context
+            self._reread()
+        self._build_seconds = time.perf_counter() - began
+        return changed
+
+    def _reread(self) -> None:
+        """The scan made again from the lines processed so far, read by the batch stages with the job context as
+        it now stands; hits are not counted again, nor alerted on at once (the next diagnosis says)."""
+        context = getattr(self.reader_factory, "context", None)
+        files = reread_files(self.follower.streams.values()) if context is not None else []
+        if not files:
+            return
+        if sum(f.size for f in files) > REREAD_MAX_BYTES:
+            if "reread" not in self._problems:
+                self._problems.add("reread")
+                self.warn("the job's context changed; too many lines to read again: it serves the new lines only")
+            return
+        scanner = Scanner(self.miner, self.rules, bucket_seconds=self.options.bucket_seconds, root=self.follower.root)
+        reread(scanner, files, context, getattr(self.reader_factory, "node_from", None))
+        scanner.rules = self._tap
+        self._scanner, self._previous = scanner, None
+        self._generation_start = self.clock()
+        self._records_since_diagnose += 1
+        self._last_diagnose = -float("inf")
+
     def _rotate_generation(self) -> None:
         self._previous = self._scanner.finish()
         self._scanner = self._new_scanner()
@@ -575,6 +575,8 @@ class Tailer:
         """Flush pending records, checkpoint, write the final report, finish deliveries."""
         self.feed.expire(self.clock(), force=True)
         self._collect(wait=True)
+        if self.totals.records and not self.options.once:
+            self._refresh_context(self.clock(), final=True)  # the final verdict reads with the final context
         if self._new_root_hits and not self.options.once:
             self._new_root_hits = 0
             self._observe(self._rules_incident())

@@ -1,0 +1,273 @@
+"""Does ``l4lite tail`` say what ``l4lite analyze`` says, on real jobs?
+
+An on-call engineer who watched the live alert and then reads the postmortem must not see two faulty nodes or
+two categories. For every job of ``fixtures/real_jobs`` (or the jobs named) this compares ``analyze`` with
+
+* ``once``: ``tail --once`` on the finished job;
+* ``live``: a replay. The job's files are written into a temporary folder in time order, in ``--chunks`` pieces
+  (each file gets the lines whose time is up to the chunk's cut, appended as a writer would, its write time set
+  to its last line's), and one tail follows the folder, polling after each piece; its final verdict is taken;
+* ``resume`` (``--resume``): the same replay, with a ``tail --once --state DIR`` per piece, the verdict of the
+  last one taken.
+
+on the top node, phase, category and iteration. Prints each disagreement and the totals.
+
+    python benchmarks/live_parity.py                         # all real jobs, modes once and live
+    python benchmarks/live_parity.py --jobs 001 045 --resume
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+JOBS = ROOT / "fixtures" / "real_jobs"
+FIELDS = ("node", "phase", "category", "iteration")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the two modes are compared on."""
+
+    status: str | None
+    node: str | None
+    phase: str | None
+    category: str | None
+    iteration: int | None
+
+    @classmethod
+    def of(cls, incident: Any) -> Verdict:
+        if incident is None:
+            return cls(None, None, None, None, None)
+        if not incident.is_incident:
+            return cls(incident.status, None, None, None, None)
+        node = incident.suspects[0].node if incident.suspects and incident.scope != "global" else None
+        return cls(incident.status, node, incident.phase, incident.category, incident.iteration)
+
+    def differs(self, other: Verdict) -> list[str]:
+        fields = ("status", *FIELDS)
+        return [f for f in fields if getattr(self, f) != getattr(other, f)]
+
+
+def job_inputs(job: Path) -> list[Path]:
+    """The job's entries as the scoreboard hands them to ``analyze`` (no ground truth, no generator notes)."""
+    from l4lite.evaluate.scoreboard import job_paths
+
+    return [Path(p) for p in job_paths(job)]
+
+
+def analyze_verdict(job: Path) -> Verdict:
+    from l4lite.api import AnalyzeOptions, analyze
+
+    return Verdict.of(analyze([str(p) for p in job_inputs(job)], AnalyzeOptions(heatmap=False)))
+
+
+def tail_once(paths: Sequence[str], state: str | None = None) -> Any:
+    from l4lite.live.tail import Tailer, TailOptions
+
+    return Tailer(TailOptions(paths=list(paths), once=True, state_dir=state)).run()
+
+
+# ------------------------------------------------------------------------------------------------ the replay
+@dataclass
+class FilePlan:
+    """One file of the job: its lines and, per chunk, how many of them are written by then."""
+
+    rel: str
+    lines: list[bytes]
+    cuts: list[int]
+    mtime: float
+    times: list[float | None]  # write time after each chunk
+
+
+def record_ends(job: Path) -> dict[str, list[tuple[int, float | None]]]:
+    """Per file (relative to the job), the (last line, time) of each record, as ``analyze`` reads them."""
+    from l4lite.ingest.files import discover
+    from l4lite.ingest.reader import IngestOptions, read_file
+    from l4lite.options import AnalyzeOptions
+    from l4lite.records import Accounting
+    from l4lite.scan.job import job_context
+
+    accounting = Accounting()
+    found = discover([str(p) for p in job_inputs(job)], accounting)
+    context = job_context(found.files, AnalyzeOptions(), accounting)
+    ingest = IngestOptions().use(context)
+    out: dict[str, list[tuple[int, float | None]]] = {}
+    for f in found.files:
+        rows = out.setdefault(os.path.relpath(f.path, job), [])
+        rows.extend((record.end_line, record.time) for record in read_file(f, ingest, accounting))
+    return out
+
+
+def groups(rows: list[tuple[int, float | None]]) -> list[tuple[int, float | None]]:
+    """A file's records as a writer writes them: each timed record with the untimed ones after it (a traceback
+    under its stamped first line), as (last line, time); the untimed ones before the first go with it."""
+    out: list[tuple[int, float | None]] = []
+    for end, t in sorted(rows):
+        if t is None:
+            out[-1:] = [(end, out[-1][1] if out else None)]  # extends the record before it
+        elif out and out[-1][1] is None:
+            out[-1] = (end, t)  # the untimed records before the first timed one go with it
+        else:
+            out.append((end, t))
+    return out
+
+
+def plan(job: Path, chunks: int) -> list[FilePlan]:
+    """Each file's lines split at ``chunks`` cuts of the job's time span: chunk k holds the records written by its
+    cut (an untimed record goes with the timed one before it); a file with no time is split evenly, at record
+    ends; a JSON document (an error file) is written whole, at the end."""
+    ends = record_ends(job)
+    every = sorted(t for rows in ends.values() for _, t in rows if t is not None)
+    cuts = [every[min(len(every) - 1, (k + 1) * len(every) // chunks)] for k in range(chunks - 1)] if every else []
+    out = []
+    for entry in job_inputs(job):
+        files = [entry] if entry.is_file() else sorted(p for p in entry.rglob("*") if p.is_file())
+        for path in files:
+            rel = os.path.relpath(path, job)
+            lines = path.read_bytes().splitlines(keepends=True)
+            rows = ends.get(rel, [])
+            timed = any(t is not None for _, t in rows)
+            rows = groups(rows) if timed else rows
+            mtime = path.stat().st_mtime
+            marks: list[int] = []
+            times: list[float | None] = []
+            for k, cut in enumerate(cuts):
+                if timed:
+                    upto = [(ln, t) for ln, t in rows if t is not None and t <= cut]
+                    marks.append(upto[-1][0] if upto else 0)
+                    times.append(upto[-1][1] if upto else None)
+                    continue
+                times.append(None)
+                if not rows:  # a document, or nothing read
+                    marks.append(0)
+                    continue
+                target = len(lines) * (k + 1) // chunks
+                marks.append(max((ln for ln, _ in rows if ln <= target), default=0))
+            marks = [min(n, len(lines)) for n in marks] + [len(lines)]
+            times.append(mtime)
+            out.append(FilePlan(rel, lines, marks, mtime, times))
+    return out
+
+
+def write_chunk(folder: Path, files: Sequence[FilePlan], k: int) -> None:
+    """Append chunk ``k`` of every file, as its writer would."""
+    for f in files:
+        begin = f.cuts[k - 1] if k else 0
+        end = f.cuts[k]
+        path = folder / f.rel
+        if end <= begin and k:
+            if k == len(f.cuts) - 1 and path.exists():  # at the end, the folder is the job as analyze reads it
+                os.utime(path, (f.mtime, f.mtime))
+            continue
+        if end == 0 and k < len(f.cuts) - 1:
+            continue  # not created yet
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "ab") as fh:
+            fh.write(b"".join(f.lines[begin:end]))
+        t = f.times[k]
+        if t is not None:
+            os.utime(path, (t, t))
+
+
+def replay_live(job: Path, chunks: int) -> Any:
+    """One tail following the folder the job is written into, a poll after each chunk."""
+    from l4lite.live.tail import Tailer, TailOptions
+
+    files = plan(job, chunks)
+    with tempfile.TemporaryDirectory(prefix="l4lite-parity-") as tmp:
+        folder = Path(tmp) / job.name
+        folder.mkdir()
+        tailer = Tailer(TailOptions(paths=[str(folder)], diagnose_every=0.0, flush_after=0.0, partial_after=0.0))
+        try:
+            for k in range(chunks):
+                write_chunk(folder, files, k)
+                while tailer.step():
+                    pass
+                tailer.diagnose()
+        finally:
+            tailer.close()
+        return tailer.incident
+
+
+def replay_resume(job: Path, chunks: int) -> Any:
+    """``tail --once --state`` after each chunk; the last run's verdict."""
+    files = plan(job, chunks)
+    with tempfile.TemporaryDirectory(prefix="l4lite-parity-") as tmp:
+        folder = Path(tmp) / job.name
+        folder.mkdir()
+        state = Path(tmp) / "state"
+        incident = None
+        for k in range(chunks):
+            write_chunk(folder, files, k)
+            incident = tail_once([str(folder)], str(state))
+        return incident
+
+
+# ------------------------------------------------------------------------------------------------ main
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--jobs", nargs="*", default=[], help="job name prefixes (default: every real job)")
+    ap.add_argument("--chunks", type=int, default=4)
+    ap.add_argument("--resume", action="store_true", help="also replay with --once --state per chunk")
+    ap.add_argument("--no-live", action="store_true", help="leave out the live replay")
+    ap.add_argument("--json", metavar="FILE", help="write per-job verdicts here")
+    args = ap.parse_args(argv)
+    import logging
+
+    logging.disable(logging.WARNING)
+    jobs = sorted(p for p in JOBS.iterdir() if p.is_dir() and (p / "ground_truth.json").exists())
+    if args.jobs:
+        jobs = [j for j in jobs if any(j.name.startswith(x) for x in args.jobs)]
+    modes = ["once"] + ([] if args.no_live else ["live"]) + (["resume"] if args.resume else [])
+    wrong: dict[str, Counter[str]] = {m: Counter() for m in modes}
+    rows = []
+    started = time.perf_counter()
+    for job in jobs:
+        batch = analyze_verdict(job)
+        row: dict[str, Any] = {"job": job.name, "analyze": batch.__dict__}
+        for mode in modes:
+            try:
+                if mode == "once":
+                    got = Verdict.of(tail_once([str(p) for p in job_inputs(job)]))
+                elif mode == "live":
+                    got = Verdict.of(replay_live(job, args.chunks))
+                else:
+                    got = Verdict.of(replay_resume(job, args.chunks))
+            except Exception as exc:  # noqa: BLE001 - a failure is a disagreement, reported
+                print(f"{job.name} {mode}: {exc.__class__.__name__}: {exc}", flush=True)
+                wrong[mode]["error"] += 1
+                wrong[mode]["any"] += 1
+                continue
+            row[mode] = got.__dict__
+            diff = batch.differs(got)
+            for f in diff:
+                wrong[mode][f] += 1
+            if diff:
+                wrong[mode]["any"] += 1
+                said = ", ".join(f"{f} {getattr(batch, f)!r} -> {getattr(got, f)!r}" for f in diff)
+                print(f"{job.name} {mode}: {said}", flush=True)
+        rows.append(row)
+    n = len(jobs)
+    print(f"\n{n} jobs, {time.perf_counter() - started:.0f} s")
+    for mode in modes:
+        w = wrong[mode]
+        cols = "  ".join(f"{f} {n - w[f]}/{n}" for f in ("status", *FIELDS))
+        print(f"{mode:7s} agree {n - w['any']}/{n}   {cols}" + (f"  errors {w['error']}" if w["error"] else ""))
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
