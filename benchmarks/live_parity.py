@@ -129,7 +129,10 @@ def plan(job: Path, chunks: int) -> list[FilePlan]:
     ends; a JSON document (an error file) is written whole, at the end."""
     ends = record_ends(job)
     every = sorted(t for rows in ends.values() for _, t in rows if t is not None)
-    cuts = [every[min(len(every) - 1, (k + 1) * len(every) // chunks)] for k in range(chunks - 1)] if every else []
+    # a job with no time anywhere is still cut in ``chunks`` pieces, evenly
+    cuts: list[float | None] = [None] * (chunks - 1)
+    if every:
+        cuts = [every[min(len(every) - 1, (k + 1) * len(every) // chunks)] for k in range(chunks - 1)]
     out = []
     for entry in job_inputs(job):
         files = [entry] if entry.is_file() else sorted(p for p in entry.rglob("*") if p.is_file())
@@ -143,7 +146,7 @@ def plan(job: Path, chunks: int) -> list[FilePlan]:
             marks: list[int] = []
             times: list[float | None] = []
             for k, cut in enumerate(cuts):
-                if timed:
+                if timed and cut is not None:
                     upto = [(ln, t) for ln, t in rows if t is not None and t <= cut]
                     marks.append(upto[-1][0] if upto else 0)
                     times.append(upto[-1][1] if upto else None)
@@ -210,7 +213,8 @@ def replay_resume(job: Path, chunks: int) -> Any:
         incident = None
         for k in range(chunks):
             write_chunk(folder, files, k)
-            incident = tail_once([str(folder)], str(state))
+            if any(p.is_file() for p in folder.rglob("*")):  # a writer that has written nothing yet is not run on
+                incident = tail_once([str(folder)], str(state))
         return incident
 
 

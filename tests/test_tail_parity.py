@@ -24,10 +24,11 @@ def test_live_replay_gives_the_postmortem_verdict(name: str) -> None:
     assert lp.Verdict.of(lp.replay_live(job, 4)) == lp.analyze_verdict(job)
 
 
-@pytest.mark.parametrize("name", ["001-ddp-exception", "043-ddp-diverge"])
+@pytest.mark.parametrize("name", ["001-ddp-exception", "043-ddp-diverge", "141-accelerate-port_taken"])
 def test_resumed_tail_gives_the_postmortem_verdict(name: str) -> None:
     # a tail restarted from its state read only the lines after the checkpoint: the last piece alone said
-    # "data" for a software fault, and "healthy" for a run whose loss diverged in an earlier piece
+    # "data" for a software fault, and "healthy" for a run whose loss diverged in an earlier piece; 141 has no
+    # time on any line and one empty file (the launcher failed before any rank started)
     job = JOBS / name
     assert lp.Verdict.of(lp.replay_resume(job, 4)) == lp.analyze_verdict(job)
 
@@ -91,3 +92,11 @@ def test_once_reads_a_clock_jump_back_as_analyze_does(name: str, tmp_path: Path)
 
     batch = lp.Verdict.of(analyze(paths, AnalyzeOptions(heatmap=False)))
     assert lp.Verdict.of(lp.tail_once(paths)) == batch
+
+
+def test_once_on_a_folder_with_no_files_says_so(tmp_path: Path) -> None:
+    # the folder exists: "no such file or directory" sent the engineer looking for a typo in the path
+    from l4lite.errors import L4Error
+
+    with pytest.raises(L4Error, match="no log files in it"):
+        lp.tail_once([str(tmp_path)])

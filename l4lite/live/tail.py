@@ -196,7 +196,8 @@ class Tailer:
         try:
             missing = [p for p in self.options.paths if not self.follower.expand_one(p)]
             if self.options.once and len(missing) == len(self.options.paths):
-                raise L4Error(f"{', '.join(missing)}: no such file or directory")
+                what = "no log files in it" if all(os.path.isdir(p) for p in missing) else "no such file or directory"
+                raise L4Error(f"{', '.join(missing)}: {what}")
             for p in missing:
                 self.warn(f"{p}: nothing matches yet; waiting for it to appear")
             if self.options.once:
