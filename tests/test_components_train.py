@@ -90,12 +90,12 @@ def test_the_studied_fresh_samples_are_read_and_the_score_only_ones_never(tmp_pa
         {"id": "d1", "source_group": "acme/loader#21", "source_url": "https://example.org/acme/loader/issues/21",
          "category": "data", "lines": ["ValueError: marmot record 9 has no lemur field"], "notes": "score only"},
     ])
-    docs, labels = components_train.training_text(root)
+    docs, labels = components_train.training_text(root, fresh=components_train.STUDIED_FRESH)
     text = "\n".join(docs)
     assert "tapir shard 4" in text and labels[docs.index("OSError: tapir shard 4 vanished from the okapi volume")] == \
         "storage"
     assert "gecko" not in text  # a held-out thread stays out whichever file holds it
     assert "marmot" not in text  # a score-only sample is never training text
     assert "d" not in components_train.STUDIED_FRESH and "c" in components_train.STUDIED_FRESH
-    without, _ = components_train.training_text(root, fresh=())
-    assert not any("tapir" in d for d in without)
+    shipped, _ = components_train.training_text(root)  # the shipped model's text: no fresh sample
+    assert not any("tapir" in d for d in shipped)
