@@ -75,3 +75,27 @@ def test_the_shipped_lines_file_holds_no_held_out_thread() -> None:
     assert not [r["id"] for r in rows if r["source_group"] in held or r["source_url"] in held]
     for r in rows:
         assert r["category"] in components_train.CATEGORIES and 1 <= len(r["lines"]) <= 6 and r["notes"]
+
+
+def test_the_studied_fresh_samples_are_read_and_the_score_only_ones_never(tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    fresh = tmp_path / "fixtures" / "real" / "fresh"
+    _write(fresh / "c.jsonl", [
+        {"id": "c1", "source_group": "acme/loader#20", "source_url": "https://example.org/acme/loader/issues/20",
+         "category": "storage", "lines": ["OSError: tapir shard 4 vanished from the okapi volume"], "notes": "studied"},
+        {"id": "c2", "source_group": HELD, "source_url": "https://example.org/x", "category": "storage",
+         "lines": ["gecko volume lost the ibex index"], "notes": "a held-out thread collected again"},
+    ])
+    _write(fresh / "d.jsonl", [
+        {"id": "d1", "source_group": "acme/loader#21", "source_url": "https://example.org/acme/loader/issues/21",
+         "category": "data", "lines": ["ValueError: marmot record 9 has no lemur field"], "notes": "score only"},
+    ])
+    docs, labels = components_train.training_text(root, fresh=components_train.STUDIED_FRESH)
+    text = "\n".join(docs)
+    assert "tapir shard 4" in text and labels[docs.index("OSError: tapir shard 4 vanished from the okapi volume")] == \
+        "storage"
+    assert "gecko" not in text  # a held-out thread stays out whichever file holds it
+    assert "marmot" not in text  # a score-only sample is never training text
+    assert "d" not in components_train.STUDIED_FRESH and "c" in components_train.STUDIED_FRESH
+    shipped, _ = components_train.training_text(root)  # the shipped model's text: no fresh sample
+    assert not any("tapir" in d for d in shipped)
