@@ -95,6 +95,22 @@ def test_labelled_object_keeps_its_label_on_every_line() -> None:
                          "[default0]:Traceback (most recent call last):", "[default0]:ValueError: x"]
 
 
+def test_an_object_behind_several_stream_labels_is_read_layer_by_layer(tmp_path: Path) -> None:
+    # ``kubectl logs --prefix`` (with ``--timestamps``) or ``srun --label`` around a torchrun label around the record
+    record = ('{"time": "2024-05-02 09:14:03,904", "level": "ERROR", "message": "boom",'
+              ' "exception": "Traceback (most recent call last):\\nValueError: x\\n"}')
+    for lead in ("[pod/train-worker-1/train] [default0]:", "[pod/train-worker-1/train] 2024-05-02T09:14:03.905Z ",
+                 "  1: [default0]:"):
+        keys = learn_json_keys([lead + record])
+        assert keys is not None and keys.message == "message", lead
+        got = json_text(lead + record, keys)
+        assert got is not None and got.lines[-1] == lead + "ValueError: x", lead
+    log = tmp_path / "kubectl-logs.txt"
+    log.write_text("".join(f"[pod/train-worker-1/train] [default0]:{record}\n" for _ in range(3)))
+    recs, _ = records(log)
+    assert len(tracebacks(recs)) == 3 and all(r.node == "train-worker-1" for r in tracebacks(recs))
+
+
 def test_epoch_time_and_nested_level() -> None:
     line = '{"timestamp": 1714641243904, "level": {"name": "error"}, "msg": "boom"}'
     keys = learn_json_keys([line])

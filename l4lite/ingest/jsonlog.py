@@ -29,8 +29,11 @@ HEAD_LINES = 16  # non-empty lines looked at to learn a file's keys
 # the last a full buffer whose ``log`` has no trailing newline; they are joined back into the line printed
 DOCKER_PART_BYTES = 16 * 1024
 
-# a stream label before the object, as torchrun (``[default0]:``, ``[rank3]:``) or ``srun --label`` write it
-_LEAD = re.compile(r"(?:\[(?:rank|default)\d+\]: ?|\s*\d+: )?(?=\{)")
+# the stream labels before the object, layer on layer as each collector added its own: ``kubectl logs --prefix``
+# (``[pod/NAME/CONTAINER] ``, with ``--timestamps`` the time it received the line), ``srun --label`` (``3: ``),
+# torchrun (``[default0]:``, ``[rank3]:``); ``[pod/w-0/c] [default0]:{...}`` is one record behind two labels
+_LEAD = re.compile(r"(?:\[pod/[a-z0-9][a-z0-9.-]*/[a-z0-9][a-z0-9-]*\] (?:\d{4}-\d\d-\d\dT[\d:.]+Z )?"
+                   r"|\[(?:rank|default)\d+\]: ?|\s*\d+: ){0,4}(?=\{)")
 # a collector's field holding the printed text itself, with its own header (Docker, Fluent Bit, Cloud Logging)
 _TEXT_KEYS = ("log", "textPayload")
 _MESSAGE_KEYS = ("message", "msg", "event", "MESSAGE")
