@@ -179,3 +179,16 @@ def test_json_nested_past_the_parser_s_stack_never_stops_the_analysis(tmp_path: 
     (node / "train.log").write_text("2026-12-05 10:00:00 INFO step 1 loss 2.0\n")
     incident = analyze(str(tmp_path))
     assert incident.stats["lines_read"] == 5
+
+
+def test_records_that_begin_after_a_plain_head_are_read_as_json(tmp_path: Path) -> None:
+    # one host's stream: a launcher's plain lines (some ending in a brace), then a JSON logger's records
+    record = ('{"asctime": "2024-05-02 09:14:03,904", "levelname": "ERROR", "message": "Error in training function:'
+              '\\nTraceback (most recent call last):\\nFloatingPointError: loss is nan"}')
+    plain = [f"2024-05-02 09:13:{i:02d},000 INFO resources: {{CPU: 2, memory: {i}}}" for i in range(40)]
+    log = tmp_path / "train-4242-node-a.out"
+    log.write_text("\n".join([*plain, record]) + "\n")
+    recs, acc = records(log)
+    assert [r.line for r in tracebacks(recs)] == [41]
+    assert "FloatingPointError: loss is nan" in tracebacks(recs)[0].text
+    assert acc.lines_unwrapped >= 1
