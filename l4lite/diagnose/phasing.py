@@ -13,7 +13,7 @@ from l4lite.detect.base import Finding
 from l4lite.diagnose.evidence import own_time
 from l4lite.ingest.timestamps import parse_elastic_time
 from l4lite.records import Record
-from l4lite.scan.clocks import JobClock
+from l4lite.scan.clocks import JobClock, job_clock
 from l4lite.scan.phases import PhaseEvent, PhaseTracker, evidence_phase, phase_at, phase_from_traceback
 from l4lite.scan.scanner import JobScan
 
@@ -62,6 +62,15 @@ def node_trackers(scan: JobScan, clock: JobClock | None = None) -> tuple[dict[st
         per_node.setdefault(m.node, PhaseTracker()).feed(m.kind, t, m.file, m.line, m.node, m.iteration)
         job.feed(m.kind, t, m.file, m.line, m.node, m.iteration)
     return {n: t.events for n, t in per_node.items()}, job.events
+
+
+def finding_trackers(scan: JobScan, f: Finding) -> tuple[dict[str | None, list[PhaseEvent]], list[PhaseEvent]]:
+    """``node_trackers`` on the clock of the node that wrote the finding's first line, when the nodes' clocks
+    disagree (``scan.clocks``): its time is on that clock, and the job's markers of a node hours off would
+    otherwise place it before training began."""
+    node = f.records[0].node if f.records and f.records[0].node is not None else f.node
+    clock = job_clock(scan, node)
+    return node_trackers(scan, clock if clock.offsets else None)
 
 
 def phase_of(f: Finding, scan: JobScan, trackers: dict[str | None, list[PhaseEvent]],
