@@ -95,6 +95,22 @@ def test_labelled_object_keeps_its_label_on_every_line() -> None:
                          "[default0]:Traceback (most recent call last):", "[default0]:ValueError: x"]
 
 
+def test_an_object_behind_several_stream_labels_is_read_layer_by_layer(tmp_path: Path) -> None:
+    # ``kubectl logs --prefix`` (with ``--timestamps``) or ``srun --label`` around a torchrun label around the record
+    record = ('{"time": "2024-05-02 09:14:03,904", "level": "ERROR", "message": "boom",'
+              ' "exception": "Traceback (most recent call last):\\nValueError: x\\n"}')
+    for lead in ("[pod/train-worker-1/train] [default0]:", "[pod/train-worker-1/train] 2024-05-02T09:14:03.905Z ",
+                 "  1: [default0]:"):
+        keys = learn_json_keys([lead + record])
+        assert keys is not None and keys.message == "message", lead
+        got = json_text(lead + record, keys)
+        assert got is not None and got.lines[-1] == lead + "ValueError: x", lead
+    log = tmp_path / "kubectl-logs.txt"
+    log.write_text("".join(f"[pod/train-worker-1/train] [default0]:{record}\n" for _ in range(3)))
+    recs, _ = records(log)
+    assert len(tracebacks(recs)) == 3 and all(r.node == "train-worker-1" for r in tracebacks(recs))
+
+
 def test_epoch_time_and_nested_level() -> None:
     line = '{"timestamp": 1714641243904, "level": {"name": "error"}, "msg": "boom"}'
     keys = learn_json_keys([line])
@@ -163,3 +179,16 @@ def test_json_nested_past_the_parser_s_stack_never_stops_the_analysis(tmp_path: 
     (node / "train.log").write_text("2026-12-05 10:00:00 INFO step 1 loss 2.0\n")
     incident = analyze(str(tmp_path))
     assert incident.stats["lines_read"] == 5
+
+
+def test_records_that_begin_after_a_plain_head_are_read_as_json(tmp_path: Path) -> None:
+    # one host's stream: a launcher's plain lines (some ending in a brace), then a JSON logger's records
+    record = ('{"asctime": "2024-05-02 09:14:03,904", "levelname": "ERROR", "message": "Error in training function:'
+              '\\nTraceback (most recent call last):\\nFloatingPointError: loss is nan"}')
+    plain = [f"2024-05-02 09:13:{i:02d},000 INFO resources: {{CPU: 2, memory: {i}}}" for i in range(40)]
+    log = tmp_path / "train-4242-node-a.out"
+    log.write_text("\n".join([*plain, record]) + "\n")
+    recs, acc = records(log)
+    assert [r.line for r in tracebacks(recs)] == [41]
+    assert "FloatingPointError: loss is nan" in tracebacks(recs)[0].text
+    assert acc.lines_unwrapped >= 1

@@ -64,7 +64,32 @@ def test_two_nodes_split_evenly_are_told_apart_by_an_error_files_epoch_seconds(t
 
 def test_two_nodes_with_nothing_zone_free_are_left_as_written(tmp_path: Path) -> None:
     _job(tmp_path, {"gpu-node-1": timedelta(0), "gpu-node-2": timedelta(hours=8)})
-    assert build_context(discover([str(tmp_path)], Accounting()).files).node_shifts == {}
+    ctx = build_context(discover([str(tmp_path)], Accounting()).files)
+    assert ctx.node_shifts == {}
+    # which clock is right is unknown, but the offset is: stated as the job's clock skew, for phases and spans
+    assert ctx.clock_skew["exceeds"] and ctx.clock_skew["reference"] == "gpu-node-1"
+    assert ctx.clock_skew["nodes"]["gpu-node-2"]["seconds"] == 8 * 3600.0
+
+
+def test_a_node_of_another_zone_does_not_move_the_phase(tmp_path: Path) -> None:
+    # a real two-node JAX job killed in training, cpu-node-b's glog lines eight hours ahead: nothing zone-free says
+    # which clock is right, and the failure must still read as in training on the clock of the lines that tell it
+    import re
+    import shutil
+
+    from l4lite.api import analyze
+    from l4lite.options import AnalyzeOptions
+
+    job = Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs" / "074-jax-sigkill"
+    shutil.copytree(job, tmp_path / "job", ignore=shutil.ignore_patterns("ground_truth.json"))
+
+    def ahead(m: re.Match[str]) -> str:
+        t = datetime.strptime("2024" + m[2], "%Y%m%d %H:%M:%S") + timedelta(hours=8)
+        return m[1] + t.strftime("%m%d %H:%M:%S")
+    for p in (tmp_path / "job" / "cpu-node-b").glob("*.log"):
+        p.write_text(re.sub(r"^([IWEF])(\d{4} \d\d:\d\d:\d\d)", ahead, p.read_text(), flags=re.M))
+    incident = analyze([str(tmp_path / "job")], AnalyzeOptions())
+    assert incident.phase == "train", incident.summary
 
 
 def test_a_late_joiner_or_a_node_that_ran_on_is_not_moved() -> None:

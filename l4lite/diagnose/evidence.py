@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 
 from l4lite.detect.base import Finding
+from l4lite.ingest.attribution import strip_stream_prefix
 from l4lite.ingest.errorfile import error_lines
 from l4lite.ingest.relay import quoted_error
 from l4lite.records import Record
@@ -390,8 +391,11 @@ def node_root_records(f: Finding, groups: dict[tuple[str, int, str], tuple[tuple
         # (no rank) that repeat are separate reports and all count, and so does the copy of a rank's error in
         # another file (the launcher's tee of its stderr), and so does a rank's error record merged into the
         # stream of its other copies (its error file, where one file holds the whole job).
+        # A file that holds several streams (a ``cat`` or ``kubectl logs`` of the launcher's tee and the ranks'
+        # own stderr) keeps each stream's copy apart, as separate files do.
+        where = (r.file, stream_of(r))
         key: tuple[object, ...] = (r.file, r.line) if r.rank is None else \
-            (r.file, r.rank, g, error_lines(r.text) is not None) if g else (r.file, r.rank, r.message)
+            (where, r.rank, g, error_lines(r.text) is not None) if g else (where, r.rank, r.message)
         if key in seen:
             continue
         seen.add(key)
@@ -399,6 +403,13 @@ def node_root_records(f: Finding, groups: dict[tuple[str, int, str], tuple[tuple
         if len(out) >= MAX_ROOT_RECORDS:
             break
     return out
+
+
+def stream_of(r: Record) -> str:
+    """The stream labels before a record's first line (``[default1]:``, ``3: [rank1]:``, a kubectl pod), "" for
+    none: one rank's error in a launcher's tee and in its own stderr are two copies even inside one file."""
+    head = r.text.split("\n", 1)[0]
+    return head[:len(head) - len(strip_stream_prefix(head))]
 
 
 def went_on(r: Record, scan: JobScan, points: int = 5) -> bool:

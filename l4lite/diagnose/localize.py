@@ -56,7 +56,7 @@ from l4lite.diagnose.evidence import (
 from l4lite.diagnose.firstfail import earlier_failure
 from l4lite.diagnose.lone import lone_fault, one_node_reading, told_on_its_own
 from l4lite.diagnose.ownlines import its_exception, last_words, node_said, said_apart
-from l4lite.diagnose.phasing import failure_time_of, iteration_of, node_trackers, phase_of
+from l4lite.diagnose.phasing import failure_time_of, finding_trackers, iteration_of, phase_of
 from l4lite.diagnose.restarts import restarted_roots
 from l4lite.diagnose.spatial import node_setup, rank_own
 from l4lite.diagnose.threads import dead_thread
@@ -318,7 +318,7 @@ class Localizer:
             if sent is not None:  # the SIGTERM the stuck worker did not act on: one event with its forced kill
                 findings.append(sent)
                 roles[id(sent)] = "root"
-        trackers, job_events = node_trackers(scan)
+        trackers, job_events = finding_trackers(scan, primary)
         verdict.phase = phase_of(primary, scan, trackers, job_events, findings)
         verdict.failure_time = failure_time_of(scan, primary, findings)
         verdict.iteration = iteration_of(scan, primary, verdict.failure_time)

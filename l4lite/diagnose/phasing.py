@@ -11,12 +11,14 @@ from collections.abc import Sequence
 
 from l4lite.detect.base import Finding
 from l4lite.diagnose.evidence import own_time
+from l4lite.ingest.jumps import quarters
 from l4lite.ingest.timestamps import parse_elastic_time
 from l4lite.records import Record
-from l4lite.scan.clocks import JobClock
+from l4lite.scan.clocks import JobClock, job_clock
 from l4lite.scan.phases import PhaseEvent, PhaseTracker, evidence_phase, phase_at, phase_from_traceback
 from l4lite.scan.scanner import JobScan
 
+ZONE_TOLERANCE = 60.0  # seconds an offset between two nodes' clocks may lie from whole quarter hours
 _SUMMARY_WINDOW = 600.0  # seconds after an untimed root line in which its node's launcher summary counts
 
 
@@ -62,6 +64,17 @@ def node_trackers(scan: JobScan, clock: JobClock | None = None) -> tuple[dict[st
         per_node.setdefault(m.node, PhaseTracker()).feed(m.kind, t, m.file, m.line, m.node, m.iteration)
         job.feed(m.kind, t, m.file, m.line, m.node, m.iteration)
     return {n: t.events for n, t in per_node.items()}, job.events
+
+
+def finding_trackers(scan: JobScan, f: Finding) -> tuple[dict[str | None, list[PhaseEvent]], list[PhaseEvent]]:
+    """``node_trackers`` on the clock of the node that wrote the finding's first line, when the nodes' clocks
+    disagree by time zones (``scan.clocks``): its time is on that clock, and the job's markers of a node hours off
+    would otherwise place it before training began. An offset of no zone (a clock reset, one wild line) moves
+    nothing."""
+    node = f.records[0].node if f.records and f.records[0].node is not None else f.node
+    clock = job_clock(scan, node)
+    zoned = clock.offsets and all(quarters(s, ZONE_TOLERANCE) for s in clock.offsets.values())
+    return node_trackers(scan, clock if zoned else None)
 
 
 def phase_of(f: Finding, scan: JobScan, trackers: dict[str | None, list[PhaseEvent]],

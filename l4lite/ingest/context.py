@@ -55,6 +55,7 @@ from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.jsonlog import record_host
 from l4lite.ingest.jumps import node_ends
 from l4lite.ingest.layout import NodeLevel, infer_level, layout_parts, spelled_hosts, value_at
+from l4lite.ingest.logdirs import log_dir_hosts
 from l4lite.ingest.pids import (
     AddressBook,
     PidFacts,
@@ -507,6 +508,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         ctx.nodes.update(inherited_hosts(rels, ctx.node_of, ties))
     ctx.nodes.update(id_hosts(rels, ctx.node_of, {rel: r.started for rel, r in read.items()},
                               {rel: r.named or () for rel, r in read.items()}))
+    if not ctx.legacy:  # an agent's log folder apart from its node (a shared ``logs/``): the node naming it
+        ctx.nodes.update(log_dir_hosts((*files, *docs), files, ctx.node_of))
     if not ctx.layout and own:
         ctx.layout = "hosts named in lines"
     for rel, s in samples.items():

@@ -25,12 +25,16 @@ from l4lite.ingest.layout import is_loopback
 from l4lite.records import Record
 
 HEAD_LINES = 16  # non-empty lines looked at to learn a file's keys
+LATE_TRIES = 32  # lines ending in ``}`` tried after the head, when the head showed no record (``late_json_keys``)
 # Docker's json-file driver writes a printed line longer than its 16 KiB buffer as several records, every one but
 # the last a full buffer whose ``log`` has no trailing newline; they are joined back into the line printed
 DOCKER_PART_BYTES = 16 * 1024
 
-# a stream label before the object, as torchrun (``[default0]:``, ``[rank3]:``) or ``srun --label`` write it
-_LEAD = re.compile(r"(?:\[(?:rank|default)\d+\]: ?|\s*\d+: )?(?=\{)")
+# the stream labels before the object, layer on layer as each collector added its own: ``kubectl logs --prefix``
+# (``[pod/NAME/CONTAINER] ``, with ``--timestamps`` the time it received the line), ``srun --label`` (``3: ``),
+# torchrun (``[default0]:``, ``[rank3]:``); ``[pod/w-0/c] [default0]:{...}`` is one record behind two labels
+_LEAD = re.compile(r"(?:\[pod/[a-z0-9][a-z0-9.-]*/[a-z0-9][a-z0-9-]*\] (?:\d{4}-\d\d-\d\dT[\d:.]+Z )?"
+                   r"|\[(?:rank|default)\d+\]: ?|\s*\d+: ){0,4}(?=\{)")
 # a collector's field holding the printed text itself, with its own header (Docker, Fluent Bit, Cloud Logging)
 _TEXT_KEYS = ("log", "textPayload")
 _MESSAGE_KEYS = ("message", "msg", "event", "MESSAGE")
@@ -87,6 +91,12 @@ def _object(s: str) -> tuple[str, dict] | None:
     except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser's stack (a hostile line)
         return None
     return (s[:m.end()], obj) if isinstance(obj, dict) else None
+
+
+def cri_prefix_cut(s: str) -> str:
+    """A line without its container runtime's prefix, if it has one."""
+    m = cri_prefix(s)
+    return s[m.end():] if m else s
 
 
 def _first(obj: dict, keys: Sequence[str], kind: type | tuple[type, ...]) -> str | None:
@@ -256,6 +266,19 @@ class JsonReading:
     json_parts: dict[str, tuple[str, dict]] | None = None  # Docker json-file parts waiting for their line's end
     parts_held: int = 0  # Docker parts joined to the record after them (``join_parts``)
     parts_flushed: tuple[int, int] = (0, 0)  # CRI and Docker lines whose end never came, read as they were
+    json_late: int = 0  # lines tried by ``late_json_keys``
+
+    def late_json_keys(self, s: str, cri: bool) -> JsonKeys | None:
+        """The keys of a file whose JSON records begin after its head (a ``cat`` of a plain log and a JSON
+        logger's, one host's stream of Ray's plain and JSON-lines files), learnt from the first such record; at
+        most ``LATE_TRIES`` lines are tried, so a file of JSON metrics dumps costs little."""
+        if _LEAD.match(cri_prefix_cut(s) if cri else s) is None:  # a plain line ending in a brace
+            return None
+        self.json_late += 1
+        keys = learn_json_keys([s], cri)
+        if keys is not None:
+            self.json_keys = keys
+        return keys
 
     def join_parts(self, s: str, cri: bool) -> str | None:
         """A line with the parts of it written before (a CRI runtime's ``P`` lines, Docker json-file's 16 KiB

@@ -35,7 +35,7 @@ from l4lite.ingest.decode import PieceStart, iter_line_blocks
 from l4lite.ingest.errorfile import error_record_start, stated_time
 from l4lite.ingest.files import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover
 from l4lite.ingest.header import QUEUED, HeaderReading, ends_record, relayed
-from l4lite.ingest.jsonlog import JsonReading, learn_json_keys
+from l4lite.ingest.jsonlog import LATE_TRIES, JsonReading, learn_json_keys
 from l4lite.ingest.jumps import peers_end, without_jumps
 from l4lite.ingest.lineclass import OpenRecord
 from l4lite.ingest.pids import named_by_pid
@@ -287,6 +287,8 @@ class _FileReader(HeaderReading, RunReading, JsonReading):
                     for s in lines:
                         k += 1
                         lines_read += 1
+                        if jkeys is None and s[-1:] == "}" and self.json_late < LATE_TRIES:
+                            jkeys = self.late_json_keys(s, cri)
                         if cri or jkeys is not None:
                             s = self.join_parts(s, cri)
                             if s is None:

@@ -18,7 +18,8 @@ Any piece that was measured and says otherwise vetoes it: a node that joined lat
 others, one that ran on starts with them, and neither is moved. The job's time is its majority's; when the nodes
 split evenly (two nodes), only a node that zone-free evidence (write times, epoch seconds) places is moved. Its times are then read in the job's time
 (``in_zone``); the times as written stay in the lines' text, and a warning names the node, the offset and the
-evidence.
+evidence. An even split nothing places moves no time, but its offset is stated as the job's clock skew
+(``split_skew``, when none was measured), so that phases and spans compare the nodes on one clock.
 """
 
 from __future__ import annotations
@@ -87,9 +88,21 @@ def _offset(mine: NodeClock, others: list[NodeClock]) -> tuple[float, list[NodeC
     return best if len(best[1]) > len(others) / 2 else (0.0, [])
 
 
-def zone_shifts(clocks: Mapping[str, NodeClock], skew: Mapping[str, float]) -> list[ZoneShift]:
+def zone_shifts(clocks: Mapping[str, NodeClock], skew: Mapping[str, float],
+                candidates: list[ZoneShift] | None = None) -> list[ZoneShift]:
     """The nodes to read in the job's time (see the module docstring). ``clocks``: node -> its ``NodeClock``;
-    ``skew``: node -> its measured offset against the skew's reference (the reference 0.0)."""
+    ``skew``: node -> its measured offset against the skew's reference (the reference 0.0); ``candidates``:
+    ``zone_candidates`` when already worked out."""
+    out = zone_candidates(clocks, skew) if candidates is None else candidates
+    if len(out) < len(clocks) / 2:  # the job's time is its majority's
+        return out
+    placed = [z for z in out if set(z.evidence) & set(ZONE_FREE)]  # an even split: zone-free evidence decides
+    return placed if len(placed) <= len(clocks) / 2 else []
+
+
+def zone_candidates(clocks: Mapping[str, NodeClock], skew: Mapping[str, float]) -> list[ZoneShift]:
+    """Every node whose span is the others' moved by whole quarter hours, all evidence agreeing (before the
+    majority decides which clock is the job's)."""
     if len(clocks) < 2:
         return []
     out = []
@@ -112,10 +125,26 @@ def zone_shifts(clocks: Mapping[str, NodeClock], skew: Mapping[str, float]) -> l
                  if abs(offset - seconds) <= (STATED if what == ZONE_FREE[1] else TOLERANCE)]
         if len(agree) >= 2 and len(agree) == len(said):
             out.append(ZoneShift(node, seconds, agree))
-    if len(out) < len(clocks) / 2:  # the job's time is its majority's
-        return out
-    placed = [z for z in out if set(z.evidence) & set(ZONE_FREE)]  # an even split: zone-free evidence decides
-    return placed if len(placed) <= len(clocks) / 2 else []
+    return out
+
+
+def split_skew(clocks: Mapping[str, NodeClock], candidates: Sequence[ZoneShift]) -> dict[str, Any] | None:
+    """The clock skew of an even split no evidence decides (two nodes, each a zone off the other): which clock is
+    the job's is unknown, so no time is moved, but the offset is known and stated as a measured skew, so that
+    what compares two nodes' times (phases, the job's span) puts them on one clock (``scan.clocks``)."""
+    if not candidates or len(candidates) < len(clocks) / 2:
+        return None
+    reference = min(clocks)
+    own = next((z.seconds for z in candidates if z.node == reference), None)  # its group's offset from the other
+    others = {z.node: z for z in candidates if z.node != reference and z.seconds != own}
+    if not others or len(others) + 1 < len(clocks) / 2:
+        return None
+    worst = max(others.values(), key=lambda z: abs(z.seconds))
+    nodes = {n: {"seconds": z.seconds, "lines": 0, "strong": True, "spread": 0.0} for n, z in sorted(others.items())}
+    return {"reference": reference, "threshold_seconds": TOLERANCE, "largest_seconds": abs(worst.seconds),
+            "exceeds": True, "corrected": False, "nodes": nodes,
+            "note": f"clocks disagree: {worst.node} is {worst.seconds:+.0f} s from {reference} (another time zone: "
+                    f"{', '.join(worst.evidence)} agree; which clock is right is unknown, times are shown as logged)"}
 
 
 def _stated(doc: Any) -> float | None:
@@ -147,7 +176,10 @@ def read_zones(ctx: Any, spans: Mapping[str, FileSpan], files: Sequence[Any], do
             clocks[node].stated.append(t)
     skew = ctx.clock_skew.get("nodes", {})
     offsets = {n: float(v["seconds"]) for n, v in skew.items()} | ({ctx.clock_skew["reference"]: 0.0} if skew else {})
-    shifts = zone_shifts(clocks, offsets)
+    candidates = zone_candidates(clocks, offsets)
+    shifts = zone_shifts(clocks, offsets, candidates)
+    if not shifts and not skew and (split := split_skew(clocks, candidates)) is not None:
+        ctx.clock_skew = split
     for z in shifts:
         ctx.node_shifts[z.node] = z.seconds
         if accounting is not None:

@@ -1,0 +1,59 @@
+"""Torchelastic's log folders kept apart from their node's other logs, placed by the node whose lines name them.
+
+Each node's agent writes its ranks' ``stdout.log``, ``stderr.log`` and ``error.json`` under
+``--log-dir``/``<run_id>_<random>/attempt_N/<local_rank>/``; with the log dir on shared storage, or the files
+collected into one ``logs/`` folder beside the job's ``--output`` files, no path names their node. The agent names
+the folder in its own console (the failure summary's ``error_file: .../run-083_0ybzhjzr/attempt_0/1/error.json``,
+``no error file defined for parent, to copy child error file (...)``), and the random suffix makes the folder
+one agent's: a file under it belongs to the one node whose placed files name it. Worked out once per job, from all
+the lines of the placed files (a bytes search; the summary sits anywhere in a merged stream).
+"""
+
+from __future__ import annotations
+
+import mmap
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+# ``<run_id>_<random>/attempt_N/``: ``tempfile.mkdtemp(prefix=f"{run_id}_")`` adds eight random characters
+_RUN_DIR = re.compile(r"(?:^|/)([^/]+_[A-Za-z0-9_]{8})/attempt_\d+/")
+MAX_BYTES = 256 << 20  # a placed file larger than this is not searched (its summary is in its console anyway)
+
+
+def run_folder(rel: str) -> str | None:
+    """The agent's run folder a file sits under (``run-083_0ybzhjzr``), or None."""
+    m = _RUN_DIR.search(rel.replace("\\", "/"))
+    return m[1] if m else None
+
+
+def _names(f: Any, needles: dict[str, bytes]) -> set[str]:
+    """The run folders whose ``<folder>/attempt_`` a plain file's bytes hold."""
+    path = getattr(f, "path", "")
+    if not path or path == "-" or getattr(f, "compressed", False) or getattr(f, "parts", ()) or \
+            not 0 < getattr(f, "size", 0) <= MAX_BYTES:
+        return set()
+    try:
+        with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            return {t for t, needle in needles.items() if data.find(needle) >= 0}
+    except (OSError, ValueError):
+        return set()
+
+
+def log_dir_hosts(unplaced: Iterable[Any], placed: Iterable[Any], node_of: Callable[[str], str | None]) -> dict[str, str]:
+    """rel -> node for the files of ``unplaced`` under a run folder that the files of exactly one node name
+    (``placed``: the job's files, each searched when ``node_of`` places it and it is under no such folder)."""
+    folders = {f.rel: t for f in unplaced if node_of(f.rel) is None and (t := run_folder(f.rel))}
+    if not folders:
+        return {}
+    needles = {t: f"{t}/attempt_".encode() for t in set(folders.values())}
+    named: dict[str, set[str]] = {}
+    seen: set[str] = set()
+    for f in placed:
+        node = node_of(f.rel)
+        if node is None or f.rel in folders or getattr(f, "path", "") in seen:
+            continue
+        seen.add(getattr(f, "path", ""))
+        for t in _names(f, needles):
+            named.setdefault(t, set()).add(node)
+    return {rel: next(iter(named[t])) for rel, t in folders.items() if len(named.get(t, ())) == 1}
