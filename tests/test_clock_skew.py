@@ -69,8 +69,10 @@ def test_lines_that_are_simultaneous_on_every_node_have_keys() -> None:
     assert anchor_key("WorkNCCL(SeqNum=12, OpType=BROADCAST, NumelIn=1) enqueued") is None
 
 
-# 111, 119: one node's processes ran with TZ=EST5, their lines stamped five hours behind the other node's
-OTHER_ZONE = {"111-ddp-tz_exception": 5 * 3600.0, "119-ddp-eval_sigkill": 5 * 3600.0}
+# 111, 119: one node's processes ran with TZ=EST5, their lines stamped five hours behind the other node's;
+# 143, 144: the faulty node's processes ran in America/New_York in winter, five hours behind as well
+OTHER_ZONE = {name: 5 * 3600.0 for name in
+              ("111-ddp-tz_exception", "119-ddp-eval_sigkill", "143-ddp-tz_exception", "144-ddp-hang")}
 
 
 def test_the_real_jobs_share_a_clock() -> None:
