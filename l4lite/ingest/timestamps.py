@@ -9,7 +9,7 @@ modification time, with year roll-over at New Year; dmesg uptimes are anchored t
 same boot shows both.
 
 The dispatch on the first character keeps the common case (a line without a known header) to a few
-comparisons; each format then has one anchored regex.
+comparisons; each format then has one anchored regex (``stamp_patterns``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The rule pack: known failure signatures as data (TOML), loaded, validated and matched against records.
+"""The rule pack: known failure signatures as data (TOML, read and checked by ``rulefile``), matched against
+records.
 
 A signature is a ``[[rule]]`` table (see ``l4lite/rules/default.toml`` for the full field list). Rules live in data
 so that operators can add their own with ``--rules FILE`` without touching code: a user rule with the id of a
