@@ -48,7 +48,8 @@ from l4lite.evaluate.components_train import LEGACY_CATEGORY, SHARED_CHARS, hold
 from l4lite.evaluate.corpus import load_corpus  # noqa: E402
 from l4lite.records import Record  # noqa: E402
 from l4lite.rules import components  # noqa: E402
-from l4lite.rules.pack import Rule, RuleMatch, RulePack  # noqa: E402
+from l4lite.rules.pack import RulePack  # noqa: E402
+from l4lite.rules.signature import Rule, RuleMatch  # noqa: E402
 from l4lite.scan.jobscan import Hit, JobScan  # noqa: E402
 
 MECHANISM_MIN = 4  # threads a rule must be hit by before its spread says anything

@@ -10,8 +10,10 @@ import pytest
 from l4lite.detect.rules import RuleDetector, rule_score
 from l4lite.errors import L4Error
 from l4lite.records import Record
-from l4lite.rules.pack import RULE_ROLES, RulePack, _gate_keywords, derive_keywords
+from l4lite.rules.keys import derive_keywords
+from l4lite.rules.pack import RulePack, _gate_keywords
 from l4lite.rules.render import render
+from l4lite.rules.signature import RULE_ROLES
 from l4lite.scan.scanner import Hit, JobScan
 from l4lite.vocab import CATEGORIES, PHASES, SEVERITIES
 

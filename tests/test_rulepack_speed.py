@@ -18,7 +18,9 @@ from l4lite.errors import L4Error
 from l4lite.ingest.reader import IngestOptions, iter_records
 from l4lite.records import Accounting, Record
 from l4lite.rules.keys import ReferenceGate, longest_trie, shape
-from l4lite.rules.pack import RuleMatch, RulePack, fold_key, fold_safe, parse_rule_file
+from l4lite.rules.pack import RulePack, fold_key, fold_safe
+from l4lite.rules.rulefile import parse_rule_file
+from l4lite.rules.signature import RuleMatch
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from l4lite.live.alerts import JsonLinesSink
-from l4lite.live.tail import STATE_FILE, Tailer, TailOptions
+from l4lite.live.options import STATE_FILE
+from l4lite.live.tail import Tailer, TailOptions
 from l4lite.records import Record
 
 XID = "NVRM: Xid (PCI:0000:cb:00): 79, pid=1234, name=python, GPU has fallen off the bus."

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from l4lite.ingest.timestamps import TimestampParser, parse_elastic_time
+from l4lite.ingest.stamp_patterns import parse_elastic_time
+from l4lite.ingest.timestamps import TimestampParser
 
 
 def ts(*args: int, us: int = 0) -> float:
@@ -178,7 +179,8 @@ def test_planned_syslog_and_uptime_times_equal_parse() -> None:
     minutes; where it cannot it says so and ``parse`` reads the line."""
     import random
 
-    from l4lite.ingest.timestamps import MONTHS, TimestampParser
+    from l4lite.ingest.stamp_patterns import MONTHS
+    from l4lite.ingest.timestamps import TimestampParser
 
     names = list(MONTHS)
     rnd = random.Random(4)

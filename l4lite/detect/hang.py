@@ -31,7 +31,7 @@ from typing import Any
 from l4lite.detect.base import Detector, Finding
 from l4lite.detect.collectives import GroupVerdict, hang_table, match_groups
 from l4lite.ingest.flight_recorder import FlightDump
-from l4lite.ingest.timestamps import parse_elastic_time
+from l4lite.ingest.stamp_patterns import parse_elastic_time
 from l4lite.records import Record
 from l4lite.scan.scanner import UNKNOWN_NODE, JobScan, MetricPoint
 

@@ -36,7 +36,8 @@ from l4lite.scan.scanner import (
 )
 
 if TYPE_CHECKING:
-    from l4lite.rules.pack import Rule, RulePack
+    from l4lite.rules.pack import RulePack
+    from l4lite.rules.signature import Rule
     from l4lite.scan.scanner import Hit, JobScan
 
 SEVERITY_WEIGHT = {"critical": 1.0, "error": 0.8, "warning": 0.5, "info": 0.2}

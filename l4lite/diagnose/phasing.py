@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from l4lite.detect.base import Finding
 from l4lite.diagnose.evidence import own_time
 from l4lite.ingest.jumps import quarters
-from l4lite.ingest.timestamps import parse_elastic_time
+from l4lite.ingest.stamp_patterns import parse_elastic_time
 from l4lite.records import Record
 from l4lite.scan.clocks import JobClock, job_clock
 from l4lite.scan.phases import PhaseEvent, PhaseTracker, evidence_phase, phase_at, phase_from_traceback

@@ -18,7 +18,8 @@ import numpy as np
 
 from l4lite.ingest.blocks import POW10_INT, BlockPlan, RunShape, epoch_days
 from l4lite.ingest.shape import fold_ids
-from l4lite.ingest.timestamps import MONTHS, TimestampParser
+from l4lite.ingest.stamp_patterns import MONTHS
+from l4lite.ingest.timestamps import TimestampParser
 
 _TWO_WORDS = re.compile(r"\S*\s?\S*")
 _POW10_FLOAT = np.array([10.0**k for k in range(18)])

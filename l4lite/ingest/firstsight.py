@@ -3,7 +3,7 @@
 A syslog or dmesg line's folded shape (``shape.fold_ids``: digits and the letters of hex ids folded) is its whole
 line's bytes, so a number that changes its width (a pid, an IP address, a counter, a hex id without leading
 zeros) makes a new folded shape. The line reader learns a folded shape on its second line
-(``HeaderReading._learn_folded``): a shape seen once is not worth one. Until then each line of a new shape
+(``PlanLearning._learn_folded``): a shape seen once is not worth one. Until then each line of a new shape
 leaves the run it was in and is read line by line, with the short runs around it (``runs.MIN_CLOCK_RUN``): a
 storage log read 13 % of its lines so.
 

@@ -20,7 +20,7 @@ from l4lite.ingest.attribution import (
     RankMap,
     normalize_host,
 )
-from l4lite.ingest.timestamps import parse_elastic_time
+from l4lite.ingest.stamp_patterns import parse_elastic_time
 
 # record kinds
 K_LINE, K_TB, K_FRAMES, K_ELASTIC, K_BANNER, K_NVRM, K_UCX = range(7)

@@ -19,16 +19,7 @@ from dataclasses import dataclass, field
 
 from l4lite.errors import L4Error
 from l4lite.ingest import lineclass as lc
-from l4lite.ingest.attribution import (
-    GLOBAL_RANKS,
-    GLOBAL_WEIGHT,
-    NCCL_RANK,
-    SYSLOG_HOST,
-    RankMap,
-    compile_node_from,
-    normalize_host,
-    pod_hosts,
-)
+from l4lite.ingest.attribution import GLOBAL_WEIGHT, RankMap, compile_node_from, pod_hosts
 from l4lite.ingest.context import JobContext, build_context, set_apart_file
 from l4lite.ingest.cri import CRI_HEAD_LINES, cri_prefix
 from l4lite.ingest.decode import PieceStart, iter_line_blocks
@@ -45,6 +36,7 @@ from l4lite.ingest.runs import RUN_BLOCK_LINES, RunReading, ShapeBook, ShapeRun
 from l4lite.ingest.seconds import in_line_order, last_placed
 from l4lite.ingest.shape import FOLD_DIGITS
 from l4lite.ingest.slurmnode import slurm_node
+from l4lite.ingest.streamnames import AMBIGUOUS, StreamNames
 from l4lite.ingest.timespots import LEARN_LINES, learn_spot
 from l4lite.ingest.timestamps import TimestampParser
 from l4lite.ingest.zones import in_zone
@@ -54,11 +46,9 @@ __all__ = ["IngestOptions", "RankMap", "iter_records", "iter_job", "prepare_job"
 
 _HOLD_LINES = 1000  # lines held at the start of a file while its host is still unknown
 _STALE_LINES = 5000  # an open multi-line record untouched for this many lines is closed
-_AMBIGUOUS = "\x00"  # a stream that showed two different hosts (or GPUs)
 _SPACE_START = frozenset(" \t")
 _KIND_STARTS = lc.KIND_STARTS
 _BLANK = object()  # _line's answer for a line that is blank once its prefixes are removed
-UPTIME_BRACKET = re.compile(r"\[ *(\d+\.\d+)\] *")
 
 
 @dataclass
@@ -156,7 +146,7 @@ def read_file(input_file: InputFile, options: IngestOptions, accounting: Account
     return named_by_pid(items, pids or {}, quoted) if pids or quoted else items
 
 
-class _FileReader(HeaderReading, RunReading, JsonReading):
+class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
     """Reads one file; see the module docstring for the state it keeps."""
 
     def __init__(self, input_file: InputFile, options: IngestOptions, accounting: Accounting,
@@ -181,7 +171,7 @@ class _FileReader(HeaderReading, RunReading, JsonReading):
         self.out: deque[OpenRecord] = deque()
         self.streams: dict[str, list] = {}  # stream -> [host, gpu] seen on lines of that stream
         self.mixed = input_file.rel in ctx.mixed  # lines of several hosts: its bare stream names none of them
-        self.file_host: str | None = _AMBIGUOUS if self.mixed else None  # its one host, if one
+        self.file_host: str | None = AMBIGUOUS if self.mixed else None  # its one host, if one
         self.hold = self.path_node is None and self.file_host is None
         self.last_time: float | None = None
         self.last_open: OpenRecord | None = None  # the latest record that may take continuation lines
@@ -481,12 +471,6 @@ class _FileReader(HeaderReading, RunReading, JsonReading):
         self.out.append(new)
         return None
 
-    def _host(self, raw: str) -> str:
-        h = self.hosts.get(raw)
-        if h is None:
-            h = self.hosts[raw] = self.ctx.addresses.get(h := normalize_host(raw), h)  # an address's node, if known
-        return h
-
     def _future_time(self, lineno: int, t: float) -> bool:
         """A time later than the file was last written and than now, far after the job's span, or years before
         it: a wrong clock. Its line keeps the time of the line before (so one node's broken clock cannot stretch
@@ -500,78 +484,6 @@ class _FileReader(HeaderReading, RunReading, JsonReading):
             self.acc.warn(f"{self.f.rel}:{lineno}: time stamped {when}; such times are ignored (wrong clock?)")
         self.future_lines += 1
         return True
-
-    def _syslog_host(self, s: str, p: int, t: float | None, host: str | None
-                     ) -> tuple[int, str | None, str | None, tuple[int, int] | None, tuple[int, int] | None]:
-        """``host program[pid]: `` after a syslog/journald timestamp; a kernel line may carry an uptime. Also where
-        the host and the uptime's digits sit (None for those not there), for the line's plan."""
-        m = SYSLOG_HOST.match(s, p)
-        if not m or m[1] in lc.LEVEL_WORDS or m[2] in lc.LEVEL_WORDS:  # ``<time> <logger> INFO:``: no host
-            return p, host, None, None, None
-        p = m.end()
-        source = lc.syslog_source(m[2])
-        uptime_span = None
-        if source == "kernel" and s.startswith("[", p):
-            mu = UPTIME_BRACKET.match(s, p)
-            if mu:
-                if t is not None:
-                    self.ts.anchor(t, float(mu[1]))
-                uptime_span = mu.span(1)
-                p = mu.end()
-        return p, self._host(m[1]), source, m.span(1), uptime_span
-
-    def _saw(self, stream: str, host: str | None, gpu: int | None, global_rank: int | None,
-             nccl_msg: str | None) -> None:
-        """Record what a line says about its stream's host and GPU, and learn rank ties."""
-        info = self.streams.get(stream)
-        if info is None:
-            info = self.streams[stream] = [host, gpu]
-        else:
-            if host is not None and info[0] != host:
-                info[0] = host if info[0] is None else _AMBIGUOUS
-            if gpu is not None and info[1] != gpu:
-                info[1] = gpu if info[1] is None else _AMBIGUOUS
-        if host is None:
-            return
-        # an actor's prefix names the node the actor runs on, not the writer of the file (a driver relaying it):
-        # the prefix's host is its stream's, never the host of the file's unlabelled lines
-        if not relayed(stream, len(stream)):
-            if self.file_host is None:
-                self.file_host = host
-            elif self.file_host != host:
-                self.file_host = _AMBIGUOUS
-        self.hold = False
-        if global_rank is not None:
-            self.rank_map.tie(global_rank, host)
-        if nccl_msg is not None and "nranks" in nccl_msg:
-            m = NCCL_RANK.search(nccl_msg)
-            if m:
-                self.rank_map.tie(int(m[1]), host, int(m[2]))
-
-    def _global_ranks(self, msg: str) -> None:
-        """torchelastic's ``global_ranks=[...]`` names the ranks of the agent's own node (the file's node)."""
-        m = GLOBAL_RANKS.search(msg) if self.path_node else None
-        for r in (m[1].replace(" ", "").split(",") if m else ()):
-            if r:
-                self.rank_map.tie(int(r), self.path_node, GLOBAL_WEIGHT - 1)
-
-    def _fill(self, stream: str, node: str | None, rank: int | None, gpu: int | None) -> tuple[str | None, int | None]:
-        """Node and GPU the line did not give: from its stream (never a mixed file's bare one), file, rank map."""
-        info = self.streams.get(stream) if stream or not self.mixed else None
-        if info is not None:
-            if node is None and info[0] is not None and info[0] != _AMBIGUOUS:
-                node = info[0]
-            if gpu is None and stream and info[1] is not None and info[1] != _AMBIGUOUS:
-                gpu = info[1]
-        if node is None and self.task_hosts is not None:  # an srun label's or a torchrun prefix's host
-            node = self.task_hosts.get(stream.split(":", 1)[0].strip())
-        if node is None:
-            fh = self.file_host
-            if fh is not None and fh != _AMBIGUOUS:
-                node = fh
-            elif rank is not None and stream not in self.local_streams:  # a local rank is not in the map
-                node = self.rank_map.node_of(rank)
-        return node, gpu
 
     def _close_stale(self, lineno: int) -> None:
         for stream, op in list(self.open.items()):

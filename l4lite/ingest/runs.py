@@ -32,8 +32,8 @@ from l4lite.ingest.attribution import NCCL_RANK
 from l4lite.ingest.blocks import POW10_INT, BlockPlan, RunShape, TableRows, plan_block, run_shape
 from l4lite.ingest.clocks import ClockCache, clock_times
 from l4lite.ingest.firstsight import first_sight
-from l4lite.ingest.header import MAX_PLANS
 from l4lite.ingest.heap import keep_freed_memory
+from l4lite.ingest.planlearn import MAX_PLANS
 from l4lite.ingest.shape import fold_class, fold_ids
 from l4lite.ingest.stretch import ShapeFlags, known_stretch
 from l4lite.records import Record
@@ -155,7 +155,7 @@ class ShapeBook:
     head_lengths: list[int] = field(default_factory=list)
     head_seen: set[bytes] = field(default_factory=set)  # line shapes read once from their header's plan
     # folded line shape (``shape.fold_ids``) -> its entry in run_table, for lines read from their header's plan
-    # (``HeaderReading._learn_folded``), and the folded shapes met once
+    # (``PlanLearning._learn_folded``), and the folded shapes met once
     fold_index: dict[bytes, int] = field(default_factory=dict)
     fold_seen: set[bytes] = field(default_factory=set)
     # the token classes of the folded shapes learnt (``firstsight.fold_class``): a line of a new folded shape of

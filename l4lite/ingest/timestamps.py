@@ -9,7 +9,7 @@ modification time, with year roll-over at New Year; dmesg uptimes are anchored t
 same boot shows both.
 
 The dispatch on the first character keeps the common case (a line without a known header) to a few
-comparisons; each format then has one anchored regex.
+comparisons; each format then has one anchored regex (``stamp_patterns``).
 """
 
 from __future__ import annotations
@@ -19,72 +19,42 @@ import time as _time
 from datetime import date
 
 from l4lite.ingest.dayclock import TIME_OF_DAY, DayClock
+from l4lite.ingest.stamp_patterns import (
+    DATE,
+    DIGITS,
+    DMESG_H,
+    ENDS_TIME,
+    EPOCH,
+    FM,
+    GLOG,
+    GLOG_LEVEL,
+    HF,
+    ISO,
+    ISO_BR,
+    JSON_HEAD,
+    KERN,
+    KERN_LEVEL,
+    KERN_PREFIXES,
+    MMDD,
+    MONTHS,
+    POW10,
+    RAY_BR,
+    RAY_LEVEL,
+    SHAPES,
+    SYSLOG,
+    UPPER,
+    UPTIME,
+    US,
+    VLLM,
+    WEEKDAYS,
+    WORD_LEVEL,
+    fraction,
+    hour_24,
+    offset_seconds,
+)
 from l4lite.ingest.syslog_memo import MINUTE_MEMO, TIME_MEMO, SyslogBatch, remember_at_once
 
-MONTHS = {m: i for i, m in enumerate(
-    ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
-_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
-_MON = "(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
-_OFFSET = r"(Z|[+-]\d\d(?::?\d\d)?)?"
-
-# Group 1 of each pattern is the date-time text without fraction: the key of the per-file cache, so that
-# lines of the same second cost one regex match and one dict lookup.
-# 2026-11-29 10:11:12,345 / 2025-01-21T04:41:44.283302+00:00 / 2024/01/02 03:04:05 / a colon after it: TensorFlow's
-# and absl's C++ "2018-12-14 01:13:48.307208: W tensorflow/...", Composer's "2022-06-29 11:36:17,871: rank0[...]"
-_ISO = re.compile(r"((\d{4})[-/](\d\d)[-/](\d\d)[T ](\d\d):(\d\d):(\d\d))(?:[.,](\d{1,9}))?" + _OFFSET
-                  + r"(?=[\s|\],\"]|: |$)[,:]? *(?:>> )?")
-# 1732852924.849 / 1732852924849  (a JSON record's epoch seconds, milli-, micro- or nanoseconds: ``timespots``)
-_EPOCH = re.compile(r"(\d{9,19})(?:\.(\d{1,9}))?(?=[\s,}\]]|$)")
-# 09/11/2024 17:52:18  (HF example scripts) / 12/03/2026 02:38:23 PM  (the logging docs' ``%m/%d/%Y %I:%M:%S %p``)
-_US = re.compile(r"((\d\d)/(\d\d)/(\d{4}) (\d\d):(\d\d):(\d\d))(?:[.,](\d{1,9}))?(?: ([AP]M))?(?= |$) *")
-# [INFO|trainer.py:2048] 2024-09-11 17:52:18,030 >>  (HF transformers)
-_HF = re.compile(r"\[(DEBUG|INFO|WARNING|ERROR|CRITICAL)\|[^\]]*\] *")
-# [2023-03-05 06:40:25,173]
-_ISO_BR = re.compile(r"\[((\d{4})[-/](\d\d)[-/](\d\d)[T ](\d\d):(\d\d):(\d\d))(?:[.,](\d{1,9}))?" + _OFFSET
-                     + r"\] *")
-# [2026-12-04 13:51:31,816 I 7 7]  Ray's C++ processes (raylet, gcs_server, core worker logs): level, pid, tid
-_RAY_BR = re.compile(r"\[((\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)),(\d{3}) ([IWEFCD]) \d+ \d+\] *")
-_RAY_LEVEL = {"I": "info", "W": "warning", "E": "error", "F": "error", "C": "error", "D": "debug"}
-# {"asctime": "2026-12-04 13:55:14,613", "levelname": "INFO", "message": "...  a JSON log line (python-json-logger,
-# Ray Train's structured worker logs): its time and level, its message where the message value starts
-_JSON_HEAD = re.compile(r'\{"(?:asctime|timestamp|time)": ?"((\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d))'
-                        r'(?:[.,](\d{1,9}))?"(?:, ?"levelname": ?"([A-Z]+)")?, ?"message": ?"')
-# Nov 29 10:11:12 (syslog, optionally with fraction)
-_SYSLOG = re.compile(r"(" + _MON + r" +(\d{1,2}) (\d\d):(\d\d):(\d\d))(?:\.(\d{1,9}))? +")
-# E1129 10:11:12.345678 12345 file.cc:123]  and torch's [E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607]
-_GLOG = re.compile(r"\[?([IWEF])((\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d))\.(\d{1,9})(?: +\d+)? +[^\]\s]*\] *")
-# [Sun Feb 23 16:24:18 2025]  (dmesg -T) and  Sun Feb 23 16:24:18 UTC 2025  (date)
-_DATE = re.compile(r"\[?((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) " + _MON
-                   + r" +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?: [A-Z]{2,5})? (\d{4}))\]? *")
-# [Feb 25 2025 13:59:45]  (NVIDIA fabric manager)
-_FM = re.compile(r"\[(" + _MON + r" +(\d{1,2}) (\d{4}) (\d\d):(\d\d):(\d\d))\] *")
-# [Feb23 16:24]  (dmesg -H)
-_DMESG_H = re.compile(r"\[(" + _MON + r"(\d\d) (\d\d):(\d\d))\] *")
-# [12345.678901]  /  [  +0.000316]  (dmesg uptime, dmesg -d delta)
-_UPTIME = re.compile(r"\[ *(\+?)(\d+)\.(\d+)\] *")
-# 12/09 06:49:23  (mmengine)
-_MMDD = re.compile(r"((\d\d)/(\d\d) (\d\d):(\d\d):(\d\d))(?= ) *")
-# INFO 12-06 18:44:12 (vLLM)
-_VLLM = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL) ((\d\d)-(\d\d) (\d\d):(\d\d):(\d\d))(?:\.\d+)? +")
-# kern  :warn  : <rest>  (dmesg -x)
-_KERN = re.compile(r"(kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local\d) *:"
-                   r"(emerg|alert|crit|err|warn|notice|info|debug) *: *")
-
-_GLOG_LEVEL = {"I": "info", "W": "warning", "E": "error", "F": "error"}
-_KERN_LEVEL = {"emerg": "error", "alert": "error", "crit": "error", "err": "error", "warn": "warning",
-               "notice": "info", "info": "info", "debug": "debug"}
-_WORD_LEVEL = {"DEBUG": "debug", "INFO": "info", "WARNING": "warning", "ERROR": "error", "CRITICAL": "error"}
-_KERN_PREFIXES = ("kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron", "ftp",
-                  "local")
-_UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-_DIGITS = frozenset("0123456789")
-_ENDS_TIME = frozenset(("", "\t", "\n", "\r", "|", "]", '"', "\v", "\f"))  # what may follow a time that ends with nothing
-
 NO_STAMP: tuple[float | None, int, str | None, str] = (None, 0, None, "")
-# each header pattern with the kind ``parse`` gives it: what a header whose date is no date is read as
-_SHAPES = ((_ISO, "iso"), (_ISO_BR, "iso"), (_US, "iso"), (_MMDD, "mmengine"), (_RAY_BR, "ray"),
-           (_SYSLOG, "syslog"), (_GLOG, "glog"), (_DATE, "date"), (_FM, "fm"), (_DMESG_H, "dmesg_h"),
-           (_VLLM, "vllm"))
 
 
 def year_near(around: float, month: int) -> int:
@@ -94,33 +64,6 @@ def year_near(around: float, month: int) -> int:
     y = ref.tm_year
     ref_days = date(y, ref.tm_mon, ref.tm_mday).toordinal()
     return min((y - 1, y, y + 1), key=lambda c: abs(date(c, month, 15).toordinal() - ref_days))
-
-
-def _hour(h: int, half: str | None) -> int:
-    """The hour of a 12-hour clock's ``h`` with its ``AM``/``PM`` (12 AM is midnight, 12 PM noon)."""
-    if half is None:
-        return h
-    return h % 12 + (12 if half == "PM" else 0)
-
-
-def _offset_seconds(off: str | None) -> int:
-    if not off or off == "Z":
-        return 0
-    sign = -1 if off[0] == "-" else 1
-    digits = off[1:].replace(":", "")
-    hours = int(digits[:2])
-    minutes = int(digits[2:4]) if len(digits) >= 4 else 0
-    return sign * (hours * 3600 + minutes * 60)
-
-
-_POW10 = tuple(10.0 ** i for i in range(20))
-
-
-def _frac(digits: str | None) -> float:
-    if not digits:
-        return 0.0
-    digits = digits[:18]
-    return int(digits) / _POW10[len(digits)]
 
 
 class TimestampParser:
@@ -245,20 +188,20 @@ class TimestampParser:
         except IndexError:
             return NO_STAMP
         try:
-            if self._same is not None and (c in _DIGITS or c == "["):
+            if self._same is not None and (c in DIGITS or c == "["):
                 hit = self._same_second(s, pos)
                 if hit is not None:
                     return hit
-            if c in _DIGITS:
+            if c in DIGITS:
                 c4 = s[pos + 4:pos + 5]
                 if c4 == "-" or c4 == "/":
-                    m = _ISO.match(s, pos)
+                    m = ISO.match(s, pos)
                     if m is None:
                         return NO_STAMP
                     return self._iso(m)
                 if s[pos + 2:pos + 3] == "/":
                     if s[pos + 5:pos + 6] == "/":
-                        m = _US.match(s, pos)
+                        m = US.match(s, pos)
                         if m is None:
                             return NO_STAMP
                         key = m[1] + m[9] if m[9] else m[1]
@@ -267,11 +210,11 @@ class TimestampParser:
                             mo, d, y = (int(m[3]), int(m[2]), int(m[4])) if self._day_first else \
                                 (int(m[2]), int(m[3]), int(m[4]))
                             self._seen_year(y, mo)
-                            t = self._day(y, mo, d) + _hour(int(m[5]), m[9]) * 3600 + int(m[6]) * 60 \
+                            t = self._day(y, mo, d) + hour_24(int(m[5]), m[9]) * 3600 + int(m[6]) * 60 \
                                 + int(m[7])
                             self._remember(key, t)
-                        return t + _frac(m[8]), m.end(), None, "iso"
-                    m = _MMDD.match(s, pos)
+                        return t + fraction(m[8]), m.end(), None, "iso"
+                    m = MMDD.match(s, pos)
                     if m:
                         t = self._cache.get(m[1])
                         if t is None:
@@ -282,24 +225,24 @@ class TimestampParser:
                         return t, m.end(), None, "mmengine"
                 elif s[pos + 2:pos + 3] == ":" and (m := TIME_OF_DAY.match(s, pos)) is not None:
                     t = self._dayclock.time(int(m[1]) * 3600 + int(m[2]) * 60 + int(m[3]), self._around or self._mtime)
-                    return t + _frac(m[4]), m.end(), None, "daytime"
+                    return t + fraction(m[4]), m.end(), None, "daytime"
                 return NO_STAMP
             if c == "[":
                 return self._bracket(s, pos)
             if c == "{":
-                m = _JSON_HEAD.match(s, pos)
+                m = JSON_HEAD.match(s, pos)
                 if m is None:
                     return NO_STAMP
                 base = self._minutes.get(m[1][:16])
                 if base is None:
                     base = self._minute(m[1], int(m[2]), int(m[3]), int(m[4]), int(m[5]), int(m[6]))
-                return base + int(m[7]) + _frac(m[8]), m.end(), _WORD_LEVEL.get(m[9] or ""), "json"
-            if c in _UPPER:
+                return base + int(m[7]) + fraction(m[8]), m.end(), WORD_LEVEL.get(m[9] or ""), "json"
+            if c in UPPER:
                 return self._upper(s, pos, c)
-            if (c == "k" or c in "umdalnsfc") and s.startswith(_KERN_PREFIXES, pos):
-                m = _KERN.match(s, pos)
+            if (c == "k" or c in "umdalnsfc") and s.startswith(KERN_PREFIXES, pos):
+                m = KERN.match(s, pos)
                 if m:
-                    level = _KERN_LEVEL[m[2]]
+                    level = KERN_LEVEL[m[2]]
                     t, end, _, kind = self.parse(s, m.end())
                     return t, (end or m.end()), level, "kern" if not kind else "kern+" + kind
             return NO_STAMP
@@ -310,7 +253,7 @@ class TimestampParser:
         """A header whose date is no date (an unset clock's ``0000-00-00``, a corrupt ``2026-13-45``): still the
         header it is shaped as, so its line starts a record as its neighbours do (the reader gives it the time
         of the line before), without a time of its own; counted in ``undated``."""
-        for pattern, kind in _SHAPES:
+        for pattern, kind in SHAPES:
             m = pattern.match(s, pos)
             if m is not None:
                 if s is not self._undated_line:
@@ -332,9 +275,9 @@ class TimestampParser:
         end = a + fl + len(tail)
         if not frac.isdigit() or not s.startswith(tail, a + fl) or s[end:end + 1] == " ":
             return None
-        if not tail and s[end:end + 1] not in _ENDS_TIME:  # "...05.500" then "+02:00": an offset the regex reads
+        if not tail and s[end:end + 1] not in ENDS_TIME:  # "...05.500" then "+02:00": an offset the regex reads
             return None
-        return base + int(frac) / _POW10[fl], end, None, kind
+        return base + int(frac) / POW10[fl], end, None, kind
 
     def _iso(self, m: re.Match[str]) -> tuple[float | None, int, str | None, str]:
         key = m[1]
@@ -344,7 +287,7 @@ class TimestampParser:
         t = base + int(m[7])
         off = m[9]
         if off:
-            t -= _offset_seconds(off)
+            t -= offset_seconds(off)
         # RFC 3339 with T and an offset is what syslog/journald write: a host field may follow
         kind = "rfc3339" if off and key[10] == "T" else "iso"
         f = m[8]
@@ -352,7 +295,7 @@ class TimestampParser:
         if f:
             fs = m.start(8)
             self._same = (m.string[m.start():m.end(1)], t, fs - m.start(), len(f), m.string[m.end(8):end], kind)
-            t += int(f) / _POW10[len(f)]
+            t += int(f) / POW10[len(f)]
         return t, end, None, kind
 
     def _minute(self, key: str, y: int, mo: int, d: int, h: int, mi: int) -> float:
@@ -377,7 +320,7 @@ class TimestampParser:
         """Where the parts of an ISO header at ``pos`` (bare or in brackets, no UTC offset) that ended at ``end``
         sit: (start of the date-time, start of the fraction, fraction digits). Lines of the same shape have them
         at the same offsets, which ``iso_time`` reads without a regex. None for other headers."""
-        m = (_ISO_BR if s.startswith("[", pos) else _ISO).match(s, pos)
+        m = (ISO_BR if s.startswith("[", pos) else ISO).match(s, pos)
         if m is None or (m[9] and m[9] != "Z") or m.end() != end:
             return None
         return m.start(1), (m.start(8) if m[8] else -1), len(m[8] or "")
@@ -391,7 +334,7 @@ class TimestampParser:
             return None
         t = base + int(s[ds + 17:ds + 19])
         if fl:
-            t += int(s[fs:fs + fl]) / _POW10[fl]
+            t += int(s[fs:fs + fl]) / POW10[fl]
         return t
 
     def planned_time(self, s: str, pos: int, end: int, kind: str) -> tuple[bool, float | None]:
@@ -420,7 +363,7 @@ class TimestampParser:
             return True, t
         if kind == "uptime":
             whole, _, frac = s[pos + 1:end].rstrip(" ")[:-1].lstrip(" ").partition(".")
-            return True, self.uptime(int(whole) + _frac(frac))
+            return True, self.uptime(int(whole) + fraction(frac))
         return False, None
 
     def syslog_year(self, month: int) -> int | None:
@@ -452,35 +395,35 @@ class TimestampParser:
 
     def _bracket(self, s: str, pos: int) -> tuple[float | None, int, str | None, str]:
         c1 = s[pos + 1:pos + 2]
-        if c1 in _DIGITS or c1 == " " or c1 == "+":
-            if c1 in _DIGITS and s[pos + 5:pos + 6] in ("-", "/"):
-                m = _ISO_BR.match(s, pos)
+        if c1 in DIGITS or c1 == " " or c1 == "+":
+            if c1 in DIGITS and s[pos + 5:pos + 6] in ("-", "/"):
+                m = ISO_BR.match(s, pos)
                 if m:
                     return self._iso(m)
-                m = _RAY_BR.match(s, pos)
+                m = RAY_BR.match(s, pos)
                 if m:
                     base = self._minutes.get(m[1][:16])
                     if base is None:
                         base = self._minute(m[1], int(m[2]), int(m[3]), int(m[4]), int(m[5]), int(m[6]))
-                    return base + int(m[7]) + int(m[8]) / 1000, m.end(), _RAY_LEVEL[m[9]], "ray"
-            m = _UPTIME.match(s, pos)
+                    return base + int(m[7]) + int(m[8]) / 1000, m.end(), RAY_LEVEL[m[9]], "ray"
+            m = UPTIME.match(s, pos)
             if m is None:
                 return NO_STAMP
             if m[1]:  # [  +0.000316]: a delta, no absolute time
                 return None, m.end(), None, "delta"
-            return self.uptime(int(m[2]) + _frac(m[3])), m.end(), None, "uptime"
-        if c1 in _UPPER:
-            if c1 in "IWEF" and s[pos + 2:pos + 3] in _DIGITS:
+            return self.uptime(int(m[2]) + fraction(m[3])), m.end(), None, "uptime"
+        if c1 in UPPER:
+            if c1 in "IWEF" and s[pos + 2:pos + 3] in DIGITS:
                 return self._glog(s, pos)
             if "|" in s[pos:pos + 12]:
-                m = _HF.match(s, pos)
+                m = HF.match(s, pos)
                 if m:
                     t, end, _, kind = self.parse(s, m.end())
-                    return t, (end or m.end()), _WORD_LEVEL[m[1]], "hf"
-            m = _DATE.match(s, pos)
+                    return t, (end or m.end()), WORD_LEVEL[m[1]], "hf"
+            m = DATE.match(s, pos)
             if m:
                 return self._date(m), m.end(), None, "dmesg_t"
-            m = _FM.match(s, pos)
+            m = FM.match(s, pos)
             if m:
                 t = self._cache.get(m[1])
                 if t is None:
@@ -489,7 +432,7 @@ class TimestampParser:
                     t = self._day(y, mo, d) + int(m[5]) * 3600 + int(m[6]) * 60 + int(m[7])
                     self._remember(m[1], t)
                 return t, m.end(), None, "fm"
-            m = _DMESG_H.match(s, pos)
+            m = DMESG_H.match(s, pos)
             if m:
                 t = self._cache.get(m[1])
                 if t is None:
@@ -502,12 +445,12 @@ class TimestampParser:
     def epoch(self, s: str, pos: int) -> tuple[float | None, int, str | None, str]:
         """An epoch time at ``pos`` (a JSON record's ``"ts": 1732852924.849``): seconds of 9 to 11 digits, else
         milli-, micro- or nanoseconds by their width; ``NO_STAMP`` for other numbers."""
-        m = _EPOCH.match(s, pos)
+        m = EPOCH.match(s, pos)
         if m is None:
             return NO_STAMP
         whole = m[1]
         scale = (len(whole) - 9) // 3  # 9-11 digits: seconds; 12-14: ms; 15-17: us; 18-19: ns
-        t = int(whole) + _frac(m[2]) if not scale else (int(whole) + _frac(m[2])) / _POW10[3 * scale]
+        t = int(whole) + fraction(m[2]) if not scale else (int(whole) + fraction(m[2])) / POW10[3 * scale]
         return t, m.end(), None, "epoch"
 
     def _date(self, m: re.Match[str]) -> float:
@@ -520,7 +463,7 @@ class TimestampParser:
         return t
 
     def _glog(self, s: str, pos: int) -> tuple[float | None, int, str | None, str]:
-        m = _GLOG.match(s, pos)
+        m = GLOG.match(s, pos)
         if m is None:
             return NO_STAMP
         t = self._cache.get(m[2])
@@ -529,17 +472,17 @@ class TimestampParser:
             t = self._day(self._infer_year(mo, d), mo, d) + int(m[5]) * 3600 + int(m[6]) * 60 + int(m[7])
             self._remember(m[2], t)
         f = m[8]
-        return t + int(f) / _POW10[len(f)], m.end(), _GLOG_LEVEL[m[1]], "glog"
+        return t + int(f) / POW10[len(f)], m.end(), GLOG_LEVEL[m[1]], "glog"
 
     def _upper(self, s: str, pos: int, c: str) -> tuple[float | None, int, str | None, str]:
         c1 = s[pos + 1:pos + 2]
-        if c1 in _DIGITS:
+        if c1 in DIGITS:
             if c in "IWEF":
                 return self._glog(s, pos)
             return NO_STAMP
         mon = MONTHS.get(s[pos:pos + 3])
         if mon is not None:
-            m = _SYSLOG.match(s, pos)
+            m = SYSLOG.match(s, pos)
             if m:
                 t = self._cache.get(m[1])
                 if t is None:
@@ -553,16 +496,16 @@ class TimestampParser:
                         minutes.clear()
                     minutes[m[1][:-2]] = (y, base)
                 if m[7]:
-                    t += _frac(m[7])
+                    t += fraction(m[7])
                 return t, m.end(), None, "syslog"
             return NO_STAMP
-        if s.startswith(_WEEKDAYS, pos):
-            m = _DATE.match(s, pos)
+        if s.startswith(WEEKDAYS, pos):
+            m = DATE.match(s, pos)
             if m:
                 return self._date(m), m.end(), None, "date"
             return NO_STAMP
         if c in "DIWEC":
-            m = _VLLM.match(s, pos)
+            m = VLLM.match(s, pos)
             if m:
                 t = self._cache.get(m[2])
                 if t is None:
@@ -570,17 +513,5 @@ class TimestampParser:
                     t = self._day(self._infer_year(mo, d), mo, d) + int(m[5]) * 3600 + int(m[6]) * 60 \
                         + int(m[7])
                     self._remember(m[2], t)
-                return t, m.end(), _WORD_LEVEL[m[1]], "vllm"
+                return t, m.end(), WORD_LEVEL[m[1]], "vllm"
         return NO_STAMP
-
-
-def parse_elastic_time(value: str) -> float | None:
-    """torchelastic's ``2025-05-21_15:43:03`` (local time of the agent; taken as UTC like other naive times)."""
-    m = re.match(r"(\d{4})-(\d\d)-(\d\d)_(\d\d):(\d\d):(\d\d)", value.strip())
-    if not m:
-        return None
-    try:
-        return float((date(int(m[1]), int(m[2]), int(m[3])).toordinal() - 719163) * 86400
-                     + int(m[4]) * 3600 + int(m[5]) * 60 + int(m[6]))
-    except ValueError:
-        return None

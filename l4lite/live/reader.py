@@ -79,6 +79,7 @@ class IngestLineReader:
                  warn: Callable[[str], None], skipped: Counter[str] | None = None) -> None:
         from l4lite.ingest import reader as ingest
         from l4lite.ingest.files import InputFile
+        from l4lite.ingest.streamnames import AMBIGUOUS
 
         self.r = ingest._FileReader(InputFile(path=rel, rel=rel, mtime=mtime), options, accounting,
                                     options.rank_map)
@@ -88,7 +89,7 @@ class IngestLineReader:
         self.skipped = skipped if skipped is not None else Counter()  # lines read into no record, by reason
         self._stale = ingest._STALE_LINES
         self._hold = ingest._HOLD_LINES
-        self._ambiguous = ingest._AMBIGUOUS
+        self._ambiguous = AMBIGUOUS
         self._warned = False
         self._partial: int | None = None  # first line of a CRI or Docker partial line still waiting for its end
         self._plain_head = 0  # first non-empty lines without a CRI prefix, while that is undecided

@@ -26,43 +26,34 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
-import json
 import os
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
-from l4lite.diagnose.incident import Incident, write_atomic
+from l4lite.diagnose.incident import Incident
 from l4lite.errors import L4Error
 from l4lite.ingest.shape import shape_of
-from l4lite.live.alerts import Alert, AlertSink, AlertTracker, read_alert_log
+from l4lite.live.alerts import Alert, AlertSink, AlertTracker
 from l4lite.live.follow import Follower, Stream
-from l4lite.live.jobfacts import REREAD_MAX_BYTES, reread, reread_files
 from l4lite.live.lane import FastLane, RootLane
 from l4lite.live.metrics import TailMetrics
-from l4lite.live.options import (
-    ROOT_HITS_KEPT,
-    STATE_FILE,
-    STATE_SCHEMA,
-    UNCLEAN_MAX_SECONDS,
-    TailOptions,
-    Totals,
-    instant,
-)
+from l4lite.live.options import ROOT_HITS_KEPT, TailOptions, Totals, instant
 from l4lite.live.reader import ReaderFactory, default_reader_factory
 from l4lite.live.recordfeed import MIN_READ_BYTES, RecordFeed
+from l4lite.live.refresh import ContextRefresh
+from l4lite.live.tailstate import TailState
 from l4lite.live.triage import KeywordGate, RuleTap, Sampler, Triage
-from l4lite.live.verdict import RootHit, hang_incident, iso, rules_incident
+from l4lite.live.verdict import RootHit, hang_incident, rules_incident
 from l4lite.mining.miner import TemplateMiner, template_id
 from l4lite.records import Accounting, Record
 from l4lite.scan.job import note_context
 from l4lite.scan.scanner import JobScan, Scanner
 
 
-class Tailer:
+class Tailer(TailState, ContextRefresh):
     """The tail loop. ``step()`` is one poll; ``run()`` loops until stopped; ``close()`` checkpoints."""
 
     def __init__(
@@ -163,31 +154,6 @@ class Tailer:
 
     def _new_scanner(self) -> Scanner:
         return Scanner(self.miner, self._tap, bucket_seconds=self.options.bucket_seconds, root=self.follower.root)
-
-    @property
-    def state_path(self) -> Path | None:
-        return Path(self.options.state_dir) / STATE_FILE if self.options.state_dir else None
-
-    def _restore(self) -> None:
-        """Resume from the state directory (offsets, totals, template miner, alerts) and the alert log."""
-        path = self.state_path
-        if path is not None and path.exists():
-            try:
-                state = json.loads(path.read_text(encoding="utf-8"))
-                if state.get("schema") != STATE_SCHEMA:
-                    raise ValueError(f"schema {state.get('schema')!r}")
-                self.follower.load_state(state.get("follower", {}))
-                self.totals = Totals.from_dict(state.get("totals", {}))
-                if state.get("templates"):
-                    self.miner = TemplateMiner.from_state(state["templates"])
-                self.tracker.load_state(state.get("alerts", []))
-                if state.get("rank_map"):
-                    self._rank_map.merge(type(self._rank_map).from_dict(state["rank_map"]))
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                raise L4Error(f"{path}: unreadable tail state ({exc}); remove it to start over") from exc
-        if self.options.alerts_path and self.options.alerts_path != "-":
-            for row in read_alert_log(self.options.alerts_path):
-                self.tracker.absorb(row)
 
     # ----------------------------------------------------------------------------------------------- the loop
     def run(self, stop: threading.Event | None = None) -> Incident | None:
@@ -466,40 +432,6 @@ class Tailer:
         return {"files": len(self.follower.streams), "lines_read": self.follower.lines_committed,
                 "records": self.totals.records, "alerts": self.totals.alerts}
 
-    def checkpoint(self) -> bool:
-        """Save committed offsets, the totals they account for, the miner and the alerts, in one atomic write.
-
-        Only at a clean cut (see ``_clean``); after a few seconds without one, open records are completed to
-        make one. Returns whether the state was written.
-        """
-        if not self.feed.clean():
-            now = self.clock()
-            if self._unclean_since is None:
-                self._unclean_since = now
-            if now - self._unclean_since < UNCLEAN_MAX_SECONDS:
-                return False
-            self.feed.expire(now, force=True)
-        self._unclean_since = None
-        self.totals.lines = self.follower.lines_committed
-        self._last_checkpoint = self.clock()
-        self._uncommitted_lines = 0
-        path = self.state_path
-        if path is None:
-            return
-        state = {
-            "schema": STATE_SCHEMA,
-            "saved_at": iso(self.wall()),
-            "paths": self.options.paths,
-            "follower": self.follower.to_state(),
-            "totals": self.totals.to_dict(),
-            "perf": {**self.perf, "sample_keep": round(self.sampler.keep, 4), "full_looks": self.triage.full_looks},
-            "alerts": self.tracker.to_state(),
-            "rank_map": self.rank_map.to_dict() if hasattr(self.rank_map, "to_dict") else None,
-            "templates": self.miner.to_state(),
-        }
-        write_atomic(path, json.dumps(state, separators=(",", ":")))
-        return True
-
     def _write_html(self, *, background: bool = False) -> None:
         self._last_html = self.clock()
         incident = self.incident if self.incident is not None and self.incident.is_incident else (
@@ -523,49 +455,6 @@ class Tailer:
             render_html(incident, self.options.html)
         except (OSError, ValueError) as exc:
             self.warn(f"{self.options.html}: report not written: {exc}")
-
-    @property
-    def rank_map(self) -> Any:
-        """The rank -> node map the readers share (a new one after the job context changed)."""
-        return getattr(self.reader_factory, "rank_map", self._rank_map)
-
-    def _refresh_context(self, now: float, *, final: bool = False) -> bool:
-        """Build the job context again when files appeared or grew enough (``live.jobfacts``; at most a tenth of
-        the time), or for the ``final`` verdict; when it reads lines differently, read the lines processed so far
-        again with it and diagnose soon. True if it changed."""
-        readers = self.reader_factory
-        if not hasattr(readers, "refresh") or not final and (now - self._built_at < 10 * self._build_seconds or
-                not readers.due({s.name: s.committed_offset for s in self.follower.streams.values()})):
-            return False
-        began = time.perf_counter()
-        self._built_at = now
-        self.feed.expire(now, force=True)  # open records completed: every line read is processed, and committed
-        changed = readers.refresh(self.follower.expand())
-        if changed:
-            self.feed.slots.clear()  # the lines to come are read with the new context
-            self._reread()
-        self._build_seconds = time.perf_counter() - began
-        return changed
-
-    def _reread(self) -> None:
-        """The scan made again from the lines processed so far, read by the batch stages with the job context as
-        it now stands; hits are not counted again, nor alerted on at once (the next diagnosis says)."""
-        context = getattr(self.reader_factory, "context", None)
-        files = reread_files(self.follower.streams.values()) if context is not None else []
-        if not files:
-            return
-        if sum(f.size for f in files) > REREAD_MAX_BYTES:
-            if "reread" not in self._problems:
-                self._problems.add("reread")
-                self.warn("the job's context changed; too many lines to read again: it serves the new lines only")
-            return
-        scanner = Scanner(self.miner, self.rules, bucket_seconds=self.options.bucket_seconds, root=self.follower.root)
-        reread(scanner, files, context, getattr(self.reader_factory, "node_from", None))
-        scanner.rules = self._tap
-        self._scanner, self._previous = scanner, None
-        self._generation_start = self.clock()
-        self._records_since_diagnose += 1
-        self._last_diagnose = -float("inf")
 
     def _rotate_generation(self) -> None:
         self._previous = self._scanner.finish()

@@ -23,7 +23,7 @@ from l4lite.scan.scanner import UNKNOWN_NODE
 class RootHit:
     """A record that matched a root-cause rule, with the rule's explanation and action filled in."""
 
-    rule: Any  # l4lite.rules.pack.Rule
+    rule: Any  # l4lite.rules.signature.Rule
     groups: dict[str, str]
     record: Record
     explain: str

@@ -29,7 +29,7 @@ from re import _constants as sre_constants  # the stdlib regex parser, as in rul
 from re import _parser as sre_parse
 from typing import Any
 
-from l4lite.rules.pack import RuleMatch, with_fallback
+from l4lite.rules.signature import RuleMatch, with_fallback
 
 NONE, SHAPE, FOLDED = 0, 1, 2  # blind to nothing, to digits (a shape's lines), to digits and ids' hex letters
 

@@ -1,4 +1,5 @@
-"""The rule pack: known failure signatures as data (TOML), loaded, validated and matched against records.
+"""The rule pack: known failure signatures as data (TOML, read and checked by ``rulefile``), matched against
+records.
 
 A signature is a ``[[rule]]`` table (see ``l4lite/rules/default.toml`` for the full field list). Rules live in data
 so that operators can add their own with ``--rules FILE`` without touching code: a user rule with the id of a
@@ -20,42 +21,20 @@ compiled when they load, so that a broken pattern is reported at once with its f
 from __future__ import annotations
 
 import re
-import tomllib
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
 from pathlib import Path
-from re import _constants as sre_constants  # the stdlib regex parser: used only to size patterns
-from re import _parser as sre_parse
 from typing import Any
 
-import regex
-
-from l4lite.errors import L4Error
 from l4lite.records import Record
 from l4lite.resources import rules_dir
-from l4lite.rules.keys import derive_keywords, gate_keywords, longest_trie, shape
-from l4lite.rules.needs import Needs, may_match, needs
+from l4lite.rules.keys import gate_keywords, longest_trie, shape
+from l4lite.rules.needs import may_match
 from l4lite.rules.render import render
-from l4lite.vocab import CATEGORIES, GLOBAL_CATEGORIES, PHASES, SEVERITIES, SOURCES
+from l4lite.rules.rulefile import load_file
+from l4lite.rules.signature import MATCH_FIELDS, Rule, RuleMatch, with_fallback
 
-RULE_ROLES: tuple[str, ...] = ("root", "cascade", "symptom", "confirmation")
-MATCH_FIELDS: tuple[str, ...] = ("message", "text")
-SCOPES: tuple[str, ...] = ("node", "global")
-
-_REQUIRED = ("id", "pattern", "category", "role", "severity", "explain")
-_OPTIONAL = (
-    "action", "match", "source", "phase_hint", "priority", "scope", "keywords", "ignore_case", "fallback",
-    "generic", "wraps", "enabled", "examples", "counter_examples", "category_by_phase", "note",
-)
-_QUANTIFIER = re.compile(r"\{\s*(\d+)\s*(?:,\s*(\d*)\s*)?\}")
-# The regex module expands counted repetitions when it compiles, so that a{4294967294} or (?:a{1000}){1000}
-# takes seconds to minutes and gigabytes before it fails. No record is searched beyond its first 32,768
-# characters anyway (RulePack.max_chars), so larger counts are refused before compiling.
-MAX_REPEAT = 32_768
 _MAX_GATE_SEARCHES = 64  # keyword positions searched one by one, then one substring test per keyword
-_RULE_HEADER = re.compile(r"^[ \t]*\[\[[ \t]*rule[ \t]*\]\]", re.MULTILINE)
 # In a lower-cased shape (digits folded to 0): a word (a run of ASCII letters, digits and ``_``) made of hex
 # letters, ``x`` and 0s, with at least one 0: a number of any width, a hex id, pointer or hash. Kernel and storage
 # lines carry a new one on nearly every line; the gate's memo is keyed by the shape with each such word a 0
@@ -64,74 +43,6 @@ _FOLD_WORD = re.compile(rb"\b[a-fx]*0[0a-fx]*\b")
 _EDGE_RUNS = re.compile(rb"^(\w*)(?:.*?(\w*))?$", re.DOTALL)
 _HEXISH = re.compile(rb"[a-fx]+")
 _gate_keywords = gate_keywords  # the name the rule-pack tests use
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One failure signature.
-
-    ``match`` names the record field the pattern is searched in: ``message`` (the header-stripped line, or the
-    final exception line of a traceback) or ``text`` (the record as written, continuation lines included: use it
-    for tracebacks, torchelastic summaries and kernel messages wrapped over several lines).
-    """
-
-    id: str
-    pattern: str
-    category: str
-    role: str
-    severity: str
-    explain: str
-    action: str = ""
-    match: str = "message"
-    source: tuple[str, ...] = ()
-    phase_hint: str | None = None
-    priority: int = 50
-    scope: str = "node"
-    keywords: tuple[str, ...] = ()
-    ignore_case: bool = False
-    fallback: bool = False
-    generic: bool = False  # the phrase says that something failed, not what: the line's words give the category
-    wraps: bool = False  # the line re-raises an error caught elsewhere: that error's signature reads it (diagnose)
-    category_by_phase: tuple[tuple[str, str], ...] = ()
-    examples: tuple[str, ...] = ()
-    counter_examples: tuple[str, ...] = ()
-    origin: str = ""
-    shipped: bool = False  # from the package's own rule files (reviewed patterns, see RulePack._search)
-
-    @property
-    def is_global(self) -> bool:
-        return self.scope == "global"
-
-    @cached_property
-    def compiled(self) -> Any:
-        """The pattern compiled with the ``regex`` module, on first use (kept on the instance)."""
-        return compile_pattern(self.pattern, self.ignore_case, f"{self.origin}: rule {self.id!r}")
-
-    @cached_property
-    def needs(self) -> Needs | None:
-        """Literals a text must hold before the pattern can match it (``rules.needs``), on first use."""
-        return needs(self.pattern, gate_keywords(self.keywords))
-
-
-@dataclass
-class RuleMatch:
-    """A rule that matched a record, with the pattern's named groups (unmatched groups left out)."""
-
-    rule: Rule
-    groups: dict[str, str] = field(default_factory=dict)
-
-
-def with_fallback(found: list[RuleMatch]) -> list[RuleMatch]:
-    """The matches of the rules that are no fallback, in order, and the highest-priority fallback's when none of
-    them explains the record: a rule that only says where the program was (a symptom of unknown category, such
-    as a traceback through a checkpoint load) does not, and the generic fallback still says that it failed."""
-    fallbacks = [m for m in found if m.rule.fallback]
-    if not fallbacks:
-        return found
-    out = [m for m in found if not m.rule.fallback]
-    if any(m.rule.role != "symptom" or m.rule.category != "unknown" for m in out):
-        return out
-    return out + [max(fallbacks, key=lambda m: m.rule.priority)]
 
 
 def fold_key(key: bytes) -> bytes:
@@ -150,18 +61,6 @@ def fold_safe(word: bytes) -> bool:
     """
     first, last = _EDGE_RUNS.fullmatch(word).groups()  # type: ignore[union-attr]
     return not (first and _HEXISH.fullmatch(first)) and not (last and _HEXISH.fullmatch(last))
-
-
-def compile_pattern(pattern: str, ignore_case: bool, label: str) -> Any:
-    """A rule pattern compiled with the ``regex`` module; ``L4Error`` (naming ``label``) when it cannot be."""
-    too_big = _too_big(pattern)
-    if too_big:
-        raise L4Error(f"{label}: pattern too large to compile: {too_big}")
-    flags = (regex.IGNORECASE if ignore_case else 0) | regex.VERSION0
-    try:
-        return regex.compile(pattern, flags)
-    except (regex.error, ValueError, OverflowError, RecursionError, MemoryError) as e:
-        raise L4Error(f"{label}: invalid pattern: {e}") from None
 
 
 class RulePack:
@@ -218,7 +117,7 @@ class RulePack:
         ordered: dict[str, Rule] = {}
         tables: dict[str, dict[str, str]] = {}
         for path in files:
-            file_rules, file_tables, disabled = _load_file(path)
+            file_rules, file_tables, disabled = load_file(path)
             for name, table in file_tables.items():
                 tables.setdefault(name, {}).update(table)
             for rule in file_rules:
@@ -440,149 +339,3 @@ class RulePack:
 
     def get(self, rule_id: str) -> Rule | None:
         return self.by_id.get(rule_id)
-
-
-# ------------------------------------------------------------------------------------------------- file loading
-def _load_file(path: Path) -> tuple[list[Rule], dict[str, dict[str, str]], list[str]]:
-    """A rule file's rules, tables and disabled ids. Text read before is not parsed again: an evaluation or a
-    live tail analyses many jobs in one process with the same pack (the rules are frozen, and a pattern compiled
-    for one pack serves the next)."""
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise L4Error(f"{path}: cannot read rule file: {e.strerror or e}") from None
-    rules, tables, disabled = parse_rule_file(path, raw)
-    return list(rules), {name: dict(table) for name, table in tables.items()}, list(disabled)
-
-
-@lru_cache(maxsize=32)
-def parse_rule_file(path: Path, raw: bytes) -> tuple[tuple[Rule, ...], dict[str, dict[str, str]], tuple[str, ...]]:
-    """The rules of one file's text (kept per text: ``parse_rule_file.cache_clear()`` forgets them)."""
-    try:
-        text = raw.decode("utf-8")
-        data = tomllib.loads(text)
-    except UnicodeDecodeError:
-        raise L4Error(f"{path}: rule file is not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as e:
-        raise L4Error(f"{path}: invalid TOML: {e}") from None
-    unknown_top = set(data) - {"rule", "tables", "meta"}
-    if unknown_top:
-        raise L4Error(f"{path}: unknown top-level key(s) {sorted(unknown_top)} (expected [[rule]], [tables.NAME])")
-    lines = [text.count("\n", 0, m.start()) + 1 for m in _RULE_HEADER.finditer(text)]
-    shipped = path.resolve().parent == rules_dir().resolve()
-    tables: dict[str, dict[str, str]] = {}
-    for name, table in (data.get("tables") or {}).items():
-        if not isinstance(table, dict):
-            raise L4Error(f"{path}: [tables.{name}] must be a table of strings")
-        tables[name] = {str(k): str(v) for k, v in table.items()}
-    entries = data.get("rule", [])
-    if not isinstance(entries, list):
-        raise L4Error(f"{path}: 'rule' must be an array of tables ([[rule]])")
-    rules: list[Rule] = []
-    disabled: list[str] = []
-    seen: set[str] = set()
-    for i, entry in enumerate(entries):
-        where = f"{path}:{lines[i]}" if i < len(lines) else str(path)
-        rule_id = entry.get("id") if isinstance(entry, dict) else None
-        label = f"{where}: rule {rule_id!r}" if rule_id else f"{where}: rule #{i + 1}"
-        if isinstance(entry, dict) and entry.get("enabled") is False and isinstance(rule_id, str):
-            disabled.append(rule_id)
-            continue
-        rule = _build_rule(entry, label, where, shipped)
-        if rule.id in seen:
-            raise L4Error(f"{label}: duplicate rule id in the same file")
-        seen.add(rule.id)
-        rules.append(rule)
-    return tuple(rules), tables, tuple(disabled)
-
-
-def _build_rule(entry: Any, label: str, where: str, shipped: bool = False) -> Rule:
-    if not isinstance(entry, dict):
-        raise L4Error(f"{label}: each [[rule]] must be a table")
-    missing = [k for k in _REQUIRED if k not in entry]
-    if missing:
-        raise L4Error(f"{label}: missing required field(s) {missing}")
-    unknown = sorted(set(entry) - set(_REQUIRED) - set(_OPTIONAL))
-    if unknown:
-        raise L4Error(f"{label}: unknown field(s) {unknown}")
-    for key in ("id", "pattern", "category", "role", "severity", "explain"):
-        if not isinstance(entry[key], str) or not entry[key]:
-            raise L4Error(f"{label}: field {key!r} must be a non-empty string")
-    rule_id = entry["id"]
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.:-]*", rule_id):
-        raise L4Error(f"{label}: id may only contain letters, digits and _ . : -")
-    _check_choice(label, "category", entry["category"], CATEGORIES)
-    _check_choice(label, "role", entry["role"], RULE_ROLES)
-    _check_choice(label, "severity", entry["severity"], SEVERITIES)
-    match = entry.get("match", "message")
-    _check_choice(label, "match", match, MATCH_FIELDS)
-    sources = entry.get("source", ())
-    if isinstance(sources, str):
-        sources = (sources,)
-    if not isinstance(sources, list | tuple) or not all(isinstance(s, str) for s in sources):
-        raise L4Error(f"{label}: 'source' must be a string or a list of strings")
-    for s in sources:
-        _check_choice(label, "source", s, SOURCES)
-    phase_hint = entry.get("phase_hint")
-    if phase_hint is not None:
-        _check_choice(label, "phase_hint", phase_hint, PHASES)
-    by_phase = entry.get("category_by_phase", {})
-    if not isinstance(by_phase, dict):
-        raise L4Error(f"{label}: 'category_by_phase' must be a table phase = category")
-    for ph, cat in by_phase.items():
-        _check_choice(label, "category_by_phase key", ph, PHASES)
-        _check_choice(label, "category_by_phase value", cat, CATEGORIES)
-    priority = entry.get("priority", 50)
-    if not isinstance(priority, int) or isinstance(priority, bool) or not 0 <= priority <= 100:
-        raise L4Error(f"{label}: 'priority' must be an integer from 0 to 100")
-    scope = entry.get("scope", "global" if entry["category"] in GLOBAL_CATEGORIES else "node")
-    _check_choice(label, "scope", scope, SCOPES)
-    for key in ("ignore_case", "fallback", "generic", "wraps"):
-        if not isinstance(entry.get(key, False), bool):
-            raise L4Error(f"{label}: {key!r} must be true or false")
-    for key in ("explain", "action"):
-        if key in entry and not isinstance(entry[key], str):
-            raise L4Error(f"{label}: {key!r} must be a string")
-    lists: dict[str, tuple[str, ...]] = {}
-    for key in ("keywords", "examples", "counter_examples"):
-        value = entry.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise L4Error(f"{label}: {key!r} must be a list of non-empty strings")
-        lists[key] = tuple(value)
-    ignore_case = bool(entry.get("ignore_case", False))
-    # A user's pattern is compiled now, so that a broken one is reported at load with its file and rule; the
-    # shipped ones (reviewed, and compiled by the tests) wait for their first use.
-    compiled = None if shipped else compile_pattern(entry["pattern"], ignore_case, label)
-    keywords = tuple(k.lower() for k in lists["keywords"]) or derive_keywords(entry["pattern"])
-    rule = Rule(
-        id=rule_id, pattern=entry["pattern"], category=entry["category"], role=entry["role"],
-        severity=entry["severity"], explain=entry["explain"], action=entry.get("action", ""), match=match,
-        source=tuple(sources), phase_hint=phase_hint, priority=priority, scope=scope, keywords=keywords,
-        ignore_case=ignore_case, fallback=bool(entry.get("fallback", False)),
-        generic=bool(entry.get("generic", False)), wraps=bool(entry.get("wraps", False)),
-        category_by_phase=tuple(sorted(by_phase.items())), examples=lists["examples"],
-        counter_examples=lists["counter_examples"], origin=where, shipped=shipped,
-    )
-    if compiled is not None:
-        rule.__dict__["compiled"] = compiled  # where the cached property keeps its value
-    return rule
-
-
-def _too_big(pattern: str) -> str:
-    """Why compiling ``pattern`` would cost too much (see MAX_REPEAT), or "" when it would not."""
-    for m in _QUANTIFIER.finditer(pattern):
-        for count in m.groups():
-            if count and (len(count) > 9 or int(count) > MAX_REPEAT):
-                return f"a repetition count of {count} (at most {MAX_REPEAT})"
-    try:  # nested counts multiply: the minimum length of a match, from the standard library's parser
-        shortest = sre_parse.parse(pattern).getwidth()[0]
-    except (sre_constants.error, re.error, OverflowError, RecursionError, ValueError, TypeError):
-        return ""  # syntax of the regex module only: the count check above is all there is
-    if shortest > MAX_REPEAT:
-        return f"a match needs at least {shortest} characters (at most {MAX_REPEAT} are searched)"
-    return ""
-
-
-def _check_choice(label: str, key: str, value: Any, allowed: Sequence[str]) -> None:
-    if value not in allowed:
-        raise L4Error(f"{label}: unknown {key} {value!r} (expected one of: {', '.join(allowed)})")
