@@ -10,8 +10,8 @@ import pytest
 from l4lite.detect.rules import RuleDetector, rule_score
 from l4lite.errors import L4Error
 from l4lite.records import Record
-from l4lite.rules.keys import derive_keywords
-from l4lite.rules.pack import RulePack, _gate_keywords
+from l4lite.rules.keys import derive_keywords, gate_keywords
+from l4lite.rules.pack import RulePack
 from l4lite.rules.render import render
 from l4lite.rules.signature import RULE_ROLES
 from l4lite.scan.scanner import Hit, JobScan
@@ -53,7 +53,7 @@ def test_default_pack_is_valid_and_covers_the_issue():
     for r in PACK.rules:
         assert r.category in CATEGORIES and r.role in RULE_ROLES and r.severity in SEVERITIES
         assert r.phase_hint is None or r.phase_hint in PHASES
-        assert _gate_keywords(r.keywords), f"{r.id} has no usable keywords: it would run on every record"
+        assert gate_keywords(r.keywords), f"{r.id} has no usable keywords: it would run on every record"
         assert r.explain and r.action, r.id
         assert r.examples, f"{r.id} has no example line"
     ids = {r.id for r in PACK.rules}

@@ -42,7 +42,6 @@ _MAX_GATE_SEARCHES = 64  # keyword positions searched one by one, then one subst
 _FOLD_WORD = re.compile(rb"\b[a-fx]*0[0a-fx]*\b")
 _EDGE_RUNS = re.compile(rb"^(\w*)(?:.*?(\w*))?$", re.DOTALL)
 _HEXISH = re.compile(rb"[a-fx]+")
-_gate_keywords = gate_keywords  # the name the rule-pack tests use
 
 
 def fold_key(key: bytes) -> bytes:
