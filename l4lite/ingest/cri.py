@@ -14,6 +14,12 @@ CRI_PREFIX = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\
 CRI_HEAD_LINES = 16
 
 
+def without_cri_prefix(s: str) -> str:
+    """A line without its container runtime's prefix, if it has one (``cri_prefix``)."""
+    m = cri_prefix(s)
+    return s[m.end():] if m else s
+
+
 def cri_prefix(s: str) -> re.Match[str] | None:
     """A container log line's CRI prefix, at the line's start or after a stream label (several pods' logs merged
     into one stream with ``srun --label``-style labels), or None."""

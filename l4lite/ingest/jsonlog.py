@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from l4lite.ingest.attribution import normalize_host
-from l4lite.ingest.cri import cri_prefix
+from l4lite.ingest.cri import cri_prefix, without_cri_prefix
 from l4lite.ingest.layout import is_loopback
 from l4lite.records import Record
 
@@ -93,12 +93,6 @@ def _object(s: str) -> tuple[str, dict] | None:
     return (s[:m.end()], obj) if isinstance(obj, dict) else None
 
 
-def cri_prefix_cut(s: str) -> str:
-    """A line without its container runtime's prefix, if it has one."""
-    m = cri_prefix(s)
-    return s[m.end():] if m else s
-
-
 def _first(obj: dict, keys: Sequence[str], kind: type | tuple[type, ...]) -> str | None:
     return next((k for k in keys if isinstance(obj.get(k), kind)), None)
 
@@ -109,7 +103,7 @@ def learn_json_keys(lines: Sequence[str], cri: bool = False, wrapped: bool = Tru
     of plain lines, a metrics dump, a torchelastic error file). A wrapper's keys come with those of the JSON
     records it wraps, if it wraps some (``wrapped``; one level only)."""
     head = [x for x in lines[:4 * HEAD_LINES] if x.strip()][:HEAD_LINES]
-    head = [x[m.end():] if (m := cri_prefix(x)) else x for x in head] if cri else head
+    head = [without_cri_prefix(x) for x in head] if cri else head
     for s in head:
         got = _object(s)
         if got is None:
@@ -272,7 +266,7 @@ class JsonReading:
         """The keys of a file whose JSON records begin after its head (a ``cat`` of a plain log and a JSON
         logger's, one host's stream of Ray's plain and JSON-lines files), learnt from the first such record; at
         most ``LATE_TRIES`` lines are tried, so a file of JSON metrics dumps costs little."""
-        if _LEAD.match(cri_prefix_cut(s) if cri else s) is None:  # a plain line ending in a brace
+        if _LEAD.match(without_cri_prefix(s) if cri else s) is None:  # a plain line ending in a brace
             return None
         self.json_late += 1
         keys = learn_json_keys([s], cri)

@@ -21,7 +21,7 @@ from l4lite.errors import L4Error
 from l4lite.ingest import lineclass as lc
 from l4lite.ingest.attribution import GLOBAL_WEIGHT, RankMap, compile_node_from, pod_hosts
 from l4lite.ingest.context import JobContext, build_context, set_apart_file
-from l4lite.ingest.cri import CRI_HEAD_LINES, cri_prefix
+from l4lite.ingest.cri import CRI_HEAD_LINES, cri_prefix, without_cri_prefix
 from l4lite.ingest.decode import PieceStart, iter_line_blocks
 from l4lite.ingest.errorfile import error_record_start, stated_time
 from l4lite.ingest.files import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover
@@ -196,7 +196,7 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
         """Learn the file's time spot from its first lines (``timespots.learn_spot``) and take the shape book
         of the files that read alike."""
         if self.cri:
-            lines = [x[m.end():] if (m := cri_prefix(x)) else x for x in lines[:4 * LEARN_LINES]]
+            lines = [without_cri_prefix(x) for x in lines[:4 * LEARN_LINES]]
         lines = self.json_head(lines)
         self.spot = learn_spot(lines)
         if self.spot:
