@@ -42,6 +42,20 @@ def _kernel_log(tmp_path: Path, rnd: random.Random) -> Path:
     return f
 
 
+def answers_of(monkeypatch: pytest.MonkeyPatch, method: str) -> list[bool]:
+    """The answers a ``TemplateMiner`` check gives from now on, in the order given."""
+    checked: list[bool] = []
+    original = getattr(TemplateMiner, method)
+
+    def counted(self: TemplateMiner, *args: object) -> bool:
+        ok = original(self, *args)
+        checked.append(ok)
+        return ok
+
+    monkeypatch.setattr(TemplateMiner, method, counted)
+    return checked
+
+
 def assert_runs_mine_as_lines(items: list) -> None:
     """Mining the runs gives the ids, hits and state that mining their lines one by one gives."""
     by_run, by_line = TemplateMiner(), TemplateMiner()
@@ -66,15 +80,7 @@ def test_new_ids_in_kept_tokens_mine_in_runs_as_line_by_line(tmp_path: Path, see
     acc = Accounting()
     items = list(iter_job(discover([str(tmp_path)], acc), IngestOptions(fold_shapes=True), acc, runs=True))
     assert sum(len(x) for x in items if type(x) is ShapeRun) > 2000
-    checked = []
-    stays = TemplateMiner.kept_stays
-
-    def counted(self: TemplateMiner, token: str, form: bytes | None = None) -> bool:
-        ok = stays(self, token, form)
-        checked.append(ok)
-        return ok
-
-    monkeypatch.setattr(TemplateMiner, "kept_stays", counted)
+    checked = answers_of(monkeypatch, "kept_stays")
     assert_runs_mine_as_lines(items)
     assert checked.count(True) > 1000  # the premise: runs answered lines by their keys without those tokens
     assert checked.count(False) > 10  # and the check turned some away (all digits: <NUM>)
@@ -112,14 +118,6 @@ def test_partly_free_kept_tokens_mine_in_runs_as_line_by_line(tmp_path: Path, se
     acc = Accounting()
     items = list(iter_job(discover([str(tmp_path)], acc), IngestOptions(fold_shapes=True), acc, runs=True))
     assert sum(len(x) for x in items if type(x) is ShapeRun) > 8000
-    checked = []
-    same = TemplateMiner.same_fixed
-
-    def counted(self: TemplateMiner, answer: object, tokens: list[str]) -> bool:
-        ok = same(self, answer, tokens)  # type: ignore[arg-type]
-        checked.append(ok)
-        return ok
-
-    monkeypatch.setattr(TemplateMiner, "same_fixed", counted)
+    checked = answers_of(monkeypatch, "same_fixed")
     assert_runs_mine_as_lines(items)
     assert checked.count(True) > 1000  # the premise: runs answered lines from the key's entry
