@@ -310,7 +310,7 @@ CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan
             "netdrop": "network", "exit0": "software", "wrong_ckpt": "user_config", "compile_nocxx": "user_config",
             "shm_small": "user_config", "port_taken": "user_config", "no_master_host": "network",
             "layer_mismatch": "user_config", "node_enospc": "storage", "shard_truncated": "data",
-            "pids_limit": "host", "missing_module": "user_config", "loss_spike": "numerical"}
+            "pids_limit": "user_config", "missing_module": "user_config", "loss_spike": "numerical"}
 FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_runtime",
           "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps",
           "ignite": r"Engine run (complete|finished)", "accelerate": r"training finished: 40 steps",
@@ -1343,12 +1343,14 @@ def describe_146(job, first, h):
                        "in the barrier after the save and lose it.",
         "shard_truncated": f"Every node reads the token shards (part-NNNNN.npy, 64 samples each) from its local disk; "
                            f"{h1}'s copy of shard 7 was cut short (40%): the first of its ranks to reach it (global "
-                           f"rank {r}, at step {step}) fails in np.load (Failed to read all data), the others lose "
+                           f"rank {r}, at step {first['step'] if first else step}) fails in np.load (Failed to read all data), the others lose "
                            "it.",
         "pids_limit": f"2 DataLoader workers per rank, forked at each epoch's start; from the second epoch (step "
-                      f"{step}) {h1}'s ranks run in a pids cgroup whose budget is spent (pids.max = what it holds, "
-                      "as a container's pids limit used up by other processes): forking the epoch's workers fails "
-                      f"(Resource temporarily unavailable) in global rank {r} first, the others lose it.",
+                      f"{step}) {h1}'s ranks run under a pids limit they have reached (a pids cgroup whose pids.max is "
+                      "what it holds, as a container or pod started with too small a pids limit): forking the "
+                      f"epoch's workers fails (BlockingIOError: Resource temporarily unavailable) in global rank {r} "
+                      "first, the others lose it. The limit is the node's container setting (user_config, as a "
+                      "small /dev/shm or open-files limit is).",
         "missing_module": f"The training script imports a helper module of the project (packing_utils), installed on "
                           f"each node beside the script; it was never installed on {h1}: both its ranks fail "
                           "importing it (ModuleNotFoundError) before the process group, the other node's ranks "
