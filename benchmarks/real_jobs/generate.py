@@ -836,7 +836,8 @@ def make_token_shards(py, run_dir, work):
 
 def make_pids_cgroup(name):
     """A pids cgroup (v1) under the generator's own: the folder (its per-rank children set their pids.max)."""
-    own = next((line.split(":", 2)[2].strip() for line in open("/proc/self/cgroup") if ":pids:" in line), "/")
+    with open("/proc/self/cgroup") as f:
+        own = next((line.split(":", 2)[2].strip() for line in f if ":pids:" in line), "/")
     path = os.path.join("/sys/fs/cgroup/pids", own.lstrip("/"), name)
     os.makedirs(path, exist_ok=True)
     return path
