@@ -32,7 +32,7 @@ from typing import Any
 from l4lite.detect.base import Finding
 from l4lite.detect.components import ComponentDetector
 from l4lite.diagnose.alike import failed_alike, said_alike
-from l4lite.diagnose.dataframes import one_rank_s_data
+from l4lite.diagnose.dataframes import read_as_data
 from l4lite.diagnose.diverged import diverged_because
 from l4lite.diagnose.errorfiles import restates
 from l4lite.diagnose.evidence import (
@@ -302,9 +302,9 @@ class Localizer:
                     roles[id(own.reading)] = "root"
             roles.update(demoted)
             self._settle_roots(findings, roles, primary, verdict, told)
-        if verdict.scope == "node" and one_rank_s_data(scan, findings, primary, verdict.category):
+        if verdict.scope == "node" and read_as_data(scan, findings, primary, verdict.category, bool(local or own)):
             verdict.category = "data"
-            notes.append("raised while one rank loaded its samples, which the others trained on: that rank's data")
+            notes.append("raised while one rank (or one node's ranks) loaded samples the others did not: its data")
         tell_together(scan, findings, roles, primary, verdict.scope)
         if verdict.scope == "node":
             for f in findings:
