@@ -31,7 +31,6 @@ _MARKERS: tuple[tuple[str, str], ...] = (
     ("Model weights saved in", "checkpoint_saved"),  # Hugging Face Trainer, the last file of a save
     ("Checkpoint saved", "checkpoint_saved"),
     ("checkpoint saved", "checkpoint_saved"),
-    ("saved checkpoint", "checkpoint_saved"),  # a script's own "saved checkpoint /ckpt/step_000020.pt"
     ("saving checkpoint", "checkpoint"),
     ("Saving checkpoint", "checkpoint"),
     ("Saving model checkpoint", "checkpoint"),
