@@ -60,3 +60,8 @@ def test_a_background_thread_s_death_names_the_stuck_rank_s_cause() -> None:
     assert dead_thread([died, stuck], stuck) is None
     died.time = 50.0
     assert dead_thread([died, stuck], stuck) is died
+
+
+def test_a_cut_shard_read_by_the_dataset_is_raised_loading_data() -> None:
+    # numpy's reader fails inside the dataset's __getitem__ (fixtures/real_jobs/148: one node's copy cut short)
+    assert raised_loading_data(_traceback("148-ddp-shard_truncated", "h100-sxm-044", "Failed to read all data"))

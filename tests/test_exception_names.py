@@ -90,3 +90,21 @@ def test_a_traceback_cut_to_its_frames_is_read_by_its_innermost_frames() -> None
                    file="node2.log")]
     found = ComponentDetector().detect(scan_records(records, DigitMiner()))
     assert [(f.node, f.category) for f in found] == [("node1", "storage")]
+
+
+@pytest.mark.parametrize("text", [
+    # a DataLoader starting its workers under a pids limit it has reached (fixtures/real_jobs/149)
+    '  File "/usr/lib/python3.11/multiprocessing/popen_fork.py", line 66, in _launch\n'
+    "    self.pid = os.fork()\n               ^^^^^^^^^\nBlockingIOError: [Errno 11] Resource temporarily unavailable",
+    "RuntimeError: can't start new thread",
+    "OpenBLAS blas_thread_init: pthread_create failed for thread 5 of 32: Resource temporarily unavailable",
+    "bash: fork: retry: Resource temporarily unavailable",
+])
+def test_a_process_or_thread_refused_with_eagain_is_the_process_limit(text: str) -> None:
+    found = named(text)
+    assert found is not None and found.category == "user_config"
+
+
+def test_eagain_without_a_new_process_names_no_limit() -> None:
+    # a non-blocking socket or read says "try again" too: no process limit in it
+    assert named("BlockingIOError: [Errno 11] Resource temporarily unavailable") is None

@@ -143,8 +143,24 @@ NEW_IN_133 = ("133", "134", "135", "136", "137", "138")
 # identical job by job; all 146 jobs: top1 0.985, top3 1.0, phase 0.978, category 0.919, F1 0.751 (142's one proof
 # line among the ten lookups and timeouts its node printed, 145's among its workers' repeated tracebacks, take the
 # board's F1 under 0.755), no false incident.
-FLOORS = {"status": 1.0, "top1": 0.98, "top3": 0.99, "phase": 0.97, "category": 0.91, "evidence_f1": 0.75}
+FLOORS_BEFORE_146 = {"status": 1.0, "top1": 0.98, "top3": 0.99, "phase": 0.97, "category": 0.92, "evidence_f1": 0.75}
 NEW_IN_139 = ("139", "140", "141", "142", "143", "144", "145")
+# 146-153 (one rank's model with one more layer under DDP and Lightning, a node-local checkpoint disk that fills at
+# the third save with each node saving its own copy, one node's copy of a token shard cut short under DDP and
+# Lightning, a node's pids limit reached when the second epoch forks its DataLoader workers, a node missing one of
+# the project's modules, a loss spike the run recovers from) were scored before any change made for them: top1
+# 0.750, top3 0.750, phase 0.875, category 0.375, F1 0.578. DDP's parameter check fails on every rank and read
+# job-wide; each rank's line names the rank it differs from, and the rank most of them name is the odd one
+# (``diagnose.pointed``; ``ddp-model-mismatch``: the ranks' models differ, user_config, which also reads 132's
+# "appears not to match sizes" as configuration). A generic exception raised in data-loading frames, placed on one
+# node or one rank by who printed it, is that part's data (``diagnose.dataframes``: 148, 152); a fork refused with
+# EAGAIN is the process-count limit (``rules.exceptions``, 149), and the DataLoader frames of its traceback date it
+# in training though the save before it printed no end marker a marker knows (``diagnose.phasing``). After: top1 1.0,
+# top3 1.0, phase 1.0, category 1.0, F1 0.581 (every rank printing DDP's check, the lines of each shown). The first
+# 146 jobs are identical job by job but 132 (category right: 0.926); all 154 jobs: top1 0.986, top3 1.0, phase
+# 0.979, category 0.930, F1 0.741, no false incident.
+FLOORS = {"status": 1.0, "top1": 0.98, "top3": 0.99, "phase": 0.97, "category": 0.92, "evidence_f1": 0.74}
+NEW_IN_146 = ("146", "147", "148", "149", "150", "151", "152", "153")
 # (129: one DeepSpeed rank's model has another hidden size; the engine's broadcast of the parameters aborts a rank
 # of the other node, which received a size it did not expect, and no line names the rank whose size differs.)
 OPEN_NODE_MISSES = {"049-ddp-netdown", "129-deepspeed-model_config"}
@@ -177,7 +193,8 @@ def test_the_real_jobs_scores_hold(board) -> None:  # type: ignore[no-untyped-de
 
 def test_the_jobs_before_111_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 116 jobs the board held before 111-119 were added (000-110, 120-124) keep the floors they had then."""
-    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_111 + NEW_IN_125 + NEW_IN_133 + NEW_IN_139]
+    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_111 + NEW_IN_125 + NEW_IN_133 + NEW_IN_139
+              + NEW_IN_146]
     assert len(before) == 116
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_111.items() if summary[k] < floor}
@@ -186,7 +203,8 @@ def test_the_jobs_before_111_keep_their_floors(board) -> None:  # type: ignore[n
 
 def test_the_jobs_before_125_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 125 jobs the board held before 125-132 were added keep the floors they had then."""
-    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_125 + NEW_IN_133 + NEW_IN_139]
+    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_125 + NEW_IN_133 + NEW_IN_139
+              + NEW_IN_146]
     assert len(before) == 125
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_125.items() if summary[k] < floor}
@@ -195,7 +213,7 @@ def test_the_jobs_before_125_keep_their_floors(board) -> None:  # type: ignore[n
 
 def test_the_jobs_before_133_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 133 jobs the board held before 133-138 were added keep the floors they had then."""
-    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_133 + NEW_IN_139]
+    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_133 + NEW_IN_139 + NEW_IN_146]
     assert len(before) == 133
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_133.items() if summary[k] < floor}
@@ -204,11 +222,39 @@ def test_the_jobs_before_133_keep_their_floors(board) -> None:  # type: ignore[n
 
 def test_the_jobs_before_139_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 139 jobs the board held before 139-145 were added keep the floors they had then."""
-    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_139]
+    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_139 + NEW_IN_146]
     assert len(before) == 139
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_139.items() if summary[k] < floor}
     assert low == {}
+
+
+def test_the_jobs_before_146_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
+    """The 146 jobs the board held before 146-153 were added keep the floors they had then."""
+    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_146]
+    assert len(before) == 146
+    summary = summarize(before)
+    low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_146.items() if summary[k] < floor}
+    assert low == {}
+
+
+@pytest.mark.parametrize(("job", "node", "category", "phase"), [
+    ("146-ddp-layer_mismatch", "cpu-node-a", "user_config", "init"),
+    ("153-lightning-layer_mismatch", "gpu-node-12", "user_config", "init"),
+    ("132-ddp-model_config", "compute-beta", "user_config", "init"),
+    ("148-ddp-shard_truncated", "h100-sxm-044", "data", "train"),
+    ("152-lightning-shard_truncated", "trn-sjc2-r08-n4", "data", "train"),
+    ("149-ddp-pids_limit", "dgx-b200-11", "user_config", "train")])
+def test_a_node_s_model_data_or_process_limit_is_read_on_that_node(board, job: str, node: str, category: str,
+                                                                    phase: str) -> None:  # type: ignore[no-untyped-def]
+    """146, 153: every rank fails DDP's parameter check, and the rank the others name is the odd one; 132: one rank's
+    own "appears not to match sizes" is a configuration too; 148, 152: a generic reader error raised in the
+    dataset by the ranks of one node (or one rank) alone is that part's data; 149: a fork refused with EAGAIN is the
+    pids limit, in training though the last marker before it was a save's start."""
+    truth = json.loads((JOBS / job / "ground_truth.json").read_text())
+    assert (truth["category"], truth["phase"], truth["faulty_nodes"]) == (category, phase, [node])
+    row = next(r for r in board.results if r.method == "l4lite" and r.job == job)
+    assert row.node_rank == 1 and row.category_ok and row.phase_ok, (row.suspects, row.category_ok, row.phase_ok)
 
 
 @pytest.mark.parametrize(("job", "node", "category", "phase"), [
@@ -282,6 +328,13 @@ def test_the_training_health_jobs_are_read_where_they_failed(board) -> None:  # 
     for job in ("121-amp-overflow", "122-amp-diverge", "123-accelerate-diverge"):
         assert rows[job].pred_status == "incident" and rows[job].category_ok and rows[job].phase_ok, job
         assert rows[job].node_ok, job  # job-wide: no node blamed
+
+
+def test_a_loss_spike_the_run_recovers_from_is_a_job_wide_incident(board) -> None:  # type: ignore[no-untyped-def]
+    """151: a schedule off by 10^2 for two steps; the loss jumps from 3.2 to 22 and comes back down, the run ends
+    without an error: a numerical incident of the whole job, in training, no node blamed."""
+    row = next(r for r in board.results if r.method == "l4lite" and r.job == "151-ddp-loss_spike")
+    assert row.pred_status == "incident" and row.category_ok and row.phase_ok and row.node_ok, row.suspects
 
 
 def test_no_folder_or_file_name_is_ever_a_suspect(board) -> None:  # type: ignore[no-untyped-def]

@@ -12,7 +12,8 @@ of injection) go to L4L_META_DIR, which lies outside the archived log tree.
                   json_exception|ansi_exception|fsize_signal|loader_stall|upload_enospc|
                   tz_exception|stray_date|collective_mismatch|eval_sigkill|node_corrupt_ckpt|
                   kill_midline|silent_abort|accum_nan|logfile_exception|save_killed|save_memerror|
-                  model_config|loader_hang|two_faults|netdrop|exit0|wrong_ckpt|compile_nocxx
+                  model_config|loader_hang|two_faults|netdrop|exit0|wrong_ckpt|compile_nocxx|
+                  layer_mismatch|node_enospc|shard_truncated|pids_limit|loss_spike
                   (bad_env, bad_env_all, missing_file, missing_file_all are set up by generate.py: a wrong
                   GLOO_SOCKET_IFNAME on one node or on every node; the dataset's seed file absent from one
                   node's local disk or from every node's; so are shm_small, port_taken, no_master_host: one
@@ -30,6 +31,8 @@ of injection) go to L4L_META_DIR, which lies outside the archived log tree.
   L4L_SHARD_DIR   the node's local folder of a sharded checkpoint (one file per rank), for missing_shard
   L4L_UPLOAD_DIR  where rank 0's background thread copies each checkpoint (a 64 KiB tmpfs), for upload_enospc
   L4L_FAULT_RANK2 the second rank of two_faults (it fails on its own, a moment after L4L_FAULT_RANK)
+  L4L_TOKEN_SHARDS the node's local folder of token shards (part-NNNNN.npy, 64 samples each), for shard_truncated
+  L4L_PIDS_CGROUP a pids cgroup (v1 folder) the second node's ranks join at step L4L_FAULT_STEP, for pids_limit
 """
 import datetime
 import json
@@ -196,7 +199,17 @@ def lr_scale(step: int) -> float:
         if step == FAULT_STEP:
             record("diverge", step)
         return 1000.0
+    if FAULT == "loss_spike" and FAULT_STEP <= step < FAULT_STEP + SPIKE_STEPS:
+        # a warm-restart schedule whose restart peak is off by 10^2 for a few steps: the loss jumps, then
+        # comes back down, and the run goes on to its end (no error anywhere)
+        if step == FAULT_STEP:
+            record("loss_spike", step, steps=SPIKE_STEPS, factor=SPIKE_FACTOR)
+        return SPIKE_FACTOR
     return 1.0
+
+
+SPIKE_STEPS = 2  # loss_spike: how many steps the schedule's factor is off
+SPIKE_FACTOR = 100.0
 
 
 def overflow_hook():
@@ -239,6 +252,24 @@ def write_shards(shard_dir):
         return path
     torch.save({"rank": rank(), "step": 20}, path)
     return path
+
+
+def at_epoch(epoch, step):
+    """Call before each epoch's DataLoader iterator starts (its worker processes are forked then), on every
+    rank. With L4L_FAULT=pids_limit the second node's ranks (GROUP_RANK 1) join, from the epoch that starts at
+    step L4L_FAULT_STEP on, a pids cgroup whose pids.max is what it holds already (the node's process budget
+    spent by other processes): forking the epoch's workers fails."""
+    if FAULT != "pids_limit" or os.environ.get("GROUP_RANK") != "1" or step + 1 < FAULT_STEP:
+        return
+    group = os.path.join(os.environ["L4L_PIDS_CGROUP"], f"rank{rank()}")
+    os.makedirs(group, exist_ok=True)
+    with open(os.path.join(group, "cgroup.procs"), "w") as f:
+        f.write(str(os.getpid()))
+    with open(os.path.join(group, "pids.current")) as f:
+        current = f.read().strip()
+    with open(os.path.join(group, "pids.max"), "w") as f:
+        f.write(current)
+    record("pids_limit", step + 1, epoch=epoch, cgroup=group, limit=int(current))
 
 
 def at_step(step, model=None):
@@ -323,6 +354,8 @@ def at_step(step, model=None):
 
 
 def before_checkpoint(step):
+    if FAULT == "node_enospc" and rank() == FAULT_RANK and step == FAULT_STEP:
+        record("node_enospc", step, path=os.environ.get("L4L_CKPT_DIR"))
     if FAULT == "enospc" and rank() == 0:
         record("enospc", step)
     if FAULT == "fsize" and rank() == 0:
@@ -378,6 +411,9 @@ def model_kwargs():
     if FAULT == "model_config" and rank() == FAULT_RANK:
         record("model_config", None, dim=96)
         return {"dim": 96}
+    if FAULT == "layer_mismatch" and rank() == FAULT_RANK:  # a node still running the code of an older
+        record("layer_mismatch", None, layers=3)  # revision: one more transformer block
+        return {"layers": 3}
     return {}
 
 
@@ -390,6 +426,25 @@ def upload_failed(step, path):
 def before_resume(path):
     if FAULT in ("corrupt_ckpt", "wrong_ckpt"):
         record("corrupt_ckpt", None, path=path)
+
+
+SHARD_SAMPLES, SHARD_COUNT = 64, 10  # shard_truncated: the training set as 10 shards of 64 samples
+FAULT_SHARD = 7  # the shard whose copy on the second node was cut short (indices 448-511: step 15)
+SHARD_BYTES = 64 * 32 * 8 + 128  # a whole shard's size (int64 tokens, the .npy header)
+
+
+def write_token_shards(folder, cut_shard=None):
+    """The training set (seed 0) as token shards in `folder`; `cut_shard`'s file left at 40% (a copy cut short)."""
+    import numpy as np
+    data = SyntheticTokens().data.numpy()
+    os.makedirs(folder, exist_ok=True)
+    for k in range(SHARD_COUNT):
+        path = os.path.join(folder, f"part-{k:05d}.npy")
+        np.save(path, data[k * SHARD_SAMPLES:(k + 1) * SHARD_SAMPLES])
+        if k == cut_shard:
+            size = os.path.getsize(path)
+            with open(path, "r+b") as fh:
+                fh.truncate(int(size * 0.4))
 
 
 class SyntheticTokens:
@@ -415,11 +470,27 @@ class SyntheticTokens:
         self.short = FAULT_STEP if FAULT == "short_sample" else -1
         self.stall = FAULT_STEP if FAULT in ("loader_stall", "loader_hang") and rank() == FAULT_RANK else -1
         self.decoded = 0
+        # shard_truncated: samples read from token shards on the node's local disk (seed 0, the training set)
+        self.shards = os.environ.get("L4L_TOKEN_SHARDS") if seed == 0 and n == SHARD_SAMPLES * SHARD_COUNT else None
+        self.opened = {}
 
     def __len__(self):
         return len(self.data)
 
+    def shard(self, k):
+        """Token shard k of the node's local copy (numpy .npy, SHARD_SAMPLES rows), opened when first read."""
+        if k not in self.opened:
+            import numpy as np
+            path = os.path.join(self.shards, f"part-{k:05d}.npy")
+            if FAULT == "shard_truncated" and k == FAULT_SHARD and os.path.getsize(path) < SHARD_BYTES:
+                record("shard_truncated", LAST_STEP + 1, path=path, shard=k)
+            self.opened[k] = np.load(path)
+        return self.opened[k]
+
     def raw(self, i):
+        if self.shards:
+            import torch
+            return torch.from_numpy(self.shard(i // SHARD_SAMPLES)[i % SHARD_SAMPLES].copy())
         if i == self.bad:
             record(FAULT, LAST_STEP + 1, index=i, pid_of_reader=os.getpid())
             return b'{"input_ids": [17, 204, 9\x00\x00'  # truncated shard record

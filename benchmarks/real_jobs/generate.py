@@ -253,10 +253,23 @@ JOB_SPECS = [
     ("ddp", "tz_exception", 1, 14, False, {"index": 143, "tz": "America/New_York"}),
     ("ddp", "hang", 0, 13, False, {"index": 144, "tz": "America/New_York"}),
     ("hf", "shm_small", None, None, False, {"index": 145, "loader_workers": 2}),
+    # kinds the jobs above do not cover (146-153): one rank running a model with one more layer (an older revision
+    # of the code on its node), a node-local checkpoint disk that fills at the third save (each node saves its
+    # own copy), a token shard cut short on one node's local disk, a node whose process budget (pids cgroup) is
+    # spent when the second epoch forks its DataLoader workers, a node missing one of the project's modules, and
+    # a loss spike the run recovers from (no error anywhere); 152-153: the cut shard and the extra layer under Lightning
+    ("ddp", "layer_mismatch", 1, None, False, {"index": 146}),
+    ("ddp", "node_enospc", 2, 30, False, {"index": 147}),
+    ("ddp", "shard_truncated", None, 15, False, {"index": 148}),
+    ("ddp", "pids_limit", None, 21, False, {"index": 149, "loader_workers": 2}),
+    ("ddp", "missing_module", None, None, False, {"index": 150}),
+    ("ddp", "loss_spike", None, 18, False, {"index": 151}),
+    ("lightning", "shard_truncated", None, 15, False, {"index": 152}),
+    ("lightning", "layer_mismatch", 3, None, False, {"index": 153}),
 ]
 # faults set up per node by the generator (no rank injects them; a node may fail before any rank registers)
 NODE_FAULTS = ("bad_env", "bad_env_all", "missing_file", "missing_file_all", "node_corrupt_ckpt", "compile_nocxx",
-               "shm_small", "port_taken", "no_master_host")
+               "shm_small", "port_taken", "no_master_host", "missing_module")
 # node faults where the launcher itself fails (no rank starts on the struck node, so no rank's exit code to prove)
 AGENT_FAULTS = ("port_taken", "no_master_host")
 LAYOUT_SUFFIX = {"srun-label": "_srun", "kubernetes-pods": "_k8s"}
@@ -276,7 +289,9 @@ PHASE = {"exception": "train", "sigkill": "train", "hang": "train", "nan": "trai
          "silent_abort": "train", "accum_nan": "train", "logfile_exception": "train", "save_killed": "checkpoint",
          "save_memerror": "checkpoint", "model_config": "init", "loader_hang": "train", "two_faults": "train",
          "netdrop": "train", "exit0": "train", "wrong_ckpt": "load", "compile_nocxx": "train",
-         "shm_small": "train", "port_taken": "init", "no_master_host": "init"}
+         "shm_small": "train", "port_taken": "init", "no_master_host": "init",
+         "layer_mismatch": "init", "node_enospc": "checkpoint", "shard_truncated": "train", "pids_limit": "train",
+         "missing_module": "init", "loss_spike": "train"}
 CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan": "numerical",
             "enospc": "storage", "corrupt_ckpt": "storage", "data": "data", "healthy": None,
             "host_oom": "host", "worker_oom": "host", "sigstop": "software", "diverge": "numerical",
@@ -293,7 +308,9 @@ CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan
             "accum_nan": "numerical", "logfile_exception": "software", "save_killed": "host",
             "save_memerror": "host", "model_config": "user_config", "loader_hang": "data", "two_faults": "software",
             "netdrop": "network", "exit0": "software", "wrong_ckpt": "user_config", "compile_nocxx": "user_config",
-            "shm_small": "user_config", "port_taken": "user_config", "no_master_host": "network"}
+            "shm_small": "user_config", "port_taken": "user_config", "no_master_host": "network",
+            "layer_mismatch": "user_config", "node_enospc": "storage", "shard_truncated": "data",
+            "pids_limit": "user_config", "missing_module": "user_config", "loss_spike": "numerical"}
 FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_runtime",
           "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps",
           "ignite": r"Engine run (complete|finished)", "accelerate": r"training finished: 40 steps",
@@ -399,6 +416,8 @@ def stack_args(job, ckpt_dir, resume):
     args = ["--steps", "40", "--save-dir", ckpt_dir]
     if job["fault"] == "upload_enospc":  # a long run: the failed upload of step 250's save, then 250 more steps
         args = ["--steps", "500", "--save-every", "250", "--save-dir", ckpt_dir]
+    if job["fault"] == "node_enospc":  # a save every 10 steps, each node's copy on its own disk
+        args = ["--steps", "40", "--save-every", "10", "--save-dir", ckpt_dir]
     if resume:
         args += ["--resume", resume]
     return args
@@ -530,7 +549,22 @@ def run_job(job, py, out_root, work_root, port):
         if fault == "missing_file":  # staged on the disk; node 2's copy is missing (see the mount below)
             with open(env["L4L_DATA_FILE"], "w") as f:
                 json.dump({"seed": 0}, f)
+    if fault == "shard_truncated":  # each node's local copy of the token shards; node 2's shard 7 is cut short
+        make_token_shards(py, run_dir, work)
+        env["L4L_TOKEN_SHARDS"] = os.path.join(work, "shards")
+    if fault == "node_enospc":
+        env.update({"L4L_SAVE_EACH_NODE": "1", "L4L_CKPT_DIR": ckpt})
+    ext_dir = os.path.join(work, "ext")
+    if fault == "missing_module":  # the project's helper module, installed on each node beside the script
+        os.makedirs(ext_dir)
+        with open(os.path.join(ext_dir, "packing_utils.py"), "w") as f:
+            f.write(PACKING_UTILS)
+        env.update({"L4L_EXT_DIR": ext_dir, "PYTHONPATH": run_dir + ":" + ext_dir})
     cgroup = kernel = None
+    if fault == "pids_limit":  # the second node's ranks join a pids cgroup (v1) under the generator's own
+        cgroup = make_pids_cgroup(f"l4l-job-{job['index']:03d}")
+        job["cgroup"] = "pids:/" + os.path.basename(cgroup)
+        env["L4L_PIDS_CGROUP"] = cgroup
     if fault in ("host_oom", "worker_oom"):
         cgroup, job["cgroup"] = capture.make_memory_cgroup(f"l4l-job-{job['index']:03d}", OOM_LIMIT)
         env["L4L_CGROUP"] = cgroup
@@ -606,6 +640,16 @@ def run_job(job, py, out_root, work_root, port):
                            "path": job["corrupted_file"]}, f)
         if fault == "logfile_exception":
             nenv["L4L_LOG_DIR"] = os.path.join(hdir, "logs")
+        if fault == "node_enospc" and i == 1:  # this node's local checkpoint disk has room for two saves
+            shell += f" && mount -t tmpfs -o size={NODE_CKPT_DISK} tmpfs {ckpt}"
+        if fault == "shard_truncated" and i == 1:  # this node's copy of the shards holds the cut one
+            shell += f" && mount --bind {os.path.join(work, 'shards_bad')} {os.path.join(work, 'shards')}"
+        if fault == "missing_module" and i == 1:  # the module was never installed on this node: an empty folder
+            shell += f" && mount -t tmpfs -o size=64k tmpfs {ext_dir}"
+            with open(os.path.join(meta, f"injection-node{i}.json"), "w") as f:
+                json.dump({"fault": fault, "host": host, "rank": None, "step": None,
+                           "time": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+                           "missing": os.path.join(ext_dir, "packing_utils.py")}, f)
         if job.get("tz") and i == 0:  # this node's processes run in another time zone (a node set up apart)
             nenv["TZ"] = job["tz"]
         shell += f" && cd {run_dir} && exec " + " ".join(torchrun)
@@ -667,6 +711,8 @@ def run_job(job, py, out_root, work_root, port):
         os.killpg(squatter.pid, signal.SIGKILL)
         squatter.wait()
     if cgroup:
+        for child in glob.glob(os.path.join(cgroup, "rank*")) if fault == "pids_limit" else ():
+            capture.remove_memory_cgroup(child)  # the same rmdir with retries, for the ranks' pids groups
         capture.remove_memory_cgroup(cgroup)
     for ns, _ in netns or []:
         subprocess.run(["ip", "netns", "del", ns], check=False)
@@ -758,6 +804,42 @@ def make_node_checkpoints(py, run_dir, work, dim=64):
     shutil.copy(path, os.path.join(bad, "step_000020.pt"))
     with open(os.path.join(bad, "step_000020.pt"), "r+b") as fh:
         fh.truncate(int(os.path.getsize(path) * 0.4))
+    return path
+
+
+NODE_CKPT_DISK = "4m"  # node_enospc: room for two of the ddp script's checkpoints (1.65 MB each), not three
+PACKING_UTILS = '''"""Sequence packing helpers of the training project."""
+
+
+def pack(sequences, length):
+    out, cur = [], []
+    for s in sequences:
+        cur.extend(s)
+        while len(cur) >= length:
+            out.append(cur[:length])
+            cur = cur[length:]
+    return out
+'''
+TOKEN_SHARDS = """
+import sys, faults
+faults.write_token_shards(sys.argv[1])
+faults.write_token_shards(sys.argv[2], cut_shard=faults.FAULT_SHARD)
+"""
+
+
+def make_token_shards(py, run_dir, work):
+    """The training set as token shards in `work/shards` (what every node holds) and a copy whose shard
+    faults.FAULT_SHARD is cut to 40% in `work/shards_bad` (the second node's local copy)."""
+    subprocess.check_call([py, "-c", TOKEN_SHARDS, os.path.join(work, "shards"), os.path.join(work, "shards_bad")],
+                          cwd=run_dir, env={"PYTHONPATH": run_dir, "PATH": "/usr/bin:/bin", "L4L_FAULT": "none"})
+
+
+def make_pids_cgroup(name):
+    """A pids cgroup (v1) under the generator's own: the folder (its per-rank children set their pids.max)."""
+    with open("/proc/self/cgroup") as f:
+        own = next((line.split(":", 2)[2].strip() for line in f if ":pids:" in line), "/")
+    path = os.path.join("/sys/fs/cgroup/pids", own.lstrip("/"), name)
+    os.makedirs(path, exist_ok=True)
     return path
 
 
@@ -1015,6 +1097,10 @@ def build_truth(job, arch):
         need(r"No space left on device", [fh], prefer=own)
         need(r"No space left on device", [fh], prefer=r"console\.log")
         need(rf"Sending process {pid} closing signal SIGTERM", [fh])
+    elif fault in NEW_146 and first:
+        # a node's own fault (its shards, its pids budget) may strike both its ranks: the first in time is the rank
+        first = min(inj, key=lambda i: i["time"])
+        faulty_rank, faulty_nodes, iteration = new146_truth(job, arch, first, ranks, need, problems, evidence)
     elif fault in NODE_FAULTS and first:
         hit = {"bad_env": r"Unable to find address for: ib0", "bad_env_all": r"Unable to find address for: ib0",
                "node_corrupt_ckpt": r"PytorchStreamReader failed|central directory|UnpicklingError|EOFError",
@@ -1209,6 +1295,73 @@ def new133_truth(job, first, ranks, need):
     return r, [fh], first["step"]
 
 
+NEW_146 = ("layer_mismatch", "node_enospc", "shard_truncated", "pids_limit", "missing_module", "loss_spike")
+
+
+def new146_truth(job, arch, first, ranks, need, problems, evidence):
+    """Proof lines of the kinds of jobs 146-153; returns the faulty rank, nodes and iteration."""
+    fault, r, fh = job["fault"], first["rank"], first["host"]
+    if fault == "loss_spike":  # the same schedule on every rank: the job's numbers, no node
+        hit = first_divergent_line(arch, job["stack"], first["step"], job["hosts"])
+        if hit:
+            evidence.append(hit)
+        else:
+            problems.append("no progress line shows the loss spike")
+        need(r"training finished: 40 steps", None, limit=1)  # and the run went on to its end
+        return None, [], first["step"]
+    if fault == "missing_module":  # the node's ranks fail importing it, before any registers
+        for where in (r"attempt_0/\d/stderr\.log", r"console\.log"):
+            need(r"No module named 'packing_utils'", [fh], prefer=where, limit=1)
+        need(r"failed \(exitcode: 1\) local_rank: \d \(pid: \d+\)", [fh])
+        return None, [fh], None
+    lr, pid = ranks[r]["local_rank"], ranks[r]["pid"]
+    own = rf"attempt_0/{lr}/stderr\.log"
+    root = {"layer_mismatch": r"inconsistent \d+ params|appears not to match|[Ss]ize mismatch|expects same model",
+            "node_enospc": r"No space left on device|file write failed|unexpected pos",
+            "shard_truncated": r"Failed to read all data for array",
+            "pids_limit": r"Resource temporarily unavailable|can't start new thread"}[fault]
+    if not need(root, [fh], prefer=own, required=False):  # a check that fails on every rank (DDP's model check)
+        need(root, None, prefer=r"console\.log", limit=2)  # may raise first on another rank
+    need(root, [fh], prefer=r"console\.log", required=fault != "layer_mismatch")
+    if fault in ("shard_truncated", "pids_limit"):  # either rank of the node may be the first to fail
+        lr, pid = r"\d", r"\d+"
+    need(rf"failed \(exitcode: 1\) local_rank: {lr} \(pid: {pid}\)", [fh], required=fault != "layer_mismatch")
+    return r, [fh], first["step"]
+
+
+def describe_146(job, first, h):
+    """Notes of the jobs 146-153."""
+    f, r, step = job["fault"], first["rank"] if first else job["rank"], job["step"]
+    h1 = job["hosts"][1]
+    after = (step or 0) + 1
+    return {
+        "layer_mismatch": f"Global rank {r} on {h} builds the model with 3 transformer blocks, the others with 2 (its "
+                          "node still runs an older revision of the model code); DDP's check of the parameters "
+                          "across ranks fails as the model is wrapped, before training.",
+        "node_enospc": f"Each node's local rank 0 saves its own copy of the checkpoint every 10 steps to the node's "
+                       f"local disk; {h1}'s checkpoint disk has room for two saves (a {NODE_CKPT_DISK} tmpfs): "
+                       f"global rank {r}'s save at step {step} fails (No space left on device), the others wait "
+                       "in the barrier after the save and lose it.",
+        "shard_truncated": f"Every node reads the token shards (part-NNNNN.npy, 64 samples each) from its local disk; "
+                           f"{h1}'s copy of shard 7 was cut short (40%): the first of its ranks to reach it (global "
+                           f"rank {r}, at step {first['step'] if first else step}) fails in np.load (Failed to read all data), the others lose "
+                           "it.",
+        "pids_limit": f"2 DataLoader workers per rank, forked at each epoch's start; from the second epoch (step "
+                      f"{step}) {h1}'s ranks run under a pids limit they have reached (a pids cgroup whose pids.max is "
+                      "what it holds, as a container or pod started with too small a pids limit): forking the "
+                      f"epoch's workers fails (BlockingIOError: Resource temporarily unavailable) in global rank {r} "
+                      "first, the others lose it. The limit is the node's container setting (user_config, as a "
+                      "small /dev/shm or open-files limit is).",
+        "missing_module": f"The training script imports a helper module of the project (packing_utils), installed on "
+                          f"each node beside the script; it was never installed on {h1}: both its ranks fail "
+                          "importing it (ModuleNotFoundError) before the process group, the other node's ranks "
+                          "time out waiting for them.",
+        "loss_spike": f"A warm-restart learning-rate schedule whose peak is off by 10^2 for 2 steps (steps {step}-"
+                      f"{after}, every rank): the loss and the gradient norm jump, then come back down, and the "
+                      "run goes on to its end (40 steps) without an error; a training-health incident, no node.",
+    }[f]
+
+
 def describe_133(job, first, h):
     """Notes of the jobs 133-138."""
     f, r, step = job["fault"], job["rank"], job["step"]
@@ -1353,6 +1506,8 @@ def describe(job, first, rank_host):
         return describe_133(job, first, first["host"] if first else None)
     if f in ("shm_small", "port_taken", "no_master_host"):
         return describe_139(job)
+    if f in NEW_146:
+        return describe_146(job, first, first["host"] if first else None)
     h = rank_host.get(first["rank"]) if first else None
     if f == "healthy":
         extra = {"amp": " The fp16 loss scaler starts at 2^32 and halves on the overflows of the first 13 steps "

@@ -23,6 +23,9 @@ from torch.distributed.elastic.multiprocessing.errors import record
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler
 
+if os.environ.get("L4L_EXT_DIR"):  # the project's own helpers, installed on each node beside the script
+    import packing_utils  # noqa: F401  (PYTHONPATH holds L4L_EXT_DIR)
+
 log = logging.getLogger("train")
 
 
@@ -222,8 +225,11 @@ def main():
     uploader = Uploader(os.environ["L4L_UPLOAD_DIR"]) if os.environ.get("L4L_UPLOAD_DIR") and rank == 0 else None
     step, epoch = start_step, 0
     t0 = time.time()
+    each_node = bool(os.environ.get("L4L_SAVE_EACH_NODE"))  # each node's local rank 0 saves to its local disk
+    saver = int(os.environ["LOCAL_RANK"]) == 0 if each_node else rank == 0
     while step < args.steps:
         sampler.set_epoch(epoch)
+        faults.at_epoch(epoch, step)
         for batch in loader:
             step += 1
             if step > args.steps:
@@ -264,7 +270,7 @@ def main():
                 evaluate(model, val_loader, step, world, rank)
             if args.save_every and step % args.save_every == 0:
                 path = os.path.join(args.save_dir, f"step_{step:06d}.pt")
-                if rank == 0:
+                if saver:
                     faults.before_checkpoint(step)
                     if uploader is not None:
                         uploader.wait()

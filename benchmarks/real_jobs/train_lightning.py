@@ -19,7 +19,7 @@ class LitLM(L.LightningModule):
     def __init__(self, lr=3e-3):
         super().__init__()
         self.save_hyperparameters()
-        self.model = TinyLM()
+        self.model = TinyLM(**faults.model_kwargs())
 
     def on_train_batch_start(self, batch, batch_idx):
         step = self.global_step + 1

@@ -227,6 +227,8 @@ class RuleDetector(Detector):
                 data["component"] = ", ".join(named.words)
             elif named is None and rule.generic:
                 data["generic"] = True  # its words name nothing: the suspect's other lines may (``localize``)
+            if rule.generic:
+                data["generic_rule"] = True  # whatever its words read as, the rule matched a mechanism of any part
         elif role in ("root", "symptom") and groups.get("exc") and \
                 (caught := named_component(f"{groups['exc']}: {first.message}")) is not None and \
                 caught.category != category:

@@ -14,7 +14,12 @@ this reading, which is for an exception no signature knows.
 A sample that one rank's shard held and no other rank's did is that rank's data, not the job's code: every rank
 runs the same collate function on its own batches, and the others trained on. ``diagnose.localize`` reads a
 fallback ``software`` verdict as ``data`` only when the error was raised in data-loading frames and one process
-alone printed it while the other nodes lost it (``lone.lone_fault``).
+alone printed it while the other nodes lost it (``lone.lone_fault``). The same holds when who printed the error
+already placed it (``spatial.node_setup``: the ranks of one node alone, the others only lost them;
+``spatial.rank_own``: one rank, while its node-mate only lost it): raised in data-loading frames, a generic
+exception (a ``ValueError`` from a reader, which a signature of any code's bug matched, or no signature at all) is
+what that node's or rank's samples held (a shard on the node's local disk, a record of the rank's), not the job's
+code or configuration, which every rank runs alike: ``data``.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from collections.abc import Sequence
 
 from l4lite.detect.base import Finding
 from l4lite.diagnose.lone import lone_fault
+from l4lite.rules.components import LEARNED_WORDS
 from l4lite.scan.scanner import JobScan
 
 # a traceback frame: its file and its function ("File "/x/y.py", line 12, in collate")
@@ -48,6 +54,25 @@ def raised_loading_data(text: str) -> bool:
         if _MODEL_FILE.search(path) or _MODEL_FUNC.match(func):
             return False
     return False
+
+
+def own_part_s_data(findings: Sequence[Finding], primary: Finding, category: str, placed: bool) -> bool:
+    """Whether a generic exception that who printed it placed on one node or one rank (``placed``:
+    ``spatial.node_setup`` or ``spatial.rank_own`` named it) was raised while loading samples: that part's data
+    (see the module)."""
+    if not placed or category not in ("software", "user_config") or primary.category != category:
+        return False
+    if not (primary.data.get("fallback") or primary.data.get("generic_rule")):
+        return False
+    if primary.data.get("component") not in (None, LEARNED_WORDS):  # its words name what failed (a limit, a file)
+        return False
+    return any(raised_loading_data(r.text) for r in primary.records)
+
+
+def read_as_data(scan: JobScan, findings: Sequence[Finding], primary: Finding, category: str, placed: bool) -> bool:
+    """One rank's data (``one_rank_s_data``), or the data of the node or rank who printed it placed it on
+    (``own_part_s_data``)."""
+    return one_rank_s_data(scan, findings, primary, category) or own_part_s_data(findings, primary, category, placed)
 
 
 def one_rank_s_data(scan: JobScan, findings: Sequence[Finding], primary: Finding, category: str) -> bool:

@@ -32,7 +32,7 @@ from typing import Any
 from l4lite.detect.base import Finding
 from l4lite.detect.components import ComponentDetector
 from l4lite.diagnose.alike import failed_alike, said_alike
-from l4lite.diagnose.dataframes import one_rank_s_data
+from l4lite.diagnose.dataframes import read_as_data
 from l4lite.diagnose.diverged import diverged_because
 from l4lite.diagnose.errorfiles import restates
 from l4lite.diagnose.evidence import (
@@ -45,9 +45,7 @@ from l4lite.diagnose.evidence import (
     hit_groups,
     is_companion,
     names_cascade,
-    node_of_lost_peer,
     node_root_records,
-    ranks_behind,
     signal_line,
     silent_abort,
     strip_summaries,
@@ -57,6 +55,7 @@ from l4lite.diagnose.firstfail import earlier_failure
 from l4lite.diagnose.lone import lone_fault, one_node_reading, told_on_its_own
 from l4lite.diagnose.ownlines import its_exception, last_words, node_said, said_apart
 from l4lite.diagnose.phasing import failure_time_of, finding_trackers, iteration_of, phase_of
+from l4lite.diagnose.pointed import lagging_node, odd_rank_node
 from l4lite.diagnose.restarts import restarted_roots
 from l4lite.diagnose.spatial import node_setup, rank_own
 from l4lite.diagnose.threads import dead_thread
@@ -213,7 +212,7 @@ class Localizer:
                     roles[id(said)] = "root"
                     primary = said
         if primary.data.get("signal") == "hang" and primary.node is None:
-            lagging = self._lagging_node(scan, findings)  # a silent hang: the watchdog may still name the node
+            lagging = lagging_node(scan, findings)  # a silent hang: the watchdog may still name the node
             if lagging is not None:
                 primary.node, primary.data["scope"] = lagging, "node"
         verdict.primary = primary
@@ -287,13 +286,14 @@ class Localizer:
                 # torn down around it: nothing says what held it up (a rank that left with no failure entry of
                 # its agent's ended with status 0: its own code's doing, the finding's reading stands)
                 verdict.category = primary.category = "unknown"
-        local = node_setup(scan, findings, primary) if verdict.scope_by in ("rule", "category") else None
+        local = node_setup(scan, findings, primary) or odd_rank_node(scan, findings, primary) \
+            if verdict.scope_by in ("rule", "category") else None
         own = rank_own(scan, findings, primary) if verdict.scope_by in ("rule", "category") and not local else None
         if local is not None or own is not None or verdict.scope_by in ("rule", "category") and \
                 one_node_reading(scan, findings, primary, verdict.category):
-            verdict.scope, verdict.scope_by = "node", None
-            notes.append("the ranks of one node met this setting and the other nodes only lost them: that node's "
-                         "own setup" if local is not None else f"rank {own.rank} alone met it while a rank of its "
+            verdict.scope, verdict.scope_by, primary.node = "node", None, local or primary.node
+            notes.append("the ranks of one node met this setting and the other nodes only lost them (or the other "
+                         "ranks named its rank as the one that differs): that node's own setup" if local else f"rank {own.rank} alone met it while a rank of its "
                          "node only lost it: that rank's own fault" if own is not None else
                          "a job-wide reading of one process's error, which the other nodes only lost: its node is kept")
             if own is not None and own.reading is not None and verdict.category in GLOBAL_CATEGORIES:
@@ -302,9 +302,9 @@ class Localizer:
                     roles[id(own.reading)] = "root"
             roles.update(demoted)
             self._settle_roots(findings, roles, primary, verdict, told)
-        if verdict.scope == "node" and one_rank_s_data(scan, findings, primary, verdict.category):
+        if verdict.scope == "node" and read_as_data(scan, findings, primary, verdict.category, bool(local or own)):
             verdict.category = "data"
-            notes.append("raised while one rank loaded its samples, which the others trained on: that rank's data")
+            notes.append("raised while one rank (or one node's ranks) loaded samples the others did not: its data")
         tell_together(scan, findings, roles, primary, verdict.scope)
         if verdict.scope == "node":
             for f in findings:
@@ -369,7 +369,7 @@ class Localizer:
         else:
             primary = min(confirmations or severe, key=lambda f: (finding_key(f), -f.score))
         if primary.role == "cascade" or primary.node is None:
-            primary.node = self._lagging_node(scan, findings) or primary.node
+            primary.node = lagging_node(scan, findings) or primary.node
         return primary
 
     def _witnessed(self, scan: JobScan, findings: list[Finding], close: list[Finding]) -> list[Finding]:
@@ -381,7 +381,7 @@ class Localizer:
         nodes = {f.node for f in close}
         if len(nodes) < 2 or not all(inferred(f) for f in close):
             return close
-        pointed = self._lagging_node(scan, findings)
+        pointed = lagging_node(scan, findings)
         chosen = [f for f in close if pointed is not None and f.node == pointed]
         return chosen or close
 
@@ -486,28 +486,6 @@ class Localizer:
             first.data["component"] = LEARNED_WORDS
         return first
 
-    @staticmethod
-    def _lagging_node(scan: JobScan, findings: list[Finding]) -> str | None:
-        """The node the NCCL watchdog points at: the ranks that lag in sequence numbers, else the only node whose
-        ranks never reported the timed-out collective that every other node's ranks reported."""
-        cascades = [f for f in findings if f.role == "cascade"]
-        behind = ranks_behind(cascades)
-        node = next((scan.rank_nodes.get(r) for r in behind if r in scan.rank_nodes), None) or \
-            node_of_lost_peer(scan, cascades)  # else the peer whose address the cascades say they lost
-        if node is not None:
-            return node
-        nodes = [n for n in scan.node_last if is_host(n)]
-        # First the watchdog's own reports, then any cascade (broken pipes, resets, teardown): the node that stayed
-        # silent while every other one reported losing a peer is the one that went away.
-        for chosen in ([f for f in cascades if f.rule and "watchdog" in f.rule], cascades):
-            reported = {r.node or scan.rank_nodes.get(r.rank if r.rank is not None else -1)
-                        for f in chosen for r in f.records}
-            reported.discard(None)
-            silent = [n for n in nodes if n not in reported]
-            if len(reported) >= 2 and len(silent) == 1:
-                return silent[0]
-        return None
-
     def _named_node(self, scan: JobScan, findings: list[Finding], roles: dict[int, str]) -> str | None:
         named = [f for f in findings if roles[id(f)] == "confirmation" and confirmed_node(scan, f)]
         if named:
@@ -515,7 +493,7 @@ class Localizer:
         for f in findings:
             if f.detector == "health" and f.data.get("signal") == "hang" and f.node:
                 return f.node
-        return self._lagging_node(scan, findings)
+        return lagging_node(scan, findings)
 
     # ------------------------------------------------------------------ suspects and ordering
     def _finish(self, scan: JobScan, findings: list[Finding], roles: dict[int, str], verdict: Verdict) -> Verdict:

@@ -15,7 +15,14 @@ from l4lite.ingest.jumps import quarters
 from l4lite.ingest.stamp_patterns import parse_elastic_time
 from l4lite.records import Record
 from l4lite.scan.clocks import JobClock, job_clock
-from l4lite.scan.phases import PhaseEvent, PhaseTracker, evidence_phase, phase_at, phase_from_traceback
+from l4lite.scan.phases import (
+    PhaseEvent,
+    PhaseTracker,
+    evidence_phase,
+    loop_frames,
+    phase_at,
+    phase_from_traceback,
+)
 from l4lite.scan.scanner import JobScan
 
 ZONE_TOLERANCE = 60.0  # seconds an offset between two nodes' clocks may lie from whole quarter hours
@@ -92,6 +99,18 @@ def phase_of(f: Finding, scan: JobScan, trackers: dict[str | None, list[PhaseEve
             tb = phase_from_traceback(rec.text)
             if tb is not None:
                 return tb
+    phase = _phase_of_lines(f, scan, trackers, job_events, others)
+    if phase == "checkpoint" and any(loop_frames(rec.text) for rec in f.records):
+        # a save's start marker still standing (its end printed nothing a marker knows), while the failure's own
+        # frames are the training loop's: the next step's batches, backward pass or optimizer step
+        return "train"
+    return phase
+
+
+def _phase_of_lines(f: Finding, scan: JobScan, trackers: dict[str | None, list[PhaseEvent]],
+                    job_events: list[PhaseEvent], others: Sequence[Finding]) -> str:
+    """``phase_of`` when no frame of the finding's traceback names the phase: its time among the markers."""
+    r = f.records[0] if f.records else None
     t = f.time if f.time is not None else (r.time if r else None)
     if t is not None and t == int(t):
         t += 0.999  # a timestamp to the second covers the whole second

@@ -5,8 +5,8 @@ traceback's last line names its exception class (``OverflowError`` is code conve
 ``tarfile.ReadError`` is a broken data shard, ``ray.exceptions.OutOfMemoryError`` is the host's memory, not the
 GPU's), an ``OSError`` its errno (28 is a full file system, 116 a stale NFS handle), a CUDA call its error (a
 device "busy or unavailable" is a GPU the driver has given up on), a DataLoader worker the signal that killed it
-(a bus error is a too small ``/dev/shm``), an NCCL warning the transport source file it came from, and a
-traceback its innermost frames (a remote-storage client: S3, GCS, the Hugging Face hub, fsspec's HTTP reader).
+(a bus error is a too small ``/dev/shm``), a fork or a new thread refused with EAGAIN the process-count limit, an
+NCCL warning the transport source file it came from, and a traceback its innermost frames (a remote-storage client: S3, GCS, the Hugging Face hub, fsspec's HTTP reader).
 
 ``named`` returns the category such a name gives, with the name, or None; ``rules.components.component`` asks
 it before the lexicon. Only names whose meaning does not depend on the rest of the line are listed; a generic
@@ -111,6 +111,14 @@ ERRNOS: dict[int, str] = {
 }
 _ERRNO = re.compile(r"\[Errno (\d{1,4})\]|\berrno[:=]? ?(\d{1,4})\b|\berror (\d{1,4}) \(E[A-Z]{2,12}\)", re.I)
 
+# A new process or thread refused with EAGAIN: the process-count limit of the user or the container (``ulimit -u``,
+# a cgroup's pids.max, a pod's pids limit) is reached. EAGAIN alone means no more than "try again" (a non-blocking
+# socket says it too); raised by fork, clone or pthread_create it is that limit, the node's setting.
+_PROCESS_LIMIT = re.compile(
+    r"can't start new thread|"
+    r"\bos\.fork\(\)[^\n]{0,80}\n(?:[^\n]{0,200}\n){0,3}?[^\n]{0,200}\[Errno 11\] Resource temporarily unavailable|"
+    r"\b(?:fork|clone|vfork|pthread_create)(?: failed)?[^\n]{0,60}?: (?:retry: )?Resource temporarily unavailable")
+
 # ------------------------------------------------------------------------------------------- CUDA errors
 # cudaError_t names and the messages cudaGetErrorString gives them.
 CUDA_ERRORS: tuple[tuple[str, str], ...] = (
@@ -213,6 +221,9 @@ def named(text: str) -> Named | None:
         m = pat.search(head)
         if m:
             return Named(cat, m.group(0))
+    limit = _PROCESS_LIMIT.search(head)
+    if limit is not None:
+        return Named("user_config", "process limit")
     store = _REMOTE_STORE.search(head)
     if store is not None and _REMOTE_FAILURE.search(head):
         return Named("storage", store.group(0))

@@ -242,13 +242,19 @@ _SETUP_LINE = re.compile(r"\b(?:ImportError|ModuleNotFoundError|undefined symbol
                          r"no CUDA-capable device|CUDA driver version is insufficient|rendezvous)\b", re.I)
 
 
+def loop_frames(text: str) -> bool:
+    """Whether a failure's own frames are the training loop's: a backward pass, an optimizer step, a DataLoader
+    handing out batches (or starting its workers for an epoch)."""
+    return _LOOP_FRAME.search(text) is not None
+
+
 def evidence_phase(text: str) -> str | None:
     """``train`` when a failure's own lines show the training loop under way (a collective sequence number of a
     hundred or more, a frame of a backward pass, an optimizer step or a DataLoader's next batch), ``init`` when
     they show set-up (a sequence number under ten, a failed import, a communicator or device being set up), else
     None."""
     seqs = [int(m.group(1)) for m in _SEQ_NUM.finditer(text)]
-    if any(n >= _TRAINING_SEQ for n in seqs) or _LOOP_FRAME.search(text) is not None:
+    if any(n >= _TRAINING_SEQ for n in seqs) or loop_frames(text):
         return "train"
     if any(n < _SETUP_SEQ for n in seqs) or _SETUP_LINE.search(text) is not None:
         return "init"
