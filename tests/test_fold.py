@@ -21,7 +21,7 @@ import pytest
 from scan_helpers import spool_of
 
 from l4lite.ingest import lineclass as lc
-from l4lite.ingest.blocks import fold_window, fold_window_by_sums
+from l4lite.ingest.blocks import fold_window
 from l4lite.ingest.files import discover
 from l4lite.ingest.reader import IngestOptions, iter_job
 from l4lite.ingest.runs import ShapeRun
@@ -115,12 +115,16 @@ def test_the_window_fold_is_the_line_fold() -> None:
         joined = b"\n".join(keys)
         folded, at = fold_window(joined)
         assert folded == b"\n".join(fold_ids(k) for k in keys), joined
-        by_sums, at_by_sums = fold_window_by_sums(joined)  # the path of windows too long for the bit fields
-        assert by_sums == folded and at_by_sums.tolist() == at.tolist(), joined
         assert sorted(at.tolist()) == [i for i, (x, y) in enumerate(zip(joined, folded, strict=True)) if x != y]
     real = "Nov 29 04:01:04 node01 kernel: [ 5003.014231] LustreError: 11-0: scratch-OST011d-osc-ffffcc89007a:"
     key = real.encode().translate(FOLD_DIGITS)
     assert fold_window(key)[0] == fold_ids(key)
+    # a window of a few MB (one line's words of letters and ids, 0x words at its ends)
+    keys = [_fill(rnd, rnd.choice(_MESSAGES)).encode().translate(FOLD_DIGITS) for _ in range(60_000)]
+    keys[0], keys[-1] = b"0xab " + keys[0], keys[-1] + b" 0x0f"
+    joined = b"\n".join(keys)
+    assert len(joined) > 2**21
+    assert fold_window(joined)[0] == b"\n".join(map(fold_ids, keys))
 
 
 def test_one_folded_shape_and_signature_have_one_miner_key() -> None:

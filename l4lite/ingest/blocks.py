@@ -18,46 +18,48 @@ from l4lite.ingest.shape import FOLD_DIGITS, hex_key, wide_fold, wide_signature,
 _POW10 = np.array([10.0 ** k for k in range(10)])
 # powers of ten up to 10**17 (exact in int64): a run of digits read as one number by a dot product
 POW10_INT = np.array([10**k for k in range(18)], dtype=np.int64)
-# the kind of each byte of a shape, for ``fold_window``: 0 (the only digit), a hex letter, another ASCII letter
-# (``x`` and upper case too), or none of them (0)
-_ZERO, _HEX_LETTER, _OTHER_LETTER = 1, 2, 3
-_KIND = np.zeros(256, np.uint8)
-_KIND[48] = _ZERO
-_KIND[np.frombuffer(b"abcdef", np.uint8)] = _HEX_LETTER
-_KIND[np.frombuffer(b"ghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", np.uint8)] = _OTHER_LETTER
-# each kind as a one in its own bit field of an int64 (hex letters, the 0, other letters), so that a sum over a
-# word counts all three; a field holds counts below 2**_FIELD
-_FIELD = 21
-_MASK = (1 << _FIELD) - 1
-_COUNT = np.zeros(256, np.int64)
-_COUNT[_KIND == _HEX_LETTER] = 1
-_COUNT[_KIND == _ZERO] = 1 << _FIELD
-_COUNT[_KIND == _OTHER_LETTER] = 1 << (2 * _FIELD)
+# the kind of each byte of a shape, for ``fold_window``, as one bit each: a hex letter, the 0 (the only digit),
+# another ASCII letter (``x`` and upper case too); none for the bytes between words. ``_LEAD_X`` marks the ``x``
+# of a word's leading ``0x``, a word character that counts as no other letter.
+_HEX_BIT, _ZERO_BIT, _OTHER_BIT, _LEAD_X = 1, 2, 4, 8
+_BITS = bytearray(256)
+for _c in b"abcdef":
+    _BITS[_c] = _HEX_BIT
+_BITS[48] = _ZERO_BIT
+for _c in b"ghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ":
+    _BITS[_c] = _OTHER_BIT
+_KIND_BITS = bytes(_BITS)
 
 
 def fold_window(keys: bytes) -> tuple[bytes, np.ndarray]:
     """``shape.fold_ids`` of every line of a window's shapes (joined by newlines) at once, and where it folded a
     letter. A word of ``[0a-f]`` holding a ``0`` and a hex letter, or ``0x`` and such characters, has its letters
-    folded. Each byte's kind comes from one table look-up (``_COUNT``) as a count in one of three bit fields
-    (hex letters, the ``0``, other letters), so one sum per word (``np.add.reduceat`` between the word edges)
-    gives all three counts; only the bytes of the words to fold are looked at again."""
+    folded. Each byte's kind comes from one ``bytes.translate`` as a bit, and one ``bitwise_or.reduceat`` over
+    the word starts gives each word the kinds it holds, in bytes rather than in counts (an ``x`` after a word's
+    leading ``0`` is marked apart first, so ``0x`` words need no count of their letters); only the bytes of the
+    words to fold are looked at again."""
     a = np.frombuffer(keys, np.uint8)
-    if len(a) >= 1 << _FIELD:  # a word's counts could overflow their fields: count them apart
-        return fold_window_by_sums(keys)
-    count = _COUNT[a]
-    edge = np.diff((count != 0).view(np.int8), prepend=np.int8(0), append=np.int8(0))  # +1 a word starts, -1 ends
-    bounds = np.flatnonzero(edge)  # start, end, start, end, ... of every word
-    if not len(bounds):
-        return keys, bounds
-    # sums from each bound to the next: a word's, then the gap after it (all zero: no kind); the last runs to the
-    # end of the window, which holds no other word
-    sums = np.add.reduceat(count, bounds[:-1])[0::2]
-    ws, we = bounds[0::2], bounds[1::2]
-    hexes = sums & _MASK
-    zeros = (sums >> _FIELD) & _MASK
-    other = sums >> (2 * _FIELD)
-    prefix = (a[ws] == 48) & (a[np.minimum(ws + 1, len(a) - 1)] == 120) & (we - ws > 1)  # a word of 0x...
-    fold = (hexes > 0) & (zeros > 0) & (other - prefix == 0)
+    bits = np.frombuffer(keys.translate(_KIND_BITS), np.uint8)
+    xs = np.flatnonzero(a == 120)
+    if len(xs):
+        xs = xs[xs > 0]
+        two = xs - 2
+        xs = xs[(a[xs - 1] == 48) & ((two < 0) | (bits[np.maximum(two, 0)] == 0))]  # "0x" starting a word
+        if len(xs):
+            bits = bits.copy()
+            bits[xs] = _LEAD_X
+    word = bits != 0
+    edges = np.flatnonzero(word[1:] != word[:-1]) + 1  # where a word starts or ends, but at the window's ends
+    if len(a) and word[0]:
+        edges = np.concatenate(([0], edges))
+    if len(a) and word[-1]:
+        edges = np.concatenate((edges, [len(a)]))
+    if not len(edges):
+        return keys, edges
+    ws, we = edges[0::2], edges[1::2]
+    # a word's bits: the reduction runs from its start to the next word's, over a gap of no bits
+    held = np.bitwise_or.reduceat(bits, ws) & (_HEX_BIT | _ZERO_BIT | _OTHER_BIT)
+    fold = held == _HEX_BIT | _ZERO_BIT
     if not fold.any():
         return keys, np.zeros(0, np.intp)
     fs, fe = ws[fold], we[fold]
@@ -65,33 +67,7 @@ def fold_window(keys: bytes) -> tuple[bytes, np.ndarray]:
     offsets = np.zeros(len(lengths), np.intp)
     np.cumsum(lengths[:-1], out=offsets[1:])
     pos = np.repeat(fs - offsets, lengths) + np.arange(int(lengths.sum()))  # every byte of a word to fold
-    at = pos[_KIND[a[pos]] == _HEX_LETTER]
-    out = a.copy()
-    out[at] = 48
-    return out.tobytes(), at
-
-
-def fold_window_by_sums(keys: bytes) -> tuple[bytes, np.ndarray]:
-    """``fold_window`` by running sums of each kind, for a window too long for ``_COUNT``'s bit fields."""
-    a = np.frombuffer(keys, np.uint8)
-    kind = _KIND[a]
-    at = np.flatnonzero(kind == _HEX_LETTER)
-    if not len(at):
-        return keys, at
-    edge = np.diff((kind != 0).view(np.int8), prepend=np.int8(0), append=np.int8(0))  # +1 a word starts, -1 ends
-    starts = np.flatnonzero(edge == 1)
-    ends = np.flatnonzero(edge == -1)
-    w = np.searchsorted(starts, at, side="right") - 1
-    ws, we = starts[w], ends[w]
-    other = np.zeros(len(a) + 1, np.int64)
-    np.cumsum(kind == _OTHER_LETTER, out=other[1:])
-    zeros = np.zeros(len(a) + 1, np.int64)
-    np.cumsum(kind == _ZERO, out=zeros[1:])
-    prefix = (a[ws] == 48) & (a[np.minimum(ws + 1, len(a) - 1)] == 120) & (we - ws > 1)  # a word of 0x...
-    fold = (other[we] - other[ws] - prefix == 0) & (zeros[we] > zeros[ws])
-    at = at[fold]
-    if not len(at):
-        return keys, at
+    at = pos[bits[pos] == _HEX_BIT]
     out = a.copy()
     out[at] = 48
     return out.tobytes(), at

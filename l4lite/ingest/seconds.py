@@ -62,6 +62,19 @@ def last_placed(records: Iterable[Record]) -> float | None:
     return last
 
 
+def tie_rows(times: np.ndarray, before: float | None) -> np.ndarray:
+    """The rows of a run's ``times`` that ``_placed`` may move, given the record before the first placed at
+    ``before``: a whole second equal to the second of the time before it. Every other row keeps its time, so a
+    run's lines are placed one by one only where they tie. Placing keeps a record in its second (``_LAST``), so
+    the second of the record before as placed is the second of its time as read."""
+    secs = np.floor(times)
+    prev = np.empty(len(times))
+    if len(times):
+        prev[0] = -1.0 if before is None else np.floor(before)
+        prev[1:] = secs[:-1]
+    return np.flatnonzero((times == secs) & (secs == prev))
+
+
 def in_line_order(items: Iterator[T], before: float | None = None) -> Iterator[T]:
     """``items`` (one file's records and runs, in file order) with whole-second ties in file order (see the
     module docstring); a run's times as its records' would be. ``before``: where the record before the first
@@ -72,13 +85,12 @@ def in_line_order(items: Iterator[T], before: float | None = None) -> Iterator[T
                 item.time = before = _placed(item.time, before, item.text)
         elif times := getattr(item, "times", None):
             arr = np.asarray(times, dtype=np.float64)
-            secs = np.floor(arr)
-            prev = np.floor(np.concatenate(([before if before is not None else -1.0], arr[:-1])))
-            if ((arr == secs) & (secs == prev)).any():  # a tie somewhere: placed line by line
-                placed = []
-                for t, text in zip(times, item.texts, strict=True):  # type: ignore[attr-defined]
-                    before = _placed(t, before, text)
-                    placed.append(before)
-                item.retime(np.array(placed))  # type: ignore[attr-defined]
+            ties = tie_rows(arr, before)
+            if len(ties):  # ties: only their lines placed one by one
+                placed = arr.copy()
+                texts = item.texts  # type: ignore[attr-defined]
+                for i in ties.tolist():
+                    placed[i] = _placed(times[i], float(placed[i - 1]) if i else before, texts[i])
+                item.retime(placed)  # type: ignore[attr-defined]
             before = item.times[-1]  # type: ignore[attr-defined]
         yield item
