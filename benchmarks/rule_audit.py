@@ -58,8 +58,8 @@ ROLE_ONLY_MIN = 4  # distinct source groups a rule's own category must lose on b
 MECHANISM_SHARE = 0.6  # below this share for its top label, a rule's threads spread over several causes
 TRACEBACK = re.compile(r"Traceback \(most recent call last\):\s*$")  # a header the reader joins to its frames
 GITHUB = re.compile(r"github\.com/([^/\s]+/[^/\s]+)/(?:issues|pull|discussions)/(\d+)")
-# the fresh samples whose misses may be read; d, f, h, j and l are only scored and never enter an audit
-STUDIED_FRESH = ("a", "b", "c", "e", "g", "i", "k")
+# the fresh samples whose misses may be read; d, f, h, j, l and m-score are only scored and never enter an audit
+STUDIED_FRESH = ("a", "b", "c", "e", "g", "i", "k", "m-study")
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ class Thread:
     group: str
     label: str
     lines: tuple[str, ...]
-    origin: str  # "lines", "dev" or "failures"
+    origin: str  # "lines", "dev", "failures", "fresh" or "jobs"
     id: str = ""  # a dev excerpt's id (a cross-validation fold leaves it out of the learned model's text)
 
 
@@ -105,10 +105,11 @@ def group_of(url: str) -> str:
     return f"{m.group(1)}#{m.group(2)}" if m else url
 
 
-def labelled_threads(root: Path = ROOT, fresh: bool = False) -> list[Thread]:
+def labelled_threads(root: Path = ROOT, fresh: bool = False, jobs: bool = False) -> list[Thread]:
     """The lines file's entries, the dev incident excerpts and the older excerpts with a known category (never
     the held-out part, nor a line of another file collected from a held-out thread); with ``fresh``, also the
-    studied fresh samples' entries whose thread no other file holds."""
+    studied fresh samples' entries whose thread no other file holds; with ``jobs``, the real jobs' ground-truth
+    evidence lines (``job_threads``)."""
     held = holdout_sources(root / "fixtures" / "real" / "corpus.jsonl")
     out: list[Thread] = []
     with open(root / "fixtures" / "real" / "lines.jsonl", encoding="utf-8") as fh:
@@ -139,6 +140,34 @@ def labelled_threads(root: Path = ROOT, fresh: bool = False) -> list[Thread]:
                 if group and group not in seen and group not in held and row.get("category"):
                     seen.add(group)
                     out.append(Thread(group, str(row["category"]), tuple(str(x) for x in row["lines"]), "fresh"))
+    return out + (job_threads(root / "fixtures" / "real_jobs") if jobs else [])
+
+
+def job_threads(jobs: Path) -> list[Thread]:
+    """Each real job with a fault category (``fixtures/real_jobs/*/ground_truth.json``) as a labelled thread: the
+    lines its ground truth names as evidence, read from the job's files. These jobs were run on this machine with
+    injected faults, so their label is the fault injected, not a thread's diagnosis; the same fault run under
+    several launchers (``ddp-erofs``, ``deepspeed-erofs``) is one source, so its source group is the fault
+    (``real_jobs/erofs``) and it votes once."""
+    out: list[Thread] = []
+    for truth_file in sorted(jobs.glob("*/ground_truth.json")):
+        truth = json.loads(truth_file.read_text(encoding="utf-8"))
+        label = str(truth.get("category") or "")
+        if truth.get("status") != "incident" or label in ("", "unknown"):
+            continue
+        lines: list[str] = []
+        for ev in truth.get("evidence") or []:
+            path = truth_file.parent / str(ev.get("file", ""))
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                continue
+            n = int(ev.get("line") or 0)
+            if 0 < n <= len(text):
+                lines.append(text[n - 1])
+        if lines:
+            fault = str(truth.get("scenario") or truth_file.parent.name).split("-", 1)[-1]
+            out.append(Thread(f"real_jobs/{fault}", label, tuple(lines), "jobs"))
     return out
 
 
@@ -311,6 +340,21 @@ class Spread:
             return "role-only"
         return ""
 
+    def fitted(self) -> str:
+        """A category chosen from one source: where the rule's own category decides (the line's words named
+        nothing), at most one source group carries it while at least two carry one other label that outnumbers
+        it. ``category X`` when that label also reaches ``AGREE_MIN`` groups (the threads' majority can replace
+        it), ``component`` otherwise (the line's words should decide, as for a generic rule); empty when not."""
+        decisive = self.unnamed
+        own = decisive[self.rule.category]
+        others = [(k, label) for label, k in decisive.items() if label != self.rule.category]
+        if self.rule.category == "unknown" or self.rule.fallback or not others or own > 1:
+            return ""
+        k, label = max(others)
+        if k < 2 or k <= own:
+            return ""
+        return f"category {label}" if k >= AGREE_MIN and 2 * k > sum(decisive.values()) else "component"
+
     def flag(self) -> str:
         if self.soft:
             return "READS-WORSE" if len(self.votes) >= MECHANISM_MIN and self.read < self.written else ""
@@ -380,7 +424,7 @@ def print_spread(rows: Sequence[Spread]) -> None:
             "unknown" if s.rule.category == "unknown" else "cause"
         print(f"{s.rule.id:28s} {s.rule.category:12s} {kind:8s} {len(s.votes):3d} {s.written:7d} {s.read:5d} "
               f"{s.written_from:4d}  {_counts(s.origins)}; {_counts(s.labels)} {s.flag()}"
-              + (f" VERDICT {s.verdict()}" if s.verdict() else ""))
+              + (f" VERDICT {s.verdict()}" if s.verdict() else "") + (f" FITTED {s.fitted()}" if s.fitted() else ""))
         if s.soft and s.unnamed and s.unnamed != s.labels:
             print(f"{'':28s} words named nothing on {sum(s.unnamed.values())}: {_counts(s.unnamed)}")
 
@@ -452,11 +496,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--spread", action="store_true", help="every rule's threads by label and by finding category")
     ap.add_argument("--fallback", action="store_true", help="the Python exception fallback's threads")
     ap.add_argument("--words", action="store_true", help="lexicon words whose threads mostly carry another label")
-    ap.add_argument("--fresh", action="store_true", help="also the studied fresh samples (a, b, c, e, g, i, k)")
+    ap.add_argument("--fresh", action="store_true",
+                    help="also the studied fresh samples (a, b, c, e, g, i, k, m-study)")
+    ap.add_argument("--jobs", action="store_true", help="also the real jobs' ground-truth evidence lines")
     ap.add_argument("--folds", type=int, default=0,
                     help="with --spread, --fallback: read each thread with a learned model trained without its fold")
     args = ap.parse_args(argv)
-    threads = labelled_threads(fresh=args.fresh)
+    threads = labelled_threads(fresh=args.fresh, jobs=args.jobs)
     print(f"labelled threads {len(threads)} ({len({t.group for t in threads})} source groups; "
           f"{_counts(Counter(t.origin for t in threads))})")
     if args.spread:
@@ -464,7 +510,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_spread(rows)
         print(f"rules hit {len(rows)}; mechanism {sum(s.flag() == 'MECHANISM' for s in rows)}, "
               f"reads worse {sum(s.flag() == 'READS-WORSE' for s in rows)}, "
-              f"verdicts {sum(bool(s.verdict()) for s in rows)}")
+              f"verdicts {sum(bool(s.verdict()) for s in rows)}, fitted {sum(bool(s.fitted()) for s in rows)}")
     if args.fallback:
         fallback_choices(RulePack.load(), threads, args.folds)
     if args.words:

@@ -22,6 +22,7 @@ from l4lite.detect.base import Detector, Finding
 from l4lite.records import Record
 from l4lite.rules.components import (
     CASCADE,
+    LEARNED_WORDS,
     cascade_payload,
     chained_cause,
     component,
@@ -217,6 +218,11 @@ class RuleDetector(Detector):
             # outside the mechanism it matched); the learned line model too, for a generic rule and a fallback.
             read = first_failure(text) if rule.match == "text" else f"{first.message}\n{text}"
             named = component(words_left(rule, read) if rule.generic else read, learned=rule.generic)
+            if named is not None and rule.generic and named.words == (LEARNED_WORDS,) and \
+                    named.score < FALLBACK_LEARNED_MIN:
+                # what a generic rule's match leaves is often only its framing ("cuda runtime error (700) :"):
+                # a near coin toss of the model on those words does not overrule the mechanism the rule matched
+                named = None
             if named is None and rule.fallback and rule.match == "message":
                 # the exception line alone for the learned model: the paths of a traceback's frames are no fault's
                 named = component(first.message, learned=True)
