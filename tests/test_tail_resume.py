@@ -7,10 +7,14 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from l4lite.api import AnalyzeOptions, analyze
+from l4lite.ingest.context import build_context
 from l4lite.ingest.files import discover
-from l4lite.ingest.reader import IngestOptions, read_file
+from l4lite.ingest.reader import IngestOptions, iter_records, read_file
 from l4lite.live.options import STATE_FILE
+from l4lite.live.reader import default_reader_factory
 from l4lite.live.tail import Tailer, TailOptions
 from l4lite.records import Accounting
 
@@ -61,3 +65,47 @@ def test_a_job_copied_whole_counts_the_same_in_one_run_or_two(tmp_path: Path) ->
     shutil.copytree(JOB / "a100-rack2-15", folder / "a100-rack2-15")
     tailer = once(folder, tmp_path / "state")
     assert tailer.totals.records == batch_records(folder)
+
+
+def fed(root: Path, rel: str, first: int) -> list:
+    """The records of ``rel`` from line ``first`` on, read by a tail reader taken up there (``start``: its bytes)."""
+    lines = (root / rel).read_bytes().splitlines(keepends=True)
+    make = default_reader_factory(str(root), paths=[str(root / rel)], finished=True)
+    reader = make(rel, sum(map(len, lines[:first - 1]))) if first > 1 else make(rel)
+    got = []
+    for no, line in enumerate(lines[first - 1:], first):
+        got.extend(reader.feed(no, line.decode().rstrip("\n")))
+    return got + reader.flush()
+
+
+def whole(root: Path) -> list:
+    files = discover([str(root)], Accounting()).files
+    return list(iter_records([str(root)], IngestOptions().use(build_context(files)), Accounting()))
+
+
+@pytest.mark.parametrize(("job", "rel", "first"), [("078-jax-exception_srun", "slurm-4178.out", 102),
+                                                   ("047-ddp-host_oom_srun", "slurm-4147.out", 83)])
+def test_a_reader_taken_up_inside_a_file_reads_on_as_the_whole_file_reads(tmp_path: Path, job: str, rel: str,
+                                                                           first: int) -> None:
+    # a tail resumed from its state (or reading on with a rebuilt job context) takes a Slurm job's merged output
+    # up at a record's start: learning the file from the lines that happened to come first there, its untimed
+    # lines lost the time of the lines before them (078: 46 records) and its format went unlearnt
+    shutil.copy(ROOT / "fixtures" / "real_jobs" / job / rel, tmp_path / rel)
+    expected = [r.as_row() for r in whole(tmp_path) if r.line >= first]
+    assert [r.as_row() for r in fed(tmp_path, rel, first)] == expected
+
+
+def test_json_records_after_plain_lines_are_read_as_analyze_reads_them(tmp_path: Path) -> None:
+    # a real rank's JSON logger output after the launcher's plain lines (a ``cat`` of both, more lines than the
+    # head the keys are learnt from): tail kept the records as raw JSON text, analyze reads the lines they carry
+    src = next((ROOT / "fixtures" / "real_jobs" / "104-ddp-json_exception").glob(
+        "dgx-b200-11/torchelastic/*/attempt_0/0/stderr.log"))
+    launcher = (ROOT / "fixtures" / "real_jobs" / "001-ddp-exception" / "a100-rack2-15" / "console.log").read_text()
+    plain = [x for x in launcher.splitlines(True) if x.startswith("W1203")] * 5
+    log = tmp_path / "dgx-b200-11" / "stderr.log"
+    log.parent.mkdir()
+    log.write_text("".join(plain) + src.read_text())
+    expected = [r.as_row() for r in whole(tmp_path)]
+    got = fed(tmp_path, "dgx-b200-11/stderr.log", 1)
+    assert [r.as_row() for r in got] == expected
+    assert any("Traceback" in r.text and not r.text.lstrip().startswith("{") for r in got)
