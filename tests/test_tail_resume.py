@@ -109,3 +109,26 @@ def test_json_records_after_plain_lines_are_read_as_analyze_reads_them(tmp_path:
     got = fed(tmp_path, "dgx-b200-11/stderr.log", 1)
     assert [r.as_row() for r in got] == expected
     assert any("Traceback" in r.text and not r.text.lstrip().startswith("{") for r in got)
+
+
+def test_a_context_build_reads_only_the_bytes_written_since_the_last(tmp_path: Path) -> None:
+    # a Slurm job's merged output names no node by its path: a build reads it whole (its writers, rank ties, pids);
+    # tail builds the context again as the job grows, and each build read the whole file again
+    from l4lite.live.jobfacts import LiveContext
+
+    data = (ROOT / "fixtures" / "real_jobs" / "078-jax-exception_srun" / "slurm-4178.out").read_bytes()
+    log = tmp_path / "slurm-4178.out"
+    cut = data.index(b"\n", len(data) // 2) + 1
+    log.write_bytes(data[:cut] + data[cut:cut + 20])  # the last line half written
+    facts = LiveContext(str(tmp_path))
+    facts.build([str(log)])
+    assert facts.reads.bytes_read == cut + 20
+    log.write_bytes(data)
+    facts.build([str(log)])
+    assert facts.reads.bytes_read == len(data) + 20  # the half line again, nothing before it
+    fresh = build_context(discover([str(tmp_path)], Accounting()).files, open_end=True)
+    assert facts.context.to_dict() == fresh.to_dict()
+    log.write_bytes(data[:cut].replace(b"compute-alpha", b"compute-gamma"))  # truncated, written again: read anew
+    facts.build([str(log)])
+    fresh = build_context(discover([str(tmp_path)], Accounting()).files, open_end=True)
+    assert facts.context.to_dict() == fresh.to_dict()
