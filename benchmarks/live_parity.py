@@ -10,10 +10,14 @@ two categories. For every job of ``fixtures/real_jobs`` (or the jobs named) this
 * ``resume`` (``--resume``): the same replay, with a ``tail --once --state DIR`` per piece, the verdict of the
   last one taken.
 
+``--inside`` moves each file's cuts to the worst place for a reader: inside a multi-line record (a traceback being
+written), at the middle of the first one between this cut and the next; ``--chunks 10`` cuts more often.
+
 on the top node, phase, category and iteration. Prints each disagreement and the totals.
 
     python benchmarks/live_parity.py                         # all real jobs, modes once and live
     python benchmarks/live_parity.py --jobs 001 045 --resume
+    python benchmarks/live_parity.py --resume --chunks 10 --inside   # harder cut points
 """
 
 from __future__ import annotations
@@ -123,10 +127,26 @@ def groups(rows: list[tuple[int, float | None]]) -> list[tuple[int, float | None
     return out
 
 
-def plan(job: Path, chunks: int) -> list[FilePlan]:
+def inside_records(marks: list[int], rows: list[tuple[int, float | None]]) -> list[int]:
+    """Cuts (``marks``, the last line written by each cut, the file's end last) moved inside a multi-line group of
+    ``rows`` (last line, time): each cut but the last goes to the middle of the first group of two lines or more that
+    starts after it and ends by the next cut, so that its writer has written half of that record."""
+    out = list(marks)
+    starts = [1] + [end + 1 for end, _ in rows[:-1]]
+    for k in range(len(out) - 1):
+        lo, hi = out[k], marks[k + 1]
+        for start, (end, _) in zip(starts, rows, strict=True):
+            if start > lo and end <= hi and end > start:
+                out[k] = start - 1 + max(1, (end - start + 1) // 2)
+                break
+    return out
+
+
+def plan(job: Path, chunks: int, inside: bool = False) -> list[FilePlan]:
     """Each file's lines split at ``chunks`` cuts of the job's time span: chunk k holds the records written by its
     cut (an untimed record goes with the timed one before it); a file with no time is split evenly, at record
-    ends; a JSON document (an error file) is written whole, at the end."""
+    ends; a JSON document (an error file) is written whole, at the end. ``inside``: cuts moved inside multi-line
+    records (``inside_records``)."""
     ends = record_ends(job)
     every = sorted(t for rows in ends.values() for _, t in rows if t is not None)
     # a job with no time anywhere is still cut in ``chunks`` pieces, evenly
@@ -141,7 +161,7 @@ def plan(job: Path, chunks: int) -> list[FilePlan]:
             lines = path.read_bytes().splitlines(keepends=True)
             rows = ends.get(rel, [])
             timed = any(t is not None for _, t in rows)
-            rows = groups(rows) if timed else rows
+            rows = groups(rows) if timed else sorted(rows)
             mtime = path.stat().st_mtime
             marks: list[int] = []
             times: list[float | None] = []
@@ -158,6 +178,8 @@ def plan(job: Path, chunks: int) -> list[FilePlan]:
                 target = len(lines) * (k + 1) // chunks
                 marks.append(max((ln for ln, _ in rows if ln <= target), default=0))
             marks = [min(n, len(lines)) for n in marks] + [len(lines)]
+            if inside and rows:
+                marks = inside_records(marks, rows)
             times.append(mtime)
             out.append(FilePlan(rel, lines, marks, mtime, times))
     return out
@@ -183,11 +205,11 @@ def write_chunk(folder: Path, files: Sequence[FilePlan], k: int) -> None:
             os.utime(path, (t, t))
 
 
-def replay_live(job: Path, chunks: int) -> Any:
+def replay_live(job: Path, chunks: int, inside: bool = False) -> Any:
     """One tail following the folder the job is written into, a poll after each chunk."""
     from l4lite.live.tail import Tailer, TailOptions
 
-    files = plan(job, chunks)
+    files = plan(job, chunks, inside)
     with tempfile.TemporaryDirectory(prefix="l4lite-parity-") as tmp:
         folder = Path(tmp) / job.name
         folder.mkdir()
@@ -203,9 +225,9 @@ def replay_live(job: Path, chunks: int) -> Any:
         return tailer.incident
 
 
-def replay_resume(job: Path, chunks: int) -> Any:
+def replay_resume(job: Path, chunks: int, inside: bool = False) -> Any:
     """``tail --once --state`` after each chunk; the last run's verdict."""
-    files = plan(job, chunks)
+    files = plan(job, chunks, inside)
     with tempfile.TemporaryDirectory(prefix="l4lite-parity-") as tmp:
         folder = Path(tmp) / job.name
         folder.mkdir()
@@ -224,6 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--jobs", nargs="*", default=[], help="job name prefixes (default: every real job)")
     ap.add_argument("--chunks", type=int, default=4)
     ap.add_argument("--resume", action="store_true", help="also replay with --once --state per chunk")
+    ap.add_argument("--inside", action="store_true", help="cut inside multi-line records (tracebacks being written)")
     ap.add_argument("--no-live", action="store_true", help="leave out the live replay")
     ap.add_argument("--json", metavar="FILE", help="write per-job verdicts here")
     args = ap.parse_args(argv)
@@ -245,9 +268,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if mode == "once":
                     got = Verdict.of(tail_once([str(p) for p in job_inputs(job)]))
                 elif mode == "live":
-                    got = Verdict.of(replay_live(job, args.chunks))
+                    got = Verdict.of(replay_live(job, args.chunks, args.inside))
                 else:
-                    got = Verdict.of(replay_resume(job, args.chunks))
+                    got = Verdict.of(replay_resume(job, args.chunks, args.inside))
             except Exception as exc:  # noqa: BLE001 - a failure is a disagreement, reported
                 print(f"{job.name} {mode}: {exc.__class__.__name__}: {exc}", flush=True)
                 wrong[mode]["error"] += 1

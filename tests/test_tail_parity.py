@@ -33,6 +33,22 @@ def test_resumed_tail_gives_the_postmortem_verdict(name: str) -> None:
     assert lp.Verdict.of(lp.replay_resume(job, 4)) == lp.analyze_verdict(job)
 
 
+@pytest.mark.parametrize("name", ["010-hf-sigkill", "104-ddp-json_exception"])
+def test_resumed_tail_cut_inside_tracebacks_gives_the_postmortem_verdict(name: str) -> None:
+    # ten pieces, each file cut in the middle of a multi-line record: a run committed the half traceback it saw
+    # and the next read the rest as a record of its own, and a resumed reader learnt its file from the lines
+    # that came first (010: no node and "software" for the SIGKILLed node's "host"; 104: the other node)
+    job = JOBS / name
+    assert lp.Verdict.of(lp.replay_resume(job, 10, inside=True)) == lp.analyze_verdict(job)
+
+
+def test_cuts_inside_records_fall_in_the_middle_of_the_first_long_one() -> None:
+    # records (last line, time): 1, 2-4, 5, 6-9, 10; cuts after lines 0 and 5 of 10
+    rows = [(1, 1.0), (4, 2.0), (5, 3.0), (9, 4.0), (10, 5.0)]
+    assert lp.inside_records([0, 5, 10], rows) == [2, 7, 10]
+    assert lp.inside_records([0, 1, 10], rows) == [0, 2, 10]  # nothing long between 0 and 1
+
+
 def test_once_reads_a_node_in_another_time_zone_in_the_job_time() -> None:
     # one node logs naive local time five hours behind: unshifted, its lines came before the SIGKILL on the
     # other node and took the verdict (another node, phase and category)

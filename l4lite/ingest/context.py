@@ -86,6 +86,7 @@ from l4lite.ingest.writers import (
     ON_HOST,
     SYSLOG_WRITER,
     UCX_WRITER,
+    WholeReads,
     banner_host,
     label_hosts,
     on_host,
@@ -420,9 +421,11 @@ def _sampled(files: Sequence[Any]) -> list[Any]:
 
 # ------------------------------------------------------------------------------------------------ the context
 def build_context(files: Sequence[Any], node_from: str | None = None, *, year: int | None = None,
-                  accounting: Accounting | None = None, open_end: bool = False) -> JobContext:
-    """The job's context from its files (``files.InputFile``); ``year`` overrides the vote. Raises L4Error for a
-    bad ``node_from`` pattern."""
+                  accounting: Accounting | None = None, open_end: bool = False,
+                  whole_reads: WholeReads | None = None) -> JobContext:
+    """The job's context from its files (``files.InputFile``); ``year`` overrides the vote; ``whole_reads``: the
+    files an earlier build of the growing job read whole, read on from there. Raises L4Error for a bad
+    ``node_from`` pattern."""
     try:
         compile_node_from(node_from)
     except ValueError as exc:
@@ -495,7 +498,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     unsure = [f for f in _sampled(files) if f.rel not in by_lines and ctx.node_of(f.rel) is None]
     read: dict[str, PidReader] = {}
     whole = vote_whole(ctx.nodes, ctx.mixed, [f for f in _sampled(files) if f.rel in by_lines | kind], unsure, tasks,
-                       labelled, read)
+                       labelled, read, whole_reads)
     ctx.nodes.update({rel: None for rel in kind if rel in ctx.mixed})  # several hosts' lines: none by its folder
     ties = [t for s in samples.values() for t in s.ties] + whole.ties
     by_ranks = {rel: host for rel, vote in whole.files.items()  # a rank's file no path places: its ranks' node

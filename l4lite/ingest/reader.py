@@ -205,7 +205,8 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
     def learn_lead(self, lead: Sequence[InputFile], node_re: re.Pattern[str] | None) -> float | None:
         """Start a piece of a file (``l4lite.ingest.pieces``) knowing what the lines before it tell: which host and GPU
         each ``srun --label`` or torchrun stream is, the file's host and rank ties (from the file's first lines,
-        NCCL's start-up), and the clock (from the lines just before the piece). Their records are dropped: the
+        NCCL's start-up), its format (CRI prefix, JSON keys, as its head shows them) and the clock (from the lines
+        just before the piece). Their records are dropped: the
         pieces before this one have them, but the time the last of them is placed at is returned."""
         if not lead:
             return None
@@ -224,6 +225,8 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
             if warm.spot:
                 self.init_runs(self.opt.shape_book(self._book_key()))
         self.hold = self.hold and warm.file_host is None and not warm.streams
+        if self.cri is None and warm.cri is not None:  # the file's format, as its head shows it
+            self.cri, self.json_keys, self.json_late = warm.cri, warm.json_keys, warm.json_late
         return placed
 
     # ------------------------------------------------------------------------------------------ main loop
@@ -245,11 +248,11 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
         plans = self.plans
         opened = self.open
         finish = self._finish
-        use_runs = self.opt.line_runs and self.opt.line_shapes
+        use_runs = self.opt.line_runs and self.opt.line_shapes and not self.cri
         lineno = 0
         joined = 0  # CRI partial lines and Docker's 16 KiB parts, joined to the next line (``join_parts``)
         in_runs = False  # a block of the file was long enough to be read in runs
-        cri, jkeys = False, self.json_keys
+        cri, jkeys = bool(self.cri), self.json_keys  # a piece's: its file's head (``learn_lead``)
         try:
             for first, block in iter_line_blocks(self.f, acc, self.opt.max_line_chars, self.pieces):
                 if self.cri is None and block:

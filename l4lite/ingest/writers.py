@@ -7,9 +7,13 @@ one at both, and the nodes in its middle only when it is read whole.
 
 from __future__ import annotations
 
+import copy
+import io
+import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from l4lite.ingest.attribution import (
@@ -23,7 +27,7 @@ from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.jsonlog import record_host
 from l4lite.ingest.layout import is_loopback
 from l4lite.ingest.lineclass import LEVEL_WORDS
-from l4lite.ingest.pids import RDZV_NODE, AddressBook, PidReader, whole_lines
+from l4lite.ingest.pids import PID_SCAN_BYTES, RDZV_NODE, AddressBook, PidReader, whole_lines
 from l4lite.ingest.timespots import strip_stream_prefixes
 
 # hosts that a line names as its writer
@@ -126,40 +130,56 @@ class WholeVote(NamedTuple):
     ranks: Counter[int]  # the global ranks of the torchrun prefixes of all its lines (``rank_host``)
 
 
-def vote_lines(lines: Iterable[str], also: Callable[[str], None] | None = None) -> WholeVote:
-    """The writers named by ``lines`` and the rank ties of their failure summaries; ``also`` is handed each line
-    on the same pass (``pids.PidReader.feed``)."""
-    hosts: Counter[str] = Counter()
-    ties: list[tuple[int, str]] = []
-    mentions: list[tuple[int, str]] = []
-    labels: Counter[tuple[str, str]] = Counter()
-    label_ranks: Counter[tuple[str, int]] = Counter()
-    ranks: Counter[int] = Counter()
-    elastic: str | None = None
-    for raw in lines:
-        if also is not None:
-            also(raw)
+class LineVote:
+    """``vote_lines`` a line at a time, so that a file read whole once can be read on from where it stopped
+    (``WholeReads``)."""
+
+    def __init__(self) -> None:
+        self.hosts: Counter[str] = Counter()
+        self.ties: list[tuple[int, str]] = []
+        self.mentions: list[tuple[int, str]] = []
+        self.labels: Counter[tuple[str, str]] = Counter()
+        self.label_ranks: Counter[tuple[str, int]] = Counter()
+        self.ranks: Counter[int] = Counter()
+        self.elastic: str | None = None  # a failure summary's ``host :`` waiting for its ``rank :`` line
+
+    def feed(self, raw: str) -> None:
         line = strip_stream_prefixes(raw)
         host = writer_host(line)
         labelled = stream_label(raw)
         label = labelled[0] if labelled is not None else None
         if raw[:1] in _PREFIX_START and (rank := prefix_rank(raw, labelled[1] if labelled else 0)) is not None:
-            ranks[rank] += 1
+            self.ranks[rank] += 1
             if label is not None:
-                label_ranks[(label, rank)] += 1
+                self.label_ranks[(label, rank)] += 1
         if host is not None:
-            hosts[host] += 1
+            self.hosts[host] += 1
             if label is not None:
-                labels[(label, host)] += 1
-            elastic = host if line.lstrip().startswith("host") else None
-        elif elastic is not None and line.lstrip().startswith("rank"):
+                self.labels[(label, host)] += 1
+            self.elastic = host if line.lstrip().startswith("host") else None
+        elif self.elastic is not None and line.lstrip().startswith("rank"):
             if r := ELASTIC_RANK_LINE.match(line):
-                ties.append((int(r[1]), elastic))
-            elastic = None
+                self.ties.append((int(r[1]), self.elastic))
+            self.elastic = None
         if host is None and " on " in line and (m := ON_HOST.search(line)) and m[1] is not None \
                 and (on := on_host(m[2])):
-            mentions.append((int(m[1]), on))  # ``process 2/4 on node-b``: the global rank and where it runs
-    return WholeVote(hosts, ties, mentions, labels, label_ranks, ranks)
+            self.mentions.append((int(m[1]), on))  # ``process 2/4 on node-b``: the global rank and where it runs
+
+    def vote(self) -> WholeVote:
+        """What the lines fed so far say (copies: feeding more changes nothing handed out)."""
+        return WholeVote(Counter(self.hosts), list(self.ties), list(self.mentions), Counter(self.labels),
+                         Counter(self.label_ranks), Counter(self.ranks))
+
+
+def vote_lines(lines: Iterable[str], also: Callable[[str], None] | None = None) -> WholeVote:
+    """The writers named by ``lines`` and the rank ties of their failure summaries; ``also`` is handed each line
+    on the same pass (``pids.PidReader.feed``)."""
+    vote = LineVote()
+    for raw in lines:
+        if also is not None:
+            also(raw)
+        vote.feed(raw)
+    return vote.vote()
 
 
 def _tied(rank_ties: Iterable[tuple[int, str]]) -> dict[int, str]:
@@ -208,8 +228,14 @@ class JobVote(NamedTuple):
     files: dict[str, WholeVote]
 
 
+def new_pid_reader() -> PidReader:
+    """The pid reader a whole read of a file feeds (``vote_whole``)."""
+    return PidReader(banner_host, AddressBook(plain_host), ids=True)
+
+
 def vote_whole(nodes: dict[str, str | None], mixed: list[str], placed: Sequence[Any], unplaced: Sequence[Any],
-               tasks: set[str], labelled: set[str], read: dict[str, PidReader]) -> JobVote:
+               tasks: set[str], labelled: set[str], read: dict[str, PidReader],
+               reads: WholeReads | None = None) -> JobVote:
     """Files that only their sampled ends placed on a host are voted again on all their lines: a ``cat`` of several
     nodes' logs shows one node at its head and another at its tail, or one in both, and the nodes in its middle
     only when it is read through. A file whose lines name several writers is mixed (``mixed`` gains it, ``nodes``
@@ -219,14 +245,20 @@ def vote_whole(nodes: dict[str, str | None], mixed: list[str], placed: Sequence[
     (``ties``), process banners' (``mentions``, weak like a labelled stream's own mention of its host, and only
     where a label is a node's task over several ranks, ``tasks``: where a label is a rank, its own banner is
     ``stream_hosts``'s to weigh). In a file without labels, a banner is its writer's own word and ties its rank as
-    a summary does. Pids are read on the same pass (``read``: rel -> its ``PidReader``)."""
+    a summary does. Pids are read on the same pass (``read``: rel -> its ``PidReader``). ``reads``: what earlier
+    builds of a growing job read of each file (``WholeReads``): only the bytes written since are read."""
     ties: list[tuple[int, str]] = []
     mentions: list[tuple[int, str]] = []
     files: dict[str, WholeVote] = {}
 
     def read_whole(f: Any) -> WholeVote | None:
-        reader = PidReader(banner_host, AddressBook(plain_host), ids=True)
-        if (whole := whole_writers(f, reader.feed)) is not None:
+        kept = reads.take(f) if reads is not None else None  # read on from the last build's reading
+        if kept is not None:
+            whole, reader = kept
+        else:
+            reader = new_pid_reader()
+            whole = whole_writers(f, reader.feed)
+        if whole is not None:
             read[f.rel] = reader  # a stdin not held whole is left to the reading of its sample
             files[f.rel] = whole
         return whole
@@ -265,3 +297,68 @@ def whole_writers(f: Any, also: Callable[[str], None] | None = None) -> WholeVot
 def banner_host(message: str) -> str | None:
     """The host a process banner names (``process 2/4 on node-b``), its writer's host, or None."""
     return on_host(m[2]) if (m := ON_HOST.search(message)) else None
+
+
+@dataclass
+class _Kept:
+    """One file as far as a ``WholeReads`` has read it: its complete lines up to ``offset``."""
+
+    ident: tuple[int, int]  # (device, inode)
+    head: bytes  # its first bytes and those just before ``offset``, to tell a file replaced or rewritten
+    offset: int
+    vote: LineVote
+    pids: PidReader
+    tail: bytes = b""
+
+
+class WholeReads:
+    """The whole reads of ``vote_whole`` kept across context builds of a job that grows (``tail`` builds its
+    context again as files appear and grow, ``live.jobfacts``): each file's complete lines are read once, a build
+    reading only the bytes written since the last. The answer is a whole read's: a file that shrank or whose first
+    bytes changed is read again from its start, and a last line still being written is read into copies only.
+    Plain UTF-8 files only; others are read whole as before."""
+
+    def __init__(self) -> None:
+        self.kept: dict[str, _Kept] = {}
+        self.bytes_read = 0  # what the builds read, for the record
+
+    def take(self, f: Any) -> tuple[WholeVote | None, PidReader] | None:
+        """``f``'s vote and pid reader over all its lines, reading only its new bytes; None for a file it does
+        not keep (the caller reads it whole)."""
+        path = getattr(f, "path", None)
+        if not path or path == "-" or getattr(f, "parts", ()) or getattr(f, "compressed", False) or \
+                (getattr(f, "encoding", None) or "utf-8").lower() not in ("utf-8", "utf8"):
+            return None
+        try:
+            with open(path, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                if st.st_size > PID_SCAN_BYTES:
+                    return None, new_pid_reader()  # too large to read whole, as ``pids.whole_lines`` says
+                kept = self.kept.get(f.rel)
+                if kept is None or kept.ident != (st.st_dev, st.st_ino) or st.st_size < kept.offset or \
+                        fh.read(len(kept.head)) != kept.head or os.pread(fh.fileno(), len(kept.tail),
+                                                                         kept.offset - len(kept.tail)) != kept.tail:
+                    kept = self.kept[f.rel] = _Kept((st.st_dev, st.st_ino), b"", 0, LineVote(), new_pid_reader())
+                fh.seek(kept.offset)
+                data = fh.read(st.st_size - kept.offset)
+        except OSError:
+            return None
+        self.bytes_read += len(data)
+        if not kept.offset:
+            kept.head = data[:64]
+        end = data.rfind(b"\n") + 1
+        _feed(data[:end], kept.vote, kept.pids)
+        kept.offset += end
+        kept.tail = (kept.tail + data[:end])[-64:]
+        vote, pids = kept.vote, kept.pids
+        if end < len(data):  # a last line without its end yet: read as a whole read reads it, into copies
+            vote, pids = copy.deepcopy((vote, pids))
+            _feed(data[end:], vote, pids)
+        return vote.vote(), copy.deepcopy(pids)
+
+
+def _feed(data: bytes, vote: LineVote, pids: PidReader) -> None:
+    """Lines of ``data`` as ``pids.whole_lines`` reads them (text mode: universal newlines, bad bytes replaced)."""
+    for raw in io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace"):
+        pids.feed(raw)
+        vote.feed(raw)

@@ -23,6 +23,7 @@ from typing import Any
 from l4lite.ingest.context import JobContext, build_context
 from l4lite.ingest.files import InputFile, json_document
 from l4lite.ingest.reader import IngestOptions
+from l4lite.ingest.writers import WholeReads
 from l4lite.records import Accounting, RotatedStreams
 
 # what a context says that only grows while the job runs (its span, its files' last times): no reason to read again
@@ -91,6 +92,7 @@ class LiveContext:
         self.quiet = 0  # builds in a row that changed nothing
         self.built_at = -math.inf  # time.monotonic() of the last build
         self.growth_seconds = GROWTH_SECONDS
+        self.reads = WholeReads()  # the files a build reads whole, read on by the next from where it stopped
 
     def files(self, paths: Iterable[str]) -> list[InputFile]:
         out = []
@@ -103,7 +105,8 @@ class LiveContext:
     def build(self, paths: Sequence[str]) -> bool:
         """Build the context from the files at ``paths``; True when it reads lines differently than before."""
         files = self.files(paths)
-        context = build_context(files, self.node_from, accounting=self.accounting, open_end=self.open_end)
+        context = build_context(files, self.node_from, accounting=self.accounting, open_end=self.open_end,
+                                whole_reads=self.reads)
         rels = [f.rel for f in files]
         changed = reading(context, rels) != reading(self.context, rels)
         self.quiet = 0 if changed else self.quiet + 1
@@ -115,8 +118,8 @@ class LiveContext:
 
     def due(self, sizes: dict[str, int]) -> bool:
         """Whether the files followed (name -> bytes read) have changed enough since the last build: a new file,
-        or twice the bytes while the job's facts still change (a build reads every file's ends, and the files no
-        path places whole: its cost grows with the job)."""
+        or twice the bytes while the job's facts still change (a build reads every file's ends, and of the files no
+        path places the bytes written since the last build, ``ingest.writers.WholeReads``)."""
         names = {n for n, size in sizes.items() if size > 0}
         if not names <= self.last.names:
             return True

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
-from l4lite.ingest.jsonlog import HEAD_LINES, learn_json_keys
+from l4lite.ingest.jsonlog import HEAD_LINES, LATE_TRIES, learn_json_keys
 from l4lite.ingest.jumps import peers_end, without_jumps
 from l4lite.ingest.seconds import SecondOrder
 from l4lite.ingest.zones import in_zone
@@ -38,7 +38,9 @@ class RecordReader(Protocol):
         ...
 
 
-ReaderFactory = Callable[[str], RecordReader]
+# a stream's name -> its reader; a factory that takes a byte offset too (``ContextReaders``) is given where the
+# stream is taken up when that is not its start (``RecordFeed.reader``)
+ReaderFactory = Callable[..., RecordReader]
 
 
 class Pushed:
@@ -76,7 +78,8 @@ class IngestLineReader:
                  "_plain_head", "_spotless", "_json_head", "_order", "_shift", "_pushed", "_jumps")
 
     def __init__(self, rel: str, options: Any, accounting: Accounting, mtime: float,
-                 warn: Callable[[str], None], skipped: Counter[str] | None = None) -> None:
+                 warn: Callable[[str], None], skipped: Counter[str] | None = None, *,
+                 path: str | None = None, start: int = 0) -> None:
         from l4lite.ingest import reader as ingest
         from l4lite.ingest.files import InputFile
         from l4lite.ingest.streamnames import AMBIGUOUS
@@ -103,6 +106,22 @@ class IngestLineReader:
         self._pushed = Pushed()
         others_end = None if self.r.ctx.open_end else peers_end(self.r.ctx.node_ends, self.r.path_node)
         self._jumps = without_jumps(self._pushed, others_end) if others_end is not None else None
+        if start > 0 and path is not None:
+            self._resume(path, rel, mtime, start)
+
+    def _resume(self, path: str, rel: str, mtime: float, start: int) -> None:
+        """Start at byte ``start`` of the file (a restart from a committed offset, a context built again) knowing
+        what its lines before tell, as a later piece of a large file does (``pieces.lead_of``, the file reader's
+        ``learn_lead``): its format (CRI prefix, JSON keys) and time spot from its head, which host each stream
+        is, and the clock from the lines just before; not from the lines that happen to come first here."""
+        from l4lite.ingest.files import InputFile
+        from l4lite.ingest.pieces import lead_of
+
+        r = self.r
+        piece = InputFile(path=path, rel=rel, mtime=mtime, size=start, start=start, stop=start)
+        self._order.before = r.learn_lead(lead_of(piece), None)
+        self._json_head = [""] * HEAD_LINES  # the file's head was read: its keys are learnt
+        self._plain_head = self._spotless = 0
 
     @property
     def pending_line(self) -> int | None:
@@ -152,6 +171,8 @@ class IngestLineReader:
             # a line before the first record of the keys learnt is not one of their records either
             head.append(text)
             r.json_keys = learn_json_keys(head)
+        if text and r.json_keys is None and text[-1:] == "}" and r.json_late < LATE_TRIES:
+            r.late_json_keys(text, False)  # JSON records that begin after the file's head, as ``read_file`` finds them
         if text and r.spot is None:
             for printed in r.json_head((text,)):
                 self._learn_spot(printed)
@@ -271,6 +292,8 @@ class ContextReaders:
     one rank -> node map. ``refresh`` builds the context again from the files followed (``live.jobfacts``):
     readers made after it read with the new one."""
 
+    resumes = True  # a reader may start inside a file (``__call__``'s ``start``)
+
     def __init__(self, root: str, warn: Callable[[str], None] | None = None, *, node_from: str | None = None,
                  rank_map: Any = None, paths: Sequence[str] = (), finished: bool = False) -> None:
         from l4lite.live.jobfacts import LiveContext
@@ -312,7 +335,8 @@ class ContextReaders:
         self.options = self._options()
         return True
 
-    def __call__(self, rel: str) -> RecordReader:
+    def __call__(self, rel: str, start: int = 0) -> RecordReader:
+        """A reader of the stream ``rel`` from byte ``start`` on (its lines before read for what they tell)."""
         # Lines without a year take the job's year (learnt once files have lines), else the file's mtime.
         context = self.facts.context
         if context.year is None and time.monotonic() - self._tried >= 1.0:
@@ -320,11 +344,13 @@ class ContextReaders:
 
             self._tried = time.monotonic()
             context.year = job_year(self.facts.files([os.path.join(self.root, rel)]))
+        path = os.path.join(self.root, rel)
         try:
-            mtime = os.stat(os.path.join(self.root, rel)).st_mtime
+            mtime = os.stat(path).st_mtime
         except OSError:
             mtime = time.time()
-        return IngestLineReader(rel, self.options, self.accounting, mtime, self.say, self.skipped)
+        return IngestLineReader(rel, self.options, self.accounting, mtime, self.say, self.skipped, path=path,
+                                start=start)
 
 
 def default_reader_factory(root: str, warn: Callable[[str], None] | None = None, *, node_from: str | None = None,

@@ -54,11 +54,18 @@ class RecordFeed:
         slot = self.slots.get(sid)
         return getattr(slot.reader, "node_hint", None) if slot is not None else None
 
+    def reader(self, s: Stream, start: int) -> RecordReader:
+        """The stream's reader, taking it up at byte ``start``: a resumed tail, or lines read again after the job's
+        context changed, read on with what the file's lines before tell (``IngestLineReader``)."""
+        if start and not s.compressed and getattr(self.reader_factory, "resumes", False):
+            return self.reader_factory(s.name, start)
+        return self.reader_factory(s.name)
+
     def consume(self, chunk: Chunk, now: float) -> int:
         s = chunk.stream
         slot = self.slots.get(s.sid)
         if slot is None:
-            slot = self.slots[s.sid] = Slot(self.reader_factory(s.name), now)
+            slot = self.slots[s.sid] = Slot(self.reader(s, chunk.start), now)
         feed = slot.reader.feed
         emit = self._emit
         skip = self.skip

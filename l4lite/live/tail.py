@@ -133,6 +133,7 @@ class Tailer(TailState, ContextRefresh):
         self._html_job: concurrent.futures.Future[Any] | None = None
         self._html_written: Incident | None = None
         self._problems: set[str] = set()
+        self._whole: dict[str, Any] | None = None  # the state kept before open records were completed by force
         self.alerts_sent: list[Alert] = []
         if any(s.committed_offset for s in self.follower.streams.values()):
             self._reread()  # resumed: the lines processed before the restart make the scan again
@@ -169,6 +170,7 @@ class Tailer(TailState, ContextRefresh):
             if self.options.once:
                 while self.step() and not stop.is_set():
                     pass
+                self.hold_whole()  # a record still being written is not committed half
                 self.step(finish=True)
                 self.diagnose()
             else:
@@ -463,6 +465,8 @@ class Tailer(TailState, ContextRefresh):
 
     def close(self) -> None:
         """Flush pending records, checkpoint, write the final report, finish deliveries."""
+        if self._whole is None:
+            self.hold_whole()
         self.feed.expire(self.clock(), force=True)
         self._collect(wait=True)
         if self.totals.records and not self.options.once:

@@ -48,11 +48,27 @@ class TailState:
                 self.tracker.absorb(row)
 
 
+    def hold_whole(self) -> None:
+        """Keep the state a restart resumes from as it stands before the records still open are completed by force
+        (the end of a ``--once`` run, a stop): committed up to the last complete record, so that a traceback still
+        being written is read whole by the next run, not as the half seen here and a new record after it. The
+        records completed by force still make this run's verdict; only a clean cut is kept (``RecordFeed.clean``)."""
+        self._whole = self._resumable() if self.state_path is not None and self.feed.clean() else None
+
+    def _resumable(self) -> dict[str, Any]:
+        """What a restart resumes from: committed offsets, the totals they account for, the miner, the rank ties."""
+        totals = self.totals.to_dict()
+        totals["lines"] = self.follower.lines_committed
+        return {"follower": self.follower.to_state(), "totals": totals,
+                "rank_map": self.rank_map.to_dict() if hasattr(self.rank_map, "to_dict") else None,
+                "templates": self.miner.to_state()}
+
     def checkpoint(self) -> bool:
         """Save committed offsets, the totals they account for, the miner and the alerts, in one atomic write.
 
         Only at a clean cut (see ``_clean``); after a few seconds without one, open records are completed to
-        make one. Returns whether the state was written.
+        make one; after ``hold_whole``, what it kept is saved with the alerts sent since. Returns whether the state
+        was written.
         """
         if not self.feed.clean():
             now = self.clock()
@@ -67,18 +83,16 @@ class TailState:
         self._uncommitted_lines = 0
         path = self.state_path
         if path is None:
-            return
+            return False
         state = {
             "schema": STATE_SCHEMA,
             "saved_at": iso(self.wall()),
             "paths": self.options.paths,
-            "follower": self.follower.to_state(),
-            "totals": self.totals.to_dict(),
+            **(getattr(self, "_whole", None) or self._resumable()),
             "perf": {**self.perf, "sample_keep": round(self.sampler.keep, 4), "full_looks": self.triage.full_looks},
             "alerts": self.tracker.to_state(),
-            "rank_map": self.rank_map.to_dict() if hasattr(self.rank_map, "to_dict") else None,
-            "templates": self.miner.to_state(),
         }
+        state["totals"] = {**state["totals"], "alerts": self.totals.alerts}  # those sent after ``hold_whole`` too
         write_atomic(path, json.dumps(state, separators=(",", ":")))
         return True
 
