@@ -64,6 +64,7 @@ from l4lite.ingest.pids import (
     pid_hosts,
     quoted_hosts,
 )
+from l4lite.ingest.rolenames import role_aliases
 from l4lite.ingest.skew import anchor_key, job_skew, quick
 from l4lite.ingest.spans import (
     FUTURE_SLACK,
@@ -425,6 +426,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     named = set().union(*(s.hosts for s in samples.values())) | concerned if samples else set()
     level = infer_level(rels, own, named) if not node_from else NodeLevel()
     ctx.depth, ctx.layout, ctx.aliases = level.depth, level.how, dict(level.aliases)
+    if level.depth is not None and level.depth >= 0:  # ``worker-1``: the host its lines state, read whole
+        ctx.aliases.update(role_aliases(_sampled(files), level.value, ctx.aliases, level.names))
     if node_from:
         ctx.layout = "--node-from"
     if level.depth is not None:
