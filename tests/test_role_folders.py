@@ -57,3 +57,19 @@ def test_role_names_are_places_in_the_job_not_machines() -> None:
     assert all(map(role_name, ("worker-1", "rank_0", "pod-3", "node-1", "trainer-7c9d8b4f6d-x2k9p")))
     assert not any(map(role_name, ("node0422", "a100-rack2-15", "gpu-node-1", "llm-pretrain-7f9c4-worker-0",
                                    "dgx-b200-03", "worker")))
+
+
+def test_files_named_by_their_host_between_a_shared_start_and_end(tmp_path: Path) -> None:
+    # ``sbatch --output=%x-%j-%N.out``: no line names either host; the names differ by the host alone
+    for i, host in enumerate(("a100-rack2-14", "a100-rack2-15")):
+        (tmp_path / f"train-4242-{host}.out").write_text(_console(None, 4400 + i))
+    assert _nodes(tmp_path) == {"train-4242-a100-rack2-14.out": "a100-rack2-14",
+                                "train-4242-a100-rack2-15.out": "a100-rack2-15"}
+
+
+def test_files_named_by_a_task_id_or_a_rank_name_no_host(tmp_path: Path) -> None:
+    from l4lite.ingest.layout import varying_hosts
+
+    assert varying_hosts(["train-4242-0.out", "train-4242-1.out"]) == {}
+    assert varying_hosts(["rank0.log", "rank1.log", "gpu0.log", "gpu1.log"]) == {}
+    assert varying_hosts(["a/console.log", "b/console.log"]) == {}

@@ -52,7 +52,7 @@ from l4lite.ingest.fileranks import id_hosts, own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.jsonlog import record_host
 from l4lite.ingest.jumps import node_ends
-from l4lite.ingest.layout import NodeLevel, infer_level, layout_parts, spelled_hosts, value_at
+from l4lite.ingest.layout import NodeLevel, infer_level, layout_parts, spelled_hosts, value_at, varying_hosts
 from l4lite.ingest.logdirs import log_dir_hosts
 from l4lite.ingest.pids import (
     AddressBook,
@@ -444,6 +444,9 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         if node is None and rel in own:
             ctx.nodes[rel] = own[rel]  # outside the level (or no level): the one host its lines name
             by_lines.add(rel)
+    for rel, host in varying_hosts(rels).items():  # ``train-4242-node0421.out``: the part its siblings do not share
+        if ctx.node_of(rel) is None:
+            ctx.nodes[rel] = host
     # a folder that names no machine (``logs/``) stands for the one host its sampled files name: its other files
     # are voted on all their lines too, so a file whose lines name another host (once, mid-file) is that host's
     kind = {r for r in rels if r not in own and (v := level.value(r)) in ctx.aliases and names_no_node(v)}
