@@ -216,11 +216,3 @@ def test_a_merged_console_on_stdin_is_read_whole_for_its_pids_and_its_end(monkey
     assert {r.node for r in recs if "Sending process 19644" in r.text} == {"node-b"}
     assert {r.node for r in recs if "OMP_NUM_THREADS" in r.text} == {"node-a"}
     assert recs[-1].time == 1796317500.0  # the last line keeps its own time: the job's end was sampled
-
-
-def test_an_agents_run_folder_takes_no_host_from_a_shared_folder_above_it() -> None:
-    # ``logs/`` shared by two agents (``--log-dir`` on shared storage): one agent's run folder is placed, the
-    # other's names no host; it is not the first one's because they share ``logs/``
-    placed = {"logs/run-1_aaaaaaaa/attempt_0/0/stderr.log": "node-a"}
-    rels = [*placed, "logs/run-1_aaaaaaaa/attempt_0/0/stdout.log", "logs/run-1_bbbbbbbb/attempt_0/0/stderr.log"]
-    assert inherited_hosts(rels, placed.get, []) == {"logs/run-1_aaaaaaaa/attempt_0/0/stdout.log": "node-a"}

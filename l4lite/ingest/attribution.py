@@ -367,9 +367,6 @@ def mixed_hosts(hosts: Counter[str]) -> bool:
     return sum(1 for n in hosts.values() if n > STRAY_MENTIONS) > 1
 
 
-_ATTEMPT_DIR = re.compile(r"attempt_\d+")
-
-
 def inherited_hosts(rels: Iterable[str], node_of: Callable[[str], str | None],
                     rank_ties: Iterable[tuple[int, str]]) -> dict[str, str]:
     """rel -> host for files whose path and lines name none: a rank's file (``rank3.log``, ``rank-3/``) takes the
@@ -396,10 +393,7 @@ def inherited_hosts(rels: Iterable[str], node_of: Callable[[str], str | None],
                 out[rel] = next(iter(ranks[rank]))
             continue  # a rank's file is its rank's, never its folder's
         parts = rel.split("/")[:-1]
-        # an agent's run folder (``<run>_<random>/attempt_N/``) is one agent's: the folder above it may hold
-        # another agent's run folder beside it (a shared ``logs/``), so a file takes no host from above it
-        floor = next((k for k in range(len(parts) - 1) if _ATTEMPT_DIR.fullmatch(parts[k + 1])), 0)
-        for i in range(len(parts), floor, -1):
+        for i in range(len(parts), 0, -1):
             hosts = by_dir.get("/".join(parts[:i]))
             if hosts:
                 if len(hosts) == 1:
