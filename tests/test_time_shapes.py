@@ -106,3 +106,8 @@ def test_the_other_nodes_ends_exclude_the_nodes_own_files() -> None:
     ends = node_ends({"a/x.log": 10.0, "a/y.log": 30.0, "b/x.log": 20.0}, lambda rel: rel.split("/")[0])
     assert ends == {"a": 30.0, "b": 20.0}
     assert peers_end(ends, "a") == 20.0 and peers_end(ends, None) is None
+
+
+def test_a_time_after_an_untimed_line_is_no_jump() -> None:
+    # a run's untimed line leaves NaN as the time before: nothing to compare, no jump (and no crash)
+    assert jump_of(float("nan"), 1_700_000_000.0, 1_600_000_000.0) == 0.0

@@ -3,6 +3,7 @@ than one piece of evidence agrees; a node that joined late or ran on is not move
 
 from __future__ import annotations
 
+import gzip
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -59,6 +60,16 @@ def test_a_node_eight_hours_ahead_among_three_is_read_in_the_jobs_time(tmp_path:
 def test_two_nodes_split_evenly_are_told_apart_by_an_error_files_epoch_seconds(tmp_path: Path) -> None:
     ahead = T0 + timedelta(seconds=95)
     _job(tmp_path, {"gpu-node-1": timedelta(0), "gpu-node-2": timedelta(hours=8)}, {"gpu-node-2": ahead})
+    assert build_context(discover([str(tmp_path)], Accounting()).files).node_shifts == {"gpu-node-2": 8 * 3600.0}
+
+
+def test_a_gzipd_copy_of_the_job_is_read_in_the_same_zones(tmp_path: Path) -> None:
+    # a .gz and its plain copy are the same evidence: the error file's epoch seconds are read inflated
+    ahead = T0 + timedelta(seconds=95)
+    _job(tmp_path, {"gpu-node-1": timedelta(0), "gpu-node-2": timedelta(hours=8)}, {"gpu-node-2": ahead})
+    for f in [p for p in tmp_path.rglob("*") if p.is_file()]:
+        f.with_name(f.name + ".gz").write_bytes(gzip.compress(f.read_bytes()))
+        f.unlink()
     assert build_context(discover([str(tmp_path)], Accounting()).files).node_shifts == {"gpu-node-2": 8 * 3600.0}
 
 

@@ -17,12 +17,9 @@ them, and every entry point (analyze, parse with one process or many, tail, Dask
 
 from __future__ import annotations
 
-import gzip
 import math
-import os
 import re
 import time as _time
-import zlib
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -50,11 +47,12 @@ from l4lite.ingest.attribution import (
 from l4lite.ingest.boots import boot_anchors
 from l4lite.ingest.dateorder import day_first
 from l4lite.ingest.decode import open_lines, without_escapes
+from l4lite.ingest.fileends import file_ends
 from l4lite.ingest.fileranks import id_hosts, own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.jsonlog import record_host
 from l4lite.ingest.jumps import node_ends
-from l4lite.ingest.layout import NodeLevel, infer_level, layout_parts, spelled_hosts, value_at
+from l4lite.ingest.layout import NodeLevel, infer_level, layout_parts, spelled_hosts, value_at, varying_hosts
 from l4lite.ingest.logdirs import log_dir_hosts
 from l4lite.ingest.pids import (
     AddressBook,
@@ -66,6 +64,7 @@ from l4lite.ingest.pids import (
     pid_hosts,
     quoted_hosts,
 )
+from l4lite.ingest.rolenames import role_aliases
 from l4lite.ingest.skew import anchor_key, job_skew, quick
 from l4lite.ingest.spans import (
     FUTURE_SLACK,
@@ -100,8 +99,6 @@ from l4lite.ingest.writers import (
 from l4lite.ingest.zones import read_zones
 from l4lite.records import Accounting
 
-HEAD_BYTES = 32 * 1024  # start-up: NCCL headers, hostname banners, the first times
-TAIL_BYTES = 16 * 1024  # the end: torchelastic's failure summary, the last times
 SAMPLE_LINES = 20  # lines of each end of a file read in full (times, dates, syslog hosts)
 MAX_FILES = 2048  # files sampled; a job of more files has them sampled evenly (each folder gets its share)
 
@@ -253,48 +250,6 @@ class _Sample:
     own_rank: int | None = None  # the rank its process states at start-up (``fileranks.own_rank``)
 
 
-def _ends(f: Any) -> tuple[list[str], list[str]]:
-    """The first and last lines of a file (a gzip file: only the first)."""
-    parts = getattr(f, "parts", ())
-    if parts:  # a rotated log: the head of its oldest piece, the tail of its newest
-        return _ends(parts[0])[0], _ends(parts[-1])[1]
-    path = getattr(f, "path", None)
-    enc = getattr(f, "encoding", "utf-8") or "utf-8"
-    if path == "-":  # stdin: read once and replayed to the reader (``files.stdin_sample``); both ends when whole
-        data, whole = stdin_sample()
-        if data.startswith(GZIP_MAGIC):
-            return [], []
-        head = data[:HEAD_BYTES]
-        lines = head.decode(enc, "replace").replace("\x00", "").splitlines()
-        tail = data[max(HEAD_BYTES, len(data) - TAIL_BYTES):] if whole and len(data) > HEAD_BYTES else b""
-        return (lines[:-1] if len(head) == HEAD_BYTES else lines), _tail_lines(tail, enc)
-    if not path:
-        return [], []
-    try:
-        if getattr(f, "compressed", False):
-            with gzip.open(path, "rb") as fh:
-                head = fh.read(HEAD_BYTES)
-            return head.decode(enc, "replace").splitlines()[:-1] or [], []
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            head = fh.read(HEAD_BYTES)
-            tail = b""
-            if size > HEAD_BYTES:
-                fh.seek(max(HEAD_BYTES, size - TAIL_BYTES))
-                tail = fh.read(TAIL_BYTES)
-    except (OSError, EOFError, zlib.error):  # unreadable, truncated or corrupt: ingest warns about it
-        return [], []
-    head_lines = head.decode(enc, "replace").replace("\x00", "").splitlines()
-    if len(head) == HEAD_BYTES:
-        head_lines = head_lines[:-1]
-    return head_lines, _tail_lines(tail, enc)
-
-
-def _tail_lines(tail: bytes, enc: str) -> list[str]:
-    """The whole lines of a file's last bytes (the first one is cut)."""
-    return tail.decode(enc, "replace").replace("\x00", "").splitlines()[1:] if tail else []
-
-
 def _whole_pids(f: Any, s: _Sample, read: dict[str, PidReader], quotes: set[tuple[str, str, str | None]]) -> PidFacts:
     """``pid_facts`` of a whole file (from ``read`` where ``writers.vote_whole`` read it, else ``pids.file_pids``), or of
     stdin as far as it is held (``files.stdin_sample``); the addresses its lines tie to hosts go into its sample:
@@ -331,7 +286,7 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     """A file's sample and the hosts its lines name as concerned (``srun: error: NODE``)."""
     s = _Sample()
     others: set[str] = set()
-    head, tail = _ends(f)
+    head, tail = file_ends(f)
     # a file read whole in its head ends with the head's last lines: its span runs to its last line
     s.lines = head[:SAMPLE_LINES] + (tail[-SAMPLE_LINES:] if tail else head[SAMPLE_LINES:][-SAMPLE_LINES:])
     s.spot = learn_spot(head)
@@ -474,6 +429,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     named = set().union(*(s.hosts for s in samples.values())) | concerned if samples else set()
     level = infer_level(rels, own, named) if not node_from else NodeLevel()
     ctx.depth, ctx.layout, ctx.aliases = level.depth, level.how, dict(level.aliases)
+    if level.depth is not None and level.depth >= 0:  # ``worker-1``: the host its lines state, read whole
+        ctx.aliases.update(role_aliases(_sampled(files), level.value, ctx.aliases, level.names))
     if node_from:
         ctx.layout = "--node-from"
     if level.depth is not None:
@@ -490,6 +447,9 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         if node is None and rel in own:
             ctx.nodes[rel] = own[rel]  # outside the level (or no level): the one host its lines name
             by_lines.add(rel)
+    for rel, host in varying_hosts(rels).items():  # ``train-4242-node0421.out``: the part its siblings do not share
+        if ctx.node_of(rel) is None:
+            ctx.nodes[rel] = host
     # a folder that names no machine (``logs/``) stands for the one host its sampled files name: its other files
     # are voted on all their lines too, so a file whose lines name another host (once, mid-file) is that host's
     kind = {r for r in rels if r not in own and (v := level.value(r)) in ctx.aliases and names_no_node(v)}
@@ -526,7 +486,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     known = known_hosts_pattern({ctx.node_of(rel) for rel in rels} | named | on_hosts)
     for f in _sampled(files) if known is not None else ():
         if f.rel in samples and ctx.node_of(f.rel) is None and any(map(stream_key, samples[f.rel].lines)):
-            ctx.mention_ties += tie_streams(ctx.task_hosts, f.rel, stream_hosts((x for e in _ends(f) for x in e), known),
+            ctx.mention_ties += tie_streams(ctx.task_hosts, f.rel, stream_hosts((x for e in file_ends(f) for x in e), known),
                                             f.rel in ctx.label_tasks)
     # pids tie an agent's hostless lines to its node where no path names one: such a file is read whole for them
     quotes: set[tuple[str, str, str | None]] = set()

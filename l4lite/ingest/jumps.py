@@ -59,7 +59,7 @@ def peers_end(ends: Mapping[str, float], node: str | None) -> float | None:
 def jump_of(before: float, t: float, others_end: float) -> float:
     """The clock's jump between two consecutive times of a file (see the module docstring), or 0.0."""
     gap = t - before
-    if gap < QUARTER:
+    if not gap >= QUARTER:  # also an untimed line of a run before it (NaN): no jump to read
         return 0.0
     jump = QUARTER * math.floor(gap / QUARTER)
     if gap - jump > MAX_PAUSE:

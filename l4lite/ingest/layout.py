@@ -91,6 +91,36 @@ def named_in_stem(rel: str, hosts: Collection[str]) -> str | None:
     return best
 
 
+def varying_hosts(rels: Iterable[str]) -> dict[str, str]:
+    """rel -> the host the part of its file name that differs from its siblings' names, for files whose whole name
+    names none: ``sbatch --output=%x-%j-%N.out`` gives ``train-4242-node0421.out`` and ``train-4242-node0422.out``,
+    whose shared start and end (the job's name and id, the extension) say nothing of which node wrote them. The
+    rest is read as a file name is (``host_from_path``: ``node0421`` is a host, a task id ``0`` or ``rank0`` is
+    not). Files of one folder with the same extension are siblings; at least two, all differing."""
+    groups: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
+    for rel in rels:
+        dirs, name = split_rel(rel)
+        if value_at(rel, -1) is None:
+            groups[("/".join(dirs), rel[len(rel) - (len(rel.rsplit("/", 1)[-1]) - len(name)):])].append((rel, name))
+    out: dict[str, str] = {}
+    for members in groups.values():
+        names = [n for _, n in members]
+        if len(names) < 2 or len(set(names)) < len(names):
+            continue
+        shared = os.path.commonprefix(names)
+        end = os.path.commonprefix([n[::-1] for n in names])[::-1]
+        end = end[min((i for i, c in enumerate(end) if not c.isalnum()), default=len(end)):]
+        # the shared start ends at a separator; hosts may share their own start (``a100-rack2-14``, ``-15``), so
+        # the shortest shared start that leaves every name a host is the job's part
+        for cut in (0, *(i + 1 for i, c in enumerate(shared) if not c.isalnum())):
+            middles = {rel: n[cut:len(n) - len(end)] for rel, n in members}
+            hosts = {rel: h for rel, m in middles.items() if m and (h := host_from_path(m)) is not None}
+            if len(hosts) == len(members) and len(set(hosts.values())) == len(hosts):
+                out.update(hosts)
+                break
+    return out
+
+
 def spelled_hosts(rels: Iterable[str], node_of: Callable[[str], str | None], named: set[str]) -> dict[str, str]:
     """rel -> the host its file name spells out whole (``named_in_stem``), for files no path or line places;
     each file name is looked up once (a job repeats a few names over many folders)."""

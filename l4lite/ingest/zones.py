@@ -24,8 +24,10 @@ evidence. An even split nothing places moves no time, but its offset is stated a
 
 from __future__ import annotations
 
+import gzip
 import os
 import statistics
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -39,6 +41,7 @@ from l4lite.records import Accounting, Record
 
 TOLERANCE = 60.0  # seconds: how far one piece of evidence may lie from the whole quarter hours it gives
 STATED = 300.0  # seconds: how far a node's last line may lie from the time its error file states
+MAX_ERROR_FILE = 1 << 20  # bytes of a gzip'd error file inflated to read the time it states
 ZONE_FREE = ("its files' write times", "its error files' epoch seconds")
 
 T = TypeVar("T")
@@ -148,13 +151,24 @@ def split_skew(clocks: Mapping[str, NodeClock], candidates: Sequence[ZoneShift])
 
 
 def _stated(doc: Any) -> float | None:
-    """The epoch seconds an error file states (its last field), from its tail; None if it states none."""
+    """The epoch seconds an error file states (its last field), from its tail; None if it states none. A gzip'd
+    error file is the same file: its tail is read inflated (an error file is small, ``MAX_ERROR_FILE``)."""
     try:
-        with open(doc.path, "rb") as fh:
-            fh.seek(max(0, os.fstat(fh.fileno()).st_size - 256))
-            return stated_time(fh.read().decode("utf-8", "replace").rstrip())
-    except (OSError, TypeError, AttributeError):
+        if getattr(doc, "compressed", False):
+            with gzip.open(doc.path, "rb") as fh:
+                tail = fh.read(MAX_ERROR_FILE)[-256:]
+        else:
+            with open(doc.path, "rb") as fh:
+                fh.seek(max(0, os.fstat(fh.fileno()).st_size - 256))
+                tail = fh.read()
+        return stated_time(tail.decode("utf-8", "replace").rstrip())
+    except (OSError, EOFError, zlib.error, TypeError, AttributeError):
         return None
+
+
+def _error_file(rel: str) -> bool:
+    """A torchelastic error file by its name (``error.json``, gzip'd or not)."""
+    return rel.removesuffix(".gz").endswith(".json")
 
 
 def read_zones(ctx: Any, spans: Mapping[str, FileSpan], files: Sequence[Any], docs: Sequence[Any],
@@ -171,7 +185,7 @@ def read_zones(ctx: Any, spans: Mapping[str, FileSpan], files: Sequence[Any], do
         c = clocks.setdefault(node, NodeClock(span.first, span.last, []))
         c.first, c.last = min(c.first, span.first), max(c.last, span.last)
         c.ends.append((span.last, mtimes.get(rel)))
-    for doc in (*docs, *(f for f in files if f.rel.endswith(".json"))):  # torchelastic's error files
+    for doc in (*docs, *(f for f in files if _error_file(f.rel))):  # torchelastic's error files
         if (node := ctx.node_of(doc.rel)) in clocks and (t := _stated(doc)) is not None:
             clocks[node].stated.append(t)
     skew = ctx.clock_skew.get("nodes", {})
