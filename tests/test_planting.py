@@ -40,6 +40,22 @@ def test_a_syslog_kernel_line_is_planted_with_the_planted_nodes_host_and_the_job
     assert "gpu-node-114" not in {s["node"] for s in inc["suspects"]}
 
 
+def test_a_planted_syslog_header_pads_the_day_and_never_the_hour() -> None:
+    """rsyslog's header pads a day of the month below 10 with a space ("May  5 06:33:45"); the hour is always two
+    digits. The planter once padded the first " 0" it met, which on a day from the 10th on was the hour's ("May 15
+    6:33:45"): no syslog stamp, so the planted kernel line had no time (m-study's LlamaFactory#3230 read unknown)."""
+    from datetime import UTC, datetime
+
+    from l4lite.evaluate.planting import _syslog
+    from l4lite.ingest.timestamps import TimestampParser
+
+    for when, header in ((datetime(2024, 5, 15, 6, 33, 45, tzinfo=UTC), "May 15 06:33:45 n1 kernel: "),
+                         (datetime(2024, 5, 5, 6, 33, 45, tzinfo=UTC), "May  5 06:33:45 n1 kernel: "),
+                         (datetime(2024, 5, 5, 16, 3, 5, tzinfo=UTC), "May  5 16:03:05 n1 kernel: ")):
+        assert _syslog(when.timestamp(), "n1") == header
+        assert TimestampParser(2024).parse(header + "oom-kill:constraint=CONSTRAINT_MEMCG")[0] == when.timestamp()
+
+
 NCCL_NO_DIGITS = _excerpt(
     "nccl-no-digits",
     "hostname-test:984:1357 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.5<0>",

@@ -163,7 +163,9 @@ def _stamp(t: float) -> str:
 
 
 def _syslog(t: float, host: str) -> str:
-    return datetime.fromtimestamp(t, UTC).strftime("%b %d %H:%M:%S").replace(" 0", "  ", 1) + f" {host} kernel: "
+    """A syslog header as rsyslog writes it: the day of the month padded with a space, the hour always two digits."""
+    d = datetime.fromtimestamp(t, UTC)
+    return f"{d:%b} {d.day:2d} {d:%H:%M:%S} {host} kernel: "
 
 
 class JobPlanter:
