@@ -87,3 +87,14 @@ def test_a_thousand_lines_of_one_second_stay_in_it() -> None:
     out = list(in_line_order(iter([run])))[0].times
     assert out == _reference(times, texts, None)
     assert max(out) < T0 + 1 and out[1] == T0 + 0.001
+
+
+def test_lines_without_a_time_keep_none_when_later_lines_tie() -> None:
+    """A run of NCCL lines printed before the trainer's first stamp has no time on its first rows; placing the
+    ties further on must leave those rows untimed (a NaN would be read downstream as a time)."""
+    times: list[float | None] = [None, None, None, T0, T0, T0 + 1]
+    texts = ["node07:5283:5708 [0] NCCL INFO Bootstrap"] * 3 + [_text(T0, True)] * 2 + [_text(T0 + 1, True)]
+    run = _Run(list(times), texts)  # type: ignore[arg-type]
+    out = list(in_line_order(iter([run])))[0].times
+    assert out[:3] == [None, None, None]
+    assert out[3:] == [T0, T0 + 0.001, T0 + 1]

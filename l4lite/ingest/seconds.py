@@ -87,10 +87,10 @@ def in_line_order(items: Iterator[T], before: float | None = None) -> Iterator[T
             arr = np.asarray(times, dtype=np.float64)
             ties = tie_rows(arr, before)
             if len(ties):  # ties: only their lines placed one by one
-                placed = arr.copy()
+                placed = list(times)  # a line with no time keeps None (a NaN would read as a time downstream)
                 texts = item.texts  # type: ignore[attr-defined]
                 for i in ties.tolist():
-                    placed[i] = _placed(times[i], float(placed[i - 1]) if i else before, texts[i])
-                item.retime(placed)  # type: ignore[attr-defined]
+                    placed[i] = _placed(times[i], placed[i - 1] if i else before, texts[i])
+                item.retime(np.array(placed))  # type: ignore[attr-defined]
             before = item.times[-1]  # type: ignore[attr-defined]
         yield item
