@@ -20,6 +20,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from category_cv import decided_by, labelled_lines  # noqa: E402
@@ -81,14 +82,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def end_to_end(path: Path, show: bool) -> None:
-    """Each entry planted in a job of rank files and analysed: the reported category and what decided it."""
-    got: list[tuple[str, str, str, str]] = []
+class Reported(NamedTuple):
+    """One entry analysed end to end: its label, the category the incident reports and what decided it."""
+
+    id: str
+    truth: str
+    got: str
+    layer: str
+
+
+def reported(path: Path) -> list[Reported]:
+    """Each entry planted in a job of rank files and analysed (``tests/test_fresh_lines.py`` pins the totals)."""
+    got: list[Reported] = []
     with tempfile.TemporaryDirectory(prefix="l4lite-fresh-") as tmp:
         for x in labelled_lines(path):
             job = JobPlanter(x).write("rank-files", Path(tmp) / x.id).path
             inc = analyze(job_paths(job), AnalyzeOptions()).to_dict()
-            got.append((x.id, str(x.category), str(inc.get("category")), decided_by(inc)))
+            got.append(Reported(x.id, str(x.category), str(inc.get("category")), decided_by(inc)))
+    return got
+
+
+def end_to_end(path: Path, show: bool) -> None:
+    """Each entry planted in a job of rank files and analysed: the reported category and what decided it."""
+    got = reported(path)
     ok = sum(t == g for _, t, g, _ in got)
     print(f"  end to end right {ok:3d}/{len(got)} ({100 * ok / max(len(got), 1):5.1f} %), "
           f"unknown {sum(g == 'unknown' for _, _, g, _ in got)}")
