@@ -32,3 +32,18 @@ def test_a_shared_log_folder_takes_the_node_that_names_it(tmp_path: Path) -> Non
         run = next((JOB / node / "torchelastic").iterdir()).name
         assert ctx.node_of(f"logs/{run}/attempt_0/0/stderr.log") == node
         assert ctx.node_of(f"logs/{run}/attempt_0/1/error.json") == node
+
+
+def test_a_gzipd_console_names_its_log_folder_as_its_plain_copy_does(tmp_path: Path) -> None:
+    import gzip
+
+    for node in ("cpu-node-a", "cpu-node-b"):
+        data = (JOB / node / "console.log").read_bytes()
+        (tmp_path / f"train-4242-{node}.out.gz").write_bytes(gzip.compress(data))
+        for run in (JOB / node / "torchelastic").iterdir():
+            shutil.copytree(run, tmp_path / "logs" / run.name)
+    acc = Accounting()
+    ctx = build_context(discover([str(tmp_path)], acc).files, accounting=acc)
+    for node in ("cpu-node-a", "cpu-node-b"):
+        run = next((JOB / node / "torchelastic").iterdir()).name
+        assert ctx.node_of(f"logs/{run}/attempt_0/0/stderr.log") == node

@@ -11,8 +11,10 @@ the lines of the placed files (a bytes search; the summary sits anywhere in a me
 
 from __future__ import annotations
 
+import gzip
 import mmap
 import re
+import zlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -28,16 +30,31 @@ def run_folder(rel: str) -> str | None:
 
 
 def _names(f: Any, needles: dict[str, bytes]) -> set[str]:
-    """The run folders whose ``<folder>/attempt_`` a plain file's bytes hold."""
+    """The run folders whose ``<folder>/attempt_`` a file's bytes hold (a gzip'd file's as it inflates)."""
     path = getattr(f, "path", "")
-    if not path or path == "-" or getattr(f, "compressed", False) or getattr(f, "parts", ()) or \
-            not 0 < getattr(f, "size", 0) <= MAX_BYTES:
+    if not path or path == "-" or getattr(f, "parts", ()) or not 0 < getattr(f, "size", 0) <= MAX_BYTES:
         return set()
     try:
+        if getattr(f, "compressed", False):
+            return _inflated_names(path, needles)
         with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
             return {t for t, needle in needles.items() if data.find(needle) >= 0}
-    except (OSError, ValueError):
+    except (OSError, ValueError, EOFError, zlib.error):
         return set()
+
+
+def _inflated_names(path: str, needles: dict[str, bytes]) -> set[str]:
+    """``_names`` of a gzip file: a ``.gz`` console is the same evidence as its plain copy. Searched chunk by
+    chunk, a needle's length of each chunk carried into the next; no more than ``MAX_BYTES`` inflated."""
+    found: set[str] = set()
+    keep = max(len(n) for n in needles.values()) - 1
+    carry, seen = b"", 0
+    with gzip.open(path, "rb") as fh:
+        while seen < MAX_BYTES and len(found) < len(needles) and (chunk := fh.read(1 << 20)):
+            data, seen = carry + chunk, seen + len(chunk)
+            found.update(t for t, needle in needles.items() if t not in found and needle in data)
+            carry = data[-keep:] if keep > 0 else b""
+    return found
 
 
 def log_dir_hosts(unplaced: Iterable[Any], placed: Iterable[Any], node_of: Callable[[str], str | None]) -> dict[str, str]:

@@ -22,6 +22,8 @@ from l4lite.mining.miner import TemplateMiner
 class TailState:
     """Checkpoint and restore of the tail's state (a mixin of ``Tailer``)."""
 
+    _whole: dict[str, Any] | None = None  # what ``hold_whole`` kept for the next checkpoint
+
     @property
     def state_path(self) -> Path | None:
         return Path(self.options.state_dir) / STATE_FILE if self.options.state_dir else None
@@ -46,7 +48,6 @@ class TailState:
         if self.options.alerts_path and self.options.alerts_path != "-":
             for row in read_alert_log(self.options.alerts_path):
                 self.tracker.absorb(row)
-
 
     def hold_whole(self) -> None:
         """Keep the state a restart resumes from as it stands before the records still open are completed by force
@@ -88,7 +89,7 @@ class TailState:
             "schema": STATE_SCHEMA,
             "saved_at": iso(self.wall()),
             "paths": self.options.paths,
-            **(getattr(self, "_whole", None) or self._resumable()),
+            **(self._whole or self._resumable()),
             "perf": {**self.perf, "sample_keep": round(self.sampler.keep, 4), "full_looks": self.triage.full_looks},
             "alerts": self.tracker.to_state(),
         }

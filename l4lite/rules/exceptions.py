@@ -6,7 +6,8 @@ traceback's last line names its exception class (``OverflowError`` is code conve
 GPU's), an ``OSError`` its errno (28 is a full file system, 116 a stale NFS handle), a CUDA call its error (a
 device "busy or unavailable" is a GPU the driver has given up on), a DataLoader worker the signal that killed it
 (a bus error is a too small ``/dev/shm``), a fork or a new thread refused with EAGAIN the process-count limit, an
-NCCL warning the transport source file it came from, and a traceback its innermost frames (a remote-storage client: S3, GCS, the Hugging Face hub, fsspec's HTTP reader).
+NCCL warning the transport source file it came from, and a traceback its innermost frames (a remote-storage
+client: S3, GCS, the Hugging Face hub, fsspec's HTTP reader).
 
 ``named`` returns the category such a name gives, with the name, or None; ``rules.components.component`` asks
 it before the lexicon. Only names whose meaning does not depend on the rest of the line are listed; a generic
