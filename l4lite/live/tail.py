@@ -133,7 +133,6 @@ class Tailer(TailState, ContextRefresh):
         self._html_job: concurrent.futures.Future[Any] | None = None
         self._html_written: Incident | None = None
         self._problems: set[str] = set()
-        self._whole: dict[str, Any] | None = None  # the state kept before open records were completed by force
         self.alerts_sent: list[Alert] = []
         if any(s.committed_offset for s in self.follower.streams.values()):
             self._reread()  # resumed: the lines processed before the restart make the scan again
