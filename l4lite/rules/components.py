@@ -45,7 +45,11 @@ CASCADE = re.compile(
     r"barrier in coordination service has failed|"
     # torchelastic's agent enters its exit barrier only after its own workers succeeded: what fails there is the
     # rendezvous store of a peer that already left, and the c10d store's words for a server that went away
-    r"Error waiting on exit barrier|Failed to recv, got 0 bytes|Did the remote server shutdown or crash",
+    r"Error waiting on exit barrier|Failed to recv, got 0 bytes|Did the remote server shutdown or crash|"
+    # an allocation no accelerator could hold (PyTorch's "more than 1EB", peta- and exabytes, tens of tebibytes):
+    # the size was garbage after an earlier failure, so the out-of-memory words around it are no payload
+    r"(?:\bOutOfMemoryError\b:?\s{0,5})?(?:(?:CUDA|HIP|XPU|NPU) out of memory\.?\s{0,10})?"
+    r"(?:Tried|failed) to allocate (?:more than 1EB|\d{2,20}(?:\.\d{1,20})? ?TiB|[\d.]{1,20} ?[PE]i?B)(?: memory)?",
     re.IGNORECASE,
 )
 
