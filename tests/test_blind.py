@@ -120,3 +120,28 @@ def test_storage_rules_searched_per_shape(tmp_path: Path, monkeypatch: pytest.Mo
     assert per_shape == per_line
     assert dict(per_shape["hit_totals"]).get(("lustre-rpc-failed", "node01"), 0) > 100
     assert line_calls > 20_000 and shape_calls < line_calls * 0.8
+
+
+def test_meets_is_match_ids_of_one_rule() -> None:
+    """``RulePack.meets`` (what ``ShapeRules.ids`` asks of a shape's per-line rules) says whether ``match_ids`` of
+    the rule alone is not empty, for every shipped rule, on zoo and real-job lines."""
+    pack = RulePack.load()
+    met = 0
+    for line in _lines()[::3]:
+        for rule in pack.rules:
+            for source in (None, *(rule.source or ())[:1]):
+                expect = bool(pack.match_ids((rule,), line, source))
+                met += expect
+                assert pack.meets(rule, line, source) == expect, (rule.id, line)
+    assert met > 50
+
+
+def test_shape_rules_build_no_matches_per_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a storage log, whose Lustre lines each meet ``python-exception``'s search, the per-line rules of a shape
+    are asked whether they meet (``RulePack.meets``), not for their ids through match objects (``match_ids``):
+    with the memo of answers by message missing on nearly every line, that was most of the calls."""
+    format_zoo.generate("storage", tmp_path / "storage", 64_000)
+    per_shape, shape_calls = _scan(tmp_path / "storage", monkeypatch, True)
+    per_line, line_calls = _scan(tmp_path / "storage", monkeypatch, False)
+    assert per_shape == per_line
+    assert line_calls > 20_000 and shape_calls < line_calls * 0.2, (shape_calls, line_calls)

@@ -169,8 +169,8 @@ class ShapeRules:
         self._source = source
         met: list[bool | None] = []
         for rule in rules:
-            met.append(bool(pack.match_ids((rule,), message, source))
-                       if blindness(rule.pattern, rule.ignore_case) >= level else None)
+            met.append(pack.meets(rule, message, source) if blindness(rule.pattern, rule.ignore_case) >= level
+                       else None)
         self._met = tuple(zip(rules, met, strict=True))
         self._rest = tuple(rule for rule, m in self._met if m is None)
         self.alike = any(m is not None for m in met)  # some rule is searched once for the shape
@@ -179,8 +179,9 @@ class ShapeRules:
 
     def ids(self, message: str) -> tuple[str, ...]:
         """``RulePack.match_ids`` of the rules on ``message``, a line of the shape."""
-        match_ids, source = self._pack.match_ids, self._source
-        hits = tuple(bool(match_ids((rule,), message, source)) for rule in self._rest)
+        meets, source, rest = self._pack.meets, self._source, self._rest
+        hits = (meets(rest[0], message, source),) if len(rest) == 1 else \
+            tuple(meets(rule, message, source) for rule in rest)
         ids = self._combined.get(hits)
         if ids is None:
             met = iter(hits)

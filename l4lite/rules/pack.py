@@ -285,6 +285,11 @@ class RulePack:
         found = [RuleMatch(rule) for rule, _ in self._searches(rules, message, source)]
         return tuple(str(m.rule.id or m.rule) for m in with_fallback(found))
 
+    def meets(self, rule: Rule, message: str, source: str | None = None) -> bool:
+        """Whether ``match_ids((rule,), message, source)`` is not empty (one rule: the fallback choice keeps a lone
+        match), without its match objects: ``ShapeRules.ids`` asks it of a shape's per-line rules on every line."""
+        return bool(self._searches((rule,), message, source))
+
     def _searches(self, rules: Iterable[Rule], value: str, source: str | None) -> list[tuple[Rule, Any]]:
         """The rules of ``rules`` for ``source`` whose pattern ``value`` meets, with their matches."""
         out = []
