@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from l4lite.detect.base import Finding
+from l4lite.diagnose.copies import collapse_copies
 from l4lite.diagnose.errorfiles import error_files
 from l4lite.diagnose.incident import Evidence, Incident, PhaseSpan, Suspect
 from l4lite.diagnose.localize import Verdict
@@ -77,7 +78,7 @@ def build_evidence(scan: JobScan, verdict: Verdict, max_entries: int = MAX_EVIDE
             seen.add(key)
             out.append(_evidence(scan, f, r, role))
             if len(out) >= max_entries:
-                return in_pieces(scan, whole_tracebacks(out))
+                return in_pieces(scan, collapse_copies(whole_tracebacks(out)))
         if role == "root" and verdict.status == "incident" and f.detector != "rules":
             # a rule's finding has the copies its rule matched; lines a detector chose without one (the timeouts
             # around a stuck rank) bring the rank's error file, which repeats them in words no rule knows
@@ -85,7 +86,7 @@ def build_evidence(scan: JobScan, verdict: Verdict, max_entries: int = MAX_EVIDE
                 if (r.file, r.line) not in seen:
                     seen.add((r.file, r.line))
                     out.append(_evidence(scan, f, r, role))
-    return in_pieces(scan, whole_tracebacks(out))
+    return in_pieces(scan, collapse_copies(whole_tracebacks(out)))
 
 
 def in_pieces(scan: JobScan, entries: list[Evidence]) -> list[Evidence]:
