@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
-
-from l4lite.diagnose.copies import collapse_copies, recorded_exception
+from l4lite.diagnose.copies import collapse_copies
 from l4lite.diagnose.incident import Evidence
 
 
@@ -48,27 +46,3 @@ def test_kernel_lines_repeating_are_kept_each() -> None:
     line = "kernel: NVRM: Xid (PCI:0000:{b}:00): 79, pid=1234, GPU has fallen off the bus."
     out = collapse_copies([ev("kern.log", k, line.format(b=10 + k), source="kernel") for k in range(3)])
     assert len(out) == 3
-
-
-def record(message: str) -> str:
-    return json.dumps({"message": {"message": message, "extraInfo": {
-        "py_callstack": f"Traceback (most recent call last):\n  File \"train.py\", line 9\n{message}\n",
-        "timestamp": "1796476333"}}})
-
-
-def test_an_error_file_is_a_copy_of_the_rank_traceback_that_shows_its_exception() -> None:
-    msg = "IndexError: index out of range in self"
-    tb = f"[rank1]: Traceback (most recent call last):\n[rank1]:   File \"train.py\", line 9\n[rank1]: {msg}"
-    entries = [ev("n/te/attempt_0/1/error.json", 1, record(msg), rank=1),
-               ev("n/te/attempt_0/1/stderr.log", 2, tb, rank=1, end_line=4),
-               ev("n/console.log", 14, tb.replace("[rank1]:", "[default1]:[rank1]:"), rank=1, end_line=16)]
-    out = collapse_copies(entries)
-    assert [(e.file, e.count) for e in out] == [("n/te/attempt_0/1/stderr.log", 2), ("n/console.log", 1)]
-    assert recorded_exception(record(msg)) == msg
-
-
-def test_an_error_file_whose_exception_no_log_shows_stays() -> None:
-    entries = [ev("n/te/attempt_0/0/error.json", 1, record("RuntimeError: Timed out waiting 30000ms for recv"),
-                  rank=0),
-               ev("n/console.log", 9, "[default0]:[rank0]: torch.distributed.DistNetworkError: timed out", rank=0)]
-    assert len(collapse_copies(entries)) == 2
