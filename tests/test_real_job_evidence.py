@@ -178,3 +178,22 @@ def test_a_gloo_interface_missing_on_a_node_is_a_configuration_fault() -> None:
     inc = _analyze(REAL / "083-ddp-bad_env")  # GLOO_SOCKET_IFNAME=ib0 on cpu-node-b only
     assert (inc["category"], inc["phase"]) == ("user_config", "init")
     assert all(e["node"] == "cpu-node-b" for e in _roots(inc))
+
+
+def test_the_odd_rank_of_a_check_every_rank_failed_is_the_root_and_its_peers_confirm() -> None:
+    # DDP's parameter check fails on every rank; the ranks holding the common model all name rank 3 as the one
+    # that differs: its own copies are the root, first; the copies of the ranks that named it confirm
+    job = REAL / "153-lightning-layer_mismatch"
+    inc = _analyze(job)
+    roots = _roots(inc)
+    assert inc["suspects"][0]["node"] == "gpu-node-12"
+    assert roots and {e["rank"] for e in roots} == {3} and inc["evidence"][0]["role"] == "root"
+    assert all("Rank 3 has 40 params" in _line(job, e["file"], e["end_line"]) for e in roots)
+    peers = [e for e in inc["evidence"] if e["role"] == "confirmation" and e["rank"] in (0, 1)]
+    assert peers and all(e["node"] == "gpu-node-07" for e in peers)
+
+
+def test_the_odd_rank_beside_a_rank_that_named_it_on_one_node() -> None:
+    job = REAL / "146-ddp-layer_mismatch"  # rank 1 differs; rank 0 on the same node named it
+    roots = _roots(_analyze(job))
+    assert roots and {e["rank"] for e in roots} == {1}
