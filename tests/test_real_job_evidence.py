@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from l4lite import analyze
-from l4lite.diagnose.assemble import whole_tracebacks
+from l4lite.diagnose.assemble import rewrapped_tracebacks, whole_tracebacks
 from l4lite.diagnose.incident import Evidence
 from l4lite.evaluate.scoreboard import job_paths
 
@@ -197,3 +197,16 @@ def test_the_odd_rank_beside_a_rank_that_named_it_on_one_node() -> None:
     job = REAL / "146-ddp-layer_mismatch"  # rank 1 differs; rank 0 on the same node named it
     roots = _roots(_analyze(job))
     assert roots and {e["rank"] for e in roots} == {1}
+
+
+def test_a_reraise_of_a_workers_error_and_the_workers_traceback_below_it_are_one_entry() -> None:
+    outer = "[rank3]: Traceback (most recent call last):\n[rank3]:   File \"train.py\", line 55, in main\n" \
+            "[rank3]: RuntimeError: Caught JSONDecodeError in DataLoader worker process 1."
+    inner = "[rank3]: json.decoder.JSONDecodeError: Expecting ',' delimiter: line 1 column 26 (char 25)"
+    other = "[rank3]: ValueError: something else"
+    out = rewrapped_tracebacks([_ev(9, outer, 32, rank=3), _ev(57, inner, 57, rank=3), _ev(70, other, 70, rank=3)])
+    assert [(e.line, e.end_line) for e in out] == [(9, 57), (70, 70)]
+    # not without the re-raise's words, nor across ranks
+    plain = outer.replace("Caught JSONDecodeError in DataLoader worker process 1.", "bad input")
+    assert len(rewrapped_tracebacks([_ev(9, plain, 32, rank=3), _ev(57, inner, 57, rank=3)])) == 2
+    assert len(rewrapped_tracebacks([_ev(9, outer, 32, rank=2), _ev(57, inner, 57, rank=3)])) == 2

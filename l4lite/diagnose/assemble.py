@@ -78,7 +78,7 @@ def build_evidence(scan: JobScan, verdict: Verdict, max_entries: int = MAX_EVIDE
             seen.add(key)
             out.append(_evidence(scan, f, r, role))
             if len(out) >= max_entries:
-                return in_pieces(scan, collapse_copies(whole_tracebacks(out)))
+                return in_pieces(scan, collapse_copies(rewrapped_tracebacks(whole_tracebacks(out))))
         if role == "root" and verdict.status == "incident" and f.detector != "rules":
             # a rule's finding has the copies its rule matched; lines a detector chose without one (the timeouts
             # around a stuck rank) bring the rank's error file, which repeats them in words no rule knows
@@ -86,7 +86,7 @@ def build_evidence(scan: JobScan, verdict: Verdict, max_entries: int = MAX_EVIDE
                 if (r.file, r.line) not in seen:
                     seen.add((r.file, r.line))
                     out.append(_evidence(scan, f, r, role))
-    return in_pieces(scan, collapse_copies(whole_tracebacks(out)))
+    return in_pieces(scan, collapse_copies(rewrapped_tracebacks(whole_tracebacks(out))))
 
 
 def in_pieces(scan: JobScan, entries: list[Evidence]) -> list[Evidence]:
@@ -118,6 +118,32 @@ def whole_tracebacks(entries: list[Evidence]) -> list[Evidence]:
             target = min(below, key=lambda x: x.line)
             target.end_line = target.end_line or target.line
             target.line = min(target.line, e.line)
+            drop.add(k)
+    return [e for k, e in enumerate(entries) if k not in drop]
+
+
+# torch's ExceptionWrapper re-raising in the parent what a DataLoader worker, a replica or a pin-memory thread
+# raised: "RuntimeError: Caught JSONDecodeError in DataLoader worker process 1." then "Original Traceback ..."
+_CAUGHT = re.compile(r"\bCaught ([A-Z]\w*) in (?:DataLoader worker process|replica|pin memory thread)\b")
+
+
+def rewrapped_tracebacks(entries: list[Evidence]) -> list[Evidence]:
+    """A root traceback that re-raises an error caught in a worker (``_CAUGHT``) and the root entry just below
+    it in the same file and rank whose exception line raises that error (the worker's original traceback, quoted
+    below the re-raise) are one failure: one entry, from the re-raise's first line to the original's exception."""
+    drop: set[int] = set()
+    for e in entries:
+        last = e.text.splitlines()[-1] if e.role == "root" and e.text else ""
+        m = _CAUGHT.search(last)
+        if m is None:
+            continue
+        end = e.end_line or e.line
+        below = [(k, x) for k, x in enumerate(entries) if k not in drop and x is not e and x.role == "root"
+                 and x.file == e.file and x.rank == e.rank and 0 < (x.end_line or x.line) - end <= FRAME_REACH
+                 and re.search(rf"\b{m[1]}\b", x.text.splitlines()[-1] if x.text else "")]
+        if below:
+            k, x = min(below, key=lambda kx: kx[1].line)
+            e.end_line = x.end_line or x.line
             drop.add(k)
     return [e for k, e in enumerate(entries) if k not in drop]
 
