@@ -66,6 +66,7 @@ def relative(file: str, root: str) -> str:
 def build_evidence(scan: JobScan, verdict: Verdict, max_entries: int = MAX_EVIDENCE) -> list[Evidence]:
     out: list[Evidence] = []
     seen: set[tuple[str, int]] = set()
+    lasts: dict[int, str] = {}  # an entry's last line, whole (its text is cut at TEXT_CHARS)
     for f, role, records in zip(verdict.findings, verdict.roles, verdict.records, strict=True):
         if verdict.status != "incident" and role == "root":
             role = "symptom"
@@ -77,8 +78,9 @@ def build_evidence(scan: JobScan, verdict: Verdict, max_entries: int = MAX_EVIDE
                 continue
             seen.add(key)
             out.append(_evidence(scan, f, r, role))
+            lasts[id(out[-1])] = r.text.rstrip("\n").rsplit("\n", 1)[-1]
             if len(out) >= max_entries:
-                return in_pieces(scan, collapse_copies(rewrapped_tracebacks(whole_tracebacks(out))))
+                return in_pieces(scan, collapse_copies(rewrapped_tracebacks(whole_tracebacks(out), lasts)))
         if role == "root" and verdict.status == "incident" and f.detector != "rules":
             # a rule's finding has the copies its rule matched; lines a detector chose without one (the timeouts
             # around a stuck rank) bring the rank's error file, which repeats them in words no rule knows
@@ -86,7 +88,7 @@ def build_evidence(scan: JobScan, verdict: Verdict, max_entries: int = MAX_EVIDE
                 if (r.file, r.line) not in seen:
                     seen.add((r.file, r.line))
                     out.append(_evidence(scan, f, r, role))
-    return in_pieces(scan, collapse_copies(rewrapped_tracebacks(whole_tracebacks(out))))
+    return in_pieces(scan, collapse_copies(rewrapped_tracebacks(whole_tracebacks(out), lasts)))
 
 
 def in_pieces(scan: JobScan, entries: list[Evidence]) -> list[Evidence]:
@@ -127,13 +129,15 @@ def whole_tracebacks(entries: list[Evidence]) -> list[Evidence]:
 _CAUGHT = re.compile(r"\bCaught ([A-Z]\w*) in (?:DataLoader worker process|replica|pin memory thread)\b")
 
 
-def rewrapped_tracebacks(entries: list[Evidence]) -> list[Evidence]:
+def rewrapped_tracebacks(entries: list[Evidence], lasts: dict[int, str] | None = None) -> list[Evidence]:
     """A root traceback that re-raises an error caught in a worker (``_CAUGHT``) and the root entry just below
     it in the same file and rank whose exception line raises that error (the worker's original traceback, quoted
-    below the re-raise) are one failure: one entry, from the re-raise's first line to the original's exception."""
+    below the re-raise) are one failure: one entry, from the re-raise's first line to the original's exception.
+    ``lasts``: entries' whole last lines by ``id``, where an entry's text was cut short."""
     drop: set[int] = set()
+    lasts = lasts or {}
     for e in entries:
-        last = e.text.splitlines()[-1] if e.role == "root" and e.text else ""
+        last = lasts.get(id(e)) or (e.text.splitlines()[-1] if e.text else "") if e.role == "root" else ""
         m = _CAUGHT.search(last)
         if m is None:
             continue
