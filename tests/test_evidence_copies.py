@@ -36,10 +36,21 @@ def test_same_error_of_two_ranks_or_two_files_stays_apart() -> None:
 
 def test_tracebacks_that_raised_other_errors_are_not_copies() -> None:
     tb = "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n{err}"
-    out = collapse_copies([ev("s.log", 1, tb.format(err="ValueError: bad shard 7"), end_line=3),
+    shm = "RuntimeError: unable to allocate shared memory(shm) for file </torch_{pid}_{n}_0>: No space left on device"
+    out = collapse_copies([ev("s.log", 1, tb.format(err=shm.format(pid=4622, n=1875096739)), end_line=3),
                            ev("s.log", 4, tb.format(err="OSError: [Errno 28] No space left on device"), end_line=6),
-                           ev("s.log", 7, tb.format(err="ValueError: bad shard 9"), end_line=9)])
+                           ev("s.log", 7, tb.format(err=shm.format(pid=4624, n=3776760911)), end_line=9)])
     assert [(e.line, e.count) for e in out] == [(1, 2), (4, 1)]
+
+
+def test_lines_that_say_other_numbers_are_other_events() -> None:
+    # two malformed samples, three evaluations: what the lines say differs, not only when they said it
+    skip = "2024-06-09 08:12:{s:02d} WARNING: skipping malformed sample {n} in shard-00273.jsonl.zst"
+    evals = "[2024-06-09 08:1{m}:49,289] [INFO] [Rank 0] eval at step {step}: eval_loss={loss}"
+    out = collapse_copies([ev("r.log", 62, skip.format(s=1, n=87518525)), ev("r.log", 64, skip.format(s=2, n=9839366)),
+                           ev("r.log", 120, evals.format(m=2, step=60, loss=3.2)),
+                           ev("r.log", 135, evals.format(m=3, step=72, loss=3.3228))])
+    assert [e.count for e in out] == [1, 1, 1, 1]
 
 
 def test_kernel_lines_repeating_are_kept_each() -> None:

@@ -210,3 +210,9 @@ def test_a_reraise_of_a_workers_error_and_the_workers_traceback_below_it_are_one
     plain = outer.replace("Caught JSONDecodeError in DataLoader worker process 1.", "bad input")
     assert len(rewrapped_tracebacks([_ev(9, plain, 32, rank=3), _ev(57, inner, 57, rank=3)])) == 2
     assert len(rewrapped_tracebacks([_ev(9, outer, 32, rank=2), _ev(57, inner, 57, rank=3)])) == 2
+
+
+def test_a_warning_retried_on_every_attempt_is_one_root_entry_with_its_count() -> None:
+    job = REAL / "142-ddp-no_master_host"  # node0422 cannot resolve the endpoint and warns on each of 10 retries
+    roots = _roots(_analyze(job))
+    assert len(roots) == 1 and roots[0]["line"] == 5 and roots[0]["count"] >= 10

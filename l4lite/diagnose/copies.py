@@ -18,16 +18,18 @@ from collections.abc import Sequence
 from l4lite.diagnose.incident import Evidence
 from l4lite.ingest.attribution import strip_stream_prefix
 
-_NUMBERS = re.compile(r"0x[0-9a-fA-F]+|\d+")
+# what differs between copies of one line: dates and times, addresses, and numbers inside names (a pid in a
+# shared-memory file's name, a glog level letter's date). A number standing alone (a sample id, a step, a loss)
+# is what the line says, and two lines that say different numbers are two events.
+_NUMBERS = re.compile(r"\d{4}-\d\d-\d\d|\d{1,2}:\d\d:\d\d(?:[.,]\d+)?|0x[0-9a-fA-F]+|(?<=[A-Za-z_])\d+|\d+(?=[A-Za-z_])")
 _SPACES = re.compile(r"\s+")
 SHAPE_CHARS = 300  # characters of a line's first and last lines that make its shape
 
 
 def shape(text: str) -> tuple[str, str, str]:
     """What copies of one line share: its stream labels as written (a rank's prefix keeps ranks apart), and its
-    first and last lines with numbers, addresses and spacing masked (times, pids, retry counters, file names
-    made of pids). The last line is a traceback's exception line: two tracebacks are copies only when they
-    raised the same error."""
+    first and last lines with times, addresses, numbers inside names and spacing masked (``_NUMBERS``). The
+    last line is a traceback's exception line: two tracebacks are copies only when they raised the same error."""
     lines = text.splitlines() or [""]
     head = lines[0]
     prefix = head[:len(head) - len(strip_stream_prefix(head))]

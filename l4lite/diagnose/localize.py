@@ -55,7 +55,7 @@ from l4lite.diagnose.firstfail import earlier_failure
 from l4lite.diagnose.lone import lone_fault, one_node_reading, told_on_its_own
 from l4lite.diagnose.ownlines import its_exception, last_words, node_said, said_apart
 from l4lite.diagnose.phasing import failure_time_of, finding_trackers, iteration_of, phase_of
-from l4lite.diagnose.pointed import lagging_node, odd_rank, odd_rank_node
+from l4lite.diagnose.pointed import Shown, lagging_node, odd_rank, odd_rank_node, odd_rank_shown
 from l4lite.diagnose.restarts import restarted_roots
 from l4lite.diagnose.spatial import node_setup, rank_own
 from l4lite.diagnose.threads import dead_thread
@@ -509,29 +509,22 @@ class Localizer:
         # Cascade lines are never root evidence while a root finding offers another line.
         said = incident and any(not is_cascade(r.text) for f, role in zip(ordered, verdict.roles, strict=True)
                                 if role == "root" for r in f.records)
-        odd = odd_rank(ordered, primary) if incident and verdict.scope == "node" and primary is not None else None
-        for k, (f, role) in enumerate(zip(ordered, verdict.roles, strict=True)):
+        settled = list(verdict.roles)  # the roles the suspects are scored on
+        for f, role in zip(ordered, settled, strict=True):
             if role == "root" and incident:
                 recs = chosen[id(f)] if verdict.scope == "global" else node_root_records(f, groups, scan)
                 # a stuck rank is told by the lines about it, a worker that ignored SIGTERM by that signal too
                 if said and f.data.get("signal") != "stuck_rank" and not f.data.get("signalled"):
                     recs = [r for r in recs if not is_cascade(first_failure(r.text) if f is primary else r.text)]
-                if odd is not None and primary is not None and f.rule == primary.rule:
-                    # the check every rank failed: the odd rank's own copies are the root, the other ranks'
-                    # copies name it and confirm
-                    recs = [r for r in recs if r.rank == odd] or f.records[: SHOWN["confirmation"]]
-                    if all(r.rank != odd for r in recs):
-                        verdict.roles[k] = "confirmation"
             else:
                 recs = f.records[: SHOWN.get(role, 2)]
             verdict.records.append(recs)
-        if odd is not None:  # root entries first, the primary's first among them
-            keep = sorted(range(len(ordered)), key=lambda k: (ROLE_ORDER.get(verdict.roles[k], 9), k))
-            verdict.findings = [ordered[k] for k in keep]
-            verdict.roles = [verdict.roles[k] for k in keep]
-            verdict.records = [verdict.records[k] for k in keep]
+        odd = odd_rank(ordered, primary) if incident and verdict.scope == "node" and primary is not None else None
+        if odd is not None and primary is not None:
+            verdict.findings, verdict.roles, verdict.records = odd_rank_shown(
+                Shown(verdict.findings, verdict.roles, verdict.records), primary, odd, SHOWN["confirmation"])
         if verdict.status == "incident" and verdict.scope == "node":
-            verdict.suspects = self._suspects(scan, ordered, verdict.roles, primary)
+            verdict.suspects = self._suspects(scan, ordered, settled, primary)
         return verdict
 
     def _suspects(self, scan: JobScan, findings: list[Finding], roles: list[str],
