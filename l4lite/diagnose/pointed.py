@@ -89,8 +89,8 @@ class Shown(NamedTuple):
 def odd_rank_shown(shown: Shown, primary: Finding, odd: int, kept: int) -> Shown:
     """The check every rank failed, shown as the odd rank's failure: of the root findings of the primary's rule,
     the odd rank's copies stay root; the other ranks' copies, which name it, become one confirmation (at most
-    ``kept`` of them), and a finding left with none of the odd rank's copies a confirmation. Root entries come
-    first, in their order."""
+    ``kept`` of them), shown right after the root, and a finding left with none of the odd rank's copies a
+    confirmation. Root entries come first, in their order."""
     roles = list(shown.roles)
     records: list[list[Record]] = []
     named: list[Record] = []
@@ -106,5 +106,6 @@ def odd_rank_shown(shown: Shown, primary: Finding, odd: int, kept: int) -> Shown
         findings.append(replace(primary, records=named[:kept]))
         roles.append("confirmation")
         records.append(named[:kept])
-    order = sorted(range(len(findings)), key=lambda k: (roles[k] != "root", k))
+    last = len(findings) - 1 if named else -1  # the ranks that named it, right after the root
+    order = sorted(range(len(findings)), key=lambda k: (roles[k] != "root", k != last, k))
     return Shown([findings[k] for k in order], [roles[k] for k in order], [records[k] for k in order])
