@@ -509,8 +509,7 @@ class Localizer:
         # Cascade lines are never root evidence while a root finding offers another line.
         said = incident and any(not is_cascade(r.text) for f, role in zip(ordered, verdict.roles, strict=True)
                                 if role == "root" for r in f.records)
-        settled = list(verdict.roles)  # the roles the suspects are scored on
-        for f, role in zip(ordered, settled, strict=True):
+        for f, role in zip(ordered, verdict.roles, strict=True):
             if role == "root" and incident:
                 recs = chosen[id(f)] if verdict.scope == "global" else node_root_records(f, groups, scan)
                 # a stuck rank is told by the lines about it, a worker that ignored SIGTERM by that signal too
@@ -519,12 +518,11 @@ class Localizer:
             else:
                 recs = f.records[: SHOWN.get(role, 2)]
             verdict.records.append(recs)
-        odd = odd_rank(ordered, primary) if incident and verdict.scope == "node" and primary is not None else None
-        if odd is not None and primary is not None:
-            verdict.findings, verdict.roles, verdict.records = odd_rank_shown(
-                Shown(verdict.findings, verdict.roles, verdict.records), primary, odd, SHOWN["confirmation"])
         if verdict.status == "incident" and verdict.scope == "node":
-            verdict.suspects = self._suspects(scan, ordered, settled, primary)
+            verdict.suspects = self._suspects(scan, ordered, verdict.roles, primary)
+            if primary is not None and (odd := odd_rank(ordered, primary)) is not None:
+                verdict.findings, verdict.roles, verdict.records = odd_rank_shown(
+                    Shown(verdict.findings, verdict.roles, verdict.records), primary, odd, SHOWN["confirmation"])
         return verdict
 
     def _suspects(self, scan: JobScan, findings: list[Finding], roles: list[str],
