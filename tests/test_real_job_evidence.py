@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from l4lite import analyze
-from l4lite.diagnose.assemble import whole_tracebacks
+from l4lite.diagnose.assemble import rewrapped_tracebacks, whole_tracebacks
 from l4lite.diagnose.incident import Evidence
 from l4lite.evaluate.scoreboard import job_paths
 
@@ -178,3 +178,41 @@ def test_a_gloo_interface_missing_on_a_node_is_a_configuration_fault() -> None:
     inc = _analyze(REAL / "083-ddp-bad_env")  # GLOO_SOCKET_IFNAME=ib0 on cpu-node-b only
     assert (inc["category"], inc["phase"]) == ("user_config", "init")
     assert all(e["node"] == "cpu-node-b" for e in _roots(inc))
+
+
+def test_the_odd_rank_of_a_check_every_rank_failed_is_the_root_and_its_peers_confirm() -> None:
+    # DDP's parameter check fails on every rank; the ranks holding the common model all name rank 3 as the one
+    # that differs: its own copies are the root, first; the copies of the ranks that named it confirm
+    job = REAL / "153-lightning-layer_mismatch"
+    inc = _analyze(job)
+    roots = _roots(inc)
+    assert inc["suspects"][0]["node"] == "gpu-node-12"
+    assert roots and {e["rank"] for e in roots} == {3} and inc["evidence"][0]["role"] == "root"
+    assert all("Rank 3 has 40 params" in _line(job, e["file"], e["end_line"]) for e in roots)
+    peers = [e for e in inc["evidence"] if e["role"] == "confirmation" and e["rank"] in (0, 1)]
+    assert peers and all(e["node"] == "gpu-node-07" for e in peers)
+
+
+def test_the_odd_rank_beside_a_rank_that_named_it_on_one_node() -> None:
+    job = REAL / "146-ddp-layer_mismatch"  # rank 1 differs; rank 0 on the same node named it
+    roots = _roots(_analyze(job))
+    assert roots and {e["rank"] for e in roots} == {1}
+
+
+def test_a_reraise_of_a_workers_error_and_the_workers_traceback_below_it_are_one_entry() -> None:
+    outer = "[rank3]: Traceback (most recent call last):\n[rank3]:   File \"train.py\", line 55, in main\n" \
+            "[rank3]: RuntimeError: Caught JSONDecodeError in DataLoader worker process 1."
+    inner = "[rank3]: json.decoder.JSONDecodeError: Expecting ',' delimiter: line 1 column 26 (char 25)"
+    other = "[rank3]: ValueError: something else"
+    out = rewrapped_tracebacks([_ev(9, outer, 32, rank=3), _ev(57, inner, 57, rank=3), _ev(70, other, 70, rank=3)])
+    assert [(e.line, e.end_line) for e in out] == [(9, 57), (70, 70)]
+    # not without the re-raise's words, nor across ranks
+    plain = outer.replace("Caught JSONDecodeError in DataLoader worker process 1.", "bad input")
+    assert len(rewrapped_tracebacks([_ev(9, plain, 32, rank=3), _ev(57, inner, 57, rank=3)])) == 2
+    assert len(rewrapped_tracebacks([_ev(9, outer, 32, rank=2), _ev(57, inner, 57, rank=3)])) == 2
+
+
+def test_a_warning_retried_on_every_attempt_is_one_root_entry_with_its_count() -> None:
+    job = REAL / "142-ddp-no_master_host"  # node0422 cannot resolve the endpoint and warns on each of 10 retries
+    roots = _roots(_analyze(job))
+    assert len(roots) == 1 and roots[0]["line"] == 5 and roots[0]["count"] >= 10

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from l4lite.detect.base import Finding
+from l4lite.diagnose.copies import collapse_copies
 from l4lite.diagnose.errorfiles import error_files
 from l4lite.diagnose.incident import Evidence, Incident, PhaseSpan, Suspect
 from l4lite.diagnose.localize import Verdict
@@ -65,6 +66,7 @@ def relative(file: str, root: str) -> str:
 def build_evidence(scan: JobScan, verdict: Verdict, max_entries: int = MAX_EVIDENCE) -> list[Evidence]:
     out: list[Evidence] = []
     seen: set[tuple[str, int]] = set()
+    lasts: dict[int, str] = {}  # an entry's last line, whole (its text is cut at TEXT_CHARS)
     for f, role, records in zip(verdict.findings, verdict.roles, verdict.records, strict=True):
         if verdict.status != "incident" and role == "root":
             role = "symptom"
@@ -76,8 +78,9 @@ def build_evidence(scan: JobScan, verdict: Verdict, max_entries: int = MAX_EVIDE
                 continue
             seen.add(key)
             out.append(_evidence(scan, f, r, role))
+            lasts[id(out[-1])] = r.text.rstrip("\n").rsplit("\n", 1)[-1]
             if len(out) >= max_entries:
-                return in_pieces(scan, whole_tracebacks(out))
+                return in_pieces(scan, collapse_copies(rewrapped_tracebacks(whole_tracebacks(out), lasts)))
         if role == "root" and verdict.status == "incident" and f.detector != "rules":
             # a rule's finding has the copies its rule matched; lines a detector chose without one (the timeouts
             # around a stuck rank) bring the rank's error file, which repeats them in words no rule knows
@@ -85,7 +88,7 @@ def build_evidence(scan: JobScan, verdict: Verdict, max_entries: int = MAX_EVIDE
                 if (r.file, r.line) not in seen:
                     seen.add((r.file, r.line))
                     out.append(_evidence(scan, f, r, role))
-    return in_pieces(scan, whole_tracebacks(out))
+    return in_pieces(scan, collapse_copies(rewrapped_tracebacks(whole_tracebacks(out), lasts)))
 
 
 def in_pieces(scan: JobScan, entries: list[Evidence]) -> list[Evidence]:
@@ -117,6 +120,34 @@ def whole_tracebacks(entries: list[Evidence]) -> list[Evidence]:
             target = min(below, key=lambda x: x.line)
             target.end_line = target.end_line or target.line
             target.line = min(target.line, e.line)
+            drop.add(k)
+    return [e for k, e in enumerate(entries) if k not in drop]
+
+
+# torch's ExceptionWrapper re-raising in the parent what a DataLoader worker, a replica or a pin-memory thread
+# raised: "RuntimeError: Caught JSONDecodeError in DataLoader worker process 1." then "Original Traceback ..."
+_CAUGHT = re.compile(r"\bCaught ([A-Z]\w*) in (?:DataLoader worker process|replica|pin memory thread)\b")
+
+
+def rewrapped_tracebacks(entries: list[Evidence], lasts: dict[int, str] | None = None) -> list[Evidence]:
+    """A root traceback that re-raises an error caught in a worker (``_CAUGHT``) and the root entry just below
+    it in the same file and rank whose exception line raises that error (the worker's original traceback, quoted
+    below the re-raise) are one failure: one entry, from the re-raise's first line to the original's exception.
+    ``lasts``: entries' whole last lines by ``id``, where an entry's text was cut short."""
+    drop: set[int] = set()
+    lasts = lasts or {}
+    for e in entries:
+        last = lasts.get(id(e)) or (e.text.splitlines()[-1] if e.text else "") if e.role == "root" else ""
+        m = _CAUGHT.search(last)
+        if m is None:
+            continue
+        end = e.end_line or e.line
+        below = [(k, x) for k, x in enumerate(entries) if k not in drop and x is not e and x.role == "root"
+                 and x.file == e.file and x.rank == e.rank and 0 < (x.end_line or x.line) - end <= FRAME_REACH
+                 and re.search(rf"\b{m[1]}\b", x.text.splitlines()[-1] if x.text else "")]
+        if below:
+            k, x = min(below, key=lambda kx: kx[1].line)
+            e.end_line = x.end_line or x.line
             drop.add(k)
     return [e for k, e in enumerate(entries) if k not in drop]
 

@@ -55,7 +55,7 @@ from l4lite.diagnose.firstfail import earlier_failure
 from l4lite.diagnose.lone import lone_fault, one_node_reading, told_on_its_own
 from l4lite.diagnose.ownlines import its_exception, last_words, node_said, said_apart
 from l4lite.diagnose.phasing import failure_time_of, finding_trackers, iteration_of, phase_of
-from l4lite.diagnose.pointed import lagging_node, odd_rank_node
+from l4lite.diagnose.pointed import Shown, lagging_node, odd_rank, odd_rank_node, odd_rank_shown
 from l4lite.diagnose.restarts import restarted_roots
 from l4lite.diagnose.spatial import node_setup, rank_own
 from l4lite.diagnose.threads import dead_thread
@@ -520,6 +520,9 @@ class Localizer:
             verdict.records.append(recs)
         if verdict.status == "incident" and verdict.scope == "node":
             verdict.suspects = self._suspects(scan, ordered, verdict.roles, primary)
+            if primary is not None and (odd := odd_rank(ordered, primary)) is not None:
+                verdict.findings, verdict.roles, verdict.records = odd_rank_shown(
+                    Shown(verdict.findings, verdict.roles, verdict.records), primary, odd, SHOWN["confirmation"])
         return verdict
 
     def _suspects(self, scan: JobScan, findings: list[Finding], roles: list[str],

@@ -11,7 +11,8 @@ another's raises, saying so: "Rank 0 has 28 params, while rank 1 has inconsisten
 the error, which then reads job-wide; but each line names a rank, and the ranks that hold the common model all
 name the odd one, while the odd one names the first rank it differs from. The rank that more than half of the
 ranks that spoke name (at least two of them, itself not among them) is the one whose model, code or config
-differs: its node is the one to look at, as for a node's own setup (``spatial.node_setup``).
+differs: its node is the one to look at, as for a node's own setup (``spatial.node_setup``). Its own copies of
+the error are the root evidence, first; the copies of the ranks that named it confirm (``odd_rank_shown``).
 """
 
 from __future__ import annotations
@@ -19,9 +20,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
+from typing import NamedTuple
 
 from l4lite.detect.base import Finding
 from l4lite.diagnose.evidence import node_of_lost_peer, ranks_behind
+from l4lite.records import Record
 from l4lite.scan.scanner import JobScan, is_host
 
 # a rank's own count beside the rank it finds inconsistent with it
@@ -73,3 +77,35 @@ def odd_rank_node(scan: JobScan, findings: Sequence[Finding], primary: Finding) 
     """The node of ``odd_rank``, when the job's lines tie that rank to a node."""
     rank = odd_rank(findings, primary)
     return scan.rank_nodes.get(rank) if rank is not None else None
+
+
+class Shown(NamedTuple):
+    """A verdict's findings in the order shown, their roles, and the records shown of each."""
+    findings: list[Finding]
+    roles: list[str]
+    records: list[list[Record]]
+
+
+def odd_rank_shown(shown: Shown, primary: Finding, odd: int, kept: int) -> Shown:
+    """The check every rank failed, shown as the odd rank's failure: of the root findings of the primary's rule,
+    the odd rank's copies stay root; the other ranks' copies, which name it, become one confirmation (at most
+    ``kept`` of them), shown right after the root, and a finding left with none of the odd rank's copies a
+    confirmation. Root entries come first, in their order."""
+    roles = list(shown.roles)
+    records: list[list[Record]] = []
+    named: list[Record] = []
+    for k, (f, recs) in enumerate(zip(shown.findings, shown.records, strict=True)):
+        if roles[k] == "root" and f.rule == primary.rule:
+            named += [r for r in recs if r.rank != odd]
+            recs = [r for r in recs if r.rank == odd]
+            if not recs:
+                roles[k] = "confirmation"
+        records.append(recs)
+    findings = list(shown.findings)
+    if named:
+        findings.append(replace(primary, records=named[:kept]))
+        roles.append("confirmation")
+        records.append(named[:kept])
+    last = len(findings) - 1 if named else -1  # the ranks that named it, right after the root
+    order = sorted(range(len(findings)), key=lambda k: (roles[k] != "root", k != last, k))
+    return Shown([findings[k] for k in order], [roles[k] for k in order], [records[k] for k in order])
