@@ -8,7 +8,9 @@ behind, and in a hang the rank behind is the likely culprit (stuck in compute, a
 desync report (``TORCH_NCCL_DESYNC_DEBUG``) says it outright: ``[2, 3] finished collective #811, but didn't join
 collective #812``. One finding names the rank(s) and their node, as a symptom: the numbers tell who stopped, not
 why, so the category stays unknown and the root evidence stays with the lines that say why (a hang, an Xid); the
-rank also goes in ``failed_rank`` for the localiser's node.
+rank also goes in ``failed_rank`` for the localiser's node. A rank waiting in another collective than every other
+rank (``detect.pending``) is the exception: a code path the others did not take is the program's own doing, so that
+finding is the root, software, with the odd rank's own lines and its launcher's exit line.
 """
 
 from __future__ import annotations
