@@ -38,12 +38,16 @@ FRAMES = {
 }
 
 
-def traceback(rank: int, node: str, where: str, line: int = 1) -> Record:
+LOST = ("RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed by peer "
+        "[127.0.0.1]:58001. This is typically caused by a remote worker crashing.")
+
+
+def traceback(rank: int, node: str, where: str, line: int = 1, error: str = GLOO) -> Record:
     body = ["Traceback (most recent call last):"]
     for path, n, func, code in FRAMES[where]:
         body += [f'  File "{path}", line {n}, in {func}', f"    {code}"]
-    text = "\n".join(f"[rank{rank}]: {x}" for x in [*body, GLOO])
-    return rec(GLOO, node=node, rank=rank, time=1000.0 + rank, file=f"{node}/rank{rank}.log", line=line,
+    text = "\n".join(f"[rank{rank}]: {x}" for x in [*body, error])
+    return rec(error, node=node, rank=rank, time=1000.0 + rank, file=f"{node}/rank{rank}.log", line=line,
                end_line=line + len(body), level="error", text=text)
 
 
@@ -67,8 +71,19 @@ def test_the_one_rank_in_a_barrier_while_the_others_run_the_step_is_named_with_i
                     traceback(2, "n1", "barrier"), traceback(3, "n1", "backward")])
     assert len(found) == 1
     f = found[0]
-    assert f.rank == 2 and f.node == "n1" and f.role == "symptom" and f.category == "unknown"
+    # a collective no other rank is in is a code path the others did not take: the program's, and the root
+    assert f.rank == 2 and f.node == "n1" and f.role == "root" and f.category == "software"
     assert "barrier" in f.explain and f.records[0].rank == 2
+
+
+def test_ranks_that_lost_the_peer_that_timed_out_first_still_say_where_they_waited() -> None:
+    """Two ranks time out (one in the stray barrier, one in the step); the other two then see the connection
+    closed by a peer that gave up, inside the step's collectives (the HF Trainer's backward, fixtures 158)."""
+    found = desync([traceback(0, "n0", "backward"), traceback(1, "n0", "backward", error=LOST),
+                    traceback(2, "n1", "barrier"), traceback(3, "n1", "backward", error=LOST)])
+    assert len(found) == 1 and found[0].rank == 2 and found[0].node == "n1"
+    crashed = [traceback(r, f"n{r // 2}", "backward", error=LOST) for r in (0, 1, 3)]
+    assert desync(crashed) == []  # rank 2 crashed on its own, in no collective: nobody strayed
 
 
 def test_ranks_all_in_the_step_or_split_evenly_or_partly_unread_name_no_one() -> None:
@@ -93,3 +108,4 @@ def test_nccl_watchdog_ops_at_one_sequence_number_name_the_odd_rank() -> None:
 def test_the_real_job_names_the_rank_in_the_stray_barrier() -> None:
     incident = analyze(REAL_JOBS / "085-ddp-stray_barrier", AnalyzeOptions())
     assert incident.suspects[0].node == "h100-sxm-044"
+    assert incident.category == "software"

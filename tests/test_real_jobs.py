@@ -159,8 +159,22 @@ NEW_IN_139 = ("139", "140", "141", "142", "143", "144", "145")
 # top3 1.0, phase 1.0, category 1.0, F1 0.581 (every rank printing DDP's check, the lines of each shown). The first
 # 146 jobs are identical job by job but 132 (category right: 0.926); all 154 jobs: top1 0.986, top3 1.0, phase
 # 0.979, category 0.930, F1 0.741, no false incident.
-FLOORS = {"status": 1.0, "top1": 0.98, "top3": 0.99, "phase": 0.97, "category": 0.92, "evidence_f1": 0.74}
+FLOORS_BEFORE_154 = {"status": 1.0, "top1": 0.98, "top3": 0.99, "phase": 0.97, "category": 0.92, "evidence_f1": 0.74}
 NEW_IN_146 = ("146", "147", "148", "149", "150", "151", "152", "153")
+# 154-160 (a rank alone in a barrier while its peers all-reduce under DeepSpeed and the HF Trainer, the kernel's OOM
+# killer on one rank under Accelerate and Lightning, the first node's clock 9 hours ahead of UTC while a rank fails
+# under DeepSpeed and Lightning, one rank all-reducing a metrics tensor of another length under Accelerate) were
+# scored before any change made for them: top1 0.857, top3 1.0, phase 0.857, category 0.571, F1 0.538. Under the HF
+# Trainer two ranks time out (one in the barrier, one in backward) and the other two then lose them ("Connection
+# closed by peer"), whose tracebacks still say where they waited (``detect.pending``); a rank waiting in a collective
+# no other rank is in took a code path the others did not: the root, software, shown by its own lines and its
+# launcher's exit line (``detect.desync``; also 085 and 113, read as unknown before). Lightning's ranks on the OOM
+# node log nothing timed after start-up: the kernel's kill is dated by its node-mate's training-loop frames
+# (``diagnose.phasing``). After: top1 1.0, phase 1.0, category 1.0, F1 0.657. The first 154 jobs are identical job
+# by job but 085 and 113 (category right: 0.944); all 161 jobs: top1 0.987, top3 1.0, phase 0.980, category 0.947,
+# F1 0.737, no false incident.
+FLOORS = {"status": 1.0, "top1": 0.98, "top3": 0.99, "phase": 0.97, "category": 0.94, "evidence_f1": 0.735}
+NEW_IN_154 = ("154", "155", "156", "157", "158", "159", "160")
 # (129: one DeepSpeed rank's model has another hidden size; the engine's broadcast of the parameters aborts a rank
 # of the other node, which received a size it did not expect, and no line names the rank whose size differs.)
 OPEN_NODE_MISSES = {"049-ddp-netdown", "129-deepspeed-model_config"}
@@ -194,7 +208,7 @@ def test_the_real_jobs_scores_hold(board) -> None:  # type: ignore[no-untyped-de
 def test_the_jobs_before_111_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 116 jobs the board held before 111-119 were added (000-110, 120-124) keep the floors they had then."""
     before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_111 + NEW_IN_125 + NEW_IN_133 + NEW_IN_139
-              + NEW_IN_146]
+              + NEW_IN_146 + NEW_IN_154]
     assert len(before) == 116
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_111.items() if summary[k] < floor}
@@ -204,7 +218,7 @@ def test_the_jobs_before_111_keep_their_floors(board) -> None:  # type: ignore[n
 def test_the_jobs_before_125_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 125 jobs the board held before 125-132 were added keep the floors they had then."""
     before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_125 + NEW_IN_133 + NEW_IN_139
-              + NEW_IN_146]
+              + NEW_IN_146 + NEW_IN_154]
     assert len(before) == 125
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_125.items() if summary[k] < floor}
@@ -213,7 +227,8 @@ def test_the_jobs_before_125_keep_their_floors(board) -> None:  # type: ignore[n
 
 def test_the_jobs_before_133_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 133 jobs the board held before 133-138 were added keep the floors they had then."""
-    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_133 + NEW_IN_139 + NEW_IN_146]
+    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_133 + NEW_IN_139 + NEW_IN_146
+              + NEW_IN_154]
     assert len(before) == 133
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_133.items() if summary[k] < floor}
@@ -222,7 +237,7 @@ def test_the_jobs_before_133_keep_their_floors(board) -> None:  # type: ignore[n
 
 def test_the_jobs_before_139_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 139 jobs the board held before 139-145 were added keep the floors they had then."""
-    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_139 + NEW_IN_146]
+    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_139 + NEW_IN_146 + NEW_IN_154]
     assert len(before) == 139
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_139.items() if summary[k] < floor}
@@ -231,11 +246,40 @@ def test_the_jobs_before_139_keep_their_floors(board) -> None:  # type: ignore[n
 
 def test_the_jobs_before_146_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 146 jobs the board held before 146-153 were added keep the floors they had then."""
-    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_146]
+    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_146 + NEW_IN_154]
     assert len(before) == 146
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_146.items() if summary[k] < floor}
     assert low == {}
+
+
+def test_the_jobs_before_154_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
+    """The 154 jobs the board held before 154-160 were added keep the floors they had then."""
+    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_154]
+    assert len(before) == 154
+    summary = summarize(before)
+    low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_154.items() if summary[k] < floor}
+    assert low == {}
+
+
+@pytest.mark.parametrize(("job", "node", "category", "phase"), [
+    ("154-deepspeed-stray_barrier", "a100-rack2-14", "software", "train"),
+    ("158-hf-stray_barrier", "dgx-b200-11", "software", "train"),
+    ("159-accelerate-collective_mismatch", "compute-alpha", "software", "train"),
+    ("085-ddp-stray_barrier", "h100-sxm-044", "software", "train"),
+    ("156-lightning-host_oom", "llm-pretrain-7f9c4-worker-1", "host", "train"),
+    ("155-accelerate-host_oom", "cpu-node-b", "host", "train"),
+    ("157-deepspeed-tz_exception", "h100-sxm-044", "software", "train"),
+    ("160-lightning-tz_exception", "node0421", "software", "train")])
+def test_a_stray_collective_an_oom_kill_and_a_clock_ahead_are_read_on_their_node(board, job: str, node: str,
+                                                                                category: str, phase: str) -> None:  # type: ignore[no-untyped-def]
+    """154, 158, 159, 085: the rank whose collective no other rank is in (its peers timed out or lost it in the step)
+    took its own code path: software, on its node; 156: the kernel's kill on a node whose ranks log nothing timed
+    after start-up, dated in training by its node-mate's traceback; 157, 160: a node 9 hours ahead moves nothing."""
+    truth = json.loads((JOBS / job / "ground_truth.json").read_text())
+    assert (truth["category"], truth["phase"], truth["faulty_nodes"]) == (category, phase, [node])
+    row = next(r for r in board.results if r.method == "l4lite" and r.job == job)
+    assert row.node_rank == 1 and row.category_ok and row.phase_ok, (row.suspects, row.category_ok, row.phase_ok)
 
 
 @pytest.mark.parametrize(("job", "node", "category", "phase"), [

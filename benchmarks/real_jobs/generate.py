@@ -266,12 +266,26 @@ JOB_SPECS = [
     ("ddp", "loss_spike", None, 18, False, {"index": 151}),
     ("lightning", "shard_truncated", None, 15, False, {"index": 152}),
     ("lightning", "layer_mismatch", 3, None, False, {"index": 153}),
+    # kinds the jobs above do not cover on these stacks (154-160): a rank alone in a barrier while its peers
+    # all-reduce (DeepSpeed, the HF Trainer), the kernel's OOM killer on one rank under Accelerate and Lightning,
+    # an exception with the first node's clock 9 hours ahead of UTC (TZ=JST-9: its lines read later than the
+    # failure; DeepSpeed, and Lightning with the fault on that node), and one rank all-reducing a metrics tensor of
+    # another length under Accelerate
+    ("deepspeed", "stray_barrier", 1, 14, False, {"index": 154}),
+    ("accelerate", "host_oom", 2, 16, False, {"index": 155}),
+    ("lightning", "host_oom", 3, 15, False, {"index": 156}),
+    ("deepspeed", "tz_exception", 3, 14, False, {"index": 157, "tz": "JST-9"}),
+    ("hf", "stray_barrier", 2, 12, False, {"index": 158}),
+    ("accelerate", "collective_mismatch", 0, 13, False, {"index": 159}),
+    ("lightning", "tz_exception", 0, 13, False, {"index": 160, "tz": "JST-9"}),
 ]
 # faults set up per node by the generator (no rank injects them; a node may fail before any rank registers)
 NODE_FAULTS = ("bad_env", "bad_env_all", "missing_file", "missing_file_all", "node_corrupt_ckpt", "compile_nocxx",
                "shm_small", "port_taken", "no_master_host", "missing_module")
 # node faults where the launcher itself fails (no rank starts on the struck node, so no rank's exit code to prove)
 AGENT_FAULTS = ("port_taken", "no_master_host")
+# how far a job's `tz` option puts the first node's local time from UTC (for the notes)
+TZ_SHIFT = {"EST5": "5 hours behind", "America/New_York": "5 hours behind", "JST-9": "9 hours ahead of"}
 LAYOUT_SUFFIX = {"srun-label": "_srun", "kubernetes-pods": "_k8s"}
 OOM_LIMIT = 64 * 1024 * 1024  # the small cgroup's memory.limit_in_bytes (only pages charged after joining it)
 
@@ -1062,7 +1076,11 @@ def build_truth(job, arch):
         else:
             need(root[fault], [fh], prefer=own)
             need(root[fault], [fh], prefer=r"console\.log", limit=attempt + 1)
-        need(rf"failed \(exitcode: 1\) local_rank: {lr} \(pid: {pid}\)", [fh])
+        # the agent's line names the first of its ranks to exit; a rank that exits after its node-mate (both time
+        # out in the same collective) has its exit code in the agent's failure summary alone, or is torn down by the
+        # agent (SIGTERM) before its own timeout ends it
+        need(rf"failed \(exitcode: 1\) local_rank: {lr} \(pid: {pid}\)|exitcode\s+: 1 \(pid: {pid}\)"
+             rf"|Sending process {pid} closing signal SIGTERM", [fh])
     elif fault in NEW_125 and first:
         faulty_rank, faulty_nodes, iteration = new_kinds_truth(job, first, ranks, need, problems, inj)
     elif fault == "fsize_signal" and first:
@@ -1663,8 +1681,9 @@ def describe(job, first, rank_host):
                 "device) in the thread while training goes on; at the step-500 save rank 0 waits for that upload "
                 "for good, the others time out in the barrier after it (gloo, 30 s) and the agent SIGTERMs rank 0.")
     if f == "tz_exception":
-        return (f"The processes of {job['hosts'][0]} run with TZ={job['tz']} (its clock 5 hours behind UTC, the other "
-                f"node's zone), so its log times read 5 hours earlier; global rank {r} on {h} raises RuntimeError "
+        shift = TZ_SHIFT.get(job["tz"], "5 hours behind")
+        return (f"The processes of {job['hosts'][0]} run with TZ={job['tz']} (its clock {shift} UTC, the other "
+                f"node's zone), so its log times read {shift.replace('behind', 'earlier').replace('ahead of', 'later')}; global rank {r} on {h} raises RuntimeError "
                 f"from user code at step {job['step']}, the other ranks lose their peer.")
     if f == "stray_date":
         return (f"Global rank 0 on {job['hosts'][0]} echoes two raw records of its shard, dated 1970 and 2099 and "

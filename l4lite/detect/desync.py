@@ -8,7 +8,9 @@ behind, and in a hang the rank behind is the likely culprit (stuck in compute, a
 desync report (``TORCH_NCCL_DESYNC_DEBUG``) says it outright: ``[2, 3] finished collective #811, but didn't join
 collective #812``. One finding names the rank(s) and their node, as a symptom: the numbers tell who stopped, not
 why, so the category stays unknown and the root evidence stays with the lines that say why (a hang, an Xid); the
-rank also goes in ``failed_rank`` for the localiser's node.
+rank also goes in ``failed_rank`` for the localiser's node. A rank waiting in another collective than every other
+rank (``detect.pending``) is the exception: a code path the others did not take is the program's own doing, so that
+finding is the root, software, with the odd rank's own lines and its launcher's exit line.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from l4lite.scan.jobscan import JobScan
 
 WATCHDOG_RULE = "nccl-watchdog-timeout"
 REPORT_RULE = "nccl-desync-report"
+EXIT_RULE = "elastic-worker-failed"  # torchelastic's ``failed (exitcode: 1) local_rank: 0 (pid: 4711)``
+_LOCAL_RANK = re.compile(r"\blocal_rank: (\d{1,5})\b")
 HOROVOD_RANKS_RULE = "horovod-stalled-ranks"  # one line per missing rank, right under the stall warning
 _RANK = re.compile(r"\[(?:PG (?P<pg>[^\]\s]+)(?: \([^)]*\))? )?Rank (?P<rank>\d{1,7})\]")
 _FINGERPRINT = re.compile(r"Rank (?P<rank>\d{1,7}) is running (?:inconsistent )?collective:\s*CollectiveFingerPrint\("
@@ -169,19 +173,38 @@ class DesyncDetector(Detector):
         if odd is None:
             return None
         ranks = [p.rank for p in odd.odd]
-        records = [p.record for p in odd.odd[:4]] + [p.record for p in odd.others[:2]]
+        # the odd rank's own lines (each copy) and its launcher's record of its exit; the others' timeouts follow
+        # from it and stay their own cascades
+        records = [r for p in odd.odd[:4] for r in p.copies[:2]] + self._exit_lines(scan, ranks[:4])
         what = (f"rank(s) {', '.join(map(str, ranks))} timed out waiting in {odd.odd[0].op} while the other "
                 f"{len(odd.others)} rank(s) timed out waiting in {odd.others[0].op}")
-        return self._finding(scan, ranks, "out of step with", odd.odd[0].record, records, what)
+        # waiting in another collective than every other rank is a code path the others did not take: the
+        # program's own doing (a rank-conditional collective), and the timeouts every rank prints follow from it
+        stamped = next((r for r in odd.odd[0].copies if r.time is not None), odd.odd[0].record)  # its time
+        return self._finding(scan, ranks, "out of step with", stamped, records, what, category="software",
+                             role="root")
+
+    def _exit_lines(self, scan: JobScan, ranks: list[int]) -> list[Record]:
+        """The launcher's ``failed (exitcode: N) local_rank: L`` line of each of ``ranks``: a node's launcher numbers
+        its workers from 0 in global-rank order (torchrun's contiguous ranks per node)."""
+        out: list[Record] = []
+        for rank in ranks:
+            node = scan.rank_nodes.get(rank)
+            if node is None:
+                continue
+            local = sorted(r for r, n in scan.rank_nodes.items() if n == node).index(rank)
+            out += [h.record for h in scan.hits if h.rule_id == EXIT_RULE and h.record.node == node and
+                    (m := _LOCAL_RANK.search(h.record.message)) is not None and int(m.group(1)) == local][:1]
+        return out
 
     def _finding(self, scan: JobScan, ranks: list[int], where: str, first: Record, records: list[Record],
-                 what: str) -> Finding:
+                 what: str, *, category: str = "unknown", role: str | None = None) -> Finding:
         node = self._node(scan, ranks[0], first)
         nodes = sorted({n for r in ranks if (n := scan.rank_nodes.get(r))})
         on = f" on {', '.join(nodes)}" if nodes else (f" on {node}" if node else "")
         explain = (f"collective desync: {what}; rank {ranks[0]}{on} is {where} the others and is the likely "
                    "culprit (look at its last lines, its GPU and its process)")
-        return Finding(self.name, "unknown", self.role, 0.5, explain, node=node, rank=ranks[0], time=first.time,
+        return Finding(self.name, category, role or self.role, 0.5, explain, node=node, rank=ranks[0], time=first.time,
                        records=records, data={"signal": "desync", "ranks": ranks, "where": where,
                                               "scope": "node", "phase_hint": "train",
                                               "failed_rank": ranks[0]})

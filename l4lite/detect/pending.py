@@ -23,6 +23,10 @@ from l4lite.scan.jobscan import JobScan
 
 STEP = "the step's collectives"
 TIMEOUT_RULES = frozenset({"python-exception", "nccl-watchdog-timeout"})
+# a rank whose peer closed the connection while it waited: the peer gave up (its own timeout) first, and the
+# rank's traceback still says which collective it was in
+LOST_PEER_RULES = frozenset({"nccl-socket-closed"})
+_LOST_PEER = re.compile(r"Connection closed by (?:remote )?peer|Connection reset by peer")
 _TIMED_OUT = re.compile(r"Timed out|timed out|Watchdog caught collective operation timeout|"
                         r"\bTimeout\(ms\)=|timeout after \d", re.I)
 _OPTYPE = re.compile(r"OpType=_?(?P<op>[A-Za-z_]{2,40})")
@@ -54,6 +58,7 @@ class Pending:
     rank: int
     op: str
     record: Record
+    copies: tuple[Record, ...] = ()  # every copy of the rank's line (its own file's first), ``record`` among them
 
 
 def pending_op(record: Record) -> str | None:
@@ -74,22 +79,30 @@ def pending_op(record: Record) -> str | None:
 
 
 def pending_collectives(scan: JobScan) -> dict[int, Pending] | None:
-    """Each rank's timed-out collective; None when a rank's lines disagree with each other."""
-    out: dict[int, Pending] = {}
+    """Each rank's timed-out collective; None when a rank's lines disagree with each other. Of a rank's copies of
+    its line, the one in a file of its own (its ``stderr.log``) rather than one the launcher's tee shares with its
+    node-mates."""
+    found: list[Pending] = []
     for hit in sorted(scan.hits, key=lambda h: (h.record.file, h.record.line)):
         record = hit.record
-        if hit.rule_id not in TIMEOUT_RULES or not _TIMED_OUT.search(record.message):
+        timed_out = hit.rule_id in TIMEOUT_RULES and _TIMED_OUT.search(record.message)
+        if not timed_out and not (hit.rule_id in LOST_PEER_RULES and _LOST_PEER.search(record.message)):
             continue
         m = _RANK.search(record.message)
         rank = int(m.group("rank")) if m else record.rank
         op = pending_op(record)
-        if rank is None or op is None:
-            continue
-        seen = out.get(rank)
-        if seen is not None and seen.op != op:
+        if rank is not None and op is not None:
+            found.append(Pending(rank, op, record))
+    file_ranks: dict[str, set[int]] = {}
+    for p in found:
+        file_ranks.setdefault(p.record.file, set()).add(p.rank)
+    out: dict[int, Pending] = {}
+    for p in sorted(found, key=lambda p: len(file_ranks[p.record.file]) > 1):  # stable: file order kept
+        seen = out.get(p.rank)
+        if seen is not None and seen.op != p.op:
             return None
-        if seen is None:
-            out[rank] = Pending(rank, op, record)
+        out[p.rank] = Pending(p.rank, p.op, seen.record, (*seen.copies, p.record)) if seen is not None else \
+            Pending(p.rank, p.op, p.record, (p.record,))
     return out
 
 

@@ -26,6 +26,7 @@ from l4lite.scan.phases import (
 from l4lite.scan.scanner import JobScan
 
 ZONE_TOLERANCE = 60.0  # seconds an offset between two nodes' clocks may lie from whole quarter hours
+_MATE_WINDOW = 60.0  # seconds between a frameless failure and its node-mate's traceback that date it alike
 _SUMMARY_WINDOW = 600.0  # seconds after an untimed root line in which its node's launcher summary counts
 
 
@@ -167,9 +168,10 @@ def _phase_at_time(f: Finding, scan: JobScan, trackers: dict[str | None, list[Ph
     if hint:
         return str(hint)
     if node_phase == "init" and t is not None and phase_at(job_events, t) == "train" and \
-            any(evidence_phase(r.text) == "train" for r in f.records):
+            (any(evidence_phase(r.text) == "train" for r in f.records) or _node_mate_trained(f, others, t)):
         # a rank that logs nothing while it trains leaves its start-up as its node's last marker; the job was
-        # training by then and the failure's own frames are the training loop's (a batch handed out, a backward)
+        # training by then and the failure's own frames are the training loop's (a batch handed out, a backward),
+        # or, for a line of no frames (the kernel's OOM kill), those of another process of its node at that moment
         return "train"
     if node_phase:
         return node_phase
@@ -184,6 +186,14 @@ def _phase_at_time(f: Finding, scan: JobScan, trackers: dict[str | None, list[Ph
     # either way, training, where most failures of a large job happen (three in four in L4's study).
     said = [evidence_phase(r.text) for g in (f, *others) for r in g.records]
     return next((p for p in said if p is not None), "train" if not job_events else "init")
+
+
+def _node_mate_trained(f: Finding, others: Sequence[Finding], t: float) -> bool:
+    """Whether another process of the finding's node, failing within ``_MATE_WINDOW`` of ``t``, shows the training
+    loop in its own frames: a process killed from outside (the kernel's OOM killer) prints no traceback, while its
+    node-mate's report of the peer it lost says where the node's processes were."""
+    return any(r.node == f.node and r.time is not None and abs(r.time - t) <= _MATE_WINDOW and
+               evidence_phase(r.text) == "train" for g in others if g is not f for r in g.records)
 
 
 def iteration_of(scan: JobScan, primary: Finding, failure_time: float | None) -> int | None:
