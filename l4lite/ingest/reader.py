@@ -39,7 +39,7 @@ from l4lite.ingest.slurmnode import slurm_node
 from l4lite.ingest.streamnames import AMBIGUOUS, StreamNames
 from l4lite.ingest.timespots import LEARN_LINES, learn_spot
 from l4lite.ingest.timestamps import TimestampParser
-from l4lite.ingest.zones import in_zone
+from l4lite.ingest.zones import in_writer_zones, in_zone
 from l4lite.records import Accounting, Record, RotatedStreams
 
 __all__ = ["IngestOptions", "RankMap", "iter_records", "iter_job", "prepare_job", "read_file"]
@@ -135,7 +135,9 @@ def read_file(input_file: InputFile, options: IngestOptions, accounting: Account
         placed = reader.learn_lead(lead_of(input_file), node_re)
     pids = reader.ctx.pids if reader.path_node is None else None  # hostless lines named by their agent's pid
     quoted = reader.ctx.quoted if reader.path_node is None else None  # or by the summary quoting their exception
-    items = in_zone(reader.run(runs and not pids and not quoted), reader.ctx.node_shifts.get(reader.path_node or "", 0.0))
+    items = reader.run(runs and not pids and not quoted)
+    items = in_zone(items, reader.ctx.node_shifts.get(reader.path_node, 0.0)) if reader.path_node is not None \
+        else in_writer_zones(items, reader.ctx.node_shifts)  # several nodes' lines: each by its writer's zone
     items = without_jumps(items,  # a clock's jump, whole-second ties
                           peers_end(reader.ctx.node_ends, reader.path_node))
     items = in_line_order(items, placed)

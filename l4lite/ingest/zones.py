@@ -220,3 +220,27 @@ def in_zone(items: Iterator[T], seconds: float) -> Iterator[T]:
         elif getattr(item, "times", None):
             item.retime(np.asarray(item.times, dtype=np.float64) - seconds)  # type: ignore[attr-defined]
         yield item
+
+
+def in_writer_zones(items: Iterator[T], shifts: Mapping[str, float]) -> Iterator[T]:
+    """``items`` of a file no path places (one stream of several nodes' lines: ``srun --label``, ``cat``) with
+    each line's time read back by its own writer's zone: the zone belongs to the node, not to the file, so a node
+    read in the job's time in its own files is read so in a merged stream too."""
+    if not shifts:
+        yield from items
+        return
+    for item in items:
+        if isinstance(item, Record):
+            if item.time is not None and (d := shifts.get(item.node or "", 0.0)):
+                item.time -= d
+        elif getattr(item, "times", None):
+            nodes = item.line_names()  # type: ignore[attr-defined]
+            if nodes is None:
+                d = shifts.get(getattr(item, "node", None) or "", 0.0)
+                if d:
+                    item.retime(np.asarray(item.times, dtype=np.float64) - d)  # type: ignore[attr-defined]
+            else:
+                back = np.array([shifts.get(n or "", 0.0) for n, _, _ in nodes], dtype=np.float64)
+                if back.any():
+                    item.retime(np.asarray(item.times, dtype=np.float64) - back)  # type: ignore[attr-defined]
+        yield item
