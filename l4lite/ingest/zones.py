@@ -20,6 +20,10 @@ split evenly (two nodes), only a node that zone-free evidence (write times, epoc
 (``in_zone``); the times as written stay in the lines' text, and a warning names the node, the offset and the
 evidence. An even split nothing places moves no time, but its offset is stated as the job's clock skew
 (``split_skew``, when none was measured), so that phases and spans compare the nodes on one clock.
+
+A zone belongs to a node, not to a file: a stream of several nodes' lines (``srun --label``, ``cat``) has each
+line read by its own writer's zone (``in_writer_zones``). An error file no node is known for (every file renamed
+into one folder) still states the job's time at the failure, whoever wrote it, and so can place an even split.
 """
 
 from __future__ import annotations
