@@ -120,3 +120,14 @@ def test_an_offset_of_no_whole_quarter_hours_is_no_zone() -> None:
     t = T0.timestamp()
     peers = {"gpu-node-1": NodeClock(t, t + 600, []), "gpu-node-2": NodeClock(t, t + 600, [])}
     assert zone_shifts({**peers, "gpu-node-3": NodeClock(t + 3600 + 300, t + 4200 + 300, [])}, {}) == []
+
+
+def test_an_error_file_no_node_is_known_for_still_tells_an_even_split_apart(tmp_path: Path) -> None:
+    # every file in one folder under a number: the error file's writer is unknown, but the epoch time it states
+    # is the job's time at the failure, so the node whose last line lies eight hours from it is the one off
+    ahead = T0 + timedelta(seconds=95)
+    _job(tmp_path, {"gpu-node-1": timedelta(0), "gpu-node-2": timedelta(hours=8)}, {"gpu-node-2": ahead})
+    (tmp_path / "gpu-node-2" / "error.json").rename(tmp_path / "error.json")
+    ctx = build_context(discover([str(tmp_path)], Accounting()).files)
+    assert ctx.node_of("error.json") is None
+    assert ctx.node_shifts == {"gpu-node-2": 8 * 3600.0}

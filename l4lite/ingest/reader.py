@@ -39,7 +39,7 @@ from l4lite.ingest.slurmnode import slurm_node
 from l4lite.ingest.streamnames import AMBIGUOUS, StreamNames
 from l4lite.ingest.timespots import LEARN_LINES, learn_spot
 from l4lite.ingest.timestamps import TimestampParser
-from l4lite.ingest.zones import in_zone
+from l4lite.ingest.zones import in_writer_zones, in_zone
 from l4lite.records import Accounting, Record, RotatedStreams
 
 __all__ = ["IngestOptions", "RankMap", "iter_records", "iter_job", "prepare_job", "read_file"]
@@ -135,7 +135,7 @@ def read_file(input_file: InputFile, options: IngestOptions, accounting: Account
         placed = reader.learn_lead(lead_of(input_file), node_re)
     pids = reader.ctx.pids if reader.path_node is None else None  # hostless lines named by their agent's pid
     quoted = reader.ctx.quoted if reader.path_node is None else None  # or by the summary quoting their exception
-    items = in_zone(reader.run(runs and not pids and not quoted), reader.ctx.node_shifts.get(reader.path_node or "", 0.0))
+    items = reader.zoned(reader.run(runs and not pids and not quoted))
     items = without_jumps(items,  # a clock's jump, whole-second ties
                           peers_end(reader.ctx.node_ends, reader.path_node))
     items = in_line_order(items, placed)
@@ -202,6 +202,13 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
         if self.spot:
             self.init_runs(self.opt.shape_book(self._book_key()))
 
+    def zoned(self, items: Iterator[Record | ShapeRun]) -> Iterator[Record | ShapeRun]:
+        """``items`` in the job's time (``zones``): by the file's node's zone, or in a file no path places (several
+        nodes' lines) by each line's writer's."""
+        if self.path_node is not None:
+            return in_zone(items, self.ctx.node_shifts.get(self.path_node, 0.0))
+        return in_writer_zones(items, self.ctx.node_shifts)
+
     def learn_lead(self, lead: Sequence[InputFile], node_re: re.Pattern[str] | None) -> float | None:
         """Start a piece of a file (``l4lite.ingest.pieces``) knowing what the lines before it tell: which host and GPU
         each ``srun --label`` or torchrun stream is, the file's host and rank ties (from the file's first lines,
@@ -217,7 +224,7 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
                 warm.f = part
                 yield from warm.run()  # type: ignore[misc]
 
-        placed = last_placed(in_zone(records(), self.ctx.node_shifts.get(self.path_node or "", 0.0)))
+        placed = last_placed(self.zoned(records()))
         self.streams, self.file_host, self.hosts = warm.streams, warm.file_host, warm.hosts
         self.local_streams, self.ts, self.last_time = warm.local_streams, warm.ts, warm.last_time
         if warm.spot is not None and self.spot is None:

@@ -20,6 +20,10 @@ split evenly (two nodes), only a node that zone-free evidence (write times, epoc
 (``in_zone``); the times as written stay in the lines' text, and a warning names the node, the offset and the
 evidence. An even split nothing places moves no time, but its offset is stated as the job's clock skew
 (``split_skew``, when none was measured), so that phases and spans compare the nodes on one clock.
+
+A zone belongs to a node, not to a file: a stream of several nodes' lines (``srun --label``, ``cat``) has each
+line read by its own writer's zone (``in_writer_zones``). An error file no node is known for (every file renamed
+into one folder) still states the job's time at the failure, whoever wrote it, and so can place an even split.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from l4lite.records import Accounting, Record
 TOLERANCE = 60.0  # seconds: how far one piece of evidence may lie from the whole quarter hours it gives
 STATED = 300.0  # seconds: how far a node's last line may lie from the time its error file states
 MAX_ERROR_FILE = 1 << 20  # bytes of a gzip'd error file inflated to read the time it states
-ZONE_FREE = ("its files' write times", "its error files' epoch seconds")
+ZONE_FREE = ("its files' write times", "its error files' epoch seconds", "an unplaced error file's epoch seconds")
 
 T = TypeVar("T")
 
@@ -131,6 +135,19 @@ def zone_candidates(clocks: Mapping[str, NodeClock], skew: Mapping[str, float]) 
     return out
 
 
+def loosely_stated(candidates: list[ZoneShift], clocks: Mapping[str, NodeClock],
+                   loose: Sequence[float]) -> list[ZoneShift]:
+    """``candidates`` with the evidence of error files no path places (every file in one folder, named by a
+    number): an epoch time they state is the job's time at the failure whoever wrote it, so a node whose last line
+    lies its candidate offset from one of them (within ``STATED``) is that far off the job's time. Of an even
+    split only the node off the job's clock is so placed; the other lies the offset the wrong way."""
+    for z in candidates:
+        if not set(z.evidence) & set(ZONE_FREE) and \
+                any(abs(clocks[z.node].last - t - z.seconds) <= STATED for t in loose):
+            z.evidence.append(ZONE_FREE[2])
+    return candidates
+
+
 def split_skew(clocks: Mapping[str, NodeClock], candidates: Sequence[ZoneShift]) -> dict[str, Any] | None:
     """The clock skew of an even split no evidence decides (two nodes, each a zone off the other): which clock is
     the job's is unknown, so no time is moved, but the offset is known and stated as a measured skew, so that
@@ -185,12 +202,14 @@ def read_zones(ctx: Any, spans: Mapping[str, FileSpan], files: Sequence[Any], do
         c = clocks.setdefault(node, NodeClock(span.first, span.last, []))
         c.first, c.last = min(c.first, span.first), max(c.last, span.last)
         c.ends.append((span.last, mtimes.get(rel)))
+    loose: list[float] = []  # what error files no node is known for state: the job's time, whoever wrote them
     for doc in (*docs, *(f for f in files if _error_file(f.rel))):  # torchelastic's error files
-        if (node := ctx.node_of(doc.rel)) in clocks and (t := _stated(doc)) is not None:
-            clocks[node].stated.append(t)
+        node = ctx.node_of(doc.rel)
+        if (node in clocks or node is None) and (t := _stated(doc)) is not None:
+            (clocks[node].stated if node is not None else loose).append(t)
     skew = ctx.clock_skew.get("nodes", {})
     offsets = {n: float(v["seconds"]) for n, v in skew.items()} | ({ctx.clock_skew["reference"]: 0.0} if skew else {})
-    candidates = zone_candidates(clocks, offsets)
+    candidates = loosely_stated(zone_candidates(clocks, offsets), clocks, loose)
     shifts = zone_shifts(clocks, offsets, candidates)
     if not shifts and not skew and (split := split_skew(clocks, candidates)) is not None:
         ctx.clock_skew = split
@@ -219,4 +238,28 @@ def in_zone(items: Iterator[T], seconds: float) -> Iterator[T]:
                 item.time -= seconds
         elif getattr(item, "times", None):
             item.retime(np.asarray(item.times, dtype=np.float64) - seconds)  # type: ignore[attr-defined]
+        yield item
+
+
+def in_writer_zones(items: Iterator[T], shifts: Mapping[str, float]) -> Iterator[T]:
+    """``items`` of a file no path places (one stream of several nodes' lines: ``srun --label``, ``cat``) with
+    each line's time read back by its own writer's zone: the zone belongs to the node, not to the file, so a node
+    read in the job's time in its own files is read so in a merged stream too."""
+    if not shifts:
+        yield from items
+        return
+    for item in items:
+        if isinstance(item, Record):
+            if item.time is not None and (d := shifts.get(item.node or "", 0.0)):
+                item.time -= d
+        elif getattr(item, "times", None):
+            nodes = item.line_names()  # type: ignore[attr-defined]
+            if nodes is None:
+                d = shifts.get(getattr(item, "node", None) or "", 0.0)
+                if d:
+                    item.retime(np.asarray(item.times, dtype=np.float64) - d)  # type: ignore[attr-defined]
+            else:
+                back = np.array([shifts.get(n or "", 0.0) for n, _, _ in nodes], dtype=np.float64)
+                if back.any():
+                    item.retime(np.asarray(item.times, dtype=np.float64) - back)  # type: ignore[attr-defined]
         yield item

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from l4lite.ingest.jsonlog import HEAD_LINES, LATE_TRIES, learn_json_keys
 from l4lite.ingest.jumps import peers_end, without_jumps
 from l4lite.ingest.seconds import SecondOrder
-from l4lite.ingest.zones import in_zone
+from l4lite.ingest.zones import in_writer_zones, in_zone
 from l4lite.records import Accounting, Record
 
 
@@ -216,7 +216,10 @@ class IngestLineReader:
     def _place(self, records: list[Record]) -> list[Record]:
         """Records as ``read_file`` hands them on: in the job's time (``zones.in_zone``), whole-second ties
         ordered."""
-        records = list(in_zone(iter(records), self._shift)) if self._shift else records
+        if self._shift:
+            records = list(in_zone(iter(records), self._shift))
+        elif self.r.path_node is None and self.r.ctx.node_shifts:  # several nodes' lines: each by its writer's zone
+            records = list(in_writer_zones(iter(records), self.r.ctx.node_shifts))
         if self._jumps is not None:
             records = [self._pushed.through(record, self._jumps) for record in records]
         return self._order.place(records)
