@@ -207,3 +207,21 @@ def test_a_process_file_takes_the_host_its_own_banner_names(tmp_path: Path) -> N
     # a banner about another process (``process 3`` in process_2.log) is not the file's writer
     (job / "part-0002" / "process_2.log").write_text(BANNER.format(r=3, h="cpu-node-a")[3:] + "\n", encoding="utf-8")
     assert _context(job).node_of("part-0002/process_2.log") == "cpu-node-b"
+
+
+def test_a_global_rank_the_message_states_wins_over_the_tee_prefixs_local_rank(tmp_path: Path) -> None:
+    """Lightning's ``[rank: 2]`` after torchrun's ``[default0]:`` (real job 020, the second node): the local rank
+    of the tee is 0, the rank the message states is the global one; a line stating none keeps the local rank."""
+    node = tmp_path / "cpu-node-b"
+    node.mkdir()
+    lines = ["[default1]:[rank: 3] Seed set to 42", "[default0]:[rank: 2] Seed set to 42",
+             "[default0]:[Rank 2] Watchdog caught collective operation timeout",
+             "[default0]:2026-12-03 14:51:10,001 INFO train: step 1/20 loss 2.5",
+             "[default1]:[rank: 3] Monitored metric train_loss = nan is not finite.",
+             "[default0]:[rank: 2] Monitored metric train_loss = nan is not finite."]
+    (node / "console.log").write_text("\n".join(lines) + "\n")
+    (node / "stderr.log").write_text("[rank: 2] Monitored metric train_loss = nan is not finite.\n")
+    recs, _ = _ingest(tmp_path)
+    ranks = {(r.file, r.line): r.rank for r in recs}
+    assert [ranks[("cpu-node-b/console.log", n)] for n in range(1, 7)] == [3, 2, 2, 0, 3, 2]
+    assert ranks[("cpu-node-b/stderr.log", 1)] == 2

@@ -109,3 +109,20 @@ def test_the_real_job_names_the_rank_in_the_stray_barrier() -> None:
     incident = analyze(REAL_JOBS / "085-ddp-stray_barrier", AnalyzeOptions())
     assert incident.suspects[0].node == "h100-sxm-044"
     assert incident.category == "software"
+
+
+ODD_RANKS = {"085-ddp-stray_barrier": 2, "113-ddp-collective_mismatch": 3, "154-deepspeed-stray_barrier": 1,
+             "158-hf-stray_barrier": 2, "159-accelerate-collective_mismatch": 0}  # each job's ground truth
+
+
+def test_the_odd_ranks_own_timeout_naming_its_collective_is_root_evidence_and_the_peers_are_cascade() -> None:
+    """The odd rank's traceback ends in a timeout like every other rank's, but its frames name the collective no
+    one else is in: that is the proof, and the peers' timeouts stay the cascade it caused."""
+    for job in ODD_RANKS:
+        incident = analyze(REAL_JOBS / job, AnalyzeOptions())
+        odd = ODD_RANKS[job]
+        root = [e for e in incident.evidence if e.role == "root"]
+        own = [e for e in root if e.rank == odd and "Traceback" in e.text]
+        assert own, job  # the rank's own traceback, not only its launcher's exit line
+        assert all(e.rank in (odd, None) for e in root), job
+        assert any(e.role == "cascade" and e.rank not in (odd, None) for e in incident.evidence), job

@@ -181,8 +181,11 @@ class DesyncDetector(Detector):
         # waiting in another collective than every other rank is a code path the others did not take: the
         # program's own doing (a rank-conditional collective), and the timeouts every rank prints follow from it
         stamped = next((r for r in odd.odd[0].copies if r.time is not None), odd.odd[0].record)  # its time
-        return self._finding(scan, ranks, "out of step with", stamped, records, what, category="software",
-                             role="root")
+        finding = self._finding(scan, ranks, "out of step with", stamped, records, what, category="software",
+                                role="root")
+        # its timeout is what names the collective it waited in: the proof, not a cascade of another rank's fault
+        finding.data["timeout_is_proof"] = True
+        return finding
 
     def _exit_lines(self, scan: JobScan, ranks: list[int]) -> list[Record]:
         """The launcher's ``failed (exitcode: N) local_rank: L`` line of each of ``ranks``: a node's launcher numbers

@@ -512,8 +512,10 @@ class Localizer:
         for f, role in zip(ordered, verdict.roles, strict=True):
             if role == "root" and incident:
                 recs = chosen[id(f)] if verdict.scope == "global" else node_root_records(f, groups, scan)
-                # a stuck rank is told by the lines about it, a worker that ignored SIGTERM by that signal too
-                if said and f.data.get("signal") != "stuck_rank" and not f.data.get("signalled"):
+                # a stuck rank is told by the lines about it, a worker that ignored SIGTERM by that signal too,
+                # a rank alone in a collective by its own timeout naming that collective
+                if said and f.data.get("signal") != "stuck_rank" and not f.data.get("signalled") \
+                        and not f.data.get("timeout_is_proof"):
                     recs = [r for r in recs if not is_cascade(first_failure(r.text) if f is primary else r.text)]
             else:
                 recs = f.records[: SHOWN.get(role, 2)]

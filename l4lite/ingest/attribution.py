@@ -52,6 +52,9 @@ SYSLOG_HOST = re.compile(r"([A-Za-z0-9][\w.-]*) ([\w./@-]+?)(?:\[(\d+)\])?: ")
 # [Rank 3]  inside torch and DeepSpeed messages (rank of the default process group); [rank3] as training scripts
 # log it after torch's own prefix (global rank)
 RANK_IN_MESSAGE = re.compile(r"\[[Rr]ank ?(\d+)\]")
+# the global rank a message states first: Lightning's ``[rank: 2] `` (``rank_prefixed_message``), torch's
+# ``[Rank 3] ``; after torchrun's tee prefix (``[default0]:``, a local rank) it is the line's rank
+LEAD_RANK = re.compile(r"\[[Rr]ank(?:: ?| ?)(\d{1,6})\] ")
 # ncclCommInitRank comm 0x.. rank 6 nranks 16 cudaDev 6 ... / Init timings: rank 2 nranks 16
 NCCL_RANK = re.compile(r"\brank (\d+) nranks (\d+)\b")
 NCCL_RANK_PLAIN = re.compile(r"NCCL INFO Rank (\d+)\b")

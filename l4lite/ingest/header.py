@@ -12,6 +12,7 @@ from l4lite.ingest import lineclass as lc
 from l4lite.ingest.attribution import (
     ACTOR_PREFIX,
     KUBECTL_PREFIX,
+    LEAD_RANK,
     MPI_TAG,
     NAMED_HOST_PREFIX,
     NCCL_HEADER,
@@ -147,6 +148,12 @@ class HeaderReading(PlanLearning):
                         rank_span = m.span(2)
                         global_rank, local_rank = True, False
                         pos = m.end()
+                if local_rank and (m := LEAD_RANK.match(s, pos)) is not None:
+                    # "[default0]:[rank: 2] Seed set": Lightning's message states the global rank; it stays the
+                    # message's own words (no prefix of torchrun's), so the stream prefix ends where it did
+                    rank = int(m[1])
+                    rank_span = m.span(1)
+                    global_rank, local_rank = True, False
                 if s.startswith(" ", pos):
                     pos += 1
         if pos and (pos >= len(s) or s[pos:].isspace()):

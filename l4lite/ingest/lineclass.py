@@ -14,6 +14,7 @@ from l4lite.ingest.attribution import (
     ELASTIC_RANK,
     GLOBAL_WEIGHT,
     KUBECTL_PREFIX,
+    LEAD_RANK,
     MPI_TAG,
     RANK_IN_MESSAGE,
     SRUN_LABEL,
@@ -201,7 +202,7 @@ def content_level(msg: str) -> str | None:
 
 
 def rank_in_message(msg: str) -> int | None:
-    m = RANK_IN_MESSAGE.search(msg)
+    m = RANK_IN_MESSAGE.search(msg) or LEAD_RANK.match(msg)
     return int(m[1]) if m else None
 
 
