@@ -153,6 +153,10 @@ class TemplateMiner:
         self.hits = 0
         self.drain_calls = 0
         self.changes = 0  # clusters created or changed: an answer ``cached_id`` gave holds while this stays
+        # the key whose cache entry the last ``add`` that did more than count a hit wrote (``filed``), and how
+        # often a full cache of entries was emptied: the entry of every other key stands while this stays
+        self.filed: bytes | None = None
+        self.key_resets = 0
         self._answers = RunAnswers()
 
     # -- mining ---------------------------------------------------------------------------------------
@@ -231,6 +235,9 @@ class TemplateMiner:
                     put_bounded(self._by_form, form,
                                  (entry, loose[0], None if loose[0] is None else loose[0](masked_tokens)),
                                  self.cache_size)
+        if len(self._by_key) >= self.cache_size:
+            self.key_resets += 1  # ``put_bounded`` empties the entries of every key
+        self.filed = key
         put_bounded(self._by_key, key, (entry, getter, expected, loose), self.cache_size)
         if loose is not None and loose[0] is None and all(stays_apart(masked_tokens[i]) for i in kept):
             put_bounded(self._free_kept, key, tuple(kept), self.cache_size)
