@@ -149,6 +149,9 @@ class TemplateMiner:
         # key -> the indices of its kept tokens, where its entry lets every one change (``free_kept``)
         self._free_kept: dict[bytes, tuple[int, ...]] = {}
         self._stays: dict[bytes, bool] = {}  # a kept token's form -> ``kept_stays``
+        # the indices of kept tokens -> one itemgetter of them: a key's entry rewritten by ``add`` keeps its getter
+        # when its kept tokens sit where they sat, so what runs learnt by (key, getter, kept tokens) still answers
+        self._getters: dict[tuple[int, ...], Any] = {}
         self._letters = self.masks == DEFAULT_MASKS  # forms of one ``letter_form`` mask alike (the default masks)
         self.hits = 0
         self.drain_calls = 0
@@ -223,7 +226,13 @@ class TemplateMiner:
             if entry is None:
                 entry = self._drain_add(masked)
                 put_bounded(self._by_masked, masked, entry, self.cache_size)
-        getter = itemgetter(*kept) if kept else None
+        getter = None
+        if kept:
+            at = tuple(kept)
+            getter = self._getters.get(at)
+            if getter is None:
+                getter = itemgetter(*at)
+                put_bounded(self._getters, at, getter, max(1, self.cache_size))
         expected = None
         loose = None
         if getter is not None:

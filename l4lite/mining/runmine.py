@@ -16,7 +16,7 @@ from typing import Any
 
 from l4lite.ingest.blocks import wide_key
 from l4lite.ingest.runs import ShapeRun
-from l4lite.ingest.shape import shape_of
+from l4lite.ingest.shape import hex_key, shape_of
 
 _UNSEEN: Any = object()  # a key not yet looked up in ``mine_run``'s memo of getters
 _MINE_ROUNDS = 8  # looks at the miner's cache per run stretch before adding its messages one by one
@@ -55,7 +55,9 @@ def mine_run(run: ShapeRun, miner: Any, strip: Callable[[str], str] | None = Non
             if strip is not None:
                 starts[x] += len(msg) - len(strip(msg))
             key = shape_of(msg[starts[x] - sh.msg_start:])
-        key_of[x] = key
+        # the miner files a key's answers under its hex-folded form (``add`` of a message with either key is the
+        # same): an NCCL init line's ``comm 0xd481636bf2`` is a new shape and key on every line, not this
+        key = key_of[x] = hex_key(key)
         if miner.needs_tokens(key):
             checked.add(x)
     if not checked and not folded:
