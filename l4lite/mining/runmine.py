@@ -83,7 +83,7 @@ def mine_run(run: ShapeRun, miner: Any, strip: Callable[[str], str] | None = Non
     # the key alone, which only ``add`` changes, and only the entry of the key it files its answer under
     # (``TemplateMiner.filed``) unless its full cache was emptied (``key_resets``) or a cluster changed (which
     # makes entries stale): that key alone leaves the memo. An ``add`` of kept tokens new to an unchanged cluster
-    # (an NCCL line's new ring or channel numbers, every seventh line) thus keeps the other keys' getters
+    # (an NCCL ``Bootstrap`` line's new address, on every such line) thus keeps the other keys' getters
     getters: dict[bytes, Any] = {}
     # the keys whose kept tokens are partly free (``TemplateMiner.loose_answer``), by the same entry: a Lustre
     # line's ``scratch-OST00d3-osc-ffff8f2a:`` is new on every line where its cluster has a wildcard, and its
