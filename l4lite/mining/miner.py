@@ -149,10 +149,17 @@ class TemplateMiner:
         # key -> the indices of its kept tokens, where its entry lets every one change (``free_kept``)
         self._free_kept: dict[bytes, tuple[int, ...]] = {}
         self._stays: dict[bytes, bool] = {}  # a kept token's form -> ``kept_stays``
+        # the indices of kept tokens -> one itemgetter of them: a key's entry rewritten by ``add`` keeps its getter
+        # when its kept tokens sit where they sat, so what runs learnt by (key, getter, kept tokens) still answers
+        self._getters: dict[tuple[int, ...], Any] = {}
         self._letters = self.masks == DEFAULT_MASKS  # forms of one ``letter_form`` mask alike (the default masks)
         self.hits = 0
         self.drain_calls = 0
         self.changes = 0  # clusters created or changed: an answer ``cached_id`` gave holds while this stays
+        # the key whose cache entry the last ``add`` that did more than count a hit wrote (``filed``), and how
+        # often a full cache of entries was emptied: the entry of every other key stands while this stays
+        self.filed: bytes | None = None
+        self.key_resets = 0
         self._answers = RunAnswers()
 
     # -- mining ---------------------------------------------------------------------------------------
@@ -219,7 +226,13 @@ class TemplateMiner:
             if entry is None:
                 entry = self._drain_add(masked)
                 put_bounded(self._by_masked, masked, entry, self.cache_size)
-        getter = itemgetter(*kept) if kept else None
+        getter = None
+        if kept:
+            at = tuple(kept)
+            getter = self._getters.get(at)
+            if getter is None:
+                getter = itemgetter(*at)
+                put_bounded(self._getters, at, getter, max(1, self.cache_size))
         expected = None
         loose = None
         if getter is not None:
@@ -231,6 +244,9 @@ class TemplateMiner:
                     put_bounded(self._by_form, form,
                                  (entry, loose[0], None if loose[0] is None else loose[0](masked_tokens)),
                                  self.cache_size)
+        if len(self._by_key) >= self.cache_size:
+            self.key_resets += 1  # ``put_bounded`` empties the entries of every key
+        self.filed = key
         put_bounded(self._by_key, key, (entry, getter, expected, loose), self.cache_size)
         if loose is not None and loose[0] is None and all(stays_apart(masked_tokens[i]) for i in kept):
             put_bounded(self._free_kept, key, tuple(kept), self.cache_size)

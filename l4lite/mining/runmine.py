@@ -16,7 +16,7 @@ from typing import Any
 
 from l4lite.ingest.blocks import wide_key
 from l4lite.ingest.runs import ShapeRun
-from l4lite.ingest.shape import shape_of
+from l4lite.ingest.shape import hex_key, shape_of
 
 _UNSEEN: Any = object()  # a key not yet looked up in ``mine_run``'s memo of getters
 _MINE_ROUNDS = 8  # looks at the miner's cache per run stretch before adding its messages one by one
@@ -55,7 +55,9 @@ def mine_run(run: ShapeRun, miner: Any, strip: Callable[[str], str] | None = Non
             if strip is not None:
                 starts[x] += len(msg) - len(strip(msg))
             key = shape_of(msg[starts[x] - sh.msg_start:])
-        key_of[x] = key
+        # the miner files a key's answers under its hex-folded form (``add`` of a message with either key is the
+        # same): an NCCL init line's ``comm 0xd481636bf2`` is a new shape and key on every line, not this
+        key = key_of[x] = hex_key(key)
         if miner.needs_tokens(key):
             checked.add(x)
     if not checked and not folded:
@@ -78,7 +80,10 @@ def mine_run(run: ShapeRun, miner: Any, strip: Callable[[str], str] | None = Non
     cids, kept_cids, free_ids = answers.ids, answers.kept_ids, answers.free_ids
     hits: dict[int, int] = {}
     # the keys the cache did not answer, each with its kept-token getter: both depend on the miner's entry of
-    # the key alone, which only ``add`` changes (the memo is emptied at each)
+    # the key alone, which only ``add`` changes, and only the entry of the key it files its answer under
+    # (``TemplateMiner.filed``) unless its full cache was emptied (``key_resets``) or a cluster changed (which
+    # makes entries stale): that key alone leaves the memo. An ``add`` of kept tokens new to an unchanged cluster
+    # (an NCCL ``Bootstrap`` line's new address, on every such line) thus keeps the other keys' getters
     getters: dict[bytes, Any] = {}
     # the keys whose kept tokens are partly free (``TemplateMiner.loose_answer``), by the same entry: a Lustre
     # line's ``scratch-OST00d3-osc-ffff8f2a:`` is new on every line where its cluster has a wildcard, and its
@@ -119,16 +124,24 @@ def mine_run(run: ShapeRun, miner: Any, strip: Callable[[str], str] | None = Non
                     if loose is not None and same_fixed(loose, tokens):
                         cid = kept_cids[memo] = loose.cluster_id  # as after ``add``: these values again hit
             if cid is None:
-                changes = miner.changes
+                changes, resets = miner.changes, miner.key_resets
+                miner.filed = None
                 cid = add(msg, key, x in folded)
-                getters.clear()
-                loose_of.clear()
+                filed = miner.filed
                 out.append(cid)
-                if miner.changes != changes:
+                if miner.changes != changes:  # every entry of the cluster's length may be stale
+                    getters.clear()
+                    loose_of.clear()
                     cids.clear()
                     kept_cids.clear()
                     free_ids.clear()
                     continue
+                if miner.key_resets != resets:
+                    getters.clear()
+                    loose_of.clear()
+                elif filed is not None:  # only this key's entry changed
+                    getters.pop(filed, None)
+                    loose_of.pop(filed, None)
                 if getter is not None:
                     kept_cids[memo] = cid
                 if x in folded:
