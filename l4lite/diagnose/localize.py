@@ -257,8 +257,10 @@ class Localizer:
                 notes.append("the numbers followed one process's own error: its node is kept")
         demoted = self._settle_roots(findings, roles, primary, verdict, told)
         silent = bool(primary.data.get("inferred")) and primary.node is not None
-        if verdict.category == "unknown" or silent or (primary.data.get("fallback") or primary.data.get("generic")) \
-                and not primary.data.get("component"):
+        # a generic root whose node named the component just before it (``first``) has its category: the same
+        # node's later lines, a learned guess among them, do not read it again
+        if first is None and (verdict.category == "unknown" or silent or (
+                primary.data.get("fallback") or primary.data.get("generic")) and not primary.data.get("component")):
             # the suspect's own lines may still name the component the generic signature does not; a stuck rank
             # inferred from its silence is "software" only while its node's lines name nothing else that training
             # did not outlive
