@@ -26,6 +26,9 @@ from l4lite.scan.phases import (
 from l4lite.scan.scanner import JobScan
 
 ZONE_TOLERANCE = 60.0  # seconds an offset between two nodes' clocks may lie from whole quarter hours
+# seconds a file's clock may go back between two of its lines: the interleaved streams of one console. More is
+# another file's part of a concatenation (a ``cat`` of a node's files, a ``kubectl logs`` pod's files in turn)
+RESTART = 5.0
 _MATE_WINDOW = 60.0  # seconds between a frameless failure and its node-mate's traceback that date it alike
 _SUMMARY_WINDOW = 600.0  # seconds after an untimed root line in which its node's launcher summary counts
 
@@ -39,7 +42,8 @@ def written_by(scan: JobScan, records: Sequence[Record]) -> float | None:
     line of its origin bounds it from above. The origin is the file and, in a file merged from several nodes (a
     ``cat`` or an ``srun --label`` output), the node: a later line of another node's part says nothing of when
     this one was written. Each copy of one error (a console and a rank's ``stderr.log``) bounds it alone: the
-    earliest bound of any copy holds."""
+    earliest bound of any copy holds. Where the file's clock goes back by more than ``RESTART`` below the line,
+    the lines from there on are another file's part of a concatenation, written before: they bound nothing."""
     untimed = [r for r in records if own_time(r) is None]
     if not untimed:
         return None
@@ -48,14 +52,18 @@ def written_by(scan: JobScan, records: Sequence[Record]) -> float | None:
     later += [(p.file, p.line, p.time, p.node) for p in scan.metrics]
     later += [(m.file, m.line, m.time, m.node) for m in scan.markers]
     copies = {(r.file, r.line) for r in records}  # a copy further down a merged file is the same line
+    later = sorted((x for x in later if x[2] is not None and (x[0], x[1]) not in copies), key=lambda x: x[:2])
     best: float | None = None
-    for file, line, t, node in later:
-        if t is None or (best is not None and t >= best) or (file, line) in copies:
-            continue
-        for r in untimed:
-            if file == r.file and line > r.end_line and (node is None or r.node is None or node == r.node):
+    for r in untimed:
+        peak: float | None = None
+        for file, line, t, node in later:
+            if file != r.file or line <= r.end_line or not (node is None or r.node is None or node == r.node):
+                continue
+            if peak is not None and t < peak - RESTART:
+                break  # the file's clock went back: another file's part of a concatenation starts here
+            peak = t if peak is None else max(peak, t)
+            if best is None or t < best:
                 best = t
-                break
     return best
 
 
