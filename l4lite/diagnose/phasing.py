@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from l4lite.detect.base import Finding
 from l4lite.diagnose.evidence import own_time
+from l4lite.ingest.errorfile import error_lines, stated_time
 from l4lite.ingest.jumps import quarters
 from l4lite.ingest.stamp_patterns import parse_elastic_time
 from l4lite.records import Record
@@ -230,9 +231,13 @@ def failure_time_of(scan: JobScan, primary: Finding, findings: Sequence[Finding]
     An untimed root line carries the time of the last stamped line above it, which for a rank that logs nothing
     while it trains is its start-up banner. Two later facts bound it better, up to the next known line of the
     root's file: the job's last training progress (a synchronous job does not step without the failing rank)
-    and the first-failure time the node's launcher summary states (torchelastic's ``time :``, to the second)."""
+    and the first-failure time the node's launcher summary states (torchelastic's ``time :``, to the second).
+    A root with no time at all, a rank's error file, is dated by the epoch seconds the file states."""
     first = primary.records[0] if primary.records else None
     t = primary.time if primary.time is not None else (first.time if first else None)
+    if t is None:  # an error file read alone states its time inside it, as it does read within a merged stream
+        return min((w for x in primary.records if error_lines(x.text) is not None
+                    and (w := stated_time(x.text)) is not None), default=None)
     # the copy whose time it is (a rank's stderr.log copy of the console's line may have none)
     r = next((x for x in primary.records if x.time == t), None) if t is not None else None
     if r is None or own_time(r) is not None:
