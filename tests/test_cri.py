@@ -172,3 +172,15 @@ def test_kubectl_timestamps_are_the_runtimes_time_and_a_traceback_stays_one_reco
     assert abs(got[0].time - 1720678132.120034) < 1e-3  # the runtime's time, the line having none
     assert abs(got[2].time - 1720678131.0) < 1e-3  # the program's own time wins
     assert got[2].node == "gpt-worker-4" and acc.balanced
+
+
+def test_tail_reads_a_kubectl_timestamps_stream_as_ingest_does(tmp_path: Path) -> None:
+    f = tmp_path / "kubectl-logs.txt"
+    f.write_text(KUBECTL, encoding="utf-8")
+    reader = default_reader_factory(str(tmp_path), paths=[str(f)])("kubectl-logs.txt")
+    got = []
+    for n, line in enumerate(KUBECTL.splitlines(), 1):
+        got += reader.feed(n, line)
+    got += reader.flush()
+    expected, _ = records(f, "kubectl-logs.txt")
+    assert [(r.line, r.end_line, r.text) for r in got] == [(r.line, r.end_line, r.text) for r in expected]
