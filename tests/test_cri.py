@@ -148,3 +148,39 @@ def test_tail_holds_its_offset_at_a_partial_line_until_the_line_ends(tmp_path: P
     # a partial line whose end never comes is given out as it is when the stream is flushed
     assert reader.feed(6, "2024-07-11T06:09:00.000000001Z stderr P RuntimeError: NCCL communicator was ab") == []
     assert [r.text for r in reader.flush()] == ["RuntimeError: NCCL communicator was ab"]
+
+
+# ``kubectl logs --prefix --timestamps`` of two pods: each line after its pod and the runtime's time, a rank's
+# traceback over several lines, an NCCL line with no time of its own.
+KUBECTL = """\
+[pod/gpt-worker-3/trainer] 2024-07-11T06:08:52.120034512Z node073:43171:43410 [3] NCCL INFO Channel 00/0 : 11[3] -> 12[4] via P2P/IPC
+[pod/gpt-worker-3/trainer] 2024-07-11T06:08:52.731908271Z Traceback (most recent call last):
+[pod/gpt-worker-3/trainer] 2024-07-11T06:08:52.731909004Z   File "/opt/train.py", line 12, in <module>
+[pod/gpt-worker-3/trainer] 2024-07-11T06:08:52.731910120Z     step()
+[pod/gpt-worker-3/trainer] 2024-07-11T06:08:52.731911120Z RuntimeError: NCCL communicator was aborted
+[pod/gpt-worker-4/trainer] 2024-07-11T06:08:53.000000001Z  [2024-07-11 06:08:51] iteration      117/     250 |
+"""
+
+
+def test_kubectl_timestamps_are_the_runtimes_time_and_a_traceback_stays_one_record(tmp_path: Path) -> None:
+    f = tmp_path / "kubectl-logs.txt"
+    f.write_text(KUBECTL, encoding="utf-8")
+    got, acc = records(f, "kubectl-logs.txt")
+    assert [(r.line, r.end_line) for r in got] == [(1, 1), (2, 5), (6, 6)]
+    assert not any("2024-07-11T06:08:5" in r.text for r in got)  # no runtime time left in a record's text
+    assert got[1].text.splitlines()[-1] == "RuntimeError: NCCL communicator was aborted"
+    assert abs(got[0].time - 1720678132.120034) < 1e-3  # the runtime's time, the line having none
+    assert abs(got[2].time - 1720678131.0) < 1e-3  # the program's own time wins
+    assert got[2].node == "gpt-worker-4" and acc.balanced
+
+
+def test_tail_reads_a_kubectl_timestamps_stream_as_ingest_does(tmp_path: Path) -> None:
+    f = tmp_path / "kubectl-logs.txt"
+    f.write_text(KUBECTL, encoding="utf-8")
+    reader = default_reader_factory(str(tmp_path), paths=[str(f)])("kubectl-logs.txt")
+    got = []
+    for n, line in enumerate(KUBECTL.splitlines(), 1):
+        got += reader.feed(n, line)
+    got += reader.flush()
+    expected, _ = records(f, "kubectl-logs.txt")
+    assert [(r.line, r.end_line, r.text) for r in got] == [(r.line, r.end_line, r.text) for r in expected]

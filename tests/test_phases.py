@@ -182,6 +182,35 @@ def test_a_later_line_that_inherited_its_time_bounds_nothing() -> None:
     assert written_by(scan, [root]) == BANNER + 600.0
 
 
+def test_a_later_file_s_part_of_a_concatenation_bounds_nothing() -> None:
+    """``cat`` or ``kubectl logs`` of a node's files in turn: below the console's traceback come its own later
+    lines, then a rank's stderr.log from its start, whose clock goes back. Those earlier lines are no bound."""
+    root = _rec(10, "[rank0]: Traceback (most recent call last):\n  File x\nOSError: [Errno 28]", BANNER)
+    summary = _rec(30, "E1203 15:11:38.875000 1711 elastic/multiprocessing/api.py:1002] failed (exitcode: 1)",
+                   BANNER + 6.0)
+    restart = _rec(40, "[2026-12-03 15:11:32,941] [WARNING] Setting accelerator to CPU.", BANNER + 0.03)
+    scan = JobScan()
+    scan.hits = [Hit("teardown", summary), Hit("warning", restart)]
+    assert written_by(scan, [root]) == BANNER + 6.0
+    restart.time = BANNER + 5.0  # a clock back by less than a restart: interleaved streams of one console
+    assert written_by(scan, [root]) == BANNER + 5.0
+
+
+def test_an_error_file_read_alone_is_dated_by_the_seconds_it_states() -> None:
+    """A rank's error.json in its own file has no line above it to take a time from; inside a merged stream the
+    reader dates it by the epoch seconds it states. Alone it is dated alike, not left without a failure time."""
+    from l4lite.detect.base import Finding
+    from l4lite.diagnose.phasing import failure_time_of
+
+    text = ('{"message": {"message": "RuntimeError: unexpected pos 11136 vs 11030", "extraInfo": {"py_callstack": '
+            '"Traceback (most recent call last):\\n  File \\"x.py\\", line 1\\nRuntimeError: unexpected pos", '
+            '"timestamp": "1796381712"}}}')
+    rec = Record(file="n1/attempt_0/0/error.json", line=1, end_line=1, node="n1", rank=0, gpu=None,
+                 source="launcher", time=None, level="error", message=text, text=text)
+    f = Finding("rules", "storage", "root", 1.0, "", node="n1", records=[rec])
+    assert failure_time_of(JobScan(), f) == 1796381712.999
+
+
 def test_a_silent_rank_s_failure_in_the_training_loop_is_dated_in_training() -> None:
     """A node whose ranks log nothing after start-up keeps its start-up as its last marker; when the job was
     training by then and the failure's own frames are the training loop's, it failed in training."""

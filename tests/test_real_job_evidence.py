@@ -136,6 +136,13 @@ def test_frames_after_an_srun_label_become_one_traceback_entry_too() -> None:
     assert [(e.line, e.end_line) for e in out] == [(113, 140)]
 
 
+def test_frames_after_a_kubectl_pod_prefix_become_one_traceback_entry_too() -> None:
+    # ``kubectl logs --prefix``: every pod's lines in one stream, each after ``[pod/NAME/CONTAINER] ``
+    pod = "[pod/train-worker-0/pytorch] "
+    out = whole_tracebacks([_ev(113, pod + FRAME_A), _ev(140, pod + RAISED), _ev(115, pod + FRAME_B)])
+    assert [(e.line, e.end_line) for e in out] == [(113, 140)]
+
+
 def test_frames_of_another_rank_or_file_or_too_far_above_stay_apart() -> None:
     entries = [_ev(113, FRAME_A, rank=1), _ev(114, FRAME_B, file="n1/other.log"), _ev(20, FRAME_B),
                _ev(140, RAISED), _ev(120, FRAME_A, role="cascade")]

@@ -16,6 +16,7 @@ from l4lite.diagnose.errorfiles import error_files
 from l4lite.diagnose.incident import Evidence, Incident, PhaseSpan, Suspect
 from l4lite.diagnose.localize import Verdict
 from l4lite.diagnose.phasing import node_trackers
+from l4lite.ingest.attribution import KUBECTL_PREFIX
 from l4lite.ingest.relay import relayed_from_afar
 from l4lite.records import Record
 from l4lite.scan.clocks import JobClock, job_clock, job_span
@@ -100,8 +101,9 @@ def in_pieces(scan: JobScan, entries: list[Evidence]) -> list[Evidence]:
     return entries
 
 
-# torchrun's "[default0]:[rank0]:" stream prefixes, after an ``srun --label`` label ("0: ") in a merged stream
-_PREFIX = r"^(?:\s*\d{1,6}: )?(?:\[[^\]\n]{0,40}\]:)*\s*"
+# torchrun's "[default0]:[rank0]:" stream prefixes, after an ``srun --label`` label ("0: ") or a ``kubectl logs
+# --prefix`` pod ("[pod/NAME/CONTAINER] ") in a merged stream
+_PREFIX = rf"^(?:{KUBECTL_PREFIX.pattern})?(?:\s*\d{{1,6}}: )?(?:\[[^\]\n]{{0,40}}\]:)*\s*"
 _FRAME = re.compile(_PREFIX + r'File "[^"\n]+", line \d+')
 _RAISED = re.compile(_PREFIX + r"(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure)\b")
 FRAME_REACH = 60  # lines from a traceback's frame down to its exception line

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from l4lite.detect.base import Finding
+from l4lite.ingest.attribution import KUBECTL_PREFIX
 from l4lite.ingest.errorfile import error_lines
 from l4lite.records import Record
 from l4lite.scan.scanner import JobScan
@@ -25,8 +26,8 @@ ERROR_FILE = "error.json"
 MESSAGE_CHARS = 60  # how much of an exception line its error file must repeat
 MIN_LINE = 20  # a root's exception line shorter than this says too little to find its error file by
 STREAM_FILES = ("stderr.log", "stdout.log")  # a rank's streams as torchelastic writes them
-# ``srun --label``'s "0: " and torchrun's "[default0]:[rank0]:" stream prefixes
-_PREFIXES = re.compile(r"^(?: *\d{1,6}: )?(?:\[[^\]\n]{0,40}\]:\s*)*")
+# ``kubectl logs --prefix``'s pod, ``srun --label``'s "0: " and torchrun's "[default0]:[rank0]:" stream prefixes
+_PREFIXES = re.compile(rf"^(?:{KUBECTL_PREFIX.pattern})?(?: *\d{{1,6}}: )?(?:\[[^\]\n]{{0,40}}\]:\s*)*")
 
 
 class ErrorRecord(NamedTuple):

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from l4lite.detect.base import Finding
 from l4lite.diagnose.evidence import own_time
+from l4lite.ingest.errorfile import error_lines, stated_time
 from l4lite.ingest.jumps import quarters
 from l4lite.ingest.stamp_patterns import parse_elastic_time
 from l4lite.records import Record
@@ -26,6 +27,9 @@ from l4lite.scan.phases import (
 from l4lite.scan.scanner import JobScan
 
 ZONE_TOLERANCE = 60.0  # seconds an offset between two nodes' clocks may lie from whole quarter hours
+# seconds a file's clock may go back between two of its lines: the interleaved streams of one console. More is
+# another file's part of a concatenation (a ``cat`` of a node's files, a ``kubectl logs`` pod's files in turn)
+RESTART = 5.0
 _MATE_WINDOW = 60.0  # seconds between a frameless failure and its node-mate's traceback that date it alike
 _SUMMARY_WINDOW = 600.0  # seconds after an untimed root line in which its node's launcher summary counts
 
@@ -39,7 +43,8 @@ def written_by(scan: JobScan, records: Sequence[Record]) -> float | None:
     line of its origin bounds it from above. The origin is the file and, in a file merged from several nodes (a
     ``cat`` or an ``srun --label`` output), the node: a later line of another node's part says nothing of when
     this one was written. Each copy of one error (a console and a rank's ``stderr.log``) bounds it alone: the
-    earliest bound of any copy holds."""
+    earliest bound of any copy holds. Where the file's clock goes back by more than ``RESTART`` below the line,
+    the lines from there on are another file's part of a concatenation, written before: they bound nothing."""
     untimed = [r for r in records if own_time(r) is None]
     if not untimed:
         return None
@@ -48,14 +53,18 @@ def written_by(scan: JobScan, records: Sequence[Record]) -> float | None:
     later += [(p.file, p.line, p.time, p.node) for p in scan.metrics]
     later += [(m.file, m.line, m.time, m.node) for m in scan.markers]
     copies = {(r.file, r.line) for r in records}  # a copy further down a merged file is the same line
+    later = sorted((x for x in later if x[2] is not None and (x[0], x[1]) not in copies), key=lambda x: x[:2])
     best: float | None = None
-    for file, line, t, node in later:
-        if t is None or (best is not None and t >= best) or (file, line) in copies:
-            continue
-        for r in untimed:
-            if file == r.file and line > r.end_line and (node is None or r.node is None or node == r.node):
+    for r in untimed:
+        peak: float | None = None
+        for file, line, t, node in later:
+            if file != r.file or line <= r.end_line or not (node is None or r.node is None or node == r.node):
+                continue
+            if peak is not None and t < peak - RESTART:
+                break  # the file's clock went back: another file's part of a concatenation starts here
+            peak = t if peak is None else max(peak, t)
+            if best is None or t < best:
                 best = t
-                break
     return best
 
 
@@ -222,9 +231,13 @@ def failure_time_of(scan: JobScan, primary: Finding, findings: Sequence[Finding]
     An untimed root line carries the time of the last stamped line above it, which for a rank that logs nothing
     while it trains is its start-up banner. Two later facts bound it better, up to the next known line of the
     root's file: the job's last training progress (a synchronous job does not step without the failing rank)
-    and the first-failure time the node's launcher summary states (torchelastic's ``time :``, to the second)."""
+    and the first-failure time the node's launcher summary states (torchelastic's ``time :``, to the second).
+    A root with no time at all, a rank's error file, is dated by the epoch seconds the file states."""
     first = primary.records[0] if primary.records else None
     t = primary.time if primary.time is not None else (first.time if first else None)
+    if t is None:  # an error file read alone states its time inside it, as it does read within a merged stream
+        return min((w for x in primary.records if error_lines(x.text) is not None
+                    and (w := stated_time(x.text)) is not None), default=None)
     # the copy whose time it is (a rank's stderr.log copy of the console's line may have none)
     r = next((x for x in primary.records if x.time == t), None) if t is not None else None
     if r is None or own_time(r) is not None:

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import re
 
-from l4lite.ingest.attribution import SRUN_LABEL
+from l4lite.ingest.attribution import KUBECTL_PREFIX, SRUN_LABEL
 
 # What the kubelet's container runtime (containerd, CRI-O) writes before each line of a container's log:
 # "<RFC3339Nano time> <stdout|stderr> <F|P> <text>"; P marks a partial line whose text goes on in the next one.
 CRI_PREFIX = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d) (stdout|stderr) ([FP])(?: |$)")
+# What ``kubectl logs --timestamps`` prints before each line, after its ``--prefix`` pod: the runtime's time alone
+# (kubectl has read the CRI prefix and joined the partial lines). Two empty groups stand for a CRI prefix's stream
+# and F/P mark: the line is whole, and a pod's lines are one stream.
+KUBECTL_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d) ()()")
 # A file is a container log when any of its first non-empty lines has the prefix: one plain line at the top (a
 # note, a copy's banner) must not leave the whole pod log unread, and a plain line passes unwrapping unchanged.
 CRI_HEAD_LINES = 16
@@ -22,8 +26,12 @@ def without_cri_prefix(s: str) -> str:
 
 def cri_prefix(s: str) -> re.Match[str] | None:
     """A container log line's CRI prefix, at the line's start or after a stream label (several pods' logs merged
-    into one stream with ``srun --label``-style labels), or None."""
+    into one stream with ``srun --label``-style labels), or None. After a ``kubectl logs --prefix`` pod, the time
+    ``--timestamps`` prints is read as one too: it is the runtime's time, not the program's header, so the
+    program's line after it is read as in the pod's own log (a traceback's lines continue their record)."""
     m = CRI_PREFIX.match(s)
     if m is None and s[:1] in " 0123456789" and (label := SRUN_LABEL.match(s)) is not None:
         m = CRI_PREFIX.match(s, label.end())
+    elif m is None and s.startswith("[pod/") and (pod := KUBECTL_PREFIX.match(s)) is not None:
+        m = CRI_PREFIX.match(s, pod.end()) or KUBECTL_TIME.match(s, pod.end())
     return m
