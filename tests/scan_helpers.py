@@ -1,5 +1,6 @@
-"""Helpers shared by the analyze and reader tests: records and a tiny template miner without the real ingest, and
-a job's spool read one way or another to compare a fast reader with the plain one."""
+"""Helpers shared by the analyze, reader and mining tests: records and a tiny template miner without the real
+ingest, a job of node folders written from lines, a job's spool read one way or another to compare a fast reader
+with the plain one, and runs mined at once against their lines mined one by one."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from l4lite.ingest.files import discover
 from l4lite.ingest.reader import IngestOptions, iter_job
 from l4lite.ingest.runs import ShapeRun
 from l4lite.mining.miner import TemplateMiner
+from l4lite.mining.runmine import mine_run
 from l4lite.records import Accounting, Record
 
 
@@ -56,3 +58,39 @@ def spool_of(paths: list[str], options: IngestOptions, runs: bool, path: Path) -
     with ipc.open_stream(path) as reader:
         table = reader.read_all()
     return table, {"templates": miner.finalize(), "hits": miner.hits, "accounting": acc.to_dict()}, in_runs
+
+
+T0 = "2024-03-02 10:00:"
+
+
+def node_job(tmp_path: Path, nodes: dict[str, list[str]]) -> Path:
+    """A job of one ``train.log`` per node folder, from the lines given."""
+    for node, lines in nodes.items():
+        d = tmp_path / "job" / node
+        d.mkdir(parents=True)
+        (d / "train.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return tmp_path / "job"
+
+
+def progress(n: int) -> list[str]:
+    """``n`` seconds of ordinary training progress, one line a second from ``T0``."""
+    return [f"{T0}{i:02d},000 INFO step {i} loss 2.{i:02d}" for i in range(n)]
+
+
+def assert_runs_mine_as_lines(items: list, by_run: TemplateMiner | None = None,
+                              by_line: TemplateMiner | None = None) -> None:
+    """Mining the runs gives the ids, hits and state that mining their lines one by one gives."""
+    by_run = TemplateMiner() if by_run is None else by_run
+    by_line = TemplateMiner() if by_line is None else by_line
+    got: list[int] = []
+    want: list[int] = []
+    for item in items:
+        if type(item) is ShapeRun:
+            got += mine_run(item, by_run)
+            want += [by_line.add(r.message) for r in item.records()]
+        else:
+            got.append(by_run.add(item.message))
+            want.append(by_line.add(item.message))
+    assert got == want
+    assert by_run.hits == by_line.hits
+    assert by_run.to_state() == by_line.to_state()

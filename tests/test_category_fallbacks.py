@@ -5,25 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from scan_helpers import T0, node_job, progress
+
 from l4lite.detect.components import ComponentDetector
 from l4lite.options import AnalyzeOptions
 from l4lite.rules.exceptions import exception_class, named
 from l4lite.rules.pack import RulePack
 from l4lite.scan.job import scan_job
-
-T0 = "2024-03-02 10:00:"
-
-
-def _job(tmp_path: Path, nodes: dict[str, list[str]]) -> Path:
-    for node, lines in nodes.items():
-        d = tmp_path / "job" / node
-        d.mkdir(parents=True)
-        (d / "train.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return tmp_path / "job"
-
-
-def _progress(n: int) -> list[str]:
-    return [f"{T0}{i:02d},000 INFO step {i} loss 2.{i:02d}" for i in range(n)]
 
 
 def _components(job: Path) -> list[tuple[str | None, str, str]]:
@@ -33,13 +21,13 @@ def _components(job: Path) -> list[tuple[str | None, str, str]]:
 
 def test_a_warning_one_node_printed_names_the_component(tmp_path: Path) -> None:
     warn = f"{T0}30,000 trainer WARNING: shard cache: disk is full, dropping cached shards"
-    job = _job(tmp_path, {"node01": _progress(30) + [warn], "node02": _progress(30)})
+    job = node_job(tmp_path, {"node01": progress(30) + [warn], "node02": progress(30)})
     assert _components(job) == [("node01", "storage", "warning")]
 
 
 def test_a_warning_every_node_printed_is_chatter(tmp_path: Path) -> None:
     warn = f"{T0}01,500 WARNING run.py: Setting OMP_NUM_THREADS environment variable for each process to be 1"
-    job = _job(tmp_path, {n: _progress(1) + [warn] + _progress(20)[1:] for n in ("node01", "node02")})
+    job = node_job(tmp_path, {n: progress(1) + [warn] + progress(20)[1:] for n in ("node01", "node02")})
     assert _components(job) == []
 
 
@@ -47,14 +35,14 @@ def test_a_warning_waits_for_the_nodes_error_lines(tmp_path: Path) -> None:
     """An error line that names a component speaks for the node; its warnings are not read then."""
     warn = f"{T0}20,000 WARNING: gradient norm is growing fast at step 20"
     err = f"{T0}21,000 ERROR: cache flush failed: FSx volume answered with an I/O error"
-    job = _job(tmp_path, {"node01": _progress(20) + [warn, err], "node02": _progress(20)})
+    job = node_job(tmp_path, {"node01": progress(20) + [warn, err], "node02": progress(20)})
     assert _components(job) == [("node01", "storage", "error")]
 
 
 def test_a_fabric_providers_lower_case_warn_marker_is_a_warning(tmp_path: Path) -> None:
     warn = (f"{T0}30,000 libfabric:4517:17085::efa:cq:efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid "
             "address; peer EFA addr unreachable")
-    job = _job(tmp_path, {"node01": _progress(30) + [warn], "node02": _progress(30)})
+    job = node_job(tmp_path, {"node01": progress(30) + [warn], "node02": progress(30)})
     assert _components(job) == [("node01", "network", "warning")]
 
 

@@ -10,12 +10,12 @@ import re
 from pathlib import Path
 
 import pytest
+from scan_helpers import assert_runs_mine_as_lines
 
 from l4lite.ingest.files import discover
 from l4lite.ingest.reader import IngestOptions, iter_job
 from l4lite.ingest.runs import ShapeRun
 from l4lite.mining.miner import TemplateMiner
-from l4lite.mining.runmine import mine_run
 from l4lite.records import Accounting
 
 
@@ -54,23 +54,6 @@ def answers_of(monkeypatch: pytest.MonkeyPatch, method: str) -> list[bool]:
 
     monkeypatch.setattr(TemplateMiner, method, counted)
     return checked
-
-
-def assert_runs_mine_as_lines(items: list) -> None:
-    """Mining the runs gives the ids, hits and state that mining their lines one by one gives."""
-    by_run, by_line = TemplateMiner(), TemplateMiner()
-    got: list[int] = []
-    want: list[int] = []
-    for item in items:
-        if type(item) is ShapeRun:
-            got += mine_run(item, by_run)
-            want += [by_line.add(r.message) for r in item.records()]
-        else:
-            got.append(by_run.add(item.message))
-            want.append(by_line.add(item.message))
-    assert got == want
-    assert by_run.hits == by_line.hits
-    assert by_run.to_state() == by_line.to_state()
 
 
 @pytest.mark.parametrize("seed", [3, 11])

@@ -5,26 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from scan_helpers import T0, node_job, progress
+
 from l4lite.api import analyze
 from l4lite.options import AnalyzeOptions
 
-T0 = "2024-03-02 10:00:"
-
-
-def _job(tmp_path: Path, nodes: dict[str, list[str]]) -> Path:
-    for node, lines in nodes.items():
-        d = tmp_path / "job" / node
-        d.mkdir(parents=True)
-        (d / "train.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return tmp_path / "job"
-
-
-def _progress(n: int) -> list[str]:
-    return [f"{T0}{i:02d},000 INFO step {i} loss 2.{i:02d}" for i in range(n)]
-
 
 def _failed(tail: list[str]) -> list[str]:
-    return [*_progress(30), *tail]
+    return [*progress(30), *tail]
 
 
 def test_a_generic_root_keeps_the_fabric_error_its_node_printed_before_it(tmp_path: Path) -> None:
@@ -36,7 +24,7 @@ def test_a_generic_root_keeps_the_fabric_error_its_node_printed_before_it(tmp_pa
         f"{T0}32,000 node01: Test NCCL failure common.cu:377 'unhandled cuda error (run with NCCL_DEBUG=INFO for "
         "details)'",
     ])
-    job = _job(tmp_path, {"node01": node01, "node02": _progress(30)})
+    job = node_job(tmp_path, {"node01": node01, "node02": progress(30)})
     inc = analyze([str(job)], AnalyzeOptions()).to_dict()
     assert inc["category"] == "network"
     roots = {(e["rule"], e["category"]) for e in inc["evidence"] if e["role"] == "root"}

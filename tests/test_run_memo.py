@@ -14,12 +14,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from scan_helpers import assert_runs_mine_as_lines
 
 from l4lite.ingest.files import discover
 from l4lite.ingest.reader import IngestOptions, iter_job
 from l4lite.ingest.runs import ShapeRun
 from l4lite.mining.miner import TemplateMiner
-from l4lite.mining.runmine import mine_run
 from l4lite.records import Accounting
 
 _LINES = 8000
@@ -58,19 +58,8 @@ class _Counted(TemplateMiner):
 def test_nccl_runs_keep_their_getters_across_adds_that_change_nothing(tmp_path: Path, cache_size: int) -> None:
     items = _nccl_items(tmp_path)
     assert sum(len(x) for x in items if type(x) is ShapeRun) > 6000
-    by_run, by_line = _Counted(cache_size=cache_size), TemplateMiner(cache_size=cache_size)
-    got: list[int] = []
-    want: list[int] = []
-    for item in items:
-        if type(item) is ShapeRun:
-            got += mine_run(item, by_run)
-            want += [by_line.add(r.message) for r in item.records()]
-        else:
-            got.append(by_run.add(item.message))
-            want.append(by_line.add(item.message))
-    assert got == want
-    assert by_run.hits == by_line.hits
-    assert by_run.to_state() == by_line.to_state()
+    by_run = _Counted(cache_size=cache_size)
+    assert_runs_mine_as_lines(items, by_run, TemplateMiner(cache_size=cache_size))
     if cache_size == 7:  # the premise: the cache of entries was emptied while runs were mined
         assert by_run.key_resets > 10
     else:  # the premise: many adds, few of which changed a cluster; each emptied the memo before
