@@ -139,7 +139,7 @@ def rewrapped_tracebacks(entries: list[Evidence], lasts: dict[int, str] | None =
     drop: set[int] = set()
     lasts = lasts or {}
     for e in entries:
-        last = lasts.get(id(e)) or (e.text.splitlines()[-1] if e.text else "") if e.role == "root" else ""
+        last = (lasts.get(id(e)) or (e.text.splitlines()[-1] if e.text else "")) if e.role == "root" else ""
         m = _CAUGHT.search(last)
         if m is None:
             continue
