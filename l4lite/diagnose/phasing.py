@@ -48,10 +48,12 @@ def written_by(scan: JobScan, records: Sequence[Record]) -> float | None:
     untimed = [r for r in records if own_time(r) is None]
     if not untimed:
         return None
+    files = {r.file for r in untimed}  # only the untimed lines' own files can bound them
     # a rule hit that inherited its time bounds nothing: it was written after its stamp too
-    later = [(h.record.file, h.record.line, own_time(h.record), h.record.node) for h in scan.hits]
-    later += [(p.file, p.line, p.time, p.node) for p in scan.metrics]
-    later += [(m.file, m.line, m.time, m.node) for m in scan.markers]
+    later = [(h.record.file, h.record.line, own_time(h.record), h.record.node) for h in scan.hits
+             if h.record.file in files]
+    later += [(p.file, p.line, p.time, p.node) for p in scan.metrics if p.file in files]
+    later += [(m.file, m.line, m.time, m.node) for m in scan.markers if m.file in files]
     copies = {(r.file, r.line) for r in records}  # a copy further down a merged file is the same line
     later = sorted((x for x in later if x[2] is not None and (x[0], x[1]) not in copies), key=lambda x: x[:2])
     best: float | None = None
