@@ -23,6 +23,17 @@ CATEGORY_LABELS = {
 }
 
 
+_ROLE_PREFIXES = ("root", "cascade", "symptom", "confirmation", "anomaly")
+
+
+def follows_only(reasons: Any) -> bool:
+    """Whether a suspect's reasons name roles and none of them is a root: its node only logged the failure's
+    consequences (a peer torn down, a launcher's summary). Reasons without role prefixes say nothing either way."""
+    roles = {str(r).split(":", 1)[0].strip() for r in reasons or [] if isinstance(r, str) and ":" in r}
+    roles &= set(_ROLE_PREFIXES)
+    return bool(roles) and "root" not in roles
+
+
 def _series(inc: Incident, key: str, limit: int = 2000) -> list[tuple[float, float]]:
     """A health series sorted by iteration, at most ``limit`` points (LTTB keeps the spikes), non-finite kept."""
     health = inc.extra.get("health") if isinstance(inc.extra, dict) else None
@@ -165,7 +176,11 @@ def ticket_text(inc: Incident) -> str:
         head += f" {CATEGORY_LABELS.get(inc.category, inc.category)}"
     if inc.suspects:
         top = sorted(inc.suspects, key=lambda s: -float(s.score or 0))[:3]
-        head += " on " + ", ".join(f"{s.node} ({float(s.score or 0) * 100:.0f}%)" for s in top)
+        blamed = [top[0]] + [s for s in top[1:] if not follows_only(s.reasons)]
+        head += " on " + ", ".join(f"{s.node} ({float(s.score or 0) * 100:.0f}%)" for s in blamed)
+        after = [s.node for s in top if s not in blamed]
+        if after:
+            head += f"; only consequences on {', '.join(after)}"
     elif inc.scope == "global":
         head += " (job-wide)"
     lines = [head]
