@@ -49,12 +49,12 @@ def test_a_peer_with_only_consequences_is_not_blamed_beside_the_root_node() -> N
     md = render_markdown(inc)
     title = md.splitlines()[0]
     assert "node-a" in title and "peer-b" not in title
-    assert re.search(r"peer-b.*only consequences of the failure", md)
+    assert re.search(r"peer-b.*its lines read as consequences of the failure on `node-a`", md)
     page = render_html(inc)
     assert re.search(r'class="suspect follows"[^>]*>\s*<span class="suspect-node">peer-b', page)
-    assert "only consequences of the failure here" in text_of(page)
+    assert "its lines read as consequences of the failure on node-a" in text_of(page)
     head = ticket_text(inc).splitlines()[0]
-    assert "node-a (100%)" in head and "only consequences on peer-b" in head
+    assert "node-a (100%)" in head and "read as consequences: peer-b" in head
 
 
 def test_a_second_node_with_its_own_root_line_stays_blamed() -> None:

@@ -180,7 +180,7 @@ def ticket_text(inc: Incident) -> str:
         head += " on " + ", ".join(f"{s.node} ({float(s.score or 0) * 100:.0f}%)" for s in blamed)
         after = [s.node for s in top if s not in blamed]
         if after:
-            head += f"; only consequences on {', '.join(after)}"
+            head += f"; read as consequences: {', '.join(after)}"
     elif inc.scope == "global":
         head += " (job-wide)"
     lines = [head]

@@ -189,7 +189,7 @@ def render_markdown(incident: Incident, path: str | Path | None = None, *, evide
             if s.category:
                 row += f" ({inline(s.category)})"
             if i > 1 and follows_only(s.reasons):
-                row += ", only consequences of the failure here (no root-cause line of its own)"
+                row += f", its lines read as consequences of the failure on {code_span(ranked[0].node)}"
             if s.reasons:
                 row += ": " + "; ".join(inline(r, 300) for r in s.reasons[:4])
             out.append(row)
