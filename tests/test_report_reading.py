@@ -49,7 +49,8 @@ def test_a_peer_with_only_consequences_is_not_blamed_beside_the_root_node() -> N
     md = render_markdown(inc)
     title = md.splitlines()[0]
     assert "node-a" in title and "peer-b" not in title
-    assert re.search(r"peer-b.*its lines read as consequences of the failure on `node-a`", md)
+    assert "Lines read as consequences of the failure on `node-a`: `peer-b` 0.80" in md
+    assert "teardown" not in md.split("### Suspects", 1)[1].split("###", 1)[0].split("consequences", 1)[1]
     page = render_html(inc)
     assert re.search(r'class="suspect follows"[^>]*>\s*<span class="suspect-node">peer-b', page)
     assert "its lines read as consequences of the failure on node-a" in text_of(page)

@@ -184,15 +184,19 @@ def render_markdown(incident: Incident, path: str | Path | None = None, *, evide
     out += [" · ".join(facts), "", inline(inc.summary, 2000), ""]
     if inc.suspects:
         out += ["### Suspects", ""]
-        for i, s in enumerate(ranked[:10], 1):
+        after = [s for s in ranked[1:] if follows_only(s.reasons)]
+        blamed = [s for s in ranked if s not in after][:10]
+        for i, s in enumerate(blamed, 1):
             row = f"{i}. {code_span(s.node)} score {float(s.score or 0):.2f}"
             if s.category:
                 row += f" ({inline(s.category)})"
-            if i > 1 and follows_only(s.reasons):
-                row += f", its lines read as consequences of the failure on {code_span(ranked[0].node)}"
             if s.reasons:
                 row += ": " + "; ".join(inline(r, 300) for r in s.reasons[:4])
             out.append(row)
+        if after:  # one line: their reasons are the same teardown and peer-gone lines, node after node
+            out += ["", f"Lines read as consequences of the failure on {code_span(ranked[0].node)}: "
+                    + ", ".join(f"{code_span(s.node)} {float(s.score or 0):.2f}" for s in after[:12])
+                    + (f" and {len(after) - 12} more nodes" if len(after) > 12 else "")]
         out.append("")
     if inc.recommendations:
         out += ["### What to do now", ""]
