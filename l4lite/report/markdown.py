@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from l4lite.diagnose.incident import Evidence, Incident, write_atomic
 from l4lite.report.check import check_incident
-from l4lite.report.facts import CATEGORY_LABELS, follows_only
+from l4lite.report.facts import CATEGORY_LABELS, follows_only, lines_kept
 
 EVIDENCE_SHOWN = 8
 TEXT_CHARS = 4000  # per evidence entry
@@ -131,6 +131,9 @@ def _evidence(e: Evidence, also: list[str] | None = None) -> str:
         text = text[:TEXT_CHARS] + "\n..."
     lines.append("")
     lines += ["  " + row if row else "" for row in fenced(text).split("\n")]
+    kept = lines_kept(e)
+    if kept:
+        lines += ["", f"  (the first {kept.kept} of the record's {kept.span} lines; the rest is in the file)"]
     return "\n".join(lines)
 
 

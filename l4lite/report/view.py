@@ -19,7 +19,7 @@ from markupsafe import escape
 
 from l4lite.diagnose.incident import Evidence, Incident, Suspect
 from l4lite.report import charts as rc
-from l4lite.report.facts import CATEGORY_LABELS, follows_only
+from l4lite.report.facts import CATEGORY_LABELS, follows_only, lines_kept
 from l4lite.report.scale import clean, fmt_time, parse_time, xy_arrays
 from l4lite.version import __version__
 
@@ -110,6 +110,7 @@ def build_view(inc: Incident, caps: Caps, shared: dict[str, Any]) -> dict[str, A
     view["attempts"] = guard("attempts", omitted, _attempts, inc.attempts)
     view["evidence"], view["facets"] = _evidence(inc.evidence, caps, omitted)
     view["evidence_total"] = len(inc.evidence)
+    view["evidence_copies"] = sum(len(r["also"]) for r in view["evidence"])
     view["timelines"] = guard("timeline", omitted, _timelines, inc, extra, caps, failure_t, suspect_nodes) or []
     view["phases"] = [{"name": clean(p.name), "start": fmt_time(parse_time(p.start)),
                        "end": fmt_time(parse_time(p.end))} for p in inc.phases[:20]]
@@ -314,8 +315,15 @@ def _evidence(evidence: Sequence[Evidence], caps: Caps, omitted: list[str]) -> t
     used = cut_chars = cut_ctx = dropped_ctx = 0
     left_out: Counter[str] = Counter()
     full = False
+    first_of: dict[tuple, int] = {}  # a copy of one event (tee'd console and the rank's file) joins its first row
     for i in order:
         ev = evidence[i]
+        key = (ev.role, ev.node, ev.rank, ev.rule, ev.explain or ev.text)
+        if ev.node and ev.rule and first_of.get(key) in rows:
+            rows[first_of[key]]["also"].append(clip(f"{ev.file}:{ev.line}" + (
+                f"–{ev.end_line}" if ev.end_line and ev.end_line != ev.line else ""), 240)[0])
+            continue
+        first_of.setdefault(key, i)
         if full or len(rows) >= caps.evidence_rows:
             left_out[ev.role] += 1
             continue
@@ -349,7 +357,7 @@ def _evidence(evidence: Sequence[Evidence], caps: Caps, omitted: list[str]) -> t
             "category": clean(ev.category or ""), "score": float(ev.score or 0.0),
             "file": clip(ev.file, 240)[0], "line": ev.line, "end_line": last, "count": ev.count,
             "text": text, "text_cut": cut, "explain": clip(ev.explain or "", 400)[0], "context": ctx,
-            "open": ev.role == "root" and bool(ctx),
+            "open": ev.role == "root" and bool(ctx), "also": [], "kept": lines_kept(ev),
         }
     if left_out:
         omitted.append(f"evidence: {sum(left_out.values())} of {len(evidence)} rows not shown ("
