@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 from html import unescape
 
+from l4lite.diagnose import assemble
 from l4lite.diagnose.incident import Evidence, Incident, PhaseSpan, Suspect
 from l4lite.report.charts import fit_label, timeline
-from l4lite.report.facts import ticket_text
+from l4lite.report.facts import EVIDENCE_TEXT_CHARS, lines_kept, ticket_text
 from l4lite.report.html import render_html
 from l4lite.report.markdown import render_markdown
 from l4lite.report.view import duration
@@ -124,3 +125,31 @@ def test_long_node_names_keep_their_distinguishing_end_in_chart_rows() -> None:
     assert t is not None
     lanes = {lane["full"]: lane["label"] for lane in t.lanes}
     assert lanes[names[1]].endswith("worker-1") and len(lanes[names[1]]) < len(names[1])
+
+
+def test_html_evidence_folds_the_tee_d_copy_into_its_first_row() -> None:
+    page = render_html(two_node_incident())
+    table = page.split('id="evidence-table"', 1)[1].split("</table>", 1)[0]
+    assert table.count('<tr class="ev ') == 2
+    assert "also written at node-a/torchelastic/attempt_0/1/stderr.log:7–17" in text_of(table)
+    assert "1 copies in other files folded into their first row" in text_of(page)
+
+
+def test_a_record_cut_by_the_diagnosis_says_so() -> None:
+    """A 62-line launcher summary kept as its first 4000 characters must not read as the whole block."""
+    text = "\n".join(f"  File \"/venv/lib/python3.11/site-packages/torch/x.py\", line {i}, in f" + "x" * 60
+                     for i in range(57))[:EVIDENCE_TEXT_CHARS]
+    big = Evidence(file="peer-b/console.log", line=89, end_line=150, node="peer-b", rank=1, time=None, text=text,
+                   template_id="t9", rule="elastic-root-cause", role="confirmation", score=0.3, explain="summary")
+    inc = two_node_incident()
+    inc.evidence.append(big)
+    kept = text.count("\n") + 1
+    assert kept < 62
+    assert f"(the first {kept} of the record's 62 lines; the rest is in the file)" in render_markdown(inc)
+    assert f"[the first {kept} of the record's 62 lines; the rest is in the file]" in text_of(render_html(inc))
+    whole = Evidence(**{**big.__dict__, "end_line": 89 + text.count("\n")})
+    assert lines_kept(whole) is None
+
+
+def test_the_report_knows_how_much_text_the_diagnosis_keeps() -> None:
+    assert EVIDENCE_TEXT_CHARS == assemble.TEXT_CHARS
