@@ -38,6 +38,24 @@ from l4lite.report.scale import lttb as lttb  # re-exported: callers and tests i
 HEAT_RAMP = ((0.0, (255, 255, 255)), (0.25, (254, 240, 170)), (0.5, (253, 186, 90)),
              (0.75, (240, 100, 60)), (1.0, (165, 15, 21)))
 
+_CHAR_W = 6.8  # width of one character of an 11 px monospace row label, in chart units
+
+
+def label_chars(left: int) -> int:
+    """How many label characters fit in a ``left`` margin (with its 8-unit gap to the plot)."""
+    return max(6, int((left - 10) / _CHAR_W))
+
+
+def fit_label(name: str, chars: int) -> str:
+    """A row label that fits ``chars`` characters: long names lose their middle, not their ends, because node
+    names that share a prefix (``llm-pretrain-...-worker-0`` / ``-worker-1``) differ at the end; the full name
+    goes in the row's tooltip."""
+    if len(name) <= chars:
+        return name
+    tail = (chars - 1) // 2 + 1
+    return name[: chars - 1 - tail] + "…" + name[-tail:]
+
+
 
 def heat_colour(score: float) -> str:
     s = min(max(score, 0.0), 1.0)
@@ -233,7 +251,8 @@ def heatmap(data: dict[str, Any], *, suspects: Sequence[str], max_rows: int, max
                 cells.append((round(left + c * cell_w, 2), round((end - c + 1) * cell_w, 2), heat_colour(q[c]),
                               f"{node} · {span} · score {q[c]:.2f}" if q[c] >= 0.2 else ""))
             c = end + 1
-        rows.append({"node": node, "y": round(top + i * cell_h, 2), "suspect": node in sus, "cells": cells})
+        rows.append({"node": node, "label": fit_label(node, label_chars(left)), "y": round(top + i * cell_h, 2),
+                     "suspect": node in sus, "cells": cells})
     height = int(top + len(rows) * cell_h + 26)
     # Ticks and the failure mark go by column (not by linear time), so irregular bucket times stay right.
     xticks: list[tuple[float, str]] = []
@@ -331,11 +350,13 @@ def timeline(data: dict[str, Any], phases: Sequence[dict[str, Any]], *, max_even
         return round(left + (t - t0) / (t1 - t0) * plot_w, 1)
 
     lane_y = {n: top + (i + 1) * lane_h for i, n in enumerate(lane_names)}
-    lanes = [{"label": "job-wide", "y": top, "suspect": False}]
-    lanes += [{"label": clean(n)[:40], "y": y, "suspect": n in suspects} for n, y in lane_y.items()]
+    lanes = [{"label": "job-wide", "full": "events of no single node", "y": top, "suspect": False}]
+    lanes += [{"label": fit_label(clean(n), label_chars(left)), "full": clean(n)[:200], "y": y, "suspect": n in suspects}
+              for n, y in lane_y.items()]
     other_y = top + (len(lane_names) + 1) * lane_h
     if any(e.get("node") and str(e.get("node")) not in lane_y for _, e in events):
-        lanes.append({"label": "other nodes", "y": other_y, "suspect": False})
+        lanes.append({"label": "other nodes", "full": "nodes without a lane of their own", "y": other_y,
+                      "suspect": False})
     marks = []
     for t, e in events:
         node = e.get("node")

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 import statistics
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from l4lite.diagnose.incident import Incident
+from l4lite.diagnose.incident import Evidence, Incident
 from l4lite.report.scale import fmt_time, lttb_indices, parse_time, xy_arrays
 
 CATEGORY_LABELS = {
@@ -21,6 +21,36 @@ CATEGORY_LABELS = {
     "oom": "Out of memory", "numerical": "Numerical (loss / gradients)", "data": "Data",
     "software": "Software", "user_config": "User configuration", "unknown": "Unknown",
 }
+
+
+EVIDENCE_TEXT_CHARS = 4000  # what the diagnosis keeps of one record's text (diagnose.assemble.TEXT_CHARS)
+
+
+class LinesKept(NamedTuple):
+    """How much of a multi-line record an evidence entry still holds: ``kept`` of its ``span`` lines."""
+
+    kept: int
+    span: int
+
+
+def lines_kept(ev: Evidence) -> LinesKept | None:
+    """The lines kept when the diagnosis cut a long record's text (a launcher's error summary with two full
+    tracebacks), so that a page does not show the first part of a block as if it were all of it."""
+    text = ev.text or ""
+    span = (ev.end_line or ev.line) - ev.line + 1
+    kept = text.count("\n") + 1
+    return LinesKept(kept, span) if span > kept and len(text) >= EVIDENCE_TEXT_CHARS else None
+
+
+_ROLE_PREFIXES = ("root", "cascade", "symptom", "confirmation", "anomaly")
+
+
+def follows_only(reasons: Any) -> bool:
+    """Whether a suspect's reasons name roles and none of them is a root: its node only logged the failure's
+    consequences (a peer torn down, a launcher's summary). Reasons without role prefixes say nothing either way."""
+    roles = {str(r).split(":", 1)[0].strip() for r in reasons or [] if isinstance(r, str) and ":" in r}
+    roles &= set(_ROLE_PREFIXES)
+    return bool(roles) and "root" not in roles
 
 
 def _series(inc: Incident, key: str, limit: int = 2000) -> list[tuple[float, float]]:
@@ -165,7 +195,11 @@ def ticket_text(inc: Incident) -> str:
         head += f" {CATEGORY_LABELS.get(inc.category, inc.category)}"
     if inc.suspects:
         top = sorted(inc.suspects, key=lambda s: -float(s.score or 0))[:3]
-        head += " on " + ", ".join(f"{s.node} ({float(s.score or 0) * 100:.0f}%)" for s in top)
+        blamed = [top[0]] + [s for s in top[1:] if not follows_only(s.reasons)]
+        head += " on " + ", ".join(f"{s.node} ({float(s.score or 0) * 100:.0f}%)" for s in blamed)
+        after = [s.node for s in top if s not in blamed]
+        if after:
+            head += f"; read as consequences: {', '.join(after)}"
     elif inc.scope == "global":
         head += " (job-wide)"
     lines = [head]

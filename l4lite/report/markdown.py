@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 from l4lite.diagnose.incident import Evidence, Incident, write_atomic
 from l4lite.report.check import check_incident
-from l4lite.report.facts import CATEGORY_LABELS
+from l4lite.report.facts import CATEGORY_LABELS, follows_only, lines_kept
 
 EVIDENCE_SHOWN = 8
 TEXT_CHARS = 4000  # per evidence entry
@@ -80,9 +81,35 @@ def fenced(text: str, info: str = "text") -> str:
     return f"{fence}{info}\n{body}\n{fence}"
 
 
-def _evidence(e: Evidence) -> str:
-    where = f"{e.file}:{e.line}" + (f"-{e.end_line}" if e.end_line and e.end_line != e.line else "")
-    head = [f"**{inline(e.role)}**", code_span(where)]
+class Folded(NamedTuple):
+    """One evidence entry and the places the same event was also written (a tee'd console and the rank's file)."""
+
+    evidence: Evidence
+    also: list[str]
+
+
+def _where(e: Evidence) -> str:
+    return f"{e.file}:{e.line}" + (f"-{e.end_line}" if e.end_line and e.end_line != e.line else "")
+
+
+def fold_copies(evidence: list[Evidence]) -> list[Folded]:
+    """Entries that repeat one event (same role, node, rank, rule and explanation: the same traceback in the
+    console a launcher tees and in the rank's own log) folded into the first, so that a ticket's few entries
+    are not spent on copies; the other places are kept as a list."""
+    out: list[Folded] = []
+    seen: dict[tuple, int] = {}
+    for e in evidence:
+        key = (e.role, e.node, e.rank, e.rule, e.explain or e.text)
+        if e.node and e.rule and key in seen:
+            out[seen[key]].also.append(_where(e))
+            continue
+        seen[key] = len(out)
+        out.append(Folded(e, []))
+    return out
+
+
+def _evidence(e: Evidence, also: list[str] | None = None) -> str:
+    head = [f"**{inline(e.role)}**", code_span(_where(e))]
     if e.node:
         head.append("node " + code_span(e.node))
     if e.rank is not None:
@@ -94,6 +121,9 @@ def _evidence(e: Evidence) -> str:
     if e.count and e.count > 1:
         head.append(f"{int(e.count)} lines like it")
     lines = ["- " + " · ".join(head)]
+    if also:
+        lines.append("  also written at " + ", ".join(code_span(w) for w in also[:5])
+                     + (f" and {len(also) - 5} more places" if len(also) > 5 else ""))
     if e.explain:
         lines.append("  " + inline(e.explain))
     text = e.text or ""
@@ -101,6 +131,9 @@ def _evidence(e: Evidence) -> str:
         text = text[:TEXT_CHARS] + "\n..."
     lines.append("")
     lines += ["  " + row if row else "" for row in fenced(text).split("\n")]
+    kept = lines_kept(e)
+    if kept:
+        lines += ["", f"  (the first {kept.kept} of the record's {kept.span} lines; the rest is in the file)"]
     return "\n".join(lines)
 
 
@@ -131,8 +164,9 @@ def render_markdown(incident: Incident, path: str | Path | None = None, *, evide
     inc = incident
     label = CATEGORY_LABELS.get(inc.category or "", inc.category or "")
     title = "l4lite: " + (f"{inc.status} ({label})" if inc.category else inc.status)
-    if inc.suspects:
-        title += " on " + ", ".join(s.node for s in inc.suspects[:3])
+    ranked = sorted(inc.suspects, key=lambda s: -float(s.score or 0))
+    if ranked:
+        title += " on " + ", ".join(s.node for i, s in enumerate(ranked[:3]) if i == 0 or not follows_only(s.reasons))
     elif inc.scope == "global":
         title += ", job-wide"
     out = [f"## {inline(title, 300)}", ""]
@@ -153,13 +187,19 @@ def render_markdown(incident: Incident, path: str | Path | None = None, *, evide
     out += [" · ".join(facts), "", inline(inc.summary, 2000), ""]
     if inc.suspects:
         out += ["### Suspects", ""]
-        for i, s in enumerate(inc.suspects[:10], 1):
+        after = [s for s in ranked[1:] if follows_only(s.reasons)]
+        blamed = [s for s in ranked if s not in after][:10]
+        for i, s in enumerate(blamed, 1):
             row = f"{i}. {code_span(s.node)} score {float(s.score or 0):.2f}"
             if s.category:
                 row += f" ({inline(s.category)})"
             if s.reasons:
                 row += ": " + "; ".join(inline(r, 300) for r in s.reasons[:4])
             out.append(row)
+        if after:  # one line: their reasons are the same teardown and peer-gone lines, node after node
+            out += ["", f"Lines read as consequences of the failure on {code_span(ranked[0].node)}: "
+                    + ", ".join(f"{code_span(s.node)} {float(s.score or 0):.2f}" for s in after[:12])
+                    + (f" and {len(after) - 12} more nodes" if len(after) > 12 else "")]
         out.append("")
     if inc.recommendations:
         out += ["### What to do now", ""]
@@ -171,10 +211,13 @@ def render_markdown(incident: Incident, path: str | Path | None = None, *, evide
         out += [f"Last saved checkpoint: iteration {inline(str(last['iteration']))}{where}", ""]
     if isinstance(inc.attempts, list) and len(inc.attempts) > 1:
         out += _attempts(inc.attempts)
-    ordered = [e for e in inc.evidence if e.role == "root"] + [e for e in inc.evidence if e.role != "root"]
+    ordered = fold_copies([e for e in inc.evidence if e.role == "root"] + [e for e in inc.evidence if e.role != "root"])
     if ordered:
-        out += [f"### Evidence ({min(evidence, len(ordered))} of {len(ordered)})", ""]
-        out += [_evidence(e) + "\n" for e in ordered[:evidence]]
+        shown_n = min(evidence, len(ordered))
+        copies = sum(len(also) for _, also in ordered)
+        note = f"; {copies} copies of these in other files folded in" if copies else ""
+        out += [f"### Evidence ({shown_n} of {len(ordered)}{note})", ""]
+        out += [_evidence(e, also) + "\n" for e, also in ordered[:evidence]]
     acc = (inc.stats or {}).get("accounting") if isinstance(inc.stats, dict) else None
     if isinstance(acc, dict) and acc.get("lines_read") is not None:
         out.append(f"_l4lite read {inline(str(acc.get('lines_read')))} lines in "

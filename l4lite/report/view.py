@@ -19,7 +19,7 @@ from markupsafe import escape
 
 from l4lite.diagnose.incident import Evidence, Incident, Suspect
 from l4lite.report import charts as rc
-from l4lite.report.facts import CATEGORY_LABELS
+from l4lite.report.facts import CATEGORY_LABELS, follows_only, lines_kept
 from l4lite.report.scale import clean, fmt_time, parse_time, xy_arrays
 from l4lite.version import __version__
 
@@ -90,7 +90,8 @@ def build_view(inc: Incident, caps: Caps, shared: dict[str, Any]) -> dict[str, A
         "scope": inc.scope,
         "confidence": inc.confidence,
         "suspects": [{"node": clip(s.node, 120)[0], "score": s.score, "category": s.category,
-                      "reasons": [clip(r, 300)[0] for r in (s.reasons or [])[:4]]} for s in main],
+                      "follows": i > 0 and follows_only(s.reasons),
+                      "reasons": [clip(r, 300)[0] for r in (s.reasons or [])[:4]]} for i, s in enumerate(main)],
         "other_suspects": clip(", ".join(f"{s.node} {float(s.score or 0) * 100:.0f}%"
                                          for s in suspects[len(main):len(main) + 12]), 300)[0],
         "more_suspects": max(0, len(suspects) - len(main)),
@@ -109,6 +110,7 @@ def build_view(inc: Incident, caps: Caps, shared: dict[str, Any]) -> dict[str, A
     view["attempts"] = guard("attempts", omitted, _attempts, inc.attempts)
     view["evidence"], view["facets"] = _evidence(inc.evidence, caps, omitted)
     view["evidence_total"] = len(inc.evidence)
+    view["evidence_copies"] = sum(len(r["also"]) for r in view["evidence"])
     view["timelines"] = guard("timeline", omitted, _timelines, inc, extra, caps, failure_t, suspect_nodes) or []
     view["phases"] = [{"name": clean(p.name), "start": fmt_time(parse_time(p.start)),
                        "end": fmt_time(parse_time(p.end))} for p in inc.phases[:20]]
@@ -154,17 +156,49 @@ def main_suspects(suspects: list[Suspect]) -> list[Suspect]:
 def _facts(inc: Incident, view: dict[str, Any]) -> list[tuple[str, Any]]:
     """The six facts beside the verdict: the failure for an incident, the run's extent for a healthy job."""
     if view["is_incident"]:
-        return [("Category", view["category_label"]), ("Phase", view["phase"]), ("Iteration", inc.iteration),
-                ("Failure time", view["failure_time"]), ("Last checkpoint", view["checkpoint_short"]),
-                ("Evidence lines", f"{len(inc.evidence):,}")]
-    acc = inc.stats.get("accounting") if isinstance(inc.stats, dict) else None
-    acc = acc if isinstance(acc, dict) else {}
+        facts = [("Category", view["category_label"]), ("Phase", view["phase"]), ("Iteration", inc.iteration),
+                 ("Failure time", view["failure_time"]), ("Last checkpoint", view["checkpoint_short"]),
+                 ("Evidence lines", f"{len(inc.evidence):,}")]
+        skew = clock_skew_fact(inc.job)
+        return [*facts, ("Node clocks", skew)] if skew else facts
+    stats = inc.stats if isinstance(inc.stats, dict) else {}
+    acc = stats.get("accounting") if isinstance(stats.get("accounting"), dict) else stats  # nested or flat
     nodes = view["nodes_seen"] or (inc.job or {}).get("nodes")
     read = acc.get("lines_read")
-    return [("Nodes", nodes), ("Phase reached", view["phase"]), ("Last iteration", inc.iteration),
+    reached = view["phase"] or next((clean(p.name) for p in reversed(inc.phases) if p.name), None)
+    return [("Nodes", nodes), ("Phase reached", reached), ("Last iteration", inc.iteration),
             ("Last checkpoint", view["checkpoint_short"]),
             ("Lines read", f"{read:,}" if isinstance(read, int) else None),
             ("Warnings", len(acc.get("warnings") or []))]
+
+
+def duration(seconds: float) -> str:
+    """A signed offset in the largest units that read well: +5 h 0 min, -3 min 20 s, +0.4 s."""
+    sign = "-" if seconds < 0 else "+"
+    s = abs(seconds)
+    if s < 59.95:
+        return f"{sign}{s:.1f} s"
+    if s < 3570:
+        minutes, secs = divmod(round(s), 60)
+        return f"{sign}{minutes} min {secs} s"
+    hours, minutes = divmod(round(s / 60), 60)
+    return f"{sign}{hours} h {minutes} min"
+
+
+def clock_skew_fact(job: Any) -> str | None:
+    """The largest clock offset between nodes, said on the first screen when it matters: the times on the page
+    are then the corrected ones and the raw lines of that node read differently (a node in another time zone)."""
+    skew = job.get("clock_skew") if isinstance(job, dict) else None
+    if not isinstance(skew, dict) or not skew.get("exceeds"):
+        return None
+    nodes = skew.get("nodes") if isinstance(skew.get("nodes"), dict) else {}
+    offsets = [(n, d.get("seconds")) for n, d in nodes.items()
+               if isinstance(d, dict) and isinstance(d.get("seconds"), int | float)]
+    if not offsets:
+        return None
+    node, secs = max(offsets, key=lambda o: abs(o[1]))
+    fixed = "times corrected" if skew.get("corrected") else "NOT corrected: compare times across nodes with care"
+    return f"{clip(node, 80)[0]} is {duration(float(secs))} off; {fixed}"
 
 
 def _hang(hang: Any, max_ranks: int = 256) -> dict[str, Any] | None:
@@ -187,7 +221,10 @@ def _hang(hang: Any, max_ranks: int = 256) -> dict[str, Any] | None:
                      "last_entered": row.get("last_entered"), "last_completed": row.get("last_completed"),
                      "last_op": clip(row.get("last_op") or "", 60)[0], "state": clip(state or "", 80)[0],
                      "stuck": str(r) in stuck})
-    return {"process_group": clip(hang.get("process_group") or "", 120)[0],
+    return {"columns": {"last_entered": any(r["last_entered"] is not None for r in rows),
+                        "last_completed": any(r["last_completed"] is not None for r in rows),
+                        "last_op": any(r["last_op"] for r in rows)},
+            "process_group": clip(hang.get("process_group") or "", 120)[0],
             "collective": clip(hang.get("collective") or "", 80)[0], "seq": hang.get("seq"),
             "sizes": clip(hang.get("input_sizes") if hang.get("input_sizes") is not None else "", 120)[0],
             "stuck_ranks": clip(", ".join(str(r) for r in hang.get("stuck_ranks") or []), 200)[0],
@@ -278,8 +315,15 @@ def _evidence(evidence: Sequence[Evidence], caps: Caps, omitted: list[str]) -> t
     used = cut_chars = cut_ctx = dropped_ctx = 0
     left_out: Counter[str] = Counter()
     full = False
+    first_of: dict[tuple, int] = {}  # a copy of one event (tee'd console and the rank's file) joins its first row
     for i in order:
         ev = evidence[i]
+        key = (ev.role, ev.node, ev.rank, ev.rule, ev.explain or ev.text)
+        if ev.node and ev.rule and first_of.get(key) in rows:
+            rows[first_of[key]]["also"].append(clip(f"{ev.file}:{ev.line}" + (
+                f"–{ev.end_line}" if ev.end_line and ev.end_line != ev.line else ""), 240)[0])
+            continue
+        first_of.setdefault(key, i)
         if full or len(rows) >= caps.evidence_rows:
             left_out[ev.role] += 1
             continue
@@ -313,7 +357,7 @@ def _evidence(evidence: Sequence[Evidence], caps: Caps, omitted: list[str]) -> t
             "category": clean(ev.category or ""), "score": float(ev.score or 0.0),
             "file": clip(ev.file, 240)[0], "line": ev.line, "end_line": last, "count": ev.count,
             "text": text, "text_cut": cut, "explain": clip(ev.explain or "", 400)[0], "context": ctx,
-            "open": ev.role == "root" and bool(ctx),
+            "open": ev.role == "root" and bool(ctx), "also": [], "kept": lines_kept(ev),
         }
     if left_out:
         omitted.append(f"evidence: {sum(left_out.values())} of {len(evidence)} rows not shown ("
