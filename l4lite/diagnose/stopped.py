@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from l4lite.detect.base import Finding
+from l4lite.diagnose.evidence import own_time
 from l4lite.diagnose.traits import SEVERE
 
 STOPPED_RULE = "launcher-stopped"
@@ -24,10 +25,17 @@ def stopped_late(findings: Sequence[Finding], roles: dict[int, str]) -> list[Fin
     stops = [f for f in findings if f.rule == STOPPED_RULE and roles.get(id(f)) == "root"]
     if not stops:
         return []
-    failed = [f.time for f in findings if f.rule != STOPPED_RULE and f.time is not None and f.severity in SEVERE
-              and roles.get(id(f)) in ("root", "cascade", "confirmation")]
+    # times the lines carry themselves: an unstamped traceback inherits its file's last stamp, which may be a
+    # start-up banner's minutes before anything failed; a launcher's report of a failed worker is a symptom
+    failed = [t for f in findings if f.rule != STOPPED_RULE and f.severity in SEVERE and not f.data.get("survived")
+              and roles.get(id(f)) in ("root", "cascade", "confirmation", "symptom") for r in f.records
+              if (t := own_time(r)) is not None]
     first = min(failed, default=None)
-    late = [f for f in stops if first is not None and f.time is not None and first < f.time - GRACE]
+
+    def stopped_at(f: Finding) -> float | None:
+        return min((t for r in f.records if (t := own_time(r)) is not None), default=f.time)
+
+    late = [f for f in stops if first is not None and (t := stopped_at(f)) is not None and first < t - GRACE]
     for f in late:  # a teardown names no cause: not the node's, not the host's
         roles[id(f)] = "cascade"
         f.category = "unknown"
