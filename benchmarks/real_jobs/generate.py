@@ -291,6 +291,8 @@ JOB_SPECS = [
     ("deepspeed", "netslow", 2, 13, False, {"index": 165}),
     ("hf", "version_mismatch", None, None, False, {"index": 166}),
     ("hf", "inode_full", 0, 20, False, {"index": 167}),
+    # 168: the preempted node under `accelerate launch` (its own launcher process), scored after the mechanism
+    ("accelerate", "preempt", 3, 13, False, {"index": 168}),
 ]
 # faults set up per node by the generator (no rank injects them; a node may fail before any rank registers)
 NODE_FAULTS = ("bad_env", "bad_env_all", "missing_file", "missing_file_all", "node_corrupt_ckpt", "compile_nocxx",
