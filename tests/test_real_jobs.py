@@ -173,8 +173,27 @@ NEW_IN_146 = ("146", "147", "148", "149", "150", "151", "152", "153")
 # (``diagnose.phasing``). After: top1 1.0, phase 1.0, category 1.0, F1 0.657. The first 154 jobs are identical job
 # by job but 085 and 113 (category right: 0.944); all 161 jobs: top1 0.987, top3 1.0, phase 0.980, category 0.947,
 # F1 0.737, no false incident.
-FLOORS = {"status": 1.0, "top1": 0.98, "top3": 0.99, "phase": 0.97, "category": 0.94, "evidence_f1": 0.735}
+FLOORS_BEFORE_161 = {"status": 1.0, "top1": 0.98, "top3": 0.99, "phase": 0.97, "category": 0.94, "evidence_f1": 0.735}
 NEW_IN_154 = ("154", "155", "156", "157", "158", "159", "160")
+# 161-167 (a node preempted, its launcher SIGTERMed from outside while the other node trains on, under Lightning and
+# the HF Trainer; a node throttled to 1 ms of CPU a second mid-run, fail-slow, under Accelerate and DeepSpeed; one
+# node's link degraded to 32 kbit/s under DeepSpeed; one node with an older accelerate than the HF Trainer needs; a
+# checkpoint disk out of inodes with space left) were scored before any change made for them: top1 0.714, top3 1.0,
+# phase 0.857, category 0.286, F1 0.219. The preempted node's launcher says it was told to stop ("Received 15 death
+# signal"): before any other failure of the job that is the node taken away (``launcher-stopped``, host), after one
+# it is the job's teardown (``diagnose.stopped``, ordered by the times lines carry themselves); every rank heard of
+# timing out while one rank, the last of the last node, never printed names that rank as the stuck one
+# (``detect.hang``, 163). After: top1 1.0, phase 1.0, category 0.571, F1 0.389. 168, the preemption under
+# `accelerate launch`, was made after the mechanism: main put its node second (category software), this branch
+# first (host). The first 161 jobs are identical job by job; all 169 jobs: top1 0.987, top3 1.0, phase 0.981,
+# category 0.930, F1 0.738, no false incident.
+FLOORS = {"status": 1.0, "top1": 0.98, "top3": 0.99, "phase": 0.97, "category": 0.92, "evidence_f1": 0.735}
+NEW_IN_161 = ("161", "162", "163", "164", "165", "166", "167", "168")
+# Category misses of 161-167 that the logs cannot settle: the throttled node (163, 164, truth host) printed nothing
+# that names its CPU (its silence reads as a stuck rank, software or unknown), and the degraded link (165, truth
+# network) shows as every rank's gloo timeout, as a hang does; the slow node's agent's keep-alive
+# RendezvousTimeoutError is its one trace, and eight older jobs print that line on this busy machine too.
+OPEN_CATEGORY_161 = {"163-accelerate-cpu_throttle", "164-deepspeed-cpu_throttle", "165-deepspeed-netslow"}
 # (129: one DeepSpeed rank's model has another hidden size; the engine's broadcast of the parameters aborts a rank
 # of the other node, which received a size it did not expect, and no line names the rank whose size differs.)
 OPEN_NODE_MISSES = {"049-ddp-netdown", "129-deepspeed-model_config"}
@@ -208,7 +227,7 @@ def test_the_real_jobs_scores_hold(board) -> None:  # type: ignore[no-untyped-de
 def test_the_jobs_before_111_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 116 jobs the board held before 111-119 were added (000-110, 120-124) keep the floors they had then."""
     before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_111 + NEW_IN_125 + NEW_IN_133 + NEW_IN_139
-              + NEW_IN_146 + NEW_IN_154]
+              + NEW_IN_146 + NEW_IN_154 + NEW_IN_161]
     assert len(before) == 116
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_111.items() if summary[k] < floor}
@@ -218,7 +237,7 @@ def test_the_jobs_before_111_keep_their_floors(board) -> None:  # type: ignore[n
 def test_the_jobs_before_125_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 125 jobs the board held before 125-132 were added keep the floors they had then."""
     before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_125 + NEW_IN_133 + NEW_IN_139
-              + NEW_IN_146 + NEW_IN_154]
+              + NEW_IN_146 + NEW_IN_154 + NEW_IN_161]
     assert len(before) == 125
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_125.items() if summary[k] < floor}
@@ -228,7 +247,7 @@ def test_the_jobs_before_125_keep_their_floors(board) -> None:  # type: ignore[n
 def test_the_jobs_before_133_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 133 jobs the board held before 133-138 were added keep the floors they had then."""
     before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_133 + NEW_IN_139 + NEW_IN_146
-              + NEW_IN_154]
+              + NEW_IN_154 + NEW_IN_161]
     assert len(before) == 133
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_133.items() if summary[k] < floor}
@@ -237,7 +256,8 @@ def test_the_jobs_before_133_keep_their_floors(board) -> None:  # type: ignore[n
 
 def test_the_jobs_before_139_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 139 jobs the board held before 139-145 were added keep the floors they had then."""
-    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_139 + NEW_IN_146 + NEW_IN_154]
+    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_139 + NEW_IN_146 + NEW_IN_154
+              + NEW_IN_161]
     assert len(before) == 139
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_139.items() if summary[k] < floor}
@@ -246,7 +266,8 @@ def test_the_jobs_before_139_keep_their_floors(board) -> None:  # type: ignore[n
 
 def test_the_jobs_before_146_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 146 jobs the board held before 146-153 were added keep the floors they had then."""
-    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_146 + NEW_IN_154]
+    before = [r for r in board.results if r.method == "l4lite"
+              and r.job[:3] not in NEW_IN_146 + NEW_IN_154 + NEW_IN_161]
     assert len(before) == 146
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_146.items() if summary[k] < floor}
@@ -255,11 +276,42 @@ def test_the_jobs_before_146_keep_their_floors(board) -> None:  # type: ignore[n
 
 def test_the_jobs_before_154_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 154 jobs the board held before 154-160 were added keep the floors they had then."""
-    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_154]
+    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_154 + NEW_IN_161]
     assert len(before) == 154
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_154.items() if summary[k] < floor}
     assert low == {}
+
+
+def test_the_jobs_before_161_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
+    """The 161 jobs the board held before 161-167 were added keep the floors they had then."""
+    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_161]
+    assert len(before) == 161
+    summary = summarize(before)
+    low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_161.items() if summary[k] < floor}
+    assert low == {}
+
+
+@pytest.mark.parametrize(("job", "node", "category", "phase"), [
+    ("161-lightning-preempt", "trn-sjc2-r08-n4", "host", "train"),
+    ("162-hf-preempt", "gpu-node-07", "host", "train"),
+    ("163-accelerate-cpu_throttle", "a100-rack2-15", "host", "train"),
+    ("164-deepspeed-cpu_throttle", "cpu-node-a", "host", "train"),
+    ("165-deepspeed-netslow", "llm-pretrain-7f9c4-worker-1", "network", "train"),
+    ("166-hf-version_mismatch", "h100-sxm-044", "user_config", "init"),
+    ("167-hf-inode_full", "dgx-b200-03", "storage", "checkpoint"),
+    ("168-accelerate-preempt", "compute-beta", "host", "train")])
+def test_a_preempted_throttled_or_mismatched_node_is_read_on_that_node(board, job: str, node: str, category: str,
+                                                                       phase: str) -> None:  # type: ignore[no-untyped-def]
+    """161, 162, 168: the launcher stopped from outside before anything failed is the node taken away (host), while
+    the other node's ranks only lose it (168, under `accelerate launch`, was made after the mechanism); 163, 164: the node whose ranks went quiet while every rank heard of timed
+    out is the slow one (163's quiet rank printed nothing at all); 165-167: a slow link, an older package on one
+    node, a disk out of inodes. The categories in ``OPEN_CATEGORY_161`` are not in the logs."""
+    truth = json.loads((JOBS / job / "ground_truth.json").read_text())
+    assert (truth["category"], truth["phase"], truth["faulty_nodes"]) == (category, phase, [node])
+    row = next(r for r in board.results if r.method == "l4lite" and r.job == job)
+    assert row.node_rank == 1 and row.phase_ok, (row.suspects, row.phase_ok)
+    assert row.category_ok or job in OPEN_CATEGORY_161, (row.job, row.category_ok)
 
 
 @pytest.mark.parametrize(("job", "node", "category", "phase"), [

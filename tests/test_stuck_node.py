@@ -255,3 +255,14 @@ def test_inferences_on_different_nodes_defer_to_the_node_the_cascades_lost(tmp_p
     silence read from the timeouts and the peer address the cascades say they lost name the stuck node."""
     inc, truth = _run(tmp_path, STALL_WITH_PULSES, layout)
     assert inc["status"] == "incident" and inc["suspects"][0]["node"] == truth["faulty_nodes"][0]
+
+
+def test_the_rank_never_heard_of_is_the_one_every_other_rank_waited_for() -> None:
+    """163: a node throttled to 1 ms of CPU a second; ranks 0, 1 and 2 time out in the step's collectives and rank
+    3 (the last rank of the last node, above every rank heard of) prints nothing at all: it is the stuck one, on
+    the node that shows fewer ranks."""
+    job = Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs" / "163-accelerate-cpu_throttle"
+    options = AnalyzeOptions()
+    scan = scan_job(job_paths(job), options, rules=load_rules(options))
+    found = [(f.node, f.rank) for f in HangDetector().detect(scan)]
+    assert found == [("a100-rack2-15", 3)]

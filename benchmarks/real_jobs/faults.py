@@ -13,7 +13,8 @@ of injection) go to L4L_META_DIR, which lies outside the archived log tree.
                   tz_exception|stray_date|collective_mismatch|eval_sigkill|node_corrupt_ckpt|
                   kill_midline|silent_abort|accum_nan|logfile_exception|save_killed|save_memerror|
                   model_config|loader_hang|two_faults|netdrop|exit0|wrong_ckpt|compile_nocxx|
-                  layer_mismatch|node_enospc|shard_truncated|pids_limit|loss_spike
+                  layer_mismatch|node_enospc|shard_truncated|pids_limit|loss_spike|preempt|netslow|
+                  cpu_throttle (inode_full, version_mismatch are set up by generate.py)
                   (bad_env, bad_env_all, missing_file, missing_file_all are set up by generate.py: a wrong
                   GLOO_SOCKET_IFNAME on one node or on every node; the dataset's seed file absent from one
                   node's local disk or from every node's; so are shm_small, port_taken, no_master_host: one
@@ -33,6 +34,8 @@ of injection) go to L4L_META_DIR, which lies outside the archived log tree.
   L4L_FAULT_RANK2 the second rank of two_faults (it fails on its own, a moment after L4L_FAULT_RANK)
   L4L_TOKEN_SHARDS the node's local folder of token shards (part-NNNNN.npy, 64 samples each), for shard_truncated
   L4L_PIDS_CGROUP a pids cgroup (v1 folder) the second node's ranks join at step L4L_FAULT_STEP, for pids_limit
+  L4L_CPU_CGROUP  a cpu cgroup (v1 folder, CFS quota 1 ms/s) the ranks of L4L_FAULT_RANK's node join at step
+                  L4L_FAULT_STEP, for cpu_throttle
 """
 import datetime
 import json
@@ -133,6 +136,28 @@ def _hang_forever(step):
 def _join_cgroup():
     """Move this process into the small memory cgroup the generator made (as a job step's cgroup would be)."""
     with open(os.path.join(os.environ["L4L_CGROUP"], "cgroup.procs"), "w") as f:
+        f.write(str(os.getpid()))
+
+
+HOGS = 6  # cpu_throttle: busy processes sharing the throttled group's quota with the node's two ranks
+
+
+def _join_cpu_cgroup(step):
+    """cpu_throttle: move this rank into the node's cpu cgroup (v1) whose CFS quota is 1 ms of CPU per second
+    (the generator made it), which a few runaway processes on the node share with it (1 ms/s alone slowed a
+    step to ~40 s, inside the peers' 30 s timeout per collective): the rank goes on, thousands of times slower,
+    and prints nothing about it."""
+    group = os.environ["L4L_CPU_CGROUP"]
+    if rank() == FAULT_RANK:  # recorded first: once throttled the rank takes seconds for it
+        hogs = [subprocess.Popen(["sh", "-c", "while :; do :; done"], start_new_session=True,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(HOGS)]
+        for hog in hogs:
+            with open(os.path.join(group, "cgroup.procs"), "w") as f:
+                f.write(str(hog.pid))
+        with open(os.path.join(group, "cpu.cfs_quota_us")) as f:
+            quota = int(f.read())
+        record("cpu_throttle", step, cgroup=group, quota_us=quota, hogs=[h.pid for h in hogs])
+    with open(os.path.join(group, "cgroup.procs"), "w") as f:
         f.write(str(os.getpid()))
 
 
@@ -293,7 +318,20 @@ def at_step(step, model=None):
         time.sleep(0.1)
         record("two_faults_second", step)
         raise ValueError(f"metrics buffer holds a negative sample count (-3) at step {step}")
+    if FAULT == "cpu_throttle" and step == FAULT_STEP and os.environ.get("GROUP_RANK") == str(FAULT_RANK // 2):
+        _join_cpu_cgroup(step)
     if step != FAULT_STEP or rank() != FAULT_RANK:
+        return
+    if FAULT == "preempt":  # the scheduler takes the node back: SIGTERM to the node's launcher, as Kubernetes
+        agent = os.getppid()  # sends it to a pod's first process (the agent passes it on to its ranks)
+        record("preempt", step, agent=agent)
+        os.kill(agent, signal.SIGTERM)
+        return
+    if FAULT == "netslow":  # the node's link degrades (a flapping optic, a congested port): a token bucket of
+        dev = os.environ["L4L_NET_DEV"]  # 32 kbit/s on everything it sends (netem is not in this kernel)
+        record("netslow", step, dev=dev, rate="32kbit")
+        subprocess.run(["tc", "qdisc", "add", "dev", dev, "root", "tbf", "rate", "32kbit", "burst", "4kb",
+                        "latency", "2s"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         return
     if FAULT in ("logfile_exception", "two_faults"):
         record(FAULT, step)
@@ -358,6 +396,8 @@ def before_checkpoint(step):
         record("node_enospc", step, path=os.environ.get("L4L_CKPT_DIR"))
     if FAULT == "enospc" and rank() == 0:
         record("enospc", step)
+    if FAULT == "inode_full" and rank() == 0:  # the save that meets the disk without inodes
+        record("inode_full", step)
     if FAULT == "fsize" and rank() == 0:
         # the saving process runs under a file-size limit (`ulimit -f` in the node's job script) smaller than a
         # checkpoint: the write meets EFBIG (CPython ignores SIGXFSZ, so the write fails instead of the process)

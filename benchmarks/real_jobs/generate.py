@@ -15,6 +15,7 @@ and fixtures/real_jobs/suite.json. A job whose expected proof lines are not foun
 its logs is reported INVALID and not written.
 """
 import argparse
+import contextlib
 import glob
 import json
 import os
@@ -278,10 +279,24 @@ JOB_SPECS = [
     ("hf", "stray_barrier", 2, 12, False, {"index": 158}),
     ("accelerate", "collective_mismatch", 0, 13, False, {"index": 159}),
     ("lightning", "tz_exception", 0, 13, False, {"index": 160, "tz": "JST-9"}),
+    # kinds the jobs above do not cover (161-167), on the stacks with few jobs: a node preempted (its launcher
+    # SIGTERMed from outside, as a scheduler does) while the other trains on (Lightning, the HF Trainer); a slow
+    # node (its ranks' CPU quota cut to 1 ms/s mid-run: fail-slow, it prints nothing; Accelerate, DeepSpeed); one
+    # node's link degraded to 32 kbit/s (DeepSpeed); a node with an older accelerate than the HF Trainer needs
+    # (its own site folder first on the path); a checkpoint disk out of inodes with space left (HF Trainer)
+    ("lightning", "preempt", 2, 14, False, {"index": 161}),
+    ("hf", "preempt", 1, 12, False, {"index": 162}),
+    ("accelerate", "cpu_throttle", 3, 12, False, {"index": 163}),
+    ("deepspeed", "cpu_throttle", 0, 14, False, {"index": 164}),
+    ("deepspeed", "netslow", 2, 13, False, {"index": 165}),
+    ("hf", "version_mismatch", None, None, False, {"index": 166}),
+    ("hf", "inode_full", 0, 20, False, {"index": 167}),
+    # 168: the preempted node under `accelerate launch` (its own launcher process), scored after the mechanism
+    ("accelerate", "preempt", 3, 13, False, {"index": 168}),
 ]
 # faults set up per node by the generator (no rank injects them; a node may fail before any rank registers)
 NODE_FAULTS = ("bad_env", "bad_env_all", "missing_file", "missing_file_all", "node_corrupt_ckpt", "compile_nocxx",
-               "shm_small", "port_taken", "no_master_host", "missing_module")
+               "shm_small", "port_taken", "no_master_host", "missing_module", "version_mismatch")
 # node faults where the launcher itself fails (no rank starts on the struck node, so no rank's exit code to prove)
 AGENT_FAULTS = ("port_taken", "no_master_host")
 # how far a job's `tz` option puts the first node's local time from UTC (for the notes)
@@ -305,7 +320,8 @@ PHASE = {"exception": "train", "sigkill": "train", "hang": "train", "nan": "trai
          "netdrop": "train", "exit0": "train", "wrong_ckpt": "load", "compile_nocxx": "train",
          "shm_small": "train", "port_taken": "init", "no_master_host": "init",
          "layer_mismatch": "init", "node_enospc": "checkpoint", "shard_truncated": "train", "pids_limit": "train",
-         "missing_module": "init", "loss_spike": "train"}
+         "missing_module": "init", "loss_spike": "train", "preempt": "train", "cpu_throttle": "train",
+         "netslow": "train", "version_mismatch": "init", "inode_full": "checkpoint"}
 CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan": "numerical",
             "enospc": "storage", "corrupt_ckpt": "storage", "data": "data", "healthy": None,
             "host_oom": "host", "worker_oom": "host", "sigstop": "software", "diverge": "numerical",
@@ -324,7 +340,11 @@ CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan
             "netdrop": "network", "exit0": "software", "wrong_ckpt": "user_config", "compile_nocxx": "user_config",
             "shm_small": "user_config", "port_taken": "user_config", "no_master_host": "network",
             "layer_mismatch": "user_config", "node_enospc": "storage", "shard_truncated": "data",
-            "pids_limit": "user_config", "missing_module": "user_config", "loss_spike": "numerical"}
+            "pids_limit": "user_config", "missing_module": "user_config", "loss_spike": "numerical",
+            # a preempted node is the host taken away; a throttled node is the host's fault (fail-slow); an older
+            # package on one node is its environment (as a missing module); no inodes left is the disk's
+            "preempt": "host", "cpu_throttle": "host", "netslow": "network", "version_mismatch": "user_config",
+            "inode_full": "storage"}
 FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_runtime",
           "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps",
           "ignite": r"Engine run (complete|finished)", "accelerate": r"training finished: 40 steps",
@@ -575,6 +595,13 @@ def run_job(job, py, out_root, work_root, port):
             f.write(PACKING_UTILS)
         env.update({"L4L_EXT_DIR": ext_dir, "PYTHONPATH": run_dir + ":" + ext_dir})
     cgroup = kernel = None
+    if fault == "cpu_throttle":  # the slow node's ranks join this cpu cgroup at the fault step
+        cgroup = make_cpu_cgroup(f"l4l-job-{job['index']:03d}")
+        job["cgroup"] = "cpu:/" + os.path.basename(cgroup)
+        env["L4L_CPU_CGROUP"] = cgroup
+    old_site = os.path.join(work, "site")
+    if fault == "version_mismatch":  # the second node's own site folder, first on its path, holds an older
+        install_old_accelerate(py, old_site)  # accelerate than the HF Trainer needs
     if fault == "pids_limit":  # the second node's ranks join a pids cgroup (v1) under the generator's own
         cgroup = make_pids_cgroup(f"l4l-job-{job['index']:03d}")
         job["cgroup"] = "pids:/" + os.path.basename(cgroup)
@@ -587,7 +614,7 @@ def run_job(job, py, out_root, work_root, port):
     streams = {}
     # the cluster's /etc/hosts: every node name resolves (all on loopback here, or each node in its own
     # network namespace joined to the other's by a veth pair, for a fault that cuts one node off)
-    netns = make_network(job) if fault in ("netdown", "netdrop") else None
+    netns = make_network(job) if fault in ("netdown", "netdrop", "netslow") else None
     addr = [f"10.77.{job['index']}.{i + 1}" if netns else f"127.0.1.{i + 1}" for i in range(len(job["hosts"]))]
     # no_master_host: the rendezvous endpoint is the first node's name (as `--rdzv-endpoint $MASTER_ADDR:port`)
     endpoint = job["hosts"][0] if netns or fault == "no_master_host" else "127.0.0.1"
@@ -664,6 +691,14 @@ def run_job(job, py, out_root, work_root, port):
                 json.dump({"fault": fault, "host": host, "rank": None, "step": None,
                            "time": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
                            "missing": os.path.join(ext_dir, "packing_utils.py")}, f)
+        if fault == "inode_full" and i == 0:  # rank 0's checkpoint disk: space to spare, inodes for 3 entries
+            shell += f" && mount -t tmpfs -o size=64m,nr_inodes={INODES} tmpfs {ckpt}"
+        if fault == "version_mismatch" and i == 1:  # a node set up apart: its packages come first on the path
+            nenv["PYTHONPATH"] = old_site + ":" + run_dir
+            with open(os.path.join(meta, f"injection-node{i}.json"), "w") as f:
+                json.dump({"fault": fault, "host": host, "rank": None, "step": None,
+                           "time": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+                           "package": OLD_ACCELERATE, "site": old_site}, f)
         if job.get("tz") and i == 0:  # this node's processes run in another time zone (a node set up apart)
             nenv["TZ"] = job["tz"]
         shell += f" && cd {run_dir} && exec " + " ".join(torchrun)
@@ -706,7 +741,8 @@ def run_job(job, py, out_root, work_root, port):
             time.sleep(2.0)  # node 0 hosts the rendezvous store first
     # a node cut off from the network never ends by itself (its agent waits on the rendezvous store): it is
     # killed, as a scheduler's time limit would, after 150 s
-    deadline = time.time() + (150 if fault in ("netdown", "netdrop", "port_taken", "no_master_host") else 300)
+    deadline = time.time() + (150 if fault in ("netdown", "netdrop", "netslow", "port_taken", "no_master_host",
+                                               "cpu_throttle") else 300)
     rcs = {}
     for host, p, console in procs:
         try:
@@ -724,6 +760,13 @@ def run_job(job, py, out_root, work_root, port):
     if squatter:
         os.killpg(squatter.pid, signal.SIGKILL)
         squatter.wait()
+    if cgroup and fault == "cpu_throttle":  # lift the quota so that what is left in the group can die, then end it
+        with open(os.path.join(cgroup, "cpu.cfs_quota_us"), "w") as f:
+            f.write("-1")
+        with open(os.path.join(cgroup, "cgroup.procs")) as f:
+            for pid in f.read().split():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(pid), signal.SIGKILL)
     if cgroup:
         for child in glob.glob(os.path.join(cgroup, "rank*")) if fault == "pids_limit" else ():
             capture.remove_memory_cgroup(child)  # the same rmdir with retries, for the ranks' pids groups
@@ -846,6 +889,28 @@ def make_token_shards(py, run_dir, work):
     faults.FAULT_SHARD is cut to 40% in `work/shards_bad` (the second node's local copy)."""
     subprocess.check_call([py, "-c", TOKEN_SHARDS, os.path.join(work, "shards"), os.path.join(work, "shards_bad")],
                           cwd=run_dir, env={"PYTHONPATH": run_dir, "PATH": "/usr/bin:/bin", "L4L_FAULT": "none"})
+
+
+OLD_ACCELERATE = "accelerate==1.0.1"  # version_mismatch: transformers 5.24's Trainer needs accelerate>=1.1.0
+INODES = 3  # inode_full: the tmpfs root, the step's checkpoint folder and one file
+
+
+def install_old_accelerate(py, site):
+    """The older accelerate, alone (no dependencies), in a folder of its own (pip install --target)."""
+    if not os.path.exists(os.path.join(site, "accelerate")):
+        subprocess.check_call([py, "-m", "pip", "install", "-q", "--no-deps", "--target", site, OLD_ACCELERATE])
+
+
+def make_cpu_cgroup(name):
+    """A cpu cgroup (v1) under the generator's own with a CFS quota of 1 ms of CPU per 1 s period."""
+    with open("/proc/self/cgroup") as f:
+        own = next((line.split(":", 2)[2].strip() for line in f if ":cpu," in line or ":cpu:" in line), "/")
+    path = os.path.join("/sys/fs/cgroup/cpu", own.lstrip("/"), name)
+    os.makedirs(path, exist_ok=True)
+    for knob, value in (("cpu.cfs_period_us", 1000000), ("cpu.cfs_quota_us", 1000)):
+        with open(os.path.join(path, knob), "w") as f:
+            f.write(str(value))
+    return path
 
 
 def make_pids_cgroup(name):
@@ -1115,6 +1180,8 @@ def build_truth(job, arch):
         need(r"No space left on device", [fh], prefer=own)
         need(r"No space left on device", [fh], prefer=r"console\.log")
         need(rf"Sending process {pid} closing signal SIGTERM", [fh])
+    elif fault in NEW_161 and first:
+        faulty_rank, faulty_nodes, iteration = new161_truth(job, first, ranks, need)
     elif fault in NEW_146 and first:
         # a node's own fault (its shards, its pids budget) may strike both its ranks: the first in time is the rank
         first = min(inj, key=lambda i: i["time"])
@@ -1126,7 +1193,8 @@ def build_truth(job, arch):
                "shm_small": r"unable to allocate shared memory|No space left on device|Bus error",
                "port_taken": r"EADDRINUSE|Address already in use|failed to listen|another process is utilizing it",
                "no_master_host": r"Name or service not known|gai error|Temporary failure in name resolution",
-               "missing_file": r"FileNotFoundError: ", "missing_file_all": r"FileNotFoundError: "}[fault]
+               "missing_file": r"FileNotFoundError: ", "missing_file_all": r"FileNotFoundError: ",
+               "version_mismatch": r"requires `accelerate>="}[fault]
         struck = [i["host"] for i in inj]
         # every node's setup alike: no node to blame; a port taken is the job's MASTER_PORT to change (the public
         # threads of the real corpus label it job-wide), whichever host's leftover process holds it
@@ -1347,6 +1415,60 @@ def new146_truth(job, arch, first, ranks, need, problems, evidence):
     return r, [fh], first["step"]
 
 
+NEW_161 = ("preempt", "cpu_throttle", "netslow", "inode_full")
+
+
+def new161_truth(job, first, ranks, need):
+    """Proof lines of the kinds of jobs 161-167 (version_mismatch is a node fault); returns the faulty rank,
+    nodes and iteration."""
+    fault, r, fh = job["fault"], first["rank"], first["host"]
+    if fault == "preempt":  # the node's launcher says it was signalled; the other node's ranks lose their peers
+        need(r"Received (?:Signals\.)?\w+ death signal|SignalException: Process \d+ got signal: 15", [fh],
+             prefer=r"console\.log")
+        need(r"Connection closed by peer|Connection reset by peer|[Tt]imed out|Broken pipe", None, limit=2,
+             prefer=r"console\.log", required=False)
+    elif fault == "cpu_throttle":  # the slow node says nothing of it: its peers' timeouts are what shows
+        need(r"Timed out waiting \d+ms|[Tt]imed out|Connection closed by peer|Connection reset by peer", None,
+             limit=3, prefer=r"console\.log")
+    elif fault == "netslow":  # as netdrop: the collectives over the slow link time out
+        need(r"Timed out waiting \d+ms|[Tt]imed out|Connection timed out|[Tt]imeout", None, limit=3,
+             prefer=r"console\.log")
+    elif fault == "inode_full":  # rank 0's save: no inode left, while the disk has room
+        need(r"No space left on device", [fh], prefer=r"attempt_0/0/stderr\.log")
+        need(r"No space left on device", [fh], prefer=r"console\.log")
+    return r, [fh], first["step"]
+
+
+def describe_161(job, first, h):
+    """Notes of the jobs 161-167."""
+    f, r, step = job["fault"], first["rank"] if first else job["rank"], job["step"]
+    h1 = job["hosts"][1]
+    launcher = "accelerate launch" if job["stack"] == "accelerate" else "torchrun"
+    return {
+        "preempt": f"At step {step} the node of global rank {r} ({h}) is preempted: its {launcher} gets SIGTERM from "
+                   "outside (as a scheduler or Kubernetes sends it to reclaim the node), passes it on to its ranks "
+                   "and stops; the other node's ranks, still training, fail in the next collective and their agent "
+                   "reports their failures. The root is the preempted node, whose lines hold no error of its own.",
+        "cpu_throttle": f"At step {step} both ranks of {h} (global rank {r}'s node) join a cpu cgroup whose CFS quota "
+                        "is 1 ms of CPU per second, shared with 6 runaway busy-loop processes (a node throttled hard: "
+                        "fail-slow); they go on thousands of times slower and print nothing about it, the other "
+                        "node's ranks time out waiting for them in the step's collectives (30 s gloo); the slow "
+                        "node, still computing, is killed by the generator after 150 s (as a scheduler's time limit "
+                        "would). The slow node is the root.",
+        "netslow": f"Each node in its own network namespace, joined by a veth pair; at step {step} the link of {h} "
+                   f"(global rank {r}'s node) degrades to 32 kbit/s (`tc qdisc add dev <veth> root tbf rate 32kbit`: "
+                   "the link stays up and slow, netem is not in this kernel); the gradient all-reduce cannot finish "
+                   "within the 30 s gloo timeout.",
+        "version_mismatch": f"{h1} was set up apart: its own site folder, first on the Python path, holds "
+                            f"{OLD_ACCELERATE} (the others have the venv's 1.16.0); transformers' Trainer needs "
+                            "accelerate>=1.1.0, so both its ranks fail building TrainingArguments (ImportError) "
+                            "right after joining the process group, and the other node's ranks lose them.",
+        "inode_full": f"Rank 0's checkpoint disk on {h} is a tmpfs with room to spare (64 MiB) but {INODES} inodes: "
+                      f"the step-{step} save creates the checkpoint folder and its first file, the next file fails "
+                      "(No space left on device, with the disk nearly empty), the others lose rank 0.",
+    }[f]
+
+
 def describe_146(job, first, h):
     """Notes of the jobs 146-153."""
     f, r, step = job["fault"], first["rank"] if first else job["rank"], job["step"]
@@ -1524,6 +1646,8 @@ def describe(job, first, rank_host):
         return describe_133(job, first, first["host"] if first else None)
     if f in ("shm_small", "port_taken", "no_master_host"):
         return describe_139(job)
+    if f in NEW_161 or f == "version_mismatch":
+        return describe_161(job, first, first["host"] if first else None)
     if f in NEW_146:
         return describe_146(job, first, first["host"] if first else None)
     h = rank_host.get(first["rank"]) if first else None

@@ -12,6 +12,8 @@ loudest node is the wrong one. Two sources name the quiet one:
   (``TORCH_NCCL_DESYNC_DEBUG``), the rank whose progress lines stop first, and Megatron's straggler lines
   (``MxRtt/Rnk``). Only when every error the
   ranks printed is a collective error: a rank that raised its own exception is a crash, not a hang.
+  When every rank heard of timed out, the rank no line names (missing from the rank numbers, on the node that
+  shows fewer ranks: a rank that never reached its collective, slowed or stopped, and never printed) is the one.
 - The logs, when no rank timed out but every other rank lost its connection to a peer: the one rank that reported
   nothing (no error, no failure entry) while its agent's failure report lists a node-mate that lost it left first,
   without a word (a ``sys.exit(0)`` on one rank's code path: a launcher lists the workers that failed).
@@ -163,12 +165,17 @@ class HangDetector(Detector):
         # lost peer first and was torn down after it was waiting, like the rest).
         waited = set(facts.timed_out) | {r for r in facts.peer_gone if reported_first(facts, r)}
         quiet = {r for r in facts.known if r not in waited}
+        unheard: dict[int, str | None] = {}
+        if not quiet:  # every rank heard of waited: the one no line names (a slow or stopped rank that never got
+            missing, nodes = _unheard(facts)  # to its collective), on the node that shows fewer ranks
+            unheard = {r: next(iter(nodes)) for r in missing}
+            quiet = set(unheard)
         candidates = quiet | set(facts.lagging) | set(facts.behind)
         if not candidates or len(quiet) >= len(facts.known):
             return []
         by_node: dict[str | None, list[int]] = {}
         for r in sorted(candidates):
-            by_node.setdefault(facts.known.get(r) or scan.rank_nodes.get(r), []).append(r)
+            by_node.setdefault(facts.known.get(r) or scan.rank_nodes.get(r) or unheard.get(r), []).append(r)
         t = _log_stall_time(scan, facts)
         out = []
         table = _log_table(facts, candidates, scan.rank_nodes)
@@ -255,16 +262,18 @@ class HangDetector(Detector):
 
 
 def _unheard(facts: RankFacts) -> tuple[set[int], set[str | None]]:
-    """Ranks below the highest rank heard of that no line names, and the one node they can be on: the node with
-    fewer ranks heard of than the others (a launcher numbers ranks node by node, as many on each node)."""
+    """Ranks of the job (below the highest rank heard of, or the node count times the most ranks a node showed)
+    that no line names, and the one node they can be on: the node with fewer ranks heard of than the others (a
+    launcher numbers ranks node by node, as many on each node)."""
     per_node: dict[str, set[int]] = {}
     for r, n in facts.known.items():
         if n is not None:
             per_node.setdefault(n, set()).add(r)
     if len(per_node) < 2 or not facts.known:
         return set(), set()
-    missing = set(range(max(facts.known) + 1)) - set(facts.known)
     full = max(len(v) for v in per_node.values())
+    # as many ranks on each node: the last node's last rank may be the one never heard of
+    missing = set(range(max(max(facts.known) + 1, full * len(per_node)))) - set(facts.known)
     short = [n for n, v in per_node.items() if len(v) < full]
     if not missing or len(short) != 1 or len(missing) > full - len(per_node[short[0]]):
         return set(), set()

@@ -58,6 +58,7 @@ from l4lite.diagnose.phasing import failure_time_of, finding_trackers, iteration
 from l4lite.diagnose.pointed import Shown, lagging_node, odd_rank, odd_rank_node, odd_rank_shown
 from l4lite.diagnose.restarts import restarted_roots
 from l4lite.diagnose.spatial import node_setup, rank_own
+from l4lite.diagnose.stopped import stopped_late
 from l4lite.diagnose.threads import dead_thread
 from l4lite.diagnose.timeline import (
     around_failure,
@@ -158,6 +159,7 @@ class Localizer:
                 roles[id(f)] = "symptom"
                 f.data["in_baseline"] = True
         restarted_roots(scan, findings, roles)  # a restarted worker group's failure follows the first attempt's
+        stopped_late(findings, roles)  # a launcher signalled after the job had failed is its teardown
         roots = [f for f in findings if roles[id(f)] == "root"]
         severe = [f for f in findings if roles[id(f)] in ("cascade", "confirmation") and f.severity in SEVERE]
         if not roots and not severe and len(scan.node_last) <= 1:

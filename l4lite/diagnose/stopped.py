@@ -1,0 +1,43 @@
+"""A launcher stopped from outside: the node taken away when its stop came first, the job's teardown after.
+
+torchelastic's agent says "Received 15 death signal, shutting down workers" when the scheduler (a preemption,
+an eviction, a cancel, a time limit) signals it. Before any other failure of the job that is the fault: the
+node was taken away while its peers trained on, and their lost connections follow it. After another failure it
+is the scheduler (or an operator) tearing down a job that had already failed, a consequence like any other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from l4lite.detect.base import Finding
+from l4lite.diagnose.evidence import own_time
+from l4lite.diagnose.traits import SEVERE
+
+STOPPED_RULE = "launcher-stopped"
+# how much earlier another failure must be for the stop to be its teardown (stamps of two nodes' clocks)
+GRACE = 2.0
+
+
+def stopped_late(findings: Sequence[Finding], roles: dict[int, str]) -> list[Finding]:
+    """Root findings of a launcher stopped from outside that came after another failure of the job become
+    cascades (``data["teardown"]``). Returns them."""
+    stops = [f for f in findings if f.rule == STOPPED_RULE and roles.get(id(f)) == "root"]
+    if not stops:
+        return []
+    # times the lines carry themselves: an unstamped traceback inherits its file's last stamp, which may be a
+    # start-up banner's minutes before anything failed; a launcher's report of a failed worker is a symptom
+    failed = [t for f in findings if f.rule != STOPPED_RULE and f.severity in SEVERE and not f.data.get("survived")
+              and roles.get(id(f)) in ("root", "cascade", "confirmation", "symptom") for r in f.records
+              if (t := own_time(r)) is not None]
+    first = min(failed, default=None)
+
+    def stopped_at(f: Finding) -> float | None:
+        return min((t for r in f.records if (t := own_time(r)) is not None), default=f.time)
+
+    late = [f for f in stops if first is not None and (t := stopped_at(f)) is not None and first < t - GRACE]
+    for f in late:  # a teardown names no cause: not the node's, not the host's
+        roles[id(f)] = "cascade"
+        f.category = "unknown"
+        f.data["teardown"] = True
+    return late

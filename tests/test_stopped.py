@@ -1,0 +1,58 @@
+"""A launcher stopped from outside ("Received 15 death signal"): the node taken away when the stop came before
+any other failure of the job, the job's teardown when it came after one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from l4lite.api import analyze
+from l4lite.options import AnalyzeOptions
+
+AGENT = "W1206 10:{t} 5215 torch/distributed/elastic/{where}] "
+TRAIN = "[default0]:2026-12-06 10:{t},000 INFO [rank{r}] step {s}/40 | epoch 0 | loss 3.{s:02d} | lr 3.00e-03"
+LOST = ("[default0]:[rank{r}]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] "
+        "Connection closed by peer [10.0.0.2]:28862. This is typically caused by a remote worker crashing.")
+TIMED_OUT = ("[default0]:[rank{r}]: RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] "
+             "Timed out waiting 30000ms for recv operation to complete")
+FAILED = "failed (exitcode: 1) local_rank: 0 (pid: 4711) of binary: /usr/bin/python3"
+STOP = "Received 15 death signal, shutting down workers"
+
+
+def _write(root: Path, node: str, lines: list[str]) -> None:
+    (root / node).mkdir(parents=True)
+    (root / node / "console.log").write_text("\n".join(lines) + "\n")
+
+
+def _steps(rank: int, upto: int) -> list[str]:
+    return [TRAIN.format(t=f"00:{s:02d}", r=rank, s=s) for s in range(1, upto + 1)]
+
+
+def _agent(t: str, where: str, text: str) -> str:
+    return AGENT.format(t=t, where=where) + text
+
+
+def test_a_node_stopped_from_outside_while_the_other_trained_is_the_root(tmp_path: Path) -> None:
+    """node-b's launcher is signalled at step 12; node-a's rank then loses its peer: node-b was taken away."""
+    _write(tmp_path, "node-a", _steps(0, 12) + [
+        LOST.format(r=0),
+        _agent("00:13.100000", "agent/server/api.py:900", FAILED)])
+    _write(tmp_path, "node-b", _steps(2, 12) + [
+        _agent("00:12.500000", "agent/server/api.py:753", STOP),
+        _agent("00:12.510000", "multiprocessing/api.py:1028", "Sending process 4801 closing signal SIGTERM")])
+    incident = analyze(tmp_path, AnalyzeOptions(store=None))
+    assert incident.status == "incident" and incident.category == "host", incident.summary
+    assert incident.suspects[0].node == "node-b"
+    assert any(e.role == "root" and STOP in e.text for e in incident.evidence)
+
+
+def test_a_stop_after_the_job_already_failed_is_its_teardown(tmp_path: Path) -> None:
+    """Every rank of node-a timed out and its agent failed; 40 s later the scheduler stops node-b's launcher:
+    the stop is a consequence, not a host taken away."""
+    _write(tmp_path, "node-a", _steps(0, 12) + [
+        TIMED_OUT.format(r=0), _agent("00:43.000000", "agent/server/api.py:900", FAILED)])
+    _write(tmp_path, "node-b", _steps(2, 12) + [
+        _agent("01:23.000000", "agent/server/api.py:753", STOP),
+        _agent("01:23.010000", "multiprocessing/api.py:1028", "Sending process 4801 closing signal SIGTERM")])
+    incident = analyze(tmp_path, AnalyzeOptions(store=None))
+    assert incident.status == "incident"
+    assert incident.category != "host", incident.summary
