@@ -298,7 +298,7 @@ def score_grid(scan: JobScan, window_seconds: float | None = None, seed: int = 0
         n_nodes = max(1, len(set(node_of)))
         unique = 1.0 - np.clip(nodes_per_window - 1.0, 0.0, None) / n_nodes
         weighted = np.log1p(counts.astype(np.float64)) * unique
-        alarm = _normalise(np.ascontiguousarray(weighted.T).sum(axis=0))
+        alarm = _normalise(weighted.sum(axis=1))
     scores = 0.35 * iso + 0.65 * alarm if cols else iso
     nodes = sorted(set(node_of))
     n_at = {k: i for i, k in enumerate(nodes)}
