@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -322,35 +321,6 @@ def test_pool_tells_the_caller_of_results_and_of_the_first_idle_worker() -> None
         engine.run(three, meanwhile=told)
     assert sorted(i for i, _, _ in heard) == [0, 1, 2]
     assert [idle for _, idle, _ in heard] == [False, True, False]  # two shards left for two workers, then one
-
-
-def test_preload_imports_pandas_once_a_worker_idles(tmp_path: Path) -> None:
-    """Before a worker idles, an import would take a core from the shards; scikit-learn is never imported."""
-    code = """
-import sys, time
-from l4lite.scale.engine import Preload, ShardResult
-from l4lite.scan.scanner import JobScan, TemplateStat
-def shard(level, text):
-    scan = JobScan()
-    scan.templates["t"] = TemplateStat("t", text, 1, {"n": 1}, {level: 1} if level else {}, {"train": 1})
-    return ShardResult(0, scan)
-def settle():
-    for _ in range(600):
-        time.sleep(0.05)
-        import threading
-        if threading.active_count() == 1:
-            return
-pre = Preload()
-pre(shard("error", "NCCL WARN <*>"), False)
-settle()
-print("pandas" in sys.modules, "sklearn" in sys.modules)
-pre(shard(None, "step <*> loss <*>"), True)
-settle()
-print("pandas" in sys.modules, "sklearn" in sys.modules)
-"""
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["False", "False", "True", "False"]
 
 
 def test_analyze_with_jobs_through_the_cli(single: dict[str, Incident], tmp_path: Path,

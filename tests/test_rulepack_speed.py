@@ -193,16 +193,10 @@ def run_python(code: str) -> str:
 
 
 def test_importing_the_pipeline_does_not_import_scikit_learn_or_pandas() -> None:
-    """Neither is needed to scan: a parallel scan imports them (``preload``) while its shards are scanned."""
+    """Neither is needed to scan (nor to diagnose: ``tests/test_counts.py``)."""
     out = run_python("import sys, l4lite.cli.main, l4lite.api, l4lite.scale.engine, l4lite.diagnose.chartdata, l4lite.detect.iforest\n"
                      "print(sorted(m for m in ('sklearn', 'scipy', 'pandas') if m in sys.modules))")
     assert out == "[]"
-
-
-def test_preload_imports_pandas_and_never_scikit_learn() -> None:
-    out = run_python("import sys\nfrom l4lite.detect.iforest import preload\nprint('pandas' in sys.modules)\n"
-                     "preload()\nprint('pandas' in sys.modules, 'sklearn' in sys.modules)")
-    assert out.split() == ["False", "True", "False"]
 
 
 def test_a_job_whose_forests_fit_never_imports_scikit_learn() -> None:

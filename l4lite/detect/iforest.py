@@ -10,20 +10,22 @@ ones. Findings are "anomaly" evidence: they rank suspects and explain, they neve
 
 The forests are ``IsolationTrees`` (``l4lite.detect.isolation``): scikit-learn's estimator spends milliseconds
 per tree on bookkeeping, two thirds of a small job's analysis, and importing it (and SciPy) costs more CPU than
-analysing one. pandas is imported where a frame is built, so that a parallel scan can import it while its shards
-are scanned.
+analysing one. The counts are numpy tables (``detect.counts``): pandas, a third of a second of CPU to import, is
+imported only to hand the heatmap to a caller as a frame (``node_window_scores``).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from l4lite.detect.base import Detector, Finding
+from l4lite.detect.counts import CountTable, cell_table, column_std, descending, node_table, window_table
 from l4lite.detect.isolation import IsolationTrees
-from l4lite.detect.windows import alarming_templates, auto_window, count_frame, node_frame, window_frame
+from l4lite.detect.windows import alarming_templates, auto_window
 from l4lite.scan.scanner import JobScan
 
 if TYPE_CHECKING:
@@ -34,59 +36,57 @@ MAD_FLOOR = 0.01  # isolation scores of identical rows have no spread; z is meas
 CONCENTRATION = 0.6  # a window anomaly names a node only when that node printed this share of its drivers
 
 
-def preload() -> None:
-    """Import pandas now: for a long-lived caller (``tail``) that would rather pay the import at start-up than in
-    its first diagnosis, or a parallel scan while its shards are scanned elsewhere."""
-    import pandas  # noqa: F401
-
-
 def _forest(n_rows: int, seed: int, trees: int = 48) -> IsolationTrees:
     # The rows are nodes or windows (tens to hundreds) and the informative columns few: 48 seeded trees keep the
     # scores stable.
     return IsolationTrees(n_estimators=trees, max_samples=min(256, max(2, n_rows)), random_state=seed)
 
 
-def _select_columns(frame: pd.DataFrame, limit: int = MAX_COLUMNS) -> pd.DataFrame:
+def select_columns(table: CountTable, limit: int = MAX_COLUMNS) -> CountTable:
     """Keep the templates with the most variation across rows (bounded, for speed and memory)."""
-    if frame.shape[1] <= limit:
-        return frame
-    spread = np.log1p(frame).std(axis=0)
-    keep = spread.sort_values(ascending=False).index[:limit]
-    return frame[keep]
+    if len(table.cols) <= limit:
+        return table
+    keep = descending(column_std(np.log1p(table.values.astype(np.float64))))[:limit]
+    return table.take([table.cols[k] for k in keep.tolist()])
 
 
-def normalised(frame: pd.DataFrame) -> pd.DataFrame:
+def normalised(values: np.ndarray) -> np.ndarray:
     """Log-scaled counts with each row rescaled to the median row volume.
 
     Rows (nodes, windows) differ in volume for dull reasons (a partial first window, a node with more ranks);
     rescaling keeps what a row is made of and drops how much of it there is.
     """
-    totals = frame.sum(axis=1).astype(float)
-    scale = float(totals[totals > 0].median()) if (totals > 0).any() else 1.0
-    rates = frame.astype(float).div(totals.replace(0, np.nan), axis=0).fillna(0.0) * scale
-    return np.log1p(rates)
+    totals = values.sum(axis=1).astype(np.float64)
+    positive = totals > 0
+    scale = float(np.median(totals[positive])) if positive.any() else 1.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rates = values.astype(np.float64) / np.where(positive, totals, np.nan)[:, None]
+    return np.log1p(np.where(np.isnan(rates), 0.0, rates) * scale)
 
 
-def informative(train: pd.DataFrame, test: pd.DataFrame, min_shift: float = math.log(2.0),
+def informative(train: np.ndarray, test: np.ndarray, cols: list[str], min_shift: float = math.log(2.0),
                 spread_factor: float = 4.0) -> list[str]:
-    """Columns on which some test row departs from the training rows' median by more than noise.
+    """Columns (of ``cols``) on which some test row departs from the training rows' median by more than noise.
 
     An isolation forest splits every feature alike, so columns that only carry noise isolate random rows;
     keeping the columns that actually move makes its scores mean something with few rows.
     """
-    med = train.median(axis=0)
-    mad = (train - med).abs().median(axis=0)
-    shift = (test - med).abs().max(axis=0)
+    if not len(train):
+        return []
+    med = np.median(train, axis=0)
+    mad = np.median(np.abs(train - med), axis=0)
+    shift = np.abs(test - med).max(axis=0) if len(test) else np.full(len(cols), np.nan)
     keep = shift > np.maximum(min_shift, spread_factor * 1.4826 * mad)
-    return [str(c) for c in keep[keep].index]
+    return [str(cols[k]) for k in np.flatnonzero(keep).tolist()]
 
 
-def drivers(row: pd.Series, reference: pd.DataFrame, top: int = 3) -> list[tuple[str, float]]:
-    """Templates whose (log) count differs most from the reference rows' median, with that difference."""
-    x = np.log1p(row.astype(float))
-    med = np.log1p(reference.astype(float)).median(axis=0)
-    diff = (x - med).sort_values(ascending=False)
-    return [(str(k), float(v)) for k, v in diff.head(top).items() if v > 0]
+def drivers(row: np.ndarray, reference: np.ndarray, cols: list[str], top: int = 3) -> list[tuple[str, float]]:
+    """Templates whose (log) count in ``row`` differs most from the reference rows' median, with that difference."""
+    if not len(reference):  # the median of no rows: NaN everywhere, which ``v > 0`` drops
+        return []
+    diff = np.log1p(row.astype(np.float64)) - np.median(np.log1p(reference.astype(np.float64)), axis=0)
+    order = descending(diff)[:top].tolist()
+    return [(str(cols[k]), float(diff[k])) for k in order if diff[k] > 0]
 
 
 def _normalise(raw: np.ndarray) -> np.ndarray:
@@ -110,15 +110,14 @@ class IsolationForestDetector(Detector):
         self.z_threshold = z_threshold
         self.seed = seed
         self.max_findings = max_findings
-        self._baseline_windows: pd.DataFrame | None = None
+        self._baseline_windows: CountTable | None = None
 
     def fit(self, baseline: JobScan) -> IsolationForestDetector:
         """Use a healthy job's windows as the temporal reference instead of the job's own first windows."""
-        import pandas as pd
-        frame = window_frame(baseline, self.window_seconds)
-        if not frame.empty:
-            self._baseline_windows = frame if self._baseline_windows is None else pd.concat(
-                [self._baseline_windows, frame]).fillna(0)
+        table = window_table(baseline, self.window_seconds)
+        if not table.empty:
+            self._baseline_windows = table if self._baseline_windows is None else _stacked(self._baseline_windows,
+                                                                                          table)
         return self
 
     def detect(self, scan: JobScan) -> list[Finding]:
@@ -126,16 +125,17 @@ class IsolationForestDetector(Detector):
 
     # ------------------------------------------------------------------ spatial
     def spatial(self, scan: JobScan) -> list[Finding]:
-        frame = node_frame(scan)
-        if frame.shape[0] < self.min_nodes or frame.shape[1] == 0:
+        table = node_table(scan)
+        if len(table.rows) < self.min_nodes or not table.cols:
             return []
-        norm = normalised(frame)
-        cols = informative(norm, norm)
+        norm = normalised(table.values)
+        cols = informative(norm, norm, table.cols)
         if not cols:
             return []
-        frame = _select_columns(frame[cols])
-        x = norm[frame.columns].to_numpy(dtype=float)
-        forest = _forest(len(frame), self.seed).fit(x)
+        at = {c: k for k, c in enumerate(table.cols)}
+        table = select_columns(table.take(cols))
+        x = norm[:, [at[c] for c in table.cols]]
+        forest = _forest(len(table.rows), self.seed).fit(x)
         raw = -forest.score_samples(x)
         med = float(np.median(raw))
         mad = max(float(np.median(np.abs(raw - med))), MAD_FLOOR)
@@ -145,9 +145,8 @@ class IsolationForestDetector(Detector):
         for i in order[: self.max_findings]:
             if z[i] < self.z_threshold:
                 break
-            node = str(frame.index[i])
-            peers = frame.drop(index=frame.index[i])
-            top = drivers(frame.iloc[i], peers)
+            node = str(table.rows[i])
+            top = drivers(table.values[i], np.delete(table.values, i, axis=0), table.cols)
             names = [scan.templates[t].template[:100] if t in scan.templates else t for t, _ in top]
             records = [r for t, _ in top for r in scan.exemplars.get((t, node), [])[:1]]
             score = float(min(1.0, z[i] / (2 * self.z_threshold)))
@@ -160,32 +159,33 @@ class IsolationForestDetector(Detector):
 
     # ------------------------------------------------------------------ temporal
     def temporal(self, scan: JobScan) -> list[Finding]:
-        import pandas as pd
-        frame = window_frame(scan, self.window_seconds)
-        if frame.shape[0] < self.min_windows or frame.shape[1] == 0:
+        frame = window_table(scan, self.window_seconds)
+        if len(frame.rows) < self.min_windows or not frame.cols:
             return []
         if self._baseline_windows is not None:
-            cols = frame.columns.union(self._baseline_windows.columns)
-            train = self._baseline_windows.reindex(columns=cols, fill_value=0)
-            frame = frame.reindex(columns=cols, fill_value=0)
+            cols = sorted(set(frame.cols) | set(self._baseline_windows.cols))
+            train, frame = _widened(self._baseline_windows, cols), _widened(frame, cols)
         else:
-            n_fit = max(self.min_windows // 2, int(len(frame) * self.fit_fraction))
-            train = frame.iloc[:n_fit]
+            n_fit = max(self.min_windows // 2, int(len(frame.rows) * self.fit_fraction))
+            train = CountTable(frame.rows[:n_fit], frame.cols, frame.values[:n_fit])
         # Raw log counts of the alarming templates: a handful of new error lines in a busy window is the
         # signal, and a rate would drown it in the window's volume.
-        ntrain, ntest = np.log1p(train.astype(float)), np.log1p(frame.astype(float))
+        ntrain, ntest = np.log1p(train.values.astype(np.float64)), np.log1p(frame.values.astype(np.float64))
         alarming = alarming_templates(scan)
-        cols = [c for c in informative(ntrain, ntest, min_shift=0.5) if c in alarming]
+        cols = [c for c in informative(ntrain, ntest, frame.cols, min_shift=0.5) if c in alarming]
         if not cols:
             return []
-        cols = list(_select_columns(frame[cols]).columns)
-        train, test = train[cols], frame[cols]
+        cols = select_columns(frame.take(cols)).cols
+        train, test = train.take(cols), frame.take(cols)
+        at = {c: k for k, c in enumerate(frame.cols)}
+        picked = [at[c] for c in cols]
         # Fitted on every window: a forest never splits on a column that is constant in its training rows,
         # and a template new near the failure is exactly that. The training windows only set the scale of z.
-        both = ntest[cols] if self._baseline_windows is None else pd.concat([ntrain[cols], ntest[cols]])
-        forest = _forest(len(both), self.seed).fit(both.to_numpy(dtype=float))
-        ref_raw = -forest.score_samples(ntrain[cols].to_numpy(dtype=float))
-        raw = -forest.score_samples(ntest[cols].to_numpy(dtype=float))
+        both = ntest[:, picked] if self._baseline_windows is None else np.concatenate([ntrain[:, picked],
+                                                                                         ntest[:, picked]])
+        forest = _forest(len(both), self.seed).fit(both)
+        ref_raw = -forest.score_samples(ntrain[:, picked])
+        raw = -forest.score_samples(ntest[:, picked])
         med = float(np.median(ref_raw))
         mad = max(float(np.median(np.abs(ref_raw - med))), MAD_FLOOR)
         z = (raw - med) / (1.4826 * mad)
@@ -197,10 +197,10 @@ class IsolationForestDetector(Detector):
         for i in np.argsort(-z):
             if len(out) >= self.max_findings or z[i] < self.z_threshold:
                 break
-            start = float(test.index[i])
+            start = float(test.rows[i])
             if first_train is not None and start < first_train:
                 continue
-            top = drivers(test.iloc[i], train)
+            top = drivers(test.values[i], train.values, cols)
             names = [scan.templates[t].template[:100] if t in scan.templates else t for t, _ in top]
             node = self._node_of(scan, [t for t, _ in top], start, window)
             records = [r for t, _ in top for r in scan.exemplars.get((t, node), [])[:1]] if node else []
@@ -231,38 +231,93 @@ class IsolationForestDetector(Detector):
         return node if per_node[node] >= CONCENTRATION * sum(per_node.values()) else None
 
 
-def node_window_scores(scan: JobScan, window_seconds: float | None = None, seed: int = 0) -> pd.DataFrame:
-    """Anomaly score in [0, 1] per node (rows) x window start (columns): the report's heatmap.
+def _widened(table: CountTable, cols: list[str]) -> CountTable:
+    """``table`` with columns ``cols``, a column it does not have all zeros (``reindex(columns=...)``)."""
+    at = {c: k for k, c in enumerate(table.cols)}
+    values = np.zeros((len(table.rows), len(cols)), table.values.dtype)
+    for k, c in enumerate(cols):
+        if c in at:
+            values[:, k] = table.values[:, at[c]]
+    return CountTable(table.rows, cols, values)
+
+
+def _stacked(first: CountTable, then: CountTable) -> CountTable:
+    """Both tables' rows, their columns in order of first appearance (``pd.concat(...).fillna(0)``)."""
+    cols = list(dict.fromkeys(first.cols + then.cols))
+    return CountTable(first.rows + then.rows, cols,
+                      np.concatenate([_widened(first, cols).values, _widened(then, cols).values]))
+
+
+@dataclass(frozen=True)
+class ScoreGrid:
+    """The heatmap's anomaly scores: per node (sorted) x window start (every window from the first to the last)."""
+
+    nodes: list[str]
+    windows: list[float]
+    scores: np.ndarray  # float, len(nodes) x len(windows)
+
+    @property
+    def empty(self) -> bool:
+        return not self.nodes or not self.windows
+
+
+def score_grid(scan: JobScan, window_seconds: float | None = None, seed: int = 0) -> ScoreGrid:
+    """Anomaly score in [0, 1] per node x window start: the report's heatmap.
 
     The isolation score of each (node, window) count vector over the informative alarming templates, blended
     with an alarm score that weighs those lines by how few nodes print them in the same window.
     """
-    import pandas as pd
-    frame = count_frame(scan, window_seconds)
+    frame = cell_table(scan, window_seconds)
     if frame.empty:
-        return pd.DataFrame()
+        return ScoreGrid([], [], np.zeros((0, 0)))
     alarming = alarming_templates(scan)
-    cols = [c for c in frame.columns if c in alarming]  # the heatmap shows trouble, not routine
+    cols = [c for c in frame.cols if c in alarming]  # the heatmap shows trouble, not routine
+    n = len(frame.rows)
     # Raw log counts: one Xid line in a busy window must count, which a rate would not.
-    x = np.log1p(frame[list(_select_columns(frame[cols]).columns)].to_numpy(dtype=float)) if cols else None
+    x = np.log1p(select_columns(frame.take(cols)).values.astype(np.float64)) if cols else None
     # Identical rows get identical isolation scores, which normalise to zeros: no forest needed for that.
-    if x is not None and len(frame) >= 4 and x.shape[1] and not (x == x[0]).all():
-        raw = -_forest(len(frame), seed, trees=32).fit(x).score_samples(x)
+    if x is not None and n >= 4 and x.shape[1] and not (x == x[0]).all():
+        raw = -_forest(n, seed, trees=32).fit(x).score_samples(x)
         iso = _normalise(raw)
     else:
-        iso = np.zeros(len(frame))
+        iso = np.zeros(n)
+    node_of = [r[0] for r in frame.rows]
+    window_of = [r[1] for r in frame.rows]
     # Alarm: the cell's alarming lines weighted by how few nodes print the same template in that window (one
     # node's Xid counts; the watchdog timeouts every node prints at once count little), log-scaled.
-    alarm = np.zeros(len(frame))
+    alarm = np.zeros(n)
     if cols:
-        present = (frame[cols] > 0).astype(float)
-        nodes_per_window = present.groupby(level="window").transform("sum")
-        n_nodes = max(1, frame.index.get_level_values("node").nunique())
-        unique = 1.0 - (nodes_per_window - 1.0).clip(lower=0.0) / n_nodes
-        alarm = _normalise((np.log1p(frame[cols].astype(float)) * unique).sum(axis=1).to_numpy())
+        counts = frame.take(cols).values
+        present = (counts > 0).astype(np.float64)
+        windows = sorted(set(window_of))
+        w_at = {w: k for k, w in enumerate(windows)}
+        row_window = np.array([w_at[w] for w in window_of], np.int64)
+        per_window = np.zeros((len(windows), len(cols)))
+        np.add.at(per_window, row_window, present)
+        nodes_per_window = per_window[row_window]
+        n_nodes = max(1, len(set(node_of)))
+        unique = 1.0 - np.clip(nodes_per_window - 1.0, 0.0, None) / n_nodes
+        weighted = np.log1p(counts.astype(np.float64)) * unique
+        alarm = _normalise(weighted.sum(axis=1))
     scores = 0.35 * iso + 0.65 * alarm if cols else iso
-    series = pd.Series(scores, index=frame.index)
-    grid = series.unstack("window").fillna(0.0)
+    nodes = sorted(set(node_of))
+    n_at = {k: i for i, k in enumerate(nodes)}
     window = auto_window(scan, window_seconds)
-    full = np.arange(grid.columns.min(), grid.columns.max() + window / 2, window)
-    return grid.reindex(columns=full, fill_value=0.0)
+    full = np.arange(min(window_of), max(window_of) + window / 2, window).tolist()
+    f_at = {w: k for k, w in enumerate(full)}
+    grid = np.zeros((len(nodes), len(full)))
+    for node, w, v in zip(node_of, window_of, scores.tolist(), strict=True):
+        k = f_at.get(w)
+        if k is not None:  # ``reindex``: a window start the range does not hit exactly is left out
+            grid[n_at[node], k] = v
+    return ScoreGrid(nodes, full, grid)
+
+
+def node_window_scores(scan: JobScan, window_seconds: float | None = None, seed: int = 0) -> pd.DataFrame:
+    """``score_grid`` as a frame: nodes (rows) x window starts (columns)."""
+    import pandas as pd
+    grid = score_grid(scan, window_seconds, seed)
+    if grid.empty:
+        return pd.DataFrame()
+    return pd.DataFrame(grid.scores, index=pd.Index(grid.nodes, name="node"), columns=pd.Index(grid.windows,
+                                                                                                 name="window"))

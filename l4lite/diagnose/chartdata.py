@@ -15,7 +15,7 @@ import numpy as np
 
 from l4lite.detect.base import Finding
 from l4lite.detect.health import HealthDetector
-from l4lite.detect.iforest import node_window_scores
+from l4lite.detect.iforest import score_grid
 from l4lite.diagnose.assemble import iso
 from l4lite.diagnose.incident import Incident
 from l4lite.diagnose.localize import Verdict
@@ -57,18 +57,17 @@ def axis(scan: JobScan) -> tuple[float | None, float | None]:
 
 
 def heatmap(scan: JobScan, window_seconds: float | None, suspects: list[str]) -> dict[str, Any] | None:
-    grid = node_window_scores(scan, window_seconds)
+    grid = score_grid(scan, window_seconds)
     if grid.empty:
         return None
     lo, hi = axis(scan)
-    if lo is not None and hi is not None and grid.shape[1] > 1:
-        width = float(grid.columns[1] - grid.columns[0])
-        inside = [c for c in grid.columns if lo - width < float(c) <= hi]
+    times, values = grid.windows, grid.scores
+    if lo is not None and hi is not None and len(times) > 1:
+        width = times[1] - times[0]
+        inside = [k for k, t in enumerate(times) if lo - width < t <= hi]
         if inside:
-            grid = grid[inside]
-    window = float(grid.columns[1] - grid.columns[0]) if grid.shape[1] > 1 else float(window_seconds or 60.0)
-    values = grid.to_numpy(dtype=float)
-    times = [float(t) for t in grid.columns]
+            times, values = [times[k] for k in inside], values[:, inside]
+    window = times[1] - times[0] if len(times) > 1 else float(window_seconds or 60.0)
     if len(times) > MAX_WINDOWS:  # max-pool neighbouring windows
         k = math.ceil(len(times) / MAX_WINDOWS)
         pad = (-len(times)) % k
@@ -76,7 +75,7 @@ def heatmap(scan: JobScan, window_seconds: float | None, suspects: list[str]) ->
         values = padded.reshape(values.shape[0], -1, k).max(axis=2)
         times = times[::k]
         window *= k
-    nodes = [str(n) for n in grid.index]
+    nodes = [str(n) for n in grid.nodes]
     if len(nodes) > MAX_NODES:
         order = sorted(range(len(nodes)), key=lambda i: (nodes[i] not in suspects, -float(values[i].max())))
         keep = sorted(order[:MAX_NODES])

@@ -122,9 +122,6 @@ class Tailer(TailState, ContextRefresh):
         self._html_incident: Incident | None = None
         self._baseline_scans = self._load_baselines(options.baselines)
         from l4lite import api as pipeline
-        from l4lite.detect.iforest import preload
-
-        preload()  # pandas takes a second to import: now, not in the middle of a poll
 
         self._pipeline = pipeline
         self.perf: dict[str, float] = {"diagnose_seconds": 0.0, "diagnose_max": 0.0, "diagnoses": 0}

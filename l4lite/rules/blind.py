@@ -188,3 +188,83 @@ class ShapeRules:
             found = [RuleMatch(rule) for rule, m in self._met if (next(met) if m is None else m)]
             ids = self._combined[hits] = tuple(str(m.rule.id or m.rule) for m in with_fallback(found))
         return ids
+
+
+_BEHIND = -1  # the direction of a lookbehind in a parsed ASSERT / ASSERT_NOT
+
+
+@lru_cache(maxsize=1024)
+def literal_head(pattern: str, ignore_case: bool = False) -> str | None:
+    """The literal text (three characters or more) that every match of ``pattern`` starts with, where nothing the
+    pattern tests looks before a match's start (no lookbehind): then whether a text meets the pattern is whether
+    its part from the first place that text occurs does. None otherwise (a class, group or anchor first, a case
+    left open, anything the parser does not know).
+
+    A trainer's metric line (``... | number of nan iterations:   0 |``) is new on every line, so a memo of rule
+    answers by message never answers it; by that part it does (``scan.runpath``)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            parsed = sre_parse.parse(pattern)
+    except (Warning, sre_constants.error, re.error, OverflowError, RecursionError, TypeError, ValueError):
+        return None
+    if ignore_case or parsed.state.flags & sre_constants.SRE_FLAG_IGNORECASE:
+        return None
+    items = list(parsed)
+    head = []
+    for op, av in items:
+        if op != sre_constants.LITERAL:
+            break
+        head.append(chr(av))
+    if len(head) < 3 or _looks_behind(items):
+        return None
+    return "".join(head)
+
+
+def _looks_behind(items: list[Any]) -> bool:
+    """Whether a parsed sequence holds a lookbehind, or a construct it cannot read, at any depth."""
+    for op, av in items:
+        if op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            if av[0] == _BEHIND or _looks_behind(list(av[1])):
+                return True
+        elif op == sre_constants.SUBPATTERN:
+            if _looks_behind(list(av[3])):
+                return True
+        elif op == sre_constants.BRANCH:
+            if any(_looks_behind(list(b)) for b in av[1]):
+                return True
+        elif op in _REPEATS:
+            if _looks_behind(list(av[2])):
+                return True
+        elif op == sre_constants.ATOMIC_GROUP:
+            if _looks_behind(list(av)):
+                return True
+        elif op == sre_constants.GROUPREF_EXISTS:
+            if _looks_behind(list(av[1])) or av[2] is not None and _looks_behind(list(av[2])):
+                return True
+        elif op not in (sre_constants.LITERAL, sre_constants.NOT_LITERAL, sre_constants.IN, sre_constants.ANY,
+                        sre_constants.AT, sre_constants.GROUPREF, sre_constants.CATEGORY):
+            return True
+    return False
+
+
+def rule_heads(rules: tuple[Any, ...]) -> tuple[str, ...] | None:
+    """``literal_head`` of each rule, or None when one has none: a text meets each rule as its part from the
+    first place one of the heads occurs does (a rule whose head it lacks meets neither)."""
+    heads = []
+    for rule in rules:
+        head = literal_head(rule.pattern, rule.ignore_case)
+        if head is None:
+            return None
+        heads.append(head)
+    return tuple(dict.fromkeys(heads))
+
+
+def from_head(message: str, heads: tuple[str, ...]) -> str:
+    """The part of ``message`` from the first place one of ``heads`` occurs, empty where none does."""
+    if len(heads) == 1:
+        at = message.find(heads[0])
+    else:
+        found = [p for p in map(message.find, heads) if p >= 0]
+        at = min(found) if found else -1
+    return message[at:] if at >= 0 else ""

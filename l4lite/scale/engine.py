@@ -344,26 +344,6 @@ def make_engine(jobs: int = 1, scheduler: str | None = None) -> Engine:
 
 
 # ---------------------------------------------------------------------------------------------- entry point
-class Preload:
-    """What this process needs after the shards, imported while they are scanned elsewhere (a ``Meanwhile``):
-    pandas, which every diagnosis builds its frames with, once a worker is left idle (before that, the import
-    would take a core from the shards)."""
-
-    def __init__(self) -> None:
-        self.pandas = False
-
-    def __call__(self, result: ShardResult | None, idle: bool) -> None:
-        if (idle or result is None) and not self.pandas:
-            self.pandas = True
-            in_thread(_import_pandas)
-
-
-def _import_pandas() -> None:
-    from l4lite.detect.iforest import preload
-
-    preload()
-
-
 def scan_job_parallel(paths: Sequence[str], options: AnalyzeOptions, execution: ExecutionOptions | None = None,
                       engine: Engine | None = None) -> JobScan:
     """``pipeline.scan_job`` on shards: discover, plan, scan the shards on the engine, merge.
@@ -386,7 +366,7 @@ def scan_job_parallel(paths: Sequence[str], options: AnalyzeOptions, execution: 
         tasks = [ShardTask(i, tuple(shard), job.root, context, tuple(options.rules_files),
                            float(options.bucket_seconds), steps)
                  for i, shard in enumerate(job_shards(job.files, engine.workers))]
-        result = engine.run(tasks, execution.progress, meanwhile=Preload())
+        result = engine.run(tasks, execution.progress)
     finally:
         if own:
             engine.close()
@@ -398,6 +378,6 @@ def scan_job_parallel(paths: Sequence[str], options: AnalyzeOptions, execution: 
     return scan
 
 
-__all__ = ["DaskEngine", "Engine", "LocalEngine", "Meanwhile", "PoolEngine", "Preload", "ShardResult", "ShardTask", "finish_merge",
+__all__ = ["DaskEngine", "Engine", "LocalEngine", "Meanwhile", "PoolEngine", "ShardResult", "ShardTask", "finish_merge",
            "job_shards", "make_engine", "merge_results", "plan_shards", "remine", "scan_job_parallel", "scan_shard",
            "unify_templates"]

@@ -17,7 +17,7 @@ from l4lite.ingest.runs import ShapeRun
 from l4lite.ingest.shape import fold_safe, shape_of
 from l4lite.mining.runmine import mine_run
 from l4lite.records import Record
-from l4lite.rules.blind import FOLDED, SHAPE, ShapeRules
+from l4lite.rules.blind import FOLDED, SHAPE, ShapeRules, from_head, rule_heads
 from l4lite.rules.needs import shape_candidates
 from l4lite.scan.jobscan import EXEMPLAR_CAP, MARKER_CAP, METRIC_CAP, UNKNOWN_NODE, Marker, Progress
 from l4lite.scan.points import (
@@ -217,6 +217,7 @@ class RunPath(RunTables):
         # evidence is full, per (rule ids, node), counted into ``hit_totals`` after the loop
         answers_of: dict[int, Any] = {}
         alike: dict[int, ShapeRules | None] = {}  # per shape, its rules searched once (``shape_rules``)
+        heads_of: dict[int, tuple[str, ...] | None] = {}  # per shape, its rules' heads (``rule_heads``)
         counted: dict[tuple[tuple[str, ...], str], int] = {}
         match_ids = getattr(self.rules, "match_ids", None)
         trusted = getattr(self.rules, "trusted_chars", 0)
@@ -308,12 +309,20 @@ class RunPath(RunTables):
                     if shaped is not None and not shaped.per_line:
                         known = (None, shaped.ids(msg))
                     else:
-                        known = memo.get(msg)
+                        # by the message's part from its rules' literal heads where each rule has one: a metric
+                        # line new on every line (``... nan iterations:   0 |``) is one entry (``rule_heads``)
+                        heads = heads_of.get(x, _UNSET) if may_match is rules_of[x] else rule_heads(may_match[0])
+                        if heads is _UNSET:
+                            heads = heads_of[x] = rule_heads(may_match[0])
+                        text = msg if heads is None else from_head(msg, heads)
+                        known = memo.get(text)
                         if known is None:
                             if len(memo) >= RULE_ANSWERS:
                                 memo.clear()
-                            known = memo[msg] = (None, match_ids(may_match[0], msg, sh.source) if shaped is None
-                                                 else shaped.ids(msg))
+                            known = memo[text] = (None, match_ids(may_match[0], msg, sh.source) if shaped is None
+                                                  else shaped.ids(msg))
+                        elif known[0] is not None and text != msg:  # matches of another message
+                            known = (None, known[1])
                     found, rule_ids = known
                 if rule_ids:
                     full = (rule_ids, node)
