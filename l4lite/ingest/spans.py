@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 from l4lite.ingest.boots import is_kernel_log
-from l4lite.ingest.jumps import quarters
+from l4lite.ingest.jumps import APART_LIMIT, ZONE_LIMIT, quarters
 from l4lite.ingest.timespots import spot_time, strip_stream_prefixes
 from l4lite.ingest.timestamps import TimestampParser
 
@@ -123,11 +123,15 @@ def apart_files(spans: dict[str, FileSpan], written: dict[str, float | None] | N
             continue
         # a tie says nothing about which files are the job's, unless this group was written long before the core
         mine, theirs = ranges[id(g)], ranges[id(core)]
-        if len(g) >= len(core) and not (mine and theirs and mine[1] < theirs[0] - gap):
+        earlier = bool(mine and theirs and mine[1] < theirs[0] - gap)  # written long before the core
+        if len(g) >= len(core) and not earlier:
             continue
-        if quarters(min(a for a, _, _ in g) - lo) and quarters(max(b for _, b, _ in g) - hi) == \
-                quarters(min(a for a, _, _ in g) - lo):
-            continue  # the core's span moved by whole quarter hours at both ends: a node in another zone (``zones``)
+        moved = quarters(min(a for a, _, _ in g) - lo, limit=APART_LIMIT)
+        if moved and quarters(max(b for _, b, _ in g) - hi, limit=APART_LIMIT) == moved and \
+                (abs(moved) <= ZONE_LIMIT or (mine and theirs and not earlier)):
+            # the core's span moved by whole quarter hours at both ends: a node in another zone (``zones``); two
+            # zones may lie more than a zone's 14 hours apart, but so does yesterday's file: its write times tell
+            continue
         for a, b, rel in g:
             if b < lo - PAST_SLACK:  # a reset clock (1970), not another job: the reader refuses its times
                 continue

@@ -39,7 +39,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from l4lite.ingest.errorfile import stated_time
-from l4lite.ingest.jumps import quarters
+from l4lite.ingest.jumps import APART_LIMIT, quarters
 from l4lite.ingest.spans import FileSpan, job_span
 from l4lite.records import Accounting, Record
 
@@ -69,10 +69,11 @@ class ZoneShift:
     node: str
     seconds: float
     evidence: list[str]
+    against: str = "the job's other nodes"  # what the offset is measured from
 
     def warning(self) -> str:
         hours = f"{self.seconds / 3600:+.2f}".rstrip("0").rstrip(".")
-        return (f"node {self.node}: its clock reads {hours} h from the job's other nodes (another time zone, no "
+        return (f"node {self.node}: its clock reads {hours} h from {self.against} (another time zone, no "
                 f"offset written; {', '.join(self.evidence)} agree); its times are read {abs(self.seconds):.0f} s "
                 f"{'back' if self.seconds > 0 else 'forward'}")
 
@@ -88,8 +89,8 @@ def _offset(mine: NodeClock, others: list[NodeClock]) -> tuple[float, list[NodeC
     those nodes; (0.0, []) when no such offset is shared by more than half of them."""
     by: dict[float, list[NodeClock]] = {}
     for c in others:
-        d = quarters(mine.first - c.first, TOLERANCE)
-        if d and quarters(mine.last - c.last, TOLERANCE) == d:
+        d = quarters(mine.first - c.first, TOLERANCE, APART_LIMIT)
+        if d and quarters(mine.last - c.last, TOLERANCE, APART_LIMIT) == d:
             by.setdefault(d, []).append(c)
     best = max(by.items(), key=lambda kv: len(kv[1]), default=(0.0, []))
     return best if len(best[1]) > len(others) / 2 else (0.0, [])
@@ -167,6 +168,67 @@ def split_skew(clocks: Mapping[str, NodeClock], candidates: Sequence[ZoneShift])
                     f"{', '.join(worst.evidence)} agree; which clock is right is unknown, times are shown as logged)"}
 
 
+@dataclass
+class JobClocks:
+    """Every clock of a job, gathered once from all its files, whatever their layout: each node's
+    (``NodeClock``), each file's that no path or line places (a node folder renamed, a node's output named by
+    its task: its writer is unknown, but its clock is still one of the job's), and the epoch seconds that error
+    files no node is known for state (``loose``: the job's time at the failure, whoever wrote them).
+
+    ``zone_shifts`` compares the nodes with each other; when that decides nothing (an even split, a peer whose
+    folder names no host, two nodes each in a zone of its own), ``anchored`` places each node against the
+    zone-free time its own error files state, and moves it only when another clock of the job confirms the
+    offset: the whole quarter hours between the two clocks, at their first and at their last lines, are the
+    difference of their offsets from the zone-free time. A job whose clocks all agree is left as logged, even
+    when all of them read local time."""
+
+    nodes: dict[str, NodeClock]
+    unplaced: dict[str, NodeClock] = field(default_factory=dict)  # rel -> a file no node is known for
+    loose: list[float] = field(default_factory=list)
+
+    @staticmethod
+    def apart(a: NodeClock, b: NodeClock) -> float | None:
+        """The whole quarter hours clock ``a`` reads after ``b`` at both their first and last lines (within
+        ``TOLERANCE``; 0.0: the same clock), or None when the two ends do not say one offset."""
+        first, last = a.first - b.first, a.last - b.last
+        if abs(first) <= TOLERANCE and abs(last) <= TOLERANCE:
+            return 0.0
+        q = quarters(first, TOLERANCE, APART_LIMIT)
+        return q if q and quarters(last, TOLERANCE, APART_LIMIT) == q else None
+
+    def zone_free(self, clock: NodeClock, own_only: bool = False) -> float | None:
+        """How far a clock's last line reads from the zone-free time at the failure (its own error files', else
+        any the job states): whole quarter hours, 0.0 within ``STATED``, None when unknown or no whole quarter."""
+        stated = clock.stated or ([] if own_only else [*self.loose, *(t for c in self.nodes.values() for t in c.stated)])
+        if not stated:
+            return None
+        gap = clock.last - max(stated)
+        return 0.0 if abs(gap) <= STATED else (quarters(gap, STATED) or None)
+
+    def anchored(self) -> list[ZoneShift]:
+        """The nodes read in the zone-free time (see the class docstring): a node whose own error files place its
+        clock whole quarter hours off, when some other clock lies from it by exactly what its own zone-free
+        offset says and no clock whose offset is known says otherwise."""
+        others = {**self.nodes, **{f"file {rel}": c for rel, c in self.unplaced.items()}}
+        out = []
+        for node, mine in sorted(self.nodes.items()):
+            own = self.zone_free(mine, own_only=True)
+            if not own:
+                continue
+            said = [(d, self.zone_free(c)) for name, c in others.items() if name != node
+                    and (d := self.apart(mine, c)) is not None]
+            known = [(d, theirs) for d, theirs in said if theirs is not None]
+            if any(own - theirs != d for d, theirs in known) or not any(d for d, _ in known):
+                continue
+            out.append(ZoneShift(node, own, [ZONE_FREE[1], "another clock of the job"], "the time its error files state"))
+        return out
+
+    def shifts(self, skew: Mapping[str, float]) -> tuple[list[ZoneShift], list[ZoneShift]]:
+        """The nodes to read in the job's time, and the candidates ``zone_shifts`` weighed (``split_skew``)."""
+        candidates = loosely_stated(zone_candidates(self.nodes, skew), self.nodes, self.loose)
+        return (zone_shifts(self.nodes, skew, candidates) or self.anchored()), candidates
+
+
 def _stated(doc: Any) -> float | None:
     """The epoch seconds an error file states (its last field), from its tail; None if it states none. A gzip'd
     error file is the same file: its tail is read inflated (an error file is small, ``MAX_ERROR_FILE``)."""
@@ -195,9 +257,14 @@ def read_zones(ctx: Any, spans: Mapping[str, FileSpan], files: Sequence[Any], do
     the job's time; whether any was found. ``docs``: the job's JSON documents (error files)."""
     mtimes = {f.rel: getattr(f, "mtime", None) for f in files}
     clocks: dict[str, NodeClock] = {}
+    unplaced: dict[str, NodeClock] = {}  # a file of one writer no path places: a clock of the job still
     for rel, span in spans.items():
         node = ctx.node_of(rel)
-        if node is None or span.system:
+        if span.system:
+            continue
+        if node is None:
+            if rel not in ctx.mixed and rel not in ctx.task_hosts:
+                unplaced[rel] = NodeClock(span.first, span.last, [(span.last, mtimes.get(rel))])
             continue
         c = clocks.setdefault(node, NodeClock(span.first, span.last, []))
         c.first, c.last = min(c.first, span.first), max(c.last, span.last)
@@ -209,8 +276,7 @@ def read_zones(ctx: Any, spans: Mapping[str, FileSpan], files: Sequence[Any], do
             (clocks[node].stated if node is not None else loose).append(t)
     skew = ctx.clock_skew.get("nodes", {})
     offsets = {n: float(v["seconds"]) for n, v in skew.items()} | ({ctx.clock_skew["reference"]: 0.0} if skew else {})
-    candidates = loosely_stated(zone_candidates(clocks, offsets), clocks, loose)
-    shifts = zone_shifts(clocks, offsets, candidates)
+    shifts, candidates = JobClocks(clocks, unplaced, loose).shifts(offsets)
     if not shifts and not skew and (split := split_skew(clocks, candidates)) is not None:
         ctx.clock_skew = split
     for z in shifts:
