@@ -21,6 +21,11 @@ split evenly (two nodes), only a node that zone-free evidence (write times, epoc
 evidence. An even split nothing places moves no time, but its offset is stated as the job's clock skew
 (``split_skew``, when none was measured), so that phases and spans compare the nodes on one clock.
 
+When comparing the nodes decides nothing (an even split with no zone-free evidence for one side, two nodes each
+in a zone of its own, a peer whose folder names no node), ``JobClocks.anchored`` places each node against the
+zone-free time its own error files state, confirmed by another clock of the job, a file no node is known for
+included (see ``JobClocks``).
+
 A zone belongs to a node, not to a file: a stream of several nodes' lines (``srun --label``, ``cat``) has each
 line read by its own writer's zone (``in_writer_zones``). An error file no node is known for (every file renamed
 into one folder) still states the job's time at the failure, whoever wrote it, and so can place an even split.
