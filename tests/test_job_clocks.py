@@ -6,6 +6,7 @@ logged."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -104,3 +105,21 @@ def test_the_real_job_with_its_peers_folder_renamed_keeps_its_failure_time(tmp_p
     letters = analyze([str(tmp_path / "letters")], options)
     assert plain.failure_time is not None and plain.failure_time.startswith("2026-12-06T04:53")
     assert letters.failure_time == plain.failure_time
+
+
+def test_a_stale_file_set_apart_has_no_say_in_the_year_of_yearless_lines(tmp_path: Path) -> None:
+    # glog lines carry no year; a stray file of another job, dated 2024, is set apart, and must not leave the
+    # job's lines read in 2024 (then the error files' epoch seconds, in 2026, place no clock at all)
+    written = T0.timestamp() + 200
+    for node in ("gpu-node-1", "gpu-node-2"):
+        (tmp_path / node).mkdir()
+        f = tmp_path / node / "train.log"
+        f.write_text("".join(f"I1203 14:00:{10 * i:02d}.000000 42 train.py:1] step {i}\n" for i in range(6)))
+        os.utime(f, (written, written))
+    stale = tmp_path / "gpu-node-1" / "previous.log"
+    stale.write_text("".join(f"2024-07-10 10:00:{10 * i:02d},000 INFO old step {i}\n" for i in range(6)))
+    then = datetime(2024, 7, 10, 11, tzinfo=UTC).timestamp()
+    os.utime(stale, (then, then))
+    ctx = build_context(discover([str(tmp_path)], Accounting()).files)
+    assert list(ctx.set_apart) == ["gpu-node-1/previous.log"]
+    assert ctx.start == T0.timestamp()

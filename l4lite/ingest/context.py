@@ -410,8 +410,10 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
             concerns.pop(rel, None)
             spans.pop(rel, None)
         files = [f for f in files if f.rel not in ctx.set_apart]
-        if year is None:
+        if year is None:  # a file set apart has no say in the year either (its dates may be years before the job's)
             ctx.year, ctx.near_year = vote_year(((rel, v.years) for rel, v in samples.items()), files)
+            ctx.around = dated_middle(spans, {rel: v.years for rel, v in samples.items()}, ctx.near_year)
+            ctx.written = first_written(files) if ctx.around is None else None
             spans = sampled_spans(files, samples, ctx.year, ctx.near_year, ctx.around, ctx.written, ctx.day_first)
     ctx.start, ctx.end = job_span(list(spans.values()))
     if ctx.end is not None:  # a stream sampled at its head only has no known end
