@@ -123,3 +123,40 @@ def test_a_stale_file_set_apart_has_no_say_in_the_year_of_yearless_lines(tmp_pat
     ctx = build_context(discover([str(tmp_path)], Accounting()).files)
     assert list(ctx.set_apart) == ["gpu-node-1/previous.log"]
     assert ctx.start == T0.timestamp()
+
+
+def test_a_node_in_a_zone_of_its_own_that_springs_forward_is_read_at_its_start_offset() -> None:
+    end = [T0.timestamp() + 95]
+    t = T0.timestamp()
+    # nine hours ahead at its first line, ten at its last (daylight saving mid-job): its span is an hour longer
+    jumped = NodeClock(t + 9 * 3600, t + 90 + 10 * 3600, [], end)
+    moved = JobClocks({"gpu-node-1": jumped, "gpu-node-2": _clock(0, end)}).anchored()
+    assert [(z.node, z.seconds) for z in moved] == [("gpu-node-1", 9 * 3600.0)]
+    # the peer sprang forward, not this node: it is read at its one offset, the peer left to ``jumps``
+    peer = NodeClock(t, t + 90 + 3600, [], [end[0]])
+    moved = JobClocks({"gpu-node-1": _clock(-5 * 3600, end), "gpu-node-2": peer}).anchored()
+    assert [(z.node, z.seconds) for z in moved] == [("gpu-node-1", -5 * 3600.0)]
+
+
+def test_a_file_that_ends_where_an_error_file_says_the_job_failed_is_no_stale_file() -> None:
+    t = T0.timestamp()
+    core = {f"a/{i}.log": FileSpan(False, t + 9 * 3600, t + 10 * 3600 + 60) for i in range(4)}
+    peer = {f"b/{i}.log": FileSpan(False, t, t + 60) for i in range(3)}
+    assert set(apart_files({**core, **peer})) == set(peer)  # nine hours before at one end, ten at the other
+    assert apart_files({**core, **peer}, stated=[t + 62]) == {}
+
+
+def test_a_node_that_springs_forward_in_its_own_zone_ends_with_the_job(tmp_path: Path) -> None:
+    end = T0 + timedelta(seconds=95)
+    _job(tmp_path, {"gpu-node-1": timedelta(0), "gpu-node-2": timedelta(hours=9)},
+         {"gpu-node-1": end, "gpu-node-2": end})
+    log = tmp_path / "gpu-node-2" / "train.log"
+    lines = log.read_text().splitlines(keepends=True)
+    later = _lines(T0 + timedelta(hours=10, seconds=50), 5).splitlines(keepends=True)
+    log.write_text("".join(lines[:5] + later))  # its last five lines an hour late
+    acc = Accounting()
+    ctx = build_context(discover([str(tmp_path)], acc).files, accounting=acc)
+    assert ctx.node_shifts == {"gpu-node-2": 9 * 3600.0} and ctx.set_apart == {}
+    result = analyze([str(tmp_path)], AnalyzeOptions())
+    span = result.to_dict()["job"]
+    assert span["start"].startswith("2026-12-03T14:00") and span["end"].startswith("2026-12-03T14:01")

@@ -22,6 +22,7 @@ from l4lite.ingest.timestamps import TimestampParser
 PAST_YEARS = 15
 PAST_SLACK = PAST_YEARS * 365 * 86400.0
 FUTURE_SLACK = 86400.0  # a time this far after its file was written (and now) is a wrong clock
+STATED = 300.0  # seconds: how far a node's last line may lie from the time its error file states
 SPIKE_SECONDS = 3600.0  # a sampled time this far off both its neighbours' (the same way) is one wrong line
 
 
@@ -90,14 +91,17 @@ def first_written(files: Sequence[Any]) -> float | None:
 APART_GAP = 6 * 3600.0  # a file whose whole span is this far (or the core's length) from the job's core is not its
 
 
-def apart_files(spans: dict[str, FileSpan], written: dict[str, float | None] | None = None) -> dict[str, str]:
+def apart_files(spans: dict[str, FileSpan], written: dict[str, float | None] | None = None,
+                stated: Sequence[float] = ()) -> dict[str, str]:
     """Files whose whole span lies far outside the job's (rel -> why). The job's processes' files are grouped by
     their spans (a file joins a group it comes within the gap of); the core is the group of most files. A file of a smaller group, all
     of it more than the gap (six hours, or the core's length) before or after the core, is a stale file of another
     job or an earlier run. A node's own logs (syslog, kernel) reach back to its boot: they are never set apart.
     A tie sets nothing apart, unless the files' write times (``written``: rel -> mtime) tell the groups apart: a
     group whose every file was last written more than the gap before every file of the other is a leftover of an
-    earlier run (one merged job file beside one stray file of another job is such a tie)."""
+    earlier run (one merged job file beside one stray file of another job is such a tie). A group that ends where
+    an error file of the job says the job failed (``stated``: their epoch seconds, zone-free, within ``STATED``)
+    is the job's, however far the others' clocks lie from it (a node in a zone of its own that jumped an hour)."""
     own = sorted(((v.first, v.last, rel) for rel, v in spans.items() if not v.system and not is_kernel_log(rel)))
     if len(own) < 2:
         return {}
@@ -132,6 +136,8 @@ def apart_files(spans: dict[str, FileSpan], written: dict[str, float | None] | N
             # the core's span moved by whole quarter hours at both ends: a node in another zone (``zones``); two
             # zones may lie more than a zone's 14 hours apart, but so does yesterday's file: its write times tell
             continue
+        if any(abs(max(b for _, b, _ in g) - t) <= STATED for t in stated):
+            continue  # it ends at the job's failure, in zone-free time
         for a, b, rel in g:
             if b < lo - PAST_SLACK:  # a reset clock (1970), not another job: the reader refuses its times
                 continue

@@ -45,11 +45,10 @@ import numpy as np
 
 from l4lite.ingest.errorfile import stated_time
 from l4lite.ingest.jumps import APART_LIMIT, quarters
-from l4lite.ingest.spans import FileSpan, job_span
+from l4lite.ingest.spans import STATED, FileSpan, job_span
 from l4lite.records import Accounting, Record
 
 TOLERANCE = 60.0  # seconds: how far one piece of evidence may lie from the whole quarter hours it gives
-STATED = 300.0  # seconds: how far a node's last line may lie from the time its error file states
 MAX_ERROR_FILE = 1 << 20  # bytes of a gzip'd error file inflated to read the time it states
 ZONE_FREE = ("its files' write times", "its error files' epoch seconds", "an unplaced error file's epoch seconds")
 
@@ -192,14 +191,9 @@ class JobClocks:
     loose: list[float] = field(default_factory=list)
 
     @staticmethod
-    def apart(a: NodeClock, b: NodeClock) -> float | None:
-        """The whole quarter hours clock ``a`` reads after ``b`` at both their first and last lines (within
-        ``TOLERANCE``; 0.0: the same clock), or None when the two ends do not say one offset."""
-        first, last = a.first - b.first, a.last - b.last
-        if abs(first) <= TOLERANCE and abs(last) <= TOLERANCE:
-            return 0.0
-        q = quarters(first, TOLERANCE, APART_LIMIT)
-        return q if q and quarters(last, TOLERANCE, APART_LIMIT) == q else None
+    def whole(offset: float) -> float | None:
+        """An offset between two clocks' lines as whole quarter hours (0.0 within ``TOLERANCE``), or None."""
+        return 0.0 if abs(offset) <= TOLERANCE else (quarters(offset, TOLERANCE, APART_LIMIT) or None)
 
     def zone_free(self, clock: NodeClock, own_only: bool = False) -> float | None:
         """How far a clock's last line reads from the zone-free time at the failure (its own error files', else
@@ -211,21 +205,29 @@ class JobClocks:
         return 0.0 if abs(gap) <= STATED else (quarters(gap, STATED) or None)
 
     def anchored(self) -> list[ZoneShift]:
-        """The nodes read in the zone-free time (see the class docstring): a node whose own error files place its
-        clock whole quarter hours off, when some other clock lies from it by exactly what its own zone-free
-        offset says and no clock whose offset is known says otherwise."""
+        """The nodes read in the zone-free time (see the class docstring). A node's own error files give its
+        offset at its end; every other clock whose offset is known must lie from it by the difference, at its last
+        line, and one must lie whole quarter hours from it. A clock that springs forward while the job runs
+        (daylight saving) has its first lines a whole quarter hour nearer its peers' than its last: its span is
+        longer by the jump, it is read at the offset it started with, and ``jumps`` reads its later lines back."""
         others = {**self.nodes, **{f"file {rel}": c for rel, c in self.unplaced.items()}}
         out = []
         for node, mine in sorted(self.nodes.items()):
             own = self.zone_free(mine, own_only=True)
-            if not own:
+            if own is None:
                 continue
-            said = [(d, self.zone_free(c)) for name, c in others.items() if name != node
-                    and (d := self.apart(mine, c)) is not None]
-            known = [(d, theirs) for d, theirs in said if theirs is not None]
-            if any(own - theirs != d for d, theirs in known) or not any(d for d, _ in known):
-                continue
-            out.append(ZoneShift(node, own, [ZONE_FREE[1], "another clock of the job"], "the time its error files state"))
+            starts, apart, agree = set(), False, True
+            for name, c in others.items():
+                first, last = self.whole(mine.first - c.first), self.whole(mine.last - c.last)
+                theirs = self.zone_free(c)
+                if name == node or first is None or last is None or theirs is None:
+                    continue  # not comparable: a late joiner, a restart, a clock nothing places
+                agree = agree and own - theirs == last
+                starts.add(own - max(last - first, 0.0))  # a jump forward (its span the longer) is its own
+                apart = apart or bool(first or last)
+            if agree and apart and len(starts) == 1 and (start := starts.pop()):
+                out.append(ZoneShift(node, start, [ZONE_FREE[1], "another clock of the job"],
+                                     "the time its error files state"))
         return out
 
     def shifts(self, skew: Mapping[str, float]) -> tuple[list[ZoneShift], list[ZoneShift]]:
@@ -255,8 +257,13 @@ def _error_file(rel: str) -> bool:
     return rel.removesuffix(".gz").endswith(".json")
 
 
+def error_times(files: Sequence[Any], docs: Sequence[Any]) -> dict[str, float]:
+    """rel -> the epoch seconds each torchelastic error file of the job states (zone-free), read once per job."""
+    return {doc.rel: t for doc in (*docs, *(f for f in files if _error_file(f.rel))) if (t := _stated(doc)) is not None}
+
+
 def read_zones(ctx: Any, spans: Mapping[str, FileSpan], files: Sequence[Any], docs: Sequence[Any],
-               accounting: Accounting | None) -> bool:
+               accounting: Accounting | None, stated: Mapping[str, float] | None = None) -> bool:
     """Find the nodes whose whole log is in another time zone (``zone_shifts``), note them in
     ``ctx.node_shifts`` (``ctx``: the ``context.JobContext``) with a warning each, and move the job's span to
     the job's time; whether any was found. ``docs``: the job's JSON documents (error files)."""
@@ -275,9 +282,9 @@ def read_zones(ctx: Any, spans: Mapping[str, FileSpan], files: Sequence[Any], do
         c.first, c.last = min(c.first, span.first), max(c.last, span.last)
         c.ends.append((span.last, mtimes.get(rel)))
     loose: list[float] = []  # what error files no node is known for state: the job's time, whoever wrote them
-    for doc in (*docs, *(f for f in files if _error_file(f.rel))):  # torchelastic's error files
-        node = ctx.node_of(doc.rel)
-        if (node in clocks or node is None) and (t := _stated(doc)) is not None:
+    for rel, t in (error_times(files, docs) if stated is None else stated).items():  # torchelastic's error files
+        node = ctx.node_of(rel)
+        if node in clocks or node is None:
             (clocks[node].stated if node is not None else loose).append(t)
     skew = ctx.clock_skew.get("nodes", {})
     offsets = {n: float(v["seconds"]) for n, v in skew.items()} | ({ctx.clock_skew["reference"]: 0.0} if skew else {})
