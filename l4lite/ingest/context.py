@@ -96,7 +96,7 @@ from l4lite.ingest.writers import (
     task_hosts,
     vote_whole,
 )
-from l4lite.ingest.zones import read_zones
+from l4lite.ingest.zones import error_times, read_zones
 from l4lite.records import Accounting
 
 SAMPLE_LINES = 20  # lines of each end of a file read in full (times, dates, syslog hosts)
@@ -403,15 +403,19 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     ctx.written = first_written(files) if ctx.around is None and year is None else None
     if ctx.around is not None or ctx.written is not None:  # dates without a year: one year for the whole job
         spans = sampled_spans(files, samples, ctx.year, ctx.near_year, ctx.around, ctx.written, ctx.day_first)
-    ctx.set_apart = apart_files(spans, {f.rel: getattr(f, "mtime", None) for f in files}) if not open_end else {}
+    error_at = error_times(files, docs)  # zone-free times of the failure: files that end there are the job's
+    ctx.set_apart = apart_files(spans, {f.rel: getattr(f, "mtime", None) for f in files},
+                                list(error_at.values())) if not open_end else {}
     if ctx.set_apart:
         for rel in ctx.set_apart:
             samples.pop(rel, None)
             concerns.pop(rel, None)
             spans.pop(rel, None)
         files = [f for f in files if f.rel not in ctx.set_apart]
-        if year is None:
+        if year is None:  # a file set apart has no say in the year either (its dates may be years before the job's)
             ctx.year, ctx.near_year = vote_year(((rel, v.years) for rel, v in samples.items()), files)
+            ctx.around = dated_middle(spans, {rel: v.years for rel, v in samples.items()}, ctx.near_year)
+            ctx.written = first_written(files) if ctx.around is None else None
             spans = sampled_spans(files, samples, ctx.year, ctx.near_year, ctx.around, ctx.written, ctx.day_first)
     ctx.start, ctx.end = job_span(list(spans.values()))
     if ctx.end is not None:  # a stream sampled at its head only has no known end
@@ -515,7 +519,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         ctx.boot_anchors = boot_anchors(files, ctx.node_of, ctx.year,
                                         accounting if accounting is not None else Accounting())
     ctx.clock_skew = job_skew(ctx, files, {rel: s.anchors for rel, s in samples.items()})
-    read_zones(ctx, spans, files, docs, accounting)  # a node in another time zone: read in the job's time
+    read_zones(ctx, spans, files, docs, accounting, error_at)  # a node in another time zone: read in the job's time
     ctx.node_ends = node_ends({r: t - ctx.node_shifts.get(ctx.node_of(r) or "", 0.0) for r, t in ctx.file_ends.items()},
                               ctx.node_of)
     return ctx

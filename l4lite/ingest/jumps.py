@@ -32,6 +32,8 @@ import numpy as np
 from l4lite.records import Record
 
 QUARTER = 900.0  # seconds: clocks of zones and daylight saving differ by whole quarter hours
+ZONE_LIMIT = 14 * 3600.0  # seconds a zone lies from UTC at most
+APART_LIMIT = 26 * 3600.0  # seconds two nodes' zones may lie apart (UTC-12 to UTC+14)
 MAX_PAUSE = 60.0  # seconds of real gap between the two lines around a jump
 # the line after a gap that says it waited (a watchdog's or a store's timeout): the gap is that wait, no jump
 _WAITED = re.compile(r"time ?out|timed out|Timeout\(ms\)|watchdog", re.I)
@@ -69,7 +71,7 @@ def jump_of(before: float, t: float, others_end: float) -> float:
     return jump
 
 
-def quarters(offset: float, tolerance: float = MAX_PAUSE, limit: float = 14 * 3600.0) -> float:
+def quarters(offset: float, tolerance: float = MAX_PAUSE, limit: float = ZONE_LIMIT) -> float:
     """The whole quarter hours (at least one, at most ``limit``: no zone is further from UTC) that an offset
     between two clocks is, within ``tolerance``, or 0.0."""
     q = QUARTER * round(offset / QUARTER)

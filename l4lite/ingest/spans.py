@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 from l4lite.ingest.boots import is_kernel_log
-from l4lite.ingest.jumps import quarters
+from l4lite.ingest.jumps import APART_LIMIT, ZONE_LIMIT, quarters
 from l4lite.ingest.timespots import spot_time, strip_stream_prefixes
 from l4lite.ingest.timestamps import TimestampParser
 
@@ -22,6 +22,7 @@ from l4lite.ingest.timestamps import TimestampParser
 PAST_YEARS = 15
 PAST_SLACK = PAST_YEARS * 365 * 86400.0
 FUTURE_SLACK = 86400.0  # a time this far after its file was written (and now) is a wrong clock
+STATED = 300.0  # seconds: how far a node's last line may lie from the time its error file states
 SPIKE_SECONDS = 3600.0  # a sampled time this far off both its neighbours' (the same way) is one wrong line
 
 
@@ -90,14 +91,17 @@ def first_written(files: Sequence[Any]) -> float | None:
 APART_GAP = 6 * 3600.0  # a file whose whole span is this far (or the core's length) from the job's core is not its
 
 
-def apart_files(spans: dict[str, FileSpan], written: dict[str, float | None] | None = None) -> dict[str, str]:
+def apart_files(spans: dict[str, FileSpan], written: dict[str, float | None] | None = None,
+                stated: Sequence[float] = ()) -> dict[str, str]:
     """Files whose whole span lies far outside the job's (rel -> why). The job's processes' files are grouped by
     their spans (a file joins a group it comes within the gap of); the core is the group of most files. A file of a smaller group, all
     of it more than the gap (six hours, or the core's length) before or after the core, is a stale file of another
     job or an earlier run. A node's own logs (syslog, kernel) reach back to its boot: they are never set apart.
     A tie sets nothing apart, unless the files' write times (``written``: rel -> mtime) tell the groups apart: a
     group whose every file was last written more than the gap before every file of the other is a leftover of an
-    earlier run (one merged job file beside one stray file of another job is such a tie)."""
+    earlier run (one merged job file beside one stray file of another job is such a tie). A group that ends where
+    an error file of the job says the job failed (``stated``: their epoch seconds, zone-free, within ``STATED``)
+    is the job's, however far the others' clocks lie from it (a node in a zone of its own that jumped an hour)."""
     own = sorted(((v.first, v.last, rel) for rel, v in spans.items() if not v.system and not is_kernel_log(rel)))
     if len(own) < 2:
         return {}
@@ -123,11 +127,17 @@ def apart_files(spans: dict[str, FileSpan], written: dict[str, float | None] | N
             continue
         # a tie says nothing about which files are the job's, unless this group was written long before the core
         mine, theirs = ranges[id(g)], ranges[id(core)]
-        if len(g) >= len(core) and not (mine and theirs and mine[1] < theirs[0] - gap):
+        earlier = bool(mine and theirs and mine[1] < theirs[0] - gap)  # written long before the core
+        if len(g) >= len(core) and not earlier:
             continue
-        if quarters(min(a for a, _, _ in g) - lo) and quarters(max(b for _, b, _ in g) - hi) == \
-                quarters(min(a for a, _, _ in g) - lo):
-            continue  # the core's span moved by whole quarter hours at both ends: a node in another zone (``zones``)
+        moved = quarters(min(a for a, _, _ in g) - lo, limit=APART_LIMIT)
+        if moved and quarters(max(b for _, b, _ in g) - hi, limit=APART_LIMIT) == moved and \
+                (abs(moved) <= ZONE_LIMIT or (mine and theirs and not earlier)):
+            # the core's span moved by whole quarter hours at both ends: a node in another zone (``zones``); two
+            # zones may lie more than a zone's 14 hours apart, but so does yesterday's file: its write times tell
+            continue
+        if any(abs(max(b for _, b, _ in g) - t) <= STATED for t in stated):
+            continue  # it ends at the job's failure, in zone-free time
         for a, b, rel in g:
             if b < lo - PAST_SLACK:  # a reset clock (1970), not another job: the reader refuses its times
                 continue

@@ -21,6 +21,11 @@ split evenly (two nodes), only a node that zone-free evidence (write times, epoc
 evidence. An even split nothing places moves no time, but its offset is stated as the job's clock skew
 (``split_skew``, when none was measured), so that phases and spans compare the nodes on one clock.
 
+When comparing the nodes decides nothing (an even split with no zone-free evidence for one side, two nodes each
+in a zone of its own, a peer whose folder names no node), ``JobClocks.anchored`` places each node against the
+zone-free time its own error files state, confirmed by another clock of the job, a file no node is known for
+included (see ``JobClocks``).
+
 A zone belongs to a node, not to a file: a stream of several nodes' lines (``srun --label``, ``cat``) has each
 line read by its own writer's zone (``in_writer_zones``). An error file no node is known for (every file renamed
 into one folder) still states the job's time at the failure, whoever wrote it, and so can place an even split.
@@ -39,12 +44,11 @@ from typing import Any, TypeVar
 import numpy as np
 
 from l4lite.ingest.errorfile import stated_time
-from l4lite.ingest.jumps import quarters
-from l4lite.ingest.spans import FileSpan, job_span
+from l4lite.ingest.jumps import APART_LIMIT, quarters
+from l4lite.ingest.spans import STATED, FileSpan, job_span
 from l4lite.records import Accounting, Record
 
 TOLERANCE = 60.0  # seconds: how far one piece of evidence may lie from the whole quarter hours it gives
-STATED = 300.0  # seconds: how far a node's last line may lie from the time its error file states
 MAX_ERROR_FILE = 1 << 20  # bytes of a gzip'd error file inflated to read the time it states
 ZONE_FREE = ("its files' write times", "its error files' epoch seconds", "an unplaced error file's epoch seconds")
 
@@ -69,10 +73,11 @@ class ZoneShift:
     node: str
     seconds: float
     evidence: list[str]
+    against: str = "the job's other nodes"  # what the offset is measured from
 
     def warning(self) -> str:
         hours = f"{self.seconds / 3600:+.2f}".rstrip("0").rstrip(".")
-        return (f"node {self.node}: its clock reads {hours} h from the job's other nodes (another time zone, no "
+        return (f"node {self.node}: its clock reads {hours} h from {self.against} (another time zone, no "
                 f"offset written; {', '.join(self.evidence)} agree); its times are read {abs(self.seconds):.0f} s "
                 f"{'back' if self.seconds > 0 else 'forward'}")
 
@@ -88,8 +93,8 @@ def _offset(mine: NodeClock, others: list[NodeClock]) -> tuple[float, list[NodeC
     those nodes; (0.0, []) when no such offset is shared by more than half of them."""
     by: dict[float, list[NodeClock]] = {}
     for c in others:
-        d = quarters(mine.first - c.first, TOLERANCE)
-        if d and quarters(mine.last - c.last, TOLERANCE) == d:
+        d = quarters(mine.first - c.first, TOLERANCE, APART_LIMIT)
+        if d and quarters(mine.last - c.last, TOLERANCE, APART_LIMIT) == d:
             by.setdefault(d, []).append(c)
     best = max(by.items(), key=lambda kv: len(kv[1]), default=(0.0, []))
     return best if len(best[1]) > len(others) / 2 else (0.0, [])
@@ -167,6 +172,70 @@ def split_skew(clocks: Mapping[str, NodeClock], candidates: Sequence[ZoneShift])
                     f"{', '.join(worst.evidence)} agree; which clock is right is unknown, times are shown as logged)"}
 
 
+@dataclass
+class JobClocks:
+    """Every clock of a job, gathered once from all its files, whatever their layout: each node's
+    (``NodeClock``), each file's that no path or line places (a node folder renamed, a node's output named by
+    its task: its writer is unknown, but its clock is still one of the job's), and the epoch seconds that error
+    files no node is known for state (``loose``: the job's time at the failure, whoever wrote them).
+
+    ``zone_shifts`` compares the nodes with each other; when that decides nothing (an even split, a peer whose
+    folder names no host, two nodes each in a zone of its own), ``anchored`` places each node against the
+    zone-free time its own error files state, and moves it only when another clock of the job confirms the
+    offset: the whole quarter hours between the two clocks, at their first and at their last lines, are the
+    difference of their offsets from the zone-free time. A job whose clocks all agree is left as logged, even
+    when all of them read local time."""
+
+    nodes: dict[str, NodeClock]
+    unplaced: dict[str, NodeClock] = field(default_factory=dict)  # rel -> a file no node is known for
+    loose: list[float] = field(default_factory=list)
+
+    @staticmethod
+    def whole(offset: float) -> float | None:
+        """An offset between two clocks' lines as whole quarter hours (0.0 within ``TOLERANCE``), or None."""
+        return 0.0 if abs(offset) <= TOLERANCE else (quarters(offset, TOLERANCE, APART_LIMIT) or None)
+
+    def zone_free(self, clock: NodeClock, own_only: bool = False) -> float | None:
+        """How far a clock's last line reads from the zone-free time at the failure (its own error files', else
+        any the job states): whole quarter hours, 0.0 within ``STATED``, None when unknown or no whole quarter."""
+        stated = clock.stated or ([] if own_only else [*self.loose, *(t for c in self.nodes.values() for t in c.stated)])
+        if not stated:
+            return None
+        gap = clock.last - max(stated)
+        return 0.0 if abs(gap) <= STATED else (quarters(gap, STATED) or None)
+
+    def anchored(self) -> list[ZoneShift]:
+        """The nodes read in the zone-free time (see the class docstring). A node's own error files give its
+        offset at its end; every other clock whose offset is known must lie from it by the difference, at its last
+        line, and one must lie whole quarter hours from it. A clock that springs forward while the job runs
+        (daylight saving) has its first lines a whole quarter hour nearer its peers' than its last: its span is
+        longer by the jump, it is read at the offset it started with, and ``jumps`` reads its later lines back."""
+        others = {**self.nodes, **{f"file {rel}": c for rel, c in self.unplaced.items()}}
+        out = []
+        for node, mine in sorted(self.nodes.items()):
+            own = self.zone_free(mine, own_only=True)
+            if own is None:
+                continue
+            starts, apart, agree = set(), False, True
+            for name, c in others.items():
+                first, last = self.whole(mine.first - c.first), self.whole(mine.last - c.last)
+                theirs = self.zone_free(c)
+                if name == node or first is None or last is None or theirs is None:
+                    continue  # not comparable: a late joiner, a restart, a clock nothing places
+                agree = agree and own - theirs == last
+                starts.add(own - max(last - first, 0.0))  # a jump forward (its span the longer) is its own
+                apart = apart or bool(first or last)
+            if agree and apart and len(starts) == 1 and (start := starts.pop()):
+                out.append(ZoneShift(node, start, [ZONE_FREE[1], "another clock of the job"],
+                                     "the time its error files state"))
+        return out
+
+    def shifts(self, skew: Mapping[str, float]) -> tuple[list[ZoneShift], list[ZoneShift]]:
+        """The nodes to read in the job's time, and the candidates ``zone_shifts`` weighed (``split_skew``)."""
+        candidates = loosely_stated(zone_candidates(self.nodes, skew), self.nodes, self.loose)
+        return (zone_shifts(self.nodes, skew, candidates) or self.anchored()), candidates
+
+
 def _stated(doc: Any) -> float | None:
     """The epoch seconds an error file states (its last field), from its tail; None if it states none. A gzip'd
     error file is the same file: its tail is read inflated (an error file is small, ``MAX_ERROR_FILE``)."""
@@ -188,29 +257,38 @@ def _error_file(rel: str) -> bool:
     return rel.removesuffix(".gz").endswith(".json")
 
 
+def error_times(files: Sequence[Any], docs: Sequence[Any]) -> dict[str, float]:
+    """rel -> the epoch seconds each torchelastic error file of the job states (zone-free), read once per job."""
+    return {doc.rel: t for doc in (*docs, *(f for f in files if _error_file(f.rel))) if (t := _stated(doc)) is not None}
+
+
 def read_zones(ctx: Any, spans: Mapping[str, FileSpan], files: Sequence[Any], docs: Sequence[Any],
-               accounting: Accounting | None) -> bool:
+               accounting: Accounting | None, stated: Mapping[str, float] | None = None) -> bool:
     """Find the nodes whose whole log is in another time zone (``zone_shifts``), note them in
     ``ctx.node_shifts`` (``ctx``: the ``context.JobContext``) with a warning each, and move the job's span to
     the job's time; whether any was found. ``docs``: the job's JSON documents (error files)."""
     mtimes = {f.rel: getattr(f, "mtime", None) for f in files}
     clocks: dict[str, NodeClock] = {}
+    unplaced: dict[str, NodeClock] = {}  # a file of one writer no path places: a clock of the job still
     for rel, span in spans.items():
         node = ctx.node_of(rel)
-        if node is None or span.system:
+        if span.system:
+            continue
+        if node is None:
+            if rel not in ctx.mixed and rel not in ctx.task_hosts:
+                unplaced[rel] = NodeClock(span.first, span.last, [(span.last, mtimes.get(rel))])
             continue
         c = clocks.setdefault(node, NodeClock(span.first, span.last, []))
         c.first, c.last = min(c.first, span.first), max(c.last, span.last)
         c.ends.append((span.last, mtimes.get(rel)))
     loose: list[float] = []  # what error files no node is known for state: the job's time, whoever wrote them
-    for doc in (*docs, *(f for f in files if _error_file(f.rel))):  # torchelastic's error files
-        node = ctx.node_of(doc.rel)
-        if (node in clocks or node is None) and (t := _stated(doc)) is not None:
+    for rel, t in (error_times(files, docs) if stated is None else stated).items():  # torchelastic's error files
+        node = ctx.node_of(rel)
+        if node in clocks or node is None:
             (clocks[node].stated if node is not None else loose).append(t)
     skew = ctx.clock_skew.get("nodes", {})
     offsets = {n: float(v["seconds"]) for n, v in skew.items()} | ({ctx.clock_skew["reference"]: 0.0} if skew else {})
-    candidates = loosely_stated(zone_candidates(clocks, offsets), clocks, loose)
-    shifts = zone_shifts(clocks, offsets, candidates)
+    shifts, candidates = JobClocks(clocks, unplaced, loose).shifts(offsets)
     if not shifts and not skew and (split := split_skew(clocks, candidates)) is not None:
         ctx.clock_skew = split
     for z in shifts:
