@@ -50,7 +50,7 @@ def auroc(points: Sequence[Scored]) -> float | None:
 def reliability(points: Sequence[Scored]) -> list[dict[str, Any]]:
     """One row per non-empty confidence bin: its range, count, mean confidence and share right."""
     rows: list[dict[str, Any]] = []
-    for lo, hi in zip(BINS, BINS[1:]):
+    for lo, hi in zip(BINS, BINS[1:], strict=False):
         inside = [p for p in points if lo <= p.confidence < hi]
         if inside:
             rows.append({"bin": f"{lo:.1f}-{min(hi, 1.0):.1f}", "n": len(inside),
