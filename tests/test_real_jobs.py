@@ -224,6 +224,12 @@ def test_the_real_jobs_scores_hold(board) -> None:  # type: ignore[no-untyped-de
     assert low == {}
 
 
+def test_the_confidence_tells_right_verdicts_from_wrong(board) -> None:  # type: ignore[no-untyped-def]
+    # 2026-12-06: Brier 0.053, AUROC 0.887 (the primary's score as confidence: 0.273 and 0.338, below chance)
+    cal = board.summary("l4lite")["calibration"]
+    assert cal["n"] >= 140 and cal["brier"] <= 0.07 and cal["auroc"] >= 0.85
+
+
 def test_the_jobs_before_111_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 116 jobs the board held before 111-119 were added (000-110, 120-124) keep the floors they had then."""
     before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_111 + NEW_IN_125 + NEW_IN_133 + NEW_IN_139

@@ -70,7 +70,7 @@ class Incident:
     stats: dict[str, Any] = field(default_factory=dict)
     job: dict[str, Any] = field(default_factory=dict)
     scope: str | None = None  # "node" when suspects are blamed, "global" when the fault is job-wide
-    confidence: float | None = None
+    confidence: float | None = None  # how likely node and category are both right (``diagnose.confidence``)
     matched_fault: dict[str, Any] | None = None
     # A hang's stuck rank: process_group, collective, seq, stuck_ranks, stuck_nodes, per_rank_last_seq, source
     # (flight_recorder or logs). None when the incident is not a hang with a named stuck rank.

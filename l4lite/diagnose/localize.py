@@ -32,6 +32,7 @@ from typing import Any
 from l4lite.detect.base import Finding
 from l4lite.detect.components import ComponentDetector
 from l4lite.diagnose.alike import failed_alike, said_alike
+from l4lite.diagnose.confidence import Basis, basis_of, job_confidence
 from l4lite.diagnose.dataframes import read_as_data
 from l4lite.diagnose.diverged import diverged_because
 from l4lite.diagnose.errorfiles import restates
@@ -108,7 +109,8 @@ class Verdict:
     failure_time: float | None = None
     alike: list[str] = field(default_factory=list)  # every node, when all failed the same way: a shared cause
     iteration: int | None = None
-    confidence: float | None = None
+    confidence: float | None = None  # the job's: how likely node and category are right (``confidence``)
+    basis: Basis | None = None  # what ``confidence`` was read from
     notes: list[str] = field(default_factory=list)
     scope_by: str | None = None  # which reading made the verdict job-wide ("category", "rule", "failed_alike"...)
 
@@ -326,9 +328,11 @@ class Localizer:
         verdict.phase = phase_of(primary, scan, trackers, job_events, findings)
         verdict.failure_time = failure_time_of(scan, primary, findings)
         verdict.iteration = iteration_of(scan, primary, verdict.failure_time)
-        verdict.confidence = round(min(1.0, primary.score), 3)
         verdict.notes = notes
-        return self._finish(scan, findings, roles, verdict)
+        verdict = self._finish(scan, findings, roles, verdict)
+        verdict.basis = basis_of(verdict.findings, verdict.roles, verdict.primary, verdict.category, verdict.scope)
+        verdict.confidence = job_confidence(verdict.basis)
+        return verdict
 
     @staticmethod
     def _settle_roots(findings: list[Finding], roles: dict[int, str], primary: Finding, verdict: Verdict,

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from l4lite.errors import L4Error
+from l4lite.evaluate.calibration import format_calibration
 from l4lite.evaluate.planting import LAYOUTS, Excerpt, JobPlanter
 from l4lite.evaluate.scoreboard import (
     OURS,
@@ -145,5 +146,6 @@ def format_corpus(score: CorpusScore) -> str:
         rows.append(["overall"] + [format_cell(score.summary(split).get(k), f) for k, _, f in _COLUMNS])
         lines = format_table(header, rows).splitlines()
         parts += [f"{split}: {score.excerpts.get(split, 0)} excerpts from {score.sources.get(split, 0)} sources, "
-                  f"{len(score.layouts(split))} layouts", *lines, ""]
+                  f"{len(score.layouts(split))} layouts", *lines,
+                  format_calibration(score.summary(split)["calibration"]), ""]
     return "\n".join(parts).rstrip()

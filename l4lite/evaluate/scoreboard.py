@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from l4lite.errors import L4Error
+from l4lite.evaluate.calibration import Scored, calibration, format_calibration, verdict_right
 
 GROUND_TRUTH = "ground_truth.json"
 Analyzer = Callable[[Path], Mapping[str, Any]]
@@ -58,6 +59,14 @@ class JobResult:
     lines: int
     error: str | None = None
     node_scored: bool = True  # False: the truth names no node and the fault is not job-wide (nothing to score)
+    confidence: float | None = None  # the incident's confidence, to check it against being right
+
+    def scored(self) -> Scored | None:
+        """The confidence with whether node and category were right; None where no verdict can be judged."""
+        if self.truth_status != "incident" or self.pred_status != "incident" or self.confidence is None:
+            return None
+        right = verdict_right(self.top(1), self.category_ok)
+        return None if right is None else Scored(float(self.confidence), right)
 
     def top(self, k: int) -> bool | None:
         """Top-k localisation hit; None for healthy jobs, so they do not dilute localisation accuracy."""
@@ -130,6 +139,7 @@ def summarize(rows: Sequence[JobResult]) -> dict[str, Any]:
         "evidence_recall": _mean(rc for _, rc, _ in prf_ok),
         "evidence_f1": _mean(f for _, _, f in prf_ok),
         "false_incident_rate": _mean(r.pred_status == "incident" for r in healthy),
+        "calibration": calibration([p for p in (r.scored() for r in incident) if p is not None]),
         "seconds_per_job": seconds / len(rows) if rows else None,
         "lines_per_second": lines / seconds if seconds > 0 else None,
     }
@@ -201,8 +211,15 @@ def score_job(job: Path, truth: Mapping[str, Any], incident: Mapping[str, Any] |
         node_rank=node_rank, node_ok=node_ok, phase_ok=ok("phase"), category_ok=ok("category"),
         ev_pred=len(roots), ev_pred_hit=hits, ev_truth=len(true_lines), ev_truth_hit=len(covered),
         has_evidence=has_ev, seconds=seconds, lines=int(truth.get("lines") or 0), error=error,
-        node_scored=bool(truth.get("node_scored", True)),
+        node_scored=bool(truth.get("node_scored", True)), confidence=_confidence(inc.get("confidence")),
     )
+
+
+def _confidence(value: Any) -> float | None:
+    try:
+        return None if value is None else float(value)
+    except (TypeError, ValueError):
+        return None
 
 
 # -------------------------------------------------------------------------------------------- analysers
@@ -353,6 +370,8 @@ def format_scoreboard(board: Scoreboard) -> str:
         rows = [[s] + [format_cell(board.summary(m, s)[k], f) for k, _, f in _COLUMNS] for s in board.scenarios()]
         rows.append(["overall"] + [format_cell(board.summary(m)[k], f) for k, _, f in _COLUMNS])
         parts += ["", f"{m} by scenario", format_table(["scenario"] + [c[1] for c in _COLUMNS], rows)]
+    if OURS in board.methods():
+        parts += ["", f"{OURS} " + format_calibration(board.summary(OURS)["calibration"])]
     errors = [r for r in board.results if r.error]
     if errors:
         parts += ["", f"{len(errors)} analyser error(s):"] + [f"  {r.method} on {r.job}: {r.error}" for r in errors[:20]]
