@@ -53,7 +53,7 @@ from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.jsonlog import record_host
 from l4lite.ingest.jumps import node_ends
 from l4lite.ingest.layout import NodeLevel, infer_level, layout_parts, spelled_hosts, value_at, varying_hosts
-from l4lite.ingest.logdirs import log_dir_hosts
+from l4lite.ingest.logdirs import log_dir_hosts, tee_hosts
 from l4lite.ingest.pids import (
     AddressBook,
     PidFacts,
@@ -473,6 +473,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
                               {rel: r.named or () for rel, r in read.items()}))
     if not ctx.legacy:  # an agent's log folder apart from its node (a shared ``logs/``): the node naming it
         ctx.nodes.update(log_dir_hosts((*files, *docs), files, ctx.node_of))
+        ctx.nodes.update(tee_hosts((*files, *docs), files, ctx.node_of))  # a rank's file by its console copies
     if not ctx.layout and own:
         ctx.layout = "hosts named in lines"
     for rel, s in samples.items():

@@ -267,6 +267,9 @@ def vote_whole(nodes: dict[str, str | None], mixed: list[str], placed: Sequence[
         if (vote := read_whole(f)) is not None:
             ties += vote.ties + (vote.mentions if f.rel not in tasks and f.rel not in labelled else [])
             mentions += vote.mentions if f.rel in tasks else []
+            if f.rel not in tasks and not vote.labels and not vote.label_ranks and \
+                    (host := own_host(vote.hosts)) is not None:
+                nodes[f.rel] = host  # its one writer, named only in its middle (an agent's rendezvous name)
     for f in placed:
         if (vote := read_whole(f)) is None or not vote.hosts:
             continue
