@@ -26,6 +26,7 @@ from typing import Any
 _RUN_DIR = re.compile(r"(?:^|/)([^/]+_[A-Za-z0-9_]{8})/attempt_\d+/")
 _LOCAL_DIR = re.compile(r"(?:^|/)attempt_\d+/(\d+)/[^/]+$")
 TEE_LINES = 8  # first lines of a rank's file looked for in the consoles
+MAX_NEEDLES = 4096  # lines looked for in all (a job of thousands of unplaced files is searched for some)
 _TEE_MIN = 24  # characters a line needs to tell one rank's copy from another's (not a bare ``Traceback``)
 MAX_BYTES = 256 << 20  # a placed file larger than this is not searched (its summary is in its console anyway)
 
@@ -108,18 +109,23 @@ def tee_hosts(unplaced: Iterable[Any], placed: Iterable[Any], node_of: Callable[
     found on two nodes (a message every rank prints alike) says nothing; the files of one rank folder are placed
     together, on the one node their lines' copies point at."""
     folders: dict[str, list[Any]] = {}
+    locals_: dict[str, bytes] = {}
     for f in unplaced:
         if node_of(f.rel) is None and (m := _LOCAL_DIR.search(f.rel.replace("\\", "/"))):
             folders.setdefault(f.rel[: m.end(1)], []).append(f)
+            locals_[f.rel[: m.end(1)]] = m[1].encode()
+        elif node_of(f.rel) is None:  # a rank's file renamed or moved out of its folder: any label's copy
+            folders.setdefault(f.rel, []).append(f)
     if not folders:
         return {}
     wanted: dict[bytes, set[str]] = {}  # a line's tee copy -> the rank folders whose files start with it
     for folder, fs in folders.items():
-        local = _LOCAL_DIR.search(fs[0].rel.replace("\\", "/"))[1]  # type: ignore[index]
         for f in fs:
             for line in _head(f, TEE_LINES):
-                wanted.setdefault(f"{local}]:".encode() + line, set()).add(folder)
-    label = re.compile(rb"\[[A-Za-z_]*$")
+                wanted.setdefault(b"]:" + line, set()).add(folder)
+        if len(wanted) > MAX_NEEDLES:
+            break
+    label = re.compile(rb"\[[A-Za-z_]*(\d+)$")
     found: dict[bytes, set[str]] = {}
     seen: set[str] = set()
     for f in placed:
@@ -134,16 +140,18 @@ def tee_hosts(unplaced: Iterable[Any], placed: Iterable[Any], node_of: Callable[
                 for needle in wanted:
                     at = data.find(needle)
                     while at >= 0:
-                        if label.search(data[max(0, at - 24):at]) and data[at + len(needle): at + len(needle) + 1] in (b"\n", b"\r", b""):
-                            found.setdefault(needle, set()).add(node)
-                            break
+                        tag = label.search(data[max(0, at - 24):at])
+                        if tag and data[at + len(needle): at + len(needle) + 1] in (b"\n", b"\r", b""):
+                            found.setdefault(needle, set()).add(f"{node}\0{tag[1].decode()}")
                         at = data.find(needle, at + 1)
         except (OSError, ValueError):
             continue
     votes: dict[str, set[str]] = {}
-    for needle, nodes in found.items():
-        if len(nodes) == 1:
-            for folder in wanted[needle]:
+    for needle, where in found.items():
+        for folder in wanted[needle]:
+            local = locals_.get(folder)
+            nodes = {w.split("\0")[0] for w in where if local is None or w.endswith("\0" + local.decode())}
+            if len(nodes) == 1:  # a line copied on two nodes (every rank prints it alike) says nothing
                 votes.setdefault(folder, set()).update(nodes)
     return {f.rel: next(iter(votes[folder])) for folder, fs in folders.items() if len(votes.get(folder, ())) == 1
             for f in fs}

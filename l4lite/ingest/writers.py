@@ -273,7 +273,9 @@ def vote_whole(nodes: dict[str, str | None], mixed: list[str], placed: Sequence[
     for f in placed:
         if (vote := read_whole(f)) is None or not vote.hosts:
             continue
-        if mixed_hosts(vote.hosts):
+        if mixed_hosts(vote.hosts) or len({h for _, h in read[f.rel].owners}) > 1:
+            # several writers named, or processes of two hosts stating their pids (each agent's failure summary,
+            # its rendezvous name): a ``cat`` whose lines read as their pids and blocks say
             nodes.pop(f.rel, None)
             if f.rel not in mixed:
                 mixed.append(f.rel)
