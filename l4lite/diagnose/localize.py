@@ -25,6 +25,7 @@ Principles (after L4 and NVIDIA's resiliency attribution):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,7 +35,7 @@ from l4lite.detect.components import ComponentDetector
 from l4lite.diagnose.alike import failed_alike, said_alike
 from l4lite.diagnose.dataframes import read_as_data
 from l4lite.diagnose.diverged import diverged_because
-from l4lite.diagnose.errorfiles import restates
+from l4lite.diagnose.errorfiles import restates, stated_times
 from l4lite.diagnose.evidence import (
     after_kill,
     after_success,
@@ -178,8 +179,10 @@ class Localizer:
             close = self._witnessed(scan, findings, close)
             # A line that names no node cannot localise a node fault (and its time is often inherited from an
             # earlier line of a merged output); the same fault's attributed line leads instead.
+            # untimed roots (tracebacks) in the order their ranks' error files state, before their files' order
+            stated = stated_times(scan, [f.records[0] for f in close if f.records and finding_key(f)[0] == math.inf])
             primary = min(close, key=lambda f: (f.node is None and not is_global(f) and len(scan.node_last) > 1,
-                                                finding_key(f), -f.score))
+                                                _stated_key(f, stated), -f.score))
             # a stuck node inferred from its peers' cascades: what did it say itself? (a rank that left without a
             # word said nothing: its node's other lines are its node-mate's and its agent's cascades)
             if inferred(primary) and not is_global(primary) and primary.data.get("signal") != "vanished_rank":
@@ -554,6 +557,12 @@ class Localizer:
                 scores[n] = min(scores[n], scores[primary.node] * 0.8)
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
         return [(n, round(min(1.0, s), 3), reasons.get(n, [])) for n, s in ranked[: self.max_suspects] if s > 0.02]
+
+
+def _stated_key(f: Finding, stated: dict[tuple[str, int], float]) -> tuple[float, float, str, int]:
+    """``finding_key`` with the time an untimed root's error file states (``stated_times``) before its file."""
+    t, file, line = finding_key(f)
+    return t, stated.get((file, line), math.inf), file, line
 
 
 def localize(scan: JobScan, findings: Sequence[Finding], **kwargs: Any) -> Verdict:
