@@ -26,7 +26,8 @@ from typing import Any
 _RUN_DIR = re.compile(r"(?:^|/)([^/]+_[A-Za-z0-9_]{8})/attempt_\d+/")
 _LOCAL_DIR = re.compile(r"(?:^|/)attempt_\d+/(\d+)/[^/]+$")
 TEE_LINES = 8  # first lines of a rank's file looked for in the consoles
-MAX_NEEDLES = 4096  # lines looked for in all (a job of thousands of unplaced files is searched for some)
+MAX_NEEDLES = 256  # lines looked for in all (a job of thousands of unplaced files is searched for some)
+TEE_BUDGET = 4 << 30  # bytes searched in all (needles x placed bytes): a huge job's consoles are searched in part
 _TEE_MIN = 24  # characters a line needs to tell one rank's copy from another's (not a bare ``Traceback``)
 MAX_BYTES = 256 << 20  # a placed file larger than this is not searched (its summary is in its console anyway)
 
@@ -104,10 +105,14 @@ def _head(f: Any, n: int) -> list[bytes]:
 
 
 def tee_hosts(unplaced: Iterable[Any], placed: Iterable[Any], node_of: Callable[[str], str | None]) -> dict[str, str]:
-    """rel -> node for the rank files (``attempt_N/<local_rank>/stdout.log``) of ``unplaced`` whose first lines
-    the placed files of one node hold as the agent's ``--tee`` copies (``[<role><local_rank>]:<line>``). A line
-    found on two nodes (a message every rank prints alike) says nothing; the files of one rank folder are placed
-    together, on the one node their lines' copies point at."""
+    """rel -> node for the files of ``unplaced`` that no path places whose first lines the placed files of one
+    node hold as an agent's ``--tee`` copies (``[<role><local_rank>]:<line>``): a rank's ``stdout.log`` in its
+    ``attempt_N/<local_rank>/`` folder (the copies' label then must be that local rank), or renamed out of it. A
+    line found on two nodes (a message every rank prints alike) says nothing; the files of one rank folder are
+    placed together, on the one node their lines' copies point at."""
+    placed = [f for f in placed if node_of(f.rel) is not None]
+    if not placed:
+        return {}
     folders: dict[str, list[Any]] = {}
     locals_: dict[str, bytes] = {}
     for f in unplaced:
@@ -128,13 +133,17 @@ def tee_hosts(unplaced: Iterable[Any], placed: Iterable[Any], node_of: Callable[
     label = re.compile(rb"\[[A-Za-z_]*(\d+)$")
     found: dict[bytes, set[str]] = {}
     seen: set[str] = set()
-    for f in placed:
+    budget = TEE_BUDGET
+    for f in sorted(placed, key=lambda f: getattr(f, "size", 0)):  # the small consoles first
         node = node_of(f.rel)
         path = getattr(f, "path", "")
         if node is None or path in seen or _LOCAL_DIR.search(f.rel.replace("\\", "/")) or \
                 not 0 < getattr(f, "size", 0) <= MAX_BYTES or getattr(f, "compressed", False) or path == "-":
             continue
         seen.add(path)
+        budget -= f.size * len(wanted)
+        if budget < 0:
+            break
         try:
             with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
                 for needle in wanted:
@@ -143,6 +152,7 @@ def tee_hosts(unplaced: Iterable[Any], placed: Iterable[Any], node_of: Callable[
                         tag = label.search(data[max(0, at - 24):at])
                         if tag and data[at + len(needle): at + len(needle) + 1] in (b"\n", b"\r", b""):
                             found.setdefault(needle, set()).add(f"{node}\0{tag[1].decode()}")
+                            break  # one copy per file says where the line was written
                         at = data.find(needle, at + 1)
         except (OSError, ValueError):
             continue
