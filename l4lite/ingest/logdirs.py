@@ -27,6 +27,7 @@ _RUN_DIR = re.compile(r"(?:^|/)([^/]+_[A-Za-z0-9_]{8})/attempt_\d+/")
 _LOCAL_DIR = re.compile(r"(?:^|/)attempt_\d+/(\d+)/[^/]+$")
 TEE_LINES = 8  # first lines of a rank's file looked for in the consoles
 MAX_NEEDLES = 256  # lines looked for in all (a job of thousands of unplaced files is searched for some)
+MAX_HITS = 64  # copies of one line looked at in one file (each local rank's label it is found under)
 TEE_BUDGET = 4 << 30  # bytes searched in all (needles x placed bytes): a huge job's consoles are searched in part
 _TEE_MIN = 24  # characters a line needs to tell one rank's copy from another's (not a bare ``Traceback``)
 MAX_BYTES = 256 << 20  # a placed file larger than this is not searched (its summary is in its console anyway)
@@ -147,12 +148,12 @@ def tee_hosts(unplaced: Iterable[Any], placed: Iterable[Any], node_of: Callable[
         try:
             with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
                 for needle in wanted:
-                    at = data.find(needle)
-                    while at >= 0:
+                    at, hits = data.find(needle), 0
+                    while at >= 0 and hits < MAX_HITS:  # a line printed thousands of times: its first copies
+                        hits += 1
                         tag = label.search(data[max(0, at - 24):at])
                         if tag and data[at + len(needle): at + len(needle) + 1] in (b"\n", b"\r", b""):
                             found.setdefault(needle, set()).add(f"{node}\0{tag[1].decode()}")
-                            break  # one copy per file says where the line was written
                         at = data.find(needle, at + 1)
         except (OSError, ValueError):
             continue
