@@ -106,22 +106,21 @@ def _head(f: Any, n: int) -> list[bytes]:
 
 
 def tee_hosts(unplaced: Iterable[Any], placed: Iterable[Any], node_of: Callable[[str], str | None]) -> dict[str, str]:
-    """rel -> node for the files of ``unplaced`` that no path places whose first lines the placed files of one
-    node hold as an agent's ``--tee`` copies (``[<role><local_rank>]:<line>``): a rank's ``stdout.log`` in its
-    ``attempt_N/<local_rank>/`` folder (the copies' label then must be that local rank), or renamed out of it. A
-    line found on two nodes (a message every rank prints alike) says nothing; the files of one rank folder are
-    placed together, on the one node their lines' copies point at."""
+    """rel -> node for the rank files (``attempt_N/<local_rank>/stdout.log``) of ``unplaced`` that no path places
+    whose first lines the placed files of one node hold as an agent's ``--tee`` copies under that local rank's
+    label (``[<role><local_rank>]:<line>``). A line found on two nodes (a message every rank prints alike) says
+    nothing; the files of one rank folder are placed together, on the one node their lines' copies point at. A
+    file renamed out of its rank folder is not placed so: without its attempt folder a restarted group's files
+    would join the first attempt's node and time (126 hosts-in-lines)."""
     placed = [f for f in placed if node_of(f.rel) is not None]
     if not placed:
         return {}
     folders: dict[str, list[Any]] = {}
-    locals_: dict[str, bytes] = {}
+    locals_: dict[str, bytes] = {}  # rank folder -> its local rank
     for f in unplaced:
         if node_of(f.rel) is None and (m := _LOCAL_DIR.search(f.rel.replace("\\", "/"))):
             folders.setdefault(f.rel[: m.end(1)], []).append(f)
             locals_[f.rel[: m.end(1)]] = m[1].encode()
-        elif node_of(f.rel) is None:  # a rank's file renamed or moved out of its folder: any label's copy
-            folders.setdefault(f.rel, []).append(f)
     if not folders:
         return {}
     wanted: dict[bytes, set[str]] = {}  # a line's tee copy -> the rank folders whose files start with it
