@@ -179,8 +179,11 @@ class Localizer:
             close = self._witnessed(scan, findings, close)
             # A line that names no node cannot localise a node fault (and its time is often inherited from an
             # earlier line of a merged output); the same fault's attributed line leads instead.
-            # untimed roots (tracebacks) in the order their ranks' error files state, before their files' order
-            stated = stated_times(scan, [f.records[0] for f in close if f.records and finding_key(f)[0] == math.inf])
+            # untimed roots (tracebacks) in the order their ranks' error files state, before their files' order,
+            # when every one of them has its stated time (a copy without one must not lose to its own twin)
+            untimed = [f.records[0] for f in close if f.records and finding_key(f)[0] == math.inf]
+            stated = stated_times(scan, untimed)
+            stated = stated if len(stated) == len({(r.file, r.line) for r in untimed}) else {}
             primary = min(close, key=lambda f: (f.node is None and not is_global(f) and len(scan.node_last) > 1,
                                                 _stated_key(f, stated), -f.score))
             # a stuck node inferred from its peers' cascades: what did it say itself? (a rank that left without a
