@@ -82,6 +82,7 @@ class Variant:
     target: str = "."  # what to analyse, relative to the variant's folder
     stdin: str | None = None  # a file fed on stdin (``l4lite analyze -``)
     shift: float = 0.0  # seconds every time of the job was moved by (the failure time moves as much)
+    kinds: bool = False  # its renamed folders name a kind or an id (``part-0001``, a date): never a node by itself
 
 
 @dataclass
@@ -152,25 +153,33 @@ def folders_letters(job: Job) -> Variant:
 
 
 def folders_parts(job: Job) -> Variant:
-    return _rename_top(job, lambda i: f"part-{i + 1:04d}")
+    return replace(_rename_top(job, lambda i: f"part-{i + 1:04d}"), kinds=True)
 
 
 def folders_dated(job: Job) -> Variant:
-    return _rename_top(job, lambda i: f"logs-2026-12-{i + 1:02d}")
+    return replace(_rename_top(job, lambda i: f"logs-2026-12-{i + 1:02d}"), kinds=True)
 
 
 def folders_job_ids(job: Job) -> Variant:
-    return _rename_top(job, lambda i: f"job-{12345 + i}")
+    return replace(_rename_top(job, lambda i: f"job-{12345 + i}"), kinds=True)
 
 
-def _unnamed(v: Variant) -> Variant:
-    """Folder names that are not the hosts: the suspect must be the host the lines name, not the folder."""
-    return replace(v, renamed={})
+def named_in_lines(job: Job, host: str) -> bool:
+    """Whether any line of the job spells out ``host`` (as a whole name): a host only its folder names can be
+    told by nothing else once the folder is renamed."""
+    word = re.compile(rb"(?<![A-Za-z0-9.-])" + re.escape(host.encode()) + rb"(?![A-Za-z0-9-])", re.I)
+    return any(word.search(ln) for s in texts(job) for ln in s.lines or ())
+
+
+def _unnamed(v: Variant, job: Job) -> Variant:
+    """Folder names that are not the hosts: the suspect must be the host the lines name, not the folder; a host
+    that no line names is told by its folder only, so the folder's new name (a role, a pod) stands for it."""
+    return replace(v, renamed={k: h for k, h in v.renamed.items() if not named_in_lines(job, h)})
 
 
 def folders_workers(job: Job) -> Variant:
     """``worker-N``: the launcher's name for a node, not the host its lines name."""
-    return _unnamed(_rename_top(job, lambda i: f"worker-{i}"))
+    return _unnamed(_rename_top(job, lambda i: f"worker-{i}"), job)
 
 
 def _suffix(i: int, n: int = 5) -> str:
@@ -182,12 +191,12 @@ def _suffix(i: int, n: int = 5) -> str:
 
 def folders_pods(job: Job) -> Variant:
     """Kubernetes pod names: a deployment's hash and a random suffix (``trainer-7c9d8b4f6d-x2k9p``)."""
-    return _unnamed(_rename_top(job, lambda i: f"trainer-{_suffix(99, 10)}-{_suffix(i)}"))
+    return _unnamed(_rename_top(job, lambda i: f"trainer-{_suffix(99, 10)}-{_suffix(i)}"), job)
 
 
 def folders_attempts(job: Job) -> Variant:
     """``attempt_N``: a launcher's run folder per node, an id and never a node."""
-    return _unnamed(_rename_top(job, lambda i: f"attempt_{i}"))
+    return replace(_rename_top(job, lambda i: f"attempt_{i}"), renamed={}, kinds=True)
 
 
 def hosts_in_lines(job: Job) -> Variant:
@@ -257,7 +266,9 @@ def _merged(job: Job, label: bool) -> Variant:
         out.add(s, f"{tops.index(s.node)}: ".encode() if label and s.node else b"")
     out.mtime = None  # ``cat`` writes a new file
     dumps = [copy_of(s, "dumps/" + s.rel.replace("/", "_")) for s in job.srcs if s.lines is None]
-    return Variant([out, *kept, *dumps])
+    # a node that no line names is told by its task's label only: ``rank:N`` is the honest answer for it
+    labels = {f"rank:{i}": t for i, t in enumerate(tops) if label and not named_in_lines(job, t)}
+    return Variant([out, *kept, *dumps], labels)
 
 
 def merged_labelled(job: Job) -> Variant:

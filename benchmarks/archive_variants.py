@@ -39,6 +39,7 @@ from archive_transforms import (  # noqa: E402  (the transforms live beside this
     Variant,
     identity,
     load_job,
+    named_in_lines,
     write_variant,
 )
 from archive_transforms import TRANSFORMS as ARCHIVE_TRANSFORMS  # noqa: E402
@@ -125,9 +126,21 @@ def analyse(v: Variant, dest: Path) -> dict[str, Any]:
     return json.loads(out.read_text())
 
 
-def changed(a: Verdict, b: Verdict) -> list[str]:
-    """The fields in which two verdicts differ (failure times within a few seconds are the same)."""
-    out = [f for f in ("status", "category", "phase", "node") if getattr(a, f) != getattr(b, f)]
+def unspelled(node: str | None, v: Variant, job: Job) -> bool:
+    """A node that only a folder named in the plain copy (no line names it), which no path of the variant spells
+    out any more (a folder renamed to a kind or an id, files merged or numbered): nothing left can tell it, and no
+    node (None) is the honest answer there."""
+    if not node or named_in_lines(job, node):
+        return False
+    word = re.compile(r"(?<![A-Za-z0-9.-])" + re.escape(node) + r"(?![A-Za-z0-9-])", re.I)
+    return not any(word.search(o.rel) for o in v.outs) and (v.kinds or node not in v.renamed.values())
+
+
+def changed(a: Verdict, b: Verdict, unspelt: bool = False) -> list[str]:
+    """The fields in which two verdicts differ (failure times within a few seconds are the same); ``unspelt``:
+    the plain copy's node is one nothing in the variant names (``unspelled``), so no node is no change."""
+    out = [f for f in ("status", "category", "phase", "node") if getattr(a, f) != getattr(b, f)
+           and not (f == "node" and unspelt and b.node is None)]
     if a.evidence != b.evidence and a.said != b.said:
         out.append("evidence")
     if (a.time is None) != (b.time is None) or (a.time is not None and b.time is not None
@@ -174,7 +187,7 @@ def run_job(args: tuple[Path, Path | None, Sequence[str], str]) -> list[tuple[st
             try:
                 incident = analyse(v, Path(d) / name)
                 got = verdict_of(incident, v, job)
-                diff = changed(base, got)
+                diff = changed(base, got, unspelled(base.node, v, job))
                 detail = "; ".join(f"{f}: {_show(getattr(base, f))} -> {_show(getattr(got, f))}" for f in diff)
                 lost = unaccounted(incident, v)
                 if lost:

@@ -76,25 +76,33 @@ def test_a_nul_run_is_reported_with_its_file_and_line(tmp_path: Path) -> None:
 CASES: dict[str, tuple[str, ...]] = {
     "identity": ("001-ddp-exception",),
     "folders-letters": ("009-hf-exception", "ib-link-down", "078-jax-exception_srun"),  # 078: banners name hosts
-    "folders-part-N": ("037-ddp-host_oom", "048-hf-exception_k8s", "074-jax-sigkill"),  # 074: process banners
+    "folders-part-N": ("037-ddp-host_oom", "048-hf-exception_k8s", "074-jax-sigkill",  # 074: process banners
+                       "142-ddp-no_master_host"),  # no line names the node: a part folder names none either
     "folders-dated": ("005-ddp-enospc", "036-deepspeed-hang_fr", "044-hf-diverge"),  # 044: no host in any line
     "folders-job-ids": ("018-lightning-sigkill", "047-ddp-host_oom_srun"),
-    "folders-workers": ("ib-link-down", "037-ddp-host_oom", "075-jax-sigstop", "071-ray-exception_k8s"),
-    "folders-pods": ("048-hf-exception_k8s", "047-ddp-host_oom_srun"),
+    "folders-workers": ("ib-link-down", "037-ddp-host_oom", "075-jax-sigstop", "071-ray-exception_k8s",
+                        "142-ddp-no_master_host"),  # no line names the node: its role folder stands for it
+    "folders-pods": ("048-hf-exception_k8s", "047-ddp-host_oom_srun",
+                     "131-ddp-two_faults"),  # two ranks' untimed errors: their error files say which came first
     "folders-attempts": ("037-ddp-host_oom", "002-ddp-sigkill", "073-jax-exception"),
     "hosts-in-lines": ("009-hf-exception", "047-ddp-host_oom_srun", "078-jax-exception_srun",
                        "019-lightning-hang",  # 019: the stuck rank's error.json by its own shape
                        "005-ddp-enospc",  # the error.json placed by the exception its rank raised
                        "071-ray-exception_k8s",  # the head pod's actors' banners name the hosts
-                       "127-lightning-anomaly_nan"),  # a console naming its host once, mid-file, in ``logs/``
+                       "127-lightning-anomaly_nan",  # a console naming its host once, mid-file, in ``logs/``
+                       "145-hf-shm_small"),  # ``logs/`` of two nodes' files; rank files by their tee copies
     "wrapped-levels": ("021-lightning-enospc", "048-hf-exception_k8s"),
     "levels-under-node": ("030-deepspeed-exception",),
     "deeper-run-host-rank": ("002-ddp-sigkill", "ib-link-down"),
     "flattened": ("013-hf-enospc", "047-ddp-host_oom_srun", "078-jax-exception_srun", "015-hf-data", "042-hf-sigstop",
-                  "011-hf-hang"),  # 011: error.json beside stderr.log by name
+                  "011-hf-hang",  # 011: error.json beside stderr.log by name
+                  "145-hf-shm_small"),  # file names spelling the hosts out, one host named by lines
     "merged-labelled": ("002-ddp-sigkill", "030-deepspeed-exception", "001-ddp-exception",
                         "005-ddp-enospc", "011-hf-hang",  # error records: their shape, no borrowed time
-                        "021-lightning-enospc"),  # a traceback's frames and exception line after the task's label
+                        "021-lightning-enospc",  # a traceback's frames and exception line after the task's label
+                        "145-hf-shm_small",  # an agent's run folder in the shared ``logs/``: its ranks' own
+                        "131-ddp-two_faults",  # two ranks' untimed errors ordered by their error files
+                        "142-ddp-no_master_host"),  # no line names the node: the task's label, ``rank:1``
     "merged-plain": ("003-ddp-hang", "037-ddp-host_oom",  # hosts named by pids and banners, none by the file
                      "004-ddp-nan",  # every rank's error.json, with the second it states
                      "073-jax-exception",  # the traceback after a process's last pid-named step
@@ -102,7 +110,9 @@ CASES: dict[str, tuple[str, ...]] = {
                      # a console's ``[default0]:`` lines between its agent's lines: local ranks repeat on every node
                      "083-ddp-bad_env", "092-lightning-missing_file_all",
                      # a rank's error.json merged just above its traceback (081), or after it (125): the same error
-                     "081-fabric-exception", "125-ddp-logfile_exception"),
+                     "081-fabric-exception", "125-ddp-logfile_exception",
+                     # two agents stating their pids on two hosts (145); a local rank's label doubled (150)
+                     "145-hf-shm_small", "150-ddp-missing_module"),
     "stdin-merged": ("030-deepspeed-exception", "001-ddp-exception", "019-lightning-hang",  # 019: summaries past 32 KB
                      "026-ddp-hang_fr"),  # a dump beside stdin
     "gzip": ("038-hf-host_oom", "011-hf-hang"),  # 011: the stuck rank's error.json.gz
@@ -141,8 +151,10 @@ CASES: dict[str, tuple[str, ...]] = {
     "dst-jump": ("002-ddp-sigkill", "001-ddp-exception", "003-ddp-hang"),
     "bad-dates": ("002-ddp-sigkill", "025-hf-hang"),  # between a traceback's frames
     "dmesg-old-boot": ("ib-link-down", "047-ddp-host_oom_srun"),
-    "slurm-output-host": ("001-ddp-exception", "047-ddp-host_oom_srun"),
-    "slurm-output-task": ("037-ddp-host_oom", "078-jax-exception_srun"),
+    # the agents' run folders in a shared ``logs/``: placed by their consoles' tee copies (145), never by the one
+    # folder of both (150); a console naming its host only mid-file (145, by task)
+    "slurm-output-host": ("001-ddp-exception", "047-ddp-host_oom_srun", "145-hf-shm_small", "150-ddp-missing_module"),
+    "slurm-output-task": ("037-ddp-host_oom", "078-jax-exception_srun", "145-hf-shm_small", "150-ddp-missing_module"),
     # the pods' lines name their hosts (003) or name none (001: the pod is the node)
     "kubectl-prefix": ("003-ddp-hang", "001-ddp-exception", "078-jax-exception_srun",
                        "052-ignite-exception"),  # a rank's own files replay the console's steps below its traceback
@@ -189,8 +201,9 @@ def test_the_job_archived_another_way_gives_the_same_verdict(
                for p in (tmp_path / "variant").rglob("*") if p.is_file()}
     assert (written == {s.rel: s.data for s in job.srcs}) == (transform == "identity")  # the archive did change
     got = av.verdict_of(incident, variant, job)
+    unspelt = av.unspelled(base.node, variant, job)  # a node no line names, no path spells any more: None
     if (transform, name) in EVIDENCE_SHRINKS:
-        assert av.changed(base, got) == ["evidence"] and got.evidence < base.evidence, (base, got)
+        assert av.changed(base, got, unspelt) == ["evidence"] and got.evidence < base.evidence, (base, got)
     else:
-        assert av.changed(base, got) == [], (base, got)
+        assert av.changed(base, got, unspelt) == [], (base, got)
     assert av.unaccounted(incident, variant) == ""

@@ -135,3 +135,23 @@ def error_files(scan: JobScan, roots: Sequence[Record]) -> list[Record]:
             out.setdefault(f"{found.file}:{found.line}", found)
     unique = {(r.file, r.line): r for r in out.values()}
     return sorted(unique.values(), key=lambda r: (r.file, r.line))
+
+
+def stated_times(scan: JobScan, roots: Sequence[Record]) -> dict[tuple[str, int], float]:
+    """(file, line) -> the epoch second the rank's error file states for a root record that carries no time of its
+    own: torchelastic stamps ``error.json`` when the rank raises, while the traceback in the rank's stream only
+    borrows the time of the last stamped line before it, which may be seconds early. Two ranks failing a moment
+    apart are ordered by what their error files say, not by where their files sort."""
+    pool = [r for recs in scan.exemplars.values() for r in recs]
+    by_path = {uncompressed(r.file): r for r in pool if uncompressed(r.file).endswith(ERROR_FILE)}
+    candidates = error_records(pool)
+    times = {(c.record.file, c.record.line): c.time for c in candidates}
+    out: dict[tuple[str, int], float] = {}
+    for root in roots:
+        if error_lines(root.text) is not None or len(last := _last_line(root)) < MIN_LINE:
+            continue
+        found = next((by_path[p] for w in beside(uncompressed(root.file)) if (p := w + ERROR_FILE) in by_path
+                      and last[:MESSAGE_CHARS] in by_path[p].text[:4000]), None) or stated_by(root, candidates)
+        if found is not None and (t := times.get((found.file, found.line))) is not None:
+            out[(root.file, root.line)] = t
+    return out

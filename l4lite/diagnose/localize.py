@@ -25,6 +25,7 @@ Principles (after L4 and NVIDIA's resiliency attribution):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,7 +36,7 @@ from l4lite.diagnose.alike import failed_alike, said_alike
 from l4lite.diagnose.confidence import Basis, basis_of, job_confidence
 from l4lite.diagnose.dataframes import read_as_data
 from l4lite.diagnose.diverged import diverged_because
-from l4lite.diagnose.errorfiles import restates
+from l4lite.diagnose.errorfiles import restates, stated_times
 from l4lite.diagnose.evidence import (
     after_kill,
     after_success,
@@ -182,8 +183,13 @@ class Localizer:
             close = self._witnessed(scan, findings, close)
             # A line that names no node cannot localise a node fault (and its time is often inherited from an
             # earlier line of a merged output); the same fault's attributed line leads instead.
+            # untimed roots (tracebacks) in the order their ranks' error files state, before their files' order,
+            # when every one of them has its stated time (a copy without one must not lose to its own twin)
+            untimed = [f.records[0] for f in close if f.records and finding_key(f)[0] == math.inf]
+            stated = stated_times(scan, untimed)
+            stated = stated if len(stated) == len({(r.file, r.line) for r in untimed}) else {}
             primary = min(close, key=lambda f: (f.node is None and not is_global(f) and len(scan.node_last) > 1,
-                                                finding_key(f), -f.score))
+                                                _stated_key(f, stated), -f.score))
             # a stuck node inferred from its peers' cascades: what did it say itself? (a rank that left without a
             # word said nothing: its node's other lines are its node-mate's and its agent's cascades)
             if inferred(primary) and not is_global(primary) and primary.data.get("signal") != "vanished_rank":
@@ -560,6 +566,12 @@ class Localizer:
                 scores[n] = min(scores[n], scores[primary.node] * 0.8)
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
         return [(n, round(min(1.0, s), 3), reasons.get(n, [])) for n, s in ranked[: self.max_suspects] if s > 0.02]
+
+
+def _stated_key(f: Finding, stated: dict[tuple[str, int], float]) -> tuple[float, float, str, int]:
+    """``finding_key`` with the time an untimed root's error file states (``stated_times``) before its file."""
+    t, file, line = finding_key(f)
+    return t, stated.get((file, line), math.inf), file, line
 
 
 def localize(scan: JobScan, findings: Sequence[Finding], **kwargs: Any) -> Verdict:

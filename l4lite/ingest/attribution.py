@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from l4lite.ingest.logdirs import run_folder
 from l4lite.records import Record
 
 # ------------------------------------------------------------------------------------------- line patterns
@@ -396,13 +397,21 @@ def inherited_hosts(rels: Iterable[str], node_of: Callable[[str], str | None],
                 out[rel] = next(iter(ranks[rank]))
             continue  # a rank's file is its rank's, never its folder's
         parts = rel.split("/")[:-1]
-        for i in range(len(parts), 0, -1):
+        for i in range(len(parts), _run_floor(parts), -1):
             hosts = by_dir.get("/".join(parts[:i]))
             if hosts:
                 if len(hosts) == 1:
                     out[rel] = next(iter(hosts))
                 break
     return out
+
+
+def _run_floor(parts: list[str]) -> int:
+    """How far up a file's folders ``inherited_hosts`` may climb: not above a torchelastic run folder
+    (``<run_id>_<random>/attempt_N/``), which is one agent's; the folder holding it may be a shared ``logs/`` of
+    every agent, whose other placed files say nothing of this agent's node."""
+    folder = run_folder("/".join(parts) + "/")
+    return parts.index(folder) if folder is not None and folder in parts else 0
 
 
 # "node_manager address: 10.0.0.2:0 object_manager address: ... hostname: node-b" (an address beside a host name);

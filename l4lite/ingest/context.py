@@ -53,7 +53,7 @@ from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.jsonlog import record_host
 from l4lite.ingest.jumps import node_ends
 from l4lite.ingest.layout import NodeLevel, infer_level, layout_parts, spelled_hosts, value_at, varying_hosts
-from l4lite.ingest.logdirs import log_dir_hosts
+from l4lite.ingest.logdirs import log_dir_hosts, tee_hosts
 from l4lite.ingest.pids import (
     AddressBook,
     PidFacts,
@@ -464,9 +464,11 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     whole = vote_whole(ctx.nodes, ctx.mixed, [f for f in _sampled(files) if f.rel in by_lines | kind], unsure, tasks,
                        labelled, read, whole_reads)
     ctx.nodes.update({rel: None for rel in kind if rel in ctx.mixed})  # several hosts' lines: none by its folder
+    split = _kind_split(kind, ctx, level)
+    ctx.nodes.update(split)
     ties = [t for s in samples.values() for t in s.ties] + whole.ties
     by_ranks = {rel: host for rel, vote in whole.files.items()  # a rank's file no path places: its ranks' node
-                if ctx.node_of(rel) is None and rel not in ctx.mixed and _RANK_FOLDER.search(rel)
+                if ctx.node_of(rel) is None and rel not in ctx.mixed and (_RANK_FOLDER.search(rel) or rel in split)
                 and (host := rank_host(vote, ties)) is not None}
     ctx.nodes.update(by_ranks)
     if not ctx.legacy and named:  # a file whose name spells out a host the lines name (``node-b_stderr.log``)
@@ -477,6 +479,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
                               {rel: r.named or () for rel, r in read.items()}))
     if not ctx.legacy:  # an agent's log folder apart from its node (a shared ``logs/``): the node naming it
         ctx.nodes.update(log_dir_hosts((*files, *docs), files, ctx.node_of))
+        ctx.nodes.update(tee_hosts((*files, *docs), files, ctx.node_of))  # a rank's file by its console copies
     if not ctx.layout and own:
         ctx.layout = "hosts named in lines"
     for rel, s in samples.items():
@@ -523,6 +526,18 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     ctx.node_ends = node_ends({r: t - ctx.node_shifts.get(ctx.node_of(r) or "", 0.0) for r, t in ctx.file_ends.items()},
                               ctx.node_of)
     return ctx
+
+
+def _kind_split(kind: set[str], ctx: JobContext, level: NodeLevel) -> dict[str, None]:
+    """A folder that names no machine (``logs/``) stands for the one host its sampled files name only until its
+    files read whole name another writer: then it is a folder of several nodes, and its files that no line places
+    are no one's by their folder (their content, their rank or a console's copies may still place them)."""
+    hosts: dict[str, set[str]] = {}
+    for rel in kind:
+        if (v := level.value(rel)) is not None and (node := ctx.nodes.get(rel)) is not None:
+            hosts.setdefault(v, set()).add(node)
+    split = {v for v, found in hosts.items() if len(found | {ctx.aliases.get(v, "")} - {""}) > 1}
+    return {rel: None for rel in kind if rel not in ctx.nodes and level.value(rel) in split}
 
 
 def set_apart_file(input_file: Any, why: str, accounting: Accounting, reason: str = "set_apart") -> None:

@@ -186,7 +186,7 @@ def infer_level(rels: Sequence[str], file_hosts: Mapping[str, str], line_hosts: 
             # on a tie, the level whose names spell out the hosts themselves (``run/<host>/rank0/``: ``run``
             # holds every file, so it agrees with the one host the lines name as well as the host folder does)
             exact = len(hosts_of) - len(aliases)
-            verified.append(((agree, len(named), depth >= 0, exact, -depth), depth, aliases, names))
+            verified.append(((agree, len(named), exact, depth >= 0, -depth), depth, aliases, names))
             continue
         if depth >= 0:  # with no host in the lines to agree with, a folder naming a kind, an id or a date is no node
             named = {r: v for r, v in named.items() if not names_no_node(v)}

@@ -7,6 +7,10 @@ the folder in its own console (the failure summary's ``error_file: .../run-083_0
 ``no error file defined for parent, to copy child error file (...)``), and the random suffix makes the folder
 one agent's: a file under it belongs to the one node whose placed files name it. Worked out once per job, from all
 the lines of the placed files (a bytes search; the summary sits anywhere in a merged stream).
+
+An agent started with ``--tee`` also copies each rank's lines to its console, prefixed by the rank's local
+label (``[default1]:``): a rank's file whose lines are found so in the placed files of exactly one node is that
+node's (``tee_hosts``), though no line of the console names the folder (an agent that died before its summary).
 """
 
 from __future__ import annotations
@@ -20,6 +24,12 @@ from typing import Any
 
 # ``<run_id>_<random>/attempt_N/``: ``tempfile.mkdtemp(prefix=f"{run_id}_")`` adds eight random characters
 _RUN_DIR = re.compile(r"(?:^|/)([^/]+_[A-Za-z0-9_]{8})/attempt_\d+/")
+_LOCAL_DIR = re.compile(r"(?:^|/)attempt_\d+/(\d+)/[^/]+$")
+TEE_LINES = 8  # first lines of a rank's file looked for in the consoles
+MAX_NEEDLES = 256  # lines looked for in all (a job of thousands of unplaced files is searched for some)
+MAX_HITS = 64  # copies of one line looked at in one file (each local rank's label it is found under)
+TEE_BUDGET = 4 << 30  # bytes searched in all (needles x placed bytes): a huge job's consoles are searched in part
+_TEE_MIN = 24  # characters a line needs to tell one rank's copy from another's (not a bare ``Traceback``)
 MAX_BYTES = 256 << 20  # a placed file larger than this is not searched (its summary is in its console anyway)
 
 
@@ -74,3 +84,84 @@ def log_dir_hosts(unplaced: Iterable[Any], placed: Iterable[Any], node_of: Calla
         for t in _names(f, needles):
             named.setdefault(t, set()).add(node)
     return {rel: next(iter(named[t])) for rel, t in folders.items() if len(named.get(t, ())) == 1}
+
+
+def _head(f: Any, n: int) -> list[bytes]:
+    """The first ``n`` distinct lines of a plain file long enough to be told apart (none for stdin or gzip)."""
+    path = getattr(f, "path", "")
+    if not path or path == "-" or getattr(f, "parts", ()) or getattr(f, "compressed", False):
+        return []
+    out: list[bytes] = []
+    try:
+        with open(path, "rb") as fh:
+            for raw in fh:
+                line = raw.rstrip(b"\r\n")
+                if len(line.strip()) >= _TEE_MIN and line not in out:
+                    out.append(line)
+                    if len(out) >= n:
+                        break
+    except OSError:
+        return []
+    return out
+
+
+def tee_hosts(unplaced: Iterable[Any], placed: Iterable[Any], node_of: Callable[[str], str | None]) -> dict[str, str]:
+    """rel -> node for the rank files (``attempt_N/<local_rank>/stdout.log``) of ``unplaced`` that no path places
+    whose first lines the placed files of one node hold as an agent's ``--tee`` copies under that local rank's
+    label (``[<role><local_rank>]:<line>``). A line found on two nodes (a message every rank prints alike) says
+    nothing; the files of one rank folder are placed together, on the one node their lines' copies point at. A
+    file renamed out of its rank folder is not placed so: without its attempt folder a restarted group's files
+    would join the first attempt's node and time (126 hosts-in-lines)."""
+    placed = [f for f in placed if node_of(f.rel) is not None]
+    if not placed:
+        return {}
+    folders: dict[str, list[Any]] = {}
+    locals_: dict[str, bytes] = {}  # rank folder -> its local rank
+    for f in unplaced:
+        if node_of(f.rel) is None and (m := _LOCAL_DIR.search(f.rel.replace("\\", "/"))):
+            folders.setdefault(f.rel[: m.end(1)], []).append(f)
+            locals_[f.rel[: m.end(1)]] = m[1].encode()
+    if not folders:
+        return {}
+    wanted: dict[bytes, set[str]] = {}  # a line's tee copy -> the rank folders whose files start with it
+    for folder, fs in folders.items():
+        for f in fs:
+            for line in _head(f, TEE_LINES):
+                wanted.setdefault(b"]:" + line, set()).add(folder)
+        if len(wanted) > MAX_NEEDLES:
+            break
+    label = re.compile(rb"\[[A-Za-z_]*(\d+)$")
+    found: dict[bytes, set[str]] = {}
+    seen: set[str] = set()
+    budget = TEE_BUDGET
+    for f in sorted(placed, key=lambda f: getattr(f, "size", 0)):  # the small consoles first
+        node = node_of(f.rel)
+        path = getattr(f, "path", "")
+        if node is None or path in seen or _LOCAL_DIR.search(f.rel.replace("\\", "/")) or \
+                not 0 < getattr(f, "size", 0) <= MAX_BYTES or getattr(f, "compressed", False) or path == "-":
+            continue
+        seen.add(path)
+        budget -= f.size * len(wanted)
+        if budget < 0:
+            break
+        try:
+            with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                for needle in wanted:
+                    at, hits = data.find(needle), 0
+                    while at >= 0 and hits < MAX_HITS:  # a line printed thousands of times: its first copies
+                        hits += 1
+                        tag = label.search(data[max(0, at - 24):at])
+                        if tag and data[at + len(needle): at + len(needle) + 1] in (b"\n", b"\r", b""):
+                            found.setdefault(needle, set()).add(f"{node}\0{tag[1].decode()}")
+                        at = data.find(needle, at + 1)
+        except (OSError, ValueError):
+            continue
+    votes: dict[str, set[str]] = {}
+    for needle, where in found.items():
+        for folder in wanted[needle]:
+            local = locals_.get(folder)
+            nodes = {w.split("\0")[0] for w in where if local is None or w.endswith("\0" + local.decode())}
+            if len(nodes) == 1:  # a line copied on two nodes (every rank prints it alike) says nothing
+                votes.setdefault(folder, set()).update(nodes)
+    return {f.rel: next(iter(votes[folder])) for folder, fs in folders.items() if len(votes.get(folder, ())) == 1
+            for f in fs}

@@ -167,9 +167,16 @@ def between_one_node(records: Iterable[Any]) -> Iterator[Any]:
 def _local_only(text: str) -> bool:
     """Whether a line's only label is torchrun's local rank (``[default0]:``, not followed by ``[rank2]:``): local
     ranks repeat on every node, so in a ``cat`` of several nodes' consoles the label says nothing of whose it is
-    and its block does (the node's agent lines around it)."""
+    and its block does (the node's agent lines around it). A label repeated (``[default1]: [default1]:``, two
+    writes of one rank's stream meeting on a line) is still a local rank's only."""
     m = TORCHRUN_PREFIX.match(text)
-    return m is not None and m[1] != "rank" and TORCHRUN_PREFIX.match(text, m.end()) is None
+    if m is None or m[1] == "rank":
+        return False
+    while (again := TORCHRUN_PREFIX.match(text, m.end())) is not None:
+        if again[0].strip() != m[0].strip():
+            return False
+        m = again
+    return True
 
 
 def _labelled(text: str) -> bool:

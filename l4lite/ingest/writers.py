@@ -267,10 +267,15 @@ def vote_whole(nodes: dict[str, str | None], mixed: list[str], placed: Sequence[
         if (vote := read_whole(f)) is not None:
             ties += vote.ties + (vote.mentions if f.rel not in tasks and f.rel not in labelled else [])
             mentions += vote.mentions if f.rel in tasks else []
+            if f.rel not in tasks and not vote.labels and not vote.label_ranks and \
+                    (host := own_host(vote.hosts)) is not None:
+                nodes[f.rel] = host  # its one writer, named only in its middle (an agent's rendezvous name)
     for f in placed:
         if (vote := read_whole(f)) is None or not vote.hosts:
             continue
-        if mixed_hosts(vote.hosts):
+        if mixed_hosts(vote.hosts) or len({h for _, h in read[f.rel].owners}) > 1:
+            # several writers named, or processes of two hosts stating their pids (each agent's failure summary,
+            # its rendezvous name): a ``cat`` whose lines read as their pids and blocks say
             nodes.pop(f.rel, None)
             if f.rel not in mixed:
                 mixed.append(f.rel)
