@@ -501,6 +501,9 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
              else (samples[f.rel].children, samples[f.rel].owners) for f in _sampled(files) if f.rel in samples]
     ctx.pids = pid_hosts([c for k, _ in facts for c in k], [o for _, own in facts for o in own])
     ctx.quoted = quoted_hosts(quotes)  # tracebacks placed by the failure summary that quotes their exception
+    for rel, reader in read.items():  # a file its whole read placed still states the addresses in its middle
+        if rel in samples and ctx.node_of(rel) is not None and reader.addresses is not None and reader.addresses.found:
+            samples[rel].addresses = samples[rel].addresses + reader.addresses.found
     ctx.addresses = address_nodes({rel: s.addresses for rel, s in samples.items()}, ctx.node_of)
     stated = {rel: s.own_rank for rel, s in samples.items() if s.own_rank is not None and rank_from_path(rel) is None}
     ctx.ranks = {**stated, **sibling_ranks((r for r in rels if rank_from_path(r) is None), stated)}
