@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import astuple
 from pathlib import Path
+from typing import Any
 
 import pyarrow.ipc as ipc
+import pytest
 
 from l4lite.export.spool import write_spool
 from l4lite.ingest.files import discover
@@ -16,7 +19,10 @@ from l4lite.ingest.reader import IngestOptions, iter_job
 from l4lite.ingest.runs import ShapeRun
 from l4lite.mining.miner import TemplateMiner
 from l4lite.mining.runmine import mine_run
+from l4lite.options import AnalyzeOptions
 from l4lite.records import Accounting, Record
+from l4lite.rules import pack as pack_module
+from l4lite.scan.job import scan_job
 
 
 class DigitMiner:
@@ -94,3 +100,22 @@ def assert_runs_mine_as_lines(items: list, by_run: TemplateMiner | None = None,
     assert got == want
     assert by_run.hits == by_line.hits
     assert by_run.to_state() == by_line.to_state()
+
+
+def counted_scan(job: Path, monkeypatch: pytest.MonkeyPatch, *off: tuple[Any, str]) -> tuple[dict[str, Any], int]:
+    """A job's rule hits and how many times the rule pack was asked (``RulePack.match_ids``), with each
+    ``(module, name)`` of ``off`` replaced by a function answering None (a fast path switched off)."""
+    calls = [0]
+    match_ids = pack_module.RulePack.match_ids
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        return match_ids(self, *args, **kwargs)
+
+    monkeypatch.setattr(pack_module.RulePack, "match_ids", counted)
+    for module, name in off:
+        monkeypatch.setattr(module, name, lambda *args: None)
+    scan = scan_job([str(job)], AnalyzeOptions())
+    monkeypatch.undo()
+    return {"hit_totals": sorted(scan.hit_totals.items()),
+            "hits": [(h.rule_id, astuple(h.record), h.groups) for h in scan.hits]}, calls[0]

@@ -6,19 +6,16 @@ from __future__ import annotations
 
 import random
 import sys
-from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
 import pytest
+from scan_helpers import counted_scan
 
 from l4lite.ingest.shape import fold_ids, shape_of
-from l4lite.options import AnalyzeOptions
-from l4lite.rules import pack as pack_module
 from l4lite.rules.blind import FOLDED, NONE, SHAPE, blindness
 from l4lite.rules.pack import RulePack
 from l4lite.scan import runpath
-from l4lite.scan.job import scan_job
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -97,20 +94,7 @@ def test_blind_rules_answer_alike_on_a_shapes_lines() -> None:
 
 
 def _scan(job: Path, monkeypatch: pytest.MonkeyPatch, blind: bool) -> tuple[dict[str, Any], int]:
-    calls = [0]
-    match_ids = pack_module.RulePack.match_ids
-
-    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
-        calls[0] += 1
-        return match_ids(self, *args, **kwargs)
-
-    monkeypatch.setattr(pack_module.RulePack, "match_ids", counted)
-    if not blind:
-        monkeypatch.setattr(runpath, "shape_rules", lambda *args: None)
-    scan = scan_job([str(job)], AnalyzeOptions())
-    monkeypatch.undo()
-    return {"hit_totals": sorted(scan.hit_totals.items()),
-            "hits": [(h.rule_id, astuple(h.record), h.groups) for h in scan.hits]}, calls[0]
+    return counted_scan(job, monkeypatch, *(() if blind else ((runpath, "shape_rules"),)))
 
 
 def test_storage_rules_searched_per_shape(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

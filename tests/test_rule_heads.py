@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import random
 import sys
-from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
 import pytest
+from scan_helpers import counted_scan
 
-from l4lite.options import AnalyzeOptions
-from l4lite.rules import pack as pack_module
 from l4lite.rules.blind import from_head, literal_head, rule_heads
 from l4lite.rules.pack import RulePack
 from l4lite.scan import runpath
-from l4lite.scan.job import scan_job
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -87,20 +84,7 @@ def test_a_rule_meets_a_text_as_it_meets_its_part_from_the_head() -> None:
 
 
 def _scan(job: Path, monkeypatch: pytest.MonkeyPatch, heads: bool) -> tuple[dict[str, Any], int]:
-    calls = [0]
-    match_ids = pack_module.RulePack.match_ids
-
-    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
-        calls[0] += 1
-        return match_ids(self, *args, **kwargs)
-
-    monkeypatch.setattr(pack_module.RulePack, "match_ids", counted)
-    if not heads:
-        monkeypatch.setattr(runpath, "rule_heads", lambda rules: None)
-    scan = scan_job([str(job)], AnalyzeOptions())
-    monkeypatch.undo()
-    return {"hit_totals": sorted(scan.hit_totals.items()),
-            "hits": [(h.rule_id, astuple(h.record), h.groups) for h in scan.hits]}, calls[0]
+    return counted_scan(job, monkeypatch, *(() if heads else ((runpath, "rule_heads"),)))
 
 
 def test_megatron_metric_lines_searched_once_per_head_part(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
