@@ -5,6 +5,7 @@ with the plain one, and runs mined at once against their lines mined one by one.
 from __future__ import annotations
 
 import hashlib
+import random
 import re
 from dataclasses import astuple
 from pathlib import Path
@@ -119,3 +120,15 @@ def counted_scan(job: Path, monkeypatch: pytest.MonkeyPatch, *off: tuple[Any, st
     monkeypatch.undo()
     return {"hit_totals": sorted(scan.hit_totals.items()),
             "hits": [(h.rule_id, astuple(h.record), h.groups) for h in scan.hits]}, calls[0]
+
+
+def real_job_lines(rnd: random.Random, per_file: int, files: int = 60) -> list[str]:
+    """Lines drawn with ``rnd`` from the real jobs' node-level files (at most ``per_file`` of each of ``files``
+    files, none longer than 2,000 characters): real text for checks that a fast path answers as the plain one."""
+    paths = sorted(p for p in (Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs").glob("*/*/*")
+                   if p.is_file())
+    out: list[str] = []
+    for path in rnd.sample(paths, min(files, len(paths))):
+        lines = path.read_text(errors="replace").splitlines()
+        out += [line for line in rnd.sample(lines, min(per_file, len(lines))) if len(line) <= 2000]
+    return out

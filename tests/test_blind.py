@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scan_helpers import counted_scan
+from scan_helpers import counted_scan, real_job_lines
 
 from l4lite.ingest.shape import fold_ids, shape_of
 from l4lite.rules.blind import FOLDED, NONE, SHAPE, blindness
@@ -20,8 +20,6 @@ from l4lite.scan import runpath
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import format_zoo  # noqa: E402
-
-REAL_JOBS = ROOT / "fixtures" / "real_jobs"
 
 
 @pytest.mark.parametrize(("pattern", "ignore_case", "level"), [
@@ -60,10 +58,7 @@ def _lines() -> list[str]:
     for fmt in ("kernel", "storage"):
         it = format_zoo.FORMATS[fmt][0](1, random.Random(3))
         out += [next(it) for _ in range(300)]
-    files = sorted(p for p in REAL_JOBS.glob("*/*/*") if p.is_file())
-    for path in rnd.sample(files, min(60, len(files))):
-        lines = path.read_text(errors="replace").splitlines()
-        out += [line for line in rnd.sample(lines, min(40, len(lines))) if len(line) <= 2000]
+    out += real_job_lines(rnd, 40)
     return out
 
 

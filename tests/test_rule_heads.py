@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scan_helpers import counted_scan
+from scan_helpers import counted_scan, real_job_lines
 
 from l4lite.rules.blind import from_head, literal_head, rule_heads
 from l4lite.rules.pack import RulePack
@@ -17,8 +17,6 @@ from l4lite.scan import runpath
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import format_zoo  # noqa: E402
-
-REAL_JOBS = ROOT / "fixtures" / "real_jobs"
 
 
 @pytest.mark.parametrize(("pattern", "ignore_case", "head"), [
@@ -48,10 +46,7 @@ def _texts() -> list[str]:
     for fmt in ("megatron", "megatron-deepspeed", "deepspeed", "nemo", "storage"):
         it = format_zoo.FORMATS[fmt][0](1, random.Random(3))
         out += [next(it) for _ in range(100)]
-    files = sorted(p for p in REAL_JOBS.glob("*/*/*") if p.is_file())
-    for path in rnd.sample(files, min(60, len(files))):
-        lines = path.read_text(errors="replace").splitlines()
-        out += [line for line in rnd.sample(lines, min(30, len(lines))) if len(line) <= 2000]
+    out += real_job_lines(rnd, 30)
     pack = RulePack.load()
     for rule in pack.rules:
         out += [str(x) for x in (*getattr(rule, "examples", ()), *getattr(rule, "counter_examples", ()))]
