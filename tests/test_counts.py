@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from frames_reference import count_frame, node_frame, window_frame
 from scan_helpers import DigitMiner, rec
 
 from l4lite.detect.counts import cell_table, column_std, descending, node_table, window_table
@@ -25,7 +26,7 @@ from l4lite.detect.iforest import (
     select_columns,
 )
 from l4lite.detect.isolation import IsolationTrees
-from l4lite.detect.windows import alarming_templates, auto_window, count_frame, node_frame, window_frame
+from l4lite.detect.windows import alarming_templates, auto_window
 from l4lite.scan.scanner import JobScan, scan_records
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from frames_reference import count_frame, node_activity, node_frame, window_frame
 from scan_helpers import DigitMiner, rec
 
-from l4lite.detect.windows import auto_window, count_frame, node_activity, node_frame, window_frame
+from l4lite.detect.windows import auto_window
 from l4lite.scan.scanner import scan_records
 
 

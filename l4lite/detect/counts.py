@@ -1,6 +1,6 @@
 """Template count tables as numpy arrays, for the isolation forests and the heatmap, without pandas.
 
-``detect.windows`` builds the same counts as pandas frames; importing pandas costs a third of a second of CPU,
+The counts were first built as pandas frames (kept in ``tests/frames_reference.py`` as the reference); importing pandas costs a third of a second of CPU,
 a third of a small job's whole analysis, for a few pivots and medians over tables of tens to hundreds of rows.
 ``CountTable`` holds the rows, columns and counts of such a frame in the same order (``node_table`` as
 ``node_frame``, ``window_table`` as ``window_frame``, ``cell_table`` as ``count_frame``), and the few frame
@@ -44,7 +44,7 @@ def _empty() -> CountTable:
 
 
 def node_table(scan: JobScan) -> CountTable:
-    """``windows.node_frame`` as a table: counts per node (sorted) x template id (in the order a frame built from
+    """``node_frame`` as a table: counts per node (sorted) x template id (in the order a frame built from
     the per-node dicts has them: first seen, node by node)."""
     data: dict[str, dict[str, int]] = {}
     for tid, stat in scan.templates.items():
@@ -91,7 +91,7 @@ def _pivot(row_keys: list[Any], tids: list[str], counts: np.ndarray) -> CountTab
 
 
 def window_table(scan: JobScan, window_seconds: float | None = None) -> CountTable:
-    """``windows.window_frame`` as a table: counts per window start (empty windows filled in) x template id."""
+    """``window_frame`` as a table: counts per window start (empty windows filled in) x template id."""
     window = auto_window(scan, window_seconds)
     if not scan.counts:
         return _empty()
@@ -113,7 +113,7 @@ def window_table(scan: JobScan, window_seconds: float | None = None) -> CountTab
 
 
 def cell_table(scan: JobScan, window_seconds: float | None = None) -> CountTable:
-    """``windows.count_frame`` as a table: counts per (node, window start), sorted, x template id."""
+    """``count_frame`` as a table: counts per (node, window start), sorted, x template id."""
     window = auto_window(scan, window_seconds)
     if not scan.counts:
         return _empty()
