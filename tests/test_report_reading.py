@@ -6,10 +6,9 @@ from __future__ import annotations
 import re
 from html import unescape
 
-from l4lite.diagnose import assemble
-from l4lite.diagnose.incident import Evidence, Incident, PhaseSpan, Suspect
+from l4lite.diagnose.incident import EVIDENCE_TEXT_CHARS, Evidence, Incident, PhaseSpan, Suspect
 from l4lite.report.charts import fit_label, timeline
-from l4lite.report.facts import EVIDENCE_TEXT_CHARS, lines_kept, ticket_text
+from l4lite.report.facts import lines_kept, ticket_text
 from l4lite.report.html import render_html
 from l4lite.report.markdown import render_markdown
 from l4lite.report.view import duration
@@ -150,6 +149,3 @@ def test_a_record_cut_by_the_diagnosis_says_so() -> None:
     whole = Evidence(**{**big.__dict__, "end_line": 89 + text.count("\n")})
     assert lines_kept(whole) is None
 
-
-def test_the_report_knows_how_much_text_the_diagnosis_keeps() -> None:
-    assert EVIDENCE_TEXT_CHARS == assemble.TEXT_CHARS

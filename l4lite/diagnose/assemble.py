@@ -13,7 +13,7 @@ from typing import Any
 from l4lite.detect.base import Finding
 from l4lite.diagnose.copies import collapse_copies
 from l4lite.diagnose.errorfiles import error_files
-from l4lite.diagnose.incident import Evidence, Incident, PhaseSpan, Suspect
+from l4lite.diagnose.incident import EVIDENCE_TEXT_CHARS, Evidence, Incident, PhaseSpan, Suspect
 from l4lite.diagnose.localize import Verdict
 from l4lite.diagnose.phasing import node_trackers
 from l4lite.ingest.attribution import KUBECTL_PREFIX
@@ -30,7 +30,6 @@ CATEGORY_LABELS = {
     "unknown": "unexplained",
 }
 MAX_EVIDENCE = 150
-TEXT_CHARS = 4000
 
 _CATEGORY_ACTION = {
     "gpu_hardware": "Drain {node} and run GPU diagnostics (nvidia-smi -q, dcgmi diag -r 3) before it takes jobs again.",
@@ -67,7 +66,7 @@ def relative(file: str, root: str) -> str:
 def build_evidence(scan: JobScan, verdict: Verdict, max_entries: int = MAX_EVIDENCE) -> list[Evidence]:
     out: list[Evidence] = []
     seen: set[tuple[str, int]] = set()
-    lasts: dict[int, str] = {}  # an entry's last line, whole (its text is cut at TEXT_CHARS)
+    lasts: dict[int, str] = {}  # an entry's last line, whole (its text is cut at EVIDENCE_TEXT_CHARS)
     for f, role, records in zip(verdict.findings, verdict.roles, verdict.records, strict=True):
         if verdict.status != "incident" and role == "root":
             role = "symptom"
@@ -156,7 +155,7 @@ def rewrapped_tracebacks(entries: list[Evidence], lasts: dict[int, str] | None =
 
 def _evidence(scan: JobScan, f: Finding, r: Record, role: str) -> Evidence:
     return Evidence(file=relative(r.file, scan.root), line=r.line, node=r.node or f.node,
-                    rank=r.rank if r.rank is not None else f.rank, time=iso(r.time), text=r.text[:TEXT_CHARS],
+                    rank=r.rank if r.rank is not None else f.rank, time=iso(r.time), text=r.text[:EVIDENCE_TEXT_CHARS],
                     template_id=r.template_id, rule=f.rule, role=role, score=round(float(f.score), 3),
                     end_line=r.end_line, source=r.source, gpu=r.gpu if r.gpu is not None else f.gpu,
                     category=f.category, explain=f.explain, count=f.count)

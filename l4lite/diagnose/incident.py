@@ -26,6 +26,9 @@ class Suspect:
     category: str | None = None
 
 
+EVIDENCE_TEXT_CHARS = 4000  # what an evidence entry keeps of its record's text (a longer record is cut)
+
+
 @dataclass
 class Evidence:
     file: str

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from l4lite.diagnose.incident import Evidence, Incident
+from l4lite.diagnose.incident import EVIDENCE_TEXT_CHARS, Evidence, Incident
 from l4lite.report.scale import fmt_time, lttb_indices, parse_time, xy_arrays
 
 CATEGORY_LABELS = {
@@ -21,9 +21,6 @@ CATEGORY_LABELS = {
     "oom": "Out of memory", "numerical": "Numerical (loss / gradients)", "data": "Data",
     "software": "Software", "user_config": "User configuration", "unknown": "Unknown",
 }
-
-
-EVIDENCE_TEXT_CHARS = 4000  # what the diagnosis keeps of one record's text (diagnose.assemble.TEXT_CHARS)
 
 
 class LinesKept(NamedTuple):
