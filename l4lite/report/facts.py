@@ -39,6 +39,15 @@ def lines_kept(ev: Evidence) -> LinesKept | None:
     return LinesKept(kept, span) if span > kept and len(text) >= EVIDENCE_TEXT_CHARS else None
 
 
+def copy_key(ev: Evidence) -> tuple[str, str, int | None, str, str] | None:
+    """What makes two evidence entries one event written twice (the same traceback in the console a launcher tees
+    and in the rank's own log): same role, node, rank, rule and explanation. None for an entry without a node or
+    a rule, which is never folded."""
+    if not ev.node or not ev.rule:
+        return None
+    return (ev.role, ev.node, ev.rank, ev.rule, ev.explain or ev.text or "")
+
+
 _ROLE_PREFIXES = ("root", "cascade", "symptom", "confirmation", "anomaly")
 
 

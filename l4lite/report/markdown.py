@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from l4lite.diagnose.incident import Evidence, Incident, write_atomic
 from l4lite.report.check import check_incident
-from l4lite.report.facts import CATEGORY_LABELS, follows_only, lines_kept
+from l4lite.report.facts import CATEGORY_LABELS, copy_key, follows_only, lines_kept
 
 EVIDENCE_SHOWN = 8
 TEXT_CHARS = 4000  # per evidence entry
@@ -99,11 +99,12 @@ def fold_copies(evidence: list[Evidence]) -> list[Folded]:
     out: list[Folded] = []
     seen: dict[tuple, int] = {}
     for e in evidence:
-        key = (e.role, e.node, e.rank, e.rule, e.explain or e.text)
-        if e.node and e.rule and key in seen:
+        key = copy_key(e)
+        if key is not None and key in seen:
             out[seen[key]].also.append(_where(e))
             continue
-        seen[key] = len(out)
+        if key is not None:
+            seen[key] = len(out)
         out.append(Folded(e, []))
     return out
 

@@ -19,7 +19,7 @@ from markupsafe import escape
 
 from l4lite.diagnose.incident import Evidence, Incident, Suspect
 from l4lite.report import charts as rc
-from l4lite.report.facts import CATEGORY_LABELS, follows_only, lines_kept
+from l4lite.report.facts import CATEGORY_LABELS, copy_key, follows_only, lines_kept
 from l4lite.report.scale import clean, fmt_time, parse_time, xy_arrays
 from l4lite.version import __version__
 
@@ -318,12 +318,13 @@ def _evidence(evidence: Sequence[Evidence], caps: Caps, omitted: list[str]) -> t
     first_of: dict[tuple, int] = {}  # a copy of one event (tee'd console and the rank's file) joins its first row
     for i in order:
         ev = evidence[i]
-        key = (ev.role, ev.node, ev.rank, ev.rule, ev.explain or ev.text)
-        if ev.node and ev.rule and first_of.get(key) in rows:
+        key = copy_key(ev)
+        if key is not None and first_of.get(key) in rows:
             rows[first_of[key]]["also"].append(clip(f"{ev.file}:{ev.line}" + (
                 f"–{ev.end_line}" if ev.end_line and ev.end_line != ev.line else ""), 240)[0])
             continue
-        first_of.setdefault(key, i)
+        if key is not None:
+            first_of.setdefault(key, i)
         if full or len(rows) >= caps.evidence_rows:
             left_out[ev.role] += 1
             continue
