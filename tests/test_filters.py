@@ -93,3 +93,23 @@ def test_a_banner_frame_is_no_candidate() -> None:
                rec("ERROR receive timed out on the store socket", node="b", time=152.0, line=90, level="error")]
     assert _templates(FilterDetector().detect(scan_records(records, DigitMiner()))) == {
         "ERROR receive timed out on the store socket"}
+
+
+def test_a_settings_listing_near_the_failure_is_no_anomaly() -> None:
+    """Rank 0 alone prints the config: its lines are new and on one node, and say how the job was set up."""
+    dump = [rec("[config.py:678:print]   bfloat16_config .............. enabled=False check_grad_overflow=False",
+                node="n5", time=1985.0, line=9990, level="info"),
+            rec('    "wall_clock_breakdown": false', node="n5", time=1985.0, line=9991),
+            rec("  loss_scale ...................................... None", node="n5", time=1985.0, line=9992)]
+    assert _templates(FilterDetector().detect(_job(dump))) == set()
+    odd = rec("ERROR overflow in loss scale detected", node="n5", time=1985.0, line=9993, level="error")
+    assert _templates(FilterDetector().detect(_job(dump + [odd]))) == {"ERROR overflow in loss scale detected"}
+
+
+def test_what_a_settings_listing_line_is() -> None:
+    from l4lite.rules.components import is_listing
+    assert is_listing('[default0]:    "fp16_enabled": true,') and is_listing('  "stage": <NUM>')
+    for event in ('{"loss": NaN, "step": 3}', "{'loss': nan, 'grad_norm': inf}", '    "fp16": {',
+                  "Gradient overflow. Skipping step, reducing loss scale to 1024",
+                  "RuntimeError: CUDA error: an illegal memory access was encountered ...."):
+        assert not is_listing(event), event

@@ -39,7 +39,7 @@ def test_root_outranks_cascades_on_every_other_node() -> None:
                 for n in NODES if n != "n3"]
     v = localize(scan, cascades + [root])
     assert v.status == "incident" and v.primary is root and v.category == "gpu_hardware" and v.scope == "node"
-    assert v.suspects[0][0] == "n3" and v.suspects[0][1] > max(s for _, s, _ in v.suspects[1:])
+    assert v.suspects[0][0] == "n3" and v.suspects[0][1] > max(s.score for s in v.suspects[1:])
     assert v.roles[0] == "root" and v.roles.count("root") == 1
     assert v.iteration == 50 and v.phase == "train"
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from l4lite.detect.base import Detector, Finding
 from l4lite.detect.windows import BAD_WORDS as _BAD_WORDS
 from l4lite.ingest.timestamps import TimestampParser
+from l4lite.rules.components import is_listing
 from l4lite.scan.scanner import JobScan, TemplateStat
 
 _LEVEL_WEIGHT = {"error": 1.0, "warning": 0.6, "info": 0.25, "debug": 0.1}
@@ -91,8 +92,8 @@ class FilterDetector(Detector):
             weight = self._weight(stat)
             if weight < self.min_weight:
                 continue  # routine informational lines are not failure-indicating
-            if _says_nothing(scan, tid, stat):
-                continue  # a logger's header with an empty message, or a banner's frame, indicates nothing
+            if _says_nothing(scan, tid, stat) or is_listing(stat.template):
+                continue  # a logger's header with an empty message, a banner's frame, a setting: nothing happened
             for node, count in stat.nodes.items():
                 out.append(Candidate(stat, node, count, weight))
         out.sort(key=lambda c: (-c.score, c.stat.first_time if c.stat.first_time is not None else math.inf))

@@ -364,7 +364,7 @@ def build_incident(scan: JobScan, verdict: Verdict, *, seconds: float = 0.0, mat
         iteration=verdict.iteration if verdict.status == "incident" else _last_iteration(scan),
         failure_time=iso(verdict.failure_time) if verdict.status == "incident" else None,
         summary=summary(scan, verdict, len(cascade_nodes)),
-        suspects=[Suspect(node=n, score=s, reasons=r, category=verdict.category) for n, s, r in verdict.suspects],
+        suspects=[Suspect(node=s.node, score=s.score, reasons=s.reasons, category=s.category) for s in verdict.suspects],
         evidence=evidence,
         phases=phase_spans(scan, clock),
         checkpoint=checkpoint,

@@ -61,6 +61,7 @@ from l4lite.diagnose.pointed import Shown, lagging_node, odd_rank, odd_rank_node
 from l4lite.diagnose.restarts import restarted_roots
 from l4lite.diagnose.spatial import node_setup, rank_own
 from l4lite.diagnose.stopped import stopped_late
+from l4lite.diagnose.suspects import Ranked, rank_suspects
 from l4lite.diagnose.threads import dead_thread
 from l4lite.diagnose.timeline import (
     around_failure,
@@ -103,7 +104,7 @@ class Verdict:
     phase: str | None = None
     scope: str | None = None
     primary: Finding | None = None
-    suspects: list[tuple[str, float, list[str]]] = field(default_factory=list)
+    suspects: list[Ranked] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # ordered, most important first
     roles: list[str] = field(default_factory=list)  # final role per finding, parallel to ``findings``
     records: list[list[Record]] = field(default_factory=list)  # records shown per finding, parallel too
@@ -535,37 +536,11 @@ class Localizer:
                 recs = f.records[: SHOWN.get(role, 2)]
             verdict.records.append(recs)
         if verdict.status == "incident" and verdict.scope == "node":
-            verdict.suspects = self._suspects(scan, ordered, verdict.roles, primary)
+            verdict.suspects = rank_suspects(ordered, verdict.roles, primary, verdict.category, self.max_suspects)
             if primary is not None and (odd := odd_rank(ordered, primary)) is not None:
                 verdict.findings, verdict.roles, verdict.records = odd_rank_shown(
                     Shown(verdict.findings, verdict.roles, verdict.records), primary, odd, SHOWN["confirmation"])
         return verdict
-
-    def _suspects(self, scan: JobScan, findings: list[Finding], roles: list[str],
-                  primary: Finding | None) -> list[tuple[str, float, list[str]]]:
-        weight = {"root": 0.45, "confirmation": 0.4, "anomaly": 0.3, "symptom": 0.2, "cascade": 0.08}
-        scores: dict[str, float] = {}
-        reasons: dict[str, list[str]] = {}
-        for f, role in zip(findings, roles, strict=True):
-            if f.node is None or f.node == UNKNOWN_NODE:  # lines of no known node blame no node
-                continue
-            if f is primary:
-                s = 0.7 + 0.3 * min(1.0, f.score)
-            elif role == "cascade" and f.role == "root":
-                s = 0.5 * weight["root"] * f.score  # a root line on a node other than the first
-            else:
-                s = weight.get(role, 0.1) * min(1.0, f.score)
-            scores[f.node] = 1 - (1 - scores.get(f.node, 0.0)) * (1 - s)
-            if len(reasons.setdefault(f.node, [])) < 4 and f.explain not in reasons[f.node]:
-                reasons[f.node].append(f"{role}: {f.explain}")
-        if primary is not None and primary.node in scores:
-            top = max(scores.values())
-            scores[primary.node] = max(scores.get(primary.node, 0.0), min(1.0, top + 0.05))
-            others = [n for n in scores if n != primary.node]
-            for n in others:  # the primary's node must stay first
-                scores[n] = min(scores[n], scores[primary.node] * 0.8)
-        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
-        return [(n, round(min(1.0, s), 3), reasons.get(n, [])) for n, s in ranked[: self.max_suspects] if s > 0.02]
 
 
 def _stated_key(f: Finding, stated: dict[tuple[str, int], float]) -> tuple[float, float, str, int]:

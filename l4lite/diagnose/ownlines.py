@@ -20,7 +20,7 @@ import re
 from l4lite.detect.base import Finding
 from l4lite.diagnose.evidence import own_time
 from l4lite.records import Record
-from l4lite.rules.components import component, first_failure, is_cascade, named_component
+from l4lite.rules.components import component, first_failure, is_cascade, is_listing, named_component
 from l4lite.scan.scanner import JobScan
 
 SPATIAL_FRACTION = 0.25  # as the filters': a template on more than this share of the nodes is routine
@@ -65,7 +65,7 @@ def node_said(scan: JobScan, node: str | None, t0: float | None, placed: set[tup
         if where != node or stat is None or len(stat.nodes) > limit:
             continue
         for r in recs:
-            if (r.file, r.line) in placed or is_cascade(r.text):
+            if (r.file, r.line) in placed or is_cascade(r.text) or is_listing(r.text):
                 continue
             ok = near(r, t0)
             if ok is False or (ok is None and t0 is not None):

@@ -289,6 +289,18 @@ def chained_cause(text: str) -> str | None:
     return None
 
 
+# A line of a settings listing states how the job was configured, not what happened: Megatron's and DeepSpeed's
+# argument dumps (``loss_scale ........ None``) and a pretty-printed JSON config (``"fp16": false,``). Their
+# names hold component words (overflow, loss scale, checkpoint) that no event said.
+_LISTING = re.compile(r"[\w.\]\[-]+ \.{4,} |(?:^|[\]:]|\s)\"[\w.\-]+\":\s*"
+                      r"(?:true|false|null|-?\d[\w.+-]*|<\w+>|\"[^\"]{0,200}\"),?\s*$", re.M)
+
+
+def is_listing(text: str) -> bool:
+    """Whether the text is a line of a settings listing (a name, a leader or a colon, one value)."""
+    return _LISTING.search(text) is not None
+
+
 def is_cascade(text: str) -> bool:
     """A line healthy ranks or the launcher print because of a failure elsewhere, with no payload of its own."""
     # a traceback names its exception last: look at both ends of a long record
