@@ -58,8 +58,9 @@ ROLE_ONLY_MIN = 4  # distinct source groups a rule's own category must lose on b
 MECHANISM_SHARE = 0.6  # below this share for its top label, a rule's threads spread over several causes
 TRACEBACK = re.compile(r"Traceback \(most recent call last\):\s*$")  # a header the reader joins to its frames
 GITHUB = re.compile(r"github\.com/([^/\s]+/[^/\s]+)/(?:issues|pull|discussions)/(\d+)")
-# the fresh samples whose misses may be read; d, f, h, j, l and m-score are only scored and never enter an audit
-STUDIED_FRESH = ("a", "b", "c", "e", "g", "i", "k", "m-study")
+# the fresh samples whose misses may be read (b's threads are in the lines file, the learned model's text); d, f,
+# h, j, l and the -score halves are only scored and never enter an audit
+STUDIED_FRESH = ("a", "b", "c", "e", "g", "i", "k", "m-study", "n-study", "o-study", "p-study")
 
 
 @dataclass(frozen=True)
@@ -497,7 +498,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--fallback", action="store_true", help="the Python exception fallback's threads")
     ap.add_argument("--words", action="store_true", help="lexicon words whose threads mostly carry another label")
     ap.add_argument("--fresh", action="store_true",
-                    help="also the studied fresh samples (a, b, c, e, g, i, k, m-study)")
+                    help="also the studied fresh samples (" + ", ".join(STUDIED_FRESH) + ")")
     ap.add_argument("--jobs", action="store_true", help="also the real jobs' ground-truth evidence lines")
     ap.add_argument("--folds", type=int, default=0,
                     help="with --spread, --fallback: read each thread with a learned model trained without its fold")
