@@ -451,8 +451,8 @@ def model_kwargs():
     if FAULT == "model_config" and rank() == FAULT_RANK:
         record("model_config", None, dim=96)
         return {"dim": 96}
-    if FAULT == "layer_mismatch" and rank() == FAULT_RANK:  # a node still running the code of an older
-        record("layer_mismatch", None, layers=3)  # revision: one more transformer block
+    if FAULT in ("layer_mismatch", "shard_mismatch") and rank() == FAULT_RANK:  # a node still running the code
+        record(FAULT, None, layers=3)  # of an older revision: one more transformer block
         return {"layers": 3}
     return {}
 
