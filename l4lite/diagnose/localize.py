@@ -79,6 +79,7 @@ from l4lite.diagnose.traits import (
     inferred,
     is_global,
     placed_lines,
+    quoted_elsewhere,
     reads_as_error,
     torn_down,
 )
@@ -176,7 +177,7 @@ class Localizer:
             # stopped or slowed down because of a signed fault is explained by the signature.
             # Ray Train's controller re-raising its workers' errors says that ranks failed, not where: the
             # ranks' own lines, or a stuck rank inferred from its peers, place the fault before it does.
-            own = [f for f in roots if not controller_report(f)] or roots
+            own = [f for f in roots if not controller_report(f) and not quoted_elsewhere(scan, f)] or roots
             signed = [f for f in own if f.data.get("signal") not in INFERRED and not f.data.get("inferred")] or own
             best = max(f.score for f in signed)
             close = [f for f in signed if f.score >= best - CLOSE_SCORE]
