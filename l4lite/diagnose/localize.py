@@ -55,6 +55,7 @@ from l4lite.diagnose.evidence import (
 )
 from l4lite.diagnose.firstfail import earlier_failure
 from l4lite.diagnose.lone import lone_fault, one_node_reading, told_on_its_own
+from l4lite.diagnose.oddsetup import odd_setup
 from l4lite.diagnose.ownlines import its_exception, last_words, node_said, said_apart
 from l4lite.diagnose.phasing import failure_time_of, finding_trackers, iteration_of, phase_of
 from l4lite.diagnose.pointed import Shown, lagging_node, odd_rank, odd_rank_node, odd_rank_shown
@@ -208,7 +209,12 @@ class Localizer:
                     roles[id(said)] = "root"
         else:
             primary = self._primary_without_root(scan, findings, severe)
-            named = self._component_root(findings, roles, primary)
+            # only lost peers: a rank that printed its start-up numbers apart from every other was set up apart
+            odd = odd_setup(scan) if names_cascade(primary) else None
+            named = odd if odd is not None else self._component_root(findings, roles, primary)
+            if odd is not None:
+                findings.append(odd)
+                roles[id(odd)] = "root"
             if named is not None:  # the job failed and a line no signature knows names the component
                 primary = named
             elif names_cascade(primary):
