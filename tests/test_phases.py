@@ -236,3 +236,24 @@ def test_a_silent_rank_s_failure_in_the_training_loop_is_dated_in_training() -> 
     assert phase(frames, job) == "train"
     assert phase(bare, job) == "init"  # nothing of its own says training
     assert phase(frames, job[:1]) == "init"  # the job was not training yet
+
+
+def test_a_checkpoint_library_s_frames_say_save_or_load_by_their_verbs() -> None:
+    # torch.distributed.checkpoint (real job 175): a sharded save that failed in a rank's write
+    save = ('  File "train_fsdp.py", line 118, in main\n    dcp.save(state, checkpoint_id=path)\n'
+            '  File "torch/distributed/checkpoint/state_dict_saver.py", line 196, in save\n'
+            '  File "torch/distributed/checkpoint/utils.py", line 263, in all_reduce\n'
+            '  File "torch/distributed/checkpoint/filesystem.py", line 422, in _write_files_from_queue\n'
+            '  File "contextlib.py", line 137, in __enter__\n'
+            "OSError: [Errno 30] Read-only file system: '/ckpt/step-20/__0_0.distcp'")
+    assert phase_from_traceback(save) == "checkpoint"
+    load = ('  File "torch/distributed/checkpoint/state_dict_loader.py", line 150, in load\n'
+            '  File "torch/distributed/checkpoint/filesystem.py", line 650, in read_data\n'
+            "FileNotFoundError: [Errno 2] No such file or directory: '/ckpt/step-20/__3_0.distcp'")
+    assert phase_from_traceback(load) == "load"
+    # activation checkpointing keeps tensors for the backward pass: the training step, not a checkpoint
+    act = ('  File "train.py", line 90, in train_step\n    loss.backward()\n'
+           '  File "deepspeed/runtime/activation_checkpointing/checkpointing.py", line 560, in forward\n'
+           '  File "deepspeed/runtime/activation_checkpointing/checkpointing.py", line 500, in save_args_for_backward\n'
+           'RuntimeError: CUDA error: an illegal memory access was encountered')
+    assert phase_from_traceback(act) == "train"

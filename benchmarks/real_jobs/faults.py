@@ -14,7 +14,7 @@ of injection) go to L4L_META_DIR, which lies outside the archived log tree.
                   kill_midline|silent_abort|accum_nan|logfile_exception|save_killed|save_memerror|
                   model_config|loader_hang|two_faults|netdrop|exit0|wrong_ckpt|compile_nocxx|
                   layer_mismatch|node_enospc|shard_truncated|pids_limit|loss_spike|preempt|netslow|
-                  cpu_throttle (inode_full, version_mismatch are set up by generate.py)
+                  cpu_throttle|shard_mismatch (inode_full, version_mismatch are set up by generate.py)
                   (bad_env, bad_env_all, missing_file, missing_file_all are set up by generate.py: a wrong
                   GLOO_SOCKET_IFNAME on one node or on every node; the dataset's seed file absent from one
                   node's local disk or from every node's; so are shm_small, port_taken, no_master_host: one
@@ -451,8 +451,8 @@ def model_kwargs():
     if FAULT == "model_config" and rank() == FAULT_RANK:
         record("model_config", None, dim=96)
         return {"dim": 96}
-    if FAULT == "layer_mismatch" and rank() == FAULT_RANK:  # a node still running the code of an older
-        record("layer_mismatch", None, layers=3)  # revision: one more transformer block
+    if FAULT in ("layer_mismatch", "shard_mismatch") and rank() == FAULT_RANK:  # a node still running the code
+        record(FAULT, None, layers=3)  # of an older revision: one more transformer block
         return {"layers": 3}
     return {}
 

@@ -41,9 +41,11 @@ DEEPSPEED_DEPS = ["hjson", "ninja", "psutil", "py-cpuinfo", "pydantic", "msgpack
 
 SCRIPTS = {"ddp": "train_ddp.py", "hf": "train_hf.py", "lightning": "train_lightning.py",
            "deepspeed": "train_deepspeed.py", "ignite": "train_ignite.py", "accelerate": "train_accelerate.py",
-           "ray": "train_ray.py", "jax": "train_jax.py", "fabric": "train_fabric.py", "amp": "train_amp.py"}
+           "ray": "train_ray.py", "jax": "train_jax.py", "fabric": "train_fabric.py", "amp": "train_amp.py",
+           "fsdp": "train_fsdp.py"}
 FORMATS = {"ddp": "pytorch", "hf": "hf", "lightning": "lightning", "deepspeed": "deepspeed", "ignite": "ignite",
-           "accelerate": "accelerate", "ray": "ray", "jax": "jax", "fabric": "fabric", "amp": "megatron"}
+           "accelerate": "accelerate", "ray": "ray", "jax": "jax", "fabric": "fabric", "amp": "megatron",
+           "fsdp": "fsdp"}
 # Ray Train runs in the torch venv (ray[train] installed with torch pinned); JAX has a venv of its own (no torch).
 RAY = "ray[train]==2.60.0"
 JAX_PACKAGES = ["jax[cpu]==0.10.2", "flax", "optax", "absl-py"]
@@ -293,6 +295,19 @@ JOB_SPECS = [
     ("hf", "inode_full", 0, 20, False, {"index": 167}),
     # 168: the preempted node under `accelerate launch` (its own launcher process), scored after the mechanism
     ("accelerate", "preempt", 3, 13, False, {"index": 168}),
+    # PyTorch FSDP2 (`fully_shard` over gloo, sharded `torch.distributed.checkpoint` saves, torchtitan's log
+    # layout), a stack none of the jobs above runs (169-177): the usual faults, then faults of sharded training:
+    # one rank's model with one more block (its shards' all-gathers go out of step with its peers'), the first
+    # node's checkpoint mount read-only while every rank writes its own shard, a rank leaving with status 0
+    ("fsdp", "healthy", None, None, False, {"index": 169}),
+    ("fsdp", "exception", 2, 14, False, {"index": 170}),
+    ("fsdp", "sigkill", 1, 16, False, {"index": 171}),
+    ("fsdp", "hang", 3, 13, False, {"index": 172}),
+    ("fsdp", "nan", 1, 12, False, {"index": 173}),
+    ("fsdp", "shard_mismatch", 2, None, False, {"index": 174}),
+    ("fsdp", "erofs", 0, 20, False, {"index": 175}),
+    ("fsdp", "exit0", 3, 15, False, {"index": 176}),
+    ("fsdp", "diverge", None, 16, False, {"index": 177}),
 ]
 # faults set up per node by the generator (no rank injects them; a node may fail before any rank registers)
 NODE_FAULTS = ("bad_env", "bad_env_all", "missing_file", "missing_file_all", "node_corrupt_ckpt", "compile_nocxx",
@@ -321,7 +336,8 @@ PHASE = {"exception": "train", "sigkill": "train", "hang": "train", "nan": "trai
          "shm_small": "train", "port_taken": "init", "no_master_host": "init",
          "layer_mismatch": "init", "node_enospc": "checkpoint", "shard_truncated": "train", "pids_limit": "train",
          "missing_module": "init", "loss_spike": "train", "preempt": "train", "cpu_throttle": "train",
-         "netslow": "train", "version_mismatch": "init", "inode_full": "checkpoint"}
+         "netslow": "train", "version_mismatch": "init", "inode_full": "checkpoint",
+         "shard_mismatch": "train"}
 CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan": "numerical",
             "enospc": "storage", "corrupt_ckpt": "storage", "data": "data", "healthy": None,
             "host_oom": "host", "worker_oom": "host", "sigstop": "software", "diverge": "numerical",
@@ -344,15 +360,19 @@ CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan
             # a preempted node is the host taken away; a throttled node is the host's fault (fail-slow); an older
             # package on one node is its environment (as a missing module); no inodes left is the disk's
             "preempt": "host", "cpu_throttle": "host", "netslow": "network", "version_mismatch": "user_config",
-            "inode_full": "storage"}
+            "inode_full": "storage",
+            # a node running an older revision of the model code (as layer_mismatch): its environment
+            "shard_mismatch": "user_config"}
 FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_runtime",
           "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps",
           "ignite": r"Engine run (complete|finished)", "accelerate": r"training finished: 40 steps",
           "ray": r"training finished: 40 steps", "jax": r"training finished: 40 steps",
-          "fabric": r"training finished: 40 steps", "amp": r"training finished: 40 steps"}
+          "fabric": r"training finished: 40 steps", "amp": r"training finished: 40 steps",
+          "fsdp": r"Training completed"}
 NAN = {"ddp": r"loss is nan at step", "hf": r"'loss': '?nan'?|'grad_norm': '?nan'?", "lightning": r"is not finite",
        "deepspeed": r"loss is nan at step", "ignite": r"contains NaN or Inf|Loss: nan",
-       "accelerate": r"train_loss nan", "ray": r"loss is nan at step", "jax": r"loss is nan at step"}
+       "accelerate": r"train_loss nan", "ray": r"loss is nan at step", "jax": r"loss is nan at step",
+       "fsdp": r"loss is nan at step"}
 # Faults of the checkpoint save, by the lines that show the failed write.
 SAVE_FAULTS = {"erofs": r"Read-only file system", "enospc": r"No space left on device|file write failed|unexpected pos",
                "fsize": r"File too large|file write failed|unexpected pos"}
@@ -1024,7 +1044,8 @@ LOSS = {"ddp": re.compile(r"step (?P<step>\d+)/\d+ \| epoch \d+ \| loss (?P<loss
         "hf": re.compile(r"'loss': '?(?P<loss>[^',}]+)'?.*'epoch': '?([^',}]+)'?"),
         "ignite": re.compile(r"Iter\[(?P<step>\d+)\] Loss: (?P<loss>\S+)"),
         "accelerate": re.compile(r"step (?P<step>\d+)/\d+: train_loss (?P<loss>\S+)"),
-        "amp": re.compile(r"iteration\s+(?P<step>\d+)/\s*\d+ ?\|.*\| lm loss: (?P<loss>[^|\s]+) ?\|")}
+        "amp": re.compile(r"iteration\s+(?P<step>\d+)/\s*\d+ ?\|.*\| lm loss: (?P<loss>[^|\s]+) ?\|"),
+        "fsdp": re.compile(r"step:\s*(?P<step>\d+)\s+loss:\s*(?P<loss>\S+)")}
 
 
 def first_divergent_line(arch, stack, step, names):
@@ -1381,7 +1402,8 @@ def new133_truth(job, first, ranks, need):
     return r, [fh], first["step"]
 
 
-NEW_146 = ("layer_mismatch", "node_enospc", "shard_truncated", "pids_limit", "missing_module", "loss_spike")
+NEW_146 = ("layer_mismatch", "node_enospc", "shard_truncated", "pids_limit", "missing_module", "loss_spike",
+           "shard_mismatch")
 
 
 def new146_truth(job, arch, first, ranks, need, problems, evidence):
@@ -1405,14 +1427,17 @@ def new146_truth(job, arch, first, ranks, need, problems, evidence):
     root = {"layer_mismatch": r"inconsistent \d+ params|appears not to match|[Ss]ize mismatch|expects same model",
             "node_enospc": r"No space left on device|file write failed|unexpected pos",
             "shard_truncated": r"Failed to read all data for array",
-            "pids_limit": r"Resource temporarily unavailable|can't start new thread"}[fault]
+            "pids_limit": r"Resource temporarily unavailable|can't start new thread",
+            # FSDP checks nothing as it shards: the extra block's all-gathers meet their peers' other ones
+            "shard_mismatch": r"Timed out waiting \d+ms for (send|recv) operation"}[fault]
     if not need(root, [fh], prefer=own, required=False):  # a check that fails on every rank (DDP's model check)
         need(root, None, prefer=r"console\.log", limit=2)  # may raise first on another rank
-    need(root, [fh], prefer=r"console\.log", required=fault != "layer_mismatch")
+    need(root, [fh], prefer=r"console\.log", required=fault not in ("layer_mismatch", "shard_mismatch"))
     if fault in ("shard_truncated", "pids_limit"):  # either rank of the node may be the first to fail
         lr, pid = r"\d", r"\d+"
-    need(rf"failed \(exitcode: 1\) local_rank: {lr} \(pid: {pid}\)", [fh], required=fault != "layer_mismatch")
-    return r, [fh], first["step"]
+    need(rf"failed \(exitcode: 1\) local_rank: {lr} \(pid: {pid}\)", [fh],
+         required=fault not in ("layer_mismatch", "shard_mismatch"))
+    return r, [fh], 1 if fault == "shard_mismatch" else first["step"]  # it breaks in the first forward
 
 
 NEW_161 = ("preempt", "cpu_throttle", "netslow", "inode_full")
@@ -1499,6 +1524,42 @@ def describe_146(job, first, h):
         "loss_spike": f"A warm-restart learning-rate schedule whose peak is off by 10^2 for 2 steps (steps {step}-"
                       f"{after}, every rank): the loss and the gradient norm jump, then come back down, and the "
                       "run goes on to its end (40 steps) without an error; a training-health incident, no node.",
+    }[f]
+
+
+FSDP_RUN = ("FSDP2 run: `fully_shard` on each transformer block and the root, a 4-rank device mesh over gloo, "
+            "sharded checkpoints (torch.distributed.checkpoint: every rank writes its own shard) at steps 20 and 40, "
+            "torchtitan's log layout. ")
+
+
+def describe_fsdp(job, first, h):
+    """Notes of the FSDP jobs (169-177)."""
+    f, r, step = job["fault"], job["rank"], job["step"]
+    return FSDP_RUN + {
+        "healthy": "40 steps on 2 nodes x 2 ranks, no fault.",
+        "exception": f"Global rank {r} on {h} raises RuntimeError from user code at step {step}; torchrun reports "
+                     "exitcode 1 for it, the other ranks fail in the next all-gather (peer gone).",
+        "sigkill": f"Global rank {r} on {h} is SIGKILLed at step {step} (as the kernel OOM killer would); its agent "
+                   "reports exitcode -9 / Signal 9 (SIGKILL), the peers lose their gloo connection.",
+        "hang": f"Global rank {r} on {h} stops before its step-{step} forward (sleeps forever); the other ranks block "
+                "in the forward's all-gather until the 30 s gloo timeout, then fail; the agent on its node sends "
+                "SIGTERM to the stuck rank.",
+        "nan": f"At step {step} one element of global rank {r}'s shard of the output weight is set to NaN; the "
+               "all-gather puts it into every rank's forward, the loss is not finite on all ranks and the script "
+               "stops (FloatingPointError).",
+        "shard_mismatch": f"Global rank {r} on {h} builds the model with 3 transformer blocks, the others with 2 (its "
+                          "node still runs an older revision of the model code); FSDP checks nothing as it shards, so "
+                          "in the first forward its all-gathers go out of step with its peers' (other sizes, one "
+                          "more) and every rank times out in one (30 s gloo).",
+        "erofs": f"The checkpoint folder of {h} (global ranks 0 and 1) is remounted read-only right before the "
+                 "step-20 save (as a file system does after an I/O error); both its ranks' shard writes fail with "
+                 "EROFS, and torch.distributed.checkpoint reports the failed ranks to every rank.",
+        "exit0": f"Global rank {r} on {h} leaves the training loop at step {step} with `sys.exit(0)` (a "
+                 "rank-conditional early exit) and prints nothing; its peers fail in the next all-gather, torchrun "
+                 "sees the rank end with status 0.",
+        "diverge": f"The learning-rate schedule multiplies the rate by 1000 from step {step} on every rank (a schedule "
+                   "bug); the loss blows up in the step lines (from 3.5 to hundreds, then thousands) and stays "
+                   "finite, so the run goes on to its end (40 steps) without an error.",
     }[f]
 
 
@@ -1640,6 +1701,8 @@ def describe(job, first, rank_host):
     s, f, r = job["stack"], job["fault"], job["rank"]
     if s in OTHER_RUN:
         return describe_other(job, first, rank_host)
+    if s == "fsdp":
+        return describe_fsdp(job, first, rank_host.get(first["rank"]) if first else None)
     if f in NEW_125:
         return describe_new(job, first, first["host"] if first else None)
     if f in NEW_133 or f == "compile_nocxx":

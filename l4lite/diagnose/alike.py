@@ -23,7 +23,7 @@ from l4lite.detect.base import Finding
 from l4lite.diagnose.evidence import own_time
 from l4lite.diagnose.ownlines import TEARDOWN
 from l4lite.diagnose.timeline import finding_key
-from l4lite.diagnose.traits import said_key
+from l4lite.diagnose.traits import quoted_elsewhere, said_key
 from l4lite.ingest.relay import relayed_copies
 from l4lite.records import Record
 from l4lite.rules.components import component, is_cascade
@@ -162,5 +162,6 @@ def failed_alike(scan: JobScan, findings: list[Finding], roles: dict[int, str], 
     t0 = when(primary)
     alike = {f.node for f in findings if roles[id(f)] == "root" and f.rule == primary.rule
              and (said is None or said_key(f) == said) and not relayed_copies(f.records)
+             and not quoted_elsewhere(scan, f)
              and (t0 is None or (t := when(f)) is None or abs(t - t0) <= ALIKE_SECONDS)}
     return sorted(nodes) if nodes <= alike else []

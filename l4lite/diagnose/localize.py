@@ -55,6 +55,7 @@ from l4lite.diagnose.evidence import (
 )
 from l4lite.diagnose.firstfail import earlier_failure
 from l4lite.diagnose.lone import lone_fault, one_node_reading, told_on_its_own
+from l4lite.diagnose.oddsetup import odd_setup
 from l4lite.diagnose.ownlines import its_exception, last_words, node_said, said_apart
 from l4lite.diagnose.phasing import failure_time_of, finding_trackers, iteration_of, phase_of
 from l4lite.diagnose.pointed import Shown, lagging_node, odd_rank, odd_rank_node, odd_rank_shown
@@ -80,6 +81,7 @@ from l4lite.diagnose.traits import (
     inferred,
     is_global,
     placed_lines,
+    quoted_elsewhere,
     reads_as_error,
     torn_down,
 )
@@ -177,7 +179,7 @@ class Localizer:
             # stopped or slowed down because of a signed fault is explained by the signature.
             # Ray Train's controller re-raising its workers' errors says that ranks failed, not where: the
             # ranks' own lines, or a stuck rank inferred from its peers, place the fault before it does.
-            own = [f for f in roots if not controller_report(f)] or roots
+            own = [f for f in roots if not controller_report(f) and not quoted_elsewhere(scan, f)] or roots
             signed = [f for f in own if f.data.get("signal") not in INFERRED and not f.data.get("inferred")] or own
             best = max(f.score for f in signed)
             close = [f for f in signed if f.score >= best - CLOSE_SCORE]
@@ -208,7 +210,12 @@ class Localizer:
                     roles[id(said)] = "root"
         else:
             primary = self._primary_without_root(scan, findings, severe)
-            named = self._component_root(findings, roles, primary)
+            # only lost peers: a rank that printed its start-up numbers apart from every other was set up apart
+            odd = odd_setup(scan) if names_cascade(primary) else None
+            named = odd if odd is not None else self._component_root(findings, roles, primary)
+            if odd is not None:
+                findings.append(odd)
+                roles[id(odd)] = "root"
             if named is not None:  # the job failed and a line no signature knows names the component
                 primary = named
             elif names_cascade(primary):

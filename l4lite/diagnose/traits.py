@@ -12,7 +12,7 @@ from l4lite.detect.base import Finding
 from l4lite.detect.components import ERRORISH, ComponentDetector
 from l4lite.detect.windows import BAD_WORDS
 from l4lite.diagnose.ownlines import only_cascades
-from l4lite.ingest.relay import controller_copy, relayed_copy
+from l4lite.ingest.relay import controller_copy, quoted_ranks, relayed_copy
 from l4lite.records import Record
 from l4lite.rules.components import LEARNED_WORDS, component, is_cascade
 from l4lite.scan.scanner import JobScan
@@ -96,6 +96,19 @@ def controller_report(f: Finding) -> bool:
     texts = [r.text for r in f.records]
     return any(controller_copy(t) for t in texts) and \
         all(controller_copy(t) or relayed_copy(t) or is_cascade(t) for t in texts)
+
+
+def quoted_elsewhere(scan: JobScan, f: Finding) -> bool:
+    """A finding that stands only on errors of another node's ranks, quoted to its own ranks by a collective that
+    gathers every rank's failure (a sharded checkpoint's save or load): the quoted rank's node met the fault, this
+    one was told of it. Ranks the job's lines do not place on a node leave the finding its own."""
+    if f.node is None or not f.records:
+        return False
+    for r in f.records:
+        nodes = {scan.rank_nodes.get(q) for q in quoted_ranks(r.text)}
+        if not nodes or None in nodes or f.node in nodes:
+            return False
+    return True
 
 
 def confirmed_node(scan: JobScan, f: Finding) -> str | None:

@@ -22,6 +22,10 @@ ERROR_SNIPPET = re.compile(r"\[Rank [\d,]+ Error Snippet\]:|\(Output truncated\.
 # failed due to worker errors:``, the driver's traceback ending in it): the ranks' failure, reported where the
 # controller runs, which need not be a failing rank's node
 RERAISE = re.compile(r"WorkerGroupError\b|Training failed due to worker errors")
+# A collective that gathers every rank's exception and raises one report on each rank quotes each failure under a
+# header naming the rank it came from (torch.distributed.checkpoint's ``CheckpointException``: ``Traceback (most
+# recent call last): (RANK 0)``): on another node's rank it is a copy of that rank's error, not a failure of its own
+RANK_QUOTE = re.compile(r"Traceback \(most recent call last\): \(RANK (\d+)\)")
 
 
 def relayed(s: str, pos: int) -> bool:
@@ -49,6 +53,11 @@ def relayed_from_afar(text: str) -> bool:
         return False
     m = ACTOR_PREFIX.search(text, 0, 200)
     return m is not None and m[2] is not None
+
+
+def quoted_ranks(text: str) -> set[int]:
+    """The ranks whose errors a record quotes under a per-rank header (``... (RANK 0)``); empty for a rank's own."""
+    return {int(m[1]) for m in RANK_QUOTE.finditer(text, 0, 400)}
 
 
 def quoted_error(text: str) -> bool:

@@ -140,8 +140,14 @@ _PATH_ITER = re.compile(r"(?:checkpoint|ckpt|iter|global_step|step)[-_=]?(\d{1,1
                         re.I)
 _CKPT_PATH = re.compile(r"((?:/|\.{1,2}/|\w[\w.-]*/)[^\s'\",]*(?:checkpoint|ckpt|global_step|iter_)[^\s'\",]*)", re.I)
 
-# Innermost Python frames tell where an exception was thrown; the last matching frame wins.
+# Innermost Python frames tell where an exception was thrown; the last matching frame wins. A checkpoint library's
+# own module (its path names checkpoints: torch.distributed.checkpoint, a trainer's checkpointing.py) tells it by
+# its functions' verbs, whatever they are called: saving or writing is the checkpoint, loading or reading the load
+# (activation checkpointing's modules save tensors for the backward pass: not a checkpoint's save).
+_CKPT_MODULE = r'File "[^"\n]*checkpoint[^"\n]*", line \d+, in (?!\w*backward)_?'
 _FRAME_PHASE: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(_CKPT_MODULE + r"(?:save|write|finish|commit)\w*", re.I), "checkpoint"),
+    (re.compile(_CKPT_MODULE + r"(?:load|read|restore)\w*", re.I), "load"),
     (re.compile(r"\bin (?:_?save_checkpoint\w*|save_model|_save_model|save_pretrained|_save|savez|"
                 r"save_state|_save_checkpoint|checkpoint_save|save_to_disk|write_checkpoint)\b"), "checkpoint"),
     (re.compile(r"\bin (?:_?load_checkpoint\w*|from_pretrained|load_state_dict|_load_from_checkpoint|"
