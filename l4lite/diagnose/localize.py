@@ -59,6 +59,7 @@ from l4lite.diagnose.ownlines import its_exception, last_words, node_said, said_
 from l4lite.diagnose.phasing import failure_time_of, finding_trackers, iteration_of, phase_of
 from l4lite.diagnose.pointed import Shown, lagging_node, odd_rank, odd_rank_node, odd_rank_shown
 from l4lite.diagnose.restarts import restarted_roots
+from l4lite.diagnose.siblings import sibling_file
 from l4lite.diagnose.spatial import node_setup, rank_own
 from l4lite.diagnose.stopped import stopped_late
 from l4lite.diagnose.threads import dead_thread
@@ -248,7 +249,8 @@ class Localizer:
         if first is not None:  # what the root's node said went wrong just before the root line
             verdict.category, roles[id(first)] = first.category, "root"
         real = [n for n in scan.node_last if is_host(n)]
-        if verdict.scope == "node" and primary.node is None and len(real) <= 1:
+        if verdict.scope == "node" and primary.node is None and len(real) <= 1 \
+                and not (real and sibling_file(findings, primary, real[0])):  # another node's copy of a file
             # One node (or none named): the fault is on the node that logged it.
             primary.node = real[0] if real else (node_key(primary.records[0]) if primary.records else UNKNOWN_NODE)
         if verdict.scope == "node" and primary.node is None:
@@ -546,9 +548,11 @@ class Localizer:
         weight = {"root": 0.45, "confirmation": 0.4, "anomaly": 0.3, "symptom": 0.2, "cascade": 0.08}
         scores: dict[str, float] = {}
         reasons: dict[str, list[str]] = {}
+        # a root on no known node (a stopped node no line names): nodes whose lines only followed it are no suspects
+        lost_only = primary is not None and primary.node in (None, UNKNOWN_NODE)
         for f, role in zip(findings, roles, strict=True):
-            if f.node is None or f.node == UNKNOWN_NODE:  # lines of no known node blame no node
-                continue
+            if f.node is None or f.node == UNKNOWN_NODE or (lost_only and role not in ("root", "confirmation")):
+                continue  # lines of no known node blame no node
             if f is primary:
                 s = 0.7 + 0.3 * min(1.0, f.score)
             elif role == "cascade" and f.role == "root":
