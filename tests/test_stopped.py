@@ -56,3 +56,30 @@ def test_a_stop_after_the_job_already_failed_is_its_teardown(tmp_path: Path) -> 
     incident = analyze(tmp_path, AnalyzeOptions(store=None))
     assert incident.status == "incident"
     assert incident.category != "host", incident.summary
+
+
+JOB_161 = Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs" / "161-lightning-preempt"
+
+
+def test_a_stopped_node_no_line_names_is_blamed_on_no_other_node(tmp_path: Path) -> None:
+    """Job 161 with its node folders renamed ``attempt_0`` and ``attempt_1``: only the surviving node's lines
+    name a host (trn-sjc2-r08-n3); the preempted node's stop is still the root, and the node that only lost it
+    is not the suspect (its agent's report of its own failed rank came 2.6 s after the stop)."""
+    import shutil
+
+    shutil.copytree(JOB_161 / "trn-sjc2-r08-n3", tmp_path / "attempt_0")
+    shutil.copytree(JOB_161 / "trn-sjc2-r08-n4", tmp_path / "attempt_1")
+    incident = analyze(tmp_path, AnalyzeOptions(store=None))
+    assert incident.status == "incident" and incident.category == "host", incident.summary
+    roots = [e for e in incident.evidence if e.role == "root"]
+    assert roots and all(e.file == "attempt_1/console.log" and STOP in e.text for e in roots)
+    assert not incident.suspects or incident.suspects[0].node != "trn-sjc2-r08-n3"
+
+
+def test_the_same_file_of_another_node_reads_alike() -> None:
+    from l4lite.diagnose.siblings import file_shape
+
+    assert file_shape("part-0002/console.log") == file_shape("part-0001/console.log")
+    assert file_shape("logs/007-console.log") == file_shape("logs/000-console.log")
+    assert file_shape("train-4242-1.out") == file_shape("train-4242-0.out")
+    assert file_shape("attempt_1/console.log") != file_shape("attempt_1/dmesg.log")

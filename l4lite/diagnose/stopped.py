@@ -40,4 +40,24 @@ def stopped_late(findings: Sequence[Finding], roles: dict[int, str]) -> list[Fin
         roles[id(f)] = "cascade"
         f.category = "unknown"
         f.data["teardown"] = True
+    stopped_first([f for f in stops if f not in late], findings, roles)
     return late
+
+
+def stopped_first(stops: Sequence[Finding], findings: Sequence[Finding], roles: dict[int, str]) -> list[Finding]:
+    """Roots and confirmations (a peer's agent naming its own rank as the first failure) that came more than
+    ``GRACE`` after a launcher stopped from outside (which came first) become cascades: the node taken away is
+    the fault and its peers' failures follow it, whether or not a path or a line names the stopped node (a root
+    on no node must not lose to the peer that lost it). Returns them."""
+    at = [t for f in stops if (t := min((t for r in f.records if (t := own_time(r)) is not None),
+                                        default=f.time)) is not None]
+    if not at:
+        return []
+    first = min(at)
+    # an unstamped line's time is inherited from a line above it: never later than when it was written
+    after = [f for f in findings if f.rule != STOPPED_RULE and roles.get(id(f)) in ("root", "confirmation")
+             and (t := min((t for r in f.records if (t := own_time(r)) is not None), default=f.time)) is not None
+             and t > first + GRACE]
+    for f in after:
+        roles[id(f)] = "cascade"
+    return after

@@ -42,9 +42,11 @@ def rank_suspects(findings: Sequence[Finding], roles: Sequence[str], primary: Fi
     scores: dict[str, float] = {}
     reasons: dict[str, list[str]] = {}
     mine: dict[str, tuple[list[Finding], list[str]]] = {}
+    # a root on no known node (a stopped node no line names): nodes whose lines only followed it are no suspects
+    lost_only = primary is not None and primary.node in (None, UNKNOWN_NODE)
     for f, role in zip(findings, roles, strict=True):
-        if f.node is None or f.node == UNKNOWN_NODE:  # lines of no known node blame no node
-            continue
+        if f.node is None or f.node == UNKNOWN_NODE or (lost_only and role not in ("root", "confirmation")):
+            continue  # lines of no known node blame no node
         if f is primary:
             s = 0.7 + 0.3 * min(1.0, f.score)
         elif role == "cascade" and f.role == "root":
@@ -64,6 +66,6 @@ def rank_suspects(findings: Sequence[Finding], roles: Sequence[str], primary: Fi
             if n != primary.node:
                 scores[n] = min(scores[n], scores[primary.node] * OTHERS_CAP)
     ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
-    lead = primary.node if primary is not None else (ranked[0][0] if ranked else None)
+    lead = primary.node if primary is not None and primary.node in scores else (ranked[0][0] if ranked else None)
     return [Ranked(n, round(min(1.0, s), 3), reasons.get(n, []), category if n == lead else own_category(*mine[n]))
             for n, s in ranked[:limit] if s > 0.02]

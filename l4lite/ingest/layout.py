@@ -182,7 +182,8 @@ def infer_level(rels: Sequence[str], file_hosts: Mapping[str, str], line_hosts: 
                 continue  # one name holds files of several hosts, or one host's files sit under several names
             agree = sum(c[hosts_of[v]] for v, c in by_value.items())
             aliases = {v: h for v, h in hosts_of.items() if v != h}
-            names = sorted(v for v in distinct if v in hosts_of or _alike(v, hosts_of))
+            names = sorted(v for v in distinct if v in hosts_of or _alike(v, hosts_of)
+                           or (depth >= 0 and _same_files(v, named, hosts_of)))
             # on a tie, the level whose names spell out the hosts themselves (``run/<host>/rank0/``: ``run``
             # holds every file, so it agrees with the one host the lines name as well as the host folder does)
             exact = len(hosts_of) - len(aliases)
@@ -238,6 +239,18 @@ def _alike(name: str, evidenced: Mapping[str, str]) -> bool:
         if other.translate(_FOLD) == folded or len(os.path.commonprefix([name, other])) >= 3:
             return True
     return False
+
+
+def _same_files(name: str, named: Mapping[str, str], evidenced: Mapping[str, str]) -> bool:
+    """A folder without hosts in its lines beside folders with them is a node like them when it holds the files a
+    node's folder holds (``b/console.log`` and ``b/.../attempt_0/0/stderr.log`` beside ``a/`` of the same names):
+    a node that printed no host of its own (a preempted node's agent) is a sibling, not a folder of the run's
+    output. A kind (``logs``, ``part-0002``) stays no node."""
+    if names_no_node(name):
+        return False
+    mine = {split_rel(r)[1] for r, v in named.items() if v == name}
+    theirs = {split_rel(r)[1] for r, v in named.items() if v in evidenced}
+    return bool(mine) and mine <= theirs
 
 
 def _partitions(named: Mapping[str, str], depth: int) -> bool:

@@ -30,6 +30,7 @@ MAX_NEEDLES = 256  # lines looked for in all (a job of thousands of unplaced fil
 MAX_HITS = 64  # copies of one line looked at in one file (each local rank's label it is found under)
 TEE_BUDGET = 4 << 30  # bytes searched in all (needles x placed bytes): a huge job's consoles are searched in part
 _TEE_MIN = 24  # characters a line needs to tell one rank's copy from another's (not a bare ``Traceback``)
+_UNKNOWN = "\x01"  # the node of a console no path places, as a vote (never a host's name)
 MAX_BYTES = 256 << 20  # a placed file larger than this is not searched (its summary is in its console anyway)
 
 
@@ -112,8 +113,7 @@ def tee_hosts(unplaced: Iterable[Any], placed: Iterable[Any], node_of: Callable[
     nothing; the files of one rank folder are placed together, on the one node their lines' copies point at. A
     file renamed out of its rank folder is not placed so: without its attempt folder a restarted group's files
     would join the first attempt's node and time (126 hosts-in-lines)."""
-    placed = [f for f in placed if node_of(f.rel) is not None]
-    if not placed:
+    if not any(node_of(f.rel) is not None for f in placed):
         return {}
     folders: dict[str, list[Any]] = {}
     locals_: dict[str, bytes] = {}  # rank folder -> its local rank
@@ -135,9 +135,10 @@ def tee_hosts(unplaced: Iterable[Any], placed: Iterable[Any], node_of: Callable[
     seen: set[str] = set()
     budget = TEE_BUDGET
     for f in sorted(placed, key=lambda f: getattr(f, "size", 0)):  # the small consoles first
-        node = node_of(f.rel)
+        # a console no path places is a writer of its own, unknown: a line it holds too may be its node's
+        node = node_of(f.rel) or f"{_UNKNOWN}{f.rel}"
         path = getattr(f, "path", "")
-        if node is None or path in seen or _LOCAL_DIR.search(f.rel.replace("\\", "/")) or \
+        if path in seen or _LOCAL_DIR.search(f.rel.replace("\\", "/")) or \
                 not 0 < getattr(f, "size", 0) <= MAX_BYTES or getattr(f, "compressed", False) or path == "-":
             continue
         seen.add(path)
@@ -163,5 +164,5 @@ def tee_hosts(unplaced: Iterable[Any], placed: Iterable[Any], node_of: Callable[
             nodes = {w.split("\0")[0] for w in where if local is None or w.endswith("\0" + local.decode())}
             if len(nodes) == 1:  # a line copied on two nodes (every rank prints it alike) says nothing
                 votes.setdefault(folder, set()).update(nodes)
-    return {f.rel: next(iter(votes[folder])) for folder, fs in folders.items() if len(votes.get(folder, ())) == 1
-            for f in fs}
+    return {f.rel: node for folder, fs in folders.items() if len(votes.get(folder, ())) == 1
+            and not (node := next(iter(votes[folder]))).startswith(_UNKNOWN) for f in fs}
