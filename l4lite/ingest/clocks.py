@@ -85,7 +85,7 @@ def window_clocks(block: BlockPlan, params: np.ndarray, year_of: dict[int, int |
     frac_len = np.where(has_up, width - dot - 1, 0)
     ok = ~has_up | ((width <= _UP_WIDTH) & (frac_len <= 9) & (frac_len >= 0))
     frac_len = np.clip(frac_len, 0, 17)
-    whole, frac = _uptime_parts(buf, at + np.where(has_up, up_start, 0), np.where(has_up, dot, 0), width)
+    whole, frac = uptime_parts(buf, at + np.where(has_up, up_start, 0), np.where(has_up, dot, 0), width)
     scale = _POW10_FLOAT[frac_len]
     value = whole.astype(np.float64) + frac / scale  # int(whole) + _frac(digits)
     up_text = (whole * POW10_INT[frac_len] + frac) / scale  # float(text): an exact integer over a power of ten
@@ -105,7 +105,7 @@ def window_clocks(block: BlockPlan, params: np.ndarray, year_of: dict[int, int |
                         dict(year_of))
 
 
-def _uptime_parts(buf: np.ndarray, start: np.ndarray, dot: np.ndarray, width: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def uptime_parts(buf: np.ndarray, start: np.ndarray, dot: np.ndarray, width: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The whole and fraction digits of each line's uptime as integers: the digits from ``start`` (up to
     ``_UP_WIDTH`` of them, ``width`` in all, the dot at ``dot``) times the powers of ten of their places. The
     places depend on (dot, width) alone, of which a window has few: each pair's weights are worked out once and
