@@ -85,12 +85,7 @@ def window_clocks(block: BlockPlan, params: np.ndarray, year_of: dict[int, int |
     frac_len = np.where(has_up, width - dot - 1, 0)
     ok = ~has_up | ((width <= _UP_WIDTH) & (frac_len <= 9) & (frac_len >= 0))
     frac_len = np.clip(frac_len, 0, 17)
-    k = np.arange(_UP_WIDTH)
-    up = buf[np.minimum((at + np.where(has_up, up_start, 0))[:, None] + k, last)].astype(np.int64) - 48
-    whole_exp = dot[:, None] - 1 - k
-    frac_exp = width[:, None] - 1 - k
-    whole = (up * np.where(whole_exp >= 0, POW10_INT[np.clip(whole_exp, 0, 17)], 0)).sum(axis=1)
-    frac = (up * np.where((k > dot[:, None]) & (frac_exp >= 0), POW10_INT[np.clip(frac_exp, 0, 17)], 0)).sum(axis=1)
+    whole, frac = uptime_parts(buf, at + np.where(has_up, up_start, 0), np.where(has_up, dot, 0), width)
     scale = _POW10_FLOAT[frac_len]
     value = whole.astype(np.float64) + frac / scale  # int(whole) + _frac(digits)
     up_text = (whole * POW10_INT[frac_len] + frac) / scale  # float(text): an exact integer over a power of ten
@@ -108,6 +103,26 @@ def window_clocks(block: BlockPlan, params: np.ndarray, year_of: dict[int, int |
     wall = base + (digit(h + 6) * 10 + digit(h + 7))
     return WindowClocks(syslog, dmesg, has_up, ok, value, up_text, month, year, wall, base, opens > 0, clock_at,
                         dict(year_of))
+
+
+def uptime_parts(buf: np.ndarray, start: np.ndarray, dot: np.ndarray, width: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The whole and fraction digits of each line's uptime as integers: the digits from ``start`` (up to
+    ``_UP_WIDTH`` of them, ``width`` in all, the dot at ``dot``) times the powers of ten of their places. The
+    places depend on (dot, width) alone, of which a window has few: each pair's weights are worked out once and
+    each line takes its pair's, so two products are summed over the digits instead of a dozen passes over them."""
+    n = len(start)
+    k = np.arange(max(1, min(_UP_WIDTH, int(width.max(initial=0)))))
+    if not n:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    up = buf[np.minimum(start[:, None] + k, len(buf) - 1)].astype(np.int64) - 48
+    pairs, pair = np.unique(dot * 64 + np.minimum(width, 63), return_inverse=True)
+    pd, pw = pairs[:, None] // 64, pairs[:, None] % 64
+    whole_exp = pd - 1 - k
+    frac_exp = pw - 1 - k
+    whole_w = np.where(whole_exp >= 0, POW10_INT[np.clip(whole_exp, 0, 17)], 0)
+    frac_w = np.where((k > pd) & (frac_exp >= 0), POW10_INT[np.clip(frac_exp, 0, 17)], 0)
+    pair = pair.reshape(-1)
+    return np.einsum("ij,ij->i", up, whole_w[pair]), np.einsum("ij,ij->i", up, frac_w[pair])
 
 
 def _patch_clocks(c: WindowClocks, part: WindowClocks, rows: list[int]) -> None:
