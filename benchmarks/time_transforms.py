@@ -460,6 +460,13 @@ def tz_peer(job: Job) -> Variant:
 # ------------------------------------------------------------------------------------------------ valid but wrong
 # Times that parse as good dates and are still not the line's own moment: what real archives hold, one line at a
 # time, beside thousands of lines of the right clock.
+def _log_target(job: Job) -> Src:
+    """The root evidence's first log file that is no JSON document (an error file is one document: a line put
+    into it makes it no document at all, which no clock does), else the largest file."""
+    found = {s.rel: s for s in texts(job)}
+    return next((found[f] for f in job.root_files if f in found and not f.endswith(".json")), largest(job))
+
+
 def _timed(o: Out) -> list[int]:
     """Indexes of the lines of ``o`` with an ISO header (``_heads``)."""
     return [i for i, ln in enumerate(o.lines) if _heads(ln) is not None]
@@ -491,7 +498,7 @@ def future_line(job: Job) -> Variant:
     line, its other lines of the right time. The line itself is one of the job's own, as written."""
     def edit(o: Out) -> None:
         _mid_timed(o, lambda t: datetime(2036, 2, 7, 6, 28, 16, t.microsecond, UTC))
-    return edit_file(job, _clock_target(job), edit)
+    return edit_file(job, _log_target(job), edit)
 
 
 def _peer_file(job: Job) -> Src | None:
@@ -536,7 +543,7 @@ def quoted_time(job: Job) -> Variant:
                b"Fri Mar  1 12:00:00 UTC 2024"]
         o.lines[mid + 1:mid + 1] = add
         o.origin[mid + 1:mid + 1] = [None] * len(add)
-    return edit_file(job, _clock_target(job), edit)
+    return edit_file(job, _log_target(job), edit)
 
 
 def clock_step_back(job: Job) -> Variant:
@@ -566,7 +573,7 @@ def epoch_field(job: Job) -> Variant:
         line = b'{"event": "sample", "shard": 17, "created": 1709294400, "tokens": 2048}'
         o.lines.insert(mid, line)
         o.origin.insert(mid, None)
-    return edit_file(job, _clock_target(job), edit)
+    return edit_file(job, _log_target(job), edit)
 
 
 TIME_TRANSFORMS: dict[str, Callable[[Job], Variant]] = {
