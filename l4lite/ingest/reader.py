@@ -490,7 +490,8 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
             return False
         if not self.future_lines:
             when = ("in the future (after the file was last written, or far after the rest of the job)"
-                    if t > self.future else "far before the rest of its file and of the job")
+                    if t > self.future else "years before the rest of the job" if t < self.ctx.past_limit()
+                    else "far before the rest of its file and of the job")
             self.acc.warn(f"{self.f.rel}:{lineno}: time stamped {when}; such times are ignored (wrong clock?)")
         self.future_lines += 1
         return True
