@@ -68,3 +68,15 @@ def test_a_good_date_years_before_its_file_lends_no_time(tmp_path: Path) -> None
     assert "sample" in sample.text and "process group" in after.text
     assert sample.time is not None and time.gmtime(sample.time).tm_year == 2026  # the line before's time
     assert after.time is not None and time.gmtime(after.time).tm_year == 2026
+
+
+def test_a_file_of_no_sampled_time_lends_no_quoted_date_to_the_failure(tmp_path: Path) -> None:
+    """Real job 145 (``/dev/shm`` too small): the failing rank's stderr carries no time of its own; a job script's
+    ``date`` of the run it resumes, printed into it, is the only time there and is not the failure's."""
+    job = tmp_path / "job"
+    shutil.copytree(JOB.parent / "145-hf-shm_small", job)
+    stderr = next((job / "a100-rack2-15" / "torchelastic").rglob("0/stderr.log"))
+    lines = stderr.read_text().splitlines(keepends=True)
+    stderr.write_text("".join([*lines[:25], "Fri Mar  1 12:00:00 UTC 2024\n", *lines[25:]]))
+    incident = analyze([str(job)], AnalyzeOptions())
+    assert incident.failure_time is not None and incident.failure_time.startswith("2026-12-05"), incident.failure_time

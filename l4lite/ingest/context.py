@@ -44,7 +44,7 @@ from l4lite.ingest.attribution import (
     stream_label,
     tie_streams,
 )
-from l4lite.ingest.boots import boot_anchors
+from l4lite.ingest.boots import boot_anchors, is_kernel_log
 from l4lite.ingest.dateorder import day_first
 from l4lite.ingest.decode import open_lines, without_escapes
 from l4lite.ingest.fileends import file_ends
@@ -215,15 +215,17 @@ class JobContext:
 
     def past_limit(self, rel: str | None = None) -> float:
         """Times before this are a wrong clock: years before the job's span (a reset clock; none when the span is
-        unknown), or (a file whose sampled lines gave a time) farther before both the file's own first sampled
-        time and the job's start than two zones lie apart or the job's span lasts: a good date a year or two off
-        (a clock stepped for a moment, a time quoted from another run) must not stretch the job back to it."""
+        unknown), or farther before both the file's own first sampled time and the job's start than two zones lie
+        apart or the job's span lasts: a good date a year or two off (a clock stepped for a moment, a time quoted
+        from another run) must not stretch the job back to it. A file whose sampled lines gave no time is held to
+        the job's start alike, unless it is a kernel log (its uptimes reach back to the node's boot)."""
         if self.start is None:
             return -math.inf
         own = self.file_starts.get(rel) if rel is not None else None
-        if own is None or self.end is None:
+        if rel is None or self.end is None or (own is None and is_kernel_log(rel)):
             return self.start - PAST_SLACK
-        return max(self.start - PAST_SLACK, min(self.start, own) - max(APART_LIMIT, self.end - self.start))
+        first = self.start if own is None else min(self.start, own)
+        return max(self.start - PAST_SLACK, first - max(APART_LIMIT, self.end - self.start))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
