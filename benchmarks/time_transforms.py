@@ -457,6 +457,125 @@ def tz_peer(job: Job) -> Variant:
     return _on_node(identity(job), _peer(job), edit)
 
 
+# ------------------------------------------------------------------------------------------------ valid but wrong
+# Times that parse as good dates and are still not the line's own moment: what real archives hold, one line at a
+# time, beside thousands of lines of the right clock.
+def _log_target(job: Job) -> Src:
+    """The root evidence's first log file that is no JSON document (an error file is one document: a line put
+    into it makes it no document at all, which no clock does), else the largest file."""
+    found = {s.rel: s for s in texts(job)}
+    return next((found[f] for f in job.root_files if f in found and not f.endswith(".json")), largest(job))
+
+
+def _timed(o: Out) -> list[int]:
+    """Indexes of the lines of ``o`` with an ISO header (``_heads``)."""
+    return [i for i, ln in enumerate(o.lines) if _heads(ln) is not None]
+
+
+def _restamp_at(o: Out, i: int, when: Callable[[datetime], datetime]) -> None:
+    """Line ``i`` of ``o`` with its ISO header's time replaced by ``when(time)``, written in the header's own form
+    (its separator and fraction digits)."""
+    m = _heads(o.lines[i])
+    if m is None:
+        return
+    t = when(_head_time(m))
+    frac = f"{t.microsecond:06d}"[:len(m[9])].encode()
+    sep = o.lines[i][m.start(3) + 10:m.start(3) + 11]
+    o.lines[i] = (o.lines[i][:m.start(3)] + t.strftime("%Y-%m-%d").encode() + sep
+                  + t.strftime("%H:%M:%S").encode() + o.lines[i][m.start(9) - 1:m.start(9)] + frac
+                  + o.lines[i][m.end(9):])
+
+
+def _mid_timed(o: Out, when: Callable[[datetime], datetime]) -> None:
+    timed = _timed(o)
+    if timed:
+        _restamp_at(o, timed[len(timed) // 2], when)
+
+
+def future_line(job: Job) -> Variant:
+    """One line in the middle of the root evidence's file stamped 2036-02-07 06:28:16, the moment NTP's 32-bit
+    era rolls over: a host whose clock was stepped by a broken time server (or whose RTC was reset) for one
+    line, its other lines of the right time. The line itself is one of the job's own, as written."""
+    def edit(o: Out) -> None:
+        _mid_timed(o, lambda t: datetime(2036, 2, 7, 6, 28, 16, t.microsecond, UTC))
+    return edit_file(job, _log_target(job), edit)
+
+
+def _peer_file(job: Job) -> Src | None:
+    """The largest file with ISO headers of the first node without root evidence."""
+    node = _peer(job)
+    found = [s for s in texts(job) if s.node == node and node and any(_heads(ln) for ln in s.lines or ())]
+    return max(found, key=lambda s: len(s.lines or ()), default=None)
+
+
+def _on_peer_file(job: Job, edit: Callable[[Out], None]) -> Variant:
+    target = _peer_file(job)
+    return identity(job) if target is None else edit_file(job, target, edit)
+
+
+def peer_year_back(job: Job) -> Variant:
+    """One line in the middle of a healthy node's file stamped a year earlier: NTP stepped a clock that had been
+    set from a wrong RTC for a moment, and one line was written in between (its date a good date, a year off)."""
+    return _on_peer_file(job, lambda o: _mid_timed(o, lambda t: t.replace(year=t.year - 1)))
+
+
+def peer_flushed_late(job: Job) -> Variant:
+    """A healthy node's last timed line carries a time an hour before the lines above it: a line formatted an hour
+    earlier sat in a process's buffer (a forked worker's ``stdout`` block buffer) and was flushed when the
+    process exited."""
+    def edit(o: Out) -> None:
+        timed = _timed(o)
+        if timed:
+            _restamp_at(o, timed[-1], lambda t: t - timedelta(hours=1))
+    return _on_peer_file(job, edit)
+
+
+def quoted_time(job: Job) -> Variant:
+    """Lines in the middle of the root evidence's file that quote another time than their own: the time a resumed
+    checkpoint was saved, logged under the line's own header, and a job script's ``date`` of the run it resumes
+    printed bare (``echo "resuming run of $(cat started)"``)."""
+    def edit(o: Out) -> None:
+        timed = _timed(o)
+        mid = timed[len(timed) // 2] if timed else len(o.lines) // 2
+        m = _heads(o.lines[mid]) if timed else None
+        head = o.lines[mid][:m.end()] if m is not None else b""
+        add = [head + b"INFO resuming: checkpoint saved at 2024-03-01 12:00:00 (step 1200)",
+               b"Fri Mar  1 12:00:00 UTC 2024"]
+        o.lines[mid + 1:mid + 1] = add
+        o.origin[mid + 1:mid + 1] = [None] * len(add)
+    return edit_file(job, _log_target(job), edit)
+
+
+def clock_step_back(job: Job) -> Variant:
+    """A healthy node whose clock ran an hour fast is stepped back by NTP in the middle of the job (``chronyd``'s
+    ``makestep``) and keeps logging: its later lines read an hour earlier than its earlier ones."""
+    node = _peer(job)
+    times = [_head_time(m) for s in texts(job) if s.node == node for ln in s.lines or ()
+             if (m := _heads(ln)) is not None]
+    if not times:
+        return identity(job)
+    cut = sorted(times)[len(times) // 2]
+
+    def edit(o: Out) -> None:
+        for i in _timed(o):
+            m = _heads(o.lines[i])
+            if m is not None and _head_time(m) < cut:
+                _restamp_at(o, i, lambda t: t + timedelta(hours=1))
+    return _on_node(identity(job), node, edit)
+
+
+def epoch_field(job: Job) -> Variant:
+    """A JSON line in the middle of the root evidence's file whose only time is an epoch number that is not the
+    line's own: a data loader's record of a sample (``{"event": "sample", "created": 1709294400, ...}``) printed
+    to the log, the time of the data, not of the log."""
+    def edit(o: Out) -> None:
+        mid = len(o.lines) // 2
+        line = b'{"event": "sample", "shard": 17, "created": 1709294400, "tokens": 2048}'
+        o.lines.insert(mid, line)
+        o.origin.insert(mid, None)
+    return edit_file(job, _log_target(job), edit)
+
+
 TIME_TRANSFORMS: dict[str, Callable[[Job], Variant]] = {
     "clock-1970": clock_1970,
     "clock-2099": clock_2099,
@@ -478,4 +597,10 @@ TIME_TRANSFORMS: dict[str, Callable[[Job], Variant]] = {
     "eu-date": eu_date,
     "time-only": time_only,
     "tz-peer": tz_peer,
+    "future-line": future_line,
+    "peer-year-back": peer_year_back,
+    "peer-flushed-late": peer_flushed_late,
+    "quoted-time": quoted_time,
+    "clock-step-back": clock_step_back,
+    "epoch-field": epoch_field,
 }

@@ -163,6 +163,14 @@ CASES: dict[str, tuple[str, ...]] = {
     "eu-date": ("002-ddp-sigkill", "114-ddp-eval_sigkill"),
     "time-only": ("004-ddp-nan", "120-amp-healthy"),  # across midnight with no date (120: an incident before)
     "tz-peer": ("002-ddp-sigkill",),  # a peer eight hours ahead: kept here, not yet everywhere (docs/evaluation.md)
+    "future-line": ("001-ddp-exception",),
+    # the peer's process-group line, its only skew anchor, a year back or an hour back (flushed late): no skew
+    "peer-year-back": ("002-ddp-sigkill",),
+    "peer-flushed-late": ("002-ddp-sigkill", "031-deepspeed-sigkill"),
+    # a bare ``date`` of 2024 in the root's file: no failure time of 2024 (145: a file of no time of its own)
+    "quoted-time": ("012-hf-nan", "145-hf-shm_small"),
+    "clock-step-back": ("001-ddp-exception",),  # a clock stepped back mid-file: kept here, not everywhere
+    "epoch-field": ("010-hf-sigkill", "002-ddp-sigkill"),  # a JSON line's epoch of 2024 is no failure time
 }
 
 

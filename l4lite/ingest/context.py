@@ -44,14 +44,14 @@ from l4lite.ingest.attribution import (
     stream_label,
     tie_streams,
 )
-from l4lite.ingest.boots import boot_anchors
+from l4lite.ingest.boots import boot_anchors, is_kernel_log
 from l4lite.ingest.dateorder import day_first
 from l4lite.ingest.decode import open_lines, without_escapes
 from l4lite.ingest.fileends import file_ends
 from l4lite.ingest.fileranks import id_hosts, own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.jsonlog import record_host
-from l4lite.ingest.jumps import node_ends
+from l4lite.ingest.jumps import APART_LIMIT, node_ends
 from l4lite.ingest.layout import NodeLevel, infer_level, layout_parts, spelled_hosts, value_at, varying_hosts
 from l4lite.ingest.logdirs import log_dir_hosts, tee_hosts
 from l4lite.ingest.pids import (
@@ -161,6 +161,7 @@ class JobContext:
     set_apart: dict[str, str] = field(default_factory=dict)
     # rel -> the last time sampled from the file (files whose sampled lines gave no time are not in it)
     file_ends: dict[str, float] = field(default_factory=dict)
+    file_starts: dict[str, float] = field(default_factory=dict)  # rel -> the first time sampled from the file
     node_ends: dict[str, float] = field(default_factory=dict)  # node -> its files' last sampled time (``jumps``)
     node_shifts: dict[str, float] = field(default_factory=dict)  # node -> seconds its zone is ahead (``zones``)
     # IPv4 address -> the node it belongs to, as the job's lines state it (Ray's raylet: ``address: IP ...
@@ -212,9 +213,19 @@ class JobContext:
             return min(limit, max(self.end, own) + max(SPIKE_SECONDS, self.end - self.start))
         return limit
 
-    def past_limit(self) -> float:
-        """Times before this are a reset clock: years before the job's span (none when the span is unknown)."""
-        return self.start - PAST_SLACK if self.start is not None else -math.inf
+    def past_limit(self, rel: str | None = None) -> float:
+        """Times before this are a wrong clock: years before the job's span (a reset clock; none when the span is
+        unknown), or farther before both the file's own first sampled time and the job's start than two zones lie
+        apart or the job's span lasts: a good date a year or two off (a clock stepped for a moment, a time quoted
+        from another run) must not stretch the job back to it. A file whose sampled lines gave no time is held to
+        the job's start alike, unless it is a kernel log (its uptimes reach back to the node's boot)."""
+        if self.start is None:
+            return -math.inf
+        own = self.file_starts.get(rel) if rel is not None else None
+        if rel is None or self.end is None or (own is None and is_kernel_log(rel)):
+            return self.start - PAST_SLACK
+        first = self.start if own is None else min(self.start, own)
+        return max(self.start - PAST_SLACK, first - max(APART_LIMIT, self.end - self.start))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -421,6 +432,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     if ctx.end is not None:  # a stream sampled at its head only has no known end
         partial = {f.rel for f in files if getattr(f, "is_stdin", False) and not stdin_sample().whole}
         ctx.file_ends = {rel: v.last for rel, v in spans.items() if rel not in partial}
+        ctx.file_starts = {rel: v.first for rel, v in spans.items()}
     rels = sorted({f.rel for f in files})
     concerned: set[str] = set().union(*concerns.values()) if concerns else set()
     # a file whose host lines carry ``srun --label`` labels holds as many nodes as labels, whatever its sampled

@@ -178,7 +178,7 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
         self.hosts: dict[str, str] = pod_hosts(self.task_hosts)  # host as written -> normalised (a pod: its lines')
         self.local_streams: set[str] = set()  # streams whose rank is a local rank ([defaultN]:)
         self.future = self.ctx.future_limit(self.f.mtime, self.f.rel)  # times after this are wrong clocks (see _future_time)
-        self.past = self.ctx.past_limit()  # and times before this
+        self.past = self.ctx.past_limit(self.f.rel)  # and times before this
         self.future_lines = 0
         self.nameless = 0  # records that got neither a node nor a rank
         self.cri: bool | None = None  # a container log with CRI line prefixes (decided on its first lines)
@@ -490,7 +490,8 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
             return False
         if not self.future_lines:
             when = ("in the future (after the file was last written, or far after the rest of the job)"
-                    if t > self.future else "years before the rest of the job")
+                    if t > self.future else "years before the rest of the job" if t < self.ctx.past_limit()
+                    else "far before the rest of its file and of the job")
             self.acc.warn(f"{self.f.rel}:{lineno}: time stamped {when}; such times are ignored (wrong clock?)")
         self.future_lines += 1
         return True

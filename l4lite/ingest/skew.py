@@ -24,6 +24,7 @@ so a skew that rests on timeouts alone is flagged only when ``MIN_WEAK_EVENTS`` 
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from collections.abc import Iterable, Sequence
@@ -34,6 +35,7 @@ from l4lite.ingest.timespots import strip_stream_prefixes
 from l4lite.ingest.timestamps import TimestampParser
 
 SKEW_THRESHOLD = 1.0  # seconds: beyond this, events of two nodes closer than the skew may be shown out of order
+_IN_SPAN = 0.001  # seconds: an anchor's time within its file's sampled span, as parsed twice
 MIN_WEAK_EVENTS = 3  # timeouts alone flag a skew only when this many agree: one rank entering late explains fewer
 
 _ROUND = re.compile(r"has joined round (\d+) of the rendezvous '([^']+)'")
@@ -159,7 +161,9 @@ def job_skew(ctx: Any, files: Sequence[Any], anchors_of: dict[str, list[tuple[st
              ) -> dict[str, Any]:
     """The clock skew between the job's nodes (``estimate``), from the sampled lines that every node writes at the
     same moment (``anchors_of``: per file, (key, host named in the line, line)); each line counts for the host it
-    names, else for its file's node (``ctx``: the ``context.JobContext``). Empty for a job of one node."""
+    names, else for its file's node (``ctx``: the ``context.JobContext``). Empty for a job of one node. A line
+    whose time lies outside its own file's sampled span (``spans.no_spikes`` left it out: a clock stepped for one
+    line, a line flushed late) is no anchor: one such line would be the whole skew of its node."""
     mtimes = {f.rel: getattr(f, "mtime", None) for f in files}
     anchors: list[tuple[str, str, float]] = []
     nodes: set[str] = set()
@@ -171,10 +175,11 @@ def job_skew(ctx: Any, files: Sequence[Any], anchors_of: dict[str, list[tuple[st
             continue
         parser = TimestampParser(ctx.year, ctx.written or mtimes.get(rel), ctx.near_year, ctx.around, ctx.day_first)
         limit = ctx.future_limit(mtimes.get(rel))
+        lo, hi = ctx.file_starts.get(rel, -math.inf) - _IN_SPAN, ctx.file_ends.get(rel, math.inf) + _IN_SPAN
         for key, host, line in found:
             t = parser.parse(strip_stream_prefixes(strip_stream_prefixes(line)))[0]
             who = host or node
-            if t is not None and t <= limit and who:
+            if t is not None and t <= limit and lo <= t <= hi and who:
                 nodes.add(who)
                 anchors.append((who, key, t))
     if len(nodes) < 2:

@@ -8,7 +8,7 @@ import math
 import statistics
 import time as _time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 from l4lite.ingest.boots import is_kernel_log
@@ -24,6 +24,7 @@ PAST_SLACK = PAST_YEARS * 365 * 86400.0
 FUTURE_SLACK = 86400.0  # a time this far after its file was written (and now) is a wrong clock
 STATED = 300.0  # seconds: how far a node's last line may lie from the time its error file states
 SPIKE_SECONDS = 3600.0  # a sampled time this far off both its neighbours' (the same way) is one wrong line
+SPIKE_FLOOR = 60.0  # ... or this far, when it is farther off them than the file's other times span
 
 
 class FileSpan(NamedTuple):
@@ -35,17 +36,42 @@ class FileSpan(NamedTuple):
 
 
 def no_spikes(times: list[float]) -> list[float]:
-    """A file's sampled times (in file order) without one that lies more than an hour off both the time before it
-    and the time after it, the same way: a line of a wrong clock or another time zone amid lines of the right one
-    (logs go forward: a real time is not followed by times an hour older). The first and last keep theirs: a
-    job's last line may come hours after the one before it (a hang cut by a time limit)."""
+    """A file's sampled times (in file order) without those of one wrong line: a time off both the time before it
+    and the time after it, the same way, by more than an hour or by more than the file's other times span (at
+    least ``SPIKE_FLOOR``); and a first time after all the file's others, or a last time before them all, by as
+    much. Logs go forward: a real time is not followed by times older than the rest of the file, and a line of a
+    wrong clock (a clock stepped for a moment, a buffered line flushed late) amid lines of the right one must not
+    make the file's span. A first time before the rest, or a last after it, keeps its place: a job's last line may
+    come hours after the one before it (a hang cut by a time limit)."""
     if len(times) < 3:
         return times
-    out = [times[0]]
-    for a, t, b in zip(times, times[1:], times[2:], strict=False):
-        if not ((t - a > SPIKE_SECONDS and t - b > SPIKE_SECONDS) or (a - t > SPIKE_SECONDS and b - t > SPIKE_SECONDS)):
+    rough = sorted(_spikes_cut(times, lambda _: SPIKE_SECONDS))  # a wild date first: it makes no span
+    if len(rough) < 3:
+        return [t for t in times if t in rough] if rough else times
+
+    def limit(t: float) -> float:
+        """How far a time may lie off its neighbours: an hour, or the span of the file's other times."""
+        span = rough[-1] - rough[1] if t == rough[0] else rough[-2] - rough[0] if t == rough[-1] else rough[-1] - rough[0]
+        return min(SPIKE_SECONDS, max(SPIKE_FLOOR, span))
+    return _spikes_cut(times, limit)
+
+
+def _spikes_cut(times: list[float], limit: Callable[[float], float]) -> list[float]:
+    """``times`` without a time off both its neighbours the same way by more than ``limit(time)``, nor a first time
+    after all the others, nor a last time before them all, by as much."""
+    out = []
+    last = len(times) - 1
+    for i, t in enumerate(times):
+        gap = limit(t)
+        if i == 0:
+            spike = t - max(times[1:]) > gap
+        elif i == last:
+            spike = min(times[:-1]) - t > gap
+        else:
+            a, b = times[i - 1], times[i + 1]
+            spike = (t - a > gap and t - b > gap) or (a - t > gap and b - t > gap)
+        if not spike:
             out.append(t)
-    out.append(times[-1])
     return out
 
 

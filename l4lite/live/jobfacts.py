@@ -27,7 +27,7 @@ from l4lite.ingest.writers import WholeReads
 from l4lite.records import Accounting, RotatedStreams
 
 # what a context says that only grows while the job runs (its span, its files' last times): no reason to read again
-GROWING = ("start", "end", "file_ends", "node_ends", "clock_skew", "around", "written", "open_end")
+GROWING = ("start", "end", "file_ends", "file_starts", "node_ends", "clock_skew", "around", "written", "open_end")
 REBUILD_GROWTH = 2.0  # the context is built again once the bytes followed have grown this much since the last build
 QUIET_BUILDS = 3  # ... until this many such builds in a row changed nothing: the job's facts have settled
 GROWTH_SECONDS = 30.0  # ... and no sooner than this after the last build (a new file is not kept waiting)
