@@ -80,3 +80,28 @@ def test_a_file_of_no_sampled_time_lends_no_quoted_date_to_the_failure(tmp_path:
     stderr.write_text("".join([*lines[:25], "Fri Mar  1 12:00:00 UTC 2024\n", *lines[25:]]))
     incident = analyze([str(job)], AnalyzeOptions())
     assert incident.failure_time is not None and incident.failure_time.startswith("2026-12-05"), incident.failure_time
+
+
+def test_a_long_job_whose_files_open_with_untimed_lines_keeps_its_early_times(tmp_path: Path) -> None:
+    """Rank logs that open with NCCL's untimed start-up lines: their sampled first lines give no time, their
+    sampled last lines the job's last day. Their early lines, days before, are the job's own times, not a wrong
+    clock: a file's start is known only from its first lines, and the job's start only from such files."""
+    day = 86400.0
+    t0 = time.mktime((2026, 11, 29, 4, 0, 0, 0, 0, 0)) - time.timezone
+    for node in ("node01", "node02"):
+        (tmp_path / node).mkdir()
+        head = [f"{node}:5270:5671 [0] NCCL INFO Channel {k:02d}/0 : 0[0] -> 1[1] via P2P/IPC/read\n" for k in range(40)]
+        body = [time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t0 + i * 3600)) + f",000 INFO iteration {i}\n"
+                for i in range(100)]
+        (tmp_path / node / "rank0.log").write_text("".join(head + body))
+    ctx = _context(tmp_path)  # no file's first lines give a time: where the job starts is not known
+    assert ctx.start is not None and ctx.end is not None and not ctx.file_starts
+    records = [r for r in iter_records([str(tmp_path)], IngestOptions(), Accounting()) if r.text.endswith("iteration 1")]
+    assert len(records) == 2 and all(r.time is not None and abs(r.time - (t0 + 3600)) < 1 for r in records)
+    # another rank's log whose first lines are timed sets the job's start; the untimed files' early lines stay
+    (tmp_path / "node02" / "rank1.log").write_text("".join(body))
+    ctx = _context(tmp_path)
+    assert ctx.start is not None and abs(ctx.start - t0) < 1 and ctx.end is not None and ctx.end - ctx.start > 4 * day
+    records = [r for r in iter_records([str(tmp_path)], IngestOptions(), Accounting())
+               if r.file.endswith("rank0.log") and r.text.endswith("iteration 1")]
+    assert len(records) == 2 and all(r.time is not None and abs(r.time - (t0 + 3600)) < 1 for r in records)

@@ -217,13 +217,15 @@ class JobContext:
         """Times before this are a wrong clock: years before the job's span (a reset clock; none when the span is
         unknown), or farther before both the file's own first sampled time and the job's start than two zones lie
         apart or the job's span lasts: a good date a year or two off (a clock stepped for a moment, a time quoted
-        from another run) must not stretch the job back to it. A file whose sampled lines gave no time is held to
-        the job's start alike, unless it is a kernel log (its uptimes reach back to the node's boot)."""
+        from another run) must not stretch the job back to it. A file whose first lines gave no time (NCCL's
+        untimed start-up lines, a banner) has no start of its own and is held to the job's start, which only files
+        whose first lines gave a time set (``spans.job_span``), unless it is a kernel log (its uptimes reach back to
+        the node's boot)."""
         if self.start is None:
             return -math.inf
         own = self.file_starts.get(rel) if rel is not None else None
-        if rel is None or self.end is None or (own is None and is_kernel_log(rel)):
-            return self.start - PAST_SLACK
+        if rel is None or self.end is None or not self.file_starts or (own is None and is_kernel_log(rel)):
+            return self.start - PAST_SLACK  # (no file's first lines gave a time: the job's start is not known)
         first = self.start if own is None else min(self.start, own)
         return max(self.start - PAST_SLACK, first - max(APART_LIMIT, self.end - self.start))
 
@@ -246,6 +248,7 @@ class _Sample:
     hosts: Counter[str] = field(default_factory=Counter)  # hosts named as the writer of a line
     years: Counter[int] = field(default_factory=Counter)
     lines: list[str] = field(default_factory=list)  # first and last lines, for their times
+    head: int = 0  # how many of ``lines`` are the file's first lines (a start known only when they hold a time)
     ties: list[tuple[int, str]] = field(default_factory=list)
     mentions: list[tuple[int, str]] = field(default_factory=list)  # from process banners: weaker than ``ties``
     system: int = 0  # lines of the node's own logs (syslog, kernel), not of the job's processes
@@ -300,6 +303,7 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     head, tail = file_ends(f)
     # a file read whole in its head ends with the head's last lines: its span runs to its last line
     s.lines = head[:SAMPLE_LINES] + (tail[-SAMPLE_LINES:] if tail else head[SAMPLE_LINES:][-SAMPLE_LINES:])
+    s.head = min(len(head), SAMPLE_LINES)
     s.spot = learn_spot(head)
     every = (*head, *tail)
     first, last = min(len(head), SAMPLE_LINES), len(every) - min(len(tail), SAMPLE_LINES)
@@ -432,7 +436,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     if ctx.end is not None:  # a stream sampled at its head only has no known end
         partial = {f.rel for f in files if getattr(f, "is_stdin", False) and not stdin_sample().whole}
         ctx.file_ends = {rel: v.last for rel, v in spans.items() if rel not in partial}
-        ctx.file_starts = {rel: v.first for rel, v in spans.items()}
+        ctx.file_starts = {rel: v.first for rel, v in spans.items() if v.headed}
     rels = sorted({f.rel for f in files})
     concerned: set[str] = set().union(*concerns.values()) if concerns else set()
     # a file whose host lines carry ``srun --label`` labels holds as many nodes as labels, whatever its sampled

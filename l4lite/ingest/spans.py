@@ -33,6 +33,7 @@ class FileSpan(NamedTuple):
     system: bool
     first: float
     last: float
+    headed: bool = True  # whether the file's first lines gave a time: else ``first`` is no start of the file
 
 
 def no_spikes(times: list[float]) -> list[float]:
@@ -77,16 +78,17 @@ def _spikes_cut(times: list[float], limit: Callable[[float], float]) -> list[flo
 
 def job_span(spans: Sequence[FileSpan]) -> tuple[float | None, float | None]:
     """The job's first and last time: each file's first and last sampled times, without those far from what
-    most files say (a wild date). The node's own logs (syslog, kernel) go back to its boot, weeks before the
+    most files say (a wild date); a start only from files whose first lines gave one. The node's own logs (syslog, kernel) go back to its boot, weeks before the
     job: they set the start only when the job's processes left no time at all, but their ends count."""
-    own = [(a, b) for system, a, b in spans if not system] or [(a, b) for _, a, b in spans]
+    own = [s for s in spans if not s.system] or list(spans)
     if not own:
         return None, None
-    starts, ends = [a for a, _ in own], [b for _, b in own]
+    # a file whose first lines gave no time (NCCL's untimed start-up lines) says where it ends, not where it starts
+    starts, ends = [s.first for s in own if s.headed] or [s.first for s in own], [s.last for s in own]
     s_med, e_med = statistics.median(starts), statistics.median(ends)
     gap = max(6 * 3600.0, 2 * (e_med - s_med))
     start = min(s for s in starts if s >= s_med - gap)
-    end = max((e for _, _, e in spans if e_med - gap <= e <= e_med + gap), default=max(ends))
+    end = max((s.last for s in spans if e_med - gap <= s.last <= e_med + gap), default=max(ends))
     return start, max(start, end)
 
 
@@ -224,15 +226,21 @@ def sampled_spans(files: Sequence[Any], samples: dict[str, Any], year: int | Non
         limit = (now if mtime is None else max(now, mtime)) + FUTURE_SLACK
         parser = TimestampParser(year, mtime if written is None else written, near, around, day_first)
         times = []
-        for line in s.lines:
+        head = getattr(s, "head", len(s.lines))
+        head_times: list[float] = []
+        for i, line in enumerate(s.lines):
             text = strip_stream_prefixes(line)
             t, end, _, _ = parser.parse(text)
             if not end and s.spot:  # a time after a logger's tag, or in a JSON record's field
                 t = spot_time(parser, text, 0, s.spot)[1][0]
             if t is not None and t <= limit:
                 times.append(t)
+                if i < head:
+                    head_times.append(t)
         if times:  # a line from a reset clock, years before the file's other lines, is no start
             mid = statistics.median(times)
             times = no_spikes([t for t in times if t >= mid - PAST_SLACK])
-            out[rel] = FileSpan(2 * s.system >= len(s.lines), min(times), max(times))
+            kept = set(times)
+            out[rel] = FileSpan(2 * s.system >= len(s.lines), min(times), max(times),
+                                any(t in kept for t in head_times))
     return out
