@@ -330,15 +330,20 @@ def epoch_s_json(job: Job) -> Variant:
     return edit_file(job, _clock_target(job), lambda o: _as_json(o, record))
 
 
+def _middle_time(job: Job, node: str | None) -> float | None:
+    """The median of a node's header times (None when its lines carry none)."""
+    times = [_head_time(m) for s in texts(job) if s.node == node for ln in s.lines or ()
+             if (m := _heads(ln)) is not None]
+    return sorted(times)[len(times) // 2] if times else None
+
+
 def dst_jump(job: Job) -> Variant:
     """A healthy node logs in local time and springs forward an hour in the middle of the job: its later lines
     read an hour late."""
     node = _peer(job)
-    times = [_head_time(m) for s in texts(job) if s.node == node for ln in s.lines or ()
-             if (m := _heads(ln)) is not None]
-    if not times:
+    cut = _middle_time(job, node)
+    if cut is None:
         return identity(job)
-    cut = sorted(times)[len(times) // 2]
 
     def forward(m: re.Match[bytes]) -> bytes:
         t = datetime.fromisoformat(f"{m[1].decode()}T{m[2].decode()}").replace(tzinfo=UTC)
@@ -550,11 +555,9 @@ def clock_step_back(job: Job) -> Variant:
     """A healthy node whose clock ran an hour fast is stepped back by NTP in the middle of the job (``chronyd``'s
     ``makestep``) and keeps logging: its later lines read an hour earlier than its earlier ones."""
     node = _peer(job)
-    times = [_head_time(m) for s in texts(job) if s.node == node for ln in s.lines or ()
-             if (m := _heads(ln)) is not None]
-    if not times:
+    cut = _middle_time(job, node)
+    if cut is None:
         return identity(job)
-    cut = sorted(times)[len(times) // 2]
 
     def edit(o: Out) -> None:
         for i in _timed(o):
