@@ -78,8 +78,9 @@ def _spikes_cut(times: list[float], limit: Callable[[float], float]) -> list[flo
 
 def job_span(spans: Sequence[FileSpan]) -> tuple[float | None, float | None]:
     """The job's first and last time: each file's first and last sampled times, without those far from what
-    most files say (a wild date); a start only from files whose first lines gave one. The node's own logs (syslog, kernel) go back to its boot, weeks before the
-    job: they set the start only when the job's processes left no time at all, but their ends count."""
+    most files say (a wild date); a start only from files whose first lines gave one (else from all). The node's
+    own logs (syslog, kernel) go back to its boot, weeks before the job: they set the start only when the job's
+    processes left no time at all, but their ends count."""
     own = [s for s in spans if not s.system] or list(spans)
     if not own:
         return None, None
