@@ -161,7 +161,8 @@ class JobContext:
     set_apart: dict[str, str] = field(default_factory=dict)
     # rel -> the last time sampled from the file (files whose sampled lines gave no time are not in it)
     file_ends: dict[str, float] = field(default_factory=dict)
-    file_starts: dict[str, float] = field(default_factory=dict)  # rel -> the first time sampled from the file
+    # rel -> the file's first sampled time, for files whose first lines gave one (else its start is not known)
+    file_starts: dict[str, float] = field(default_factory=dict)
     node_ends: dict[str, float] = field(default_factory=dict)  # node -> its files' last sampled time (``jumps``)
     node_shifts: dict[str, float] = field(default_factory=dict)  # node -> seconds its zone is ahead (``zones``)
     # IPv4 address -> the node it belongs to, as the job's lines state it (Ray's raylet: ``address: IP ...
@@ -225,7 +226,7 @@ class JobContext:
             return -math.inf
         own = self.file_starts.get(rel) if rel is not None else None
         if rel is None or self.end is None or not self.file_starts or (own is None and is_kernel_log(rel)):
-            return self.start - PAST_SLACK  # (no file's first lines gave a time: the job's start is not known)
+            return self.start - PAST_SLACK  # no start of the job or of a kernel log is known: only years
         first = self.start if own is None else min(self.start, own)
         return max(self.start - PAST_SLACK, first - max(APART_LIMIT, self.end - self.start))
 
