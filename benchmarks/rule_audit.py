@@ -60,7 +60,8 @@ TRACEBACK = re.compile(r"Traceback \(most recent call last\):\s*$")  # a header 
 GITHUB = re.compile(r"github\.com/([^/\s]+/[^/\s]+)/(?:issues|pull|discussions)/(\d+)")
 # the fresh samples whose misses may be read (b's threads are in the lines file, the learned model's text); d, f,
 # h, j, l and the -score halves are only scored and never enter an audit
-STUDIED_FRESH = ("a", "b", "c", "e", "g", "i", "k", "m-study", "n-study", "o-study", "p-study")
+STUDIED_FRESH = ("a", "b", "c", "e", "g", "i", "k", "m-study", "n-study", "o-study", "p-study",
+                 "q-study")
 
 
 @dataclass(frozen=True)

@@ -169,15 +169,16 @@ def test_the_verdicts_on_the_studied_threads_are_the_known_ones() -> None:
     ``diagnose.firstfail``; ``cuda-device-assert`` as data lost the thread of its own example in
     ``category_cv.py --lines``. ``dataloader-worker-died`` (generic, data) became role-only when m-study's
     FOTS#23 made five threads decide (user_config 2, host 2, data 1); applying a verdict is the thread-vote overrule
-    that was taken back, so it stands as a finding only (docs/evaluation.md, 2026-12-06). Any other verdict fails
-    here."""
+    that was taken back, so it stands as a finding only (docs/evaluation.md, 2026-12-06). q-study's NCCL threads
+    (an interface name, docker's IPC namespace) turned ``nccl-system-error``'s verdict from role-only into
+    ``category user_config``: the same overrule, so again a finding only. Any other verdict fails here."""
     threads = rule_audit.labelled_threads(fresh=True)
     assert "fresh" in {t.origin for t in threads}
     assert not {t.group for t in threads} & _score_only_groups()
     rows = rule_audit.spread(threads=threads)
     assert sorted((s.rule.id, s.verdict()) for s in rows if s.verdict()) == [
         ("cuda-device-assert", "category data"), ("dataloader-worker-died", "role-only"),
-        ("nccl-system-error", "role-only")]
+        ("nccl-system-error", "category user_config")]
     assert [(s.rule.id, s.verdict()) for s in rule_audit.spread() if s.verdict()] == [
         ("cuda-device-assert", "category data")]
 
@@ -185,7 +186,7 @@ def test_the_verdicts_on_the_studied_threads_are_the_known_ones() -> None:
 def _score_only_groups() -> set[str]:
     import json
     out: set[str] = set()
-    for name in ("d", "f", "h", "j", "l", "m-score", "n-score", "o-score", "p-score"):
+    for name in ("d", "f", "h", "j", "l", "m-score", "n-score", "o-score", "p-score", "q-score"):
         for raw in (ROOT / "fixtures" / "real" / "fresh" / f"{name}.jsonl").read_text(encoding="utf-8").splitlines():
             if raw.strip():
                 out.add(json.loads(raw)["source_group"])
