@@ -161,6 +161,9 @@ class ShapeBook:
     # the token classes of the folded shapes learnt (``firstsight.fold_class``): a line of a new folded shape of
     # one of them has its shape learnt at its first sight
     fold_classes: set[bytes] = field(default_factory=set)
+    # line shape -> its entry in run_table for lines read from their own plan amid a run, where the plan reads a
+    # time the window does not (``RunReading._absorb``): one entry per shape, not per line
+    absorb_index: dict[bytes, int] = field(default_factory=dict)
 
     def restart(self) -> None:
         """Forget every line shape (the book is full). The run table is replaced, not cleared: runs refer to it."""
@@ -171,6 +174,7 @@ class ShapeBook:
         self.fold_index = {}
         self.fold_seen.clear()
         self.fold_classes.clear()
+        self.absorb_index = {}
 
 
 class RunReading:
@@ -197,7 +201,7 @@ class RunReading:
         book = self.book
         self.plans, self.run_index, self.run_table, self.run_pending = (book.plans, book.run_index,
                                                                         book.run_table, book.run_pending)
-        self.fold_index, self.fold_seen = book.fold_index, book.fold_seen
+        self.fold_index, self.fold_seen, self.absorb_index = book.fold_index, book.fold_seen, book.absorb_index
         self.heads, self.head_lengths, self.head_seen = book.heads, book.head_lengths, book.head_seen
 
     def _runs_or_lines(self, first: int, lines: list[str]) -> Iterator[Segment]:
@@ -243,7 +247,7 @@ class RunReading:
             absorbed: list[tuple[int, tuple[str | None, int | None, int | None]]] = []
             if not self.out and not self.open and not self.hold:
                 patch = self._patch if block.table is self.run_table else None
-                absorb = patch is not None and self.path_node is not None and bool(self.head_lengths)
+                absorb = patch is not None and self.path_node is not None and bool(self.head_lengths or self.plans)
                 table = block.table
                 last = start_time  # the per-line loop's last_time at line j
                 clocked = False
@@ -335,16 +339,21 @@ class RunReading:
 
     def _absorb(self, block: BlockPlan, first: int, i: int, j: int, last: float | None,
                 absorbed: list[tuple[int, tuple[str | None, int | None, int | None]]]) -> bool:
-        """Take line ``j`` of a window into the run that started at line ``i`` when it is of a shape without a plan
-        that the per-line loop would read from its header's plan (``_head_planned``: an NCCL init line or a
-        kernel line with a new hex id amid known shapes), as that loop would read it now: the lines of the run
-        before it have given their time and minutes first. It joins the run under a shape of its own."""
+        """Take line ``j`` of a window into the run that started at line ``i`` where the per-line loop would read it
+        from a plan without ending anything: its own plan, where that plan reads a time the window does not (a glog
+        or c10 header, a time after a level letter, a stream prefix before a header), or its header's plan
+        (``_head_planned``: an NCCL init line or a kernel line with a new hex id amid known shapes). It is read as
+        that loop would read it now (the lines of the run before it have given their time and minutes first) and
+        joins the run under a shape of its own: one entry per shape for a line of its own plan, whose message,
+        level and source are the plan's. A shape that is seldom a run's neighbour thus costs its own line, not the
+        end of the run it sits in."""
         key = block.keys[j]
         s = block.lines[j]
-        if block.table is not self.run_table or key in self.plans or not s or (s[0] in " \t" and s.isspace()):
+        if block.table is not self.run_table or not s or (s[0] in " \t" and s.isspace()):
             return False
-        plan = self.head_plan(key)
-        if plan is None:
+        own = self.plans.get(key)
+        plan = self.head_plan(key) if own is None and self.head_lengths else None
+        if own is None and plan is None:
             return False
         self._learn_minutes(block, j)
         self.last_time = last
@@ -353,13 +362,26 @@ class RunReading:
             self.book.restart()
             self.use_book()
             return False
-        r = self._head_planned(first + j, s, key, plan)
-        if r is None:
-            return False
-        a = plan[0]
-        table.append(RunShape(key, -1, -1, 0, a, a + len(r.message), r.level, r.source,
-                              key[a:a + len(r.message)] if key.isascii() else None))
-        block.shape_list[j] = block.shape_array[j] = len(table) - 1
+        if own is not None:
+            r = self._planned_simple(first + j, s, own) if len(own) == 6 else self._planned(first + j, s, own)
+            if r is None:
+                return False
+            x = self.absorb_index.get(key)
+            if x is None or table[x].level != r.level or table[x].source != r.source:
+                a = own[1] if len(own) == 6 else own[6]
+                table.append(RunShape(key, -1, -1, 0, a, a + len(r.message), r.level, r.source,
+                                      key[a:a + len(r.message)] if key.isascii() else None))
+                x = self.absorb_index[key] = len(table) - 1
+        else:
+            assert plan is not None
+            r = self._head_planned(first + j, s, key, plan)
+            if r is None:
+                return False
+            a = plan[0]
+            table.append(RunShape(key, -1, -1, 0, a, a + len(r.message), r.level, r.source,
+                                  key[a:a + len(r.message)] if key.isascii() else None))
+            x = len(table) - 1
+        block.shape_list[j] = block.shape_array[j] = x
         block.time_list[j] = block.time_array[j] = np.nan if r.time is None else r.time
         absorbed.append((j - i, (r.node, r.rank, r.gpu)))
         return True
