@@ -352,6 +352,8 @@ class RunReading:
         if block.table is not self.run_table or not s or (s[0] in " \t" and s.isspace()):
             return False
         own = self.plans.get(key)
+        if own is not None and len(own) != 6 and (own[2] or own[11] is not None or own[12] is not None):
+            return False  # a local rank's stream, or a host or GPU it names, changes the names of the run's lines
         plan = self.head_plan(key) if own is None and self.head_lengths else None
         if own is None and plan is None:
             return False
