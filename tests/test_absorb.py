@@ -3,8 +3,9 @@
 The window reads the times of ISO headers only; a line whose plan reads a time the window does not (c10's
 ``[W515 07:06:42.829549331 ...]`` behind torchrun's ``[rankN]:``, TensorFlow's ``2021-01-12 20:45:46.201878: I``
 behind OpenMPI's ``[1,3]<stderr>:``) used to end the run it sat in, so a format that writes one every few lines
-was read in runs of five lines, each paying a run's fixed costs. These tests check that such lines stay in their
-runs and that what is read is what the per-line path and the full reader read.
+was read in runs of five lines, each paying a run's fixed costs, and a log of such lines only (glog) in no run.
+These tests check that such lines stay in (or make) runs and that what is read is what the per-line path and the
+full reader read.
 """
 
 from __future__ import annotations
@@ -49,10 +50,11 @@ def _mean_run(paths: list[str]) -> float:
     return lines / max(runs, 1)
 
 
-@pytest.mark.parametrize("fmt", ["c10-rank", "mpi-tf"])
+@pytest.mark.parametrize("fmt", ["c10-rank", "mpi-tf", "glog", "ansi"])
 def test_lines_whose_plan_reads_a_time_the_window_does_not_stay_in_their_run(tmp_path: Path, fmt: str) -> None:
     """Runs of the zoo's c10 and OpenMPI-tagged TensorFlow formats are long (before: 5 and 21 lines at the mean),
-    and every record, the spool and the scan are those of the per-line path."""
+    glog and ANSI-coloured logs, whose times the window does not read at all, go in runs (before: none), and every
+    record, the spool and the scan are those of the per-line path."""
     paths = _zoo_job(tmp_path, fmt)
     assert _mean_run(paths) >= 40
     assert _same_three_ways(paths) > 5000

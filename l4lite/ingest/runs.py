@@ -164,6 +164,7 @@ class ShapeBook:
     # line shape -> its entry in run_table for lines read from their own plan amid a run, where the plan reads a
     # time the window does not (``RunReading._absorb``): one entry per shape, not per line
     absorb_index: dict[bytes, int] = field(default_factory=dict)
+    absorb_refused: set[bytes] = field(default_factory=set)  # line shapes whose plan a run may not read
 
     def restart(self) -> None:
         """Forget every line shape (the book is full). The run table is replaced, not cleared: runs refer to it."""
@@ -175,6 +176,7 @@ class ShapeBook:
         self.fold_seen.clear()
         self.fold_classes.clear()
         self.absorb_index = {}
+        self.absorb_refused.clear()
 
 
 class RunReading:
@@ -202,6 +204,7 @@ class RunReading:
         self.plans, self.run_index, self.run_table, self.run_pending = (book.plans, book.run_index,
                                                                         book.run_table, book.run_pending)
         self.fold_index, self.fold_seen, self.absorb_index = book.fold_index, book.fold_seen, book.absorb_index
+        self.absorb_refused = book.absorb_refused
         self.heads, self.head_lengths, self.head_seen = book.heads, book.head_lengths, book.head_seen
 
     def _runs_or_lines(self, first: int, lines: list[str]) -> Iterator[Segment]:
@@ -211,25 +214,38 @@ class RunReading:
         for a line of a shape learnt after its window was worked out costs more (``_patch``)."""
         n = len(lines)
         a = 0
-        tried = -1  # run shapes known when a window last had no line of them
+        tried = (-1, -1)  # run shapes (and plans) known when a window last had no line of them
         while a < n:
             if self.run_pending:
                 self._take_pending()
-            if self.run_table and len(self.run_table) != tried and not self.hold and n - a >= MIN_BLOCK_LINES:
+            # lines of a plan may make runs of their own where the path names the node (``_absorb``)
+            absorbing = bool(self.plans) and self.path_node is not None
+            known = (len(self.run_table), len(self.plans) if absorbing else -1)
+            if (self.run_table or absorbing) and known != tried and not self.hold and \
+                    n - a >= MIN_BLOCK_LINES:
                 size = self.window
                 part = lines[a:a + size] if (a or n > size) else lines
                 block = plan_block(part, self.run_index, self.run_table, self.future, self.past, self.fold_index,
-                                   self.table_rows)
+                                   self.table_rows, absorbing)
+                if block is not None and block.minute_lines == [] and not self._absorbable(block):
+                    block = None  # no line of a run shape, nor of a plan a run may read: line by line
                 if block is not None:
                     yield from self._block(first + a, part, block)
                     a += len(part)
                     self.window = min(size * 2, WINDOW_LINES)
                     continue
-                tried = len(self.run_table)
+                tried = known
             step = self.probe
             yield first + a, lines[a:a + step] if (a or n > step) else lines, None
             a += step
             self.probe = min(step * 2, WINDOW_LINES)
+
+    def _absorbable(self, block: BlockPlan) -> bool:
+        """Whether a window of no line of a run shape is worth reading as runs of lines read from their plans
+        (``_absorb``): where a quarter of its lines are of plans a run may read. (Elsewhere the stretches between
+        such runs would cost more than they save; the records are the same either way.)"""
+        plans, refused = self.plans, self.absorb_refused
+        return sum(k in plans and k not in refused for k in block.keys) * 4 >= len(block.keys)
 
     def _block(self, first: int, lines: list[str], block: BlockPlan) -> Iterator[Segment]:
         """Segments of a window: runs where the per-line loop would read every line with the simple plan (nothing
@@ -263,7 +279,7 @@ class RunReading:
                         if stretch.last is not None:
                             last = stretch.last
                         j = stretch.end
-                    elif absorb and not clocked and j > i and self._absorb(block, first, i, j, last, absorbed):
+                    elif absorb and not clocked and self._absorb(block, first, i, j, last, absorbed):
                         last = self.last_time
                         j += 1
                     else:
@@ -307,9 +323,10 @@ class RunReading:
                 i = j
             else:
                 # the per-line loop up to the next line a run could start at (it may open or queue a record)
-                run_index = self.run_index
+                run_index, absorb_index = self.run_index, self.absorb_index
                 j = i + 1
-                while j < n and shape_list[j] < 0 and keys[j] not in run_index and j - i < STRETCH_LINES:
+                while j < n and shape_list[j] < 0 and keys[j] not in run_index and keys[j] not in absorb_index \
+                        and j - i < STRETCH_LINES:
                     j += 1
                 yield first + i, lines[i:j] if (i or j < n) else lines, keys[i:j]
                 i = j
@@ -346,15 +363,17 @@ class RunReading:
         that loop would read it now (the lines of the run before it have given their time and minutes first) and
         joins the run under a shape of its own: one entry per shape for a line of its own plan, whose message,
         level and source are the plan's. A shape that is seldom a run's neighbour thus costs its own line, not the
-        end of the run it sits in."""
+        end of the run it sits in; and lines of plans alone (a glog log, whose time the window does not read) make
+        runs of their own (``j == i``), which the later stages take per shape. A header's plan only extends a run."""
         key = block.keys[j]
         s = block.lines[j]
         if block.table is not self.run_table or not s or (s[0] in " \t" and s.isspace()):
             return False
         own = self.plans.get(key)
         if own is not None and len(own) != 6 and (own[2] or own[11] is not None or own[12] is not None):
-            return False  # a local rank's stream, or a host or GPU it names, changes the names of the run's lines
-        plan = self.head_plan(key) if own is None and self.head_lengths else None
+            self.absorb_refused.add(key)  # a local rank's stream, or a host or GPU it names, changes the names
+            return False  # of the run's lines
+        plan = self.head_plan(key) if own is None and self.head_lengths and j > i else None
         if own is None and plan is None:
             return False
         self._learn_minutes(block, j)
