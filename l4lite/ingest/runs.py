@@ -227,7 +227,8 @@ class RunReading:
                 part = lines[a:a + size] if (a or n > size) else lines
                 block = plan_block(part, self.run_index, self.run_table, self.future, self.past, self.fold_index,
                                    self.table_rows, absorbing)
-                if block is not None and block.minute_lines == [] and not self._absorbable(block):
+                if block is not None and block.minute_lines == [] and not (block.shape_array >= 0).any() and \
+                        not self._absorbable(block):
                     block = None  # no line of a run shape, nor of a plan a run may read: line by line
                 if block is not None:
                     yield from self._block(first + a, part, block)
