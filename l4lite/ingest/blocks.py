@@ -228,8 +228,8 @@ def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunS
                fold_index: dict[bytes, int] | None = None, rows: TableRows | None = None,
                empty_ok: bool = False) -> BlockPlan | None:
     """Work out a window of lines: each line's key, which lines are of a run shape, and their times. None when no
-    line is, unless ``empty_ok`` (the reader may take lines into runs from their plans, ``RunReading._absorb``). A line of no shape in ``shape_index`` is looked up by its folded shape in ``fold_index``
-    (``fold_window``); the times of those shapes' clocks are read later, run by run, for they depend on the
+    line is, unless ``empty_ok`` (the reader may take lines into runs from their plans, ``RunReading._absorb``).
+    A line of no shape in ``shape_index`` is looked up by its folded shape in ``fold_index`` (``fold_window``); the times of those shapes' clocks are read later, run by run, for they depend on the
     reading state (``RunReading._clock_times``). ``rows`` keeps the table's timestamp layouts from the windows
     before."""
     n = len(lines)
