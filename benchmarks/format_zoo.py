@@ -17,7 +17,8 @@ excerpt; each generator names its source. Then, on the same job and in the same 
 - ``l4lite parse JOB -o records.parquet --jobs 1`` and ``--jobs 2``, and ``l4lite analyze JOB --no-store --quiet
   --jobs 2`` (subprocesses; wall clock, and peak RSS of the largest process).
 
-The table prints lines/s and the ratio to drain3 per format and command, and the worst format per command. On a
+The table prints lines/s, the ratio to drain3 and the CPU microseconds per line per format and command, and the
+worst format per command. On a
 shared machine every wall-clock figure moves with the load, which is printed; the ratios compare code.
 """
 
@@ -429,6 +430,179 @@ def gen_storage(node: int, rnd: random.Random) -> Iterator[str]:
         yield f"{syslog_time(t)} {host} kernel: [{up:12.6f}] {msg}" if k != 3 else f"{syslog_time(t)} {host} {msg}"
 
 
+# ----------------------------------------------------------------------------------------------- formats nobody planned
+# Formats the fast path was not written for (issue 29's second part): other header layouts, prefixes and separators.
+
+
+def glog_time(t: float, digits: int = 6) -> str:
+    """glog's ``MMDD HH:MM:SS.ffffff`` (no year), with ``digits`` fraction digits."""
+    tm = time.gmtime(t)
+    return f"{tm.tm_mon:02d}{tm.tm_mday:02d} {time.strftime('%H:%M:%S', tm)}.{int(t * 10**digits) % 10**digits:0{digits}d}"
+
+
+def gen_glog(node: int, rnd: random.Random) -> Iterator[str]:
+    """absl/glog lines of a JAX or PyTorch C++ runtime: ``I0820 14:27:21.482718 4030958 ProcessGroupNCCL.cpp:980]
+    [PG ID 1 PG GUID 1 Rank 1] ProcessGroupNCCL environments: ...`` as in https://github.com/meta-pytorch/torchforge/
+    pull/55, and torchelastic's ``W0219 09:17:03.837000 140066961602368 torch/distributed/elastic/multiprocessing/
+    api.py:858] Sending process 2448006 closing signal SIGTERM`` (https://github.com/hpcaitech/ColossalAI/issues/6202);
+    the trainer's step lines through absl logging (thread ids of 4 to 15 digits, a padded one where glog pads)."""
+    clock = Clock(START + node * 0.2, 1.3)
+    main_tid = rnd.randrange(1_000_000, 4_200_000)
+    rank = node * GPUS
+    for step in range(1, 10**9):
+        t = clock.tick(rnd)
+        if step % 40 == 1:
+            tid = main_tid + rnd.randrange(1, 40)
+            yield (f"I{glog_time(t)} {tid:7d} ProcessGroupNCCL.cpp:{rnd.choice((980, 1669, 1998))}] [PG ID 0 PG GUID 0 "
+                   f"Rank {rank}] ProcessGroupNCCL initialized with following options: NCCL_ASYNC_ERROR_HANDLING: 3, "
+                   f"TIMEOUT(ms): 600000, USE_HIGH_PRIORITY_STREAM: 0")
+        if step % 97 == 0:
+            yield (f"W{glog_time(t)} {rnd.randrange(10**14, 10**15)} torch/distributed/elastic/agent/server/api.py:"
+                   f"{rnd.choice((704, 725))}] [default] worker group heartbeat, rank {rank}, restarts 0")
+        yield (f"I{glog_time(t)} {main_tid:7d} train.py:{rnd.choice((412, 415))}] step {step}, loss "
+               f"{loss_at(step, rnd):.4f}, grad_norm {rnd.uniform(0.1, 9):.3f}, lr {3e-4 * min(1, step / 2000):.3e}, "
+               f"tokens/s {rnd.randrange(9000, 99999)}, step_time {rnd.uniform(0.9, 1.6):.3f}s")
+
+
+def gen_mpi_tf(node: int, rnd: random.Random) -> Iterator[str]:
+    """OpenMPI's ``--tag-output`` prefix (``[1,1]<stdout>:``, https://github.com/horovod/horovod/issues/3871) before
+    TensorFlow's own C++ log lines (``2021-01-12 20:45:46.201878: I tensorflow/stream_executor/platform/default/
+    dso_loader.cc:48] Successfully opened dynamic library libcudart.so.10.1``,
+    https://github.com/horovod/horovod/issues/2588) and a Horovod Keras trainer's output, ranks interleaved."""
+    clock = Clock(START, 0.5)
+    ranks = [node * GPUS + g for g in range(GPUS)]
+    for step in range(1, 10**9):
+        t = clock.tick(rnd)
+        r = rnd.choice(ranks)
+        stream = "stderr" if step % 7 == 0 else "stdout"
+        if stream == "stderr":
+            yield (f"[1,{r}]<stderr>:{iso(t)}.{int(t * 1e6) % 10**6:06d}: I tensorflow/core/common_runtime/gpu/"
+                   f"gpu_device.cc:{rnd.choice((1510, 1862))}] Created device /job:localhost/replica:0/task:0/device:"
+                   f"GPU:0 with {rnd.randrange(30000, 79000)} MB memory:  -> device: 0, name: NVIDIA A100-SXM4-80GB, "
+                   f"pci bus id: 0000:{0x18 + (r % GPUS) * 0x11:02x}:00.0")
+        else:
+            yield (f"[1,{r}]<stdout>:{step % 500:3d}/500 [{'=' * (step % 500 * 30 // 500):<30}] - ETA: "
+                   f"{rnd.randrange(1, 90)}s - loss: {loss_at(step, rnd):.4f} - accuracy: {rnd.uniform(0.1, 0.99):.4f}")
+
+
+def gen_c10(node: int, rnd: random.Random) -> Iterator[str]:
+    """torchrun's ``[rankN]:`` prefix before c10's own header, nine fraction digits and no year
+    (``[rank0]:[W515 07:06:42.829549331 ProcessGroupNCCL.cpp:1117] WARNING: process group has NOT been destroyed
+    ...``, https://github.com/pytorch/pytorch/issues/126275), between a trainer's printed step lines."""
+    clock = Clock(START, 0.7)
+    rank = node * GPUS
+    for step in range(1, 10**9):
+        t = clock.tick(rnd)
+        if step % 5 == 0:
+            src = rnd.choice(("ProcessGroupNCCL.cpp:4715", "CUDAAllocatorConfig.h:28", "reducer.cpp:1400"))
+            yield (f"[rank{rank}]:[{rnd.choice('WI')}{glog_time(t, 9)} {src}] [PG ID 0 PG GUID 0 Rank {rank}] Warning: "
+                   f"grad strides do not match bucket view strides. bucket_view.sizes() = [{rnd.randrange(64, 8192)}, "
+                   f"{rnd.choice((1024, 4096))}], strides() = [{rnd.choice((1024, 4096))}, 1]")
+        yield (f"[rank{rank}]:step {step:6d} | loss {loss_at(step, rnd):7.4f} | lr {3e-4 * min(1, step / 500):.2e} | "
+               f"dt {rnd.uniform(600, 1400):7.2f}ms | tok/sec {rnd.uniform(30000, 420000):10.2f} | mfu "
+               f"{rnd.uniform(20, 55):5.2f}%")
+
+
+def cri_time(t: float, zone: str = "Z") -> str:
+    """CRI's RFC 3339 time with nanoseconds (``2020-01-26T03:17:29.346494690+00:00`` or ``...Z``)."""
+    return f"{iso(t, 'T')}.{int(t * 1e6) % 10**6:06d}{rnd_ns(t):03d}{zone}"
+
+
+def rnd_ns(t: float) -> int:
+    return int(t * 1e9) % 1000
+
+
+def gen_cri(node: int, rnd: random.Random) -> Iterator[str]:
+    """A pod's log as the kubelet keeps it under CRI-O or containerd: an RFC 3339 nanosecond time, the stream and a
+    full/partial tag before the container's own line (``2020-01-26T03:17:29.346494690+00:00 stderr F 2020/01/26
+    03:17:29 provider.go:117: ...``, https://github.com/cri-o/cri-o/issues/3181; ``... Z stdout F ...``,
+    https://github.com/kubernetes/kubernetes/issues/70539), carrying DeepSpeed's engine lines with their own time."""
+    clock = Clock(START, 0.8)
+    for step in range(1, 10**9):
+        t = clock.tick(rnd)
+        yield (f"{cri_time(t + 0.0004)} stdout F [{iso(t, frac=',')}] [INFO] [logging.py:96:log_dist] [Rank 0] "
+               f"step={step}, skipped={step // 997}, lr=[{3e-4 * min(1, step / 1000):.10g}], mom=[[0.9, 0.95]]")
+        if step % 3 == 0:
+            yield (f"{cri_time(t + 0.0021)} stderr F {time.strftime('%Y/%m/%d %H:%M:%S', time.gmtime(t))} "
+                   f"dataloader.go:{rnd.choice((88, 117))}: prefetched shard {rnd.randrange(0, 4096):05d} "
+                   f"({rnd.uniform(10, 900):.1f} MB) in {rnd.uniform(0.1, 4):.2f}s")
+
+
+def gen_journal(node: int, rnd: random.Random) -> Iterator[str]:
+    """A node's journal exported with ``journalctl -o short-iso-precise`` (ISO time with microseconds and a zone
+    offset, https://github.com/systemd/systemd/pull/5884): kernel, systemd and daemon lines of a GPU node, as in
+    https://github.com/leptonai/gpud/pull/1209 (``kernel: mlx5_core 0000:ab:00.0 mlx5_5: Port: 1 Link ACTIVE``)."""
+    t = START
+    host = f"gpu-node-{node + 1:03d}"
+    for i in range(10**9):
+        t += rnd.expovariate(1 / 2.0)
+        stamp = f"{iso(t, 'T')}.{int(t * 1e6) % 10**6:06d}+00:00"
+        k = i % 5
+        if k == 0:
+            yield (f"{stamp} {host} kernel: mlx5_core 0000:{0xab + i % 4:02x}:00.0 mlx5_{i % 8}: Port: 1 Link "
+                   f"{rnd.choice(('ACTIVE', 'INIT', 'DOWN'))}")
+        elif k == 1:
+            yield (f"{stamp} {host} systemd[1]: Started session-{rnd.randrange(1, 99999)}.scope - Session "
+                   f"{rnd.randrange(1, 99999)} of User slurm.")
+        elif k == 2:
+            yield (f"{stamp} {host} nvidia-persistenced[{rnd.randrange(900, 4000)}]: device 0000:"
+                   f"{0x18 + (i % 8) * 0x11:02x}:00.0 - persistence mode enabled.")
+        elif k == 3:
+            yield (f"{stamp} {host} slurmstepd[{rnd.randrange(10000, 400000)}]: task/cgroup: _memcg_initialize: job: "
+                   f"alloc={rnd.randrange(100000, 2000000)}MB mem.limit={rnd.randrange(100000, 2000000)}MB")
+        else:
+            yield (f"{stamp} {host} kernel: workqueue: ib_cache_event_task [ib_core] hogged CPU for >10000us "
+                   f"{rnd.randrange(4, 64)} times, consider switching to WQ_UNBOUND")
+
+
+def gen_pdsh(node: int, rnd: random.Random) -> Iterator[str]:
+    """DeepSpeed's multi-node launcher through pdsh: every line behind the address of the host that wrote it
+    (``9.206.63.59: [2023-12-14 11:07:45,660] [INFO] [r...``, https://github.com/huggingface/accelerate/issues/2249),
+    DeepSpeed's engine lines and a Hugging Face Trainer's dicts as in the ``deepspeed`` and ``hf-trainer`` formats."""
+    clock = Clock(START, 0.9)
+    ip = f"10.{node // 4}.{node % 4 * 16 + 3}.{rnd.randrange(2, 250)}"
+    for step in range(1, 10**9):
+        t = clock.tick(rnd)
+        yield (f"{ip}: [{iso(t, frac=',')}] [INFO] [logging.py:96:log_dist] [Rank 0] step={step}, skipped="
+               f"{step // 997}, lr=[{3e-4 * min(1, step / 1000):.10g}], mom=[[0.9, 0.95]]")
+        if step % 2 == 0:
+            yield (f"{ip}: {{'loss': {round(loss_at(step, rnd), 4)}, 'grad_norm': {rnd.uniform(0.1, 9):.16g}, "
+                   f"'learning_rate': {2e-5 * (1 - step / 10**6):.16g}, 'epoch': {round(step / 4000, 2)}}}")
+
+
+def gen_logfmt(node: int, rnd: random.Random) -> Iterator[str]:
+    """logfmt (``datetime=2022-02-22T14:14:48+03:00 level=ERROR code=42 message="error message"``,
+    https://github.com/severuykhin/go-logfmt-logger), as a Go training operator or a trainer's structured logger
+    writes it: a zoned ISO time first, quoted messages, and numbers as bare values."""
+    clock = Clock(START, 1.0)
+    rank = node * GPUS
+    for step in range(1, 10**9):
+        t = clock.tick(rnd)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t + 3 * 3600)) + f".{int(t * 1000) % 1000:03d}+03:00"
+        yield (f"time={stamp} level=info msg=\"train step\" rank={rank} step={step} loss={loss_at(step, rnd):.5f} "
+               f"grad_norm={rnd.uniform(0.1, 9):.4f} lr={3e-4 * min(1, step / 2000):.3e} "
+               f"throughput={rnd.uniform(100, 9000):.1f}")
+        if step % 25 == 0:
+            yield (f"time={stamp} level=warn msg=\"slow data loader\" rank={rank} wait_ms={rnd.randrange(100, 90000)} "
+                   f"shard=\"/data/shards/part-{rnd.randrange(0, 99999):05d}.arrow\"")
+
+
+def gen_ansi(node: int, rnd: random.Random) -> Iterator[str]:
+    """A coloured console logger written to a file, its ANSI colour codes kept around the level and the logger
+    (``Oct 10, 2019 07:22:57 \\x1b[34mINFO:\\x1b[0m Some text``,
+    https://github.com/mozilla-frontend-infra/react-lazylog/issues/57), the date as ``Mon DD, YYYY HH:MM:SS``."""
+    clock = Clock(START, 1.1)
+    for step in range(1, 10**9):
+        t = clock.tick(rnd)
+        tm = time.gmtime(t)
+        stamp = f"{MONTHS[tm.tm_mon - 1]} {tm.tm_mday:02d}, {tm.tm_year} {time.strftime('%H:%M:%S', tm)}"
+        yield (f"{stamp} \x1b[34mINFO:\x1b[0m \x1b[36mtrainer\x1b[0m epoch {step // 5000} step {step} loss "
+               f"\x1b[1m{loss_at(step, rnd):.4f}\x1b[0m lr {3e-4 * min(1, step / 2000):.2e} "
+               f"({rnd.uniform(0.5, 3):.2f} s/step)")
+        if step % 50 == 0:
+            yield (f"{stamp} \x1b[33mWARNING:\x1b[0m \x1b[36mtorch.distributed\x1b[0m NCCL watchdog is slow: "
+                   f"{rnd.randrange(100, 5000)} ms since the last heartbeat")
+
 FORMATS: dict[str, tuple[Gen, str]] = {
     "megatron": (gen_megatron, "train.log"),
     "megatron-deepspeed": (gen_megatron_deepspeed, "train.log"),
@@ -447,6 +621,14 @@ FORMATS: dict[str, tuple[Gen, str]] = {
     "nccl": (gen_nccl, "nccl.log"),
     "kernel": (gen_kernel, "kern.log"),
     "storage": (gen_storage, "syslog"),
+    "glog": (gen_glog, "train.log"),
+    "mpi-tf": (gen_mpi_tf, "mpirun.out"),
+    "c10-rank": (gen_c10, "train.log"),
+    "cri": (gen_cri, "0.log"),
+    "journal": (gen_journal, "journal.log"),
+    "pdsh": (gen_pdsh, "train.log"),
+    "logfmt": (gen_logfmt, "train.log"),
+    "ansi": (gen_ansi, "train.log"),
 }
 
 
@@ -472,6 +654,12 @@ STEPS = {
     "parse2": ("parse --jobs 2", ["parse", "{job}", "-o", "{out}", "--quiet", "--jobs", "2"]),
     "analyze2": ("analyze --jobs 2", ["analyze", "{job}", "--no-store", "--quiet", "--jobs", "2"]),
 }
+
+
+def cpu_us(row: Row) -> float:
+    """CPU microseconds per line of a row (user + system of the process and its children): on a shared machine the
+    one figure that does not move with the load as wall clock does."""
+    return (row.cpu or 0.0) / max(row.lines, 1) * 1e6
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -523,7 +711,8 @@ def main(argv: list[str] | None = None) -> int:
             rows[key] = row
             base = row.base[0] if row.base else 0.0
             print(f"  {name:<18} {row.rate:>10,.0f} lines/s {row.rate / base if base else 0:6.1f}x drain3 "
-                  f"({base:,.0f} lines/s around it)  {row.seconds:6.1f} s  peak RSS {row.rss_process_mb:,.0f} MB"
+                  f"({base:,.0f} lines/s around it)  {row.seconds:6.1f} s  {cpu_us(row):6.2f} us/line CPU  "
+                  f"peak RSS {row.rss_process_mb:,.0f} MB"
                   + (f"  ({row.note})" if row.note else ""), flush=True)
         table.append((fmt, lines, sum(bracket.rates) / len(bracket.rates), rows))
         out.unlink(missing_ok=True)
@@ -533,14 +722,14 @@ def main(argv: list[str] | None = None) -> int:
           f"{os.getloadavg()[0]:.1f} at the end")
     head = f"{'format':<20} {'lines':>10} {'drain3/s':>9}"
     for key in steps:
-        head += f" | {STEPS[key][0]:>24}"
+        head += f" | {STEPS[key][0] + ' (/s, x, CPU/line)':>30}"
     print(head + " | peak RSS MB")
     for fmt, lines, drain, rows in table:
         cells = ""
         for key in steps:
             r = rows[key]
             base = r.base[0] if r.base else drain
-            cells += f" | {r.rate:>14,.0f} {r.rate / base:>7.1f}x"
+            cells += f" | {r.rate:>10,.0f} {r.rate / base:>5.1f}x {cpu_us(r):>5.1f}us"
         rss = max(r.rss_process_mb or 0.0 for r in rows.values()) if rows else 0.0
         print(f"{fmt:<20} {lines:>10,} {drain:>9,.0f}{cells} | {rss:,.0f}")
     for key in steps:

@@ -225,10 +225,11 @@ class TableRows:
 
 def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunShape],
                future: float, past: float = -math.inf,
-               fold_index: dict[bytes, int] | None = None, rows: TableRows | None = None) -> BlockPlan | None:
+               fold_index: dict[bytes, int] | None = None, rows: TableRows | None = None,
+               empty_ok: bool = False) -> BlockPlan | None:
     """Work out a window of lines: each line's key, which lines are of a run shape, and their times. None when no
-    line is. A line of no shape in ``shape_index`` is looked up by its folded shape in ``fold_index``
-    (``fold_window``); the times of those shapes' clocks are read later, run by run, for they depend on the
+    line is, unless ``empty_ok`` (the reader may take lines into runs from their plans, ``RunReading._absorb``).
+    A line of no shape in ``shape_index`` is looked up by its folded shape in ``fold_index`` (``fold_window``); the times of those shapes' clocks are read later, run by run, for they depend on the
     reading state (``RunReading._clock_times``). ``rows`` keeps the table's timestamp layouts from the windows
     before."""
     n = len(lines)
@@ -248,7 +249,10 @@ def plan_block(lines: list[str], shape_index: dict[bytes, int], table: list[RunS
             folded = _fold_lookup(joined, bounds, missed, shape_idx, fold_index, table)
     cand = np.flatnonzero(shape_idx >= 0)
     if len(cand) == 0:
-        return None
+        if not empty_ok:
+            return None
+        return BlockPlan(lines, keys, raw, bounds, table, np.full(n, -1, np.int64), np.full(n, np.nan), [], [],
+                         folded)
     starts = bounds[:-1]
     buf = np.frombuffer(raw, dtype=np.uint8)
     shapes = shape_idx[cand]

@@ -242,7 +242,8 @@ class HeaderReading(PlanLearning):
         does ("host kernel: [  950.818166] ")."""
         t = self.ts.iso_time(s, layout) if layout is not None else None
         if t is None:
-            known, t = self.ts.planned_time(s, ts_first, ts_end, ts_kind) if ts_second < 0 and ts_level is None \
+            known, t = self.ts.planned_time(s, ts_first, ts_end, ts_kind) if ts_second < 0 and \
+                (ts_level is None or ts_kind == "glog") \
                 else (False, None)
             if not known:
                 parse = self.ts.parse

@@ -161,6 +161,10 @@ class ShapeBook:
     # the token classes of the folded shapes learnt (``firstsight.fold_class``): a line of a new folded shape of
     # one of them has its shape learnt at its first sight
     fold_classes: set[bytes] = field(default_factory=set)
+    # line shape -> its entry in run_table for lines read from their own plan amid a run, where the plan reads a
+    # time the window does not (``RunReading._absorb``): one entry per shape, not per line
+    absorb_index: dict[bytes, int] = field(default_factory=dict)
+    absorb_refused: set[bytes] = field(default_factory=set)  # line shapes whose plan a run may not read
 
     def restart(self) -> None:
         """Forget every line shape (the book is full). The run table is replaced, not cleared: runs refer to it."""
@@ -171,6 +175,8 @@ class ShapeBook:
         self.fold_index = {}
         self.fold_seen.clear()
         self.fold_classes.clear()
+        self.absorb_index = {}
+        self.absorb_refused.clear()
 
 
 class RunReading:
@@ -197,7 +203,8 @@ class RunReading:
         book = self.book
         self.plans, self.run_index, self.run_table, self.run_pending = (book.plans, book.run_index,
                                                                         book.run_table, book.run_pending)
-        self.fold_index, self.fold_seen = book.fold_index, book.fold_seen
+        self.fold_index, self.fold_seen, self.absorb_index = book.fold_index, book.fold_seen, book.absorb_index
+        self.absorb_refused = book.absorb_refused
         self.heads, self.head_lengths, self.head_seen = book.heads, book.head_lengths, book.head_seen
 
     def _runs_or_lines(self, first: int, lines: list[str]) -> Iterator[Segment]:
@@ -207,25 +214,39 @@ class RunReading:
         for a line of a shape learnt after its window was worked out costs more (``_patch``)."""
         n = len(lines)
         a = 0
-        tried = -1  # run shapes known when a window last had no line of them
+        tried = (-1, -1)  # run shapes (and plans) known when a window last had no line of them
         while a < n:
             if self.run_pending:
                 self._take_pending()
-            if self.run_table and len(self.run_table) != tried and not self.hold and n - a >= MIN_BLOCK_LINES:
+            # lines of a plan may make runs of their own where the path names the node (``_absorb``)
+            absorbing = bool(self.plans) and self.path_node is not None
+            known = (len(self.run_table), len(self.plans) if absorbing else -1)
+            if (self.run_table or absorbing) and known != tried and not self.hold and \
+                    n - a >= MIN_BLOCK_LINES:
                 size = self.window
                 part = lines[a:a + size] if (a or n > size) else lines
                 block = plan_block(part, self.run_index, self.run_table, self.future, self.past, self.fold_index,
-                                   self.table_rows)
+                                   self.table_rows, absorbing)
+                if block is not None and block.minute_lines == [] and not (block.shape_array >= 0).any() and \
+                        not self._absorbable(block):
+                    block = None  # no line of a run shape, nor of a plan a run may read: line by line
                 if block is not None:
                     yield from self._block(first + a, part, block)
                     a += len(part)
                     self.window = min(size * 2, WINDOW_LINES)
                     continue
-                tried = len(self.run_table)
+                tried = known
             step = self.probe
             yield first + a, lines[a:a + step] if (a or n > step) else lines, None
             a += step
             self.probe = min(step * 2, WINDOW_LINES)
+
+    def _absorbable(self, block: BlockPlan) -> bool:
+        """Whether a window of no line of a run shape is worth reading as runs of lines read from their plans
+        (``_absorb``): where a quarter of its lines are of plans a run may read. (Elsewhere the stretches between
+        such runs would cost more than they save; the records are the same either way.)"""
+        plans, refused = self.plans, self.absorb_refused
+        return sum(k in plans and k not in refused for k in block.keys) * 4 >= len(block.keys)
 
     def _block(self, first: int, lines: list[str], block: BlockPlan) -> Iterator[Segment]:
         """Segments of a window: runs where the per-line loop would read every line with the simple plan (nothing
@@ -243,7 +264,7 @@ class RunReading:
             absorbed: list[tuple[int, tuple[str | None, int | None, int | None]]] = []
             if not self.out and not self.open and not self.hold:
                 patch = self._patch if block.table is self.run_table else None
-                absorb = patch is not None and self.path_node is not None and bool(self.head_lengths)
+                absorb = patch is not None and self.path_node is not None and bool(self.head_lengths or self.plans)
                 table = block.table
                 last = start_time  # the per-line loop's last_time at line j
                 clocked = False
@@ -259,7 +280,7 @@ class RunReading:
                         if stretch.last is not None:
                             last = stretch.last
                         j = stretch.end
-                    elif absorb and not clocked and j > i and self._absorb(block, first, i, j, last, absorbed):
+                    elif absorb and not clocked and self._absorb(block, first, i, j, last, absorbed):
                         last = self.last_time
                         j += 1
                     else:
@@ -303,9 +324,10 @@ class RunReading:
                 i = j
             else:
                 # the per-line loop up to the next line a run could start at (it may open or queue a record)
-                run_index = self.run_index
+                run_index, absorb_index = self.run_index, self.absorb_index
                 j = i + 1
-                while j < n and shape_list[j] < 0 and keys[j] not in run_index and j - i < STRETCH_LINES:
+                while j < n and shape_list[j] < 0 and keys[j] not in run_index and keys[j] not in absorb_index \
+                        and j - i < STRETCH_LINES:
                     j += 1
                 yield first + i, lines[i:j] if (i or j < n) else lines, keys[i:j]
                 i = j
@@ -335,16 +357,25 @@ class RunReading:
 
     def _absorb(self, block: BlockPlan, first: int, i: int, j: int, last: float | None,
                 absorbed: list[tuple[int, tuple[str | None, int | None, int | None]]]) -> bool:
-        """Take line ``j`` of a window into the run that started at line ``i`` when it is of a shape without a plan
-        that the per-line loop would read from its header's plan (``_head_planned``: an NCCL init line or a
-        kernel line with a new hex id amid known shapes), as that loop would read it now: the lines of the run
-        before it have given their time and minutes first. It joins the run under a shape of its own."""
+        """Take line ``j`` of a window into the run that started at line ``i`` where the per-line loop would read it
+        from a plan without ending anything: its own plan, where that plan reads a time the window does not (a glog
+        or c10 header, a time after a level letter, a stream prefix before a header), or its header's plan
+        (``_head_planned``: an NCCL init line or a kernel line with a new hex id amid known shapes). It is read as
+        that loop would read it now (the lines of the run before it have given their time and minutes first) and
+        joins the run under a shape of its own: one entry per shape for a line of its own plan, whose message,
+        level and source are the plan's. A shape that is seldom a run's neighbour thus costs its own line, not the
+        end of the run it sits in; and lines of plans alone (a glog log, whose time the window does not read) make
+        runs of their own (``j == i``), which the later stages take per shape. A header's plan only extends a run."""
         key = block.keys[j]
         s = block.lines[j]
-        if block.table is not self.run_table or key in self.plans or not s or (s[0] in " \t" and s.isspace()):
+        if block.table is not self.run_table or not s or (s[0] in " \t" and s.isspace()):
             return False
-        plan = self.head_plan(key)
-        if plan is None:
+        own = self.plans.get(key)
+        if own is not None and len(own) != 6 and (own[2] or own[11] is not None or own[12] is not None):
+            self.absorb_refused.add(key)  # a local rank's stream, or a host or GPU it names, changes the names
+            return False  # of the run's lines
+        plan = self.head_plan(key) if own is None and self.head_lengths and j > i else None
+        if own is None and plan is None:
             return False
         self._learn_minutes(block, j)
         self.last_time = last
@@ -353,13 +384,26 @@ class RunReading:
             self.book.restart()
             self.use_book()
             return False
-        r = self._head_planned(first + j, s, key, plan)
-        if r is None:
-            return False
-        a = plan[0]
-        table.append(RunShape(key, -1, -1, 0, a, a + len(r.message), r.level, r.source,
-                              key[a:a + len(r.message)] if key.isascii() else None))
-        block.shape_list[j] = block.shape_array[j] = len(table) - 1
+        if own is not None:
+            r = self._planned_simple(first + j, s, own) if len(own) == 6 else self._planned(first + j, s, own)
+            if r is None:
+                return False
+            x = self.absorb_index.get(key)
+            if x is None or table[x].level != r.level or table[x].source != r.source:
+                a = own[1] if len(own) == 6 else own[6]
+                table.append(RunShape(key, -1, -1, 0, a, a + len(r.message), r.level, r.source,
+                                      key[a:a + len(r.message)] if key.isascii() else None))
+                x = self.absorb_index[key] = len(table) - 1
+        else:
+            assert plan is not None
+            r = self._head_planned(first + j, s, key, plan)
+            if r is None:
+                return False
+            a = plan[0]
+            table.append(RunShape(key, -1, -1, 0, a, a + len(r.message), r.level, r.source,
+                                  key[a:a + len(r.message)] if key.isascii() else None))
+            x = len(table) - 1
+        block.shape_list[j] = block.shape_array[j] = x
         block.time_list[j] = block.time_array[j] = np.nan if r.time is None else r.time
         absorbed.append((j - i, (r.node, r.rank, r.gpu)))
         return True

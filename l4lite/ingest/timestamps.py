@@ -342,7 +342,8 @@ class TimestampParser:
         ``parse`` read as ``kind`` ending at ``end``: the same pattern matches it at the same offsets (patterns
         tell digits apart only as ``\\d``). A syslog time (no fraction) whose text was parsed before is the
         remembered value (``parse`` changes no state then); a dmesg uptime is read from between its brackets
-        and moves the boot clock as ``parse`` does. (False, None) where ``parse`` must read it."""
+        and moves the boot clock as ``parse`` does; a glog time is read as ``_glog`` reads it, its year inferred
+        and its second remembered alike. (False, None) where ``parse`` must read it."""
         if kind == "syslog":
             text = s[pos:end].rstrip(" ")
             if "." in text:
@@ -364,6 +365,21 @@ class TimestampParser:
         if kind == "uptime":
             whole, _, frac = s[pos + 1:end].rstrip(" ")[:-1].lstrip(" ").partition(".")
             return True, self.uptime(int(whole) + fraction(frac))
+        if kind == "glog":  # ``_glog`` without its regex: the texts at the offsets its groups had
+            b = pos + 1 if s.startswith("[", pos) else pos
+            dot = s.find(".", b)
+            text = s[b + 1:dot]  # "MMDD HH:MM:SS" (a month of one digit too)
+            f = s[dot + 1:s.find(" ", dot)]
+            t = self._cache.get(text)
+            if t is None:
+                mo, d = int(text[:-11]), int(text[-11:-9])
+                try:
+                    t = self._day(self._infer_year(mo, d), mo, d) + int(text[-8:-6]) * 3600 \
+                        + int(text[-5:-3]) * 60 + int(text[-2:])
+                except ValueError:  # no date: ``parse`` reads it (``_infer_year`` gives the same again)
+                    return False, None
+                self._remember(text, t)
+            return True, t + int(f) / POW10[len(f)]
         return False, None
 
     def syslog_year(self, month: int) -> int | None:
