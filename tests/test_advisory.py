@@ -146,17 +146,3 @@ def test_json_logs_are_still_read(tmp_path: Path, text: str) -> None:
     p.write_text(text)
     head = p.read_bytes()
     assert json_document(str(p), head, len(head), False) == ""
-
-
-def test_cpython_s_ignored_exception_and_its_prefixed_traceback_are_advisory() -> None:
-    """CPython prints "Exception ignored in: <...__del__>" and the traceback of an exception a destructor raised,
-    then goes on (184: Megatron's IndexedDataset.__del__ after the real error); torchrun's ``[default1]:`` prefix
-    stands before the traceback's header."""
-    said = _rec("[default1]:Exception ignored in: <function IndexedDataset.__del__ at 0x7f79fbc78d60>", line=61,
-                rank=1)
-    tb = _rec("[default1]:Traceback (most recent call last):\n"
-              '[default1]:  File "/venv/site-packages/megatron/core/datasets/indexed_dataset.py", line 780, in '
-              "__del__\n[default1]:    del self.index\n"
-              "[default1]:AttributeError: 'IndexedDataset' object has no attribute 'index'", line=62, rank=1)
-    assert says_harmless(said) and follows_advisory(said, tb)
-    assert not follows_advisory(_rec("[default1]:RuntimeError: boom", line=61, rank=1), tb)

@@ -1,8 +1,7 @@
 """Advisory lines: a record that says of itself that it is harmless, and the traceback that belongs to it.
 
 Libraries log a caught exception at WARNING with words that tell the reader not to worry ("it's safe to ignore
-this error", "this is expected", "will retry"; CPython's own "Exception ignored in: <function X.__del__>" for an
-exception a destructor raised while the program went on), often followed by the traceback they caught (the next record of
+this error", "this is expected", "will retry"), often followed by the traceback they caught (the next record of
 the same stream, or the same record's attached ``exc_text`` in a JSON log). Such a traceback reads like a crash
 to a rule that matches any Python exception, yet the program went on. The words are data here (``ADVISORY``), so
 one lexicon serves the rule detector (the hit is a symptom, never a root) and the component detector (the line
@@ -31,8 +30,6 @@ ADVISORY = re.compile(
     r"|nothing to worry about"
     r"|no action (?:is )?(?:needed|required)"
     r"|will (?:be )?retr(?:y|ied)"
-    # CPython's report of an exception it could not raise (a destructor's, a finalizer's): it goes on running
-    r"|exception ignored in"
     r")\b",
     re.IGNORECASE,
 )
@@ -55,9 +52,8 @@ def says_harmless(record: Record) -> bool:
 
 
 def is_traceback(record: Record) -> bool:
-    """The record is a Python traceback on its own (its first line is the traceback's header, after the prefixes a
-    launcher puts on each line: ``[default1]:Traceback (most recent call last):``)."""
-    return record.text.lstrip().split("\n", 1)[0].rstrip().endswith(TRACEBACK)
+    """The record is a Python traceback on its own (its first line is the traceback's header)."""
+    return record.text.lstrip().startswith(TRACEBACK)
 
 
 def follows_advisory(prev: Record | None, record: Record) -> bool:
