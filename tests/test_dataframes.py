@@ -65,3 +65,14 @@ def test_a_background_thread_s_death_names_the_stuck_rank_s_cause() -> None:
 def test_a_cut_shard_read_by_the_dataset_is_raised_loading_data() -> None:
     # numpy's reader fails inside the dataset's __getitem__ (fixtures/real_jobs/148: one node's copy cut short)
     assert raised_loading_data(_traceback("148-ddp-shard_truncated", "h100-sxm-044", "Failed to read all data"))
+
+
+def test_a_framework_s_own_data_package_is_raised_loading_data() -> None:
+    """184: a node's cut copy of Megatron's index file fails in ``megatron/core/datasets/indexed_dataset.py``, a
+    data package inside a framework whose other frames (its layers) are the model's."""
+    text = _traceback("184-megatron-idx_truncated", "h100-sxm-044", "ValueError: buffer is smaller")
+    assert "megatron/core/datasets/indexed_dataset.py" in text
+    assert raised_loading_data(text)
+    layers = ('Traceback (most recent call last):\n  File "/v/site-packages/megatron/core/tensor_parallel/'
+              'layers.py", line 9, in forward\n    x()\nValueError: bad')
+    assert not raised_loading_data(layers)

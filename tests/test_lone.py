@@ -152,3 +152,20 @@ def test_planted_lines_one_node_printed_keep_that_node_and_every_node_s_stay_job
     job = JobPlanter(_lines_entry("mlfoundations-datacomp-79"), 0).write("rank-files", tmp_path / "shared")
     inc = analyze(job_paths(job.path), AnalyzeOptions())
     assert inc.scope == "global" and not inc.suspects
+
+
+def test_warnings_that_name_a_part_witness_no_error_of_it() -> None:
+    """A library's warning naming a setting ("it is recommended to set the environment variable X"), which the
+    ranks that got further print, is no second node's print of a configuration error (184)."""
+    from l4lite.diagnose.lone import mentions_only, printers
+
+    err = _error("n2", 2, "ValueError: buffer is smaller than requested size")
+    warned = _error("n1", 0, "UserWarning: it is recommended to set the environment variable "
+                    "CUDA_DEVICE_MAX_CONNECTIONS to 1", detector="components")
+    warned.role = "symptom"
+    for r in warned.records:
+        r.level = "warning"
+    assert mentions_only(warned) and not mentions_only(err)
+    assert printers([err, warned], "user_config")[0] == {"n2"}
+    warned.records[0].level = "error"
+    assert printers([err, warned], "user_config")[0] == {"n1", "n2"}

@@ -14,7 +14,7 @@ of injection) go to L4L_META_DIR, which lies outside the archived log tree.
                   kill_midline|silent_abort|accum_nan|logfile_exception|save_killed|save_memerror|
                   model_config|loader_hang|two_faults|netdrop|exit0|wrong_ckpt|compile_nocxx|
                   layer_mismatch|node_enospc|shard_truncated|pids_limit|loss_spike|preempt|netslow|
-                  cpu_throttle|shard_mismatch (inode_full, version_mismatch are set up by generate.py)
+                  cpu_throttle|shard_mismatch|tp_mismatch|layout_ckpt (inode_full, version_mismatch are set up by generate.py)
                   (bad_env, bad_env_all, missing_file, missing_file_all are set up by generate.py: a wrong
                   GLOO_SOCKET_IFNAME on one node or on every node; the dataset's seed file absent from one
                   node's local disk or from every node's; so are shm_small, port_taken, no_master_host: one
@@ -466,6 +466,41 @@ def upload_failed(step, path):
 def before_resume(path):
     if FAULT in ("corrupt_ckpt", "wrong_ckpt"):
         record("corrupt_ckpt", None, path=path)
+    if FAULT == "layout_ckpt" and rank() == 0:  # a checkpoint another parallel layout saved
+        record("layout_ckpt", None, path=path)
+
+
+def tensor_parallel_size(size):
+    """The tensor-parallel size this rank starts with: with L4L_FAULT=tp_mismatch rank L4L_FAULT_RANK's launch
+    script still passes 1 (a node whose job script was not updated when the layout changed)."""
+    if FAULT == "tp_mismatch" and rank() == FAULT_RANK:
+        record("tp_mismatch", None, tensor_model_parallel_size=1, others=size)
+        return 1
+    return size
+
+
+def write_indexed_dataset(prefix, bad_prefix=None):
+    """The training set as a Megatron indexed dataset (`prefix.bin`, `prefix.idx`, one document per sample, as
+    Megatron's preprocess_data.py writes); with `bad_prefix`, a copy whose `.idx` was cut to 40% (a copy to the
+    node that stopped half-way)."""
+    import shutil
+
+    import numpy as np
+    import torch
+    from megatron.core.datasets.indexed_dataset import IndexedDatasetBuilder
+    data = SyntheticTokens(seq=33).data.numpy().astype(np.uint16)
+    os.makedirs(os.path.dirname(prefix), exist_ok=True)
+    builder = IndexedDatasetBuilder(prefix + ".bin", dtype=np.uint16)
+    for row in data:
+        builder.add_document(torch.from_numpy(row.astype(np.int64)), [len(row)])
+    builder.finalize(prefix + ".idx")
+    if bad_prefix:
+        os.makedirs(os.path.dirname(bad_prefix), exist_ok=True)
+        shutil.copy(prefix + ".bin", bad_prefix + ".bin")
+        shutil.copy(prefix + ".idx", bad_prefix + ".idx")
+        size = os.path.getsize(bad_prefix + ".idx")
+        with open(bad_prefix + ".idx", "r+b") as fh:
+            fh.truncate(int(size * 0.4))
 
 
 SHARD_SAMPLES, SHARD_COUNT = 64, 10  # shard_truncated: the training set as 10 shards of 64 samples

@@ -42,10 +42,10 @@ DEEPSPEED_DEPS = ["hjson", "ninja", "psutil", "py-cpuinfo", "pydantic", "msgpack
 SCRIPTS = {"ddp": "train_ddp.py", "hf": "train_hf.py", "lightning": "train_lightning.py",
            "deepspeed": "train_deepspeed.py", "ignite": "train_ignite.py", "accelerate": "train_accelerate.py",
            "ray": "train_ray.py", "jax": "train_jax.py", "fabric": "train_fabric.py", "amp": "train_amp.py",
-           "fsdp": "train_fsdp.py"}
+           "fsdp": "train_fsdp.py", "megatron": "train_megatron.py"}
 FORMATS = {"ddp": "pytorch", "hf": "hf", "lightning": "lightning", "deepspeed": "deepspeed", "ignite": "ignite",
            "accelerate": "accelerate", "ray": "ray", "jax": "jax", "fabric": "fabric", "amp": "megatron",
-           "fsdp": "fsdp"}
+           "fsdp": "fsdp", "megatron": "megatron"}
 # Ray Train runs in the torch venv (ray[train] installed with torch pinned); JAX has a venv of its own (no torch).
 RAY = "ray[train]==2.60.0"
 JAX_PACKAGES = ["jax[cpu]==0.10.2", "flax", "optax", "absl-py"]
@@ -308,10 +308,25 @@ JOB_SPECS = [
     ("fsdp", "erofs", 0, 20, False, {"index": 175}),
     ("fsdp", "exit0", 3, 15, False, {"index": 176}),
     ("fsdp", "diverge", None, 16, False, {"index": 177}),
+    # Megatron-Core (tensor parallel 2 x data parallel 2 over gloo, Megatron's indexed dataset and torch_dist
+    # checkpoints, Megatron-LM's progress line on the last rank), a stack none of the jobs above runs (178-187):
+    # the usual faults, then faults of model-parallel training: one rank started with another tensor-parallel
+    # size, one node's copy of the dataset's index file cut short, a checkpoint of one parallel layout resumed
+    # by another (Megatron pads the vocabulary by the tensor-parallel size)
+    ("megatron", "healthy", None, None, False, {"index": 178}),
+    ("megatron", "exception", 2, 14, False, {"index": 179}),
+    ("megatron", "sigkill", 1, 16, False, {"index": 180}),
+    ("megatron", "hang", 3, 13, False, {"index": 181}),
+    ("megatron", "nan", 1, 12, False, {"index": 182}),
+    ("megatron", "tp_mismatch", 3, None, False, {"index": 183}),
+    ("megatron", "idx_truncated", None, None, False, {"index": 184}),
+    ("megatron", "layout_ckpt", None, None, False, {"index": 185}),
+    ("megatron", "erofs", 0, 20, False, {"index": 186}),
+    ("megatron", "diverge", None, 16, False, {"index": 187}),
 ]
 # faults set up per node by the generator (no rank injects them; a node may fail before any rank registers)
 NODE_FAULTS = ("bad_env", "bad_env_all", "missing_file", "missing_file_all", "node_corrupt_ckpt", "compile_nocxx",
-               "shm_small", "port_taken", "no_master_host", "missing_module", "version_mismatch")
+               "shm_small", "port_taken", "no_master_host", "missing_module", "version_mismatch", "idx_truncated")
 # node faults where the launcher itself fails (no rank starts on the struck node, so no rank's exit code to prove)
 AGENT_FAULTS = ("port_taken", "no_master_host")
 # how far a job's `tz` option puts the first node's local time from UTC (for the notes)
@@ -337,7 +352,7 @@ PHASE = {"exception": "train", "sigkill": "train", "hang": "train", "nan": "trai
          "layer_mismatch": "init", "node_enospc": "checkpoint", "shard_truncated": "train", "pids_limit": "train",
          "missing_module": "init", "loss_spike": "train", "preempt": "train", "cpu_throttle": "train",
          "netslow": "train", "version_mismatch": "init", "inode_full": "checkpoint",
-         "shard_mismatch": "train"}
+         "shard_mismatch": "train", "tp_mismatch": "init", "idx_truncated": "init", "layout_ckpt": "load"}
 CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan": "numerical",
             "enospc": "storage", "corrupt_ckpt": "storage", "data": "data", "healthy": None,
             "host_oom": "host", "worker_oom": "host", "sigstop": "software", "diverge": "numerical",
@@ -362,17 +377,20 @@ CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan
             "preempt": "host", "cpu_throttle": "host", "netslow": "network", "version_mismatch": "user_config",
             "inode_full": "storage",
             # a node running an older revision of the model code (as layer_mismatch): its environment
-            "shard_mismatch": "user_config"}
+            "shard_mismatch": "user_config",
+            # a rank launched with another tensor-parallel size is its node's job script (as layer_mismatch); a
+            # cut copy of the data's index file is data; a checkpoint of another layout is the job's setting
+            "tp_mismatch": "user_config", "idx_truncated": "data", "layout_ckpt": "user_config"}
 FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_runtime",
           "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps",
           "ignite": r"Engine run (complete|finished)", "accelerate": r"training finished: 40 steps",
           "ray": r"training finished: 40 steps", "jax": r"training finished: 40 steps",
           "fabric": r"training finished: 40 steps", "amp": r"training finished: 40 steps",
-          "fsdp": r"Training completed"}
+          "fsdp": r"Training completed", "megatron": r"training finished: 40 steps"}
 NAN = {"ddp": r"loss is nan at step", "hf": r"'loss': '?nan'?|'grad_norm': '?nan'?", "lightning": r"is not finite",
        "deepspeed": r"loss is nan at step", "ignite": r"contains NaN or Inf|Loss: nan",
        "accelerate": r"train_loss nan", "ray": r"loss is nan at step", "jax": r"loss is nan at step",
-       "fsdp": r"loss is nan at step"}
+       "fsdp": r"loss is nan at step", "megatron": r"Unexpected result nan"}
 # Faults of the checkpoint save, by the lines that show the failed write.
 SAVE_FAULTS = {"erofs": r"Read-only file system", "enospc": r"No space left on device|file write failed|unexpected pos",
                "fsize": r"File too large|file write failed|unexpected pos"}
@@ -458,7 +476,7 @@ def versions(py):
     code = ("import importlib.metadata as m, json\n"
             "out={}\n"
             "for p in ['torch','transformers','accelerate','lightning','deepspeed','numpy','pytorch-ignite','ray',"
-            "'jax','jaxlib','flax','optax']:\n"
+            "'jax','jaxlib','flax','optax','megatron-core']:\n"
             "    try: out[p]=m.version(p)\n"
             "    except Exception: pass\n"
             "print(json.dumps(out))")
@@ -540,7 +558,7 @@ def run_job(job, py, out_root, work_root, port):
         job["corrupted_file"] = victim
     run_dir = os.path.join(work, "run")
     os.makedirs(run_dir)
-    for f in list(SCRIPTS.values()) + ["faults.py"]:
+    for f in list(SCRIPTS.values()) + ["faults.py", "megatron_log.py"]:
         if os.path.exists(os.path.join(HERE, f)):
             shutil.copy(os.path.join(HERE, f), run_dir)
 
@@ -608,6 +626,13 @@ def run_job(job, py, out_root, work_root, port):
         env["L4L_TOKEN_SHARDS"] = os.path.join(work, "shards")
     if fault == "node_enospc":
         env.update({"L4L_SAVE_EACH_NODE": "1", "L4L_CKPT_DIR": ckpt})
+    mdata = os.path.join(work, "megatron-data")
+    if stack == "megatron":  # each node's local copy of the indexed dataset (.bin/.idx); idx_truncated: the
+        make_indexed_dataset(py, run_dir, work, fault == "idx_truncated")  # second node's .idx cut short
+        env["L4L_MEGATRON_DATA"] = os.path.join(mdata, MEGATRON_PREFIX)
+        if fault == "layout_ckpt":  # every rank (tensor parallel 1) resumes the healthy job's (tensor parallel 2)
+            resume = copy_layout_checkpoint(job, work_root, os.path.join(work, "resume"))
+            env["L4L_TP"] = "1"
     ext_dir = os.path.join(work, "ext")
     if fault == "missing_module":  # the project's helper module, installed on each node beside the script
         os.makedirs(ext_dir)
@@ -703,6 +728,12 @@ def run_job(job, py, out_root, work_root, port):
             nenv["L4L_LOG_DIR"] = os.path.join(hdir, "logs")
         if fault == "node_enospc" and i == 1:  # this node's local checkpoint disk has room for two saves
             shell += f" && mount -t tmpfs -o size={NODE_CKPT_DISK} tmpfs {ckpt}"
+        if fault == "idx_truncated" and i == 1:  # this node's copy of the dataset holds the cut index file
+            shell += f" && mount --bind {mdata + '_bad'} {mdata}"
+            with open(os.path.join(meta, f"injection-node{i}.json"), "w") as f:
+                json.dump({"fault": fault, "host": host, "rank": None, "step": None,
+                           "time": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+                           "path": os.path.join(mdata, MEGATRON_PREFIX + ".idx")}, f)
         if fault == "shard_truncated" and i == 1:  # this node's copy of the shards holds the cut one
             shell += f" && mount --bind {os.path.join(work, 'shards_bad')} {os.path.join(work, 'shards')}"
         if fault == "missing_module" and i == 1:  # the module was never installed on this node: an empty folder
@@ -911,6 +942,33 @@ def make_token_shards(py, run_dir, work):
                           cwd=run_dir, env={"PYTHONPATH": run_dir, "PATH": "/usr/bin:/bin", "L4L_FAULT": "none"})
 
 
+MEGATRON_PREFIX = "corpus_text_document"  # as Megatron's preprocess_data.py names its output
+INDEXED_DATASET = """
+import sys, faults
+faults.write_indexed_dataset(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)
+"""
+
+
+def make_indexed_dataset(py, run_dir, work, cut):
+    """The training set as a Megatron indexed dataset in `work/megatron-data` (what every node holds) and, with
+    `cut`, a copy whose `.idx` is cut to 40% in `work/megatron-data_bad` (the second node's local copy)."""
+    prefix = os.path.join(work, "megatron-data", MEGATRON_PREFIX)
+    args = [prefix] + ([os.path.join(work, "megatron-data_bad", MEGATRON_PREFIX)] if cut else [])
+    subprocess.check_call([py, "-c", INDEXED_DATASET] + args, cwd=run_dir, stderr=subprocess.DEVNULL,
+                          env={"PYTHONPATH": run_dir, "PATH": "/usr/bin:/bin", "L4L_FAULT": "none"})
+
+
+def copy_layout_checkpoint(job, work_root, resume_dir):
+    """The step-20 checkpoint the stack's healthy job wrote (tensor parallel 2), copied to `resume_dir`."""
+    src_job = [j for j in jobs() if j["stack"] == job["stack"] and j["fault"] == "healthy"][0]
+    src = os.path.join(work_root, f"job-{src_job['index']:03d}", "ckpt", "iter_0000020")
+    if os.path.exists(resume_dir):
+        shutil.rmtree(resume_dir)
+    dst = os.path.join(resume_dir, "iter_0000020")
+    shutil.copytree(src, dst)
+    return dst
+
+
 OLD_ACCELERATE = "accelerate==1.0.1"  # version_mismatch: transformers 5.24's Trainer needs accelerate>=1.1.0
 INODES = 3  # inode_full: the tmpfs root, the step's checkpoint folder and one file
 
@@ -1045,7 +1103,8 @@ LOSS = {"ddp": re.compile(r"step (?P<step>\d+)/\d+ \| epoch \d+ \| loss (?P<loss
         "ignite": re.compile(r"Iter\[(?P<step>\d+)\] Loss: (?P<loss>\S+)"),
         "accelerate": re.compile(r"step (?P<step>\d+)/\d+: train_loss (?P<loss>\S+)"),
         "amp": re.compile(r"iteration\s+(?P<step>\d+)/\s*\d+ ?\|.*\| lm loss: (?P<loss>[^|\s]+) ?\|"),
-        "fsdp": re.compile(r"step:\s*(?P<step>\d+)\s+loss:\s*(?P<loss>\S+)")}
+        "fsdp": re.compile(r"step:\s*(?P<step>\d+)\s+loss:\s*(?P<loss>\S+)"),
+        "megatron": re.compile(r"iteration\s+(?P<step>\d+)/\s*\d+ ?\|.*\| lm loss: (?P<loss>[^|\s]+) ?\|")}
 
 
 def first_divergent_line(arch, stack, step, names):
@@ -1215,7 +1274,8 @@ def build_truth(job, arch):
                "port_taken": r"EADDRINUSE|Address already in use|failed to listen|another process is utilizing it",
                "no_master_host": r"Name or service not known|gai error|Temporary failure in name resolution",
                "missing_file": r"FileNotFoundError: ", "missing_file_all": r"FileNotFoundError: ",
-               "version_mismatch": r"requires `accelerate>="}[fault]
+               "version_mismatch": r"requires `accelerate>=",
+               "idx_truncated": r"buffer is smaller than requested size"}[fault]
         struck = [i["host"] for i in inj]
         # every node's setup alike: no node to blame; a port taken is the job's MASTER_PORT to change (the public
         # threads of the real corpus label it job-wide), whichever host's leftover process holds it
@@ -1286,6 +1346,8 @@ def build_truth(job, arch):
         need(rf"iteration\s+{first['step']}/.*number of skipped iterations:\s+1 ?\|", None, limit=1)
     elif fault in NEW_133 and first:
         faulty_rank, faulty_nodes, iteration = new133_truth(job, first, ranks, need)
+    elif (fault in ("tp_mismatch", "layout_ckpt") or stack == "megatron" and fault == "nan") and first:
+        faulty_rank, faulty_nodes, iteration = megatron_truth(job, first, ranks, need)
     elif fault == "netdown" and first:
         faulty_rank = first["rank"]
         fh = rank_host.get(faulty_rank)
@@ -1400,6 +1462,27 @@ def new133_truth(job, first, ranks, need):
         need(r"Connection closed by peer|Connection reset by peer|Broken pipe|[Tt]imed out", None, limit=2,
              prefer=r"console\.log")
     return r, [fh], first["step"]
+
+
+def megatron_truth(job, first, ranks, need):
+    """Proof lines of the Megatron faults that no other stack has (and of its NaN, which stays on the tensor-parallel
+    group that computed it); returns the faulty rank, nodes and iteration."""
+    fault, r = job["fault"], first["rank"]
+    if fault == "layout_ckpt":  # every rank loads the same checkpoint: the job's setting, no node to blame
+        need(r"Global shape mismatch for loaded", None, limit=1)
+        return None, [], None
+    fh = first["host"]
+    own = rf"attempt_0/{ranks[r]['local_rank']}/stderr\.log"
+    if fault == "nan":  # Megatron's check of the loss stops the group's ranks before the gradient all-reduce,
+        need(NAN["megatron"], [fh], prefer=own)  # so the other node's ranks only lose their peers
+        need(NAN["megatron"], [fh], prefer=r"console\.log")
+        need(r"failed \(exitcode: 1\) local_rank: \d \(pid: \d+\)", [fh])
+        return r, [fh], first["step"]
+    # tp_mismatch: the rank builds other groups than its peers, every rank waits in the store for a group that
+    # never completes (Megatron's --distributed-timeout-minutes); the odd rank's own wait is the proof
+    need(r"wait timeout after \d+ms", [fh], prefer=own)
+    need(r"wait timeout after \d+ms", [fh], prefer=r"console\.log")
+    return r, [fh], None
 
 
 NEW_146 = ("layer_mismatch", "node_enospc", "shard_truncated", "pids_limit", "missing_module", "loss_spike",
@@ -1563,6 +1646,49 @@ def describe_fsdp(job, first, h):
     }[f]
 
 
+MEGATRON_RUN = ("Megatron-Core run: tensor parallel 2 (the two ranks of a node) x data parallel 2 (across the nodes) "
+                "over gloo, Megatron's tensor-parallel layers, its indexed dataset (.bin/.idx) read from each node's "
+                "disk, torch_dist checkpoints (megatron.core.dist_checkpointing) at iterations 20 and 40, "
+                "Megatron-LM's progress line on the last rank. ")
+
+
+def describe_megatron(job, first, h):
+    """Notes of the Megatron jobs (178-187)."""
+    f, r, step = job["fault"], job["rank"], job["step"]
+    return MEGATRON_RUN + {
+        "healthy": "40 iterations on 2 nodes x 2 ranks, no fault.",
+        "exception": f"Global rank {r} on {h} raises RuntimeError from user code at iteration {step}; torchrun "
+                     "reports exitcode 1 for it, its tensor-parallel peer and the other node's ranks fail in the next "
+                     "collective (peer gone).",
+        "sigkill": f"Global rank {r} on {h} is SIGKILLed at iteration {step} (as the kernel OOM killer would); its "
+                   "agent reports exitcode -9 / Signal 9 (SIGKILL), the peers lose their gloo connection.",
+        "hang": f"Global rank {r} on {h} stops before its iteration-{step} forward (sleeps forever); its "
+                "tensor-parallel peer blocks in the forward's all-reduce, the other ranks in the gradient all-reduce, "
+                "until the 30 s gloo timeout; the agent on its node sends SIGTERM to the stuck rank.",
+        "nan": f"At iteration {step} one element of global rank {r}'s shard of the output layer is set to NaN; the "
+               "vocab-parallel cross entropy puts it into the loss of both ranks of its tensor-parallel group (its "
+               "node), and Megatron's check of the loss (rerun state machine, `found NaN in local forward loss "
+               "calculation`) stops them before the gradient all-reduce; the other node's ranks lose their peers.",
+        "tp_mismatch": f"Global rank {r} on {h} starts with tensor-model-parallel size 1, the others with 2 (its node's "
+                       "job script was not updated when the layout changed); `initialize_model_parallel` then builds "
+                       "other process groups on it than on its peers, and every rank waits in the store for a group "
+                       "that never completes until Megatron's distributed timeout (1 minute).",
+        "idx_truncated": f"Every node reads the indexed dataset from its local disk; {h}'s copy of the `.idx` file was "
+                         "cut to 40% (a copy that stopped half-way): its ranks fail opening it "
+                         "(`buffer is smaller than requested size`) before training, the first node's ranks lose "
+                         "their peers in the first gradient all-reduce.",
+        "layout_ckpt": "Every rank runs with tensor-model-parallel size 1 and resumes the step-20 checkpoint that the "
+                       "healthy run (tensor parallel 2) saved: Megatron pads the vocabulary to a multiple of 128 x "
+                       "the tensor-parallel size (512 rows saved, 384 expected), so dist_checkpointing refuses the "
+                       "output layer (`Global shape mismatch`) on every rank (job-wide: the job's setting).",
+        "erofs": f"The checkpoint folder of {h} (global ranks 0 and 1) is remounted read-only right before the "
+                 "iteration-20 save; both its ranks' shard writes fail with EROFS and torch.distributed.checkpoint, "
+                 "under dist_checkpointing, reports the failed ranks to every rank.",
+        "diverge": f"The learning-rate schedule multiplies the rate by 1000 from iteration {step} on every rank (a "
+                   "schedule bug); the loss blows up in Megatron's progress lines and the run goes on to its end.",
+    }[f]
+
+
 def describe_133(job, first, h):
     """Notes of the jobs 133-138."""
     f, r, step = job["fault"], job["rank"], job["step"]
@@ -1701,6 +1827,9 @@ def describe(job, first, rank_host):
     s, f, r = job["stack"], job["fault"], job["rank"]
     if s in OTHER_RUN:
         return describe_other(job, first, rank_host)
+    if s == "megatron":
+        return describe_megatron(job, first, rank_host.get(first["rank"]) if first and first["rank"] is not None
+                                 else (first or {}).get("host"))
     if s == "fsdp":
         return describe_fsdp(job, first, rank_host.get(first["rank"]) if first else None)
     if f in NEW_125:

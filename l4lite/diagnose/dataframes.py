@@ -34,9 +34,12 @@ from l4lite.scan.scanner import JobScan
 
 # a traceback frame: its file and its function ("File "/x/y.py", line 12, in collate")
 _FRAME = re.compile(r'File \\?"([^"\n\\]+)\\?", line \d+, in ([\w<>.]+)')  # also escaped in error.json
-# loading samples: a dataset's item access, the DataLoader's fetch and collate, data libraries' own files
+# loading samples: a dataset's item access, the DataLoader's fetch and collate, data libraries' own files, and an
+# installed framework's own data package (``megatron/core/datasets/indexed_dataset.py``, ``transformers/data/``),
+# which is read before the framework's model frames below
 _DATA_FILE = re.compile(r"/torch/utils/data/(?:_utils/(?:collate|fetch)|dataset|dataloader)\.py$|"
-                        r"/site-packages/(?:datasets|webdataset|torchdata|streaming|ffcv|dali)/")
+                        r"/site-packages/(?:datasets|webdataset|torchdata|streaming|ffcv|dali)/|"
+                        r"/site-packages/[\w.]+/(?:[\w.]+/)*(?:datasets?|data)/[\w.]+\.py$")
 _DATA_FUNC = re.compile(r"^(?:__getitem__|__getitems__|collate\w*|\w*_collate\w*|collate_fn)$")
 # running the model: modules, autograd, optimizers, collectives
 _MODEL_FILE = re.compile(r"/torch/(?:nn|autograd|optim|distributed|_tensor\.py|functional\.py)|"

@@ -45,10 +45,19 @@ def process_of(r: Record) -> tuple[str, str] | None:
 
 def witnesses(findings: Sequence[Finding], category: str) -> list[Finding]:
     """The findings that say a line of ``category`` was printed, read from its words: not a cascade, a launcher's
-    confirmation, a line training outlived, an advisory, nor a driver's relayed copy of a worker's line."""
+    confirmation, a line training outlived, an advisory, a driver's relayed copy of a worker's line, nor warnings
+    that only name a part (``mentions_only``)."""
     return [f for f in findings if f.detector in READ_FROM_LINES and f.category == category
             and f.role not in ("cascade", "confirmation") and not f.data.get("survived")
-            and not f.data.get("advisory") and not relayed_copies(f.records)]
+            and not f.data.get("advisory") and not relayed_copies(f.records) and not mentions_only(f)]
+
+
+def mentions_only(f: Finding) -> bool:
+    """A lexicon reading of warnings alone: a warning that names a part ("it is recommended to set the environment
+    variable X") says the process went on, not that the part failed it, so it witnesses no error of that part. The
+    ranks that got further print more of them (a library warns at its first forward): counted, they would make an
+    error that one node's ranks met before training look printed on every node."""
+    return f.detector == "components" and bool(f.records) and all(r.level == "warning" for r in f.records)
 
 
 def printers(findings: Sequence[Finding], category: str) -> tuple[set[str], set[tuple[str, str]]]:
