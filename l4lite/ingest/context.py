@@ -46,7 +46,7 @@ from l4lite.ingest.attribution import (
 )
 from l4lite.ingest.boots import boot_anchors, is_kernel_log
 from l4lite.ingest.dateorder import day_first
-from l4lite.ingest.decode import open_lines, without_escapes
+from l4lite.ingest.decode import without_escapes
 from l4lite.ingest.fileends import file_ends
 from l4lite.ingest.fileranks import id_hosts, own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
@@ -70,13 +70,16 @@ from l4lite.ingest.spans import (
     FUTURE_SLACK,
     PAST_SLACK,
     SPIKE_SECONDS,
+    FileSpan,
     apart_files,
     dated_middle,
     first_written,
     job_span,
     sampled_spans,
+    span_of,
     vote_year,
 )
+from l4lite.ingest.steps import clock_steps, stepped
 from l4lite.ingest.timespots import learn_spot, strip_stream_prefixes
 from l4lite.ingest.writers import (
     ELASTIC_RANK_LINE,
@@ -157,7 +160,7 @@ class JobContext:
     boot_anchors: dict[str, float] = field(default_factory=dict)
     clock_skew: dict[str, Any] = field(default_factory=dict)  # ``skew.ClockSkew.to_dict``; empty: one node
     # rel -> why the file is not this job's: its whole span lies far outside the job's (a stale file of another
-    # job, an earlier run); its lines are counted as skipped, never read as the job's (``set_apart_file``)
+    # job, an earlier run); its lines are counted as skipped, never read as the job's (``decode.set_apart_file``)
     set_apart: dict[str, str] = field(default_factory=dict)
     # rel -> the last time sampled from the file (files whose sampled lines gave no time are not in it)
     file_ends: dict[str, float] = field(default_factory=dict)
@@ -165,6 +168,7 @@ class JobContext:
     file_starts: dict[str, float] = field(default_factory=dict)
     node_ends: dict[str, float] = field(default_factory=dict)  # node -> its files' last sampled time (``jumps``)
     node_shifts: dict[str, float] = field(default_factory=dict)  # node -> seconds its zone is ahead (``zones``)
+    clock_steps: dict[str, list[float]] = field(default_factory=dict)  # node -> its clock's step back (``steps``)
     # IPv4 address -> the node it belongs to, as the job's lines state it (Ray's raylet: ``address: IP ...
     # hostname: NAME``; ``Local node IP: IP`` in a node's own file): a line that names its origin by address
     # (``(RayTrainWorker pid=.., ip=IP)``) is that node's
@@ -204,13 +208,16 @@ class JobContext:
         far later than the job's span and than the file's own sampled end (``file_ends``), by more than an hour or
         the span's own length: the sampled ends of the files bound the times of their lines, so a line later than
         that is one wrong line (a clock set ahead, another time zone) that must not stretch the job. A file whose
-        sampled lines gave no time has no such bound: its lines may go a day past the job's span."""
+        sampled lines gave no time has no such bound: its lines may go a day past the job's span. A node whose
+        clock stepped back (``clock_steps``) wrote its ahead part up to the step's end: those times are read back."""
         now = _time.time()
         limit = (now if mtime is None else max(mtime, now)) + FUTURE_SLACK
         if self.end is not None and self.start is not None and not self.open_end:
             own = self.file_ends.get(rel) if rel is not None else None
             if own is None:
                 return min(limit, self.end + max(FUTURE_SLACK, self.end - self.start))
+            step = self.clock_steps.get(self.node_of(rel) or "") if self.clock_steps and rel is not None else None
+            own = max(own, step[2] - SPIKE_SECONDS) if step else own
             return min(limit, max(self.end, own) + max(SPIKE_SECONDS, self.end - self.start))
         return limit
 
@@ -433,11 +440,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
             ctx.around = dated_middle(spans, {rel: v.years for rel, v in samples.items()}, ctx.near_year)
             ctx.written = first_written(files) if ctx.around is None else None
             spans = sampled_spans(files, samples, ctx.year, ctx.near_year, ctx.around, ctx.written, ctx.day_first)
-    ctx.start, ctx.end = job_span(list(spans.values()))
-    if ctx.end is not None:  # a stream sampled at its head only has no known end
-        partial = {f.rel for f in files if getattr(f, "is_stdin", False) and not stdin_sample().whole}
-        ctx.file_ends = {rel: v.last for rel, v in spans.items() if rel not in partial}
-        ctx.file_starts = {rel: v.first for rel, v in spans.items() if v.headed}
+    _set_span(ctx, spans, files)
     rels = sorted({f.rel for f in files})
     concerned: set[str] = set().union(*concerns.values()) if concerns else set()
     # a file whose host lines carry ``srun --label`` labels holds as many nodes as labels, whatever its sampled
@@ -541,11 +544,25 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     if files:
         ctx.boot_anchors = boot_anchors(files, ctx.node_of, ctx.year,
                                         accounting if accounting is not None else Accounting())
+    ctx.clock_steps = clock_steps(spans, ctx.node_of)
+    if ctx.clock_steps:  # a node's clock stepped back: its ahead part read back in every file of the node
+        spans = {rel: span_of(v.system, stepped(v.times, ctx.clock_steps.get(ctx.node_of(rel) or "")), v.heads)
+                 for rel, v in spans.items()}
+        _set_span(ctx, spans, files)
     ctx.clock_skew = job_skew(ctx, files, {rel: s.anchors for rel, s in samples.items()})
     read_zones(ctx, spans, files, docs, accounting, error_at)  # a node in another time zone: read in the job's time
     ctx.node_ends = node_ends({r: t - ctx.node_shifts.get(ctx.node_of(r) or "", 0.0) for r, t in ctx.file_ends.items()},
                               ctx.node_of)
     return ctx
+
+
+def _set_span(ctx: JobContext, spans: dict[str, FileSpan], files: Sequence[Any]) -> None:
+    """The job's span, and each file's sampled start and end, from the files' spans."""
+    ctx.start, ctx.end = job_span(list(spans.values()))
+    if ctx.end is not None:  # a stream sampled at its head only has no known end
+        partial = {f.rel for f in files if getattr(f, "is_stdin", False) and not stdin_sample().whole}
+        ctx.file_ends = {rel: v.last for rel, v in spans.items() if rel not in partial}
+        ctx.file_starts = {rel: v.first for rel, v in spans.items() if v.headed}
 
 
 def _kind_split(kind: set[str], ctx: JobContext, level: NodeLevel) -> dict[str, None]:
@@ -558,16 +575,6 @@ def _kind_split(kind: set[str], ctx: JobContext, level: NodeLevel) -> dict[str, 
             hosts.setdefault(v, set()).add(node)
     split = {v for v, found in hosts.items() if len(found | {ctx.aliases.get(v, "")} - {""}) > 1}
     return {rel: None for rel in kind if rel not in ctx.nodes and level.value(rel) in split}
-
-
-def set_apart_file(input_file: Any, why: str, accounting: Accounting, reason: str = "set_apart") -> None:
-    """Count the lines of a file set apart (``JobContext.set_apart``, a file that is no log) as skipped, with one
-    warning naming it."""
-    if not getattr(input_file, "start", 0):  # the first piece of a file cut in pieces names it
-        accounting.skip_file(reason, input_file.rel, why)
-    n = sum(1 for _ in open_lines(input_file, accounting))
-    accounting.lines_read += n
-    accounting.skip_lines(reason, n)
 
 
 def job_year(files: Sequence[Any]) -> int | None:

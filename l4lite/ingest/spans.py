@@ -34,6 +34,8 @@ class FileSpan(NamedTuple):
     first: float
     last: float
     headed: bool = True  # whether the file's first lines gave a time: else ``first`` is no start of the file
+    times: tuple[float, ...] = ()  # its sampled times in file order, as read (a clock's step is seen in them)
+    heads: int = 0  # how many of ``times`` its first lines gave
 
 
 def no_spikes(times: list[float]) -> list[float]:
@@ -228,7 +230,7 @@ def sampled_spans(files: Sequence[Any], samples: dict[str, Any], year: int | Non
         parser = TimestampParser(year, mtime if written is None else written, near, around, day_first)
         times = []
         head = getattr(s, "head", len(s.lines))
-        head_times: list[float] = []
+        head_times: list[float] = []  # the times its first lines gave
         for i, line in enumerate(s.lines):
             text = strip_stream_prefixes(line)
             t, end, _, _ = parser.parse(text)
@@ -238,10 +240,17 @@ def sampled_spans(files: Sequence[Any], samples: dict[str, Any], year: int | Non
                 times.append(t)
                 if i < head:
                     head_times.append(t)
-        if times:  # a line from a reset clock, years before the file's other lines, is no start
-            mid = statistics.median(times)
-            times = no_spikes([t for t in times if t >= mid - PAST_SLACK])
-            kept = set(times)
-            out[rel] = FileSpan(2 * s.system >= len(s.lines), min(times), max(times),
-                                any(t in kept for t in head_times))
+        if times:
+            out[rel] = span_of(2 * s.system >= len(s.lines), times, len(head_times))
     return out
+
+
+def span_of(system: bool, times: Sequence[float], heads: int) -> FileSpan:
+    """A file's span from its sampled times in file order (``heads``: how many its first lines gave), without a
+    reset clock's (years before the file's other lines: no start) and one wrong line's (``no_spikes``)."""
+    mid = statistics.median(times)
+    kept = no_spikes([t for t in times if t >= mid - PAST_SLACK])
+    if not kept:  # every time a spike of another: the file has no span of its own
+        kept = list(times)
+    got = set(kept)
+    return FileSpan(system, min(kept), max(kept), any(t in got for t in times[:heads]), tuple(times), heads)
