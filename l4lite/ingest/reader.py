@@ -207,7 +207,8 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
         """``items`` in the job's time (``zones``): by the file's node's zone, or in a file no path places (several
         nodes' lines) by each line's writer's; a node's clock stepped back (``steps``) is read back first."""
         if self.path_node is not None:
-            items = in_step(items, self.ctx.clock_steps.get(self.path_node))
+            if self.path_node in self.ctx.clock_steps:
+                items = in_step(items, self.ctx.clock_steps[self.path_node])
             return in_zone(items, self.ctx.node_shifts.get(self.path_node, 0.0))
         return in_writer_zones(items, self.ctx.node_shifts)
 
