@@ -52,7 +52,15 @@ from l4lite.ingest.fileranks import id_hosts, own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.jsonlog import record_host
 from l4lite.ingest.jumps import APART_LIMIT, node_ends
-from l4lite.ingest.layout import NodeLevel, infer_level, layout_parts, spelled_hosts, value_at, varying_hosts
+from l4lite.ingest.layout import (
+    NodeLevel,
+    infer_level,
+    kind_split,
+    layout_parts,
+    spelled_hosts,
+    value_at,
+    varying_hosts,
+)
 from l4lite.ingest.logdirs import log_dir_hosts, tee_hosts
 from l4lite.ingest.pids import (
     AddressBook,
@@ -70,11 +78,13 @@ from l4lite.ingest.spans import (
     FUTURE_SLACK,
     PAST_SLACK,
     SPIKE_SECONDS,
+    DatedLine,
     FileSpan,
     apart_files,
     dated_middle,
     first_written,
     job_span,
+    lone_years,
     sampled_spans,
     span_of,
     vote_year,
@@ -320,6 +330,8 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     s.children, s.owners = pid_facts(every)
     s.own_rank = own_rank(x for x in without_escapes(head) if stream_key(x) is None
                           and ACTOR_PREFIX.search(x, 0, 200) is None)
+    seen: list[str] = []  # the lines read below, and which of them carry a year
+    dated: list[DatedLine] = []
     for i, raw in enumerate(every):
         # the sampled lines are read in full; the others only when they may name a host (most do not)
         if first <= i < last and elastic_host is None and "NCCL" not in raw and "ost" not in raw \
@@ -327,9 +339,11 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
                 and '"node' not in raw and 'pod_name"' not in raw:
             continue
         line = strip_stream_prefixes(raw, s.label_streams)
+        seen.append(line)
         m = _YEAR_DATE.search(line, 0, 64) or _YEAR_CTIME.search(line, 0, 64)
         if m:
             s.years[int(m[1])] += 1
+            dated.append(DatedLine(len(seen) - 1, int(m[1]), m[0]))
         host = None
         if "{" in line[:80] and (json_host := record_host(line)) is not None:
             host = plain_host(json_host)  # a JSON record's host key: its writer, as a header's host field is
@@ -383,6 +397,8 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
             m = _SRUN_ERROR.search(line)
             if m and plain_host(m[1]):
                 others.add(plain_host(m[1]) or "")
+    if dated:  # a date of another year that is no time of its line's, or of no line near it, votes for no year
+        s.years -= lone_years(seen, dated, getattr(f, "mtime", None), s.spot)
     return s, others
 
 
@@ -484,7 +500,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     whole = vote_whole(ctx.nodes, ctx.mixed, [f for f in _sampled(files) if f.rel in by_lines | kind], unsure, tasks,
                        labelled, read, whole_reads)
     ctx.nodes.update({rel: None for rel in kind if rel in ctx.mixed})  # several hosts' lines: none by its folder
-    split = _kind_split(kind, ctx, level)
+    split = kind_split(kind, ctx.nodes, ctx.aliases, level)
     ctx.nodes.update(split)
     ties = [t for s in samples.values() for t in s.ties] + whole.ties
     by_ranks = {rel: host for rel, vote in whole.files.items()  # a rank's file no path places: its ranks' node
@@ -563,18 +579,6 @@ def _set_span(ctx: JobContext, spans: dict[str, FileSpan], files: Sequence[Any])
         partial = {f.rel for f in files if getattr(f, "is_stdin", False) and not stdin_sample().whole}
         ctx.file_ends = {rel: v.last for rel, v in spans.items() if rel not in partial}
         ctx.file_starts = {rel: v.first for rel, v in spans.items() if v.headed}
-
-
-def _kind_split(kind: set[str], ctx: JobContext, level: NodeLevel) -> dict[str, None]:
-    """A folder that names no machine (``logs/``) stands for the one host its sampled files name only until its
-    files read whole name another writer: then it is a folder of several nodes, and its files that no line places
-    are no one's by their folder (their content, their rank or a console's copies may still place them)."""
-    hosts: dict[str, set[str]] = {}
-    for rel in kind:
-        if (v := level.value(rel)) is not None and (node := ctx.nodes.get(rel)) is not None:
-            hosts.setdefault(v, set()).add(node)
-    split = {v for v, found in hosts.items() if len(found | {ctx.aliases.get(v, "")} - {""}) > 1}
-    return {rel: None for rel in kind if rel not in ctx.nodes and level.value(rel) in split}
 
 
 def job_year(files: Sequence[Any]) -> int | None:
