@@ -46,9 +46,11 @@ def clock_steps(spans: Mapping[str, FileSpan], node_of: Callable[[str], str | No
         return {}
     out: dict[str, list[float]] = {}
     for node, rels in by_node.items():
+        times = [spans[rel].times for rel in rels]
+        if not any(quarters(b - a) > 0 for ts in times for b, a in zip(ts, ts[1:], strict=False)):
+            continue  # no time goes back by whole quarter hours: the common case, the peers not looked at
         peers = [spans[r] for other, rs in by_node.items() if other != node for r in rs]
         lo, hi = min(s.first for s in peers) - MAX_PAUSE, max(s.last for s in peers) + MAX_PAUSE
-        times = [spans[rel].times for rel in rels]
         found = {d for ts in times for b, a in zip(ts, ts[1:], strict=False)
                  if (d := quarters(b - a)) > 0 and b > hi and lo <= b - d <= hi and lo <= a <= hi}
         if len(found) != 1:
