@@ -63,6 +63,7 @@ def test_only_a_step_back_from_past_the_peers_into_their_span_is_a_step() -> Non
     steps = clock_steps(stepped, of)
     assert steps["b"][0] == 3600.0 and step_back(t0 + 3606.0, steps["b"]) == t0 + 6.0
     assert step_back(t0 + 38.0, steps["b"]) == t0 + 38.0  # after the step: as written
+    assert step_back(t0 + 200.0, steps["b"]) == t0 + 200.0  # a restart after the peers stopped: not ahead
     # a last line flushed an hour late goes back too, but from within the peers' span: no step
     assert clock_steps({**peer, "b/x.log": _span(t0 + 5.0, t0 + 20.0, t0 + 20.0 - 3600.0)}, of) == {}
     # a node that logs on an hour after its peers stopped (a hang cut later) keeps its times

@@ -35,7 +35,8 @@ T = TypeVar("T")
 
 def clock_steps(spans: Mapping[str, FileSpan], node_of: Callable[[str], str | None]) -> dict[str, list[float]]:
     """Each stepped node's step (see the module docstring) as ``[seconds, after, until]``: the node's times later
-    than ``after`` and up to ``until`` (as written) are ``seconds`` ahead. ``spans``: each file's sampled span
+    than ``after`` and up to ``until`` (as written) are ``seconds`` ahead: from its first time past the peers'
+    that back by the step lies within their span, to where the clock stood when it was stepped. ``spans``: each file's sampled span
     (the peers' spans without their own wrong lines) and times in file order. Plain lists, for the job context
     travels as JSON to other processes."""
     by_node: dict[str, list[str]] = {}
@@ -51,13 +52,14 @@ def clock_steps(spans: Mapping[str, FileSpan], node_of: Callable[[str], str | No
             continue  # no time goes back by whole quarter hours: the common case, the peers not looked at
         peers = [spans[r] for other, rs in by_node.items() if other != node for r in rs]
         lo, hi = min(s.first for s in peers) - MAX_PAUSE, max(s.last for s in peers) + MAX_PAUSE
-        found = {d for ts in times for b, a in zip(ts, ts[1:], strict=False)
+        found = {(d, a + d) for ts in times for b, a in zip(ts, ts[1:], strict=False)
                  if (d := quarters(b - a)) > 0 and b > hi and lo <= b - d <= hi and lo <= a <= hi}
-        if len(found) != 1:
+        if len({d for d, _ in found}) != 1:
             continue
-        d = found.pop()
+        d = next(iter(found))[0]
         ahead = [t for ts in times for t in ts if t > hi and lo <= t - d <= hi]
-        out[node] = [d, hi, max(ahead)]
+        # the ahead part: from the node's first time past the peers to the step (as the clock read it then)
+        out[node] = [d, max(hi, min(ahead) - MAX_PAUSE), max(*ahead, *(at for _, at in found))]
     return out
 
 
