@@ -210,10 +210,11 @@ def lone_years(lines: Sequence[str], dated: Sequence[DatedLine], written: float 
     job whose lines agree with each other, keep their votes."""
     out: Counter[int] = Counter()
     year = _time.gmtime(written).tm_year if written else None
+    others = [d for d in dated if year is not None and d.year != year]
+    if not others:  # most files' dates are of the year they were written in: nothing to parse
+        return out
     parser = TimestampParser(None, written)
-    for d in dated:
-        if year is None or d.year == year:
-            continue
+    for d in others:
         own = _line_time(parser, lines[d.at], spot)
         if own is None or _time.gmtime(own).tm_year != d.year:
             out[d.year] += 1  # a date in a message, not the line's time
