@@ -46,13 +46,21 @@ from l4lite.ingest.attribution import (
 )
 from l4lite.ingest.boots import boot_anchors, is_kernel_log
 from l4lite.ingest.dateorder import day_first
-from l4lite.ingest.decode import open_lines, without_escapes
+from l4lite.ingest.decode import without_escapes
 from l4lite.ingest.fileends import file_ends
 from l4lite.ingest.fileranks import id_hosts, own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.jsonlog import record_host
 from l4lite.ingest.jumps import APART_LIMIT, node_ends
-from l4lite.ingest.layout import NodeLevel, infer_level, layout_parts, spelled_hosts, value_at, varying_hosts
+from l4lite.ingest.layout import (
+    NodeLevel,
+    infer_level,
+    kind_split,
+    layout_parts,
+    spelled_hosts,
+    value_at,
+    varying_hosts,
+)
 from l4lite.ingest.logdirs import log_dir_hosts, tee_hosts
 from l4lite.ingest.pids import (
     AddressBook,
@@ -70,13 +78,18 @@ from l4lite.ingest.spans import (
     FUTURE_SLACK,
     PAST_SLACK,
     SPIKE_SECONDS,
+    DatedLine,
+    FileSpan,
     apart_files,
     dated_middle,
     first_written,
     job_span,
+    lone_years,
     sampled_spans,
+    span_of,
     vote_year,
 )
+from l4lite.ingest.steps import clock_steps, stepped
 from l4lite.ingest.timespots import learn_spot, strip_stream_prefixes
 from l4lite.ingest.writers import (
     ELASTIC_RANK_LINE,
@@ -157,7 +170,7 @@ class JobContext:
     boot_anchors: dict[str, float] = field(default_factory=dict)
     clock_skew: dict[str, Any] = field(default_factory=dict)  # ``skew.ClockSkew.to_dict``; empty: one node
     # rel -> why the file is not this job's: its whole span lies far outside the job's (a stale file of another
-    # job, an earlier run); its lines are counted as skipped, never read as the job's (``set_apart_file``)
+    # job, an earlier run); its lines are counted as skipped, never read as the job's (``decode.set_apart_file``)
     set_apart: dict[str, str] = field(default_factory=dict)
     # rel -> the last time sampled from the file (files whose sampled lines gave no time are not in it)
     file_ends: dict[str, float] = field(default_factory=dict)
@@ -165,6 +178,7 @@ class JobContext:
     file_starts: dict[str, float] = field(default_factory=dict)
     node_ends: dict[str, float] = field(default_factory=dict)  # node -> its files' last sampled time (``jumps``)
     node_shifts: dict[str, float] = field(default_factory=dict)  # node -> seconds its zone is ahead (``zones``)
+    clock_steps: dict[str, list[float]] = field(default_factory=dict)  # node -> its clock's step back (``steps``)
     # IPv4 address -> the node it belongs to, as the job's lines state it (Ray's raylet: ``address: IP ...
     # hostname: NAME``; ``Local node IP: IP`` in a node's own file): a line that names its origin by address
     # (``(RayTrainWorker pid=.., ip=IP)``) is that node's
@@ -204,13 +218,16 @@ class JobContext:
         far later than the job's span and than the file's own sampled end (``file_ends``), by more than an hour or
         the span's own length: the sampled ends of the files bound the times of their lines, so a line later than
         that is one wrong line (a clock set ahead, another time zone) that must not stretch the job. A file whose
-        sampled lines gave no time has no such bound: its lines may go a day past the job's span."""
+        sampled lines gave no time has no such bound: its lines may go a day past the job's span. A node whose
+        clock stepped back (``clock_steps``) wrote its ahead part up to the step's end: those times are read back."""
         now = _time.time()
         limit = (now if mtime is None else max(mtime, now)) + FUTURE_SLACK
         if self.end is not None and self.start is not None and not self.open_end:
             own = self.file_ends.get(rel) if rel is not None else None
             if own is None:
                 return min(limit, self.end + max(FUTURE_SLACK, self.end - self.start))
+            step = self.clock_steps.get(self.node_of(rel) or "") if self.clock_steps and rel is not None else None
+            own = max(own, step[2] - SPIKE_SECONDS) if step else own
             return min(limit, max(self.end, own) + max(SPIKE_SECONDS, self.end - self.start))
         return limit
 
@@ -313,6 +330,8 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     s.children, s.owners = pid_facts(every)
     s.own_rank = own_rank(x for x in without_escapes(head) if stream_key(x) is None
                           and ACTOR_PREFIX.search(x, 0, 200) is None)
+    seen: list[str] = []  # the lines read below, and which of them carry a year
+    dated: list[DatedLine] = []
     for i, raw in enumerate(every):
         # the sampled lines are read in full; the others only when they may name a host (most do not)
         if first <= i < last and elastic_host is None and "NCCL" not in raw and "ost" not in raw \
@@ -320,9 +339,11 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
                 and '"node' not in raw and 'pod_name"' not in raw:
             continue
         line = strip_stream_prefixes(raw, s.label_streams)
+        seen.append(line)
         m = _YEAR_DATE.search(line, 0, 64) or _YEAR_CTIME.search(line, 0, 64)
         if m:
             s.years[int(m[1])] += 1
+            dated.append(DatedLine(len(seen) - 1, int(m[1]), m[0]))
         host = None
         if "{" in line[:80] and (json_host := record_host(line)) is not None:
             host = plain_host(json_host)  # a JSON record's host key: its writer, as a header's host field is
@@ -376,6 +397,8 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
             m = _SRUN_ERROR.search(line)
             if m and plain_host(m[1]):
                 others.add(plain_host(m[1]) or "")
+    if dated:  # a date of another year that is no time of its line's, or of no line near it, votes for no year
+        s.years -= lone_years(seen, dated, getattr(f, "mtime", None), s.spot)
     return s, others
 
 
@@ -433,11 +456,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
             ctx.around = dated_middle(spans, {rel: v.years for rel, v in samples.items()}, ctx.near_year)
             ctx.written = first_written(files) if ctx.around is None else None
             spans = sampled_spans(files, samples, ctx.year, ctx.near_year, ctx.around, ctx.written, ctx.day_first)
-    ctx.start, ctx.end = job_span(list(spans.values()))
-    if ctx.end is not None:  # a stream sampled at its head only has no known end
-        partial = {f.rel for f in files if getattr(f, "is_stdin", False) and not stdin_sample().whole}
-        ctx.file_ends = {rel: v.last for rel, v in spans.items() if rel not in partial}
-        ctx.file_starts = {rel: v.first for rel, v in spans.items() if v.headed}
+    _set_span(ctx, spans, files)
     rels = sorted({f.rel for f in files})
     concerned: set[str] = set().union(*concerns.values()) if concerns else set()
     # a file whose host lines carry ``srun --label`` labels holds as many nodes as labels, whatever its sampled
@@ -481,7 +500,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     whole = vote_whole(ctx.nodes, ctx.mixed, [f for f in _sampled(files) if f.rel in by_lines | kind], unsure, tasks,
                        labelled, read, whole_reads)
     ctx.nodes.update({rel: None for rel in kind if rel in ctx.mixed})  # several hosts' lines: none by its folder
-    split = _kind_split(kind, ctx, level)
+    split = kind_split(kind, ctx.nodes, ctx.aliases, level)
     ctx.nodes.update(split)
     ties = [t for s in samples.values() for t in s.ties] + whole.ties
     by_ranks = {rel: host for rel, vote in whole.files.items()  # a rank's file no path places: its ranks' node
@@ -541,6 +560,11 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     if files:
         ctx.boot_anchors = boot_anchors(files, ctx.node_of, ctx.year,
                                         accounting if accounting is not None else Accounting())
+    ctx.clock_steps = clock_steps(spans, ctx.node_of)
+    if ctx.clock_steps:  # a node's clock stepped back: its ahead part read back in every file of the node
+        spans = {rel: span_of(v.system, stepped(v.times, ctx.clock_steps.get(ctx.node_of(rel) or "")), v.heads)
+                 for rel, v in spans.items()}
+        _set_span(ctx, spans, files)
     ctx.clock_skew = job_skew(ctx, files, {rel: s.anchors for rel, s in samples.items()})
     read_zones(ctx, spans, files, docs, accounting, error_at)  # a node in another time zone: read in the job's time
     ctx.node_ends = node_ends({r: t - ctx.node_shifts.get(ctx.node_of(r) or "", 0.0) for r, t in ctx.file_ends.items()},
@@ -548,26 +572,13 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     return ctx
 
 
-def _kind_split(kind: set[str], ctx: JobContext, level: NodeLevel) -> dict[str, None]:
-    """A folder that names no machine (``logs/``) stands for the one host its sampled files name only until its
-    files read whole name another writer: then it is a folder of several nodes, and its files that no line places
-    are no one's by their folder (their content, their rank or a console's copies may still place them)."""
-    hosts: dict[str, set[str]] = {}
-    for rel in kind:
-        if (v := level.value(rel)) is not None and (node := ctx.nodes.get(rel)) is not None:
-            hosts.setdefault(v, set()).add(node)
-    split = {v for v, found in hosts.items() if len(found | {ctx.aliases.get(v, "")} - {""}) > 1}
-    return {rel: None for rel in kind if rel not in ctx.nodes and level.value(rel) in split}
-
-
-def set_apart_file(input_file: Any, why: str, accounting: Accounting, reason: str = "set_apart") -> None:
-    """Count the lines of a file set apart (``JobContext.set_apart``, a file that is no log) as skipped, with one
-    warning naming it."""
-    if not getattr(input_file, "start", 0):  # the first piece of a file cut in pieces names it
-        accounting.skip_file(reason, input_file.rel, why)
-    n = sum(1 for _ in open_lines(input_file, accounting))
-    accounting.lines_read += n
-    accounting.skip_lines(reason, n)
+def _set_span(ctx: JobContext, spans: dict[str, FileSpan], files: Sequence[Any]) -> None:
+    """The job's span, and each file's sampled start and end, from the files' spans."""
+    ctx.start, ctx.end = job_span(list(spans.values()))
+    if ctx.end is not None:  # a stream sampled at its head only has no known end
+        partial = {f.rel for f in files if getattr(f, "is_stdin", False) and not stdin_sample().whole}
+        ctx.file_ends = {rel: v.last for rel, v in spans.items() if rel not in partial}
+        ctx.file_starts = {rel: v.first for rel, v in spans.items() if v.headed}
 
 
 def job_year(files: Sequence[Any]) -> int | None:

@@ -14,7 +14,7 @@ import stat
 import sys
 import zlib
 from collections.abc import Iterator
-from typing import BinaryIO, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 from l4lite.ingest.files import (
     CHUNK_BYTES,
@@ -448,3 +448,13 @@ class _ReadStats:
         if self.nul:
             where = f"{name}:{self.first_nul}" if self.first_nul else name
             accounting.warn(f"{where}: {self.nul} NUL byte(s) removed")
+
+
+def set_apart_file(input_file: Any, why: str, accounting: Accounting, reason: str = "set_apart") -> None:
+    """Count the lines of a file set apart (``JobContext.set_apart``, a file that is no log) as skipped, with one
+    warning naming it."""
+    if not getattr(input_file, "start", 0):  # the first piece of a file cut in pieces names it
+        accounting.skip_file(reason, input_file.rel, why)
+    n = sum(1 for _ in open_lines(input_file, accounting))
+    accounting.lines_read += n
+    accounting.skip_lines(reason, n)

@@ -288,3 +288,17 @@ def family_members(names: set[str]) -> set[str]:
     if count < 2:
         return set(names)
     return {n for n in names if n.translate(_FOLD) == top or fam[n.translate(_FOLD)] >= 2}
+
+
+def kind_split(kind: set[str], nodes: dict[str, str | None], aliases: dict[str, str], level: NodeLevel
+               ) -> dict[str, None]:
+    """A folder that names no machine (``logs/``) stands for the one host its sampled files name only until its
+    files read whole name another writer: then it is a folder of several nodes, and its files that no line places
+    are no one's by their folder (their content, their rank or a console's copies may still place them).
+    ``kind``: the files of such folders; ``nodes``: rel -> the node placed so far; ``aliases``: folder -> host."""
+    hosts: dict[str, set[str]] = {}
+    for rel in kind:
+        if (v := level.value(rel)) is not None and (node := nodes.get(rel)) is not None:
+            hosts.setdefault(v, set()).add(node)
+    split = {v for v, found in hosts.items() if len(found | {aliases.get(v, "")} - {""}) > 1}
+    return {rel: None for rel in kind if rel not in nodes and level.value(rel) in split}

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from l4lite.errors import L4Error
 from l4lite.ingest import lineclass as lc
 from l4lite.ingest.attribution import GLOBAL_WEIGHT, RankMap, compile_node_from, pod_hosts
-from l4lite.ingest.context import JobContext, build_context, set_apart_file
+from l4lite.ingest.context import JobContext, build_context
 from l4lite.ingest.cri import CRI_HEAD_LINES, cri_prefix, without_cri_prefix
-from l4lite.ingest.decode import PieceStart, iter_line_blocks
+from l4lite.ingest.decode import PieceStart, iter_line_blocks, set_apart_file
 from l4lite.ingest.errorfile import error_record_start, stated_time
 from l4lite.ingest.files import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover
 from l4lite.ingest.header import QUEUED, HeaderReading, ends_record, relayed
@@ -36,6 +36,7 @@ from l4lite.ingest.runs import RUN_BLOCK_LINES, RunReading, ShapeBook, ShapeRun
 from l4lite.ingest.seconds import in_line_order, last_placed
 from l4lite.ingest.shape import FOLD_DIGITS
 from l4lite.ingest.slurmnode import slurm_node
+from l4lite.ingest.steps import in_step
 from l4lite.ingest.streamnames import AMBIGUOUS, StreamNames
 from l4lite.ingest.timespots import LEARN_LINES, learn_spot
 from l4lite.ingest.timestamps import TimestampParser
@@ -204,8 +205,10 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
 
     def zoned(self, items: Iterator[Record | ShapeRun]) -> Iterator[Record | ShapeRun]:
         """``items`` in the job's time (``zones``): by the file's node's zone, or in a file no path places (several
-        nodes' lines) by each line's writer's."""
+        nodes' lines) by each line's writer's; a node's clock stepped back (``steps``) is read back first."""
         if self.path_node is not None:
+            if self.path_node in self.ctx.clock_steps:
+                items = in_step(items, self.ctx.clock_steps[self.path_node])
             return in_zone(items, self.ctx.node_shifts.get(self.path_node, 0.0))
         return in_writer_zones(items, self.ctx.node_shifts)
 

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from l4lite.ingest.steps import step_back
 from l4lite.ingest.timespots import strip_stream_prefixes
 from l4lite.ingest.timestamps import TimestampParser
 
@@ -179,6 +180,8 @@ def job_skew(ctx: Any, files: Sequence[Any], anchors_of: dict[str, list[tuple[st
         for key, host, line in found:
             t = parser.parse(strip_stream_prefixes(strip_stream_prefixes(line)))[0]
             who = host or node
+            if t is not None and who in ctx.clock_steps:  # a clock stepped back: its ahead part read back
+                t = step_back(t, ctx.clock_steps[who])
             if t is not None and t <= limit and lo <= t <= hi and who:
                 nodes.add(who)
                 anchors.append((who, key, t))

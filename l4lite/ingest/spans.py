@@ -34,6 +34,8 @@ class FileSpan(NamedTuple):
     first: float
     last: float
     headed: bool = True  # whether the file's first lines gave a time: else ``first`` is no start of the file
+    times: tuple[float, ...] = ()  # its sampled times in file order, as read (a clock's step is seen in them)
+    heads: int = 0  # how many of ``times`` its first lines gave
 
 
 def no_spikes(times: list[float]) -> list[float]:
@@ -188,6 +190,67 @@ def stamp(t: float) -> str:
     return _time.strftime("%Y-%m-%d %H:%M:%S", _time.gmtime(t))
 
 
+class DatedLine(NamedTuple):
+    """A line that carries a year (``context``'s sample): where it is among the lines read, the year, the date."""
+
+    at: int
+    year: int
+    date: str  # the date as written: ``2024-03-01``, ``Fri Mar  1 12:00:00 UTC 2024``
+
+
+DAY = 86400.0
+
+
+def lone_years(lines: Sequence[str], dated: Sequence[DatedLine], written: float | None, spot: str = "") -> Counter[int]:
+    """The years of a file's dated lines (``lines``: the file's lines read, in order) that must not vote for the
+    job's year (``vote_year``): a date of another year than the file was written in (``written``) that is not the
+    line's own time (a time quoted in a message: ``checkpoint saved at 2024-03-01``), or that is its time but lies
+    more than a day from the times of the nearest timed lines before and after it (a job script's ``date`` of the
+    run it resumes, printed amid lines of this run). A file of one timed line, and a file copied years after its
+    job whose lines agree with each other, keep their votes."""
+    out: Counter[int] = Counter()
+    year = _time.gmtime(written).tm_year if written else None
+    others = [d for d in dated if year is not None and d.year != year]
+    if not others:  # most files' dates are of the year they were written in: nothing to parse
+        return out
+    parser = TimestampParser(None, written)
+    for d in others:
+        own = _line_time(parser, lines[d.at], spot)
+        if own is None or _time.gmtime(own).tm_year != d.year:
+            out[d.year] += 1  # a date in a message, not the line's time
+            continue
+        near = [t for t in (_nearest(parser, lines, d.at, -1, spot), _nearest(parser, lines, d.at, 1, spot))
+                if t is not None]
+        if near and not any(_days_apart(own, t) <= 1.0 for t in near):
+            out[d.year] += 1
+    return out
+
+
+def _line_time(parser: TimestampParser, line: str, spot: str) -> float | None:
+    """A line's own time: its header's, or where the file's lines carry theirs (``timespots``)."""
+    t, end, _, _ = parser.parse(line)
+    if not end and spot:
+        t = spot_time(parser, line, 0, spot)[1][0]
+    return t
+
+
+def _nearest(parser: TimestampParser, lines: Sequence[str], at: int, way: int, spot: str) -> float | None:
+    """The time of the nearest line before (``way`` -1) or after (1) ``at`` that has one."""
+    i = at + way
+    while 0 <= i < len(lines):
+        if (t := _line_time(parser, lines[i], spot)) is not None:
+            return t
+        i += way
+    return None
+
+
+def _days_apart(a: float, b: float) -> float:
+    """Days between two times' dates of the year, whatever their years (a yearless time is read in a guessed
+    year): ``Dec 31`` and ``Jan 1`` are a day apart."""
+    gap = abs(_time.gmtime(a).tm_yday - _time.gmtime(b).tm_yday) + abs((a % DAY) - (b % DAY)) / DAY
+    return min(gap, 366 - gap)
+
+
 def vote_year(samples: Iterable[tuple[str, Counter[int]]], files: Sequence[Any]) -> tuple[int | None, int | None]:
     """The job's year and the year it is near (``samples``: each sampled file's count of the years its dated lines
     carry). Each file with dated lines votes once, for the year most of them carry, unless that year is after the
@@ -228,7 +291,7 @@ def sampled_spans(files: Sequence[Any], samples: dict[str, Any], year: int | Non
         parser = TimestampParser(year, mtime if written is None else written, near, around, day_first)
         times = []
         head = getattr(s, "head", len(s.lines))
-        head_times: list[float] = []
+        head_times: list[float] = []  # the times its first lines gave
         for i, line in enumerate(s.lines):
             text = strip_stream_prefixes(line)
             t, end, _, _ = parser.parse(text)
@@ -238,10 +301,17 @@ def sampled_spans(files: Sequence[Any], samples: dict[str, Any], year: int | Non
                 times.append(t)
                 if i < head:
                     head_times.append(t)
-        if times:  # a line from a reset clock, years before the file's other lines, is no start
-            mid = statistics.median(times)
-            times = no_spikes([t for t in times if t >= mid - PAST_SLACK])
-            kept = set(times)
-            out[rel] = FileSpan(2 * s.system >= len(s.lines), min(times), max(times),
-                                any(t in kept for t in head_times))
+        if times:
+            out[rel] = span_of(2 * s.system >= len(s.lines), times, len(head_times))
     return out
+
+
+def span_of(system: bool, times: Sequence[float], heads: int) -> FileSpan:
+    """A file's span from its sampled times in file order (``heads``: how many its first lines gave), without a
+    reset clock's (years before the file's other lines: no start) and one wrong line's (``no_spikes``)."""
+    mid = statistics.median(times)
+    kept = no_spikes([t for t in times if t >= mid - PAST_SLACK])
+    if not kept:  # every time a spike of another: the file has no span of its own
+        kept = list(times)
+    got = set(kept)
+    return FileSpan(system, min(kept), max(kept), any(t in got for t in times[:heads]), tuple(times), heads)
