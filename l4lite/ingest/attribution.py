@@ -348,6 +348,54 @@ def strip_stream_prefix(line: str) -> str:
     return line
 
 
+# "gpu-node-07: "  /  "10.0.0.2: "  (pdsh -w, as DeepSpeed's and accelerate's multi-node launchers run it: every
+# line of every host in one stream, after the host that wrote it); a line's first word alone never says so: a file
+# is host-prefixed when most of its first lines are (``host_prefixed``)
+HOST_PREFIX = re.compile(r"(\d{1,3}(?:\.\d{1,3}){3}|[A-Za-z][\w.-]{0,62}): ")
+PREFIX_LINES = 64  # non-blank first lines of a file that decide whether it is host-prefixed
+PREFIX_SHARE = 0.8  # of them, the share that must start with a host
+PREFIX_HOSTS = 16  # a merged job's few hosts recur: at most this many, and no more than half the lines (or 4)
+
+
+@functools.lru_cache(maxsize=4096)
+def _prefix_host(word: str) -> bool:
+    """Whether a line's first word before ``": "`` names a machine: an IPv4 address, or a host-like name with a
+    digit (``worker-1``, ``gpu-node-07.cluster``) that no run, rank or part is named (``rank0``, ``step_3``)."""
+    if _IPV4.match(word):
+        return True
+    short = normalize_host(word)
+    return bool(_HOSTLIKE.match(short)) and not names_no_node(short) and not _MODEL_SIZE.search(short)
+
+
+def host_prefix(line: str) -> re.Match[str] | None:
+    """The ``host: `` prefix a host-prefixed file's line starts with (group 1 the host), else None."""
+    m = HOST_PREFIX.match(line)
+    return m if m is not None and _prefix_host(m[1]) else None
+
+
+def host_prefixed(lines: Iterable[str]) -> bool:
+    """Whether a file is a host-prefixed merge (pdsh): most of its first lines start with ``host: `` and the same
+    few hosts recur. Decided per file, so that a message ``node1: ...`` in an ordinary log never names a host."""
+    hosts: Counter[str] = Counter()
+    n = 0
+    for raw in lines:
+        if not raw or raw.isspace():
+            continue
+        n += 1
+        if (m := host_prefix(raw)) is not None:
+            hosts[m[1]] += 1
+        if n >= PREFIX_LINES:
+            break
+    total = sum(hosts.values())
+    return n >= 2 and total >= PREFIX_SHARE * n and len(hosts) <= min(PREFIX_HOSTS, max(4, n // 2))
+
+
+def strip_host_prefix(line: str) -> str:
+    """A host-prefixed file's line without its host."""
+    m = host_prefix(line)
+    return line[m.end():] if m is not None else line
+
+
 def address_nodes(statements: dict[str, Counter[tuple[str, str]]], node_of: Callable[[str], str | None]) -> dict[str, str]:
     """IP -> node where every statement about that address names one node: a host beside it, or the node of the
     file stating its own address (host ""). ``statements``: per file, the (IP, host) pairs its lines state."""
