@@ -352,6 +352,7 @@ def strip_stream_prefix(line: str) -> str:
 # line of every host in one stream, after the host that wrote it); a line's first word alone never says so: a file
 # is host-prefixed when most of its first lines are (``host_prefixed``)
 HOST_PREFIX = re.compile(r"(\d{1,3}(?:\.\d{1,3}){3}|[A-Za-z][\w.-]{0,62}): ")
+_HYPHENATED = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+$")
 PREFIX_LINES = 64  # non-blank first lines of a file that decide whether it is host-prefixed
 PREFIX_SHARE = 0.8  # of them, the share that must start with a host
 PREFIX_HOSTS = 16  # a merged job's few hosts recur: at most this many, and no more than half the lines (or 4)
@@ -360,11 +361,13 @@ PREFIX_HOSTS = 16  # a merged job's few hosts recur: at most this many, and no m
 @functools.lru_cache(maxsize=4096)
 def _prefix_host(word: str) -> bool:
     """Whether a line's first word before ``": "`` names a machine: an IPv4 address, or a host-like name with a
-    digit (``worker-1``, ``gpu-node-07.cluster``) that no run, rank or part is named (``rank0``, ``step_3``)."""
+    digit or a hyphen (``worker-1``, ``gpu-node-07.cluster``, ``compute-alpha``: as a process banner's host is
+    judged) that no run, rank or part is named (``rank0``, ``step_3``). ``wandb:`` and ``INFO:`` are words."""
     if _IPV4.match(word):
         return True
     short = normalize_host(word)
-    return bool(_HOSTLIKE.match(short)) and not names_no_node(short) and not _MODEL_SIZE.search(short)
+    return bool(_HOSTLIKE.match(short) or _HYPHENATED.match(short)) and not names_no_node(short) \
+        and not _MODEL_SIZE.search(short)
 
 
 def host_prefix(line: str) -> re.Match[str] | None:
@@ -394,6 +397,23 @@ def strip_host_prefix(line: str) -> str:
     """A host-prefixed file's line without its host."""
     m = host_prefix(line)
     return line[m.end():] if m is not None else line
+
+
+def without_host_prefixes(*parts: list[str]) -> tuple[list[list[str]], Counter[str]]:
+    """A host-prefixed file's lines (in parts: its head, its tail) without their hosts, and how many of its lines
+    each host wrote: the writer of every line, as a header's host is."""
+    hosts: Counter[str] = Counter()
+    out = []
+    for lines in parts:
+        kept = []
+        for line in lines:
+            m = host_prefix(line)
+            if m is not None:
+                hosts[normalize_host(m[1])] += 1
+                line = line[m.end():]
+            kept.append(line)
+        out.append(kept)
+    return out, hosts
 
 
 def address_nodes(statements: dict[str, Counter[tuple[str, str]]], node_of: Callable[[str], str | None]) -> dict[str, str]:

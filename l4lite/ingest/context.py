@@ -33,6 +33,7 @@ from l4lite.ingest.attribution import (
     address_of,
     compile_node_from,
     host_from_dirs,
+    host_prefixed,
     inherited_hosts,
     known_hosts_pattern,
     mixed_hosts,
@@ -43,6 +44,7 @@ from l4lite.ingest.attribution import (
     stream_key,
     stream_label,
     tie_streams,
+    without_host_prefixes,
 )
 from l4lite.ingest.boots import boot_anchors, is_kernel_log
 from l4lite.ingest.dateorder import day_first
@@ -302,6 +304,8 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     s = _Sample()
     others: set[str] = set()
     head, tail = file_ends(f)
+    if host_prefixed(head):  # pdsh: each line's host is its writer; the rest of it is read as any line
+        (head, tail), s.hosts = without_host_prefixes(head, tail)
     # a file read whole in its head ends with the head's last lines: its span runs to its last line
     s.lines = head[:SAMPLE_LINES] + (tail[-SAMPLE_LINES:] if tail else head[SAMPLE_LINES:][-SAMPLE_LINES:])
     s.head = min(len(head), SAMPLE_LINES)
