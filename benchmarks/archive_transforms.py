@@ -288,8 +288,8 @@ def merged_pdsh(job: Job) -> Variant:
     out = Out("job.out")
     kept: list[Out] = []
     for s in texts(job):
-        if not s.node or LOG_DIR.search(s.rel):
-            kept.append(copy_of(s, "logs/" + s.rel))
+        if not s.node or (m := LOG_DIR.search(s.rel)):  # the log folder on shared storage, as in ``_merged``
+            kept.append(copy_of(s, "logs/" + (m[1] if s.node else s.rel)))
             continue
         out.add(s, f"{host_from_dirs(s.node + '/_') or s.node}: ".encode())  # the machine a pod's folder names
     out.mtime = None
