@@ -87,3 +87,15 @@ def test_analyze_of_a_pdsh_merged_job_names_the_node_that_broke(tmp_path: Path) 
     (tmp_path / "job.out").write_text("\n".join(_deepspeed_job()) + "\n")
     inc = analyze([str(tmp_path)], AnalyzeOptions()).to_dict()
     assert inc["suspects"][0]["node"] == "gpu-node-2", json.dumps(inc["suspects"][:2])
+
+
+def test_container_lines_under_pdsh_hosts_lose_their_runtime_prefix(tmp_path: Path) -> None:
+    recs = _records(tmp_path, [
+        "worker-0: 2026-12-03T23:49:34.766369990Z stderr F [rank1]: Traceback (most recent call last):",
+        "worker-1: 2026-12-03T23:49:34.800000000Z stdout F step 3 loss 1.0",
+        'worker-0: 2026-12-03T23:49:34.766370355Z stderr F [rank1]:   File "train.py", line 3, in <module>',
+        "worker-0: 2026-12-03T23:49:34.766370355Z stderr F [rank1]: RuntimeError: shape mismatch",
+    ])
+    tb = next(r for r in recs if "Traceback" in r.text)
+    assert tb.node == "worker-0" and tb.rank == 1 and tb.end_line == 4 and tb.time is not None
+    assert "stderr F" not in tb.text
