@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from l4lite.api import analyze
-from l4lite.ingest.attribution import host_prefixed
+from l4lite.ingest.hostprefix import host_prefixed
 from l4lite.ingest.reader import IngestOptions, iter_records
 from l4lite.options import AnalyzeOptions
 from l4lite.records import Accounting

@@ -33,7 +33,6 @@ from l4lite.ingest.attribution import (
     address_of,
     compile_node_from,
     host_from_dirs,
-    host_prefixed,
     inherited_hosts,
     known_hosts_pattern,
     mixed_hosts,
@@ -44,7 +43,6 @@ from l4lite.ingest.attribution import (
     stream_key,
     stream_label,
     tie_streams,
-    without_host_prefixes,
 )
 from l4lite.ingest.boots import boot_anchors, is_kernel_log
 from l4lite.ingest.dateorder import day_first
@@ -52,6 +50,7 @@ from l4lite.ingest.decode import open_lines, without_escapes
 from l4lite.ingest.fileends import file_ends
 from l4lite.ingest.fileranks import id_hosts, own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
+from l4lite.ingest.hostprefix import host_prefixed, without_host_prefixes
 from l4lite.ingest.jsonlog import record_host
 from l4lite.ingest.jumps import APART_LIMIT, node_ends
 from l4lite.ingest.layout import NodeLevel, infer_level, layout_parts, spelled_hosts, value_at, varying_hosts

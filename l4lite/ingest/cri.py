@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from l4lite.ingest.attribution import KUBECTL_PREFIX, SRUN_LABEL, host_prefix
+from l4lite.ingest.attribution import KUBECTL_PREFIX, SRUN_LABEL
+from l4lite.ingest.hostprefix import host_prefix
 
 # What the kubelet's container runtime (containerd, CRI-O) writes before each line of a container's log:
 # "<RFC3339Nano time> <stdout|stderr> <F|P> <text>"; P marks a partial line whose text goes on in the next one.

@@ -19,11 +19,11 @@ from l4lite.ingest.attribution import (
     SRUN_LABEL,
     TORCHRUN_PREFIX,
     UCX_HEADER,
-    host_prefix,
     normalize_host,
     prefix_host,
 )
 from l4lite.ingest.cri import cri_prefix
+from l4lite.ingest.hostprefix import host_prefix
 from l4lite.ingest.planlearn import MAX_PLANS, PlanLearning
 from l4lite.ingest.plantrust import DIGITS, MISMATCH, planned_level, planned_message
 from l4lite.ingest.relay import relayed

@@ -19,9 +19,9 @@ from l4lite.ingest.attribution import (
     RANK_IN_MESSAGE,
     SRUN_LABEL,
     RankMap,
-    host_prefix,
     normalize_host,
 )
+from l4lite.ingest.hostprefix import host_prefix
 from l4lite.ingest.stamp_patterns import parse_elastic_time
 
 # record kinds

@@ -23,9 +23,7 @@ from l4lite.ingest.attribution import (
     GLOBAL_WEIGHT,
     RankMap,
     compile_node_from,
-    host_prefixed,
     pod_hosts,
-    strip_host_prefix,
 )
 from l4lite.ingest.context import JobContext, build_context, set_apart_file
 from l4lite.ingest.cri import CRI_HEAD_LINES, cri_prefix, without_cri_prefix
@@ -33,6 +31,7 @@ from l4lite.ingest.decode import PieceStart, iter_line_blocks
 from l4lite.ingest.errorfile import error_record_start, stated_time
 from l4lite.ingest.files import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover
 from l4lite.ingest.header import QUEUED, HeaderReading, ends_record, relayed
+from l4lite.ingest.hostprefix import host_prefixed, strip_host_prefix
 from l4lite.ingest.jsonlog import LATE_TRIES, JsonReading, learn_json_keys
 from l4lite.ingest.jumps import peers_end, without_jumps
 from l4lite.ingest.lineclass import OpenRecord
