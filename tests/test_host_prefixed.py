@@ -99,3 +99,36 @@ def test_container_lines_under_pdsh_hosts_lose_their_runtime_prefix(tmp_path: Pa
     tb = next(r for r in recs if "Traceback" in r.text)
     assert tb.node == "worker-0" and tb.rank == 1 and tb.end_line == 4 and tb.time is not None
     assert "stderr F" not in tb.text
+
+
+def _long_pdsh(dest: Path, hosts: tuple[str, ...]) -> None:
+    lines = []
+    for i in range(3000):
+        host = hosts[i % len(hosts)]
+        t = f"2023-04-10 12:{i // 600:02d}:{i // 10 % 60:02d},{i % 10}00"
+        lines.append(f"{host}: [{t}] [INFO] [logging.py:96:log_dist] [Rank {i % len(hosts)}] step={i}, skipped=0")
+        if i % 3 == 0:
+            lines.append(f"{host}: {{'loss': {1 + i / 7:.4f}, 'epoch': {i / 1000:.2f}}}")
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "train.log").write_text("\n".join(lines) + "\n")
+
+
+def test_runs_read_a_pdsh_stream_as_the_per_line_path_does(tmp_path: Path) -> None:
+    from dataclasses import astuple
+
+    from l4lite.ingest.files import discover
+    from l4lite.ingest.reader import iter_job
+    from l4lite.ingest.runs import ShapeRun
+
+    _long_pdsh(tmp_path / "merged", ("10.0.0.2", "10.0.0.3", "gpu-node-07"))  # one file: no path names a node
+    _long_pdsh(tmp_path / "job" / "gpu-node-09", ("gpu-node-09",))  # a node's own file under its folder
+    for root in (tmp_path / "merged", tmp_path / "job"):
+        ways = []
+        for opts in (IngestOptions(), IngestOptions(line_runs=False), IngestOptions(line_shapes=False)):
+            ways.append([astuple(r)[:-1] for r in iter_records([str(root)], opts, Accounting())])
+        assert ways[0] == ways[1] == ways[2]
+        assert {r[3] for r in ways[0]} >= {"gpu-node-07"} or {r[3] for r in ways[0]} == {"gpu-node-09"}
+        acc = Accounting()
+        in_runs = sum(len(x) for x in iter_job(discover([str(root)], acc), IngestOptions(), acc, runs=True)
+                      if type(x) is ShapeRun)
+        assert in_runs > 0.8 * len(ways[0])  # the fast path keeps the prefix
