@@ -279,6 +279,24 @@ def merged_plain(job: Job) -> Variant:
     return _merged(job, False)
 
 
+def merged_pdsh(job: Job) -> Variant:
+    """All nodes' output in one file as ``pdsh -w host1,host2`` prints it (DeepSpeed's and accelerate's multi-node
+    launchers): every line after the host that wrote it, ``host: ``. What pdsh does not carry stays a file: the
+    log folder torchelastic's agents write, the files of no node, the dumps."""
+    from l4lite.ingest.attribution import host_from_dirs
+
+    out = Out("job.out")
+    kept: list[Out] = []
+    for s in texts(job):
+        if not s.node or (m := LOG_DIR.search(s.rel)):  # the log folder on shared storage, as in ``_merged``
+            kept.append(copy_of(s, "logs/" + (m[1] if s.node else s.rel)))
+            continue
+        out.add(s, f"{host_from_dirs(s.node + '/_') or s.node}: ".encode())  # the machine a pod's folder names
+    out.mtime = None
+    dumps = [copy_of(s, "dumps/" + s.rel.replace("/", "_")) for s in job.srcs if s.lines is None]
+    return Variant([out, *kept, *dumps])
+
+
 def gzipped(job: Job) -> Variant:
     outs = [copy_of(s, s.rel + ".gz") for s in job.srcs]
     for o in outs:
@@ -391,6 +409,7 @@ TRANSFORMS: dict[str, Callable[[Job], Variant]] = {
     "flattened": flatten,
     "merged-labelled": merged_labelled,
     "merged-plain": merged_plain,
+    "merged-pdsh": merged_pdsh,
     "stdin-merged": stdin,
     "gzip": gzipped,
     "rotated": rotated,

@@ -50,6 +50,7 @@ from l4lite.ingest.decode import without_escapes
 from l4lite.ingest.fileends import file_ends
 from l4lite.ingest.fileranks import id_hosts, own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
+from l4lite.ingest.hostprefix import host_prefixed, without_host_prefixes
 from l4lite.ingest.jsonlog import record_host
 from l4lite.ingest.jumps import APART_LIMIT, node_ends
 from l4lite.ingest.layout import (
@@ -319,6 +320,8 @@ def _sample(f: Any) -> tuple[_Sample, set[str]]:
     s = _Sample()
     others: set[str] = set()
     head, tail = file_ends(f)
+    if host_prefixed(head):  # pdsh: each line's host is its writer; the rest of it is read as any line
+        (head, tail), s.hosts = without_host_prefixes(head, tail)
     # a file read whole in its head ends with the head's last lines: its span runs to its last line
     s.lines = head[:SAMPLE_LINES] + (tail[-SAMPLE_LINES:] if tail else head[SAMPLE_LINES:][-SAMPLE_LINES:])
     s.head = min(len(head), SAMPLE_LINES)

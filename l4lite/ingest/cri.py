@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from l4lite.ingest.attribution import KUBECTL_PREFIX, SRUN_LABEL
+from l4lite.ingest.hostprefix import host_prefix
 
 # What the kubelet's container runtime (containerd, CRI-O) writes before each line of a container's log:
 # "<RFC3339Nano time> <stdout|stderr> <F|P> <text>"; P marks a partial line whose text goes on in the next one.
@@ -26,7 +27,7 @@ def without_cri_prefix(s: str) -> str:
 
 def cri_prefix(s: str) -> re.Match[str] | None:
     """A container log line's CRI prefix, at the line's start or after a stream label (several pods' logs merged
-    into one stream with ``srun --label``-style labels), or None. After a ``kubectl logs --prefix`` pod, the time
+    into one stream with ``srun --label``-style labels, or pdsh's hosts), or None. After a ``kubectl logs --prefix`` pod, the time
     ``--timestamps`` prints is read as one too: it is the runtime's time, not the program's header, so the
     program's line after it is read as in the pod's own log (a traceback's lines continue their record)."""
     m = CRI_PREFIX.match(s)
@@ -34,4 +35,6 @@ def cri_prefix(s: str) -> re.Match[str] | None:
         m = CRI_PREFIX.match(s, label.end())
     elif m is None and s.startswith("[pod/") and (pod := KUBECTL_PREFIX.match(s)) is not None:
         m = CRI_PREFIX.match(s, pod.end()) or KUBECTL_TIME.match(s, pod.end())
+    elif m is None and (host := host_prefix(s)) is not None:  # pdsh's ``host: `` (a runtime's prefix after it)
+        m = CRI_PREFIX.match(s, host.end())
     return m

@@ -23,6 +23,7 @@ from l4lite.ingest.attribution import (
     prefix_host,
 )
 from l4lite.ingest.cri import cri_prefix
+from l4lite.ingest.hostprefix import host_prefix
 from l4lite.ingest.planlearn import MAX_PLANS, PlanLearning
 from l4lite.ingest.plantrust import DIGITS, MISMATCH, planned_level, planned_message
 from l4lite.ingest.relay import relayed
@@ -37,6 +38,7 @@ class HeaderReading(PlanLearning):
     """``_header`` and the replay of the shape plans it learns (``PlanLearning``); a mixin of the file reader."""
 
     label_ranks: bool = True  # an ``srun --label`` label is a rank (see ``JobContext.label_tasks``)
+    host_prefixed: bool | None = None  # every line starts with the host that wrote it (pdsh), decided per file
     cri_partial: dict[str, str]  # per stream, the text of CRI partial lines waiting for their end
     cri_first_time: dict[str, float | None]  # and the time of their first part
 
@@ -82,8 +84,13 @@ class HeaderReading(PlanLearning):
         gpu_span: tuple[int, int] | None = None
         rank_span: tuple[int, int] | None = None
         uptime_span: tuple[int, int] | None = None
-        # ---- stream prefixes: [pod/name/container] or name.host [stderr], srun label, torchrun [rankN]:/[defaultN]:
-        if s.startswith("[pod/"):
+        # ---- stream prefixes: pdsh's host:, [pod/name/container] or name.host [stderr], srun label, torchrun
+        # [rankN]:/[defaultN]:
+        if self.host_prefixed and (m := host_prefix(s)) is not None:
+            host = self._host(m[1])
+            host_span = m.span(1)
+            pos = m.end()
+        elif s.startswith("[pod/"):
             m = KUBECTL_PREFIX.match(s)
             if m:
                 host = self._host(m[1])

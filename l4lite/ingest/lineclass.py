@@ -21,6 +21,7 @@ from l4lite.ingest.attribution import (
     RankMap,
     normalize_host,
 )
+from l4lite.ingest.hostprefix import host_prefix
 from l4lite.ingest.stamp_patterns import parse_elastic_time
 
 # record kinds
@@ -414,11 +415,13 @@ def finish_elastic(op: OpenRecord, rank_map: RankMap) -> None:
 LABEL_START = frozenset(" 0123456789")  # a line that may start with an ``srun --label`` label
 
 
-def unlabelled(s: str) -> str:
+def unlabelled(s: str, hosts: bool = False) -> str:
     """A continuation line without the ``srun --label``, ``mpirun --tag-output`` or ``kubectl logs --prefix``
-    prefix that the launcher put before each line of its task: a record's text is what the program wrote (a
-    torchelastic summary's fields read as in a file of its own), and its first line keeps the label that names
-    the task."""
+    prefix that the launcher put before each line of its task (or, in a host-prefixed file, ``hosts``, pdsh's
+    ``host: ``): a record's text is what the program wrote (a torchelastic summary's fields read as in a file of
+    its own), and its first line keeps the label that names the task."""
+    if hosts and (h := host_prefix(s)) is not None:
+        return s[h.end():]
     if s[:1] in LABEL_START:
         m = SRUN_LABEL.match(s)
     elif s[:1] == "[":

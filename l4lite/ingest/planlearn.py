@@ -83,6 +83,7 @@ class PlanLearning:
             plans[key] = (pos, global_rank, local_rank, nccl, level, source, a, end, rank_in_msg, layout) + spans
             if spans[0] is None and spans[1] is not None and spans[8] is None and not ts_end and ts_second < 0 \
                     and _stampless(key, ts_first) and not rank_in_msg and self.path_node is not None \
+                    and not self.host_prefixed \
                     and (nccl and not pos and spans[2] is not None or pos and not nccl and spans[2] is None):
                 # NCCL's "host:pid:tid [dev] NCCL INFO ..." or a Ray actor's "(RayTrainWorker pid=N, ip=A) " (a
                 # relayed copy), no time: a run reads the host (and GPU) once per distinct header
@@ -91,6 +92,12 @@ class PlanLearning:
                 # host a line names changes no other line's node.
                 pending.append((key, None, a, end, level, source, pos, None, False, spans[1], spans[2],
                                 nccl and "nranks" in msg, not nccl))
+            elif self.host_prefixed and spans[1] is not None and not spans[1][0] and spans[0] is None \
+                    and spans[2] is None and not nccl and (not rank_in_msg or msg_rank is not None) \
+                    and (layout is not None or not ts_end and ts_second < 0 and _stampless(key, ts_first)):
+                # pdsh's "host: ", then a line read as any: a run reads the host (and a rank its message names)
+                # once per distinct prefix (``RunReading._prefixed_names``), the time as a line's without the prefix
+                pending.append((key, layout, a, end, level, source, pos, msg_rank, False, spans[1], None, False, False))
             elif spans[1:3] != (None, None) or nccl:
                 pass
             elif layout is None and (ts_end or not _stampless(key, ts_first)

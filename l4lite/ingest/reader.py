@@ -26,6 +26,7 @@ from l4lite.ingest.decode import PieceStart, iter_line_blocks, set_apart_file
 from l4lite.ingest.errorfile import error_record_start, stated_time
 from l4lite.ingest.files import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover
 from l4lite.ingest.header import QUEUED, HeaderReading, ends_record, relayed
+from l4lite.ingest.hostprefix import host_prefixed, strip_host_prefix
 from l4lite.ingest.jsonlog import LATE_TRIES, JsonReading, learn_json_keys
 from l4lite.ingest.jumps import peers_end, without_jumps
 from l4lite.ingest.lineclass import OpenRecord
@@ -191,6 +192,8 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
         """Files that read a shape alike share what they learn (``runs.ShapeBook``). Whether the path names a node
         changes no plan today; it stays in the key so that a plan that comes to depend on it cannot leak across."""
         key: tuple = (self.default_source, self.path_rank is not None, self.path_node is not None, self.label_ranks)
+        if self.host_prefixed:  # a shape's first word is its host here, a message's word elsewhere
+            key += ("host:",)
         return key + (self.spot,) if self.spot else key
 
     def learn_spot(self, lines: Sequence[str]) -> None:
@@ -199,6 +202,8 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
         if self.cri:
             lines = [without_cri_prefix(x) for x in lines[:4 * LEARN_LINES]]
         lines = self.json_head(lines)
+        if self.host_prefixed:
+            lines = [strip_host_prefix(x) for x in lines[:4 * LEARN_LINES]]
         self.spot = learn_spot(lines)
         if self.spot:
             self.init_runs(self.opt.shape_book(self._book_key()))
@@ -230,6 +235,10 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
         placed = last_placed(self.zoned(records()))
         self.streams, self.file_host, self.hosts = warm.streams, warm.file_host, warm.hosts
         self.local_streams, self.ts, self.last_time = warm.local_streams, warm.ts, warm.last_time
+        if warm.host_prefixed is not None and self.host_prefixed is None:
+            self.host_prefixed = warm.host_prefixed
+            if warm.host_prefixed:
+                self.init_runs(self.opt.shape_book(self._book_key()))
         if warm.spot is not None and self.spot is None:
             self.spot = warm.spot
             if warm.spot:
@@ -270,6 +279,10 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
                     self.cri = cri = any(cri_prefix(x) for x in head)
                     self.json_keys = jkeys = learn_json_keys(head, cri)  # structured logs: ``jsonlog``
                     use_runs = use_runs and not cri  # runs read the raw lines' shapes; a JSON record off the runs is unwrapped
+                if self.host_prefixed is None and block:  # pdsh's ``host: `` on every line: the file's first lines say
+                    self.host_prefixed = host_prefixed(block)
+                    if self.host_prefixed:
+                        self.init_runs(self.opt.shape_book(self._book_key()))
                 if self.spot is None and block:
                     self.learn_spot(block)
                 whole = ((first, block, None),)
@@ -401,7 +414,7 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
             if op is not None and (op.kind != lc.K_LINE or content.startswith(lc.CONTINUATION_STARTS)
                                    or content.startswith(lc.WHAT_STARTS)) \
                     and op.n < self.opt.max_record_lines and lc.continues(op, content, self.rank_map):
-                op.add(lineno, lc.unlabelled(s) if stream else s)
+                op.add(lineno, lc.unlabelled(s, bool(self.host_prefixed)) if stream else s)
                 if op.closed:
                     del self.open[stream]
                 self.last_open = op

@@ -528,8 +528,8 @@ class RunReading:
         by_prefix: dict[tuple[bytes, int, int, bool, int, int, int, int], list[int]] = {}
         for x in set(shapes):
             sh = table[x]
-            if sh.host_start >= 0:  # NCCL's "host:pid:tid [dev] " up to the GPU, a Ray actor's prefix
-                by_prefix.setdefault((sh.key[:max(sh.host_end, sh.gpu_end, sh.prefix_end)], -1, -1, False,
+            if sh.host_start >= 0:  # NCCL's "host:pid:tid [dev] " up to the GPU, a Ray actor's prefix, pdsh's host
+                by_prefix.setdefault((sh.key[:max(sh.host_end, sh.gpu_end, sh.prefix_end)], sh.rank_start, sh.rank_end, False,
                                       sh.host_start, sh.host_end, sh.gpu_start, sh.gpu_end), []).append(x)
             elif sh.rank_start >= 0:
                 by_prefix.setdefault((sh.key[:sh.prefix_end], sh.rank_start, sh.rank_end, sh.rank_local,
@@ -569,11 +569,12 @@ class RunReading:
                     host = self._host(s[host_start:host_end])
                     gpu = int(s[gpu_start:gpu_end]) if gpu_start >= 0 else None
                     hosts_seen.append((i, host, gpu, s[:stream_end].rstrip(" ")))
-                    key: tuple[str, Any, int | None] = ("", host, gpu)
+                    rank = int(s[rank_start:rank_end]) if rank_start >= 0 else self.path_rank  # "[Rank 3]" after pdsh's
+                    key: tuple[str, Any, int | None] = ("", (host, rank), gpu)
                     k = seen.get(key)
                     if k is None:
                         k = seen[key] = len(distinct)
-                        distinct.append((host, self.path_rank, gpu))
+                        distinct.append((host, rank, gpu))
                     entries.append(k)
                     continue
                 key = (s[:width].rstrip(" "), None, int(s[rank_start:rank_end]))
