@@ -258,8 +258,10 @@ class Localizer:
             verdict.category, roles[id(first)] = first.category, "root"
         real = [n for n in scan.node_last if is_host(n)]
         if verdict.scope == "node" and primary.node is None and len(real) <= 1 \
+                and scan.info.get("agents_at_once", 0) <= 1 \
                 and not (real and sibling_file(findings, primary, real[0])):  # another node's copy of a file
-            # One node (or none named): the fault is on the node that logged it.
+            # One node (or none named): the fault is on the node that logged it; not where two agents ran at
+            # once and one of them named no host (a preempted node's lines in a ``cat`` with its peer's).
             primary.node = real[0] if real else (node_key(primary.records[0]) if primary.records else UNKNOWN_NODE)
         if verdict.scope == "node" and primary.node is None:
             named = self._named_node(scan, findings, roles)

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from l4lite.errors import L4Error
+from l4lite.ingest.agents import FileAgents
 from l4lite.ingest.attribution import (
     ACTOR_PREFIX,
     actor_prefix,
@@ -52,7 +53,15 @@ from l4lite.ingest.fileranks import id_hosts, own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.jsonlog import record_host
 from l4lite.ingest.jumps import APART_LIMIT, node_ends
-from l4lite.ingest.layout import NodeLevel, infer_level, layout_parts, spelled_hosts, value_at, varying_hosts
+from l4lite.ingest.layout import (
+    NodeLevel,
+    infer_level,
+    kind_split,
+    layout_parts,
+    spelled_hosts,
+    value_at,
+    varying_hosts,
+)
 from l4lite.ingest.logdirs import log_dir_hosts, tee_hosts
 from l4lite.ingest.pids import (
     AddressBook,
@@ -63,6 +72,7 @@ from l4lite.ingest.pids import (
     pid_facts,
     pid_hosts,
     quoted_hosts,
+    whole_agents,
 )
 from l4lite.ingest.rolenames import role_aliases
 from l4lite.ingest.skew import anchor_key, job_skew, quick
@@ -146,6 +156,7 @@ class JobContext:
     pids: dict[str, str] = field(default_factory=dict)  # an agent's or worker's pid -> its host (``pid_hosts``)
     quoted: dict[str, Quoted] = field(default_factory=dict)  # exception -> host its summary names (``quoted_hosts``)
     mixed: list[str] = field(default_factory=list)  # files naming several hosts (``mixed_hosts``): no one host's
+    agents: int = 0  # the most torchelastic agents one file shows running at once: nodes, named or not
     year: int | None = None
     near_year: int | None = None  # the year most files are in, counting their write times: dates far off it are wrong
     around: float | None = None  # the middle of the dated files' spans: a date without a year is in the year nearest it
@@ -481,17 +492,20 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     whole = vote_whole(ctx.nodes, ctx.mixed, [f for f in _sampled(files) if f.rel in by_lines | kind], unsure, tasks,
                        labelled, read, whole_reads)
     ctx.nodes.update({rel: None for rel in kind if rel in ctx.mixed})  # several hosts' lines: none by its folder
-    split = _kind_split(kind, ctx, level)
-    ctx.nodes.update(split)
+    by_rel = {f.rel: f for f in files}
+    split = kind_split(kind, ctx.nodes, ctx.aliases, level, lambda rel: FileAgents(read[rel].glog, read[rel].children)
+                       if rel in read else whole_agents(by_rel[rel]) if rel in by_rel else None, rels)
+    ctx.nodes.update(split.nodes)
+    ctx.agents = max(whole.agents, split.agents)
     ties = [t for s in samples.values() for t in s.ties] + whole.ties
     by_ranks = {rel: host for rel, vote in whole.files.items()  # a rank's file no path places: its ranks' node
-                if ctx.node_of(rel) is None and rel not in ctx.mixed and (_RANK_FOLDER.search(rel) or rel in split)
+                if ctx.node_of(rel) is None and rel not in ctx.mixed and (_RANK_FOLDER.search(rel) or rel in split.nodes)
                 and (host := rank_host(vote, ties)) is not None}
     ctx.nodes.update(by_ranks)
     if not ctx.legacy and named:  # a file whose name spells out a host the lines name (``node-b_stderr.log``)
         ctx.nodes.update(spelled_hosts((*rels, *documents), ctx.node_of, named))
     if not ctx.legacy or by_ranks:  # files naming no host take their rank's or their folder's, as the job names them
-        ctx.nodes.update(inherited_hosts(rels, ctx.node_of, ties))
+        ctx.nodes.update(inherited_hosts(rels, ctx.node_of, ties, split.apart))
     ctx.nodes.update(id_hosts(rels, ctx.node_of, {rel: r.started for rel, r in read.items()},
                               {rel: r.named or () for rel, r in read.items()}))
     if not ctx.legacy:  # an agent's log folder apart from its node (a shared ``logs/``): the node naming it
@@ -546,18 +560,6 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     ctx.node_ends = node_ends({r: t - ctx.node_shifts.get(ctx.node_of(r) or "", 0.0) for r, t in ctx.file_ends.items()},
                               ctx.node_of)
     return ctx
-
-
-def _kind_split(kind: set[str], ctx: JobContext, level: NodeLevel) -> dict[str, None]:
-    """A folder that names no machine (``logs/``) stands for the one host its sampled files name only until its
-    files read whole name another writer: then it is a folder of several nodes, and its files that no line places
-    are no one's by their folder (their content, their rank or a console's copies may still place them)."""
-    hosts: dict[str, set[str]] = {}
-    for rel in kind:
-        if (v := level.value(rel)) is not None and (node := ctx.nodes.get(rel)) is not None:
-            hosts.setdefault(v, set()).add(node)
-    split = {v for v, found in hosts.items() if len(found | {ctx.aliases.get(v, "")} - {""}) > 1}
-    return {rel: None for rel in kind if rel not in ctx.nodes and level.value(rel) in split}
 
 
 def set_apart_file(input_file: Any, why: str, accounting: Accounting, reason: str = "set_apart") -> None:
