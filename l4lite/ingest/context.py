@@ -26,7 +26,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from l4lite.errors import L4Error
-from l4lite.ingest.agents import FileAgents
 from l4lite.ingest.attribution import (
     ACTOR_PREFIX,
     actor_prefix,
@@ -68,11 +67,11 @@ from l4lite.ingest.pids import (
     PidFacts,
     PidReader,
     Quoted,
+    file_agents,
     file_pids,
     pid_facts,
     pid_hosts,
     quoted_hosts,
-    whole_agents,
 )
 from l4lite.ingest.rolenames import role_aliases
 from l4lite.ingest.skew import anchor_key, job_skew, quick
@@ -492,9 +491,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     whole = vote_whole(ctx.nodes, ctx.mixed, [f for f in _sampled(files) if f.rel in by_lines | kind], unsure, tasks,
                        labelled, read, whole_reads)
     ctx.nodes.update({rel: None for rel in kind if rel in ctx.mixed})  # several hosts' lines: none by its folder
-    by_rel = {f.rel: f for f in files}
-    split = kind_split(kind, ctx.nodes, ctx.aliases, level, lambda rel: FileAgents(read[rel].glog, read[rel].children)
-                       if rel in read else whole_agents(by_rel[rel]) if rel in by_rel else None, rels)
+    split = kind_split(kind, ctx.nodes, ctx.aliases, level, file_agents(read, files), rels)
     ctx.nodes.update(split.nodes)
     ctx.agents = max(whole.agents, split.agents)
     ties = [t for s in samples.values() for t in s.ties] + whole.ties
