@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from l4lite.api import analyze
-from l4lite.ingest.agents import GlogSpans, agents_at_once, agents_overlapping
+from l4lite.ingest.agents import FileAgents, GlogSpans, agents_at_once, agents_overlapping
 from l4lite.ingest.context import JobContext, build_context
 from l4lite.ingest.files import discover
 from l4lite.options import AnalyzeOptions
@@ -43,9 +43,9 @@ def test_agents_of_files_apart_overlap_in_time_only() -> None:
     a = _spans([start, _agent("26:09.165000", 5156, "failed (exitcode: 1) local_rank: 0 (pid: 5295)")])
     b = _spans([_agent("25:51.199000", 5215, "x"), _agent("26:06.532000", 5215, STOP)])
     assert a.launchers == {"5156"}
-    assert agents_overlapping([(a, []), (b, [("5215", "5294")])]) == 2
+    assert agents_overlapping([FileAgents(a, []), FileAgents(b, [("5215", "5294")])]) == 2
     later = _spans([_agent("30:00.000000", 5400, "Sending process 5501 closing signal SIGTERM")])
-    assert agents_overlapping([(a, []), (later, [("5400", "5501")])]) == 0
+    assert agents_overlapping([FileAgents(a, []), FileAgents(later, [("5400", "5501")])]) == 0
 
 
 def _cat(root: Path) -> Path:
@@ -85,3 +85,16 @@ def test_a_shared_folder_whose_agents_ran_at_once_is_no_one_node(tmp_path: Path)
     assert ctx.node_of("logs/007-console.log") != NAMED
     incident = analyze(tmp_path, AnalyzeOptions(store=None))
     assert not incident.suspects or incident.suspects[0].node != NAMED
+
+
+def test_consoles_apart_whose_agents_spoke_at_other_moments_still_ran_at_once(tmp_path: Path) -> None:
+    """Job 168 (accelerate): each agent logs only when its node stops (beta's at 08:02:44, alpha's 2 s later), but
+    each console runs from its workers' first lines on: the two agents ran at once, so beta's console is not the
+    shared folder's one named host's."""
+    job = JOB.parent / "168-accelerate-preempt"
+    (tmp_path / "logs").mkdir()
+    shutil.copy(job / "compute-alpha" / "console.log", tmp_path / "logs" / "000-console.log")
+    shutil.copy(job / "compute-beta" / "console.log", tmp_path / "logs" / "007-console.log")
+    ctx = _context(tmp_path)
+    assert ctx.node_of("logs/000-console.log") == "compute-alpha"
+    assert ctx.node_of("logs/007-console.log") != "compute-alpha" and ctx.agents == 2

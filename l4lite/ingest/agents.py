@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import NamedTuple
 
 # glog's header: ``W1206 08:02:44.466000 30189 ...``: month, day, time of day and the writer's pid
@@ -66,6 +67,16 @@ class GlogSpans:
         s.first_time, s.last_time = min(s.first_time, t), max(s.last_time, t)
 
 
+def _glog(epochs: Iterable[float | None]) -> list[float]:
+    """Epoch times on glog's scale (``GlogSpans``: seconds of the year from month, day and time of day)."""
+    out = []
+    for epoch in epochs:
+        if epoch is not None:
+            t = datetime.fromtimestamp(epoch, UTC)
+            out.append(((t.month * 31 + t.day) * 24 + t.hour) * 3600 + t.minute * 60 + t.second + t.microsecond / 1e6)
+    return out
+
+
 def agents_at_once(spans: GlogSpans, children: Iterable[tuple[str, str]]) -> int:
     """How many agents of a file (pids that name their workers) ran at once with another: neither's lines all
     above and no later than the other's (0 when none did). Each is a node of its own."""
@@ -74,22 +85,26 @@ def agents_at_once(spans: GlogSpans, children: Iterable[tuple[str, str]]) -> int
 
 
 class FileAgents(NamedTuple):
-    """What one file read whole shows of its agents: its glog spans and its ``(agent, worker)`` pairs."""
+    """What one file read whole shows of its agents: its glog spans, its ``(agent, worker)`` pairs, and its own
+    first and last times (epoch seconds, None if unknown): an agent's console runs as long as the agent does, from
+    its workers' first lines (copied to it) to the agent's last words."""
 
     spans: GlogSpans
     children: Iterable[tuple[str, str]]
+    first: float | None = None
+    last: float | None = None
 
 
 def agents_overlapping(files: Iterable[FileAgents]) -> int:
-    """How many agents of several files ran at once with another: their times overlap (files apart have no line
-    order to weigh; one pid in two files is one agent). A folder of files whose agents overlap holds several nodes'
+    """How many agents of several files ran at once with another: their times overlap, each reaching over its
+    file's own span (files apart have no line order to weigh; one pid in two files is one agent). A folder of files whose agents overlap holds several nodes'
     logs."""
     times: dict[str, tuple[float, float]] = {}
-    for spans, children in files:
+    for spans, children, first, last in files:
         for a in {a for a, _ in children} | spans.launchers:
             if (s := spans.spans.get(a)) is not None:
                 lo, hi = times.get(a, (s.first_time, s.last_time))
-                times[a] = (min(lo, s.first_time), max(hi, s.last_time))
+                times[a] = (min(lo, s.first_time, *_glog((first,))), max(hi, s.last_time, *_glog((last,))))
     return sum(any(b != a and lo <= hi_a and lo_a <= hi for b, (lo, hi) in times.items())
                for a, (lo_a, hi_a) in times.items())
 

@@ -491,7 +491,8 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     whole = vote_whole(ctx.nodes, ctx.mixed, [f for f in _sampled(files) if f.rel in by_lines | kind], unsure, tasks,
                        labelled, read, whole_reads)
     ctx.nodes.update({rel: None for rel in kind if rel in ctx.mixed})  # several hosts' lines: none by its folder
-    split = kind_split(kind, ctx.nodes, ctx.aliases, level, file_agents(read, files), rels)
+    split = kind_split(kind, ctx.nodes, ctx.aliases, level, file_agents(read, files, ctx.file_starts, ctx.file_ends),
+                       rels)
     ctx.nodes.update(split.nodes)
     ctx.agents = max(whole.agents, split.agents)
     ties = [t for s in samples.values() for t in s.ties] + whole.ties

@@ -358,13 +358,16 @@ def whole_agents(f: Any) -> FileAgents | None:
     return FileAgents(reader.glog, reader.children)
 
 
-def file_agents(read: dict[str, PidReader], files: Iterable[Any]) -> Callable[[str], FileAgents | None]:
+def file_agents(read: dict[str, PidReader], files: Iterable[Any], starts: dict[str, float],
+                ends: dict[str, float]) -> Callable[[str], FileAgents | None]:
     """rel -> what its file shows of its agents: from its whole read (``read``) if it was read whole, else read
-    whole now (``whole_agents``); None for a path not among ``files``."""
+    whole now (``whole_agents``), with the file's sampled first and last times (``starts``, ``ends``); None for a
+    path not among ``files``."""
     by_rel = {f.rel: f for f in files}
 
     def agents_of(rel: str) -> FileAgents | None:
         if (reader := read.get(rel)) is not None:
-            return FileAgents(reader.glog, reader.children)
-        return whole_agents(by_rel[rel]) if rel in by_rel else None
+            return FileAgents(reader.glog, reader.children, starts.get(rel), ends.get(rel))
+        found = whole_agents(by_rel[rel]) if rel in by_rel else None
+        return found._replace(first=starts.get(rel), last=ends.get(rel)) if found is not None else None
     return agents_of
