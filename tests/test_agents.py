@@ -98,3 +98,12 @@ def test_consoles_apart_whose_agents_spoke_at_other_moments_still_ran_at_once(tm
     ctx = _context(tmp_path)
     assert ctx.node_of("logs/000-console.log") == "compute-alpha"
     assert ctx.node_of("logs/007-console.log") != "compute-alpha" and ctx.agents == 2
+
+
+def test_one_console_of_a_restarted_agent_is_one_node_in_a_shared_folder() -> None:
+    """A node's console holding its first agent and, after it, its next run's: the file's span covers both, which
+    says nothing of two agents at once."""
+    first = _agent("26:08.900000", 5156, "Sending process 5301 closing signal SIGTERM")
+    second = _agent("27:30.000000", 5400, "Sending process 5501 closing signal SIGTERM")
+    console = FileAgents(_spans([first, second]), [("5156", "5301"), ("5400", "5501")], 1796541900.0, 1796542100.0)
+    assert agents_overlapping([console]) == 0

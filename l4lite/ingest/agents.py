@@ -96,15 +96,20 @@ class FileAgents(NamedTuple):
 
 
 def agents_overlapping(files: Iterable[FileAgents]) -> int:
-    """How many agents of several files ran at once with another: their times overlap, each reaching over its
-    file's own span (files apart have no line order to weigh; one pid in two files is one agent). A folder of files whose agents overlap holds several nodes'
-    logs."""
+    """How many agents of several files ran at once with an agent of other files: their times overlap, a file's
+    one agent reaching over the file's own span (files apart have no line order to weigh; one pid in two files is
+    one agent; two agents of one file are ``agents_at_once``'s to weigh, by their order in it). A folder of files
+    whose agents overlap holds several nodes' logs."""
     times: dict[str, tuple[float, float]] = {}
-    for spans, children, first, last in files:
-        for a in {a for a, _ in children} | spans.launchers:
-            if (s := spans.spans.get(a)) is not None:
-                lo, hi = times.get(a, (s.first_time, s.last_time))
-                times[a] = (min(lo, s.first_time, *_glog((first,))), max(hi, s.last_time, *_glog((last,))))
-    return sum(any(b != a and lo <= hi_a and lo_a <= hi for b, (lo, hi) in times.items())
-               for a, (lo_a, hi_a) in times.items())
+    where: dict[str, set[int]] = {}
+    for i, (spans, children, first, last) in enumerate(files):
+        mine = [a for a in sorted({a for a, _ in children} | spans.launchers) if a in spans.spans]
+        ends = (first, last) if len(mine) == 1 else (None, None)
+        for a in mine:
+            s = spans.spans[a]
+            lo, hi = times.get(a, (s.first_time, s.last_time))
+            times[a] = (min(lo, s.first_time, *_glog(ends[:1])), max(hi, s.last_time, *_glog(ends[1:])))
+            where.setdefault(a, set()).add(i)
+    return sum(any(b != a and where[a].isdisjoint(where[b]) and lo <= hi_a and lo_a <= hi
+                   for b, (lo, hi) in times.items()) for a, (lo_a, hi_a) in times.items())
 
