@@ -1,13 +1,15 @@
-"""torchelastic agents told apart in one file: each node runs one agent, so two agents whose lines cannot be one
-after the other are two nodes' writers, whatever host the file's other lines name.
+"""torchelastic agents told apart, in one file or in files side by side: each node runs one agent, so two agents
+that ran at once are two nodes' writers, whatever host the other lines name.
 
 An agent is a glog pid that names its workers (``Sending process N closing signal``, ``failed ... (pid: N)``,
 ``pids.child_pid``), or whose lines come from the launcher's own modules (``torch/distributed/run.py``, the elastic
-agent and its process context): a file's sampled ends may show its banner and not the lines naming its workers. A node whose agent was restarted shows a second agent below the first and later in time; a
-``cat`` of two nodes' consoles (or srun's unlabelled stream of two tasks) shows the second agent below the first but
-logging before the first one's last line, since both ran at once. The second shape makes the file mixed: the one
-host its lines name (the surviving node's failure summary) is not the writer of the other agent's lines (a preempted
-node's ``Received 15 death signal``, which names no host).
+agent and its process context): a file's sampled ends may show its banner and not the lines naming its workers.
+In one file, a node whose agent was restarted shows a second agent below the first and later in time; a ``cat``
+of two nodes' consoles (or srun's unlabelled stream of two tasks) shows the second agent below the first but
+logging before the first one's last line, since both ran at once: the file is mixed, and the one host its lines
+name (the surviving node's failure summary) is not the writer of the other agent's lines (a preempted node's
+``Received 15 death signal``, which names no host). Files apart have no line order: their agents ran at once when
+their times overlap, each console reaching over its own span.
 """
 
 from __future__ import annotations
