@@ -60,7 +60,7 @@ from l4lite.diagnose.ownlines import its_exception, last_words, node_said, said_
 from l4lite.diagnose.phasing import failure_time_of, finding_trackers, iteration_of, phase_of
 from l4lite.diagnose.pointed import Shown, lagging_node, odd_rank, odd_rank_node, odd_rank_shown
 from l4lite.diagnose.restarts import restarted_roots
-from l4lite.diagnose.siblings import sibling_file
+from l4lite.diagnose.siblings import one_node_logged
 from l4lite.diagnose.spatial import node_setup, rank_own
 from l4lite.diagnose.stopped import stopped_late
 from l4lite.diagnose.suspects import Ranked, rank_suspects
@@ -257,8 +257,7 @@ class Localizer:
         if first is not None:  # what the root's node said went wrong just before the root line
             verdict.category, roles[id(first)] = first.category, "root"
         real = [n for n in scan.node_last if is_host(n)]
-        if verdict.scope == "node" and primary.node is None and len(real) <= 1 \
-                and not (real and sibling_file(findings, primary, real[0])):  # another node's copy of a file
+        if verdict.scope == "node" and primary.node is None and one_node_logged(scan.info, findings, primary, real):
             # One node (or none named): the fault is on the node that logged it.
             primary.node = real[0] if real else (node_key(primary.records[0]) if primary.records else UNKNOWN_NODE)
         if verdict.scope == "node" and primary.node is None:

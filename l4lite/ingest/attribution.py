@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from typing import Any
 
 from l4lite.ingest.logdirs import run_folder
@@ -372,11 +372,12 @@ def mixed_hosts(hosts: Counter[str]) -> bool:
 
 
 def inherited_hosts(rels: Iterable[str], node_of: Callable[[str], str | None],
-                    rank_ties: Iterable[tuple[int, str]]) -> dict[str, str]:
+                    rank_ties: Iterable[tuple[int, str]], apart: Container[str] = ()) -> dict[str, str]:
     """rel -> host for files whose path and lines name none: a rank's file (``rank3.log``, ``rank-3/``) takes the
     host the whole job ties to that rank; another file takes the one host that the files of its nearest folder
     holding any name (``attempt_1/.../0/stdout.log`` beside ``.../0/stderr.log``, whose lines name the host). A
-    folder whose files name two hosts (``logs/`` of a whole job) gives none: the lines, not the folder, decide."""
+    folder whose files name two hosts (``logs/`` of a whole job) gives none: the lines, not the folder, decide;
+    nor does any folder to the files ``apart`` (in a folder known to hold several nodes' logs, one naming none)."""
     ranks: dict[int, set[str]] = {}
     for rank, host in rank_ties:
         ranks.setdefault(rank, set()).add(host)
@@ -396,6 +397,8 @@ def inherited_hosts(rels: Iterable[str], node_of: Callable[[str], str | None],
             if len(ranks.get(rank, ())) == 1:
                 out[rel] = next(iter(ranks[rank]))
             continue  # a rank's file is its rank's, never its folder's
+        if rel in apart:
+            continue
         parts = rel.split("/")[:-1]
         for i in range(len(parts), _run_floor(parts), -1):
             hosts = by_dir.get("/".join(parts[:i]))

@@ -68,6 +68,7 @@ from l4lite.ingest.pids import (
     PidFacts,
     PidReader,
     Quoted,
+    file_agents,
     file_pids,
     pid_facts,
     pid_hosts,
@@ -160,6 +161,7 @@ class JobContext:
     pids: dict[str, str] = field(default_factory=dict)  # an agent's or worker's pid -> its host (``pid_hosts``)
     quoted: dict[str, Quoted] = field(default_factory=dict)  # exception -> host its summary names (``quoted_hosts``)
     mixed: list[str] = field(default_factory=list)  # files naming several hosts (``mixed_hosts``): no one host's
+    agents: int = 0  # the most torchelastic agents one file shows running at once: nodes, named or not
     year: int | None = None
     near_year: int | None = None  # the year most files are in, counting their write times: dates far off it are wrong
     around: float | None = None  # the middle of the dated files' spans: a date without a year is in the year nearest it
@@ -503,17 +505,19 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     whole = vote_whole(ctx.nodes, ctx.mixed, [f for f in _sampled(files) if f.rel in by_lines | kind], unsure, tasks,
                        labelled, read, whole_reads)
     ctx.nodes.update({rel: None for rel in kind if rel in ctx.mixed})  # several hosts' lines: none by its folder
-    split = kind_split(kind, ctx.nodes, ctx.aliases, level)
-    ctx.nodes.update(split)
+    split = kind_split(kind, ctx.nodes, ctx.aliases, level, file_agents(read, files, ctx.file_starts, ctx.file_ends),
+                       rels)
+    ctx.nodes.update(split.nodes)
+    ctx.agents = max(whole.agents, split.agents)
     ties = [t for s in samples.values() for t in s.ties] + whole.ties
     by_ranks = {rel: host for rel, vote in whole.files.items()  # a rank's file no path places: its ranks' node
-                if ctx.node_of(rel) is None and rel not in ctx.mixed and (_RANK_FOLDER.search(rel) or rel in split)
+                if ctx.node_of(rel) is None and rel not in ctx.mixed and (_RANK_FOLDER.search(rel) or rel in split.nodes)
                 and (host := rank_host(vote, ties)) is not None}
     ctx.nodes.update(by_ranks)
     if not ctx.legacy and named:  # a file whose name spells out a host the lines name (``node-b_stderr.log``)
         ctx.nodes.update(spelled_hosts((*rels, *documents), ctx.node_of, named))
     if not ctx.legacy or by_ranks:  # files naming no host take their rank's or their folder's, as the job names them
-        ctx.nodes.update(inherited_hosts(rels, ctx.node_of, ties))
+        ctx.nodes.update(inherited_hosts(rels, ctx.node_of, ties, split.apart))
     ctx.nodes.update(id_hosts(rels, ctx.node_of, {rel: r.started for rel, r in read.items()},
                               {rel: r.named or () for rel, r in read.items()}))
     if not ctx.legacy:  # an agent's log folder apart from its node (a shared ``logs/``): the node naming it

@@ -20,7 +20,9 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
+from l4lite.ingest.agents import FileAgents, agents_overlapping
 from l4lite.ingest.attempts import pod_of_dir, pod_of_file
 from l4lite.ingest.attribution import host_from_path, names_no_node, normalize_host, split_rel
 
@@ -290,15 +292,35 @@ def family_members(names: set[str]) -> set[str]:
     return {n for n in names if n.translate(_FOLD) == top or fam[n.translate(_FOLD)] >= 2}
 
 
-def kind_split(kind: set[str], nodes: dict[str, str | None], aliases: dict[str, str], level: NodeLevel
-               ) -> dict[str, None]:
+class KindSplit(NamedTuple):
+    """``kind_split``'s answer: files no one's by their folder; those of them whose folder only its agents split
+    (its lines name one host: no folder above or below stands for a node either); the most agents one folder's
+    files ran at once."""
+
+    nodes: dict[str, None]
+    apart: set[str]
+    agents: int
+
+
+def kind_split(kind: set[str], nodes: Mapping[str, str | None], aliases: Mapping[str, str], level: NodeLevel,
+               agents_of: Callable[[str], FileAgents | None],
+               rels: Iterable[str]) -> KindSplit:
     """A folder that names no machine (``logs/``) stands for the one host its sampled files name only until its
-    files read whole name another writer: then it is a folder of several nodes, and its files that no line places
-    are no one's by their folder (their content, their rank or a console's copies may still place them).
-    ``kind``: the files of such folders; ``nodes``: rel -> the node placed so far; ``aliases``: folder -> host."""
+    files read whole name another writer, or show torchelastic agents of two nodes running at once (a preempted
+    node's console names no host, but its agent ran beside the named node's): then it is a folder of several
+    nodes, and its files that no line places are no one's by their folder (their content, their rank or a
+    console's copies may still place them). ``agents_of``: what a file shows of its agents."""
     hosts: dict[str, set[str]] = {}
     for rel in kind:
         if (v := level.value(rel)) is not None and (node := nodes.get(rel)) is not None:
             hosts.setdefault(v, set()).add(node)
-    split = {v for v, found in hosts.items() if len(found | {aliases.get(v, "")} - {""}) > 1}
-    return {rel: None for rel in kind if rel not in nodes and level.value(rel) in split}
+    folders = {level.value(rel) for rel in kind} - {None}
+    agents: dict[str, list[FileAgents]] = {}
+    for rel in rels:
+        if (v := level.value(rel)) in folders and (found := agents_of(rel)) is not None:
+            agents.setdefault(v, []).append(found)
+    at_once = {v: agents_overlapping(found) for v, found in agents.items()}
+    by_hosts = {v for v in folders if len(hosts.get(v, set()) | {aliases.get(v, "")} - {""}) > 1}
+    by_agents = {v for v in folders if at_once.get(v, 0) > 1} - by_hosts
+    split = {rel: None for rel in kind if rel not in nodes and level.value(rel) in by_hosts | by_agents}
+    return KindSplit(split, {rel for rel in split if level.value(rel) in by_agents}, max(at_once.values(), default=0))

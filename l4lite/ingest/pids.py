@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from l4lite.ingest.agents import FileAgents, GlogSpans
 from l4lite.ingest.attribution import (
     ELASTIC_FIELD,
     ELASTIC_RANK,
@@ -230,9 +231,11 @@ class PidReader:
         self.quoting = False
         self.started: set[str] = set()  # ids its lines state as their node's own (``fileranks.id_hosts``)
         self.named: set[str] | None = set() if ids else None  # the long hex ids its lines name (``ids``)
+        self.glog = GlogSpans()  # where each glog pid's lines sit (``agents.agents_at_once``)
 
     def feed(self, raw: str) -> None:
         banner = self.banner
+        self.glog.feed(raw)
         if self.quoting and self._quoted(raw):
             return
         if self.named is not None and (found := named_ids(raw)):
@@ -342,3 +345,29 @@ def whole_lines(f: Any, limit: int = PID_SCAN_BYTES) -> Iterator[str] | None:
         return None
     return _read_parts([(p.path, bool(getattr(p, "compressed", False))) for p in parts],
                        getattr(f, "encoding", None) or "utf-8")
+
+
+def whole_agents(f: Any) -> FileAgents | None:
+    """What a whole file (``whole_lines``) shows of its torchelastic agents (``agents.FileAgents``), or None."""
+    lines = whole_lines(f)
+    if lines is None:
+        return None
+    reader = PidReader()
+    for raw in lines:
+        reader.feed(raw)
+    return FileAgents(reader.glog, reader.children)
+
+
+def file_agents(read: dict[str, PidReader], files: Iterable[Any], starts: dict[str, float],
+                ends: dict[str, float]) -> Callable[[str], FileAgents | None]:
+    """rel -> what its file shows of its agents: from its whole read (``read``) if it was read whole, else read
+    whole now (``whole_agents``), with the file's sampled first and last times (``starts``, ``ends``); None for a
+    path not among ``files``."""
+    by_rel = {f.rel: f for f in files}
+
+    def agents_of(rel: str) -> FileAgents | None:
+        if (reader := read.get(rel)) is not None:
+            return FileAgents(reader.glog, reader.children, starts.get(rel), ends.get(rel))
+        found = whole_agents(by_rel[rel]) if rel in by_rel else None
+        return found._replace(first=starts.get(rel), last=ends.get(rel)) if found is not None else None
+    return agents_of

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from l4lite.ingest.agents import agents_at_once
 from l4lite.ingest.attribution import (
     TORCHRUN_PREFIX,
     mixed_hosts,
@@ -226,6 +227,7 @@ class JobVote(NamedTuple):
     ties: list[tuple[int, str]]
     mentions: list[tuple[int, str]]
     files: dict[str, WholeVote]
+    agents: int = 0  # the most torchelastic agents one placed file shows running at once (``agents_at_once``)
 
 
 def new_pid_reader() -> PidReader:
@@ -250,6 +252,7 @@ def vote_whole(nodes: dict[str, str | None], mixed: list[str], placed: Sequence[
     ties: list[tuple[int, str]] = []
     mentions: list[tuple[int, str]] = []
     files: dict[str, WholeVote] = {}
+    agents = 0
 
     def read_whole(f: Any) -> WholeVote | None:
         kept = reads.take(f) if reads is not None else None  # read on from the last build's reading
@@ -267,15 +270,21 @@ def vote_whole(nodes: dict[str, str | None], mixed: list[str], placed: Sequence[
         if (vote := read_whole(f)) is not None:
             ties += vote.ties + (vote.mentions if f.rel not in tasks and f.rel not in labelled else [])
             mentions += vote.mentions if f.rel in tasks else []
-            if f.rel not in tasks and not vote.labels and not vote.label_ranks and \
+            pids = read[f.rel]
+            agents = max(agents, at_once := agents_at_once(pids.glog, pids.children))
+            if at_once and vote.hosts and f.rel not in mixed:  # two nodes' agents: the one host named is one's
+                mixed.append(f.rel)
+            elif f.rel not in tasks and not vote.labels and not vote.label_ranks and \
                     (host := own_host(vote.hosts)) is not None:
                 nodes[f.rel] = host  # its one writer, named only in its middle (an agent's rendezvous name)
     for f in placed:
         if (vote := read_whole(f)) is None or not vote.hosts:
             continue
-        if mixed_hosts(vote.hosts) or len({h for _, h in read[f.rel].owners}) > 1:
+        pids = read[f.rel]
+        agents = max(agents, at_once := agents_at_once(pids.glog, pids.children))
+        if mixed_hosts(vote.hosts) or len({h for _, h in pids.owners}) > 1 or at_once:
             # several writers named, or processes of two hosts stating their pids (each agent's failure summary,
-            # its rendezvous name): a ``cat`` whose lines read as their pids and blocks say
+            # its rendezvous name), or two nodes' agents: a ``cat`` whose lines read as their pids and blocks say
             nodes.pop(f.rel, None)
             if f.rel not in mixed:
                 mixed.append(f.rel)
@@ -283,7 +292,7 @@ def vote_whole(nodes: dict[str, str | None], mixed: list[str], placed: Sequence[
         elif (host := own_host(vote.hosts)) is not None:
             nodes[f.rel] = host
     mixed.sort()
-    return JobVote(ties, mentions, files)
+    return JobVote(ties, mentions, files, agents)
 
 
 def whole_writers(f: Any, also: Callable[[str], None] | None = None) -> WholeVote | None:

@@ -170,6 +170,8 @@ def feed_files(scanner: Scanner, files: Sequence[Any], ingest: IngestOptions, ac
 def note_context(scan: JobScan, context: JobContext) -> None:
     """What the job context decided, kept in the scan's info for the incident's stats and the report."""
     scan.info["node_layout"] = context.layout
+    if context.agents > 1:  # nodes a merged file's agents tell apart, whether or not a line names their host
+        scan.info["agents_at_once"] = context.agents
     if context.start is not None and context.end is not None:
         scan.info["job_span"] = [context.start, context.end]
     if context.clock_skew:
