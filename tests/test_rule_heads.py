@@ -89,4 +89,5 @@ def test_megatron_metric_lines_searched_once_per_head_part(tmp_path: Path, monke
     by_head, head_calls = _scan(tmp_path / "megatron", monkeypatch, True)
     by_message, message_calls = _scan(tmp_path / "megatron", monkeypatch, False)
     assert by_head == by_message
-    assert message_calls > 20_000 and head_calls < 100, (head_calls, message_calls)
+    # (about 18,700 by message since lines a plan reads join runs; the contrast is what is asserted)
+    assert message_calls > 15_000 and head_calls < 100, (head_calls, message_calls)

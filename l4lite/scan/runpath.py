@@ -55,8 +55,10 @@ class RunPath(RunTables):
         once per shape, and a record built only where one is kept (an exemplar, a metric point). A line that a
         rule may match or that may be a rare line (marker, job fact, telemetry header) goes as a record, and so
         does a line of GPU telemetry that may report a slowdown (``may_be_active``)."""
-        if run.times[0] is None and run.times[-1] is not None:
-            # a run across the file's first timestamp (times are None up to it): rare, so the records' path
+        times = run.times
+        if (times.count(None) != len(times)) if times[0] is None else bool(np.isnan(run.time_values()).any()):
+            # a run of timed and untimed lines (across the file's first timestamp; a relayed copy amid lines read
+            # from their own plans): rare, and the columns below take a run as all timed or all untimed
             self.add_many(run.records())
             return
         hot: set[int] = set()
