@@ -103,6 +103,9 @@ CASES: dict[str, tuple[str, ...]] = {
                         "145-hf-shm_small",  # an agent's run folder in the shared ``logs/``: its ranks' own
                         "131-ddp-two_faults",  # two ranks' untimed errors ordered by their error files
                         "142-ddp-no_master_host"),  # no line names the node: the task's label, ``rank:1``
+    # pdsh's host before every line; a pod's host by its folder (048, 064)
+    "merged-pdsh": ("002-ddp-sigkill", "030-deepspeed-exception", "048-hf-exception_k8s",
+                    "064-accelerate-exception_k8s"),
     "merged-plain": ("003-ddp-hang", "037-ddp-host_oom",  # hosts named by pids and banners, none by the file
                      "004-ddp-nan",  # every rank's error.json, with the second it states
                      "073-jax-exception",  # the traceback after a process's last pid-named step
