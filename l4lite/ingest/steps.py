@@ -36,9 +36,9 @@ T = TypeVar("T")
 def clock_steps(spans: Mapping[str, FileSpan], node_of: Callable[[str], str | None]) -> dict[str, list[float]]:
     """Each stepped node's step (see the module docstring) as ``[seconds, after, until]``: the node's times later
     than ``after`` and up to ``until`` (as written) are ``seconds`` ahead: from its first time past the peers'
-    that back by the step lies within their span, to where the clock stood when it was stepped. ``spans``: each file's sampled span
-    (the peers' spans without their own wrong lines) and times in file order. Plain lists, for the job context
-    travels as JSON to other processes."""
+    that back by the step lies within their span, to where the clock stood when it was stepped. ``spans``: each
+    file's sampled span (the peers' spans without their own wrong lines) and times in file order. Plain lists,
+    for the job context travels as JSON to other processes."""
     by_node: dict[str, list[str]] = {}
     for rel in spans:
         if (node := node_of(rel)) is not None:
