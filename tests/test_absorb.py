@@ -25,7 +25,7 @@ from l4lite.records import Accounting
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
-from test_runs import _same_three_ways, _scan, _spool  # noqa: E402
+from test_runs import assert_spooled_and_scanned_alike, same_three_ways  # noqa: E402
 
 
 def _zoo_job(tmp_path: Path, fmt: str) -> list[str]:
@@ -57,12 +57,8 @@ def test_lines_whose_plan_reads_a_time_the_window_does_not_stay_in_their_run(tmp
     record, the spool and the scan are those of the per-line path."""
     paths = _zoo_job(tmp_path, fmt)
     assert _mean_run(paths) >= 40
-    assert _same_three_ways(paths) > 5000
-    a, state_a = _spool(paths, True, tmp_path / "runs.arrows")
-    b, state_b = _spool(paths, False, tmp_path / "lines.arrows")
-    assert a.equals(b)
-    assert state_a == state_b
-    assert _scan(paths, True, 300) == _scan(paths, False, 300)
+    assert same_three_ways(paths) > 5000
+    assert_spooled_and_scanned_alike(paths, tmp_path)
 
 
 def test_absorbed_lines_share_one_run_shape_per_line_shape(tmp_path: Path) -> None:
@@ -84,7 +80,7 @@ def test_absorbed_lines_share_one_run_shape_per_line_shape(tmp_path: Path) -> No
     f.parent.mkdir()
     f.write_text("\n".join(lines) + "\n", encoding="utf-8")
     paths = [str(tmp_path)]
-    assert _same_three_ways(paths) == 6000
+    assert same_three_ways(paths) == 6000
     acc = Accounting()
     tables = {id(item.table): item.table for item in iter_job(discover(paths, acc), IngestOptions(), acc, runs=True)
               if type(item) is ShapeRun}

@@ -60,7 +60,7 @@ def _run_share(paths: list[str]) -> float:
     return sum(a for a, _ in counts) / sum(b for _, b in counts)
 
 
-def _same_three_ways(paths: list[str]) -> int:
+def same_three_ways(paths: list[str]) -> int:
     runs = _read(paths)
     lines = _read(paths, line_runs=False)
     full = _read(paths, line_shapes=False)
@@ -88,7 +88,7 @@ def sim_jobs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 
 def test_simulated_jobs_read_the_same_in_runs(sim_jobs: list[Path]) -> None:
     for job in sim_jobs:
-        assert _same_three_ways([str(job)]) > 1000
+        assert same_three_ways([str(job)]) > 1000
 
 
 def test_runs_take_most_lines_of_trainer_logs(sim_jobs: list[Path]) -> None:
@@ -146,7 +146,7 @@ def test_hand_made_logs_read_the_same_in_runs(tmp_path: Path, seed: int) -> None
     f = tmp_path / "node003" / "rank3.log"
     f.parent.mkdir()
     f.write_text("\n".join(hand_made(rnd)) + "\n", encoding="utf-8")
-    assert _same_three_ways([str(f)]) > 2500
+    assert same_three_ways([str(f)]) > 2500
     assert _run_share([str(f)]) > 0.3
 
 
@@ -169,14 +169,14 @@ def test_prefixed_streams_read_the_same(tmp_path: Path, prefix: str) -> None:
             lines.append(prefix.format(rank=5, **names) + "node017:811:811 [5] NCCL INFO cudaDriverVersion 12040")
     f = tmp_path / "slurm-77.out"
     f.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    assert _same_three_ways([str(f)]) > 2500
+    assert same_three_ways([str(f)]) > 2500
     share = _run_share([str(f)])
     if prefix in ("{rank:>2}: ", "[rank{rank}]: ", "[{pid}] [rank{rank}]: ", "[default{rank}]:"):
         assert share > (0.1 if "pid" in prefix else 0.3)
     else:  # a local rank behind an srun label and a host prefix: those lines go line by line
         assert share < 0.05  # (a few of the lines without a prefix make short runs)
-    a, state_a = _spool([str(f)], True, tmp_path / "runs.arrows")
-    b, state_b = _spool([str(f)], False, tmp_path / "lines.arrows")
+    a, state_a = spool([str(f)], True, tmp_path / "runs.arrows")
+    b, state_b = spool([str(f)], False, tmp_path / "lines.arrows")
     assert a.equals(b)
     assert state_a == state_b
 
@@ -193,9 +193,9 @@ def test_files_that_read_a_shape_alike_share_it_and_others_do_not(tmp_path: Path
         f = tmp_path / name
         f.parent.mkdir(exist_ok=True)
         f.write_text(text, encoding="utf-8")
-    assert _same_three_ways([str(tmp_path)]) > 6 * 2500
+    assert same_three_ways([str(tmp_path)]) > 6 * 2500
     for name in names:  # and each file alone
-        assert _same_three_ways([str(tmp_path / name)]) > 2500
+        assert same_three_ways([str(tmp_path / name)]) > 2500
     records, _ = _read([str(tmp_path)])
     by_file: dict[str, set] = {}
     for r in records:
@@ -215,7 +215,7 @@ def test_a_file_starts_with_the_shapes_of_the_files_before_it(tmp_path: Path) ->
         f.write_text("\n".join(lines) + "\n", encoding="utf-8")
     shares = {rel: a / b for rel, (a, b) in _run_counts([str(tmp_path)]).items()}
     assert shares["node003/rank4.log"] > 0.999 > shares["node003/rank3.log"]
-    assert _same_three_ways([str(tmp_path)]) == 8000
+    assert same_three_ways([str(tmp_path)]) == 8000
 
 
 def test_a_ray_driver_log_reads_in_runs_as_line_by_line(tmp_path: Path) -> None:
@@ -244,7 +244,7 @@ def test_a_ray_driver_log_reads_in_runs_as_line_by_line(tmp_path: Path) -> None:
         f.parent.mkdir()
         f.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert _run_share([str(tmp_path)]) > 0.9
-    assert _same_three_ways([str(tmp_path)]) == 2 * (len(lines) - 2)
+    assert same_three_ways([str(tmp_path)]) == 2 * (len(lines) - 2)
     records, _ = _read([str(tmp_path)])
     relayed = [r for r in records if r[10].startswith("(RayTrainWorker")]
     assert {r[3] for r in relayed} == {"10.0.0.188", "10.0.0.186"} and {r[7] for r in relayed} == {None}
@@ -255,7 +255,7 @@ def test_a_file_without_a_node_in_its_path_reads_the_same(tmp_path: Path) -> Non
     """No node in the path: a run's lines take the node that the per-line path would fill in (here, none)."""
     f = tmp_path / "train.log"
     f.write_text("\n".join(hand_made(random.Random(9))) + "\n", encoding="utf-8")
-    assert _same_three_ways([str(f)]) > 2500
+    assert same_three_ways([str(f)]) > 2500
 
 
 @settings(max_examples=200, deadline=None)
@@ -274,7 +274,7 @@ def testepoch_days_agree_with_date(day: int, month: int, dom: int) -> None:
         assert valid[0] and days[0] == expected
 
 
-def _spool(paths: list[str], runs: bool, path: Path, fold: bool = False) -> tuple[object, dict]:
+def spool(paths: list[str], runs: bool, path: Path, fold: bool = False) -> tuple[object, dict]:
     acc = Accounting()
     miner = TemplateMiner()
     options = IngestOptions(line_runs=runs, fold_shapes=fold)
@@ -290,8 +290,8 @@ def test_parse_spools_runs_as_it_spools_records(sim_jobs: list[Path], tmp_path: 
     """Runs go into the columns as they are and are mined per shape: the same rows, cluster ids, template sizes
     and cache hits as record by record."""
     for k, job in enumerate(sim_jobs[:2] + sim_jobs[4:]):
-        a, state_a = _spool([str(job)], True, tmp_path / f"runs{k}.arrows")
-        b, state_b = _spool([str(job)], False, tmp_path / f"lines{k}.arrows")
+        a, state_a = spool([str(job)], True, tmp_path / f"runs{k}.arrows")
+        b, state_b = spool([str(job)], False, tmp_path / f"lines{k}.arrows")
         assert a.equals(b)
         assert state_a == state_b
 
@@ -308,7 +308,7 @@ def _finished_scan(paths: list[str], runs: bool, max_cells: int = 150_000, fold:
     return scanner.finish(acc, options.rank_map.as_dict())
 
 
-def _scan(paths: list[str], runs: bool, max_cells: int, fold: bool = False) -> dict:
+def scan_counts(paths: list[str], runs: bool, max_cells: int, fold: bool = False) -> dict:
     from test_engine import signature
 
     return signature(_finished_scan(paths, runs, max_cells, fold))
@@ -334,7 +334,16 @@ def test_the_scan_takes_runs_as_it_takes_records(sim_jobs: list[Path], tmp_path:
                      encoding="utf-8")
     assert _run_share([str(twice)]) > 0.8
     for paths in [[str(job)] for job in sim_jobs] + [[str(f)], [str(merged)], [str(twice)]]:
-        assert _scan(paths, True, max_cells) == _scan(paths, False, max_cells)
+        assert scan_counts(paths, True, max_cells) == scan_counts(paths, False, max_cells)
+
+def assert_spooled_and_scanned_alike(paths: list[str], tmp_path: Path) -> None:
+    """The spool, the reader's state and the scan from runs are those of the per-line path."""
+    a, state_a = spool(paths, True, tmp_path / "runs.arrows")
+    b, state_b = spool(paths, False, tmp_path / "lines.arrows")
+    assert a.equals(b)
+    assert state_a == state_b
+    assert scan_counts(paths, True, 300) == scan_counts(paths, False, 300)
+
 
 
 def _device_events(paths: list[str], runs: bool) -> dict:
@@ -491,20 +500,20 @@ def test_format_zoo_reads_the_same_in_runs(tmp_path: Path, fmt: str) -> None:
         lines = itertools.islice(gen(node, random.Random(node)), 40_000 * node, 40_000 * node + 3000)
         f.write_text("\n".join(lines) + "\n", encoding="utf-8")
     paths = [str(tmp_path / "job")]
-    assert _same_three_ways(paths) > 5000
+    assert same_three_ways(paths) > 5000
     assert _run_share(paths) >= _ZOO_RUNS[fmt]
-    a, state_a = _spool(paths, True, tmp_path / "runs.arrows")
-    b, state_b = _spool(paths, False, tmp_path / "lines.arrows")
+    a, state_a = spool(paths, True, tmp_path / "runs.arrows")
+    b, state_b = spool(paths, False, tmp_path / "lines.arrows")
     assert a.equals(b)
     assert state_a == state_b
-    assert _scan(paths, True, 300) == _scan(paths, False, 300)
+    assert scan_counts(paths, True, 300) == scan_counts(paths, False, 300)
     if fmt in ("kernel", "storage", "nccl", "composer"):  # and with folded shapes, as ``l4lite parse`` reads
-        c, state_c = _spool(paths, True, tmp_path / "folded.arrows", fold=True)
+        c, state_c = spool(paths, True, tmp_path / "folded.arrows", fold=True)
         assert c.equals(b)
         assert state_c == state_b
         # and ``analyze``'s scan of them, which reads with folded shapes too
-        assert _scan(paths, True, 300, fold=True) == _scan(paths, False, 300)
-        assert _scan(paths, True, 150_000, fold=True) == _scan(paths, False, 150_000)
+        assert scan_counts(paths, True, 300, fold=True) == scan_counts(paths, False, 300)
+        assert scan_counts(paths, True, 150_000, fold=True) == scan_counts(paths, False, 150_000)
 
 
 _REAL = Path(__file__).resolve().parent.parent / "fixtures"
@@ -571,7 +580,7 @@ def test_kernel_and_storage_lines_read_the_same_by_shape(tmp_path: Path, form: s
         f.parent.mkdir()
         f.write_text("\n".join(_kernel_log(random.Random(node), messages, form)) + "\n", encoding="utf-8")
         paths.append(str(f))
-    assert _same_three_ways(paths) > 4000
+    assert same_three_ways(paths) > 4000
     options = IngestOptions()
     records = list(iter_records(paths, options, Accounting()))
     planned = sum(len(book.plans) for book in options.shape_books.values())
@@ -638,7 +647,7 @@ def test_lines_of_new_shapes_read_from_their_header_plan_the_same(tmp_path: Path
         f.parent.mkdir()
         f.write_text("\n".join(lines) + "\n", encoding="utf-8")
         paths.append(str(f))
-    assert _same_three_ways(paths) > 5000
+    assert same_three_ways(paths) > 5000
     options = IngestOptions()
     records = list(iter_records(paths, options, Accounting()))
     assert any(book.heads for book in options.shape_books.values())
@@ -682,7 +691,7 @@ def test_runs_counted_at_once_scan_as_line_by_line(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(RunPath, "_tables_at_once", spy)
     paths = [str(tmp_path)]
     assert _run_share(paths) > 0.9
-    assert _scan(paths, True, max_cells) == _scan(paths, False, max_cells)
+    assert scan_counts(paths, True, max_cells) == scan_counts(paths, False, max_cells)
     if max_cells > 1000:  # the runs across a step back in time too (each cell's least and greatest time)
         assert all(answers)
     else:
@@ -837,7 +846,7 @@ def test_nccl_lines_of_one_host_go_in_runs(tmp_path: Path) -> None:
     GPU read once per distinct header, an init line of a new ``comm 0x...`` id taken into the run from its header's
     plan: the same records as line by line."""
     paths = _nccl_job(tmp_path, random.Random(7), hosts=("dgx-a100-01", "dgx-a100-01"))
-    assert _same_three_ways(paths) > 2000
+    assert same_three_ways(paths) > 2000
     assert _run_share(paths) > 0.8
 
 
@@ -846,7 +855,7 @@ def test_nccl_lines_read_the_same_in_runs(tmp_path: Path) -> None:
     is read line by line); its ranks are tied to their hosts in line order: the same records, rank ties, spool
     and scan with runs asked for as without."""
     paths = _nccl_job(tmp_path, random.Random(7))
-    assert _same_three_ways(paths) > 2000
+    assert same_three_ways(paths) > 2000
     assert _run_share(paths) == 0.0
     ties = []
     for runs in (True, False):
@@ -857,11 +866,7 @@ def test_nccl_lines_read_the_same_in_runs(tmp_path: Path) -> None:
         ties.append(([options.rank_map.node_of(r) for r in range(16)], options.rank_map.conflicts))
     assert ties[0] == ties[1]
     assert ties[0][1] > 0 and None not in ties[0][0]
-    a, state_a = _spool(paths, True, tmp_path / "runs.arrows")
-    b, state_b = _spool(paths, False, tmp_path / "lines.arrows")
-    assert a.equals(b)
-    assert state_a == state_b
-    assert _scan(paths, True, 300) == _scan(paths, False, 300)
+    assert_spooled_and_scanned_alike(paths, tmp_path)
 
 
 def test_a_line_with_a_header_after_an_open_record_reads_from_its_plan(tmp_path: Path) -> None:
@@ -894,7 +899,7 @@ def test_a_line_with_a_header_after_an_open_record_reads_from_its_plan(tmp_path:
     f = tmp_path / "node007" / "kern.log"
     f.parent.mkdir()
     f.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    assert _same_three_ways([str(f)]) > 3000
+    assert same_three_ways([str(f)]) > 3000
     records = list(iter_records([str(f)], IngestOptions(), Accounting()))
     openers = {r.end_line + 1 for r in records if r.message.startswith(("NVRM:", "LustreError"))}
     after = [r for r in records if r.line in openers]
@@ -944,7 +949,7 @@ def test_a_line_that_opens_a_record_is_queued_from_its_header_plan(tmp_path: Pat
         return line(self, lineno, s)
 
     monkeypatch.setattr(reader._FileReader, "_line", counted)
-    assert _same_three_ways([str(f)]) > 4000
+    assert same_three_ways([str(f)]) > 4000
     calls[0] = 0
     records = list(iter_records([str(f)], IngestOptions(), Accounting()))
     openers = sum(r.message.startswith(("NVRM:", "LustreError", "[E]")) or "failed with error" in r.message
@@ -1033,7 +1038,7 @@ def test_times_after_a_tag_or_in_a_json_field_read_the_same_in_runs(tmp_path: Pa
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_text("\n".join(_spot_lines(random.Random(5 + k), name)) + "\n", encoding="utf-8")
     paths = [str(tmp_path / "job")]  # the node from the folder: a run needs it
-    assert _same_three_ways(paths) > 2500 * len(forms)
+    assert same_three_ways(paths) > 2500 * len(forms)
     assert _run_share(paths) > 0.3
     records, _ = _read(paths)
     stamped = [r for r in records if ("[titan] 2" in r[10] or r[10].startswith('{"')) and "2099" not in r[10]
@@ -1048,8 +1053,8 @@ def test_times_after_a_tag_or_in_a_json_field_read_the_same_in_runs(tmp_path: Pa
                              for r in zoned)
     else:
         assert all(r[9].startswith(("step:", "Traceback")) for r in stamped)  # the tag and time are the header
-    a, state_a = _spool(paths, True, tmp_path / "runs.arrows")
-    b, state_b = _spool(paths, False, tmp_path / "lines.arrows")
+    a, state_a = spool(paths, True, tmp_path / "runs.arrows")
+    b, state_b = spool(paths, False, tmp_path / "lines.arrows")
     assert a.equals(b)
     assert state_a == state_b
 
@@ -1064,7 +1069,7 @@ def test_a_file_whose_first_lines_show_no_spot_reads_no_time_there(tmp_path: Pat
     (tmp_path / "node002").mkdir()
     (tmp_path / "node001" / "train.log").write_text("\n".join(titan) + "\n", encoding="utf-8")
     (tmp_path / "node002" / "train.log").write_text("\n".join(plain + titan) + "\n", encoding="utf-8")
-    assert _same_three_ways([str(tmp_path)]) == 6300
+    assert same_three_ways([str(tmp_path)]) == 6300
     records, _ = _read([str(tmp_path)])
     times = {f: {r[7] is None for r in records if r[0] == f} for f in ("node001/train.log", "node002/train.log")}
     assert times == {"node001/train.log": {False}, "node002/train.log": {True}}

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_runs import _same_three_ways, _scan, _spool
+from test_runs import same_three_ways, scan_counts, spool
 
 from l4lite.ingest.files import CHUNK_BYTES, discover
 from l4lite.ingest.reader import IngestOptions, iter_job
@@ -56,9 +56,9 @@ def test_the_last_short_block_of_a_file_reads_in_runs_and_the_same(tmp_path: Pat
     tail = range(n - 500, n + 1)  # lines of the last block, which has fewer than RUN_BLOCK_LINES
     assert RUN_BLOCK_LINES > 600  # the premise: the last block alone would be read line by line
     assert sum(k in in_runs for k in tail) > 0.8 * len(tail)
-    assert _same_three_ways(paths) > 5000
-    a, state_a = _spool(paths, True, tmp_path / "runs.arrows", fold=True)
-    b, state_b = _spool(paths, False, tmp_path / "lines.arrows")
+    assert same_three_ways(paths) > 5000
+    a, state_a = spool(paths, True, tmp_path / "runs.arrows", fold=True)
+    b, state_b = spool(paths, False, tmp_path / "lines.arrows")
     assert a.equals(b)
     assert state_a == state_b
-    assert _scan(paths, True, 300, fold=True) == _scan(paths, False, 300)
+    assert scan_counts(paths, True, 300, fold=True) == scan_counts(paths, False, 300)
