@@ -384,25 +384,27 @@ class RunReading:
             self.book.restart()
             self.use_book()
             return False
+        x: int | None = None
         if own is not None:
             r = self._planned_simple(first + j, s, own) if len(own) == 6 else self._planned(first + j, s, own)
             if r is None:
                 return False
+            a = own[1] if len(own) == 6 else own[6]
             x = self.absorb_index.get(key)
-            if x is None or table[x].level != r.level or table[x].source != r.source:
-                a = own[1] if len(own) == 6 else own[6]
-                table.append(RunShape(key, -1, -1, 0, a, a + len(r.message), r.level, r.source,
-                                      key[a:a + len(r.message)] if key.isascii() else None))
-                x = self.absorb_index[key] = len(table) - 1
+            if x is not None and (table[x].level != r.level or table[x].source != r.source):
+                x = None
         else:
             assert plan is not None
             r = self._head_planned(first + j, s, key, plan)
             if r is None:
                 return False
             a = plan[0]
+        if x is None:
             table.append(RunShape(key, -1, -1, 0, a, a + len(r.message), r.level, r.source,
                                   key[a:a + len(r.message)] if key.isascii() else None))
             x = len(table) - 1
+            if own is not None:
+                self.absorb_index[key] = x
         block.shape_list[j] = block.shape_array[j] = x
         block.time_list[j] = block.time_array[j] = np.nan if r.time is None else r.time
         absorbed.append((j - i, (r.node, r.rank, r.gpu)))
