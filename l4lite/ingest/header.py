@@ -247,7 +247,7 @@ class HeaderReading(PlanLearning):
         ``copy``, none), or (False, None) when its timestamp does not end as it did where the plan was learnt (the
         caller takes the slow path). A syslog kernel line's uptime anchors the dmesg clock, as ``_syslog_host``
         does ("host kernel: [  950.818166] ")."""
-        t = self.ts.iso_time(s, layout) if layout is not None else None
+        t = None if layout is None else self.ts.iso_time(s, layout) if len(layout) == 3 else self.ts.zoned_time(s, layout)
         if t is None:
             known, t = self.ts.planned_time(s, ts_first, ts_end, ts_kind) if ts_second < 0 and \
                 (ts_level is None or ts_kind == "glog") \
