@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from l4lite.ingest.cri import cri_layout, cri_prefix
 from l4lite.ingest.files import discover
 from l4lite.ingest.reader import IngestOptions, iter_job
 from l4lite.ingest.shape import shape_of
@@ -100,3 +101,52 @@ def test_a_journal_export_reads_its_times_from_its_plans(tmp_path: Path, monkeyp
     assert calls < 1000
     monkeypatch.setattr(TimestampParser, "parse", parse)
     assert same_three_ways(paths) == 6000
+
+
+def test_a_container_runtime_prefix_time_is_parse_time() -> None:
+    """A CRI prefix's RFC 3339 time (its fraction trimmed of trailing zeros, ``Z`` or an offset), read from its
+    parts (``cri.cri_layout``) once its minute is known, is ``parse``'s."""
+    rnd = random.Random(5)
+    parsed, planned = TimestampParser(), TimestampParser()
+    read = 0
+    for i in range(4000):
+        frac = "".join(rnd.choice("0123456789") for _ in range(rnd.randrange(0, 10))).rstrip("0")
+        stamp = (f"2025-11-{rnd.choice((29, 30))}T{rnd.choice((4, 5)):02d}:{rnd.choice((0, 59)):02d}:"
+                 f"{rnd.randrange(60):02d}{'.' + frac if frac else ''}{rnd.choice(('Z', '+00:00', '-07:00', '+05:30'))}")
+        s = f"{'  3: ' if i % 7 == 0 else ''}{stamp} {rnd.choice(('stdout', 'stderr'))} F step {i}"
+        m = cri_prefix(s)
+        assert m is not None
+        t = parsed.parse(s, m.start())[0]
+        t2 = planned.zoned_time(s, cri_layout(s, m.start()))
+        if t2 is None:
+            t2 = planned.parse(s, m.start())[0]
+        else:
+            read += 1
+        assert t2 == t, s
+    assert read > 3000
+
+
+def test_a_pod_log_parses_its_prefixes_once_per_minute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The zoo's CRI job: the header pattern runs about once per new minute and per line the plan cannot read,
+    not on every prefix (before: on all of them), and the records are the full reader's."""
+    import format_zoo
+
+    gen, name = format_zoo.FORMATS["cri"]
+    f = tmp_path / "job" / "node001" / name
+    f.parent.mkdir(parents=True)
+    f.write_text("\n".join(itertools.islice(gen(0, random.Random(0)), 4000)) + "\n", encoding="utf-8")
+    paths = [str(tmp_path / "job")]
+    calls = 0
+    parse = TimestampParser.parse
+
+    def counted(self: TimestampParser, s: str, pos: int = 0) -> tuple:
+        nonlocal calls
+        calls += 1
+        return parse(self, s, pos)
+
+    monkeypatch.setattr(TimestampParser, "parse", counted)
+    acc = Accounting()
+    assert sum(1 for _ in iter_job(discover(paths, acc), IngestOptions(), acc)) == 4000
+    assert calls < 2000
+    monkeypatch.setattr(TimestampParser, "parse", parse)
+    assert same_three_ways(paths) == 4000
