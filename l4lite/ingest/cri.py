@@ -38,3 +38,15 @@ def cri_prefix(s: str) -> re.Match[str] | None:
     elif m is None and (host := host_prefix(s)) is not None:  # pdsh's ``host: `` (a runtime's prefix after it)
         m = CRI_PREFIX.match(s, host.end())
     return m
+
+
+def cri_layout(s: str, pos: int) -> tuple[int, int, int, int, int]:
+    """Where the parts of the time of a CRI prefix (or ``kubectl logs --timestamps``' time) that ``cri_prefix``
+    found at ``pos`` sit, as ``TimestampParser.zoned_layout`` gives them (date-time, fraction and its width, UTC
+    offset), for ``zoned_time`` to read it without the header pattern: the runtime trims the fraction's trailing
+    zeros, so its width, and the offset's place, change from line to line."""
+    end = s.find(" ", pos + 19)
+    off = end - 1 if s[end - 1] == "Z" else end - 6
+    if s[pos + 19] == ".":
+        return pos, pos + 20, off - pos - 20, off, end
+    return pos, -1, 0, off, end

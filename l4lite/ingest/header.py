@@ -22,7 +22,7 @@ from l4lite.ingest.attribution import (
     normalize_host,
     prefix_host,
 )
-from l4lite.ingest.cri import cri_prefix
+from l4lite.ingest.cri import cri_layout, cri_prefix
 from l4lite.ingest.hostprefix import host_prefix
 from l4lite.ingest.planlearn import MAX_PLANS, PlanLearning
 from l4lite.ingest.plantrust import DIGITS, MISMATCH, planned_level, planned_message
@@ -53,7 +53,12 @@ class HeaderReading(PlanLearning):
         text = s[m.end():]
         key = label + m[1]
         held = self.cri_partial.pop(key, None)
-        t = self.ts.parse(s, m.start())[0] if held is None else self.cri_first_time.pop(key, None)
+        if held is None:  # the prefix's time (``parse``'s, read from its parts where its minute is known)
+            t = self.ts.zoned_time(s, cri_layout(s, m.start()))
+            if t is None:
+                t = self.ts.parse(s, m.start())[0]
+        else:
+            t = self.cri_first_time.pop(key, None)
         if held is not None:
             text = held + text
         if m[2] == "P":
@@ -247,7 +252,7 @@ class HeaderReading(PlanLearning):
         ``copy``, none), or (False, None) when its timestamp does not end as it did where the plan was learnt (the
         caller takes the slow path). A syslog kernel line's uptime anchors the dmesg clock, as ``_syslog_host``
         does ("host kernel: [  950.818166] ")."""
-        t = self.ts.iso_time(s, layout) if layout is not None else None
+        t = None if layout is None else self.ts.iso_time(s, layout) if len(layout) == 3 else self.ts.zoned_time(s, layout)
         if t is None:
             known, t = self.ts.planned_time(s, ts_first, ts_end, ts_kind) if ts_second < 0 and \
                 (ts_level is None or ts_kind == "glog") \

@@ -12,7 +12,7 @@ from l4lite.ingest.attribution import RANK_IN_MESSAGE
 from l4lite.ingest.clocks import fold_key, folded_shape
 from l4lite.ingest.plantrust import no_prefix
 from l4lite.ingest.shape import fold_class, shape_of
-from l4lite.ingest.timespots import time_layout
+from l4lite.ingest.timespots import time_layout, zoned_layout
 
 MAX_PLANS = 4096  # line shapes remembered per book (see runs.ShapeBook)
 
@@ -80,7 +80,9 @@ class PlanLearning:
             elif not rank_in_msg or self.path_rank is not None:
                 pending.append((key, layout, a, end, level, source))
         else:
-            plans[key] = (pos, global_rank, local_rank, nccl, level, source, a, end, rank_in_msg, layout) + spans
+            # (a time with a UTC offset is read from its offsets by this plan alone: runs' windows do not read one)
+            own_layout = layout if layout is not None else zoned_layout(self.ts, s, spans)
+            plans[key] = (pos, global_rank, local_rank, nccl, level, source, a, end, rank_in_msg, own_layout) + spans
             if spans[0] is None and spans[1] is not None and spans[8] is None and not ts_end and ts_second < 0 \
                     and _stampless(key, ts_first) and not rank_in_msg and self.path_node is not None \
                     and not self.host_prefixed \

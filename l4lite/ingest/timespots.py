@@ -125,3 +125,14 @@ def time_layout(ts: TimestampParser, s: str, spans: tuple) -> tuple[int, int, in
                                                          and s.startswith("{", ts_first))):
         return None
     return ts.iso_layout(s, ts_second if ts_second >= 0 else ts_first, ts_end)
+
+
+def zoned_layout(ts: TimestampParser, s: str, spans: tuple) -> tuple[int, int, int, int, int] | None:
+    """Where the parts of a line's ISO time with a UTC offset sit (``TimestampParser.zoned_layout``), for a
+    line's own header plan to read it from (journald's and rsyslog's ``2025-11-29T04:01:02.123456+00:00 host
+    ...``): a time first, no level in it and no kernel uptime after it (whose anchor the plan's parse sets). Runs
+    do not read offsets: only the plan of a whole line takes this layout."""
+    ts_first, ts_second, ts_end, ts_kind, ts_level = spans[3:8]
+    if ts_level is not None or ts_second >= 0 or spans[8] is not None or ts_kind not in ("iso", "rfc3339"):
+        return None
+    return ts.zoned_layout(s, ts_first, ts_end)

@@ -71,7 +71,7 @@ class TimestampParser:
 
     __slots__ = ("_year", "_default_year", "_near", "_mtime", "_around", "_last_month", "_days", "boot", "boot_index",
                  "_last_uptime", "_prescan_boot", "_cache", "_same", "_minutes", "_syslog_minutes", "undated",
-                 "undated_text", "_undated_line", "_day_first", "_dayclock")
+                 "undated_text", "_undated_line", "_day_first", "_dayclock", "_offsets")
 
     def __init__(self, year: int | None = None, mtime: float | None = None, near: int | None = None,
                  around: float | None = None, day_first: bool = False) -> None:
@@ -89,6 +89,7 @@ class TimestampParser:
         self._days: dict[tuple[int, int, int], float] = {}
         self._cache: dict[str, float] = {}  # date-time text (to the second) -> epoch seconds
         self._minutes: dict[str, float] = {}  # ISO date-time text to the minute -> epoch seconds
+        self._offsets: dict[str, int] = {}  # UTC offset text -> seconds (``zoned_time``)
         # syslog date-time text to the minute ("Nov 29 04:01:") -> (the year it was read in, epoch seconds)
         self._syslog_minutes: dict[str, tuple[int, float]] = {}
         # the previous ISO header, to re-read the next line of the same second without a regex:
@@ -333,6 +334,33 @@ class TimestampParser:
         if base is None:
             return None
         t = base + int(s[ds + 17:ds + 19])
+        if fl:
+            t += int(s[fs:fs + fl]) / POW10[fl]
+        return t
+
+    def zoned_layout(self, s: str, pos: int, end: int) -> tuple[int, int, int, int, int] | None:
+        """``iso_layout`` of an ISO header with a UTC offset (``+00:00``, ``-0500``; not ``Z``, which that
+        reads), the offset's start and end after the three: a header plan's lines of one shape have it at the same
+        offsets (``zoned_time``). None for other headers."""
+        m = (ISO_BR if s.startswith("[", pos) else ISO).match(s, pos)
+        if m is None or not m[9] or m[9] == "Z" or m.end() != end:
+            return None
+        return m.start(1), (m.start(8) if m[8] else -1), len(m[8] or ""), m.start(9), m.end(9)
+
+    def zoned_time(self, s: str, layout: tuple[int, int, int, int, int]) -> float | None:
+        """``iso_time`` of a header laid out as ``zoned_layout`` says: ``parse``'s time of it without the
+        pattern, the offset's seconds remembered per text. None when its minute is not known yet."""
+        ds, fs, fl, os_, oe = layout
+        base = self._minutes.get(s[ds:ds + 16])
+        if base is None:
+            return None
+        text = s[os_:oe]
+        off = self._offsets.get(text)
+        if off is None:
+            off = offset_seconds(text)
+            if len(self._offsets) < 64:
+                self._offsets[text] = off
+        t = base + int(s[ds + 17:ds + 19]) - off
         if fl:
             t += int(s[fs:fs + fl]) / POW10[fl]
         return t
