@@ -75,6 +75,7 @@ def test_dask_gives_the_single_process_verdict(engine: DaskEngine, name: str, ga
     import l4lite.scale.engine
 
     monkeypatch.setattr(l4lite.scale.engine, "GATHER_SHARDS", gather)
+    monkeypatch.setattr(l4lite.scale.engine, "ROUND_MIN_BYTES", 0)  # the small fixture jobs in every round
     options = AnalyzeOptions()
     job = str(SUITE / name)
     whole = scan_job([job], options)
@@ -87,8 +88,10 @@ def test_dask_gives_the_single_process_verdict(engine: DaskEngine, name: str, ga
 def test_dask_reads_a_merged_file_in_pieces(engine: DaskEngine, monkeypatch: pytest.MonkeyPatch) -> None:
     """One merged srun file cut into pieces (planned here, read on the workers): the one-pass scan."""
     import l4lite.ingest.pieces as pieces
+    import l4lite.scale.engine
 
     monkeypatch.setattr(pieces, "MIN_PIECE_BYTES", 4096)
+    monkeypatch.setattr(l4lite.scale.engine, "ROUND_MIN_BYTES", 0)
     options = AnalyzeOptions()
     job = str(SUITE / "006-nccl_hang")  # the trainer output of every rank in one slurm-*.out
     whole = scan_job([job], options)

@@ -31,7 +31,7 @@ from l4lite.scale.engine import (
     scan_shard,
     unify_templates,
 )
-from l4lite.scale.shards import SHARD_ROUNDS, even_ends, job_shards, makespan, read_size
+from l4lite.scale.shards import SHARD_ROUNDS, even_ends, job_rounds, job_shards, makespan, read_size
 from l4lite.scan.job import load_rules, scan_job
 from l4lite.scan.scanner import JobScan, TemplateStat
 
@@ -40,6 +40,15 @@ SUITE = ROOT / "fixtures" / "suite"
 JOBS = sorted(p for p in SUITE.iterdir() if p.is_dir())
 # one job per layout and trainer format: merged srun output, one file per rank, one folder per node
 VERDICT_JOBS = ["002-xid79_fallen_off_bus", "008-device_oom", "005-ib_link_down", "013-loss_divergence"]
+
+
+@pytest.fixture(autouse=True)
+def _every_round(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fixture jobs are small: ``analyze`` would cut them into one round of shards (``ROUND_MIN_BYTES``);
+    here they are cut into every round, so that the merges of a round's small shards are tested too."""
+    import l4lite.scale.engine
+
+    monkeypatch.setattr(l4lite.scale.engine, "ROUND_MIN_BYTES", 0)
 
 
 class TwoWorkers(LocalEngine):
@@ -115,6 +124,33 @@ def test_job_shards_end_both_workers_together_on_equal_files(n: int, tmp_path: P
     assert counts[0] >= counts[2] and counts[1] >= counts[3]
     if n == 16:  # shares 2, 2, 1, 1 rounded each on its own gave 5, 6, 2, 3: one worker 9 files, the other 7
         assert counts == [5, 5, 3, 3]
+
+
+def test_a_small_job_is_one_round_of_shards(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every shard learns its lines' shapes, gates and templates anew: ``analyze`` cuts a later round only where
+    its shards hold ``ROUND_MIN_BYTES`` or more, so a small job is one shard per worker and a large one keeps the
+    small last round that lets the workers end together (``parse`` keeps every round)."""
+    import l4lite.scale.engine
+
+    assert job_rounds(6 * 1000, 2, 1000) == SHARD_ROUNDS  # a last-round shard of 1,000 bytes
+    assert job_rounds(6 * 1000 - 6, 2, 1000) == SHARD_ROUNDS[:1]
+    assert job_rounds(10, 2, 0) == SHARD_ROUNDS and job_rounds(0, 1, 1) == SHARD_ROUNDS[:1]
+    files = [_file(tmp_path / f"node{i:03d}.log", tmp_path, 1000) for i in range(16)]
+    assert len(job_shards(files, 2)) == 2 * len(SHARD_ROUNDS)
+    assert [len(s) for s in job_shards(files, 2, 16_000 // 6 + 1)] == [8, 8]
+    assert [len(s) for s in job_shards(files, 2, 16_000 // 6 - 1)] == [5, 5, 3, 3]
+    job = tmp_path / "job"
+    for i in range(4):
+        (job / f"node{i}").mkdir(parents=True)
+        (job / f"node{i}" / "train.log").write_text("".join(
+            f"[2024-04-26 10:00:{k % 60:02d}] node{i} step {k} loss 2.{k % 1000:03d}\n" for k in range(400)))
+    options = AnalyzeOptions()
+    monkeypatch.setattr(l4lite.scale.engine, "ROUND_MIN_BYTES", 1 << 20)
+    small = scan_job_parallel([str(job)], options, engine=TwoWorkers())
+    monkeypatch.setattr(l4lite.scale.engine, "ROUND_MIN_BYTES", 0)
+    every = scan_job_parallel([str(job)], options, engine=TwoWorkers())
+    assert small.info["shards"] == 2 and every.info["shards"] == 4
+    assert signature(small) == signature(every) == signature(scan_job([str(job)], options))
 
 
 def test_even_ends_keeps_a_plan_that_ends_together(tmp_path: Path) -> None:

@@ -37,6 +37,15 @@ def _lines(f: InputFile, cap: int = 4096) -> tuple[list[tuple[int, str]], Accoun
     return out, acc
 
 
+@pytest.fixture(autouse=True)
+def _every_round(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fixture jobs are small: ``analyze`` would cut them into one round of shards (``ROUND_MIN_BYTES``);
+    here they are cut into every round, so that the merges of a round's small shards are tested too."""
+    import l4lite.scale.engine
+
+    monkeypatch.setattr(l4lite.scale.engine, "ROUND_MIN_BYTES", 0)
+
+
 @pytest.fixture
 def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pieces of a few kilobytes, so that the committed fixture jobs are cut many times."""

@@ -34,6 +34,7 @@ from l4lite.ingest.pieces import piece_count
 from l4lite.options import AnalyzeOptions, ExecutionOptions, ProgressFn
 from l4lite.records import Accounting
 from l4lite.scale.shards import (
+    ROUND_MIN_BYTES,
     ShardResult,
     ShardTask,
     finish_merge,
@@ -365,7 +366,7 @@ def scan_job_parallel(paths: Sequence[str], options: AnalyzeOptions, execution: 
         steps = steps_per_epoch_hint(job.files)
         tasks = [ShardTask(i, tuple(shard), job.root, context, tuple(options.rules_files),
                            float(options.bucket_seconds), steps)
-                 for i, shard in enumerate(job_shards(job.files, engine.workers))]
+                 for i, shard in enumerate(job_shards(job.files, engine.workers, ROUND_MIN_BYTES))]
         result = engine.run(tasks, execution.progress)
     finally:
         if own:

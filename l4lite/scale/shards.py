@@ -70,18 +70,34 @@ class ShardResult:
 
 
 SHARD_ROUNDS = (2, 1)  # relative sizes of a job's shards: a round of one shard per worker for each
+# The smallest shard a later round is cut into for ``analyze``: each shard learns the line shapes, plans, rule
+# gates and templates of its lines anew (0.3-0.7 s of CPU on the zoo's 31 MB storage job, where a 5 MB shard
+# reads in 0.7 s), so a round of shards smaller than this costs more than it balances (docs/performance.md).
+ROUND_MIN_BYTES = 16 << 20
 
 
-def job_shards(files: Sequence[InputFile], workers: int) -> list[list[InputFile]]:
+def job_rounds(total: int, workers: int, min_round_bytes: int = 0) -> tuple[int, ...]:
+    """The rounds of ``SHARD_ROUNDS`` a job of ``total`` bytes is cut into: the later rounds are dropped, last
+    first, while a shard of the last round would hold less than ``min_round_bytes`` (the first round stays)."""
+    for n in range(len(SHARD_ROUNDS), 1, -1):
+        rounds = SHARD_ROUNDS[:n]
+        if total * rounds[-1] / (sum(rounds) * max(1, workers)) >= min_round_bytes:
+            return rounds
+    return SHARD_ROUNDS[:1]
+
+
+def job_shards(files: Sequence[InputFile], workers: int, min_round_bytes: int = 0) -> list[list[InputFile]]:
     """The shards of a job for ``workers`` processes: rounds of one shard per worker, each round smaller than
     the one before (``SHARD_ROUNDS``). A worker takes the next shard when it is free, so the job ends with small
     shards: a worker that a busy machine slows down, or that drew the costlier lines, leaves the others idle
     for part of a small shard, not of a large one. Two rounds keep to two shards per worker: each shard costs
-    something of its own (learning the line shapes, sending its scan back, merging it). Large files are cut
+    something of its own (learning the line shapes, sending its scan back, merging it), which is why a small job
+    keeps only the rounds whose shards hold ``min_round_bytes`` or more (``job_rounds``). Large files are cut
     into pieces for this (``pieces.split_large``), and the neighbouring pieces that fall in one shard are
     joined again, so that a shard reads each file's lead once."""
-    weights = [w for w in SHARD_ROUNDS for _ in range(max(1, workers))]
     files = [replace(f, size=read_size(f)) for f in files]
+    rounds = job_rounds(sum(f.size for f in files), workers, min_round_bytes)
+    weights = [w for w in rounds for _ in range(max(1, workers))]
     shards = even_ends(plan_shards(split_large(files, weights), weights), weights, max(1, workers))
     return [_joined_pieces(shard) for shard in shards]
 
