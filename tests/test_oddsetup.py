@@ -4,6 +4,7 @@ number. The node that printed it is the one to look at."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -57,3 +58,21 @@ def test_a_rank_with_another_model_under_fsdp_is_read_on_its_node() -> None:
     inc = analyze([str(MISMATCH)])
     assert inc.suspects[0].node == "llm-pretrain-7f9c4-worker-1"
     assert inc.category == "user_config"
+
+
+def test_an_error_that_ranks_printed_with_another_number_is_no_start_up_line() -> None:
+    """Real job 188: every rank timed out in one collective, rank 0 on its send and the others on their recv; the
+    tracebacks read alike but for the transport's source line (129 against 78). An error says nothing of how a
+    rank was set up."""
+    err = ("RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:{}] "
+           "Timed out waiting 30000ms for {} operation to complete")
+    scan = _scan({("node-a", 0): err.format(129, "send"), ("node-a", 1): err.format(78, "recv"),
+                  ("node-b", 2): err.format(78, "recv"), ("node-b", 3): err.format(78, "recv")})
+    for recs in scan.exemplars.values():
+        recs[:] = [replace(r, end_line=r.line + 30, text="Traceback (most recent call last):\n" + r.message)
+                   for r in recs]
+    assert odd_setup(scan) is None  # type: ignore[arg-type]
+    # the same words in one-line records at the ERROR level, and as an exception's text, read alike
+    plain = _scan({("node-a", 0): err.format(129, "send"), ("node-a", 1): err.format(78, "recv"),
+                   ("node-b", 2): err.format(78, "recv"), ("node-b", 3): err.format(78, "recv")})
+    assert odd_setup(plain) is None  # type: ignore[arg-type]

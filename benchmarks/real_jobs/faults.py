@@ -19,7 +19,8 @@ of injection) go to L4L_META_DIR, which lies outside the archived log tree.
                   GLOO_SOCKET_IFNAME on one node or on every node; the dataset's seed file absent from one
                   node's local disk or from every node's; so are shm_small, port_taken, no_master_host: one
                   node's small /dev/shm, the rendezvous port held on the host, one node's /etc/hosts without
-                  the first node's name)
+                  the first node's name; and device_missing: one node's environment asking for a CUDA device,
+                  L4L_DEVICE, that its CPU-only torch lacks)
   L4L_FAULT_RANK  global rank that misbehaves (exception, sigkill, hang, nan, host_oom, worker_oom, sigstop)
   L4L_FAULT_STEP  1-based optimizer step at which it happens (data, bad_token: the bad sample's index;
                   worker_oom, worker_segv: the number of samples DataLoader worker 0 of the rank decodes

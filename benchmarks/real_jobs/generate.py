@@ -323,10 +323,23 @@ JOB_SPECS = [
     ("megatron", "layout_ckpt", None, None, False, {"index": 185}),
     ("megatron", "erofs", 0, 20, False, {"index": 186}),
     ("megatron", "diverge", None, 16, False, {"index": 187}),
+    # what the 188 jobs above have fewest of (188-195): network faults (6 of 175 incidents) on the stacks that had
+    # none (Fabric, Megatron-Core, FSDP2, AMP, Lightning, the HF Trainer), an exception in a validation pass (eval:
+    # 3 jobs) under the plain DDP loop, and a node whose job environment asks for a CUDA device its torch build
+    # does not have (a node set up apart: a CPU-only wheel)
+    ("fabric", "netdown", 2, 14, False, {"index": 188}),
+    ("megatron", "netdrop", 1, 13, False, {"index": 189}),
+    ("fsdp", "netslow", 3, 12, False, {"index": 190}),
+    ("amp", "netdown", 0, 15, False, {"index": 191}),
+    ("lightning", "no_master_host", None, None, False, {"index": 192}),
+    ("ddp", "eval_exception", 1, 20, False, {"index": 193, "validate": True}),
+    ("ddp", "device_missing", None, None, False, {"index": 194}),
+    ("hf", "netdrop", 2, 12, False, {"index": 195}),
 ]
 # faults set up per node by the generator (no rank injects them; a node may fail before any rank registers)
 NODE_FAULTS = ("bad_env", "bad_env_all", "missing_file", "missing_file_all", "node_corrupt_ckpt", "compile_nocxx",
-               "shm_small", "port_taken", "no_master_host", "missing_module", "version_mismatch", "idx_truncated")
+               "shm_small", "port_taken", "no_master_host", "missing_module", "version_mismatch", "idx_truncated",
+               "device_missing")
 # node faults where the launcher itself fails (no rank starts on the struck node, so no rank's exit code to prove)
 AGENT_FAULTS = ("port_taken", "no_master_host")
 # how far a job's `tz` option puts the first node's local time from UTC (for the notes)
@@ -352,7 +365,7 @@ PHASE = {"exception": "train", "sigkill": "train", "hang": "train", "nan": "trai
          "layer_mismatch": "init", "node_enospc": "checkpoint", "shard_truncated": "train", "pids_limit": "train",
          "missing_module": "init", "loss_spike": "train", "preempt": "train", "cpu_throttle": "train",
          "netslow": "train", "version_mismatch": "init", "inode_full": "checkpoint",
-         "shard_mismatch": "train", "tp_mismatch": "init", "idx_truncated": "init", "layout_ckpt": "load"}
+         "shard_mismatch": "train", "tp_mismatch": "init", "idx_truncated": "init", "layout_ckpt": "load", "device_missing": "init"}
 CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan": "numerical",
             "enospc": "storage", "corrupt_ckpt": "storage", "data": "data", "healthy": None,
             "host_oom": "host", "worker_oom": "host", "sigstop": "software", "diverge": "numerical",
@@ -380,7 +393,9 @@ CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan
             "shard_mismatch": "user_config",
             # a rank launched with another tensor-parallel size is its node's job script (as layer_mismatch); a
             # cut copy of the data's index file is data; a checkpoint of another layout is the job's setting
-            "tp_mismatch": "user_config", "idx_truncated": "data", "layout_ckpt": "user_config"}
+            "tp_mismatch": "user_config", "idx_truncated": "data", "layout_ckpt": "user_config",
+            # a node whose environment names a device its torch build lacks: its setup (as compile_nocxx)
+            "device_missing": "user_config"}
 FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_runtime",
           "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps",
           "ignite": r"Engine run (complete|finished)", "accelerate": r"training finished: 40 steps",
@@ -770,6 +785,12 @@ def run_job(job, py, out_root, work_root, port):
                 json.dump({"fault": fault, "host": host, "rank": None, "step": 1,
                            "time": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
                            "env": {"CXX": MISSING_CXX}}, f)
+        if fault == "device_missing" and i == 1:  # the job environment asks for CUDA, the node's torch is CPU-only
+            nenv["L4L_DEVICE"] = "cuda"
+            with open(os.path.join(meta, f"injection-node{i}.json"), "w") as f:
+                json.dump({"fault": fault, "host": host, "rank": None, "step": None,
+                           "time": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+                           "env": {"L4L_DEVICE": "cuda"}}, f)
         if fault == "missing_file" and i == 1 or fault == "missing_file_all":
             with open(os.path.join(meta, f"injection-node{i}.json"), "w") as f:
                 json.dump({"fault": fault, "host": host, "rank": None, "step": None,
@@ -1275,7 +1296,8 @@ def build_truth(job, arch):
                "no_master_host": r"Name or service not known|gai error|Temporary failure in name resolution",
                "missing_file": r"FileNotFoundError: ", "missing_file_all": r"FileNotFoundError: ",
                "version_mismatch": r"requires `accelerate>=",
-               "idx_truncated": r"buffer is smaller than requested size"}[fault]
+               "idx_truncated": r"buffer is smaller than requested size",
+               "device_missing": r"Torch not compiled with CUDA enabled"}[fault]
         struck = [i["host"] for i in inj]
         # every node's setup alike: no node to blame; a port taken is the job's MASTER_PORT to change (the public
         # threads of the real corpus label it job-wide), whichever host's leftover process holds it
@@ -1707,6 +1729,10 @@ def describe_133(job, first, h):
         "compile_nocxx": f"The model is wrapped in `torch.compile` (inductor); the job environment of {h} sets "
                          f"CXX={MISSING_CXX}, a compiler toolset that node was never given: both its ranks fail "
                          "compiling the first forward (InvalidCxxCompiler), the other node's lose their peers.",
+        "device_missing": f"The job environment of {h} sets L4L_DEVICE=cuda (the script places the model on "
+                          "`cuda:<local rank>`), while that node's torch is a CPU-only build: both its ranks fail "
+                          "moving the model (`Torch not compiled with CUDA enabled`) right after joining the process "
+                          "group, the other node's ranks lose them.",
     }[f]
 
 
@@ -1827,6 +1853,9 @@ def describe(job, first, rank_host):
     s, f, r = job["stack"], job["fault"], job["rank"]
     if s in OTHER_RUN:
         return describe_other(job, first, rank_host)
+    if s in ("megatron", "fsdp") and f in ("netdown", "netdrop", "netslow"):  # the stack's run, then the link's fault
+        job = dict(job, stack="ddp")
+        return (MEGATRON_RUN if s == "megatron" else FSDP_RUN) + describe(job, first, rank_host)
     if s == "megatron":
         return describe_megatron(job, first, rank_host.get(first["rank"]) if first and first["rank"] is not None
                                  else (first or {}).get("host"))
@@ -1834,7 +1863,7 @@ def describe(job, first, rank_host):
         return describe_fsdp(job, first, rank_host.get(first["rank"]) if first else None)
     if f in NEW_125:
         return describe_new(job, first, first["host"] if first else None)
-    if f in NEW_133 or f == "compile_nocxx":
+    if f in NEW_133 or f in ("compile_nocxx", "device_missing"):
         return describe_133(job, first, first["host"] if first else None)
     if f in ("shm_small", "port_taken", "no_master_host"):
         return describe_139(job)
@@ -1958,8 +1987,10 @@ def describe(job, first, rank_host):
                 f"the rank whose shard holds it (global rank {first['rank'] if first else '?'} on {h}) raises "
                 "IndexError in the embedding, the others lose their peer.")
     if f == "eval_exception":
-        return (f"Lightning runs a validation loop every 10 steps; in the validation run after step {job['step']} "
-                f"global rank {r} on {h} raises RuntimeError from user code (validation_step), the others lose "
+        who = ("Lightning runs a validation loop", "validation_step") if s == "lightning" else (
+            "The training loop runs a validation pass", "the validation pass")
+        return (f"{who[0]} every 10 steps; in the validation run after step {job['step']} "
+                f"global rank {r} on {h} raises RuntimeError from user code ({who[1]}), the others lose "
                 "their peer.")
     if f == "anomaly_nan":
         return (f"A debugging run with autograd's anomaly detection on every rank; at step {job['step']} one weight "

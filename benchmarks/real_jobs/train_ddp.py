@@ -183,7 +183,10 @@ def main():
     log.info("initialized process group: backend=gloo world_size=%d local_rank=%s host=%s",
              world, os.environ["LOCAL_RANK"], os.uname().nodename)
 
-    model = DDP(TinyLM(**faults.model_kwargs()))
+    net = TinyLM(**faults.model_kwargs())
+    if os.environ.get("L4L_DEVICE"):  # the job environment's device for this node (one per local rank)
+        net = net.to(torch.device(os.environ["L4L_DEVICE"], int(os.environ["LOCAL_RANK"])))
+    model = DDP(net)
     if os.environ.get("L4L_COMPILE"):  # torch.compile (inductor): the first forward compiles C++ kernels
         model = torch.compile(model)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)

@@ -6,7 +6,9 @@ own model without comparing them, and the ranks' collectives then go out of step
 job 174, one rank with one more block). Its one trace is what it said of itself as it started: the line every other
 rank printed, with another number. The reading asks for a line of few copies (a start-up line, not a step's), the
 same count of numbers in each, one position where they differ, at least ``MIN_AGREE`` copies on more than one node
-agreeing and the other value on one node only.
+agreeing and the other value on one node only. An error's own record (a traceback, an ERROR line, an exception's
+text) is not a start-up line: ranks that time out in one collective print the same traceback with another source
+line of the transport (a send's timeout against a recv's, real job 188), which says nothing of how they were set up.
 """
 
 from __future__ import annotations
@@ -24,6 +26,17 @@ MAX_COPIES = 4  # copies of the line per rank at most (its own file, the launche
 SCORE = 0.25  # as the components finding: below every signature
 
 
+_ERROR_TEXT = re.compile(r"Traceback|\b[A-Z]\w*(?:Error|Exception)\b")
+_ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "FATAL"})
+
+
+def _said_at_start(r: Record) -> bool:
+    """Whether the record can be a rank's account of itself: one line, not an error's (see the module)."""
+    if r.end_line > r.line or (r.level or "").upper() in _ERROR_LEVELS:
+        return False
+    return not _ERROR_TEXT.search(r.message[:400])
+
+
 def _numbers(r: Record) -> tuple[str, ...]:
     return tuple(m.group(0) for m in _NUM.finditer(r.message[:400]))
 
@@ -38,7 +51,7 @@ def odd_setup(scan: JobScan) -> Finding | None:
     by_template: dict[str, list[Record]] = defaultdict(list)
     for (tid, node), recs in scan.exemplars.items():
         if node in hosts:
-            by_template[tid].extend(recs)
+            by_template[tid].extend(r for r in recs if _said_at_start(r))
     found: list[Finding] = []
     for tid, recs in by_template.items():
         stat = scan.templates.get(tid)

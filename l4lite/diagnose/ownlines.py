@@ -9,7 +9,11 @@ that it went, not why. Its own lines often do, in words no rule was written for:
 - near the failure (minutes before it, or after it while the peers time out), and after the node's first
   training iteration if it trained at all (start-up banners and environment notices come before it);
 - about a component, by the lexicon's words (``rules.components``): the learned model is not asked, since
-  informational lines are read here too and only a named component makes one worth showing.
+  informational lines are read here too and only a named component makes one worth showing;
+- not a progress line (an iteration's loss, loss scale, skipped steps: the scan's training and validation points):
+  it reports each step's numbers, and one printed on the last rank alone reads as the node's own. Under fp16 the
+  first steps' loss-scale search counts skipped iterations in it (real job 191, cut off at its 14th step), which
+  is no fault; the health detector reads those numbers.
 """
 
 from __future__ import annotations
@@ -59,13 +63,14 @@ def node_said(scan: JobScan, node: str | None, t0: float | None, placed: set[tup
     train = [p for p in scan.metrics if p.kind == "train" and p.time is not None]
     started = min((p.time for p in train if p.node == node), default=None) or \
         min((p.time for p in train if p.time is not None), default=None)
+    progress = {(p.file, p.line) for p in scan.metrics if p.kind in ("train", "val")}
     found: list[tuple[Record, str, tuple[str, ...]]] = []
     for (tid, where), recs in scan.exemplars.items():
         stat = scan.templates.get(tid)
         if where != node or stat is None or len(stat.nodes) > limit:
             continue
         for r in recs:
-            if (r.file, r.line) in placed or is_cascade(r.text) or is_listing(r.text):
+            if (r.file, r.line) in placed or (r.file, r.line) in progress or is_cascade(r.text) or is_listing(r.text):
                 continue
             ok = near(r, t0)
             if ok is False or (ok is None and t0 is not None):

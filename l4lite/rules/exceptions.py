@@ -135,8 +135,9 @@ CUDA_ERRORS: tuple[tuple[str, str], ...] = (
     ("software", r"cudaErrorIllegalAddress|an illegal memory access was encountered|cudaErrorMisalignedAddress|"
                  r"misaligned address|cudaErrorIllegalInstruction|an illegal instruction was encountered|"
                  r"cudaErrorInvalidPc"),
-    # a build without kernels for the GPU's architecture: the threads fix it by installing a matching build
-    ("user_config", r"cudaErrorNoKernelImageForDevice|no kernel image is available|"
+    # a build without kernels for the GPU's architecture: the threads fix it by installing a matching build; so
+    # is PyTorch built without CUDA at all (a CPU-only wheel where the job asks for a GPU)
+    ("user_config", r"cudaErrorNoKernelImageForDevice|no kernel image is available|Torch not compiled with CUDA|"
                     r"cudaErrorNoDevice|no CUDA-capable device is detected|cudaErrorInvalidDevice\b|"
                     r"invalid device ordinal|cudaErrorInsufficientDriver|driver version is insufficient|"
                     r"cudaErrorSystemDriverMismatch|Found no NVIDIA driver on your system|"

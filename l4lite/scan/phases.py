@@ -245,7 +245,8 @@ _LOOP_FRAME = re.compile(r"\bin (?:backward|_engine_run_backward|_next_data|__ne
 _SETUP_LINE = re.compile(r"\b(?:ImportError|ModuleNotFoundError|undefined symbol|parse_args\w*|argparse|"
                          r"__post_init__|NCCL INFO Channel \d+|bootstrap\.cc|init\.cc:\d+|Failed to find reverse path|ncclCommInitRank|"
                          r"Before initializing|device\(s\) is/are busy or unavailable|cudaErrorDevicesUnavailable|"
-                         r"no CUDA-capable device|CUDA driver version is insufficient|rendezvous)\b", re.I)
+                         r"no CUDA-capable device|CUDA driver version is insufficient|"
+                         r"Torch not compiled with CUDA enabled|rendezvous)\b", re.I)
 
 
 def loop_frames(text: str) -> bool:
