@@ -17,6 +17,10 @@ that lies in the ahead part is read back by it, in every file of the node. A ste
 A line flushed an hour late (written before the lines above it) goes back too, but the time before it is no
 later than the peers': no step. Only times past the peers' end that back by the step fall within their span are
 read back, so a node that logs on after its peers stopped (a hang's last line) keeps its times.
+
+A node that logs in another zone is compared in the job's time (``shifts``): ``ingest.jobclock`` looks for steps
+again once ``zones`` has placed the nodes, and applies both facts to a file's lines for the batch and the live
+reader alike.
 """
 
 from __future__ import annotations
