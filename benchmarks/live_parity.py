@@ -10,6 +10,10 @@ two categories. For every job of ``fixtures/real_jobs`` (or the jobs named) this
 * ``resume`` (``--resume``): the same replay, with a ``tail --once --state DIR`` per piece, the verdict of the
   last one taken.
 
+``--transform NAME`` runs every mode on the job archived another way (``benchmarks/archive_variants.py``'s
+transforms: a node's clock stepped back, a node in another zone, a merged stream, ...), written to a temporary
+folder first; a transform fed on stdin is left out (``tail`` follows files).
+
 ``--inside`` moves each file's cuts to the worst place for a reader: inside a multi-line record (a traceback being
 written), at the middle of the first one between this cut and the next; ``--chunks 10`` cuts more often.
 
@@ -18,6 +22,7 @@ on the top node, phase, category and iteration. Prints each disagreement and the
     python benchmarks/live_parity.py                         # all real jobs, modes once and live
     python benchmarks/live_parity.py --jobs 001 045 --resume
     python benchmarks/live_parity.py --resume --chunks 10 --inside   # harder cut points
+    python benchmarks/live_parity.py --jobs 119 126 --transform clock-step-back   # a job archived another way
 """
 
 from __future__ import annotations
@@ -240,6 +245,28 @@ def replay_resume(job: Path, chunks: int, inside: bool = False) -> Any:
         return incident
 
 
+def transformed(job: Path, name: str, into: Path) -> Path | None:
+    """The job archived as ``archive_variants``' transform ``name`` would (its neighbour the next real job, as
+    there), written under ``into``; None for a transform fed on stdin, or one that writes the job unchanged."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from archive_transforms import GROUND_TRUTH, Job, identity, load_job, write_variant
+    from archive_variants import TRANSFORMS
+
+    jobs = sorted(p for p in JOBS.iterdir() if p.is_dir() and (p / GROUND_TRUTH).exists())
+    neighbour = jobs[(jobs.index(job) + 1) % len(jobs)] if job in jobs else None
+    loaded = Job(job.name, job, load_job(job), json.loads((job / GROUND_TRUTH).read_text()), [])
+    if neighbour is not None:
+        loaded.neighbour = max((s for s in load_job(neighbour) if s.lines), key=lambda s: len(s.lines or ()))
+    loaded.root_files = [str(e["file"]) for e in loaded.truth.get("evidence") or []]
+    v = TRANSFORMS[name](loaded)
+    if v.stdin is not None or v.outs == identity(loaded).outs:
+        return None
+    write_variant(v, into / job.name)
+    folder = (into / job.name / v.target).resolve()
+    (folder / GROUND_TRUTH).write_text(json.dumps(loaded.truth))  # a marker for the job list; never read as a log
+    return folder
+
+
 # ------------------------------------------------------------------------------------------------ main
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -249,6 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--inside", action="store_true", help="cut inside multi-line records (tracebacks being written)")
     ap.add_argument("--no-live", action="store_true", help="leave out the live replay")
     ap.add_argument("--json", metavar="FILE", help="write per-job verdicts here")
+    ap.add_argument("--transform", metavar="NAME", help="each job archived so first (archive_variants' names)")
     args = ap.parse_args(argv)
     import logging
 
@@ -256,6 +284,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     jobs = sorted(p for p in JOBS.iterdir() if p.is_dir() and (p / "ground_truth.json").exists())
     if args.jobs:
         jobs = [j for j in jobs if any(j.name.startswith(x) for x in args.jobs)]
+    holder = tempfile.TemporaryDirectory(prefix="l4lite-parity-variants-") if args.transform else None
+    if holder is not None:
+        made = [transformed(j, args.transform, Path(holder.name)) for j in jobs]
+        print(f"{args.transform}: {sum(m is not None for m in made)} of {len(jobs)} jobs changed by it", flush=True)
+        jobs = [m for m in made if m is not None]
     modes = ["once"] + ([] if args.no_live else ["live"]) + (["resume"] if args.resume else [])
     wrong: dict[str, Counter[str]] = {m: Counter() for m in modes}
     rows = []
@@ -293,6 +326,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{mode:7s} agree {n - w['any']}/{n}   {cols}" + (f"  errors {w['error']}" if w["error"] else ""))
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
+    if holder is not None:
+        holder.cleanup()
     return 0
 
 

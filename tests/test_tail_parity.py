@@ -56,6 +56,15 @@ def test_once_reads_a_node_in_another_time_zone_in_the_job_time() -> None:
     assert lp.Verdict.of(lp.tail_once([str(p) for p in lp.job_inputs(job)])) == lp.analyze_verdict(job)
 
 
+def test_once_reads_a_stepped_node_back_as_analyze_does(tmp_path: Path) -> None:
+    # ``--transform clock-step-back``: a healthy node an hour fast until mid-job. The job context found the step,
+    # but tail read the node's lines by its zone only: 002's verdict moved (train -> checkpoint, host -> software)
+    job = lp.transformed(JOBS / "002-ddp-sigkill", "clock-step-back", tmp_path)
+    assert job is not None and job != JOBS / "002-ddp-sigkill"
+    assert lp.Verdict.of(lp.tail_once([str(p) for p in lp.job_inputs(job)])) == lp.analyze_verdict(job)
+    assert lp.analyze_verdict(job) == lp.analyze_verdict(JOBS / "002-ddp-sigkill")
+
+
 def test_context_is_built_again_when_files_appear(tmp_path: Path) -> None:
     from l4lite.live.jobfacts import LiveContext
 

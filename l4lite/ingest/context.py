@@ -51,6 +51,7 @@ from l4lite.ingest.fileends import file_ends
 from l4lite.ingest.fileranks import id_hosts, own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
 from l4lite.ingest.hostprefix import host_prefixed, without_host_prefixes
+from l4lite.ingest.jobclock import settle_clocks
 from l4lite.ingest.jsonlog import record_host
 from l4lite.ingest.jumps import APART_LIMIT, node_ends
 from l4lite.ingest.layout import (
@@ -88,10 +89,8 @@ from l4lite.ingest.spans import (
     job_span,
     lone_years,
     sampled_spans,
-    span_of,
     vote_year,
 )
-from l4lite.ingest.steps import clock_steps, stepped
 from l4lite.ingest.timespots import learn_spot, strip_stream_prefixes
 from l4lite.ingest.writers import (
     ELASTIC_RANK_LINE,
@@ -567,13 +566,11 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     if files:
         ctx.boot_anchors = boot_anchors(files, ctx.node_of, ctx.year,
                                         accounting if accounting is not None else Accounting())
-    ctx.clock_steps = clock_steps(spans, ctx.node_of)
-    if ctx.clock_steps:  # a node's clock stepped back: its ahead part read back in every file of the node
-        spans = {rel: span_of(v.system, stepped(v.times, ctx.clock_steps.get(ctx.node_of(rel) or "")), v.heads)
-                 for rel, v in spans.items()}
-        _set_span(ctx, spans, files)
-    ctx.clock_skew = job_skew(ctx, files, {rel: s.anchors for rel, s in samples.items()})
-    read_zones(ctx, spans, files, docs, accounting, error_at)  # a node in another time zone: read in the job's time
+    def place(read: dict[str, FileSpan], said: Accounting) -> None:  # the time facts that follow the steps
+        _set_span(ctx, read, files)
+        ctx.clock_skew = job_skew(ctx, files, {rel: s.anchors for rel, s in samples.items()})
+        read_zones(ctx, read, files, docs, said, error_at)  # a node in another time zone: read in the job's time
+    settle_clocks(ctx, spans, place, accounting)  # a node's clock stepped back, read with the zones (``jobclock``)
     ctx.node_ends = node_ends({r: t - ctx.node_shifts.get(ctx.node_of(r) or "", 0.0) for r, t in ctx.file_ends.items()},
                               ctx.node_of)
     return ctx

@@ -27,6 +27,7 @@ from l4lite.ingest.errorfile import error_record_start, stated_time
 from l4lite.ingest.files import DEFAULT_MAX_LINE_CHARS, InputFile, Job, discover
 from l4lite.ingest.header import QUEUED, HeaderReading, ends_record, relayed
 from l4lite.ingest.hostprefix import host_prefixed, strip_host_prefix
+from l4lite.ingest.jobclock import in_job_time
 from l4lite.ingest.jsonlog import LATE_TRIES, JsonReading, learn_json_keys
 from l4lite.ingest.jumps import peers_end, without_jumps
 from l4lite.ingest.lineclass import OpenRecord
@@ -37,11 +38,9 @@ from l4lite.ingest.runs import RUN_BLOCK_LINES, RunReading, ShapeBook, ShapeRun
 from l4lite.ingest.seconds import in_line_order, last_placed
 from l4lite.ingest.shape import FOLD_DIGITS
 from l4lite.ingest.slurmnode import slurm_node
-from l4lite.ingest.steps import in_step
 from l4lite.ingest.streamnames import AMBIGUOUS, StreamNames
 from l4lite.ingest.timespots import LEARN_LINES, learn_spot
 from l4lite.ingest.timestamps import TimestampParser
-from l4lite.ingest.zones import in_writer_zones, in_zone
 from l4lite.records import Accounting, Record, RotatedStreams
 
 __all__ = ["IngestOptions", "RankMap", "iter_records", "iter_job", "prepare_job", "read_file"]
@@ -211,11 +210,7 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
     def zoned(self, items: Iterator[Record | ShapeRun]) -> Iterator[Record | ShapeRun]:
         """``items`` in the job's time (``zones``): by the file's node's zone, or in a file no path places (several
         nodes' lines) by each line's writer's; a node's clock stepped back (``steps``) is read back first."""
-        if self.path_node is not None:
-            if self.path_node in self.ctx.clock_steps:
-                items = in_step(items, self.ctx.clock_steps[self.path_node])
-            return in_zone(items, self.ctx.node_shifts.get(self.path_node, 0.0))
-        return in_writer_zones(items, self.ctx.node_shifts)
+        return in_job_time(items, self.ctx, self.path_node)
 
     def learn_lead(self, lead: Sequence[InputFile], node_re: re.Pattern[str] | None) -> float | None:
         """Start a piece of a file (``l4lite.ingest.pieces``) knowing what the lines before it tell: which host and GPU

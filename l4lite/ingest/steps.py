@@ -17,6 +17,10 @@ that lies in the ahead part is read back by it, in every file of the node. A ste
 A line flushed an hour late (written before the lines above it) goes back too, but the time before it is no
 later than the peers': no step. Only times past the peers' end that back by the step fall within their span are
 read back, so a node that logs on after its peers stopped (a hang's last line) keeps its times.
+
+A node that logs in another zone is compared in the job's time (``shifts``): ``ingest.jobclock`` looks for steps
+again once ``zones`` has placed the nodes, and applies both facts to a file's lines for the batch and the live
+reader alike.
 """
 
 from __future__ import annotations
@@ -33,25 +37,31 @@ from l4lite.records import Record
 T = TypeVar("T")
 
 
-def clock_steps(spans: Mapping[str, FileSpan], node_of: Callable[[str], str | None]) -> dict[str, list[float]]:
+def clock_steps(spans: Mapping[str, FileSpan], node_of: Callable[[str], str | None],
+                shifts: Mapping[str, float] | None = None) -> dict[str, list[float]]:
     """Each stepped node's step (see the module docstring) as ``[seconds, after, until]``: the node's times later
     than ``after`` and up to ``until`` (as written) are ``seconds`` ahead: from its first time past the peers'
     that back by the step lies within their span, to where the clock stood when it was stepped. ``spans``: each
-    file's sampled span (the peers' spans without their own wrong lines) and times in file order. Plain lists,
-    for the job context travels as JSON to other processes."""
+    file's sampled span (the peers' spans without their own wrong lines) and times in file order; ``shifts``:
+    node -> seconds its zone is ahead (``zones``), so that a node five hours behind its peer is compared in the
+    job's time (its ahead part lies past the peer's end only there); ``after`` and ``until`` stay as written.
+    Plain lists, for the job context travels as JSON to other processes."""
     by_node: dict[str, list[str]] = {}
     for rel in spans:
         if (node := node_of(rel)) is not None:
             by_node.setdefault(node, []).append(rel)
     if len(by_node) < 2:
         return {}
+    shifts = shifts or {}
     out: dict[str, list[float]] = {}
     for node, rels in by_node.items():
-        times = [spans[rel].times for rel in rels]
+        own = shifts.get(node, 0.0)
+        times = [[t - own for t in spans[rel].times] for rel in rels]
         if not any(quarters(b - a) > 0 for ts in times for b, a in zip(ts, ts[1:], strict=False)):
             continue  # no time goes back by whole quarter hours: the common case, the peers not looked at
-        peers = [spans[r] for other, rs in by_node.items() if other != node for r in rs]
-        lo, hi = min(s.first for s in peers) - MAX_PAUSE, max(s.last for s in peers) + MAX_PAUSE
+        peers = [(spans[r], shifts.get(other, 0.0)) for other, rs in by_node.items() if other != node for r in rs]
+        lo = min(s.first - d for s, d in peers) - MAX_PAUSE
+        hi = max(s.last - d for s, d in peers) + MAX_PAUSE
         found = {(d, a + d) for ts in times for b, a in zip(ts, ts[1:], strict=False)
                  if (d := quarters(b - a)) > 0 and b > hi and lo <= b - d <= hi and lo <= a <= hi}
         if len({d for d, _ in found}) != 1:
@@ -59,7 +69,7 @@ def clock_steps(spans: Mapping[str, FileSpan], node_of: Callable[[str], str | No
         d = next(iter(found))[0]
         ahead = [t for ts in times for t in ts if t > hi and lo <= t - d <= hi]
         # the ahead part: from the node's first time past the peers to the step (as the clock read it then)
-        out[node] = [d, max(hi, min(ahead) - MAX_PAUSE), max(*ahead, *(at for _, at in found))]
+        out[node] = [d, max(hi, min(ahead) - MAX_PAUSE) + own, max(*ahead, *(at for _, at in found)) + own]
     return out
 
 

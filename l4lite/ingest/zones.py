@@ -319,25 +319,33 @@ def in_zone(items: Iterator[T], seconds: float) -> Iterator[T]:
         yield item
 
 
-def in_writer_zones(items: Iterator[T], shifts: Mapping[str, float]) -> Iterator[T]:
+def in_writer_zones(items: Iterator[T], shifts: Mapping[str, float],
+                    steps: Mapping[str, Sequence[float]] | None = None) -> Iterator[T]:
     """``items`` of a file no path places (one stream of several nodes' lines: ``srun --label``, ``cat``) with
     each line's time read back by its own writer's zone: the zone belongs to the node, not to the file, so a node
-    read in the job's time in its own files is read so in a merged stream too."""
-    if not shifts:
+    read in the job's time in its own files is read so in a merged stream too. ``steps``: a writer whose clock
+    stepped back (``steps.clock_steps``, times as written) has its ahead part read back first, as in its own files."""
+    if not shifts and not steps:
         yield from items
         return
+    steps = steps or {}
+
+    def back(node: str | None, t: float) -> float:  # seconds the writer's time reads ahead of the job's
+        step = steps.get(node or "")
+        return shifts.get(node or "", 0.0) + (step[0] if step is not None and step[1] < t <= step[2] else 0.0)
+
     for item in items:
         if isinstance(item, Record):
-            if item.time is not None and (d := shifts.get(item.node or "", 0.0)):
+            if item.time is not None and (d := back(item.node, item.time)):
                 item.time -= d
         elif getattr(item, "times", None):
+            times = np.asarray(item.times, dtype=np.float64)
             nodes = item.line_names()  # type: ignore[attr-defined]
             if nodes is None:
-                d = shifts.get(getattr(item, "node", None) or "", 0.0)
-                if d:
-                    item.retime(np.asarray(item.times, dtype=np.float64) - d)  # type: ignore[attr-defined]
+                node = getattr(item, "node", None)
+                gone = np.array([back(node, t) for t in times]) if node in steps else shifts.get(node or "", 0.0)
             else:
-                back = np.array([shifts.get(n or "", 0.0) for n, _, _ in nodes], dtype=np.float64)
-                if back.any():
-                    item.retime(np.asarray(item.times, dtype=np.float64) - back)  # type: ignore[attr-defined]
+                gone = np.array([back(n, t) for (n, _, _), t in zip(nodes, times, strict=True)], dtype=np.float64)
+            if np.any(gone):
+                item.retime(times - gone)  # type: ignore[attr-defined]
         yield item

@@ -14,10 +14,10 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
+from l4lite.ingest.jobclock import in_job_time
 from l4lite.ingest.jsonlog import HEAD_LINES, LATE_TRIES, learn_json_keys
 from l4lite.ingest.jumps import peers_end, without_jumps
 from l4lite.ingest.seconds import SecondOrder
-from l4lite.ingest.zones import in_writer_zones, in_zone
 from l4lite.records import Accounting, Record
 
 
@@ -75,7 +75,7 @@ class IngestLineReader:
     """
 
     __slots__ = ("r", "max_chars", "n", "warn", "skipped", "_stale", "_hold", "_warned", "_ambiguous", "_partial",
-                 "_plain_head", "_spotless", "_json_head", "_order", "_shift", "_pushed", "_jumps")
+                 "_plain_head", "_spotless", "_json_head", "_order", "_clocked", "_pushed", "_jumps")
 
     def __init__(self, rel: str, options: Any, accounting: Accounting, mtime: float,
                  warn: Callable[[str], None], skipped: Counter[str] | None = None, *,
@@ -99,8 +99,10 @@ class IngestLineReader:
         self._spotless = 0  # first non-empty lines that show no time spot (``timespots``), while that is undecided
         self._json_head: list[str] = []  # first non-empty lines, while the file's JSON keys (``jsonlog``) may grow
         self._order = SecondOrder()  # whole-second ties in file order, as ``read_file`` places them
-        # a node logging in another time zone (``ingest.zones``) is read in the job's time, as ``read_file`` reads it
-        self._shift = self.r.ctx.node_shifts.get(self.r.path_node or "", 0.0)
+        # a node logging in another time zone (``ingest.zones``), or whose clock stepped back (``ingest.steps``), is
+        # read in the job's time by the function ``read_file`` reads it with (``ingest.jobclock``)
+        ctx = self.r.ctx
+        self._clocked = bool(ctx.node_shifts or ctx.clock_steps)
         # and a clock that jumps inside the file read back by its jump (``ingest.jumps``), where the other nodes'
         # ends are known: a finished job's (a running job's ends move on, and its re-reads correct it)
         self._pushed = Pushed()
@@ -214,12 +216,10 @@ class IngestLineReader:
         return self._place(unwrapped + [direct] if isinstance(direct, Record) else unwrapped)
 
     def _place(self, records: list[Record]) -> list[Record]:
-        """Records as ``read_file`` hands them on: in the job's time (``zones.in_zone``), whole-second ties
+        """Records as ``read_file`` hands them on: in the job's time (``jobclock.in_job_time``), whole-second ties
         ordered."""
-        if self._shift:
-            records = list(in_zone(iter(records), self._shift))
-        elif self.r.path_node is None and self.r.ctx.node_shifts:  # several nodes' lines: each by its writer's zone
-            records = list(in_writer_zones(iter(records), self.r.ctx.node_shifts))
+        if self._clocked:
+            records = list(in_job_time(iter(records), self.r.ctx, self.r.path_node))
         if self._jumps is not None:
             records = [self._pushed.through(record, self._jumps) for record in records]
         return self._order.place(records)
