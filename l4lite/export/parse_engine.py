@@ -11,6 +11,10 @@ groups under one footer, CSV (the header in the first part only) and JSON lines 
 A rank-only record (no host on its line, its stream or its file) takes its node from the rank ties learned in
 the files before it, as in one process: the worker knows the ties of its own shard, and the parent fills in the
 ties of the earlier shards.
+
+A worker that reads several shards of one job keeps the line shapes it learnt (``runs.ShapeBook``, a cache of
+how a shape's first line was read: the records do not depend on it) from one shard to the next, as one process
+keeps them from file to file, instead of learning every shape again per shard.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from l4lite.export.writers import finalize_spool, write_file
 from l4lite.ingest.attribution import RankMap
 from l4lite.ingest.context import JobContext, build_context
 from l4lite.ingest.files import InputFile, discover
+from l4lite.ingest.runs import ShapeBook
 from l4lite.records import Accounting
 from l4lite.scale.engine import PoolEngine
 from l4lite.scale.shards import job_shards, remine
@@ -37,6 +42,7 @@ class SpoolTask:
     files: tuple[InputFile, ...]
     context: JobContext
     spool: str
+    job: str = ""  # names the parse run: a worker's shards of one run share their shape books (``worker_books``)
 
 
 @dataclass
@@ -60,13 +66,28 @@ def spool_shard(task: SpoolTask) -> SpoolResult:
 
     started = time.perf_counter()
     accounting = Accounting()
-    ingest = IngestOptions(node_from=task.context.node_from, fold_shapes=True).use(task.context)
+    ingest = IngestOptions(node_from=task.context.node_from, fold_shapes=True,
+                           shape_books=worker_books(task.job)).use(task.context)
     miner = TemplateMiner()
     records = (r for f in task.files for r in read_file(f, ingest, accounting, runs=True))
     with fewer_collections():
         n = write_spool(records, miner, Path(task.spool))
     return SpoolResult(task.index, task.spool, n, accounting, miner.finalize(), ingest.rank_map,
                        sum(f.size for f in task.files), time.perf_counter() - started)
+
+
+_BOOKS: dict[str, dict[tuple, ShapeBook]] = {}
+
+
+def worker_books(job: str) -> dict[tuple, ShapeBook]:
+    """This process's shape books for the parse run ``job``: the shards a worker reads after its first start with
+    the shapes of those before (a job of 16 files in 4 shards learnt each shape 4 times, 1.5x the CPU of one
+    process on syslog lines). Only the latest run's are kept; an unnamed run shares nothing."""
+    if not job:
+        return {}
+    if job not in _BOOKS:
+        _BOOKS.clear()
+    return _BOOKS.setdefault(job, {})
 
 
 def parse_parallel(paths: Sequence[str], node_from: str | None, engine: PoolEngine, spool_dir: Path,
@@ -81,7 +102,7 @@ def parse_parallel(paths: Sequence[str], node_from: str | None, engine: PoolEngi
         raise L4Error("stdin (-) cannot be split into shards: drop --jobs or pass files")
     context = build_context(job.files, node_from, accounting=accounting)
     shards = job_shards(job.files, engine.workers)
-    tasks = [SpoolTask(i, tuple(files), context, str(spool_dir / f"shard-{i:04d}.arrows"))
+    tasks = [SpoolTask(i, tuple(files), context, str(spool_dir / f"shard-{i:04d}.arrows"), str(spool_dir))
              for i, files in enumerate(shards)]
     total = sum(f.size for files in shards for f in files)  # as the shards weigh them (gzip: uncompressed)
     done = records = 0
