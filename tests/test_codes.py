@@ -29,11 +29,6 @@ def test_a_cascade_code_names_no_category(line: str) -> None:
     assert named(line) is None
 
 
-def test_a_full_shared_memory_is_no_disk() -> None:
-    found = named("shm.cc:123 NCCL WARN Error while creating shared memory segment /dev/shm/nccl-x: No space left on device")
-    assert found is None or found.category != "storage"
-
-
 def test_the_tables_agree_with_each_other() -> None:
     # every code a category is given for is a code the header tables know, by one name and one message
     assert set(ERRNOS) <= set(codes.ERRNO)

@@ -113,7 +113,6 @@ ERRNOS: dict[int, str] = {
     122: "storage",  # EDQUOT
 }
 _ERRNO_KNOWN = set(ERRNOS)
-_SHM = re.compile(r"/dev/shm|\bshm\b|shared memory", re.I)
 _ERRNO = re.compile(r"\[Errno (\d{1,4})\]|\berrno[:=]? ?(\d{1,4})\b|\berror (\d{1,4}) \(E[A-Z]{2,12}\)", re.I)
 
 # A new process or thread refused with EAGAIN: the process-count limit of the user or the container (``ulimit -u``,
@@ -253,8 +252,7 @@ def named(text: str) -> Named | None:
             return Named(ERRNOS[code], m.group(0))
     else:  # the same codes by symbolic name or by the C library's message (``rules.codes``)
         spelled = errno_of(head, _ERRNO_KNOWN)
-        # a full shared-memory tmpfs is the container's /dev/shm size, not a disk (as the ``enospc`` rule reads it)
-        if spelled is not None and not (spelled[0] == 28 and _SHM.search(head)):
+        if spelled is not None:
             return Named(ERRNOS[spelled[0]], spelled[1])
     w = _NCCL_WARN.search(head)
     if w is not None:
