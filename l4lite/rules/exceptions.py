@@ -23,8 +23,6 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from l4lite.rules.codes import errno_of
-
 
 class Named(NamedTuple):
     """The category a name in a line gives, and the name."""
@@ -112,7 +110,6 @@ ERRNOS: dict[int, str] = {
     121: "storage",  # EREMOTEIO
     122: "storage",  # EDQUOT
 }
-_ERRNO_KNOWN = set(ERRNOS)
 _ERRNO = re.compile(r"\[Errno (\d{1,4})\]|\berrno[:=]? ?(\d{1,4})\b|\berror (\d{1,4}) \(E[A-Z]{2,12}\)", re.I)
 
 # A new process or thread refused with EAGAIN: the process-count limit of the user or the container (``ulimit -u``,
@@ -250,10 +247,6 @@ def named(text: str) -> Named | None:
         code = int(next(g for g in m.groups() if g))
         if code in ERRNOS:
             return Named(ERRNOS[code], m.group(0))
-    else:  # the same codes by symbolic name or by the C library's message (``rules.codes``)
-        spelled = errno_of(head, _ERRNO_KNOWN)
-        if spelled is not None:
-            return Named(ERRNOS[spelled[0]], spelled[1])
     w = _NCCL_WARN.search(head)
     if w is not None:
         path = w.group("file") or w.group("file2") or ""
