@@ -61,7 +61,7 @@ GITHUB = re.compile(r"github\.com/([^/\s]+/[^/\s]+)/(?:issues|pull|discussions)/
 # the fresh samples whose misses may be read (b's threads are in the lines file, the learned model's text); d, f,
 # h, j, l and the -score halves are only scored and never enter an audit
 STUDIED_FRESH = ("a", "b", "c", "e", "g", "i", "k", "m-study", "n-study", "o-study", "p-study",
-                 "q-study")
+                 "q-study", "r-study")
 
 
 @dataclass(frozen=True)

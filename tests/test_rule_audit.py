@@ -186,7 +186,7 @@ def test_the_verdicts_on_the_studied_threads_are_the_known_ones() -> None:
 def _score_only_groups() -> set[str]:
     import json
     out: set[str] = set()
-    for name in ("d", "f", "h", "j", "l", "m-score", "n-score", "o-score", "p-score", "q-score"):
+    for name in ("d", "f", "h", "j", "l", "m-score", "n-score", "o-score", "p-score", "q-score", "r-score"):
         for raw in (ROOT / "fixtures" / "real" / "fresh" / f"{name}.jsonl").read_text(encoding="utf-8").splitlines():
             if raw.strip():
                 out.add(json.loads(raw)["source_group"])
