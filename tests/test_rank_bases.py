@@ -1,0 +1,86 @@
+"""Two nodes' writers in one stream told apart without a host name: torchrun's ``[defaultL]:[rankG]:`` prefixes
+give each node one first rank (``G - L``), and an agent's block of worker lines shows it running beside a later
+agent (jobs 163 and 164: a throttled node's console names no host, its peer's failure summary names its own)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from l4lite.ingest.agents import GlogSpans, agents_at_once
+from l4lite.ingest.context import JobContext, build_context
+from l4lite.ingest.files import discover
+from l4lite.ingest.reader import IngestOptions, iter_records
+from l4lite.ingest.writers import rank_bases, vote_lines
+from l4lite.records import Accounting
+
+JOBS = Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs"
+
+
+def test_a_nodes_workers_share_one_first_rank() -> None:
+    assert rank_bases([(0, 0), (1, 1)]) == {0}
+    assert rank_bases([(2, 0), (3, 1)]) == {2}
+    assert rank_bases([(0, 0), (1, 1), (2, 0), (3, 1)]) == {0, 2}
+    one = vote_lines(["[default0]:[rank2]: Traceback", "[default1]:[rank3]: x", "[rank2]: no local prefix"])
+    assert one.bases == {2}
+    two = vote_lines(["[default0]:[rank0]: x", "[default1]:[rank1]: y", "[default0]:[rank2]: z"])
+    assert two.bases == {0, 2}
+
+
+def _agent(t: str, pid: int) -> str:
+    return f"W1206 07:{t} {pid} torch/distributed/run.py:874] *****************************************"
+
+
+def _spans(lines: list[str]) -> GlogSpans:
+    spans = GlogSpans()
+    for line in lines:
+        spans.feed(line)
+    return spans
+
+
+def test_an_agents_workers_logging_past_the_next_agents_start_ran_beside_it() -> None:
+    """A stopped node's agent says nothing after its banner, while its workers log on: the block below it
+    reaches past the start of the agent below, so the two ran at once (a ``cat`` of two consoles)."""
+    a = [_agent("33:09.419000", 10489), "[default0]:2026-12-06 07:33:27,868 INFO train: step 13/40 loss 3.8324"]
+    b = [_agent("33:11.557000", 10493)]
+    assert agents_at_once(_spans(a + b), []) == 2
+    ended = [_agent("33:09.419000", 10489), "[default0]:2026-12-06 07:33:10,100 INFO train: step 1/40"]
+    assert agents_at_once(_spans(ended + b), []) == 0  # its workers ended before the next agent began: a restart
+    zoned = [_agent("33:09.419000", 10489), "[default0]:2026-12-06T12:33:27Z INFO train: step 13/40"]
+    assert agents_at_once(_spans(zoned + b), []) == 0  # a time with a zone may be on another clock than glog's
+
+
+def _cat(job: str, root: Path) -> None:
+    """The job's node consoles, in one file as ``cat`` writes them."""
+    root.mkdir()
+    with (root / "job.out").open("wb") as fh:
+        for p in sorted((JOBS / job).glob("*/console.log")):
+            fh.write(p.read_bytes())
+
+
+def _context(root: Path) -> JobContext:
+    acc = Accounting()
+    return build_context(discover([str(root)], acc).files, accounting=acc)
+
+
+def test_a_cat_whose_workers_show_two_first_ranks_is_two_nodes(tmp_path: Path) -> None:
+    """163: a100-rack2-14's console (ranks 0 and 1, its failure summary names it) above a100-rack2-15's (ranks 2
+    and 3, no host named). The lines of ranks 2 and 3 are not the named host's."""
+    _cat("163-accelerate-cpu_throttle", tmp_path / "job")
+    ctx = _context(tmp_path / "job")
+    assert "job.out" in ctx.mixed and ctx.node_of("job.out") is None
+    recs = list(iter_records([str(tmp_path / "job")], IngestOptions(), Accounting()))
+    other = [r for r in recs if r.text.startswith(("[default0]:[rank2]:", "[default1]:[rank3]:"))]
+    assert other and all(r.node != "a100-rack2-14" for r in other)
+    mine = [r for r in recs if r.text.startswith("[default0]:[rank0]:")]
+    assert mine and all(r.node == "a100-rack2-14" for r in mine)
+
+
+def test_a_cat_whose_first_agent_worked_on_past_the_second_agents_start_is_two_nodes(tmp_path: Path) -> None:
+    """164: cpu-node-a's agent logged its banner only (the node was throttled) while its workers trained on; its
+    peer's agent, below it, started before those lines: two nodes, whatever host the summary names."""
+    _cat("164-deepspeed-cpu_throttle", tmp_path / "job")
+    ctx = _context(tmp_path / "job")
+    assert "job.out" in ctx.mixed and ctx.agents == 2
+    recs = list(iter_records([str(tmp_path / "job")], IngestOptions(), Accounting()))
+    steps = [r for r in recs if "INFO train: step 13/40" in r.text]
+    assert steps and all(r.node != "cpu-node-b" for r in steps)
