@@ -84,3 +84,18 @@ def test_a_cat_whose_first_agent_worked_on_past_the_second_agents_start_is_two_n
     recs = list(iter_records([str(tmp_path / "job")], IngestOptions(), Accounting()))
     steps = [r for r in recs if "INFO train: step 13/40" in r.text]
     assert steps and all(r.node != "cpu-node-b" for r in steps)
+
+
+def test_an_srun_label_of_other_first_ranks_takes_no_host_another_label_named(tmp_path: Path) -> None:
+    """161 as ``srun --label`` leaves it: label 0 (n3, ranks 0 and 1) names its host, label 1 (n4, ranks 2 and
+    3, preempted) names none. Label 1's lines are not n3's: its ranks start elsewhere."""
+    root = tmp_path / "job"
+    root.mkdir()
+    consoles = sorted((JOBS / "161-lightning-preempt").glob("*/console.log"))
+    with (root / "job.out").open("wb") as fh:
+        for label, p in enumerate(consoles):
+            fh.writelines(f"{label}: ".encode() + ln for ln in p.read_bytes().splitlines(keepends=True))
+    assert "job.out" in _context(root).mixed
+    recs = list(iter_records([str(root)], IngestOptions(), Accounting()))
+    stop = [r for r in recs if "Received 15 death signal" in r.text]
+    assert stop and all(r.node != "trn-sjc2-r08-n3" for r in stop)
