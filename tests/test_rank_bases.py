@@ -1,12 +1,12 @@
 """Two nodes' writers in one stream told apart without a host name: torchrun's ``[defaultL]:[rankG]:`` prefixes
-give each node one first rank (``G - L``), and an agent's block of worker lines shows it running beside a later
-agent (jobs 163 and 164: a throttled node's console names no host, its peer's failure summary names its own)."""
+give each node one first rank (``G - L``), so lines of two first ranks in one file are two nodes' (job 163: a
+throttled node's console names no host, its peer's failure summary names its own; 161 as ``srun --label`` leaves
+it)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from l4lite.ingest.agents import GlogSpans, agents_at_once
 from l4lite.ingest.context import JobContext, build_context
 from l4lite.ingest.files import discover
 from l4lite.ingest.reader import IngestOptions, iter_records
@@ -24,29 +24,6 @@ def test_a_nodes_workers_share_one_first_rank() -> None:
     assert one.bases == {2}
     two = vote_lines(["[default0]:[rank0]: x", "[default1]:[rank1]: y", "[default0]:[rank2]: z"])
     assert two.bases == {0, 2}
-
-
-def _agent(t: str, pid: int) -> str:
-    return f"W1206 07:{t} {pid} torch/distributed/run.py:874] *****************************************"
-
-
-def _spans(lines: list[str]) -> GlogSpans:
-    spans = GlogSpans()
-    for line in lines:
-        spans.feed(line)
-    return spans
-
-
-def test_an_agents_workers_logging_past_the_next_agents_start_ran_beside_it() -> None:
-    """A stopped node's agent says nothing after its banner, while its workers log on: the block below it
-    reaches past the start of the agent below, so the two ran at once (a ``cat`` of two consoles)."""
-    a = [_agent("33:09.419000", 10489), "[default0]:2026-12-06 07:33:27,868 INFO train: step 13/40 loss 3.8324"]
-    b = [_agent("33:11.557000", 10493)]
-    assert agents_at_once(_spans(a + b), []) == 2
-    ended = [_agent("33:09.419000", 10489), "[default0]:2026-12-06 07:33:10,100 INFO train: step 1/40"]
-    assert agents_at_once(_spans(ended + b), []) == 0  # its workers ended before the next agent began: a restart
-    zoned = [_agent("33:09.419000", 10489), "[default0]:2026-12-06T12:33:27Z INFO train: step 13/40"]
-    assert agents_at_once(_spans(zoned + b), []) == 0  # a time with a zone may be on another clock than glog's
 
 
 def _cat(job: str, root: Path) -> None:
@@ -73,17 +50,6 @@ def test_a_cat_whose_workers_show_two_first_ranks_is_two_nodes(tmp_path: Path) -
     assert other and all(r.node != "a100-rack2-14" for r in other)
     mine = [r for r in recs if r.text.startswith("[default0]:[rank0]:")]
     assert mine and all(r.node == "a100-rack2-14" for r in mine)
-
-
-def test_a_cat_whose_first_agent_worked_on_past_the_second_agents_start_is_two_nodes(tmp_path: Path) -> None:
-    """164: cpu-node-a's agent logged its banner only (the node was throttled) while its workers trained on; its
-    peer's agent, below it, started before those lines: two nodes, whatever host the summary names."""
-    _cat("164-deepspeed-cpu_throttle", tmp_path / "job")
-    ctx = _context(tmp_path / "job")
-    assert "job.out" in ctx.mixed and ctx.agents == 2
-    recs = list(iter_records([str(tmp_path / "job")], IngestOptions(), Accounting()))
-    steps = [r for r in recs if "INFO train: step 13/40" in r.text]
-    assert steps and all(r.node != "cpu-node-b" for r in steps)
 
 
 def test_an_srun_label_of_other_first_ranks_takes_no_host_another_label_named(tmp_path: Path) -> None:

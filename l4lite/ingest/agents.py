@@ -6,8 +6,7 @@ An agent is a glog pid that names its workers (``Sending process N closing signa
 agent and its process context): a file's sampled ends may show its banner and not the lines naming its workers.
 In one file, a node whose agent was restarted shows a second agent below the first and later in time; a ``cat``
 of two nodes' consoles (or srun's unlabelled stream of two tasks) shows the second agent below the first but
-logging before the first one's last line (its own, or a worker's below it and above the second agent: a stopped
-node's agent says nothing after its banner while its workers log on), since both ran at once: the file is mixed, and the one host its lines
+logging before the first one's last line, since both ran at once: the file is mixed, and the one host its lines
 name (the surviving node's failure summary) is not the writer of the other agent's lines (a preempted node's
 ``Received 15 death signal``, which names no host). Files apart have no line order: their agents ran at once when
 their times overlap, each console reaching over its own span.
@@ -26,10 +25,6 @@ _GLOG = re.compile(r"[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d(?:\.\d+)?) +(\d+) ")
 # the modules only torchelastic's launcher process runs: its main, its agent, the process context of its workers
 _LAUNCHER = re.compile(r"torch/distributed/(?:run\.py|elastic/agent/|elastic/multiprocessing/api\.py)")
 MAX_PIDS = 4096  # distinct glog pids followed per file (a worker's glog lines carry its own pid)
-# a worker's own ISO time of day, naive (the node's local time, as glog's), after any stream prefix
-# (``[default0]:2026-12-06 07:33:27,868 INFO ...``); a time with a zone may be on another clock than glog's
-_ISO = re.compile(r"(?:\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d(?:[.,]\d+)?)(?![\d.,]*(?:Z|[+-]\d\d:?\d\d\b))")
-ISO_REACH = 80  # characters of a line searched for a worker's time
 
 
 @dataclass
@@ -41,13 +36,10 @@ class Span:
     last_line: int
     first_time: float
     last_time: float
-    block_time: float | None = None  # the latest worker time below its first line, above the next agent's
 
     def before(self, other: Span) -> bool:
-        """Whether all of this pid's lines come above and no later than all of ``other``'s, its block's workers'
-        lines included (a stopped node's agent says nothing after its banner while its workers log on)."""
-        last = self.last_time if self.block_time is None else max(self.last_time, self.block_time)
-        return self.last_line < other.first_line and last <= other.first_time
+        """Whether all of this pid's lines come above and no later than all of ``other``'s."""
+        return self.last_line < other.first_line and self.last_time <= other.first_time
 
 
 @dataclass
@@ -57,22 +49,16 @@ class GlogSpans:
     spans: dict[str, Span] = field(default_factory=dict)
     lines: int = 0
     launchers: set[str] = field(default_factory=set)  # pids whose lines come from the launcher's modules
-    current: str | None = None  # the launcher whose block the lines below belong to (the latest to start)
 
     def feed(self, raw: str) -> None:
         self.lines += 1
-        m = _GLOG.match(raw) if raw[:1] in "IWEF" and raw[1:2].isdigit() else None
+        if raw[:1] not in "IWEF" or not raw[1:2].isdigit():
+            return
+        m = _GLOG.match(raw)
         if m is None:
-            if self.current is not None and "-" in raw[:ISO_REACH] and (w := _ISO.search(raw, 0, ISO_REACH)):
-                t = ((int(w[1]) * 31 + int(w[2])) * 24 + int(w[3])) * 3600 + int(w[4]) * 60 + \
-                    float(w[5].replace(",", "."))
-                if (s := self.spans.get(self.current)) is not None:
-                    s.block_time = t if s.block_time is None else max(s.block_time, t)
             return
         if m[6] not in self.launchers and _LAUNCHER.match(raw, m.end()) and len(self.launchers) < MAX_PIDS:
             self.launchers.add(m[6])
-            if self.spans.get(m[6]) is None or self.current is None:
-                self.current = m[6]  # a new agent: the workers' lines below are its block
         t = ((int(m[1]) * 31 + int(m[2])) * 24 + int(m[3])) * 3600 + int(m[4]) * 60 + float(m[5])
         s = self.spans.get(m[6])
         if s is None:
