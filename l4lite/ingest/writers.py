@@ -45,6 +45,7 @@ ON_HOST = re.compile(r"\b(?:(?:[Pp]rocess|[Rr]ank)[ _-]?(\d{1,6})|(?:[Tt]ask|[Ww
 ELASTIC_RANK_LINE = re.compile(r"\s*rank\s*: (\d+)")
 LABEL_START = frozenset(" 0123456789")  # what an ``srun --label`` line starts with
 _PREFIX_START = frozenset(" 0123456789[")
+MAX_PAIRS = 4096  # distinct (global, local) rank pairs kept per file
 _HAS_LETTER = re.compile(r"[A-Za-z]")
 _IP = re.compile(r"\d{1,3}([.-])\d{1,3}\1\d{1,3}\1\d{1,3}$")
 
@@ -93,11 +94,28 @@ def writer_host(raw: str) -> str | None:
 
 def prefix_rank(raw: str, pos: int) -> int | None:
     """The global rank of the torchrun prefixes at ``pos`` (``[rank1]:`` after any ``[default1]:``), or None."""
+    return prefix_ranks(raw, pos)[0]
+
+
+def prefix_ranks(raw: str, pos: int) -> tuple[int | None, int | None]:
+    """The global and the local rank of the torchrun prefixes at ``pos`` (``[default1]:[rank3]:``: 3 and 1; either
+    None where its prefix is not there)."""
+    local = None
     while (t := TORCHRUN_PREFIX.match(raw, pos)) is not None:
         if t[1] == "rank":
-            return int(t[2])
+            return int(t[2]), local
+        if t[1] == "default":
+            local = int(t[2])
         pos = t.end()
-    return None
+    return None, local
+
+
+def rank_bases(pairs: Iterable[tuple[int, int]]) -> set[int]:
+    """The first global rank of the node of each ``(global, local)`` pair of torchrun's prefixes: torchrun gives a
+    node's workers the global ranks ``base + local``, ``base`` its group rank times its workers, so one node's
+    console shows one base whatever rank writes, and lines of two bases in one file are two nodes' workers
+    (a ``cat`` of two consoles; ``[default0]:[rank0]:`` above ``[default0]:[rank2]:``), named or not."""
+    return {g - loc for g, loc in pairs if g >= loc}
 
 
 def own_host(hosts: Counter[str]) -> str | None:
@@ -129,6 +147,7 @@ class WholeVote(NamedTuple):
     labels: Counter[tuple[str, str]]
     label_ranks: Counter[tuple[str, int]]
     ranks: Counter[int]  # the global ranks of the torchrun prefixes of all its lines (``rank_host``)
+    bases: frozenset[int] = frozenset()  # the nodes' first ranks its ``[defaultL]:[rankG]:`` lines show (``rank_bases``)
 
 
 class LineVote:
@@ -142,6 +161,7 @@ class LineVote:
         self.labels: Counter[tuple[str, str]] = Counter()
         self.label_ranks: Counter[tuple[str, int]] = Counter()
         self.ranks: Counter[int] = Counter()
+        self.pairs: set[tuple[int, int]] = set()  # (global, local) of torchrun's paired prefixes
         self.elastic: str | None = None  # a failure summary's ``host :`` waiting for its ``rank :`` line
 
     def feed(self, raw: str) -> None:
@@ -149,8 +169,11 @@ class LineVote:
         host = writer_host(line)
         labelled = stream_label(raw)
         label = labelled[0] if labelled is not None else None
-        if raw[:1] in _PREFIX_START and (rank := prefix_rank(raw, labelled[1] if labelled else 0)) is not None:
+        if raw[:1] in _PREFIX_START and (pair := prefix_ranks(raw, labelled[1] if labelled else 0))[0] is not None:
+            rank, local = pair
             self.ranks[rank] += 1
+            if local is not None and len(self.pairs) < MAX_PAIRS:
+                self.pairs.add((rank, local))
             if label is not None:
                 self.label_ranks[(label, rank)] += 1
         if host is not None:
@@ -169,7 +192,7 @@ class LineVote:
     def vote(self) -> WholeVote:
         """What the lines fed so far say (copies: feeding more changes nothing handed out)."""
         return WholeVote(Counter(self.hosts), list(self.ties), list(self.mentions), Counter(self.labels),
-                         Counter(self.label_ranks), Counter(self.ranks))
+                         Counter(self.label_ranks), Counter(self.ranks), frozenset(rank_bases(self.pairs)))
 
 
 def vote_lines(lines: Iterable[str], also: Callable[[str], None] | None = None) -> WholeVote:
@@ -227,7 +250,9 @@ class JobVote(NamedTuple):
     ties: list[tuple[int, str]]
     mentions: list[tuple[int, str]]
     files: dict[str, WholeVote]
-    agents: int = 0  # the most torchelastic agents one placed file shows running at once (``agents_at_once``)
+    # the most nodes one file shows at once: torchelastic agents running at once (``agents_at_once``) or workers
+    # of distinct first ranks (``rank_bases``)
+    agents: int = 0
 
 
 def new_pid_reader() -> PidReader:
@@ -271,8 +296,9 @@ def vote_whole(nodes: dict[str, str | None], mixed: list[str], placed: Sequence[
             ties += vote.ties + (vote.mentions if f.rel not in tasks and f.rel not in labelled else [])
             mentions += vote.mentions if f.rel in tasks else []
             pids = read[f.rel]
-            agents = max(agents, at_once := agents_at_once(pids.glog, pids.children))
-            if at_once and vote.hosts and f.rel not in mixed:  # two nodes' agents: the one host named is one's
+            agents = max(agents, at_once := agents_at_once(pids.glog, pids.children), len(vote.bases))
+            if (at_once or len(vote.bases) > 1) and vote.hosts and f.rel not in mixed:
+                # two nodes' agents or workers: the one host named is one's
                 mixed.append(f.rel)
             elif f.rel not in tasks and not vote.labels and not vote.label_ranks and \
                     (host := own_host(vote.hosts)) is not None:
@@ -281,10 +307,11 @@ def vote_whole(nodes: dict[str, str | None], mixed: list[str], placed: Sequence[
         if (vote := read_whole(f)) is None or not vote.hosts:
             continue
         pids = read[f.rel]
-        agents = max(agents, at_once := agents_at_once(pids.glog, pids.children))
-        if mixed_hosts(vote.hosts) or len({h for _, h in pids.owners}) > 1 or at_once:
+        agents = max(agents, at_once := agents_at_once(pids.glog, pids.children), len(vote.bases))
+        if mixed_hosts(vote.hosts) or len({h for _, h in pids.owners}) > 1 or at_once or len(vote.bases) > 1:
             # several writers named, or processes of two hosts stating their pids (each agent's failure summary,
-            # its rendezvous name), or two nodes' agents: a ``cat`` whose lines read as their pids and blocks say
+            # its rendezvous name), or two nodes' agents or workers (``rank_bases``): a ``cat`` whose lines read as
+            # their pids and blocks say
             nodes.pop(f.rel, None)
             if f.rel not in mixed:
                 mixed.append(f.rel)
