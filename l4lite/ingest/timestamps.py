@@ -35,6 +35,7 @@ from l4lite.ingest.stamp_patterns import (
     KERN,
     KERN_LEVEL,
     KERN_PREFIXES,
+    MDY,
     MMDD,
     MONTHS,
     POW10,
@@ -542,6 +543,15 @@ class TimestampParser:
                 if m[7]:
                     t += fraction(m[7])
                 return t, m.end(), None, "syslog"
+            m = MDY.match(s, pos)
+            if m:
+                t = self._cache.get(m[1] + (m[9] or ""))
+                if t is None:
+                    y = int(m[4])
+                    self._seen_year(y, mon)
+                    t = self._day(y, mon, int(m[3])) + hour_24(int(m[5]), m[9]) * 3600 + int(m[6]) * 60 + int(m[7])
+                    self._remember(m[1] + (m[9] or ""), t)
+                return t + fraction(m[8]), m.end(), None, "mdy"
             return NO_STAMP
         if s.startswith(WEEKDAYS, pos):
             m = DATE.match(s, pos)
