@@ -32,8 +32,10 @@ _TAG = re.compile(r"\[[a-z_][\w.-]{0,23}\] +(?=\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\
 _JSON_KEY = re.compile(r'"(@timestamp|timestamp|time|ts|asctime|datetime|created|date|t)" ?:')
 # a logfmt record's time key, at the line's start or after a space, its value (quoted or not) a number
 _KV_KEY = re.compile(r'(?:^| )(@timestamp|timestamp|time|ts)="?(?=\d)')
-# what makes a line a logfmt record rather than a message that mentions ``time=``: its level or message key
-_KV_RECORD = re.compile(r'(?:^| )(?:level|lvl|severity|msg)=')
+# what makes a line a logfmt record rather than a message that mentions ``time=`` (a runtime's error quoted in a
+# kubelet event): it starts with a key, and has a level or message key
+_KV_START = re.compile(r"[A-Za-z_@][\w.@-]{0,31}=")
+_KV_RECORD = re.compile(r"(?:^| )(?:level|lvl|severity|msg)=")
 _KV_LEVEL = re.compile(r'(?:^| )(?:level|lvl|severity)="?([A-Za-z]+)')
 _KV_LEVELS = {"trace": "debug", "debug": "debug", "info": "info", "notice": "info", "warn": "warning",
               "warning": "warning", "error": "error", "err": "error", "fatal": "error", "panic": "error",
@@ -149,7 +151,7 @@ def learn_spot(lines: Iterable[str], year: int | None = None) -> str:
                 if spot_time(parser, s, 0, spot)[1][0] is not None:
                     found[spot] += 1
                     break
-        elif "=" in s[:_REACH] and (m := _KV_KEY.search(s, 0, _REACH)) is not None \
+        elif _KV_START.match(s) is not None and (m := _KV_KEY.search(s, 0, _REACH)) is not None \
                 and _KV_RECORD.search(s, 0, JSON_REACH) is not None and not parser.parse(s)[1]:
             spot = m[1] + "="
             if spot_time(parser, s, 0, spot)[1][0] is not None:
