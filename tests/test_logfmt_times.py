@@ -7,9 +7,12 @@ import random
 from datetime import UTC, datetime
 from pathlib import Path
 
+from test_runs import same_three_ways
+
+from l4lite.ingest.reader import IngestOptions, iter_records
 from l4lite.ingest.timespots import learn_spot
 from l4lite.ingest.timestamps import TimestampParser
-from test_runs import _read, same_three_ways
+from l4lite.records import Accounting
 
 
 def test_logfmt_time_keys_are_learnt_per_file_and_quoted_times_are_not() -> None:
@@ -60,11 +63,9 @@ def test_logfmt_and_coloured_lines_get_their_time_and_level_by_every_reader(tmp_
         f.write_text("\n".join(make(random.Random(3 + k))) + "\n", encoding="utf-8")
     paths = [str(tmp_path / "job")]
     assert same_three_ways(paths) == 6000
-    records, _ = _read(paths)
-    assert all(r[7] is not None for r in records)  # time
-    for r in records:
-        text = r[10]
-        want = "warning" if ("level=warn" in text or "WARNING:" in text) else "info"
-        assert r[8] == want, text
-    lf = [r for r in records if r[10].startswith("time=")]
-    assert all(abs(r[7] - datetime.fromisoformat(r[10][5:34]).timestamp()) < 1e-3 for r in lf)
+    records = [(r.time, r.level, r.text) for r in iter_records(paths, IngestOptions(), Accounting())]
+    assert all(t is not None for t, _, _ in records)
+    for _, level, text in records:
+        assert level == ("warning" if ("level=warn" in text or "WARNING:" in text) else "info"), text
+    lf = [(t, text) for t, _, text in records if text.startswith("time=")]
+    assert len(lf) == 3000 and all(abs(t - datetime.fromisoformat(text[5:34]).timestamp()) < 1e-3 for t, text in lf)
