@@ -391,6 +391,9 @@ class TimestampParser:
             t = minute[1] + int(text[-2:])
             self._remember(text, t)
             return True, t
+        if kind == "mdy":  # a second read before (``_upper``'s memo): no state to change
+            t = self._cache.get(s[pos:end].rstrip(" "))
+            return (True, t) if t is not None else (False, None)
         if kind == "uptime":
             whole, _, frac = s[pos + 1:end].rstrip(" ")[:-1].lstrip(" ").partition(".")
             return True, self.uptime(int(whole) + fraction(frac))
@@ -527,7 +530,7 @@ class TimestampParser:
             return NO_STAMP
         mon = MONTHS.get(s[pos:pos + 3])
         if mon is not None:
-            m = SYSLOG.match(s, pos)
+            m = SYSLOG.match(s, pos) if "," not in s[pos + 5:pos + 7] else None
             if m:
                 t = self._cache.get(m[1])
                 if t is None:
