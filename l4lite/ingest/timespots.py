@@ -176,8 +176,15 @@ def zoned_layout(ts: TimestampParser, s: str, spans: tuple) -> tuple[int, int, i
     """Where the parts of a line's ISO time with a UTC offset sit (``TimestampParser.zoned_layout``), for a
     line's own header plan to read it from (journald's and rsyslog's ``2025-11-29T04:01:02.123456+00:00 host
     ...``): a time first, no level in it and no kernel uptime after it (whose anchor the plan's parse sets). Runs
-    do not read offsets: only the plan of a whole line takes this layout."""
+    do not read offsets: only the plan of a whole line takes this layout. A logfmt time (``time=...+03:00``, the
+    file's time spot) is read at its value's offsets alike; the plan keeps the level its shape's letters give."""
     ts_first, ts_second, ts_end, ts_kind, ts_level = spans[3:8]
-    if ts_level is not None or ts_second >= 0 or spans[8] is not None or ts_kind not in ("iso", "rfc3339"):
+    if spans[8] is not None or ts_kind not in ("iso", "rfc3339"):
+        return None
+    if ts_second >= 0:
+        if s[ts_second - 1:ts_second] not in ("=", '"') or s[ts_first:ts_first + 1] in ("[", "{"):
+            return None
+        return ts.zoned_layout(s, ts_second, ts_end)
+    if ts_level is not None:
         return None
     return ts.zoned_layout(s, ts_first, ts_end)
