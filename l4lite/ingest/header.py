@@ -195,11 +195,11 @@ class HeaderReading(PlanLearning):
             ts_second = p1
             t, end, level, kind = self.ts.parse(s, p1)
         inner = False  # the time sits inside the message (a JSON record's field): the message keeps it
-        if not end and self.spot and s[p:p + 1] in ("[", "{"):
+        if not end and self.spot and (s[p:p + 1] in ("[", "{") or self.spot[-1] == "="):
             at, (t, end, level, kind) = spot_time(self.ts, s, p, self.spot)
             if at >= 0:
                 ts_second = at
-                inner = s.startswith("{", p)
+                inner = s.startswith("{", p) or self.spot[-1] == "="  # a logfmt line is all message too
                 if not end:  # where later lines of this shape may have a time: no plan
                     cacheable = False
         ts_end, ts_kind, ts_level = end, kind, level
@@ -263,7 +263,10 @@ class HeaderReading(PlanLearning):
                 if ts_second >= 0:
                     if end:
                         return False, None
-                    t, end, lvl, kind = (self.ts.epoch if ts_kind == "epoch" else parse)(s, ts_second)
+                    if self.spot[-1:] == "=":  # a logfmt time, and its level field
+                        t, end, lvl, kind = spot_time(self.ts, s, ts_first, self.spot)[1]
+                    else:
+                        t, end, lvl, kind = (self.ts.epoch if ts_kind == "epoch" else parse)(s, ts_second)
                 if end != ts_end or kind != ts_kind or lvl != ts_level:
                     return False, None
             if uptime_span is not None and t is not None:

@@ -40,6 +40,8 @@ JSON_HEAD = re.compile(r'\{"(?:asctime|timestamp|time)": ?"((\d{4})-(\d\d)-(\d\d
                        r'(?:[.,](\d{1,9}))?"(?:, ?"levelname": ?"([A-Z]+)")?, ?"message": ?"')
 # Nov 29 10:11:12 (syslog, optionally with fraction)
 SYSLOG = re.compile(r"(" + _MON + r" +(\d{1,2}) (\d\d):(\d\d):(\d\d))(?:\.(\d{1,9}))? +")
+# Nov 29, 2025 04:06:23  (a console logger's ``%b %d, %Y %H:%M:%S``) / Oct 10, 2019 7:22:57 PM  (java.util.logging)
+MDY = re.compile(r"(" + _MON + r" +(\d{1,2}), (\d{4}) (\d{1,2}):(\d\d):(\d\d))(?:[.,](\d{1,9}))?(?: ([AP]M))?(?= |$) *")
 # E1129 10:11:12.345678 12345 file.cc:123]  and torch's [E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607]
 GLOG = re.compile(r"\[?([IWEF])((\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d))\.(\d{1,9})(?: +\d+)? +[^\]\s]*\] *")
 # [Sun Feb 23 16:24:18 2025]  (dmesg -T) and  Sun Feb 23 16:24:18 UTC 2025  (date)
@@ -71,7 +73,7 @@ ENDS_TIME = frozenset(("", "\t", "\n", "\r", "|", "]", '"', "\v", "\f"))  # what
 
 # each header pattern with the kind ``parse`` gives it: what a header whose date is no date is read as
 SHAPES = ((ISO, "iso"), (ISO_BR, "iso"), (US, "iso"), (MMDD, "mmengine"), (RAY_BR, "ray"),
-          (SYSLOG, "syslog"), (GLOG, "glog"), (DATE, "date"), (FM, "fm"), (DMESG_H, "dmesg_h"),
+          (SYSLOG, "syslog"), (MDY, "mdy"), (GLOG, "glog"), (DATE, "date"), (FM, "fm"), (DMESG_H, "dmesg_h"),
           (VLLM, "vllm"))
 
 

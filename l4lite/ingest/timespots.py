@@ -4,9 +4,11 @@ Most loggers print their time first (after a stream prefix such as ``[rank0]:``)
 Some print something before it: torchtitan names its logger first (``[titan] 2025-01-28 18:14:43,512 - root -
 INFO - step: 1 ...``), and JSON-lines loggers put the time in a field of the object (``{"time":
 "2026-11-29T04:01:02.345Z", "level": "INFO", ...}``, or ``"timestamp"``, ``"ts"`` in epoch seconds or
-milliseconds, ``"asctime"``...). A file's *time spot* says where: a tag (``"[titan] "``), after which the line's
-header is read as if the tag were not there, or a JSON key (``'"time":'``), whose value is the line's time while the
-whole object stays its message. It is learnt once per file from its first lines (``learn_spot``), so that every
+milliseconds, ``"asctime"``...); logfmt loggers (logrus, go-kit, slog) write ``key=value`` pairs, the time one of
+them (``time=2025-11-29T04:06:23.123+03:00 level=info msg="..."``, ``level=info ts=...``). A file's *time spot*
+says where: a tag (``"[titan] "``), after which the line's header is read as if the tag were not there, or a JSON
+key (``'"time":'``) or a logfmt key (``"time="``), whose value is the line's time (a logfmt line's ``level=`` its
+level) while the whole line stays its message. It is learnt once per file from its first lines (``learn_spot``), so that every
 line of the file, whichever reader reads it (line by line, by shape plans, in runs, a piece of it), is read the
 same way; a file whose first lines show no such spot has none (the empty string), and its lines are read as before.
 """
@@ -28,6 +30,16 @@ _REACH = 96  # a line's first characters, where its stream prefixes and a tag or
 _TAG = re.compile(r"\[[a-z_][\w.-]{0,23}\] +(?=\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d:\d\d)")
 # the usual names of a JSON record's time field (structlog, python-json-logger, loguru, zap, logrus, bunyan, pino)
 _JSON_KEY = re.compile(r'"(@timestamp|timestamp|time|ts|asctime|datetime|created|date|t)" ?:')
+# a logfmt record's time key, at the line's start or after a space, its value (quoted or not) a number
+_KV_KEY = re.compile(r'(?:^| )(@timestamp|timestamp|time|ts)="?(?=\d)')
+# what makes a line a logfmt record rather than a message that mentions ``time=`` (a runtime's error quoted in a
+# kubelet event): it starts with a key, and has a level or message key
+_KV_START = re.compile(r"[A-Za-z_@][\w.@-]{0,31}=")
+_KV_RECORD = re.compile(r"(?:^| )(?:level|lvl|severity|msg)=")
+_KV_LEVEL = re.compile(r'(?:^| )(?:level|lvl|severity)="?([A-Za-z]+)')
+_KV_LEVELS = {"trace": "debug", "debug": "debug", "info": "info", "notice": "info", "warn": "warning",
+              "warning": "warning", "error": "error", "err": "error", "fatal": "error", "panic": "error",
+              "crit": "error", "critical": "error", "alert": "error", "emerg": "error"}
 _DIGITS = frozenset("0123456789")
 
 
@@ -59,6 +71,8 @@ def value_at(s: str, p: int, spot: str) -> int:
         return -1
     if spot[0] == "[":
         return p + len(spot) if s.startswith(spot, p) else -1
+    if spot[-1] == "=":
+        return kv_value_at(s, p, spot)
     if not s.startswith("{", p):
         return -1
     k = s.find(spot, p, p + JSON_REACH)
@@ -72,6 +86,26 @@ def value_at(s: str, p: int, spot: str) -> int:
     return v if s[v:v + 1] in _DIGITS else -1
 
 
+def kv_value_at(s: str, p: int, spot: str) -> int:
+    """Where a logfmt line's time value starts (its first digit, inside quotes or not), the key ``spot`` found
+    at ``p`` or after a space (``runtime=`` is no ``time=``), within ``JSON_REACH``; else -1."""
+    k = s.find(spot, p, p + JSON_REACH)
+    while k > p and s[k - 1] != " ":
+        k = s.find(spot, k + 1, p + JSON_REACH)
+    if k < 0:
+        return -1
+    v = k + len(spot)
+    if s.startswith('"', v):
+        v += 1
+    return v if s[v:v + 1] in _DIGITS else -1
+
+
+def kv_level(s: str, p: int) -> str | None:
+    """A logfmt line's level, from its ``level=`` (``lvl=``, ``severity=``) field."""
+    m = _KV_LEVEL.search(s, p, p + JSON_REACH)
+    return _KV_LEVELS.get(m[1].lower()) if m else None
+
+
 def spot_time(parser: TimestampParser, s: str, p: int,
               spot: str) -> tuple[int, tuple[float | None, int, str | None, str]]:
     """Where the spot puts a line's time and ``parser``'s reading of it there (``TimestampParser.parse``'s answer;
@@ -79,13 +113,18 @@ def spot_time(parser: TimestampParser, s: str, p: int,
     at = value_at(s, p, spot)
     if at < 0:
         return -1, NO_STAMP
+    if spot[-1] == "=":  # a logfmt time: ISO, else epoch seconds (or ms...), with the line's level field
+        t, end, _, kind = parser.parse(s, at)
+        if not end:
+            t, end, _, kind = parser.epoch(s, at)
+        return at, (t, end, kv_level(s, p), kind) if end else NO_STAMP
     if spot[0] == '"' and s[at - 1:at] != '"':
         return at, parser.epoch(s, at)
     return at, parser.parse(s, at)
 
 
 def learn_spot(lines: Iterable[str], year: int | None = None) -> str:
-    """The time spot of a file from its first lines: the tag or JSON key they show (the first shown by ``ENOUGH``
+    """The time spot of a file from its first lines: the tag, JSON key or logfmt key they show (the first shown by ``ENOUGH``
     lines, else the one most lines show), where a line has no time first and one can be read there; "" when
     none does."""
     parser = TimestampParser(year)
@@ -97,7 +136,8 @@ def learn_spot(lines: Iterable[str], year: int | None = None) -> str:
         n += 1
         if n > LEARN_LINES:
             break
-        if "[" not in raw[:_REACH] and "{" not in raw[:_REACH]:
+        head = raw[:_REACH]
+        if "[" not in head and "{" not in head and "=" not in head:
             continue
         s = strip_stream_prefixes(raw)
         c = s[:1]
@@ -111,6 +151,11 @@ def learn_spot(lines: Iterable[str], year: int | None = None) -> str:
                 if spot_time(parser, s, 0, spot)[1][0] is not None:
                     found[spot] += 1
                     break
+        elif _KV_START.match(s) is not None and (m := _KV_KEY.search(s, 0, _REACH)) is not None \
+                and _KV_RECORD.search(s, 0, JSON_REACH) is not None and not parser.parse(s)[1]:
+            spot = m[1] + "="
+            if spot_time(parser, s, 0, spot)[1][0] is not None:
+                found[spot] += 1
         if found and found.most_common(1)[0][1] >= ENOUGH:
             break
     return found.most_common(1)[0][0] if found else ""
@@ -131,8 +176,15 @@ def zoned_layout(ts: TimestampParser, s: str, spans: tuple) -> tuple[int, int, i
     """Where the parts of a line's ISO time with a UTC offset sit (``TimestampParser.zoned_layout``), for a
     line's own header plan to read it from (journald's and rsyslog's ``2025-11-29T04:01:02.123456+00:00 host
     ...``): a time first, no level in it and no kernel uptime after it (whose anchor the plan's parse sets). Runs
-    do not read offsets: only the plan of a whole line takes this layout."""
+    do not read offsets: only the plan of a whole line takes this layout. A logfmt time (``time=...+03:00``, the
+    file's time spot) is read at its value's offsets alike; the plan keeps the level its shape's letters give."""
     ts_first, ts_second, ts_end, ts_kind, ts_level = spans[3:8]
-    if ts_level is not None or ts_second >= 0 or spans[8] is not None or ts_kind not in ("iso", "rfc3339"):
+    if spans[8] is not None or ts_kind not in ("iso", "rfc3339"):
+        return None
+    if ts_second >= 0:
+        if s[ts_second - 1:ts_second] not in ("=", '"') or s[ts_first:ts_first + 1] in ("[", "{"):
+            return None
+        return ts.zoned_layout(s, ts_second, ts_end)
+    if ts_level is not None:
         return None
     return ts.zoned_layout(s, ts_first, ts_end)

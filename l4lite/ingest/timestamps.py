@@ -35,6 +35,7 @@ from l4lite.ingest.stamp_patterns import (
     KERN,
     KERN_LEVEL,
     KERN_PREFIXES,
+    MDY,
     MMDD,
     MONTHS,
     POW10,
@@ -390,6 +391,9 @@ class TimestampParser:
             t = minute[1] + int(text[-2:])
             self._remember(text, t)
             return True, t
+        if kind == "mdy":  # a second read before (``_upper``'s memo): no state to change
+            t = self._cache.get(s[pos:end].rstrip(" "))
+            return (True, t) if t is not None else (False, None)
         if kind == "uptime":
             whole, _, frac = s[pos + 1:end].rstrip(" ")[:-1].lstrip(" ").partition(".")
             return True, self.uptime(int(whole) + fraction(frac))
@@ -526,7 +530,7 @@ class TimestampParser:
             return NO_STAMP
         mon = MONTHS.get(s[pos:pos + 3])
         if mon is not None:
-            m = SYSLOG.match(s, pos)
+            m = SYSLOG.match(s, pos) if "," not in s[pos + 5:pos + 7] else None
             if m:
                 t = self._cache.get(m[1])
                 if t is None:
@@ -542,6 +546,15 @@ class TimestampParser:
                 if m[7]:
                     t += fraction(m[7])
                 return t, m.end(), None, "syslog"
+            m = MDY.match(s, pos)
+            if m:
+                t = self._cache.get(m[1] + (m[9] or ""))
+                if t is None:
+                    y = int(m[4])
+                    self._seen_year(y, mon)
+                    t = self._day(y, mon, int(m[3])) + hour_24(int(m[5]), m[9]) * 3600 + int(m[6]) * 60 + int(m[7])
+                    self._remember(m[1] + (m[9] or ""), t)
+                return t + fraction(m[8]), m.end(), None, "mdy"
             return NO_STAMP
         if s.startswith(WEEKDAYS, pos):
             m = DATE.match(s, pos)
