@@ -19,7 +19,7 @@ from typing import Any
 
 from l4lite.detect.base import Detector, Finding
 from l4lite.detect.health_scale import ScaleLimits, loss_scale_findings
-from l4lite.detect.series import counted_median, step_of
+from l4lite.detect.series import align_copies, counted_median, step_of
 from l4lite.records import Record
 from l4lite.scan.clocks import job_clock, job_span
 from l4lite.scan.scanner import JobScan, MetricPoint
@@ -132,7 +132,7 @@ class HealthDetector(Detector):
 
     # ------------------------------------------------------------------ entry point
     def detect(self, scan: JobScan) -> list[Finding]:
-        train = [p for p in scan.metrics if p.kind == "train"]
+        train = align_copies([p for p in scan.metrics if p.kind == "train"])
         findings: list[Finding] = []
         ref = self.reference_series(train, "loss")
         grad_ref = self.reference_series(train, "grad_norm")

@@ -1,12 +1,14 @@
-"""Helpers over a trainer's metric points: where an unstepped point sits among the steps, the median of counts."""
+"""Helpers over a trainer's metric points: where an unstepped point sits among the steps, the median of counts, and
+the order of a rank's points printed to two files at once."""
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 from l4lite.scan.jobscan import MetricPoint
 
-__all__ = ["counted_median", "step_of"]
+__all__ = ["align_copies", "counted_median", "step_of"]
 
 
 def step_of(points: list[MetricPoint], p: MetricPoint) -> int | None:
@@ -40,3 +42,38 @@ def counted_median(counts: Counter[int]) -> float:
             break
     assert lo is not None and hi is not None
     return lo if lo == hi else (lo + hi) / 2
+
+
+def align_copies(points: list[MetricPoint]) -> list[MetricPoint]:
+    """The points with the ``seq`` of a rank's second file restarted where that file begins in time when the two
+    files run side by side (a rank's own log and the agent's ``--tee`` copy of it in the console, both named by
+    one global rank): the scan counts a node's and rank's points on across its files, which orders a restarted
+    attempt's file after the first one's, but puts a copy's whole series after the original's, so that its first
+    (low) values read as a recovery after the original's last. A file whose first point is timed no later than
+    the last point already counted for its node and rank is such a copy; a later file (or an untimed one) keeps
+    the scan's numbers. Points are copied, never changed in place (the scan is shared)."""
+    first_seq: dict[tuple[str, str | None, int | None], int] = {}
+    for p in points:
+        f = (p.file, p.node, p.rank)
+        if f not in first_seq or p.seq < first_seq[f]:
+            first_seq[f] = p.seq
+    earlier: dict[tuple[str | None, int | None], list[float]] = {}  # the times counted on, per node and rank
+    latest: dict[tuple[str | None, int | None], float] = {}
+    shifts: dict[tuple[str, str | None, int | None], int | None] = {}  # what a file's seq of a rank moves by
+    out: list[MetricPoint] = []
+    for p in points:
+        times = earlier.setdefault((p.node, p.rank), [])
+        f = (p.file, p.node, p.rank)
+        if f not in shifts:
+            shifts[f] = None
+            if p.time is not None and times and p.time <= latest[(p.node, p.rank)]:
+                shifts[f] = sum(1 for t in times if t < p.time) + 1 - first_seq[f]
+        shift = shifts[f]
+        if shift is None:
+            if p.time is not None:
+                times.append(p.time)
+                latest[(p.node, p.rank)] = max(p.time, latest.get((p.node, p.rank), p.time))
+            out.append(p)
+        else:
+            out.append(replace(p, seq=p.seq + shift))
+    return out
