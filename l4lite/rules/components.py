@@ -53,6 +53,32 @@ CASCADE = re.compile(
     re.IGNORECASE,
 )
 
+# One word (lower case) that each alternative of ``CASCADE`` must hold: an ASCII line that holds none of them
+# cannot match, and most lines of a job hold none. Python's regex engine tries every alternative at every
+# position (60 us on a 120-character line); a substring test per word costs a few. Keep one word per alternative
+# when ``CASCADE`` grows (``tests/test_cascade_words.py`` checks every alternative against this list).
+CASCADE_WORDS = (
+    "collective operation timeout", "watchdog", "timeout at nccl work: ", "some nccl operations",
+    "to avoid data inconsistency", "broken pipe", "brokenpipeerror", "connection reset by peer",
+    "connectionreseterror", "connection closed by ", "closed by remote peer", "remote process exited",
+    "ncclremoteerror", "rendezvous", "signalexception", "got signal: 1", "closing signal sig",
+    "killing subprocess", "received sigterm", "sigterm received", "terminate called after throwing",
+    "store->get(", "socket timeout", "tcpstore", "childfailederror", "job step aborted", "waiting up to ",
+    "processgroupnccl is being destroyed", "timed out waiting ", "cancelled at ", "srun: error: ", "log",
+    "another ", "task", "heartbeat", "detected fatal errors", "barrier", "failed to recv, got 0 bytes",
+    "did the remote server shutdown or crash", "to allocate ",
+)
+
+
+def cascade_search(text: str) -> re.Match[str] | None:
+    """``CASCADE.search(text)``, answered without the regex for an ASCII text that holds none of
+    ``CASCADE_WORDS`` (beyond ASCII, case folding has more than ``str.lower``'s pairs: the regex decides)."""
+    if text.isascii():
+        low = text.lower()
+        if not any(w in low for w in CASCADE_WORDS):
+            return None
+    return CASCADE.search(text)
+
 
 # What cascade messages say about themselves, not about a cause.
 _BOILERPLATE = re.compile(
@@ -304,5 +330,5 @@ def is_listing(text: str) -> bool:
 def is_cascade(text: str) -> bool:
     """A line healthy ranks or the launcher print because of a failure elsewhere, with no payload of its own."""
     # a traceback names its exception last: look at both ends of a long record
-    hit = CASCADE.search(text[:4000]) or (len(text) > 4000 and CASCADE.search(text[-2000:]))
+    hit = cascade_search(text[:4000]) or (len(text) > 4000 and cascade_search(text[-2000:]))
     return bool(hit) and cascade_payload(text) is None
