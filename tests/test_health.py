@@ -8,8 +8,9 @@ from statistics import median
 
 from scan_helpers import DigitMiner, rec
 
-from l4lite.detect.health import HealthDetector, counted_median
+from l4lite.detect.health import HealthDetector, counted_median, maybe_non_finite, non_finite_of
 from l4lite.records import Record
+from l4lite.scan.jobscan import MetricPoint
 from l4lite.scan.scanner import JobScan, scan_records
 
 
@@ -198,3 +199,18 @@ def test_a_nan_gradient_norm_the_rank_trains_past_is_a_skipped_step() -> None:
     assert "nan" in signals(job({"n1": healthy_lines(30) + [(131.0, megatron(31, "2.8500", grad="nan"))]}))
     lines[10] = (110.0, megatron(11, "nan", grad="nan"))
     assert "nan" in signals(job({"n1": lines}))
+
+
+def test_the_cheap_non_finite_test_lets_every_non_finite_point_through() -> None:
+    """``_non_finite`` asks the exact test only of points the cheap sum test lets through: it must miss none
+    (opposite infinities, an overflowing sum, a zero, a NaN counter) and stop the finite ones."""
+    values = [None, 0.0, -0.0, 1.5, -2.0, 1e308, -1e308, float("nan"), float("inf"), float("-inf")]
+    rng = random.Random(5)
+    for loss in values:
+        for grad in values:
+            for nan_count in (None, 0, rng.randint(1, 9)):
+                p = MetricPoint("n1", 0, None, 1, "f", 1, loss=loss, grad_norm=grad, nan_count=nan_count)
+                if non_finite_of(p):
+                    assert maybe_non_finite(p)
+                elif abs((loss or 0.0) + (grad or 0.0)) < 1e308:
+                    assert not maybe_non_finite(p)

@@ -228,7 +228,7 @@ def test_a_progress_line_format_is_the_same_worked_out_per_shape() -> None:
         return " ".join(w for w in FORMAT_WORD.findall(text[:400]) if w.lower() not in VALUE_WORDS)
 
     rng = random.Random(3)
-    alphabet = "abcXYZ_019 |:=.-[]x\t" + "é٣"
+    alphabet = "abcXYZ_019 |:=.-[]x\t" + "é٣ß日\udcff\U0001f600"  # multi-byte, a lone surrogate, beyond the BMP
     lines = ["[rank3]: iteration 120/ 5000 | lm loss: 2.31E+00 | grad norm: nan |",
              "{'loss': 8.7554, 'grad_norm': 2.23, 'epoch': 0.03}", "step:  9  loss:  8.02  mfu: 12.2%"]
     lines += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80))) for _ in range(2000)]

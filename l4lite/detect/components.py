@@ -24,6 +24,7 @@ from l4lite.detect.base import Detector, Finding
 from l4lite.records import Record
 from l4lite.rules.advisory import says_harmless
 from l4lite.rules.components import component, is_cascade, named_component
+from l4lite.rules.word_gate import WordGate
 from l4lite.scan.scanner import JobScan, node_key
 
 # Lines that read as errors. A driver's line is not one for being the driver's ("NVRM: loading NVIDIA UNIX x86_64
@@ -35,6 +36,11 @@ ERRORISH = re.compile(
     r"\|\s{0,3}ERR!|ERR!\s{0,3}/\s{0,5}\d+W",  # a field of nvidia-smi's table the GPU did not answer
     re.IGNORECASE,
 )
+# a word every match of each alternative of ``ERRORISH`` holds (``rules.word_gate``)
+ERRORISH_GATE = WordGate(ERRORISH, (
+    "error", "exception", "fail", "fatal", "killed", "abort", "cannot", "can't", "unable", "denied", "timed out",
+    "not found", "does not exist", "lost", "refused", "corrupt", "truncated", "uncorrectable", "out of memory",
+    "no space", "segmentation fault", "panic", "violation", "throttl", "fallen off", "xid", "traceback", "err!"))
 FRAME = re.compile(r'^\s*File "[^"\n]{1,400}", line \d+, in ', re.M)  # a Python traceback's frame
 # A warning by its words, where the line's level marker is one the ingest does not read ("<warn>", "warn:").
 WARNISH = re.compile(r"<warn(?:ing)?>|\bwarn(?:ing)?:", re.IGNORECASE)
@@ -69,7 +75,7 @@ class ComponentDetector(Detector):
                 if is_cascade(r.text) or says_harmless(r):
                     continue  # a peer's failure, or a line that says itself it needs no action
                 into = groups
-                if r.level not in ("error", "critical") and not ERRORISH.search(r.text[:2000]):
+                if r.level not in ("error", "critical") and not ERRORISH_GATE.search(r.text[:2000]):
                     if r.level == "warning" or WARNISH.search(r.text[:2000]):
                         alone = several and len(nodes_of.get(r.template_id, ())) == 1
                         found, into = (component(r.text) if alone else None), warned

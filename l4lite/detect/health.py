@@ -74,13 +74,19 @@ def _order(p: MetricPoint) -> tuple[float, float]:
     return (p.iteration if p.iteration is not None else -1.0, float(p.seq))
 
 
-def _non_finite_of(p: MetricPoint) -> list[str]:
+def non_finite_of(p: MetricPoint) -> list[str]:
     """What of a training point is not a number: its loss, its gradient norm, or the trainer's NaN counter."""
     bad = [name for name in ("loss", "grad_norm") if getattr(p, name) is not None
            and not math.isfinite(getattr(p, name))]
     if p.nan_count:
         bad.append("nan iterations")
     return bad
+
+
+def maybe_non_finite(p: MetricPoint) -> bool:
+    """A cheap test that ``non_finite_of(p)`` may be non-empty: a finite sum is a sum of finite numbers (a sum
+    that overflows to Inf only sends the point to the exact test)."""
+    return not math.isfinite((p.loss or 0.0) + (p.grad_norm or 0.0)) or bool(p.nan_count)
 
 
 def _last_finite(train: list[MetricPoint]) -> dict[tuple[str | None, int | None], MetricPoint]:
@@ -175,8 +181,10 @@ class HealthDetector(Detector):
 
     # ------------------------------------------------------------------ numerical
     def _non_finite(self, train: list[MetricPoint]) -> list[Finding]:
-        last = _last_finite(train)
-        flagged = [(p, bad) for p in train if (bad := _non_finite_of(p)) and not _skipped_step(last, p, bad)]
+        # the last finite point of each rank is needed only to forgive a skipped step: a healthy run has none
+        suspect = [(p, bad) for p in train if maybe_non_finite(p) and (bad := non_finite_of(p))]
+        last = _last_finite(train) if suspect else {}
+        flagged = [(p, bad) for p, bad in suspect if not _skipped_step(last, p, bad)]
         if not flagged:
             return []
         count = len(flagged)

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 from l4lite.detect.base import Detector, Finding
 from l4lite.records import Record
 from l4lite.rules.components import (
-    CASCADE,
     LEARNED_WORDS,
     cascade_payload,
+    cascade_search,
     chained_cause,
     component,
     first_failure,
@@ -205,7 +205,7 @@ class RuleDetector(Detector):
         if role in ("root", "symptom") and is_cascade(text):
             role = "cascade"  # a collective's or launcher's reaction to a failure elsewhere is never its cause
             data["cascade_class"] = True
-        elif role == "cascade" and CASCADE.search(text[:4000]):
+        elif role == "cascade" and cascade_search(text[:4000]):
             payload = cascade_payload(text)
             if payload is not None:  # a watchdog quoting the CUDA error that stopped its rank
                 role, category = "root", payload.category

@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 
 from l4lite.detect.base import Finding
-from l4lite.detect.components import ERRORISH, ComponentDetector
+from l4lite.detect.components import ERRORISH_GATE, ComponentDetector
 from l4lite.detect.windows import BAD_WORDS
 from l4lite.diagnose.ownlines import only_cascades
 from l4lite.ingest.relay import controller_copy, quoted_ranks, relayed_copy
@@ -52,7 +52,7 @@ def reads_as_error(r: Record, named: bool = True) -> bool:
         # line its own logger rated a warning or less (a start-up notice that cannot detect an accelerator)
         return r.source != "launcher" and (r.level in SEVERE or (
             r.level not in CALM and BAD_WORDS.search(r.text[:2000]) is not None))
-    return (r.level in SEVERE or ERRORISH.search(r.text[:2000]) is not None) and component(r.text) is not None
+    return (r.level in SEVERE or ERRORISH_GATE.search(r.text[:2000]) is not None) and component(r.text) is not None
 
 
 def torn_down(f: Finding) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from l4lite.records import Record
+from l4lite.rules.word_gate import WordGate
 
 # Phrases a logger uses to say that what it reports needs no action. Kept to phrases about the line itself: "will
 # retry" is advisory, a bare "retrying" is not (a retry loop that ends in a failure reports the failure anyway,
@@ -33,6 +34,9 @@ ADVISORY = re.compile(
     r")\b",
     re.IGNORECASE,
 )
+# a word every match of each alternative holds (``rules.word_gate``): the regex is asked only of lines with one
+ADVISORY_GATE = WordGate(ADVISORY, ("ignore", "expected", "harmless", "benign", "normal", "not an error",
+                                    "nothing to worry about", "no action", "retr"))
 HEAD_CHARS = 1000  # the advisory words stand in the message, not deep in an attached traceback
 TRACEBACK = "Traceback (most recent call last):"
 
@@ -48,7 +52,7 @@ def _head(record: Record) -> str:
 
 def says_harmless(record: Record) -> bool:
     """The record tells its reader that what it reports needs no action."""
-    return ADVISORY.search(_head(record)) is not None
+    return ADVISORY_GATE.search(_head(record)) is not None
 
 
 def is_traceback(record: Record) -> bool:

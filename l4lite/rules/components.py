@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 
 from l4lite.rules.exceptions import named
+from l4lite.rules.word_gate import WordGate
 
 # ------------------------------------------------------------------------------------------------ cascades
 CASCADE = re.compile(
@@ -52,6 +53,26 @@ CASCADE = re.compile(
     r"(?:Tried|failed) to allocate (?:more than 1EB|\d{2,20}(?:\.\d{1,20})? ?TiB|[\d.]{1,20} ?[PE]i?B)(?: memory)?",
     re.IGNORECASE,
 )
+
+# One word (lower case) that every match of each alternative of ``CASCADE`` holds (``rules.word_gate``): most
+# lines of a job hold none, and the regex is not asked of them. One word per new alternative.
+CASCADE_WORDS = (
+    "collective operation timeout", "watchdog", "timeout at nccl work: ", "some nccl operations",
+    "to avoid data inconsistency", "broken pipe", "brokenpipeerror", "connection reset by peer",
+    "connectionreseterror", "connection closed by ", "closed by remote peer", "remote process exited",
+    "ncclremoteerror", "rendezvous", "signalexception", "got signal: 1", "closing signal sig",
+    "killing subprocess", "received sigterm", "sigterm received", "terminate called after throwing",
+    "store->get(", "socket timeout", "tcpstore", "childfailederror", "job step aborted", "waiting up to ",
+    "processgroupnccl is being destroyed", "timed out waiting ", "cancelled at ", "log",
+    "another ", "task", "heartbeat", "detected fatal errors", "barrier", "failed to recv, got 0 bytes",
+    "did the remote server shutdown or crash", "to allocate ",
+)
+CASCADE_GATE = WordGate(CASCADE, CASCADE_WORDS)
+
+
+def cascade_search(text: str) -> re.Match[str] | None:
+    """``CASCADE.search(text)``, without the regex for most lines (``CASCADE_GATE``)."""
+    return CASCADE_GATE.search(text)
 
 
 # What cascade messages say about themselves, not about a cause.
@@ -304,5 +325,5 @@ def is_listing(text: str) -> bool:
 def is_cascade(text: str) -> bool:
     """A line healthy ranks or the launcher print because of a failure elsewhere, with no payload of its own."""
     # a traceback names its exception last: look at both ends of a long record
-    hit = CASCADE.search(text[:4000]) or (len(text) > 4000 and CASCADE.search(text[-2000:]))
+    hit = cascade_search(text[:4000]) or (len(text) > 4000 and cascade_search(text[-2000:]))
     return bool(hit) and cascade_payload(text) is None
