@@ -277,7 +277,7 @@ class Scanner(RunPath):
                     node_ranks[node] = {rank}
                 elif rank not in ranks:
                     ranks.add(rank)
-                if record.node and rank not in rank_nodes:
+                if record.node and rank not in rank_nodes and not record.rank_local:  # a local rank ties no node
                     rank_nodes[rank] = record.node
             if rules is not None:
                 key = record.shape
