@@ -1,0 +1,46 @@
+"""A local rank is not a global one: a line under torchrun's ``[default0]:`` prefix alone carries its worker's
+rank within its node, so the scan must not tie that rank to a node across the job (job 162 with its folders
+renamed: gpu-node-12's local rank 0 took gpu-node-07's stop line, which no line names a node for)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from scan_helpers import DigitMiner
+
+from l4lite.ingest.reader import IngestOptions, iter_records
+from l4lite.records import Accounting
+from l4lite.scan.scanner import scan_records
+
+JOBS = Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs"
+
+
+def _renamed(root: Path) -> Path:
+    """162's two consoles in folders that name no host (as ``hosts-in-lines`` leaves them)."""
+    logs = root / "logs"
+    logs.mkdir(parents=True)
+    for i, node in enumerate(("gpu-node-07", "gpu-node-12")):
+        shutil.copy(JOBS / "162-hf-preempt" / node / "console.log", logs / f"{i:03d}-console.log")
+    return root
+
+
+def test_a_default_prefix_alone_reads_a_local_rank() -> None:
+    recs = list(iter_records([str(JOBS / "162-hf-preempt" / "gpu-node-12" / "console.log")], IngestOptions(),
+                             Accounting()))
+    local = [r for r in recs if r.text.startswith("[default0]:") and not r.text.startswith("[default0]:[rank")]
+    assert local and all(r.rank == 0 and r.rank_local for r in local)
+    paired = [r for r in recs if r.text.startswith("[default0]:[rank2]:")]  # a global rank beside its local one
+    assert paired and all(r.rank == 2 and not r.rank_local for r in paired)
+
+
+def test_a_local_rank_ties_no_node(tmp_path: Path) -> None:
+    recs = list(iter_records([str(_renamed(tmp_path / "job"))], IngestOptions(), Accounting()))
+    stop = [r for r in recs if "Received 15 death signal" in r.text and r.text.startswith("[default0]:")]
+    assert stop and stop[0].node is None and stop[0].rank_local
+    assert any(r.node == "gpu-node-12" and r.rank == 0 for r in recs)  # the survivor's local rank 0
+    scan = scan_records(recs, DigitMiner())
+    assert 0 not in scan.rank_nodes
+    assert stop[0].node is None  # remap_nodes left it on no node
+    assert all(r.node != "gpu-node-12" for (_, node), ex in scan.exemplars.items() for r in ex
+               if r.file.endswith("000-console.log"))
