@@ -39,13 +39,13 @@ class Record:
     text: str
     template_id: str = ""
     template: str = ""
-    # A one-line record's text with ASCII digits folded to 0 (``shape.shape_of``), when ingest had it at hand:
-    # what the scan's per-shape memos key on. Not data: equality and repr ignore it.
-    shape: bytes | None = field(default=None, compare=False, repr=False)
     # ``rank`` is the line's local rank (torchrun's ``[default1]:`` prefix alone), not its global one: it names a
     # worker within its node, so it cannot tie the rank to a node across the job (``Scanner``'s rank map). Not an
     # output column: the prefix it comes from stays in ``text``.
     rank_local: bool = False
+    # A one-line record's text with ASCII digits folded to 0 (``shape.shape_of``), when ingest had it at hand:
+    # what the scan's per-shape memos key on. Not data: equality and repr ignore it.
+    shape: bytes | None = field(default=None, compare=False, repr=False)
 
     def as_row(self) -> dict[str, Any]:
         """The record as a flat row for CSV, Parquet and JSON lines."""

@@ -4,14 +4,18 @@ renamed: gpu-node-12's local rank 0 took gpu-node-07's stop line, which no line 
 
 from __future__ import annotations
 
+import random
 import shutil
 from pathlib import Path
 
 from scan_helpers import DigitMiner
+from test_runs import hand_made
 
-from l4lite.ingest.reader import IngestOptions, iter_records
+from l4lite.ingest.files import discover
+from l4lite.ingest.reader import IngestOptions, iter_job, iter_records
+from l4lite.ingest.runs import ShapeRun
 from l4lite.records import Accounting
-from l4lite.scan.scanner import scan_records
+from l4lite.scan.scanner import Scanner, scan_records
 
 JOBS = Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs"
 
@@ -44,3 +48,22 @@ def test_a_local_rank_ties_no_node(tmp_path: Path) -> None:
     assert stop[0].node is None  # remap_nodes left it on no node
     assert all(r.node != "gpu-node-12" for (_, node), ex in scan.exemplars.items() for r in ex
                if r.file.endswith("000-console.log"))
+
+
+def test_a_run_of_local_rank_lines_ties_no_node(tmp_path: Path) -> None:
+    """The same in a file long enough to be read in runs (``ingest.runs``): the run's lines say their rank is a
+    local one, and ``Scanner._add_run`` keeps it out of the rank map as ``add_many`` does."""
+    log = tmp_path / "job" / "node-b" / "console.log"
+    log.parent.mkdir(parents=True)
+    lines = [f"[default{i % 2}]:{line}" for i, line in enumerate(hand_made(random.Random(4)))]
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    acc = Accounting()
+    items = list(iter_job(discover([str(tmp_path / "job")], acc), IngestOptions(), acc, runs=True))
+    runs = [x for x in items if type(x) is ShapeRun]
+    assert sum(len(r) for r in runs) > 1000
+    recs = [r for x in runs for r in x.records()]
+    assert all(r.node is not None and r.rank in (0, 1) and r.rank_local for r in recs)
+    scanner = Scanner(DigitMiner())
+    scanner.add_many(items)
+    scan = scanner.finish()
+    assert scan.node_ranks and not {0, 1} & set(scan.rank_nodes)
