@@ -45,6 +45,7 @@ def test_a_local_rank_ties_no_node(tmp_path: Path) -> None:
     assert any(r.node == "gpu-node-12" and r.rank == 0 for r in recs)  # the survivor's local rank 0
     scan = scan_records(recs, DigitMiner())
     assert 0 not in scan.rank_nodes
+    assert scan.node_ranks.get("gpu-node-12") == {2, 3}  # its global ranks, not its workers' local 0 and 1
     assert stop[0].node is None  # remap_nodes left it on no node
     assert all(r.node != "gpu-node-12" for (_, node), ex in scan.exemplars.items() for r in ex
                if r.file.endswith("000-console.log"))
@@ -66,4 +67,5 @@ def test_a_run_of_local_rank_lines_ties_no_node(tmp_path: Path) -> None:
     scanner = Scanner(DigitMiner())
     scanner.add_many(items)
     scan = scanner.finish()
-    assert scan.node_ranks and not {0, 1} & set(scan.rank_nodes)
+    assert not {0, 1} & set(scan.rank_nodes)
+    assert not any({0, 1} & ranks for ranks in scan.node_ranks.values())  # nor a node's ranks (``rank_facts``)

@@ -460,13 +460,13 @@ class RunPath(RunTables):
                 node_count[node] = have + n
                 if node_first[node] is None:
                     node_first[node] = t0
-            if rank is not None:
+            if rank is not None and not local:  # a local rank names a worker of its node, not the job's
                 ranks = self._node_ranks.get(node)
                 if ranks is None:
                     self._node_ranks[node] = {rank}
                 else:
                     ranks.add(rank)
-                if rec_node and rank not in self._rank_nodes and not local:  # a local rank ties no node
+                if rec_node and rank not in self._rank_nodes:
                     self._rank_nodes[rank] = rec_node
         for _names, (_n, _t0, t1, _k, node, _local) in sorted(seen.items(), key=lambda item: item[1][3]):
             if t1 is not None:  # (an untimed run's lines leave the time of the node's last timed line)

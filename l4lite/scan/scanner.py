@@ -271,13 +271,13 @@ class Scanner(RunPath):
                 if t is not None and node_first[node] is None:
                     node_first[node] = t
             rank = record.rank
-            if rank is not None:
+            if rank is not None and not record.rank_local:  # a local rank names a worker of its node, not the job's
                 ranks = node_ranks.get(node)
                 if ranks is None:
                     node_ranks[node] = {rank}
                 elif rank not in ranks:
                     ranks.add(rank)
-                if record.node and rank not in rank_nodes and not record.rank_local:  # a local rank ties no node
+                if record.node and rank not in rank_nodes:
                     rank_nodes[rank] = record.node
             if rules is not None:
                 key = record.shape
