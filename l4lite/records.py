@@ -22,7 +22,8 @@ class Record:
     ``text`` is the event as written (continuation lines joined with newlines); ``message`` is the part that
     carries meaning for template mining and rules: the first line with its headers (timestamp, host:pid:tid,
     rank prefix) stripped, or for a traceback the final exception line. ``time`` is seconds since the epoch
-    (UTC) or ``None`` when neither the line nor an earlier line of its file gave one.
+    (UTC) or ``None`` when neither the line nor an earlier line of its file gave one. ``rank`` is a global rank
+    unless ``rank_local`` says the reader only had the node's local one.
     """
 
     file: str
@@ -38,6 +39,10 @@ class Record:
     text: str
     template_id: str = ""
     template: str = ""
+    # ``rank`` is the line's local rank (torchrun's ``[default1]:`` prefix alone), not its global one: it names a
+    # worker within its node, so it cannot tie the rank to a node across the job (``Scanner``'s rank map). Not an
+    # output column: the prefix it comes from stays in ``text``.
+    rank_local: bool = False
     # A one-line record's text with ASCII digits folded to 0 (``shape.shape_of``), when ingest had it at hand:
     # what the scan's per-shape memos key on. Not data: equality and repr ignore it.
     shape: bytes | None = field(default=None, compare=False, repr=False)

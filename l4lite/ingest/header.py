@@ -422,7 +422,8 @@ class HeaderReading(PlanLearning):
             node, gpu = self._fill(stream, node, rank, gpu)
         if node is None and rank is None:
             self.nameless += 1
-        return Record(self.f.rel, lineno, lineno, node, rank, gpu, source, t, level, msg, s)
+        return Record(self.f.rel, lineno, lineno, node, rank, gpu, source, t, level, msg, s,
+                      rank_local=local_rank and rank_span is not None)
 
     # ------------------------------------------------------------------------------------------ helpers
 

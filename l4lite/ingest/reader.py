@@ -478,7 +478,8 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
                     node, gpu = self._fill(stream, node, rank, gpu)
                 if node is None and rank is None:
                     self.nameless += 1
-                return Record(self.f.rel, lineno, lineno, node, rank, gpu, source, t, level, msg, s)
+                return Record(self.f.rel, lineno, lineno, node, rank, gpu, source, t, level, msg, s,
+                              rank_local=local_rank)
             new = OpenRecord(lineno, node, rank, gpu, source, t, level, msg, s, rkind, stream)
             new.closed = True
         else:
@@ -529,4 +530,4 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
         acc.records += 1
         text = op.first if op.parts is None else "\n".join(op.parts)
         return Record(self.f.rel, op.line, op.end, node, op.rank, gpu, op.source, op.time, op.level, op.message,
-                      text)
+                      text, rank_local=op.rank is not None and op.stream in self.local_streams)

@@ -115,7 +115,7 @@ class ShapeRun:
                                                     strict=True):
             sh = table[x]
             out.append(Record(file, lineno, lineno, node, rank, gpu, sh.source, t, sh.level,
-                              s[sh.msg_start:sh.msg_end], s, "", "", key))
+                              s[sh.msg_start:sh.msg_end], s, "", "", sh.rank_local, key))
             lineno += 1
         return out
 

@@ -412,7 +412,7 @@ def _sum_keys(d: dict[Any, int], f: Any) -> dict[Any, int]:
 
 
 def _fill_node(record: Record, rank_nodes: Mapping[int, str]) -> None:
-    if record.node is None and record.rank is not None and record.rank in rank_nodes:
+    if record.node is None and record.rank is not None and record.rank in rank_nodes and not record.rank_local:
         record.node = rank_nodes[record.rank]
 
 

@@ -201,14 +201,15 @@ class RunPath(RunTables):
             waiting = self._await_time.pop(file, None)
             if waiting is not None and self._progress[waiting].after_time is None:
                 self._progress[waiting].after_time = times[0]
-        # per (node, rank, GPU) of the run: [lines, first time, last time, last line, node key]; the node tables
-        # take them after the loop (in the order the lines gave them)
+        # per (node, rank, GPU) of the run: [lines, first time, last time, last line, node key, rank is local]; the
+        # node tables take them after the loop (in the order the lines gave them)
         seen: dict[tuple[str | None, int | None, int | None], list[Any]] = {}
         if name_table is None or name_rows is None:
             rows = None
             rec_node, rank, gpu = run.node, run.rank, run.gpu
             node = rec_node or (f"rank:{rank}" if rank is not None else UNKNOWN_NODE)
-            seen[(rec_node, rank, gpu)] = [len(times), times[0], times[-1], len(times) - 1, node]
+            local = rank is not None and all(table[x].rank_local for x in set(shapes))  # ``[default1]:`` alone
+            seen[(rec_node, rank, gpu)] = [len(times), times[0], times[-1], len(times) - 1, node, local]
         else:  # lines that name their own ranks: each line's entry in the name table, and the table's aggregates
             rows = name_rows.tolist()
             aggs: list[list[Any] | None] = [None] * len(name_table)
@@ -245,7 +246,7 @@ class RunPath(RunTables):
                     agg = seen.get(nm)
                     if agg is None:
                         agg = seen[nm] = [0, t, t, k, rec_node or (f"rank:{rank}" if rank is not None
-                                                                   else UNKNOWN_NODE)]
+                                                                   else UNKNOWN_NODE), sh.rank_local]
                     aggs[row] = agg
                 agg[0] += 1
                 agg[2] = t
@@ -278,11 +279,11 @@ class RunPath(RunTables):
                 if ex is None:
                     if self._exemplar_count < EXEMPLAR_BUDGET or level in ("error", "warning"):
                         exemplars[ekey] = [Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level,
-                                                  s[sh.msg_start:sh.msg_end], s, cid_names[cid], "", key)]
+                                                  s[sh.msg_start:sh.msg_end], s, cid_names[cid], "", sh.rank_local, key)]
                         self._exemplar_count += 1
                 elif len(ex) < EXEMPLAR_CAP:
                     ex.append(Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level,
-                                     s[sh.msg_start:sh.msg_end], s, cid_names[cid], "", key))
+                                     s[sh.msg_start:sh.msg_end], s, cid_names[cid], "", sh.rank_local, key))
                     self._exemplar_count += 1
             may_match = rules_of[x]
             answers = answers_of.get(x, _UNSET)  # the memo of the shape's rules' answers (``_answers_for``)
@@ -339,7 +340,7 @@ class RunPath(RunTables):
                             found = match_line(may_match, msg, s, sh.source)
                             memo[msg] = (found, rule_ids)  # type: ignore[index]
                         record = Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level, msg, s,
-                                        cid_names[cid], "", key)
+                                        cid_names[cid], "", sh.rank_local, key)
                         for match in found:
                             self._add_hit(match, record, node)
             deferred = deferred_of[x]
@@ -400,7 +401,7 @@ class RunPath(RunTables):
             if x in marks:
                 msg = s[sh.msg_start:sh.msg_end]
                 self._rare(Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level, msg, s,
-                                  cid_names[cid], "", key), node, msg, gates_of[x], False)
+                                  cid_names[cid], "", sh.rank_local, key), node, msg, gates_of[x], False)
         for (rule_ids, at), k in counted.items():
             for rid in rule_ids:
                 hit_totals[rid, at] += k
@@ -450,7 +451,7 @@ class RunPath(RunTables):
         """The node tables' share of a run's lines, per (node, rank, GPU): what ``add_many`` does line by line."""
         node_count = self._node_count
         node_first = self._node_first
-        for (rec_node, rank, _gpu), (n, t0, _t1, _k, node) in seen.items():
+        for (rec_node, rank, _gpu), (n, t0, _t1, _k, node, local) in seen.items():
             have = node_count.get(node)
             if have is None:
                 node_count[node] = n
@@ -459,7 +460,7 @@ class RunPath(RunTables):
                 node_count[node] = have + n
                 if node_first[node] is None:
                     node_first[node] = t0
-            if rank is not None:
+            if rank is not None and not local:  # a local rank names a worker of its node, not the job's
                 ranks = self._node_ranks.get(node)
                 if ranks is None:
                     self._node_ranks[node] = {rank}
@@ -467,7 +468,7 @@ class RunPath(RunTables):
                     ranks.add(rank)
                 if rec_node and rank not in self._rank_nodes:
                     self._rank_nodes[rank] = rec_node
-        for _names, (_n, _t0, t1, _k, node) in sorted(seen.items(), key=lambda item: item[1][3]):
+        for _names, (_n, _t0, t1, _k, node, _local) in sorted(seen.items(), key=lambda item: item[1][3]):
             if t1 is not None:  # (an untimed run's lines leave the time of the node's last timed line)
                 self._node_time[node] = t1  # the time of the node's last line
 

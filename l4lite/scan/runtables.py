@@ -132,7 +132,7 @@ class RunTables:
             line = first + i
             s = texts[i]
             record = Record(file, line, line, rec_node, rank, gpu, sh.source, times[i], sh.level,
-                            s[sh.msg_start:sh.msg_end], s, cid_names[cid], "", keys[i])
+                            s[sh.msg_start:sh.msg_end], s, cid_names[cid], "", sh.rank_local, keys[i])
             ekey = (cid, node)
             if ekey in exemplars:
                 exemplars[ekey].append(record)

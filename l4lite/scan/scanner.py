@@ -271,7 +271,7 @@ class Scanner(RunPath):
                 if t is not None and node_first[node] is None:
                     node_first[node] = t
             rank = record.rank
-            if rank is not None:
+            if rank is not None and not record.rank_local:  # a local rank names a worker of its node, not the job's
                 ranks = node_ranks.get(node)
                 if ranks is None:
                     node_ranks[node] = {rank}
