@@ -86,6 +86,14 @@ def test_a_journal_export_reads_its_times_from_its_plans(tmp_path: Path, monkeyp
     """The header pattern runs once per new minute, not once per line (before: on all 6,000 lines), and the
     records are those of the full reader's."""
     paths = _journal_job(tmp_path)
+    records, calls = _read_counting_parses(paths, monkeypatch)
+    assert records == 6000
+    assert calls < 1000
+    assert same_three_ways(paths) == 6000
+
+
+def _read_counting_parses(paths: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
+    """(records read, calls of the full timestamp pattern) for the job at ``paths``; the pattern is restored."""
     calls = 0
     parse = TimestampParser.parse
 
@@ -94,13 +102,11 @@ def test_a_journal_export_reads_its_times_from_its_plans(tmp_path: Path, monkeyp
         calls += 1
         return parse(self, s, pos)
 
-    monkeypatch.setattr(TimestampParser, "parse", counted)
-    acc = Accounting()
-    records = sum(1 for _ in iter_job(discover(paths, acc), IngestOptions(), acc))
-    assert records == 6000
-    assert calls < 1000
-    monkeypatch.setattr(TimestampParser, "parse", parse)
-    assert same_three_ways(paths) == 6000
+    with monkeypatch.context() as m:
+        m.setattr(TimestampParser, "parse", counted)
+        acc = Accounting()
+        records = sum(1 for _ in iter_job(discover(paths, acc), IngestOptions(), acc))
+    return records, calls
 
 
 def test_a_container_runtime_prefix_time_is_parse_time() -> None:
@@ -136,17 +142,7 @@ def test_a_pod_log_parses_its_prefixes_once_per_minute(tmp_path: Path, monkeypat
     f.parent.mkdir(parents=True)
     f.write_text("\n".join(itertools.islice(gen(0, random.Random(0)), 4000)) + "\n", encoding="utf-8")
     paths = [str(tmp_path / "job")]
-    calls = 0
-    parse = TimestampParser.parse
-
-    def counted(self: TimestampParser, s: str, pos: int = 0) -> tuple:
-        nonlocal calls
-        calls += 1
-        return parse(self, s, pos)
-
-    monkeypatch.setattr(TimestampParser, "parse", counted)
-    acc = Accounting()
-    assert sum(1 for _ in iter_job(discover(paths, acc), IngestOptions(), acc)) == 4000
+    records, calls = _read_counting_parses(paths, monkeypatch)
+    assert records == 4000
     assert calls < 2000
-    monkeypatch.setattr(TimestampParser, "parse", parse)
     assert same_three_ways(paths) == 4000
