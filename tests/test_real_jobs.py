@@ -246,12 +246,12 @@ OPEN_CATEGORY_188 = {"188-fabric-netdown", "190-fsdp-netslow", "191-amp-netdown"
 OPEN_CATEGORY_161 = {"163-accelerate-cpu_throttle", "164-deepspeed-cpu_throttle", "165-deepspeed-netslow"}
 # (129: one DeepSpeed rank's model has another hidden size; the engine's broadcast of the parameters aborts a rank
 # of the other node, which received a size it did not expect, and no line names the rank whose size differs.)
-# (183: one rank started with tensor-parallel size 1 builds other groups than its peers; every rank times out in the
-# store at once, each on another group's key, and no start-up line of the odd rank tells its size.)
+# (183, no longer open: one rank started with tensor-parallel size 1 builds other groups than its peers and every
+# rank times out in the store at once, each on another group's key; the rank alone on the earliest group is read as
+# the node, ``diagnose.storelag``.)
 # (188: the second node's link down; with two nodes both agents' views of the lost store read alike, and the
 # first node, whose agent reported its ranks' timeouts, is put first, as in 049.)
-OPEN_NODE_MISSES = {"049-ddp-netdown", "129-deepspeed-model_config", "183-megatron-tp_mismatch",
-                    "188-fabric-netdown"}
+OPEN_NODE_MISSES = {"049-ddp-netdown", "129-deepspeed-model_config", "188-fabric-netdown"}
 # Healthy jobs l4lite calls incidents (065-ray-healthy's "safe to ignore this error" traceback is an advisory
 # line's, ``rules.advisory``); any other false incident fails. (124-accelerate-healthy: after both nodes finished,
 # the second node's elastic agent logs "Error waiting on exit barrier" with a DistNetworkError traceback, the

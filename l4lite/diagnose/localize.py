@@ -63,6 +63,7 @@ from l4lite.diagnose.restarts import restarted_roots
 from l4lite.diagnose.siblings import one_node_logged
 from l4lite.diagnose.spatial import node_setup, rank_own
 from l4lite.diagnose.stopped import stopped_late
+from l4lite.diagnose.storelag import laggard_root
 from l4lite.diagnose.suspects import Ranked, rank_suspects
 from l4lite.diagnose.threads import dead_thread
 from l4lite.diagnose.timeline import (
@@ -230,6 +231,11 @@ class Localizer:
                     findings.append(said)
                     roles[id(said)] = "root"
                     primary = said
+        behind = laggard_root(scan, findings, primary)  # all timed out in the store, one rank on an earlier group
+        if behind is not None:
+            findings.append(behind)
+            roles[id(behind)] = "root"
+            primary = behind
         if primary.data.get("signal") == "hang" and primary.node is None:
             lagging = lagging_node(scan, findings)  # a silent hang: the watchdog may still name the node
             if lagging is not None:
