@@ -79,7 +79,10 @@ class IngestOptions:
 
     def shape_book(self, context: tuple) -> ShapeBook:
         """The book of the files that read a shape alike (see ``ShapeBook``)."""
-        return self.shape_books.setdefault(context, ShapeBook())
+        book = self.shape_books.get(context)
+        if book is None:
+            book = self.shape_books[context] = ShapeBook()
+        return book
 
     def use(self, context: JobContext) -> IngestOptions:
         """Read with ``context``: its rank ties seed the rank map, its boot anchors are the options'."""

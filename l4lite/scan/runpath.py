@@ -204,11 +204,14 @@ class RunPath(RunTables):
         # per (node, rank, GPU) of the run: [lines, first time, last time, last line, node key, rank is local]; the
         # node tables take them after the loop (in the order the lines gave them)
         seen: dict[tuple[str | None, int | None, int | None], list[Any]] = {}
+        distinct: set[int] | None = None  # the run's shapes, taken once where asked
         if name_table is None or name_rows is None:
             rows = None
             rec_node, rank, gpu = run.node, run.rank, run.gpu
             node = rec_node or (f"rank:{rank}" if rank is not None else UNKNOWN_NODE)
-            local = rank is not None and all(table[x].rank_local for x in set(shapes))  # ``[default1]:`` alone
+            if rank is not None:
+                distinct = set(shapes)
+            local = distinct is not None and all(table[x].rank_local for x in distinct)  # ``[default1]:`` alone
             seen[(rec_node, rank, gpu)] = [len(times), times[0], times[-1], len(times) - 1, node, local]
         else:  # lines that name their own ranks: each line's entry in the name table, and the table's aggregates
             rows = name_rows.tolist()
@@ -228,7 +231,8 @@ class RunPath(RunTables):
         lines: Any = zip(range(len(shapes)), texts, run.keys, times, shapes, cids, strict=True)
         if batched and rows is None:
             # the tables are counted at once: only a line of a shape with a test of its own needs a look
-            distinct = set(shapes)
+            if distinct is None:
+                distinct = set(shapes)
             busy = {x for x in distinct if rules_of[x] is not None or deferred_of[x] is not None
                     or gates_of[x] & G_METRIC or x in marks or (hidden and x in checked)}
             if len(busy) < len(distinct):
