@@ -513,13 +513,18 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
                 if ctx.node_of(rel) is None and rel not in ctx.mixed and (_RANK_FOLDER.search(rel) or rel in split.nodes)
                 and (host := rank_host(vote, ties)) is not None}
     ctx.nodes.update(by_ranks)
+    # ``train-4242-cpu-node-a.out``: siblings' parts that no one name reads as a host, where no line says otherwise
+    placed = {rel: node for rel in rels if (node := ctx.node_of(rel)) is not None}
+    varied = {rel: host for rel, host in varying_hosts(rels, placed, loose=True).items() if rel not in placed
+              and rel not in ctx.mixed}
+    ctx.nodes.update(varied)
     if not ctx.legacy and named:  # a file whose name spells out a host the lines name (``node-b_stderr.log``)
         ctx.nodes.update(spelled_hosts((*rels, *documents), ctx.node_of, named))
     if not ctx.legacy or by_ranks:  # files naming no host take their rank's or their folder's, as the job names them
         ctx.nodes.update(inherited_hosts(rels, ctx.node_of, ties, split.apart))
     ctx.nodes.update(id_hosts(rels, ctx.node_of, {rel: r.started for rel, r in read.items()},
                               {rel: r.named or () for rel, r in read.items()}))
-    if not ctx.legacy:  # an agent's log folder apart from its node (a shared ``logs/``): the node naming it
+    if not ctx.legacy or varied:  # an agent's log folder apart from its node (a shared ``logs/``): the node naming it
         ctx.nodes.update(log_dir_hosts((*files, *docs), files, ctx.node_of))
         ctx.nodes.update(tee_hosts((*files, *docs), files, ctx.node_of))  # a rank's file by its console copies
     if not ctx.layout and own:
