@@ -50,7 +50,7 @@ from l4lite.ingest.decode import without_escapes
 from l4lite.ingest.fileends import file_ends
 from l4lite.ingest.fileranks import id_hosts, own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
-from l4lite.ingest.hostprefix import host_prefixed, without_host_prefixes
+from l4lite.ingest.hostprefix import host_prefixed, prefix_host, without_host_prefixes
 from l4lite.ingest.jobclock import settle_clocks
 from l4lite.ingest.jsonlog import record_host
 from l4lite.ingest.jumps import APART_LIMIT, node_ends
@@ -63,7 +63,7 @@ from l4lite.ingest.layout import (
     value_at,
     varying_hosts,
 )
-from l4lite.ingest.logdirs import log_dir_hosts, tee_hosts
+from l4lite.ingest.logdirs import LinePrefix, log_dir_hosts, tee_hosts
 from l4lite.ingest.pids import (
     AddressBook,
     PidFacts,
@@ -524,9 +524,12 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         ctx.nodes.update(inherited_hosts(rels, ctx.node_of, ties, split.apart))
     ctx.nodes.update(id_hosts(rels, ctx.node_of, {rel: r.started for rel, r in read.items()},
                               {rel: r.named or () for rel, r in read.items()}))
-    if not ctx.legacy or varied:  # an agent's log folder apart from its node (a shared ``logs/``): the node naming it
-        ctx.nodes.update(log_dir_hosts((*files, *docs), files, ctx.node_of))
-        ctx.nodes.update(tee_hosts((*files, *docs), files, ctx.node_of))  # a rank's file by its console copies
+    if not ctx.legacy or varied or ctx.mixed:  # an agent's log folder apart from its node (a shared ``logs/``)
+        # the node naming it, or whose console holds its copies: over a kind folder's host (``logs/``, one host named)
+        weak = {r for r in (*rels, *documents) if r not in ctx.nodes and names_no_node(level.value(r) or "a1")}
+        firm, pdsh = (lambda rel: None if rel in weak else ctx.node_of(rel)), LinePrefix(host_prefixed, prefix_host)
+        ctx.nodes.update(log_dir_hosts((*files, *docs), files, firm, pdsh))
+        ctx.nodes.update(tee_hosts((*files, *docs), files, firm, pdsh))  # a rank's file by its console copies
     if not ctx.layout and own:
         ctx.layout = "hosts named in lines"
     for rel, s in samples.items():
