@@ -105,7 +105,10 @@ CASES: dict[str, tuple[str, ...]] = {
                         "142-ddp-no_master_host"),  # no line names the node: the task's label, ``rank:1``
     # pdsh's host before every line; a pod's host by its folder (048, 064)
     "merged-pdsh": ("002-ddp-sigkill", "030-deepspeed-exception", "048-hf-exception_k8s",
-                    "064-accelerate-exception_k8s"),
+                    "064-accelerate-exception_k8s",
+                    # a node naming no host of its own: its ranks' files in ``logs/`` by their tee copies under
+                    # its prefix, the merge placed on no one host
+                    "164-deepspeed-cpu_throttle"),
     "merged-plain": ("003-ddp-hang", "037-ddp-host_oom",  # hosts named by pids and banners, none by the file
                      "004-ddp-nan",  # every rank's error.json, with the second it states
                      "073-jax-exception",  # the traceback after a process's last pid-named step
@@ -156,8 +159,12 @@ CASES: dict[str, tuple[str, ...]] = {
     "dmesg-old-boot": ("ib-link-down", "047-ddp-host_oom_srun"),
     # the agents' run folders in a shared ``logs/``: placed by their consoles' tee copies (145), never by the one
     # folder of both (150); a console naming its host only mid-file (145, by task)
-    "slurm-output-host": ("001-ddp-exception", "047-ddp-host_oom_srun", "145-hf-shm_small", "150-ddp-missing_module"),
-    "slurm-output-task": ("037-ddp-host_oom", "078-jax-exception_srun", "145-hf-shm_small", "150-ddp-missing_module"),
+    "slurm-output-host": ("001-ddp-exception", "047-ddp-host_oom_srun", "145-hf-shm_small", "150-ddp-missing_module",
+                          "020-lightning-nan"),  # no line names a host: ``cpu-node-a`` by its siblings' names
+    "slurm-output-task": ("037-ddp-host_oom", "078-jax-exception_srun", "145-hf-shm_small", "150-ddp-missing_module",
+                          # ``logs/`` read as the one host named: an agent's run folder is the node whose console
+                          # names it all the same
+                          "054-ignite-hang"),
     # the pods' lines name their hosts (003) or name none (001: the pod is the node)
     "kubectl-prefix": ("003-ddp-hang", "001-ddp-exception", "078-jax-exception_srun",
                        "052-ignite-exception"),  # a rank's own files replay the console's steps below its traceback

@@ -67,9 +67,26 @@ def test_files_named_by_their_host_between_a_shared_start_and_end(tmp_path: Path
                                 "train-4242-a100-rack2-15.out": "a100-rack2-15"}
 
 
+def test_sibling_files_named_by_hosts_without_a_digit(tmp_path: Path) -> None:
+    # ``%x-%j-%N.out`` of hosts ``cpu-node-a`` and ``cpu-node-b``: no one name reads as a host, the siblings do
+    for i, host in enumerate(("cpu-node-a", "cpu-node-b")):
+        (tmp_path / f"train-4242-{host}.out").write_text(_console(None, 4400 + i))
+    assert _nodes(tmp_path) == {"train-4242-cpu-node-a.out": "cpu-node-a", "train-4242-cpu-node-b.out": "cpu-node-b"}
+
+
+def test_sibling_names_without_a_digit_yield_to_the_hosts_lines_state(tmp_path: Path) -> None:
+    # the lines of one sibling name its writer, another host than its name's part: the names say nothing
+    for i, host in enumerate(("cpu-node-a", "cpu-node-b")):
+        (tmp_path / f"train-4242-{host}.out").write_text(_console("gpu-peer-12" if i else None, 4400 + i))
+    assert _nodes(tmp_path) == {"train-4242-cpu-node-a.out": None, "train-4242-cpu-node-b.out": "gpu-peer-12"}
+
+
 def test_files_named_by_a_task_id_or_a_rank_name_no_host(tmp_path: Path) -> None:
     from l4lite.ingest.layout import varying_hosts
 
     assert varying_hosts(["train-4242-0.out", "train-4242-1.out"]) == {}
     assert varying_hosts(["rank0.log", "rank1.log", "gpu0.log", "gpu1.log"]) == {}
     assert varying_hosts(["a/console.log", "b/console.log"]) == {}
+    assert varying_hosts(["train-4242-a.out", "train-4242-b.out"]) == {}  # one word: a task's letter
+    assert varying_hosts(["stdout-node.log", "stderr-node.log"]) == {}  # kinds
+    assert varying_hosts(["train-4242-cpu-node-a.out", "train-4242-gpu-west.out"]) == {}  # no one family

@@ -50,7 +50,7 @@ from l4lite.ingest.decode import without_escapes
 from l4lite.ingest.fileends import file_ends
 from l4lite.ingest.fileranks import id_hosts, own_rank, sibling_ranks
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
-from l4lite.ingest.hostprefix import host_prefixed, without_host_prefixes
+from l4lite.ingest.hostprefix import host_prefixed, prefix_host, without_host_prefixes
 from l4lite.ingest.jobclock import settle_clocks
 from l4lite.ingest.jsonlog import record_host
 from l4lite.ingest.jumps import APART_LIMIT, node_ends
@@ -63,7 +63,7 @@ from l4lite.ingest.layout import (
     value_at,
     varying_hosts,
 )
-from l4lite.ingest.logdirs import log_dir_hosts, tee_hosts
+from l4lite.ingest.logdirs import LinePrefix, log_dir_hosts, tee_hosts
 from l4lite.ingest.pids import (
     AddressBook,
     PidFacts,
@@ -513,15 +513,23 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
                 if ctx.node_of(rel) is None and rel not in ctx.mixed and (_RANK_FOLDER.search(rel) or rel in split.nodes)
                 and (host := rank_host(vote, ties)) is not None}
     ctx.nodes.update(by_ranks)
+    # ``train-4242-cpu-node-a.out``: siblings' parts that no one name reads as a host, where no line says otherwise
+    placed = {rel: node for rel in rels if (node := ctx.node_of(rel)) is not None}
+    varied = {rel: host for rel, host in varying_hosts(rels, placed, loose=True).items() if rel not in placed
+              and rel not in ctx.mixed}
+    ctx.nodes.update(varied)
     if not ctx.legacy and named:  # a file whose name spells out a host the lines name (``node-b_stderr.log``)
         ctx.nodes.update(spelled_hosts((*rels, *documents), ctx.node_of, named))
     if not ctx.legacy or by_ranks:  # files naming no host take their rank's or their folder's, as the job names them
         ctx.nodes.update(inherited_hosts(rels, ctx.node_of, ties, split.apart))
     ctx.nodes.update(id_hosts(rels, ctx.node_of, {rel: r.started for rel, r in read.items()},
                               {rel: r.named or () for rel, r in read.items()}))
-    if not ctx.legacy:  # an agent's log folder apart from its node (a shared ``logs/``): the node naming it
-        ctx.nodes.update(log_dir_hosts((*files, *docs), files, ctx.node_of))
-        ctx.nodes.update(tee_hosts((*files, *docs), files, ctx.node_of))  # a rank's file by its console copies
+    if not ctx.legacy or varied or ctx.mixed:  # an agent's log folder apart from its node (a shared ``logs/``)
+        # the node naming it, or whose console holds its copies: over a kind folder's host (``logs/``, one host named)
+        weak = {r for r in (*rels, *documents) if r not in ctx.nodes and names_no_node(level.value(r) or "a1")}
+        firm, pdsh = (lambda rel: None if rel in weak else ctx.node_of(rel)), LinePrefix(host_prefixed, prefix_host)
+        ctx.nodes.update(log_dir_hosts((*files, *docs), files, firm, pdsh))
+        ctx.nodes.update(tee_hosts((*files, *docs), files, firm, pdsh))  # a rank's file by its console copies
     if not ctx.layout and own:
         ctx.layout = "hosts named in lines"
     for rel, s in samples.items():

@@ -62,6 +62,12 @@ def host_prefixed(lines: Iterable[str]) -> bool:
     return n >= 2 and total >= PREFIX_SHARE * n and len(hosts) <= min(PREFIX_HOSTS, max(4, n // 2))
 
 
+def prefix_host(line: str) -> str | None:
+    """The host a host-prefixed file's line names as its writer (normalised as ``without_host_prefixes``'s)."""
+    m = host_prefix(line)
+    return normalize_host(m[1]) if m is not None else None
+
+
 def strip_host_prefix(line: str) -> str:
     """A host-prefixed file's line without its host."""
     m = host_prefix(line)

@@ -93,12 +93,19 @@ def named_in_stem(rel: str, hosts: Collection[str]) -> str | None:
     return best
 
 
-def varying_hosts(rels: Iterable[str]) -> dict[str, str]:
+def varying_hosts(rels: Iterable[str], placed: Mapping[str, str] | None = None, loose: bool = False) -> dict[str, str]:
     """rel -> the host the part of its file name that differs from its siblings' names, for files whose whole name
     names none: ``sbatch --output=%x-%j-%N.out`` gives ``train-4242-node0421.out`` and ``train-4242-node0422.out``,
     whose shared start and end (the job's name and id, the extension) say nothing of which node wrote them. The
     rest is read as a file name is (``host_from_path``: ``node0421`` is a host, a task id ``0`` or ``rank0`` is
-    not). Files of one folder with the same extension are siblings; at least two, all differing."""
+    not). Files of one folder with the same extension are siblings; at least two, all differing.
+
+    A host without a digit (``cpu-node-a``, ``gpu-west``) is no host to one file name, but siblings say more: after
+    the job's own part of the shared start (up to its last number or kind word: ``train-4242-``), parts of two or
+    more words that read alike (``cpu-node-a``, ``cpu-node-b``) are the machines the names were made from, as a
+    folder level of such names is. ``placed``: rel -> the host a file's lines name; where one of them disagrees
+    with its part, the lines win and the siblings' parts name nothing (``loose_hosts``). Those parts are read only
+    with ``loose``, after the files' lines were read whole; then only they are given."""
     groups: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
     for rel in rels:
         dirs, name = split_rel(rel)
@@ -118,9 +125,44 @@ def varying_hosts(rels: Iterable[str]) -> dict[str, str]:
             middles = {rel: n[cut:len(n) - len(end)] for rel, n in members}
             hosts = {rel: h for rel, m in middles.items() if m and (h := host_from_path(m)) is not None}
             if len(hosts) == len(members) and len(set(hosts.values())) == len(hosts):
-                out.update(hosts)
+                out.update(hosts if not loose else {})
                 break
+        else:
+            out.update(loose_hosts(members, shared, end, placed or {}) if loose else {})
     return out
+
+
+def _job_part(shared: str) -> int:
+    """Where the job's own part of a shared file-name start ends: after its last whole word that is a number or
+    a kind (``train-4242-`` of ``train-4242-cpu-node-``), else 0 (``a100-rack2-1`` is the hosts' own start)."""
+    cut, at = 0, 0
+    shared = shared.lower()
+    for m in _SEPARATOR.finditer(shared):
+        word = shared[at:m.start()]
+        if word and (word.isdigit() or names_no_node(word)):
+            cut = m.end()
+        at = m.end()
+    return cut
+
+
+def loose_hosts(members: Sequence[tuple[str, str]], shared: str, end: str,
+                placed: Mapping[str, str]) -> dict[str, str]:
+    """``varying_hosts`` for names whose parts pass no one-name host test: rel -> its part after the job's part of
+    the shared start, when every part has two or more words, none is a kind, an id or a rank, they all start
+    alike (three characters or more: one family of machines), and no file's lines name another host."""
+    cut = _job_part(shared)
+    parts = {rel: normalize_host(name[cut:len(name) - len(end)]) for rel, name in members}
+    words = [p.split("-") for p in parts.values()]
+    if len(set(parts.values())) < len(parts) or any(len(w) < 2 or not all(w) for w in words) \
+            or any(names_no_node(p) or not _LOOSE_HOST.fullmatch(p) for p in parts.values()) \
+            or len(os.path.commonprefix(list(parts.values()))) < 3:
+        return {}
+    if any(placed.get(rel, host) != host for rel, host in parts.items()):
+        return {}
+    return parts
+
+
+_LOOSE_HOST = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
 
 
 def spelled_hosts(rels: Iterable[str], node_of: Callable[[str], str | None], named: set[str]) -> dict[str, str]:

@@ -20,7 +20,7 @@ import mmap
 import re
 import zlib
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 # ``<run_id>_<random>/attempt_N/``: ``tempfile.mkdtemp(prefix=f"{run_id}_")`` adds eight random characters
 _RUN_DIR = re.compile(r"(?:^|/)([^/]+_[A-Za-z0-9_]{8})/attempt_\d+/")
@@ -34,24 +34,62 @@ _UNKNOWN = "\x01"  # the node of a console no path places, as a vote (never a ho
 MAX_BYTES = 256 << 20  # a placed file larger than this is not searched (its summary is in its console anyway)
 
 
+class LinePrefix(NamedTuple):
+    """How a merged stream's lines name their own writers (pdsh's ``host: ``, ``ingest.hostprefix``): whether a
+    file's first lines are such a merge, and the host one line's prefix names. Handed in, as this module sits
+    below the attribution it serves."""
+
+    merged: Callable[[list[str]], bool]
+    host: Callable[[str], str | None]
+
+
+def _prefixed(data: Any, prefix: LinePrefix | None) -> bool:
+    """Whether a file's bytes are a merge whose lines name their writers: each line then names its own node,
+    whatever node the file as a whole has or lacks."""
+    if prefix is None:
+        return False
+    head = bytes(data[: 1 << 14]).decode("utf-8", "replace").splitlines()
+    return prefix.merged(head[:-1] if len(head) > 1 else head)
+
+
+def _line_host(data: Any, at: int, prefix: LinePrefix) -> str | None:
+    """The host the prefix of the line holding byte ``at`` names."""
+    start = data.rfind(b"\n", 0, at) + 1
+    return prefix.host(bytes(data[start: min(at, start + 80)]).decode("utf-8", "replace"))
+
+
 def run_folder(rel: str) -> str | None:
     """The agent's run folder a file sits under (``run-083_0ybzhjzr``), or None."""
     m = _RUN_DIR.search(rel.replace("\\", "/"))
     return m[1] if m else None
 
 
-def _names(f: Any, needles: dict[str, bytes]) -> set[str]:
-    """The run folders whose ``<folder>/attempt_`` a file's bytes hold (a gzip'd file's as it inflates)."""
+def _names(f: Any, needles: dict[str, bytes], node: str | None, prefix: LinePrefix | None) -> dict[str, set[str]]:
+    """folder -> the nodes naming it, for the run folders whose ``<folder>/attempt_`` a file's bytes hold (a gzip'd
+    file's as it inflates): the file's ``node``, or in a pdsh merge no path places, the host of each line naming
+    it (``_line_host``)."""
     path = getattr(f, "path", "")
     if not path or path == "-" or getattr(f, "parts", ()) or not 0 < getattr(f, "size", 0) <= MAX_BYTES:
-        return set()
+        return {}
     try:
         if getattr(f, "compressed", False):
-            return _inflated_names(path, needles)
+            return {t: {node} for t in _inflated_names(path, needles)} if node is not None else {}
         with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            return {t for t, needle in needles.items() if data.find(needle) >= 0}
+            if node is not None:
+                return {t: {node} for t, needle in needles.items() if data.find(needle) >= 0}
+            if prefix is None or not _prefixed(data, prefix):
+                return {}
+            out: dict[str, set[str]] = {}
+            for t, needle in needles.items():
+                at, hits = data.find(needle), 0
+                while at >= 0 and hits < MAX_HITS:
+                    hits += 1
+                    if (host := _line_host(data, at, prefix)) is not None:
+                        out.setdefault(t, set()).add(host)
+                    at = data.find(needle, at + 1)
+            return out
     except (OSError, ValueError, EOFError, zlib.error):
-        return set()
+        return {}
 
 
 def _inflated_names(path: str, needles: dict[str, bytes]) -> set[str]:
@@ -68,9 +106,11 @@ def _inflated_names(path: str, needles: dict[str, bytes]) -> set[str]:
     return found
 
 
-def log_dir_hosts(unplaced: Iterable[Any], placed: Iterable[Any], node_of: Callable[[str], str | None]) -> dict[str, str]:
+def log_dir_hosts(unplaced: Iterable[Any], placed: Iterable[Any], node_of: Callable[[str], str | None],
+                  prefix: LinePrefix | None = None) -> dict[str, str]:
     """rel -> node for the files of ``unplaced`` under a run folder that the files of exactly one node name
-    (``placed``: the job's files, each searched when ``node_of`` places it and it is under no such folder)."""
+    (``placed``: the job's files, each searched when ``node_of`` places it and it is under no such folder; a merge
+    no path places, by the host each naming line's ``prefix`` names)."""
     folders = {f.rel: t for f in unplaced if node_of(f.rel) is None and (t := run_folder(f.rel))}
     if not folders:
         return {}
@@ -79,11 +119,11 @@ def log_dir_hosts(unplaced: Iterable[Any], placed: Iterable[Any], node_of: Calla
     seen: set[str] = set()
     for f in placed:
         node = node_of(f.rel)
-        if node is None or f.rel in folders or getattr(f, "path", "") in seen:
+        if f.rel in folders or getattr(f, "path", "") in seen:
             continue
         seen.add(getattr(f, "path", ""))
-        for t in _names(f, needles):
-            named.setdefault(t, set()).add(node)
+        for t, nodes in _names(f, needles, node, prefix).items():
+            named.setdefault(t, set()).update(nodes)
     return {rel: next(iter(named[t])) for rel, t in folders.items() if len(named.get(t, ())) == 1}
 
 
@@ -106,7 +146,8 @@ def _head(f: Any, n: int) -> list[bytes]:
     return out
 
 
-def tee_hosts(unplaced: Iterable[Any], placed: Iterable[Any], node_of: Callable[[str], str | None]) -> dict[str, str]:
+def tee_hosts(unplaced: Iterable[Any], placed: Iterable[Any], node_of: Callable[[str], str | None],
+              prefix: LinePrefix | None = None) -> dict[str, str]:
     """rel -> node for the rank files (``attempt_N/<local_rank>/stdout.log``) of ``unplaced`` that no path places
     whose first lines the placed files of one node hold as an agent's ``--tee`` copies under that local rank's
     label (``[<role><local_rank>]:<line>``). A line found on two nodes (a message every rank prints alike) says
@@ -135,7 +176,8 @@ def tee_hosts(unplaced: Iterable[Any], placed: Iterable[Any], node_of: Callable[
     seen: set[str] = set()
     budget = TEE_BUDGET
     for f in sorted(placed, key=lambda f: getattr(f, "size", 0)):  # the small consoles first
-        # a console no path places is a writer of its own, unknown: a line it holds too may be its node's
+        # a console no path places is a writer of its own, unknown: a line it holds too may be its node's (in a
+        # pdsh merge, the host its own prefix names)
         node = node_of(f.rel) or f"{_UNKNOWN}{f.rel}"
         path = getattr(f, "path", "")
         if path in seen or _LOCAL_DIR.search(f.rel.replace("\\", "/")) or \
@@ -147,13 +189,15 @@ def tee_hosts(unplaced: Iterable[Any], placed: Iterable[Any], node_of: Callable[
             break
         try:
             with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                prefixed = node.startswith(_UNKNOWN) and _prefixed(data, prefix)
                 for needle in wanted:
                     at, hits = data.find(needle), 0
                     while at >= 0 and hits < MAX_HITS:  # a line printed thousands of times: its first copies
                         hits += 1
                         tag = label.search(data[max(0, at - 24):at])
                         if tag and data[at + len(needle): at + len(needle) + 1] in (b"\n", b"\r", b""):
-                            found.setdefault(needle, set()).add(f"{node}\0{tag[1].decode()}")
+                            writer = (_line_host(data, at, prefix) if prefixed and prefix else None) or node
+                            found.setdefault(needle, set()).add(f"{writer}\0{tag[1].decode()}")
                         at = data.find(needle, at + 1)
         except (OSError, ValueError):
             continue

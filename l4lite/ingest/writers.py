@@ -300,9 +300,11 @@ def vote_whole(nodes: dict[str, str | None], mixed: list[str], placed: Sequence[
             if (at_once or len(vote.bases) > 1) and vote.hosts and f.rel not in mixed:
                 # two nodes' agents or workers: the one host named is one's
                 mixed.append(f.rel)
-            elif f.rel not in tasks and not vote.labels and not vote.label_ranks and \
+            elif f.rel not in tasks and f.rel not in mixed and not vote.labels and not vote.label_ranks and \
                     (host := own_host(vote.hosts)) is not None:
-                nodes[f.rel] = host  # its one writer, named only in its middle (an agent's rendezvous name)
+                # its one writer, named only in its middle (an agent's rendezvous name); a file whose sampled ends
+                # already name several writers (a pdsh merge's ``host:`` prefixes) stays no one host's
+                nodes[f.rel] = host
     for f in placed:
         if (vote := read_whole(f)) is None or not vote.hosts:
             continue
