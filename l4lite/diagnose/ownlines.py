@@ -111,8 +111,7 @@ def node_vote(scan: JobScan, node: str | None, t0: float | None) -> Finding | No
     An ``unknown`` verdict is left where every line was read alone: each line's few words (a ``GPU`` here, an
     ``nvidia-smi`` there, a refused connection quoted inside a lost peer's message) stay under the lexicon's
     abstain threshold. Read together, the node's lines printed by few nodes near the failure, cascades with their
-    own words taken out, may name one component clearly in the lexicon's words (a learned guess over many lines
-    is not asked: it lost a never-read line);
+    own words taken out, may name one component clearly (the lexicon, then the learned model when it is sure);
     a reading of ``software`` is no diagnosis here (a stall's own words), as for ``last_words``.
     """
     if node is None:
@@ -136,7 +135,7 @@ def node_vote(scan: JobScan, node: str | None, t0: float | None) -> Finding | No
         return None
     recs.sort(key=lambda r: (r.file, r.line))
     said = "\n".join(without_cascade(r.text[:2000]) for r in recs)[:VOTE_CHARS]
-    named = component(said)
+    named = component(said, learned=True)
     if named is None or named.category == "software":
         return None
     shown = recs[:MAX_RECORDS]
