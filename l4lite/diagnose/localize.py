@@ -56,7 +56,7 @@ from l4lite.diagnose.evidence import (
 from l4lite.diagnose.firstfail import earlier_failure
 from l4lite.diagnose.lone import lone_fault, one_node_reading, told_on_its_own
 from l4lite.diagnose.oddsetup import odd_setup
-from l4lite.diagnose.ownlines import its_exception, last_words, node_said, node_vote, said_apart
+from l4lite.diagnose.ownlines import its_exception, last_words, node_said, said_apart
 from l4lite.diagnose.phasing import failure_time_of, finding_trackers, iteration_of, phase_of
 from l4lite.diagnose.pointed import Shown, lagging_node, odd_rank, odd_rank_node, odd_rank_shown
 from l4lite.diagnose.restarts import restarted_roots
@@ -332,12 +332,6 @@ class Localizer:
         if verdict.scope == "node" and read_as_data(scan, findings, primary, verdict.category, bool(local or own)):
             verdict.category = "data"
             notes.append("raised while one rank (or one node's ranks) loaded samples the others did not: its data")
-        if verdict.category == "unknown" and verdict.scope == "node":  # no one line named it: all of them together
-            voted = node_vote(scan, primary.node, primary.time or finding_key(primary)[0])
-            if voted is not None:
-                findings.append(voted)
-                roles[id(voted)] = "root"
-                verdict.category = voted.category
         tell_together(scan, findings, roles, primary, verdict.scope)
         if verdict.scope == "node":
             for f in findings:

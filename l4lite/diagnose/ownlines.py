@@ -24,14 +24,7 @@ import re
 from l4lite.detect.base import Finding
 from l4lite.diagnose.evidence import own_time
 from l4lite.records import Record
-from l4lite.rules.components import (
-    component,
-    first_failure,
-    is_cascade,
-    is_listing,
-    named_component,
-    without_cascade,
-)
+from l4lite.rules.components import component, first_failure, is_cascade, is_listing, named_component
 from l4lite.scan.scanner import JobScan
 
 SPATIAL_FRACTION = 0.25  # as the filters': a template on more than this share of the nodes is routine
@@ -100,52 +93,6 @@ def node_said(scan: JobScan, node: str | None, t0: float | None, placed: set[tup
                    f"{category.replace('_', ' ')} component ({words[:120]}).",
                    node=node, rank=first.rank, gpu=first.gpu, time=first.time, severity="warning",
                    records=[r for r, _, _ in same], count=len(same), data={"component": words, "own_lines": True})
-
-
-VOTE_CHARS = 8000  # how much of the node's lines the vote reads together
-
-
-def node_vote(scan: JobScan, node: str | None, t0: float | None) -> Finding | None:
-    """The component the suspect node's own lines name read together, when no one line names it; None without.
-
-    An ``unknown`` verdict is left where every line was read alone: each line's few words (a ``GPU`` here, an
-    ``nvidia-smi`` there, a refused connection quoted inside a lost peer's message) stay under the lexicon's
-    abstain threshold. Read together, the node's lines printed by few nodes near the failure, cascades with their
-    own words taken out, may name one component clearly (the lexicon, then the learned model when it is sure);
-    a reading of ``software`` is no diagnosis here (a stall's own words), as for ``last_words``.
-    """
-    if node is None:
-        return None
-    n_nodes = len(scan.node_last)
-    limit = max(1, math.floor(SPATIAL_FRACTION * n_nodes)) if n_nodes >= 4 else n_nodes
-    progress = {(p.file, p.line) for p in scan.metrics if p.kind in ("train", "val")}
-    recs: list[Record] = []
-    for (tid, where), rs in scan.exemplars.items():
-        stat = scan.templates.get(tid)
-        if where != node or stat is None or len(stat.nodes) > limit:
-            continue
-        for r in rs:
-            if (r.file, r.line) in progress or is_listing(r.text) or TEARDOWN.search(r.text[:4000]):
-                continue
-            ok = near(r, t0)
-            if ok is False or (ok is None and t0 is not None):
-                continue
-            recs.append(r)
-    if not recs:
-        return None
-    recs.sort(key=lambda r: (r.file, r.line))
-    said = "\n".join(without_cascade(r.text[:2000]) for r in recs)[:VOTE_CHARS]
-    named = component(said, learned=True)
-    if named is None or named.category == "software":
-        return None
-    shown = recs[:MAX_RECORDS]
-    first = shown[0]
-    return Finding("components", named.category, "symptom", SCORE,
-                   f"The node's own lines near the failure, read together, name the "
-                   f"{named.category.replace('_', ' ')} component ({', '.join(named.words)[:120]}).",
-                   node=node, rank=first.rank, gpu=first.gpu, time=first.time, severity="warning",
-                   records=shown, count=len(shown), data={"own_lines": True, "voted": True,
-                                                          "component": ", ".join(named.words)})
 
 
 # How an agent tears its workers down, and its report of them: what was done to the node, not what it said.

@@ -269,14 +269,9 @@ def _lexicon(text: str) -> Component | None:
     return Component(best, score, tuple(words[best][:6]))
 
 
-def without_cascade(text: str) -> str:
-    """``text`` without the cascade's own words and the boilerplate around them: what a cascade line quotes."""
-    return _BOILERPLATE.sub(" ", CASCADE.sub(" ", text))
-
-
 def cascade_payload(text: str) -> Component | None:
     """For a cascade line: the component of what it quotes, with the cascade's own words taken out."""
-    rest = without_cascade(text)
+    rest = _BOILERPLATE.sub(" ", CASCADE.sub(" ", text))
     found = component(rest)
     if found is None or found.category not in PAYLOADS:
         return None  # a cascade's own vocabulary (peers, sockets, timeouts) is no payload
