@@ -16,7 +16,14 @@ from pathlib import Path
 import pytest
 
 from l4lite.errors import L4Error
-from l4lite.evaluate.corpus import evaluate_corpus, format_corpus, load_corpus
+from l4lite.evaluate.corpus import (
+    confusion,
+    evaluate_corpus,
+    format_confusion,
+    format_corpus,
+    format_corpus_confusion,
+    load_corpus,
+)
 from l4lite.evaluate.planting import LAYOUTS, NODES, Excerpt, JobPlanter, is_kernel_line
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "real" / "corpus.jsonl"
@@ -91,6 +98,23 @@ def test_a_bad_corpus_line_is_named(tmp_path) -> None:
         load_corpus(bad)
 
 
+def test_the_confusion_matrix_counts_truth_against_the_verdict_in_every_layout(tmp_path) -> None:
+    # an analyser that calls every fault a network one: the gpu excerpt lands off the diagonal in each layout
+    def network(job: Path) -> dict:
+        return {"status": "incident", "category": "network", "phase": "train", "suspects": [], "evidence": []}
+
+    healthy = Excerpt(id="t-ok", source_group="t#3", split="dev", status="healthy", category=None, phase=None,
+                      faulty=None, lines=("all good",))
+    score = evaluate_corpus([XID, NAMED, healthy], splits=("dev",), analyzer=network, workdir=tmp_path)
+    matrix = confusion(score.boards["dev"].results)
+    assert matrix == {"gpu_hardware": {"network": len(LAYOUTS)}, "network": {"network": len(LAYOUTS)}}
+    assert score.to_dict()["dev"]["confusion"] == matrix
+    table = format_confusion(matrix).splitlines()
+    assert table[2].split() == ["gpu_hardware", ".", str(len(LAYOUTS)), str(len(LAYOUTS)), "0"]
+    assert table[-1].split() == ["total", "0", str(2 * len(LAYOUTS)), str(2 * len(LAYOUTS)), str(len(LAYOUTS))]
+    assert format_corpus_confusion(score).startswith("dev: category confusion")
+
+
 @pytest.fixture(scope="module")
 def corpus_score():
     if not CORPUS.exists():
@@ -111,3 +135,19 @@ def test_real_corpus_scores_hold(corpus_score, split, capsys) -> None:
         assert not low, f"{split} {layout or 'overall'}: below the pins {PINS[split]}: {low}"
         high = {k: got[k] for k, top in CEILINGS[split].items() if got[k] is not None and got[k] > top + MARGIN}
         assert not high, f"{split} {layout or 'overall'}: above the ceilings {CEILINGS[split]}: {high}"
+
+
+def test_eval_corpus_prints_the_confusion_matrix_when_asked(tmp_path, capsys) -> None:
+    from l4lite.cli.main import main
+
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(json.dumps({"id": "t-named", "source_group": "t#2", "split": "dev", "status": "incident",
+                                  "category": "network", "phase": "train", "faulty": "worker-23",
+                                  "lines": list(NAMED.lines)}) + "\n")
+    args = ["eval", "--corpus", str(corpus), "--split", "dev", "--layouts", CI_LAYOUT, "-q"]
+    assert main(args) == 0
+    assert "category confusion" not in capsys.readouterr().out
+    assert main([*args, "--confusion"]) == 0
+    out = capsys.readouterr().out
+    assert "dev: category confusion (truth x predicted, jobs of every layout)" in out
+    assert "truth \\ pred" in out

@@ -25,6 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--layouts", metavar="A,B", help="with --corpus: only these layouts "
                    "(node-folders, rank-files, srun-merged)")
     p.add_argument("--split", choices=("dev", "holdout", "both"), default="both", help="with --corpus: which part")
+    p.add_argument("--confusion", action="store_true", help="with --corpus: also print each split's category "
+                   "confusion matrix (truth x predicted counts, layouts summed)")
     p.add_argument("--seed", type=int, default=0, help="with --corpus: seed of the planted jobs")
     p.add_argument("--json", nargs="?", const="-", metavar="FILE",
                    help="write all numbers as JSON to FILE (or stdout, instead of the table)")
@@ -62,7 +64,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_corpus(args: argparse.Namespace) -> int:
-    from l4lite.evaluate.corpus import SPLITS, evaluate_corpus, format_corpus, load_corpus
+    from l4lite.evaluate.corpus import (
+        SPLITS,
+        evaluate_corpus,
+        format_corpus,
+        format_corpus_confusion,
+        load_corpus,
+    )
     from l4lite.evaluate.planting import LAYOUTS
 
     excerpts = load_corpus(args.corpus)
@@ -78,6 +86,8 @@ def run_corpus(args: argparse.Namespace) -> int:
             print(f"  {result.job} [{result.scenario}]: {result.pred_status or 'error'}", file=sys.stderr)
 
     score = evaluate_corpus(excerpts, layouts, splits, seed=args.seed, progress=progress)
+    if args.confusion:
+        return _output(args, score.to_dict(), lambda: format_corpus(score) + "\n\n" + format_corpus_confusion(score))
     return _output(args, score.to_dict(), lambda: format_corpus(score))
 
 

@@ -59,7 +59,8 @@ class CorpusScore:
         return {split: {"excerpts": self.excerpts.get(split, 0), "sources": self.sources.get(split, 0),
                         "overall": self.summary(split),
                         "layouts": {lay: self.summary(split, lay) for lay in self.layouts(split)},
-                        "misses": misses(self.boards.get(split, Scoreboard()).results)}
+                        "misses": misses(self.boards.get(split, Scoreboard()).results),
+                        "confusion": confusion(self.boards.get(split, Scoreboard()).results)}
                 for split in self.boards}
 
     def layouts(self, split: str) -> list[str]:
@@ -128,6 +129,45 @@ def misses(results: Sequence[JobResult]) -> dict[str, list[str]]:
         if prf is not None and prf[2] < 1.0:
             out["evidence"].append(name)
     return out
+
+
+def confusion(results: Sequence[JobResult]) -> dict[str, dict[str, int]]:
+    """Truth x predicted category counts over the jobs whose category is scored, all layouts summed: which
+    category takes which is what a category score alone hides, and counts name no excerpt."""
+    out: dict[str, dict[str, int]] = {}
+    for r in results:
+        if r.category_ok is None or r.truth_category is None:
+            continue
+        row = out.setdefault(r.truth_category, {})
+        pred = r.pred_category or "none"
+        row[pred] = row.get(pred, 0) + 1
+    return out
+
+
+def format_confusion(matrix: dict[str, dict[str, int]]) -> str:
+    """The matrix as a table: one row per true category, one column per predicted one, totals and the diagonal."""
+    truths = sorted(matrix)
+    preds = sorted({p for row in matrix.values() for p in row} | set(truths))
+    header = ["truth \\ pred"] + [p[:8] for p in preds] + ["total", "right"]
+    rows = []
+    for t in truths:
+        row = matrix[t]
+        rows.append([t] + [str(row.get(p, 0) or ".") for p in preds]
+                    + [str(sum(row.values())), str(row.get(t, 0))])
+    total = sum(sum(r.values()) for r in matrix.values())
+    right = sum(matrix[t].get(t, 0) for t in truths)
+    rows.append(["total"] + [str(sum(matrix[t].get(p, 0) for t in truths)) for p in preds]
+                + [str(total), str(right)])
+    return format_table(header, rows)
+
+
+def format_corpus_confusion(score: CorpusScore) -> str:
+    """The category confusion of each split, printed under the tables by ``l4lite eval --corpus --confusion``."""
+    parts: list[str] = []
+    for split in score.boards:
+        parts += [f"{split}: category confusion (truth x predicted, jobs of every layout)",
+                  format_confusion(confusion(score.boards[split].results)), ""]
+    return "\n".join(parts).rstrip()
 
 
 _COLUMNS = [("jobs", "jobs", "d"), ("status", "status", "%"), ("detected", "detect", "%"),

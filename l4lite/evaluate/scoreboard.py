@@ -60,6 +60,8 @@ class JobResult:
     error: str | None = None
     node_scored: bool = True  # False: the truth names no node and the fault is not job-wide (nothing to score)
     confidence: float | None = None  # the incident's confidence, to check it against being right
+    truth_category: str | None = None  # where the category is scored: the label and the verdict's category,
+    pred_category: str | None = None  # so that a confusion matrix shows which category takes which
 
     def scored(self) -> Scored | None:
         """The confidence with whether node and category were right; None where no verdict can be judged."""
@@ -205,14 +207,21 @@ def score_job(job: Path, truth: Mapping[str, Any], incident: Mapping[str, Any] |
             return None
         return inc.get(key) == truth.get(key)
 
+    category_ok = ok("category")
     return JobResult(
         job=job.name, scenario=str(truth.get("scenario")), method=method, truth_status=status,
         pred_status=inc.get("status") if incident is not None else None, faulty=faulty, suspects=suspects[:5],
-        node_rank=node_rank, node_ok=node_ok, phase_ok=ok("phase"), category_ok=ok("category"),
+        node_rank=node_rank, node_ok=node_ok, phase_ok=ok("phase"), category_ok=category_ok,
         ev_pred=len(roots), ev_pred_hit=hits, ev_truth=len(true_lines), ev_truth_hit=len(covered),
         has_evidence=has_ev, seconds=seconds, lines=int(truth.get("lines") or 0), error=error,
         node_scored=bool(truth.get("node_scored", True)), confidence=_confidence(inc.get("confidence")),
+        truth_category=_label(truth.get("category")) if category_ok is not None else None,
+        pred_category=_label(inc.get("category")) if category_ok is not None else None,
     )
+
+
+def _label(value: Any) -> str:
+    return str(value) if value is not None else "none"
 
 
 def _confidence(value: Any) -> float | None:
