@@ -8,6 +8,7 @@ them. Every input line ends in a record or in a skip counter with a reason, so t
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence
@@ -183,3 +184,12 @@ class RotatedStreams:
         k = max(0, bisect_right([a for a, _ in starts], line) - 1)
         shift = starts[k][0] - 1
         return PiecePlace(starts[k][1], line - shift, end - shift)
+
+
+# A time written on the line itself (a clock time, a dmesg uptime), as against one ingest lent it from the line above
+_OWN_STAMP = re.compile(r"\d{1,2}:\d\d:\d\d|^\s*\[\s*\d+\.\d+\]")
+
+
+def stamped(text: str) -> bool:
+    """Whether a line carries its own timestamp (an untimed line's time is the last stamped line's above it)."""
+    return _OWN_STAMP.search(text[:120]) is not None

@@ -257,3 +257,13 @@ def test_a_checkpoint_library_s_frames_say_save_or_load_by_their_verbs() -> None
            '  File "deepspeed/runtime/activation_checkpointing/checkpointing.py", line 500, in save_args_for_backward\n'
            'RuntimeError: CUDA error: an illegal memory access was encountered')
     assert phase_from_traceback(act) == "train"
+
+
+def test_an_untimed_failure_is_not_placed_by_another_file_s_untimed_markers() -> None:
+    """184: the failing node's ranks raise building their dataset (untimed tracebacks, their launcher's start-up
+    time); the other node's ``training ...`` marker is untimed too, at its own launcher's start-up: set-up."""
+    from l4lite.api import analyze
+
+    job = Path(__file__).resolve().parents[1] / "fixtures" / "real_jobs" / "184-megatron-idx_truncated"
+    incident = analyze([job])
+    assert (incident.phase, incident.category) == ("init", "data")

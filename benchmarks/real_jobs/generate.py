@@ -335,7 +335,23 @@ JOB_SPECS = [
     ("ddp", "eval_exception", 1, 20, False, {"index": 193, "validate": True}),
     ("ddp", "device_missing", None, None, False, {"index": 194}),
     ("hf", "netdrop", 2, 12, False, {"index": 195}),
+    # what the 196 jobs above have fewest of (196-203), counted by category, phase, stack and layout: a full
+    # checkpoint disk under Lightning Fabric, the kernel's OOM killer on one rank under the fp16 (AMP) loop and under
+    # FSDP2, a corrupt record under PyTorch-Ignite, a DataLoader worker killed by the OOM killer under Lightning, a
+    # node cut off under `accelerate launch` (no network job under Accelerate), a hang found only by the peers'
+    # timeouts in Kubernetes pod logs, and a healthy run whose rank 0 logs a failed metrics push with its traceback
+    # every 10 steps (the gateway is down; training goes on and ends normally)
+    ("fabric", "enospc", 0, 20, False, {"index": 196}),
+    ("amp", "host_oom", 1, 14, False, {"index": 197}),
+    ("ignite", "data", None, 250, False, {"index": 198}),
+    ("fsdp", "host_oom", 2, 13, False, {"index": 199}),
+    ("lightning", "worker_oom", 3, 56, False, {"index": 200, "loader_workers": 2}),
+    ("accelerate", "netdown", 1, 14, False, {"index": 201}),
+    ("ddp", "hang", 2, 14, False, {"index": 202, "layout": "kubernetes-pods"}),
+    ("ddp", "push_refused", None, None, False, {"index": 203}),
 ]
+# runs that end normally: no incident, whatever alarming lines they print on the way
+HEALTHY = ("healthy", "push_refused")
 # faults set up per node by the generator (no rank injects them; a node may fail before any rank registers)
 NODE_FAULTS = ("bad_env", "bad_env_all", "missing_file", "missing_file_all", "node_corrupt_ckpt", "compile_nocxx",
                "shm_small", "port_taken", "no_master_host", "missing_module", "version_mismatch", "idx_truncated",
@@ -365,7 +381,8 @@ PHASE = {"exception": "train", "sigkill": "train", "hang": "train", "nan": "trai
          "layer_mismatch": "init", "node_enospc": "checkpoint", "shard_truncated": "train", "pids_limit": "train",
          "missing_module": "init", "loss_spike": "train", "preempt": "train", "cpu_throttle": "train",
          "netslow": "train", "version_mismatch": "init", "inode_full": "checkpoint",
-         "shard_mismatch": "train", "tp_mismatch": "init", "idx_truncated": "init", "layout_ckpt": "load", "device_missing": "init"}
+         "shard_mismatch": "train", "tp_mismatch": "init", "idx_truncated": "init", "layout_ckpt": "load", "device_missing": "init",
+         "push_refused": None}
 CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan": "numerical",
             "enospc": "storage", "corrupt_ckpt": "storage", "data": "data", "healthy": None,
             "host_oom": "host", "worker_oom": "host", "sigstop": "software", "diverge": "numerical",
@@ -395,7 +412,9 @@ CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan
             # cut copy of the data's index file is data; a checkpoint of another layout is the job's setting
             "tp_mismatch": "user_config", "idx_truncated": "data", "layout_ckpt": "user_config",
             # a node whose environment names a device its torch build lacks: its setup (as compile_nocxx)
-            "device_missing": "user_config"}
+            "device_missing": "user_config",
+            # a metrics gateway that refuses the push while training goes on: no fault of the job
+            "push_refused": None}
 FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_runtime",
           "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps",
           "ignite": r"Engine run (complete|finished)", "accelerate": r"training finished: 40 steps",
@@ -604,6 +623,8 @@ def run_job(job, py, out_root, work_root, port):
         env["L4L_LOADER_TIMEOUT"] = "10"
     if fault == "kill_midline":
         env["L4L_LOG_ALL_RANKS"] = "1"
+    if fault == "push_refused":  # rank 0 pushes its metrics to a gateway on the first node; none is running
+        env["L4L_METRICS_PUSH"] = f"http://{job['hosts'][0]}:9091/metrics/job/train"
     if job.get("accum", 1) > 1:
         env["L4L_ACCUM"] = str(job["accum"])
     if fault == "logfile_exception":  # each rank logs to a file of its own; the console has the launcher only
@@ -1183,9 +1204,11 @@ def build_truth(job, arch):
         evidence.extend(h for h in hits if h not in evidence)
         return hits
 
-    if fault != "healthy" and fault != "corrupt_ckpt" and not inj:
+    if fault not in HEALTHY and fault != "corrupt_ckpt" and not inj:
         problems.append("fault was never injected")
-    if fault == "healthy":
+    if fault == "push_refused" and not find(arch, [hosts[0]], r"ConnectionRefusedError|Connection refused"):
+        problems.append("no refused metrics push in the logs")
+    if fault in HEALTHY:
         for h, rc in job["exit_codes"].items():
             if rc != 0 and h not in job.get("stopped_nodes", ()):
                 problems.append(f"{h} exited {rc}")
@@ -1400,7 +1423,7 @@ def build_truth(job, arch):
     truth = {
         "schema": "l4lite.ground_truth/1",
         "scenario": f"{stack}-{fault}",
-        "status": "healthy" if fault == "healthy" else "incident",
+        "status": "healthy" if fault in HEALTHY else "incident",
         "faulty_nodes": faulty_nodes,
         "phase": PHASE[fault],
         "iteration": iteration,
@@ -1853,7 +1876,7 @@ def describe(job, first, rank_host):
     s, f, r = job["stack"], job["fault"], job["rank"]
     if s in OTHER_RUN:
         return describe_other(job, first, rank_host)
-    if s in ("megatron", "fsdp") and f in ("netdown", "netdrop", "netslow"):  # the stack's run, then the link's fault
+    if s in ("megatron", "fsdp") and f in ("netdown", "netdrop", "netslow", "host_oom"):  # the stack's run, then the link's fault
         job = dict(job, stack="ddp")
         return (MEGATRON_RUN if s == "megatron" else FSDP_RUN) + describe(job, first, rank_host)
     if s == "megatron":
@@ -1872,6 +1895,11 @@ def describe(job, first, rank_host):
     if f in NEW_146:
         return describe_146(job, first, first["host"] if first else None)
     h = rank_host.get(first["rank"]) if first else None
+    if f == "push_refused":
+        return ("Healthy ddp run: 40 steps of DDP over gloo on 2 nodes x 2 ranks, checkpoints at steps 20 and 40. "
+                f"Every 10 steps rank 0 pushes its metrics to a Prometheus push gateway at {job['hosts'][0]}:9091 "
+                "that is not running: each push fails (urllib's URLError, Connection refused) and the script logs "
+                "a warning with the traceback and trains on; the run ends normally. No incident.")
     if f == "healthy":
         extra = {"amp": " The fp16 loss scaler starts at 2^32 and halves on the overflows of the first 13 steps "
                         "until the scale fits (the loss-scale search), then grows and halves now and then."}.get(s, "")
@@ -1935,6 +1963,12 @@ def describe(job, first, rank_host):
                 "every rank (activations whose gradients need more range than fp16 has): every step overflows, "
                 "the loss scaler skips it and halves the scale, from its level down past 1, while the loss stays "
                 "finite; the run ends normally with no step taken since.")
+    if f == "netdown" and s == "accelerate":  # a static rendezvous: no store traffic once the ranks have started
+        return (f"Each node is its own network namespace, joined to the other by a veth pair (10.77.x.1/.2); at "
+                f"step {job['step']} global rank {r} sets {h}'s interface down (`ip link set DEV down`), cutting "
+                "off both its ranks and its `accelerate launch` agent; the ranks on both nodes time out in the "
+                "gradient all-reduce (30 s gloo timeout) and both agents, which talk to no store while their "
+                "ranks train (Accelerate's static rendezvous), report their failed ranks and exit.")
     if f == "netdown":
         return (f"Each node is its own network namespace, joined to the other by a veth pair (10.77.x.1/.2); at "
                 f"step {job['step']} global rank {r} sets {h}'s interface down (`ip link set DEV down`), cutting "

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 import traceback
+import urllib.request
 from datetime import timedelta
 
 import faults
@@ -112,6 +113,16 @@ class Uploader:
     def wait(self):
         log.info("waiting for the previous checkpoint upload")
         self.done.wait()
+
+
+def push_metrics(url, step, loss):
+    """Rank 0's push of its numbers to a Prometheus push gateway (L4L_METRICS_PUSH) every 10 steps; a failed push
+    is logged with its traceback and training goes on, as monitoring must never stop a run."""
+    body = f"train_loss {loss}\ntrain_step {step}\n".encode()
+    try:
+        urllib.request.urlopen(urllib.request.Request(url, data=body, method="POST"), timeout=5).close()
+    except OSError:
+        log.warning("could not push metrics for step %d to %s; training continues", step, url, exc_info=True)
 
 
 def evaluate(model, loader, step, world, rank):
@@ -223,6 +234,7 @@ def main():
     every_rank = bool(os.environ.get("L4L_LOG_ALL_RANKS"))
     accum = int(os.environ.get("L4L_ACCUM", "1"))
     validate = bool(os.environ.get("L4L_VALIDATE"))
+    push = os.environ.get("L4L_METRICS_PUSH")
     val_ds = faults.TokenDataset(n=64, seed=7)
     val_loader = DataLoader(val_ds, batch_size=args.batch_size, sampler=DistributedSampler(val_ds, shuffle=False))
     uploader = Uploader(os.environ["L4L_UPLOAD_DIR"]) if os.environ.get("L4L_UPLOAD_DIR") and rank == 0 else None
@@ -269,6 +281,8 @@ def main():
                          args.batch_size * world / max(dt, 1e-6))
             if not math.isfinite(avg.item()):
                 raise FloatingPointError(f"loss is {avg.item()} at step {step}; stopping training")
+            if push and rank == 0 and step % 10 == 0:
+                push_metrics(push, step, avg.item())
             if validate and step % 10 == 0:
                 evaluate(model, val_loader, step, world, rank)
             if args.save_every and step % args.save_every == 0:

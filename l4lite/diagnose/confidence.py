@@ -14,7 +14,9 @@ verdict was reached, each reading one the diagnosis already made:
 
 ``TIERS`` holds the share of right verdicts per way the category was decided on the dev corpus (planted in every
 layout, 531 verdicts, 2026-12-06); ``PENALTIES`` multiply it for each doubt present. Readings the dev corpus has
-too few of are priors, not measurements: the learned model's guess (none on dev; below a lexicon hit), a launcher's
+too few of are priors, not measurements: the learned model's guess (none on dev; below a lexicon hit), a link read
+from every rank waiting on the others (``diagnose.allwaited``: the category, while which side of the link is at fault
+is a guess; 3 of 5 such real jobs had both right), a launcher's
 account (as an inference), rival roots (none on dev), and "none" (0.69 right on dev only because some excerpts
 are labelled unknown; on the real jobs no verdict without a category was right, so it stays a coin toss). A table
 of plain numbers, not a fitted model: a logistic fit on the same features calibrated the dev corpus slightly
@@ -32,7 +34,7 @@ from l4lite.rules.components import LEARNED_WORDS, is_cascade
 
 TIERS: dict[str, float] = {
     "rule": 0.97, "health": 0.95, "lexicon": 0.85, "inferred": 0.85, "confirmed": 0.85, "generic": 0.75,
-    "learned": 0.6, "none": 0.5,
+    "learned": 0.6, "waited": 0.6, "none": 0.5,
 }
 PENALTIES: dict[str, float] = {"global_scope": 0.87, "cascade_only": 0.85, "rival_roots": 0.9}
 
@@ -52,6 +54,8 @@ def decided_by(finding: Finding | None, category: str | None) -> str:
     if finding is None or not category or category == "unknown":
         return "none"
     data = finding.data
+    if data.get("all_waited"):  # every rank waited on the others: the link, whose side of it is a guess
+        return "waited"
     if finding.detector == "components":
         return "learned" if data.get("component") == LEARNED_WORDS else "lexicon"
     if finding.detector == "health":

@@ -22,7 +22,7 @@ from l4lite.detect.base import Finding
 from l4lite.ingest.attribution import strip_stream_prefix
 from l4lite.ingest.errorfile import error_lines
 from l4lite.ingest.relay import quoted_error
-from l4lite.records import Record
+from l4lite.records import Record, stamped
 from l4lite.rules.components import first_failure, is_cascade
 from l4lite.scan.scanner import JobScan
 
@@ -46,7 +46,6 @@ _RANK = re.compile(r"\[(?:PG \S+ (?:\(\S+\) )?)?Rank (\d+)\]")
 # 10.0.0.5<43210>", gloo's "Connection closed by peer [10.0.0.5]:29500").
 _OWN_ADDR = re.compile(r"(?:Bootstrap|NET/Socket|NET/IB)\s*:\s*Using\b[^\n]*?\b\w+:(\d+\.\d+\.\d+\.\d+)<")
 _PEER_ADDR = re.compile(r"(?:closed by (?:remote )?peer|reset by peer|peer)\s*\[?(\d+\.\d+\.\d+\.\d+)\]?[<:]")
-_OWN_STAMP = re.compile(r"\d{1,2}:\d\d:\d\d|^\s*\[\s*\d+\.\d+\]")
 
 
 def own_time(record: Record) -> float | None:
@@ -58,13 +57,7 @@ def own_time(record: Record) -> float | None:
     """
     if record.time is None:
         return None
-    head = record.text[:120]
-    return record.time if _OWN_STAMP.search(head) else None
-
-
-def stamped(text: str) -> bool:
-    """Whether a line carries its own timestamp."""
-    return _OWN_STAMP.search(text[:120]) is not None
+    return record.time if stamped(record.text) else None
 
 
 def summary_lines(findings: Sequence[Finding]) -> set[tuple[str, int]]:

@@ -33,6 +33,7 @@ from typing import Any
 from l4lite.detect.base import Finding
 from l4lite.detect.components import ComponentDetector
 from l4lite.diagnose.alike import failed_alike, said_alike
+from l4lite.diagnose.allwaited import all_ranks_waited
 from l4lite.diagnose.confidence import Basis, basis_of, job_confidence
 from l4lite.diagnose.dataframes import read_as_data
 from l4lite.diagnose.diverged import diverged_because
@@ -313,6 +314,11 @@ class Localizer:
                 # torn down around it: nothing says what held it up (a rank that left with no failure entry of
                 # its agent's ended with status 0: its own code's doing, the finding's reading stands)
                 verdict.category = primary.category = "unknown"
+        if verdict.category == "unknown" and all_ranks_waited(scan):
+            verdict.category = "network"
+            primary.data["all_waited"] = True
+            notes.append("every rank of every node failed waiting in a collective, none stopped or raised its own "
+                         "error: the link between them")
         local = node_setup(scan, findings, primary) or odd_rank_node(scan, findings, primary) \
             if verdict.scope_by in ("rule", "category") else None
         own = rank_own(scan, findings, primary) if verdict.scope_by in ("rule", "category") and not local else None

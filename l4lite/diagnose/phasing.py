@@ -127,7 +127,10 @@ def _phase_of_lines(f: Finding, scan: JobScan, trackers: dict[str | None, list[P
     if t is not None and t == int(t):
         t += 0.999  # a timestamp to the second covers the whole second
     where = (r.file, r.line) if r else (None, None)
-    phase = _phase_at_time(f, scan, trackers, job_events, t, where, others)
+    seen = bool(job_events)
+    if r is not None and own_time(r) is None:
+        job_events = orderable_events(scan, job_events, f)
+    phase = _phase_at_time(f, scan, trackers, job_events, t, where, others, seen)
     # An untimed line was written after the stamped line whose time it inherited and before the lines below it:
     # unless a marker of its own file above it says where it was, the phase just before the next known line is
     # the better guess (a silent rank's traceback at step 17 inherits its start-up banner's time). A teardown or
@@ -135,12 +138,22 @@ def _phase_of_lines(f: Finding, scan: JobScan, trackers: dict[str | None, list[P
     bound = written_by(scan, f.records)
     if bound is not None and (t is None or bound > t) and r is not None and \
             not any(e.file == r.file and e.line <= r.line for e in trackers.get(f.node, [])):
-        later = _phase_at_time(f, scan, trackers, job_events, bound - 0.001, where, others)
+        later = _phase_at_time(f, scan, trackers, job_events, bound - 0.001, where, others, seen)
         if later not in ("init", "shutdown"):
             return later
     if phase == "init" and r is not None and own_time(r) is None:
         return _copy_below_marker(f, trackers) or phase
     return phase
+
+
+def orderable_events(scan: JobScan, events: list[PhaseEvent], f: Finding) -> list[PhaseEvent]:
+    """The job's phase events an untimed finding can be placed among by time: those with a time of their own, and
+    any of the finding's own files. An untimed line carries the time of the last stamped line above it, often
+    its launcher's start-up; so does another node's untimed marker (Megatron's ``training ...``), with that node's
+    own start-up time: the two times say nothing of which line was written first."""
+    lent = {(m.file, m.line) for m in scan.markers if m.detail.get("untimed")}
+    own = {r.file for r in f.records}
+    return [e for e in events if e.file in own or (e.file, e.line) not in lent]
 
 
 def _copy_below_marker(f: Finding, trackers: dict[str | None, list[PhaseEvent]]) -> str | None:
@@ -165,9 +178,10 @@ def _copy_below_marker(f: Finding, trackers: dict[str | None, list[PhaseEvent]])
 
 def _phase_at_time(f: Finding, scan: JobScan, trackers: dict[str | None, list[PhaseEvent]],
                    job_events: list[PhaseEvent], t: float | None, where: tuple[str | None, int | None],
-                   others: Sequence[Finding] = ()) -> str:
+                   others: Sequence[Finding] = (), seen: bool | None = None) -> str:
     """The phase at time ``t`` (or at ``where`` in a file): the node's markers, the rule's hint, the job's, then
-    what the lines of the finding and of ``others`` say."""
+    what the lines of the finding and of ``others`` say. ``seen``: whether the job has phase markers at all, when
+    ``job_events`` holds only those the finding can be placed among."""
     node_phase = phase_at(trackers.get(f.node, []), t, *where) if f.node in trackers else None
     hint = f.data.get("phase_hint")
     if node_phase in ("checkpoint", "eval", "load", "shutdown"):
@@ -196,7 +210,7 @@ def _phase_at_time(f: Finding, scan: JobScan, trackers: dict[str | None, list[Ph
     # Nothing in the job says where it was: what the lines of the findings say, the primary's first; with no word
     # either way, training, where most failures of a large job happen (three in four in L4's study).
     said = [evidence_phase(r.text) for g in (f, *others) for r in g.records]
-    return next((p for p in said if p is not None), "train" if not job_events else "init")
+    return next((p for p in said if p is not None), "train" if not (job_events if seen is None else seen) else "init")
 
 
 def _node_mate_trained(f: Finding, others: Sequence[Finding], t: float) -> bool:

@@ -7,9 +7,10 @@ from __future__ import annotations
 import math
 
 from l4lite.detect.base import Finding
-from l4lite.diagnose.evidence import own_time, stamped
+from l4lite.diagnose.evidence import own_time
 from l4lite.ingest.boots import is_kernel_log
 from l4lite.ingest.stamp_patterns import parse_elastic_time
+from l4lite.records import stamped
 from l4lite.scan.scanner import JobScan
 
 SURVIVE_POINTS = 5  # iterations logged after a root line for training to have survived it

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple, Protocol
 
 from l4lite.ingest.runs import ShapeRun
 from l4lite.ingest.shape import FOLD_DIGITS
-from l4lite.records import Accounting, Record
+from l4lite.records import Accounting, Record, stamped
 from l4lite.rules.advisory import advisory
 from l4lite.scan.jobscan import (
     DEVICE_EVENT_CAP,
@@ -363,6 +363,8 @@ class Scanner(RunPath):
         marker = match_marker(msg) if gates & G_MARKER else None
         if marker is not None and len(self._markers) < MARKER_CAP:
             self._phase_now[node] = _PHASE_OF_MARKER.get(marker.kind, marker.kind)
+            if record.time is not None and not stamped(record.text):  # a time lent by the line above
+                marker.detail["untimed"] = True
             self._markers.append(Marker(marker.kind, record.node, record.rank, record.time, record.file,
                                         record.line, marker.iteration, marker.detail))
 

@@ -1,0 +1,48 @@
+"""Every rank waited: when each rank of every node failed in a collective from its own side (its transport timed
+out, or its peer's connection closed under it) and none raised anything else, none stopped in silence and none
+was killed, the processes were all there and all waiting on one another: what failed is what lies between them.
+
+A stuck or stopped rank prints no timeout of its own (its agent's SIGTERM ends it), a rank that left early prints
+nothing, a killed one leaves its agent's signal line, and a rank with a fault of its own raises its own error: each
+leaves a rank without such a wait. A cut or stalled link leaves none (real jobs 049, 050, 188, 191, 201: a node's
+interface down, every rank of both nodes times out within a second). The reading asks for every rank of the job,
+the same number on each node of two or more, and at least one timeout (lost peers alone say someone left first);
+it only names a category the localiser left unknown.
+"""
+
+from __future__ import annotations
+
+import re
+
+from l4lite.scan.scanner import JobScan, is_host
+
+# A collective's transport giving up: gloo's send/recv timeout and its lost or reset pair, NCCL's watchdog timeout.
+# A launcher's or Ray's own lost connection (to its store, to its raylet) is not a rank's collective.
+_WAIT = re.compile(r"(?:gloo|nccl)[^\n]*?(?:Timed out waiting \d+\s*ms for (?:send|recv) operation|"
+                   r"Connection (?:closed|reset) by peer|Connection timed out)|"
+                   r"Watchdog caught collective operation timeout", re.I)
+_TIMEOUT = re.compile(r"Timed out waiting|timed out|timeout", re.I)
+MIN_NODES = 2
+
+
+def all_ranks_waited(scan: JobScan) -> bool:
+    """Whether every rank of the job, on every node, failed in a collective and in nothing else (see the module)."""
+    nodes = {n: ranks for n, ranks in scan.node_ranks.items() if is_host(n) and ranks}
+    ranks = set(scan.rank_nodes)
+    if len(nodes) < MIN_NODES or len({len(r) for r in nodes.values()}) != 1 or not ranks:
+        return False
+    if set().union(*nodes.values()) != ranks or ranks != set(range(len(ranks))):
+        return False  # a rank no line names: it may be the one that stopped in silence
+    waited: set[int] = set()
+    other: set[int] = set()
+    timed_out = False
+    for hit in scan.hits:
+        r = hit.record
+        if r.rank is None or r.rank_local or hit.advisory or hit.rule_id.startswith("elastic"):
+            continue  # a launcher's summary quotes its ranks' errors: not a rank's own line
+        if _WAIT.search(r.message):
+            waited.add(r.rank)
+            timed_out = timed_out or _TIMEOUT.search(r.message) is not None
+        else:
+            other.add(r.rank)
+    return timed_out and waited == ranks and not other

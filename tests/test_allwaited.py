@@ -1,0 +1,67 @@
+"""Every rank of every node failed waiting in a collective and in nothing else (real jobs 049, 050, 188, 191, 201:
+a node's interface down): the link between them, not a rank; a rank that printed no wait of its own (stuck,
+stopped, gone) or raised its own error leaves the reading unmade."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from l4lite.api import analyze
+from l4lite.diagnose.allwaited import all_ranks_waited
+from l4lite.records import Record
+from l4lite.scan.jobscan import Hit, JobScan
+
+REPO = Path(__file__).resolve().parents[1]
+JOBS = REPO / "fixtures" / "real_jobs"
+NODES = {0: "node-a", 1: "node-a", 2: "node-b", 3: "node-b"}
+SEND = ("RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:129] Timed out waiting "
+        "30000ms for send operation to complete")
+RECV = SEND.replace(":129]", ":78]").replace("send", "recv")
+CLOSED = ("RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed by peer "
+          "[10.0.0.1]:3741. This is typically caused by a remote worker crashing.")
+
+
+def _hit(rank: int, message: str, rule: str = "python-exception") -> Hit:
+    rec = Record(file=f"{NODES[rank]}/console.log", line=10 + rank, end_line=10 + rank, node=NODES[rank],
+                 rank=rank, gpu=None, source="stderr", time=100.0, level="ERROR", message=message, text=message)
+    return Hit(rule, rec)
+
+
+def _scan(hits: list[Hit]) -> JobScan:
+    scan = JobScan()
+    scan.rank_nodes = dict(NODES)
+    scan.node_ranks = {"node-a": {0, 1}, "node-b": {2, 3}}
+    scan.hits = hits
+    return scan
+
+
+def test_every_rank_timing_out_or_losing_its_pair_is_the_link() -> None:
+    assert all_ranks_waited(_scan([_hit(0, CLOSED), _hit(1, SEND), _hit(2, RECV), _hit(3, RECV)]))
+
+
+@pytest.mark.parametrize("hits", [
+    [_hit(0, SEND), _hit(1, RECV), _hit(2, RECV)],  # rank 3 printed no wait: stuck, stopped or gone
+    [_hit(0, SEND), _hit(1, RECV), _hit(2, RECV), _hit(3, RECV), _hit(3, "ValueError: bad metrics value")],
+    [_hit(0, CLOSED), _hit(1, CLOSED), _hit(2, CLOSED), _hit(3, CLOSED)],  # lost peers only: someone left first
+    [_hit(0, SEND), _hit(1, RECV), _hit(2, RECV), _hit(3, "Failed to disconnect from the local raylet: IOError: "
+                                                         "Connection reset by peer")],  # no collective's
+])
+def test_a_rank_without_a_collective_wait_of_its_own_leaves_it_unread(hits: list[Hit]) -> None:
+    assert not all_ranks_waited(_scan(hits))
+
+
+def test_a_launcher_s_summary_quoting_a_rank_is_not_the_rank_s_own_wait() -> None:
+    hits = [_hit(0, SEND), _hit(1, RECV), _hit(2, RECV), _hit(3, RECV, rule="elastic-root-cause")]
+    assert not all_ranks_waited(_scan(hits))
+
+
+@pytest.mark.parametrize("job", ["049-ddp-netdown", "188-fabric-netdown", "201-accelerate-netdown"])
+def test_a_node_cut_off_is_read_as_the_network(job: str) -> None:
+    assert analyze([JOBS / job]).category == "network"
+
+
+@pytest.mark.parametrize("job", ["003-ddp-hang", "113-ddp-collective_mismatch", "163-accelerate-cpu_throttle"])
+def test_a_stuck_rank_a_stray_collective_or_a_silent_node_is_no_link(job: str) -> None:
+    assert analyze([JOBS / job]).category != "network"
