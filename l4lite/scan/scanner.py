@@ -477,16 +477,9 @@ class Scanner(RunPath):
         scan = JobScan(root=self.root, accounting=accounting if accounting is not None else Accounting(),
                        bucket_seconds=self.bucket_seconds)
         per_node: dict[int, dict[str, int]] = {}
-        pairs: dict[tuple[int, str], int] = {}  # (cluster, node) -> n: one flat dict, cheaper a cell than nested
-        get = pairs.get
         for (node, _bucket, cid), n in self._counts.items():
-            key = (cid, node)
-            pairs[key] = get(key, 0) + n
-        for (cid, node), n in pairs.items():
-            d = per_node.get(cid)
-            if d is None:
-                d = per_node[cid] = {}
-            d[node] = n
+            d = per_node.setdefault(cid, {})
+            d[node] = d.get(node, 0) + n
         for cid, st in self._template_stats().items():
             tid, text = final.get(cid, (f"c{cid}", ""))
             tid_of[cid] = tid
@@ -498,13 +491,9 @@ class Scanner(RunPath):
             else:
                 mine.merge(stat)
         text_of = {tid: stat.template for tid, stat in scan.templates.items()}
-        if len(set(tid_of.values())) == len(tid_of):  # one template id per cluster: the cells stay apart
-            scan.counts = {(node, bucket, tid_of[cid]): n for (node, bucket, cid), n in self._counts.items()}
-        else:
-            counts = scan.counts
-            for (node, bucket, cid), n in self._counts.items():
-                key = (node, bucket, tid_of[cid])
-                counts[key] = counts.get(key, 0) + n
+        for (node, bucket, cid), n in self._counts.items():
+            key = (node, bucket, tid_of[cid])
+            scan.counts[key] = scan.counts.get(key, 0) + n
 
         def fix(rec: Record) -> Record:
             if rec.template_id.startswith("#"):
