@@ -75,3 +75,27 @@ def test_trees_stop_at_the_depth_limit_and_subsample_large_inputs() -> None:
 def test_an_empty_matrix_is_refused() -> None:
     with pytest.raises(ValueError, match="non-empty 2-d"):
         IsolationTrees().fit(np.zeros((0, 3)))
+
+
+def test_a_table_of_many_equal_rows_scores_as_its_rows_one_by_one() -> None:
+    """Scoring once per distinct row (``DISTINCT_ROWS`` rows and more) gives every row the score the row-by-row
+    path gives it (parts of fewer rows), with zeros of either sign and rows in any order."""
+    from l4lite.detect.isolation import DISTINCT_ROWS
+
+    rng = np.random.default_rng(11)
+    distinct = _matrix(rng, 40, 4)
+    distinct[1] = -0.0
+    distinct[2] = 0.0
+    picks = rng.integers(0, len(distinct), size=3 * DISTINCT_ROWS)
+    x = distinct[picks]
+    trees = IsolationTrees(32, 256, random_state=2).fit(x)
+    step = DISTINCT_ROWS // 2
+    by_parts = np.concatenate([trees.score_samples(x[k:k + step]) for k in range(0, len(x), step)])
+    got = trees.score_samples(x)
+    assert got.shape == (len(x),)
+    assert np.array_equal(got, by_parts)
+    assert np.array_equal(got[picks == 1], np.full(int((picks == 1).sum()), got[picks == 1][0]))
+    one = np.repeat(distinct[:1], DISTINCT_ROWS, axis=0)  # a single distinct row: scored as it is
+    assert np.array_equal(trees.score_samples(one), trees.score_samples(one[:step]).repeat(2))
+    two = np.tile(distinct[:2], (DISTINCT_ROWS, 1))
+    assert np.array_equal(trees.score_samples(two), np.tile(trees.score_samples(two[:step])[:2], DISTINCT_ROWS))

@@ -193,3 +193,26 @@ def test_a_metric_point_pickles_whole() -> None:
     back = pickle.loads(pickle.dumps([point, point], protocol=pickle.HIGHEST_PROTOCOL))
     assert [astuple(p) for p in back] == [astuple(point)] * 2
     assert {f.name: getattr(back[0], f.name) for f in fields(MetricPoint)} == values
+
+
+def test_adding_count_tables_gives_the_loops_sums_and_key_order() -> None:
+    """``add_counts`` (dict updates and the shared keys' sums) leaves the table a loop of ``get`` and set leaves,
+    keys in the same order, whether the tables share no key, some, or all."""
+    import random
+
+    from l4lite.scan.jobscan import add_counts
+
+    rnd = random.Random(7)
+    for shared in (0.0, 0.3, 1.0):
+        a = {(f"n{rnd.randrange(5)}", rnd.randrange(50), f"t{rnd.randrange(4)}"): rnd.randrange(1, 9) for _ in range(300)}
+        b = {k: rnd.randrange(1, 9) for k in a if rnd.random() < shared}
+        b.update({(f"m{rnd.randrange(5)}", rnd.randrange(50), "t0"): rnd.randrange(1, 9) for _ in range(200)})
+        expected = dict(a)
+        for k, n in b.items():
+            expected[k] = expected.get(k, 0) + n
+        got = dict(a)
+        add_counts(got, b)
+        assert got == expected and list(got) == list(expected)
+        empty: dict = {}
+        add_counts(empty, b)
+        assert empty == b and list(empty) == list(b)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -66,8 +67,10 @@ def node_table(scan: JobScan) -> CountTable:
 
 def _timed(scan: JobScan, window: float) -> tuple[list[str], np.ndarray, list[str], np.ndarray]:
     """``windows._rows`` without its untimed rows: (nodes, window starts, template ids, counts)."""
-    keys = list(scan.counts.keys())
-    buckets = np.fromiter((k[1] for k in keys), dtype=np.int64, count=len(keys))
+    keys = list(scan.counts)
+    nodes = list(map(itemgetter(0), keys))  # the keys' parts by maps over C functions, no Python step a cell
+    buckets = np.fromiter(map(itemgetter(1), keys), dtype=np.int64, count=len(keys))
+    tids = list(map(itemgetter(2), keys))
     counts = np.fromiter(scan.counts.values(), dtype=np.int64, count=len(keys))
     starts = np.floor(buckets * scan.bucket_seconds / window) * window
     starts = np.where(buckets < 0, np.nan, starts)
@@ -75,19 +78,47 @@ def _timed(scan: JobScan, window: float) -> tuple[list[str], np.ndarray, list[st
     if begin is not None:
         starts = np.where(starts < math.floor(begin / window) * window - window, np.nan, starts)
     keep = ~np.isnan(starts)
+    if keep.all():
+        return nodes, starts, tids, counts
     rows = np.flatnonzero(keep).tolist()
-    return [keys[r][0] for r in rows], starts[keep], [keys[r][2] for r in rows], counts[keep]
+    return [nodes[r] for r in rows], starts[keep], [tids[r] for r in rows], counts[keep]
 
 
-def _pivot(row_keys: list[Any], tids: list[str], counts: np.ndarray) -> CountTable:
-    """Counts summed per (row key, template id), rows and columns sorted (as ``pivot_table`` sorts them)."""
-    rows = sorted(set(row_keys))
+def _summed(rows: list[Any], row_of: Any, tids: list[str], counts: np.ndarray) -> CountTable:
+    """The table of ``rows`` (sorted) with each count added at its row (``row_of``) and its template's column
+    (columns sorted)."""
     cols = sorted(set(tids))
-    r_at = {k: i for i, k in enumerate(rows)}
     c_at = {k: i for i, k in enumerate(cols)}
-    values = np.zeros((len(rows), len(cols)), np.int64)
-    np.add.at(values, ([r_at[k] for k in row_keys], [c_at[t] for t in tids]), counts)
-    return CountTable(rows, cols, values)
+    col_of = np.fromiter(map(c_at.__getitem__, tids), np.int64, count=len(tids))
+    # summed by bincount (float sums of counts are exact far beyond any log's line count), not ``np.add.at``,
+    # which takes several times as long
+    flat = np.bincount(np.asarray(row_of, np.int64) * len(cols) + col_of, weights=counts,
+                       minlength=len(rows) * len(cols))
+    return CountTable(rows, cols, flat.astype(np.int64).reshape(len(rows), len(cols)))
+
+
+def _start_pivot(starts: np.ndarray, tids: list[str], counts: np.ndarray) -> CountTable:
+    """``_pivot`` of window starts (no NaN): the sorted distinct starts and each cell's row from ``np.unique``,
+    as ``sorted(set(...))`` and a dict would give them, without a Python step per cell (a long job's table
+    holds a hundred thousand cells)."""
+    rows, row_of = np.unique(starts, return_inverse=True)
+    return _summed(rows.tolist(), row_of.reshape(-1), tids, counts)
+
+
+def _cell_pivot(nodes: list[str], starts: np.ndarray, tids: list[str], counts: np.ndarray) -> CountTable:
+    """``_pivot`` of (node, window start) pairs (no NaN start): rows sorted by node, then start, as
+    ``sorted(set(zip(nodes, starts)))`` sorts them, found with a lexsort of the nodes' ranks and the starts."""
+    names = sorted(set(nodes))
+    n_at = {k: i for i, k in enumerate(names)}
+    code = np.fromiter(map(n_at.__getitem__, nodes), np.int64, count=len(nodes))
+    order = np.lexsort((starts, code))
+    c, s = code[order], starts[order]
+    new = np.ones(len(order), bool)
+    new[1:] = (c[1:] != c[:-1]) | (s[1:] != s[:-1])
+    row_of = np.empty(len(order), np.int64)
+    row_of[order] = np.cumsum(new) - 1
+    rows = list(zip(map(names.__getitem__, c[new].tolist()), s[new].tolist(), strict=True))
+    return _summed(rows, row_of, tids, counts)
 
 
 def window_table(scan: JobScan, window_seconds: float | None = None) -> CountTable:
@@ -98,7 +129,7 @@ def window_table(scan: JobScan, window_seconds: float | None = None) -> CountTab
     _, starts, tids, counts = _timed(scan, window)
     if not len(starts):
         return _empty()
-    table = _pivot(starts.tolist(), tids, counts)
+    table = _start_pivot(starts, tids, counts)
     lo, hi = table.rows[0], table.rows[-1]
     if (hi - lo) / window <= MAX_FILLED_WINDOWS:  # ``reindex``: rows matched by exact value, others zero
         full = np.arange(lo, hi + window / 2, window)
@@ -120,7 +151,7 @@ def cell_table(scan: JobScan, window_seconds: float | None = None) -> CountTable
     nodes, starts, tids, counts = _timed(scan, window)
     if not nodes:
         return _empty()
-    return _pivot(list(zip(nodes, starts.tolist(), strict=True)), tids, counts)
+    return _cell_pivot(nodes, starts, tids, counts)
 
 
 def descending(values: np.ndarray) -> np.ndarray:

@@ -221,8 +221,7 @@ class JobScan:
                                                    dict(stat.sources), stat.first_time, stat.last_time)
             else:
                 mine.merge(stat)
-        for key, n in other_counts.items():
-            self.counts[key] = self.counts.get(key, 0) + n
+        add_counts(self.counts, other_counts)
         self.hits = cap_hits(self.hits + other.hits)
         for key, n in other.hit_totals.items():
             self.hit_totals[key] = self.hit_totals.get(key, 0) + n
@@ -392,14 +391,28 @@ def collapsed(counts: dict[tuple[str, int, Any], int]) -> bool:
     return all(bucket <= 0 for _node, bucket, _key in counts)
 
 
+def add_counts(into: dict[Any, int], other: dict[Any, int]) -> None:
+    """Add the counts of ``other`` into ``into`` (in place), in the order a loop of ``into[k] = into.get(k, 0) + n``
+    over ``other`` would leave the keys. Shards of different files mostly count different (node, bucket, template)
+    cells, so the keys both hold are found first (a set operation in C) and only those are summed one by one; a
+    table of a hundred thousand cells then merges by two ``dict.update`` calls instead of a Python loop."""
+    if not into:
+        into.update(other)
+        return
+    sums = {k: into[k] + other[k] for k in into.keys() & other.keys()}
+    into.update(other)  # new keys appended in other's order, keys held already keep their place
+    into.update(sums)
+
+
 def rebucket(counts: dict[tuple[str, int, Any], int], old: float, new: float) -> dict[tuple[str, int, Any], int]:
     ratio = int(round(new / old))
     if ratio <= 1:
         return dict(counts)
     out: dict[tuple[str, int, Any], int] = {}
+    get = out.get
     for (node, bucket, tid), n in counts.items():
         key = (node, bucket // ratio if bucket >= 0 else bucket, tid)
-        out[key] = out.get(key, 0) + n
+        out[key] = get(key, 0) + n
     return out
 
 
