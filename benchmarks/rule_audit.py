@@ -58,10 +58,9 @@ ROLE_ONLY_MIN = 4  # distinct source groups a rule's own category must lose on b
 MECHANISM_SHARE = 0.6  # below this share for its top label, a rule's threads spread over several causes
 TRACEBACK = re.compile(r"Traceback \(most recent call last\):\s*$")  # a header the reader joins to its frames
 GITHUB = re.compile(r"github\.com/([^/\s]+/[^/\s]+)/(?:issues|pull|discussions)/(\d+)")
-# the fresh samples whose misses may be read (b's threads are in the lines file, the learned model's text); d, f,
-# h, j, l and the -score halves are only scored and never enter an audit
-STUDIED_FRESH = ("a", "b", "c", "e", "g", "i", "k", "m-study", "n-study", "o-study", "p-study",
-                 "q-study", "r-study")
+# the fresh samples whose misses may be read; b, d, f, h, j, l and the -score halves are only scored and never
+# enter an audit (a thread of b that the lines file also holds votes through the lines file's entry)
+STUDIED_FRESH = ("a", "c", "e", "g", "i", "k", "m-study", "n-study", "o-study", "p-study", "q-study", "r-study")
 
 
 @dataclass(frozen=True)

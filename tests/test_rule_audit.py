@@ -163,7 +163,7 @@ def test_a_verdict_needs_agreeing_source_groups_where_the_rule_decides(tmp_path:
 
 
 def test_the_verdicts_on_the_studied_threads_are_the_known_ones() -> None:
-    """The lines file, the dev excerpts and the studied fresh samples (never d, f, h, j, l). Both verdicts of
+    """The lines file, the dev excerpts and the studied fresh samples (never b, d, f, h, j, l). Both verdicts of
     2026-12-05 were applied and taken back (docs/evaluation.md): ``nccl-system-error`` without a category (with
     the fallback kept off its line) took the held-out category from 62.7 to 62.2 together with a change of
     ``diagnose.firstfail``; ``cuda-device-assert`` as data lost the thread of its own example in
@@ -174,7 +174,8 @@ def test_the_verdicts_on_the_studied_threads_are_the_known_ones() -> None:
     ``category user_config``: the same overrule, so again a finding only. Any other verdict fails here."""
     threads = rule_audit.labelled_threads(fresh=True)
     assert "fresh" in {t.origin for t in threads}
-    assert not {t.group for t in threads} & _score_only_groups()
+    # no entry of a score-only sample votes (b's threads that the lines file also holds vote as its entries)
+    assert not {t.group for t in threads if t.origin == "fresh"} & _score_only_groups()
     rows = rule_audit.spread(threads=threads)
     assert sorted((s.rule.id, s.verdict()) for s in rows if s.verdict()) == [
         ("cuda-device-assert", "category data"), ("dataloader-worker-died", "role-only"),
@@ -184,9 +185,13 @@ def test_the_verdicts_on_the_studied_threads_are_the_known_ones() -> None:
 
 
 def _score_only_groups() -> set[str]:
-    import json
+    return _fresh_groups("b", "d", "f", "h", "j", "l", "m-score", "n-score", "o-score", "p-score", "q-score",
+                         "r-score")
+
+
+def _fresh_groups(*names: str) -> set[str]:
     out: set[str] = set()
-    for name in ("d", "f", "h", "j", "l", "m-score", "n-score", "o-score", "p-score", "q-score", "r-score"):
+    for name in names:
         for raw in (ROOT / "fixtures" / "real" / "fresh" / f"{name}.jsonl").read_text(encoding="utf-8").splitlines():
             if raw.strip():
                 out.add(json.loads(raw)["source_group"])
