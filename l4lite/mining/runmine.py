@@ -72,11 +72,15 @@ def mine_run(run: ShapeRun, miner: Any, strip: Callable[[str], str] | None = Non
     # left out (``TemplateMiner.free_kept``), once its tokens there are checked (``kept_stays``): per shape, the
     # indices of those tokens and an itemgetter of the others (the tokens of a folded shape sit alike in all its
     # lines), learnt from a line ``add`` answered
-    free_of: dict[int, tuple[tuple[int, ...], Any]] = {}
     out: list[int] = []
     add, cached_id, kept_getter, kept_stays = miner.add, miner.cached_id, miner.kept_getter, miner.kept_stays
     loose_answer, same_fixed = miner.loose_answer, miner.same_fixed
     answers = miner.run_answers()  # what earlier runs learnt, while no cluster changed since
+    if answers.table is not table:  # shapes are indices into one run table
+        answers.free_shapes.clear()
+        answers.free_ids.clear()
+        answers.table = table
+    free_of = answers.free_shapes
     cids, kept_cids, free_ids = answers.ids, answers.kept_ids, answers.free_ids
     hits: dict[int, int] = {}
     # the keys the cache did not answer, each with its kept-token getter: both depend on the miner's entry of
