@@ -97,6 +97,19 @@ def mine_run(run: ShapeRun, miner: Any, strip: Callable[[str], str] | None = Non
         key = wide_key(table[x], keys[i]) if x in folded else key_of[x]
         cid = cids.get(key)
         getter = _UNSEEN
+        # a shape whose free kept tokens are known: its keys are mostly new (a new id in such a token), so the
+        # key without them is looked up before the miner's entry of the key itself
+        if cid is None and x in free_of:
+            kept, others = free_of[x]
+            parts = key.split()
+            cid = free_ids.get((x, kept, others(parts)))
+            if cid is not None:
+                # the message's tokens are its key's, one for one (``_learn_free``): each kept one by its form
+                tokens = s[starts[x]:table[x].msg_end].split()
+                for k in kept:
+                    if not kept_stays(tokens[k], parts[k]):
+                        cid = None
+                        break
         if cid is None:
             getter = getters.get(key, _UNSEEN)
             if getter is _UNSEEN:
@@ -106,15 +119,6 @@ def mine_run(run: ShapeRun, miner: Any, strip: Callable[[str], str] | None = Non
                         cids[key] = cid
                 if cid is None:
                     getter = getters[key] = kept_getter(key)
-        if cid is None and x in free_of:
-            kept, others = free_of[x]
-            parts = key.split()
-            cid = free_ids.get((x, kept, others(parts)))
-            if cid is not None:
-                # the message's tokens are its key's, one for one (``_learn_free``): each kept one by its form
-                tokens = s[starts[x]:table[x].msg_end].split()
-                if not all(kept_stays(tokens[k], parts[k]) for k in kept):
-                    cid = None
         if cid is None:
             msg = s[starts[x]:table[x].msg_end]
             if getter is not None:
