@@ -16,6 +16,7 @@ from l4lite.ingest.files import discover
 from l4lite.ingest.reader import IngestOptions, iter_job
 from l4lite.ingest.runs import ShapeRun
 from l4lite.mining.miner import TemplateMiner
+from l4lite.mining.runmine import mine_run
 from l4lite.records import Accounting
 
 
@@ -104,3 +105,30 @@ def test_partly_free_kept_tokens_mine_in_runs_as_line_by_line(tmp_path: Path, se
     checked = answers_of(monkeypatch, "same_fixed")
     assert_runs_mine_as_lines(items)
     assert checked.count(True) > 1000  # the premise: runs answered lines from the key's entry
+
+
+def test_free_kept_tokens_learnt_once_serve_later_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which kept tokens of a segfault line's shape are free is learnt from one line ``add`` answered and serves
+    the shape's lines in every later run (``RunAnswers.free_shapes``), not in its own run only: ``add`` is called
+    for fewer of those lines than there are runs that hold them, and the ids are still ``add``'s line by line."""
+    _kernel_log(tmp_path, random.Random(7))
+    acc = Accounting()
+    items = list(iter_job(discover([str(tmp_path)], acc), IngestOptions(fold_shapes=True), acc, runs=True))
+    # short runs, as a kernel log's lines of new shapes cut them
+    runs = [x.part(a, a + 40) for x in items if type(x) is ShapeRun for a in range(0, len(x), 40)]
+    with_segfault = sum(any("segfault" in s for s in run.texts) for run in runs)
+    assert with_segfault > 20  # the premise: the shape is in many runs
+    added: list[str] = []
+    original = TemplateMiner.add
+
+    def counted(self: TemplateMiner, message: str, *args: object) -> int:
+        added.append(message)
+        return original(self, message, *args)
+
+    miner = TemplateMiner()
+    monkeypatch.setattr(TemplateMiner, "add", counted)
+    for run in runs:
+        mine_run(run, miner)
+    monkeypatch.setattr(TemplateMiner, "add", original)
+    assert sum("segfault" in m for m in added) < with_segfault
+    assert_runs_mine_as_lines(runs)

@@ -89,6 +89,12 @@ class RunAnswers:
     # by a message's key with its free kept tokens left out (``TemplateMiner.free_kept``): a kept token that
     # holds a new id on every line (``libc.so.6[7f3a1c2b+1f0e0]``) makes every key new, not this
     free_ids: dict[tuple[Any, Any, Any], int] = field(default_factory=dict)
+    # per run shape, the indices of its key's free kept tokens and an itemgetter of its other tokens, as
+    # ``mining.runmine`` learnt them from a line ``add`` answered: a segfault line's shape is in most of a kernel
+    # log's runs, and learning it anew in each cost an ``add`` per shape and run. They index ``free_ids`` and say
+    # nothing of clusters (a change empties ``free_ids``), so they stay until the run table changes (``table``)
+    free_shapes: dict[int, tuple[tuple[int, ...], Any]] = field(default_factory=dict)
+    table: Any = None
     changes: int = 0
 
 
@@ -390,8 +396,11 @@ class TemplateMiner:
         """The answers runs saved (``mining.runmine.mine_run``), emptied when a cluster changed since or they grew
         past the cache's size."""
         answers = self._answers
-        if answers.changes != self.changes or \
-                len(answers.ids) + len(answers.kept_ids) + len(answers.free_ids) > self.cache_size:
+        full = len(answers.ids) + len(answers.kept_ids) + len(answers.free_ids) + len(answers.free_shapes) > \
+            self.cache_size
+        if full:
+            answers.free_shapes.clear()
+        if answers.changes != self.changes or full:
             answers.ids.clear()
             answers.kept_ids.clear()
             answers.free_ids.clear()

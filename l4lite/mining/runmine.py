@@ -72,11 +72,15 @@ def mine_run(run: ShapeRun, miner: Any, strip: Callable[[str], str] | None = Non
     # left out (``TemplateMiner.free_kept``), once its tokens there are checked (``kept_stays``): per shape, the
     # indices of those tokens and an itemgetter of the others (the tokens of a folded shape sit alike in all its
     # lines), learnt from a line ``add`` answered
-    free_of: dict[int, tuple[tuple[int, ...], Any]] = {}
     out: list[int] = []
     add, cached_id, kept_getter, kept_stays = miner.add, miner.cached_id, miner.kept_getter, miner.kept_stays
     loose_answer, same_fixed = miner.loose_answer, miner.same_fixed
     answers = miner.run_answers()  # what earlier runs learnt, while no cluster changed since
+    if answers.table is not table:  # shapes are indices into one run table
+        answers.free_shapes.clear()
+        answers.free_ids.clear()
+        answers.table = table
+    free_of = answers.free_shapes
     cids, kept_cids, free_ids = answers.ids, answers.kept_ids, answers.free_ids
     hits: dict[int, int] = {}
     # the keys the cache did not answer, each with its kept-token getter: both depend on the miner's entry of
@@ -93,6 +97,19 @@ def mine_run(run: ShapeRun, miner: Any, strip: Callable[[str], str] | None = Non
         key = wide_key(table[x], keys[i]) if x in folded else key_of[x]
         cid = cids.get(key)
         getter = _UNSEEN
+        # a shape whose free kept tokens are known: its keys are mostly new (a new id in such a token), so the
+        # key without them is looked up before the miner's entry of the key itself
+        if cid is None and x in free_of:
+            kept, others = free_of[x]
+            parts = key.split()
+            cid = free_ids.get((x, kept, others(parts)))
+            if cid is not None:
+                # the message's tokens are its key's, one for one (``_learn_free``): each kept one by its form
+                tokens = s[starts[x]:table[x].msg_end].split()
+                for k in kept:
+                    if not kept_stays(tokens[k], parts[k]):
+                        cid = None
+                        break
         if cid is None:
             getter = getters.get(key, _UNSEEN)
             if getter is _UNSEEN:
@@ -102,15 +119,6 @@ def mine_run(run: ShapeRun, miner: Any, strip: Callable[[str], str] | None = Non
                         cids[key] = cid
                 if cid is None:
                     getter = getters[key] = kept_getter(key)
-        if cid is None and x in free_of:
-            kept, others = free_of[x]
-            parts = key.split()
-            cid = free_ids.get((x, kept, others(parts)))
-            if cid is not None:
-                # the message's tokens are its key's, one for one (``_learn_free``): each kept one by its form
-                tokens = s[starts[x]:table[x].msg_end].split()
-                if not all(kept_stays(tokens[k], parts[k]) for k in kept):
-                    cid = None
         if cid is None:
             msg = s[starts[x]:table[x].msg_end]
             if getter is not None:
