@@ -89,3 +89,16 @@ def test_only_a_file_past_its_error_file_and_past_its_peers_is_moved() -> None:
                         node, {}, {}) == {}
     # a node whose clock stepped is left to its step
     assert file_offsets(ahead, stated, node, {}, {"a": [3600.0, 0.0, 0.0]}) == {}
+
+
+def test_a_line_flushed_an_hour_late_before_its_file_and_the_job_moves_nothing(tmp_path: Path) -> None:
+    """gpu-node-12's last ISO line (and its traceback) formatted an hour before the lines above it sat in a worker's
+    stdout buffer until it exited: read as written it is the job's first failure, on the wrong node."""
+    job = tmp_path / "job126"
+    shutil.copytree(JOB, job)
+    console = job / "gpu-node-12" / "console.log"
+    console.write_text(console.read_text().replace("2026-12-05 18:11:42,194", "2026-12-05 17:11:42,194"))
+    got, base = analyze([str(job)], AnalyzeOptions()), analyze([str(JOB)], AnalyzeOptions())
+    assert (got.category, got.phase, got.failure_time) == (base.category, base.phase, base.failure_time)
+    assert got.suspects[0].node == base.suspects[0].node == "gpu-node-07"
+    assert any("far before the rest of its file" in w for w in got.to_dict()["stats"]["warnings"])
