@@ -182,7 +182,6 @@ class JobContext:
     node_ends: dict[str, float] = field(default_factory=dict)  # node -> its files' last sampled time (``jumps``)
     node_shifts: dict[str, float] = field(default_factory=dict)  # node -> seconds its zone is ahead (``zones``)
     clock_steps: dict[str, list[float]] = field(default_factory=dict)  # node -> its clock's step back (``steps``)
-    file_shifts: dict[str, float] = field(default_factory=dict)  # rel -> seconds ahead of its node's (``fileclock``)
     # IPv4 address -> the node it belongs to, as the job's lines state it (Ray's raylet: ``address: IP ...
     # hostname: NAME``; ``Local node IP: IP`` in a node's own file): a line that names its origin by address
     # (``(RayTrainWorker pid=.., ip=IP)``) is that node's
@@ -223,8 +222,7 @@ class JobContext:
         the span's own length: the sampled ends of the files bound the times of their lines, so a line later than
         that is one wrong line (a clock set ahead, another time zone) that must not stretch the job. A file whose
         sampled lines gave no time has no such bound: its lines may go a day past the job's span. A node whose
-        clock stepped back (``clock_steps``) wrote its ahead part up to the step's end, a file ahead of its node's clock
-        (``file_shifts``) its lines as far ahead: those times are read back."""
+        clock stepped back (``clock_steps``) wrote its ahead part up to the step's end: those times are read back."""
         now = _time.time()
         limit = (now if mtime is None else max(mtime, now)) + FUTURE_SLACK
         if self.end is not None and self.start is not None and not self.open_end:
@@ -232,7 +230,7 @@ class JobContext:
             if own is None:
                 return min(limit, self.end + max(FUTURE_SLACK, self.end - self.start))
             step = self.clock_steps.get(self.node_of(rel) or "") if self.clock_steps and rel is not None else None
-            own = (max(own, step[2] - SPIKE_SECONDS) if step else own) + self.file_shifts.get(rel, 0.0)
+            own = max(own, step[2] - SPIKE_SECONDS) if step else own
             return min(limit, max(self.end, own) + max(SPIKE_SECONDS, self.end - self.start))
         return limit
 
@@ -241,8 +239,8 @@ class JobContext:
         unknown), or farther before both the file's own first sampled time and the job's start than half an hour
         (``BEFORE_OWN``; two zones apart for a file whose first lines gave no time) or the job's span lasts: a good
         date off (a clock stepped for a moment, a line flushed late, a time quoted from another run) must not
-        stretch the job back to it. A file whose first lines gave no time (NCCL's
-        untimed start-up lines, a banner) has no start of its own and is held to the job's start, which only files
+        stretch the job back to it. A file whose first lines gave no time (NCCL's untimed start-up lines, a
+        banner) has no start of its own and is held to the job's start, which only files
         whose first lines gave a time set (``spans.job_span``), unless it is a kernel log (its uptimes reach back to
         the node's boot)."""
         if self.start is None:
@@ -574,7 +572,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         _set_span(ctx, read, files)
         ctx.clock_skew = job_skew(ctx, files, {rel: s.anchors for rel, s in samples.items()})
         read_zones(ctx, read, files, docs, said, error_at)  # a node in another time zone: read in the job's time
-    settle_clocks(ctx, spans, place, accounting, error_at)  # a node's clock stepped back, read with the zones (``jobclock``)
+    settle_clocks(ctx, spans, place, accounting, error_at)  # a node's clock stepped, read with the zones (``jobclock``)
     ctx.node_ends = node_ends({r: t - ctx.node_shifts.get(ctx.node_of(r) or "", 0.0) for r, t in ctx.file_ends.items()},
                               ctx.node_of)
     return ctx

@@ -213,7 +213,7 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
     def zoned(self, items: Iterator[Record | ShapeRun]) -> Iterator[Record | ShapeRun]:
         """``items`` in the job's time (``zones``): by the file's node's zone, or in a file no path places (several
         nodes' lines) by each line's writer's; a node's clock stepped back (``steps``) is read back first."""
-        return in_job_time(items, self.ctx, self.path_node, self.f.rel)
+        return in_job_time(items, self.ctx, self.path_node)
 
     def learn_lead(self, lead: Sequence[InputFile], node_re: re.Pattern[str] | None) -> float | None:
         """Start a piece of a file (``l4lite.ingest.pieces``) knowing what the lines before it tell: which host and GPU

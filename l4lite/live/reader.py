@@ -102,7 +102,7 @@ class IngestLineReader:
         # a node logging in another time zone (``ingest.zones``), or whose clock stepped back (``ingest.steps``), is
         # read in the job's time by the function ``read_file`` reads it with (``ingest.jobclock``)
         ctx = self.r.ctx
-        self._clocked = bool(ctx.node_shifts or ctx.clock_steps or ctx.file_shifts)
+        self._clocked = bool(ctx.node_shifts or ctx.clock_steps)
         # and a clock that jumps inside the file read back by its jump (``ingest.jumps``), where the other nodes'
         # ends are known: a finished job's (a running job's ends move on, and its re-reads correct it)
         self._pushed = Pushed()
@@ -219,7 +219,7 @@ class IngestLineReader:
         """Records as ``read_file`` hands them on: in the job's time (``jobclock.in_job_time``), whole-second ties
         ordered."""
         if self._clocked:
-            records = list(in_job_time(iter(records), self.r.ctx, self.r.path_node, self.r.f.rel))
+            records = list(in_job_time(iter(records), self.r.ctx, self.r.path_node))
         if self._jumps is not None:
             records = [self._pushed.through(record, self._jumps) for record in records]
         return self._order.place(records)
