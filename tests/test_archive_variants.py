@@ -154,7 +154,8 @@ CASES: dict[str, tuple[str, ...]] = {
     "epoch-s-json": ("002-ddp-sigkill",),
     # a peer an hour ahead from the middle on, its later lines past every other node's (001: the phase, 003:
     # the suspect moved): read back by the jump (``ingest.jumps``)
-    "dst-jump": ("002-ddp-sigkill", "001-ddp-exception", "003-ddp-hang"),
+    "dst-jump": ("002-ddp-sigkill", "001-ddp-exception", "003-ddp-hang",
+                 "126-ddp-save_killed"),  # 126: the jump shows in no file's sampled times; its error files tell it
     "bad-dates": ("002-ddp-sigkill", "025-hf-hang"),  # between a traceback's frames
     "dmesg-old-boot": ("ib-link-down", "047-ddp-host_oom_srun"),
     # the agents' run folders in a shared ``logs/``: placed by their consoles' tee copies (145), never by the one
@@ -176,11 +177,15 @@ CASES: dict[str, tuple[str, ...]] = {
     "future-line": ("001-ddp-exception",),
     # the peer's process-group line, its only skew anchor, a year back or an hour back (flushed late): no skew
     "peer-year-back": ("002-ddp-sigkill",),
-    "peer-flushed-late": ("002-ddp-sigkill", "031-deepspeed-sigkill"),
+    "peer-flushed-late": ("002-ddp-sigkill", "031-deepspeed-sigkill", "126-ddp-save_killed"),
     # a bare ``date`` of 2024 in the root's file: no failure time of 2024 (145: a file of no time of its own)
     "quoted-time": ("012-hf-nan", "145-hf-shm_small"),
-    "clock-step-back": ("001-ddp-exception",),  # a clock stepped back mid-file: kept here, not everywhere
+    "clock-step-back": ("001-ddp-exception", "137-hf-exit0"),  # 137: the only ahead lines are the node's last
     "epoch-field": ("010-hf-sigkill", "002-ddp-sigkill"),  # a JSON line's epoch of 2024 is no failure time
+    "new-year-root": ("001-ddp-exception", "119-ddp-eval_sigkill"),
+    "epoch-prefix": ("002-ddp-sigkill", "119-ddp-eval_sigkill"),
+    "journal-monotonic": ("001-ddp-exception", "050-deepspeed-netdown"),
+    "clock-12h-bare": ("001-ddp-exception", "119-ddp-eval_sigkill"),
 }
 
 

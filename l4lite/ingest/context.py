@@ -78,6 +78,7 @@ from l4lite.ingest.pids import (
 from l4lite.ingest.rolenames import role_aliases
 from l4lite.ingest.skew import anchor_key, job_skew, quick
 from l4lite.ingest.spans import (
+    BEFORE_OWN,
     FUTURE_SLACK,
     PAST_SLACK,
     SPIKE_SECONDS,
@@ -235,10 +236,11 @@ class JobContext:
 
     def past_limit(self, rel: str | None = None) -> float:
         """Times before this are a wrong clock: years before the job's span (a reset clock; none when the span is
-        unknown), or farther before both the file's own first sampled time and the job's start than two zones lie
-        apart or the job's span lasts: a good date a year or two off (a clock stepped for a moment, a time quoted
-        from another run) must not stretch the job back to it. A file whose first lines gave no time (NCCL's
-        untimed start-up lines, a banner) has no start of its own and is held to the job's start, which only files
+        unknown), or farther before both the file's own first sampled time and the job's start than half an hour
+        (``BEFORE_OWN``; two zones apart for a file whose first lines gave no time) or the job's span lasts: a good
+        date off (a clock stepped for a moment, a line flushed late, a time quoted from another run) must not
+        stretch the job back to it. A file whose first lines gave no time (NCCL's untimed start-up lines, a
+        banner) has no start of its own and is held to the job's start, which only files
         whose first lines gave a time set (``spans.job_span``), unless it is a kernel log (its uptimes reach back to
         the node's boot)."""
         if self.start is None:
@@ -246,8 +248,8 @@ class JobContext:
         own = self.file_starts.get(rel) if rel is not None else None
         if rel is None or self.end is None or not self.file_starts or (own is None and is_kernel_log(rel)):
             return self.start - PAST_SLACK  # no start of the job or of a kernel log is known: only years
-        first = self.start if own is None else min(self.start, own)
-        return max(self.start - PAST_SLACK, first - max(APART_LIMIT, self.end - self.start))
+        first, apart = (self.start, APART_LIMIT) if own is None else (min(self.start, own), BEFORE_OWN)
+        return max(self.start - PAST_SLACK, first - max(apart, self.end - self.start))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -578,7 +580,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         _set_span(ctx, read, files)
         ctx.clock_skew = job_skew(ctx, files, {rel: s.anchors for rel, s in samples.items()})
         read_zones(ctx, read, files, docs, said, error_at)  # a node in another time zone: read in the job's time
-    settle_clocks(ctx, spans, place, accounting)  # a node's clock stepped back, read with the zones (``jobclock``)
+    settle_clocks(ctx, spans, place, accounting, error_at)  # a node's clock stepped, read with the zones (``jobclock``)
     ctx.node_ends = node_ends({r: t - ctx.node_shifts.get(ctx.node_of(r) or "", 0.0) for r, t in ctx.file_ends.items()},
                               ctx.node_of)
     return ctx

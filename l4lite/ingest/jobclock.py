@@ -7,7 +7,10 @@ so a step looked for before ``zones`` read the node in the job's time is missed,
 job's span, its skew anchor and its phases. Zones, in turn, are read from spans that the ahead part stretches. So
 ``settle_clocks`` looks for steps on the times as written, places the zones, and, when a zone moved a node, looks
 again for steps on the times read in each node's zone; a step found only there is kept when the zones worked out
-again with it are the ones it was found with (else the first reading stands).
+again with it are the ones it was found with (else the first reading stands). Last, a node whose clock no file
+shows stepping, but whose process's log lies whole quarter hours past the time the process's error file states
+(``statedsteps``), takes that as its step, and the span, skew and zones are worked out again with it; when the
+zones change with it, the reading without it stands.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from l4lite.ingest.spans import FileSpan, span_of
+from l4lite.ingest.statedsteps import stated_steps
 from l4lite.ingest.steps import clock_steps, in_step, stepped
 from l4lite.ingest.zones import in_writer_zones, in_zone
 from l4lite.records import Accounting
@@ -25,11 +29,12 @@ T = TypeVar("T")
 Place = Callable[[dict[str, FileSpan], Accounting], None]
 
 
-def settle_clocks(ctx: Any, spans: Mapping[str, FileSpan], place: Place, accounting: Accounting | None) -> None:
+def settle_clocks(ctx: Any, spans: Mapping[str, FileSpan], place: Place, accounting: Accounting | None,
+                  stated: Mapping[str, float] | None = None) -> None:
     """Set ``ctx.clock_steps`` and, through ``place``, the rest of the job's time (``place(spans, warnings)``: the
     job's span from the stepped spans, the skew, the zones in ``ctx.node_shifts``; warnings to ``warnings``).
-    ``ctx``: the ``context.JobContext``; ``spans``: each file's sampled span as written. See the module
-    docstring for the order."""
+    ``ctx``: the ``context.JobContext``; ``spans``: each file's sampled span as written; ``stated``: error file rel
+    -> the epoch seconds it states. See the module docstring for the order."""
     def attempt(steps: dict[str, list[float]]) -> Accounting:
         ctx.clock_steps, ctx.node_shifts, ctx.clock_skew = steps, {}, {}
         said = Accounting()
@@ -45,6 +50,19 @@ def settle_clocks(ctx: Any, spans: Mapping[str, FileSpan], place: Place, account
             said = attempt(again)
             if ctx.node_shifts != zones:  # the zones do not hold with the step: the first reading stands
                 said = attempt(first)
+    if stated:  # a node's clock ahead at the end, against the time its processes' error files state
+        steps, zones = ctx.clock_steps, dict(ctx.node_shifts)
+        more = stated_steps(stepped_spans(spans, ctx.node_of, steps) if steps else spans, stated, ctx.node_of,
+                            zones, steps)
+        if more:
+            kept = said
+            said = attempt({**steps, **more})
+            for node, step in sorted(more.items()):
+                said.warn(f"{node}: its clock reads {step[0] / 3600:g} h ahead at the end (its lines past the time "
+                          "its error files state, and past its peers' end): read back by it")
+            if ctx.node_shifts != zones:  # the zones do not hold with it: the reading without it stands
+                said = kept
+                attempt(steps)
     if accounting is not None:
         for message in said.warnings:
             accounting.warn(message)

@@ -23,6 +23,9 @@ PAST_YEARS = 15
 PAST_SLACK = PAST_YEARS * 365 * 86400.0
 FUTURE_SLACK = 86400.0  # a time this far after its file was written (and now) is a wrong clock
 STATED = 300.0  # seconds: how far a node's last line may lie from the time its error file states
+# a line this far before both its own file's first sampled time and the job's start (and more than the job's span)
+# is a wrong clock: a line formatted long before and flushed late, a clock stepped back for a moment
+BEFORE_OWN = 1800.0
 SPIKE_SECONDS = 3600.0  # a sampled time this far off both its neighbours' (the same way) is one wrong line
 SPIKE_FLOOR = 60.0  # ... or this far, when it is farther off them than the file's other times span
 
