@@ -20,17 +20,13 @@ from __future__ import annotations
 import math
 import re
 import time as _time
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from l4lite.errors import L4Error
 from l4lite.ingest.attribution import (
-    ACTOR_PREFIX,
-    actor_prefix,
     address_nodes,
-    address_of,
     compile_node_from,
     host_from_dirs,
     inherited_hosts,
@@ -41,18 +37,16 @@ from l4lite.ingest.attribution import (
     rank_from_path,
     stream_hosts,
     stream_key,
-    stream_label,
     tie_streams,
 )
 from l4lite.ingest.boots import boot_anchors, is_kernel_log
 from l4lite.ingest.dateorder import day_first
-from l4lite.ingest.decode import without_escapes
 from l4lite.ingest.fileends import file_ends
-from l4lite.ingest.fileranks import id_hosts, own_rank, sibling_ranks
-from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
-from l4lite.ingest.hostprefix import host_prefixed, prefix_host, without_host_prefixes
+from l4lite.ingest.fileranks import id_hosts, sibling_ranks
+from l4lite.ingest.files import stdin_sample
+from l4lite.ingest.filesample import FileSample, sample_file, sampled_files, whole_pids
+from l4lite.ingest.hostprefix import host_prefixed, prefix_host
 from l4lite.ingest.jobclock import settle_clocks
-from l4lite.ingest.jsonlog import record_host
 from l4lite.ingest.jumps import APART_LIMIT, node_ends
 from l4lite.ingest.layout import (
     NodeLevel,
@@ -65,66 +59,38 @@ from l4lite.ingest.layout import (
 )
 from l4lite.ingest.logdirs import LinePrefix, log_dir_hosts, tee_hosts
 from l4lite.ingest.pids import (
-    AddressBook,
-    PidFacts,
     PidReader,
     Quoted,
     file_agents,
-    file_pids,
-    pid_facts,
     pid_hosts,
     quoted_hosts,
 )
 from l4lite.ingest.rolenames import role_aliases
-from l4lite.ingest.skew import anchor_key, job_skew, quick
+from l4lite.ingest.skew import job_skew
 from l4lite.ingest.spans import (
     BEFORE_OWN,
     FUTURE_SLACK,
     PAST_SLACK,
     SPIKE_SECONDS,
-    DatedLine,
     FileSpan,
     apart_files,
     dated_middle,
     first_written,
     job_span,
-    lone_years,
     sampled_spans,
     vote_year,
 )
-from l4lite.ingest.timespots import learn_spot, strip_stream_prefixes
 from l4lite.ingest.writers import (
-    ELASTIC_RANK_LINE,
-    HOST_BANNER,
-    NCCL_WRITER,
-    ON_HOST,
-    SYSLOG_WRITER,
-    UCX_WRITER,
     WholeReads,
-    banner_host,
     label_hosts,
-    on_host,
     own_host,
-    plain_host,
     rank_host,
-    syslog_writer,
     task_hosts,
     vote_whole,
 )
 from l4lite.ingest.zones import error_times, read_zones
 from l4lite.records import Accounting
 
-SAMPLE_LINES = 20  # lines of each end of a file read in full (times, dates, syslog hosts)
-MAX_FILES = 2048  # files sampled; a job of more files has them sampled evenly (each folder gets its share)
-
-_YEAR_DATE = re.compile(r"(?<!\d)(20\d\d|19\d\d|2[1-9]\d\d)[-/.](?:0[1-9]|1[0-2])[-/.](?:0[1-9]|[12]\d|3[01])(?!\d)")
-_YEAR_CTIME = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} +\d{1,2} \d\d:\d\d:\d\d (?:[A-Z]{2,5} )?(\d{4})\b")
-# hosts that a line names as its writer
-_RANK_NEAR = re.compile(r"\[rank(\d+)\]|\brank[=:]\s*(\d+)\b")
-
-# hosts a line names as concerned, not as its writer
-_SRUN_ERROR = re.compile(r"srun: error: ([A-Za-z0-9][\w.-]*): tasks? \d")
-_UPTIME = re.compile(r"\[ *\d+\.\d+\] ")
 # one process's file by the launcher's layout (torchelastic's ``<run>_<random>/attempt_N/<local_rank>/``)
 _RANK_FOLDER = re.compile(r"(?:^|/)attempt_\d+/\d+/[^/]+$")
 
@@ -262,163 +228,6 @@ class JobContext:
         return cls(**data)
 
 
-# ------------------------------------------------------------------------------------------------ sampling
-@dataclass
-class _Sample:
-    """What the two ends of one file say."""
-
-    hosts: Counter[str] = field(default_factory=Counter)  # hosts named as the writer of a line
-    years: Counter[int] = field(default_factory=Counter)
-    lines: list[str] = field(default_factory=list)  # first and last lines, for their times
-    head: int = 0  # how many of ``lines`` are the file's first lines (a start known only when they hold a time)
-    ties: list[tuple[int, str]] = field(default_factory=list)
-    mentions: list[tuple[int, str]] = field(default_factory=list)  # from process banners: weaker than ``ties``
-    system: int = 0  # lines of the node's own logs (syslog, kernel), not of the job's processes
-    anchors: list[tuple[str, str | None, str]] = field(default_factory=list)  # (key, host in the line, line)
-    labels: Counter[tuple[str, str]] = field(default_factory=Counter)  # (srun label, host its line names)
-    label_streams: dict[str, set[str]] = field(default_factory=dict)  # srun label -> torchrun prefixes under it
-    spot: str = ""  # where its lines carry their time when not first (``timespots``), learnt from its head
-    addresses: Counter[tuple[str, str]] = field(default_factory=Counter)  # (IP, host named beside it or "": own)
-    children: set[tuple[str, str]] = field(default_factory=set)  # (agent pid, worker pid): ``child_pid``
-    owners: set[tuple[str, str]] = field(default_factory=set)  # (worker pid, host) from a failure summary
-    on_hosts: set[str] = field(default_factory=set)  # hosts a process banner runs on (``ON_HOST``)
-    banners: Counter[str] = field(default_factory=Counter)  # hosts banners of the file's own process run on
-    own_rank: int | None = None  # the rank its process states at start-up (``fileranks.own_rank``)
-
-
-def _whole_pids(f: Any, s: _Sample, read: dict[str, PidReader], quotes: set[tuple[str, str, str | None]]) -> PidFacts:
-    """``pid_facts`` of a whole file (from ``read`` where ``writers.vote_whole`` read it, else ``pids.file_pids``), or of
-    stdin as far as it is held (``files.stdin_sample``); the addresses its lines tie to hosts go into its sample:
-    a merged file's raylet start-up line (``address: IP ... hostname: NAME``) sits in its middle."""
-    book = AddressBook(plain_host)
-    if (reader := read.get(f.rel)) is not None:
-        facts, book = reader.facts, reader.addresses or book
-        quotes |= reader.quotes
-    elif getattr(f, "path", None) != "-":
-        facts = file_pids(f, banner_host, book, quotes)
-    else:
-        data = stdin_sample().data
-        facts = pid_facts(data.decode(getattr(f, "encoding", None) or "utf-8", "replace").splitlines(),
-                          banner_host, book, quotes) if not data.startswith(GZIP_MAGIC) else (set(), set())
-    s.addresses = book.found or s.addresses
-    return facts
-
-
-def _own_banner(raw: str, rank: int, path_rank: int | None, label_streams: dict[str, set[str]],
-                host: str) -> str | None:
-    """The host of an unlabelled banner naming its file's own process (``process 2/4 on node-b`` in
-    ``process_2.log``), else None. A labelled line's banner is left to ``stream_hosts`` (a mention, weaker than any
-    host header); an ``srun --label`` label whose banners name several processes is a node's task, not a rank
-    (``label_tasks``)."""
-    key = stream_key(raw)
-    if key is None:
-        return host if rank == path_rank else None
-    if key.isdigit():
-        label_streams.setdefault(key, set()).add(f"rank{rank}")  # as a ``[rankN]:`` prefix under it
-    return None
-
-
-def _sample(f: Any) -> tuple[_Sample, set[str]]:
-    """A file's sample and the hosts its lines name as concerned (``srun: error: NODE``)."""
-    s = _Sample()
-    others: set[str] = set()
-    head, tail = file_ends(f)
-    if host_prefixed(head):  # pdsh: each line's host is its writer; the rest of it is read as any line
-        (head, tail), s.hosts = without_host_prefixes(head, tail)
-    # a file read whole in its head ends with the head's last lines: its span runs to its last line
-    s.lines = head[:SAMPLE_LINES] + (tail[-SAMPLE_LINES:] if tail else head[SAMPLE_LINES:][-SAMPLE_LINES:])
-    s.head = min(len(head), SAMPLE_LINES)
-    s.spot = learn_spot(head)
-    every = (*head, *tail)
-    first, last = min(len(head), SAMPLE_LINES), len(every) - min(len(tail), SAMPLE_LINES)
-    elastic_host: str | None = None
-    path_rank = rank_from_path(getattr(f, "rel", "") or "")
-    s.children, s.owners = pid_facts(every)
-    s.own_rank = own_rank(x for x in without_escapes(head) if stream_key(x) is None
-                          and ACTOR_PREFIX.search(x, 0, 200) is None)
-    seen: list[str] = []  # the lines read below, and which of them carry a year
-    dated: list[DatedLine] = []
-    for i, raw in enumerate(every):
-        # the sampled lines are read in full; the others only when they may name a host (most do not)
-        if first <= i < last and elastic_host is None and "NCCL" not in raw and "ost" not in raw \
-                and "OST" not in raw and "srun: error:" not in raw and " on " not in raw and not quick(raw) \
-                and '"node' not in raw and 'pod_name"' not in raw:
-            continue
-        line = strip_stream_prefixes(raw, s.label_streams)
-        seen.append(line)
-        m = _YEAR_DATE.search(line, 0, 64) or _YEAR_CTIME.search(line, 0, 64)
-        if m:
-            s.years[int(m[1])] += 1
-            dated.append(DatedLine(len(seen) - 1, int(m[1]), m[0]))
-        host = None
-        if "{" in line[:80] and (json_host := record_host(line)) is not None:
-            host = plain_host(json_host)  # a JSON record's host key: its writer, as a header's host field is
-        if host is None and (" NCCL " in line or "] NCCL" in line):
-            m = NCCL_WRITER.search(line, 0, 160)
-            host = plain_host(m[1]) if m else None
-        if host is None and line[:1].isalnum():
-            m = SYSLOG_WRITER.match(line)
-            if m and (host := syslog_writer(m)) is not None:
-                s.system += 1
-        elif _UPTIME.match(line):
-            s.system += 1
-        if host is None and line.startswith("[") and ":" in line[:80]:
-            m = UCX_WRITER.match(line)
-            host = plain_host(m[1]) if m else None
-        if host is None and ("host" in line or "Host" in line or "HOST" in line):
-            m = HOST_BANNER.search(line)
-            if m:
-                host = plain_host(m[1])
-                stripped = line.lstrip()
-                elastic_host = host if stripped.startswith("host") else None
-                r = _RANK_NEAR.search(line)
-                if host and r:
-                    s.ties.append((int(r[1] or r[2]), host))
-        elif elastic_host is not None and line.lstrip().startswith("rank"):
-            r = ELASTIC_RANK_LINE.match(line)
-            if r:
-                s.ties.append((int(r[1]), elastic_host))
-            elastic_host = None
-        if host is None and " on " in line and (m := ON_HOST.search(line)) and (on := on_host(m[2])):
-            s.on_hosts.add(on)  # a known host of the job; which stream runs there is ``stream_hosts``'s to say
-            if m[1] is not None:  # a process index or a rank: the global rank, tied to where it runs (a mention)
-                s.mentions.append((int(m[1]), on))
-            if m[1] is not None and (own := _own_banner(raw, int(m[1]), path_rank, s.label_streams, on)):
-                s.banners[own] += 1  # a process index or a rank: the global rank (a task or worker may not be)
-            elif (a := actor_prefix(raw)) is not None and a[2] is None:
-                s.banners[on] += 1  # an actor on the driver's own node (its prefix names no other node's address)
-        if host is not None:
-            s.hosts[host] += 1
-            if (labelled := stream_label(raw)) is not None:
-                s.labels[(labelled[0], host)] += 1
-        if "address" in line or "node IP" in line:
-            address_of(line, s.addresses, plain_host)
-        elif "ip=" in raw:  # a relayed actor's banner: the prefix's address is the host it names
-            address_of(raw, s.addresses, plain_host, banner_host)
-        if quick(raw):
-            key = anchor_key(line)
-            if key is not None:
-                s.anchors.append((key, host, line))
-        if "srun: error:" in line:
-            m = _SRUN_ERROR.search(line)
-            if m and plain_host(m[1]):
-                others.add(plain_host(m[1]) or "")
-    if dated:  # a date of another year that is no time of its line's, or of no line near it, votes for no year
-        s.years -= lone_years(seen, dated, getattr(f, "mtime", None), s.spot)
-    return s, others
-
-
-def _sampled(files: Sequence[Any]) -> list[Any]:
-    whole = {}
-    for f in files:  # pieces of one file are sampled once
-        whole.setdefault(getattr(f, "path", ""), f)
-    out = list(whole.values())
-    if len(out) > MAX_FILES:
-        step = len(out) / MAX_FILES
-        out = [out[int(i * step)] for i in range(MAX_FILES)]
-    return out
-
-
 # ------------------------------------------------------------------------------------------------ the context
 def build_context(files: Sequence[Any], node_from: str | None = None, *, year: int | None = None,
                   accounting: Accounting | None = None, open_end: bool = False,
@@ -436,10 +245,10 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     files = [f for f in files if not getattr(f, "not_log", "")]  # names no node and no time in its lines
     if open_end:  # a stream still being written is not waited for
         files = [f for f in files if not getattr(f, "is_stdin", False)]
-    samples: dict[str, _Sample] = {}
+    samples: dict[str, FileSample] = {}
     concerns: dict[str, set[str]] = {}
-    for f in _sampled(files):
-        samples[f.rel], concerns[f.rel] = _sample(f)
+    for f in sampled_files(files):
+        samples[f.rel], concerns[f.rel] = sample_file(f)
     # ---- time first: a file that is not this job's says nothing about its nodes either
     ctx.day_first = day_first((ln for v in samples.values() for ln in v.lines), (getattr(f, "mtime", None) for f in files))
     ctx.year, ctx.near_year = (year, year) if year is not None else vote_year(((rel, v.years) for rel, v in samples.items()), files)
@@ -476,7 +285,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     level = infer_level(rels, own, named) if not node_from else NodeLevel()
     ctx.depth, ctx.layout, ctx.aliases = level.depth, level.how, dict(level.aliases)
     if level.depth is not None and level.depth >= 0:  # ``worker-1``: the host its lines state, read whole
-        ctx.aliases.update(role_aliases(_sampled(files), level.value, ctx.aliases, level.names))
+        ctx.aliases.update(role_aliases(sampled_files(files), level.value, ctx.aliases, level.names))
     if node_from:
         ctx.layout = "--node-from"
     if level.depth is not None:
@@ -501,9 +310,9 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     kind = {r for r in rels if r not in own and (v := level.value(r)) in ctx.aliases and names_no_node(v)}
     tasks = {rel for rel, s in samples.items() if any(len(v) > 1 for v in s.label_streams.values())}
     labelled = {rel for rel, s in samples.items() if any(map(stream_key, s.lines))}
-    unsure = [f for f in _sampled(files) if f.rel not in by_lines and ctx.node_of(f.rel) is None]
+    unsure = [f for f in sampled_files(files) if f.rel not in by_lines and ctx.node_of(f.rel) is None]
     read: dict[str, PidReader] = {}
-    whole = vote_whole(ctx.nodes, ctx.mixed, [f for f in _sampled(files) if f.rel in by_lines | kind], unsure, tasks,
+    whole = vote_whole(ctx.nodes, ctx.mixed, [f for f in sampled_files(files) if f.rel in by_lines | kind], unsure, tasks,
                        labelled, read, whole_reads)
     ctx.nodes.update({rel: None for rel in kind if rel in ctx.mixed})  # several hosts' lines: none by its folder
     split = kind_split(kind, ctx.nodes, ctx.aliases, level, file_agents(read, files, ctx.file_starts, ctx.file_ends),
@@ -543,14 +352,14 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     # writers or as where a process runs, so that a job whose folders name no host still finds its streams' hosts
     on_hosts = set().union(*(s.on_hosts for s in samples.values())) if samples else set()
     known = known_hosts_pattern({ctx.node_of(rel) for rel in rels} | named | on_hosts)
-    for f in _sampled(files) if known is not None else ():
+    for f in sampled_files(files) if known is not None else ():
         if f.rel in samples and ctx.node_of(f.rel) is None and any(map(stream_key, samples[f.rel].lines)):
             ctx.mention_ties += tie_streams(ctx.task_hosts, f.rel, stream_hosts((x for e in file_ends(f) for x in e), known),
                                             f.rel in ctx.label_tasks)
     # pids tie an agent's hostless lines to its node where no path names one: such a file is read whole for them
     quotes: set[tuple[str, str, str | None]] = set()
-    facts = [_whole_pids(f, samples[f.rel], read, quotes) if ctx.node_of(f.rel) is None
-             else (samples[f.rel].children, samples[f.rel].owners) for f in _sampled(files) if f.rel in samples]
+    facts = [whole_pids(f, samples[f.rel], read, quotes) if ctx.node_of(f.rel) is None
+             else (samples[f.rel].children, samples[f.rel].owners) for f in sampled_files(files) if f.rel in samples]
     ctx.pids = pid_hosts([c for k, _ in facts for c in k], [o for _, own in facts for o in own])
     ctx.quoted = quoted_hosts(quotes)  # tracebacks placed by the failure summary that quotes their exception
     for rel, reader in read.items():  # a file its whole read placed still states the addresses in its middle
@@ -561,7 +370,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     ctx.ranks = {**stated, **sibling_ranks((r for r in rels if rank_from_path(r) is None), stated)}
     seen: set[tuple[int, str]] = set()
     for rel in (*rels, ""):
-        for tie in samples.get(rel, _Sample()).ties if rel else whole.ties:
+        for tie in samples.get(rel, FileSample()).ties if rel else whole.ties:
             if tie not in seen:
                 seen.add(tie)
                 ctx.rank_ties.append(tie)
@@ -570,7 +379,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
             ctx.task_hosts[rel] = {**ctx.task_hosts.get(rel, {}), **label_hosts(vote, ctx.rank_ties)}
     # banner ties of files no path places are mentions: weakest, after a stream's own (``reader`` reads them so)
     unplaced = [rel for rel in rels if ctx.node_of(rel) is None and rel in tasks]
-    for tie in (*(t for rel in unplaced for t in samples.get(rel, _Sample()).mentions), *whole.mentions):
+    for tie in (*(t for rel in unplaced for t in samples.get(rel, FileSample()).mentions), *whole.mentions):
         if tie not in seen and tie not in ctx.mention_ties:
             ctx.mention_ties.append(tie)
     if files:
@@ -597,4 +406,4 @@ def _set_span(ctx: JobContext, spans: dict[str, FileSpan], files: Sequence[Any])
 
 def job_year(files: Sequence[Any]) -> int | None:
     """The year most of a job's files carry (see ``build_context``)."""
-    return vote_year(((f.rel, _sample(f)[0].years) for f in _sampled(files)), files)[0]
+    return vote_year(((f.rel, sample_file(f)[0].years) for f in sampled_files(files)), files)[0]
