@@ -17,7 +17,7 @@ import pytest
 from l4lite.export.spool import write_spool
 from l4lite.ingest.files import discover
 from l4lite.ingest.reader import IngestOptions, iter_job
-from l4lite.ingest.runs import ShapeRun
+from l4lite.ingest.shaperun import ShapeRun
 from l4lite.mining.miner import TemplateMiner
 from l4lite.mining.runmine import mine_run
 from l4lite.options import AnalyzeOptions

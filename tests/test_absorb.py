@@ -19,7 +19,7 @@ import pytest
 
 from l4lite.ingest.files import discover
 from l4lite.ingest.reader import IngestOptions, iter_job
-from l4lite.ingest.runs import ShapeRun
+from l4lite.ingest.shaperun import ShapeRun
 from l4lite.records import Accounting
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

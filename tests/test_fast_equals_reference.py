@@ -16,7 +16,7 @@ from l4lite import api
 from l4lite.ingest.context import build_context
 from l4lite.ingest.files import discover
 from l4lite.ingest.reader import IngestOptions, iter_job
-from l4lite.ingest.runs import ShapeRun
+from l4lite.ingest.shaperun import ShapeRun
 from l4lite.options import AnalyzeOptions
 from l4lite.records import Accounting
 from l4lite.rules.pack import RulePack

@@ -24,7 +24,6 @@ from l4lite.ingest import lineclass as lc
 from l4lite.ingest.blocks import fold_window
 from l4lite.ingest.files import discover
 from l4lite.ingest.reader import IngestOptions, iter_job
-from l4lite.ingest.runs import ShapeRun
 from l4lite.ingest.shape import (
     FOLD_DIGITS,
     fold_ids,
@@ -35,6 +34,7 @@ from l4lite.ingest.shape import (
     wide_signature,
     wide_spans,
 )
+from l4lite.ingest.shaperun import ShapeRun
 from l4lite.mining.miner import TemplateMiner
 from l4lite.records import Accounting
 

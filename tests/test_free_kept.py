@@ -14,7 +14,7 @@ from scan_helpers import assert_runs_mine_as_lines
 
 from l4lite.ingest.files import discover
 from l4lite.ingest.reader import IngestOptions, iter_job
-from l4lite.ingest.runs import ShapeRun
+from l4lite.ingest.shaperun import ShapeRun
 from l4lite.mining.miner import TemplateMiner
 from l4lite.mining.runmine import mine_run
 from l4lite.records import Accounting

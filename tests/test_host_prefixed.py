@@ -118,7 +118,7 @@ def test_runs_read_a_pdsh_stream_as_the_per_line_path_does(tmp_path: Path) -> No
 
     from l4lite.ingest.files import discover
     from l4lite.ingest.reader import iter_job
-    from l4lite.ingest.runs import ShapeRun
+    from l4lite.ingest.shaperun import ShapeRun
 
     _long_pdsh(tmp_path / "merged", ("10.0.0.2", "10.0.0.3", "gpu-node-07"))  # one file: no path names a node
     _long_pdsh(tmp_path / "job" / "gpu-node-09", ("gpu-node-09",))  # a node's own file under its folder

@@ -174,7 +174,7 @@ def test_the_scan_orders_a_rotated_log_as_one_stream_and_names_evidence_by_its_p
 
 def test_runs_of_a_rotated_log_are_cut_at_its_pieces(tmp_path: Path) -> None:
     from l4lite.ingest.reader import iter_job
-    from l4lite.ingest.runs import ShapeRun
+    from l4lite.ingest.shaperun import ShapeRun
 
     lines = [f"2026-12-03 14:{i // 60 % 60:02d}:{i % 60:02d},000 INFO step {i} loss 2.{i % 7}" for i in range(9000)]
     job = tmp_path / "job" / "node017"  # a node in the path: runs start at once

@@ -12,8 +12,8 @@ from test_free_kept import _kernel_log, assert_runs_mine_as_lines
 
 from l4lite.ingest.files import discover
 from l4lite.ingest.reader import IngestOptions, iter_job
-from l4lite.ingest.runs import ShapeRun
 from l4lite.ingest.shape import hex_key, shape_of
+from l4lite.ingest.shaperun import ShapeRun
 from l4lite.mining.masking import Masker, letter_form, stays_apart
 from l4lite.mining.miner import TemplateMiner
 from l4lite.records import Accounting

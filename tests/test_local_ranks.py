@@ -13,7 +13,7 @@ from test_runs import hand_made
 
 from l4lite.ingest.files import discover
 from l4lite.ingest.reader import IngestOptions, iter_job, iter_records
-from l4lite.ingest.runs import ShapeRun
+from l4lite.ingest.shaperun import ShapeRun
 from l4lite.records import Accounting
 from l4lite.scan.scanner import Scanner, scan_records
 

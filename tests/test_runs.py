@@ -29,7 +29,7 @@ from l4lite.export.spool import write_spool
 from l4lite.ingest.blocks import epoch_days
 from l4lite.ingest.files import discover
 from l4lite.ingest.reader import IngestOptions, iter_job, iter_records, read_file
-from l4lite.ingest.runs import ShapeRun
+from l4lite.ingest.shaperun import ShapeRun
 from l4lite.mining.miner import TemplateMiner
 from l4lite.records import Accounting
 from l4lite.simulate import JobSpec, generate

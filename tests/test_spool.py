@@ -11,7 +11,7 @@ import pytest
 from l4lite.export import spool
 from l4lite.ingest.files import discover
 from l4lite.ingest.reader import IngestOptions, iter_job
-from l4lite.ingest.runs import ShapeRun
+from l4lite.ingest.shaperun import ShapeRun
 from l4lite.mining.miner import TemplateMiner
 from l4lite.records import Accounting, Record
 from l4lite.simulate import JobSpec, generate

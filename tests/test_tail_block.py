@@ -13,7 +13,8 @@ from test_runs import same_three_ways, scan_counts, spool
 
 from l4lite.ingest.files import CHUNK_BYTES, discover
 from l4lite.ingest.reader import IngestOptions, iter_job
-from l4lite.ingest.runs import RUN_BLOCK_LINES, ShapeRun
+from l4lite.ingest.runs import RUN_BLOCK_LINES
+from l4lite.ingest.shaperun import ShapeRun
 from l4lite.records import Accounting
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TextIO
 
-from l4lite.ingest.runs import ShapeRun
+from l4lite.ingest.shaperun import ShapeRun
 
 ProgressFn = Callable[[int, int, int], None]
 

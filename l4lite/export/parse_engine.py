@@ -12,7 +12,7 @@ A rank-only record (no host on its line, its stream or its file) takes its node 
 the files before it, as in one process: the worker knows the ties of its own shard, and the parent fills in the
 ties of the earlier shards.
 
-A worker that reads several shards of one job keeps the line shapes it learnt (``runs.ShapeBook``, a cache of
+A worker that reads several shards of one job keeps the line shapes it learnt (``shaperun.ShapeBook``, a cache of
 how a shape's first line was read: the records do not depend on it) from one shard to the next, as one process
 keeps them from file to file, instead of learning every shape again per shard.
 """
@@ -30,7 +30,7 @@ from l4lite.export.writers import finalize_spool, write_file
 from l4lite.ingest.attribution import RankMap
 from l4lite.ingest.context import JobContext, build_context
 from l4lite.ingest.files import InputFile, discover
-from l4lite.ingest.runs import ShapeBook
+from l4lite.ingest.shaperun import ShapeBook
 from l4lite.records import Accounting
 from l4lite.scale.engine import PoolEngine
 from l4lite.scale.shards import job_shards, remine

@@ -1,6 +1,6 @@
 """Pass 1 of ``l4lite parse``: records and runs of lines, mined, into Arrow batches spooled to disk (Arrow IPC).
 
-A batch is built a column at a time. A run (``l4lite.ingest.runs.ShapeRun``) goes in as a few arrays rather than a value
+A batch is built a column at a time. A run (``l4lite.ingest.shaperun.ShapeRun``) goes in as a few arrays rather than a value
 per line: its line numbers are a range, its file, node, rank and GPU are mostly one value each, its source and
 level are those of its shapes, and its text is the UTF-8 of the window it was read from (``BlockPlan.raw``),
 which is already encoded. Columns of few distinct values (file, node, rank, GPU, source, level) are held as
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from l4lite.ingest.runs import ShapeRun
+from l4lite.ingest.shaperun import ShapeRun
 from l4lite.mining.headers import cut_by_file
 from l4lite.mining.runmine import mine_run
 from l4lite.records import Record

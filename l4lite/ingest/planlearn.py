@@ -14,7 +14,7 @@ from l4lite.ingest.plantrust import no_prefix
 from l4lite.ingest.shape import fold_class, shape_of
 from l4lite.ingest.timespots import time_layout, zoned_layout
 
-MAX_PLANS = 4096  # line shapes remembered per book (see runs.ShapeBook)
+MAX_PLANS = 4096  # line shapes remembered per book (see shaperun.ShapeBook)
 
 
 _KERN_WORDS = (b"kern", b"user", b"mail", b"daemon", b"auth", b"syslog", b"lpr", b"news", b"uucp", b"cron", b"ftp",

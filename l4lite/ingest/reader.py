@@ -34,9 +34,10 @@ from l4lite.ingest.lineclass import OpenRecord
 from l4lite.ingest.pids import named_by_pid
 from l4lite.ingest.pieces import lead_of
 from l4lite.ingest.rotation import read_chain
-from l4lite.ingest.runs import RUN_BLOCK_LINES, RunReading, ShapeBook, ShapeRun
+from l4lite.ingest.runs import RUN_BLOCK_LINES, RunReading
 from l4lite.ingest.seconds import in_line_order, last_placed
 from l4lite.ingest.shape import FOLD_DIGITS
+from l4lite.ingest.shaperun import ShapeBook, ShapeRun
 from l4lite.ingest.slurmnode import slurm_node
 from l4lite.ingest.streamnames import AMBIGUOUS, StreamNames
 from l4lite.ingest.timespots import LEARN_LINES, learn_spot
@@ -58,7 +59,7 @@ class IngestOptions:
     span, boot anchors), built once per job and shared by every shard; ``node_from`` and ``year`` are only used
     to build it when none is given (an explicit ``year`` also wins over the context's). ``rank_map`` collects
     rank -> node ties across the files read with these options, and ``shape_books`` the line shapes learnt in
-    them (``runs.ShapeBook``)."""
+    them (``shaperun.ShapeBook``)."""
 
     node_from: str | None = None
     max_line_chars: int = DEFAULT_MAX_LINE_CHARS
@@ -191,7 +192,7 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
         self.init_runs(options.shape_book(self._book_key()))
 
     def _book_key(self) -> tuple:
-        """Files that read a shape alike share what they learn (``runs.ShapeBook``). Whether the path names a node
+        """Files that read a shape alike share what they learn (``shaperun.ShapeBook``). Whether the path names a node
         changes no plan today; it stays in the key so that a plan that comes to depend on it cannot leak across."""
         key: tuple = (self.default_source, self.path_rank is not None, self.path_node is not None, self.label_ranks)
         if self.host_prefixed:  # a shape's first word is its host here, a message's word elsewhere

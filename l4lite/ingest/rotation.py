@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
 from l4lite.ingest.decode import PieceStart
-from l4lite.ingest.runs import ShapeRun
+from l4lite.ingest.shaperun import ShapeRun
 from l4lite.records import Record
 
 

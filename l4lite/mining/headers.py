@@ -31,7 +31,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from l4lite.ingest.runs import ShapeRun
+from l4lite.ingest.shaperun import ShapeRun
 from l4lite.records import Record
 
 LEVEL_WORDS = frozenset(["INFO", "WARN", "WARNING", "ERROR", "FATAL", "SEVERE", "DEBUG", "TRACE", "NOTICE",

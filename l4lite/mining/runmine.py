@@ -1,4 +1,4 @@
-"""Template ids of a run's lines (``ingest.runs.ShapeRun``), per line shape at once where the miner can say.
+"""Template ids of a run's lines (``ingest.shaperun.ShapeRun``), per line shape at once where the miner can say.
 
 A run's lines of one shape have messages of one digit-folded key, so the miner's cache answers them all at once
 (``cached_id``); a message the cache cannot answer goes to ``add``. ``l4lite parse`` mines each message without
@@ -15,8 +15,8 @@ from operator import itemgetter
 from typing import Any
 
 from l4lite.ingest.blocks import wide_key
-from l4lite.ingest.runs import ShapeRun
 from l4lite.ingest.shape import hex_key, shape_of
+from l4lite.ingest.shaperun import ShapeRun
 
 _UNSEEN: Any = object()  # a key not yet looked up in ``mine_run``'s memo of getters
 _MINE_ROUNDS = 8  # looks at the miner's cache per run stretch before adding its messages one by one

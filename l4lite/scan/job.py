@@ -17,7 +17,7 @@ from l4lite.ingest.context import JobContext, build_context
 from l4lite.ingest.files import discover
 from l4lite.ingest.flight_recorder import read_dumps
 from l4lite.ingest.reader import IngestOptions, read_file
-from l4lite.ingest.runs import ShapeRun
+from l4lite.ingest.shaperun import ShapeRun
 from l4lite.mining.miner import TemplateMiner
 from l4lite.options import AnalyzeOptions, ProgressFn
 from l4lite.records import Accounting, RotatedStreams

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from l4lite.ingest.runs import ShapeRun
 from l4lite.ingest.shape import fold_safe, shape_of
+from l4lite.ingest.shaperun import ShapeRun
 from l4lite.mining.runmine import mine_run
 from l4lite.records import Record
 from l4lite.rules.blind import FOLDED, SHAPE, ShapeRules, from_head, rule_heads

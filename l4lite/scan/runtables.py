@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from l4lite.ingest.runs import ShapeRun
+from l4lite.ingest.shaperun import ShapeRun
 from l4lite.records import Record
 from l4lite.scan.jobscan import EXEMPLAR_CAP
 from l4lite.scan.points import EXEMPLAR_BUDGET

@@ -19,8 +19,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple, Protocol
 
-from l4lite.ingest.runs import ShapeRun
 from l4lite.ingest.shape import FOLD_DIGITS
+from l4lite.ingest.shaperun import ShapeRun
 from l4lite.records import Accounting, Record, stamped
 from l4lite.rules.advisory import advisory
 from l4lite.scan.jobscan import (
