@@ -4,12 +4,14 @@ stopped, gone) or raised its own error leaves the reading unmade."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from l4lite.api import analyze
-from l4lite.diagnose.allwaited import all_ranks_waited
+from l4lite.detect.base import Finding
+from l4lite.diagnose.allwaited import all_ranks_waited, own_timeouts
 from l4lite.records import Record
 from l4lite.scan.jobscan import Hit, JobScan
 
@@ -65,3 +67,29 @@ def test_a_node_cut_off_is_read_as_the_network(job: str) -> None:
 @pytest.mark.parametrize("job", ["003-ddp-hang", "113-ddp-collective_mismatch", "163-accelerate-cpu_throttle"])
 def test_a_stuck_rank_a_stray_collective_or_a_silent_node_is_no_link(job: str) -> None:
     assert analyze([JOBS / job]).category != "network"
+
+
+def _finding(rank: int, message: str, source: str = "stderr") -> Finding:
+    rec = _hit(rank, message).record
+    rec.source = source
+    return Finding("rules", "network", "cascade", 0.8, "", node=NODES[rank], rank=rank, records=[rec])
+
+
+def test_the_suspect_node_s_own_timeouts_are_root_and_nothing_else_is() -> None:
+    own = _finding(2, RECV)
+    lost = _finding(3, CLOSED)  # a lost pair says someone left, not that the link failed
+    quote = _finding(3, SEND, source="launcher")  # a launcher's summary quoting the rank
+    elsewhere = _finding(0, SEND)  # the other node's timeouts stay cascades
+    findings = [own, lost, quote, elsewhere]
+    roles = {id(f): "cascade" for f in findings}
+    assert own_timeouts(findings, roles, "node-b") == [own]
+    assert roles[id(own)] == "root" and own.data["timeout_is_proof"]
+    assert [roles[id(f)] for f in (lost, quote, elsewhere)] == ["cascade"] * 3
+
+
+@pytest.mark.parametrize("job", ["050-deepspeed-netdown", "191-amp-netdown"])
+def test_a_node_cut_off_is_proved_by_its_own_ranks_timeouts(job: str) -> None:
+    truth = json.loads((JOBS / job / "ground_truth.json").read_text())
+    timeouts = [(e["file"], e["line"]) for e in truth["evidence"]]  # the faulty node's ranks' timeout lines
+    roots = [e for e in analyze([JOBS / job]).evidence if e.role == "root"]
+    assert any(e.file.endswith(f) and e.line <= line <= (e.end_line or e.line) for e in roots for f, line in timeouts)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from l4lite.detect.base import Finding
 from l4lite.scan.scanner import JobScan, is_host
 
 # A collective's transport giving up: gloo's send/recv timeout and its lost or reset pair, NCCL's watchdog timeout.
@@ -46,3 +47,21 @@ def all_ranks_waited(scan: JobScan) -> bool:
         else:
             other.add(r.rank)
     return timed_out and waited == ranks and not other
+
+
+def own_timeouts(findings: list[Finding], roles: dict[int, str], node: str) -> list[Finding]:
+    """When every rank waited (``all_ranks_waited``), the suspect node's ranks' own collective timeouts are what
+    shows the link failed: a cascade elsewhere, here they are the proof. Marks them root, their timeout kept as
+    the line shown (``timeout_is_proof``), and returns them; a launcher's quote of them stays as it is."""
+    told = []
+    for f in findings:
+        if f.node != node or roles.get(id(f)) != "cascade" or f.detector != "rules" or not f.records:
+            continue
+        r = f.records[0]
+        if r.source == "launcher" or r.rank is None or not _WAIT.search(r.text[-4000:]) \
+                or not _TIMEOUT.search(r.text[-4000:]):
+            continue
+        roles[id(f)] = "root"
+        f.data["timeout_is_proof"] = True
+        told.append(f)
+    return told

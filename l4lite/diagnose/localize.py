@@ -33,7 +33,7 @@ from typing import Any
 from l4lite.detect.base import Finding
 from l4lite.detect.components import ComponentDetector
 from l4lite.diagnose.alike import failed_alike, said_alike
-from l4lite.diagnose.allwaited import all_ranks_waited
+from l4lite.diagnose.allwaited import all_ranks_waited, own_timeouts
 from l4lite.diagnose.confidence import Basis, basis_of, job_confidence
 from l4lite.diagnose.dataframes import read_as_data
 from l4lite.diagnose.diverged import diverged_because
@@ -339,6 +339,8 @@ class Localizer:
             verdict.category = "data"
             notes.append("raised while one rank (or one node's ranks) loaded samples the others did not: its data")
         tell_together(scan, findings, roles, primary, verdict.scope)
+        if verdict.scope == "node" and primary.data.get("all_waited") and primary.node is not None:
+            own_timeouts(findings, roles, primary.node)
         if verdict.scope == "node":
             for f in findings:
                 if roles[id(f)] in ("symptom", "confirmation") and is_companion(f, primary):
