@@ -132,3 +132,41 @@ def test_a_stuck_nodes_last_lines_name_their_component_in_the_lexicons_words() -
     assert said_by("epoch 3 done, writing summary") is None
     # a stall's own words are no diagnosis: the hang keeps its category
     assert said_by("One or more tensors were submitted by only a subset of ranks, which may cause a deadlock") is None
+
+
+def test_a_specific_line_just_above_a_generic_one_in_its_process_gives_the_category() -> None:
+    """NCCL's ``unhandled system error`` (its words name NCCL) after its own WARN naming ``/dev/shm``: the WARN's
+    category, not the one its words name."""
+    from l4lite.diagnose.firstfail import specific_before
+
+    scan = _scan()
+    root = finding("n2", 1051.0, category="software", rule="nccl-unhandled-system", line=5, generic=True,
+                   component="nccl", text="NCCL error: unhandled system error")
+    warn = finding("n2", 1050.0, role="symptom", category="host", rule="nccl-shm-open", line=3,
+                   text="NCCL WARN Error: failed to extend /dev/shm/nccl-x to 9637892 bytes")
+    v = localize(scan, [root, warn])
+    assert v.primary is root and v.category == "host"
+    assert dict(zip(map(id, v.findings), v.roles, strict=True))[id(warn)] == "root"
+    roles = {id(root): "root", id(warn): "symptom"}
+    assert specific_before([root, warn], roles, root) is warn
+    plain = finding("n2", 1051.0, category="software", rule="plain", line=5)  # a specific root keeps its own
+    assert specific_before([plain, warn], {id(plain): "root", id(warn): "symptom"}, plain) is None
+
+
+def test_a_line_of_another_process_or_far_above_or_a_cascade_does_not_name_a_generic_lines_cause() -> None:
+    from l4lite.diagnose.firstfail import specific_before
+
+    root = finding("n2", 1051.0, category="software", rule="g", line=40, generic=True)
+    others = [finding("n2", 1050.0, role="symptom", category="host", rule="s", line=10),  # 30 lines above
+              finding("n2", 1050.0, role="symptom", category="host", rule="s", line=41),  # below it
+              finding("n2", 1051.0 - 120, role="symptom", category="host", rule="s", line=38),  # minutes before
+              finding("n2", 1050.0, role="symptom", category="host", rule="s", line=38, fallback=True),
+              finding("n2", 1050.0, role="symptom", category="network", rule="s", line=38,
+                      text="NCCL WARN socketProgress: Connection reset by peer")]  # a lost peer
+    for other in others:
+        assert specific_before([root, other], {id(root): "root", id(other): "symptom"}, root) is None
+    r0 = root.records[0]
+    root.records[0] = rec(r0.message, node="n2", rank=3, time=1051.0, line=40, file=r0.file)
+    peer = finding("n2", 1050.0, role="symptom", category="host", rule="s", line=38)
+    peer.records[0] = rec(peer.records[0].message, node="n2", rank=5, time=1050.0, line=38, file=r0.file)
+    assert specific_before([root, peer], {id(root): "root", id(peer): "symptom"}, root) is None
