@@ -23,7 +23,7 @@ from l4lite.detect.base import Finding
 from l4lite.detect.components import ComponentDetector
 from l4lite.diagnose.errorfiles import restates
 from l4lite.diagnose.timeline import finding_key
-from l4lite.rules.components import LEARNED_WORDS, is_cascade
+from l4lite.rules.components import LEARNED_WORDS
 
 BEFORE = 120.0  # seconds before the root line
 NODE_FAULTS = frozenset({"gpu_hardware", "host", "network", "storage"})
@@ -49,35 +49,3 @@ def earlier_failure(findings: list[Finding], roles: dict[int, str], root: Findin
              and not f.data.get("survived") and not f.data.get("in_baseline") and _shortly_before(f, root)
              and not restates(f, root.records)]  # the root's own error file, merged into the stream above it
     return min(found, key=finding_key) if found else None
-
-
-NEAR_LINES = 10  # a specific line this close above a generic one in the same process's output is its cause
-NEAR_S = 30.0
-
-
-def specific_before(findings: list[Finding], roles: dict[int, str], root: Finding) -> Finding | None:
-    """The nearest line above a generic root in the same file and process that a specific rule read; None.
-
-    A generic failure line (NCCL's ``unhandled system error``, a bare ``Bus error``) says only that something
-    failed; the same process often printed just before it the line naming the call or component that did. Only a
-    rule that is neither generic nor a fallback counts, never a cascade line, never another rank's line.
-    """
-    if root.detector != "rules" or not root.records or not (root.data.get("generic") or root.data.get("fallback")):
-        return None
-    r0 = root.records[0]
-    found = []
-    for f in findings:
-        if f is root or f.detector != "rules" or not f.records or roles.get(id(f)) != "symptom":
-            continue
-        a = f.records[0]
-        if f.data.get("generic") or f.data.get("fallback") or f.category in ("unknown", root.category) \
-                or f.data.get("survived") or f.data.get("in_baseline") or is_cascade(a.text):
-            continue
-        if a.file != r0.file or a.node != r0.node or not 0 < r0.line - a.line <= NEAR_LINES:
-            continue
-        if a.rank is not None and r0.rank is not None and a.rank != r0.rank:
-            continue  # another process's line in a merged stream
-        if a.time is not None and r0.time is not None and not 0 <= r0.time - a.time <= NEAR_S:
-            continue
-        found.append(f)
-    return max(found, key=lambda f: f.records[0].line) if found else None

@@ -54,7 +54,7 @@ from l4lite.diagnose.evidence import (
     strip_summaries,
     tell_together,
 )
-from l4lite.diagnose.firstfail import earlier_failure, specific_before
+from l4lite.diagnose.firstfail import earlier_failure
 from l4lite.diagnose.lone import lone_fault, one_node_reading, told_on_its_own
 from l4lite.diagnose.oddsetup import odd_setup
 from l4lite.diagnose.ownlines import its_exception, last_words, node_said, said_apart
@@ -263,10 +263,6 @@ class Localizer:
         first = earlier_failure(findings, roles, primary) if roots and verdict.scope == "node" else None
         if first is not None:  # what the root's node said went wrong just before the root line
             verdict.category, roles[id(first)] = first.category, "root"
-        if first is None and roots and verdict.scope == "node":  # a generic line's own process named the cause
-            first = specific_before(findings, roles, primary)
-            if first is not None:
-                verdict.category, roles[id(first)] = first.category, "root"
         real = [n for n in scan.node_last if is_host(n)]
         if verdict.scope == "node" and primary.node is None and one_node_logged(scan.info, findings, primary, real):
             # One node (or none named): the fault is on the node that logged it.
