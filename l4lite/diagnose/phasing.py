@@ -178,10 +178,10 @@ def _copy_below_marker(f: Finding, trackers: dict[str | None, list[PhaseEvent]])
 
 def _phase_at_time(f: Finding, scan: JobScan, trackers: dict[str | None, list[PhaseEvent]],
                    job_events: list[PhaseEvent], t: float | None, where: tuple[str | None, int | None],
-                   others: Sequence[Finding] = (), seen: bool | None = None) -> str:
+                   others: Sequence[Finding], seen: bool) -> str:
     """The phase at time ``t`` (or at ``where`` in a file): the node's markers, the rule's hint, the job's, then
-    what the lines of the finding and of ``others`` say. ``seen``: whether the job has phase markers at all, when
-    ``job_events`` holds only those the finding can be placed among."""
+    what the lines of the finding and of ``others`` say. ``seen``: whether the job has phase markers at all
+    (``job_events`` may hold only those the finding can be placed among)."""
     node_phase = phase_at(trackers.get(f.node, []), t, *where) if f.node in trackers else None
     hint = f.data.get("phase_hint")
     if node_phase in ("checkpoint", "eval", "load", "shutdown"):
@@ -210,7 +210,7 @@ def _phase_at_time(f: Finding, scan: JobScan, trackers: dict[str | None, list[Ph
     # Nothing in the job says where it was: what the lines of the findings say, the primary's first; with no word
     # either way, training, where most failures of a large job happen (three in four in L4's study).
     said = [evidence_phase(r.text) for g in (f, *others) for r in g.records]
-    return next((p for p in said if p is not None), "train" if not (job_events if seen is None else seen) else "init")
+    return next((p for p in said if p is not None), "train" if not seen else "init")
 
 
 def _node_mate_trained(f: Finding, others: Sequence[Finding], t: float) -> bool:
