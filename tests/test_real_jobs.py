@@ -295,7 +295,7 @@ def board():  # type: ignore[no-untyped-def]
     analyzer = pipeline_analyzer()
     assert analyzer is not None
     jobs = sorted(p for p in JOBS.iterdir() if (p / "ground_truth.json").exists())
-    assert len(jobs) >= 111
+    assert len(jobs) >= 211
     return evaluate(jobs, {"l4lite": analyzer})
 
 
