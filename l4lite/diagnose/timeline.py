@@ -9,6 +9,7 @@ import math
 from l4lite.detect.base import Finding
 from l4lite.diagnose.evidence import own_time
 from l4lite.ingest.boots import is_kernel_log
+from l4lite.ingest.catblocks import same_block_near
 from l4lite.ingest.stamp_patterns import parse_elastic_time
 from l4lite.records import stamped
 from l4lite.scan.scanner import JobScan
@@ -84,7 +85,8 @@ def close_to(f: Finding, g: Finding, before: float = 300.0, after: float = 600.0
     if math.isfinite(t) and math.isfinite(t0):
         return t0 - before <= t <= t0 + after
     a, b = (f.records[0] if f.records else None), (g.records[0] if g.records else None)
-    return a is not None and b is not None and a.file == b.file and abs(a.line - b.line) <= lines
+    # near in the file, and not across a concatenation's step back in time from one writer's block to the next
+    return a is not None and b is not None and same_block_near(a, b, lines, f.time, g.time)
 
 
 def around_failure(f: Finding, g: Finding, before: float = 300.0, after: float = 900.0) -> bool:
