@@ -4,11 +4,13 @@ a step back in time between them says a new file of the ``cat`` began (``ingest.
 from __future__ import annotations
 
 from scan_helpers import rec
+from test_localize import _scan
 
 from l4lite.detect.base import Finding
 from l4lite.diagnose.firstfail import earlier_failure
-from l4lite.diagnose.timeline import close_to
-from l4lite.ingest.catblocks import STEP_BACK, other_block, same_block_near
+from l4lite.diagnose.timeline import cat_blocks, close_to, survived
+from l4lite.ingest.catblocks import STEP_BACK, block_starts, crosses, other_block, same_block_near
+from l4lite.scan.jobscan import Hit, MetricPoint
 
 T = 1_796_392_488.0  # a driver's untimed traceback borrows this time from the stamped line above it
 
@@ -62,3 +64,40 @@ def test_an_error_line_above_the_root_in_an_earlier_block_is_no_earlier_failure(
     before = _notice(120, T - 10)  # the same writer a few lines before: the first failure
     roles[id(before)] = "symptom"
     assert earlier_failure([root, before], roles, root) is before
+
+
+def test_block_starts_are_where_the_stream_steps_back() -> None:
+    marks = [("job.out", 1, 100.0), ("job.out", 2, 110.0), ("job.out", 9, 40.0), ("job.out", 5, 120.0),
+             ("job.out", 12, 95.0), ("job.out", 14, 20.0), ("job.out", 13, None), ("rank0.log", 1, 500.0),
+             ("rank0.log", 2, 470.0)]  # 30 s back: writers interleaved live, no new block
+    starts = block_starts(marks)
+    assert starts == {"job.out": [9, 14]}  # the second block climbs from 40; 20 is back again
+    assert crosses(starts, "job.out", 5, 9) and crosses(starts, "job.out", 1, 20)
+    assert not crosses(starts, "job.out", 9, 13) and not crosses(starts, "job.out", 14, 99)
+    assert not crosses(starts, "rank0.log", 1, 2)
+
+
+def _worker_steps(first_line: int, time: float) -> list[MetricPoint]:
+    """A worker's own log cat'ed after the driver's: steps 1-13, stamped when the worker reported them."""
+    return [MetricPoint("n0", None, time + k, k + 1, "job.out", first_line + k,
+                        text=f"2026-12-04 13:55:{12 + k // 5:02d},443 INFO step {k + 1}/40 | loss 4.2")
+            for k in range(13)]
+
+
+def test_steps_of_a_later_block_are_later_only_by_their_own_stamp() -> None:
+    """A Ray session folder cat'ed after the driver's output: the workers' steps, reported seconds after the time
+    the driver's untimed traceback borrowed, sit below it in the stream: training did not go on past it."""
+    root = _traceback(148)
+    scan = _scan(last_iter=2)
+    dashboard = rec("Module x cannot be loaded", time=T - 132, line=174, file="job.out", node="n0",
+                    text="2026-12-04 13:52:36,535\tINFO utils.py:330 -- Module x cannot be loaded")
+    scan.hits = [Hit("py-traceback", root.records[0])]
+    scan.exemplars = {("#1", "n0"): [dashboard]}  # the next file of the cat starts minutes earlier
+    scan.metrics = _worker_steps(3000, T + 24)
+    assert cat_blocks(scan) == {"job.out": [174]}
+    assert not survived(root, scan, 120.0)
+    scan.metrics = _worker_steps(3000, T + 400)  # stamped well after it: training went on
+    assert survived(root, scan, 120.0)
+    scan.exemplars = {}  # no step back between them: one writer's file, its steps below it are later
+    scan.metrics = _worker_steps(3000, T + 24)
+    assert survived(root, scan, 120.0)

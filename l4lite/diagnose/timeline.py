@@ -9,7 +9,7 @@ import math
 from l4lite.detect.base import Finding
 from l4lite.diagnose.evidence import own_time
 from l4lite.ingest.boots import is_kernel_log
-from l4lite.ingest.catblocks import same_block_near
+from l4lite.ingest.catblocks import block_starts, crosses, same_block_near
 from l4lite.ingest.stamp_patterns import parse_elastic_time
 from l4lite.records import stamped
 from l4lite.scan.scanner import JobScan
@@ -24,8 +24,19 @@ def finding_key(f: Finding) -> tuple[float, str, int]:
     return (t if t is not None else math.inf, r.file if r else "", r.line if r else 0)
 
 
-def survived(f: Finding, scan: JobScan, grace: float) -> bool:
-    """Did training go on for a while after this finding (so it cannot be what stopped the job)?"""
+def cat_blocks(scan: JobScan) -> dict[str, list[int]]:
+    """Where the scan's files step back in time to another writer's block (``ingest.catblocks``), from every
+    line the scan kept with its place and time: progress lines, rule hits, markers, template exemplars."""
+    marks = [(p.file, p.line, p.time) for p in scan.metrics]
+    marks += [(h.record.file, h.record.line, h.record.time) for h in scan.hits]
+    marks += [(m.file, m.line, m.time) for m in scan.markers]
+    marks += [(r.file, r.line, r.time) for recs in scan.exemplars.values() for r in recs]
+    return block_starts(marks)
+
+
+def survived(f: Finding, scan: JobScan, grace: float, blocks: dict[str, list[int]] | None = None) -> bool:
+    """Did training go on for a while after this finding (so it cannot be what stopped the job)? ``blocks``:
+    the scan's ``cat_blocks``, worked out once by the caller (else here)."""
     r = f.records[0] if f.records else None
     t = own_time(r) if r is not None else f.time
     train = [p for p in scan.metrics if p.kind == "train" and (p.iteration is not None or p.seq)]
@@ -45,6 +56,11 @@ def survived(f: Finding, scan: JobScan, grace: float) -> bool:
         later = [p for p in own if p.file == r.file and p.line > r.end_line
                  and (p.time is None or r.time is None or p.time >= r.time)
                  and (p.iteration > steps_above if p.iteration is not None else p.seq > seqs_above)]
+        # below it past the start of another writer's block of a concatenation, a step's place says nothing:
+        # only its own stamp, later than the time the line borrowed by more than the grace, does
+        blocks = cat_blocks(scan) if blocks is None else blocks
+        later = [p for p in later if not crosses(blocks, r.file, r.end_line, p.line)
+                 or (p.time is not None and r.time is not None and p.time > r.time + grace and stamped(p.text))]
     else:
         return False
     steps = {p.iteration if p.iteration is not None else p.seq for p in later}

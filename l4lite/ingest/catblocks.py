@@ -12,6 +12,11 @@ time never goes back that far (a clock stepped back for one line keeps the time 
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_right
+from collections import defaultdict
+from collections.abc import Iterable
+
 from l4lite.records import Record
 
 STEP_BACK = 60.0  # seconds the stream must go back between two lines for them to be in different blocks
@@ -33,3 +38,35 @@ def same_block_near(a: Record, b: Record, lines: int, a_time: float | None = Non
                     b_time: float | None = None) -> bool:
     """Whether two records are near each other in one file (at most ``lines`` apart) and in one writer's block."""
     return a.file == b.file and abs(a.line - b.line) <= lines and not other_block(a, b, a_time, b_time)
+
+
+def block_starts(marks: Iterable[tuple[str, int, float | None]]) -> dict[str, list[int]]:
+    """Per file, the lines where a new writer's block begins, worked out once from the lines given (file, line,
+    the time the stream had reached there): a line reached more than ``STEP_BACK`` before the latest time above
+    it starts a block, and the block's own times count from there. Files without a step back are left out."""
+    by_file: dict[str, list[tuple[int, float]]] = defaultdict(list)
+    for file, line, t in marks:
+        if t is not None:
+            by_file[file].append((line, t))
+    out: dict[str, list[int]] = {}
+    for file, seen in by_file.items():
+        seen.sort()
+        top, starts = -math.inf, []
+        for line, t in seen:
+            if t < top - STEP_BACK:
+                starts.append(line)
+                top = t
+            elif t > top:
+                top = t
+        if starts:
+            out[file] = starts
+    return out
+
+
+def crosses(starts: dict[str, list[int]], file: str, above: int, below: int) -> bool:
+    """Whether a block of ``file`` begins after line ``above`` and no later than line ``below``."""
+    lines = starts.get(file)
+    if not lines:
+        return False
+    i = bisect_right(lines, above)
+    return i < len(lines) and lines[i] <= below
