@@ -68,8 +68,8 @@ from l4lite.diagnose.storelag import laggard_root
 from l4lite.diagnose.suspects import Ranked, rank_suspects
 from l4lite.diagnose.threads import dead_thread
 from l4lite.diagnose.timeline import (
+    CatBlocks,
     around_failure,
-    cat_blocks,
     close_to,
     finding_key,
     finished_around,
@@ -154,7 +154,7 @@ class Localizer:
             findings += ComponentDetector().detect(scan)
         roles = {id(f): f.role for f in findings}
         notes: list[str] = []
-        blocks = cat_blocks(scan)  # a concatenation's writers' blocks: where a line's place says nothing
+        blocks = CatBlocks(scan)  # a concatenation's writers' blocks: where a line's place says nothing
         strip_summaries(findings, roles)
         carried_readings(findings)  # a re-raised error reads as the error it carries
         # Root lines that training survived, and any line the run reported finishing well after, are symptoms of

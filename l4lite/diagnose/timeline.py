@@ -34,9 +34,23 @@ def cat_blocks(scan: JobScan) -> dict[str, list[int]]:
     return block_starts(marks)
 
 
-def survived(f: Finding, scan: JobScan, grace: float, blocks: dict[str, list[int]] | None = None) -> bool:
+class CatBlocks:
+    """A scan's ``cat_blocks``, worked out on first use and then kept: most jobs never ask (only an untimed root
+    line's survival does), and a large scan's kept lines take a moment to sort."""
+
+    def __init__(self, scan: JobScan) -> None:
+        self.scan = scan
+        self.starts: dict[str, list[int]] | None = None
+
+    def __call__(self) -> dict[str, list[int]]:
+        if self.starts is None:
+            self.starts = cat_blocks(self.scan)
+        return self.starts
+
+
+def survived(f: Finding, scan: JobScan, grace: float, blocks: CatBlocks | None = None) -> bool:
     """Did training go on for a while after this finding (so it cannot be what stopped the job)? ``blocks``:
-    the scan's ``cat_blocks``, worked out once by the caller (else here)."""
+    the scan's blocks, kept by the caller across findings (else worked out here)."""
     r = f.records[0] if f.records else None
     t = own_time(r) if r is not None else f.time
     train = [p for p in scan.metrics if p.kind == "train" and (p.iteration is not None or p.seq)]
@@ -58,8 +72,8 @@ def survived(f: Finding, scan: JobScan, grace: float, blocks: dict[str, list[int
                  and (p.iteration > steps_above if p.iteration is not None else p.seq > seqs_above)]
         # below it past the start of another writer's block of a concatenation, a step's place says nothing:
         # only its own stamp, later than the time the line borrowed by more than the grace, does
-        blocks = cat_blocks(scan) if blocks is None else blocks
-        later = [p for p in later if not crosses(blocks, r.file, r.end_line, p.line)
+        starts = (blocks or CatBlocks(scan))() if later else {}
+        later = [p for p in later if not crosses(starts, r.file, r.end_line, p.line)
                  or (p.time is not None and r.time is not None and p.time > r.time + grace and stamped(p.text))]
     else:
         return False
