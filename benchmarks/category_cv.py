@@ -1,7 +1,7 @@
 """Category on excerpts the category mechanisms were not fitted to: grouped cross-validation over the dev part.
 
 Usage: python benchmarks/category_cv.py [--folds 5] [--layout rank-files] [--drop-fold-rules] [--no-jobs] [--show]
-       [--learned-min P] [--learned-support N] [--learned-first] [--lines] [--no-fresh]
+       [--learned-min P] [--learned-support N] [--learned-first] [--lines] [--fresh]
 
 ``--lines`` plants the entries of ``fixtures/real/lines.jsonl`` (short labelled failure text from threads outside
 the corpus) instead of the dev part, folds by their source groups: a second proxy, on text no rule was written
@@ -144,9 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="plant the labelled failure lines (fixtures/real/lines.jsonl) instead of the dev part")
     ap.add_argument("--no-jobs", action="store_true", help="score the layers only, no end-to-end jobs")
     ap.add_argument("--fresh", action="store_true",
-                    help="retrain each fold with the studied fresh samples too (the default, as the shipped model)")
-    ap.add_argument("--no-fresh", action="store_true",
-                    help="retrain each fold without the studied fresh samples (components_train.STUDIED_FRESH)")
+                    help="retrain each fold with the studied fresh samples too (components_train.STUDIED_FRESH)")
     ap.add_argument("--show", action="store_true", help="the confusion table and one line per wrong category")
     ap.add_argument("--learned-min", type=float, default=components.LEARNED_MIN,
                     help="probability at which the learned model answers for a line the lexicon cannot place")
@@ -163,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.lines:
         dev = labelled_lines(ROOT / "fixtures" / "real" / "lines.jsonl")
     pack = RulePack.load()
-    fresh = () if args.no_fresh else components_train.STUDIED_FRESH
+    fresh = components_train.STUDIED_FRESH if args.fresh else ()
     hits: Counter[str] = Counter()
     answered: Counter[str] = Counter()
     n_cat = dropped = 0

@@ -1,11 +1,10 @@
 """The learned component classifier: TF-IDF and logistic regression, shipped as plain data.
 
 Trained at build time by ``l4lite.evaluate.components_train`` from the rule pack's examples, the excerpts the
-rules were written from, the dev part of the real corpus, the labelled failure lines of public threads
-(``fixtures/real/lines.jsonl``) and the studied fresh halves (never a thread or line of the corpus's held-out part
-or of a score-only sample), and saved as JSON: the vocabulary, the idf weights and the coefficients of the
-features that matter. Nothing is unpickled; inference is a few lines of numpy. ``rules.components.component``
-asks it only when the lexicon names nothing.
+rules were written from, the dev part of the real corpus and the labelled failure lines of public threads
+(``fixtures/real/lines.jsonl``; never a thread of the corpus's held-out part), and saved as JSON: the
+vocabulary, the idf weights and the coefficients of the features that matter. Nothing is unpickled; inference is
+a few lines of numpy. ``rules.components.component`` asks it only when the lexicon names nothing.
 
 Besides the words and word pairs of a text, a model may read *names* (``features = "words+names"``): the class
 of a traceback's last exception and the words of its message, the packages of its innermost frames
