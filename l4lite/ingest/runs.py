@@ -379,10 +379,12 @@ class RunReading:
     def _learn_minutes(self, block: BlockPlan, j: int) -> None:
         """What the per-line path does, up to line ``j`` of a window, for the first line of a minute the timestamp
         parser has not seen. (A minute whose first line is read by the per-line path is learnt there.)"""
-        known = self.ts.known_minute
-        for text, parts in block.minutes_from(block.learned, j):
-            if not known(text):
-                self.ts.learn_minute(text, *parts)
+        first = block.minute_lines
+        if first and first[-1] >= block.learned:  # (else no line from ``learned`` on is a minute's first)
+            known = self.ts.known_minute
+            for text, parts in block.minutes_from(block.learned, j):
+                if not known(text):
+                    self.ts.learn_minute(text, *parts)
         block.learned = j
 
     def _run_names(self) -> tuple[str | None, int | None, int | None]:
