@@ -398,7 +398,18 @@ class HeaderReading(PlanLearning):
         differ only in their ASCII digits take the same path; the timestamp is parsed for real and must end
         where it ended before, else None (the caller takes the slow path).
         """
-        (pos, global_rank, local_rank, nccl, level, source, ma, mb, rank_in_msg, layout,
+        got = self._planned_names(lineno, s, plan)
+        if got is None:
+            return None
+        return Record(self.f.rel, lineno, lineno, got[1], got[2], got[3], plan[5], got[0], plan[4],
+                      s[plan[6]:plan[7]], s, rank_local=plan[2] and plan[10] is not None)
+
+    def _planned_names(self, lineno: int, s: str, plan: tuple) -> tuple[float | None, str | None, int | None,
+                                                                        int | None] | None:
+        """``_planned``'s time, node, rank and GPU of a line, with every change of reading state it makes, but no
+        record: what a run that takes the line needs (``RunReading._absorb``; its level, source and message
+        offsets are the plan's)."""
+        (pos, global_rank, local_rank, nccl, _, _, ma, mb, rank_in_msg, layout,
          rank_span, host_span, gpu_span, ts_first, ts_second, ts_end, ts_kind, ts_level, uptime_span, _) = plan
         ok, t = self._plan_time(lineno, s, layout, ts_first, ts_second, ts_end, ts_kind, ts_level, uptime_span,
                                 pos > 0 and relayed(s, pos))
@@ -422,8 +433,7 @@ class HeaderReading(PlanLearning):
             node, gpu = self._fill(stream, node, rank, gpu)
         if node is None and rank is None:
             self.nameless += 1
-        return Record(self.f.rel, lineno, lineno, node, rank, gpu, source, t, level, msg, s,
-                      rank_local=local_rank and rank_span is not None)
+        return t, node, rank, gpu
 
     # ------------------------------------------------------------------------------------------ helpers
 

@@ -264,30 +264,33 @@ class RunReading:
             self.book.restart()
             self.use_book()
             return False
-        x: int | None = None
-        if own is not None:
-            r = self._planned_simple(first + j, s, own) if len(own) == 6 else self._planned(first + j, s, own)
-            if r is None:
+        if own is not None and len(own) != 6:  # no record needed: the plan's level, source and message offsets
+            got = self._planned_names(first + j, s, own)
+            if got is None:
                 return False
-            a = own[1] if len(own) == 6 else own[6]
-            x = self.absorb_index.get(key)
-            if x is not None and (table[x].level != r.level or table[x].source != r.source):
-                x = None
+            t, names, level, source = got[0], got[1:], own[4], own[5]
+            a, width = own[6], -1  # (the message's width, s[a:own[7]], is wanted for a new shape only)
         else:
-            assert plan is not None
-            r = self._head_planned(first + j, s, key, plan)
+            r = self._planned_simple(first + j, s, own) if own is not None else \
+                self._head_planned(first + j, s, key, plan)  # type: ignore[arg-type]
             if r is None:
                 return False
-            a = plan[0]
+            t, names, level, source = r.time, (r.node, r.rank, r.gpu), r.level, r.source
+            a, width = (own[1] if own is not None else plan[0]), len(r.message)  # type: ignore[index]
+        x = self.absorb_index.get(key) if own is not None else None
+        if x is not None and (table[x].level != level or table[x].source != source):
+            x = None
         if x is None:
-            table.append(RunShape(key, -1, -1, 0, a, a + len(r.message), r.level, r.source,
-                                  key[a:a + len(r.message)] if key.isascii() else None))
+            if width < 0:
+                width = len(s[a:own[7]])  # type: ignore[index]
+            table.append(RunShape(key, -1, -1, 0, a, a + width, level, source,
+                                  key[a:a + width] if key.isascii() else None))
             x = len(table) - 1
             if own is not None:
                 self.absorb_index[key] = x
         block.shape_list[j] = block.shape_array[j] = x
-        block.time_list[j] = block.time_array[j] = np.nan if r.time is None else r.time
-        absorbed.append((j - i, (r.node, r.rank, r.gpu)))
+        block.time_list[j] = block.time_array[j] = np.nan if t is None else t
+        absorbed.append((j - i, names))
         return True
 
     def _tie(self, s: str, sh: RunShape) -> None:
@@ -379,10 +382,12 @@ class RunReading:
     def _learn_minutes(self, block: BlockPlan, j: int) -> None:
         """What the per-line path does, up to line ``j`` of a window, for the first line of a minute the timestamp
         parser has not seen. (A minute whose first line is read by the per-line path is learnt there.)"""
-        known = self.ts.known_minute
-        for text, parts in block.minutes_from(block.learned, j):
-            if not known(text):
-                self.ts.learn_minute(text, *parts)
+        first = block.minute_lines
+        if first and first[-1] >= block.learned:  # (else no line from ``learned`` on is a minute's first)
+            known = self.ts.known_minute
+            for text, parts in block.minutes_from(block.learned, j):
+                if not known(text):
+                    self.ts.learn_minute(text, *parts)
         block.learned = j
 
     def _run_names(self) -> tuple[str | None, int | None, int | None]:

@@ -71,8 +71,8 @@ class TimestampParser:
     """Per-file timestamp state: year inference and the dmesg boot anchor."""
 
     __slots__ = ("_year", "_default_year", "_near", "_mtime", "_around", "_last_month", "_days", "boot", "boot_index",
-                 "_last_uptime", "_prescan_boot", "_cache", "_same", "_minutes", "_syslog_minutes", "undated",
-                 "undated_text", "_undated_line", "_day_first", "_dayclock", "_offsets")
+                 "_last_uptime", "_prescan_boot", "_cache", "_same", "_minutes", "_syslog_minutes", "_text_minutes",
+                 "undated", "undated_text", "_undated_line", "_day_first", "_dayclock", "_offsets")
 
     def __init__(self, year: int | None = None, mtime: float | None = None, near: int | None = None,
                  around: float | None = None, day_first: bool = False) -> None:
@@ -93,6 +93,8 @@ class TimestampParser:
         self._offsets: dict[str, int] = {}  # UTC offset text -> seconds (``zoned_time``)
         # syslog date-time text to the minute ("Nov 29 04:01:") -> (the year it was read in, epoch seconds)
         self._syslog_minutes: dict[str, tuple[int, float]] = {}
+        # glog's and MDY's text to the minute ("1129 04:01:") -> (year, month, epoch seconds): ``_new_second``
+        self._text_minutes: dict[str, tuple[int, int, float]] = {}
         # the previous ISO header, to re-read the next line of the same second without a regex:
         # (text up to the seconds, its epoch, fraction start, fraction length, text after the fraction, kind)
         self._same: tuple[str, float, int, int, str, str] | None = None
@@ -392,8 +394,11 @@ class TimestampParser:
             self._remember(text, t)
             return True, t
         if kind == "mdy":  # a second read before (``_upper``'s memo): no state to change
-            t = self._cache.get(s[pos:end].rstrip(" "))
-            return (True, t) if t is not None else (False, None)
+            text = s[pos:end].rstrip(" ")
+            t = self._cache.get(text)
+            if t is not None:
+                return True, t
+            return self._new_second(text) if text[-3:-2] == ":" else (False, None)  # no fraction nor AM/PM
         if kind == "uptime":
             whole, _, frac = s[pos + 1:end].rstrip(" ")[:-1].lstrip(" ").partition(".")
             return True, self.uptime(int(whole) + fraction(frac))
@@ -403,16 +408,33 @@ class TimestampParser:
             text = s[b + 1:dot]  # "MMDD HH:MM:SS" (a month of one digit too)
             f = s[dot + 1:s.find(" ", dot)]
             t = self._cache.get(text)
-            if t is None:
+            if t is None and (t := self._new_second(text)[1]) is None:
                 mo, d = int(text[:-11]), int(text[-11:-9])
                 try:
-                    t = self._day(self._infer_year(mo, d), mo, d) + int(text[-8:-6]) * 3600 \
-                        + int(text[-5:-3]) * 60 + int(text[-2:])
+                    y = self._infer_year(mo, d)
+                    base = self._day(y, mo, d) + int(text[-8:-6]) * 3600 + int(text[-5:-3]) * 60
                 except ValueError:  # no date: ``parse`` reads it (``_infer_year`` gives the same again)
                     return False, None
+                t = base + int(text[-2:])
                 self._remember(text, t)
+                self._minute_base(text, y, mo, base)
             return True, t + int(f) / POW10[len(f)]
         return False, None
+
+    def _new_second(self, text: str) -> tuple[bool, float | None]:
+        """``text``'s time (to the second) from its minute's start read before, where reading its date again would
+        leave the year inference as it is (its year and month the last seen), remembered as ``parse`` does."""
+        minute = self._text_minutes.get(text[:-2])
+        if minute is None or minute[0] != self._year or minute[1] != self._last_month:
+            return False, None
+        t = minute[2] + int(text[-2:])
+        self._remember(text, t)
+        return True, t
+
+    def _minute_base(self, text: str, y: int, mo: int, base: float) -> None:
+        if len(self._text_minutes) > MINUTE_MEMO:  # (``_new_second``'s memo)
+            self._text_minutes.clear()
+        self._text_minutes[text[:-2]] = (y, mo, base)
 
     def syslog_year(self, month: int) -> int | None:
         """The year ``parse`` gives a syslog time of ``month`` without changing its state (the month is the last
@@ -552,8 +574,11 @@ class TimestampParser:
                 if t is None:
                     y = int(m[4])
                     self._seen_year(y, mon)
-                    t = self._day(y, mon, int(m[3])) + hour_24(int(m[5]), m[9]) * 3600 + int(m[6]) * 60 + int(m[7])
+                    base = self._day(y, mon, int(m[3])) + hour_24(int(m[5]), m[9]) * 3600 + int(m[6]) * 60
+                    t = base + int(m[7])
                     self._remember(m[1] + (m[9] or ""), t)
+                    if not m[9]:  # a 12-hour clock's minute is told by its AM/PM too: not kept
+                        self._minute_base(m[1], y, mon, base)
                 return t + fraction(m[8]), m.end(), None, "mdy"
             return NO_STAMP
         if s.startswith(WEEKDAYS, pos):
