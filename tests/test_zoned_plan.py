@@ -1,4 +1,4 @@
-"""An ISO time with a UTC offset read from a header plan's offsets (``TimestampParser.zoned_layout`` and
+"""An ISO time with a UTC offset read from a header plan's offsets (``stamp_patterns.zoned_layout`` and
 ``zoned_time``): journald's and rsyslog's ``2025-11-29T04:01:02.123456+00:00 host prog[pid]: ...``, which no
 window reads, so that every such line used to go through the header pattern on top of its plan."""
 
@@ -15,6 +15,7 @@ from l4lite.ingest.cri import cri_layout, cri_prefix
 from l4lite.ingest.files import discover
 from l4lite.ingest.reader import IngestOptions, iter_job
 from l4lite.ingest.shape import shape_of
+from l4lite.ingest.stamp_patterns import iso_layout, zoned_layout
 from l4lite.ingest.timestamps import TimestampParser
 from l4lite.records import Accounting
 
@@ -51,7 +52,7 @@ def test_zoned_times_are_parse_times() -> None:
         assert end
         key = shape_of(s[:end])
         if key not in layouts:
-            layouts[key] = planned.zoned_layout(s, 0, end)
+            layouts[key] = zoned_layout(s, 0, end)
             assert (layouts[key] is not None) == zoned, s
         layout = layouts[key]
         t2 = planned.zoned_time(s, layout) if layout is not None else None
@@ -67,8 +68,8 @@ def test_naive_and_utc_headers_are_left_to_the_iso_layout() -> None:
     ts = TimestampParser()
     for s in ("2025-11-29 04:01:02.123 INFO x", "2025-11-29T04:01:02.123456Z host x", "[2025-11-29 04:01:02] x"):
         end = ts.parse(s, 0)[1]
-        assert ts.zoned_layout(s, 0, end) is None
-        assert ts.iso_layout(s, 0, end) is not None
+        assert zoned_layout(s, 0, end) is None
+        assert iso_layout(s, 0, end) is not None
 
 
 def _journal_job(tmp_path: Path) -> list[str]:

@@ -42,7 +42,7 @@ def cri_prefix(s: str) -> re.Match[str] | None:
 
 def cri_layout(s: str, pos: int) -> tuple[int, int, int, int, int]:
     """Where the parts of the time of a CRI prefix (or ``kubectl logs --timestamps``' time) that ``cri_prefix``
-    found at ``pos`` sit, as ``TimestampParser.zoned_layout`` gives them (date-time, fraction and its width, UTC
+    found at ``pos`` sit, as ``stamp_patterns.zoned_layout`` gives them (date-time, fraction and its width, UTC
     offset), for ``zoned_time`` to read it without the header pattern: the runtime trims the fraction's trailing
     zeros, so its width, and the offset's place, change from line to line."""
     end = s.find(" ", pos + 19)

@@ -62,7 +62,7 @@ class PlanLearning:
             self.book.restart()
             self.use_book()
         ts_first, ts_second, ts_end, ts_kind, ts_level = spans[3:8]
-        layout = time_layout(self.ts, s, spans)
+        layout = time_layout(s, spans)
         # a shape a run may take, for RunReading to make a RunShape of (only if the file is long enough for runs)
         pending = self.run_pending
         if len(pending) >= MAX_PLANS:  # a file whose blocks never take runs: keep this bounded
@@ -81,7 +81,7 @@ class PlanLearning:
                 pending.append((key, layout, a, end, level, source))
         else:
             # (a time with a UTC offset is read from its offsets by this plan alone: runs' windows do not read one)
-            own_layout = layout if layout is not None else zoned_layout(self.ts, s, spans)
+            own_layout = layout if layout is not None else zoned_layout(s, spans)
             plans[key] = (pos, global_rank, local_rank, nccl, level, source, a, end, rank_in_msg, own_layout) + spans
             if spans[0] is None and spans[1] is not None and spans[8] is None and not ts_end and ts_second < 0 \
                     and _stampless(key, ts_first) and not rank_in_msg and self.path_node is not None \
@@ -153,7 +153,7 @@ class PlanLearning:
         bracket = ts_kind in ("syslog", "rfc3339") and head_source == "kernel" and spans[8] is None
         if (ts_kind in ("syslog", "rfc3339") and spans[1] is None) or (bracket and key[a:a + 1] == b"["):
             return
-        layout = time_layout(self.ts, s, spans)
+        layout = time_layout(s, spans)
         marker_at = spans[9]
         marker_end = lc.level_marker(s, marker_at)[1] if marker_at >= 0 else -1
         heads[head] = (a, nccl, has_nccl, ts_first, ts_second, ts_end, ts_kind, ts_level, layout, spans[1],

@@ -116,3 +116,23 @@ def parse_elastic_time(value: str) -> float | None:
                      + int(m[4]) * 3600 + int(m[5]) * 60 + int(m[6]))
     except ValueError:
         return None
+
+
+def iso_layout(s: str, pos: int, end: int) -> tuple[int, int, int] | None:
+    """Where the parts of an ISO header at ``pos`` (bare or in brackets, no UTC offset) that ended at ``end``
+    sit: (start of the date-time, start of the fraction, fraction digits). Lines of the same shape have them
+    at the same offsets, which ``TimestampParser.iso_time`` reads without a regex. None for other headers."""
+    m = (ISO_BR if s.startswith("[", pos) else ISO).match(s, pos)
+    if m is None or (m[9] and m[9] != "Z") or m.end() != end:
+        return None
+    return m.start(1), (m.start(8) if m[8] else -1), len(m[8] or "")
+
+
+def zoned_layout(s: str, pos: int, end: int) -> tuple[int, int, int, int, int] | None:
+    """``iso_layout`` of an ISO header with a UTC offset (``+00:00``, ``-0500``; not ``Z``, which that
+    reads), the offset's start and end after the three: a header plan's lines of one shape have it at the same
+    offsets (``TimestampParser.zoned_time``). None for other headers."""
+    m = (ISO_BR if s.startswith("[", pos) else ISO).match(s, pos)
+    if m is None or not m[9] or m[9] == "Z" or m.end() != end:
+        return None
+    return m.start(1), (m.start(8) if m[8] else -1), len(m[8] or ""), m.start(9), m.end(9)

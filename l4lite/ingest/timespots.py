@@ -20,6 +20,8 @@ from collections import Counter
 from collections.abc import Iterable
 
 from l4lite.ingest.attribution import ACTOR_PREFIX, KUBECTL_PREFIX, MPI_TAG, SRUN_LABEL, TORCHRUN_PREFIX
+from l4lite.ingest.stamp_patterns import iso_layout
+from l4lite.ingest.stamp_patterns import zoned_layout as header_zoned_layout
 from l4lite.ingest.timestamps import NO_STAMP, TimestampParser
 
 LEARN_LINES = 200  # non-blank lines of a file's start its spot is learnt from
@@ -161,19 +163,19 @@ def learn_spot(lines: Iterable[str], year: int | None = None) -> str:
     return found.most_common(1)[0][0] if found else ""
 
 
-def time_layout(ts: TimestampParser, s: str, spans: tuple) -> tuple[int, int, int] | None:
-    """Where the parts of a line's ISO time sit (``TimestampParser.iso_layout``), for plans and runs to read it
+def time_layout(s: str, spans: tuple) -> tuple[int, int, int] | None:
+    """Where the parts of a line's ISO time sit (``stamp_patterns.iso_layout``), for plans and runs to read it
     from: a time first or after a tag, or a JSON record's time field, in UTC (``Z``) or naive. ``spans`` is a
     header reader's line spans (its fields 3 to 7: the time's first and second position, end, kind, level)."""
     ts_first, ts_second, ts_end, ts_kind, ts_level = spans[3:8]
     if ts_level is not None or not (ts_kind == "iso" or (ts_kind == "rfc3339" and ts_second >= 0
                                                          and s.startswith("{", ts_first))):
         return None
-    return ts.iso_layout(s, ts_second if ts_second >= 0 else ts_first, ts_end)
+    return iso_layout(s, ts_second if ts_second >= 0 else ts_first, ts_end)
 
 
-def zoned_layout(ts: TimestampParser, s: str, spans: tuple) -> tuple[int, int, int, int, int] | None:
-    """Where the parts of a line's ISO time with a UTC offset sit (``TimestampParser.zoned_layout``), for a
+def zoned_layout(s: str, spans: tuple) -> tuple[int, int, int, int, int] | None:
+    """Where the parts of a line's ISO time with a UTC offset sit (``stamp_patterns.zoned_layout``), for a
     line's own header plan to read it from (journald's and rsyslog's ``2025-11-29T04:01:02.123456+00:00 host
     ...``): a time first, no level in it and no kernel uptime after it (whose anchor the plan's parse sets). Runs
     do not read offsets: only the plan of a whole line takes this layout. A logfmt time (``time=...+03:00``, the
@@ -184,7 +186,7 @@ def zoned_layout(ts: TimestampParser, s: str, spans: tuple) -> tuple[int, int, i
     if ts_second >= 0:
         if s[ts_second - 1:ts_second] not in ("=", '"') or s[ts_first:ts_first + 1] in ("[", "{"):
             return None
-        return ts.zoned_layout(s, ts_second, ts_end)
+        return header_zoned_layout(s, ts_second, ts_end)
     if ts_level is not None:
         return None
-    return ts.zoned_layout(s, ts_first, ts_end)
+    return header_zoned_layout(s, ts_first, ts_end)

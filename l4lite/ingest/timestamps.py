@@ -320,18 +320,9 @@ class TimestampParser:
         """See the ISO minute ``text`` as a header parsed in full would (``l4lite.ingest.runs``): its epoch seconds."""
         return self._minute(text, y, mo, d, h, mi)
 
-    def iso_layout(self, s: str, pos: int, end: int) -> tuple[int, int, int] | None:
-        """Where the parts of an ISO header at ``pos`` (bare or in brackets, no UTC offset) that ended at ``end``
-        sit: (start of the date-time, start of the fraction, fraction digits). Lines of the same shape have them
-        at the same offsets, which ``iso_time`` reads without a regex. None for other headers."""
-        m = (ISO_BR if s.startswith("[", pos) else ISO).match(s, pos)
-        if m is None or (m[9] and m[9] != "Z") or m.end() != end:
-            return None
-        return m.start(1), (m.start(8) if m[8] else -1), len(m[8] or "")
-
     def iso_time(self, s: str, layout: tuple[int, int, int]) -> float | None:
-        """The time of an ISO header laid out as ``layout`` says (see ``iso_layout``); None when its minute is
-        not known yet (the caller then parses the line in full)."""
+        """The time of an ISO header laid out as ``layout`` says (``stamp_patterns.iso_layout``); None when its
+        minute is not known yet (the caller then parses the line in full)."""
         ds, fs, fl = layout
         base = self._minutes.get(s[ds:ds + 16])
         if base is None:
@@ -341,17 +332,8 @@ class TimestampParser:
             t += int(s[fs:fs + fl]) / POW10[fl]
         return t
 
-    def zoned_layout(self, s: str, pos: int, end: int) -> tuple[int, int, int, int, int] | None:
-        """``iso_layout`` of an ISO header with a UTC offset (``+00:00``, ``-0500``; not ``Z``, which that
-        reads), the offset's start and end after the three: a header plan's lines of one shape have it at the same
-        offsets (``zoned_time``). None for other headers."""
-        m = (ISO_BR if s.startswith("[", pos) else ISO).match(s, pos)
-        if m is None or not m[9] or m[9] == "Z" or m.end() != end:
-            return None
-        return m.start(1), (m.start(8) if m[8] else -1), len(m[8] or ""), m.start(9), m.end(9)
-
     def zoned_time(self, s: str, layout: tuple[int, int, int, int, int]) -> float | None:
-        """``iso_time`` of a header laid out as ``zoned_layout`` says: ``parse``'s time of it without the
+        """``iso_time`` of a header laid out as ``stamp_patterns.zoned_layout`` says: ``parse``'s time of it without the
         pattern, the offset's seconds remembered per text. None when its minute is not known yet."""
         ds, fs, fl, os_, oe = layout
         base = self._minutes.get(s[ds:ds + 16])
