@@ -215,7 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     with capturing() as seen:
                         inc = analyze(job_paths(job), options).to_dict()
                     r = score_job(job, load_truth(job), inc, "ours", 0.0)
-                    row = row_of(x.id, seen, r)
+                    row = row_of(x.id, seen, r, inc)
                     if row is not None:
                         tier_rows.append(row)
                     if r.category_ok is not None:
