@@ -22,7 +22,7 @@ def test_a_named_fault_is_trusted_and_an_unread_cause_is_not() -> None:
     # a full disk read by its own rule
     named = confidence("005-ddp-enospc")
     # one rank's traceback of an exception whose words name no component: the generic rule's default category,
-    # right 13 of 38 times on lines the rules had not seen (the real jobs repeat one such message 34 times)
+    # right 10 of 31 times on lines the rules had not seen (the real jobs repeat one such message 28 times)
     bare = confidence("001-ddp-exception")
     # a link slowed to 32 kbit/s, whose cause no line names: its category is unknown
     unread = confidence("190-fsdp-netslow")
@@ -48,8 +48,8 @@ def _root(text: str, category: str, data: dict[str, object]) -> Finding:
 
 
 def test_a_bare_exception_whose_words_name_nothing_is_a_guess() -> None:
-    # out of sample a generic rule's category was right 56 of 68 times where the root lines named a component
-    # and 13 of 38 where they named none (the rule's default category, not a reading)
+    # out of sample a generic rule's category was right 43 of 52 times where the root lines named a component
+    # and 10 of 31 where they named none (the rule's default category, not a reading)
     named = _root("OSError: [Errno 28] No space left on device", "storage", {"fallback": True})
     bare = _root("RuntimeError: something went wrong in step 3", "software", {"fallback": True})
     read = basis_of([named], ["root"], named, "storage", "node")

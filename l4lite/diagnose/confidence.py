@@ -21,13 +21,14 @@ are read (``benchmarks/confidence_tiers.py --pool``) from 429 verdicts the rules
 out of fold with each fold's own rules and learned model dropped (``category_cv.py --drop-fold-rules``) and the
 studied fresh line sets (``fresh_lines.py --jobs``), by one rule: tiers and factors are ratios of verdicts right to
 verdicts expected right, read by turns, each shrunk by 5 pseudo-verdicts (a tier towards the pooled share right,
-0.73; a factor towards 1, never above; no tier above 0.95). Two readings were added because they separate right from wrong out of
-sample: a generic rule's category where the root lines name no component is the rule's default, not a reading
-("bare": right 13 of 38 against 56 of 68 where the words named one), and a rule whose lines' words name another
-category than its own (right 13 of 20). Readings those verdicts lack keep a prior: a link read from every rank
-waiting on the others (``diagnose.allwaited``: 3 of 5 such real jobs had both right) and rival roots. A table of
-plain numbers, not a fitted model: a logistic fit on the same readings did no better in a grouped
-cross-validation over the same verdicts (docs/evaluation.md, 2026-12-06).
+0.73; a factor towards 1, never above; no tier above 0.95). Two readings were added because they separate right
+from wrong out of sample: a generic rule's category where the root lines name no component is the rule's
+default, not a reading ("bare": right 10 of 31 against 43 of 52 where the words named one), and a rule whose
+lines' words name another category than its own (right 9 of 13). Readings those verdicts lack keep a prior: a
+link read from every rank waiting on the others (``diagnose.allwaited``: 3 of 5 such real jobs had both right)
+and rival roots. The real jobs, where 28 of the 34 bare verdicts are one planted exception message (all right),
+are right more often than this says. A table of plain numbers, not a fitted model: a logistic fit on the same
+readings did no better in a grouped cross-validation over the same verdicts (docs/evaluation.md, 2026-12-06).
 """
 
 from __future__ import annotations
