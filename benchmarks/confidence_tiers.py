@@ -1,13 +1,16 @@
 """Share of right verdicts per confidence reading, on planted jobs: what ``diagnose.confidence.TIERS`` is set from.
 
-Usage: python benchmarks/confidence_tiers.py ROWS.jsonl [ROWS.jsonl ...] [--prior N]
+Usage: python benchmarks/confidence_tiers.py ROWS.jsonl [ROWS.jsonl ...] [--prior N] [--pool A,B [--cv]]
+       [--jobs-dir DIR]
 
 A helper of ``category_cv.py --tiers FILE`` and ``fresh_lines.py --jobs --tiers FILE``: while they analyse their
 planted jobs, :func:`capturing` records the :class:`~l4lite.diagnose.confidence.Basis` each verdict's confidence was
 read from, and each job becomes one row (its basis, confidence and whether node and category were both right).
 ``--jobs-dir fixtures/real_jobs`` makes such a file from the real jobs. Given such files, this script prints per way of deciding and per doubt how many verdicts there were and how many
 were right, per file and pooled, and the pooled share shrunk towards a prior (``--prior`` pseudo-verdicts at the
-current tier's value), which is how the table in ``confidence.py`` is set.
+current tier's value). ``--pool`` names the files (by stem) the table in ``confidence.py`` is read from
+(``propose``) and scores it on each file; ``--cv`` also scores it in a grouped cross-validation over the pooled
+rows (dev folds by source group, fresh files), beside a logistic regression on the same readings.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from l4lite.diagnose import confidence, localize  # noqa: E402
 from l4lite.diagnose.confidence import Basis  # noqa: E402
@@ -214,11 +218,59 @@ def scores(rows: Sequence[TierRow], s: Setting) -> str:
     return f"Brier {cal['brier']:.3f} AUROC {auc} ECE {cal['ece']:.3f}, at 0.8 or above right {share}"
 
 
+def group_of(name: str, r: TierRow, folds: dict[str, int]) -> str:
+    """A row's group for the grouped cross-validation: its dev fold (by source group), else its fresh file."""
+    if r.id in folds:
+        return f"{name}:fold{folds[r.id]}"
+    return f"{name}:{r.id.split('/')[0]}"
+
+
+def grouped_cv(files: dict[str, list[TierRow]], pool: Sequence[str], weight: float) -> str:
+    """Each group scored by the setting ``propose`` reads from the other groups, beside a logistic regression on
+    the same readings (when scikit-learn is installed) and the setting in force: does a model beat the table?"""
+    from category_cv import fold_of
+
+    from l4lite.evaluate.corpus import load_corpus
+
+    folds = {x.id: fold_of(x.source_group, 5) for x in load_corpus(ROOT / "fixtures" / "real" / "corpus.jsonl")
+             if x.split == "dev"}  # the held-out part is never read
+    rows = [(group_of(name, r, folds), r) for name in pool for r in files[name]]
+    now = Setting(dict(confidence.TIERS), dict(confidence.PENALTIES))
+    names = list(confidence.TIERS) + list(confidence.PENALTIES)
+
+    def features(r: TierRow) -> list[float]:
+        return [float(r.decided_by == n or n in doubts(r)) for n in names]
+
+    out: dict[str, list[Scored]] = {"table": [], "in force": [], "logistic": []}
+    for g in sorted({g for g, _ in rows}):
+        train = [r for h, r in rows if h != g]
+        test = [r for h, r in rows if h == g]
+        s = propose(train, weight)
+        out["table"] += [Scored(confidence_of(r, s), r.right) for r in test]
+        out["in force"] += [Scored(confidence_of(r, now), r.right) for r in test]
+        try:
+            from sklearn.linear_model import LogisticRegression
+        except ImportError:
+            continue
+        model = LogisticRegression(C=1.0).fit([features(r) for r in train], [r.right for r in train])
+        got = model.predict_proba([features(r) for r in test])[:, 1]
+        out["logistic"] += [Scored(float(p), r.right) for p, r in zip(got, test, strict=True)]
+    lines = []
+    for name, points in out.items():
+        if points:
+            cal = calibration(points)
+            high = [p for p in points if p.confidence >= 0.8]
+            lines.append(f"  grouped CV {name:9s} n={cal['n']} Brier {cal['brier']:.3f} AUROC {cal['auroc']:.3f} "
+                         f"ECE {cal['ece']:.3f}, at 0.8 or above right {sum(p.right for p in high)}/{len(high)}")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("rows", nargs="+", type=Path)
     ap.add_argument("--prior", type=float, default=5.0, help="pseudo-verdicts at the current tier's value")
     ap.add_argument("--pool", help="comma-separated stems of the files the proposed setting is read from")
+    ap.add_argument("--cv", action="store_true", help="with --pool: grouped cross-validation of the rule")
     ap.add_argument("--jobs-dir", type=Path, help="first analyse these jobs (fixtures/real_jobs) and write their rows "
                     "to the first ROWS file")
     args = ap.parse_args(argv)
@@ -233,6 +285,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"proposed from {args.pool} ({len(pooled)} verdicts): tiers {new.tiers}, penalties {new.penalties}")
         for name, rows in files.items():
             print(f"  {name:16s} now: {scores(rows, now)}\n  {'':16s} new: {scores(rows, new)}")
+        if args.cv:
+            print(grouped_cv(files, args.pool.split(","), args.prior))
     return 0
 
 
