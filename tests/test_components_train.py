@@ -99,3 +99,28 @@ def test_the_studied_fresh_samples_are_read_and_the_score_only_ones_never(tmp_pa
     assert "d" not in components_train.STUDIED_FRESH and "c" in components_train.STUDIED_FRESH
     shipped, _ = components_train.training_text(root)  # the shipped model's text: no fresh sample
     assert not any("tapir" in d for d in shipped)
+
+
+def test_text_shared_with_a_score_only_sample_never_reaches_the_model(tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    fresh = tmp_path / "fixtures" / "real" / "fresh"
+    copied = "RuntimeError: the dormouse allocator gave back the hedgehog page twice"
+    _write(fresh / "m-study.jsonl", [
+        {"id": "m1", "source_group": "acme/loader#30", "source_url": "https://example.org/acme/loader/issues/30",
+         "category": "software", "lines": [copied, "pangolin frame 2 of the jackal module"], "notes": "studied"},
+        {"id": "m2", "source_group": "acme/loader#31", "source_url": "https://example.org/acme/loader/issues/31",
+         "category": "storage", "lines": ["OSError: the civet mount went stale"], "notes": "same thread, scored"},
+    ])
+    _write(fresh / "m-score.jsonl", [
+        {"id": "m3", "source_group": "acme/loader#31", "source_url": "https://example.org/acme/loader/issues/32",
+         "category": "storage", "lines": ["OSError: the civet mount went stale under load"], "notes": "score only"},
+        {"id": "m4", "source_group": "acme/loader#33", "source_url": "https://example.org/acme/loader/issues/33",
+         "category": "software", "lines": [copied], "notes": "score only, the line copied into a studied entry"},
+    ])
+    docs, labels = components_train.training_text(root, fresh=components_train.STUDIED_FRESH)
+    text = "\n".join(docs)
+    assert "m-study" in components_train.STUDIED_FRESH and "m-score" in components_train.SCORE_ONLY
+    assert "pangolin frame 2" in text  # the studied entry is read ...
+    assert "dormouse" not in text  # ... without the line a score-only entry also holds
+    assert "civet" not in text  # a thread with an entry in a score-only sample is never training text
+    assert not set(components_train.STUDIED_FRESH) & set(components_train.SCORE_ONLY)

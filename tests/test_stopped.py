@@ -83,3 +83,37 @@ def test_the_same_file_of_another_node_reads_alike() -> None:
     assert file_shape("logs/007-console.log") == file_shape("logs/000-console.log")
     assert file_shape("train-4242-1.out") == file_shape("train-4242-0.out")
     assert file_shape("attempt_1/console.log") != file_shape("attempt_1/dmesg.log")
+
+
+
+LIMIT = "slurmstepd: error: *** STEP 4242.0 ON {node} CANCELLED AT 2026-12-06T10:00:15 DUE TO TIME LIMIT ***"
+
+
+def _time_limit_job(root: Path, said_after: int) -> None:
+    """Both nodes' launchers signalled after step 15; the Slurm step's lines saying why come after step
+    ``said_after`` of the merged output (their time is that step's line's: slurmstepd's line has no header)."""
+    lines = []
+    for s in range(1, 16):
+        lines += [f"{task}: " + TRAIN.format(t=f"00:{s:02d}", r=2 * task, s=s) for task in (0, 1)]
+        if s == said_after:
+            lines += [LIMIT.format(node="node-a"), LIMIT.format(node="node-b")]
+    for task in (0, 1):
+        lines.append(f"{task}: " + _agent("00:15.200000", "agent/server/api.py:753", STOP))
+    (root / "slurm-4242.out").write_text("\n".join(lines) + "\n")
+
+
+def test_a_stop_the_scheduler_says_was_its_time_limit_is_the_jobs_limit(tmp_path: Path) -> None:
+    """Slurm ends the job step at its time limit: every launcher is signalled as slurmstepd writes why. The stop
+    is the job's own limit (its configuration), no node taken away, and the scheduler's line proves it."""
+    _time_limit_job(tmp_path, 15)
+    incident = analyze(tmp_path, AnalyzeOptions(store=None))
+    assert incident.status == "incident" and incident.category == "user_config", incident.summary
+    assert not incident.suspects
+    assert any(e.role == "root" and "DUE TO TIME LIMIT" in e.text for e in incident.evidence)
+
+
+def test_a_time_limit_line_far_from_the_stop_does_not_explain_it(tmp_path: Path) -> None:
+    """The same lines written ten steps (seconds) before the launchers' stop: they say nothing of the stop."""
+    _time_limit_job(tmp_path, 5)
+    incident = analyze(tmp_path, AnalyzeOptions(store=None))
+    assert incident.category != "user_config", incident.summary

@@ -126,11 +126,13 @@ class StreamCapture:
 
 def write_srun_label(path, captures):
     """One file as `srun --label` writes it for one task per node: each task's stdout and stderr lines, in the
-    order they arrived, prefixed with the task id (`0: `). captures: {task id: [(ns, stream, line)]}."""
-    merged = sorted((ns, task, line) for task, lines in captures.items() for ns, _, line in lines)
+    order they arrived, prefixed with the task id (`0: `). captures: {task id: [(ns, stream, line)]}; task None holds
+    the lines srun and slurmstepd write themselves (no label)."""
+    merged = sorted(((ns, task, line) for task, lines in captures.items() for ns, _, line in lines),
+                    key=lambda x: x[0])
     with open(path, "wb") as f:
-        for _, task, line in merged:
-            f.write(f"{task}: ".encode() + (line if line.endswith(b"\n") else line + b"\n"))
+        for _, task, line in merged:  # task None: srun's and slurmstepd's own lines, which carry no task label
+            f.write((b"" if task is None else f"{task}: ".encode()) + (line if line.endswith(b"\n") else line + b"\n"))
     return len(merged)
 
 

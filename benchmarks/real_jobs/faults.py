@@ -14,7 +14,7 @@ of injection) go to L4L_META_DIR, which lies outside the archived log tree.
                   kill_midline|silent_abort|accum_nan|logfile_exception|save_killed|save_memerror|
                   model_config|loader_hang|two_faults|netdrop|exit0|wrong_ckpt|compile_nocxx|
                   layer_mismatch|node_enospc|shard_truncated|pids_limit|loss_spike|preempt|netslow|
-                  cpu_throttle|shard_mismatch|tp_mismatch|layout_ckpt (inode_full, version_mismatch are set up by generate.py)
+                  cpu_throttle|shard_mismatch|tp_mismatch|layout_ckpt|timelimit (inode_full, version_mismatch are set up by generate.py)
                   (bad_env, bad_env_all, missing_file, missing_file_all are set up by generate.py: a wrong
                   GLOO_SOCKET_IFNAME on one node or on every node; the dataset's seed file absent from one
                   node's local disk or from every node's; so are shm_small, port_taken, no_master_host: one
@@ -321,6 +321,8 @@ def at_step(step, model=None):
         raise ValueError(f"metrics buffer holds a negative sample count (-3) at step {step}")
     if FAULT == "cpu_throttle" and step == FAULT_STEP and os.environ.get("GROUP_RANK") == str(FAULT_RANK // 2):
         _join_cpu_cgroup(step)
+    if FAULT == "timelimit" and step == FAULT_STEP and rank() == 0:  # the wall clock reaching the job's limit:
+        record("timelimit", step)  # the generator, as Slurm, signals the job step when this record appears
     if step != FAULT_STEP or rank() != FAULT_RANK:
         return
     if FAULT == "preempt":  # the scheduler takes the node back: SIGTERM to the node's launcher, as Kubernetes

@@ -349,6 +349,19 @@ JOB_SPECS = [
     ("accelerate", "netdown", 1, 14, False, {"index": 201}),
     ("ddp", "hang", 2, 14, False, {"index": 202, "layout": "kubernetes-pods"}),
     ("ddp", "push_refused", None, None, False, {"index": 203}),
+    # what the 204 jobs above have fewest of (204-210), counted by category, phase, stack, launcher and layout: a job
+    # step ended by the scheduler at its time limit (Slurm: SIGTERM to every task, then SIGKILL; no node at fault),
+    # a node's link dropping every packet under PyTorch-Ignite, one rank's short record under Lightning Fabric, a
+    # rank killed in its validation pass under Lightning in an `srun --label` file, one node's local copy of the
+    # resume checkpoint cut short in Kubernetes pod logs, a corrupt record under the fp16 (AMP) loop, and a NaN
+    # weight under PyTorch-Ignite (its TerminateOnNan handler)
+    ("ddp", "timelimit", None, 15, False, {"index": 204, "layout": "srun-label"}),
+    ("ignite", "netdrop", 2, 14, False, {"index": 205}),
+    ("fabric", "short_sample", None, 150, False, {"index": 206}),
+    ("lightning", "eval_sigkill", 1, 20, False, {"index": 207, "validate": True, "layout": "srun-label"}),
+    ("ddp", "node_corrupt_ckpt", None, None, False, {"index": 208, "layout": "kubernetes-pods"}),
+    ("amp", "data", None, 300, False, {"index": 209}),
+    ("ignite", "nan", 3, 12, False, {"index": 210}),
 ]
 # runs that end normally: no incident, whatever alarming lines they print on the way
 HEALTHY = ("healthy", "push_refused")
@@ -382,7 +395,7 @@ PHASE = {"exception": "train", "sigkill": "train", "hang": "train", "nan": "trai
          "missing_module": "init", "loss_spike": "train", "preempt": "train", "cpu_throttle": "train",
          "netslow": "train", "version_mismatch": "init", "inode_full": "checkpoint",
          "shard_mismatch": "train", "tp_mismatch": "init", "idx_truncated": "init", "layout_ckpt": "load", "device_missing": "init",
-         "push_refused": None}
+         "push_refused": None, "timelimit": "train"}
 CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan": "numerical",
             "enospc": "storage", "corrupt_ckpt": "storage", "data": "data", "healthy": None,
             "host_oom": "host", "worker_oom": "host", "sigstop": "software", "diverge": "numerical",
@@ -414,7 +427,9 @@ CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan
             # a node whose environment names a device its torch build lacks: its setup (as compile_nocxx)
             "device_missing": "user_config",
             # a metrics gateway that refuses the push while training goes on: no fault of the job
-            "push_refused": None}
+            "push_refused": None,
+            # the job's own wall-clock limit ended it (the real corpus's Slurm rule files it so): no node at fault
+            "timelimit": "user_config"}
 FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_runtime",
           "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps",
           "ignite": r"Engine run (complete|finished)", "accelerate": r"training finished: 40 steps",
@@ -836,6 +851,8 @@ def run_job(job, py, out_root, work_root, port):
     # killed, as a scheduler's time limit would, after 150 s
     deadline = time.time() + (150 if fault in ("netdown", "netdrop", "netslow", "port_taken", "no_master_host",
                                                "cpu_throttle") else 300)
+    if fault == "timelimit":
+        slurm_time_limit(job, procs, meta, deadline)
     rcs = {}
     for host, p, console in procs:
         try:
@@ -850,6 +867,12 @@ def run_job(job, py, out_root, work_root, port):
             console.close()
     job["exit_codes"] = rcs
     job["meta_dir"] = meta
+    if fault == "timelimit":  # srun reports each task's end once the step is over
+        for i, (host, _, _) in enumerate(procs):
+            rc = rcs[host]
+            end = f"task {i}: Terminated" if rc == -signal.SIGTERM else \
+                f"task {i}: Killed" if rc < 0 else f"task {i}: Exited with exit code {rc}"
+            job["step_lines"].append((time.time_ns(), "stderr", f"srun: error: {host}: {end}\n".encode()))
     if squatter:
         os.killpg(squatter.pid, signal.SIGKILL)
         squatter.wait()
@@ -874,6 +897,39 @@ def run_job(job, py, out_root, work_root, port):
             os.makedirs(os.path.join(arch, h), exist_ok=True)
             open(os.path.join(arch, h, "kern.log"), "w").close()
     return arch
+
+
+KILL_WAIT = 10  # s from the scheduler's SIGTERM to its SIGKILL (Slurm's KillWait; 30 s by default)
+
+
+def slurm_time_limit(job, procs, meta, deadline):
+    """timelimit: the job step reaches its wall-clock limit when rank 0 records step N (a stand-in for the clock,
+    so that the limit falls mid-training whatever the start-up took). As slurmstepd does then: srun's and
+    slurmstepd's lines in the step's output, SIGTERM to every task's processes (each node's launcher and its
+    ranks), SIGKILL to what is left KILL_WAIT s later."""
+    mark = os.path.join(meta, "injection-0.json")
+    while not os.path.exists(mark) and time.time() < deadline:
+        time.sleep(0.2)
+    if not os.path.exists(mark):
+        return
+    lines = job.setdefault("step_lines", [])
+    step = f"{4100 + job['index']}.0"
+    lines.append((time.time_ns(), "stderr",
+                  b"srun: Job step aborted: Waiting up to 32 seconds for job step to finish.\n"))
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime())
+    for host, p, _ in procs:
+        lines.append((time.time_ns(), "stderr",
+                      f"slurmstepd: error: *** STEP {step} ON {host} CANCELLED AT {stamp} DUE TO TIME LIMIT ***\n"
+                      .encode()))
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGTERM)
+    end = time.time() + KILL_WAIT
+    for _, p, _ in procs:
+        try:
+            p.wait(timeout=max(0.1, end - time.time()))
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)
 
 
 def run_other(job, py, arch, work, ckpt, run_dir, env, hosts_file, addr, port):
@@ -1063,7 +1119,8 @@ def write_layout(job, arch, streams):
     """Files the captured lines as a Slurm or Kubernetes job leaves them (see capture.py)."""
     if job["layout"] == "srun-label":  # srun --ntasks-per-node=1 --label torchrun ...: task i = node i
         n = capture.write_srun_label(os.path.join(arch, f"slurm-{4100 + job['index']}.out"),
-                                     {i: streams[h] for i, h in enumerate(job["hosts"])})
+                                     {i: streams[h] for i, h in enumerate(job["hosts"])}
+                                     | ({None: job["step_lines"]} if job.get("step_lines") else {}))
         job["layout_note"] = f"{n} lines of both nodes' stdout and stderr in arrival order, task id first"
     elif job["layout"] == "kubernetes-pods":  # /var/log/pods/<namespace>_<pod>_<uid>/<container>/0.log
         for h in job["hosts"]:
@@ -1385,6 +1442,11 @@ def build_truth(job, arch):
             evidence.append(hit)
         else:
             problems.append("no progress line shows the loss blowing up")
+    elif fault == "timelimit" and first:
+        iteration = first["step"]
+        faulty_nodes = []  # the job's own wall-clock limit: every node is stopped alike
+        need(r"DUE TO TIME LIMIT", None, limit=1)
+        need(r"Received (?:Signals\.)?\w+ death signal|got signal: 15", None, limit=2, required=False)
     elif fault == "overflow" and first:
         iteration = first["step"]
         faulty_nodes = []  # the same activations overflow on every rank: the job's numbers, no node
@@ -1900,6 +1962,13 @@ def describe(job, first, rank_host):
                 f"Every 10 steps rank 0 pushes its metrics to a Prometheus push gateway at {job['hosts'][0]}:9091 "
                 "that is not running: each push fails (urllib's URLError, Connection refused) and the script logs "
                 "a warning with the traceback and trains on; the run ends normally. No incident.")
+    if f == "timelimit":
+        return (f"40 steps of DDP over gloo on 2 nodes x 2 ranks, run as a Slurm job step (`srun --label torchrun`); "
+                f"the step reaches its wall-clock limit while rank 0 is at step {job['step']}: as slurmstepd does, "
+                "the generator writes srun's `Job step aborted` and slurmstepd's `CANCELLED AT ... DUE TO TIME LIMIT` "
+                f"lines, sends SIGTERM to every task's processes (both torchrun agents and their ranks) and SIGKILL "
+                f"to what is left {KILL_WAIT} s later; srun then reports each task's end. No node is at fault: the "
+                "job's time limit is its own setting." + layout_note(job))
     if f == "healthy":
         extra = {"amp": " The fp16 loss scaler starts at 2^32 and halves on the overflows of the first 13 steps "
                         "until the scale fits (the loss-scale search), then grows and halves now and then."}.get(s, "")

@@ -23,6 +23,7 @@ from l4lite.detect.base import Finding
 from l4lite.detect.components import ComponentDetector
 from l4lite.diagnose.errorfiles import restates
 from l4lite.diagnose.timeline import finding_key
+from l4lite.ingest.catblocks import same_block_near
 from l4lite.rules.components import LEARNED_WORDS
 
 BEFORE = 120.0  # seconds before the root line
@@ -35,7 +36,9 @@ def _shortly_before(f: Finding, root: Finding) -> bool:
     if math.isfinite(t) and math.isfinite(t0):
         return t0 - BEFORE <= t <= t0 and finding_key(f) < finding_key(root)
     a, b = (f.records[0] if f.records else None), (root.records[0] if root.records else None)
-    return a is not None and b is not None and a.file == b.file and 0 < b.line - a.line <= LINES
+    # a few lines above it, and not across a concatenation's step back from one writer's block to the next
+    return a is not None and b is not None and b.line > a.line and \
+        same_block_near(a, b, LINES, f.time, root.time)
 
 
 def earlier_failure(findings: list[Finding], roles: dict[int, str], root: Finding) -> Finding | None:

@@ -68,6 +68,7 @@ from l4lite.diagnose.storelag import laggard_root
 from l4lite.diagnose.suspects import Ranked, rank_suspects
 from l4lite.diagnose.threads import dead_thread
 from l4lite.diagnose.timeline import (
+    CatBlocks,
     around_failure,
     close_to,
     finding_key,
@@ -153,12 +154,13 @@ class Localizer:
             findings += ComponentDetector().detect(scan)
         roles = {id(f): f.role for f in findings}
         notes: list[str] = []
+        blocks = CatBlocks(scan)  # a concatenation's writers' blocks: where a line's place says nothing
         strip_summaries(findings, roles)
         carried_readings(findings)  # a re-raised error reads as the error it carries
         # Root lines that training survived, and any line the run reported finishing well after, are symptoms of
         # something the job lived through.
         for f in findings:
-            if f.detector != "health" and (f.role == "root" and survived(f, scan, self.survive_grace) or
+            if f.detector != "health" and (f.role == "root" and survived(f, scan, self.survive_grace, blocks) or
                                            roles[id(f)] in ("root", "cascade", "confirmation")
                                            and (ended_well_after(f, scan) or finished_around(f, scan)) or
                                            roles[id(f)] == "cascade" and after_success(f, scan)):
@@ -200,7 +202,7 @@ class Localizer:
             # word said nothing: its node's other lines are its node-mate's and its agent's cascades)
             if inferred(primary) and not is_global(primary) and primary.data.get("signal") != "vanished_rank":
                 for f in findings:  # not a line training outlived (a start-up notice minutes before the stall)
-                    if f.detector == ComponentDetector.name and survived(f, scan, self.survive_grace):
+                    if f.detector == ComponentDetector.name and survived(f, scan, self.survive_grace, blocks):
                         f.data["survived"] = True
                 said = self._said_root(scan, findings, roles, primary, [f for f in signed if inferred(f)])
                 if said is None and (said := dead_thread(findings, primary)) is not None:
@@ -292,7 +294,7 @@ class Localizer:
             # did not outlive
             for f in findings:
                 if silent and f.detector == ComponentDetector.name and f.node == primary.node and \
-                        survived(f, scan, self.survive_grace):
+                        survived(f, scan, self.survive_grace, blocks):
                     f.data["survived"] = True
             named = self._component_root(findings, roles, primary, same_node=True,
                                          near=primary if verdict.category != "unknown" and not silent else None)

@@ -4,6 +4,8 @@ torchelastic's agent says "Received 15 death signal, shutting down workers" when
 an eviction, a cancel, a time limit) signals it. Before any other failure of the job that is the fault: the
 node was taken away while its peers trained on, and their lost connections follow it. After another failure it
 is the scheduler (or an operator) tearing down a job that had already failed, a consequence like any other.
+When the scheduler's own line says why it ended the job step (Slurm's `CANCELLED AT ... DUE TO TIME LIMIT`), the
+stop is that reason: the job's limit, not a node taken away.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from l4lite.diagnose.traits import SEVERE
 STOPPED_RULE = "launcher-stopped"
 # how much earlier another failure must be for the stop to be its teardown (stamps of two nodes' clocks)
 GRACE = 2.0
+# rules of the scheduler's own line saying why it ended the job (its category is the stop's cause); a node failure
+# is a root of its own already
+REASON_RULES = ("slurm-time-limit",)
 
 
 def stopped_late(findings: Sequence[Finding], roles: dict[int, str]) -> list[Finding]:
@@ -40,8 +45,30 @@ def stopped_late(findings: Sequence[Finding], roles: dict[int, str]) -> list[Fin
         roles[id(f)] = "cascade"
         f.category = "unknown"
         f.data["teardown"] = True
-    stopped_first([f for f in stops if f not in late], findings, roles)
+    first_stops = [f for f in stops if f not in late]
+    stopped_for(first_stops, findings, roles)
+    stopped_first(first_stops, findings, roles)
     return late
+
+
+def stopped_for(stops: Sequence[Finding], findings: Sequence[Finding], roles: dict[int, str]) -> list[Finding]:
+    """Stops the scheduler's own line explains (written within ``GRACE`` of them: it signals the job's processes
+    as it writes it) take that line's category, and the line becomes a root beside them: the job ended at its
+    limit, whichever nodes the signal reached. Returns the reason findings that explain a stop."""
+    reasons = [f for f in findings if f.rule in REASON_RULES and not f.data.get("survived")]
+    used: list[Finding] = []
+    for stop in stops:
+        at = min((t for r in stop.records if (t := own_time(r)) is not None), default=stop.time)
+        for reason in reasons:
+            told = min((t for r in reason.records if (t := own_time(r)) is not None), default=reason.time)
+            if at is None or told is None or abs(at - told) > GRACE:
+                continue
+            stop.category = reason.category
+            stop.data["reason"] = reason.rule
+            if reason not in used:
+                roles[id(reason)] = "root"
+                used.append(reason)
+    return used
 
 
 def stopped_first(stops: Sequence[Finding], findings: Sequence[Finding], roles: dict[int, str]) -> list[Finding]:

@@ -9,6 +9,7 @@ import math
 from l4lite.detect.base import Finding
 from l4lite.diagnose.evidence import own_time
 from l4lite.ingest.boots import is_kernel_log
+from l4lite.ingest.catblocks import block_starts, crosses, same_block_near
 from l4lite.ingest.stamp_patterns import parse_elastic_time
 from l4lite.records import stamped
 from l4lite.scan.scanner import JobScan
@@ -23,8 +24,33 @@ def finding_key(f: Finding) -> tuple[float, str, int]:
     return (t if t is not None else math.inf, r.file if r else "", r.line if r else 0)
 
 
-def survived(f: Finding, scan: JobScan, grace: float) -> bool:
-    """Did training go on for a while after this finding (so it cannot be what stopped the job)?"""
+def cat_blocks(scan: JobScan) -> dict[str, list[int]]:
+    """Where the scan's files step back in time to another writer's block (``ingest.catblocks``), from every
+    line the scan kept with its place and time: progress lines, rule hits, markers, template exemplars."""
+    marks = [(p.file, p.line, p.time) for p in scan.metrics]
+    marks += [(h.record.file, h.record.line, h.record.time) for h in scan.hits]
+    marks += [(m.file, m.line, m.time) for m in scan.markers]
+    marks += [(r.file, r.line, r.time) for recs in scan.exemplars.values() for r in recs]
+    return block_starts(marks)
+
+
+class CatBlocks:
+    """A scan's ``cat_blocks``, worked out on first use and then kept: most jobs never ask (only an untimed root
+    line's survival does), and a large scan's kept lines take a moment to sort."""
+
+    def __init__(self, scan: JobScan) -> None:
+        self.scan = scan
+        self.starts: dict[str, list[int]] | None = None
+
+    def __call__(self) -> dict[str, list[int]]:
+        if self.starts is None:
+            self.starts = cat_blocks(self.scan)
+        return self.starts
+
+
+def survived(f: Finding, scan: JobScan, grace: float, blocks: CatBlocks | None = None) -> bool:
+    """Did training go on for a while after this finding (so it cannot be what stopped the job)? ``blocks``:
+    the scan's blocks, kept by the caller across findings (else worked out here)."""
     r = f.records[0] if f.records else None
     t = own_time(r) if r is not None else f.time
     train = [p for p in scan.metrics if p.kind == "train" and (p.iteration is not None or p.seq)]
@@ -44,6 +70,11 @@ def survived(f: Finding, scan: JobScan, grace: float) -> bool:
         later = [p for p in own if p.file == r.file and p.line > r.end_line
                  and (p.time is None or r.time is None or p.time >= r.time)
                  and (p.iteration > steps_above if p.iteration is not None else p.seq > seqs_above)]
+        # below it past the start of another writer's block of a concatenation, a step's place says nothing:
+        # only its own stamp, later than the time the line borrowed by more than the grace, does
+        starts = (blocks or CatBlocks(scan))() if later else {}
+        later = [p for p in later if not crosses(starts, r.file, r.end_line, p.line)
+                 or (p.time is not None and r.time is not None and p.time > r.time + grace and stamped(p.text))]
     else:
         return False
     steps = {p.iteration if p.iteration is not None else p.seq for p in later}
@@ -84,7 +115,8 @@ def close_to(f: Finding, g: Finding, before: float = 300.0, after: float = 600.0
     if math.isfinite(t) and math.isfinite(t0):
         return t0 - before <= t <= t0 + after
     a, b = (f.records[0] if f.records else None), (g.records[0] if g.records else None)
-    return a is not None and b is not None and a.file == b.file and abs(a.line - b.line) <= lines
+    # near in the file, and not across a concatenation's step back in time from one writer's block to the next
+    return a is not None and b is not None and same_block_near(a, b, lines, f.time, g.time)
 
 
 def around_failure(f: Finding, g: Finding, before: float = 300.0, after: float = 900.0) -> bool:

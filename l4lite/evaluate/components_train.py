@@ -18,6 +18,7 @@ import sys
 import tomllib
 from collections.abc import Collection, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -39,9 +40,14 @@ FEATURES = NAMES  # words and the names with one meaning across projects (``rule
 C = 5.0  # inverse regularisation of the logistic regression
 SHARED_CHARS = 30  # a line this long found in two documents is one copied line
 # The fresh samples (``fixtures/real/fresh``) whose misses were studied while the layers changed: labelled text
-# the model may learn from (``training_text(fresh=STUDIED_FRESH)``; the shipped model is trained without them, see
-# docs/evaluation.md, 2026-12-06). The score-only samples (d, f, h, j, l) never are: they stay text no layer saw.
-STUDIED_FRESH = ("c", "e", "g", "i", "k")
+# the model may learn from (``training_text(fresh=STUDIED_FRESH)``; ``a`` is already in ``lines.jsonl``). The shipped
+# model is trained without them: with them it cost the held-out category a point (docs/evaluation.md, 2026-12-06,
+# "every studied fresh half"). The score-only samples never are: they stay text no layer saw; an entry of one of
+# their threads (or of the corpus's held-out part) is dropped wherever it was collected, and so is a line they hold.
+STUDIED_FRESH = ("c", "e", "g", "i", "k", "m-study", "n-study", "o-study", "p-study", "q-study", "r-study",
+                 "s-study", "t-study")
+SCORE_ONLY = ("b", "d", "f", "h", "j", "l", "m-score", "n-score", "o-score", "p-score", "q-score", "r-score",
+              "s-score", "t-score", "neg-f", "neg-h", "neg-j")  # a sample not yet collected is skipped
 
 
 def _doc(lines: Sequence[str]) -> str:
@@ -70,6 +76,45 @@ def holdout_sources(corpus: Path) -> set[str]:
             if row.get("split") != "dev":  # anything not marked dev is treated as held out
                 found.update(str(row[k]) for k in ("source_group", "source_url") if row.get(k))
     return found
+
+
+def holdout_lines(corpus: Path) -> set[str]:
+    """The long lines (``SHARED_CHARS``) of the held-out excerpts, only ever compared with training text, never
+    shown: a rule example or a collected line that copies one must not teach the model the held-out answer."""
+    found: set[str] = set()
+    if not corpus.exists():
+        return found
+    for line in corpus.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            if row.get("split") != "dev":
+                found.update(x.strip() for x in row.get("lines", []) if len(x.strip()) >= SHARED_CHARS)
+    return found
+
+
+class Unseen(NamedTuple):
+    """What of the text no layer may learn from reaches the filter: threads (``source_group`` and
+    ``source_url``) and long lines."""
+
+    sources: set[str]
+    lines: set[str]
+
+
+def score_only(root: Path, names: Sequence[str] = SCORE_ONLY) -> Unseen:
+    """The threads and long lines of the score-only fresh samples ``names`` and of the corpus's held-out part,
+    compared with training text and never shown."""
+    corpus = root / "fixtures" / "real" / "corpus.jsonl"
+    sources, lines = holdout_sources(corpus), holdout_lines(corpus)
+    for name in names:
+        path = root / "fixtures" / "real" / "fresh" / f"{name}.jsonl"
+        if not path.exists():
+            continue
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                sources.update(str(row[k]) for k in ("source_group", "source_url") if row.get(k))
+                lines.update(x.strip() for x in row.get("lines", []) if len(x.strip()) >= SHARED_CHARS)
+    return Unseen(sources, lines)
 
 
 def group_lines(path: Path, groups: Collection[str]) -> set[str]:
@@ -108,7 +153,7 @@ def labelled_lines(path: Path, held_out: Collection[str], left_out: Collection[s
 
 
 def training_text(root: Path, exclude: Collection[str] = (), exclude_lines: Collection[str] = (),
-                  fresh: Sequence[str] = ()) -> tuple[list[str], list[str]]:
+                  fresh: Sequence[str] = (), unseen: Unseen | None = None) -> tuple[list[str], list[str]]:
     """(documents, categories) from the rule pack, the legacy excerpts, the corpus's dev part and the labelled
     failure lines (``labelled_lines``, without the held-out threads), with the studied fresh samples ``fresh``
     (``fixtures/real/fresh/<name>.jsonl``, read as ``lines.jsonl`` is).
@@ -116,7 +161,8 @@ def training_text(root: Path, exclude: Collection[str] = (), exclude_lines: Coll
     ``exclude``: ids of dev excerpts to leave out (a cross-validation fold, ``benchmarks/category_cv.py``); the
     rule examples and older excerpts that share a line with them go too, since many rule examples were copied
     from dev excerpts and would tell the model the answer. ``exclude_lines``: source groups of ``lines.jsonl`` to
-    leave out the same way (``benchmarks/lines_cv.py``)."""
+    leave out the same way (``benchmarks/lines_cv.py``). ``unseen`` (by default ``score_only(root)``): an entry
+    of a held-out or score-only thread is dropped, and so is every line a document shares with their text."""
     corpus = root / "fixtures" / "real" / "corpus.jsonl"
     excerpts = load_corpus(corpus) if corpus.exists() else []
     lines_file = root / "fixtures" / "real" / "lines.jsonl"
@@ -147,12 +193,19 @@ def training_text(root: Path, exclude: Collection[str] = (), exclude_lines: Coll
             docs.append(_doc(x.lines))
             labels.append(str(x.category))
     fold_groups = {x.source_group for x in excerpts if x.id in exclude} | set(exclude_lines)
-    held = holdout_sources(corpus)
+    unseen = unseen if unseen is not None else score_only(root)
     for path in [lines_file] + [root / "fixtures" / "real" / "fresh" / f"{name}.jsonl" for name in fresh]:
-        more, more_labels = labelled_lines(path, held, left_out, fold_groups)
+        more, more_labels = labelled_lines(path, unseen.sources, left_out, fold_groups)
         docs += more
         labels += more_labels
-    return docs, labels
+    kept = [(doc, label) for doc, label in zip((without(d, unseen.lines) for d in docs), labels, strict=True)
+            if doc.strip()]
+    return [d for d, _ in kept], [lab for _, lab in kept]
+
+
+def without(doc: str, lines: Collection[str]) -> str:
+    """``doc`` without the lines it shares with ``lines`` (stripped, compared whole)."""
+    return "\n".join(line for line in doc.splitlines() if line.strip() not in lines)
 
 
 def train(docs: Sequence[str], labels: Sequence[str], max_features: int = MAX_FEATURES,
