@@ -112,10 +112,10 @@ def reported(path: Path, tiers: list[TierRow] | None = None) -> list[Reported]:
             with capturing() as seen:
                 inc = analyze(job_paths(job), AnalyzeOptions()).to_dict()
             got.append(Reported(x.id, str(x.category), str(inc.get("category")), decided_by(inc)))
-            row = row_of(f"{path.stem}/{x.id}", seen, score_job(job, load_truth(job), inc, "ours", 0.0),
-                         inc)
-            if tiers is not None and row is not None:
-                tiers.append(row)
+            if tiers is not None:
+                row = row_of(f"{path.stem}/{x.id}", seen, score_job(job, load_truth(job), inc, "ours", 0.0), inc)
+                if row is not None:
+                    tiers.append(row)
     return got
 
 
