@@ -1,7 +1,7 @@
 """Category on excerpts the category mechanisms were not fitted to: grouped cross-validation over the dev part.
 
 Usage: python benchmarks/category_cv.py [--folds 5] [--layout rank-files] [--drop-fold-rules] [--no-jobs] [--show]
-       [--learned-min P] [--learned-support N] [--learned-first] [--lines] [--fresh]
+       [--learned-min P] [--learned-support N] [--learned-first] [--lines] [--fresh] [--in-sample] [--tiers FILE]
 
 ``--lines`` plants the entries of ``fixtures/real/lines.jsonl`` (short labelled failure text from threads outside
 the corpus) instead of the dev part, folds by their source groups: a second proxy, on text no rule was written
@@ -18,6 +18,11 @@ in 8-node jobs of one layout and analysed end to end. The held-out part is never
 fold: such a rule was most likely written from that excerpt, and would not have been there for a new failure.
 The number with it is the pessimistic one (a general rule written from a fold excerpt goes too), the number
 without it the optimistic one; a mechanism that generalises raises both.
+
+``--tiers FILE`` writes one row per judged verdict: the reading its confidence was taken from
+(``diagnose.confidence.Basis``) and whether node and category were both right; ``confidence_tiers.py`` tables
+them. ``--in-sample`` keeps the shipped model and rules in every fold (the dev shares the rules were written
+from), for comparison.
 
 Besides the end-to-end category it scores each decision layer on the excerpt's non-cascade lines (the rule
 pack's first root or symptom rule with a category, the lexicon, the learned model, lexicon then learned), prints
@@ -40,6 +45,8 @@ from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from confidence_tiers import TierRow, capturing, row_of, summary, write_rows  # noqa: E402
 
 from l4lite.api import AnalyzeOptions, analyze  # noqa: E402
 from l4lite.evaluate import components_train  # noqa: E402
@@ -146,6 +153,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--fresh", action="store_true",
                     help="retrain each fold with the studied fresh samples too (components_train.STUDIED_FRESH)")
     ap.add_argument("--show", action="store_true", help="the confusion table and one line per wrong category")
+    ap.add_argument("--in-sample", action="store_true",
+                    help="keep the shipped model and rules in every fold (no retraining, no rules off)")
+    ap.add_argument("--tiers", type=Path, help="write each verdict's confidence reading and rightness here (JSON lines)")
     ap.add_argument("--learned-min", type=float, default=components.LEARNED_MIN,
                     help="probability at which the learned model answers for a line the lexicon cannot place")
     ap.add_argument("--learned-support", type=int, default=components.LEARNED_SUPPORT,
@@ -166,17 +176,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     answered: Counter[str] = Counter()
     n_cat = dropped = 0
     outcomes: list[Outcome] = []
+    tier_rows: list[TierRow] = []
+    shipped = learned.shipped_model()
     with tempfile.TemporaryDirectory(prefix="l4lite-cv-") as tmp:
         for fold in range(args.folds):
             part = [x for x in dev if fold_of(x.source_group, args.folds) == fold]
-            if args.lines:
-                docs, labels = components_train.training_text(ROOT, exclude_lines={x.source_group for x in part},
-                                                              fresh=fresh)
+            if args.in_sample:
+                model = shipped
+            elif args.lines:
+                model = components_train.train(*components_train.training_text(
+                    ROOT, exclude_lines={x.source_group for x in part}, fresh=fresh))
             else:
-                docs, labels = components_train.training_text(ROOT, exclude={x.id for x in part}, fresh=fresh)
-            model = components_train.train(docs, labels)
+                model = components_train.train(*components_train.training_text(
+                    ROOT, exclude={x.id for x in part}, fresh=fresh))
             options = AnalyzeOptions()
-            if args.drop_fold_rules:
+            if args.drop_fold_rules and not args.in_sample:
                 off = fold_rules(ROOT / "l4lite" / "rules" / "default.toml",
                                  components_train.excerpt_lines(dev, {x.id for x in part}))
                 dropped += len(off)
@@ -198,8 +212,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                     if args.no_jobs:
                         continue
                     job = JobPlanter(x).write(args.layout, Path(tmp) / x.id).path
-                    inc = analyze(job_paths(job), options).to_dict()
+                    with capturing() as seen:
+                        inc = analyze(job_paths(job), options).to_dict()
                     r = score_job(job, load_truth(job), inc, "ours", 0.0)
+                    row = row_of(x.id, seen, r, inc)
+                    if row is not None:
+                        tier_rows.append(row)
                     if r.category_ok is not None:
                         outcomes.append(Outcome(x.id, str(x.category), str(inc.get("category")), decided_by(inc)))
             finally:
@@ -215,6 +233,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"  end to end   right {ok:3d}/{len(outcomes)} ({100 * ok / len(outcomes):5.1f} %), unknown {unknown}, "
               f"layout {args.layout}, learned-min {args.learned_min}, support {args.learned_support}"
               + (", learned first" if args.learned_first else ""))
+    if args.tiers is not None:
+        write_rows(args.tiers, tier_rows)
+        print("  confidence readings (verdicts, right): " + ", ".join(
+            f"{k} {v['right']}/{v['n']}" for k, v in summary(tier_rows).items()))
     if args.show and outcomes:
         print(confusion(outcomes))
         by_layer = Counter(o.layer.split(":")[0] for o in outcomes if o.truth != o.got)

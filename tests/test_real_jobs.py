@@ -313,12 +313,16 @@ def test_the_confidence_tells_right_verdicts_from_wrong(board) -> None:  # type:
     # 2026-12-06: Brier 0.053, AUROC 0.887 (the primary's score as confidence: 0.273 and 0.338, below chance)
     # The first 169 jobs keep theirs (Brier 0.059, AUROC 0.866); all 178 with the FSDP jobs: Brier 0.058, AUROC
     # 0.863.
+    # 2026-12-06, the tiers read from verdicts the rules had not seen (held-out Brier 0.244 -> 0.214, AUROC 0.662
+    # -> 0.716): the first 158 verdicts Brier 0.056 -> 0.122, AUROC 0.903 -> 0.775; all 190 0.056 -> 0.116, 0.916
+    # -> 0.795 (with 204-210: 197 verdicts, 0.115, 0.795). Lowered on purpose: 28 of the 34 bare-exception
+    # verdicts (now 0.40) are one planted message, all right, where out of sample such a verdict was right 10 of 31.
     before = summarize([r for r in board.results if r.method == "l4lite"
                         and r.job[:3] not in NEW_IN_169 + NEW_IN_178 + NEW_IN_188 + NEW_IN_196 + NEW_IN_204])
     cal = before["calibration"]
-    assert cal["n"] >= 140 and cal["brier"] <= 0.07 and cal["auroc"] >= 0.85
+    assert cal["n"] >= 140 and cal["brier"] <= 0.13 and cal["auroc"] >= 0.76
     cal = board.summary("l4lite")["calibration"]
-    assert cal["brier"] <= 0.07 and cal["auroc"] >= 0.85
+    assert cal["brier"] <= 0.125 and cal["auroc"] >= 0.78
 
 
 def test_the_jobs_before_111_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
