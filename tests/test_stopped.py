@@ -117,3 +117,40 @@ def test_a_time_limit_line_far_from_the_stop_does_not_explain_it(tmp_path: Path)
     _time_limit_job(tmp_path, 5)
     incident = analyze(tmp_path, AnalyzeOptions(store=None))
     assert incident.category != "user_config", incident.summary
+
+
+def _stalled_job(root: Path, quiet: int) -> None:
+    """Every rank logs its steps; rank 2 (task 1) stops after step 12, its peers log step 13 and wait; ``quiet``
+    seconds after step 13 Slurm ends the step at its time limit (its lines have no header: they take the last
+    stamp above them) and both launchers are signalled."""
+    lines = []
+    for s in range(1, 14):
+        for task in (0, 1):
+            for r in (2 * task, 2 * task + 1):
+                if r != 2 or s < 13:
+                    lines.append(f"{task}: " + TRAIN.format(t=f"00:{s:02d}", r=r, s=s))
+    lines += [LIMIT.format(node="node-a"), LIMIT.format(node="node-b")]
+    stop = 13 + quiet
+    for task in (0, 1):
+        lines.append(f"{task}: " + _agent(f"{stop // 60:02d}:{stop % 60:02d}.200000", "agent/server/api.py:753", STOP))
+    lines += ["srun: error: node-a: task 0: Exited with exit code 1", "srun: error: node-b: task 1: Exited with exit code 1"]
+    (root / "slurm-4242.out").write_text("\n".join(lines) + "\n")
+
+
+def test_a_time_limit_after_a_rank_stopped_making_progress_is_the_hangs_consequence(tmp_path: Path) -> None:
+    """Rank 2 stopped after step 12 while its peers logged step 13, then nothing for 40 s until the time limit:
+    the job had hung before its limit; the stuck rank's node is the fault and its last progress line the proof."""
+    _stalled_job(tmp_path, 40)
+    incident = analyze(tmp_path, AnalyzeOptions(store=None))
+    assert incident.status == "incident" and incident.category == "software", incident.summary
+    assert incident.suspects and incident.suspects[0].node == "node-b", incident.suspects
+    assert any(e.role == "root" and "[rank2] step 12/40" in e.text for e in incident.evidence)
+    assert not any(e.role == "root" and "DUE TO TIME LIMIT" in e.text for e in incident.evidence)
+
+
+def test_a_time_limit_right_after_the_last_steps_is_still_the_limit(tmp_path: Path) -> None:
+    """The same lines with the limit a moment after step 13: one rank a step behind at a stop is no hang."""
+    _stalled_job(tmp_path, 0)
+    incident = analyze(tmp_path, AnalyzeOptions(store=None))
+    assert incident.status == "incident" and incident.category == "user_config", incident.summary
+    assert not incident.suspects

@@ -14,7 +14,7 @@ of injection) go to L4L_META_DIR, which lies outside the archived log tree.
                   kill_midline|silent_abort|accum_nan|logfile_exception|save_killed|save_memerror|
                   model_config|loader_hang|two_faults|netdrop|exit0|wrong_ckpt|compile_nocxx|
                   layer_mismatch|node_enospc|shard_truncated|pids_limit|loss_spike|preempt|netslow|
-                  cpu_throttle|shard_mismatch|tp_mismatch|layout_ckpt|timelimit (inode_full, version_mismatch are set up by generate.py)
+                  cpu_throttle|shard_mismatch|tp_mismatch|layout_ckpt|timelimit|stall (inode_full, version_mismatch are set up by generate.py)
                   (bad_env, bad_env_all, missing_file, missing_file_all are set up by generate.py: a wrong
                   GLOO_SOCKET_IFNAME on one node or on every node; the dataset's seed file absent from one
                   node's local disk or from every node's; so are shm_small, port_taken, no_master_host: one
@@ -296,6 +296,16 @@ def at_epoch(epoch, step):
     with open(os.path.join(group, "pids.max"), "w") as f:
         f.write(current)
     record("pids_limit", step + 1, epoch=epoch, cgroup=group, limit=int(current))
+
+
+def before_log(step):
+    """Call after step `step`'s collectives, before its progress line, on every rank. With L4L_FAULT=stall rank R
+    sleeps forever there (a `time.sleep` inside its step: the peers log step N, then wait in step N+1's gradient
+    all-reduce; a collective timeout longer than the job's time limit, so nothing times out before the limit)."""
+    if FAULT == "stall" and step == FAULT_STEP and rank() == FAULT_RANK:
+        record("stall", step)
+        while True:
+            time.sleep(3600)
 
 
 def at_step(step, model=None):

@@ -362,6 +362,11 @@ JOB_SPECS = [
     ("ddp", "node_corrupt_ckpt", None, None, False, {"index": 208, "layout": "kubernetes-pods"}),
     ("amp", "data", None, 300, False, {"index": 209}),
     ("ignite", "nan", 3, 12, False, {"index": 210}),
+    # 211-212: a job that hung (one rank asleep inside its step, every other rank waiting in the next gradient
+    # all-reduce, the collective timeout set past the job's limit, so no error line) and was then ended by the
+    # scheduler's time limit some time later: the stuck node is the fault, the limit only ends what had stopped
+    ("ddp", "stall", 2, 14, False, {"index": 211, "layout": "srun-label", "limit_after": 40}),
+    ("ddp", "stall", 0, 12, False, {"index": 212, "layout": "srun-label", "limit_after": 60}),
 ]
 # runs that end normally: no incident, whatever alarming lines they print on the way
 HEALTHY = ("healthy", "push_refused")
@@ -395,7 +400,7 @@ PHASE = {"exception": "train", "sigkill": "train", "hang": "train", "nan": "trai
          "missing_module": "init", "loss_spike": "train", "preempt": "train", "cpu_throttle": "train",
          "netslow": "train", "version_mismatch": "init", "inode_full": "checkpoint",
          "shard_mismatch": "train", "tp_mismatch": "init", "idx_truncated": "init", "layout_ckpt": "load", "device_missing": "init",
-         "push_refused": None, "timelimit": "train"}
+         "push_refused": None, "timelimit": "train", "stall": "train"}
 CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan": "numerical",
             "enospc": "storage", "corrupt_ckpt": "storage", "data": "data", "healthy": None,
             "host_oom": "host", "worker_oom": "host", "sigstop": "software", "diverge": "numerical",
@@ -429,7 +434,9 @@ CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan
             # a metrics gateway that refuses the push while training goes on: no fault of the job
             "push_refused": None,
             # the job's own wall-clock limit ended it (the real corpus's Slurm rule files it so): no node at fault
-            "timelimit": "user_config"}
+            "timelimit": "user_config",
+            # a rank stuck in its step (as hang); the time limit that ends the job later is its consequence
+            "stall": "software"}
 FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_runtime",
           "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps",
           "ignite": r"Engine run (complete|finished)", "accelerate": r"training finished: 40 steps",
@@ -479,7 +486,8 @@ def jobs():
                         hosts=list(HOST_SETS[i % len(HOST_SETS)]), layout=layout,
                         loader_workers=opt.get("loader_workers", 0), max_restarts=opt.get("max_restarts", 0),
                         validate=opt.get("validate", False), tracker=opt.get("tracker"), tz=opt.get("tz"),
-                        accum=opt.get("accum", 1), rank2=opt.get("rank2")))
+                        accum=opt.get("accum", 1), rank2=opt.get("rank2"),
+                        limit_after=opt.get("limit_after")))
     return out
 
 
@@ -638,6 +646,8 @@ def run_job(job, py, out_root, work_root, port):
         env["L4L_LOADER_TIMEOUT"] = "10"
     if fault == "kill_midline":
         env["L4L_LOG_ALL_RANKS"] = "1"
+    if fault == "stall":  # every rank logs its steps; no collective times out before the job's limit
+        env.update({"L4L_LOG_ALL_RANKS": "1", "L4L_PG_TIMEOUT": "600"})
     if fault == "push_refused":  # rank 0 pushes its metrics to a gateway on the first node; none is running
         env["L4L_METRICS_PUSH"] = f"http://{job['hosts'][0]}:9091/metrics/job/train"
     if job.get("accum", 1) > 1:
@@ -851,7 +861,7 @@ def run_job(job, py, out_root, work_root, port):
     # killed, as a scheduler's time limit would, after 150 s
     deadline = time.time() + (150 if fault in ("netdown", "netdrop", "netslow", "port_taken", "no_master_host",
                                                "cpu_throttle") else 300)
-    if fault == "timelimit":
+    if fault == "timelimit" or job.get("limit_after"):
         slurm_time_limit(job, procs, meta, deadline)
     rcs = {}
     for host, p, console in procs:
@@ -867,7 +877,7 @@ def run_job(job, py, out_root, work_root, port):
             console.close()
     job["exit_codes"] = rcs
     job["meta_dir"] = meta
-    if fault == "timelimit":  # srun reports each task's end once the step is over
+    if fault == "timelimit" or job.get("limit_after"):  # srun reports each task's end once the step is over
         for i, (host, _, _) in enumerate(procs):
             rc = rcs[host]
             end = f"task {i}: Terminated" if rc == -signal.SIGTERM else \
@@ -906,12 +916,16 @@ def slurm_time_limit(job, procs, meta, deadline):
     """timelimit: the job step reaches its wall-clock limit when rank 0 records step N (a stand-in for the clock,
     so that the limit falls mid-training whatever the start-up took). As slurmstepd does then: srun's and
     slurmstepd's lines in the step's output, SIGTERM to every task's processes (each node's launcher and its
-    ranks), SIGKILL to what is left KILL_WAIT s later."""
-    mark = os.path.join(meta, "injection-0.json")
+    ranks), SIGKILL to what is left KILL_WAIT s later. With the job's `limit_after` option the limit comes that
+    many seconds after the fault's injection (a job that had stopped before its limit)."""
+    after = job.get("limit_after")
+    mark = os.path.join(meta, f"injection-{job['rank'] if after else 0}.json")
     while not os.path.exists(mark) and time.time() < deadline:
         time.sleep(0.2)
     if not os.path.exists(mark):
         return
+    if after:
+        time.sleep(after)
     lines = job.setdefault("step_lines", [])
     step = f"{4100 + job['index']}.0"
     lines.append((time.time_ns(), "stderr",
@@ -1447,6 +1461,15 @@ def build_truth(job, arch):
         faulty_nodes = []  # the job's own wall-clock limit: every node is stopped alike
         need(r"DUE TO TIME LIMIT", None, limit=1)
         need(r"Received (?:Signals\.)?\w+ death signal|got signal: 15", None, limit=2, required=False)
+    elif fault == "stall" and first:
+        faulty_rank = first["rank"]
+        fh = rank_host.get(faulty_rank)
+        faulty_nodes = [fh]
+        iteration = first["step"]
+        # the stuck rank's last progress line (the step before), a peer's line of the step it never logged, the limit
+        need(rf"\[rank{faulty_rank}\].*step {first['step'] - 1}/", [fh], limit=1)
+        need(rf"step {first['step']}/", [h for h in hosts if h != fh] or None, limit=1)
+        need(r"DUE TO TIME LIMIT", None, limit=1)
     elif fault == "overflow" and first:
         iteration = first["step"]
         faulty_nodes = []  # the same activations overflow on every rank: the job's numbers, no node
@@ -1969,6 +1992,17 @@ def describe(job, first, rank_host):
                 f"lines, sends SIGTERM to every task's processes (both torchrun agents and their ranks) and SIGKILL "
                 f"to what is left {KILL_WAIT} s later; srun then reports each task's end. No node is at fault: the "
                 "job's time limit is its own setting." + layout_note(job))
+    if f == "stall":
+        return (f"40 steps of DDP over gloo on 2 nodes x 2 ranks, every rank logging its steps, run as a Slurm job "
+                f"step (`srun --label torchrun`) with a 600 s collective timeout. Global rank {r} on {h} stops "
+                f"inside its step {job['step']}, after the step's all-reduces and before its progress line (sleeps "
+                f"forever); the other ranks log step {job['step']} and wait in the next step's gradient all-reduce, "
+                "printing nothing. "
+                f"{job['limit_after']} s later the step reaches its wall-clock limit: as slurmstepd does, the "
+                "generator writes srun's `Job step aborted` and slurmstepd's `CANCELLED AT ... DUE TO TIME LIMIT` "
+                f"lines, sends SIGTERM to every task's processes and SIGKILL to what is left {KILL_WAIT} s later. "
+                f"The fault is the stuck rank's node; the time limit only ended a job that had stopped."
+                + layout_note(job))
     if f == "healthy":
         extra = {"amp": " The fp16 loss scaler starts at 2^32 and halves on the overflows of the first 13 steps "
                         "until the scale fits (the loss-scale search), then grows and halves now and then."}.get(s, "")

@@ -187,7 +187,8 @@ def main():
         if saved:
             log.info("resuming from checkpoint %s", saved[-1])
             early = torch.load(saved[-1], map_location="cpu")
-    dist.init_process_group("gloo", timeout=timedelta(seconds=30))
+    # L4L_PG_TIMEOUT: a collective timeout past the job's time limit (the stall job: nothing times out first)
+    dist.init_process_group("gloo", timeout=timedelta(seconds=float(os.environ.get("L4L_PG_TIMEOUT", "30"))))
     faults.register()
     world = dist.get_world_size()
     torch.manual_seed(1234)
@@ -273,6 +274,7 @@ def main():
             avg = loss.detach().clone()
             dist.all_reduce(avg)
             avg /= world
+            faults.before_log(step)
             if (rank == 0 or every_rank) and step % args.log_every == 0:
                 dt = time.time() - t0
                 t0 = time.time()

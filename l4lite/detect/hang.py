@@ -17,6 +17,9 @@ loudest node is the wrong one. Two sources name the quiet one:
 - The logs, when no rank timed out but every other rank lost its connection to a peer: the one rank that reported
   nothing (no error, no failure entry) while its agent's failure report lists a node-mate that lost it left first,
   without a word (a ``sys.exit(0)`` on one rank's code path: a launcher lists the workers that failed).
+- The logs, when nothing timed out, was lost or raised before the job ended (a collective timeout longer than the
+  wait, then a scheduler's time limit or a cancel): the node whose ranks' progress lines stop a step before their
+  peers', followed by a silence of many step intervals, is the node that stopped making progress.
 
 When the dumps name the stuck rank, agreeing log evidence is a confirmation.
 """
@@ -72,6 +75,10 @@ VALUE_WORDS = frozenset({"nan", "inf", "mon", "tue", "wed", "thu", "fri", "sat",
 STAMP = re.compile(r"\d{1,2}:\d\d:\d\d")  # a line with its own time (not one inherited from the line above)
 SIGTERM_EXITS = frozenset({-15, 143})
 MAX_GROUPS = 3  # process groups reported from the dumps
+# A job whose ranks logged no progress for this many of its usual step intervals (and at least STALL_MIN_S) before
+# its logs end had stopped: whatever ended it later (a scheduler's time limit, a cancel) came after the hang.
+STALL_STEPS = 20
+STALL_MIN_S = 10.0
 
 
 @dataclass
@@ -159,7 +166,7 @@ class HangDetector(Detector):
         if facts.crashed:
             return []
         if not facts.timed_out:
-            return self._vanished(facts, scan)
+            return self._vanished(facts, scan) or self._stalled(facts, scan)
         # A rank waited if it timed out itself, or saw a peer go before it was killed (a rank whose SIGTERM
         # handler fails on the closed connection was busy elsewhere when the signal came; one that reported the
         # lost peer first and was torn down after it was waiting, like the rest).
@@ -259,6 +266,65 @@ class HangDetector(Detector):
                                "scheduler's record of its exit status).",
                         data={"signal": "vanished_rank", "inferred": True, "scope": "node", "ranks": ranks,
                               "phase_hint": "train"})]
+
+
+    def _stalled(self, facts: RankFacts, scan: JobScan) -> list[Finding]:
+        """The stuck rank of a hang that no timeout reported: no rank timed out, lost a peer or raised an error of
+        its own, one node's ranks' progress stops before their peers' (the peers went on to the next collective
+        and waited there), and then no rank made progress for many step intervals until the logs end. The job
+        had stopped before whatever ended it; the node that stopped first is where, its last progress when."""
+        if not facts.behind or facts.peer_gone or facts.crashed:
+            return []
+        nodes = {facts.known.get(r) or scan.rank_nodes.get(r) for r in facts.behind}
+        if len(nodes) != 1 or None in nodes:
+            return []
+        node = next(iter(nodes))
+        formats = {line_format(rec.text) for rec in facts.behind.values()}
+        series: dict[int, list[MetricPoint]] = {}
+        for p in scan.metrics:
+            if p.kind == "train" and p.iteration is not None and p.time is not None and p.text \
+                    and line_format(p.text) in formats:
+                m = RANK_IN_LINE.search(p.text)
+                rank = int(m.group(1)) if m else p.rank
+                if rank is not None:
+                    series.setdefault(rank, []).append(p)
+        ahead = [r for r in series if r not in facts.behind]
+        ends = [t for n, (t, _) in scan.node_last.items() if n != UNKNOWN_NODE and t is not None]
+        if not ahead or not ends:
+            return []
+        gaps = sorted(b.time - a.time for pts in series.values()
+                      for a, b in zip(pts, pts[1:], strict=False) if b.time > a.time)
+        step = gaps[len(gaps) // 2] if gaps else 0.0
+        last = {r: max(pts, key=lambda p: (p.iteration, p.time)) for r, pts in series.items()}
+        quiet = min(ends) - max(p.time for p in last.values())
+        if quiet < max(STALL_MIN_S, STALL_STEPS * step):
+            return []
+        ranks = sorted(facts.behind)
+        stopped = min(p.time for r, p in last.items() if r in facts.behind)
+        # the witness that the job went on: a peer on another node first (a node-mate may share the fault)
+        peer = max((last[r] for r in ahead), key=lambda p: (p.iteration, p.node != node, -p.time))
+        own = min(last[r].iteration for r in ranks if r in last)
+        explain = (f"rank{'s' if len(ranks) > 1 else ''} {_join(ranks)} on {node} stopped making progress after "
+                   f"iteration {own} while rank{'s' if len(ahead) > 1 else ''} {_join(sorted(ahead))} logged "
+                   f"iteration {peer.iteration}; then no rank made progress for {quiet:.0f} s until the logs end, and "
+                   "no collective timed out: the stuck rank of a hang")
+        records = [facts.behind[r] for r in ranks][:4] + [_point_record(peer, None)]
+        table = _log_table(facts, ranks, scan.rank_nodes)
+        return [Finding(self.name, "software", "root", round(self.log_score + 0.1, 3), explain, node=node,
+                        rank=ranks[0], time=stopped, records=records, count=len(ranks), severity="error",
+                        action=f"Take a stack dump (py-spy dump --pid) of rank {ranks[0]} on {node} when a job stops "
+                               "making progress; a collective timeout shorter than the job's time limit makes the "
+                               "peers report the wait.",
+                        data={"signal": "stuck_rank", "inferred": True, "scope": "node", "why": ["its progress "
+                              "stopped first"], "stalled_for": round(quiet, 1),
+                              "hang": dict(table, stuck_ranks=ranks, stuck_nodes=[node]), "phase_hint": "train"})]
+
+
+def _point_record(p: MetricPoint, rank: int | None) -> Record:
+    """A progress point as a record (the trainer's line it was read from)."""
+    return Record(file=p.file, line=p.line, end_line=p.line, node=p.node, rank=rank if rank is not None else p.rank,
+                  gpu=None, source="trainer", time=p.time, level="info", message=p.text or "",
+                  text=p.text or f"last progress: iteration {p.iteration}")
 
 
 def _unheard(facts: RankFacts) -> tuple[set[int], set[str | None]]:
@@ -407,10 +473,7 @@ def _progress(facts: RankFacts, scan: JobScan) -> None:
         top = max(p.iteration or 0 for p in series.values())
         for rank, p in series.items():
             if (p.iteration or 0) < top and rank not in facts.behind:
-                facts.behind[rank] = Record(file=p.file, line=p.line, end_line=p.line, node=p.node, rank=rank,
-                                            gpu=None, source="trainer", time=p.time, level="info",
-                                            message=p.text or "",
-                                            text=p.text or f"last progress: iteration {p.iteration}")
+                facts.behind[rank] = _point_record(p, rank)
                 facts.known.setdefault(rank, p.node)
 
 

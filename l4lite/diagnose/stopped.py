@@ -5,7 +5,9 @@ an eviction, a cancel, a time limit) signals it. Before any other failure of the
 node was taken away while its peers trained on, and their lost connections follow it. After another failure it
 is the scheduler (or an operator) tearing down a job that had already failed, a consequence like any other.
 When the scheduler's own line says why it ended the job step (Slurm's `CANCELLED AT ... DUE TO TIME LIMIT`), the
-stop is that reason: the job's limit, not a node taken away.
+stop is that reason: the job's limit, not a node taken away. When every stop came after the job had failed (a node
+that stopped making progress, found by the hang detector, then the limit), that reason ended a job that had
+already stopped: a consequence too.
 """
 
 from __future__ import annotations
@@ -46,9 +48,23 @@ def stopped_late(findings: Sequence[Finding], roles: dict[int, str]) -> list[Fin
         f.category = "unknown"
         f.data["teardown"] = True
     first_stops = [f for f in stops if f not in late]
+    if late and not first_stops:
+        ended_late(findings, roles)
     stopped_for(first_stops, findings, roles)
     stopped_first(first_stops, findings, roles)
     return late
+
+
+def ended_late(findings: Sequence[Finding], roles: dict[int, str]) -> list[Finding]:
+    """The scheduler's reason lines of a job whose every stop came after it failed become cascades
+    (``data["teardown"]``): the limit ended what had stopped, it says nothing of why. Their own time is no guide
+    (an unstamped line of a merged output inherits the last stamp above it, which may be the failure's). Returns
+    them."""
+    reasons = [f for f in findings if f.rule in REASON_RULES and not f.data.get("survived")]
+    for f in reasons:
+        roles[id(f)] = "cascade"
+        f.data["teardown"] = True
+    return reasons
 
 
 def stopped_for(stops: Sequence[Finding], findings: Sequence[Finding], roles: dict[int, str]) -> list[Finding]:
