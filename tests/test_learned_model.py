@@ -5,6 +5,7 @@ these tests."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -91,3 +92,25 @@ def test_no_guess_about_a_line_that_only_says_something_failed(monkeypatch: pyte
     assert components.component("Error: the call failed", learned=True) is None
     found = components.component("peer completion lost while reading from socket", learned=True)
     assert found is not None and found.words == (components.LEARNED_WORDS,)
+
+
+def test_the_shipped_model_is_what_the_trainer_writes_now() -> None:
+    """The model file stores the fingerprint of the text and settings it was fitted with; it must be the one
+    ``components_train`` computes from the fixtures today (else: ``python -m l4lite.evaluate.components_train``,
+    then measure; docs/evaluation.md)."""
+    root = Path(__file__).resolve().parent.parent
+    stored = json.loads(learned.MODEL_FILE.read_text(encoding="utf-8")).get("training")
+    assert stored is not None, "the shipped model carries no training fingerprint"
+    docs, labels = components_train.training_text(root)
+    assert stored["documents"] == len(docs)
+    assert stored["fingerprint"] == components_train.fingerprint(docs, labels)
+
+
+def test_the_fingerprint_moves_with_a_document_a_label_or_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    base = components_train.fingerprint(DOCS, LABELS)
+    assert components_train.fingerprint(list(DOCS), list(LABELS)) == base
+    assert components_train.fingerprint(DOCS[:-1] + ["MemoryError: cannot allocate!"], LABELS) != base
+    assert components_train.fingerprint(DOCS, LABELS[:-1] + ["oom"]) != base
+    assert components_train.fingerprint(DOCS[:-1], LABELS[:-1]) != base
+    monkeypatch.setattr(components_train, "C", components_train.C * 2)
+    assert components_train.fingerprint(DOCS, LABELS) != base

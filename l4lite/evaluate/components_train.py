@@ -13,6 +13,7 @@ Run from a source checkout: ``python -m l4lite.evaluate.components_train`` (writ
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 import tomllib
@@ -232,11 +233,23 @@ def train(docs: Sequence[str], labels: Sequence[str], max_features: int = MAX_FE
     )
 
 
+def fingerprint(docs: Sequence[str], labels: Sequence[str]) -> str:
+    """A hash of the training text and the settings the model is fitted with, stored in the model file: a test
+    recomputes it from the fixtures, so that the shipped model cannot drift from what this module writes (a rule
+    example, a collected line or the score-only filter changed without retraining)."""
+    settings = {"token_pattern": TOKEN_PATTERN, "ngrams": 2, "features": FEATURES, "max_features": MAX_FEATURES,
+                "c": C}
+    text = json.dumps({"settings": settings, "docs": list(docs), "labels": list(labels)}, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     root = Path(argv[0] if argv else ".").resolve()
-    model = train(*training_text(root))
+    docs, labels = training_text(root)
+    model = train(docs, labels)
+    data = model.to_dict() | {"training": {"documents": len(docs), "fingerprint": fingerprint(docs, labels)}}
     tmp = MODEL_FILE.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(model.to_dict(), separators=(",", ":")) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(data, separators=(",", ":")) + "\n", encoding="utf-8")
     tmp.replace(MODEL_FILE)
     return 0
 
