@@ -49,7 +49,8 @@ def _variant(text: str, rnd: random.Random, letters: bool) -> str:
     """``text`` with each digit (and with ``letters`` each hex letter) replaced at random by a digit (or hex
     character); the caller keeps only variants of the same shape or folded shape."""
     pool = "0123456789abcdef" if letters else "0123456789"
-    return "".join(rnd.choice(pool) if c.isdigit() or (letters and c in "abcdef") else c for c in text)
+    # ASCII digits only: a shape reads those as digits, not ``²`` (which ``str.isdigit`` calls one)
+    return "".join(rnd.choice(pool) if c in "0123456789" or (letters and c in "abcdef") else c for c in text)
 
 
 def _lines() -> list[str]:
