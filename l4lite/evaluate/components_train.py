@@ -65,32 +65,25 @@ def excerpt_lines(excerpts: Sequence[Excerpt], ids: Collection[str]) -> set[str]
     return {line.strip() for x in excerpts if x.id in ids for line in x.lines if len(line.strip()) >= SHARED_CHARS}
 
 
+def _held_out_rows(corpus: Path) -> list[dict]:
+    """The corpus rows not marked dev (anything not marked dev is treated as held out)."""
+    if not corpus.exists():
+        return []
+    rows = (json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines() if line.strip())
+    return [row for row in rows if row.get("split") != "dev"]
+
+
 def holdout_sources(corpus: Path) -> set[str]:
     """The ``source_group`` and ``source_url`` of every held-out corpus excerpt, and nothing else of them: text
     from those threads must never reach the model, whichever file it was collected into."""
-    found: set[str] = set()
-    if not corpus.exists():
-        return found
-    for line in corpus.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            row = json.loads(line)
-            if row.get("split") != "dev":  # anything not marked dev is treated as held out
-                found.update(str(row[k]) for k in ("source_group", "source_url") if row.get(k))
-    return found
+    return {str(row[k]) for row in _held_out_rows(corpus) for k in ("source_group", "source_url") if row.get(k)}
 
 
 def holdout_lines(corpus: Path) -> set[str]:
     """The long lines (``SHARED_CHARS``) of the held-out excerpts, only ever compared with training text, never
     shown: a rule example or a collected line that copies one must not teach the model the held-out answer."""
-    found: set[str] = set()
-    if not corpus.exists():
-        return found
-    for line in corpus.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            row = json.loads(line)
-            if row.get("split") != "dev":
-                found.update(x.strip() for x in row.get("lines", []) if len(x.strip()) >= SHARED_CHARS)
-    return found
+    return {x.strip() for row in _held_out_rows(corpus) for x in row.get("lines", [])
+            if len(x.strip()) >= SHARED_CHARS}
 
 
 class Unseen(NamedTuple):
