@@ -263,9 +263,14 @@ def failure_time_of(scan: JobScan, primary: Finding, findings: Sequence[Finding]
     hi = bound if bound is not None and bound > t else t + _SUMMARY_WINDOW
     later = [p.time for p in scan.metrics if p.kind == "train" and p.time is not None and t < p.time <= hi] \
         if hi == bound else []
+    # the summary states its time on its node's clock, as written: a node read in the job's time from another
+    # zone (``ingest.zones``) has its stated time read back alike
+    shift = float((scan.info.get("node_shifts") or {}).get(primary.node or "", 0.0))
     for f in findings:
         when = (f.data.get("groups") or {}).get("when") if f.node == primary.node else None
         said = parse_elastic_time(str(when)) if when else None
+        if said is not None:
+            said -= shift
         if said is not None and t < said <= hi:
             later.append(said)
     return max(later, default=t)
