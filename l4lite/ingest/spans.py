@@ -49,7 +49,10 @@ def no_spikes(times: list[float]) -> list[float]:
     much. Logs go forward: a real time is not followed by times older than the rest of the file, and a line of a
     wrong clock (a clock stepped for a moment, a buffered line flushed late) amid lines of the right one must not
     make the file's span. A first time before the rest, or a last after it, keeps its place: a job's last line may
-    come hours after the one before it (a hang cut by a time limit)."""
+    come hours after the one before it (a hang cut by a time limit). Of two times, a last one more than an hour
+    before the first is such a wrong line (the reader refuses it too: ``JobContext.past_limit``)."""
+    if len(times) == 2 and times[0] - times[1] > SPIKE_SECONDS:
+        return times[:1]
     if len(times) < 3:
         return times
     rough = sorted(_spikes_cut(times, lambda _: SPIKE_SECONDS))  # a wild date first: it makes no span
