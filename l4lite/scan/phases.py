@@ -281,7 +281,7 @@ class PhaseEvent:
     node: str | None = None
     iteration: int | None = None
     # the marker says its phase was under way before it (a checkpoint saved: the training loop ran to save it),
-    # so a point before a stream's first marker is not set-up when that marker is such a one
+    # so a point before a stream's first marker is not known to be set-up when that marker is such a one
     continued: bool = False
 
 
@@ -348,5 +348,6 @@ def phase_at(events: list[PhaseEvent], time: float | None, file: str | None = No
             if i > 0:
                 return timed[i - 1].phase
             # before a stream's first marker it was setting up, unless that marker says its phase ran already
-            return timed[0].phase if timed[0].continued else "init"
+            # (a checkpoint saved): then since when is not known, set-up or that phase
+            return None if timed[0].continued else "init"
     return None
