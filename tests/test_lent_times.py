@@ -35,7 +35,11 @@ def test_before_a_first_marker_that_says_training_ran_is_no_set_up() -> None:
 def test_a_file_whose_one_timed_line_of_several_is_a_date_it_quotes_is_not_set_apart() -> None:
     core = {f"a/{i}.log": FileSpan(False, T, T + 60, times=(T, T + 60), lines=40) for i in range(3)}
     quoted = T - 3 * 365 * 86400.0  # ``Fri Mar  1 12:00:00 UTC 2024`` amid a rank's untimed traceback
-    assert apart_files({**core, "b/stderr.log": FileSpan(False, quoted, quoted, times=(quoted,), lines=7)}) == {}
+    assert apart_files({**core, "b/stderr.log": FileSpan(False, quoted, quoted, times=(quoted,), lines=7,
+                                                                  first_at=3)}) == {}
+    # a file that opens with its one timed line (a start-up line, then untimed ones) keeps its span: set apart
+    assert set(apart_files({**core, "b/old.log": FileSpan(False, quoted, quoted, times=(quoted,), lines=7)})) == \
+        {"b/old.log"}
     # a file of that one line is its line's: another job's, set apart
     assert set(apart_files({**core, "b/old.log": FileSpan(False, quoted, quoted, times=(quoted,), lines=1)})) == \
         {"b/old.log"}

@@ -40,6 +40,7 @@ class FileSpan(NamedTuple):
     times: tuple[float, ...] = ()  # its sampled times in file order, as read (a clock's step is seen in them)
     heads: int = 0  # how many of ``times`` its first lines gave
     lines: int = 0  # how many lines were sampled (timed or not)
+    first_at: int = 0  # where among them the first timed one is
 
 
 def no_spikes(times: list[float]) -> list[float]:
@@ -188,10 +189,11 @@ def apart_files(spans: dict[str, FileSpan], written: dict[str, float | None] | N
 
 
 def _one_timed_line(span: FileSpan) -> bool:
-    """Whether a file's span rests on one timed line among several sampled: a date the file's lines quote (a
-    `date` of the run it resumes, a record's own time field), not a clock the file writes by. Such a file neither
-    joins nor is set apart from the job's groups; a file of one line is its own line's."""
-    return len(span.times) == 1 and span.lines > 1
+    """Whether a file's span rests on one timed line amid untimed ones, not its first: a date the file's lines
+    quote (a `date` of the run it resumes, a record's own time field), not a clock the file writes by. Such a file
+    neither joins nor is set apart from the job's groups. A file whose first line is its one timed line (a
+    start-up line, then a library's untimed lines) and a file of one line keep their span."""
+    return len(span.times) == 1 and span.lines > 1 and span.first_at > 0
 
 
 def _write_range(group: list[tuple[float, float, str]], written: dict[str, float | None]) -> tuple[float, float] | None:
@@ -237,7 +239,7 @@ def lone_years(lines: Sequence[str], dated: Sequence[DatedLine], written: float 
             continue
         near = [t for t in (_nearest(parser, lines, d.at, -1, spot), _nearest(parser, lines, d.at, 1, spot))
                 if t is not None]
-        if (near and not any(_days_apart(own, t) <= 1.0 for t in near)) or (not near and len(lines) > 1):
+        if (near and not any(_days_apart(own, t) <= 1.0 for t in near)) or (not near and 0 < d.at < len(lines)):
             out[d.year] += 1  # off the lines near it, or the one time among lines of none (``_one_timed_line``)
     return out
 
@@ -306,6 +308,7 @@ def sampled_spans(files: Sequence[Any], samples: dict[str, Any], year: int | Non
         limit = (now if mtime is None else max(now, mtime)) + FUTURE_SLACK
         parser = TimestampParser(year, mtime if written is None else written, near, around, day_first)
         times = []
+        first_at = -1
         head = getattr(s, "head", len(s.lines))
         head_times: list[float] = []  # the times its first lines gave
         for i, line in enumerate(s.lines):
@@ -314,15 +317,16 @@ def sampled_spans(files: Sequence[Any], samples: dict[str, Any], year: int | Non
             if not end and s.spot:  # a time after a logger's tag, or in a JSON record's field
                 t = spot_time(parser, text, 0, s.spot)[1][0]
             if t is not None and t <= limit:
+                first_at = i if first_at < 0 else first_at
                 times.append(t)
                 if i < head:
                     head_times.append(t)
         if times:
-            out[rel] = span_of(2 * s.system >= len(s.lines), times, len(head_times), len(s.lines))
+            out[rel] = span_of(2 * s.system >= len(s.lines), times, len(head_times), len(s.lines), first_at)
     return out
 
 
-def span_of(system: bool, times: Sequence[float], heads: int, lines: int = 0) -> FileSpan:
+def span_of(system: bool, times: Sequence[float], heads: int, lines: int = 0, first_at: int = 0) -> FileSpan:
     """A file's span from its sampled times in file order (``heads``: how many its first lines gave), without a
     reset clock's (years before the file's other lines: no start) and one wrong line's (``no_spikes``)."""
     mid = statistics.median(times)
@@ -330,4 +334,5 @@ def span_of(system: bool, times: Sequence[float], heads: int, lines: int = 0) ->
     if not kept:  # every time a spike of another: the file has no span of its own
         kept = list(times)
     got = set(kept)
-    return FileSpan(system, min(kept), max(kept), any(t in got for t in times[:heads]), tuple(times), heads, lines)
+    return FileSpan(system, min(kept), max(kept), any(t in got for t in times[:heads]), tuple(times), heads, lines,
+                    first_at)
