@@ -175,8 +175,8 @@ CASES: dict[str, tuple[str, ...]] = {
     "time-only": ("004-ddp-nan", "120-amp-healthy"),  # across midnight with no date (120: an incident before)
     "tz-peer": ("002-ddp-sigkill",),  # a peer eight hours ahead: kept here, not yet everywhere (docs/evaluation.md)
     # 143: the root rank's only stamped line refused, its failure time the launcher summary's read in its node's
-    # zone; 125: the root line's own stamp refused, its phase at the failure time its summary states
-    "future-line": ("001-ddp-exception", "143-ddp-tz_exception", "125-ddp-logfile_exception"),
+    # zone
+    "future-line": ("001-ddp-exception", "143-ddp-tz_exception"),
     # the peer's process-group line, its only skew anchor, a year back or an hour back (flushed late): no skew
     "peer-year-back": ("002-ddp-sigkill",),
     "peer-flushed-late": ("002-ddp-sigkill", "031-deepspeed-sigkill", "126-ddp-save_killed"),

@@ -136,10 +136,6 @@ def _phase_of_lines(f: Finding, scan: JobScan, trackers: dict[str | None, list[P
     # the better guess (a silent rank's traceback at step 17 inherits its start-up banner's time). A teardown or
     # a restart after the failure is no phase it failed in.
     bound = written_by(scan, f.records)
-    if bound is None and r is not None and own_time(r) is None:
-        # no later line of its file: the failure time the job's progress or the launcher's summary bound it by
-        stated = failure_time_of(scan, f, others)
-        bound = stated + 0.999 if stated is not None and stated == int(stated) else stated
     if bound is not None and (t is None or bound > t) and r is not None and \
             not any(e.file == r.file and e.line <= r.line for e in trackers.get(f.node, [])):
         later = _phase_at_time(f, scan, trackers, job_events, bound - 0.001, where, others, seen)
