@@ -22,7 +22,7 @@ from l4lite.detect.base import Finding
 from l4lite.ingest.attribution import strip_stream_prefix
 from l4lite.ingest.errorfile import error_lines
 from l4lite.ingest.relay import quoted_error
-from l4lite.records import Record, stamped_at
+from l4lite.records import Record, stamped
 from l4lite.rules.components import first_failure, is_cascade
 from l4lite.scan.scanner import JobScan
 
@@ -57,7 +57,7 @@ def own_time(record: Record) -> float | None:
     """
     if record.time is None:
         return None
-    return record.time if stamped_at(record.text, record.time) else None
+    return record.time if stamped(record.text) else None
 
 
 def summary_lines(findings: Sequence[Finding]) -> set[tuple[str, int]]:
