@@ -178,18 +178,28 @@ CASES: dict[str, tuple[str, ...]] = {
     "eu-date": ("002-ddp-sigkill", "114-ddp-eval_sigkill"),
     "time-only": ("004-ddp-nan", "120-amp-healthy"),  # across midnight with no date (120: an incident before)
     "tz-peer": ("002-ddp-sigkill",),  # a peer eight hours ahead: kept here, not yet everywhere (docs/evaluation.md)
-    "future-line": ("001-ddp-exception",),
+    # 143: the root rank's only stamped line refused, its failure time the launcher summary's read in its node's
+    # zone
+    "future-line": ("001-ddp-exception", "143-ddp-tz_exception"),
     # the peer's process-group line, its only skew anchor, a year back or an hour back (flushed late): no skew
     "peer-year-back": ("002-ddp-sigkill",),
     "peer-flushed-late": ("002-ddp-sigkill", "031-deepspeed-sigkill", "126-ddp-save_killed"),
     # a bare ``date`` of 2024 in the root's file: no failure time of 2024 (145: a file of no time of its own)
-    "quoted-time": ("012-hf-nan", "145-hf-shm_small"),
+    # 064, 104, 174, 190: the quoted line reads as a checkpoint saved after the failure, the node's first marker:
+    # no set-up before it; 150: the file's one timed line of several is no clock to set the file apart by
+    "quoted-time": ("012-hf-nan", "145-hf-shm_small", "064-accelerate-exception_k8s", "104-ddp-json_exception",
+                    "174-fsdp-shard_mismatch", "190-fsdp-netslow", "150-ddp-missing_module",
+                    "092-lightning-missing_file_all"),  # 092: failed at set-up, the quoted save says nothing of it
     "clock-step-back": ("001-ddp-exception", "137-hf-exit0"),  # 137: the only ahead lines are the node's last
-    "epoch-field": ("010-hf-sigkill", "002-ddp-sigkill"),  # a JSON line's epoch of 2024 is no failure time
+    # a JSON line's epoch of 2024 is no failure time (150: nor a file's clock; 143: nor a file's start, its zone
+    # found; 163: its refused stamp lends it no time near the failure)
+    "epoch-field": ("010-hf-sigkill", "002-ddp-sigkill", "150-ddp-missing_module", "143-ddp-tz_exception",
+                    "163-accelerate-cpu_throttle"),
     "new-year-root": ("001-ddp-exception", "119-ddp-eval_sigkill"),
-    "epoch-prefix": ("002-ddp-sigkill", "119-ddp-eval_sigkill"),
+    # 125: the root file's epoch stamps are read by no reader: its node's launcher summary dates the root
+    "epoch-prefix": ("002-ddp-sigkill", "119-ddp-eval_sigkill", "143-ddp-tz_exception", "125-ddp-logfile_exception"),
     "journal-monotonic": ("001-ddp-exception", "050-deepspeed-netdown"),
-    "clock-12h-bare": ("001-ddp-exception", "119-ddp-eval_sigkill"),
+    "clock-12h-bare": ("001-ddp-exception", "119-ddp-eval_sigkill", "143-ddp-tz_exception"),
 }
 
 

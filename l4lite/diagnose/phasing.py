@@ -252,8 +252,10 @@ def failure_time_of(scan: JobScan, primary: Finding, findings: Sequence[Finding]
     first = primary.records[0] if primary.records else None
     t = primary.time if primary.time is not None else (first.time if first else None)
     if t is None:  # an error file read alone states its time inside it, as it does read within a merged stream
-        return min((w for x in primary.records if error_lines(x.text) is not None
-                    and (w := stated_time(x.text)) is not None), default=None)
+        stated = min((w for x in primary.records if error_lines(x.text) is not None
+                      and (w := stated_time(x.text)) is not None), default=None)
+        # else the first failure its node's launcher states (a root file whose stamps no reader reads)
+        return stated if stated is not None else min(summary_times(scan, primary, findings), default=None)
     # the copy whose time it is (a rank's stderr.log copy of the console's line may have none)
     r = next((x for x in primary.records if x.time == t), None) if t is not None else None
     if r is None or own_time(r) is not None:
@@ -263,9 +265,19 @@ def failure_time_of(scan: JobScan, primary: Finding, findings: Sequence[Finding]
     hi = bound if bound is not None and bound > t else t + _SUMMARY_WINDOW
     later = [p.time for p in scan.metrics if p.kind == "train" and p.time is not None and t < p.time <= hi] \
         if hi == bound else []
+    later += [said for said in summary_times(scan, primary, findings) if t < said <= hi]
+    return max(later, default=t)
+
+
+def summary_times(scan: JobScan, primary: Finding, findings: Sequence[Finding]) -> list[float]:
+    """The first-failure times the launcher summaries of the primary's node state (torchelastic's ``time :``), in
+    the job's time: the summary states it on its node's clock, as written, so a node read in the job's time from
+    another zone (``ingest.zones``) has it read back alike."""
+    shift = float((scan.info.get("node_shifts") or {}).get(primary.node or "", 0.0))
+    out = []
     for f in findings:
         when = (f.data.get("groups") or {}).get("when") if f.node == primary.node else None
         said = parse_elastic_time(str(when)) if when else None
-        if said is not None and t < said <= hi:
-            later.append(said)
-    return max(later, default=t)
+        if said is not None:
+            out.append(said - shift)
+    return out

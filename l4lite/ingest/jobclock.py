@@ -71,7 +71,9 @@ def settle_clocks(ctx: Any, spans: Mapping[str, FileSpan], place: Place, account
 def stepped_spans(spans: Mapping[str, FileSpan], node_of: Callable[[str], str | None],
                   steps: Mapping[str, list[float]]) -> dict[str, FileSpan]:
     """Each file's span with its node's ahead part read back (``steps.stepped``)."""
-    return {rel: span_of(v.system, stepped(v.times, steps.get(node_of(rel) or "")), v.heads) for rel, v in spans.items()}
+    return {rel: span_of(v.system, stepped(v.times, steps.get(node_of(rel) or "")), v.heads, v.lines,
+                         v.first_at)
+            for rel, v in spans.items()}
 
 
 def in_job_time(items: Iterator[T], ctx: Any, node: str | None) -> Iterator[T]:

@@ -39,6 +39,8 @@ class FileSpan(NamedTuple):
     headed: bool = True  # whether the file's first lines gave a time: else ``first`` is no start of the file
     times: tuple[float, ...] = ()  # its sampled times in file order, as read (a clock's step is seen in them)
     heads: int = 0  # how many of ``times`` its first lines gave
+    lines: int = 0  # how many lines were sampled (timed or not)
+    first_at: int = 0  # where among them the first timed one is
 
 
 def no_spikes(times: list[float]) -> list[float]:
@@ -48,7 +50,10 @@ def no_spikes(times: list[float]) -> list[float]:
     much. Logs go forward: a real time is not followed by times older than the rest of the file, and a line of a
     wrong clock (a clock stepped for a moment, a buffered line flushed late) amid lines of the right one must not
     make the file's span. A first time before the rest, or a last after it, keeps its place: a job's last line may
-    come hours after the one before it (a hang cut by a time limit)."""
+    come hours after the one before it (a hang cut by a time limit). Of two times, a last one more than an hour
+    before the first is such a wrong line (the reader refuses it too: ``JobContext.past_limit``)."""
+    if len(times) == 2 and times[0] - times[1] > SPIKE_SECONDS:
+        return times[:1]
     if len(times) < 3:
         return times
     rough = sorted(_spikes_cut(times, lambda _: SPIKE_SECONDS))  # a wild date first: it makes no span
@@ -136,7 +141,8 @@ def apart_files(spans: dict[str, FileSpan], written: dict[str, float | None] | N
     earlier run (one merged job file beside one stray file of another job is such a tie). A group that ends where
     an error file of the job says the job failed (``stated``: their epoch seconds, zone-free, within ``STATED``)
     is the job's, however far the others' clocks lie from it (a node in a zone of its own that jumped an hour)."""
-    own = sorted(((v.first, v.last, rel) for rel, v in spans.items() if not v.system and not is_kernel_log(rel)))
+    own = sorted(((v.first, v.last, rel) for rel, v in spans.items()
+                  if not v.system and not is_kernel_log(rel) and not _one_timed_line(v)))
     if len(own) < 2:
         return {}
     groups: list[list[tuple[float, float, str]]] = []
@@ -182,6 +188,14 @@ def apart_files(spans: dict[str, FileSpan], written: dict[str, float | None] | N
     return out
 
 
+def _one_timed_line(span: FileSpan) -> bool:
+    """Whether a file's span rests on one timed line amid untimed ones, not its first: a date the file's lines
+    quote (a `date` of the run it resumes, a record's own time field), not a clock the file writes by. Such a file
+    neither joins nor is set apart from the job's groups. A file whose first line is its one timed line (a
+    start-up line, then a library's untimed lines) and a file of one line keep their span."""
+    return len(span.times) == 1 and span.lines > 1 and span.first_at > 0
+
+
 def _write_range(group: list[tuple[float, float, str]], written: dict[str, float | None]) -> tuple[float, float] | None:
     """The first and last write time of a group's files; None when any file's is unknown (a stream)."""
     times = [written.get(rel) for _, _, rel in group]
@@ -209,8 +223,9 @@ def lone_years(lines: Sequence[str], dated: Sequence[DatedLine], written: float 
     job's year (``vote_year``): a date of another year than the file was written in (``written``) that is not the
     line's own time (a time quoted in a message: ``checkpoint saved at 2024-03-01``), or that is its time but lies
     more than a day from the times of the nearest timed lines before and after it (a job script's ``date`` of the
-    run it resumes, printed amid lines of this run). A file of one timed line, and a file copied years after its
-    job whose lines agree with each other, keep their votes."""
+    run it resumes, printed amid lines of this run), or the only timed line of a file of several lines (a rank's
+    stderr whose one date is a quoted one). A file of one line, and a file copied years after its job whose lines
+    agree with each other, keep their votes."""
     out: Counter[int] = Counter()
     year = _time.gmtime(written).tm_year if written else None
     others = [d for d in dated if year is not None and d.year != year]
@@ -224,8 +239,8 @@ def lone_years(lines: Sequence[str], dated: Sequence[DatedLine], written: float 
             continue
         near = [t for t in (_nearest(parser, lines, d.at, -1, spot), _nearest(parser, lines, d.at, 1, spot))
                 if t is not None]
-        if near and not any(_days_apart(own, t) <= 1.0 for t in near):
-            out[d.year] += 1
+        if (near and not any(_days_apart(own, t) <= 1.0 for t in near)) or (not near and 0 < d.at < len(lines)):
+            out[d.year] += 1  # off the lines near it, or the one time among lines of none (``_one_timed_line``)
     return out
 
 
@@ -293,6 +308,7 @@ def sampled_spans(files: Sequence[Any], samples: dict[str, Any], year: int | Non
         limit = (now if mtime is None else max(now, mtime)) + FUTURE_SLACK
         parser = TimestampParser(year, mtime if written is None else written, near, around, day_first)
         times = []
+        first_at = -1
         head = getattr(s, "head", len(s.lines))
         head_times: list[float] = []  # the times its first lines gave
         for i, line in enumerate(s.lines):
@@ -301,15 +317,16 @@ def sampled_spans(files: Sequence[Any], samples: dict[str, Any], year: int | Non
             if not end and s.spot:  # a time after a logger's tag, or in a JSON record's field
                 t = spot_time(parser, text, 0, s.spot)[1][0]
             if t is not None and t <= limit:
+                first_at = i if first_at < 0 else first_at
                 times.append(t)
                 if i < head:
                     head_times.append(t)
         if times:
-            out[rel] = span_of(2 * s.system >= len(s.lines), times, len(head_times))
+            out[rel] = span_of(2 * s.system >= len(s.lines), times, len(head_times), len(s.lines), first_at)
     return out
 
 
-def span_of(system: bool, times: Sequence[float], heads: int) -> FileSpan:
+def span_of(system: bool, times: Sequence[float], heads: int, lines: int = 0, first_at: int = 0) -> FileSpan:
     """A file's span from its sampled times in file order (``heads``: how many its first lines gave), without a
     reset clock's (years before the file's other lines: no start) and one wrong line's (``no_spikes``)."""
     mid = statistics.median(times)
@@ -317,4 +334,5 @@ def span_of(system: bool, times: Sequence[float], heads: int) -> FileSpan:
     if not kept:  # every time a spike of another: the file has no span of its own
         kept = list(times)
     got = set(kept)
-    return FileSpan(system, min(kept), max(kept), any(t in got for t in times[:heads]), tuple(times), heads)
+    return FileSpan(system, min(kept), max(kept), any(t in got for t in times[:heads]), tuple(times), heads, lines,
+                    first_at)

@@ -176,3 +176,5 @@ def note_context(scan: JobScan, context: JobContext) -> None:
         scan.info["job_span"] = [context.start, context.end]
     if context.clock_skew:
         scan.info["clock_skew"] = context.clock_skew
+    if context.node_shifts:  # a time a line states in its words (a launcher's ``time :``) is on its node's clock
+        scan.info["node_shifts"] = dict(context.node_shifts)

@@ -102,6 +102,8 @@ _SUCCESS = frozenset({"WorkerState.SUCCEEDED", "'train_runtime'", "exiting progr
                       "Training completed", "Training finished", "training finished", "Training complete",
                       "Finished training", "finished training", "Trainer.fit` stopped"})
 _KIND = dict(_MARKERS)
+# Marker kinds that end a phase and say the training loop had been running before them.
+_CONTINUED = frozenset({"checkpoint_saved"})
 # Any marker word, or "heckpoint", as one trie-shaped regex: ``may_be_marker`` runs on every message of a new
 # shape (every line of kernel and storage logs, whose hex ids make each shape new), and one search of the trie
 # costs a third of seventy substring tests.
@@ -278,6 +280,9 @@ class PhaseEvent:
     line: int
     node: str | None = None
     iteration: int | None = None
+    # the marker says its phase was under way before it (a checkpoint saved: the training loop ran to save it),
+    # so a point before a stream's first marker is not known to be set-up when that marker is such a one
+    continued: bool = False
 
 
 @dataclass
@@ -303,7 +308,7 @@ class PhaseTracker:
         if phase == self.current:
             return False
         self.current = phase
-        self.events.append(PhaseEvent(phase, time, file, line, node, iteration))
+        self.events.append(PhaseEvent(phase, time, file, line, node, iteration, continued=kind in _CONTINUED))
         return True
 
 
@@ -342,5 +347,7 @@ def phase_at(events: list[PhaseEvent], time: float | None, file: str | None = No
             i = bisect_right([e.time for e in timed], time)  # type: ignore[misc]
             if i > 0:
                 return timed[i - 1].phase
-            return timed[0].phase if timed[0].phase == "init" else "init"
+            # before a stream's first marker it was setting up, unless that marker says its phase ran already
+            # (a checkpoint saved): then since when is not known, set-up or that phase
+            return None if timed[0].continued else "init"
     return None
