@@ -4,8 +4,10 @@ Training text: every example of the rule pack's root and symptom rules (labelled
 excerpts the rules were written from (``fixtures/real/real-failures.jsonl``, ``fixtures/rules/paraphrased.jsonl``),
 the *dev* part of the real corpus and the labelled failure lines of ``fixtures/real/lines.jsonl`` (one or a few
 lines per public thread, many projects: the corpus alone is too little text to generalise from). The held-out
-part is never read here: only its ``source_group`` and ``source_url`` are, so that a line collected from a
-held-out thread is dropped before training. Cascade lines are taken out of each excerpt first, since they say
+part is never read here: only its ``source_group``, ``source_url`` and long lines are, compared with the training
+text and never shown (``holdout_sources``, ``holdout_lines``), so that a line collected from a held-out thread, or
+copying a held-out line, is dropped before training; the score-only fresh samples are filtered alike
+(``score_only``, ``Unseen``). Cascade lines are taken out of each excerpt first, since they say
 nothing about the cause.
 
 Run from a source checkout: ``python -m l4lite.evaluate.components_train`` (writes the shipped model file).

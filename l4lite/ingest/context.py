@@ -1,18 +1,23 @@
 """Facts about a whole job, worked out once before its lines are read, so that one odd file or line cannot move
 them, and every entry point (analyze, parse with one process or many, tail, Dask workers) reads the job alike.
 
-``build_context(files, node_from)`` reads the first and last kilobytes of the job's files and gives a
-``JobContext``: plain data, sent as is to shards and workers:
+``build_context(files, node_from)`` reads what the two ends of each of the job's files say (``filesample``; a file
+no path places is read whole, ``writers``, ``pids``) and gives a ``JobContext``: plain data, sent as is to shards
+and workers:
 
 - the node of every file: the folder level or file name that names nodes in the whole job (``layout``), checked
   against the hosts the lines name; a file outside that level takes the one host its own lines name;
-- rank -> host ties that the sampled lines show (``host=`` banners next to ``[rankN]``, torchelastic summaries);
+- rank -> host ties that the sampled lines show (``host=`` banners next to ``[rankN]``, torchelastic summaries),
+  and the rank a process file states of itself (``fileranks``);
 - the job's year, by a vote of its files (each file votes once, for the year most of its dated lines carry), so
-  that formats without a year (glog, syslog) get it even when one file carries a wild date;
+  that formats without a year (glog, syslog) get it even when one file carries a wild date; and whether slashed
+  dates put the day first (``dateorder``);
 - the job's time span from its files' first and last times, robust to the extreme: a dmesg capture that starts
-  at the node's boot weeks earlier, or one line dated 2099, does not stretch it;
-- the boot time of nodes whose dmesg captures carry only uptimes (``boots.boot_anchors``);
-- the clock skew between nodes, from lines every node writes at the same moment (``skew``), reported only.
+  at the node's boot weeks earlier, or one line dated 2099, does not stretch it; files whose whole span lies far
+  outside it are set apart (``spans``);
+- each node's clock: a time zone or a step back (``jobclock``), the boot time of nodes whose dmesg captures carry
+  only uptimes (``boots.boot_anchors``), and the clock skew between nodes, from lines every node writes at the
+  same moment (``skew``), reported only.
 """
 
 from __future__ import annotations
