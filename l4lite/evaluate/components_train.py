@@ -50,7 +50,7 @@ SHARED_CHARS = 30  # a line this long found in two documents is one copied line
 STUDIED_FRESH = ("c", "e", "g", "i", "k", "m-study", "n-study", "o-study", "p-study", "q-study", "r-study",
                  "s-study", "t-study")
 SCORE_ONLY = ("b", "d", "f", "h", "j", "l", "m-score", "n-score", "o-score", "p-score", "q-score", "r-score",
-              "s-score", "t-score", "neg-f", "neg-h", "neg-j")  # a sample not yet collected is skipped
+              "s-score", "t-score", "neg-f", "neg-h", "neg-j", "neg-k")  # a sample not yet collected is skipped
 
 
 def _doc(lines: Sequence[str]) -> str:
