@@ -193,22 +193,3 @@ _OWN_STAMP = re.compile(r"\d{1,2}:\d\d:\d\d|^\s*\[\s*\d+\.\d+\]")
 def stamped(text: str) -> bool:
     """Whether a line carries its own timestamp (an untimed line's time is the last stamped line's above it)."""
     return _OWN_STAMP.search(text[:120]) is not None
-
-
-def stamped_at(text: str, time: float | None) -> bool:
-    """Whether a line carries its own timestamp and holds the time it states: the seconds of its clock time are
-    those of ``time``. A stamp ingest refused as a wrong clock's (a date of 2036 amid this run's lines, a record's
-    field of another year) left the line the time of the line above it, as an untimed line has; the node's zone
-    or clock step read back moves whole quarter hours and keeps the seconds."""
-    m = _OWN_STAMP.search(text[:120])
-    if m is None:
-        return False
-    if time is None or m[0][-1] == "]":  # a dmesg uptime is anchored to the clock: its seconds are not the time's
-        return True
-    return int(m[0][-2:]) == int(time) % 60
-
-
-def stamp_refused(text: str, time: float | None) -> bool:
-    """Whether a line states a time of its own that is not the one it holds: ingest refused it as a wrong clock's
-    and lent it the time of the line above. Its time is unknown, not the line above's."""
-    return time is not None and stamped(text) and not stamped_at(text, time)

@@ -192,9 +192,8 @@ CASES: dict[str, tuple[str, ...]] = {
                     "092-lightning-missing_file_all"),  # 092: failed at set-up, the quoted save says nothing of it
     "clock-step-back": ("001-ddp-exception", "137-hf-exit0"),  # 137: the only ahead lines are the node's last
     # a JSON line's epoch of 2024 is no failure time (150: nor a file's clock; 143: nor a file's start, its zone
-    # found; 163: its refused stamp lends it no time near the failure)
-    "epoch-field": ("010-hf-sigkill", "002-ddp-sigkill", "150-ddp-missing_module", "143-ddp-tz_exception",
-                    "163-accelerate-cpu_throttle"),
+    # found)
+    "epoch-field": ("010-hf-sigkill", "002-ddp-sigkill", "150-ddp-missing_module", "143-ddp-tz_exception"),
     "new-year-root": ("001-ddp-exception", "119-ddp-eval_sigkill"),
     # 125: the root file's epoch stamps are read by no reader: its node's launcher summary dates the root
     "epoch-prefix": ("002-ddp-sigkill", "119-ddp-eval_sigkill", "143-ddp-tz_exception", "125-ddp-logfile_exception"),

@@ -1,6 +1,6 @@
-"""Times one line lends a job: a quoted date, a record's field of another year, a stamp refused as a wrong clock's,
-a checkpoint saved after the failure, a launcher's stated time on a node in another zone. Each must not move the
-job's facts (the cases of ``benchmarks/time_transforms.py`` that lost a verdict, on their real jobs)."""
+"""Times one line lends a job: a quoted date, a record's field of another year, a checkpoint saved after the
+failure, a launcher's stated time on a node in another zone. Each must not move the job's facts (the cases of
+``benchmarks/time_transforms.py`` that lost a verdict, on their real jobs)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from pathlib import Path
 from l4lite.api import analyze
 from l4lite.ingest.spans import DatedLine, FileSpan, apart_files, lone_years, no_spikes
 from l4lite.options import AnalyzeOptions
-from l4lite.records import stamp_refused, stamped_at
 from l4lite.scan.phases import PhaseTracker, phase_at
 
 REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs"
@@ -56,14 +55,6 @@ def test_the_one_timed_line_of_a_file_of_several_gives_no_year() -> None:
 def test_of_two_times_a_last_one_hours_before_the_first_is_a_wrong_line() -> None:
     assert no_spikes([T, T - 3 * 365 * 86400.0]) == [T]  # a record's ``created`` of 2024 after this run's line
     assert no_spikes([T, T + 7200.0]) == [T, T + 7200.0]  # a last line hours later: a hang cut by a time limit
-
-
-def test_a_stamp_refused_as_a_wrong_clock_is_no_time_of_the_line() -> None:
-    line = "2036-02-07 06:28:16,830 ERROR [rank3] training failed"
-    assert stamped_at(line, T + 16.83 - T % 60) and not stamp_refused(line, T + 16.83 - T % 60)
-    assert not stamped_at(line, T + 21.883 - T % 60) and stamp_refused(line, T + 21.883 - T % 60)
-    assert not stamp_refused("Traceback (most recent call last):", T)  # an untimed line: its lent time stands
-    assert stamped_at("[ 8123.456789] host python[4242]: x", T)  # an uptime's seconds are not the clock's
 
 
 def _truth_time(job: Path) -> float:

@@ -23,7 +23,7 @@ import re
 
 from l4lite.detect.base import Finding
 from l4lite.diagnose.evidence import own_time
-from l4lite.records import Record, stamp_refused
+from l4lite.records import Record
 from l4lite.rules.components import component, first_failure, is_cascade, is_listing, named_component
 from l4lite.scan.scanner import JobScan
 
@@ -42,8 +42,8 @@ def near(r: Record, t0: float | None) -> bool | None:
     prints as it fails are seldom stamped (a DCGM table, an NCCL WARN after a traceback).
     """
     t = own_time(r) or r.time
-    if t is None or t0 is None or not math.isfinite(t0) or stamp_refused(r.text, r.time):
-        return None  # a line whose own stamp was a wrong clock's is of no known time
+    if t is None or t0 is None or not math.isfinite(t0):
+        return None
     return t0 - BEFORE <= t <= t0 + AFTER
 
 
