@@ -76,18 +76,20 @@ def test_a_traceback_cut_inside_a_decoder_is_a_sample_it_cannot_read() -> None:
 def test_a_generic_rules_framing_words_do_not_let_a_coin_toss_overrule_it() -> None:
     """m-study's pytorch#42077: "cuda runtime error (700) : an illegal memory access was encountered" is
     ``cuda-illegal-address`` (generic, software). Without its mechanism the line keeps only CUDA's framing,
-    "cuda runtime error (700) :", which the learned model reads as configuration at about 0.57: under the bar a
-    fallback's reading must clear (``FALLBACK_LEARNED_MIN``), so the rule's own category stands."""
-    from l4lite.detect.rules import FALLBACK_LEARNED_MIN, RuleDetector
+    "cuda runtime error (700) :" (once from the message, once from the text: what the detector reads), which the
+    learned model reads as configuration at about 0.57: under the bar a fallback's reading must clear
+    (``FALLBACK_LEARNED_MIN``), so the rule's own category stands."""
+    from l4lite.detect.rules import FALLBACK_LEARNED_MIN, RuleDetector, words_left
     from l4lite.records import Record
     from l4lite.rules import components
     from l4lite.scan.scanner import Hit, JobScan
 
     line = "cuda runtime error (700) : an illegal memory access was encountered"
-    guess = components.component("cuda runtime error (700) :", learned=True)
+    pack = RulePack.load()
+    rule = next(r for r in pack.rules if r.id == "cuda-illegal-address")
+    guess = components.component(words_left(rule, f"{line}\n{line}"), learned=True)
     assert guess is not None and guess.words == (components.LEARNED_WORDS,)
     assert guess.category != "software" and guess.score < FALLBACK_LEARNED_MIN
-    pack = RulePack.load()
     record = Record(file="rank0.log", line=1, end_line=1, node="node01", rank=0, gpu=None, source="trainer",
                     time=10.0, level="error", message=line, text=line)
     scan = JobScan()
