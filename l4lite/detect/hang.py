@@ -267,7 +267,6 @@ class HangDetector(Detector):
                         data={"signal": "vanished_rank", "inferred": True, "scope": "node", "ranks": ranks,
                               "phase_hint": "train"})]
 
-
     def _stalled(self, facts: RankFacts, scan: JobScan) -> list[Finding]:
         """The stuck rank of a hang that no timeout reported: no rank timed out, lost a peer or raised an error of
         its own, one node's ranks' progress stops before their peers' (the peers went on to the next collective
