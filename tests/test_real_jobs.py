@@ -279,6 +279,17 @@ NEW_IN_204 = ("204", "205", "206", "207", "208", "209", "210")
 # jobs' F1 0.5 lowers the mean), Brier 0.055, AUROC 0.916.
 FLOORS = {"status": 1.0, "top1": 0.98, "top3": 0.99, "phase": 0.98, "category": 0.949, "evidence_f1": 0.726}
 NEW_IN_211 = ("211", "212")
+# the batches above in the order they were added: each batch's "before" leaves it and every later one out
+ADDED = (NEW_IN_111, NEW_IN_125, NEW_IN_133, NEW_IN_139, NEW_IN_146, NEW_IN_154, NEW_IN_161, NEW_IN_169, NEW_IN_178,
+         NEW_IN_188, NEW_IN_196, NEW_IN_204, NEW_IN_211)
+
+
+def jobs_before(board, batch: tuple[str, ...]) -> list:  # type: ignore[no-untyped-def]
+    """The board's l4lite rows of the jobs it held before ``batch`` was added."""
+    later = {job for added in ADDED[ADDED.index(batch):] for job in added}
+    return [r for r in board.results if r.method == "l4lite" and r.job[:3] not in later]
+
+
 # A link slowed to 32 kbit/s (190, truth network): the slow node's ranks time out while the other node's lose them
 # once they leave, and the slow node's agent logs a keep-alive error, as eleven older jobs' agents do after a plain
 # failure: nothing names its link.
@@ -331,8 +342,7 @@ def test_the_confidence_tells_right_verdicts_from_wrong(board) -> None:  # type:
     # -> 0.716): the first 158 verdicts Brier 0.056 -> 0.122, AUROC 0.903 -> 0.775; all 190 0.056 -> 0.116, 0.916
     # -> 0.795 (with 204-210: 197 verdicts, 0.115, 0.795). Lowered on purpose: 28 of the 34 bare-exception
     # verdicts (now 0.40) are one planted message, all right, where out of sample such a verdict was right 10 of 31.
-    before = summarize([r for r in board.results if r.method == "l4lite"
-                        and r.job[:3] not in NEW_IN_169 + NEW_IN_178 + NEW_IN_188 + NEW_IN_196 + NEW_IN_204 + NEW_IN_211])
+    before = summarize(jobs_before(board, NEW_IN_169))
     cal = before["calibration"]
     assert cal["n"] >= 140 and cal["brier"] <= 0.13 and cal["auroc"] >= 0.76
     cal = board.summary("l4lite")["calibration"]
@@ -341,8 +351,7 @@ def test_the_confidence_tells_right_verdicts_from_wrong(board) -> None:  # type:
 
 def test_the_jobs_before_111_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 116 jobs the board held before 111-119 were added (000-110, 120-124) keep the floors they had then."""
-    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_111 + NEW_IN_125 + NEW_IN_133 + NEW_IN_139
-              + NEW_IN_146 + NEW_IN_154 + NEW_IN_161 + NEW_IN_169 + NEW_IN_178 + NEW_IN_188 + NEW_IN_196 + NEW_IN_204 + NEW_IN_211]
+    before = jobs_before(board, NEW_IN_111)
     assert len(before) == 116
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_111.items() if summary[k] < floor}
@@ -351,8 +360,7 @@ def test_the_jobs_before_111_keep_their_floors(board) -> None:  # type: ignore[n
 
 def test_the_jobs_before_125_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 125 jobs the board held before 125-132 were added keep the floors they had then."""
-    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_125 + NEW_IN_133 + NEW_IN_139
-              + NEW_IN_146 + NEW_IN_154 + NEW_IN_161 + NEW_IN_169 + NEW_IN_178 + NEW_IN_188 + NEW_IN_196 + NEW_IN_204 + NEW_IN_211]
+    before = jobs_before(board, NEW_IN_125)
     assert len(before) == 125
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_125.items() if summary[k] < floor}
@@ -361,8 +369,7 @@ def test_the_jobs_before_125_keep_their_floors(board) -> None:  # type: ignore[n
 
 def test_the_jobs_before_133_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 133 jobs the board held before 133-138 were added keep the floors they had then."""
-    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_133 + NEW_IN_139 + NEW_IN_146
-              + NEW_IN_154 + NEW_IN_161 + NEW_IN_169 + NEW_IN_178 + NEW_IN_188 + NEW_IN_196 + NEW_IN_204 + NEW_IN_211]
+    before = jobs_before(board, NEW_IN_133)
     assert len(before) == 133
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_133.items() if summary[k] < floor}
@@ -371,8 +378,7 @@ def test_the_jobs_before_133_keep_their_floors(board) -> None:  # type: ignore[n
 
 def test_the_jobs_before_139_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 139 jobs the board held before 139-145 were added keep the floors they had then."""
-    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_139 + NEW_IN_146 + NEW_IN_154
-              + NEW_IN_161 + NEW_IN_169 + NEW_IN_178 + NEW_IN_188 + NEW_IN_196 + NEW_IN_204 + NEW_IN_211]
+    before = jobs_before(board, NEW_IN_139)
     assert len(before) == 139
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_139.items() if summary[k] < floor}
@@ -381,8 +387,7 @@ def test_the_jobs_before_139_keep_their_floors(board) -> None:  # type: ignore[n
 
 def test_the_jobs_before_146_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 146 jobs the board held before 146-153 were added keep the floors they had then."""
-    before = [r for r in board.results if r.method == "l4lite"
-              and r.job[:3] not in NEW_IN_146 + NEW_IN_154 + NEW_IN_161 + NEW_IN_169 + NEW_IN_178 + NEW_IN_188 + NEW_IN_196 + NEW_IN_204 + NEW_IN_211]
+    before = jobs_before(board, NEW_IN_146)
     assert len(before) == 146
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_146.items() if summary[k] < floor}
@@ -391,7 +396,7 @@ def test_the_jobs_before_146_keep_their_floors(board) -> None:  # type: ignore[n
 
 def test_the_jobs_before_154_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 154 jobs the board held before 154-160 were added keep the floors they had then."""
-    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_154 + NEW_IN_161 + NEW_IN_169 + NEW_IN_178 + NEW_IN_188 + NEW_IN_196 + NEW_IN_204 + NEW_IN_211]
+    before = jobs_before(board, NEW_IN_154)
     assert len(before) == 154
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_154.items() if summary[k] < floor}
@@ -400,7 +405,7 @@ def test_the_jobs_before_154_keep_their_floors(board) -> None:  # type: ignore[n
 
 def test_the_jobs_before_161_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 161 jobs the board held before 161-167 were added keep the floors they had then."""
-    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_161 + NEW_IN_169 + NEW_IN_178 + NEW_IN_188 + NEW_IN_196 + NEW_IN_204 + NEW_IN_211]
+    before = jobs_before(board, NEW_IN_161)
     assert len(before) == 161
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_161.items() if summary[k] < floor}
@@ -409,7 +414,7 @@ def test_the_jobs_before_161_keep_their_floors(board) -> None:  # type: ignore[n
 
 def test_the_jobs_before_169_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 169 jobs the board held before the FSDP jobs were added keep the floors they had then."""
-    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_169 + NEW_IN_178 + NEW_IN_188 + NEW_IN_196 + NEW_IN_204 + NEW_IN_211]
+    before = jobs_before(board, NEW_IN_169)
     assert len(before) == 169
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_169.items() if summary[k] < floor}
@@ -418,7 +423,7 @@ def test_the_jobs_before_169_keep_their_floors(board) -> None:  # type: ignore[n
 
 def test_the_jobs_before_178_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 178 jobs the board held before the Megatron jobs were added keep the floors they had then."""
-    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_178 + NEW_IN_188 + NEW_IN_196 + NEW_IN_204 + NEW_IN_211]
+    before = jobs_before(board, NEW_IN_178)
     assert len(before) == 178
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_178.items() if summary[k] < floor}
@@ -427,7 +432,7 @@ def test_the_jobs_before_178_keep_their_floors(board) -> None:  # type: ignore[n
 
 def test_the_jobs_before_188_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 188 jobs the board held before 188-195 were added keep the floors they had then."""
-    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_188 + NEW_IN_196 + NEW_IN_204 + NEW_IN_211]
+    before = jobs_before(board, NEW_IN_188)
     assert len(before) == 188
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_188.items() if summary[k] < floor}
@@ -436,7 +441,7 @@ def test_the_jobs_before_188_keep_their_floors(board) -> None:  # type: ignore[n
 
 def test_the_jobs_before_196_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 196 jobs the board held before 196-203 were added keep the floors they had then."""
-    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_196 + NEW_IN_204 + NEW_IN_211]
+    before = jobs_before(board, NEW_IN_196)
     assert len(before) == 196
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_196.items() if summary[k] < floor}
@@ -445,7 +450,7 @@ def test_the_jobs_before_196_keep_their_floors(board) -> None:  # type: ignore[n
 
 def test_the_jobs_before_204_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 204 jobs the board held before 204-210 were added keep the floors they had then."""
-    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_204 + NEW_IN_211]
+    before = jobs_before(board, NEW_IN_204)
     assert len(before) == 204
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_204.items() if summary[k] < floor}
@@ -454,7 +459,7 @@ def test_the_jobs_before_204_keep_their_floors(board) -> None:  # type: ignore[n
 
 def test_the_jobs_before_211_keep_their_floors(board) -> None:  # type: ignore[no-untyped-def]
     """The 211 jobs the board held before 211-212 were added keep the floors they had then."""
-    before = [r for r in board.results if r.method == "l4lite" and r.job[:3] not in NEW_IN_211]
+    before = jobs_before(board, NEW_IN_211)
     assert len(before) == 211
     summary = summarize(before)
     low = {k: round(summary[k], 3) for k, floor in FLOORS_BEFORE_211.items() if summary[k] < floor}
