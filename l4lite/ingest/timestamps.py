@@ -333,8 +333,8 @@ class TimestampParser:
         return t
 
     def zoned_time(self, s: str, layout: tuple[int, int, int, int, int]) -> float | None:
-        """``iso_time`` of a header laid out as ``stamp_patterns.zoned_layout`` says: ``parse``'s time of it without the
-        pattern, the offset's seconds remembered per text. None when its minute is not known yet."""
+        """``iso_time`` of a header laid out as ``stamp_patterns.zoned_layout`` says: ``parse``'s time of it without
+        the pattern, the offset's seconds remembered per text. None when its minute is not known yet."""
         ds, fs, fl, os_, oe = layout
         base = self._minutes.get(s[ds:ds + 16])
         if base is None:
