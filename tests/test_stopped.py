@@ -146,6 +146,8 @@ def test_a_time_limit_after_a_rank_stopped_making_progress_is_the_hangs_conseque
     assert incident.suspects and incident.suspects[0].node == "node-b", incident.suspects
     assert any(e.role == "root" and "[rank2] step 12/40" in e.text for e in incident.evidence)
     assert not any(e.role == "root" and "DUE TO TIME LIMIT" in e.text for e in incident.evidence)
+    # the summary still tells the engineer that the limit ended the job, and when the scheduler says it did
+    assert "afterwards the scheduler ended the job at its time limit" in incident.summary, incident.summary
 
 
 def test_a_time_limit_right_after_the_last_steps_is_still_the_limit(tmp_path: Path) -> None:

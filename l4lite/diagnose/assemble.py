@@ -16,6 +16,7 @@ from l4lite.diagnose.errorfiles import error_files
 from l4lite.diagnose.incident import EVIDENCE_TEXT_CHARS, Evidence, Incident, PhaseSpan, Suspect
 from l4lite.diagnose.localize import Verdict
 from l4lite.diagnose.phasing import node_trackers
+from l4lite.diagnose.stopped import REASON_RULES
 from l4lite.ingest.attribution import KUBECTL_PREFIX
 from l4lite.ingest.relay import relayed_from_afar
 from l4lite.records import Record
@@ -340,6 +341,11 @@ def summary(scan: JobScan, verdict: Verdict, cascades: int) -> str:
         head = f"job-wide {label} fault during {verdict.phase}{at}{when}: {what}; no node is blamed"
     if cascades:
         head += f"; {cascades} other node{'s' if cascades != 1 else ''} logged cascading errors"
+    ended = next((f for f, role in zip(verdict.findings, verdict.roles, strict=False)
+                  if f.rule in REASON_RULES and role != "root" and f is not p), None)
+    if ended is not None:  # the on-call engineer must not read the limit as the cause, nor miss it
+        said = ended.explain.rstrip(".")
+        head += f"; afterwards {said[0].lower() + said[1:]}, a consequence: the job had already stopped"
     return head[0].upper() + head[1:] + "."
 
 
