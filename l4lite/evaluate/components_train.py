@@ -51,7 +51,7 @@ STUDIED_FRESH = ("c", "e", "g", "i", "k", "m-study", "n-study", "o-study", "p-st
                  "s-study", "t-study", "u-study")
 SCORE_ONLY = ("b", "d", "f", "h", "j", "l", "m-score", "n-score", "o-score", "p-score", "q-score", "r-score",
               "s-score", "t-score", "u-score", "neg-f", "neg-h", "neg-j",
-              "neg-k")  # a sample not yet collected is skipped
+              "neg-k", "neg-l")  # a sample not yet collected is skipped
 
 
 def _doc(lines: Sequence[str]) -> str:
