@@ -8,7 +8,11 @@ notices) and neg-i/neg-j (27, from still other threads: corrected PCIe AER and M
 process, DeepSpeed trace-cache notices, a TCPStore reset that a retry got past, Slurm prolog and memory-limit
 chatter, a Kubernetes mount warning, wandb API errors while epochs go on). neg-k (21, score-only, from threads and
 repositories no fixture used: checkpointing and deprecation UserWarnings, state-dict mismatches at load, a Ray
-object-store fallback, TensorRT and TensorBoard start-up notices, a GeneratorDataset error after training finished)."""
+object-store fallback, TensorRT and TensorBoard start-up notices, a GeneratorDataset error after training finished).
+neg-l (11, score-only, likewise from new threads and repositories: meshgrid, scheduler-order and few-workers
+UserWarnings, an Apex loss-scale overflow, a tcmalloc large-allocation notice, a log10 divide-by-zero warning, a
+Gym observation-space warning, an ML-Agents summary notice, an RL worker's fallback warning, a missing
+regression-weights warning at load)."""
 
 from __future__ import annotations
 
@@ -34,12 +38,15 @@ FLOOR_GH = 38
 FLOOR_IJ = 26
 # neg-k 21/21 (jobs 63/63) with main's tool when it was collected (2026-12-06); scored once, never studied; same margin.
 FLOOR_K = 20
+# neg-l 11/11 (jobs 33/33) with main's tool when it was collected (2026-12-07); scored once, never studied; same margin.
+FLOOR_L = 10
 
 
 @pytest.mark.parametrize(("halves", "count", "floor"), [(("neg-e", "neg-f"), 49, FLOOR),
                                                          (("neg-g", "neg-h"), 40, FLOOR_GH),
                                                          (("neg-i", "neg-j"), 27, FLOOR_IJ),
-                                                         (("neg-k",), 21, FLOOR_K)])
+                                                         (("neg-k",), 21, FLOOR_K),
+                                                         (("neg-l",), 11, FLOOR_L)])
 def test_hard_negatives_stay_healthy(halves: tuple[str, ...], count: int, floor: int) -> None:
     excerpts = [e for half in halves for e in negatives(FRESH / f"{half}.jsonl")]
     assert len(excerpts) == count
@@ -51,15 +58,17 @@ def test_hard_negatives_stay_healthy(halves: tuple[str, ...], count: int, floor:
 def test_the_samples_share_no_thread() -> None:
     import json
 
-    groups = [json.loads(x)["source_group"] for name in ("neg-e", "neg-f", "neg-g", "neg-h", "neg-i", "neg-j", "neg-k")
+    groups = [json.loads(x)["source_group"]
+              for name in ("neg-e", "neg-f", "neg-g", "neg-h", "neg-i", "neg-j", "neg-k", "neg-l")
               for x in (FRESH / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert len(groups) == len(set(groups)) == 137
+    assert len(groups) == len(set(groups)) == 148
 
 
 def test_every_negative_is_labelled_by_its_thread() -> None:
     import json
 
-    for name in ("neg-e.jsonl", "neg-f.jsonl", "neg-g.jsonl", "neg-h.jsonl", "neg-i.jsonl", "neg-j.jsonl", "neg-k.jsonl"):
+    for name in ("neg-e.jsonl", "neg-f.jsonl", "neg-g.jsonl", "neg-h.jsonl", "neg-i.jsonl", "neg-j.jsonl", "neg-k.jsonl",
+                 "neg-l.jsonl"):
         for line in (FRESH / name).read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
             assert row["status"] == "healthy" and row["source_url"].startswith("https://github.com/")
