@@ -97,3 +97,31 @@ def test_a_generic_rules_framing_words_do_not_let_a_coin_toss_overrule_it() -> N
     (root,) = [f for f in RuleDetector(pack).detect(scan) if f.role == "root"]
     assert root.rule == "cuda-illegal-address" and root.category == "software"
     assert "component" not in root.data and root.data.get("generic")
+
+
+def test_a_generic_rules_own_framing_is_not_read_by_the_learned_model() -> None:
+    """PyTorch's bare "RuntimeError: CUDA error: an illegal memory access was encountered" is
+    ``cuda-illegal-address`` (generic, software). Without its mechanism the line keeps "RuntimeError: CUDA error:",
+    the words every example of the rule prints around it; the learned model reads them as configuration above the
+    fallback bar, a prior of its training text. Words the rule's own examples hold say nothing more, so the model is
+    not asked and the rule's own category stands; a line with a word of its own is still read."""
+    from l4lite.detect.rules import RuleDetector, framing, words_left
+    from l4lite.records import Record
+    from l4lite.rules import components
+    from l4lite.scan.scanner import Hit, JobScan
+
+    line = "RuntimeError: CUDA error: an illegal memory access was encountered"
+    pack = RulePack.load()
+    rule = next(r for r in pack.rules if r.id == "cuda-illegal-address")
+    left = words_left(rule, f"{line}\n{line}")
+    guess = components.component(left, learned=True)
+    assert guess is not None and guess.category != "software"  # what the model alone would say
+    assert not components.says_more(left, framing(rule))
+    assert components.says_more(words_left(rule, f"{line} in the flash attention kernel"), framing(rule))
+    record = Record(file="rank0.log", line=1, end_line=1, node="node01", rank=0, gpu=None, source="trainer",
+                    time=10.0, level="error", message=line, text=line)
+    scan = JobScan()
+    scan.hits += [Hit(m.rule.id, record, m.groups) for m in pack.match(record)]
+    (root,) = [f for f in RuleDetector(pack).detect(scan) if f.role == "root"]
+    assert root.rule == "cuda-illegal-address" and root.category == "software"
+    assert "component" not in root.data and root.data.get("generic")

@@ -25,6 +25,9 @@ class _SureOfConfig:
     def support(self, text: str) -> int:
         return len(text.split())
 
+    def known_words(self, text: str) -> frozenset[str]:
+        return frozenset(text.lower().split())
+
     def proba(self, text: str) -> dict[str, float]:
         return {"user_config": 0.9, "software": 0.1}
 

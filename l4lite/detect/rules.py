@@ -29,6 +29,7 @@ from l4lite.rules.components import (
     first_failure,
     is_cascade,
     named_component,
+    says_more,
 )
 from l4lite.rules.xid import xid_entry
 from l4lite.scan.phases import PhaseTracker, phase_at, phase_from_traceback
@@ -71,6 +72,18 @@ def words_left(rule: Rule, text: str) -> str:
         return str(rule.compiled.sub(groups, text[:PAYLOAD_CHARS], timeout=1.0))
     except TimeoutError:
         return text
+
+
+_FRAMING: dict[tuple[str, str, tuple[str, ...]], tuple[str, ...]] = {}
+
+
+def framing(rule: Rule) -> tuple[str, ...]:
+    """A generic rule's own examples without its mechanism: the words every line of it prints around what it
+    matched ("RuntimeError: CUDA error:"), which say nothing of the component."""
+    key = (rule.id, rule.pattern, rule.examples)
+    if key not in _FRAMING:
+        _FRAMING[key] = tuple(words_left(rule, ex) for ex in rule.examples)
+    return _FRAMING[key]
 
 
 # A non-finite warning the dynamic loss scaler answers: apex's "NaN or Inf found in input tensor." just before its
@@ -217,7 +230,9 @@ class RuleDetector(Detector):
             # failed, not what: the words of the line name the component (for a rule declared generic, those
             # outside the mechanism it matched); the learned line model too, for a generic rule and a fallback.
             read = first_failure(text) if rule.match == "text" else f"{first.message}\n{text}"
-            named = component(words_left(rule, read) if rule.generic else read, learned=rule.generic)
+            left = words_left(rule, read) if rule.generic else read
+            # the learned model reads a generic rule's words only when they say more than its own framing
+            named = component(left, learned=rule.generic and says_more(left, framing(rule)))
             if named is not None and rule.generic and named.words == (LEARNED_WORDS,) and \
                     named.score < FALLBACK_LEARNED_MIN:
                 # what a generic rule's match leaves is often only its framing ("cuda runtime error (700) :"):

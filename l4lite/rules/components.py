@@ -19,6 +19,7 @@ nothing; ``docs/evaluation.md`` compares the two on the held-out part of the rea
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from l4lite.rules.exceptions import named
@@ -233,6 +234,19 @@ def learned_component(text: str) -> Component | None:
     proba = model.proba(rest)
     best = max(proba, key=lambda c: proba[c])
     return Component(best, proba[best], (LEARNED_WORDS,)) if proba[best] >= LEARNED_MIN else None
+
+
+def says_more(text: str, framing: Sequence[str]) -> bool:
+    """Whether ``text`` holds a word the learned model knows that none of the ``framing`` texts holds. A generic
+    rule's examples without its mechanism are its framing ("RuntimeError: CUDA error:"): a line left with those
+    words only says nothing the model could read, and its guess on them is a prior of the training text."""
+    from l4lite.rules.learned import shipped_model
+
+    model = shipped_model()
+    if model is None:
+        return False
+    seen = frozenset().union(*(model.known_words(without_advice(t)) for t in framing))
+    return bool(model.known_words(without_advice(text)) - seen)
 
 
 def without_advice(text: str) -> str:

@@ -127,8 +127,12 @@ class LinearTextModel:
     def support(self, text: str) -> int:
         """How many distinct words of ``text`` the model knows, besides the words every failure prints: a guess
         about a line that holds fewer ("Last error:", "Error: failed") rests on the model's priors alone."""
+        return len(self.known_words(text))
+
+    def known_words(self, text: str) -> frozenset[str]:
+        """The distinct words of ``text`` the model knows, besides the words every failure prints."""
         words = set(re.findall(self.token_pattern, text.lower())) - FAILURE_WORDS
-        return sum(1 for w in words if w in self.vocabulary)
+        return frozenset(w for w in words if w in self.vocabulary)
 
     def proba(self, text: str) -> dict[str, float]:
         z = self.coef @ self.features(text) + self.intercept
