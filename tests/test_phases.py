@@ -267,3 +267,21 @@ def test_an_untimed_failure_is_not_placed_by_another_file_s_untimed_markers() ->
     job = Path(__file__).resolve().parents[1] / "fixtures" / "real_jobs" / "184-megatron-idx_truncated"
     incident = analyze([job])
     assert (incident.phase, incident.category) == ("init", "data")
+
+
+def test_a_script_s_own_saved_checkpoint_line_ends_the_save() -> None:
+    done = match_marker("saved checkpoint /ckpt/step_000040.pt")  # real jobs 213, 214 (DDP, Fabric scripts)
+    assert done is not None and done.kind == "checkpoint_saved" and done.iteration == 40
+
+
+def test_a_write_refused_to_a_checkpoint_file_is_the_checkpoint_s_save_in_any_thread() -> None:
+    # real job 108: a background thread copying the step-250 checkpoint to a full upload disk while training goes on
+    copy = ("Exception in thread ckpt-upload:\nTraceback (most recent call last):\n"
+            '  File "train_ddp.py", line 91, in copy\n    shutil.copy(path, target)\n'
+            '  File "shutil.py", line 144, in _fastcopy_sendfile\n'
+            "OSError: [Errno 28] No space left on device: '/work/ckpt/step_000250.pt' -> '/work/upload/step_000250.pt'")
+    assert phase_from_traceback(copy) == "checkpoint"
+    # a full disk under a file that names no checkpoint (a dataset cache) says nothing of a save
+    cache = copy.replace("ckpt/step_000250.pt", "cache/shard_7.arrow").replace("upload/step_000250.pt", "tmp/x")
+    assert phase_from_traceback(cache) is None
+
