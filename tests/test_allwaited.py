@@ -93,3 +93,24 @@ def test_a_node_cut_off_is_proved_by_its_own_ranks_timeouts(job: str) -> None:
     timeouts = [(e["file"], e["line"]) for e in truth["evidence"]]  # the faulty node's ranks' timeout lines
     roots = [e for e in analyze([JOBS / job]).evidence if e.role == "root"]
     assert any(e.file.endswith(f) and e.line <= line <= (e.end_line or e.line) for e in roots for f, line in timeouts)
+
+
+def _unplaced(rank: int, message: str) -> Hit:
+    rec = Record(file="slurm-4318.out", line=10 + rank, end_line=10 + rank, node=None, rank=rank, gpu=None,
+                 source="stderr", time=100.0, level="ERROR", message=message, text=message)
+    return Hit("python-exception", rec)
+
+
+def test_ranks_no_host_places_count_as_a_node_of_their_own() -> None:
+    """Real job 218: an `srun --label` task whose lines never name its machine; its two ranks time out as the
+    named node's do, and they number as many as a node holds."""
+    scan = JobScan()
+    scan.rank_nodes = {0: "node-a", 1: "node-a"}
+    scan.node_ranks = {"node-a": {0, 1}, "rank:2": {2}, "rank:3": {3}}
+    scan.hits = [_hit(0, RECV), _hit(1, SEND), _unplaced(2, RECV), _unplaced(3, RECV)]
+    assert all_ranks_waited(scan)
+    scan.hits = scan.hits[:3]  # the unplaced rank 3 printed no wait: stuck, stopped or gone
+    assert not all_ranks_waited(scan)
+    scan.node_ranks = {"node-a": {0, 1}, "rank:2": {2}}  # one rank of a node of two: the other never named
+    scan.hits = [_hit(0, RECV), _hit(1, SEND), _unplaced(2, RECV)]
+    assert not all_ranks_waited(scan)

@@ -267,3 +267,46 @@ def test_an_untimed_failure_is_not_placed_by_another_file_s_untimed_markers() ->
     job = Path(__file__).resolve().parents[1] / "fixtures" / "real_jobs" / "184-megatron-idx_truncated"
     incident = analyze([job])
     assert (incident.phase, incident.category) == ("init", "data")
+
+
+def test_a_script_s_own_saved_checkpoint_line_ends_the_save() -> None:
+    done = match_marker("saved checkpoint /ckpt/step_000040.pt")  # real jobs 213, 214 (DDP, Fabric scripts)
+    assert done is not None and done.kind == "checkpoint_saved" and done.iteration == 40
+
+
+def test_a_write_refused_to_a_checkpoint_file_is_the_checkpoint_s_save_in_any_thread() -> None:
+    # real job 108: a background thread copying the step-250 checkpoint to a full upload disk while training goes on
+    copy = ("Exception in thread ckpt-upload:\nTraceback (most recent call last):\n"
+            '  File "train_ddp.py", line 91, in copy\n    shutil.copy(path, target)\n'
+            '  File "shutil.py", line 144, in _fastcopy_sendfile\n'
+            "OSError: [Errno 28] No space left on device: '/work/ckpt/step_000250.pt' -> '/work/upload/step_000250.pt'")
+    assert phase_from_traceback(copy) == "checkpoint"
+    # a full disk under a file that names no checkpoint (a dataset cache) says nothing of a save
+    cache = copy.replace("ckpt/step_000250.pt", "cache/shard_7.arrow").replace("upload/step_000250.pt", "tmp/x")
+    assert phase_from_traceback(cache) is None
+
+
+def test_a_failure_after_the_run_s_last_step_is_in_its_shutdown() -> None:
+    """Real jobs 214, 215: a rank never reaches the closing barrier after the last step, and Fabric and the
+    Accelerate script print their end line only after that barrier: the last progress line's ``step 40/40`` says
+    the loop was over."""
+    from l4lite.detect.base import Finding
+    from l4lite.diagnose.phasing import phase_of
+    from l4lite.scan.jobscan import MetricPoint
+    from l4lite.scan.phases import PhaseEvent
+
+    def phase(last_text: str, iteration: int, at: float) -> str:
+        scan = JobScan()
+        scan.metrics = [MetricPoint("n1", 0, BANNER + 10, iteration - 2, "n1/0.log", 30, text="step 38/40"),
+                        MetricPoint("n1", 0, BANNER + 11.5, iteration, "n1/0.log", 31, text=last_text)]
+        r = Record(file="n2/0.log", line=40, end_line=40, node="n2", rank=None, gpu=None, source="agent",
+                   time=at, level="warning", message="Sending process 9 closing signal SIGTERM", text="")
+        f = Finding("hang", "software", "root", 0.8, "stuck rank", node="n2", rank=2, time=at, records=[r])
+        train = [PhaseEvent("train", BANNER, "n1/0.log", 5, node="n1")]
+        return phase_of(f, scan, {"n1": train}, train)
+
+    assert phase("step 40/40 | loss 1.4593", 40, BANNER + 11) == "shutdown"  # stamped to the second: that second
+    assert phase("step 40/40: train_loss 1.4593", 40, BANNER + 40) == "shutdown"
+    assert phase("step 39/40 | loss 1.4593", 39, BANNER + 40) == "train"  # the loop had a step to go
+    assert phase("step 40/40 | loss 1.4593", 40, BANNER + 9) == "train"  # before the last step's line
+    assert phase("Epoch 0: 100%|##########| 40/40 [00:02<00:00]", 40, BANNER + 40) == "train"  # one epoch's bar

@@ -375,6 +375,20 @@ def test_a_save_begun_just_after_the_failure_s_first_line_is_the_one_it_cut_shor
     assert any(r.startswith("Do not resume from the checkpoint at iteration 20") for r in incident.recommendations)
 
 
+@pytest.mark.parametrize(("job", "path"), [("213-ddp-exit_hang", "step_000040.pt"),
+                                           ("214-fabric-exit_hang_k8s", "step_000040.ckpt")])
+def test_a_save_its_script_says_it_finished_in_the_failure_s_second_is_the_one_to_resume(job: str,
+                                                                                         path: str) -> None:
+    """A rank stuck at exit after the last step: the hang is dated to its second, and the step-40 save, begun and
+    ended (the script's own ``saved checkpoint <path>``) within that second, is complete, not cut short."""
+    if not (REAL_JOBS / job).exists():
+        pytest.skip("real jobs not generated here")
+    incident = analyze(str(REAL_JOBS / job))
+    assert incident.checkpoint["in_progress"] is None
+    assert incident.checkpoint["last_saved"]["path"].endswith(path)
+    assert not any(r.startswith("Do not resume") for r in incident.recommendations)
+
+
 def test_hugging_face_epochs_become_iterations_per_epoch_not_per_run() -> None:
     """The banner says 3 epochs of 30 steps in all: epoch 2.0 is step 20, not 60."""
     lines = ["***** Running training *****", "  Num examples = 240", "  Num Epochs = 3",

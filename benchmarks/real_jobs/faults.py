@@ -14,7 +14,7 @@ of injection) go to L4L_META_DIR, which lies outside the archived log tree.
                   kill_midline|silent_abort|accum_nan|logfile_exception|save_killed|save_memerror|
                   model_config|loader_hang|two_faults|netdrop|exit0|wrong_ckpt|compile_nocxx|
                   layer_mismatch|node_enospc|shard_truncated|pids_limit|loss_spike|preempt|netslow|
-                  cpu_throttle|shard_mismatch|tp_mismatch|layout_ckpt|timelimit|stall (inode_full, version_mismatch are set up by generate.py)
+                  cpu_throttle|shard_mismatch|tp_mismatch|layout_ckpt|timelimit|stall|exit_hang (inode_full, version_mismatch are set up by generate.py)
                   (bad_env, bad_env_all, missing_file, missing_file_all are set up by generate.py: a wrong
                   GLOO_SOCKET_IFNAME on one node or on every node; the dataset's seed file absent from one
                   node's local disk or from every node's; so are shm_small, port_taken, no_master_host: one
@@ -304,6 +304,16 @@ def before_log(step):
     all-reduce; a collective timeout longer than the job's time limit, so nothing times out before the limit)."""
     if FAULT == "stall" and step == FAULT_STEP and rank() == FAULT_RANK:
         record("stall", step)
+        while True:
+            time.sleep(3600)
+
+
+def before_shutdown():
+    """Call on every rank after its training loop, before the run's closing barrier. With L4L_FAULT=exit_hang rank R
+    never reaches it (it sleeps forever, as a rank stuck joining a non-daemon thread at exit does): its peers time
+    out in the closing barrier, after the last step's progress line."""
+    if FAULT == "exit_hang" and rank() == FAULT_RANK:
+        record("exit_hang", LAST_STEP)
         while True:
             time.sleep(3600)
 

@@ -367,6 +367,19 @@ JOB_SPECS = [
     # scheduler's time limit some time later: the stuck node is the fault, the limit only ends what had stopped
     ("ddp", "stall", 2, 14, False, {"index": 211, "layout": "srun-label", "limit_after": 40}),
     ("ddp", "stall", 0, 12, False, {"index": 212, "layout": "srun-label", "limit_after": 60}),
+    # what the 213 jobs above have fewest of (213-220), counted by stack, category, phase and layout: no job failed
+    # in its shutdown (a rank stuck at exit after the last step, under DDP, Fabric in pod logs and accelerate
+    # launch), eval 5 (an exception in Lightning's validation loop in pod logs), pods 5 and srun 9 (the OOM killer
+    # under PyTorch-Ignite in an srun file, a node cut off under Lightning in an srun file), AMP 6 (a full
+    # checkpoint disk), Fabric 8 (the OOM killer on one rank)
+    ("ddp", "exit_hang", 1, 40, False, {"index": 213}),
+    ("fabric", "exit_hang", 2, 40, False, {"index": 214, "layout": "kubernetes-pods"}),
+    ("accelerate", "exit_hang", 3, 40, False, {"index": 215}),
+    ("lightning", "eval_exception", 3, 20, False, {"index": 216, "validate": True, "layout": "kubernetes-pods"}),
+    ("ignite", "host_oom", 2, 14, False, {"index": 217, "layout": "srun-label"}),
+    ("lightning", "netdown", 1, 14, False, {"index": 218, "layout": "srun-label"}),
+    ("amp", "enospc", 0, 20, False, {"index": 219}),
+    ("fabric", "host_oom", 3, 15, False, {"index": 220}),
 ]
 # runs that end normally: no incident, whatever alarming lines they print on the way
 HEALTHY = ("healthy", "push_refused")
@@ -400,7 +413,7 @@ PHASE = {"exception": "train", "sigkill": "train", "hang": "train", "nan": "trai
          "missing_module": "init", "loss_spike": "train", "preempt": "train", "cpu_throttle": "train",
          "netslow": "train", "version_mismatch": "init", "inode_full": "checkpoint",
          "shard_mismatch": "train", "tp_mismatch": "init", "idx_truncated": "init", "layout_ckpt": "load", "device_missing": "init",
-         "push_refused": None, "timelimit": "train", "stall": "train"}
+         "push_refused": None, "timelimit": "train", "stall": "train", "exit_hang": "shutdown"}
 CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan": "numerical",
             "enospc": "storage", "corrupt_ckpt": "storage", "data": "data", "healthy": None,
             "host_oom": "host", "worker_oom": "host", "sigstop": "software", "diverge": "numerical",
@@ -436,7 +449,9 @@ CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan
             # the job's own wall-clock limit ended it (the real corpus's Slurm rule files it so): no node at fault
             "timelimit": "user_config",
             # a rank stuck in its step (as hang); the time limit that ends the job later is its consequence
-            "stall": "software"}
+            "stall": "software",
+            # a rank stuck at exit after the last step (as hang, in the run's closing barrier)
+            "exit_hang": "software"}
 FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_runtime",
           "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps",
           "ignite": r"Engine run (complete|finished)", "accelerate": r"training finished: 40 steps",
@@ -1403,7 +1418,7 @@ def build_truth(job, arch):
             if fault not in AGENT_FAULTS:  # a worker whose batch never leaves it (its queue's feeder thread
                 # failed, as under the HF Trainer) leaves its rank waiting: no exit of its own, its peers time out
                 need(r"failed \(exitcode: 1\) local_rank: \d \(pid: \d+\)", [fh], required=fault != "shm_small")
-    elif fault in ("exception", "sigkill", "hang", "data", "loader_data", "deadlock") and first:
+    elif fault in ("exception", "sigkill", "hang", "data", "loader_data", "deadlock", "exit_hang") and first:
         faulty_rank = first["rank"]
         fh = rank_host.get(faulty_rank)
         faulty_nodes = [fh]
@@ -1417,7 +1432,7 @@ def build_truth(job, arch):
         elif fault == "sigkill":
             need(rf"failed \(exitcode: -9\) local_rank: {lr} \(pid: {pid}\)", [fh])
             need(rf"Signal 9 \(SIGKILL\) received by PID {pid}", [fh])
-        elif fault in ("hang", "deadlock"):
+        elif fault in ("hang", "deadlock", "exit_hang"):
             need(rf"Sending process {pid} closing signal SIGTERM", [fh])
             need(r"[Tt]imed out|[Tt]imeout", [fh], required=False)
         elif fault in ("data", "loader_data"):
@@ -2033,6 +2048,17 @@ def describe(job, first, rank_host):
         return (f"Global rank {r} on {h} stops before its step-{job['step']} forward (sleeps forever); the "
                 "other ranks block in the gradient all-reduce until the 30 s gloo timeout, then fail; the "
                 f"agent on {h} sends SIGTERM to the stuck rank." + extra)
+    if f == "exit_hang":
+        closing = {"ddp": "rank 0 logs `training finished` and every rank enters the closing barrier before "
+                          "`destroy_process_group`",
+                   "fabric": "every rank enters `fabric.barrier()` before `training finished` is printed",
+                   "accelerate": "every rank enters `accelerator.wait_for_everyone()` before `training finished` is "
+                                 "logged"}[s]
+        return (f"40 steps on 2 nodes x 2 ranks, checkpoints at steps 20 and 40; after the last step {closing}. "
+                f"Global rank {r} on {h} never reaches it (sleeps forever at exit, as a rank joining a stuck "
+                "non-daemon thread does): the other ranks time out in the barrier (30 s gloo timeout) and fail; the "
+                f"agent on {h} sends SIGTERM to the stuck rank. The fault is in the run's shutdown, on that rank's "
+                "node." + layout_note(job))
     if f == "nan":
         return (f"At step {job['step']} one weight on global rank {r} is set to NaN; DDP averages the NaN gradient "
                 "into every replica, so the loss is non-finite on all ranks from then on "

@@ -106,6 +106,7 @@ def main():
                 faults.before_checkpoint(step)
                 accelerator.save_state(out)
                 logger.info(f"Saved state to {out}")
+    faults.before_shutdown()
     accelerator.wait_for_everyone()
     logger.info(f"training finished: {args.steps} steps")
     accelerator.end_training()

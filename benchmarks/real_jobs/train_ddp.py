@@ -302,6 +302,7 @@ def main():
         epoch += 1
     if rank == 0:
         log.info("training finished: %d steps", step)
+    faults.before_shutdown()
     dist.barrier()
     dist.destroy_process_group()
 

@@ -65,6 +65,7 @@ def main():
                 faults.before_checkpoint(step)
                 fabric.save(path, {"model": model, "optimizer": optimizer, "step": step})
                 fabric.print(f"saved checkpoint {path}")
+    faults.before_shutdown()
     fabric.barrier()
     fabric.print(f"training finished: {step} steps")
 

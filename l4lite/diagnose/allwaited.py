@@ -6,7 +6,8 @@ A stuck or stopped rank prints no timeout of its own (its agent's SIGTERM ends i
 nothing, a killed one leaves its agent's signal line, and a rank with a fault of its own raises its own error: each
 leaves a rank without such a wait. A cut or stalled link leaves none (real jobs 049, 050, 188, 191, 201: a node's
 interface down, every rank of both nodes times out within a second). The reading asks for every rank of the job,
-the same number on each node of two or more, and at least one timeout (lost peers alone say someone left first);
+the same number on each node of two or more (ranks no host places counted as whole nodes of their own), and at
+least one timeout (lost peers alone say someone left first);
 it only names a category the localiser left unknown.
 """
 
@@ -29,10 +30,17 @@ MIN_NODES = 2
 def all_ranks_waited(scan: JobScan) -> bool:
     """Whether every rank of the job, on every node, failed in a collective and in nothing else (see the module)."""
     nodes = {n: ranks for n, ranks in scan.node_ranks.items() if is_host(n) and ranks}
-    ranks = set(scan.rank_nodes)
-    if len(nodes) < MIN_NODES or len({len(r) for r in nodes.values()}) != 1 or not ranks:
+    if not nodes or len({len(r) for r in nodes.values()}) != 1:
         return False
-    if set().union(*nodes.values()) != ranks or ranks != set(range(len(ranks))):
+    placed: set[int] = set().union(*nodes.values())
+    # ranks whose lines no host placed (an `srun --label` task whose lines never name its machine) sit on nodes
+    # no line names, as many per node as on the named ones
+    unplaced = {r for n, rs in scan.node_ranks.items() if not is_host(n) for r in rs} - placed
+    per = len(next(iter(nodes.values())))
+    if len(unplaced) % per or len(nodes) + len(unplaced) // per < MIN_NODES:
+        return False
+    ranks = placed | unplaced
+    if placed != set(scan.rank_nodes) or ranks != set(range(len(ranks))):
         return False  # a rank no line names: it may be the one that stopped in silence
     waited: set[int] = set()
     other: set[int] = set()

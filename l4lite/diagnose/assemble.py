@@ -179,7 +179,8 @@ def _before(save: dict[str, Any], failure_time: float | None, failure_iteration:
     its weights, so it is not before."""
     t = save["time"]
     if failure_time is not None and t is not None:
-        if t > failure_time:
+        # a failure timed to the second (a stuck rank's last second) may come anywhere in that second
+        if t > (failure_time + 0.999 if failure_time == int(failure_time) else failure_time):
             return False
         if t < failure_time - TIE_SECONDS:
             return True

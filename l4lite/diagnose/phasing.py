@@ -7,6 +7,7 @@ markers, in that order; an untimed line is placed by the next stamped line of it
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 from l4lite.detect.base import Finding
@@ -32,6 +33,9 @@ ZONE_TOLERANCE = 60.0  # seconds an offset between two nodes' clocks may lie fro
 RESTART = 5.0
 _MATE_WINDOW = 60.0  # seconds between a frameless failure and its node-mate's traceback that date it alike
 _SUMMARY_WINDOW = 600.0  # seconds after an untimed root line in which its node's launcher summary counts
+# a progress line that states its step as the run's last: a step counter's word, then N/N (``step 40/40``,
+# Megatron's ``iteration       40/      40``); a bar's bare ``40/40`` may count one epoch's batches
+_LAST_STEP = r"\b(?:step|iteration|iter|global_step)\s*[:=]?\s*{n}\s*/\s*{n}\b"
 
 
 def written_by(scan: JobScan, records: Sequence[Record]) -> float | None:
@@ -116,7 +120,22 @@ def phase_of(f: Finding, scan: JobScan, trackers: dict[str | None, list[PhaseEve
         # a save's start marker still standing (its end printed nothing a marker knows), while the failure's own
         # frames are the training loop's: the next step's batches, backward pass or optimizer step
         return "train"
+    if phase == "train" and after_last_step(scan, f.time if f.time is not None else (r.time if r else None)):
+        return "shutdown"
     return phase
+
+
+def after_last_step(scan: JobScan, t: float | None) -> bool:
+    """Whether time ``t`` falls after the run's last training step: the job's last progress line states its step
+    as the run's last (``step 40/40``). The loop was over by then, so what fails later (a rank that never reaches
+    the closing barrier, a teardown) fails in the run's shutdown, whether or not the trainer prints an end line."""
+    train = [p for p in scan.metrics if p.kind == "train" and p.time is not None and p.iteration]
+    if t is None or not train:
+        return False
+    last = max(train, key=lambda p: (p.time, p.iteration))
+    if (t + 0.999 if t == int(t) else t) < last.time:  # a timestamp to the second covers the whole second
+        return False
+    return re.search(_LAST_STEP.format(n=last.iteration), last.text, re.I) is not None
 
 
 def _phase_of_lines(f: Finding, scan: JobScan, trackers: dict[str | None, list[PhaseEvent]],

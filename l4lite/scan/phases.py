@@ -28,6 +28,7 @@ _MARKERS: tuple[tuple[str, str], ...] = (
     ("Successfully saved checkpoint", "checkpoint_saved"),
     ("is ready now!", "checkpoint_saved"),  # DeepSpeed "[Torch] Checkpoint global_step100 is ready now!"
     ("Saved checkpoint", "checkpoint_saved"),
+    ("saved checkpoint", "checkpoint_saved"),  # a script's own "saved checkpoint <path>" after its save call
     ("Model weights saved in", "checkpoint_saved"),  # Hugging Face Trainer, the last file of a save
     ("Checkpoint saved", "checkpoint_saved"),
     ("checkpoint saved", "checkpoint_saved"),
@@ -165,6 +166,10 @@ _FRAME_PHASE: tuple[tuple[re.Pattern[str], str], ...] = (
                 r"_broadcast_model|_configure_distributed_model)\b"), "init"),
     (re.compile(r"\bin (?:train_step|training_step|forward_step|backward_step|_inner_training_loop|"
                 r"train_epoch|_optimizer_step|optimizer_step|run_iter|run_epoch)\b"), "train"),
+    # the error itself, last in a traceback: a write refused (full, read-only, over quota or size limit) to a file
+    # the line names as a checkpoint is that checkpoint's save, or its copy, whatever thread wrote it
+    (re.compile(r"(?:No space left on device|Read-only file system|Disk quota exceeded|File too large)\b[^\n]*?"
+                r"(?:checkpoint|ckpt)", re.I), "checkpoint"),
 )
 
 
