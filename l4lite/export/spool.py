@@ -26,8 +26,7 @@ BATCH_RECORDS = 32_768
 BATCH_TEXT_BYTES = 1 << 28  # a batch's text stays far below Arrow's 2 GiB string offsets
 _CODED = ("file", "node", "rank", "gpu", "source", "level")
 _INT32 = np.dtype(np.int32)
-# a record's fields in the spool: the coded columns', then its line, end line, time and text (``add_records``)
-_RECORD_FIELDS = attrgetter(*_CODED, "line", "end_line", "time", "text")
+_GETTERS = {name: attrgetter(name) for name in (*_CODED, "line", "end_line", "time", "text")}  # ``add_records``
 
 
 def spool_schema() -> Any:
@@ -101,11 +100,12 @@ class _CodedColumn:
         self.chunks.append(np.full(n, self.code(value), _INT32))
 
     def extend(self, values: Sequence[Any]) -> None:
-        # the batch's values looked up in one pass where all are known (most records: one file, node, level...)
-        codes = list(map(self.index.get, values))
-        if None in codes:
-            codes = list(map(self.code, values))
-        self.chunks.append(codes)
+        # the values new to the batch first (a code is an index into its values, in any order), then every
+        # value's code in one pass of ``dict.get``, not a call per value
+        index = self.index
+        for value in set(values).difference(index):
+            self.code(value)
+        self.chunks.append(list(map(index.get, values)))
 
     def array(self, arrow_type: Any) -> Any:
         """The column as Arrow values, and a fresh start for the next batch."""
@@ -146,20 +146,18 @@ class SpoolBatch:
         self.text_bytes = 0
 
     def add_records(self, records: list[Record], clusters: list[int]) -> None:
-        """Records' fields into the columns: read in one pass (an ``attrgetter`` of all of them, transposed), not
-        a list per field, for a file read record by record (a CRI or journal file) spools every line here."""
+        """Records' fields into the columns, each read by a ``map`` of its getter (no Python frame per record): a
+        file read record by record (a CRI or journal file) spools every line here."""
         if not records:
             return
-        columns = list(zip(*map(_RECORD_FIELDS, records), strict=True))
         coded = self.coded
-        for name, values in zip(_CODED, columns, strict=False):
-            coded[name].extend(values)
-        line, end_line, times, texts = columns[len(_CODED):]
-        self.lines.append(line)
-        self.end_lines.append(end_line)
-        self.times.append(np.array(times, np.float64))  # a record without a time: NaN
+        for name in _CODED:
+            coded[name].extend(list(map(_GETTERS[name], records)))
+        self.lines.append(list(map(_GETTERS["line"], records)))
+        self.end_lines.append(list(map(_GETTERS["end_line"], records)))
+        self.times.append(np.array(list(map(_GETTERS["time"], records)), np.float64))  # no time: NaN
         self.clusters.append(list(clusters))
-        self._add_texts(texts)
+        self._add_texts(list(map(_GETTERS["text"], records)))
         self.rows += len(records)
 
     def add_run(self, run: ShapeRun, clusters: list[int]) -> None:
