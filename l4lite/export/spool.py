@@ -10,7 +10,8 @@ those of a record-by-record build (``tests/test_runs.py`` compares both).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ BATCH_RECORDS = 32_768
 BATCH_TEXT_BYTES = 1 << 28  # a batch's text stays far below Arrow's 2 GiB string offsets
 _CODED = ("file", "node", "rank", "gpu", "source", "level")
 _INT32 = np.dtype(np.int32)
+_GETTERS = {name: attrgetter(name) for name in (*_CODED, "line", "end_line", "time", "text")}  # ``add_records``
 
 
 def spool_schema() -> Any:
@@ -83,14 +85,12 @@ class _CodedColumn:
     __slots__ = ("index", "values", "chunks")
 
     def __init__(self) -> None:
-        self.index: dict[Any, int] = {}
+        self.index: dict[Any, int] = {None: -1}
         self.values: list[Any] = []
         self.chunks: list[Any] = []  # numpy arrays and lists of codes
 
     def code(self, value: Any) -> int:
-        if value is None:
-            return -1
-        c = self.index.get(value)
+        c = self.index.get(value)  # None: -1
         if c is None:
             c = self.index[value] = len(self.values)
             self.values.append(value)
@@ -99,8 +99,13 @@ class _CodedColumn:
     def fill(self, value: Any, n: int) -> None:
         self.chunks.append(np.full(n, self.code(value), _INT32))
 
-    def extend(self, values: Iterable[Any]) -> None:
-        self.chunks.append(list(map(self.code, values)))
+    def extend(self, values: Sequence[Any]) -> None:
+        # the values new to the batch first (a code is an index into its values, in any order), then every
+        # value's code in one pass of ``dict.get``, not a call per value
+        index = self.index
+        for value in set(values).difference(index):
+            self.code(value)
+        self.chunks.append(list(map(index.get, values)))
 
     def array(self, arrow_type: Any) -> Any:
         """The column as Arrow values, and a fresh start for the next batch."""
@@ -111,7 +116,7 @@ class _CodedColumn:
             values = strings(self.values)
         else:
             values = numbers(np.array(self.values, np.int64), arrow_type)
-        self.index.clear()
+        self.index = {None: -1}
         self.values = []
         self.chunks = []
         return values.take(numbers(codes, pa.int32(), codes < 0))
@@ -141,16 +146,18 @@ class SpoolBatch:
         self.text_bytes = 0
 
     def add_records(self, records: list[Record], clusters: list[int]) -> None:
+        """Records' fields into the columns, each read by a ``map`` of its getter (no Python frame per record): a
+        file read record by record (a CRI or journal file) spools every line here."""
         if not records:
             return
         coded = self.coded
         for name in _CODED:
-            coded[name].extend([getattr(r, name) for r in records])
-        self.lines.append([r.line for r in records])
-        self.end_lines.append([r.end_line for r in records])
-        self.times.append([np.nan if r.time is None else r.time for r in records])
+            coded[name].extend(list(map(_GETTERS[name], records)))
+        self.lines.append(list(map(_GETTERS["line"], records)))
+        self.end_lines.append(list(map(_GETTERS["end_line"], records)))
+        self.times.append(np.array(list(map(_GETTERS["time"], records)), np.float64))  # no time: NaN
         self.clusters.append(list(clusters))
-        self._add_texts([r.text for r in records])
+        self._add_texts(list(map(_GETTERS["text"], records)))
         self.rows += len(records)
 
     def add_run(self, run: ShapeRun, clusters: list[int]) -> None:
@@ -193,7 +200,11 @@ class SpoolBatch:
             codes = np.array([column.code(getattr(table[x], name)) for x in distinct.tolist()], _INT32)
             column.chunks.append(codes[inverse])
 
-    def _add_texts(self, texts: list[str]) -> None:
+    def _add_texts(self, texts: Sequence[str]) -> None:
+        joined = "".join(texts)
+        if joined.isascii():  # a character is a byte: encoded once, each text's length its byte length
+            self._add_text(joined.encode("ascii"), list(map(len, texts)))
+            return
         encoded = [text.encode("utf-8", "surrogatepass") for text in texts]
         self._add_text(b"".join(encoded), list(map(len, encoded)))
 

@@ -116,6 +116,9 @@ class RunShape:
     # of a folded shape: where in its message the miner's key may fold words, and a memo of the keys of the
     # messages of its lines (``wide_key``)
     wide: Any = field(default=None, compare=False, repr=False)
+    # the miner's key of its message (``shape.hex_key``; ``mining.runmine.mine_run``), found once per shape rather
+    # than once per run it is in: lines with numbers of changing width (metric lines) are many shapes in each run
+    miner_key: bytes | None = field(default=None, compare=False, repr=False)
 
     @property
     def clocked(self) -> bool:

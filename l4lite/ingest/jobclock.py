@@ -80,6 +80,13 @@ def in_job_time(items: Iterator[T], ctx: Any, node: str | None) -> Iterator[T]:
     """One file's records and runs in the job's time: a file of one node (``node``) by its clock's step back
     (``steps``) and then its zone (``zones``); a file no path places (several nodes' lines) line by line by its
     writer's. Both readers, ``ingest.reader`` (a whole file) and ``live.reader`` (lines as they come), call this."""
+    # a clock with no step and no zone to read back hands its items on as they are, through no generator of its
+    # own (a file read record by record passes every line through each)
     if node is not None:
-        return in_zone(in_step(items, ctx.clock_steps.get(node)), ctx.node_shifts.get(node, 0.0))
+        step, seconds = ctx.clock_steps.get(node), ctx.node_shifts.get(node, 0.0)
+        if step is not None:
+            items = in_step(items, step)
+        return in_zone(items, seconds) if seconds else items
+    if not ctx.node_shifts and not ctx.clock_steps:
+        return items
     return in_writer_zones(items, ctx.node_shifts, ctx.clock_steps)

@@ -92,8 +92,8 @@ def without_jumps(items: Iterator[T], others_end: float | None) -> Iterator[T]:
                 t = item.time - shift
                 if shift and t < before - MAX_PAUSE <= item.time:  # type: ignore[operator]
                     shift, t = 0.0, item.time  # read as written again
-                elif before is not None and (jump := jump_of(before, t, others_end)) and \
-                        not _WAITED.search(item.text):
+                elif before is not None and t - before >= QUARTER and (jump := jump_of(before, t, others_end)) \
+                        and not _WAITED.search(item.text):  # (``jump_of``'s first test inline: no gap, no jump)
                     shift += jump
                     t -= jump
                 item.time = before = t

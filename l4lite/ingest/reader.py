@@ -141,8 +141,9 @@ def read_file(input_file: InputFile, options: IngestOptions, accounting: Account
     pids = reader.ctx.pids if reader.path_node is None else None  # hostless lines named by their agent's pid
     quoted = reader.ctx.quoted if reader.path_node is None else None  # or by the summary quoting their exception
     items = reader.zoned(reader.run(runs and not pids and not quoted))
-    items = without_jumps(items,  # a clock's jump, whole-second ties
-                          peers_end(reader.ctx.node_ends, reader.path_node))
+    others_end = peers_end(reader.ctx.node_ends, reader.path_node)
+    if others_end is not None:  # a clock's jump (``jumps``), read against the other nodes' ends
+        items = without_jumps(items, others_end)
     items = in_line_order(items, placed)
     if input_file.parts and options.streams is not None:  # a rotated log: one stream, its pieces noted
         options.streams.starts[input_file.rel] = reader.pieces  # filled as the chain is read

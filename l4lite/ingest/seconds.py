@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 from typing import TypeVar
 
 import numpy as np
@@ -33,8 +34,14 @@ def _placed(t: float, before: float | None, text: str) -> float:
         return t
     # a line stamped in that second comes after the record before; one with no stamp of its own (a traceback),
     # or a wrong clock's (given the time of the line before), keeps that record's time as placed
-    own = f":{int(t % 3600 // 60):02d}:{int(t % 60):02d}" in text[:_HEAD]
+    own = _clock(t) in text[:_HEAD]
     return round(min(before + STEP, t + _LAST), 6) if own else before
+
+
+@lru_cache(maxsize=256)
+def _clock(t: float) -> str:
+    """``:MM:SS`` of a whole second: the lines that tie are many to one second, so it is written once per second."""
+    return f":{int(t % 3600 // 60):02d}:{int(t % 60):02d}"
 
 
 class SecondOrder:
@@ -79,10 +86,16 @@ def in_line_order(items: Iterator[T], before: float | None = None) -> Iterator[T
     """``items`` (one file's records and runs, in file order) with whole-second ties in file order (see the
     module docstring); a run's times as its records' would be. ``before``: where the record before the first
     was placed (a piece's lead, ``last_placed``)."""
+    floor = math.floor
     for item in items:
         if isinstance(item, Record):
-            if item.time is not None:
-                item.time = before = _placed(item.time, before, item.text)
+            t = item.time
+            if t is not None:
+                # ``_placed``'s first test inline: a record that ties with none before it keeps its time
+                if before is None or not t <= before < t + _LAST or t != floor(t):
+                    before = t
+                else:
+                    item.time = before = _placed(t, before, item.text)
         elif times := getattr(item, "times", None):
             arr = np.asarray(times, dtype=np.float64)
             ties = tie_rows(arr, before)

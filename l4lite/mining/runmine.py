@@ -49,15 +49,20 @@ def mine_run(run: ShapeRun, miner: Any, strip: Callable[[str], str] | None = Non
         if sh.fold_from >= 0:
             folded.add(x)
             continue
-        key = sh.msg_key
-        if key is None or strip is not None:  # every message of one line shape has the same key
-            msg = run.texts[shapes.index(x)][sh.msg_start:sh.msg_end]
-            if strip is not None:
-                starts[x] += len(msg) - len(strip(msg))
-            key = shape_of(msg[starts[x] - sh.msg_start:])
-        # the miner files a key's answers under its hex-folded form (``add`` of a message with either key is the
-        # same): an NCCL init line's ``comm 0xd481636bf2`` is a new shape and key on every line, not this
-        key = key_of[x] = hex_key(key)
+        key = sh.miner_key if strip is None else None
+        if key is None:
+            key = sh.msg_key
+            if key is None or strip is not None:  # every message of one line shape has the same key
+                msg = run.texts[shapes.index(x)][sh.msg_start:sh.msg_end]
+                if strip is not None:
+                    starts[x] += len(msg) - len(strip(msg))
+                key = shape_of(msg[starts[x] - sh.msg_start:])
+            # the miner files a key's answers under its hex-folded form (``add`` of a message with either key is
+            # the same): an NCCL init line's ``comm 0xd481636bf2`` is a new shape and key on every line, not this
+            key = hex_key(key)
+            if strip is None:  # the key of the shape's whole message: the same in every run of it
+                sh.miner_key = key
+        key_of[x] = key
         if miner.needs_tokens(key):
             checked.add(x)
     if not checked and not folded:
