@@ -36,8 +36,8 @@ MARGIN = 0.03  # percentage points (as a fraction) a pin may lose to noise from 
 # 64.0 -> 64.5 and phase 93.0 -> 92.5 in the lowest layouts; held-out category lowered 64.5 -> 63.5 on 2026-12-06
 # when the learned model was retrained without held-out and score-only text, two held-out excerpts read
 # otherwise; dev 85.3 -> 86.4 and held-out 63.5 -> 64.0 on 2026-12-07 when a generic rule's framing alone, the
-# words its own examples print around its mechanism, was no longer read by the learned model); see
-# docs/evaluation.md for the tables.
+# words its own examples print around its mechanism, was no longer read by the learned model, and again with 120
+# more labelled lines and the retrained model); see docs/evaluation.md for the tables.
 PINS: dict[str, dict[str, float]] = {  # 477 excerpts: dev 221 from 216 sources, holdout 256 from 244 sources
     "dev": {"status": 0.991, "category": 0.864, "top1": 0.978, "phase": 0.956, "evidence_f1": 0.994},
     "holdout": {"status": 0.984, "category": 0.640, "top1": 0.922, "phase": 0.925, "evidence_f1": 0.943},

@@ -175,7 +175,7 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
                          r"divisible by|invalid (?:value|argument|choice|configuration|config)|misconfigur|"
                          r"environment variable|TIME LIMIT|DUE TO TIME|CANCELLED|Permission denied|EACCES|"
                          r"/dev/shm|posix_fallocate|shared memory|\bshm\b|unrecognized arguments|"
-                         r"required argument|KeyError|ValueError|"
+                         r"required argument|ValueError|"
                          # the environment the job was started in: a package not installed, a build for other
                          # GPUs, a per-process limit, a launch without the distributed launcher
                          r"ModuleNotFoundError|No module named|not compatible with the current|"
@@ -186,7 +186,9 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
                          r"world size of \d+ but the current world size|world size (?:mismatch|does not match)|"
                          # a file that was never a pickle (a Git LFS pointer, an HTML page saved as the weights)
                          r"invalid load key"),
-    ("user_config", 1.0, r"not found|\bconfig\b|\bargs?\b|--\w+|\bNCCL_\w+|\bport\b|\bpath\b|\bsetting\b|\bparameter\b"),
+    # "KeyError" names the exception only: its labelled threads were a class name missing from the
+    # annotations (data) and a script's bug (software) more often than a configuration key (2026-12-07)
+    ("user_config", 1.0, r"KeyError|not found|\bconfig\b|\bargs?\b|--\w+|\bNCCL_\w+|\bport\b|\bpath\b|\bsetting\b|\bparameter\b"),
     # code: the program's own bugs and its build ("device-side assert" is no word of it: a kernel's check
     # failed, on labels or token ids out of range as often as on a wrong setting, never a bug in the threads)
     ("software", 3.0, r"undefined symbol|ImportError|Segmentation fault|SIGSEGV|segfault|"
