@@ -17,6 +17,7 @@ from l4lite.ingest.attribution import (
     NAMED_HOST_PREFIX,
     NCCL_HEADER,
     SRUN_LABEL,
+    SYSLOG_HOST,
     TORCHRUN_PREFIX,
     UCX_HEADER,
     normalize_host,
@@ -213,6 +214,12 @@ class HeaderReading(PlanLearning):
                 pass
             elif kind == "syslog" or kind == "rfc3339":
                 p, host, source, syslog_span, uptime_span = self._syslog_host(s, p, t, host)
+                if syslog_span is not None:
+                    host_span = syslog_span
+            elif kind == "uptime" and (j := SYSLOG_HOST.match(s, p)) is not None and (j[3] or j[2] == "kernel"):
+                # ``journalctl -o short-monotonic``: "[ 8123.456789] host python[4242]: ", the program's line (a
+                # kernel line only where the program is the kernel), its host the journal's
+                p, host, source, syslog_span, _ = self._syslog_host(s, p, t, host)
                 if syslog_span is not None:
                     host_span = syslog_span
             elif kind == "uptime" or kind == "delta" or kind[0] in "dk":  # dmesg forms, kern facility
