@@ -133,8 +133,6 @@ _MARKER_PIECES = cover(MARKER_WORDS)
 
 _CKPT_LOOKUP = re.compile(r"\b(?:search|look|find|restor|resum)\w*\s+(?:for\s+|from\s+)?(?:the\s+)?(?:\w+\s+)?"
                          r"checkpoints?\b", re.I)
-# a verb of loading before a checkpoint's save is named: the line loads what was saved
-_RESUMES = re.compile(r"\b(?:resum|restor|re-?load|load)\w*", re.I)
 _ITER = re.compile(r"\b(?:iteration|step|global_step|global step)[\s=:]*(\d+)", re.I)
 _EPOCHS = re.compile(r"\bat\s+(\d+)\s+epochs?\b")
 _PATH = re.compile(r"(?:\bto|:)\s+'?(/[^\s']+|[\w.-]+/[^\s']+)'?")
@@ -200,8 +198,6 @@ def match_marker(message: str) -> MarkerMatch | None:
             return MarkerMatch("load")  # "Search for history checkpoints...", "Restoring checkpoint ..."
         return None
     kind = _KIND[gate]
-    if kind in ("checkpoint", "checkpoint_saved") and _RESUMES.search(message, 0, message.find(gate)):
-        kind = "load"  # "resuming: checkpoint saved at ... (step 1200)": the save is quoted, the line loads it
     out = MarkerMatch(kind)
     if kind == "shutdown" and gate in _SUCCESS:
         out.detail["success"] = True
