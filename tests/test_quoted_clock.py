@@ -1,6 +1,6 @@
 """A rank's untimed stderr whose only timed line is a date it quotes (a job script's ``date`` of the run it
 resumes, a data record's ``created``): the file has no clock of its own, so the quoted date neither widens the
-times its reader accepts nor dates the traceback after it; and a line that resumes a saved checkpoint loads it."""
+times its reader accepts nor dates the traceback after it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import pytest
 
 from l4lite.api import analyze
 from l4lite.options import AnalyzeOptions
-from l4lite.scan.phases import match_marker
 
 JOB = Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs" / "184-megatron-idx_truncated"
 STDERR = "h100-sxm-044/torchelastic/run-184_7kma87m3/attempt_0/0/stderr.log"
@@ -40,9 +39,3 @@ def test_a_date_a_file_quotes_amid_untimed_lines_dates_nothing(tmp_path: Path, q
     assert abs(_when(incident.failure_time) - _when(truth["fault_time"])) < 60  # not 2024-03-01 12:00:00
     assert incident.category == truth["category"]
 
-
-def test_a_resumed_checkpoints_save_is_a_load() -> None:
-    assert match_marker("resuming: checkpoint saved at 2024-03-01 12:00:00 (step 1200)").kind == "load"
-    assert match_marker("Restoring from checkpoint saved at /ckpt/iter_0000200").kind == "load"
-    assert match_marker("Saved checkpoint to /ckpt/step_100").kind == "checkpoint_saved"
-    assert match_marker("[2024-01-01] checkpoint saved to /ckpt/iter_0000300").kind == "checkpoint_saved"
