@@ -79,6 +79,7 @@ from l4lite.ingest.spans import (
     SPIKE_SECONDS,
     FileSpan,
     apart_files,
+    clockless,
     dated_middle,
     first_written,
     job_span,
@@ -401,12 +402,14 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
 
 
 def _set_span(ctx: JobContext, spans: dict[str, FileSpan], files: Sequence[Any]) -> None:
-    """The job's span, and each file's sampled start and end, from the files' spans."""
+    """The job's span, and each file's sampled start and end, from the files' spans. A file whose one timed line
+    is a date it quotes (``spans.clockless``) has neither: its lines are held to the job's span, so the quoted
+    date is refused as a wrong clock's instead of dating the lines after it."""
     ctx.start, ctx.end = job_span(list(spans.values()))
     if ctx.end is not None:  # a stream sampled at its head only has no known end
         partial = {f.rel for f in files if getattr(f, "is_stdin", False) and not stdin_sample().whole}
-        ctx.file_ends = {rel: v.last for rel, v in spans.items() if rel not in partial}
-        ctx.file_starts = {rel: v.first for rel, v in spans.items() if v.headed}
+        ctx.file_ends = {rel: v.last for rel, v in spans.items() if rel not in partial and not clockless(v)}
+        ctx.file_starts = {rel: v.first for rel, v in spans.items() if v.headed and not clockless(v)}
 
 
 def job_year(files: Sequence[Any]) -> int | None:

@@ -17,6 +17,7 @@ from l4lite.ingest.attribution import (
     NAMED_HOST_PREFIX,
     NCCL_HEADER,
     SRUN_LABEL,
+    SYSLOG_HOST,
     TORCHRUN_PREFIX,
     UCX_HEADER,
     normalize_host,
@@ -28,7 +29,7 @@ from l4lite.ingest.planlearn import MAX_PLANS, PlanLearning
 from l4lite.ingest.plantrust import DIGITS, MISMATCH, planned_level, planned_message
 from l4lite.ingest.relay import relayed
 from l4lite.ingest.shape import shape_of
-from l4lite.ingest.timespots import spot_time
+from l4lite.ingest.timespots import EPOCH_SPOT, spot_time
 from l4lite.records import Record
 
 QUEUED: Any = object()  # ``_head_planned``'s answer for a line it queued as the start of a multi-line record
@@ -195,7 +196,7 @@ class HeaderReading(PlanLearning):
             ts_second = p1
             t, end, level, kind = self.ts.parse(s, p1)
         inner = False  # the time sits inside the message (a JSON record's field): the message keeps it
-        if not end and self.spot and (s[p:p + 1] in ("[", "{") or self.spot[-1] == "="):
+        if not end and self.spot and (s[p:p + 1] in ("[", "{") or self.spot[-1] == "=" or self.spot == EPOCH_SPOT):
             at, (t, end, level, kind) = spot_time(self.ts, s, p, self.spot)
             if at >= 0:
                 ts_second = at
@@ -213,6 +214,12 @@ class HeaderReading(PlanLearning):
                 pass
             elif kind == "syslog" or kind == "rfc3339":
                 p, host, source, syslog_span, uptime_span = self._syslog_host(s, p, t, host)
+                if syslog_span is not None:
+                    host_span = syslog_span
+            elif kind == "uptime" and (j := SYSLOG_HOST.match(s, p)) is not None and (j[3] or j[2] == "kernel"):
+                # ``journalctl -o short-monotonic``: "[ 8123.456789] host python[4242]: ", the program's line (a
+                # kernel line only where the program is the kernel), its host the journal's
+                p, host, source, syslog_span, _ = self._syslog_host(s, p, t, host)
                 if syslog_span is not None:
                     host_span = syslog_span
             elif kind == "uptime" or kind == "delta" or kind[0] in "dk":  # dmesg forms, kern facility
@@ -263,7 +270,7 @@ class HeaderReading(PlanLearning):
                 if ts_second >= 0:
                     if end:
                         return False, None
-                    if self.spot[-1:] == "=":  # a logfmt time, and its level field
+                    if self.spot[-1:] == "=" or self.spot == EPOCH_SPOT:  # a logfmt time and its level, an epoch head
                         t, end, lvl, kind = spot_time(self.ts, s, ts_first, self.spot)[1]
                     else:
                         t, end, lvl, kind = (self.ts.epoch if ts_kind == "epoch" else parse)(s, ts_second)

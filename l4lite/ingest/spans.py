@@ -142,7 +142,7 @@ def apart_files(spans: dict[str, FileSpan], written: dict[str, float | None] | N
     an error file of the job says the job failed (``stated``: their epoch seconds, zone-free, within ``STATED``)
     is the job's, however far the others' clocks lie from it (a node in a zone of its own that jumped an hour)."""
     own = sorted(((v.first, v.last, rel) for rel, v in spans.items()
-                  if not v.system and not is_kernel_log(rel) and not _one_timed_line(v)))
+                  if not v.system and not is_kernel_log(rel) and not clockless(v)))
     if len(own) < 2:
         return {}
     groups: list[list[tuple[float, float, str]]] = []
@@ -188,11 +188,12 @@ def apart_files(spans: dict[str, FileSpan], written: dict[str, float | None] | N
     return out
 
 
-def _one_timed_line(span: FileSpan) -> bool:
+def clockless(span: FileSpan) -> bool:
     """Whether a file's span rests on one timed line amid untimed ones, not its first: a date the file's lines
     quote (a `date` of the run it resumes, a record's own time field), not a clock the file writes by. Such a file
-    neither joins nor is set apart from the job's groups. A file whose first line is its one timed line (a
-    start-up line, then a library's untimed lines) and a file of one line keep their span."""
+    neither joins nor is set apart from the job's groups, and has no start or end of its own that would widen
+    the times its reader accepts (``context``). A file whose first line is its one timed line (a start-up line,
+    then a library's untimed lines) and a file of one line keep their span."""
     return len(span.times) == 1 and span.lines > 1 and span.first_at > 0
 
 
@@ -240,7 +241,7 @@ def lone_years(lines: Sequence[str], dated: Sequence[DatedLine], written: float 
         near = [t for t in (_nearest(parser, lines, d.at, -1, spot), _nearest(parser, lines, d.at, 1, spot))
                 if t is not None]
         if (near and not any(_days_apart(own, t) <= 1.0 for t in near)) or (not near and 0 < d.at < len(lines)):
-            out[d.year] += 1  # off the lines near it, or the one time among lines of none (``_one_timed_line``)
+            out[d.year] += 1  # off the lines near it, or the one time among lines of none (``clockless``)
     return out
 
 

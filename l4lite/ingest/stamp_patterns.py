@@ -23,6 +23,10 @@ _OFFSET = r"(Z|[+-]\d\d(?::?\d\d)?)?"
 ISO = re.compile(r"((\d{4})[-/](\d\d)[-/](\d\d)[T ](\d\d):(\d\d):(\d\d))(?:[.,](\d{1,9}))?" + _OFFSET
                  + r"(?=[\s|\],\"]|: |$)[,:]? *(?:>> )?")
 # 1732852924.849 / 1732852924849  (a JSON record's epoch seconds, milli-, micro- or nanoseconds: ``timespots``)
+# 1733558400.123456 / [1733558400] first on a line (moreutils ``ts '%.s'``, loggers that print ``time.time()``):
+# seconds of ten digits (2001 to 2286) or milliseconds of thirteen, bare with a fraction or in brackets; read only
+# where a file's lines open with it (``timespots``), never from a number inside a message
+EPOCH_HEAD = re.compile(r"(?:\[(\d{10}|\d{13})(?:\.(\d{1,9}))?\]|(\d{10}|\d{13})\.(\d{1,9})) +(?=\S)")
 EPOCH = re.compile(r"(\d{9,19})(?:\.(\d{1,9}))?(?=[\s,}\]]|$)")
 # 09/11/2024 17:52:18  (HF example scripts) / 12/03/2026 02:38:23 PM  (the logging docs' ``%m/%d/%Y %I:%M:%S %p``)
 US = re.compile(r"((\d\d)/(\d\d)/(\d{4}) (\d\d):(\d\d):(\d\d))(?:[.,](\d{1,9}))?(?: ([AP]M))?(?= |$) *")

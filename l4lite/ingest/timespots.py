@@ -11,6 +11,12 @@ key (``'"time":'``) or a logfmt key (``"time="``), whose value is the line's tim
 level) while the whole line stays its message. It is learnt once per file from its first lines (``learn_spot``), so that every
 line of the file, whichever reader reads it (line by line, by shape plans, in runs, a piece of it), is read the
 same way; a file whose first lines show no such spot has none (the empty string), and its lines are read as before.
+
+A file whose first line opens with epoch seconds (``1733558400.123 ...`` as moreutils ``ts '%.s'`` prefixes every
+line, ``[1733558400] ...``) has the spot ``EPOCH_SPOT``: every line's leading epoch number is its time and the
+rest its header and message. Only the first line decides it, as a wrapper that stamps lines stamps the first one
+too: a number that opens some later line (a count, an id) is never read as a time, and the live reader, which
+learns a spot line by line, decides it alike.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from l4lite.ingest.attribution import ACTOR_PREFIX, KUBECTL_PREFIX, MPI_TAG, SRUN_LABEL, TORCHRUN_PREFIX
-from l4lite.ingest.stamp_patterns import iso_layout
+from l4lite.ingest.stamp_patterns import EPOCH_HEAD, fraction, iso_layout
 from l4lite.ingest.stamp_patterns import zoned_layout as header_zoned_layout
 from l4lite.ingest.timestamps import NO_STAMP, TimestampParser
 
@@ -43,6 +49,7 @@ _KV_LEVELS = {"trace": "debug", "debug": "debug", "info": "info", "notice": "inf
               "warning": "warning", "error": "error", "err": "error", "fatal": "error", "panic": "error",
               "crit": "error", "critical": "error", "alert": "error", "emerg": "error"}
 _DIGITS = frozenset("0123456789")
+EPOCH_SPOT = "#"  # the spot of a file whose lines open with epoch seconds (not a tag, key or logfmt key)
 
 
 def strip_stream_prefixes(line: str, label_streams: dict[str, set[str]] | None = None) -> str:
@@ -112,6 +119,8 @@ def spot_time(parser: TimestampParser, s: str, p: int,
               spot: str) -> tuple[int, tuple[float | None, int, str | None, str]]:
     """Where the spot puts a line's time and ``parser``'s reading of it there (``TimestampParser.parse``'s answer;
     ``epoch`` for a number in a JSON field), or (-1, NO_STAMP)."""
+    if spot == EPOCH_SPOT:
+        return epoch_head(s, p)
     at = value_at(s, p, spot)
     if at < 0:
         return -1, NO_STAMP
@@ -125,10 +134,22 @@ def spot_time(parser: TimestampParser, s: str, p: int,
     return at, parser.parse(s, at)
 
 
-def learn_spot(lines: Iterable[str], year: int | None = None) -> str:
+def epoch_head(s: str, p: int) -> tuple[int, tuple[float | None, int, str | None, str]]:
+    """A line's leading epoch time at ``p`` (``EPOCH_SPOT``): where its digits start and its reading (the header
+    ends after the spaces that follow it), or (-1, NO_STAMP)."""
+    m = EPOCH_HEAD.match(s, p)
+    if m is None:
+        return -1, NO_STAMP
+    whole, part, at = (m[1], m[2], m.start(1)) if m[1] else (m[3], m[4], m.start(3))
+    t = int(whole) + fraction(part)
+    return at, (t if len(whole) == 10 else t / 1000.0, m.end(), None, "epoch")
+
+
+def learn_spot(lines: Iterable[str], year: int | None = None, opening: bool = True) -> str:
     """The time spot of a file from its first lines: the tag, JSON key or logfmt key they show (the first shown by ``ENOUGH``
     lines, else the one most lines show), where a line has no time first and one can be read there; "" when
-    none does."""
+    none does. ``EPOCH_SPOT`` when the first of them opens with epoch seconds and no other header (``opening``:
+    whether the first of ``lines`` is the file's first non-blank line)."""
     parser = TimestampParser(year)
     found: Counter[str] = Counter()
     n = 0
@@ -138,6 +159,10 @@ def learn_spot(lines: Iterable[str], year: int | None = None) -> str:
         n += 1
         if n > LEARN_LINES:
             break
+        if n == 1 and opening:
+            s = strip_stream_prefixes(raw)
+            if epoch_head(s, 0)[0] >= 0 and not parser.parse(s)[1]:
+                return EPOCH_SPOT
         head = raw[:_REACH]
         if "[" not in head and "{" not in head and "=" not in head:
             continue

@@ -463,6 +463,8 @@ class TimestampParser:
                 return NO_STAMP
             if m[1]:  # [  +0.000316]: a delta, no absolute time
                 return None, m.end(), None, "delta"
+            if len(m[2]) in (10, 13):  # [1733558400.123]: epoch seconds (ms), no uptime (a file's time spot reads them)
+                return NO_STAMP
             return self.uptime(int(m[2]) + fraction(m[3])), m.end(), None, "uptime"
         if c1 in UPPER:
             if c1 in "IWEF" and s[pos + 2:pos + 3] in DIGITS:

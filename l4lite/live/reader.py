@@ -242,7 +242,7 @@ class IngestLineReader:
 
         if text.isspace():
             return
-        spot = learn_spot((text,))
+        spot = learn_spot((text,), opening=not self._spotless)
         if spot:
             self.r.spot = spot
             return
