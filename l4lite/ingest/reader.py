@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from l4lite.errors import L4Error
 from l4lite.ingest import lineclass as lc
+from l4lite.ingest.agents import glog_pid
 from l4lite.ingest.attribution import GLOBAL_WEIGHT, RankMap, compile_node_from, pod_hosts
 from l4lite.ingest.context import JobContext, build_context
 from l4lite.ingest.cri import CRI_HEAD_LINES, cri_prefix, without_cri_prefix
@@ -177,6 +178,9 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
         self.streams: dict[str, list] = {}  # stream -> [host, gpu] seen on lines of that stream
         self.mixed = input_file.rel in ctx.mixed  # lines of several hosts: its bare stream names none of them
         self.file_host: str | None = AMBIGUOUS if self.mixed else None  # its one host, if one
+        # where another node's agent starts in a ``cat`` of consoles: its streams are that node's, learnt anew
+        self.blocks = ctx.blocks.get(input_file.rel, ()) if self.mixed else ()
+        self.block_host: str | None = None  # the host of the agent whose block the reader is in (``ctx.pids``)
         self.hold = self.path_node is None and self.file_host is None
         self.last_time: float | None = None
         self.last_open: OpenRecord | None = None  # the latest record that may take continuation lines
@@ -266,7 +270,8 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
         plans = self.plans
         opened = self.open
         finish = self._finish
-        use_runs = self.opt.line_runs and self.opt.line_shapes and not self.cri
+        use_runs = self.opt.line_runs and self.opt.line_shapes and not self.cri and not self.blocks
+        starts = set(self.blocks)  # agents whose first line starts a block: the streams' hosts are forgotten there
         lineno = 0
         joined = 0  # CRI partial lines and Docker's 16 KiB parts, joined to the next line (``join_parts``)
         in_runs = False  # a block of the file was long enough to be read in runs
@@ -336,6 +341,8 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
                                             lineno += 1
                                             while out[0].closed:  # the record it closed
                                                 yield finish(out.popleft())
+                                            if starts and (pid := glog_pid(s)) in starts:  # as below
+                                                self.new_block(starts, pid)
                                             continue
                                 if r is not None:
                                     r.shape = key
@@ -355,6 +362,8 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
                         if out and out[0].closed and not self.hold:
                             while out and out[0].closed:
                                 yield finish(out.popleft())
+                        if starts and (pid := glog_pid(s)) in starts:  # another node's agent: its block begins
+                            self.new_block(starts, pid)
                 lineno = first + len(block)
                 if self.open and (len(self.open) > 1
                                   or lineno - next(iter(self.open.values())).end > _STALE_LINES):
@@ -385,6 +394,13 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
             for op in out:
                 acc.skip_lines("unconsumed", op.n)
             out.clear()
+
+    def new_block(self, starts: set[str], pid: str) -> None:
+        """Another node's agent begins its block of a ``cat``: what the lines above said of their streams is
+        forgotten, and a line that names no node of its own takes that agent's host (its pid's, ``ctx.pids``)."""
+        starts.discard(pid)
+        self.streams = {"": [None, None]}  # a mixed file's bare stream names no host: only there to be filled
+        self.block_host = self.ctx.pids.get(pid)
 
     def _line(self, lineno: int, s: str) -> Record | OpenRecord | None:
         """Handle one non-blank line.
