@@ -19,10 +19,11 @@ console reaching over its own span.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 # glog's header: ``W1206 08:02:44.466000 30189 ...``: month, day, time of day and the writer's pid
 _GLOG = re.compile(r"[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d(?:\.\d+)?) +(\d+) ")
@@ -122,6 +123,25 @@ def glog_pid(raw: str) -> str | None:
     """The writer's pid of a glog line (``W1206 08:02:44.466000 30189 ...``), or None."""
     m = _GLOG.match(raw) if raw[:1] in "IWEF" and raw[1:2].isdigit() else None
     return m[6] if m else None
+
+
+def in_agent_blocks(records: Iterable[Any], marks: list[tuple[int, str | None]]) -> Iterator[Any]:
+    """Records of a ``cat`` of several nodes' consoles, one that nothing else placed (its lines, stream, rank or
+    pid) taking the host of the agent whose block holds it: ``marks`` are (line, host) where each agent's block
+    begins, filled by the reader as it reads (a record comes after the line it ends on was read). Weakest of the
+    placings: a block reaches to the next agent's first line, so worker files cat'ed after their node's console
+    are that node's, but files cat'ed after every console would be the last agent's; only a host the job ties to
+    that agent's pid is given."""
+    for r in records:
+        if getattr(r, "node", "") is None and marks:
+            i = bisect_right(marks, r.line, key=_first) - 1
+            if i >= 0 and marks[i][1] is not None:
+                r.node = marks[i][1]
+        yield r
+
+
+def _first(mark: tuple[int, str | None]) -> int:
+    return mark[0]
 
 
 class FileAgents(NamedTuple):

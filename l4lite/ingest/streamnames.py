@@ -96,6 +96,4 @@ class StreamNames:
                 node = fh
             elif rank is not None and stream not in self.local_streams:  # a local rank is not in the map
                 node = self.rank_map.node_of(rank)
-            if node is None:  # in a ``cat`` of consoles: the host of the agent whose block holds the line
-                node = self.block_host
         return node, gpu
