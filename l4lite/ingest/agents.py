@@ -126,18 +126,21 @@ def glog_pid(raw: str) -> str | None:
 
 
 def in_agent_blocks(records: Iterable[Any], marks: list[tuple[int, str | None]]) -> Iterator[Any]:
-    """Records of a ``cat`` of several nodes' consoles, one that nothing else placed (its lines, stream, rank or
-    pid) taking the host of the agent whose block holds it: ``marks`` are (line, host) where each agent's block
-    begins, filled by the reader as it reads (a record comes after the line it ends on was read). Weakest of the
-    placings: a block reaches to the next agent's first line, so worker files cat'ed after their node's console
-    are that node's, but files cat'ed after every console would be the last agent's; only a host the job ties to
-    that agent's pid is given."""
+    """Records of a ``cat`` of several nodes' consoles: a copy the agent wrote into its console (its workers' lines
+    after torchrun's ``--tee`` prefix, ``[default0]:``) that nothing else placed (its lines, stream, rank or pid)
+    takes the host the job ties to the pid of the agent whose block holds it. ``marks`` are (line, host) where
+    each agent's block begins, filled by the reader as it reads (a record comes after the line it ends on was
+    read). Only the tee copies: a block reaches to the next agent's first line, and what lies between two
+    consoles (a node's kernel log, its ranks' own files) may be another node's, cat'ed in any order."""
     for r in records:
-        if getattr(r, "node", "") is None and marks:
+        if getattr(r, "node", "") is None and marks and _TEE.match(r.text):
             i = bisect_right(marks, r.line, key=_first) - 1
             if i >= 0 and marks[i][1] is not None:
                 r.node = marks[i][1]
         yield r
+
+
+_TEE = re.compile(r" *\[default\d{1,6}\]:")  # torchrun's ``--tee`` prefix: a worker's line copied by its agent
 
 
 def _first(mark: tuple[int, str | None]) -> int:
