@@ -120,6 +120,9 @@ CASES: dict[str, tuple[str, ...]] = {
                      "081-fabric-exception", "125-ddp-logfile_exception",
                      # two agents stating their pids on two hosts (145); a local rank's label doubled (150)
                      "145-hf-shm_small", "150-ddp-missing_module",
+                     # the second node's console cat'ed below the first's: its ``[default0]:`` traceback is its
+                     # own node's, not the host that prefix had in the block above (198), nor its tee copies (129)
+                     "198-ignite-data", "129-deepspeed-model_config",
                      # a Ray session folder cat'ed after the driver's output: the dashboard's start-up notice,
                      # minutes earlier, just below the driver's last lines is another file's, not the failure's
                      "069-ray-nan"),

@@ -159,6 +159,9 @@ class JobContext:
     # (``(RayTrainWorker pid=.., ip=IP)``) is that node's
     addresses: dict[str, str] = field(default_factory=dict)
     ranks: dict[str, int] = field(default_factory=dict)  # rel -> the rank its process states (``fileranks``)
+    # rel -> the pids of the agents whose first line starts another node's block in a mixed file (a ``cat`` of
+    # several nodes' consoles, ``agents.agent_starts``): its streams' hosts are learnt again from the block's lines
+    blocks: dict[str, list[str]] = field(default_factory=dict)
 
     def node_of(self, rel: str) -> str | None:
         """The node a file's path or its job-level facts give (lines may still name another, per line)."""
@@ -325,6 +328,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
                        rels)
     ctx.nodes.update(split.nodes)
     ctx.agents = max(whole.agents, split.agents)
+    ctx.blocks = {rel: b for rel, b in whole.blocks.items() if rel in ctx.mixed}
     ties = [t for s in samples.values() for t in s.ties] + whole.ties
     by_ranks = {rel: host for rel, vote in whole.files.items()  # a rank's file no path places: its ranks' node
                 if ctx.node_of(rel) is None and rel not in ctx.mixed and (_RANK_FOLDER.search(rel) or rel in split.nodes)
@@ -383,6 +387,9 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     for rel, vote in whole.files.items():  # each label of a merged stream where its lines or ranks say it runs
         if vote.labels or vote.label_ranks:
             ctx.task_hosts[rel] = {**ctx.task_hosts.get(rel, {}), **label_hosts(vote, ctx.rank_ties)}
+    for rel in ctx.blocks:  # a ``cat`` of several nodes' consoles: ``[default0]:`` is every node's first local rank
+        if rel in ctx.task_hosts:
+            ctx.task_hosts[rel] = {label: h for label, h in ctx.task_hosts[rel].items() if not label.startswith("[")}
     # banner ties of files no path places are mentions: weakest, after a stream's own (``reader`` reads them so)
     unplaced = [rel for rel in rels if ctx.node_of(rel) is None and rel in tasks]
     for tie in (*(t for rel in unplaced for t in samples.get(rel, FileSample()).mentions), *whole.mentions):

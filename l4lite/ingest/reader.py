@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from l4lite.errors import L4Error
 from l4lite.ingest import lineclass as lc
+from l4lite.ingest.agents import glog_pid, in_agent_blocks
 from l4lite.ingest.attribution import GLOBAL_WEIGHT, RankMap, compile_node_from, pod_hosts
 from l4lite.ingest.context import JobContext, build_context
 from l4lite.ingest.cri import CRI_HEAD_LINES, cri_prefix, without_cri_prefix
@@ -149,7 +150,8 @@ def read_file(input_file: InputFile, options: IngestOptions, accounting: Account
         options.streams.starts[input_file.rel] = reader.pieces  # filled as the chain is read
     elif input_file.parts:
         items = read_chain(items, reader.pieces)
-    return named_by_pid(items, pids or {}, quoted) if pids or quoted else items
+    items = named_by_pid(items, pids or {}, quoted) if pids or quoted else items
+    return in_agent_blocks(items, reader.block_marks) if reader.blocks else items
 
 
 class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
@@ -178,6 +180,9 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
         self.streams: dict[str, list] = {}  # stream -> [host, gpu] seen on lines of that stream
         self.mixed = input_file.rel in ctx.mixed  # lines of several hosts: its bare stream names none of them
         self.file_host: str | None = AMBIGUOUS if self.mixed else None  # its one host, if one
+        # where another node's agent starts in a ``cat`` of consoles: its streams are that node's, learnt anew
+        self.blocks = ctx.blocks.get(input_file.rel, ()) if self.mixed else ()
+        self.block_marks: list[tuple[int, str | None]] = []  # (line, host of its agent) where each block begins
         self.hold = self.path_node is None and self.file_host is None
         self.last_time: float | None = None
         self.last_open: OpenRecord | None = None  # the latest record that may take continuation lines
@@ -267,7 +272,8 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
         plans = self.plans
         opened = self.open
         finish = self._finish
-        use_runs = self.opt.line_runs and self.opt.line_shapes and not self.cri
+        use_runs = self.opt.line_runs and self.opt.line_shapes and not self.cri and not self.blocks
+        starts = set(self.blocks)  # agents whose first line starts a block: the streams' hosts are forgotten there
         lineno = 0
         joined = 0  # CRI partial lines and Docker's 16 KiB parts, joined to the next line (``join_parts``)
         in_runs = False  # a block of the file was long enough to be read in runs
@@ -337,6 +343,8 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
                                             lineno += 1
                                             while out[0].closed:  # the record it closed
                                                 yield finish(out.popleft())
+                                            if starts and (pid := glog_pid(s)) in starts:  # as below
+                                                self.new_block(starts, pid, lineno - 1)
                                             continue
                                 if r is not None:
                                     r.shape = key
@@ -356,6 +364,8 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
                         if out and out[0].closed and not self.hold:
                             while out and out[0].closed:
                                 yield finish(out.popleft())
+                        if starts and (pid := glog_pid(s)) in starts:  # another node's agent: its block begins
+                            self.new_block(starts, pid, lineno - 1)
                 lineno = first + len(block)
                 if self.open and (len(self.open) > 1
                                   or lineno - next(iter(self.open.values())).end > _STALE_LINES):
@@ -386,6 +396,14 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
             for op in out:
                 acc.skip_lines("unconsumed", op.n)
             out.clear()
+
+    def new_block(self, starts: set[str], pid: str, line: int) -> None:
+        """Another node's agent begins its block of a ``cat`` at ``line``: what the lines above said of their
+        streams is forgotten, and a record that nothing else places takes that agent's host (its pid's,
+        ``ctx.pids``; ``agents.in_agent_blocks``)."""
+        starts.discard(pid)
+        self.streams = {}
+        self.block_marks.append((line, self.ctx.pids.get(pid)))
 
     def _line(self, lineno: int, s: str) -> Record | OpenRecord | None:
         """Handle one non-blank line.

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from l4lite.ingest.agents import agents_at_once
+from l4lite.ingest.agents import agent_starts, agents_at_once
 from l4lite.ingest.attribution import (
     TORCHRUN_PREFIX,
     mixed_hosts,
@@ -253,6 +253,8 @@ class JobVote(NamedTuple):
     # the most nodes one file shows at once: torchelastic agents running at once (``agents_at_once``) or workers
     # of distinct first ranks (``rank_bases``)
     agents: int = 0
+    # rel -> the pids of the agents of other nodes whose first line starts a block of a mixed file (``agent_starts``)
+    blocks: dict[str, list[str]] = {}  # noqa: RUF012 - a NamedTuple's default, never changed in place
 
 
 def new_pid_reader() -> PidReader:
@@ -277,6 +279,7 @@ def vote_whole(nodes: dict[str, str | None], mixed: list[str], placed: Sequence[
     ties: list[tuple[int, str]] = []
     mentions: list[tuple[int, str]] = []
     files: dict[str, WholeVote] = {}
+    blocks: dict[str, list[str]] = {}
     agents = 0
 
     def read_whole(f: Any) -> WholeVote | None:
@@ -297,6 +300,8 @@ def vote_whole(nodes: dict[str, str | None], mixed: list[str], placed: Sequence[
             mentions += vote.mentions if f.rel in tasks else []
             pids = read[f.rel]
             agents = max(agents, at_once := agents_at_once(pids.glog, pids.children), len(vote.bases))
+            if at_once:
+                blocks[f.rel] = agent_starts(pids.glog, pids.children)
             if (at_once or len(vote.bases) > 1) and vote.hosts and f.rel not in mixed:
                 # two nodes' agents or workers: the one host named is one's
                 mixed.append(f.rel)
@@ -310,6 +315,8 @@ def vote_whole(nodes: dict[str, str | None], mixed: list[str], placed: Sequence[
             continue
         pids = read[f.rel]
         agents = max(agents, at_once := agents_at_once(pids.glog, pids.children), len(vote.bases))
+        if at_once:
+            blocks[f.rel] = agent_starts(pids.glog, pids.children)
         if mixed_hosts(vote.hosts) or len({h for _, h in pids.owners}) > 1 or at_once or len(vote.bases) > 1:
             # several writers named, or processes of two hosts stating their pids (each agent's failure summary,
             # its rendezvous name), or two nodes' agents or workers (``rank_bases``): a ``cat`` whose lines read as
@@ -321,7 +328,7 @@ def vote_whole(nodes: dict[str, str | None], mixed: list[str], placed: Sequence[
         elif (host := own_host(vote.hosts)) is not None:
             nodes[f.rel] = host
     mixed.sort()
-    return JobVote(ties, mentions, files, agents)
+    return JobVote(ties, mentions, files, agents, {rel: b for rel, b in blocks.items() if rel in mixed and b})
 
 
 def whole_writers(f: Any, also: Callable[[str], None] | None = None) -> WholeVote | None:
