@@ -132,26 +132,3 @@ def test_a_stuck_nodes_last_lines_name_their_component_in_the_lexicons_words() -
     assert said_by("epoch 3 done, writing summary") is None
     # a stall's own words are no diagnosis: the hang keeps its category
     assert said_by("One or more tensors were submitted by only a subset of ranks, which may cause a deadlock") is None
-
-
-def test_a_stuck_nodes_informational_last_lines_name_nothing() -> None:
-    """A communicator's set-up notice naming its network card says where the node was, not what broke: read as
-    a component only when its logger rated it a warning or more, or, unrated, when it is worded as trouble."""
-    from scan_helpers import DigitMiner
-
-    from l4lite.diagnose.ownlines import last_words
-    from l4lite.scan.scanner import scan_records
-
-    def said_by(line: str, level: str | None) -> str | None:
-        records = [rec(f"iteration {i} loss 2.0", node=n, time=1000.0 + i, line=i, file=f"{n}.log")
-                   for n in ("n1", "n2", "n3") for i in range(1, 4)]
-        records.append(rec(line, node="n2", time=1010.0, line=10, file="n2.log", level=level))
-        said = last_words(scan_records(records, DigitMiner()), "n2", 1012.0, set())
-        assert said is not None and said.records[-1].line == 10  # still shown: where the node stopped
-        return said.data.get("component") and said.category
-
-    notice = "NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'"
-    assert said_by(notice, "info") is None
-    assert said_by(notice, None) is None
-    assert said_by(notice, "warning") == "network"
-    assert said_by("NET/IB : GPU Direct RDMA failed for HCA 0 'mlx5_0'", None) == "network"

@@ -22,8 +22,6 @@ import math
 import re
 
 from l4lite.detect.base import Finding
-from l4lite.detect.components import FRAME
-from l4lite.detect.windows import BAD_WORDS
 from l4lite.diagnose.evidence import own_time
 from l4lite.records import Record
 from l4lite.rules.components import component, first_failure, is_cascade, is_listing, named_component
@@ -148,11 +146,9 @@ def last_words(scan: JobScan, node: str | None, t0: float | None, placed: set[tu
     # (a remote-storage client's read, a checkpoint writer); a refused connection or a parse warning that no
     # signature knows still names its component in the lexicon's or the learned model's reading, unless that
     # reading is software: a stall's own words (a stall inspector's "deadlock") are no diagnosis
-    # only the lines that may say why it stopped are read for a component (``troubled``): the others still show
-    # where it was
-    said = "\n".join(r.text for r in last if troubled(r))
-    named = named_component(said) if said else None
-    if named is None and said:
+    said = "\n".join(r.text for r in last)
+    named = named_component(said)
+    if named is None:
         read = component(said, learned=True)
         named = read if read is not None and read.category != "software" else None
     if named is not None:
@@ -163,18 +159,6 @@ def last_words(scan: JobScan, node: str | None, t0: float | None, placed: set[tu
                                    f"({', '.join(named.words)[:120]})." if named is not None else "."),
                    node=node, rank=first.rank, gpu=first.gpu, time=first.time, severity="warning",
                    records=last, count=len(last), data=data)
-
-
-def troubled(r: Record) -> bool:
-    """A line that may say why the node stopped: rated an error or a warning by its logger, or, unrated, worded
-    as trouble or a traceback's frame. A line its logger rated informational (a communicator's set-up notice
-    naming its network card, a progress bar) says where the node was, not what broke."""
-    if r.level in ("info", "debug"):
-        return False
-    if r.level is not None:
-        return True
-    head = r.text[:2000]
-    return BAD_WORDS.search(head) is not None or FRAME.search(head) is not None
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z_]+")
