@@ -262,3 +262,11 @@ def test_a_launcher_report_of_another_pid_is_not_tied_to_the_kill() -> None:
     assert got.records[1].text.strip().startswith("traceback : Signal 9")
     elsewhere = Finding("rules", "software", "symptom", 0.5, "", node="m", records=[rec(11, other.records[1].text)])
     assert kill_report([kill, elsewhere], kill) is None
+    # a blank line left out of a block's text: its last lines are placed from its end, a line higher up not at all
+    gap = rec(30, "  exitcode  : -9 (pid: 4711)\n  traceback : Signal 9 (SIGKILL) received by PID 4711\n" + "=" * 20)
+    gap.end_line += 1
+    assert [r.line for r in kill_report([kill, Finding("rules", "host", "symptom", 0.5, "", node="n",
+                                                       records=[gap])], kill).records] == [32]
+    high = rec(40, "  traceback : Signal 9 (SIGKILL) received by PID 4711\n" + "-" * 20 + "\n" + "=" * 20)
+    high.end_line += 1
+    assert kill_report([kill, Finding("rules", "host", "symptom", 0.5, "", node="n", records=[high])], kill) is None

@@ -20,6 +20,7 @@ _KILLED = re.compile(r"Killed process (\d+)")
 _KILL_EXIT = re.compile(r"failed \(exitcode: (?:-9|137)\) local_rank: \d+ \(pid: (\d+)\)")
 _KILL_SIGNAL = re.compile(r"Signal 9 \(SIGKILL\) received by PID (\d+)")
 HEAD_CHARS = 400  # a line's pid is near its start; the rest of a long line is not read
+TAIL_LINES = 1  # how far above a record's last line a line is placed from that end
 
 
 def _report_lines(r: Record, pids: set[str]) -> list[Record]:
@@ -29,13 +30,19 @@ def _report_lines(r: Record, pids: set[str]) -> list[Record]:
     if len(lines) == 1:
         m = _KILL_EXIT.search(lines[0][:HEAD_CHARS]) or _KILL_SIGNAL.search(lines[0][:HEAD_CHARS])
         return [r] if m is not None and m.group(1) in pids else []
-    if r.end_line - r.line + 1 != len(lines):  # lines were joined or cut: no line number to give a part
-        return []
+    # ingest leaves blank lines out of a record's text, so a line's number is counted from the record's first line
+    # only when none was left out, else from its last line for the last lines (a summary's signal line sits just
+    # above its closing rule); a line that cannot be placed is not given a number
+    whole = r.end_line - r.line + 1 == len(lines)
     out = []
     for k, text in enumerate(lines):
         m = _KILL_EXIT.search(text[:HEAD_CHARS]) or _KILL_SIGNAL.search(text[:HEAD_CHARS])
-        if m is not None and m.group(1) in pids:
-            out.append(dataclasses.replace(r, line=r.line + k, end_line=r.line + k, text=text, message=text.strip()))
+        if m is None or m.group(1) not in pids:
+            continue
+        below = len(lines) - 1 - k
+        n = r.line + k if whole else r.end_line - below if below <= TAIL_LINES else None
+        if n is not None:
+            out.append(dataclasses.replace(r, line=n, end_line=n, text=text, message=text.strip()))
     return out
 
 
