@@ -9,9 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from l4lite import analyze
+from l4lite.detect.base import Finding
 from l4lite.diagnose.assemble import rewrapped_tracebacks, whole_tracebacks
 from l4lite.diagnose.incident import Evidence
+from l4lite.diagnose.killreport import kill_report
 from l4lite.evaluate.scoreboard import job_paths
+from l4lite.records import Record
 
 REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real_jobs"
 
@@ -223,3 +226,47 @@ def test_a_warning_retried_on_every_attempt_is_one_root_entry_with_its_count() -
     job = REAL / "142-ddp-no_master_host"  # node0422 cannot resolve the endpoint and warns on each of 10 retries
     roots = _roots(_analyze(job))
     assert len(roots) == 1 and roots[0]["line"] == 5 and roots[0]["count"] >= 10
+
+
+def test_the_kernels_oom_kill_and_the_launchers_report_of_that_pid_are_root_together() -> None:
+    """The kernel names the process it killed, the launcher which rank's worker that was: its exit line (-9) and
+    its summary's signal line for the same pid are root beside the kill, each one line; the exit line of a peer
+    on the other node that only lost its connection is not."""
+    job = REAL / "217-ignite-host_oom_srun"  # rank 2 (pid 20568) on a100-rack2-15 killed by the memcg OOM killer
+    roots = _roots(_analyze(job))
+    where = {(e["file"], e["line"], e["end_line"]) for e in roots}
+    assert ("a100-rack2-15/kern.log", 82, 82) in where
+    assert ("slurm-4317.out", 147, 147) in where  # failed (exitcode: -9) local_rank: 0 (pid: 20568)
+    assert ("slurm-4317.out", 184, 184) in where  # traceback : Signal 9 (SIGKILL) received by PID 20568
+    assert not any("failed (exitcode: 1)" in e["text"] for e in roots)
+
+
+def test_a_launcher_report_of_another_pid_is_not_tied_to_the_kill() -> None:
+    """Only the pid the kernel killed ties a launcher line to the kill: a report of another worker, or lines
+    cut from a record whose line numbers cannot be placed, stay out."""
+    def rec(line: int, text: str, source: str = "launcher") -> Record:
+        n = text.count("\n")
+        return Record(file="n/console.log", line=line, end_line=line + n, node="n", rank=None, gpu=None,
+                      source=source, time=1.0, level=None, message=text, text=text)
+
+    kill = Finding("rules", "host", "root", 1.0, "", node="n",
+                   records=[rec(5, "Out of memory: Killed process 4711 (python)", "kernel")])
+    report = "  exitcode  : -9 (pid: 4711)\n  error_file: <N/A>\n  traceback : Signal 9 (SIGKILL) received by PID 4711"
+    other = Finding("rules", "software", "symptom", 0.5, "", node="n", records=[
+        rec(10, "E1 api.py:1] failed (exitcode: -9) local_rank: 1 (pid: 4712) of binary: python"),
+        rec(11, "E1 api.py:1] failed (exitcode: -9) local_rank: 0 (pid: 4711) of binary: python"),
+        rec(20, report)])
+    got = kill_report([kill, other], kill)
+    assert got is not None and got.role == "root"
+    assert [(r.line, r.end_line) for r in got.records] == [(11, 11), (22, 22)]
+    assert got.records[1].text.strip().startswith("traceback : Signal 9")
+    elsewhere = Finding("rules", "software", "symptom", 0.5, "", node="m", records=[rec(11, other.records[1].text)])
+    assert kill_report([kill, elsewhere], kill) is None
+    # a blank line left out of a block's text: its last lines are placed from its end, a line higher up not at all
+    gap = rec(30, "  exitcode  : -9 (pid: 4711)\n  traceback : Signal 9 (SIGKILL) received by PID 4711\n" + "=" * 20)
+    gap.end_line += 1
+    assert [r.line for r in kill_report([kill, Finding("rules", "host", "symptom", 0.5, "", node="n",
+                                                       records=[gap])], kill).records] == [32]
+    high = rec(40, "  traceback : Signal 9 (SIGKILL) received by PID 4711\n" + "-" * 20 + "\n" + "=" * 20)
+    high.end_line += 1
+    assert kill_report([kill, Finding("rules", "host", "symptom", 0.5, "", node="n", records=[high])], kill) is None

@@ -56,6 +56,8 @@ ALLOWED_EXTRA: dict[str, str] = {
     "ecc_uncorrectable": r"NVRM",
     "nvlink_error": r"NVRM",
     "ib_link_down": r"Port module event\[error\]",
+    # the launcher's report of the killed pid (not under merged Slurm output, which has no torchrun log)
+    "host_oom": r"failed \(exitcode: -9\) local_rank: \d+ \(pid: \d+\)|Signal 9 \(SIGKILL\) received by PID \d+",
     "checkpoint_save_failure": r"LustreError|nfs: server",
     "data_pipeline_fault": r"Error: ",
 }

@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 
 from l4lite.detect.base import Finding
+from l4lite.diagnose.killreport import kill_report
 from l4lite.ingest.attribution import strip_stream_prefix
 from l4lite.ingest.errorfile import error_lines
 from l4lite.ingest.relay import quoted_error
@@ -534,7 +535,7 @@ def tell_together(scan: JobScan, findings: list[Finding], roles: dict[int, str],
     """The lines of one event as one root: for a job-wide fault a rule on the metric lines confirms the health
     signal (``confirm_metric_rules``) and a stated numerical error goes over the loss lines (``stated_by_rule``); on the faulty node a rank's lines naming the pid the kernel killed (``killed_lines``),
     else the trainer's lines repeating the failing rank's exception (``repeats_error``), added as a root
-    finding."""
+    finding; and the launcher's report of the exit the kernel's kill caused (``killreport``)."""
     if scope == "global":
         metric_lines = {(p.file, p.line) for p in scan.metrics}
         confirm_metric_rules(metric_lines, findings, roles, primary)
@@ -544,6 +545,10 @@ def tell_together(scan: JobScan, findings: list[Finding], roles: dict[int, str],
         if told is not None:
             findings.append(told)
             roles[id(told)] = "root"
+        reported = kill_report(findings, primary)
+        if reported is not None:
+            findings.append(reported)
+            roles[id(reported)] = "root"
 
 
 def confirm_metric_rules(metric_lines: set[tuple[str, int]], findings: list[Finding], roles: dict[int, str],

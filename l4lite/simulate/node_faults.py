@@ -303,7 +303,7 @@ class HostOom(Scenario):
             f"shmem-rss:{r.randint(10000, 90000)}kB, UID:1000 pgtables:{r.randint(500000, 900000)}kB oom_score_adj:0",
             f"oom_reaper: reaped process {pid} (python3), now anon-rss:0kB, file-rss:{r.randint(100000, 200000)}kB, shmem-rss:0kB",
         ], root=(0, 4))
-        plan.kill(rank, t + 0.01, -9)
+        plan.kill(rank, t + 0.01, -9, reported=True)
         plan.extras["cgroup_oom"] = c.variant.layout == "merged-slurm"
         cascade(plan, fmt, t, i, cascade_mode(plan), culprit_ranks=frozenset({rank}))
         plan.set_truth("host", "train", [f], i - 1, t,

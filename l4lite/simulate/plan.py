@@ -30,6 +30,8 @@ class Exit:
     time: float
     code: int
     error: str | None = None  # last line of the Python traceback, shown in the torchelastic summary
+    # the launcher's report of this exit is proof too: the kernel named the pid it killed, the report ties it to a rank
+    reported: bool = False
 
 
 @dataclass
@@ -112,12 +114,12 @@ class Plan:
         k = bisect.bisect_right(self.iter_end, t, lo=s.first, hi=s.last + 1)
         return k - 1 if k > s.first else None
 
-    def kill(self, rank: int, t: float, code: int, error: str | None = None) -> None:
+    def kill(self, rank: int, t: float, code: int, error: str | None = None, reported: bool = False) -> None:
         """The rank stops printing at ``t`` and exits with ``code`` (first fate wins)."""
         if rank in self.exits:
             return
         self.stop[rank] = min(self.stop[rank], t)
-        self.exits[rank] = Exit(time=t, code=code, error=error)
+        self.exits[rank] = Exit(time=t, code=code, error=error, reported=reported)
 
     def ranks(self) -> range:
         return range(self.cluster.world)

@@ -8,6 +8,7 @@ process is dead or hung, only what the scenario injected still appears.
 from __future__ import annotations
 
 import heapq
+import re
 from dataclasses import dataclass
 from operator import itemgetter
 
@@ -113,6 +114,22 @@ def trainer_stream(plan: Plan, fmt: TrainerFormat, rank: int, hard_negatives: bo
     return Stream("trainer", node.index, rank, list(heapq.merge(events, injected, key=_T)))
 
 
+_REPORTS = re.compile(r"failed \(exitcode: -?\d+\) local_rank: \d+ \(pid: (\d+)\)|received by PID (\d+)")
+
+
+def report_marks(text: str, pids: set[str]) -> tuple[tuple[int, str], ...] | None:
+    """Root marks on the launcher's lines that report the exit of a pid in ``pids`` (its exit line, its summary's
+    signal line): the proof that the process the kernel killed was that rank's worker."""
+    if not pids:
+        return None
+    marks = []
+    for k, line in enumerate(text.split("\n")):
+        m = _REPORTS.search(line)
+        if m is not None and (m.group(1) or m.group(2)) in pids:
+            marks.append((k, ROOT))
+    return tuple(marks) or None
+
+
 def node_streams(plan: Plan, fmt: TrainerFormat, node: int, hard_negatives: bool) -> list[Stream]:
     """Kernel log, GPU telemetry and (under torchrun) the launcher log of one node."""
     system.boot_noise(plan, node, hard_negatives)
@@ -126,7 +143,8 @@ def node_streams(plan: Plan, fmt: TrainerFormat, node: int, hard_negatives: bool
            Stream("gpu", node, None, sorted(plan.events.get(("gpu", node), []), key=_T))]
     if c.variant.layout != "merged-slurm":
         lines = runtime.launcher_start(plan, node) + runtime.launcher_end(plan, fmt, node, plan.exits)
-        events = [(t, text, None) for t, text in lines] + plan.events.get(("launcher", node), [])
+        reported = {str(c.pid(r)) for r in ranks if r in plan.exits and plan.exits[r].reported}
+        events = [(t, text, report_marks(text, reported)) for t, text in lines] + plan.events.get(("launcher", node), [])
         out.append(Stream("launcher", node, None, sorted(events, key=_T)))
     return out
 
