@@ -73,23 +73,13 @@ def test_a_traceback_cut_inside_a_decoder_is_a_sample_it_cannot_read() -> None:
     assert found is not None and found.category == "user_config"
 
 
-def test_a_generic_rules_framing_words_do_not_let_a_coin_toss_overrule_it() -> None:
-    """m-study's pytorch#42077: "cuda runtime error (700) : an illegal memory access was encountered" is
-    ``cuda-illegal-address`` (generic, software). Without its mechanism the line keeps only CUDA's framing,
-    "cuda runtime error (700) :" (once from the message, once from the text: what the detector reads), which the
-    learned model reads as configuration at about 0.57: under the bar a fallback's reading must clear
-    (``FALLBACK_LEARNED_MIN``), so the rule's own category stands."""
-    from l4lite.detect.rules import FALLBACK_LEARNED_MIN, RuleDetector, words_left
+def _assert_rule_stands(pack: RulePack, line: str) -> None:
+    """One error line on one node: its only root is ``cuda-illegal-address`` with the rule's own category, no
+    component reading taken."""
+    from l4lite.detect.rules import RuleDetector
     from l4lite.records import Record
-    from l4lite.rules import components
     from l4lite.scan.scanner import Hit, JobScan
 
-    line = "cuda runtime error (700) : an illegal memory access was encountered"
-    pack = RulePack.load()
-    rule = next(r for r in pack.rules if r.id == "cuda-illegal-address")
-    guess = components.component(words_left(rule, f"{line}\n{line}"), learned=True)
-    assert guess is not None and guess.words == (components.LEARNED_WORDS,)
-    assert guess.category != "software" and guess.score < FALLBACK_LEARNED_MIN
     record = Record(file="rank0.log", line=1, end_line=1, node="node01", rank=0, gpu=None, source="trainer",
                     time=10.0, level="error", message=line, text=line)
     scan = JobScan()
@@ -99,16 +89,32 @@ def test_a_generic_rules_framing_words_do_not_let_a_coin_toss_overrule_it() -> N
     assert "component" not in root.data and root.data.get("generic")
 
 
+def test_a_generic_rules_framing_words_do_not_let_a_coin_toss_overrule_it() -> None:
+    """m-study's pytorch#42077: "cuda runtime error (700) : an illegal memory access was encountered" is
+    ``cuda-illegal-address`` (generic, software). Without its mechanism the line keeps only CUDA's framing,
+    "cuda runtime error (700) :" (once from the message, once from the text: what the detector reads), which the
+    learned model reads as configuration at about 0.57: under the bar a fallback's reading must clear
+    (``FALLBACK_LEARNED_MIN``), so the rule's own category stands."""
+    from l4lite.detect.rules import FALLBACK_LEARNED_MIN, words_left
+    from l4lite.rules import components
+
+    line = "cuda runtime error (700) : an illegal memory access was encountered"
+    pack = RulePack.load()
+    rule = next(r for r in pack.rules if r.id == "cuda-illegal-address")
+    guess = components.component(words_left(rule, f"{line}\n{line}"), learned=True)
+    assert guess is not None and guess.words == (components.LEARNED_WORDS,)
+    assert guess.category != "software" and guess.score < FALLBACK_LEARNED_MIN
+    _assert_rule_stands(pack, line)
+
+
 def test_a_generic_rules_own_framing_is_not_read_by_the_learned_model() -> None:
     """PyTorch's bare "RuntimeError: CUDA error: an illegal memory access was encountered" is
     ``cuda-illegal-address`` (generic, software). Without its mechanism the line keeps "RuntimeError: CUDA error:",
     the words every example of the rule prints around it; the learned model reads them as configuration above the
     fallback bar, a prior of its training text. Words the rule's own examples hold say nothing more, so the model is
     not asked and the rule's own category stands; a line with a word of its own is still read."""
-    from l4lite.detect.rules import RuleDetector, framing, words_left
-    from l4lite.records import Record
+    from l4lite.detect.rules import framing, words_left
     from l4lite.rules import components
-    from l4lite.scan.scanner import Hit, JobScan
 
     line = "RuntimeError: CUDA error: an illegal memory access was encountered"
     pack = RulePack.load()
@@ -118,10 +124,4 @@ def test_a_generic_rules_own_framing_is_not_read_by_the_learned_model() -> None:
     assert guess is not None and guess.category != "software"  # what the model alone would say
     assert not components.says_more(left, framing(rule))
     assert components.says_more(words_left(rule, f"{line} in the flash attention kernel"), framing(rule))
-    record = Record(file="rank0.log", line=1, end_line=1, node="node01", rank=0, gpu=None, source="trainer",
-                    time=10.0, level="error", message=line, text=line)
-    scan = JobScan()
-    scan.hits += [Hit(m.rule.id, record, m.groups) for m in pack.match(record)]
-    (root,) = [f for f in RuleDetector(pack).detect(scan) if f.role == "root"]
-    assert root.rule == "cuda-illegal-address" and root.category == "software"
-    assert "component" not in root.data and root.data.get("generic")
+    _assert_rule_stands(pack, line)
