@@ -15,7 +15,7 @@ from l4lite.diagnose.copies import collapse_copies
 from l4lite.diagnose.errorfiles import error_files
 from l4lite.diagnose.incident import EVIDENCE_TEXT_CHARS, Evidence, Incident, PhaseSpan, Suspect
 from l4lite.diagnose.localize import Verdict
-from l4lite.diagnose.phasing import node_trackers
+from l4lite.diagnose.phasing import node_trackers, second_end
 from l4lite.diagnose.stopped import REASON_RULES
 from l4lite.ingest.attribution import KUBECTL_PREFIX
 from l4lite.ingest.relay import relayed_from_afar
@@ -180,7 +180,7 @@ def _before(save: dict[str, Any], failure_time: float | None, failure_iteration:
     t = save["time"]
     if failure_time is not None and t is not None:
         # a failure timed to the second (a stuck rank's last second) may come anywhere in that second
-        if t > (failure_time + 0.999 if failure_time == int(failure_time) else failure_time):
+        if t > second_end(failure_time):
             return False
         if t < failure_time - TIE_SECONDS:
             return True

@@ -125,6 +125,11 @@ def phase_of(f: Finding, scan: JobScan, trackers: dict[str | None, list[PhaseEve
     return phase
 
 
+def second_end(t: float) -> float:
+    """The latest moment a time may stand for: a timestamp to the whole second covers that whole second."""
+    return t + 0.999 if t == int(t) else t
+
+
 def after_last_step(scan: JobScan, t: float | None) -> bool:
     """Whether time ``t`` falls after the run's last training step: the job's last progress line states its step
     as the run's last (``step 40/40``). The loop was over by then, so what fails later (a rank that never reaches
@@ -133,7 +138,7 @@ def after_last_step(scan: JobScan, t: float | None) -> bool:
     if t is None or not train:
         return False
     last = max(train, key=lambda p: (p.time, p.iteration))
-    if (t + 0.999 if t == int(t) else t) < last.time:  # a timestamp to the second covers the whole second
+    if second_end(t) < last.time:
         return False
     return re.search(_LAST_STEP.format(n=last.iteration), last.text, re.I) is not None
 
@@ -143,8 +148,8 @@ def _phase_of_lines(f: Finding, scan: JobScan, trackers: dict[str | None, list[P
     """``phase_of`` when no frame of the finding's traceback names the phase: its time among the markers."""
     r = f.records[0] if f.records else None
     t = f.time if f.time is not None else (r.time if r else None)
-    if t is not None and t == int(t):
-        t += 0.999  # a timestamp to the second covers the whole second
+    if t is not None:
+        t = second_end(t)
     where = (r.file, r.line) if r else (None, None)
     seen = bool(job_events)
     if r is not None and own_time(r) is None:
