@@ -61,7 +61,10 @@ def test_a_launcher_s_summary_quoting_a_rank_is_not_the_rank_s_own_wait() -> Non
 
 @pytest.mark.parametrize("job", ["049-ddp-netdown", "188-fabric-netdown", "201-accelerate-netdown"])
 def test_a_node_cut_off_is_read_as_the_network(job: str) -> None:
-    assert analyze([JOBS / job]).category == "network"
+    incident = analyze([JOBS / job])
+    assert incident.category == "network"
+    # the summary says where the category came from when the primary's own line names no component
+    assert "which points to the link between them" in incident.summary, incident.summary
 
 
 @pytest.mark.parametrize("job", ["003-ddp-hang", "113-ddp-collective_mismatch", "163-accelerate-cpu_throttle"])

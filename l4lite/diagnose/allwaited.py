@@ -25,6 +25,9 @@ _WAIT = re.compile(r"(?:gloo|nccl)[^\n]*?(?:Timed out waiting \d+\s*ms for (?:se
                    r"Watchdog caught collective operation timeout", re.I)
 _TIMEOUT = re.compile(r"Timed out waiting|timed out|timeout", re.I)
 MIN_NODES = 2
+# what the reading says, in the verdict's notes and its summary (the primary's own line names no component)
+WHY = ("every rank of every node failed waiting in a collective and none stopped or raised an error of its own, "
+       "which points to the link between them")
 
 
 def all_ranks_waited(scan: JobScan) -> bool:

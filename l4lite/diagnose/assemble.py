@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from l4lite.detect.base import Finding
+from l4lite.diagnose.allwaited import WHY as ALL_WAITED
 from l4lite.diagnose.copies import collapse_copies
 from l4lite.diagnose.errorfiles import error_files
 from l4lite.diagnose.incident import EVIDENCE_TEXT_CHARS, Evidence, Incident, PhaseSpan, Suspect
@@ -329,6 +330,8 @@ def summary(scan: JobScan, verdict: Verdict, cascades: int) -> str:
     when = f" at {iso(verdict.failure_time)}" if verdict.failure_time is not None else ""
     at = f" at iteration {verdict.iteration}" if verdict.iteration is not None else ""
     what = p.explain.rstrip(".")
+    if p.data.get("all_waited"):  # the category came from every rank's wait, not from this line's words
+        what += f"; the category is read from the ranks: {ALL_WAITED}"
     label = CATEGORY_LABELS.get(verdict.category or "unknown", verdict.category or "unexplained")
     if verdict.scope == "node" and p.node:
         head = f"{label} fault on {node_name(p.node)} during {verdict.phase}{at}{when}: {what}"

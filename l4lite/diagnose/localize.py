@@ -33,6 +33,7 @@ from typing import Any
 from l4lite.detect.base import Finding
 from l4lite.detect.components import ComponentDetector
 from l4lite.diagnose.alike import failed_alike, said_alike
+from l4lite.diagnose.allwaited import WHY as ALL_WAITED
 from l4lite.diagnose.allwaited import all_ranks_waited, own_timeouts
 from l4lite.diagnose.confidence import Basis, basis_of, job_confidence
 from l4lite.diagnose.dataframes import read_as_data
@@ -319,8 +320,7 @@ class Localizer:
         if verdict.category == "unknown" and all_ranks_waited(scan):
             verdict.category = "network"
             primary.data["all_waited"] = True
-            notes.append("every rank of every node failed waiting in a collective, none stopped or raised its own "
-                         "error: the link between them")
+            notes.append(ALL_WAITED)
         local = node_setup(scan, findings, primary) or odd_rank_node(scan, findings, primary) \
             if verdict.scope_by in ("rule", "category") else None
         own = rank_own(scan, findings, primary) if verdict.scope_by in ("rule", "category") and not local else None
