@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
+from l4lite.ingest.attribution import TORCHRUN_PREFIX
+
 # glog's header: ``W1206 08:02:44.466000 30189 ...``: month, day, time of day and the writer's pid
 _GLOG = re.compile(r"[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d(?:\.\d+)?) +(\d+) ")
 # a date and time of day in a line's head (a worker's logger under torchrun's tee prefix): month, day, time of day
@@ -133,14 +135,11 @@ def in_agent_blocks(records: Iterable[Any], marks: list[tuple[int, str | None]])
     read). Only the tee copies: a block reaches to the next agent's first line, and what lies between two
     consoles (a node's kernel log, its ranks' own files) may be another node's, cat'ed in any order."""
     for r in records:
-        if getattr(r, "node", "") is None and marks and _TEE.match(r.text):
+        if getattr(r, "node", "") is None and marks and (t := TORCHRUN_PREFIX.match(r.text)) and t[1] == "default":
             i = bisect_right(marks, r.line, key=_first) - 1
             if i >= 0 and marks[i][1] is not None:
                 r.node = marks[i][1]
         yield r
-
-
-_TEE = re.compile(r" *\[default\d{1,6}\]:")  # torchrun's ``--tee`` prefix: a worker's line copied by its agent
 
 
 def _first(mark: tuple[int, str | None]) -> int:
