@@ -141,6 +141,8 @@ class RulePack:
         """A pack of the same rules, tables, limits and keyword gate, with timeouts, warnings, switched-off rules
         and memos of its own, as a newly built one has them (one scan's counters are not another's)."""
         new = copy.copy(self)
+        new.rules, new.by_id = list(self.rules), dict(self.by_id)  # containers of its own; the rules are frozen
+        new.tables = {name: dict(table) for name, table in self.tables.items()}
         new.timeouts = Counter()
         new.warnings = []
         new.disabled = set()
