@@ -402,3 +402,30 @@ def test_a_bare_device_assert_leaves_the_category_to_the_assertion_beside_it():
             'Assertion `idx_dim >= 0 && idx_dim < index_size && "index out of bounds"` failed.')
     hit = {m.rule.id: m.rule.category for m in PACK.match_fields(line, line)}
     assert hit == {"cuda-index-assert": "user_config"}
+
+
+EVIL = """
+[[rule]]
+id = "evil"
+pattern = '(a|aa)+$'
+keywords = ["aaaa"]
+category = "unknown"
+role = "symptom"
+severity = "warning"
+explain = "never"
+"""
+
+
+def test_shared_pack_is_read_once_and_handed_out_fresh(tmp_path):
+    user = write(tmp_path, EVIL)
+    first, second = RulePack.shared([user]), RulePack.shared([user])
+    assert [r.id for r in first.rules] == [r.id for r in RulePack.load([user]).rules]
+    assert all(a is b for a, b in zip(first.rules, second.rules, strict=True))  # parsed once
+    hostile = rec("a" * 5000 + "!")
+    for _ in range(first.max_timeouts):
+        assert first.match(hostile) == []
+    assert "evil" in first.disabled and first.warnings
+    assert not second.disabled and not second.timeouts and not second.warnings  # its counters are its own
+    assert second.match(rec("OSError: [Errno 28] No space left on device"))[0].rule.id == "enospc"
+    user.write_text(EVIL.replace('"never"', '"read again"'), encoding="utf-8")  # edited since: read again
+    assert RulePack.shared([user]).get("evil").explain == "read again"

@@ -14,13 +14,15 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
-import tarfile
 import tempfile
 import time
-import zipfile
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from l4lite.records import Accounting
+
+if TYPE_CHECKING:  # tarfile and zipfile are imported where an archive is met: most jobs are folders of logs
+    import zipfile
 
 _TAR_MAGIC_AT = 257
 _COMPRESSED_MAGICS = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00")
@@ -39,8 +41,12 @@ def archive_kind(path: str) -> str | None:
     except OSError:
         return None
     if head.startswith(_ZIP_MAGIC):
+        import zipfile
+
         return "zip" if zipfile.is_zipfile(path) else None
     if head[_TAR_MAGIC_AT:_TAR_MAGIC_AT + 5] == b"ustar" or head.startswith(_COMPRESSED_MAGICS):
+        import tarfile
+
         try:
             return "tar" if tarfile.is_tarfile(path) else None
         except (OSError, EOFError, tarfile.TarError):
@@ -72,6 +78,8 @@ def _remove(folder: str, owner: int) -> None:
 
 
 def _untar(path: str, folder: str, accounting: Accounting, given: str) -> None:
+    import tarfile
+
     try:
         with tarfile.open(path, "r:*") as tf:
             for member in tf:
@@ -90,6 +98,8 @@ def _untar(path: str, folder: str, accounting: Accounting, given: str) -> None:
 
 
 def _unzip(path: str, folder: str, accounting: Accounting, given: str) -> None:
+    import zipfile
+
     try:
         with zipfile.ZipFile(path) as zf:
             for info in zf.infolist():

@@ -20,6 +20,9 @@ compiled when they load, so that a broken pattern is reported at once with its f
 
 from __future__ import annotations
 
+import copy
+import functools
+import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -124,6 +127,29 @@ class RulePack:
             for rule_id in disabled:
                 ordered.pop(rule_id, None)
         return cls(list(ordered.values()), tables, **kwargs)
+
+    @classmethod
+    def shared(cls, paths: Sequence[str | Path] = ()) -> RulePack:
+        """``load(paths)`` read and indexed once per process and handed out ``fresh``: an evaluation or a long-lived
+        worker scans many jobs, and a forked pool worker inherits the parent's pack instead of parsing the TOML
+        and building the gate again. Each file's modification time and size are part of the key, so a rule file
+        edited since is read again."""
+        files = [*sorted(rules_dir().glob("*.toml")), *(Path(p) for p in paths)]
+        return _loaded(tuple(str(p) for p in paths), tuple(_stamp(f) for f in files)).fresh()
+
+    def fresh(self) -> RulePack:
+        """A pack of the same rules, tables, limits and keyword gate, with timeouts, warnings, switched-off rules
+        and memos of its own, as a newly built one has them (one scan's counters are not another's)."""
+        new = copy.copy(self)
+        new.rules, new.by_id = list(self.rules), dict(self.by_id)  # containers of its own; the rules are frozen
+        new.tables = {name: dict(table) for name, table in self.tables.items()}
+        new.timeouts = Counter()
+        new.warnings = []
+        new.disabled = set()
+        new._cache = {}
+        new._cache_bytes = 0
+        new._by_mask = {}
+        return new
 
     def _build_index(self) -> None:
         """The keyword gate: one regex over the gate keywords of every rule, and a memo of its answers per shape.
@@ -343,3 +369,17 @@ class RulePack:
 
     def get(self, rule_id: str) -> Rule | None:
         return self.by_id.get(rule_id)
+
+
+@functools.lru_cache(maxsize=4)
+def _loaded(paths: tuple[str, ...], stamps: tuple[tuple[int, int], ...]) -> RulePack:
+    """The pack of ``RulePack.shared`` as loaded (``stamps``: only part of the key)."""
+    return RulePack.load(list(paths))
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (0, -1)  # loading reports the missing file
+    return (st.st_mtime_ns, st.st_size)

@@ -17,7 +17,6 @@ results can merge in any tree of neighbours; ``finish_merge`` turns the merged r
 
 from __future__ import annotations
 
-import functools
 import itertools
 import os
 import time
@@ -204,31 +203,12 @@ def _joined_pieces(files: list[InputFile]) -> list[InputFile]:
     return out
 
 
-@functools.lru_cache(maxsize=4)
-def _loaded_rules(rules_files: tuple[str, ...], stamps: tuple[tuple[int, int], ...]) -> Any:
-    """The rule pack as loaded, once per worker process (compiling the patterns is the costly part). ``stamps``
-    (modification time and size of each file) are part of the key: a long-lived Dask worker must not keep
-    the rules of a file that was edited since."""
-    from l4lite.rules.pack import RulePack
-
-    return RulePack.load(list(rules_files))
-
-
-def _stamp(path: str) -> tuple[int, int]:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return (0, -1)  # loading reports the missing file
-    return (st.st_mtime_ns, st.st_size)
-
-
 def _rules(rules_files: tuple[str, ...]) -> Any:
-    """A fresh rule pack for one shard: the cached rules, with its own timeout counters and warnings."""
+    """A fresh rule pack for one shard: the rules loaded once per process (a forked worker has the parent's), with
+    the shard's own timeout counters and warnings."""
     from l4lite.rules.pack import RulePack
 
-    loaded = _loaded_rules(rules_files, tuple(_stamp(p) for p in rules_files))
-    return RulePack(loaded.rules, loaded.tables, timeout=loaded.timeout, max_timeouts=loaded.max_timeouts,
-                    max_chars=loaded.max_chars, max_cache=loaded.max_cache, trusted_chars=loaded.trusted_chars)
+    return RulePack.shared(list(rules_files))
 
 
 def scan_shard(task: ShardTask) -> ShardResult:

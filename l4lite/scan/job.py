@@ -28,8 +28,9 @@ from l4lite.scan.scanner import JobScan, Scanner
 
 
 def load_rules(options: AnalyzeOptions) -> RulePack:
-    """The rule pack: the shipped rules plus the options' ``rules_files``."""
-    return RulePack.load(list(options.rules_files))
+    """The rule pack: the shipped rules plus the options' ``rules_files`` (loaded once per process, a fresh pack
+    of them for each call)."""
+    return RulePack.shared(list(options.rules_files))
 
 
 def new_miner() -> TemplateMiner:
