@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from collections import Counter
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -39,6 +40,14 @@ from l4lite.scan.runtables import RunTables
 
 _UNSET: Any = object()  # a shape whose rules' memo is not looked up yet
 RULE_ANSWERS = 4096  # messages whose rule answers are remembered per candidate set (a full memo is emptied)
+
+
+class KnownIds(NamedTuple):
+    """A message's rule answers as the run path remembers them: the ids of the rules it meets first, and their
+    matches (None until a line of the message is kept as evidence)."""
+
+    matches: Any
+    ids: tuple[str, ...]
 
 
 def hit_rule_id(match: Any) -> str:
@@ -235,9 +244,18 @@ class RunPath(RunTables):
                 distinct = set(shapes)
             busy = {x for x in distinct if rules_of[x] is not None or deferred_of[x] is not None
                     or gates_of[x] & G_METRIC or x in marks or (hidden and x in checked)}
-            if len(busy) < len(distinct):
+            # a shape whose lines only meet rules: their answers per message, their hits counted at once where
+            # the evidence of the rules they meet is full (``_hits_at_once``); the rest of its lines are looked at
+            ruled = {x for x in busy if deferred_of[x] is None and not gates_of[x] & G_METRIC and x not in marks
+                     and not (hidden and x in checked)} if hit_cap > 0 and match_ids is not None else set()
+            if len(busy) < len(distinct) or ruled:
                 keys = run.keys
-                lines = [(k, texts[k], keys[k], times[k], x, cids[k]) for k, x in enumerate(shapes) if x in busy]
+                if ruled:
+                    at = self._hits_at_once(run, busy, ruled, rules_of, node, counted, alike, heads_of)
+                    lines = [(k, texts[k], keys[k], times[k], shapes[k], cids[k]) for k in at]
+                else:
+                    lines = [(k, texts[k], keys[k], times[k], x, cids[k]) for k, x in enumerate(shapes)
+                             if x in busy]
         first = run.first
         for k, s, key, t, x, cid in lines:
             lineno = first + k
@@ -307,30 +325,8 @@ class RunPath(RunTables):
                     found = match_line(may_match, msg or s, s, sh.source)
                     rule_ids = tuple(hit_rule_id(m) for m in found)
                 else:
-                    # the ids of the rules the message meets first (``RulePack.match_ids``), remembered with no
-                    # matches (None): where each of them has kept its evidence of this node in full, as on most
-                    # lines of a storage log, the hits are only counted and no match is built
-                    shaped = alike.get(x, _UNSET) if may_match is rules_of[x] else None
-                    if shaped is _UNSET:
-                        shaped = alike[x] = self._shape_answers_of(sh, may_match[0], msg)
-                    if shaped is not None and not shaped.per_line:
-                        known = (None, shaped.ids(msg))
-                    else:
-                        # by the message's part from its rules' literal heads where each rule has one: a metric
-                        # line new on every line (``... nan iterations:   0 |``) is one entry (``rule_heads``)
-                        heads = heads_of.get(x, _UNSET) if may_match is rules_of[x] else rule_heads(may_match[0])
-                        if heads is _UNSET:
-                            heads = heads_of[x] = rule_heads(may_match[0])
-                        text = msg if heads is None else from_head(msg, heads)
-                        known = memo.get(text)
-                        if known is None:
-                            if len(memo) >= RULE_ANSWERS:
-                                memo.clear()
-                            known = memo[text] = (None, match_ids(may_match[0], msg, sh.source) if shaped is None
-                                                  else shaped.ids(msg))
-                        elif known[0] is not None and text != msg:  # matches of another message
-                            known = (None, known[1])
-                    found, rule_ids = known
+                    found, rule_ids = self._known_ids(x, sh, may_match, may_match is rules_of[x], memo, msg, alike,
+                                                      heads_of)
                 if rule_ids:
                     full = (rule_ids, node)
                     have = counted.get(full)
@@ -342,7 +338,7 @@ class RunPath(RunTables):
                     else:
                         if found is None:  # the matches themselves, with their groups, for the evidence kept
                             found = match_line(may_match, msg, s, sh.source)
-                            memo[msg] = (found, rule_ids)  # type: ignore[index]
+                            memo[msg] = KnownIds(found, rule_ids)  # type: ignore[index]
                         record = Record(file, lineno, lineno, rec_node, rank, gpu, sh.source, t, level, msg, s,
                                         cid_names[cid], "", sh.rank_local, key)
                         for match in found:
@@ -410,6 +406,87 @@ class RunPath(RunTables):
             for rid in rule_ids:
                 hit_totals[rid, at] += k
         self._run_nodes(seen)
+
+    def _known_ids(self, x: int, sh: Any, may_match: Any, own: bool, memo: dict[str, KnownIds], msg: str,
+                   alike: dict[int, ShapeRules | None], heads_of: dict[int, tuple[str, ...] | None]) -> KnownIds:
+        """The ids of the rules a message of run shape ``x`` meets first (``RulePack.match_ids``), remembered in
+        ``memo`` with no matches: where each of them has kept its evidence of this node in full, as on most lines
+        of a storage log, the hits are only counted and no match is built. ``own``: ``may_match`` is the shape's
+        own rules (not a folded line's own key's), whose shape answers and heads are kept in ``alike`` and
+        ``heads_of`` for the run."""
+        shaped = alike.get(x, _UNSET) if own else None
+        if shaped is _UNSET:
+            shaped = alike[x] = self._shape_answers_of(sh, may_match[0], msg)
+        if shaped is not None and not shaped.per_line:
+            return KnownIds(None, shaped.ids(msg))
+        # by the message's part from its rules' literal heads where each rule has one: a metric line new on every
+        # line (``... nan iterations:   0 |``) is one entry (``rule_heads``)
+        heads = heads_of.get(x, _UNSET) if own else rule_heads(may_match[0])
+        if heads is _UNSET:
+            heads = heads_of[x] = rule_heads(may_match[0])
+        text = msg if heads is None else from_head(msg, heads)
+        known = memo.get(text)
+        if known is None:
+            if len(memo) >= RULE_ANSWERS:
+                memo.clear()
+            known = memo[text] = KnownIds(None, self.rules.match_ids(  # type: ignore[union-attr]
+                may_match[0], msg, sh.source) if shaped is None else shaped.ids(msg))
+        elif known.matches is not None and text != msg:  # matches of another message
+            known = KnownIds(None, known.ids)
+        return known
+
+    def _hits_at_once(self, run: ShapeRun, busy: set[int], ruled: set[int], rules_of: list[Any], node: str,
+                      counted: dict[tuple[tuple[str, ...], str], int], alike: dict[int, ShapeRules | None],
+                      heads_of: dict[int, tuple[str, ...] | None]) -> list[int]:
+        """The lines of a run of one node (in order) that ``_add_run_lines`` still has to look at one by one, of
+        the shapes in ``busy``: all lines of a shape not in ``ruled``; of a shape in ``ruled`` (it only meets
+        rules), a line whose message the rules' memo does not take, and a line that meets rules whose evidence
+        of ``node`` is not full when the run starts (it may be kept as evidence). The rules a line meets are
+        decided once per distinct message of its shape, or once per shape where they answer alike for all its
+        lines (``ShapeRules``); a line that meets none needs nothing more, and the hits of a line whose rules'
+        evidence is full are counted into ``counted`` here (full evidence stays full, so that is what the line
+        by line check gives). Where no line is left the loop over the run's lines is skipped."""
+        table, texts = run.table, run.texts
+        codes = run.shape_codes()
+        order = np.argsort(codes, kind="stable")
+        ends = np.cumsum(np.bincount(codes, minlength=len(table))).tolist()
+        trusted = getattr(self.rules, "trusted_chars", 0)
+        hit_kept, hit_cap = self._hit_kept, self.hit_cap
+        full_of: dict[tuple[str, ...], bool] = {}
+        picked: list[Any] = []
+        for x in busy:
+            at = order[ends[x - 1] if x else 0:ends[x]]
+            sh = table[x]
+            memo = self._answers_for(rules_of[x], sh.source) if x in ruled else None
+            if memo is None:
+                picked.append(at)
+                continue
+            ms, me = sh.msg_start, sh.msg_end
+            idx = at.tolist()
+            msgs = [texts[k][ms:me] for k in idx]
+            tally = Counter(msgs)
+            look: set[str] = set()
+            for msg, n in tally.items():
+                if not msg or len(msg) > trusted:  # the memo does not take it: its lines are matched one by one
+                    look.add(msg)
+                    continue
+                ids = self._known_ids(x, sh, rules_of[x], True, memo, msg, alike, heads_of).ids
+                if not ids:
+                    continue
+                full = full_of.get(ids)
+                if full is None:
+                    full = full_of[ids] = all(hit_kept[rid, node] >= hit_cap for rid in ids)
+                if full:
+                    counted[ids, node] = counted.get((ids, node), 0) + n
+                else:
+                    look.add(msg)
+            if len(look) == len(tally):
+                picked.append(at)
+            elif look:
+                picked.append(np.array([k for k, msg in zip(idx, msgs, strict=True) if msg in look], np.int64))
+        if not picked:
+            return []
+        return np.sort(np.concatenate(picked)).tolist() if len(picked) > 1 else picked[0].tolist()
 
     def _answers_for(self, candidates: Any, source: str) -> dict[str, Any] | None:
         """``_rule_answers_of`` these candidate rules, by the rules' identity (``Scanner._rule_answers``)."""
