@@ -1,5 +1,8 @@
-"""`l4lite analyze JOB... [--json FILE] [--html FILE] [--baseline JOB ...] [--rules FILE] [--window SECONDS]
-[--node-from REGEX] [--store PATH|--no-store] [--tag TAG] [--quiet]`.
+"""`l4lite analyze`: flags to ``api.analyze``, its ``Incident`` to JSON, HTML, a webhook and the terminal.
+
+`l4lite analyze JOB... [--json FILE] [--html FILE] [--baseline JOB ...] [--rules FILE] [--window SECONDS]
+[--node-from REGEX] [--store PATH|--no-store] [--tag TAG] [--jobs N|auto] [--scheduler ADDRESS]
+[--webhook URL [--webhook-title TEXT]] [--quiet]`.
 
 Exit codes: 0 healthy, 1 incident, 2 usage or input error.
 """

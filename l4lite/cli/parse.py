@@ -1,4 +1,9 @@
-"""`l4lite parse JOB... [-o records.parquet|records.csv|records.jsonl] [--node-from REGEX] [--jobs N|auto] [--quiet]`.
+"""`l4lite parse`: records with template ids written out, composed here from ``ingest`` and ``export``.
+
+`l4lite parse JOB... [-o records.parquet|records.csv|records.jsonl] [--format FMT] [--node-from REGEX]
+[--jobs N|auto] [--quiet]`. With one process: ``ingest.files.discover``, ``ingest.reader.iter_job``,
+``export.spool.write_spool``, ``export.writers``; with ``--jobs N``: ``export.parse_engine.parse_parallel`` and
+``write_parallel`` on a ``scale.engine.PoolEngine``.
 
 One row per record: file, line, end_line, node, rank, gpu, source, time, level, template_id, template, text.
 Template ids are only final once every line has been mined, so parsing takes two passes: the first streams
