@@ -396,6 +396,9 @@ JOB_SPECS = [
     ("mmengine", "exit_hang", 3, 40, False, {"index": 226}),
     ("mmengine", "debug_logs", None, None, False, {"index": 227}),
     ("ddp", "warn_storm", None, None, False, {"index": 228}),
+    # torchrun with per-rank files (--log-dir, --tee) run as a Slurm job step: the srun file and the rank files hold
+    # the same rank lines twice, one labelled by task, the other placed by folder
+    ("ddp", "data", None, 411, False, {"index": 229, "layout": "srun-logdir"}),
 ]
 # runs that end normally: no incident, whatever alarming lines they print on the way
 HEALTHY = ("healthy", "push_refused", "debug_logs", "warn_storm")
@@ -407,7 +410,11 @@ NODE_FAULTS = ("bad_env", "bad_env_all", "missing_file", "missing_file_all", "no
 AGENT_FAULTS = ("port_taken", "no_master_host")
 # how far a job's `tz` option puts the first node's local time from UTC (for the notes)
 TZ_SHIFT = {"EST5": "5 hours behind", "America/New_York": "5 hours behind", "JST-9": "9 hours ahead of"}
-LAYOUT_SUFFIX = {"srun-label": "_srun", "kubernetes-pods": "_k8s"}
+LAYOUT_SUFFIX = {"srun-label": "_srun", "kubernetes-pods": "_k8s", "srun-logdir": "_srunlog"}
+# layouts whose per-rank files torchrun writes (--log-dir --redirects 3 --tee 3), and whose node streams a Slurm
+# step collects (srun --label)
+LOGDIR_LAYOUTS = ("torchelastic-logdir", "srun-logdir")
+SRUN_LAYOUTS = ("srun-label", "srun-logdir")
 OOM_LIMIT = 64 * 1024 * 1024  # the small cgroup's memory.limit_in_bytes (only pages charged after joining it)
 
 PHASE = {"exception": "train", "sigkill": "train", "hang": "train", "nan": "train", "data": "train",
@@ -798,7 +805,7 @@ def run_job(job, py, out_root, work_root, port):
         # Under Slurm or Kubernetes torchrun usually runs without --log-dir: the ranks write to the
         # launcher's own stdout/stderr, which srun or the container runtime collects.
         logdir = (["--log-dir", os.path.join(hdir, "torchelastic"), "--redirects", "3", "--tee", "3"]
-                  if layout == "torchelastic-logdir" else [])
+                  if layout in LOGDIR_LAYOUTS else [])
         torchrun = [os.path.join(os.path.dirname(py), "torchrun"), "--nnodes", "2", "--nproc-per-node", "2",
                     "--rdzv-backend", "c10d", "--rdzv-endpoint", f"{endpoint}:{port}",
                     "--rdzv-id", f"run-{job['index']:03d}", "--max-restarts", str(job["max_restarts"])] + logdir + [
@@ -891,7 +898,8 @@ def run_job(job, py, out_root, work_root, port):
             procs.append((host, subprocess.Popen(cmd, stdout=console, stderr=subprocess.STDOUT, env=nenv,
                                                  cwd=run_dir, start_new_session=True), console))
         else:
-            os.rmdir(hdir)
+            if layout not in LOGDIR_LAYOUTS:
+                os.rmdir(hdir)
             p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=nenv, cwd=run_dir,
                                  start_new_session=True)
             sink = streams.setdefault(host, [])
@@ -945,7 +953,7 @@ def run_job(job, py, out_root, work_root, port):
     write_layout(job, arch, streams)
     if kernel:
         write_kernel_logs(job, arch, kernel.records())
-    elif layout == "srun-label":  # a Slurm job's logs come with each node's kern.log, empty where it said nothing
+    elif layout in SRUN_LAYOUTS:  # a Slurm job's logs come with each node's kern.log, empty where it said nothing
         for h in job["hosts"]:
             os.makedirs(os.path.join(arch, h), exist_ok=True)
             open(os.path.join(arch, h, "kern.log"), "w").close()
@@ -1174,7 +1182,7 @@ def make_network(job):
 
 def write_layout(job, arch, streams):
     """Files the captured lines as a Slurm or Kubernetes job leaves them (see capture.py)."""
-    if job["layout"] == "srun-label":  # srun --ntasks-per-node=1 --label torchrun ...: task i = node i
+    if job["layout"] in SRUN_LAYOUTS:  # srun --ntasks-per-node=1 --label torchrun ...: task i = node i
         n = capture.write_srun_label(os.path.join(arch, f"slurm-{4100 + job['index']}.out"),
                                      {i: streams[h] for i, h in enumerate(job["hosts"])}
                                      | ({None: job["step_lines"]} if job.get("step_lines") else {}))
@@ -1948,6 +1956,11 @@ def layout_note(job):
     if job["layout"] == "srun-label":
         return (" Layout: one `srun --label` file (slurm-NNNN.out; task 0 ran on the first node, task 1 on the "
                 f"second) and each node's kern.log; {launcher}.")
+    if job["layout"] == "srun-logdir":
+        return (" Layout: a Slurm job step (`srun --ntasks-per-node=1 --label torchrun ... --log-dir <host>/torchelastic "
+                "--redirects 3 --tee 3`): one `srun --label` file (slurm-NNNN.out) with both nodes' consoles, the ranks' "
+                "lines tee'd into them, task 0 the first node, task 1 the second; each node's per-rank files under "
+                "<host>/torchelastic/ and its kern.log.")
     if job["layout"] == "kubernetes-pods":
         return (" Layout: one CRI log per pod (<namespace>_<pod>_<uid>/pytorch/0.log, the pod name is the "
                 f"hostname); {launcher}.")
@@ -2285,7 +2298,7 @@ def describe(job, first, rank_host):
     if f == "data":
         return (f"Sample {job['step']} of the synthetic dataset is a truncated JSON record; the rank whose "
                 f"shard holds it (global rank {first['rank'] if first else '?'} on {h}) raises JSONDecodeError "
-                "in its data loader, the others lose their peer.")
+                "in its data loader, the others lose their peer." + layout_note(job))
     return ""
 
 
@@ -2530,6 +2543,11 @@ each node's two streams line by line, keeping the moment each line arrived. It f
 - `_k8s` (`layout: kubernetes-pods`): `<namespace>_<pod>_<uid>/pytorch/0.log` per node, in the CRI format
   containerd writes (`<RFC3339Nano time of arrival> <stdout|stderr> F <line>`); the pod name is the
   hostname.
+
+Jobs whose names end in `_srunlog` (`layout: srun-logdir`) are both: torchrun runs with `--log-dir <host>/torchelastic
+--redirects 3 --tee 3` as a Slurm job step, so each node keeps its per-rank files and `slurm-NNNN.out` holds both
+nodes' consoles (the ranks' lines tee'd into them) labelled by task id, as `srun --label` writes them; plus
+`<host>/kern.log`.
 
 Two stacks start without torchrun (`benchmarks/real_jobs/launchers.py`):
 
