@@ -39,6 +39,10 @@ def _rec(text: str, line: int = 1, end: int | None = None, file: str = "w.err", 
     "are initializing BertModel from the checkpoint of a model trained on another task",
     "[W socket.cpp:464] The server socket has failed to bind; the client will retry.",
     "These warnings can be safely ignored.",
+    # torch's store server at INFO (real job 227): the IPv6 bind failed, it binds IPv4 and the run goes on
+    "[I1207 02:57:20.167554943 TCPStoreLibUvBackend.cpp:1266] [c10d] Failed to bind to ipv6 address, trying ipv4. "
+    "Error: The server socket has failed to listen on any local network address. port: 29854, useIpv6: true, "
+    "code: -98, name: EADDRINUSE, message: address already in use",
 ])
 def test_lines_that_say_they_need_no_action_are_advisory(line: str) -> None:
     assert says_harmless(_rec(line))
@@ -49,6 +53,9 @@ def test_lines_that_say_they_need_no_action_are_advisory(line: str) -> None:
     "NCCL WARN NET/IB : Got completion from peer 10.0.0.2 with error 12, retrying",
     "torch.distributed.DistBackendError: NCCL error: unhandled system error, it is expected to fail soon",
     "ignored 3 batches with NaN loss",
+    # the store's last word when neither family could be bound: the port is taken
+    "[E socket.cpp:957] The server socket has failed to listen on any local network address. port: 29500, "
+    "useIpv6: false, code: -98, name: EADDRINUSE, message: address already in use",
 ])
 def test_errors_and_bare_retries_are_not_advisory(line: str) -> None:
     assert not says_harmless(_rec(line))

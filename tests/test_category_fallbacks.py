@@ -39,6 +39,20 @@ def test_a_warning_waits_for_the_nodes_error_lines(tmp_path: Path) -> None:
     assert _components(job) == [("node01", "storage", "error")]
 
 
+def test_a_build_configuration_s_compiler_flags_name_no_component(tmp_path: Path) -> None:
+    """torch's build settings, as MMEngine prints them at start-up (real job 225): ``-Wno-error=...`` reads as the
+    word error and ``-Wno-strict-overflow`` as a numerical overflow unless compiler options are read as options."""
+    build = (f"{T0}01,000  - Build settings: BLAS_INFO=mkl, BUILD_TYPE=Release, CXX_FLAGS= -fvisibility-inlines-hidden "
+             "-DUSE_PTHREADPOOL -DNDEBUG -O2 -fPIC -Wall -Wextra -Werror=return-type -Wno-strict-overflow "
+             "-Wno-stringop-overflow -Wno-error=old-style-cast -faligned-new -fno-math-errno, USE_CUDA=0")
+    job = node_job(tmp_path, {"node01": progress(1) + [build] + progress(20)[1:], "node02": progress(20)})
+    assert _components(job) == []
+    # the same words in prose still name their component
+    said = f"{T0}21,000 ERROR: fp16 overflow in the loss: the step's result is inf"
+    job = node_job(tmp_path / "b", {"node01": progress(20) + [said], "node02": progress(20)})
+    assert [c for _, c, _ in _components(job)] == ["numerical"]
+
+
 def test_a_fabric_providers_lower_case_warn_marker_is_a_warning(tmp_path: Path) -> None:
     warn = (f"{T0}30,000 libfabric:4517:17085::efa:cq:efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid "
             "address; peer EFA addr unreachable")

@@ -87,6 +87,37 @@ def test_phase_from_traceback_uses_innermost_frame() -> None:
     assert phase_from_traceback("RuntimeError: CUDA error: out of memory") is None
 
 
+def test_a_loop_frame_the_training_and_validation_loops_share_takes_the_calling_loop_s_phase() -> None:
+    # MMEngine's ValLoop and IterBasedTrainLoop both name their step ``run_iter`` (real job 224: a validation hook
+    # raises on one rank); the loop that called it, in the source line above, says which ran
+    frames = ('  File "mmengine/runner/runner.py", line 1777, in train\n    model = self.train_loop.run()\n'
+              '  File "mmengine/runner/loops.py", line 296, in run\n    self.runner.{loop}.run()\n'
+              '  File "mmengine/runner/loops.py", line 400, in run_iter\n    self.runner.call_hook(\n'
+              '  File "hooks.py", line 74, in before_{kind}_iter\n'
+              'RuntimeError: shape mismatch in attention block')
+    assert phase_from_traceback(frames.format(loop="val_loop", kind="val")) == "eval"
+    assert phase_from_traceback(frames.format(loop="test_loop", kind="test")) == "eval"
+    # without a loop named above it, or under the training loop alone, the frame is the training step's
+    assert phase_from_traceback(frames.format(loop="train_loop", kind="train")) == "train"
+    assert phase_from_traceback('  File "loops.py", line 313, in run_iter\nRuntimeError: x') == "train"
+
+
+def test_a_collective_in_an_end_of_training_hook_fails_in_the_shutdown() -> None:
+    # a rank that never reaches the closing barrier an ``after_train`` hook enters (real job 226): its peers time out
+    # there, after the last step's save, in no checkpoint code of their own
+    hook = ('  File "mmengine/runner/loops.py", line 299, in run\n    self.runner.call_hook(\'after_train\')\n'
+            '  File "train.py", line 78, in after_train\n    dist.barrier()\n'
+            '  File "torch/distributed/distributed_c10d.py", line 5356, in barrier\n'
+            'RuntimeError: Timed out waiting 30000ms for recv operation to complete')
+    assert phase_from_traceback(hook) == "shutdown"
+    # a save made from the end-of-training callback is the save's, its frame innermost
+    save = ('  File "callbacks.py", line 20, in on_train_end\n  File "ckpt.py", line 9, in save_checkpoint\n'
+            'OSError: [Errno 28] No space left on device')
+    assert phase_from_traceback(save) == "checkpoint"
+    # hooks that run each iteration are the loop's
+    assert phase_from_traceback('  File "hooks.py", line 5, in after_train_iter\nRuntimeError: x') is None
+
+
 def test_wrapping_the_model_for_data_parallelism_is_set_up() -> None:
     # DDP's check that every rank holds the same parameters raises in its constructor, before any step, called
     # from the training script's main (real job 132: one rank's model config of another hidden size)

@@ -14,7 +14,7 @@ of injection) go to L4L_META_DIR, which lies outside the archived log tree.
                   kill_midline|silent_abort|accum_nan|logfile_exception|save_killed|save_memerror|
                   model_config|loader_hang|two_faults|netdrop|exit0|wrong_ckpt|compile_nocxx|
                   layer_mismatch|node_enospc|shard_truncated|pids_limit|loss_spike|preempt|netslow|
-                  cpu_throttle|shard_mismatch|tp_mismatch|layout_ckpt|timelimit|stall|exit_hang (inode_full, version_mismatch are set up by generate.py)
+                  cpu_throttle|shard_mismatch|tp_mismatch|layout_ckpt|timelimit|stall|exit_hang|warn_storm (inode_full, version_mismatch are set up by generate.py)
                   (bad_env, bad_env_all, missing_file, missing_file_all are set up by generate.py: a wrong
                   GLOO_SOCKET_IFNAME on one node or on every node; the dataset's seed file absent from one
                   node's local disk or from every node's; so are shm_small, port_taken, no_master_host: one
@@ -322,6 +322,13 @@ def at_step(step, model=None):
     """Call at the start of optimizer step `step` (1-based), on every rank."""
     global LAST_STEP
     LAST_STEP = step
+    if FAULT == "warn_storm":  # the step's metrics code, run with Python warnings shown always (`-W always`)
+        import warnings
+
+        import torch
+        warnings.simplefilter("always")
+        step_metrics = torch.tensor(torch.zeros(1) + step)
+        del step_metrics
     if FAULT == "anomaly_nan" and step == 1:  # a debugging run: autograd's anomaly detection on every rank
         import torch
         torch.autograd.set_detect_anomaly(True)

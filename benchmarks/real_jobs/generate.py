@@ -42,13 +42,15 @@ DEEPSPEED_DEPS = ["hjson", "ninja", "psutil", "py-cpuinfo", "pydantic", "msgpack
 SCRIPTS = {"ddp": "train_ddp.py", "hf": "train_hf.py", "lightning": "train_lightning.py",
            "deepspeed": "train_deepspeed.py", "ignite": "train_ignite.py", "accelerate": "train_accelerate.py",
            "ray": "train_ray.py", "jax": "train_jax.py", "fabric": "train_fabric.py", "amp": "train_amp.py",
-           "fsdp": "train_fsdp.py", "megatron": "train_megatron.py"}
+           "fsdp": "train_fsdp.py", "megatron": "train_megatron.py", "mmengine": "train_mmengine.py"}
 FORMATS = {"ddp": "pytorch", "hf": "hf", "lightning": "lightning", "deepspeed": "deepspeed", "ignite": "ignite",
            "accelerate": "accelerate", "ray": "ray", "jax": "jax", "fabric": "fabric", "amp": "megatron",
-           "fsdp": "fsdp", "megatron": "megatron"}
+           "fsdp": "fsdp", "megatron": "megatron", "mmengine": "mmengine"}
 # Ray Train runs in the torch venv (ray[train] installed with torch pinned); JAX has a venv of its own (no torch).
 RAY = "ray[train]==2.60.0"
 JAX_PACKAGES = ["jax[cpu]==0.10.2", "flax", "optax", "absl-py"]
+# OpenMMLab's MMEngine (its own pins allow torch 2.13), installed into the torch venv with the torch constraint
+MMENGINE = "mmengine==0.10.7"
 
 HOST_SETS = [
     ("gpu-node-07", "gpu-node-12"),
@@ -380,9 +382,26 @@ JOB_SPECS = [
     ("lightning", "netdown", 1, 14, False, {"index": 218, "layout": "srun-label"}),
     ("amp", "enospc", 0, 20, False, {"index": 219}),
     ("fabric", "host_oom", 3, 15, False, {"index": 220}),
+    # what the 221 jobs above have fewest of (221-228), counted by stack, phase, category and healthy kind: no job
+    # of OpenMMLab's MMEngine (its Runner, LoggerHook and CheckpointHook lines): a healthy run, a corrupt record
+    # (data), a cut resume checkpoint (load), an exception in its validation loop (eval), a node cut off (network),
+    # a rank stuck at exit (shutdown); and two healthy runs that look alarming: one
+    # with torch's C++ and distributed debug logging on (a debugging run), and a run whose every step prints a
+    # UserWarning (Python warnings shown always)
+    ("mmengine", "healthy", None, None, False, {"index": 221}),
+    ("mmengine", "data", None, 300, False, {"index": 222}),
+    ("mmengine", "corrupt_ckpt", None, None, False, {"index": 223}),
+    ("mmengine", "eval_exception", 2, 20, False, {"index": 224, "validate": True}),
+    ("mmengine", "netdown", 1, 14, False, {"index": 225}),
+    ("mmengine", "exit_hang", 3, 40, False, {"index": 226}),
+    ("mmengine", "debug_logs", None, None, False, {"index": 227}),
+    ("ddp", "warn_storm", None, None, False, {"index": 228}),
+    # torchrun with per-rank files (--log-dir, --tee) run as a Slurm job step: the srun file and the rank files hold
+    # the same rank lines twice, one labelled by task, the other placed by folder
+    ("ddp", "data", None, 411, False, {"index": 229, "layout": "srun-logdir"}),
 ]
 # runs that end normally: no incident, whatever alarming lines they print on the way
-HEALTHY = ("healthy", "push_refused")
+HEALTHY = ("healthy", "push_refused", "debug_logs", "warn_storm")
 # faults set up per node by the generator (no rank injects them; a node may fail before any rank registers)
 NODE_FAULTS = ("bad_env", "bad_env_all", "missing_file", "missing_file_all", "node_corrupt_ckpt", "compile_nocxx",
                "shm_small", "port_taken", "no_master_host", "missing_module", "version_mismatch", "idx_truncated",
@@ -391,7 +410,11 @@ NODE_FAULTS = ("bad_env", "bad_env_all", "missing_file", "missing_file_all", "no
 AGENT_FAULTS = ("port_taken", "no_master_host")
 # how far a job's `tz` option puts the first node's local time from UTC (for the notes)
 TZ_SHIFT = {"EST5": "5 hours behind", "America/New_York": "5 hours behind", "JST-9": "9 hours ahead of"}
-LAYOUT_SUFFIX = {"srun-label": "_srun", "kubernetes-pods": "_k8s"}
+LAYOUT_SUFFIX = {"srun-label": "_srun", "kubernetes-pods": "_k8s", "srun-logdir": "_srunlog"}
+# layouts whose per-rank files torchrun writes (--log-dir --redirects 3 --tee 3), and whose node streams a Slurm
+# step collects (srun --label)
+LOGDIR_LAYOUTS = ("torchelastic-logdir", "srun-logdir")
+SRUN_LAYOUTS = ("srun-label", "srun-logdir")
 OOM_LIMIT = 64 * 1024 * 1024  # the small cgroup's memory.limit_in_bytes (only pages charged after joining it)
 
 PHASE = {"exception": "train", "sigkill": "train", "hang": "train", "nan": "train", "data": "train",
@@ -413,7 +436,7 @@ PHASE = {"exception": "train", "sigkill": "train", "hang": "train", "nan": "trai
          "missing_module": "init", "loss_spike": "train", "preempt": "train", "cpu_throttle": "train",
          "netslow": "train", "version_mismatch": "init", "inode_full": "checkpoint",
          "shard_mismatch": "train", "tp_mismatch": "init", "idx_truncated": "init", "layout_ckpt": "load", "device_missing": "init",
-         "push_refused": None, "timelimit": "train", "stall": "train", "exit_hang": "shutdown"}
+         "push_refused": None, "debug_logs": None, "warn_storm": None, "timelimit": "train", "stall": "train", "exit_hang": "shutdown"}
 CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan": "numerical",
             "enospc": "storage", "corrupt_ckpt": "storage", "data": "data", "healthy": None,
             "host_oom": "host", "worker_oom": "host", "sigstop": "software", "diverge": "numerical",
@@ -446,6 +469,8 @@ CATEGORY = {"exception": "software", "sigkill": "host", "hang": "software", "nan
             "device_missing": "user_config",
             # a metrics gateway that refuses the push while training goes on: no fault of the job
             "push_refused": None,
+            # torch's debug logging on, and a warning every step: noise of a run that ends normally
+            "debug_logs": None, "warn_storm": None,
             # the job's own wall-clock limit ended it (the real corpus's Slurm rule files it so): no node at fault
             "timelimit": "user_config",
             # a rank stuck in its step (as hang); the time limit that ends the job later is its consequence
@@ -457,11 +482,12 @@ FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_r
           "ignite": r"Engine run (complete|finished)", "accelerate": r"training finished: 40 steps",
           "ray": r"training finished: 40 steps", "jax": r"training finished: 40 steps",
           "fabric": r"training finished: 40 steps", "amp": r"training finished: 40 steps",
-          "fsdp": r"Training completed", "megatron": r"training finished: 40 steps"}
+          "fsdp": r"Training completed", "megatron": r"training finished: 40 steps",
+          "mmengine": r"training finished: 40 steps"}
 NAN = {"ddp": r"loss is nan at step", "hf": r"'loss': '?nan'?|'grad_norm': '?nan'?", "lightning": r"is not finite",
        "deepspeed": r"loss is nan at step", "ignite": r"contains NaN or Inf|Loss: nan",
        "accelerate": r"train_loss nan", "ray": r"loss is nan at step", "jax": r"loss is nan at step",
-       "fsdp": r"loss is nan at step", "megatron": r"Unexpected result nan"}
+       "fsdp": r"loss is nan at step", "megatron": r"Unexpected result nan", "mmengine": r"loss: nan"}
 # Faults of the checkpoint save, by the lines that show the failed write.
 SAVE_FAULTS = {"erofs": r"Read-only file system", "enospc": r"No space left on device|file write failed|unexpected pos",
                "fsize": r"File too large|file write failed|unexpected pos"}
@@ -537,7 +563,8 @@ def ensure_venv(venv, deepspeed):
 def ensure_other_venvs(py, jax_venv):
     """Ray Train beside torch (same constraint file), and JAX in a venv of its own (it needs no torch)."""
     venv = os.path.dirname(os.path.dirname(py))
-    subprocess.check_call([py, "-m", "pip", "install", "-q", "-c", os.path.join(venv, "torch-constraint.txt"), RAY])
+    subprocess.check_call([py, "-m", "pip", "install", "-q", "-c", os.path.join(venv, "torch-constraint.txt"), RAY,
+                           MMENGINE])
     jpy = os.path.join(jax_venv, "bin", "python")
     if not os.path.exists(jpy):
         subprocess.check_call([sys.executable, "-m", "venv", jax_venv])
@@ -548,7 +575,7 @@ def versions(py):
     code = ("import importlib.metadata as m, json\n"
             "out={}\n"
             "for p in ['torch','transformers','accelerate','lightning','deepspeed','numpy','pytorch-ignite','ray',"
-            "'jax','jaxlib','flax','optax','megatron-core']:\n"
+            "'jax','jaxlib','flax','optax','megatron-core','mmengine']:\n"
             "    try: out[p]=m.version(p)\n"
             "    except Exception: pass\n"
             "print(json.dumps(out))")
@@ -599,6 +626,12 @@ def make_corrupt_checkpoint(job, work_root, resume_dir):
             fh.write("global_step20")
         victim = sorted(glob.glob(os.path.join(dst, "*model_states.pt")))[0]
         resume = resume_dir
+    elif stack == "mmengine":  # the Runner's CheckpointHook names its iteration-based saves iter_N.pth
+        f = os.path.join(src, "iter_20.pth")
+        dst = os.path.join(resume_dir, "iter_20.pth")
+        os.makedirs(resume_dir)
+        shutil.copy(f, dst)
+        victim, resume = dst, dst
     else:
         raise ValueError(stack)
     size = os.path.getsize(victim)
@@ -663,6 +696,8 @@ def run_job(job, py, out_root, work_root, port):
         env["L4L_LOG_ALL_RANKS"] = "1"
     if fault == "stall":  # every rank logs its steps; no collective times out before the job's limit
         env.update({"L4L_LOG_ALL_RANKS": "1", "L4L_PG_TIMEOUT": "600"})
+    if fault == "debug_logs":  # a debugging run: torch's C++ logging at INFO, distributed debug checks on
+        env.update({"TORCH_CPP_LOG_LEVEL": "INFO", "TORCH_DISTRIBUTED_DEBUG": "INFO"})
     if fault == "push_refused":  # rank 0 pushes its metrics to a gateway on the first node; none is running
         env["L4L_METRICS_PUSH"] = f"http://{job['hosts'][0]}:9091/metrics/job/train"
     if job.get("accum", 1) > 1:
@@ -770,7 +805,7 @@ def run_job(job, py, out_root, work_root, port):
         # Under Slurm or Kubernetes torchrun usually runs without --log-dir: the ranks write to the
         # launcher's own stdout/stderr, which srun or the container runtime collects.
         logdir = (["--log-dir", os.path.join(hdir, "torchelastic"), "--redirects", "3", "--tee", "3"]
-                  if layout == "torchelastic-logdir" else [])
+                  if layout in LOGDIR_LAYOUTS else [])
         torchrun = [os.path.join(os.path.dirname(py), "torchrun"), "--nnodes", "2", "--nproc-per-node", "2",
                     "--rdzv-backend", "c10d", "--rdzv-endpoint", f"{endpoint}:{port}",
                     "--rdzv-id", f"run-{job['index']:03d}", "--max-restarts", str(job["max_restarts"])] + logdir + [
@@ -863,7 +898,8 @@ def run_job(job, py, out_root, work_root, port):
             procs.append((host, subprocess.Popen(cmd, stdout=console, stderr=subprocess.STDOUT, env=nenv,
                                                  cwd=run_dir, start_new_session=True), console))
         else:
-            os.rmdir(hdir)
+            if layout not in LOGDIR_LAYOUTS:
+                os.rmdir(hdir)
             p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=nenv, cwd=run_dir,
                                  start_new_session=True)
             sink = streams.setdefault(host, [])
@@ -917,7 +953,7 @@ def run_job(job, py, out_root, work_root, port):
     write_layout(job, arch, streams)
     if kernel:
         write_kernel_logs(job, arch, kernel.records())
-    elif layout == "srun-label":  # a Slurm job's logs come with each node's kern.log, empty where it said nothing
+    elif layout in SRUN_LAYOUTS:  # a Slurm job's logs come with each node's kern.log, empty where it said nothing
         for h in job["hosts"]:
             os.makedirs(os.path.join(arch, h), exist_ok=True)
             open(os.path.join(arch, h, "kern.log"), "w").close()
@@ -1146,7 +1182,7 @@ def make_network(job):
 
 def write_layout(job, arch, streams):
     """Files the captured lines as a Slurm or Kubernetes job leaves them (see capture.py)."""
-    if job["layout"] == "srun-label":  # srun --ntasks-per-node=1 --label torchrun ...: task i = node i
+    if job["layout"] in SRUN_LAYOUTS:  # srun --ntasks-per-node=1 --label torchrun ...: task i = node i
         n = capture.write_srun_label(os.path.join(arch, f"slurm-{4100 + job['index']}.out"),
                                      {i: streams[h] for i, h in enumerate(job["hosts"])}
                                      | ({None: job["step_lines"]} if job.get("step_lines") else {}))
@@ -1294,6 +1330,10 @@ def build_truth(job, arch):
         problems.append("fault was never injected")
     if fault == "push_refused" and not find(arch, [hosts[0]], r"ConnectionRefusedError|Connection refused"):
         problems.append("no refused metrics push in the logs")
+    if fault == "debug_logs" and not find(arch, None, r"^\[I\d{4} "):
+        problems.append("no C++ INFO line in the logs")
+    if fault == "warn_storm" and not find(arch, None, r"UserWarning: To copy construct from a tensor"):
+        problems.append("no warning in the logs")
     if fault in HEALTHY:
         for h, rc in job["exit_codes"].items():
             if rc != 0 and h not in job.get("stopped_nodes", ()):
@@ -1916,6 +1956,11 @@ def layout_note(job):
     if job["layout"] == "srun-label":
         return (" Layout: one `srun --label` file (slurm-NNNN.out; task 0 ran on the first node, task 1 on the "
                 f"second) and each node's kern.log; {launcher}.")
+    if job["layout"] == "srun-logdir":
+        return (" Layout: a Slurm job step (`srun --ntasks-per-node=1 --label torchrun ... --log-dir <host>/torchelastic "
+                "--redirects 3 --tee 3`): one `srun --label` file (slurm-NNNN.out) with both nodes' consoles, the ranks' "
+                "lines tee'd into them, task 0 the first node, task 1 the second; each node's per-rank files under "
+                "<host>/torchelastic/ and its kern.log.")
     if job["layout"] == "kubernetes-pods":
         return (" Layout: one CRI log per pod (<namespace>_<pod>_<uid>/pytorch/0.log, the pod name is the "
                 f"hostname); {launcher}.")
@@ -1972,10 +2017,38 @@ def describe_other(job, first, rank_host):
     return text + layouts.get(job["layout"], layouts[""])
 
 
+MMENGINE_RUN = ("MMEngine run: OpenMMLab's `Runner` (iteration-based, 40 iterations, `LoggerHook` every 2, "
+                "`CheckpointHook` at 20 and 40, `launcher=\"pytorch\"`) trains TinyLM over gloo under torchrun. ")
+
+
 def describe(job, first, rank_host):
     s, f, r = job["stack"], job["fault"], job["rank"]
     if s in OTHER_RUN:
         return describe_other(job, first, rank_host)
+    if s == "mmengine" and f == "exit_hang":
+        h = rank_host.get(first["rank"]) if first else None
+        return (MMENGINE_RUN + f"After the last iteration every rank enters a closing barrier (a hook's `after_train`). "
+                f"Global rank {r} on {h} never reaches it (sleeps forever at exit, as a rank joining a stuck "
+                "non-daemon thread does): the other ranks time out in the barrier (30 s gloo timeout) and fail; the "
+                f"agent on {h} sends SIGTERM to the stuck rank. The fault is in the run's shutdown, on that rank's "
+                "node.")
+    if s == "mmengine" and f == "debug_logs":
+        return (MMENGINE_RUN + "A debugging run: the job environment sets TORCH_CPP_LOG_LEVEL=INFO and "
+                "TORCH_DISTRIBUTED_DEBUG=INFO, so torch's C++ side logs at INFO what it does quietly otherwise: its "
+                "store's server failing to bind the IPv6 address and falling back to IPv4 (EADDRINUSE, printed with "
+                "the word Error), each client socket's connection, the process groups and DDP's reducer; the run "
+                "ends normally. No incident. (TORCH_DISTRIBUTED_DEBUG=DETAIL was tried first: with gloo on CPU every "
+                "rank died of SIGSEGV in torch 2.13, so it is not a healthy run.)")
+    if s == "mmengine" and f == "healthy":
+        return MMENGINE_RUN + "Healthy: 2 nodes x 2 ranks, 40 iterations, checkpoints at 20 and 40; the run ends normally."
+    if s == "mmengine":
+        job = dict(job, stack="ddp")
+        return MMENGINE_RUN + describe(job, first, rank_host)
+    if f == "warn_storm":
+        return ("Healthy ddp run: 40 steps of DDP over gloo on 2 nodes x 2 ranks, checkpoints at steps 20 and 40. "
+                "Python warnings are shown always (as `python -W always` does) and the step's metrics code "
+                "copy-constructs a tensor (`torch.tensor(t)`): every rank prints torch's UserWarning with its source "
+                "line at every step; the run ends normally. No incident.")
     if s in ("megatron", "fsdp") and f in ("netdown", "netdrop", "netslow", "host_oom"):  # the stack's run, then the link's fault
         job = dict(job, stack="ddp")
         return (MEGATRON_RUN if s == "megatron" else FSDP_RUN) + describe(job, first, rank_host)
@@ -2225,7 +2298,7 @@ def describe(job, first, rank_host):
     if f == "data":
         return (f"Sample {job['step']} of the synthetic dataset is a truncated JSON record; the rank whose "
                 f"shard holds it (global rank {first['rank'] if first else '?'} on {h}) raises JSONDecodeError "
-                "in its data loader, the others lose their peer.")
+                "in its data loader, the others lose their peer." + layout_note(job))
     return ""
 
 
@@ -2470,6 +2543,11 @@ each node's two streams line by line, keeping the moment each line arrived. It f
 - `_k8s` (`layout: kubernetes-pods`): `<namespace>_<pod>_<uid>/pytorch/0.log` per node, in the CRI format
   containerd writes (`<RFC3339Nano time of arrival> <stdout|stderr> F <line>`); the pod name is the
   hostname.
+
+Jobs whose names end in `_srunlog` (`layout: srun-logdir`) are both: torchrun runs with `--log-dir <host>/torchelastic
+--redirects 3 --tee 3` as a Slurm job step, so each node keeps its per-rank files and `slurm-NNNN.out` holds both
+nodes' consoles (the ranks' lines tee'd into them) labelled by task id, as `srun --label` writes them; plus
+`<host>/kern.log`.
 
 Two stacks start without torchrun (`benchmarks/real_jobs/launchers.py`):
 

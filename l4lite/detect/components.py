@@ -44,6 +44,12 @@ ERRORISH_GATE = WordGate(ERRORISH, (
 FRAME = re.compile(r'^\s*File "[^"\n]{1,400}", line \d+, in ', re.M)  # a Python traceback's frame
 # A warning by its words, where the line's level marker is one the ingest does not read ("<warn>", "warn:").
 WARNISH = re.compile(r"<warn(?:ing)?>|\bwarn(?:ing)?:", re.IGNORECASE)
+# A compiler's or linker's option (``-Wno-error=old-style-cast``, ``-Wno-strict-overflow``, ``-DNDEBUG``,
+# ``-fno-math-errno``), as a framework's build-configuration banner lists them (torch's ``Build settings``, printed
+# at start-up by MMEngine, mmcv and ``torch.__config__.show()``): flags naming warnings and checks, not words that
+# say something failed or which component did.
+COMPILER_FLAG = re.compile(r"(?<![\w/.-])-(?:W[A-Za-z][\w+-]*|D[A-Z_]\w*|f[a-z]+(?:-[\w+]+)+|fPIC|m[a-z]+(?==)|X\w+)"
+                           r"(?:=[^\s,;]*)?")
 MAX_RECORDS = 10
 SCORE = 0.25  # below every signature of severity error: a rule that names the fault leads
 
@@ -75,18 +81,19 @@ class ComponentDetector(Detector):
                 if is_cascade(r.text) or says_harmless(r):
                     continue  # a peer's failure, or a line that says itself it needs no action
                 into = groups
-                if r.level not in ("error", "critical") and not ERRORISH_GATE.search(r.text[:2000]):
-                    if r.level == "warning" or WARNISH.search(r.text[:2000]):
+                text = COMPILER_FLAG.sub(" ", r.text) if "-" in r.text else r.text
+                if r.level not in ("error", "critical") and not ERRORISH_GATE.search(text[:2000]):
+                    if r.level == "warning" or WARNISH.search(text[:2000]):
                         alone = several and len(nodes_of.get(r.template_id, ())) == 1
-                        found, into = (component(r.text) if alone else None), warned
-                    elif FRAME.search(r.text[:4000]):
+                        found, into = (component(text) if alone else None), warned
+                    elif FRAME.search(text[:4000]):
                         # the frames of a traceback cut above its header and below its exception line: only a
                         # name with one meaning in them (a remote-storage client, a checkpoint writer) says what
-                        found = named_component(r.text)
+                        found = named_component(text)
                     else:
                         found = None
                 else:  # the learned model guesses only about a line its own logger did not rate a warning
-                    found = component(r.text, learned=r.level != "warning")
+                    found = component(text, learned=r.level != "warning")
                 if found is None:
                     continue
                 into.setdefault((node_key(r), found.category), []).append((r, found.words))

@@ -31,12 +31,15 @@ ADVISORY = re.compile(
     r"|nothing to worry about"
     r"|no action (?:is )?(?:needed|required)"
     r"|will (?:be )?retr(?:y|ied)"
+    # a socket that could not use one address family and goes on with the other (torch's c10d store server:
+    # "Failed to bind to ipv6 address, trying ipv4"): the bind it reports failed is not the one it ends with
+    r"|(?:trying|falling back to|fall back to) ipv[46]"
     r")\b",
     re.IGNORECASE,
 )
 # a word every match of each alternative holds (``rules.word_gate``): the regex is asked only of lines with one
 ADVISORY_GATE = WordGate(ADVISORY, ("ignore", "expected", "harmless", "benign", "normal", "not an error",
-                                    "nothing to worry about", "no action", "retr"))
+                                    "nothing to worry about", "no action", "retr", "ipv"))
 HEAD_CHARS = 1000  # the advisory words stand in the message, not deep in an attached traceback
 TRACEBACK = "Traceback (most recent call last):"
 

@@ -166,6 +166,11 @@ _FRAME_PHASE: tuple[tuple[re.Pattern[str], str], ...] = (
                 r"_broadcast_model|_configure_distributed_model)\b"), "init"),
     (re.compile(r"\bin (?:train_step|training_step|forward_step|backward_step|_inner_training_loop|"
                 r"train_epoch|_optimizer_step|optimizer_step|run_iter|run_epoch)\b"), "train"),
+    # a framework's end-of-training hooks and callbacks (MMEngine's ``after_train``/``after_run``, the Trainer
+    # callbacks' ``on_train_end``/``on_fit_end``) and the process group's destruction run once the loop is over: a
+    # collective that fails in them fails in the run's shutdown. (A strategy's ``teardown`` is left out: frameworks
+    # also call it while they handle a failure inside the loop.)
+    (re.compile(r"\bin (?:after_train|after_run|on_train_end|on_fit_end|destroy_process_group)\b"), "shutdown"),
     # the error itself, last in a traceback: a write refused (full, read-only, over quota or size limit) to a file
     # the line names as a checkpoint is that checkpoint's save, or its copy, whatever thread wrote it
     (re.compile(r"(?:No space left on device|Read-only file system|Disk quota exceeded|File too large)\b[^\n]*?"
@@ -225,6 +230,13 @@ def match_marker(message: str) -> MarkerMatch | None:
     return out
 
 
+# Frame names a runner's training and validation loops share (MMEngine's ``IterBasedTrainLoop.run_iter`` and
+# ``ValLoop.run_iter``): the loop that called them, named in a source line above (``self.runner.val_loop.run()``),
+# says which one ran.
+_SHARED_LOOP_FRAME = re.compile(r"\bin (?:run_iter|run_epoch)\b")
+_LOOP_CALL = re.compile(r"\b(train|val|validation|eval|test)_loop\.run\(")
+
+
 def phase_from_traceback(text: str) -> str | None:
     """The phase named by the innermost recognisable frame of a traceback, or None."""
     if "File \"" not in text and "in " not in text:
@@ -234,7 +246,13 @@ def phase_from_traceback(text: str) -> str | None:
         for m in pattern.finditer(text):
             if best is None or m.start() > best[0]:
                 best = (m.start(), phase)
-    return best[1] if best else None
+    if best is None:
+        return None
+    if best[1] == "train" and _SHARED_LOOP_FRAME.match(text, best[0]):
+        calls = [m.group(1) for m in _LOOP_CALL.finditer(text, 0, best[0])]
+        if calls and calls[-1] != "train":
+            return "eval"
+    return best[1]
 
 
 # When no marker, hint or named frame places a failure, what its own lines say of how far the job had got. A
