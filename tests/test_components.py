@@ -131,6 +131,14 @@ WORDED: list[tuple[str, str]] = [
         "on this node or reducing task parallelism.",
         "python: page allocation failure: order:4, mode:0x40cc0(GFP_KERNEL|__GFP_COMP)",
     )],
+    # PaddlePaddle's allocator running out: device memory, though it says "memory error on GPU"
+    ("Out of memory error on GPU 1. Cannot allocate 2.500000GB memory on GPU 1, available memory is only "
+     "1.250000GB.", "oom"),
+    # the kubelet's reason for evicting a pod names what the node ran short of: its memory or its local disk
+    ("Message:          The node was low on resource: memory. Threshold quantity: 100Mi, available: 80124Ki.",
+     "host"),
+    ("The node was low on resource: ephemeral-storage. Container trainer was using 52Gi, which exceeds its request "
+     "of 0.", "storage"),
     # the environment the job started in (a package not installed, a build for other GPUs, a per-process limit, a
     # launch without the launcher): configuration
     *[(line, "user_config") for line in (
@@ -148,6 +156,13 @@ WORDED: list[tuple[str, str]] = [
 def test_a_lines_own_words_name_its_component(line: str, category: str) -> None:
     got = component(line)
     assert got is not None and got.category == category
+
+
+def test_memory_errors_on_a_gpu_stay_the_gpus() -> None:
+    """Only "out of memory error on GPU" is the allocator's; errors of a GPU's memory are its hardware."""
+    for line in ("DCGM reports memory errors on GPU 3", "Uncorrectable memory error in GPU 0 detected"):
+        got = component(line)
+        assert got is not None and got.category == "gpu_hardware"
 
 
 def test_a_memory_limit_in_a_configuration_line_is_not_a_kill() -> None:

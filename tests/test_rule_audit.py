@@ -189,7 +189,7 @@ def test_the_verdicts_on_the_studied_threads_are_the_known_ones() -> None:
 
 def _score_only_groups() -> set[str]:
     return _fresh_groups("b", "d", "f", "h", "j", "l", "m-score", "n-score", "o-score", "p-score", "q-score",
-                         "r-score", "s-score", "t-score", "u-score")
+                         "r-score", "s-score", "t-score", "u-score", "v-score")
 
 
 def _fresh_groups(*names: str) -> set[str]:

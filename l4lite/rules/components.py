@@ -119,7 +119,9 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
                           # "unknown error" is what CUDA says when the GPU or its driver failed underneath, and
                           # what many C libraries say of an errno they cannot name: the GPU's only beside CUDA's words
                           r"(?:cuda|cudnn|\bGPU\b|nvml|nvidia)[^\n]{0,80}?unknown error|"
-                          r"Unable to determine the device handle|memory errors? (?:on|in) GPU|GPU \d+ has [\w ]*errors|"
+                          # (PaddlePaddle's allocator says "Out of memory error on GPU 0": no memory fault)
+                          r"Unable to determine the device handle|(?<!out of )memory errors? (?:on|in) GPU|"
+                          r"GPU \d+ has [\w ]*errors|"
                           # nvidia-smi's table prints ERR! for a field (fan, power) the GPU did not answer
                           r"\|\s{0,3}ERR!|ERR!\s{0,3}/\s{0,5}\d+W"),
     ("gpu_hardware", 1.0, r"\bGPU\b|\bCUDA error\b|cudaError|nvidia-smi|\bDCGM\b|dcgmi|\bSXM\b"),
@@ -143,7 +145,9 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
                      r"failed writing|unexpected EOF|file write failed|inline_container|"
                      # a write the file system cut short, in the words of C stdio and the writers built on it
                      r"short write|wrote \d+ (?:bytes|blocks|items) instead of \d+|\bwrite error\b|partial write|"
-                     r"(?:not enough|insufficient|no) (?:free )?disk space|disk (?:is )?full"),
+                     r"(?:not enough|insufficient|no) (?:free )?disk space|disk (?:is )?full|"
+                     # the kubelet's reason for evicting a pod: the node's local disk ran short
+                     r"low on resource: ephemeral-storage"),
     ("storage", 1.0, r"\bdisk\b|\bmount\b|serialization\.py|torch\.save|checkpoint"),
     # host: memory, kernel, CPU
     ("host", 3.0, r"Cannot allocate memory|MemoryError|oom-kill|oom_reaper|Out of memory: Kill|Memory cgroup out of|"
@@ -157,6 +161,8 @@ _LEXICON: tuple[tuple[str, float, str], ...] = (
                   # the host's memory in the words of C++, numpy, Kubernetes, Ray's memory monitor and the kernel
                   r"std::bad_alloc|\bOOMKilled\b|Unable to allocate [\d.]+ ?[KMGTP]i?B|low on memory|"
                   r"memory on this node|oom-prevention|page allocation failure|"
+                  # the kubelet's reason for evicting a pod: the node's memory ran short
+                  r"low on resource: memory|"
                   # Slurm's reason for a job whose launch failed on its node (slurmd, prolog): the node is drained
                   r"launch failed requeued held"),
     ("host", 1.0, r"\bkernel\b|\bRAM\b|\bswap\b|\bcgroup\b|\bCPU\b"),
