@@ -315,8 +315,12 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         if ctx.node_of(rel) is None:
             ctx.nodes[rel] = host
     # a folder that names no machine (``logs/``) stands for the one host its sampled files name: its other files
-    # are voted on all their lines too, so a file whose lines name another host (once, mid-file) is that host's
-    kind = {r for r in rels if r not in own and (v := level.value(r)) in ctx.aliases and names_no_node(v)}
+    # are voted on all their lines too, so a file whose lines name another host (once, mid-file) is that host's.
+    # So does the one folder that holds the whole job under a name that is not the host its lines name (``flat/``,
+    # the submit host's ``login-01/``): that the job's lines name one host says nothing of the nodes they do not
+    # name, whose agents may have run beside it (``kind_split``)
+    lone = level.depth is not None and level.depth >= 0 and len({level.value(r) for r in rels} - {None}) == 1
+    kind = {r for r in rels if r not in own and (v := level.value(r)) in ctx.aliases and (lone or names_no_node(v))}
     tasks = {rel for rel, s in samples.items() if any(len(v) > 1 for v in s.label_streams.values())}
     labelled = {rel for rel, s in samples.items() if any(map(stream_key, s.lines))}
     unsure = [f for f in sampled_files(files) if f.rel not in by_lines and ctx.node_of(f.rel) is None]
