@@ -132,7 +132,7 @@ def rotated_dated(job: Job) -> Variant:
     for k in range(3):
         lo, hi = cuts[k], cuts[k + 1]
         part = big.lines[lo:hi]
-        when = _last_time(part) if k < 2 else None
+        when = _last_time(big.lines[:hi]) if k < 2 else None  # a piece without a time: the last line's before it
         stamp = datetime.fromtimestamp(when, UTC) if when is not None else datetime.fromtimestamp(big.mtime, UTC)
         suffix = f"-{stamp:%Y%m%d}-{int(stamp.timestamp()) + 1}" if k < 2 else ""
         o = Out(big.rel + suffix + (".gz" if k == 0 else ""), mtime=(when + 1 if when else big.mtime), gz=k == 0)
