@@ -28,3 +28,10 @@ def test_dated_pieces_are_one_log_oldest_first(tmp_path: Path, second: str, firs
     assert [p.rel for p in job.files[0].parts] == [f"n1/train.log{first}.gz", f"n1/train.log{second}", "n1/train.log"]
     texts = [r.text for r in iter_records([str(tmp_path)], IngestOptions(), Accounting())]
     assert [t.split(" INFO ")[-1] for t in texts[:2]] == ["step 1", "step 2"]
+
+
+@pytest.mark.parametrize("name", ["train.log-20261203-1796306000.gz", "train.log-2026120314", "train.log.1"])
+def test_a_followed_log_knows_its_dated_pieces(name: str) -> None:
+    from l4lite.live.followio import rotation_stem
+
+    assert rotation_stem(name) == "train.log"
