@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from l4lite.errors import L4Error
+from l4lite.ingest.agents import agents_overlapping
 from l4lite.ingest.attribution import (
     address_nodes,
     compile_node_from,
@@ -108,6 +109,26 @@ def _host_of_dirs(rel: str) -> str | None:
     dirs = rel.replace("\\", "/").split("/")[:-1]
     skip = layout_parts(dirs)
     return host_from_dirs("/".join(d for i, d in enumerate(dirs) if i not in skip) + "/_") if skip else host_from_dirs(rel)
+
+
+def _lone_host_folder(rels: Sequence[str], files: Sequence[Any], samples: dict[str, FileSample],
+                      ctx: JobContext) -> dict[str, str | None]:
+    """rel -> None for every file of a job whose one host-like folder holds them all (the submit host's
+    ``login-01/`` a job's logs were copied to) while the job shows several nodes: a file naming several hosts, two
+    other hosts named, or torchelastic agents of two nodes running at once. Read alone, each file's folder names
+    that host; read together, the files say the folder is where they were put, not who wrote them, and their
+    lines place them instead (as in a folder named ``logs/``). A job of one node under its host's folder keeps
+    it."""
+    hosts = {_host_of_dirs(r) for r in rels}
+    if len(hosts) != 1 or None in hosts:
+        return {}
+    host = next(iter(hosts))
+    named = set().union(*(v.hosts for v in samples.values())) - {host} if samples else set()
+    several = bool(ctx.mixed) or len(named) > 1
+    if not several:
+        agents_of = file_agents({}, files, ctx.file_starts, ctx.file_ends)
+        several = agents_overlapping([a for r in rels if (a := agents_of(r)) is not None]) > 1
+    return dict.fromkeys(rels) if several else {}
 
 
 @dataclass
@@ -305,6 +326,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     ctx.legacy = level.depth is None and not own and not node_from
     if ctx.legacy and rels:
         ctx.layout = "paths read one by one"
+        ctx.nodes.update(_lone_host_folder(rels, files, samples, ctx))
     by_lines: set[str] = set()
     for rel in rels:
         node = ctx.node_of(rel) if not ctx.legacy else None
