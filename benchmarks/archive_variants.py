@@ -43,11 +43,12 @@ from archive_transforms import (  # noqa: E402  (the transforms live beside this
     write_variant,
 )
 from archive_transforms import TRANSFORMS as ARCHIVE_TRANSFORMS  # noqa: E402
+from job_transforms import JOB_TRANSFORMS  # noqa: E402
 from stream_transforms import STREAM_TRANSFORMS  # noqa: E402
 from time_shapes import TIME_SHAPES  # noqa: E402
 from time_transforms import TIME_TRANSFORMS  # noqa: E402
 
-TRANSFORMS = {**ARCHIVE_TRANSFORMS, **TIME_TRANSFORMS, **TIME_SHAPES, **STREAM_TRANSFORMS}
+TRANSFORMS = {**ARCHIVE_TRANSFORMS, **TIME_TRANSFORMS, **TIME_SHAPES, **STREAM_TRANSFORMS, **JOB_TRANSFORMS}
 
 ROOT = Path(__file__).resolve().parent.parent
 TIME_SLACK = 5.0  # seconds a failure time may move

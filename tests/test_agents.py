@@ -6,6 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from l4lite.api import analyze
 from l4lite.ingest.agents import FileAgents, GlogSpans, agents_at_once, agents_overlapping
 from l4lite.ingest.context import JobContext, build_context
@@ -85,6 +87,28 @@ def test_a_shared_folder_whose_agents_ran_at_once_is_no_one_node(tmp_path: Path)
     assert ctx.node_of("logs/007-console.log") != NAMED
     incident = analyze(tmp_path, AnalyzeOptions(store=None))
     assert not incident.suspects or incident.suspects[0].node != NAMED
+
+
+@pytest.mark.parametrize("folder", ["login-node-01", "flat", "slurm-4821937"])
+def test_the_one_folder_of_a_whole_job_is_no_one_node_when_its_agents_ran_at_once(tmp_path: Path, folder: str) -> None:
+    """Every file of the job copied into one folder named after the submit host, or any name that is not the
+    host the lines name: that the lines name n3 says nothing of n4, whose agent ran beside n3's."""
+    (tmp_path / folder).mkdir()
+    shutil.copy(JOB / NAMED / "console.log", tmp_path / folder / "000-console.log")
+    shutil.copy(JOB / SILENT / "console.log", tmp_path / folder / "007-console.log")
+    ctx = _context(tmp_path)
+    assert ctx.node_of(f"{folder}/000-console.log") == NAMED
+    assert ctx.node_of(f"{folder}/007-console.log") != NAMED and ctx.agents == 2
+
+
+def test_the_one_folder_of_a_one_node_job_stands_for_its_named_host(tmp_path: Path) -> None:
+    """The same folder holding one node's console and its ranks' files: one agent, so the folder is its host's."""
+    (tmp_path / "login-node-01").mkdir()
+    shutil.copy(JOB / NAMED / "console.log", tmp_path / "login-node-01" / "console.log")
+    (tmp_path / "login-node-01" / "stdout.log").write_text("[2026-12-06 07:20:01] step 1 loss 2.5\n")
+    ctx = _context(tmp_path)
+    assert ctx.node_of("login-node-01/console.log") == NAMED
+    assert ctx.node_of("login-node-01/stdout.log") == NAMED
 
 
 def test_consoles_apart_whose_agents_spoke_at_other_moments_still_ran_at_once(tmp_path: Path) -> None:

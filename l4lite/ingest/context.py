@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from l4lite.errors import L4Error
+from l4lite.ingest.agents import agents_overlapping
 from l4lite.ingest.attribution import (
     address_nodes,
     compile_node_from,
@@ -108,6 +109,26 @@ def _host_of_dirs(rel: str) -> str | None:
     dirs = rel.replace("\\", "/").split("/")[:-1]
     skip = layout_parts(dirs)
     return host_from_dirs("/".join(d for i, d in enumerate(dirs) if i not in skip) + "/_") if skip else host_from_dirs(rel)
+
+
+def _lone_host_folder(rels: Sequence[str], files: Sequence[Any], samples: dict[str, FileSample],
+                      ctx: JobContext) -> dict[str, str | None]:
+    """rel -> None for every file of a job whose one host-like folder holds them all (the submit host's
+    ``login-01/`` a job's logs were copied to) while the job shows several nodes: a file naming several hosts, two
+    other hosts named, or torchelastic agents of two nodes running at once. Read alone, each file's folder names
+    that host; read together, the files say the folder is where they were put, not who wrote them, and their
+    lines place them instead (as in a folder named ``logs/``). A job of one node under its host's folder keeps
+    it."""
+    hosts = {_host_of_dirs(r) for r in rels}
+    if len(hosts) != 1 or None in hosts:
+        return {}
+    host = next(iter(hosts))
+    named = set().union(*(v.hosts for v in samples.values())) - {host} if samples else set()
+    several = bool(ctx.mixed) or len(named) > 1
+    if not several:
+        agents_of = file_agents({}, files, ctx.file_starts, ctx.file_ends)
+        several = agents_overlapping([a for r in rels if (a := agents_of(r)) is not None]) > 1
+    return dict.fromkeys(rels) if several else {}
 
 
 @dataclass
@@ -305,6 +326,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     ctx.legacy = level.depth is None and not own and not node_from
     if ctx.legacy and rels:
         ctx.layout = "paths read one by one"
+        ctx.nodes.update(_lone_host_folder(rels, files, samples, ctx))
     by_lines: set[str] = set()
     for rel in rels:
         node = ctx.node_of(rel) if not ctx.legacy else None
@@ -315,8 +337,12 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         if ctx.node_of(rel) is None:
             ctx.nodes[rel] = host
     # a folder that names no machine (``logs/``) stands for the one host its sampled files name: its other files
-    # are voted on all their lines too, so a file whose lines name another host (once, mid-file) is that host's
-    kind = {r for r in rels if r not in own and (v := level.value(r)) in ctx.aliases and names_no_node(v)}
+    # are voted on all their lines too, so a file whose lines name another host (once, mid-file) is that host's.
+    # So does the one folder that holds the whole job under a name that is not the host its lines name (``flat/``,
+    # the submit host's ``login-01/``): that the job's lines name one host says nothing of the nodes they do not
+    # name, whose agents may have run beside it (``kind_split``)
+    lone = level.depth is not None and level.depth >= 0 and len({level.value(r) for r in rels} - {None}) == 1
+    kind = {r for r in rels if r not in own and (v := level.value(r)) in ctx.aliases and (lone or names_no_node(v))}
     tasks = {rel for rel, s in samples.items() if any(len(v) > 1 for v in s.label_streams.values())}
     labelled = {rel for rel, s in samples.items() if any(map(stream_key, s.lines))}
     unsure = [f for f in sampled_files(files) if f.rel not in by_lines and ctx.node_of(f.rel) is None]

@@ -345,8 +345,10 @@ def discover(paths: Sequence[str], accounting: Accounting,
     return Job(root=root, files=files, dumps=dumps)
 
 
-# x.log.1, x.log.2.gz (logrotate), x.log-20241203(.gz) (its dateext), 0.log.20241203-144221(.gz) (the kubelet)
-_ROTATED = re.compile(r"(.+?)(?:\.(\d{1,3})|[.-](\d{8}(?:-\d{6})?))(?:\.gz)?$")
+# x.log.1, x.log.2.gz (logrotate), x.log-20241203(.gz) (its dateext; hourly ``-%Y%m%d%H``, and ``-%Y%m%d-%s``
+# with the epoch seconds, as its manual suggests for more than one piece a day), 0.log.20241203-144221(.gz) (the
+# kubelet)
+_ROTATED = re.compile(r"(.+?)(?:\.(\d{1,3})|[.-](\d{8}(?:\d\d)?(?:-\d{6}|-\d{10})?))(?:\.gz)?$")
 
 
 def rotation_key(rel: str) -> tuple[str, int, str]:
