@@ -106,7 +106,11 @@ def verdict_of(incident: dict[str, Any], v: Variant, job: Job) -> Verdict:
         table = origins.get(f)
         evidence.add(table[line - 1] if table and 0 < line <= len(table) and table[line - 1] else (f"?{f}", line))
     suspects = incident.get("suspects") or []
+    from l4lite.scan.jobscan import is_host
+
     node = suspects[0].get("node") if suspects else None
+    if node and not is_host(node):  # ``rank:N``, ``unknown``: the node of lines no line placed, named by none
+        node = None
     when = _seconds(incident.get("failure_time"))
     return Verdict(incident.get("status") or "", incident.get("category"), incident.get("phase"),
                    v.renamed.get(node, node) if node else None, None if when is None else when - v.shift,

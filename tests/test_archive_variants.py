@@ -206,8 +206,10 @@ CASES: dict[str, tuple[str, ...]] = {
     "clock-12h-bare": ("001-ddp-exception", "119-ddp-eval_sigkill", "143-ddp-tz_exception"),
     # every file in one folder named after the submit host (or a job id under it): a host-like folder that holds
     # two nodes' files is no node (103: an srun file of two hosts beside two kernel logs; 057 likewise)
-    "submit-host-folder": ("103-ddp-restart_srun", "057-ignite-sigkill_srun", "001-ddp-exception"),
-    "job-id-folder": ("103-ddp-restart_srun", "057-ignite-sigkill_srun"),
+    # (126: the named host's console heads the other node's console too; that console's whole read places it)
+    "submit-host-folder": ("103-ddp-restart_srun", "057-ignite-sigkill_srun", "001-ddp-exception",
+                           "126-ddp-save_killed"),
+    "job-id-folder": ("103-ddp-restart_srun", "057-ignite-sigkill_srun", "126-ddp-save_killed"),
     "rank-named-files": ("001-ddp-exception", "005-ddp-enospc"),
     # one of the root node's last timed lines three hours ahead: one line makes no failure time
     "root-line-hours-ahead": ("001-ddp-exception", "024-ddp-hang"),

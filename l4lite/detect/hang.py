@@ -86,6 +86,7 @@ class RankFacts:
     """What the logs say of each rank: collective errors, other errors, agent kills, lagging reports."""
 
     known: dict[int, str | None] = field(default_factory=dict)  # rank -> node
+    unplaced: dict[int, str] = field(default_factory=dict)  # rank -> its scan key (``rank:N``): no line placed it
     timed_out: dict[int, list[Record]] = field(default_factory=dict)  # waited in a collective until its timeout
     peer_gone: dict[int, list[Record]] = field(default_factory=dict)  # a peer closed the connection
     crashed: dict[int, list[Record]] = field(default_factory=dict)  # an error of its own (not a collective one)
@@ -182,7 +183,8 @@ class HangDetector(Detector):
             return []
         by_node: dict[str | None, list[int]] = {}
         for r in sorted(candidates):
-            by_node.setdefault(facts.known.get(r) or scan.rank_nodes.get(r) or unheard.get(r), []).append(r)
+            by_node.setdefault(facts.known.get(r) or scan.rank_nodes.get(r) or unheard.get(r)
+                           or facts.unplaced.get(r), []).append(r)
         t = _log_stall_time(scan, facts)
         out = []
         table = _log_table(facts, candidates, scan.rank_nodes)
@@ -412,6 +414,14 @@ def rank_facts(scan: JobScan) -> RankFacts:
             (recs[0] if len(recs) == 1 else None)  # pids repeat across hosts: only the rank's node's line counts
         if line is not None:
             facts.kill_line[r] = line
+    # ranks that logged only in files no line placed on a node (the scan keys them ``rank:N``): ranks of the job
+    # all the same, whose silence counts; the node they stand for is the one no line names
+    for node, ranks in scan.node_ranks.items():
+        if node.startswith("rank:"):
+            for r in ranks:
+                if r not in facts.known and r not in seen_on:
+                    facts.known[r] = None
+                    facts.unplaced[r] = node
     for r in list(facts.crashed):  # a rank whose own traceback ends in a collective error is not a crash
         if r in facts.timed_out or r in facts.peer_gone or r in facts.killed:
             del facts.crashed[r]

@@ -25,6 +25,7 @@ from l4lite.detect.base import Finding
 from l4lite.diagnose.evidence import own_time
 from l4lite.records import Record
 from l4lite.rules.components import component, first_failure, is_cascade, is_listing, named_component
+from l4lite.scan.jobscan import is_host
 from l4lite.scan.scanner import JobScan
 
 SPATIAL_FRACTION = 0.25  # as the filters': a template on more than this share of the nodes is routine
@@ -113,8 +114,15 @@ def last_words(scan: JobScan, node: str | None, t0: float | None, placed: set[tu
     """
     if node is None or t0 is None:
         return None
+    unnamed = not is_host(node)
+
+    def mine(where: str | None) -> bool:
+        """A line of the stuck node: its key, or, for a node no line names (``rank:N``), any line no line placed:
+        its other ranks' files and its console are keyed apart from it, yet are the same machine's."""
+        return where == node or (unnamed and (where is None or not is_host(where)))
+
     metric_lines = {(p.file, p.line) for p in scan.metrics}
-    train = [p.time for p in scan.metrics if p.kind == "train" and p.time is not None and p.node == node]
+    train = [p.time for p in scan.metrics if p.kind == "train" and p.time is not None and mine(p.node)]
     started = min(train, default=None)
 
     def fits(r: Record) -> bool:
@@ -125,7 +133,7 @@ def last_words(scan: JobScan, node: str | None, t0: float | None, placed: set[tu
     found: list[Record] = []
     for (tid, where), recs in scan.exemplars.items():
         stat = scan.templates.get(tid)
-        if where != node or stat is None or len(stat.nodes) > 1:
+        if not mine(where) or stat is None or len(stat.nodes) > 1 and (not unnamed or any(map(is_host, stat.nodes))):
             continue
         found += [r for r in recs if (r.file, r.line) not in placed and r.source != "launcher"
                   and not is_cascade(r.text) and fits(r)]
@@ -133,7 +141,7 @@ def last_words(scan: JobScan, node: str | None, t0: float | None, placed: set[tu
         seen: set[tuple[str, int]] = set()
         for h in scan.hits:
             r = h.record
-            if r.node == node and (r.file, r.line) not in seen and not TEARDOWN.search(r.text[:4000]) and fits(r):
+            if mine(r.node) and (r.file, r.line) not in seen and not TEARDOWN.search(r.text[:4000]) and fits(r):
                 seen.add((r.file, r.line))
                 found.append(r)
     if not found:

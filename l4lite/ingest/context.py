@@ -328,8 +328,14 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
         ctx.layout = "paths read one by one"
         ctx.nodes.update(_lone_host_folder(rels, files, samples, ctx))
     by_lines: set[str] = set()
+    # the one folder that holds the whole job, aliased to the one host its lines name (``login-01/``, ``flat/``):
+    # its name says nothing of a file whose own lines name a host, which is read as under ``logs/`` (its sampled
+    # ends first, then all its lines: a console whose head names the master's host may be another node's)
+    lone = level.depth is not None and level.depth >= 0 and len({level.value(r) for r in rels} - {None}) == 1
     for rel in rels:
         node = ctx.node_of(rel) if not ctx.legacy else None
+        if lone and rel in own and level.value(rel) in ctx.aliases:
+            node = None
         if node is None and rel in own:
             ctx.nodes[rel] = own[rel]  # outside the level (or no level): the one host its lines name
             by_lines.add(rel)
@@ -341,7 +347,6 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     # So does the one folder that holds the whole job under a name that is not the host its lines name (``flat/``,
     # the submit host's ``login-01/``): that the job's lines name one host says nothing of the nodes they do not
     # name, whose agents may have run beside it (``kind_split``)
-    lone = level.depth is not None and level.depth >= 0 and len({level.value(r) for r in rels} - {None}) == 1
     kind = {r for r in rels if r not in own and (v := level.value(r)) in ctx.aliases and (lone or names_no_node(v))}
     tasks = {rel for rel, s in samples.items() if any(len(v) > 1 for v in s.label_streams.values())}
     labelled = {rel for rel, s in samples.items() if any(map(stream_key, s.lines))}
