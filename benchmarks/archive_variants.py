@@ -109,11 +109,12 @@ def verdict_of(incident: dict[str, Any], v: Variant, job: Job) -> Verdict:
     from l4lite.scan.jobscan import is_host
 
     node = suspects[0].get("node") if suspects else None
+    node = v.renamed.get(node, node) if node else None  # a task's label the variant wrote for a node: that node
     if node and not is_host(node):  # ``rank:N``, ``unknown``: the node of lines no line placed, named by none
         node = None
     when = _seconds(incident.get("failure_time"))
     return Verdict(incident.get("status") or "", incident.get("category"), incident.get("phase"),
-                   v.renamed.get(node, node) if node else None, None if when is None else when - v.shift,
+                   node, None if when is None else when - v.shift,
                    frozenset(evidence), frozenset(_message(job.lines, o) for o in evidence))
 
 
