@@ -46,6 +46,7 @@ import numpy as np
 from l4lite.ingest.errorfile import stated_time
 from l4lite.ingest.jumps import APART_LIMIT, quarters
 from l4lite.ingest.spans import STATED, FileSpan, job_span
+from l4lite.ingest.writerclocks import WriterSpan, writer_spans
 from l4lite.records import Accounting, Record
 
 TOLERANCE = 60.0  # seconds: how far one piece of evidence may lie from the whole quarter hours it gives
@@ -281,6 +282,12 @@ def read_zones(ctx: Any, spans: Mapping[str, FileSpan], files: Sequence[Any], do
         c = clocks.setdefault(node, NodeClock(span.first, span.last, []))
         c.first, c.last = min(c.first, span.first), max(c.last, span.last)
         c.ends.append((span.last, mtimes.get(rel)))
+    merged = _merged_writers(ctx, spans)  # the writers of a merged file no own file gives a clock for
+    for host, ws in (w for spans_of in merged.values() for w in spans_of.items()):
+        if host not in clocks:  # a node with files of its own keeps their clock
+            c = clocks.setdefault(host, NodeClock(ws.first, ws.last, []))
+            c.first, c.last = min(c.first, ws.first), max(c.last, ws.last)
+            c.stated += ws.stated
     loose: list[float] = []  # what error files no node is known for state: the job's time, whoever wrote them
     for rel, t in (error_times(files, docs) if stated is None else stated).items():  # torchelastic's error files
         node = ctx.node_of(rel)
@@ -299,10 +306,34 @@ def read_zones(ctx: Any, spans: Mapping[str, FileSpan], files: Sequence[Any], do
         ctx.clock_skew["corrected"] = True
         ctx.clock_skew["note"] += "; " + ", ".join(z.node for z in shifts) + " read in the job's time (time zone)"
     if shifts:
-        ctx.start, ctx.end = job_span([s._replace(first=s.first - d, last=s.last - d)
+        ctx.start, ctx.end = job_span([_in_job_time(s, merged.get(r), ctx.node_shifts)
+                                       if r in merged else s._replace(first=s.first - d, last=s.last - d)
                                        if (d := ctx.node_shifts.get(ctx.node_of(r) or "", 0.0)) else s
                                        for r, s in spans.items()])
     return bool(shifts)
+
+
+def _merged_writers(ctx: Any, spans: Mapping[str, FileSpan]) -> dict[str, dict[str, WriterSpan]]:
+    """rel -> host -> its writer's span, for each merged file no path places whose writers' labels name hosts
+    (``writerclocks``): a zone belongs to the writer, so each is a clock of the job of its own."""
+    out = {}
+    for rel, writers in getattr(ctx, "writer_lines", {}).items():
+        span = spans.get(rel)
+        if span is None or span.system or ctx.node_of(rel) is not None:
+            continue
+        hosts = ctx.task_hosts.get(rel, {})
+        if len(got := writer_spans(writers, hosts.get, ctx.year, ctx.near_year)) > 1:
+            out[rel] = got
+    return out
+
+
+def _in_job_time(span: FileSpan, writers: Mapping[str, WriterSpan] | None, shifts: Mapping[str, float]) -> FileSpan:
+    """A merged file's span with each writer's part read in the job's time (its writers' spans moved)."""
+    if not writers:
+        return span
+    firsts = [w.first - shifts.get(h, 0.0) for h, w in writers.items()]
+    lasts = [w.last - shifts.get(h, 0.0) for h, w in writers.items()]
+    return span._replace(first=min(firsts), last=max(lasts))
 
 
 def in_zone(items: Iterator[T], seconds: float) -> Iterator[T]:
