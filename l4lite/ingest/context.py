@@ -177,6 +177,9 @@ class JobContext:
     file_starts: dict[str, float] = field(default_factory=dict)
     node_ends: dict[str, float] = field(default_factory=dict)  # node -> its files' last sampled time (``jumps``)
     node_shifts: dict[str, float] = field(default_factory=dict)  # node -> seconds its zone is ahead (``zones``)
+    # node -> the first and last times, as written, of a node known only as a merged file's writer in another zone:
+    # its lines far outside them are in the job's time already (``zones.in_writer_zones``)
+    writer_spans: dict[str, tuple[float, float]] = field(default_factory=dict)
     clock_steps: dict[str, list[float]] = field(default_factory=dict)  # node -> its clock's step back (``steps``)
     # IPv4 address -> the node it belongs to, as the job's lines state it (Ray's raylet: ``address: IP ...
     # hostname: NAME``; ``Local node IP: IP`` in a node's own file): a line that names its origin by address

@@ -65,7 +65,7 @@ class WriterSpan(NamedTuple):
 def writer_spans(writers: Mapping[str, WriterLines], host_of: Callable[[str], str | None], year: int | None,
                  near: int | None) -> dict[str, WriterSpan]:
     """host -> its ``WriterSpan`` for the labels ``host_of`` names a host for and whose kept lines give a time at
-    both ends; a host of two labels gets their union."""
+    both ends, the first not after the last; a host of two labels gets their union."""
     parser = TimestampParser(year, None, near)
 
     def times(lines: Sequence[str]) -> list[float]:
@@ -78,6 +78,8 @@ def writer_spans(writers: Mapping[str, WriterLines], host_of: Callable[[str], st
         if host is None or not heads or not tails:
             continue
         first, last = min(heads), max(tails)
+        if first > last:  # its part's ends on two clocks: no one clock of its own
+            continue
         if (seen := out.get(host)) is not None:
             out[host] = WriterSpan(min(seen.first, first), max(seen.last, last), seen.stated + w.stated)
         else:
