@@ -9,7 +9,8 @@ from pathlib import Path
 from l4lite.ingest.context import build_context
 from l4lite.ingest.files import discover
 from l4lite.ingest.writerclocks import WriterLines, writer_spans
-from l4lite.records import Accounting
+from l4lite.ingest.zones import in_writer_zones
+from l4lite.records import Accounting, Record
 
 
 def _pod(name: str, host: str, hour: int, last: str = "") -> list[str]:
@@ -48,3 +49,14 @@ def test_a_writers_span_skips_untimed_lines_and_keeps_its_stated_epoch() -> None
     span = got["node-a"]
     assert span.last - span.first == 308.0
     assert span.stated == [1796313909.999]
+
+
+def test_a_line_far_outside_its_writers_own_span_keeps_the_jobs_time() -> None:
+    # node-c logs 8 h ahead from 10000 to 10600 as written; its one UTC-stamped line (a component of its own clock)
+    # reads 8 h before that span and is already in the job's time
+    def rec(t: float) -> Record:
+        return Record("kubectl-logs.txt", 1, 1, "node-c", None, None, "app", t, None, "x", "x")
+
+    got = list(in_writer_zones(iter([rec(10300.0), rec(10300.0 - 28800)]), {"node-c": 28800.0}, None,
+                               {"node-c": (10000.0, 10600.0)}))
+    assert [r.time for r in got] == [10300.0 - 28800, 10300.0 - 28800]
