@@ -87,6 +87,7 @@ from l4lite.ingest.spans import (
     sampled_spans,
     vote_year,
 )
+from l4lite.ingest.writerclocks import WriterLines
 from l4lite.ingest.writers import (
     WholeReads,
     label_hosts,
@@ -148,6 +149,8 @@ class JobContext:
     # rel -> srun label -> the host its lines name: in one ``srun --label`` file of several nodes, the label
     # says which node wrote a line (a task per node runs torchrun, whose ranks are not the labels)
     task_hosts: dict[str, dict[str, str]] = field(default_factory=dict)
+    # rel -> label -> the lines each writer of a merged file opens and closes its part with (``writerclocks``)
+    writer_lines: dict[str, dict[str, WriterLines]] = field(default_factory=dict)
     # files whose ``srun --label`` labels are tasks of several ranks each (``srun --label torchrun``: one task per
     # node, its lines prefixed ``[default0]:``, ``[default1]:``): there a label is a node's index, never a rank
     label_tasks: list[str] = field(default_factory=list)
@@ -174,6 +177,9 @@ class JobContext:
     file_starts: dict[str, float] = field(default_factory=dict)
     node_ends: dict[str, float] = field(default_factory=dict)  # node -> its files' last sampled time (``jumps``)
     node_shifts: dict[str, float] = field(default_factory=dict)  # node -> seconds its zone is ahead (``zones``)
+    # node -> the first and last times, as written, of a node known only as a merged file's writer in another zone:
+    # its lines far outside them are in the job's time already (``zones.in_writer_zones``)
+    writer_spans: dict[str, tuple[float, float]] = field(default_factory=dict)
     clock_steps: dict[str, list[float]] = field(default_factory=dict)  # node -> its clock's step back (``steps``)
     # IPv4 address -> the node it belongs to, as the job's lines state it (Ray's raylet: ``address: IP ...
     # hostname: NAME``; ``Local node IP: IP`` in a node's own file): a line that names its origin by address
@@ -360,6 +366,7 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     ctx.nodes.update(split.nodes)
     ctx.agents = max(whole.agents, split.agents)
     ctx.blocks = {rel: b for rel, b in whole.blocks.items() if rel in ctx.mixed}
+    ctx.writer_lines = {rel: vote.writers for rel, vote in whole.files.items() if vote.writers}
     ties = [t for s in samples.values() for t in s.ties] + whole.ties
     by_ranks = {rel: host for rel, vote in whole.files.items()  # a rank's file no path places: its ranks' node
                 if ctx.node_of(rel) is None and rel not in ctx.mixed and (_RANK_FOLDER.search(rel) or rel in split.nodes)

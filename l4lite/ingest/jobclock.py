@@ -89,4 +89,4 @@ def in_job_time(items: Iterator[T], ctx: Any, node: str | None) -> Iterator[T]:
         return in_zone(items, seconds) if seconds else items
     if not ctx.node_shifts and not ctx.clock_steps:
         return items
-    return in_writer_zones(items, ctx.node_shifts, ctx.clock_steps)
+    return in_writer_zones(items, ctx.node_shifts, ctx.clock_steps, getattr(ctx, "writer_spans", None))

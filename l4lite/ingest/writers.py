@@ -30,6 +30,7 @@ from l4lite.ingest.layout import is_loopback
 from l4lite.ingest.lineclass import LEVEL_WORDS
 from l4lite.ingest.pids import PID_SCAN_BYTES, RDZV_NODE, AddressBook, PidReader, whole_lines
 from l4lite.ingest.timespots import strip_stream_prefixes
+from l4lite.ingest.writerclocks import WriterLines, feed_writer
 
 # hosts that a line names as its writer
 NCCL_WRITER = re.compile(r"(?:^|[\s\]:>])([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] ")
@@ -148,6 +149,8 @@ class WholeVote(NamedTuple):
     label_ranks: Counter[tuple[str, int]]
     ranks: Counter[int]  # the global ranks of the torchrun prefixes of all its lines (``rank_host``)
     bases: frozenset[int] = frozenset()  # the nodes' first ranks its ``[defaultL]:[rankG]:`` lines show (``rank_bases``)
+    # label -> the lines that open and close its part, and what its error records state (``writerclocks``)
+    writers: dict[str, WriterLines] = {}  # noqa: RUF012 - a NamedTuple's default, never changed in place
 
 
 class LineVote:
@@ -163,12 +166,15 @@ class LineVote:
         self.ranks: Counter[int] = Counter()
         self.pairs: set[tuple[int, int]] = set()  # (global, local) of torchrun's paired prefixes
         self.elastic: str | None = None  # a failure summary's ``host :`` waiting for its ``rank :`` line
+        self.writers: dict[str, WriterLines] = {}
 
     def feed(self, raw: str) -> None:
         line = strip_stream_prefixes(raw)
         host = writer_host(line)
         labelled = stream_label(raw)
         label = labelled[0] if labelled is not None else None
+        if label is not None:
+            feed_writer(self.writers, label, raw, labelled[1])
         if raw[:1] in _PREFIX_START and (pair := prefix_ranks(raw, labelled[1] if labelled else 0))[0] is not None:
             rank, local = pair
             self.ranks[rank] += 1
@@ -192,7 +198,8 @@ class LineVote:
     def vote(self) -> WholeVote:
         """What the lines fed so far say (copies: feeding more changes nothing handed out)."""
         return WholeVote(Counter(self.hosts), list(self.ties), list(self.mentions), Counter(self.labels),
-                         Counter(self.label_ranks), Counter(self.ranks), frozenset(rank_bases(self.pairs)))
+                         Counter(self.label_ranks), Counter(self.ranks), frozenset(rank_bases(self.pairs)),
+                         {k: copy.deepcopy(w) for k, w in self.writers.items()} if len(self.writers) > 1 else {})
 
 
 def vote_lines(lines: Iterable[str], also: Callable[[str], None] | None = None) -> WholeVote:

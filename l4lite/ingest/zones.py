@@ -46,6 +46,7 @@ import numpy as np
 from l4lite.ingest.errorfile import stated_time
 from l4lite.ingest.jumps import APART_LIMIT, quarters
 from l4lite.ingest.spans import STATED, FileSpan, job_span
+from l4lite.ingest.writerclocks import WriterSpan, writer_spans
 from l4lite.records import Accounting, Record
 
 TOLERANCE = 60.0  # seconds: how far one piece of evidence may lie from the whole quarter hours it gives
@@ -281,6 +282,13 @@ def read_zones(ctx: Any, spans: Mapping[str, FileSpan], files: Sequence[Any], do
         c = clocks.setdefault(node, NodeClock(span.first, span.last, []))
         c.first, c.last = min(c.first, span.first), max(c.last, span.last)
         c.ends.append((span.last, mtimes.get(rel)))
+    ctx.writer_spans = {}
+    merged = _merged_writers(ctx, spans)  # the writers of a merged file no own file gives a clock for
+    for host, ws in (w for spans_of in merged.values() for w in spans_of.items()):
+        if host not in clocks:  # a node with files of its own keeps their clock
+            c = clocks.setdefault(host, NodeClock(ws.first, ws.last, []))
+            c.first, c.last = min(c.first, ws.first), max(c.last, ws.last)
+            c.stated += ws.stated
     loose: list[float] = []  # what error files no node is known for state: the job's time, whoever wrote them
     for rel, t in (error_times(files, docs) if stated is None else stated).items():  # torchelastic's error files
         node = ctx.node_of(rel)
@@ -291,18 +299,45 @@ def read_zones(ctx: Any, spans: Mapping[str, FileSpan], files: Sequence[Any], do
     shifts, candidates = JobClocks(clocks, unplaced, loose).shifts(offsets)
     if not shifts and not skew and (split := split_skew(clocks, candidates)) is not None:
         ctx.clock_skew = split
+    written = {h: (w.first, w.last) for spans_of in merged.values() for h, w in spans_of.items()}
     for z in shifts:
         ctx.node_shifts[z.node] = z.seconds
+        if z.node in written and not any(z.node == ctx.node_of(r) for r in spans):
+            ctx.writer_spans[z.node] = written[z.node]
         if accounting is not None:
             accounting.warn(z.warning())
     if shifts and ctx.clock_skew:  # the skew stays as measured on the times as logged
         ctx.clock_skew["corrected"] = True
         ctx.clock_skew["note"] += "; " + ", ".join(z.node for z in shifts) + " read in the job's time (time zone)"
     if shifts:
-        ctx.start, ctx.end = job_span([s._replace(first=s.first - d, last=s.last - d)
+        ctx.start, ctx.end = job_span([_in_job_time(s, merged.get(r), ctx.node_shifts)
+                                       if r in merged else s._replace(first=s.first - d, last=s.last - d)
                                        if (d := ctx.node_shifts.get(ctx.node_of(r) or "", 0.0)) else s
                                        for r, s in spans.items()])
     return bool(shifts)
+
+
+def _merged_writers(ctx: Any, spans: Mapping[str, FileSpan]) -> dict[str, dict[str, WriterSpan]]:
+    """rel -> host -> its writer's span, for each merged file no path places whose writers' labels name hosts
+    (``writerclocks``): a zone belongs to the writer, so each is a clock of the job of its own."""
+    out = {}
+    for rel, writers in getattr(ctx, "writer_lines", {}).items():
+        span = spans.get(rel)
+        if span is None or span.system or ctx.node_of(rel) is not None:
+            continue
+        hosts = ctx.task_hosts.get(rel, {})
+        if len(got := writer_spans(writers, hosts.get, ctx.year, ctx.near_year)) > 1:
+            out[rel] = got
+    return out
+
+
+def _in_job_time(span: FileSpan, writers: Mapping[str, WriterSpan] | None, shifts: Mapping[str, float]) -> FileSpan:
+    """A merged file's span with each writer's part read in the job's time (its writers' spans moved)."""
+    if not writers:
+        return span
+    firsts = [w.first - shifts.get(h, 0.0) for h, w in writers.items()]
+    lasts = [w.last - shifts.get(h, 0.0) for h, w in writers.items()]
+    return span._replace(first=min(firsts), last=max(lasts))
 
 
 def in_zone(items: Iterator[T], seconds: float) -> Iterator[T]:
@@ -320,19 +355,27 @@ def in_zone(items: Iterator[T], seconds: float) -> Iterator[T]:
 
 
 def in_writer_zones(items: Iterator[T], shifts: Mapping[str, float],
-                    steps: Mapping[str, Sequence[float]] | None = None) -> Iterator[T]:
+                    steps: Mapping[str, Sequence[float]] | None = None,
+                    written: Mapping[str, tuple[float, float]] | None = None) -> Iterator[T]:
     """``items`` of a file no path places (one stream of several nodes' lines: ``srun --label``, ``cat``) with
     each line's time read back by its own writer's zone: the zone belongs to the node, not to the file, so a node
     read in the job's time in its own files is read so in a merged stream too. ``steps``: a writer whose clock
-    stepped back (``steps.clock_steps``, times as written) has its ahead part read back first, as in its own files."""
+    stepped back (``steps.clock_steps``, times as written) has its ahead part read back first, as in its own files.
+    ``written``: a writer known only in a merged file, by its first and last times as written: a line of it more
+    than half its offset outside them is nearer the job's clock than its own (a component stamping UTC, an epoch)
+    and is left as it reads."""
     if not shifts and not steps:
         yield from items
         return
     steps = steps or {}
 
+    written = written or {}
+
     def back(node: str | None, t: float) -> float:  # seconds the writer's time reads ahead of the job's
-        step = steps.get(node or "")
-        return shifts.get(node or "", 0.0) + (step[0] if step is not None and step[1] < t <= step[2] else 0.0)
+        step, seconds = steps.get(node or ""), shifts.get(node or "", 0.0)
+        if (own := written.get(node or "")) is not None and not own[0] - abs(seconds) / 2 <= t <= own[1] + abs(seconds) / 2:
+            seconds = 0.0
+        return seconds + (step[0] if step is not None and step[1] < t <= step[2] else 0.0)
 
     for item in items:
         if isinstance(item, Record):
@@ -343,7 +386,8 @@ def in_writer_zones(items: Iterator[T], shifts: Mapping[str, float],
             nodes = item.line_names()  # type: ignore[attr-defined]
             if nodes is None:
                 node = getattr(item, "node", None)
-                gone = np.array([back(node, t) for t in times]) if node in steps else shifts.get(node or "", 0.0)
+                gone = np.array([back(node, t) for t in times]) if node in steps or node in written \
+                    else shifts.get(node or "", 0.0)
             else:
                 gone = np.array([back(n, t) for (n, _, _), t in zip(nodes, times, strict=True)], dtype=np.float64)
             if np.any(gone):
