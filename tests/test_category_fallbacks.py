@@ -135,7 +135,7 @@ def test_a_generic_rules_own_framing_is_not_read_by_the_learned_model() -> None:
     rule = next(r for r in pack.rules if r.id == "cuda-illegal-address")
     left = words_left(rule, f"{line}\n{line}")
     guess = components.component(left, learned=True)
-    assert guess is not None and guess.category != "software"  # what the model alone would say
+    assert guess is None or guess.category != "software"  # the model alone would not give the rule's category
     assert not components.says_more(left, framing(rule))
     assert components.says_more(words_left(rule, f"{line} in the flash attention kernel"), framing(rule))
     _assert_rule_stands(pack, line)
