@@ -278,8 +278,8 @@ def test_bad_toml_and_missing_file_are_one_line_errors(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------------------ timeouts
-def test_catastrophic_user_pattern_times_out_and_is_switched_off(tmp_path):
-    user = write(tmp_path, """
+# a user rule whose pattern backtracks catastrophically on a run of ``a``
+EVIL = """
 [[rule]]
 id = "evil"
 pattern = '(a|aa)+$'
@@ -288,7 +288,11 @@ category = "unknown"
 role = "symptom"
 severity = "warning"
 explain = "never"
-""")
+"""
+
+
+def test_catastrophic_user_pattern_times_out_and_is_switched_off(tmp_path):
+    user = write(tmp_path, EVIL)
     pack = RulePack.load([user], timeout=0.02, max_timeouts=2)
     hostile = rec("a" * 5000 + "!")
     for _ in range(5):  # would take hours without the timeout
@@ -404,16 +408,6 @@ def test_a_bare_device_assert_leaves_the_category_to_the_assertion_beside_it():
     assert hit == {"cuda-index-assert": "user_config"}
 
 
-EVIL = """
-[[rule]]
-id = "evil"
-pattern = '(a|aa)+$'
-keywords = ["aaaa"]
-category = "unknown"
-role = "symptom"
-severity = "warning"
-explain = "never"
-"""
 
 
 def test_shared_pack_is_read_once_and_handed_out_fresh(tmp_path):
