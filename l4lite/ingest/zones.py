@@ -367,9 +367,7 @@ def in_writer_zones(items: Iterator[T], shifts: Mapping[str, float],
     if not shifts and not steps:
         yield from items
         return
-    steps = steps or {}
-
-    written = written or {}
+    steps, written = steps or {}, written or {}
 
     def back(node: str | None, t: float) -> float:  # seconds the writer's time reads ahead of the job's
         step, seconds = steps.get(node or ""), shifts.get(node or "", 0.0)
