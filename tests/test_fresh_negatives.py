@@ -12,7 +12,11 @@ object-store fallback, TensorRT and TensorBoard start-up notices, a GeneratorDat
 neg-l (11, score-only, likewise from new threads and repositories: meshgrid, scheduler-order and few-workers
 UserWarnings, an Apex loss-scale overflow, a tcmalloc large-allocation notice, a log10 divide-by-zero warning, a
 Gym observation-space warning, an ML-Agents summary notice, an RL worker's fallback warning, a missing
-regression-weights warning at load)."""
+regression-weights warning at load). neg-m/neg-n (16, from still other threads and repositories, split by the
+SHA-256 of the source group into a studied and a score-only half: allocator and TensorRT notices, invalid-value
+RuntimeWarnings in metrics, over-long token sequences, MIOpen's missing kernel database, a barrier device guess,
+DataParallel's gather warning, Triton and ONNX provider fallbacks, CUDA exit-time cleanup messages, tensorboardX
+NaN notices, gRPC's ALTS credentials line)."""
 
 from __future__ import annotations
 
@@ -40,13 +44,17 @@ FLOOR_IJ = 26
 FLOOR_K = 20
 # neg-l 11/11 (jobs 33/33) with main's tool when it was collected (2026-12-07); scored once, never studied; same margin.
 FLOOR_L = 10
+# neg-m 8/8 and neg-n 8/8 (jobs 24/24 each) with main's tool when they were collected (2026-12-07); neg-n scored
+# once, never studied; same margin.
+FLOOR_MN = 15
 
 
 @pytest.mark.parametrize(("halves", "count", "floor"), [(("neg-e", "neg-f"), 49, FLOOR),
                                                          (("neg-g", "neg-h"), 40, FLOOR_GH),
                                                          (("neg-i", "neg-j"), 27, FLOOR_IJ),
                                                          (("neg-k",), 21, FLOOR_K),
-                                                         (("neg-l",), 11, FLOOR_L)])
+                                                         (("neg-l",), 11, FLOOR_L),
+                                                         (("neg-m", "neg-n"), 16, FLOOR_MN)])
 def test_hard_negatives_stay_healthy(halves: tuple[str, ...], count: int, floor: int) -> None:
     excerpts = [e for half in halves for e in negatives(FRESH / f"{half}.jsonl")]
     assert len(excerpts) == count
@@ -59,16 +67,16 @@ def test_the_samples_share_no_thread() -> None:
     import json
 
     groups = [json.loads(x)["source_group"]
-              for name in ("neg-e", "neg-f", "neg-g", "neg-h", "neg-i", "neg-j", "neg-k", "neg-l")
+              for name in ("neg-e", "neg-f", "neg-g", "neg-h", "neg-i", "neg-j", "neg-k", "neg-l", "neg-m", "neg-n")
               for x in (FRESH / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert len(groups) == len(set(groups)) == 148
+    assert len(groups) == len(set(groups)) == 164
 
 
 def test_every_negative_is_labelled_by_its_thread() -> None:
     import json
 
     for name in ("neg-e.jsonl", "neg-f.jsonl", "neg-g.jsonl", "neg-h.jsonl", "neg-i.jsonl", "neg-j.jsonl", "neg-k.jsonl",
-                 "neg-l.jsonl"):
+                 "neg-l.jsonl", "neg-m.jsonl", "neg-n.jsonl"):
         for line in (FRESH / name).read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
             assert row["status"] == "healthy" and row["source_url"].startswith("https://github.com/")
