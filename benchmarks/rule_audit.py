@@ -61,7 +61,8 @@ GITHUB = re.compile(r"github\.com/([^/\s]+/[^/\s]+)/(?:issues|pull|discussions)/
 # the fresh samples whose misses may be read; b, d, f, h, j, l and the -score halves are only scored and never
 # enter an audit (a thread of b that the lines file also holds votes through the lines file's entry)
 STUDIED_FRESH = ("a", "c", "e", "g", "i", "k", "m-study", "n-study", "o-study", "p-study", "q-study", "r-study",
-                 "s-study", "t-study", "u-study", "v-study", "w-study")
+                 "s-study", "t-study", "u-study", "v-study", "w-study",
+                 "x-study")
 
 
 @dataclass(frozen=True)

@@ -48,9 +48,9 @@ SHARED_CHARS = 30  # a line this long found in two documents is one copied line
 # "every studied fresh half"). The score-only samples never are: they stay text no layer saw; an entry of one of
 # their threads (or of the corpus's held-out part) is dropped wherever it was collected, and so is a line they hold.
 STUDIED_FRESH = ("c", "e", "g", "i", "k", "m-study", "n-study", "o-study", "p-study", "q-study", "r-study",
-                 "s-study", "t-study", "u-study", "v-study", "w-study")
+                 "s-study", "t-study", "u-study", "v-study", "w-study", "x-study")
 SCORE_ONLY = ("b", "d", "f", "h", "j", "l", "m-score", "n-score", "o-score", "p-score", "q-score", "r-score",
-              "s-score", "t-score", "u-score", "v-score", "w-score", "neg-f", "neg-h", "neg-j",
+              "s-score", "t-score", "u-score", "v-score", "w-score", "x-score", "neg-f", "neg-h", "neg-j",
               "neg-k", "neg-l", "neg-n")  # a sample not yet collected is skipped
 
 
