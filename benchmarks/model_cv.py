@@ -1,6 +1,6 @@
 """The learned component model's settings, judged by cross-validation grouped by thread on studied text only.
 
-Usage: python benchmarks/model_cv.py [--folds 5] [--grid] [--generic]
+Usage: python benchmarks/model_cv.py [--folds 5] [--grid] [--generic] [--prior]
 
 The studied text is the dev part of the corpus and the studied fresh halves (``components_train.STUDIED_FRESH``);
 ``fixtures/real/lines.jsonl`` is training text in every fold. Each entry goes to a fold by its ``source_group``;
@@ -13,6 +13,8 @@ its non-cascade lines. The held-out part of the corpus and the score-only fresh 
 character n-grams); the shipped model's settings are the first row. ``--generic`` looks at the lines a generic
 or fallback rule matches whose words name no component (the rule's own category then stands): for each
 probability floor, how often the fold model's best class would be right where it overrules the rule.
+``--prior`` reweights the shipped settings' fold probabilities of the two categories given most often
+(user_config, software) by a factor below 1, renormalised: a prior correction, scored as the rows of ``--grid``.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from l4lite.rules.learned import NAMES, WORDS, grams  # noqa: E402
 from l4lite.rules.pack import RulePack  # noqa: E402
 
 FLOORS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+PRIOR_WEIGHTS = (1.0, 0.8, 0.6, 0.5)  # factors tried on user_config and on software probabilities (``--prior``)
 
 
 class Entry(NamedTuple):
@@ -75,8 +78,10 @@ class Variant(NamedTuple):
 
 
 def sk_variant(name: str, c: float, kind: str = NAMES, weight: str | None = None, chars: bool = False,
-               shipped: bool = False) -> Variant:
-    """A classifier variant: the shipped truncated model (``shipped``) or a plain scikit-learn pipeline."""
+               shipped: bool = False, estimator: str = "logistic") -> Variant:
+    """A classifier variant: the shipped truncated model (``shipped``) or a plain scikit-learn pipeline whose
+    ``estimator`` is a logistic regression, a complement naive Bayes (``"cnb"``, ``c`` its smoothing) or a linear
+    SVM with sigmoid-calibrated probabilities (``"svm"``)."""
 
     def fit(docs: list[str], labels: list[str]) -> Callable[[str], dict[str, float]]:
         if shipped:
@@ -90,7 +95,17 @@ def sk_variant(name: str, c: float, kind: str = NAMES, weight: str | None = None
                                 sublinear_tf=True)
         vec = make_union(words, TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True,
                                                 min_df=2)) if chars else words
-        pipe = make_pipeline(vec, LogisticRegression(max_iter=3000, C=c, class_weight=weight, random_state=0))
+        if estimator == "cnb":
+            from sklearn.naive_bayes import ComplementNB
+
+            pipe = make_pipeline(vec, ComplementNB(alpha=c))
+        elif estimator == "svm":
+            from sklearn.calibration import CalibratedClassifierCV
+            from sklearn.svm import LinearSVC
+
+            pipe = make_pipeline(vec, CalibratedClassifierCV(LinearSVC(C=c, class_weight=weight), cv=3))
+        else:
+            pipe = make_pipeline(vec, LogisticRegression(max_iter=3000, C=c, class_weight=weight, random_state=0))
         pipe.fit(docs, labels)
         classes = [str(k) for k in pipe.classes_]
         return lambda text: dict(zip(classes, (float(v) for v in pipe.predict_proba([text])[0]), strict=True))
@@ -108,6 +123,8 @@ VARIANTS = (
     sk_variant("words C=5", 5.0, kind=WORDS),
     sk_variant("names C=5 balanced", 5.0, weight="balanced"),
     sk_variant("names+chars C=5", 5.0, chars=True),
+    sk_variant("names, complement NB a=0.3", 0.3, estimator="cnb"),
+    sk_variant("names, calibrated linear SVM C=0.5", 0.5, estimator="svm"),
 )
 
 
@@ -146,11 +163,34 @@ def generic_lines(e: Entry, pack: RulePack, proba: Callable[[str], dict[str, flo
     return None
 
 
+def reweighted(p: dict[str, float], weights: dict[str, float]) -> dict[str, float]:
+    """``p`` with each class's probability times its weight (1 when not named), summing to 1 again."""
+    q = {c: v * weights.get(c, 1.0) for c, v in p.items()}
+    total = sum(q.values()) or 1.0
+    return {c: v / total for c, v in q.items()}
+
+
+def prior_table(scored: Sequence[tuple[str, dict[str, float]]]) -> None:
+    """Best class right and right/answered at the pipeline's floors for each pair of prior factors."""
+    for uc in PRIOR_WEIGHTS:
+        for sw in PRIOR_WEIGHTS:
+            got = [(t, reweighted(p, {"user_config": uc, "software": sw})) for t, p in scored]
+            best = [(t, max(q, key=lambda c: q[c]), q) for t, q in got]
+            right = sum(t == b for t, b, _ in best)
+            prec = " ".join(f"{f}:{sum(t == b for t, b, q in best if q[b] >= f)}/"
+                            f"{sum(q[b] >= f for _, b, q in best)}" for f in FLOORS[3:6])
+            given = {c: f"{sum(t == b for t, b, _ in best if b == c)}/{sum(b == c for _, b, _ in best)}"
+                     for c in ("user_config", "software")}
+            print(f"  user_config x{uc}, software x{sw}: best class right {right}/{len(best)}; right/answered {prec};"
+                  f" precision user_config {given['user_config']}, software {given['software']}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--grid", action="store_true")
     ap.add_argument("--generic", action="store_true")
+    ap.add_argument("--prior", action="store_true")
     args = ap.parse_args(argv)
     entries = studied(ROOT)
     base = components_train.score_only(ROOT)
@@ -160,6 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sure: Counter[tuple[str, float]] = Counter()
     answered: Counter[tuple[str, float]] = Counter()
     generic: list[Generic] = []
+    scored: list[tuple[str, dict[str, float]]] = []
     for fold in range(args.folds):
         part = [e for e in entries if fold_of(e.group, args.folds) == fold]
         groups = {e.group for e in part}
@@ -174,6 +215,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 text = components.without_advice(doc(e))
                 p = proba(text) if text.strip() else {}
                 best = max(p, key=lambda c: p[c]) if p else None
+                if args.prior and v is variants[0] and p:
+                    scored.append((e.truth, p))
                 right[(v.name, e.origin)] += best == e.truth
                 for floor in FLOORS:
                     if best is not None and p[best] >= floor:
@@ -193,6 +236,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         total = right[(v.name, "dev")] + right[(v.name, "fresh")]
         prec = " ".join(f"{f}:{sure[(v.name, f)]}/{answered[(v.name, f)]}" for f in FLOORS[3:7])
         print(f"  {v.name:28s} best class right {total}/{len(entries)} ({cells}); right/answered at floor {prec}")
+    if args.prior:
+        print(f"prior correction of the shipped settings' fold probabilities ({len(scored)} entries):")
+        prior_table(scored)
     if args.generic:
         print(f"generic or fallback rule lines whose words name nothing: {len(generic)}")
         own = sum(g.own == g.truth for g in generic)
