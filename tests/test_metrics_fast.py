@@ -25,8 +25,9 @@ from l4lite.ingest.shape import shape_of
 from l4lite.records import Accounting
 from l4lite.scan import metric_plans as metrics_fast
 from l4lite.scan import metrics
-from l4lite.scan.metric_plans import MetricParser, plan_metric_line, same_output
+from l4lite.scan.metric_plans import POINT_KEYS, MetricParser, plan_metric_line, same_output
 from l4lite.scan.metrics import parse_metric_line
+from l4lite.scan.points import PendingPoint, point
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -93,6 +94,10 @@ def _check_stream(lines: list[str], parser: MetricParser | None = None) -> int:
             assert convert(line[a:b]) == want.get("nan_count"), line
             assert _never_flagged(want) or want.get("nan_count"), line  # only the NaN counter flags such a line
             assert deferred.epoch == ("epoch" in want), line
+            # a kept point converts only the fields it holds: what it would hold of the values
+            assert [repr(v) for v in deferred.point_values(line)] == [repr(want.get(k)) for k in POINT_KEYS], line
+            args = (7, 3, "node-1", 0, 1.5, "train.log", 9, line)
+            assert repr(point(PendingPoint((deferred, 0, len(line)), *args))) == repr(point(PendingPoint(want, *args)))
     return found
 
 

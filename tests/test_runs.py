@@ -434,7 +434,7 @@ def test_metric_points_of_runs_wait_for_their_values_and_scan_the_same(tmp_path:
         scanner = Scanner(TemplateMiner(), load_rules(AnalyzeOptions()), bucket_seconds=5.0)
         scanner.add_many(iter_job(discover(paths, acc), IngestOptions(), acc, runs=runs))
         waiting = sum(type(p[0]) is tuple for series in scanner._metrics.values() for p in series)
-        assert (waiting > METRIC_CAP // 4) if runs else waiting == 0
+        assert waiting > METRIC_CAP // 4  # records of a learnt shape wait too (``Scanner._add_deferred``)
         scans.append(scanner.finish(acc))
     assert signature(scans[0]) == signature(scans[1])
     flagged = [p for p in scans[0].metrics if p.flagged]

@@ -399,6 +399,9 @@ def same_output(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
 # A value of these keys that is not finite flags a metric point (``MetricPoint.flagged``); a span of this shape
 # (digits, one point, an exponent of at most two digits) always converts to a finite number.
 _FLAG_KEYS = ("loss", "grad_norm", "val_loss")
+# the fields of a metric point (``scan.jobscan.MetricPoint``) that a line's values give, besides its kind
+POINT_KEYS = ("loss", "grad_norm", "lr", "iter_time", "loss_scale", "skipped", "nan_count", "val_loss", "throughput",
+              "skipped_total")
 _FINITE_SPAN = re.compile(rb" *[-+]?[0.]{1,30}(?:[eE][-+]?0{1,2})? *")
 
 
@@ -416,6 +419,8 @@ class DeferredPlan:
     iteration: tuple[Any, int, int] | None
     nan_count: tuple[Any, int, int] | None
     epoch: bool  # the shape has an epoch, which stands in for a missing iteration in a scan
+    # of each of ``POINT_KEYS`` the shape has: (its place in ``POINT_KEYS``, conversion, start, end)
+    picks: tuple[tuple[int, Any, int, int], ...] = ()
 
     def values(self, message: str) -> dict[str, Any]:
         """The message's metric fields: what ``MetricParser.parse`` answers for it."""
@@ -423,6 +428,14 @@ class DeferredPlan:
         out: dict[str, Any] = {"kind": self.kind}
         for key, convert, text in zip(keys, conversions, getter(message), strict=True):
             out[key] = convert(text)
+        return out
+
+    def point_values(self, message: str) -> list[Any]:
+        """``values(message).get(key)`` of each of ``POINT_KEYS``, converting only the fields a metric point
+        keeps (a Megatron line states a dozen more)."""
+        out: list[Any] = [None] * len(POINT_KEYS)
+        for i, convert, a, b in self.picks:
+            out[i] = convert(message[a:b])
         return out
 
 
@@ -436,8 +449,9 @@ def _deferred(plan: Any, shape: bytes) -> DeferredPlan | None:
     for key, fn, a, b in ops:
         if key in _FLAG_KEYS and not _FINITE_SPAN.fullmatch(shape, a, b):
             return None
-        spans[key] = (fn, a, b)
-    return DeferredPlan(kind, fast, spans.get("iteration"), spans.get("nan_count"), "epoch" in spans)
+        spans[key] = (fn, a, b)  # a key twice: the last one, as in ``values``
+    picks = tuple((i, *spans[key]) for i, key in enumerate(POINT_KEYS) if key in spans)
+    return DeferredPlan(kind, fast, spans.get("iteration"), spans.get("nan_count"), "epoch" in spans, picks)
 
 
 class MetricParser:

@@ -124,9 +124,11 @@ def is_flagged(p: PendingPoint, isfinite: Any = math.isfinite) -> bool:
 
 def point(p: PendingPoint) -> MetricPoint:
     values, iteration, seq, node, rank, t, file, line, text = p
-    if type(values) is tuple:
+    if type(values) is tuple:  # a deferred point: only the fields the point keeps are converted
         plan, a, b = values
-        values = plan.values(text[a:b])
+        v = plan.point_values(text[a:b])
+        return MetricPoint(node, rank, t, iteration, file, line, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8],
+                           plan.kind, v[9], seq, text[:500])
     get = values.get
     return MetricPoint(node, rank, t, iteration, file, line, get("loss"), get("grad_norm"), get("lr"),
                        get("iter_time"), get("loss_scale"), get("skipped"), get("nan_count"), get("val_loss"),

@@ -44,7 +44,7 @@ from l4lite.scan.jobscan import (
     rebucket,
     thin_metrics,
 )
-from l4lite.scan.metric_plans import MetricParser
+from l4lite.scan.metric_plans import DeferredPlan, MetricParser
 from l4lite.scan.metrics import parse_job_facts, telemetry_header, telemetry_slowdown
 from l4lite.scan.phases import match_marker
 from l4lite.scan.points import (
@@ -204,6 +204,7 @@ class Scanner(RunPath):
         rules = self.rules
         metric_cache = self._metric_cache
         metric_parse = self._metric_parser.parse_gated  # the gates below say may_be_metric_line
+        metric_deferred = self._metric_parser.deferred
         gates_memo = self._gates
         rule_gate = self._rule_gate
         match_line = getattr(rules, "match_line", None)
@@ -302,18 +303,26 @@ class Scanner(RunPath):
             if gates is None:
                 gates = remember(gates_memo, shape, message_gates(msg))
             if gates & G_METRIC:
-                values = metric_cache.get(msg)
-                if values is None:
-                    values = metric_parse(msg, shape)
-                    if values is not None:  # every rank often prints the same progress line: parse it once
-                        if len(metric_cache) >= METRIC_CACHE:
-                            metric_cache.clear()
-                        metric_cache[msg] = values
-                if values is not None:
-                    self._add_metric(values, node, record.node, record.rank, t, record.file, record.line,
-                                     record.text)
-                    if values.get("kind") == "train":
-                        continue  # a progress line is no phase marker (and is most of a training log)
+                # a line of a learnt shape waits for its values, as a run's line does (``_add_deferred``)
+                plan = metric_deferred(shape)
+                text = record.text
+                if plan is not None and text.endswith(msg) and self._add_deferred(plan, record, node,
+                                                                                 len(text) - len(msg)):
+                    if plan.kind == "train":
+                        continue  # a progress line is no phase marker (as below)
+                else:
+                    values = metric_cache.get(msg)
+                    if values is None:
+                        values = metric_parse(msg, shape)
+                        if values is not None:  # every rank often prints the same progress line: parse it once
+                            if len(metric_cache) >= METRIC_CACHE:
+                                metric_cache.clear()
+                            metric_cache[msg] = values
+                    if values is not None:
+                        self._add_metric(values, node, record.node, record.rank, t, record.file, record.line,
+                                         record.text)
+                        if values.get("kind") == "train":
+                            continue  # a progress line is no phase marker (and is most of a training log)
             in_csv = bool(self._csv_headers) and record.file in self._csv_headers
             if in_csv:
                 self._telemetry(record, node, record.text)
@@ -381,12 +390,37 @@ class Scanner(RunPath):
     def _add_metric(self, values: dict[str, Any], node: str, rec_node: str | None, rank: int | None,
                     t: float | None, file: str, line: int, text: str) -> None:
         """A metric line (``values``) of a record (its node, rank, time, file, line and text) from ``node``."""
-        seq_key = (node, rank)
-        seq = self._seq[seq_key] = self._seq.get(seq_key, 0) + 1
         iteration = values.get("iteration")
         if iteration is None and self._steps_per_epoch and values.get("epoch") is not None:
             iteration = int(round(values["epoch"] * self._steps_per_epoch))  # (values is shared: never mutated)
-        kind = values.get("kind", "train")
+        self._add_point(values, iteration, values.get("kind", "train"), node, rec_node, rank, t, file, line, text)
+
+    def _add_deferred(self, plan: DeferredPlan, record: Record, node: str, at: int) -> bool:
+        """``_add_metric`` of a record's metric line whose shape has a deferred plan (``MetricParser.deferred``),
+        its message ``record.text[at:]``: kept with the plan and its place, its values worked out only if the
+        point is kept (``points.point``), as the run path keeps its lines. False, with nothing added, where the
+        line needs its values now: its NaN counter is set, or an epoch stands in for a missing iteration."""
+        text = record.text
+        iteration = None
+        if plan.iteration is not None:
+            convert, a, b = plan.iteration
+            iteration = convert(text[at + a:at + b])
+        if plan.nan_count is not None:
+            convert, a, b = plan.nan_count
+            if convert(text[at + a:at + b]):
+                return False
+        if plan.epoch and iteration is None and self._steps_per_epoch:
+            return False
+        self._add_point((plan, at, len(text)), iteration, plan.kind, node, record.node, record.rank, record.time,
+                        record.file, record.line, text)
+        return True
+
+    def _add_point(self, values: Any, iteration: int | None, kind: str, node: str, rec_node: str | None,
+                   rank: int | None, t: float | None, file: str, line: int, text: str) -> None:
+        """A metric line's point (``values``: its values, or a deferred plan's token) and what it says of the
+        node's progress and phase."""
+        seq_key = (node, rank)
+        seq = self._seq[seq_key] = self._seq.get(seq_key, 0) + 1
         series = self._metrics.get(node)
         if series is None:
             series = self._metrics[node] = []
