@@ -152,14 +152,15 @@ def _shift(m: re.Match[bytes]) -> bytes:
 
 def pdsh_zoned_host(job: Job) -> Variant:
     """``pdsh -w`` of every node in one file, one host without root evidence logging naive local time eight hours
-    ahead of UTC (its ``TZ``): two zones among the writers of one file, told apart by the ``host: `` prefix."""
+    ahead of UTC (its ``TZ``), in its lines of the merge and in the files its agent wrote to the shared log folder:
+    two zones among the writers of one file, told apart by the ``host: `` prefix."""
     v = merged_pdsh(job)
     roots = {r.split("/", 1)[0] for r in job.root_files if "/" in r}
     peers = [n for n in _nodes(job) if n not in roots]
     if not peers:
         return v
     for o in v.outs:
-        if o.raw is not None or o.rel != "job.out":
+        if o.raw is not None:
             continue
         for i, origin in enumerate(o.origin):
             if origin is not None and origin[0].split("/", 1)[0] == peers[0]:

@@ -25,6 +25,7 @@ from l4lite.ingest.attribution import (
     stream_label,
 )
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
+from l4lite.ingest.hostprefix import prefix_label
 from l4lite.ingest.jsonlog import record_host
 from l4lite.ingest.layout import is_loopback
 from l4lite.ingest.lineclass import LEVEL_WORDS
@@ -175,6 +176,8 @@ class LineVote:
         label = labelled[0] if labelled is not None else None
         if label is not None:
             feed_writer(self.writers, label, raw, labelled[1])
+        elif (prefixed := prefix_label(raw)) is not None:  # pdsh's ``host: ``: its writer, kept for its clock only
+            feed_writer(self.writers, prefixed[0], raw, prefixed[1])
         if raw[:1] in _PREFIX_START and (pair := prefix_ranks(raw, labelled[1] if labelled else 0))[0] is not None:
             rank, local = pair
             self.ranks[rank] += 1
