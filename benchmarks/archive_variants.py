@@ -44,11 +44,13 @@ from archive_transforms import (  # noqa: E402  (the transforms live beside this
 )
 from archive_transforms import TRANSFORMS as ARCHIVE_TRANSFORMS  # noqa: E402
 from job_transforms import JOB_TRANSFORMS  # noqa: E402
+from site_shapes import SITE_SHAPES  # noqa: E402
 from stream_transforms import STREAM_TRANSFORMS  # noqa: E402
 from time_shapes import TIME_SHAPES  # noqa: E402
 from time_transforms import TIME_TRANSFORMS  # noqa: E402
 
-TRANSFORMS = {**ARCHIVE_TRANSFORMS, **TIME_TRANSFORMS, **TIME_SHAPES, **STREAM_TRANSFORMS, **JOB_TRANSFORMS}
+TRANSFORMS = {**ARCHIVE_TRANSFORMS, **TIME_TRANSFORMS, **TIME_SHAPES, **STREAM_TRANSFORMS, **JOB_TRANSFORMS,
+              **SITE_SHAPES}
 
 ROOT = Path(__file__).resolve().parent.parent
 TIME_SLACK = 5.0  # seconds a failure time may move

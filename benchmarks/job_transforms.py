@@ -21,7 +21,7 @@ JOB_FOLDER = "slurm-4821937"
 
 # an ISO date and time with a fraction, as the jobs' headers write it (``2026-12-03 14:38:23,219``, ``...T..Z``)
 _ISO = re.compile(rb"(?<![\dT])(\d{4}-\d\d-\d\d)([ T])(\d\d:\d\d:\d\d)([,.]\d{1,9})?(Z|[+-]\d\d:?\d\d(?!:))?")
-_GLOG = re.compile(rb"(?<![\w.])([IWEF])(\d\d)(\d\d) (\d\d:\d\d:\d\d)(?=\.\d{6} )")
+GLOG = re.compile(rb"(?<![\w.])([IWEF])(\d\d)(\d\d) (\d\d:\d\d:\d\d)(?=\.\d{6} )")
 _RANK_DIR = re.compile(r"attempt_\d+/(\d+)/")
 
 
@@ -146,7 +146,7 @@ def rotated_dated(job: Job) -> Variant:
 _ZONE = timedelta(hours=8)
 
 
-def _glog_moved(m: re.Match[bytes]) -> bytes:
+def glog_moved(m: re.Match[bytes]) -> bytes:
     """A glog header (``W1203 14:38:14.757000``, no year) in the zone's local time."""
     t = datetime.fromisoformat(f"2024-{m[2].decode()}-{m[3].decode()}T{m[4].decode()}") + _ZONE
     return m[1] + t.strftime("%m%d %H:%M:%S").encode()
@@ -165,7 +165,7 @@ def kubectl_zoned_pod(job: Job) -> Variant:
             continue
         for i, origin in enumerate(o.origin):
             if origin is not None and origin[0].split("/", 1)[0] == peers[0]:
-                o.lines[i] = _GLOG.sub(_glog_moved, _ISO.sub(_shift_all(_ZONE), o.lines[i]))
+                o.lines[i] = GLOG.sub(glog_moved, _ISO.sub(_shift_all(_ZONE), o.lines[i]))
     return v
 
 

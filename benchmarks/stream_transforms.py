@@ -57,7 +57,7 @@ def _pods(job: Job) -> dict[str, str]:
     return {n: m[1] if (m := _POD_DIR.fullmatch(n)) else f"{JOB_NAME}-worker-{i}" for i, n in enumerate(_nodes(job))}
 
 
-def _node_name(job: Job, folder: str) -> str:
+def node_name(job: Job, folder: str) -> str:
     """The node a folder stands for: the job's node name it spells (a kubelet's folder names its pod's)."""
     names = [n for n in job.truth.get("node_names") or () if n in folder]
     return max(names, key=len) if names else folder
@@ -86,7 +86,7 @@ def kubectl_prefix(job: Job) -> Variant:
     out.lines = [_uncri(ln) for ln in out.lines]
     out.mtime = None
     dumps = [copy_of(s, "dumps/" + s.rel.replace("/", "_")) for s in job.srcs if s.lines is None]
-    return Variant([out, *top, *dumps], {p: _node_name(job, n) for n, p in pods.items()})
+    return Variant([out, *top, *dumps], {p: node_name(job, n) for n, p in pods.items()})
 
 
 STREAM_TRANSFORMS = {

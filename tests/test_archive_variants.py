@@ -219,6 +219,13 @@ CASES: dict[str, tuple[str, ...]] = {
     # a pod of another zone in one kubectl file: each pod's part a clock of its own (``ingest.writerclocks``); 143's
     # root node logs New York time too, placed by the error records copied into its part
     "kubectl-zoned-pod": ("002-ddp-sigkill", "024-ddp-hang", "143-ddp-tz_exception", "199-fsdp-host_oom"),
+    # the kubelet's ``var/log/pods/<ns>_<pod>_<uid>/pytorch/0.log``: a pod's folder names no host, the lines do
+    # (047: the kernel's log collected under the node's name; 069: a Ray session tree copied out of its pod)
+    "kubelet-pod-logs": ("001-ddp-exception", "047-ddp-host_oom_srun", "069-ray-nan"),
+    # a Ray driver's console relaying every worker's lines behind ``(RayTrainWorker pid=N, ip=A)``
+    "ray-driver-relay": ("002-ddp-sigkill", "070-ray-erofs"),
+    # a pdsh merge whose one host logs eight hours ahead: its ``host: `` part a clock of its own (018 lost on main)
+    "pdsh-zoned-host": ("002-ddp-sigkill", "018-lightning-sigkill"),
 }
 
 

@@ -60,3 +60,33 @@ def test_a_line_far_outside_its_writers_own_span_keeps_the_jobs_time() -> None:
     got = list(in_writer_zones(iter([rec(10300.0), rec(10300.0 - 28800)]), {"node-c": 28800.0}, None,
                                {"node-c": (10000.0, 10600.0)}))
     assert [r.time for r in got] == [10300.0 - 28800, 10300.0 - 28800]
+
+
+def _pdsh_context(tmp_path: Path, ahead: int):
+    """One ``pdsh -w`` file of three hosts, each line after ``host: ``; node-c logs ``ahead`` hours ahead."""
+    parts = [("node-a", _pod("w-0", "node-a", 14)), ("node-b", _pod("w-1", "node-b", 14)),
+             ("node-c", _pod("w-2", "node-c", 14 + ahead, "Traceback (most recent call last):"))]
+    body = [f"{host}: {ln.split('] ', 1)[1]}" for host, lines in parts for ln in lines]
+    (tmp_path / "job.out").write_text("\n".join(body) + "\n")
+    return build_context(discover([str(tmp_path)], Accounting()).files, accounting=Accounting())
+
+
+def test_a_pdsh_host_hours_ahead_inside_one_merged_file_is_read_in_the_jobs_time(tmp_path: Path) -> None:
+    # pdsh's ``host: `` prefix is its writer's label, as a pod's ``[pod/...]`` is: each host's part a clock
+    ctx = _pdsh_context(tmp_path, 8)
+    assert ctx.node_shifts == {"node-c": 8 * 3600.0}
+    assert ctx.end is not None and ctx.end < ctx.start + 3600
+
+
+def test_pdsh_hosts_on_one_clock_move_nothing(tmp_path: Path) -> None:
+    assert _pdsh_context(tmp_path, 0).node_shifts == {}
+
+
+def test_host_like_first_words_of_a_file_that_is_no_pdsh_merge_are_no_writers(tmp_path: Path) -> None:
+    # a log whose lines only now and then open with ``word-1: `` is no host-prefixed merge: no writer of its own
+    lines = [f"2026-12-03 14:{m:02d}:05,100 INFO step {m} loss 2.31" for m in range(40)]
+    lines[5] = "node-a: 2026-12-03 14:05:05,100 INFO reachable"
+    lines[30] = "node-c: 2026-12-03 22:30:05,100 INFO reachable"
+    (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+    ctx = build_context(discover([str(tmp_path)], Accounting()).files, accounting=Accounting())
+    assert ctx.writer_lines == {} and ctx.node_shifts == {}

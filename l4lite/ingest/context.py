@@ -51,7 +51,7 @@ from l4lite.ingest.fileends import file_ends
 from l4lite.ingest.fileranks import id_hosts, sibling_ranks
 from l4lite.ingest.files import stdin_sample
 from l4lite.ingest.filesample import FileSample, sample_file, sampled_files, whole_pids
-from l4lite.ingest.hostprefix import host_prefixed, prefix_host
+from l4lite.ingest.hostprefix import host_prefixed, labelled_host, prefix_host
 from l4lite.ingest.jobclock import settle_clocks
 from l4lite.ingest.jumps import APART_LIMIT, node_ends
 from l4lite.ingest.layout import (
@@ -366,7 +366,10 @@ def build_context(files: Sequence[Any], node_from: str | None = None, *, year: i
     ctx.nodes.update(split.nodes)
     ctx.agents = max(whole.agents, split.agents)
     ctx.blocks = {rel: b for rel, b in whole.blocks.items() if rel in ctx.mixed}
-    ctx.writer_lines = {rel: vote.writers for rel, vote in whole.files.items() if vote.writers}
+    # each writer's ends in a merged file (``writerclocks``): a pdsh prefix is a writer's label in a pdsh file only
+    ctx.writer_lines = {rel: kept for rel, vote in whole.files.items()
+                        if (kept := {k: w for k, w in vote.writers.items() if labelled_host(k) is None
+                                     or (rel in samples and samples[rel].prefixed)})}
     ties = [t for s in samples.values() for t in s.ties] + whole.ties
     by_ranks = {rel: host for rel, vote in whole.files.items()  # a rank's file no path places: its ranks' node
                 if ctx.node_of(rel) is None and rel not in ctx.mixed and (_RANK_FOLDER.search(rel) or rel in split.nodes)

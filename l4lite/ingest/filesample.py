@@ -74,6 +74,7 @@ class FileSample:
     on_hosts: set[str] = field(default_factory=set)  # hosts a process banner runs on (``ON_HOST``)
     banners: Counter[str] = field(default_factory=Counter)  # hosts banners of the file's own process run on
     own_rank: int | None = None  # the rank its process states at start-up (``fileranks.own_rank``)
+    prefixed: bool = False  # pdsh's ``host: `` on its lines (``hostprefix.host_prefixed``, from its head)
 
 
 def whole_pids(f: Any, s: FileSample, read: dict[str, PidReader], quotes: set[tuple[str, str, str | None]]) -> PidFacts:
@@ -115,6 +116,7 @@ def sample_file(f: Any) -> tuple[FileSample, set[str]]:
     head, tail = file_ends(f)
     if host_prefixed(head):  # pdsh: each line's host is its writer; the rest of it is read as any line
         (head, tail), s.hosts = without_host_prefixes(head, tail)
+        s.prefixed = True
     # a file read whole in its head ends with the head's last lines: its span runs to its last line
     s.lines = head[:SAMPLE_LINES] + (tail[-SAMPLE_LINES:] if tail else head[SAMPLE_LINES:][-SAMPLE_LINES:])
     s.head = min(len(head), SAMPLE_LINES)

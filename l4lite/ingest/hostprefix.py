@@ -74,6 +74,21 @@ def strip_host_prefix(line: str) -> str:
     return line[m.end():] if m is not None else line
 
 
+WRITER_LABEL = "host:"  # a host-prefixed line's writer label (``writerclocks``): the host its prefix names
+
+
+def prefix_label(line: str) -> tuple[str, int] | None:
+    """A pdsh line's writer label (``host:<host>``) and where its prefix ends, as ``attribution.stream_label``
+    gives an ``srun --label`` task's; None for a line without a host prefix."""
+    m = host_prefix(line) if line[:1].isalnum() else None
+    return (WRITER_LABEL + normalize_host(m[1]), m.end()) if m is not None else None
+
+
+def labelled_host(label: str) -> str | None:
+    """The host a ``prefix_label`` names, else None (an ``srun`` task's or a pod's label names none by itself)."""
+    return label[len(WRITER_LABEL):] if label.startswith(WRITER_LABEL) else None
+
+
 def without_host_prefixes(*parts: list[str]) -> tuple[list[list[str]], Counter[str]]:
     """A host-prefixed file's lines (in parts: its head, its tail) without their hosts, and how many of its lines
     each host wrote: the writer of every line, as a header's host is."""

@@ -28,7 +28,8 @@ MAX_WRITERS = 64  # labels kept per file: a merge of more is read as one clock, 
 
 @dataclass
 class WriterLines:
-    """The first and last lines one label wrote in a merged file, and the epoch seconds its error records state."""
+    """The first and last lines one label wrote in a merged file (without the label), and the epoch seconds its error
+    records state."""
 
     first: list[str] = field(default_factory=list)
     last: deque[str] = field(default_factory=lambda: deque(maxlen=KEPT))
@@ -37,9 +38,10 @@ class WriterLines:
     def feed(self, raw: str, at: int) -> None:
         """Keep ``raw`` (its label ending at ``at``) when its text opens with what may be a time."""
         if TIMED_HEAD.match(raw, at):
+            line = raw[at:]  # without its label: a pdsh prefix is no stream prefix the time reader knows
             if len(self.first) < KEPT:
-                self.first.append(raw)
-            self.last.append(raw)
+                self.first.append(line)
+            self.last.append(line)
         elif '"timestamp"' in raw[-80:] and (t := stated_time(raw.rstrip())) is not None:
             self.stated.append(t)  # a torchelastic error record copied into the stream: zone-free
 

@@ -25,6 +25,7 @@ from l4lite.ingest.attribution import (
     stream_label,
 )
 from l4lite.ingest.files import GZIP_MAGIC, stdin_sample
+from l4lite.ingest.hostprefix import PREFIX_LINES, PREFIX_SHARE, prefix_label
 from l4lite.ingest.jsonlog import record_host
 from l4lite.ingest.layout import is_loopback
 from l4lite.ingest.lineclass import LEVEL_WORDS
@@ -167,6 +168,19 @@ class LineVote:
         self.pairs: set[tuple[int, int]] = set()  # (global, local) of torchrun's paired prefixes
         self.elastic: str | None = None  # a failure summary's ``host :`` waiting for its ``rank :`` line
         self.writers: dict[str, WriterLines] = {}
+        self.prefixes: list[int] | None = [0, 0]  # (lines, host-prefixed lines) of the first; None: no pdsh merge
+
+    def _prefix(self, raw: str) -> tuple[str, int] | None:
+        """``raw``'s pdsh writer label (``hostprefix.prefix_label``) while the file may be a pdsh merge: once most
+        of its first lines are not host-prefixed, no line is looked at again."""
+        got = prefix_label(raw)
+        seen = self.prefixes
+        if seen is not None and seen[0] < PREFIX_LINES:
+            seen[0] += 1
+            seen[1] += got is not None
+            if seen[0] == PREFIX_LINES and seen[1] < PREFIX_SHARE * PREFIX_LINES:
+                self.prefixes = None
+        return got
 
     def feed(self, raw: str) -> None:
         line = strip_stream_prefixes(raw)
@@ -175,6 +189,8 @@ class LineVote:
         label = labelled[0] if labelled is not None else None
         if label is not None:
             feed_writer(self.writers, label, raw, labelled[1])
+        elif self.prefixes is not None and (prefixed := self._prefix(raw)) is not None:
+            feed_writer(self.writers, prefixed[0], raw, prefixed[1])  # pdsh's ``host: ``: its writer, for its clock
         if raw[:1] in _PREFIX_START and (pair := prefix_ranks(raw, labelled[1] if labelled else 0))[0] is not None:
             rank, local = pair
             self.ranks[rank] += 1

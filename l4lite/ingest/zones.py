@@ -44,6 +44,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from l4lite.ingest.errorfile import stated_time
+from l4lite.ingest.hostprefix import labelled_host
 from l4lite.ingest.jumps import APART_LIMIT, quarters
 from l4lite.ingest.spans import STATED, FileSpan, job_span
 from l4lite.ingest.writerclocks import WriterSpan, writer_spans
@@ -325,8 +326,9 @@ def _merged_writers(ctx: Any, spans: Mapping[str, FileSpan]) -> dict[str, dict[s
         span = spans.get(rel)
         if span is None or span.system or ctx.node_of(rel) is not None:
             continue
-        hosts = ctx.task_hosts.get(rel, {})
-        if len(got := writer_spans(writers, hosts.get, ctx.year, ctx.near_year)) > 1:
+        hosts = ctx.task_hosts.get(rel, {})  # a label's host as its lines say; a pdsh prefix names its own
+        named = {k: h for k in writers if (h := hosts.get(k) or labelled_host(k)) is not None}
+        if len(got := writer_spans(writers, named.get, ctx.year, ctx.near_year)) > 1:
             out[rel] = got
     return out
 
