@@ -63,4 +63,6 @@ def test_the_run_path_gates_a_folded_shape_once(tmp_path: Path, monkeypatch: pyt
     asked = len(calls)
     plain, _ = _id_scan([str(f)], rules_dir() / "default.toml", line_shapes=False)
     assert folded == plain
-    assert asked == len(set(calls[:asked])) < 200, asked
+    # once per folded shape of the lines in runs: about 370 shapes, as a line's own shape is learnt at first sight
+    # where its token class (``shape.fold_class``) is known
+    assert asked == len(set(calls[:asked])) < 400, asked

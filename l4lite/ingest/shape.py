@@ -43,12 +43,22 @@ def fold_ids(key: bytes) -> bytes:
 
 
 _ZERO_RUN = re.compile(rb"0{2,}")
+# a word (ASCII letters and digits) with a digit in it, a name glued to a number that may be a hex number; or a
+# word of hex letters alone, a hex number without a digit (a pointer's ``+fdca``)
+_NUMBERED_WORD = re.compile(rb"[A-Za-z]*0[A-Za-z0-9]*|(?<![A-Za-z0-9])[a-f]+(?![A-Za-z0-9])")
+
+
+def _fold_numbered(match: re.Match[bytes]) -> bytes:
+    return match.group().translate(_HEX_LETTERS)
 
 
 def fold_class(folded: bytes) -> bytes:
-    """The token class of a folded shape (``fold_ids``): every run of ``0`` one ``0``, so that a number of any
-    width and a hex word of any length are one token (``ingest.firstsight``)."""
-    return _ZERO_RUN.sub(b"0", folded)
+    """The token class of a folded shape (``fold_ids``): the hex letters of every word with a digit and of every
+    word of hex letters alone folded to ``0`` (a name glued to a hex index, Lustre's ``OST00ce``, is one word
+    whatever its index, and a hex number may have no digit: ``fdca``), then every run of ``0`` one ``0``, so
+    that a number of any width, a hex word of any length or letters and such a name with any index are one
+    token (``ingest.firstsight``). Words of other letters are kept: another message is another class."""
+    return _ZERO_RUN.sub(b"0", _NUMBERED_WORD.sub(_fold_numbered, folded))
 
 
 def fold_safe(literal: str) -> bool:
