@@ -99,3 +99,26 @@ def test_between_one_node_a_record_at_a_time_is_the_whole_reads() -> None:
     out = [r for x in recs for r in between.feed(x)] + between.flush()
     assert [(r.line, r.node) for r in out] == whole == [(1, "n1"), (2, "n1"), (3, "n1"), (4, "n1"), (5, None),
                                                         (6, "n2"), (7, None)]
+
+
+def test_a_tail_taken_up_inside_the_cat_places_the_lines_after_as_analyze_does(tmp_path: Path) -> None:
+    # a restart from a committed offset, or lines read on after the job's context was built again: the reader
+    # learns from the lines before where it starts whose block and whose run it starts inside
+    from l4lite.ingest.context import build_context
+    from l4lite.ingest.files import discover
+    from l4lite.ingest.reader import IngestOptions, iter_records
+    from l4lite.live.reader import default_reader_factory
+
+    log = _cat(tmp_path)
+    rel = "login-node-01/all.log"
+    context = build_context(discover([str(tmp_path)], Accounting()).files, open_end=True)
+    expected = list(iter_records([str(tmp_path)], IngestOptions().use(context), Accounting()))
+    raw = log.read_bytes().splitlines(keepends=True)
+    for cut in sorted({r.line for r in expected} - {1}):
+        start = sum(len(x) for x in raw[:cut - 1])
+        reader = default_reader_factory(str(tmp_path), paths=[str(log)])(rel, start)
+        got = []
+        for i, text in enumerate(raw[cut - 1:], cut):
+            got.extend(reader.feed(i, text.decode().rstrip("\n")))
+        got.extend(reader.flush())
+        assert [(r.line, r.node) for r in got] == [(r.line, r.node) for r in expected if r.line >= cut], cut

@@ -96,6 +96,14 @@ class Placer:
     def flush(self) -> list[Any]:
         return self.between.flush()
 
+    def lead(self, records: Iterable[Any]) -> Iterator[Any]:
+        """``records`` (the lines before where a read starts inside its file, handed on before) go through, to
+        leave the state a read from the file's start would have there; the run they end in is not handed on."""
+        for r in records:
+            self.feed(r)
+            yield r
+        self.between.held = []
+
     @property
     def held_line(self) -> int | None:
         """The first line of the records held, or None."""

@@ -230,11 +230,13 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
         nodes' lines) by each line's writer's; a node's clock stepped back (``steps``) is read back first."""
         return in_job_time(items, self.ctx, self.path_node)
 
-    def learn_lead(self, lead: Sequence[InputFile], node_re: re.Pattern[str] | None) -> float | None:
+    def learn_lead(self, lead: Sequence[InputFile], node_re: re.Pattern[str] | None,
+                   placer: Placer | None = None) -> float | None:
         """Start a piece of a file (``l4lite.ingest.pieces``) knowing what the lines before it tell: which host and GPU
         each ``srun --label`` or torchrun stream is, the file's host and rank ties (from the file's first lines,
         NCCL's start-up), its format (CRI prefix, JSON keys, as its head shows them) and the clock (from the lines
-        just before the piece). Their records are dropped: the
+        just before the piece); with ``placer``, where its records were placed (``pids.Placer.lead``: the node of
+        the run the piece starts inside). Their records are dropped: the
         pieces before this one have them, but the time the last of them is placed at is returned."""
         if not lead:
             return None
@@ -243,9 +245,13 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
         def records() -> Iterator[Record]:
             for part in lead:
                 warm.f = part
+                warm.block_marks = []  # the agent whose line comes last just before the piece: the block it is in
                 yield from warm.run()  # type: ignore[misc]
 
-        placed = last_placed(self.zoned(records()))
+        timed = self.zoned(records())
+        placed = last_placed(placer.lead(timed) if placer is not None else timed)
+        if warm.block_marks:  # inside a ``cat``'s agent block: its lines up to the next block are that agent's
+            self.block_marks = [(0, warm.block_marks[-1][1])]
         self.streams, self.file_host, self.hosts = warm.streams, warm.file_host, warm.hosts
         self.local_streams, self.ts, self.last_time = warm.local_streams, warm.ts, warm.last_time
         if warm.host_prefixed is not None and self.host_prefixed is None:

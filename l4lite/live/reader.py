@@ -125,7 +125,7 @@ class IngestLineReader:
 
         r = self.r
         piece = InputFile(path=path, rel=rel, mtime=mtime, size=start, start=start, stop=start)
-        self._order.before = r.learn_lead(lead_of(piece), None)
+        self._order.before = r.learn_lead(lead_of(piece), None, self._placer)
         self._json_head = [""] * HEAD_LINES  # the file's head was read: its keys are learnt
         self._plain_head = self._spotless = 0
 
