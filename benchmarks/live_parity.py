@@ -6,7 +6,8 @@ two categories. For every job of ``fixtures/real_jobs`` (or the jobs named) this
 * ``once``: ``tail --once`` on the finished job;
 * ``live``: a replay. The job's files are written into a temporary folder in time order, in ``--chunks`` pieces
   (each file gets the lines whose time is up to the chunk's cut, appended as a writer would, its write time set
-  to its last line's), and one tail follows the folder, polling after each piece; its final verdict is taken;
+  to its last line's), and one tail follows the job's entries there (those ``analyze`` is given), polling after
+  each piece; its final verdict is taken;
 * ``resume`` (``--resume``): the same replay, with a ``tail --once --state DIR`` per piece, the verdict of the
   last one taken.
 
@@ -210,15 +211,29 @@ def write_chunk(folder: Path, files: Sequence[FilePlan], k: int) -> None:
             os.utime(path, (t, t))
 
 
+def followed(job: Path, folder: Path) -> list[str]:
+    """The job's entries (``job_inputs``) under ``folder``, where it is written, its folders made: the tail follows
+    what ``analyze`` reads, so that a job held whole in one folder (``--transform submit-host-folder``) names its
+    files from inside it, not by that folder's name."""
+    out = []
+    for entry in job_inputs(job):
+        path = folder / entry.name
+        if entry.is_dir():
+            path.mkdir(parents=True, exist_ok=True)
+        out.append(str(path))
+    return out
+
+
 def replay_live(job: Path, chunks: int, inside: bool = False) -> Any:
-    """One tail following the folder the job is written into, a poll after each chunk."""
+    """One tail following the job's entries in the folder it is written into, a poll after each chunk."""
     from l4lite.live.tail import Tailer, TailOptions
 
     files = plan(job, chunks, inside)
     with tempfile.TemporaryDirectory(prefix="l4lite-parity-") as tmp:
         folder = Path(tmp) / job.name
         folder.mkdir()
-        tailer = Tailer(TailOptions(paths=[str(folder)], diagnose_every=0.0, flush_after=0.0, partial_after=0.0))
+        tailer = Tailer(TailOptions(paths=followed(job, folder), diagnose_every=0.0, flush_after=0.0,
+                                    partial_after=0.0))
         try:
             for k in range(chunks):
                 write_chunk(folder, files, k)
@@ -236,12 +251,13 @@ def replay_resume(job: Path, chunks: int, inside: bool = False) -> Any:
     with tempfile.TemporaryDirectory(prefix="l4lite-parity-") as tmp:
         folder = Path(tmp) / job.name
         folder.mkdir()
+        paths = followed(job, folder)
         state = Path(tmp) / "state"
         incident = None
         for k in range(chunks):
             write_chunk(folder, files, k)
             if any(p.is_file() for p in folder.rglob("*")):  # a writer that has written nothing yet is not run on
-                incident = tail_once([str(folder)], str(state))
+                incident = tail_once(paths, str(state))
         return incident
 
 
