@@ -88,6 +88,46 @@ def tail_once(paths: Sequence[str], state: str | None = None) -> Any:
     return Tailer(TailOptions(paths=list(paths), once=True, state_dir=state)).run()
 
 
+def analyze_nodes(job: Path) -> dict[tuple[str, int], str | None]:
+    """(file path, first line) -> node of every record ``analyze`` reads of the job."""
+    from l4lite.ingest.files import discover
+    from l4lite.ingest.reader import IngestOptions, read_file
+    from l4lite.options import AnalyzeOptions
+    from l4lite.records import Accounting
+    from l4lite.scan.job import job_context
+
+    accounting = Accounting()
+    found = discover([str(p) for p in job_inputs(job)], accounting)
+    ingest = IngestOptions().use(job_context(found.files, AnalyzeOptions(), accounting))
+    return {(os.path.abspath(f.path), r.line): r.node for f in found.files for r in read_file(f, ingest, accounting)}
+
+
+def tail_nodes(paths: Sequence[str]) -> dict[tuple[str, int], str | None]:
+    """(file path, first line) -> node of every record ``tail --once`` reads (no diagnosis)."""
+    from l4lite.live.tail import Tailer, TailOptions
+
+    got: dict[tuple[str, int], str | None] = {}
+
+    class Recording(Tailer):
+        def _process(self, record: Any) -> None:
+            super()._process(record)
+            got[(os.path.abspath(os.path.join(self.follower.root, record.file)), record.line)] = record.node
+
+        def diagnose(self, *, background: bool = False) -> bool:
+            return False
+
+    Recording(TailOptions(paths=list(paths), once=True)).run()
+    return got
+
+
+def record_parity(job: Path) -> Counter[str]:
+    """How many of the records ``analyze`` reads ``tail --once`` reads from the same line, and places alike."""
+    batch, live = analyze_nodes(job), tail_nodes([str(p) for p in job_inputs(job)])
+    same = [k for k in batch if k in live]
+    return Counter(records=len(batch), matched=len(same), placed=sum(batch[k] == live[k] for k in same),
+                   unplaced=sum(batch[k] is not None and live[k] is None for k in same))
+
+
 # ------------------------------------------------------------------------------------------------ the replay
 @dataclass
 class FilePlan:
@@ -293,6 +333,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-live", action="store_true", help="leave out the live replay")
     ap.add_argument("--json", metavar="FILE", help="write per-job verdicts here")
     ap.add_argument("--transform", metavar="NAME", help="each job archived so first (archive_variants' names)")
+    ap.add_argument("--records", action="store_true",
+                    help="only compare each record's node (tail --once's reader against analyze's), no verdicts")
     args = ap.parse_args(argv)
     import logging
 
@@ -305,6 +347,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         made = [transformed(j, args.transform, Path(holder.name)) for j in jobs]
         print(f"{args.transform}: {sum(m is not None for m in made)} of {len(jobs)} jobs changed by it", flush=True)
         jobs = [m for m in made if m is not None]
+    if args.records:
+        return records_main(jobs, holder)
     modes = ["once"] + ([] if args.no_live else ["live"]) + (["resume"] if args.resume else [])
     wrong: dict[str, Counter[str]] = {m: Counter() for m in modes}
     rows = []
@@ -342,6 +386,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{mode:7s} agree {n - w['any']}/{n}   {cols}" + (f"  errors {w['error']}" if w["error"] else ""))
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
+    if holder is not None:
+        holder.cleanup()
+    return 0
+
+
+def records_main(jobs: Sequence[Path], holder: Any) -> int:
+    """``--records``: per job, the records ``tail --once`` places on another node than ``analyze`` (or not at all)."""
+    total: Counter[str] = Counter()
+    alike = 0
+    for job in jobs:
+        c = record_parity(job)
+        total += c
+        alike += c["placed"] == c["matched"] == c["records"]
+        if c["placed"] != c["matched"] or c["matched"] != c["records"]:
+            print(f"{job.name}: {c['records']} records, {c['matched']} read alike, {c['placed']} placed alike, "
+                  f"{c['unplaced']} unplaced by tail", flush=True)
+    print(f"\n{len(jobs)} jobs, every record alike in {alike}; records {total['records']}, read alike "
+          f"{total['matched']}, placed alike {total['placed']}, unplaced by tail {total['unplaced']}")
     if holder is not None:
         holder.cleanup()
     return 0
