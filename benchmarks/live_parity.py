@@ -6,7 +6,8 @@ two categories. For every job of ``fixtures/real_jobs`` (or the jobs named) this
 * ``once``: ``tail --once`` on the finished job;
 * ``live``: a replay. The job's files are written into a temporary folder in time order, in ``--chunks`` pieces
   (each file gets the lines whose time is up to the chunk's cut, appended as a writer would, its write time set
-  to its last line's), and one tail follows the folder, polling after each piece; its final verdict is taken;
+  to its last line's), and one tail follows the job's entries there (those ``analyze`` is given), polling after
+  each piece; its final verdict is taken;
 * ``resume`` (``--resume``): the same replay, with a ``tail --once --state DIR`` per piece, the verdict of the
   last one taken.
 
@@ -85,6 +86,46 @@ def tail_once(paths: Sequence[str], state: str | None = None) -> Any:
     from l4lite.live.tail import Tailer, TailOptions
 
     return Tailer(TailOptions(paths=list(paths), once=True, state_dir=state)).run()
+
+
+def analyze_nodes(job: Path) -> dict[tuple[str, int], str | None]:
+    """(file path, first line) -> node of every record ``analyze`` reads of the job."""
+    from l4lite.ingest.files import discover
+    from l4lite.ingest.reader import IngestOptions, read_file
+    from l4lite.options import AnalyzeOptions
+    from l4lite.records import Accounting
+    from l4lite.scan.job import job_context
+
+    accounting = Accounting()
+    found = discover([str(p) for p in job_inputs(job)], accounting)
+    ingest = IngestOptions().use(job_context(found.files, AnalyzeOptions(), accounting))
+    return {(os.path.abspath(f.path), r.line): r.node for f in found.files for r in read_file(f, ingest, accounting)}
+
+
+def tail_nodes(paths: Sequence[str]) -> dict[tuple[str, int], str | None]:
+    """(file path, first line) -> node of every record ``tail --once`` reads (no diagnosis)."""
+    from l4lite.live.tail import Tailer, TailOptions
+
+    got: dict[tuple[str, int], str | None] = {}
+
+    class Recording(Tailer):
+        def _process(self, record: Any) -> None:
+            super()._process(record)
+            got[(os.path.abspath(os.path.join(self.follower.root, record.file)), record.line)] = record.node
+
+        def diagnose(self, *, background: bool = False) -> bool:
+            return False
+
+    Recording(TailOptions(paths=list(paths), once=True)).run()
+    return got
+
+
+def record_parity(job: Path) -> Counter[str]:
+    """How many of the records ``analyze`` reads ``tail --once`` reads from the same line, and places alike."""
+    batch, live = analyze_nodes(job), tail_nodes([str(p) for p in job_inputs(job)])
+    same = [k for k in batch if k in live]
+    return Counter(records=len(batch), matched=len(same), placed=sum(batch[k] == live[k] for k in same),
+                   unplaced=sum(batch[k] is not None and live[k] is None for k in same))
 
 
 # ------------------------------------------------------------------------------------------------ the replay
@@ -210,15 +251,29 @@ def write_chunk(folder: Path, files: Sequence[FilePlan], k: int) -> None:
             os.utime(path, (t, t))
 
 
+def followed(job: Path, folder: Path) -> list[str]:
+    """The job's entries (``job_inputs``) under ``folder``, where it is written, its folders made: the tail follows
+    what ``analyze`` reads, so that a job held whole in one folder (``--transform submit-host-folder``) names its
+    files from inside it, not by that folder's name."""
+    out = []
+    for entry in job_inputs(job):
+        path = folder / entry.name
+        if entry.is_dir():
+            path.mkdir(parents=True, exist_ok=True)
+        out.append(str(path))
+    return out
+
+
 def replay_live(job: Path, chunks: int, inside: bool = False) -> Any:
-    """One tail following the folder the job is written into, a poll after each chunk."""
+    """One tail following the job's entries in the folder it is written into, a poll after each chunk."""
     from l4lite.live.tail import Tailer, TailOptions
 
     files = plan(job, chunks, inside)
     with tempfile.TemporaryDirectory(prefix="l4lite-parity-") as tmp:
         folder = Path(tmp) / job.name
         folder.mkdir()
-        tailer = Tailer(TailOptions(paths=[str(folder)], diagnose_every=0.0, flush_after=0.0, partial_after=0.0))
+        tailer = Tailer(TailOptions(paths=followed(job, folder), diagnose_every=0.0, flush_after=0.0,
+                                    partial_after=0.0))
         try:
             for k in range(chunks):
                 write_chunk(folder, files, k)
@@ -236,12 +291,13 @@ def replay_resume(job: Path, chunks: int, inside: bool = False) -> Any:
     with tempfile.TemporaryDirectory(prefix="l4lite-parity-") as tmp:
         folder = Path(tmp) / job.name
         folder.mkdir()
+        paths = followed(job, folder)
         state = Path(tmp) / "state"
         incident = None
         for k in range(chunks):
             write_chunk(folder, files, k)
             if any(p.is_file() for p in folder.rglob("*")):  # a writer that has written nothing yet is not run on
-                incident = tail_once([str(folder)], str(state))
+                incident = tail_once(paths, str(state))
         return incident
 
 
@@ -277,6 +333,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-live", action="store_true", help="leave out the live replay")
     ap.add_argument("--json", metavar="FILE", help="write per-job verdicts here")
     ap.add_argument("--transform", metavar="NAME", help="each job archived so first (archive_variants' names)")
+    ap.add_argument("--records", action="store_true",
+                    help="only compare each record's node (tail --once's reader against analyze's), no verdicts")
     args = ap.parse_args(argv)
     import logging
 
@@ -289,6 +347,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         made = [transformed(j, args.transform, Path(holder.name)) for j in jobs]
         print(f"{args.transform}: {sum(m is not None for m in made)} of {len(jobs)} jobs changed by it", flush=True)
         jobs = [m for m in made if m is not None]
+    if args.records:
+        return records_main(jobs, holder)
     modes = ["once"] + ([] if args.no_live else ["live"]) + (["resume"] if args.resume else [])
     wrong: dict[str, Counter[str]] = {m: Counter() for m in modes}
     rows = []
@@ -326,6 +386,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{mode:7s} agree {n - w['any']}/{n}   {cols}" + (f"  errors {w['error']}" if w["error"] else ""))
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
+    if holder is not None:
+        holder.cleanup()
+    return 0
+
+
+def records_main(jobs: Sequence[Path], holder: Any) -> int:
+    """``--records``: per job, the records ``tail --once`` places on another node than ``analyze`` (or not at all)."""
+    total: Counter[str] = Counter()
+    alike = 0
+    for job in jobs:
+        c = record_parity(job)
+        total += c
+        alike += c["placed"] == c["matched"] == c["records"]
+        if c["placed"] != c["matched"] or c["matched"] != c["records"]:
+            print(f"{job.name}: {c['records']} records, {c['matched']} read alike, {c['placed']} placed alike, "
+                  f"{c['unplaced']} unplaced by tail", flush=True)
+    print(f"\n{len(jobs)} jobs, every record alike in {alike}; records {total['records']}, read alike "
+          f"{total['matched']}, placed alike {total['placed']}, unplaced by tail {total['unplaced']}")
     if holder is not None:
         holder.cleanup()
     return 0

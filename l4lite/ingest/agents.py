@@ -135,11 +135,17 @@ def in_agent_blocks(records: Iterable[Any], marks: list[tuple[int, str | None]])
     read). Only the tee copies: a block reaches to the next agent's first line, and what lies between two
     consoles (a node's kernel log, its ranks' own files) may be another node's, cat'ed in any order."""
     for r in records:
-        if getattr(r, "node", "") is None and marks and (t := TORCHRUN_PREFIX.match(r.text)) and t[1] == "default":
-            i = bisect_right(marks, r.line, key=_first) - 1
-            if i >= 0 and marks[i][1] is not None:
-                r.node = marks[i][1]
+        if marks:
+            block_place(r, marks)
         yield r
+
+
+def block_place(r: Any, marks: list[tuple[int, str | None]]) -> None:
+    """``in_agent_blocks`` of one record (``tail`` places its records as they come)."""
+    if getattr(r, "node", "") is None and (t := TORCHRUN_PREFIX.match(r.text)) and t[1] == "default":
+        i = bisect_right(marks, r.line, key=_first) - 1
+        if i >= 0 and marks[i][1] is not None:
+            r.node = marks[i][1]
 
 
 def _first(mark: tuple[int, str | None]) -> int:

@@ -66,8 +66,48 @@ def named_by_pid(records: Iterable[Any], pids: dict[str, str],
     pid in its glog header (``pid_hosts``): in a merged file, the agent's ``Sending process N closing signal``
     is its node's. A record with no header of its own right after such a line, timed by it (the traceback the
     process printed to its stream after its last logged step), is that process's too; any other line ends it.
-    Then the tracebacks a failure summary quotes (``by_quote``), then ``between_one_node``."""
-    return between_one_node(by_quote(_by_pid(records, pids), quoted or {}))
+    Then the tracebacks a failure summary quotes (``quote_place``), then ``between_one_node``: ``Placer`` a record at a
+    time, which ``tail`` drives as its lines come."""
+    placer = Placer(pids, quoted or {})
+    for r in records:
+        yield from placer.feed(r)
+    yield from placer.flush()
+
+
+class Placer:
+    """``named_by_pid`` a record at a time: ``feed`` gives the records placed so far (none while a run between two
+    records of one node waits for its end), ``flush`` the rest unplaced (the file's end, or a stream gone quiet).
+    The state it keeps is that of a read of the file from its start: the host a glog pid named on the record before
+    (``pid_place``) and the run ``between_one_node`` holds."""
+
+    __slots__ = ("pids", "quoted", "last", "between")
+
+    def __init__(self, pids: dict[str, str], quoted: dict[str, Quoted]) -> None:
+        self.pids, self.quoted = pids, quoted
+        self.last: tuple[str, float | None] | None = None  # the host a pid named on the record before, and its time
+        self.between = BetweenOneNode()
+
+    def feed(self, r: Any) -> list[Any]:
+        self.last = pid_place(r, self.pids, self.last)
+        if self.quoted:
+            quote_place(r, self.quoted)
+        return self.between.feed(r)
+
+    def flush(self) -> list[Any]:
+        return self.between.flush()
+
+    def lead(self, records: Iterable[Any]) -> Iterator[Any]:
+        """``records`` (the lines before where a read starts inside its file, handed on before) go through, to
+        leave the state a read from the file's start would have there; the run they end in is not handed on."""
+        for r in records:
+            self.feed(r)
+            yield r
+        self.between.held = []
+
+    @property
+    def held_line(self) -> int | None:
+        """The first line of the records held, or None."""
+        return self.between.held[0].line if self.between.held else None
 
 
 class Quoted(NamedTuple):
@@ -108,22 +148,20 @@ def quoted_hosts(quotes: Iterable[tuple[str, str, str | None]]) -> dict[str, Quo
     return {k: Quoted(next(iter(h)), frozenset(ranks[k])) for k, h in hosts.items() if len(h) == 1}
 
 
-def by_quote(records: Iterable[Any], quoted: dict[str, Quoted]) -> Iterator[Any]:
-    """A hostless record whose exception a failure summary quotes is the process's the summary names: the
+def quote_place(r: Any, quoted: dict[str, Quoted]) -> None:
+    """A hostless record (``r``) whose exception a failure summary quotes is the process's the summary names: the
     summary (``host : node-12``, ``rank : 2 (local_rank: 0)``, ``traceback : ...``) is the agent's account of the
     traceback its worker printed, wherever a ``cat`` put that traceback (first in its node's console, before any
     of the node's own lines). A ``[defaultN]:`` label must be a local rank the summary names; a record with a
     global rank is left to its rank's host."""
-    for r in records:
-        if quoted and r.node is None and (key := exception_key(r.text)) is not None and key in quoted:
-            q = quoted[key]
-            last = r.text[r.text.rfind("\n") + 1:]
-            start = m.end() if (m := SRUN_LABEL.match(last) or MPI_TAG.match(last)) else 0
-            label = TORCHRUN_PREFIX.match(last, start)
-            if (label is None and r.rank is None) or (label is not None and _local_only(last[start:])
-                                                      and label[2] in q.local_ranks):
-                r.node = q.host
-        yield r
+    if r.node is None and (key := exception_key(r.text)) is not None and key in quoted:
+        q = quoted[key]
+        last = r.text[r.text.rfind("\n") + 1:]
+        start = m.end() if (m := SRUN_LABEL.match(last) or MPI_TAG.match(last)) else 0
+        label = TORCHRUN_PREFIX.match(last, start)
+        if (label is None and r.rank is None) or (label is not None and _local_only(last[start:])
+                                                  and label[2] in q.local_ranks):
+            r.node = q.host
 
 
 BLOCK_RECORDS = 2000  # hostless records held while waiting for the next placed one
@@ -135,17 +173,33 @@ def between_one_node(records: Iterable[Any]) -> Iterator[Any]:
     with no record of another node or stream between them, is that node's: a ``cat`` of several nodes' files holds
     each file whole, so what sits inside one node's block (a thread's glog line whose id no banner ties, a stack
     dump after it) was written there. A run longer than ``BLOCK_RECORDS`` stays unplaced."""
-    held: list[Any] = []
-    before: str | None = None  # the node of the last record placed, when nothing else came after it
+    between = BetweenOneNode()
     for r in records:
+        yield from between.feed(r)
+    yield from between.flush()
+
+
+class BetweenOneNode:
+    """``between_one_node`` a record at a time: ``feed`` gives the records whose placing is settled, in order;
+    ``flush`` the run still held, unplaced (the node of the last record placed is kept: a run that a quiet stream
+    cut short and that then goes on is still placed by the record that ends it)."""
+
+    __slots__ = ("held", "before")
+
+    def __init__(self) -> None:
+        self.held: list[Any] = []
+        self.before: str | None = None  # the node of the last record placed, when nothing else came after it
+
+    def feed(self, r: Any) -> list[Any]:
+        held, before = self.held, self.before
         labelled = _labelled(r.text)
         local = labelled and r.node is None and _local_only(r.text)
         if r.node is None and (r.rank is None or local) and before is not None and (local or not labelled):
             held.append(r)
             if len(held) > BLOCK_RECORDS:  # too long a run for one node's block: left unplaced
-                yield from held
-                held, before = [], None
-            continue
+                self.held, self.before = [], None
+                return held
+            return []
         node = None if labelled else r.node
         # a rank's line placed by its global rank (``[default0]:[rank2]:``) inside its node's block does not end the
         # block: the console's local-rank lines before it are the node's, and so is an error record (one line, its
@@ -158,11 +212,13 @@ def between_one_node(records: Iterable[Any]) -> Iterator[Any]:
             for h in held:
                 if not ranked or _labelled(h.text) or _ERROR_FILE.match(h.text):
                     h.node = node
-        yield from held
-        held = []
-        before = node
-        yield r
-    yield from held
+        self.held, self.before = [], node
+        held.append(r)
+        return held
+
+    def flush(self) -> list[Any]:
+        held, self.held = self.held, []
+        return held
 
 
 def _local_only(text: str) -> bool:
@@ -185,19 +241,20 @@ def _labelled(text: str) -> bool:
     return bool(text) and (text[0].isdigit() or text[0] in " [(") and strip_stream_prefix(text) != text
 
 
-def _by_pid(records: Iterable[Any], pids: dict[str, str]) -> Iterator[Any]:
-    last: tuple[str, float | None] | None = None  # the host a pid named on the record before, and its time
-    for r in records:
-        if r.node is not None:
-            last = None
-        elif (m := GLOG_PID.match(strip_stream_prefix(r.text))) is not None:
-            r.node = pids.get(m[1])
-            last = (r.node, r.time) if r.node is not None else None
-        elif last is not None and r.rank is None and r.time is not None and r.time == last[1]:
-            r.node = last[0]
-        else:
-            last = None
-        yield r
+def pid_place(r: Any, pids: dict[str, str],
+              last: tuple[str, float | None] | None) -> tuple[str, float | None] | None:
+    """``named_by_pid``'s first step on one record: a hostless glog line takes its pid's host, a headerless record
+    timed by it right after it the same; ``last``: the host a pid named on the record before and its time (None
+    when none did), returned for the next record."""
+    if r.node is not None:
+        return None
+    if (m := GLOG_PID.match(strip_stream_prefix(r.text))) is not None:
+        r.node = pids.get(m[1])
+        return (r.node, r.time) if r.node is not None else None
+    if last is not None and r.rank is None and r.time is not None and r.time == last[1]:
+        r.node = last[0]
+        return last
+    return None
 
 
 @dataclass

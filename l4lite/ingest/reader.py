@@ -32,7 +32,7 @@ from l4lite.ingest.jobclock import in_job_time
 from l4lite.ingest.jsonlog import LATE_TRIES, JsonReading, learn_json_keys
 from l4lite.ingest.jumps import peers_end, without_jumps
 from l4lite.ingest.lineclass import OpenRecord
-from l4lite.ingest.pids import named_by_pid
+from l4lite.ingest.pids import Placer, named_by_pid
 from l4lite.ingest.pieces import lead_of
 from l4lite.ingest.rotation import read_chain
 from l4lite.ingest.runs import RUN_BLOCK_LINES, RunReading
@@ -139,9 +139,8 @@ def read_file(input_file: InputFile, options: IngestOptions, accounting: Account
     placed = None  # where a piece's lead left the file's clock (whole-second ties across the cut)
     if input_file.is_piece and input_file.start > 0:
         placed = reader.learn_lead(lead_of(input_file), node_re)
-    pids = reader.ctx.pids if reader.path_node is None else None  # hostless lines named by their agent's pid
-    quoted = reader.ctx.quoted if reader.path_node is None else None  # or by the summary quoting their exception
-    items = reader.zoned(reader.run(runs and not pids and not quoted))
+    placer = reader.placer()
+    items = reader.zoned(reader.run(runs and placer is None))
     others_end = peers_end(reader.ctx.node_ends, reader.path_node)
     if others_end is not None:  # a clock's jump (``jumps``), read against the other nodes' ends
         items = without_jumps(items, others_end)
@@ -150,7 +149,7 @@ def read_file(input_file: InputFile, options: IngestOptions, accounting: Account
         options.streams.starts[input_file.rel] = reader.pieces  # filled as the chain is read
     elif input_file.parts:
         items = read_chain(items, reader.pieces)
-    items = named_by_pid(items, pids or {}, quoted) if pids or quoted else items
+    items = named_by_pid(items, placer.pids, placer.quoted) if placer is not None else items
     return in_agent_blocks(items, reader.block_marks) if reader.blocks else items
 
 
@@ -183,6 +182,7 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
         # where another node's agent starts in a ``cat`` of consoles: its streams are that node's, learnt anew
         self.blocks = ctx.blocks.get(input_file.rel, ()) if self.mixed else ()
         self.block_marks: list[tuple[int, str | None]] = []  # (line, host of its agent) where each block begins
+        self.block_starts: set[str] = set(self.blocks)  # the agents whose block has not begun yet
         self.hold = self.path_node is None and self.file_host is None
         self.last_time: float | None = None
         self.last_open: OpenRecord | None = None  # the latest record that may take continuation lines
@@ -196,6 +196,14 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
         self.cri_partial, self.cri_first_time = {}, {}  # per stream, partial lines' text so far and first time
         self.spot: str | None = None  # where the file's lines carry their time (``timespots``), once learnt
         self.init_runs(options.shape_book(self._book_key()))
+
+    def placer(self) -> Placer | None:
+        """What places the records of a file no path places by what the job's whole read found (``pids.Placer``):
+        hostless lines by their agent's pid, a traceback by the summary quoting its exception, a run between two
+        lines of one node; None for a file its path places, or a job that found none of it."""
+        if self.path_node is not None or not (self.ctx.pids or self.ctx.quoted):
+            return None
+        return Placer(self.ctx.pids, self.ctx.quoted)
 
     def _book_key(self) -> tuple:
         """Files that read a shape alike share what they learn (``shaperun.ShapeBook``). Whether the path names a node
@@ -222,11 +230,13 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
         nodes' lines) by each line's writer's; a node's clock stepped back (``steps``) is read back first."""
         return in_job_time(items, self.ctx, self.path_node)
 
-    def learn_lead(self, lead: Sequence[InputFile], node_re: re.Pattern[str] | None) -> float | None:
+    def learn_lead(self, lead: Sequence[InputFile], node_re: re.Pattern[str] | None,
+                   placer: Placer | None = None) -> float | None:
         """Start a piece of a file (``l4lite.ingest.pieces``) knowing what the lines before it tell: which host and GPU
         each ``srun --label`` or torchrun stream is, the file's host and rank ties (from the file's first lines,
         NCCL's start-up), its format (CRI prefix, JSON keys, as its head shows them) and the clock (from the lines
-        just before the piece). Their records are dropped: the
+        just before the piece); with ``placer``, where its records were placed (``pids.Placer.lead``: the node of
+        the run the piece starts inside). Their records are dropped: the
         pieces before this one have them, but the time the last of them is placed at is returned."""
         if not lead:
             return None
@@ -235,9 +245,13 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
         def records() -> Iterator[Record]:
             for part in lead:
                 warm.f = part
+                warm.block_marks = []  # the agent whose line comes last just before the piece: the block it is in
                 yield from warm.run()  # type: ignore[misc]
 
-        placed = last_placed(self.zoned(records()))
+        timed = self.zoned(records())
+        placed = last_placed(placer.lead(timed) if placer is not None else timed)
+        if warm.block_marks:  # inside a ``cat``'s agent block: its lines up to the next block are that agent's
+            self.block_marks = [(0, warm.block_marks[-1][1])]
         self.streams, self.file_host, self.hosts = warm.streams, warm.file_host, warm.hosts
         self.local_streams, self.ts, self.last_time = warm.local_streams, warm.ts, warm.last_time
         if warm.host_prefixed is not None and self.host_prefixed is None:
@@ -273,7 +287,8 @@ class _FileReader(StreamNames, HeaderReading, RunReading, JsonReading):
         opened = self.open
         finish = self._finish
         use_runs = self.opt.line_runs and self.opt.line_shapes and not self.cri and not self.blocks
-        starts = set(self.blocks)  # agents whose first line starts a block: the streams' hosts are forgotten there
+        # agents whose first line starts a block: the streams' hosts are forgotten there
+        starts = self.block_starts = set(self.blocks)
         lineno = 0
         joined = 0  # CRI partial lines and Docker's 16 KiB parts, joined to the next line (``join_parts``)
         in_runs = False  # a block of the file was long enough to be read in runs

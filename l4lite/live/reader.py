@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
+from l4lite.ingest.agents import block_place, glog_pid
 from l4lite.ingest.jobclock import in_job_time
 from l4lite.ingest.jsonlog import HEAD_LINES, LATE_TRIES, learn_json_keys
 from l4lite.ingest.jumps import peers_end, without_jumps
@@ -75,7 +76,7 @@ class IngestLineReader:
     """
 
     __slots__ = ("r", "max_chars", "n", "warn", "skipped", "_stale", "_hold", "_warned", "_ambiguous", "_partial",
-                 "_plain_head", "_spotless", "_json_head", "_order", "_clocked", "_pushed", "_jumps")
+                 "_plain_head", "_spotless", "_json_head", "_order", "_clocked", "_pushed", "_jumps", "_placer")
 
     def __init__(self, rel: str, options: Any, accounting: Accounting, mtime: float,
                  warn: Callable[[str], None], skipped: Counter[str] | None = None, *,
@@ -108,6 +109,9 @@ class IngestLineReader:
         self._pushed = Pushed()
         others_end = None if self.r.ctx.open_end else peers_end(self.r.ctx.node_ends, self.r.path_node)
         self._jumps = without_jumps(self._pushed, others_end) if others_end is not None else None
+        # a file no path places: its records placed as ``read_file`` places them after its read (``pids.Placer``:
+        # by an agent's pid, a summary's quote, a run between two lines of one node), each as its lines come
+        self._placer = self.r.placer()
         if start > 0 and path is not None:
             self._resume(path, rel, mtime, start)
 
@@ -121,7 +125,7 @@ class IngestLineReader:
 
         r = self.r
         piece = InputFile(path=path, rel=rel, mtime=mtime, size=start, start=start, stop=start)
-        self._order.before = r.learn_lead(lead_of(piece), None)
+        self._order.before = r.learn_lead(lead_of(piece), None, self._placer)
         self._json_head = [""] * HEAD_LINES  # the file's head was read: its keys are learnt
         self._plain_head = self._spotless = 0
 
@@ -130,7 +134,10 @@ class IngestLineReader:
         out = self.r.out
         first = out[0].line if out else None
         if self._partial is not None and (first is None or self._partial < first):
-            return self._partial  # its text is held in memory only: the offset must not pass it
+            first = self._partial  # its text is held in memory only: the offset must not pass it
+        held = self._placer.held_line if self._placer is not None else None
+        if held is not None and (first is None or held < first):
+            return held  # complete records waiting for the line that places them
         return first
 
     @property
@@ -208,21 +215,33 @@ class IngestLineReader:
             if r.hold and line_no > self._hold:
                 r.hold = False
         out = r.out
+        done = unwrapped + [direct] if isinstance(direct, Record) else unwrapped
         if out and out[0].closed and not r.hold:
-            done = unwrapped + [direct] if isinstance(direct, Record) else unwrapped
             while out and out[0].closed:
                 done.append(r._finish(out.popleft()))
-            return self._place(done)
-        return self._place(unwrapped + [direct] if isinstance(direct, Record) else unwrapped)
+        if r.block_starts and (pid := glog_pid(text)) in r.block_starts:  # another node's agent: its block begins
+            r.new_block(r.block_starts, pid, line_no)
+        return self._place(done)
 
-    def _place(self, records: list[Record]) -> list[Record]:
+    def _place(self, records: list[Record], flush: bool = False) -> list[Record]:
         """Records as ``read_file`` hands them on: in the job's time (``jobclock.in_job_time``), whole-second ties
-        ordered."""
+        ordered, placed where no path places them (``pids.Placer``, which may hold some back for a later line: all
+        given with ``flush``) and in a ``cat``'s agent blocks (``agents.block_place``)."""
         if self._clocked:
             records = list(in_job_time(iter(records), self.r.ctx, self.r.path_node))
         if self._jumps is not None:
             records = [self._pushed.through(record, self._jumps) for record in records]
-        return self._order.place(records)
+        records = self._order.place(records)
+        placer = self._placer
+        if placer is not None:
+            records = [settled for record in records for settled in placer.feed(record)]
+            if flush:
+                records += placer.flush()
+        marks = self.r.block_marks
+        if marks:
+            for record in records:
+                block_place(record, marks)
+        return records
 
     def _json_line(self, line_no: int, text: str) -> tuple[list[Record], str]:
         """A JSON record's printed lines read as ``read_file`` reads them (``JsonReading.json_line``): the records
@@ -287,7 +306,7 @@ class IngestLineReader:
         done = []
         while out:
             done.append(r._finish(out.popleft()))
-        return self._place(done + held)
+        return self._place(done + held, flush=True)
 
 
 class ContextReaders:
