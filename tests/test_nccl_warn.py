@@ -39,6 +39,8 @@ def test_a_warn_payload_is_read_by_what_its_failing_call_means(line: str, catego
     "proxy.cc:1043 NCCL WARN [Proxy Service 2] Failed to execute operation Connect from rank 2, retcode 3",
     "NCCL INFO transport/net.cc:533 -> 2",  # no warning at all
     "ibv_create_qp failed",  # the words without NCCL's WARN
+    "misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer 10.20.3.14<53756>",  # a peer's loss
+    "transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 10.0.0.5<43127> with status=5 opcode=0",
 ])
 def test_a_warn_that_names_no_call_or_no_warn_gives_nothing(line: str) -> None:
     assert read_warn(f"{HEAD} {line}") is None

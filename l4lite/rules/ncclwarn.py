@@ -12,7 +12,9 @@ error. The payload (the text after ``NCCL WARN``) is read by what the failing ca
 - the shared-memory segment (``posix_fallocate``, ``shm_open``, ``/dev/shm``), the topology, graph or XML file,
   a ring that does not contain a rank, versions that do not match, no usable interface: configuration.
 
-A WARN that names none of these (a proxy's "Failed to execute operation", a bare "-> 2" trail) gives nothing.
+A WARN that names none of these (a proxy's "Failed to execute operation", a bare "-> 2" trail) gives nothing;
+nor does one that reports a peer's loss (a connection closed or reset by the peer: ``components.is_cascade``), nor
+an IB completion status (its rules give each status its own role: a flush after an earlier error is a cascade).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from l4lite.rules.components import is_cascade
 from l4lite.rules.exceptions import named
 
 WARN = "NCCL WARN"
@@ -35,9 +38,11 @@ NCCL_CALLS: tuple[tuple[str, re.Pattern[str]], ...] = (
                        re.I)),
     ("network", re.compile(
         r"\b(?:wrap_)?ibv_\w{1,40}|NET/IB\b|NET/Socket\b|\bConnect to\b|Call to (?:connect|recv|send|accept|poll)\b|"
-        r"Connection (?:refused|reset|closed|timed out)|No route to host|Network is unreachable|"
-        r"Got completion|async event", re.I)),
+        r"Connection (?:refused|timed out)|No route to host|Network is unreachable|async event", re.I)),
 )
+
+# an IB completion status: its rules read each status with its own role (a flush after an earlier error is a cascade)
+COMPLETION = re.compile(r"Got completion", re.I)
 
 
 class WarnReading(NamedTuple):
@@ -56,7 +61,7 @@ def payload(text: str) -> str | None:
 def read_warn(text: str) -> WarnReading | None:
     """What the failing call of an NCCL WARN line means; None when its payload names nothing."""
     said = payload(text)
-    if not said:
+    if not said or is_cascade(text) or COMPLETION.search(said):
         return None
     for category, pattern in NCCL_CALLS:
         m = pattern.search(said)
