@@ -57,6 +57,7 @@ from l4lite.diagnose.evidence import (
 )
 from l4lite.diagnose.firstfail import earlier_failure
 from l4lite.diagnose.lone import lone_fault, one_node_reading, told_on_its_own
+from l4lite.diagnose.ncclwarn import warn_payload
 from l4lite.diagnose.oddsetup import odd_setup
 from l4lite.diagnose.ownlines import its_exception, last_words, node_said, said_apart
 from l4lite.diagnose.phasing import failure_time_of, finding_trackers, iteration_of, phase_of
@@ -264,6 +265,8 @@ class Localizer:
         lost = not roots and primary.detector == "rules" and names_cascade(primary)
         verdict.category = "unknown" if lost else primary.category
         first = earlier_failure(findings, roles, primary) if roots and verdict.scope == "node" else None
+        if first is None and (first := warn_payload(scan, primary)) is not None:
+            findings.append(first)  # a generic NCCL error read by its rank's WARN line just above it
         if first is not None:  # what the root's node said went wrong just before the root line
             verdict.category, roles[id(first)] = first.category, "root"
         real = [n for n in scan.node_last if is_host(n)]
@@ -377,7 +380,8 @@ class Localizer:
             if roles[id(f)] != "root" or f is primary:
                 continue
             if verdict.scope == "global":
-                same = (is_global(f) or bool(verdict.alike)) and f.category == primary.category or f is told
+                same = (is_global(f) or bool(verdict.alike)) and f.category == primary.category or f is told or \
+                    bool(f.data.get("nccl_warn"))  # the WARN line a generic NCCL error of the primary's follows
             else:
                 same = f.node == primary.node and f.node is not None and not (
                     f.detector == "health" and primary.detector != "health") and f.data.get("signal") not in INFERRED
