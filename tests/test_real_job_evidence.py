@@ -265,6 +265,8 @@ def test_a_cut_index_files_error_is_root_not_the_destructor_after_it() -> None:
     roots = _roots(_analyze(job))
     assert roots and all("buffer is smaller than requested size" in _line(job, e["file"], e["end_line"])
                          for e in roots)
+    # both ranks that failed are shown: the destructor's unlabelled lines do not take a failed rank's place
+    assert {e["rank"] for e in roots} == {2, 3}
 
 
 def test_a_warning_retried_on_every_attempt_is_one_root_entry_with_its_count() -> None:

@@ -14,6 +14,7 @@ from l4lite.detect.base import Finding
 from l4lite.diagnose.allwaited import WHY as ALL_WAITED
 from l4lite.diagnose.copies import collapse_copies
 from l4lite.diagnose.errorfiles import error_files
+from l4lite.diagnose.evidence import raised_in_destructor
 from l4lite.diagnose.incident import EVIDENCE_TEXT_CHARS, Evidence, Incident, PhaseSpan, Suspect
 from l4lite.diagnose.localize import Verdict
 from l4lite.diagnose.phasing import node_trackers, second_end
@@ -185,22 +186,13 @@ def quoting_reports(entries: list[Evidence]) -> list[Evidence]:
     return [e for k, e in enumerate(entries) if k not in drop]
 
 
-# the innermost frame of a traceback raised in a destructor: CPython cannot raise it, it prints "Exception
-# ignored in: <function X.__del__ ...>" and the traceback, and the process goes on (or goes on exiting)
-_IN_DEL = re.compile(r'File "[^"\n]+", line \d+, in __del__\s*$')
-
-
 def after_destructors(entries: list[Evidence]) -> list[Evidence]:
     """A root traceback whose innermost frame is a ``__del__`` is an error a destructor met while the objects of
     a failure were torn down (an object whose ``__init__`` raised has no attribute to delete): Python printed it
     and ignored it, so it ended nothing. When another root entry says what failed, it is a cascade of that
     failure; alone it stays root (nothing better says what happened). In place."""
-    def in_del(e: Evidence) -> bool:
-        frames = [ln for ln in e.text.splitlines() if 'File "' in ln]
-        return bool(frames) and _IN_DEL.search(frames[-1]) is not None
-
     roots = [e for e in entries if e.role == "root"]
-    ignored = [e for e in roots if in_del(e)]
+    ignored = [e for e in roots if raised_in_destructor(e.text)]
     if ignored and len(ignored) < len(roots):
         for e in ignored:
             e.role = "cascade"
