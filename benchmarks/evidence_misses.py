@@ -13,6 +13,9 @@ evidence lines it runs the pipeline and lists:
   same node) counted as a hit: the truth names the lines a search found with a limit, so a second copy of one
   line (another file of the same rank, the other rank of a job-wide fault) is scored as a false root.
 
+With ``--per-job``, also each scored job's root entries, hits, truth lines, precision, recall and F1, lowest F1
+first (the jobs at F1 1.0 left out).
+
 Default SUITE_DIR: fixtures/real_jobs (every job of it may be read).
 """
 
@@ -66,20 +69,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("suite", nargs="?", default="fixtures/real_jobs")
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--per-job", action="store_true", help="print each job's precision, recall and F1")
     args = ap.parse_args(argv)
     run = pipeline_analyzer()
     missed: Counter[tuple[str, str]] = Counter()
     false: Counter[tuple[bool | None, str]] = Counter()
     where: dict[tuple[Any, str], str] = {}
     strict, copies, jobs = [], [], 0
+    per_job: list[tuple[float, str, str]] = []
     for job in sorted(p for p in Path(args.suite).iterdir() if (p / "ground_truth.json").exists()):
         truth = load_truth(job)
         lines = [Line(str(e["file"]), int(e["line"])) for e in truth.get("evidence") or []]
         if truth.get("status") != "incident" or not lines:
             continue
         incident = run(job)
-        if score_job(job, truth, incident, "l4lite", 0.0).evidence_prf() is None:
+        row = score_job(job, truth, incident, "l4lite", 0.0)
+        prf = row.evidence_prf()
+        if prf is None:
             continue
+        per_job.append((prf[2], job.name, f"roots {row.ev_pred:2d} hit {row.ev_pred_hit:2d}  truth {row.ev_truth:2d} "
+                                          f"found {row.ev_truth_hit:2d}  P {prf[0]:.2f} R {prf[1]:.2f} F1 {prf[2]:.2f}"))
         jobs += 1
         entries = [e for e in incident.get("evidence") or [] if isinstance(e, Mapping)]
         roots = [e for e in entries if e.get("role") == "root"]
@@ -106,6 +115,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{jobs} jobs; missed truth lines {sum(missed.values())}, root entries off the truth {sum(false.values())}")
     print(f"precision {sum(strict) / max(jobs, 1):.3f}; counting word-for-word copies of a true line on its node "
           f"as hits {sum(copies) / max(jobs, 1):.3f}")
+    if args.per_job:
+        print("\nper job, lowest F1 first:")
+        for f1, name, text in sorted(per_job):
+            if f1 < 1.0:
+                print(f"  {name:40s} {text}")
     print("\nmissed truth lines (role given, line):")
     for (role, text), n in missed.most_common(args.top):
         print(f"{n:4d}  {role:12s} {json.dumps(text)[:100]}  e.g. {where[(role, text)]}")

@@ -10,7 +10,12 @@ from typing import Any
 
 from l4lite import analyze
 from l4lite.detect.base import Finding
-from l4lite.diagnose.assemble import rewrapped_tracebacks, whole_tracebacks
+from l4lite.diagnose.assemble import (
+    after_destructors,
+    quoting_reports,
+    rewrapped_tracebacks,
+    whole_tracebacks,
+)
 from l4lite.diagnose.incident import Evidence
 from l4lite.diagnose.killreport import kill_report
 from l4lite.evaluate.scoreboard import job_paths
@@ -220,6 +225,48 @@ def test_a_reraise_of_a_workers_error_and_the_workers_traceback_below_it_are_one
     plain = outer.replace("Caught JSONDecodeError in DataLoader worker process 1.", "bad input")
     assert len(rewrapped_tracebacks([_ev(9, plain, 32, rank=3), _ev(57, inner, 57, rank=3)])) == 2
     assert len(rewrapped_tracebacks([_ev(9, outer, 32, rank=2), _ev(57, inner, 57, rank=3)])) == 2
+
+
+def test_a_report_of_every_ranks_failure_and_the_first_rank_it_quotes_are_one_entry() -> None:
+    report = "[rank0]: Traceback (most recent call last):\n[rank0]:   File \"train.py\", line 9, in main\n" \
+             "[rank0]: torch.distributed.checkpoint.api.CheckpointException: CheckpointException ranks:dict_keys([0, 1])"
+    quote0 = "[rank0]: Traceback (most recent call last): (RANK 0)\n[rank0]: OSError: [Errno 30] Read-only file system"
+    quote1 = "[rank0]: Traceback (most recent call last): (RANK 1)\n[rank0]: OSError: [Errno 30] Read-only file system"
+    out = quoting_reports([_ev(28, report, 52), _ev(53, quote0, 79), _ev(80, quote1, 106)])
+    assert [(e.line, e.end_line) for e in out] == [(28, 79), (80, 106)]  # each quote keeps its own entry
+    # not a report whose next root starts further down, nor one of another rank, nor a quote's own error
+    assert len(quoting_reports([_ev(28, report, 52), _ev(60, quote0, 79)])) == 2
+    assert len(quoting_reports([_ev(28, report, 52, rank=1), _ev(53, quote0, 79)])) == 2
+    plain = report.replace("CheckpointException", "OSError")
+    assert len(quoting_reports([_ev(28, plain, 52), _ev(53, "[rank0]: OSError: [Errno 30]", 53)])) == 2
+
+
+def test_the_checkpoint_report_of_a_read_only_mount_shows_the_ranks_os_errors() -> None:
+    """175: dcp.save fails on a read-only mount; each rank raises CheckpointException and quotes both ranks'
+    OSError below it: no root entry ends at the report's line without the OSError it quotes."""
+    job = REAL / "175-fsdp-erofs"
+    roots = _roots(_analyze(job))
+    assert roots and all("Read-only file system" in _line(job, e["file"], e["end_line"]) for e in roots)
+
+
+def test_a_destructors_ignored_error_after_the_failure_is_not_root() -> None:
+    failure = "[rank2]: Traceback (most recent call last):\n[rank2]: ValueError: buffer is smaller than requested size"
+    ignored = "Traceback (most recent call last):\n  File \"/x/indexed_dataset.py\", line 780, in __del__\n" \
+              "    del self.index\nAttributeError: 'IndexedDataset' object has no attribute 'index'"
+    out = after_destructors([_ev(9, failure, 28), _ev(30, ignored, 34)])
+    assert [e.role for e in out] == ["root", "cascade"]
+    assert [e.role for e in after_destructors([_ev(30, ignored, 34)])] == ["root"]  # alone, it is what there is
+    called = ignored.replace("in __del__", "in close")
+    assert [e.role for e in after_destructors([_ev(9, failure, 28), _ev(30, called, 34)])] == ["root", "root"]
+
+
+def test_a_cut_index_files_error_is_root_not_the_destructor_after_it() -> None:
+    job = REAL / "184-megatron-idx_truncated"  # ValueError opening the .idx, then IndexedDataset.__del__ fails
+    roots = _roots(_analyze(job))
+    assert roots and all("buffer is smaller than requested size" in _line(job, e["file"], e["end_line"])
+                         for e in roots)
+    # both ranks that failed are shown: the destructor's unlabelled lines do not take a failed rank's place
+    assert {e["rank"] for e in roots} == {2, 3}
 
 
 def test_a_warning_retried_on_every_attempt_is_one_root_entry_with_its_count() -> None:

@@ -14,12 +14,13 @@ from l4lite.detect.base import Finding
 from l4lite.diagnose.allwaited import WHY as ALL_WAITED
 from l4lite.diagnose.copies import collapse_copies
 from l4lite.diagnose.errorfiles import error_files
+from l4lite.diagnose.evidence import raised_in_destructor
 from l4lite.diagnose.incident import EVIDENCE_TEXT_CHARS, Evidence, Incident, PhaseSpan, Suspect
 from l4lite.diagnose.localize import Verdict
 from l4lite.diagnose.phasing import node_trackers, second_end
 from l4lite.diagnose.stopped import REASON_RULES
 from l4lite.ingest.attribution import KUBECTL_PREFIX
-from l4lite.ingest.relay import relayed_from_afar
+from l4lite.ingest.relay import RANK_QUOTE, relayed_from_afar
 from l4lite.records import Record
 from l4lite.scan.clocks import JobClock, job_clock, job_span
 from l4lite.scan.jobscan import job_nodes
@@ -82,7 +83,7 @@ def build_evidence(scan: JobScan, verdict: Verdict, max_entries: int = MAX_EVIDE
             out.append(_evidence(scan, f, r, role))
             lasts[id(out[-1])] = r.text.rstrip("\n").rsplit("\n", 1)[-1]
             if len(out) >= max_entries:
-                return in_pieces(scan, collapse_copies(rewrapped_tracebacks(whole_tracebacks(out), lasts)))
+                return in_pieces(scan, collapse_copies(tidied(out, lasts)))
         if role == "root" and verdict.status == "incident" and f.detector != "rules":
             # a rule's finding has the copies its rule matched; lines a detector chose without one (the timeouts
             # around a stuck rank) bring the rank's error file, which repeats them in words no rule knows
@@ -90,7 +91,7 @@ def build_evidence(scan: JobScan, verdict: Verdict, max_entries: int = MAX_EVIDE
                 if (r.file, r.line) not in seen:
                     seen.add((r.file, r.line))
                     out.append(_evidence(scan, f, r, role))
-    return in_pieces(scan, collapse_copies(rewrapped_tracebacks(whole_tracebacks(out), lasts)))
+    return in_pieces(scan, collapse_copies(tidied(out, lasts)))
 
 
 def in_pieces(scan: JobScan, entries: list[Evidence]) -> list[Evidence]:
@@ -153,6 +154,49 @@ def rewrapped_tracebacks(entries: list[Evidence], lasts: dict[int, str] | None =
             e.end_line = x.end_line or x.line
             drop.add(k)
     return [e for k, e in enumerate(entries) if k not in drop]
+
+
+def tidied(entries: list[Evidence], lasts: dict[int, str]) -> list[Evidence]:
+    """The root entries as one failure each: a traceback with its frames, a re-raise with the error it wraps, a
+    report with the ranks' errors it quotes, and a destructor's ignored error after the failure left out of root."""
+    return after_destructors(quoting_reports(rewrapped_tracebacks(whole_tracebacks(entries), lasts)))
+
+
+QUOTE_GAP = 2  # lines between a report's exception line and the first rank's error it quotes
+
+
+def quoting_reports(entries: list[Evidence]) -> list[Evidence]:
+    """A collective's report of every rank's failure (torch.distributed.checkpoint's ``CheckpointException ranks:
+    dict_keys([0, 1])``) raised on a rank, with each rank's own traceback quoted just below it under a header
+    naming the rank (``Traceback (most recent call last): (RANK 0)``, ``ingest.relay.RANK_QUOTE``), is not a
+    failure apart from the errors it quotes: the report's root entry and the first quote's root entry below it in
+    the same file and rank become one entry, report to quoted exception. The quotes keep their own entries."""
+    drop: set[int] = set()
+    for k, e in enumerate(entries):
+        if e.role != "root" or RANK_QUOTE.search(e.text.split("\n", 1)[0]):
+            continue  # a quote is not a report: each rank's quoted error keeps its entry
+        end = e.end_line or e.line
+        below = [x for x in entries if x is not e and x.role == "root" and x.file == e.file and x.rank == e.rank
+                 and 0 < x.line - end <= QUOTE_GAP and RANK_QUOTE.search(x.text.split("\n", 1)[0])]
+        if below:
+            x = min(below, key=lambda x: x.line)
+            x.end_line = x.end_line or x.line
+            x.line = e.line
+            drop.add(k)
+    return [e for k, e in enumerate(entries) if k not in drop]
+
+
+def after_destructors(entries: list[Evidence]) -> list[Evidence]:
+    """A root traceback whose innermost frame is a ``__del__`` is an error a destructor met while the objects of
+    a failure were torn down (an object whose ``__init__`` raised has no attribute to delete): Python printed it
+    and ignored it, so it ended nothing. When another root entry says what failed, it is a cascade of that
+    failure; alone it stays root (nothing better says what happened). In place."""
+    roots = [e for e in entries if e.role == "root"]
+    ignored = [e for e in roots if raised_in_destructor(e.text)]
+    if ignored and len(ignored) < len(roots):
+        for e in ignored:
+            e.role = "cascade"
+    return entries
 
 
 def _evidence(scan: JobScan, f: Finding, r: Record, role: str) -> Evidence:

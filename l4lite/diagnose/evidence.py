@@ -359,6 +359,17 @@ def is_companion(f: Finding, primary: Finding) -> bool:
     return t0 - COMPANION_BEFORE <= t <= t0 + COMPANION_AFTER
 
 
+# the innermost frame of a traceback raised in a destructor: CPython cannot raise it, it prints "Exception
+# ignored in: <function X.__del__ ...>" and the traceback, and the process goes on (or goes on exiting)
+_IN_DEL = re.compile(r'File "[^"\n]+", line \d+, in __del__\s*$')
+
+
+def raised_in_destructor(text: str) -> bool:
+    """Whether a traceback's innermost frame is a ``__del__``: an error Python printed and ignored."""
+    frames = [ln for ln in text.splitlines() if 'File "' in ln]
+    return bool(frames) and _IN_DEL.search(frames[-1]) is not None
+
+
 def hit_groups(scan: JobScan) -> dict[tuple[str, int, str], tuple[tuple[str, str], ...]]:
     """(file, line, rule) -> the rule pattern's named groups, from the scan's hits."""
     return {(h.record.file, h.record.line, h.rule_id): tuple(sorted(h.groups.items())) for h in scan.hits}
@@ -375,7 +386,10 @@ def node_root_records(f: Finding, groups: dict[tuple[str, int, str], tuple[tuple
     own = [r for r in f.records if f.node is not None and r.node == f.node]
     if scan is not None and own:
         own = [r for r in own if r.time is not None or not went_on(r, scan)] or own
-    for r in sorted(own or f.records, key=lambda r: (r.rank if r.rank is not None else -1, _order(r))):
+    # a destructor's ignored error (printed after the failure it follows) is taken after the failures, so the
+    # ranks shown are the ranks that failed
+    for r in sorted(own or f.records, key=lambda r: (raised_in_destructor(r.text),
+                                                     r.rank if r.rank is not None else -1, _order(r))):
         if r.rank is not None and r.rank not in ranks and f.detector == "rules":
             if len(ranks) >= RANKS_PER_NODE:
                 continue  # the same error on every rank of the node: the lowest ranks show it
