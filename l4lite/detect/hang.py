@@ -44,8 +44,9 @@ TIMED_OUT = re.compile(
     r"Timed out waiting \d+ ?ms|Watchdog caught collective operation timeout|Timeout at NCCL work|"
     r"collective operation timeout|ran for \d+ milliseconds before timing out|DistBackendError[^\n]*?time", re.I)
 # What a rank prints when a peer died or aborted first: a reaction, not a wait of its own.
+# (JAX's coordination client, terminating its process because the service reported a fatal error, says so too)
 PEER_GONE = re.compile(r"Connection closed by (?:remote )?peer|Connection reset by peer|NCCL communicator was aborted|"
-                       r"Broken pipe|DistNetworkError", re.I)
+                       r"Broken pipe|DistNetworkError|indicates that another task died", re.I)
 # A lost connection met while the process was leaving anyway (Ray's core worker: ``Failed to disconnect from the
 # local raylet: IOError: Broken pipe`` at shutdown): its own teardown, not a wait for a peer that went first.
 LEAVING = re.compile(r"\bdisconnect|\bshut(?:ting)? ?down|\bexiting\b", re.I)
@@ -250,8 +251,12 @@ class HangDetector(Detector):
         node = next(iter(nodes))
         # its node lived on: its agent's failure report names a node-mate that lost the quiet rank, and not the
         # quiet rank itself (a launcher lists the workers that failed; one that ended with status 0 is not there).
-        # A node that failed as a whole, or a rank no report accounts for, is no rank that left.
-        if not any(facts.known.get(r) == node and r in facts.pids for r in gone) or quiet & set(facts.pids):
+        # A node that failed as a whole, or a rank no report accounts for, is no rank that left. Processes started
+        # without a launcher that reports (JAX's, each on its own): a node-mate that lost the quiet rank itself.
+        if facts.pids and (not any(facts.known.get(r) == node and r in facts.pids for r in gone)
+                           or quiet & set(facts.pids)):
+            return []
+        if not facts.pids and not any(facts.known.get(r) == node for r in gone):
             return []
         ranks = sorted(quiet)
         peers = sorted(gone)
@@ -261,7 +266,10 @@ class HangDetector(Detector):
         # the peers' reports, its own node's first: they are all that shows it left
         records = [recs[0] for r, recs in sorted(facts.peer_gone.items(),
                                                  key=lambda kv: (facts.known.get(kv[0]) != node, kv[0]))][:4]
-        return [Finding(self.name, "software", "root", round(self.log_score - 0.1, 3), explain, node=node,
+        # a rank the launcher's report leaves out ended with status 0 (its own code path); without a launcher's
+        # report nothing says how it ended (killed, stopped or exited)
+        category = "software" if facts.pids else "unknown"
+        return [Finding(self.name, category, "root", round(self.log_score - 0.1, 3), explain, node=node,
                         rank=ranks[0], time=facts.first_error, records=records, count=len(ranks), severity="error",
                         action=f"Find why rank {ranks[0]} on {node} ended early: an exit on a rank-dependent code "
                                "path (an early return, a sys.exit), or its process log on the node (dmesg, the "
