@@ -541,7 +541,7 @@ OTHER_PROOF["tf"] = {
     # every worker reads the whole file (each keeps its quarter): the cut node's workers both meet the bad record
     "data": [(r"DataLossError|corrupted record at \d+", True)],
     # the killed worker says nothing; its peers' collectives name the lost task
-    "sigkill": [(r"worker/{rank}|task {rank}\b|/task:{rank}", True, "anywhere")],
+    "sigkill": [(r"remote target /job:worker/replica:0/task:{rank} ", True, "anywhere")],
 }
 OTHER_CASCADE = {"ray": r"WorkerGroupError: Training failed|A worker died or was killed",
                  "jax": r"heartbeat timeout", "tf": r"UnavailableError|DeadlineExceeded|CancelledError"}
