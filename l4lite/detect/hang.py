@@ -44,9 +44,13 @@ TIMED_OUT = re.compile(
     r"Timed out waiting \d+ ?ms|Watchdog caught collective operation timeout|Timeout at NCCL work|"
     r"collective operation timeout|ran for \d+ milliseconds before timing out|DistBackendError[^\n]*?time", re.I)
 # What a rank prints when a peer died or aborted first: a reaction, not a wait of its own.
-# (JAX's coordination client, terminating its process because the service reported a fatal error, says so too)
 PEER_GONE = re.compile(r"Connection closed by (?:remote )?peer|Connection reset by peer|NCCL communicator was aborted|"
-                       r"Broken pipe|DistNetworkError|indicates that another task died", re.I)
+                       r"Broken pipe|DistNetworkError", re.I)
+# JAX's coordination client terminating its process because the service reported a fatal error: a peer gone, unless
+# the process had already crashed on its own (its exit then meets the service's shutdown barrier and says the same)
+TOLD_GONE = re.compile(r"indicates that another task died", re.I)
+# the service naming the task it lost (its heartbeats stopped): that line places it, not the others' silence
+NAMED_GONE = re.compile(r"heartbeat timeout|stopped sending heartbeats", re.I)
 # A lost connection met while the process was leaving anyway (Ray's core worker: ``Failed to disconnect from the
 # local raylet: IOError: Broken pipe`` at shutdown): its own teardown, not a wait for a peer that went first.
 LEAVING = re.compile(r"\bdisconnect|\bshut(?:ting)? ?down|\bexiting\b", re.I)
@@ -91,6 +95,8 @@ class RankFacts:
     timed_out: dict[int, list[Record]] = field(default_factory=dict)  # waited in a collective until its timeout
     peer_gone: dict[int, list[Record]] = field(default_factory=dict)  # a peer closed the connection
     crashed: dict[int, list[Record]] = field(default_factory=dict)  # an error of its own (not a collective one)
+    told_gone: dict[int, list[Record]] = field(default_factory=dict)  # a coordination service's report of a peer
+    named_gone: list[Record] = field(default_factory=list)  # the service naming the task it lost
     killed: dict[int, Record] = field(default_factory=dict)  # SIGTERMed by its agent while still running
     kill_line: dict[int, Record] = field(default_factory=dict)  # the agent's own line sending it the signal
     pids: dict[int, int] = field(default_factory=dict)  # rank -> pid, from the launcher's failure report
@@ -430,6 +436,12 @@ def rank_facts(scan: JobScan) -> RankFacts:
                 if r not in facts.known and r not in seen_on:
                     facts.known[r] = None
                     facts.unplaced[r] = node
+    for r, recs in ({} if facts.named_gone else facts.told_gone).items():  # the service's report of a peer gone,
+        if not any(c.file == t.file and c.line < t.line and c.end_line > c.line and "Traceback" in c.text
+                   for c in facts.crashed.get(r, ()) for t in recs[:1]):  # unless its own traceback came first
+            facts.peer_gone.setdefault(r, []).extend(recs)
+            for t in recs:
+                _note_error(facts, t, t.text, r)
     for r in list(facts.crashed):  # a rank whose own traceback ends in a collective error is not a crash
         if r in facts.timed_out or r in facts.peer_gone or r in facts.killed:
             del facts.crashed[r]
@@ -439,6 +451,8 @@ def rank_facts(scan: JobScan) -> RankFacts:
 def _classify(facts: RankFacts, rank: int, rec: Record, text: str, *, own_time: bool,
               exit_code: int | None = None) -> None:
     """Sort one error of one rank: killed while busy, timed out waiting, a peer gone, or an error of its own."""
+    if NAMED_GONE.search(text):
+        facts.named_gone.append(rec)
     if SIGNALLED.search(text) or exit_code in SIGTERM_EXITS:
         facts.killed.setdefault(rank, rec)
     elif TIMED_OUT.search(text):
@@ -447,6 +461,8 @@ def _classify(facts: RankFacts, rank: int, rec: Record, text: str, *, own_time: 
     elif PEER_GONE.search(text) and not LEAVING.search(text, 0, 300):
         facts.peer_gone.setdefault(rank, []).append(rec)
         _note_error(facts, rec, text, rank, own_time=own_time)
+    elif TOLD_GONE.search(text) and not NAMED_GONE.search(text):
+        facts.told_gone.setdefault(rank, []).append(rec)
     elif exit_code is not None and exit_code < 0 or rec.end_line > rec.line and "Traceback" in text \
             or exit_code is None and rec.level in ("error", "critical"):
         facts.crashed.setdefault(rank, []).append(rec)

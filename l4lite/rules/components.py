@@ -46,8 +46,6 @@ CASCADE = re.compile(
     r"an error from this or another task|tasks? (?:is set to ERROR|are unhealthy|have crashed)|"
     r"heartbeat timeout|stopped sending heartbeats|remote task has failed[^\n]{0,80}|detected fatal errors|"
     r"barrier in coordination service has failed|"
-    # gRPC's account of an error the remote side (another process's coordination service or worker) sent back
-    r"GRPC error information from remote target|Error received from peer\b|"
     # torchelastic's agent enters its exit barrier only after its own workers succeeded: what fails there is the
     # rendezvous store of a peer that already left, and the c10d store's words for a server that went away
     r"Error waiting on exit barrier|Failed to recv, got 0 bytes|Did the remote server shutdown or crash|"
@@ -69,7 +67,7 @@ CASCADE_WORDS = (
     "store->get(", "socket timeout", "tcpstore", "childfailederror", "job step aborted", "waiting up to ",
     "processgroupnccl is being destroyed", "timed out waiting ", "cancelled at ", "log",
     "another ", "task", "heartbeat", "detected fatal errors", "barrier", "failed to recv, got 0 bytes",
-    "did the remote server shutdown or crash", "to allocate ", "grpc error information", "received from peer",
+    "did the remote server shutdown or crash", "to allocate ",
 )
 CASCADE_GATE = WordGate(CASCADE, CASCADE_WORDS)
 
