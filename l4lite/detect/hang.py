@@ -46,8 +46,7 @@ TIMED_OUT = re.compile(
 # What a rank prints when a peer died or aborted first: a reaction, not a wait of its own.
 PEER_GONE = re.compile(r"Connection closed by (?:remote )?peer|Connection reset by peer|NCCL communicator was aborted|"
                        r"Broken pipe|DistNetworkError", re.I)
-# JAX's coordination client terminating its process because the service reported a fatal error: a peer gone, unless
-# the process had already crashed on its own (its exit then meets the service's shutdown barrier and says the same)
+# JAX's coordination client ending its process on the service's fatal error: a peer gone, unless it had crashed first
 TOLD_GONE = re.compile(r"indicates that another task died", re.I)
 # the service naming the task it lost (its heartbeats stopped): that line places it, not the others' silence
 NAMED_GONE = re.compile(r"heartbeat timeout|stopped sending heartbeats", re.I)
@@ -97,6 +96,7 @@ class RankFacts:
     crashed: dict[int, list[Record]] = field(default_factory=dict)  # an error of its own (not a collective one)
     told_gone: dict[int, list[Record]] = field(default_factory=dict)  # a coordination service's report of a peer
     named_gone: list[Record] = field(default_factory=list)  # the service naming the task it lost
+    told: set[int] = field(default_factory=set)  # ranks whose told_gone counted as a peer gone
     killed: dict[int, Record] = field(default_factory=dict)  # SIGTERMed by its agent while still running
     kill_line: dict[int, Record] = field(default_factory=dict)  # the agent's own line sending it the signal
     pids: dict[int, int] = field(default_factory=dict)  # rank -> pid, from the launcher's failure report
@@ -259,11 +259,9 @@ class HangDetector(Detector):
         # quiet rank itself (a launcher lists the workers that failed; one that ended with status 0 is not there).
         # A node that failed as a whole, or a rank no report accounts for, is no rank that left. Processes started
         # without a launcher that reports (JAX's, each on its own): a node-mate that lost the quiet rank itself.
-        if facts.pids and (not any(facts.known.get(r) == node and r in facts.pids for r in gone)
-                           or quiet & set(facts.pids)):
-            return []
-        if not facts.pids and not any(facts.known.get(r) == node for r in gone):
-            return []
+        mates = any(facts.known.get(r) == node and (r in facts.pids or not facts.pids) for r in gone)
+        if not mates or quiet & set(facts.pids) or not facts.pids and not gone <= facts.told:
+            return []  # without a launcher, only every peer told by the coordination service that a task died
         ranks = sorted(quiet)
         peers = sorted(gone)
         explain = (f"rank{'s' if len(ranks) > 1 else ''} {_join(ranks)} printed no error and no failure while "
@@ -436,12 +434,15 @@ def rank_facts(scan: JobScan) -> RankFacts:
                 if r not in facts.known and r not in seen_on:
                     facts.known[r] = None
                     facts.unplaced[r] = node
-    for r, recs in ({} if facts.named_gone else facts.told_gone).items():  # the service's report of a peer gone,
-        if not any(c.file == t.file and c.line < t.line and c.end_line > c.line and "Traceback" in c.text
+    for r, recs in facts.told_gone.items():  # the service's report of a peer gone, unless it named the task it lost
+        if not facts.named_gone and not any(c.file == t.file and c.line < t.line and c.end_line > c.line and "Traceback" in c.text
                    for c in facts.crashed.get(r, ()) for t in recs[:1]):  # unless its own traceback came first
             facts.peer_gone.setdefault(r, []).extend(recs)
+            facts.told.add(r)
             for t in recs:
                 _note_error(facts, t, t.text, r)
+        else:  # read as before: the line of an error of its own
+            facts.crashed.setdefault(r, []).extend(t for t in recs if t.level in ("error", "critical"))
     for r in list(facts.crashed):  # a rank whose own traceback ends in a collective error is not a crash
         if r in facts.timed_out or r in facts.peer_gone or r in facts.killed:
             del facts.crashed[r]
