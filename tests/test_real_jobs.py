@@ -328,8 +328,9 @@ NEW_IN_221 = ("221", "222", "223", "224", "225", "226", "227", "228", "229")
 # 0.645, no false incident. 233's primary was its node-mate's traceback cut short by the later abort, first by file
 # name among untimed roots: untimed roots now go by the time their records inherit before their files' names
 # (``diagnose.localize``), so the raising process's own exception leads (software, eval). A JAX process that dies
-# without a word (232, 074) is placed from its peers' coordination clients (``detect.hang``: the rank that said
-# nothing while every other one was told another task died; no launcher, so no category). After: top1 0.875, phase
+# without a word and that no heartbeat line names (232) is placed from its peers' coordination clients
+# (``detect.hang``: the rank that said nothing while every other one was told another task died; no launcher, so no
+# category). The 230 older jobs are identical job by job. After: top1 0.875, phase
 # 1.0, category 0.625, F1 0.645. Open: 234 (numpy's "file seems not fully written" read as configuration, truth
 # data), 237 (every worker's UnavailableError traceback reads job-wide; the gRPC lines naming task 3 are the only
 # pointer), 232's category (nothing says the process was killed).
