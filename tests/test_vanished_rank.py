@@ -78,3 +78,34 @@ def test_a_quiet_rank_no_failure_report_accounts_for_is_no_rank_that_left() -> N
     listed = _facts({0, 1, 2, 3, 4})
     listed.pids[5] = 1005
     assert HangDetector()._vanished(listed, scan) == []
+
+
+def test_a_jax_process_that_died_without_a_word_is_the_one_its_peers_lost() -> None:
+    """JAX's processes run without a launcher that reports: every other process's coordination client says the
+    service found another task dead. 232: process 0, the service's own host, was SIGKILLed, so no process names
+    it; its node-mate's report shows its node lived on. No report says how it ended: no category."""
+    found = [f for f in _hang_findings(JOBS / "232-jax-sigkill") if f.data.get("signal") == "vanished_rank"]
+    assert [(f.node, f.rank, f.category) for f in found] == [("node0421", 0, "unknown")]
+    inc = analyze(job_paths(JOBS / "232-jax-sigkill"), AnalyzeOptions()).to_dict()
+    assert inc["suspects"][0]["node"] == "node0421"
+
+
+@pytest.mark.parametrize("job", ["074-jax-sigkill", "233-jax-eval_exception"])
+def test_a_jax_process_the_service_names_or_that_raised_first_is_no_silent_one(job: str) -> None:
+    """074: the service names the task whose heartbeats stopped (that line places it). 233: process 3 raised in its
+    validation pass; the harness's kill of the hung job minutes later makes every process's client report a dead
+    task, process 3's own after its traceback: a crash came first, so no rank left without a word."""
+    assert not [f for f in _hang_findings(JOBS / job) if f.data.get("signal") == "vanished_rank"]
+
+
+def test_without_a_launcher_a_rank_alone_on_its_silent_node_is_no_vanished_one() -> None:
+    """No launcher's report and no node-mate that lost it: a node that failed as a whole, not a rank that left."""
+    known = {0: "a", 1: "b", 2: "b"}
+
+    def lost(r: int) -> Record:
+        text = "F1207 client.h:80] Terminating process: this most likely indicates that another task died"
+        return Record(file=f"{known[r]}/process_{r}.log", line=1, end_line=1, node=known[r], rank=r, gpu=None,
+                      source="trainer", time=None, level="critical", message=text, text=text)
+    facts = RankFacts(known=known, peer_gone={r: [lost(r)] for r in (1, 2)})
+    scan = SimpleNamespace(rank_nodes=known, node_ranks={}, metrics=[])
+    assert HangDetector()._vanished(facts, scan) == []  # type: ignore[arg-type]

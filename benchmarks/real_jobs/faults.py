@@ -322,8 +322,8 @@ def at_step(step, model=None):
     """Call at the start of optimizer step `step` (1-based), on every rank."""
     global LAST_STEP
     LAST_STEP = step
-    if FAULT == "warn_storm":  # the step's metrics code, run with Python warnings shown always (`-W always`)
-        import warnings
+    if FAULT == "warn_storm" and "jax" not in sys.modules:  # the step's metrics code, run with Python warnings
+        import warnings  # shown always (`-W always`); a JAX script warns in its own step (train_jax.py)
 
         import torch
         warnings.simplefilter("always")

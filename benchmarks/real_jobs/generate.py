@@ -42,13 +42,15 @@ DEEPSPEED_DEPS = ["hjson", "ninja", "psutil", "py-cpuinfo", "pydantic", "msgpack
 SCRIPTS = {"ddp": "train_ddp.py", "hf": "train_hf.py", "lightning": "train_lightning.py",
            "deepspeed": "train_deepspeed.py", "ignite": "train_ignite.py", "accelerate": "train_accelerate.py",
            "ray": "train_ray.py", "jax": "train_jax.py", "fabric": "train_fabric.py", "amp": "train_amp.py",
-           "fsdp": "train_fsdp.py", "megatron": "train_megatron.py", "mmengine": "train_mmengine.py"}
+           "fsdp": "train_fsdp.py", "megatron": "train_megatron.py", "mmengine": "train_mmengine.py",
+           "tf": "train_tf.py"}
 FORMATS = {"ddp": "pytorch", "hf": "hf", "lightning": "lightning", "deepspeed": "deepspeed", "ignite": "ignite",
            "accelerate": "accelerate", "ray": "ray", "jax": "jax", "fabric": "fabric", "amp": "megatron",
-           "fsdp": "fsdp", "megatron": "megatron", "mmengine": "mmengine"}
+           "fsdp": "fsdp", "megatron": "megatron", "mmengine": "mmengine", "tf": "tensorflow"}
 # Ray Train runs in the torch venv (ray[train] installed with torch pinned); JAX has a venv of its own (no torch).
 RAY = "ray[train]==2.60.0"
 JAX_PACKAGES = ["jax[cpu]==0.10.2", "flax", "optax", "absl-py"]
+TF_PACKAGES = ["tensorflow-cpu==2.21.0"]  # its own venv too (Keras 3, absl)
 # OpenMMLab's MMEngine (its own pins allow torch 2.13), installed into the torch venv with the torch constraint
 MMENGINE = "mmengine==0.10.7"
 
@@ -399,6 +401,24 @@ JOB_SPECS = [
     # torchrun with per-rank files (--log-dir, --tee) run as a Slurm job step: the srun file and the rank files hold
     # the same rank lines twice, one labelled by task, the other placed by folder
     ("ddp", "data", None, 411, False, {"index": 229, "layout": "srun-logdir"}),
+    # what the 230 jobs above have fewest of (230-...), counted by stack, phase and category: JAX has 7 jobs and no
+    # network, eval, data or checkpoint-permission fault, and no job whose coordination service itself dies: a node
+    # whose link drops every packet, a read-only checkpoint disk, process 0 (the coordination service's host)
+    # killed, an exception in the validation pass, a cut feature shard on one node's disk, and a healthy run whose
+    # every step prints JAX's float64 UserWarning
+    ("jax", "netdrop", 2, 14, False, {"index": 230}),
+    ("jax", "erofs", 0, 20, False, {"index": 231}),
+    ("jax", "sigkill", 0, 16, False, {"index": 232}),
+    ("jax", "eval_exception", 3, 20, False, {"index": 233, "validate": True}),
+    ("jax", "shard_truncated", None, 16, False, {"index": 234}),
+    ("jax", "warn_storm", None, None, False, {"index": 235}),
+    # no TensorFlow job: MultiWorkerMirroredStrategy (4 workers, 2 per node) in a custom loop, its healthy run (the
+    # start-up warnings TensorFlow prints on a CPU machine), a worker killed, a read-only checkpoint disk on the
+    # chief, a corrupt TFRecord on one node's disk
+    ("tf", "healthy", None, None, False, {"index": 236}),
+    ("tf", "sigkill", 3, 15, False, {"index": 237}),
+    ("tf", "erofs", 0, 20, False, {"index": 238}),
+    ("tf", "data", None, 18, False, {"index": 239}),
 ]
 # runs that end normally: no incident, whatever alarming lines they print on the way
 HEALTHY = ("healthy", "push_refused", "debug_logs", "warn_storm")
@@ -481,6 +501,7 @@ FINISH = {"ddp": r"training finished: 40 steps", "hf": r"'train_runtime'|train_r
           "lightning": r"`Trainer.fit` stopped: `max_steps=40` reached", "deepspeed": r"training finished: 40 steps",
           "ignite": r"Engine run (complete|finished)", "accelerate": r"training finished: 40 steps",
           "ray": r"training finished: 40 steps", "jax": r"training finished: 40 steps",
+          "tf": r"training finished: 40 steps",
           "fabric": r"training finished: 40 steps", "amp": r"training finished: 40 steps",
           "fsdp": r"Training completed", "megatron": r"training finished: 40 steps",
           "mmengine": r"training finished: 40 steps"}
@@ -503,12 +524,27 @@ OTHER_PROOF = {
             "hang": [(r"(SIGTERM|SIGKILL) to pgid={pid}\b", False)]},
     "jax": {"exception": [(r"RuntimeError: shape mismatch in attention block", True)],
             # the process's own log just stops: its peers' coordination client names it (task id = process id)
-            "sigkill": [(r"Task {rank} heartbeat timeout|unhealthy \(stopped sending heartbeats\)", True, "anywhere")],
-            "sigstop": [(r"Task {rank} heartbeat timeout|unhealthy \(stopped sending heartbeats\)", True, "anywhere")]},
+            # (process 0 hosts the coordination service: when it dies, every other process loses the service's
+            # socket instead)
+            "sigkill": [(r"Task {rank} heartbeat timeout|unhealthy \(stopped sending heartbeats\)"
+                         r"|grpc_message:\"Socket closed\"", True, "anywhere")],
+            "sigstop": [(r"Task {rank} heartbeat timeout|unhealthy \(stopped sending heartbeats\)", True, "anywhere")],
+            # the cut node's processes are named by the coordination service on the other node
+            "netdrop": [(r"Connection timed out", True),
+                        (r"Task {node_tasks} heartbeat timeout|unhealthy \(stopped sending heartbeats\)", True,
+                         "anywhere")],
+            "eval_exception": [(r"RuntimeError: shape mismatch in attention block", True)],
+            "shard_truncated": [(r"Failed to read all data for array", True)]},
 }
 # one line of the job's end seen from the driver or the peers (anywhere), when there is one
+OTHER_PROOF["tf"] = {
+    # every worker reads the whole file (each keeps its quarter): the cut node's workers both meet the bad record
+    "data": [(r"DataLossError|corrupted record at \d+", True)],
+    # the killed worker says nothing; its peers' collectives name the lost task
+    "sigkill": [(r"remote target /job:worker/replica:0/task:{rank} ", True, "anywhere")],
+}
 OTHER_CASCADE = {"ray": r"WorkerGroupError: Training failed|A worker died or was killed",
-                 "jax": r"heartbeat timeout"}
+                 "jax": r"heartbeat timeout", "tf": r"UnavailableError|DeadlineExceeded|CancelledError"}
 
 
 def _read_json(path: str) -> dict:
@@ -560,8 +596,8 @@ def ensure_venv(venv, deepspeed):
     return py, ok_ds
 
 
-def ensure_other_venvs(py, jax_venv):
-    """Ray Train beside torch (same constraint file), and JAX in a venv of its own (it needs no torch)."""
+def ensure_other_venvs(py, jax_venv, tf_venv):
+    """Ray Train beside torch (same constraint file), JAX and TensorFlow in venvs of their own (no torch)."""
     venv = os.path.dirname(os.path.dirname(py))
     subprocess.check_call([py, "-m", "pip", "install", "-q", "-c", os.path.join(venv, "torch-constraint.txt"), RAY,
                            MMENGINE])
@@ -569,13 +605,17 @@ def ensure_other_venvs(py, jax_venv):
     if not os.path.exists(jpy):
         subprocess.check_call([sys.executable, "-m", "venv", jax_venv])
     subprocess.check_call([jpy, "-m", "pip", "install", "-q"] + JAX_PACKAGES)
+    tpy = os.path.join(tf_venv, "bin", "python")
+    if not os.path.exists(tpy):
+        subprocess.check_call([sys.executable, "-m", "venv", tf_venv])
+    subprocess.check_call([tpy, "-m", "pip", "install", "-q"] + TF_PACKAGES)
 
 
 def versions(py):
     code = ("import importlib.metadata as m, json\n"
             "out={}\n"
             "for p in ['torch','transformers','accelerate','lightning','deepspeed','numpy','pytorch-ignite','ray',"
-            "'jax','jaxlib','flax','optax','megatron-core','mmengine']:\n"
+            "'jax','jaxlib','flax','optax','megatron-core','mmengine','tensorflow-cpu','keras']:\n"
             "    try: out[p]=m.version(p)\n"
             "    except Exception: pass\n"
             "print(json.dumps(out))")
@@ -732,8 +772,8 @@ def run_job(job, py, out_root, work_root, port):
         if fault == "missing_file":  # staged on the disk; node 2's copy is missing (see the mount below)
             with open(env["L4L_DATA_FILE"], "w") as f:
                 json.dump({"seed": 0}, f)
-    if fault == "shard_truncated":  # each node's local copy of the token shards; node 2's shard 7 is cut short
-        make_token_shards(py, run_dir, work)
+    if fault == "shard_truncated" and stack != "jax":  # each node's local copy of the token shards; node 2's
+        make_token_shards(py, run_dir, work)  # shard 7 is cut short (JAX's shards: run_other)
         env["L4L_TOKEN_SHARDS"] = os.path.join(work, "shards")
     if fault == "node_enospc":
         env.update({"L4L_SAVE_EACH_NODE": "1", "L4L_CKPT_DIR": ckpt})
@@ -790,8 +830,8 @@ def run_job(job, py, out_root, work_root, port):
             json.dump({"fault": fault, "host": job["hosts"][0], "rank": None, "step": None,
                        "time": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()), "port": port,
                        "pid": squatter.pid}, f)
-    if stack in ("ray", "jax"):
-        return run_other(job, py, arch, work, ckpt, run_dir, env, hosts_file, addr, port)
+    if stack in ("ray", "jax", "tf"):
+        return run_other(job, py, arch, work, ckpt, run_dir, env, hosts_file, addr, port, netns)
     procs = []
     for i, host in enumerate(job["hosts"]):
         hdir = os.path.join(arch, host)
@@ -997,16 +1037,26 @@ def slurm_time_limit(job, procs, meta, deadline):
                 os.killpg(p.pid, signal.SIGKILL)
 
 
-def run_other(job, py, arch, work, ckpt, run_dir, env, hosts_file, addr, port):
+def run_other(job, py, arch, work, ckpt, run_dir, env, hosts_file, addr, port, netns=None):
     """A Ray or JAX job (launchers.py): same namespaces, hosts file and checkpoint mounts as a torchrun job."""
     fault = job["fault"]
+    shards = os.path.join(work, "shards")
+    if fault == "shard_truncated":  # each node's local copy of the feature shards; node 2's shard 3 cut short
+        code = ("import sys, train_jax; train_jax.write_shards(sys.argv[1]); "
+                "train_jax.write_shards(sys.argv[2], cut_shard=(int(sys.argv[3]) - 1) // train_jax.SHARD_STEPS)")
+        subprocess.check_call([py, "-c", code, shards, shards + "_bad", str(job["step"])], cwd=run_dir,
+                              env={"PYTHONPATH": run_dir, "PATH": "/usr/bin:/bin", "L4L_FAULT": "none",
+                                   "JAX_PLATFORMS": "cpu"})
+        env = dict(env, L4L_TOKEN_SHARDS=shards)
 
-    def node_shell(host, _index):
+    def node_shell(host, index):
         shell = f"hostname {host} && mount --bind {hosts_file} /etc/hosts"
         if fault == "enospc":
             shell += f" && mount -t tmpfs -o size=64k tmpfs {ckpt}"
         if fault == "erofs":
             shell += f" && mount --bind {ckpt} {ckpt}"
+        if fault == "shard_truncated" and index == 1:  # this node's copy of the shards holds the cut one
+            shell += f" && mount --bind {shards}_bad {shards}"
         return shell + f" && cd {run_dir}"
 
     if job["stack"] == "ray":
@@ -1014,10 +1064,32 @@ def run_other(job, py, arch, work, ckpt, run_dir, env, hosts_file, addr, port):
         env = dict(env, RAY_USAGE_STATS_ENABLED="0", RAY_TRAIN_WORKER_GROUP_START_TIMEOUT_S="600")
         args = ["--steps", "40", "--save-dir", ckpt, "--storage", os.path.join(work, "results"), "--name", "tinylm"]
         rcs = launchers.run_ray(job, py, node_shell, addr, port, arch, work, env, args, time.time() + 300)
+    elif job["stack"] == "tf":
+        record = os.path.join(work, "data", "train.tfrecord")
+        code = ("import sys, train_tf; train_tf.write_records(sys.argv[1]); "
+                "train_tf.write_records(sys.argv[2], cut=float(sys.argv[3]))")
+        if fault == "data":  # each node's local copy of the TFRecord file; node 2's holds bad bytes from step N on
+            cut = (job["step"] - 0.5) * 64 / (4 * 16 * 45)
+            subprocess.check_call([py, "-c", code, record, record + ".bad", str(cut)], cwd=run_dir,
+                                  env={"PYTHONPATH": run_dir, "PATH": "/usr/bin:/bin", "L4L_FAULT": "none"})
+            node_shell_base = node_shell
+
+            def node_shell(host, index):
+                shell = node_shell_base(host, index)
+                return shell + (f" && mount --bind {record}.bad {record}" if index == 1 else "")
+        else:
+            subprocess.check_call([py, "-c", "import sys, train_tf; train_tf.write_records(sys.argv[1])", record],
+                                  cwd=run_dir, env={"PYTHONPATH": run_dir, "PATH": "/usr/bin:/bin", "L4L_FAULT": "none"})
+        env = dict(env, L4L_TFRECORD=record, TF_CPP_MIN_LOG_LEVEL="0")
+        args = ["--steps=40", f"--save_dir={ckpt}"]
+        rcs = launchers.run_tf(job, py, node_shell, addr, port, arch, work, env, args, time.time() + 240)
     else:
         env = dict(env, JAX_PLATFORMS="cpu", L4L_JAX_CACHE=os.path.join(os.path.dirname(work), "jax-cache"), PATH=os.path.dirname(py) + ":" + env["PATH"].split(":", 1)[1])
         args = ["--steps=40", f"--save_dir={ckpt}"]
-        rcs = launchers.run_jax(job, py, node_shell, addr, port, arch, work, env, args, time.time() + 180)
+        rcs = launchers.run_jax(job, py, node_shell, addr, port, arch, work, env, args, time.time() + 180,
+                                netns=netns)
+    for ns, _ in netns or []:
+        subprocess.run(["ip", "netns", "del", ns], check=False)
     job["exit_codes"] = rcs
     job["meta_dir"] = os.path.join(work, "meta")
     return arch
@@ -1332,7 +1404,8 @@ def build_truth(job, arch):
         problems.append("no refused metrics push in the logs")
     if fault == "debug_logs" and not find(arch, None, r"^\[I\d{4} "):
         problems.append("no C++ INFO line in the logs")
-    if fault == "warn_storm" and not find(arch, None, r"UserWarning: To copy construct from a tensor"):
+    if fault == "warn_storm" and not find(arch, None, r"UserWarning: (To copy construct from a tensor|Explicitly "
+                                                       r"requested dtype)"):
         problems.append("no warning in the logs")
     if fault in HEALTHY:
         for h, rc in job["exit_codes"].items():
@@ -1349,7 +1422,9 @@ def build_truth(job, arch):
         # in a pod layout a Ray worker's lines reach only the driver's (head) pod: search every node there
         where = None if (stack == "ray" and job["layout"] == "kubernetes-pods") else [fh]
         for pattern, required, *anywhere in OTHER_PROOF[stack][fault]:
-            need(pattern.format(pid=pid, rank=faulty_rank), None if anywhere else where, required=required, limit=2)
+            tasks = "(" + "|".join(str(r) for r, h in sorted(rank_host.items()) if h == fh) + ")"
+            need(pattern.format(pid=pid, rank=faulty_rank, node_tasks=tasks), None if anywhere else where,
+                 required=required, limit=2)
         need(OTHER_CASCADE[stack], None, required=False)
     elif fault in ("restart", "worker_segv", "rlimit_as", "stray_barrier", "bad_token", "eval_exception",
                    "short_sample", "anomaly_nan", "missing_shard", "json_exception", "ansi_exception",
@@ -1979,6 +2054,11 @@ OTHER_RUN = {
             "(SPREAD placement, 2 workers per node, gloo, 30 s timeout), `FailureConfig(max_failures=0)`"),
     "jax": ("JAX multi-process run: 4 processes (2 per node) call `jax.distributed.initialize` with the coordination "
             "service on {h0} (process 0), gloo CPU collectives, a Flax MLP with optax AdamW, absl logging"),
+    "tf": ("TensorFlow run: 4 workers (2 per node, worker 0 the chief on {h0}) of "
+           "`tf.distribute.MultiWorkerMirroredStrategy` (gRPC, ring collectives, 30 s collective timeout), each "
+           "with its own TF_CONFIG, a custom loop of a Keras MLP (`strategy.run`), the data from the node's local "
+           "TFRecord file through tf.data (each worker keeps its quarter), `tf.train.CheckpointManager` every 20 "
+           "steps, absl logging"),
 }
 OTHER_FAULT = {
     "healthy": "40 steps, checkpoints at steps 20 and 40.",
@@ -1994,6 +2074,19 @@ OTHER_FAULT = {
              "rank 0's save fails with EROFS (Read-only file system).",
     "enospc": "each node's checkpoint folder is a 64 KiB tmpfs; process 0's step-20 save fails with ENOSPC (No "
               "space left on device) on {h}.",
+    "netdrop": "each node in its own network namespace (a veth pair); at step {step} process {r}'s node {h} gets "
+               "`tc qdisc add dev <veth> root pfifo limit 0` (every packet it sends dropped, the link stays up): the "
+               "coordination service on the other node misses its processes' heartbeats and the collectives stall.",
+    "eval_exception": "a validation pass every 10 steps; process {r} on {h} raises RuntimeError in it from step "
+                      "{step} on.",
+    "shard_truncated": "each process reads its batches from feature shards on its node's disk (part-NNNNN.npy, 5 "
+                       "steps each); {h}'s copy of the shard of steps 16-20 is cut to 40% (a bind mount over the "
+                       "data folder), so its first process to read it fails in `np.load` at step {step}.",
+    "data": "{h}'s local copy of the TFRecord file holds 64 bad bytes inside a record read at step {step}; both its "
+            "workers stop with DataLossError (every worker reads the whole file and keeps its quarter).",
+    "warn_storm": "40 steps, checkpoints at steps 20 and 40; every step's metrics code asks for a float64 array "
+                  "with x64 off and JAX warns each time (Python warnings shown always); the run ends normally. No "
+                  "incident.",
 }
 OTHER_LAYOUT = {
     "ray": {"kubernetes-pods": " Layout: one CRI pod log per node (<namespace>_<pod>_<uid>/ray-head|ray-worker/0.log), "
@@ -2002,6 +2095,7 @@ OTHER_LAYOUT = {
             "": " Layout: each node's Ray session logs (<host>/ray/session_*/logs) and the driver's output "
                 "(<head>/driver.log). After the driver ends the generator stops the worker node (SIGTERM, then "
                 "SIGKILL after 20 s)."},
+    "tf": {"": " Layout: each worker's stdout+stderr as <host>/worker_<index>.log."},
     "jax": {"srun-label": " Layout: one `srun --ntasks 4 --ntasks-per-node 2 --label` file (slurm-NNNN.out; task "
                           "id = process id, tasks 0-1 on the first node) and each node's (empty) kern.log.",
             "": " Layout: each process's stdout+stderr as <host>/process_<id>.log."},
@@ -2364,6 +2458,7 @@ def main():
     ap.add_argument("--venv", default=os.environ.get("L4L_REALJOBS_VENV", "/tmp/l4lite-realjobs-venv"))
     ap.add_argument("--out", default=os.path.join(REPO, "fixtures", "real_jobs"))
     ap.add_argument("--jax-venv", default=os.environ.get("L4L_REALJOBS_JAX_VENV", "/tmp/l4lite-realjobs-jax-venv"))
+    ap.add_argument("--tf-venv", default=os.environ.get("L4L_REALJOBS_TF_VENV", "/tmp/l4lite-realjobs-tf-venv"))
     ap.add_argument("--work", default="/tmp/l4lite-realjobs/work", help="checkpoints, scripts, side records")
     ap.add_argument("--only", default=None, help="regex on job names")
     ap.add_argument("--skip-install", action="store_true")
@@ -2389,10 +2484,11 @@ def main():
         py, ok_ds = ensure_venv(args.venv, not args.no_deepspeed)
     jax_py = os.path.join(args.jax_venv, "bin", "python")
     if not args.skip_install:
-        ensure_other_venvs(py, args.jax_venv)
+        ensure_other_venvs(py, args.jax_venv, args.tf_venv)
     vers = versions(py)
-    if os.path.exists(jax_py):
-        vers.update({k: v for k, v in versions(jax_py).items() if k not in vers})
+    for other in (jax_py, os.path.join(args.tf_venv, "bin", "python")):
+        if os.path.exists(other):
+            vers.update({k: v for k, v in versions(other).items() if k not in vers})
     ok_ds = ok_ds and "deepspeed" in vers
     print("versions:", vers, flush=True)
     os.makedirs(args.out, exist_ok=True)
@@ -2411,7 +2507,12 @@ def main():
         if j["stack"] == "jax" and not os.path.exists(jax_py):
             print(f"SKIP {j['name']}: no JAX venv at {args.jax_venv}", flush=True)
             continue
-        arch = run_job(j, jax_py if j["stack"] == "jax" else py, args.out, args.work, args.port + 2 * j["index"])
+        tf_py = os.path.join(args.tf_venv, "bin", "python")
+        if j["stack"] == "tf" and not os.path.exists(tf_py):
+            print(f"SKIP {j['name']}: no TensorFlow venv at {args.tf_venv}", flush=True)
+            continue
+        job_py = {"jax": jax_py, "tf": tf_py}.get(j["stack"], py)
+        arch = run_job(j, job_py, args.out, args.work, args.port + 2 * j["index"])
         truth, problems = build_truth(j, arch)
         if j["fr"]:
             dumps, rcs = flight_recorder_analysis(j, arch, py)
@@ -2564,6 +2665,11 @@ Two stacks start without torchrun (`benchmarks/real_jobs/launchers.py`):
   process. Archived as `<host>/process_<id>.log`; `_srun`: one `srun --label` file whose task id is the process
   id (tasks 0-1 on the first node). JAX runs from its own venv (no torch); a shared persistent compilation cache
   under the work folder keeps compiles short.
+- `tf` (format `tensorflow`): 4 workers, 2 per node, of `tf.distribute.MultiWorkerMirroredStrategy`, each with its
+  own `TF_CONFIG` (worker 0 is the chief and hosts the coordination service), a custom loop of a Keras MLP, the
+  data from the node's local TFRecord file through `tf.data`, `tf.train.CheckpointManager` every 20 steps; absl
+  logging on every worker (TensorFlow's C++ lines and Python's). Archived as `<host>/worker_<index>.log`.
+  TensorFlow (`tensorflow-cpu`) runs from its own venv (no torch).
 
 Host memory faults (`*_oom`): the generator makes a memory cgroup (v1, `memory.limit_in_bytes` = 64 MiB)
 under its own; the faulty rank (or one DataLoader worker) joins it and keeps allocating until the kernel's

@@ -13,6 +13,7 @@ prefix). What is archived is what an engineer collects from such a job:
 """
 import contextlib
 import glob
+import json
 import os
 import shutil
 import signal
@@ -124,9 +125,10 @@ def prune_empty(root):
             os.rmdir(d)
 
 
-def run_jax(job, py, node_shell, addr, port, arch, work, env, script_args, deadline, per_node=2):
+def run_jax(job, py, node_shell, addr, port, arch, work, env, script_args, deadline, per_node=2, netns=None):
     """`per_node` processes on each node, process id = node index * per_node + local index; process 0 hosts
-    the coordination service. Returns {host: worst exit code of its processes}."""
+    the coordination service; `netns`: [(network namespace, interface)] per node, when each node has its own.
+    Returns {host: worst exit code of its processes}."""
     hosts = job["hosts"]
     n = per_node * len(hosts)
     srun = job["layout"] == "srun-label"
@@ -140,13 +142,17 @@ def run_jax(job, py, node_shell, addr, port, arch, work, env, script_args, deadl
             shell = node_shell(h, i) + " && exec " + " ".join(prog)
             job.setdefault("commands", {})[f"{h}/{pid}"] = shell
             cmd = ["unshare", "--uts", "--mount", "--", "sh", "-c", shell]
+            nenv = env
+            if netns:
+                cmd = ["ip", "netns", "exec", netns[i][0]] + cmd
+                nenv = dict(env, GLOO_SOCKET_IFNAME=netns[i][1], L4L_NET_DEV=netns[i][1])
             if srun:
                 sinks[pid] = []
-                p, readers = _spawn(cmd, env, work, sink=sinks[pid])
+                p, readers = _spawn(cmd, nenv, work, sink=sinks[pid])
             else:
                 f = open(os.path.join(arch, h, f"process_{pid}.log"), "wb")  # noqa: SIM115 - closed below
                 files.append(f)
-                p, readers = _spawn(cmd, env, work, out=f)
+                p, readers = _spawn(cmd, nenv, work, out=f)
             procs.append((h, p, readers))
     rcs = {}
     for h, p, readers in procs:
@@ -162,4 +168,33 @@ def run_jax(job, py, node_shell, addr, port, arch, work, env, script_args, deadl
         job["task_hosts"] = [hosts[t // per_node] for t in range(n)]
         for h in hosts:
             open(os.path.join(arch, h, "kern.log"), "w").close()
+    return rcs
+
+
+def run_tf(job, py, node_shell, addr, port, arch, work, env, script_args, deadline, per_node=2):
+    """TensorFlow `MultiWorkerMirroredStrategy`: `per_node` workers on each node, each with its own `TF_CONFIG`
+    (the 4 workers' host:port, its index; worker 0 is the chief). Archived as each worker's stdout+stderr,
+    `<host>/worker_<index>.log`. Returns {host: worst exit code of its workers}."""
+    hosts = job["hosts"]
+    cluster = [f"{hosts[i]}:{port + 10000 + i * per_node + k}" for i in range(len(hosts)) for k in range(per_node)]
+    procs, files = [], []
+    for i, h in enumerate(hosts):
+        os.makedirs(os.path.join(arch, h), exist_ok=True)
+        for k in range(per_node):
+            index = i * per_node + k
+            tf_config = json.dumps({"cluster": {"worker": cluster}, "task": {"type": "worker", "index": index}})
+            prog = [py, os.path.join(work, "run", "train_tf.py")] + script_args
+            shell = node_shell(h, i) + " && exec " + " ".join(prog)
+            job.setdefault("commands", {})[f"{h}/{index}"] = f"TF_CONFIG='{tf_config}' " + shell
+            cmd = ["unshare", "--uts", "--mount", "--", "sh", "-c", shell]
+            f = open(os.path.join(arch, h, f"worker_{index}.log"), "wb")  # noqa: SIM115 - closed below
+            files.append(f)
+            p, readers = _spawn(cmd, dict(env, TF_CONFIG=tf_config), work, out=f)
+            procs.append((h, p, readers))
+    rcs = {}
+    for h, p, _ in procs:
+        rc = _wait(p, deadline)
+        rcs[h] = rc if rcs.get(h, 0) == 0 else rcs[h]
+    for f in files:
+        f.close()
     return rcs

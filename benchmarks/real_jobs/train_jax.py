@@ -8,6 +8,7 @@ every process (absl's `I1204 13:40:01.123456 1234 train_jax.py:88] ...` header),
 import os
 import socket
 import time
+import warnings
 
 import faults
 import flax.linen as nn
@@ -48,6 +49,51 @@ def synthetic_batch(process, step, batch, dim=64, classes=16):
     y = g.integers(0, classes, size=batch)
     x = centres[y] + 0.5 * g.normal(size=(batch, dim)).astype(np.float32)
     return x, y.astype(np.int32)
+
+
+def shard_batch(folder, process, step):
+    """The process's batch of `step` from the node's local copy of the feature shards (`part-NNNNN.npy`, each
+    SHARD_STEPS steps x 4 processes x 16 samples x (64 features + the label)), as a data loader reads them."""
+    k, i = (step - 1) // SHARD_STEPS, (step - 1) % SHARD_STEPS
+    path = os.path.join(folder, f"part-{k:05d}.npy")
+    if faults.FAULT == "shard_truncated" and os.path.getsize(path) < SHARD_BYTES:
+        faults.record("shard_truncated", step, path=path, shard=k)
+    block = np.load(path)[i, process]
+    return block[:, :-1], block[:, -1].astype(np.int32)
+
+
+def write_shards(folder, steps=40, cut_shard=None):
+    """The feature shards of `synthetic_batch` for every step and process; `cut_shard`'s file left at 40%."""
+    os.makedirs(folder, exist_ok=True)
+    for k in range((steps + SHARD_STEPS - 1) // SHARD_STEPS):
+        block = np.zeros((SHARD_STEPS, 4, 16, 65), dtype=np.float32)
+        for i in range(SHARD_STEPS):
+            for p in range(4):
+                x, y = synthetic_batch(p, k * SHARD_STEPS + i + 1, 16)
+                block[i, p, :, :-1], block[i, p, :, -1] = x, y
+        path = os.path.join(folder, f"part-{k:05d}.npy")
+        np.save(path, block)
+        if k == cut_shard:
+            with open(path, "r+b") as fh:
+                fh.truncate(int(os.path.getsize(path) * 0.4))
+
+
+SHARD_STEPS = 5
+SHARD_BYTES = SHARD_STEPS * 4 * 16 * 65 * 4 + 128
+
+
+def evaluate(params, model, step, data_sharding):
+    """The validation pass every 10 steps: two held-out batches, the loss gathered over the processes."""
+    logging.info("running evaluation at step %d", step)
+    total = 0.0
+    for b in range(2):
+        faults.at_eval(step)
+        x, y = synthetic_batch(jax.process_index(), 10000 + b, BATCH.value)
+        gx = jax.make_array_from_process_local_data(data_sharding, x)
+        gy = jax.make_array_from_process_local_data(data_sharding, y)
+        logits = model.apply(params, gx)
+        total += float(optax.softmax_cross_entropy_with_integer_labels(logits, gy).mean())
+    logging.info("eval step %d: loss=%.4f", step, total / 2)
 
 
 def main(argv):
@@ -95,7 +141,14 @@ def main(argv):
     t0 = time.time()
     for step in range(1, STEPS.value + 1):
         faults.at_step(step)
-        x, y = synthetic_batch(jax.process_index(), step, BATCH.value)
+        if os.environ.get("L4L_TOKEN_SHARDS"):
+            x, y = shard_batch(os.environ["L4L_TOKEN_SHARDS"], jax.process_index(), step)
+        else:
+            x, y = synthetic_batch(jax.process_index(), step, BATCH.value)
+        if faults.FAULT == "warn_storm":  # the step's metrics code asks for float64 (x64 is off): JAX warns
+            warnings.simplefilter("always")  # each time (Python warnings shown always, `-W always`)
+            step_count = jnp.zeros((1,), dtype=jnp.float64) + step
+            del step_count
         if faults.FAULT == "nan" and step == faults.FAULT_STEP and faults.rank() == faults.FAULT_RANK:
             faults.record("nan", step)
             x[0, 0] = np.nan  # one corrupt sample in this process's shard of the global batch
@@ -107,6 +160,8 @@ def main(argv):
         logging.info("step %d/%d loss=%.4f grad_norm=%.3f (%.2fs)", step, STEPS.value, loss, float(gnorm), dt)
         if not np.isfinite(loss):
             raise FloatingPointError(f"loss is {loss} at step {step}; stopping training")
+        if os.environ.get("L4L_VALIDATE") and step % 10 == 0:
+            evaluate(params, model, step, data_sharding)
         if step % SAVE_EVERY.value == 0:
             if jax.process_index() == 0:
                 faults.before_checkpoint(step)

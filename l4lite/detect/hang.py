@@ -46,6 +46,10 @@ TIMED_OUT = re.compile(
 # What a rank prints when a peer died or aborted first: a reaction, not a wait of its own.
 PEER_GONE = re.compile(r"Connection closed by (?:remote )?peer|Connection reset by peer|NCCL communicator was aborted|"
                        r"Broken pipe|DistNetworkError", re.I)
+# JAX's coordination client ending its process on the service's fatal error: a peer gone, unless it had crashed first
+TOLD_GONE = re.compile(r"indicates that another task died", re.I)
+# the service naming the task it lost (its heartbeats stopped): that line places it, not the others' silence
+NAMED_GONE = re.compile(r"heartbeat timeout|stopped sending heartbeats", re.I)
 # A lost connection met while the process was leaving anyway (Ray's core worker: ``Failed to disconnect from the
 # local raylet: IOError: Broken pipe`` at shutdown): its own teardown, not a wait for a peer that went first.
 LEAVING = re.compile(r"\bdisconnect|\bshut(?:ting)? ?down|\bexiting\b", re.I)
@@ -90,6 +94,9 @@ class RankFacts:
     timed_out: dict[int, list[Record]] = field(default_factory=dict)  # waited in a collective until its timeout
     peer_gone: dict[int, list[Record]] = field(default_factory=dict)  # a peer closed the connection
     crashed: dict[int, list[Record]] = field(default_factory=dict)  # an error of its own (not a collective one)
+    told_gone: dict[int, list[Record]] = field(default_factory=dict)  # a coordination service's report of a peer
+    named_gone: list[Record] = field(default_factory=list)  # the service naming the task it lost
+    told: set[int] = field(default_factory=set)  # ranks whose told_gone counted as a peer gone
     killed: dict[int, Record] = field(default_factory=dict)  # SIGTERMed by its agent while still running
     kill_line: dict[int, Record] = field(default_factory=dict)  # the agent's own line sending it the signal
     pids: dict[int, int] = field(default_factory=dict)  # rank -> pid, from the launcher's failure report
@@ -250,9 +257,11 @@ class HangDetector(Detector):
         node = next(iter(nodes))
         # its node lived on: its agent's failure report names a node-mate that lost the quiet rank, and not the
         # quiet rank itself (a launcher lists the workers that failed; one that ended with status 0 is not there).
-        # A node that failed as a whole, or a rank no report accounts for, is no rank that left.
-        if not any(facts.known.get(r) == node and r in facts.pids for r in gone) or quiet & set(facts.pids):
-            return []
+        # A node that failed as a whole, or a rank no report accounts for, is no rank that left. Processes started
+        # without a launcher that reports (JAX's, each on its own): a node-mate that lost the quiet rank itself.
+        mates = any(facts.known.get(r) == node and (r in facts.pids or not facts.pids) for r in gone)
+        if not mates or quiet & set(facts.pids) or not facts.pids and not gone <= facts.told:
+            return []  # without a launcher, only every peer told by the coordination service that a task died
         ranks = sorted(quiet)
         peers = sorted(gone)
         explain = (f"rank{'s' if len(ranks) > 1 else ''} {_join(ranks)} printed no error and no failure while "
@@ -261,7 +270,10 @@ class HangDetector(Detector):
         # the peers' reports, its own node's first: they are all that shows it left
         records = [recs[0] for r, recs in sorted(facts.peer_gone.items(),
                                                  key=lambda kv: (facts.known.get(kv[0]) != node, kv[0]))][:4]
-        return [Finding(self.name, "software", "root", round(self.log_score - 0.1, 3), explain, node=node,
+        # a rank the launcher's report leaves out ended with status 0 (its own code path); without a launcher's
+        # report nothing says how it ended (killed, stopped or exited)
+        category = "software" if facts.pids else "unknown"
+        return [Finding(self.name, category, "root", round(self.log_score - 0.1, 3), explain, node=node,
                         rank=ranks[0], time=facts.first_error, records=records, count=len(ranks), severity="error",
                         action=f"Find why rank {ranks[0]} on {node} ended early: an exit on a rank-dependent code "
                                "path (an early return, a sys.exit), or its process log on the node (dmesg, the "
@@ -422,6 +434,15 @@ def rank_facts(scan: JobScan) -> RankFacts:
                 if r not in facts.known and r not in seen_on:
                     facts.known[r] = None
                     facts.unplaced[r] = node
+    for r, recs in facts.told_gone.items():  # the service's report of a peer gone, unless it named the task it lost
+        if not facts.named_gone and not any(c.file == t.file and c.line < t.line and c.end_line > c.line and "Traceback" in c.text
+                   for c in facts.crashed.get(r, ()) for t in recs[:1]):  # unless its own traceback came first
+            facts.peer_gone.setdefault(r, []).extend(recs)
+            facts.told.add(r)
+            for t in recs:
+                _note_error(facts, t, t.text, r)
+        else:  # read as before: the line of an error of its own
+            facts.crashed.setdefault(r, []).extend(t for t in recs if t.level in ("error", "critical"))
     for r in list(facts.crashed):  # a rank whose own traceback ends in a collective error is not a crash
         if r in facts.timed_out or r in facts.peer_gone or r in facts.killed:
             del facts.crashed[r]
@@ -431,6 +452,8 @@ def rank_facts(scan: JobScan) -> RankFacts:
 def _classify(facts: RankFacts, rank: int, rec: Record, text: str, *, own_time: bool,
               exit_code: int | None = None) -> None:
     """Sort one error of one rank: killed while busy, timed out waiting, a peer gone, or an error of its own."""
+    if NAMED_GONE.search(text):
+        facts.named_gone.append(rec)
     if SIGNALLED.search(text) or exit_code in SIGTERM_EXITS:
         facts.killed.setdefault(rank, rec)
     elif TIMED_OUT.search(text):
@@ -439,6 +462,8 @@ def _classify(facts: RankFacts, rank: int, rec: Record, text: str, *, own_time: 
     elif PEER_GONE.search(text) and not LEAVING.search(text, 0, 300):
         facts.peer_gone.setdefault(rank, []).append(rec)
         _note_error(facts, rec, text, rank, own_time=own_time)
+    elif TOLD_GONE.search(text) and not NAMED_GONE.search(text):
+        facts.told_gone.setdefault(rank, []).append(rec)
     elif exit_code is not None and exit_code < 0 or rec.end_line > rec.line and "Traceback" in text \
             or exit_code is None and rec.level in ("error", "critical"):
         facts.crashed.setdefault(rank, []).append(rec)

@@ -571,10 +571,13 @@ class Localizer:
         return verdict
 
 
-def _stated_key(f: Finding, stated: dict[tuple[str, int], float]) -> tuple[float, float, str, int]:
-    """``finding_key`` with the time an untimed root's error file states (``stated_times``) before its file."""
+def _stated_key(f: Finding, stated: dict[tuple[str, int], float]) -> tuple[float, float, float, str, int]:
+    """``finding_key`` with the time an untimed root's error file states (``stated_times``) before its file, then
+    the time its record inherits from its file's last stamped line: of two tracebacks in two processes' own files,
+    the one printed after its process's earlier lines came first, whatever the files' names."""
     t, file, line = finding_key(f)
-    return t, stated.get((file, line), math.inf), file, line
+    inherited = f.records[0].time if t == math.inf and f.records and f.records[0].time is not None else math.inf
+    return t, stated.get((file, line), math.inf), inherited, file, line
 
 
 def localize(scan: JobScan, findings: Sequence[Finding], **kwargs: Any) -> Verdict:
