@@ -160,13 +160,19 @@ def kubectl_zoned_pod(job: Job) -> Variant:
     peers = sorted({s.node for s in job.srcs if s.node and s.node not in roots})
     if not peers:
         return v
+    move_node_lines(v, peers[0], lambda line: GLOG.sub(glog_moved, _ISO.sub(_shift_all(_ZONE), line)))
+    return v
+
+
+def move_node_lines(v: Variant, node: str, move: Callable[[bytes], bytes]) -> None:
+    """Rewrite, in place, the lines of ``v``'s written outputs that came from ``node``'s files (a zone given to one
+    writer of a merged file)."""
     for o in v.outs:
         if o.raw is not None:
             continue
         for i, origin in enumerate(o.origin):
-            if origin is not None and origin[0].split("/", 1)[0] == peers[0]:
-                o.lines[i] = GLOG.sub(glog_moved, _ISO.sub(_shift_all(_ZONE), o.lines[i]))
-    return v
+            if origin is not None and origin[0].split("/", 1)[0] == node:
+                o.lines[i] = move(o.lines[i])
 
 
 JOB_TRANSFORMS: dict[str, Callable[[Job], Variant]] = {

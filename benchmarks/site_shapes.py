@@ -15,7 +15,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from archive_transforms import LOG_DIR, Job, Out, Src, Variant, copy_of, merged_pdsh, texts
-from job_transforms import GLOG, glog_moved
+from job_transforms import GLOG, glog_moved, move_node_lines
 from stream_transforms import JOB_NAME, node_name
 
 NAMESPACE = "ml-train"
@@ -159,12 +159,7 @@ def pdsh_zoned_host(job: Job) -> Variant:
     peers = [n for n in _nodes(job) if n not in roots]
     if not peers:
         return v
-    for o in v.outs:
-        if o.raw is not None:
-            continue
-        for i, origin in enumerate(o.origin):
-            if origin is not None and origin[0].split("/", 1)[0] == peers[0]:
-                o.lines[i] = GLOG.sub(glog_moved, _ISO.sub(_shift, o.lines[i]))
+    move_node_lines(v, peers[0], lambda line: GLOG.sub(glog_moved, _ISO.sub(_shift, line)))
     return v
 
 
