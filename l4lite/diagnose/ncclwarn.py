@@ -1,8 +1,8 @@
 """A generic NCCL error takes its category from the NCCL WARN line its rank printed just before it.
 
 The generic result (``nccl-system-error``, ``nccl-internal-error``, ``nccl-invalid-usage``, ``nccl-remote-error``,
-or a Python exception quoting one of them, "unhandled cuda error" among them) is the symptom; the WARN line naming the failing call is the payload
-(``rules.ncclwarn.read_warn``). A WARN line a rule or the lexicon already read is its own finding and outranks
+or a Python exception quoting one of them, "unhandled cuda error" among them) is the symptom; the WARN line
+naming the failing call is the payload (``rules.ncclwarn.read_warn``). A WARN line a rule or the lexicon already read is its own finding and outranks
 the generic rule; this step covers the WARN lines only their call's meaning reads (a ring without a rank, a
 topology file, a CUDA error string).
 
