@@ -2,9 +2,9 @@
 
 The generic result (``nccl-system-error``, ``nccl-internal-error``, ``nccl-invalid-usage``, ``nccl-remote-error``,
 or a Python exception quoting one of them, "unhandled cuda error" among them) is the symptom; the WARN line
-naming the failing call is the payload (``rules.ncclwarn.read_warn``). A WARN line a rule or the lexicon already read is its own finding and outranks
-the generic rule; this step covers the WARN lines only their call's meaning reads (a ring without a rank, a
-topology file, a CUDA error string).
+naming the failing call is the payload (``rules.ncclwarn.read_warn``). A WARN line a rule or the lexicon already
+read is its own finding and outranks the generic rule; this step covers the WARN lines only their call's meaning
+reads (a ring without a rank, a topology file, a CUDA error string).
 
 Only the root's node, only WARN lines above the root line: in the same file at most ``LINES`` lines above it and
 in one writer's block, or, both timed, at most ``BEFORE`` seconds before it; of the same rank when both carry

@@ -68,10 +68,7 @@ def named_by_pid(records: Iterable[Any], pids: dict[str, str],
     process printed to its stream after its last logged step), is that process's too; any other line ends it.
     Then the tracebacks a failure summary quotes (``quote_place``), then ``between_one_node``: ``Placer`` a record at a
     time, which ``tail`` drives as its lines come."""
-    placer = Placer(pids, quoted or {})
-    for r in records:
-        yield from placer.feed(r)
-    yield from placer.flush()
+    return Placer(pids, quoted or {}).place(records)
 
 
 class Placer:
@@ -95,6 +92,12 @@ class Placer:
 
     def flush(self) -> list[Any]:
         return self.between.flush()
+
+    def place(self, records: Iterable[Any]) -> Iterator[Any]:
+        """Every record of a whole read, placed (``feed`` each, then ``flush``)."""
+        for r in records:
+            yield from self.feed(r)
+        yield from self.flush()
 
     def lead(self, records: Iterable[Any]) -> Iterator[Any]:
         """``records`` (the lines before where a read starts inside its file, handed on before) go through, to

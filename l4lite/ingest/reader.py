@@ -32,7 +32,7 @@ from l4lite.ingest.jobclock import in_job_time
 from l4lite.ingest.jsonlog import LATE_TRIES, JsonReading, learn_json_keys
 from l4lite.ingest.jumps import peers_end, without_jumps
 from l4lite.ingest.lineclass import OpenRecord
-from l4lite.ingest.pids import Placer, named_by_pid
+from l4lite.ingest.pids import Placer
 from l4lite.ingest.pieces import lead_of
 from l4lite.ingest.rotation import read_chain
 from l4lite.ingest.runs import RUN_BLOCK_LINES, RunReading
@@ -149,7 +149,7 @@ def read_file(input_file: InputFile, options: IngestOptions, accounting: Account
         options.streams.starts[input_file.rel] = reader.pieces  # filled as the chain is read
     elif input_file.parts:
         items = read_chain(items, reader.pieces)
-    items = named_by_pid(items, placer.pids, placer.quoted) if placer is not None else items
+    items = placer.place(items) if placer is not None else items  # hostless lines by pid, quote, block (``pids``)
     return in_agent_blocks(items, reader.block_marks) if reader.blocks else items
 
 
